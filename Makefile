@@ -1,0 +1,121 @@
+# ampc: build, test, install.
+#
+#   make            the compiler (build/ampc) and runtime (build/libamprt.{a,so})
+#   make test       every test: unit, runtime, golden, end-to-end (gcc and
+#                   clang), the sanitizer build, and a fuzz smoke run
+#   make example    compile examples/mlp.amp for tpu, build it, run it
+#
+# Everything is built out of tree, in $(BUILD) (default build/).  A second
+# tree with sanitizers: make BUILD=build/asan SANITIZE=1.
+
+BUILD    ?= build
+CC       ?= cc
+SANITIZE ?=
+OPT      ?= -O2
+
+WARN     := -Wall -Wextra -pedantic -Werror
+SAN_LIST  := address,undefined
+SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+# The compiler uses C11 (_Noreturn, _Alignas) and POSIX; the runtime and the
+# code ampc emits are C99.
+CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) -Isrc -I$(BUILD)/gen
+CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -Iruntime/include
+LDFLAGS  += $(SAN_FLAGS)
+
+COMPILER_SRCS := $(filter-out src/main.c,$(wildcard src/*.c))
+COMPILER_OBJS := $(COMPILER_SRCS:src/%.c=$(BUILD)/obj/%.o) \
+                 $(BUILD)/obj/parser.o $(BUILD)/obj/lexer.o $(BUILD)/obj/policies.o
+RUNTIME_SRCS  := $(wildcard runtime/src/*.c)
+RUNTIME_OBJS  := $(RUNTIME_SRCS:runtime/src/%.c=$(BUILD)/rtobj/%.o)
+POLICIES      := $(wildcard policies/*.policy)
+
+UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
+
+.PHONY: all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz example clean
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
+
+# ---- the compiler -----------------------------------------------------------
+
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
+	@mkdir -p $(BUILD)/gen
+	bison -Wall -Werror --defines=$(BUILD)/gen/parser.h -o $(BUILD)/gen/parser.c $<
+
+$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: grammar/lexer.l
+	@mkdir -p $(BUILD)/gen
+	flex --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
+
+# The policy files become C strings, so an installed ampc needs no data dir.
+$(BUILD)/gen/policies.c: $(POLICIES) scripts/embed-policies.sh
+	@mkdir -p $(BUILD)/gen
+	sh scripts/embed-policies.sh $(POLICIES) > $@
+
+$(BUILD)/obj/%.o: src/%.c src/ampc.h src/ops.def $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+	@mkdir -p $(BUILD)/obj
+	$(CC) $(CFLAGS_COMPILER) -c -o $@ $<
+
+# Generated code is not ours to make warning-free: flex's output trips -Wextra.
+$(BUILD)/obj/%.o: $(BUILD)/gen/%.c src/ampc.h $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+	@mkdir -p $(BUILD)/obj
+	$(CC) $(CFLAGS_COMPILER) -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings -c -o $@ $<
+
+$(BUILD)/libampc.a: $(COMPILER_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lgmp
+
+# ---- the runtime ------------------------------------------------------------
+
+$(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/src/*.h)
+	@mkdir -p $(BUILD)/rtobj
+	$(CC) $(CFLAGS_RUNTIME) -c -o $@ $<
+
+$(BUILD)/libamprt.a: $(RUNTIME_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libamprt.so: $(RUNTIME_OBJS)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ -lm -lpthread
+
+# ---- tests ------------------------------------------------------------------
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libampc.a
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(CFLAGS_COMPILER) -o $@ $< $(BUILD)/libampc.a $(LDFLAGS) -lcmocka -lgmp
+
+$(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread
+
+test-unit: $(UNIT_TESTS)
+	@for t in $^; do echo "== $$t"; $$t || exit 1; done
+
+test-runtime: $(RUNTIME_TESTS)
+	@for t in $^; do echo "== $$t"; $$t || exit 1; done
+
+test-golden: $(BUILD)/ampc
+	sh tests/golden/run.sh $(BUILD)/ampc
+
+test-e2e: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/e2e/run.sh $(BUILD)
+
+# The same suites again under ASan and UBSan, in a tree of their own.
+test-sanitize:
+	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 CC=clang OPT=-O1 AMPRT_TEST_QUICK=1 \
+	    test-unit test-runtime test-golden test-e2e
+
+test-fuzz:
+	sh tests/fuzz/run.sh $(BUILD)
+
+test: all
+	sh tests/run-all.sh $(BUILD)
+
+# ---- the main job -------------------------------------------------------------
+
+example: all
+	sh examples/run-mlp.sh $(BUILD) tpu
+
+clean:
+	rm -rf $(BUILD)

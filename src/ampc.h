@@ -1,0 +1,530 @@
+/* ampc.h: what the compiler's passes share.
+ *
+ * The pipeline (driver.c, ampc_compile) runs, in order:
+ *
+ *   parse      source text -> AST                     (parse.c, grammar/)
+ *   resolve    names -> symbols, ops, bound arguments   (resolve.c)
+ *   typecheck  shapes and dtypes as PyTorch infers them (typecheck.c)
+ *   autocast   per-target policy, explicit Cast nodes   (autocast.c)
+ *   lower      AST -> graph IR in schedule order        (lower.c)
+ *   optimize   cast CSE (weight cache), dead code       (optimize.c)
+ *   memplan    liveness, one static arena               (memplan.c)
+ *   emit_c     model.c + model.h                        (emit_c.c)
+ *
+ * Memory: everything a compilation allocates comes from its arena and dies
+ * with it (arena.c); allocation failure aborts.  Errors in the user's input
+ * go through error_at() and are counted; a broken compiler invariant goes
+ * through ICE() and exits with EXIT_INTERNAL.  The two never mix.
+ */
+#ifndef AMPC_H
+#define AMPC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AMPC_VERSION "0.1.0"
+
+/* Exit codes of the ampc command (docs/cli.md). */
+enum {
+    EXIT_OK = 0,
+    EXIT_INPUT_ERROR = 1, /* the model has errors: diagnostics were printed */
+    EXIT_USAGE = 2,       /* bad command line */
+    EXIT_IO = 3,          /* a file could not be read or written */
+    EXIT_INTERNAL = 4,    /* a compiler bug (internal compiler error) */
+};
+
+/* ---- arena.c ---------------------------------------------------------- */
+
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap);
+
+/* A growable array of pointers, allocated from an arena. */
+typedef struct Vec {
+    void **items;
+    int len, cap;
+} Vec;
+
+/* Growable text, for building output files and long messages. */
+typedef struct Buf {
+    char *data;
+    size_t len, cap;
+    Arena *arena;
+} Buf;
+void buf_init(Buf *b, Arena *a);
+void buf_puts(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- diag.c: source files and diagnostics ----------------------------- */
+
+typedef struct SourceFile {
+    const char *name; /* as given on the command line; "<stdin>" for - */
+    const char *text; /* NUL-terminated */
+    size_t len;
+} SourceFile;
+
+/* A byte range [begin, end) in one source file. */
+typedef struct Loc {
+    const SourceFile *file;
+    uint32_t begin, end;
+} Loc;
+
+typedef struct Ctx Ctx;
+
+void error_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void warning_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void note_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An error that belongs to no source position (e.g. a policy file). */
+void error_plain(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void loc_line_col(Loc loc, int *line, int *col);
+Loc loc_merge(Loc a, Loc b);
+/* The source text of a location, for comments in emitted code. */
+char *loc_text(Ctx *c, Loc loc);
+
+_Noreturn void ice(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define ICE(...) ice(__FILE__, __LINE__, __VA_ARGS__)
+#define ASSERT(cond) ((cond) ? (void)0 : ICE("assertion failed: %s", #cond))
+
+Vec *vec_new(Ctx *c);
+Vec *vec_push(Ctx *c, Vec *v, void *item);
+#define VEC_AT(v, i) ((v)->items[i])
+
+/* ---- dtype.c ---------------------------------------------------------- */
+
+/* Ordered by promotion category, then width (dtype_promote relies on it). */
+typedef enum DType {
+    DT_NONE = 0, /* not a tensor (a scalar argument, a string...) */
+    DT_BOOL,
+    DT_I32,
+    DT_I64,
+    DT_BF16,
+    DT_F16,
+    DT_F32,
+    DT_F64,
+} DType;
+
+typedef enum { CAT_NONE, CAT_BOOL, CAT_INT, CAT_FLOAT } DTypeCategory;
+
+DType dtype_from_name(const char *name); /* DT_NONE if unknown */
+const char *dtype_name(DType t);         /* "f32" */
+const char *dtype_c_type(DType t);       /* "float", "amp_bf16" */
+const char *dtype_amp_enum(DType t);     /* "AMP_F32" */
+int dtype_size(DType t);
+DTypeCategory dtype_category(DType t);
+bool dtype_is_float(DType t);
+/* torch.promote_types: bf16 with f16 gives f32. */
+DType dtype_promote(DType a, DType b);
+
+/* ---- shape.c: symbolic dims as polynomials ---------------------------- */
+
+/* A model's symbolic dims (B, T...) are numbered 0..n-1; a dim or a size is
+ * a polynomial in them with integer coefficients, normalised so that two
+ * equal polynomials compare equal term by term. */
+#define MAX_SYMS 16
+#define MAX_DIMS 8
+
+typedef struct Term {
+    int64_t coef;
+    uint8_t pow[MAX_SYMS];
+} Term;
+
+typedef struct Poly {
+    int nterms;
+    Term *terms; /* sorted by exponent vector, no zero coefficients */
+} Poly;
+
+typedef struct Shape {
+    int ndim;
+    Poly *dims[MAX_DIMS];
+} Shape;
+
+Poly *poly_const(Ctx *c, int64_t v);
+Poly *poly_sym(Ctx *c, int sym);
+/* These return NULL when a coefficient overflows int64. */
+Poly *poly_add(Ctx *c, const Poly *a, const Poly *b);
+Poly *poly_sub(Ctx *c, const Poly *a, const Poly *b);
+Poly *poly_mul(Ctx *c, const Poly *a, const Poly *b);
+bool poly_equal(const Poly *a, const Poly *b);
+bool poly_is_const(const Poly *p, int64_t *value);
+/* A C expression for p, with symbol names from `names`. */
+char *poly_to_c(Ctx *c, const Poly *p, const char *const *names);
+Poly *shape_numel(Ctx *c, const Shape *s); /* NULL on overflow */
+char *shape_to_string(Ctx *c, const Shape *s, const char *const *names);
+bool shape_equal(const Shape *a, const Shape *b);
+
+/* ---- literal.c: exact literals ----------------------------------------- */
+
+typedef enum { LIT_EXACT, LIT_INEXACT, LIT_SUBNORMAL, LIT_UNDERFLOW, LIT_OVERFLOW } LiteralRounding;
+/* Round decimal literal text once, to nearest even, into a binary format
+ * with `precision` significand bits and normal exponents emin..emax. */
+LiteralRounding literal_round(const char *text, int precision, int emin, int emax, double *out);
+LiteralRounding literal_to_dtype(const char *text, DType t, double *out);
+
+/* ---- ops.c: the op table (ops.def) ------------------------------------ */
+
+/* The kinds of argument an op signature can name (PyTorch's schema types). */
+typedef enum {
+    ARG_TENSOR,           /* Tensor */
+    ARG_TENSOR_OPT,       /* Tensor? (default None) */
+    ARG_TENSOR_OR_SCALAR, /* Tensor or a number: the other operand of add */
+    ARG_INT,
+    ARG_FLOAT,
+    ARG_BOOL,
+    ARG_STR,
+    ARG_DTYPE_OPT, /* ScalarType? dtype=None */
+} ArgKind;
+
+typedef struct OpParam {
+    const char *name;
+    ArgKind kind;
+    bool keyword_only;
+    const char *default_text; /* NULL: required; "None" for optional tensors */
+} OpParam;
+
+/* How the code generator calls the op's kernel (emit_c.c). */
+typedef enum {
+    FORM_CAST,
+    FORM_UNARY,   /* f(n, x, y) */
+    FORM_BINARY,  /* f(n, a, b, y), or _scalar / _bcast variants */
+    FORM_LINEAR,
+    FORM_MATMUL,
+    FORM_SOFTMAX, /* f(outer, dim, inner, x, y) */
+    FORM_NLL_LOSS,
+} KernelForm;
+
+typedef struct Expr Expr;
+typedef bool (*InferFn)(Ctx *c, Expr *call);
+
+enum {
+    OPF_ELEMENTWISE = 1 << 0,
+    OPF_DIFFERENTIABLE = 1 << 1,
+    OPF_INTERNAL = 1 << 2, /* created by the compiler, not callable by name */
+};
+
+typedef enum {
+#define OP(ID, name, sig, infer, form, flags) OP_##ID,
+#include "ops.def"
+#undef OP
+    OP_COUNT
+} OpId;
+
+typedef struct OpInfo {
+    OpId id;
+    const char *name;      /* PyTorch's name: the key of policy rows */
+    const char *signature; /* PyTorch-style schema text */
+    InferFn infer;
+    KernelForm form;
+    unsigned flags;
+    OpParam *params; /* parsed from signature on first use */
+    int nparams;
+} OpInfo;
+
+void ops_init(Ctx *c);
+const OpInfo *op_lookup(Ctx *c, const char *name); /* NULL if unknown */
+const OpInfo *op_info(Ctx *c, OpId id);
+int op_param_index(const OpInfo *op, const char *name);
+
+/* ---- AST (ast.c) ------------------------------------------------------ */
+
+typedef enum {
+    E_NUMBER,
+    E_STRING,
+    E_BOOL,
+    E_DTYPE,
+    E_NAME,     /* a possibly dotted name: fc1.weight */
+    E_KWARG,    /* name=value, only inside argument lists */
+    E_CALL,     /* op call, method call, or operator */
+    E_CAST,     /* inserted by autocast and promotion, never parsed */
+    E_TYPE,     /* f32[B, 64] in a declaration */
+} ExprKind;
+
+typedef struct Symbol Symbol;
+
+typedef struct Type {
+    DType dtype; /* DT_NONE: not a tensor */
+    Shape shape;
+} Type;
+
+/* Why an op runs in the dtype it does (autocast.c fills it in). */
+typedef struct Decision {
+    DType compute;      /* dtype the kernel computes in (its output dtype) */
+    const char *rule;   /* "tpu bf16 list (seed)", "not eligible: in-place" */
+} Decision;
+
+struct Expr {
+    ExprKind kind;
+    Loc loc;
+    Type type; /* typecheck: result type (dtype DT_NONE for non-tensors) */
+
+    const char *text;  /* NUMBER literal text, STRING value, NAME, KWARG name */
+    bool is_float;     /* NUMBER: written with a dot or an exponent */
+    bool boolean;      /* BOOL */
+    DType dtype;       /* DTYPE literal; CAST target */
+    Expr *operand;     /* KWARG value; CAST operand; E_TYPE: unused */
+    Vec *list;         /* CALL: arguments as written; TYPE: dims */
+    Loc name_loc;      /* CALL: the op name */
+
+    /* CALL, after resolve */
+    const char *callee;
+    const OpInfo *op;
+    bool is_method;    /* a.addmm(b, c): the receiver is argument 0 */
+    bool is_operator;  /* a + b */
+    bool is_inplace;   /* a.add_(b) */
+    Expr **bound;      /* one per op parameter, NULL where defaulted */
+    int64_t dim;          /* softmax: the reduction dim, normalised */
+    int64_t ignore_index; /* nll_loss */
+    int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
+    bool autocast_on;  /* inside an enabled autocast region */
+    DType autocast_low;/* that region's low dtype */
+    Decision decision;
+
+    /* NAME, after resolve */
+    Symbol *sym;
+
+    /* CAST */
+    const char *reason;
+};
+
+typedef enum { S_INPUT, S_PARAM, S_BUFFER, S_ASSIGN, S_EXPR, S_OUTPUT, S_MINIMIZE, S_AUTOCAST } StmtKind;
+
+typedef struct Stmt {
+    StmtKind kind;
+    Loc loc;
+    Expr *name;   /* declarations: the declared (dotted) name */
+    Expr *type;   /* declarations: E_TYPE */
+    Vec *targets; /* ASSIGN: E_NAME targets */
+    Expr *value;  /* ASSIGN, EXPR, MINIMIZE */
+    Vec *exprs;   /* OUTPUT */
+    Vec *options; /* AUTOCAST: arguments (enabled=, dtype=) or NULL */
+    Vec *body;    /* AUTOCAST */
+    Loc keyword_loc;
+    Symbol *sym;  /* declarations, after resolve */
+} Stmt;
+
+typedef struct Model {
+    Expr *name;
+    Vec *dims; /* E_NAME: symbolic dim parameters */
+    Vec *body;
+    Loc loc;
+} Model;
+
+typedef struct Parser {
+    Ctx *ctx;
+    const SourceFile *file;
+    Vec *models;
+} Parser;
+
+/* The lexer's state (grammar/lexer.l). */
+typedef struct Lexer {
+    Ctx *ctx;
+    const SourceFile *file;
+    size_t read_pos;  /* how much of the text flex has been given */
+    uint32_t offset;  /* byte offset of the next token */
+} Lexer;
+
+Expr *new_name(Parser *p, const char *text, Loc loc);
+Expr *dotted_append(Parser *p, Expr *head, Expr *tail, Loc loc);
+Expr *new_number(Parser *p, const char *text, bool is_float, Loc loc);
+Expr *new_string(Parser *p, const char *text, Loc loc);
+Expr *new_bool(Parser *p, bool value, Loc loc);
+Expr *new_dtype_lit(Parser *p, DType t, Loc loc);
+Expr *new_type(Parser *p, DType t, Vec *dims, Loc loc);
+Expr *new_call(Parser *p, Expr *callee, Vec *args, Loc loc);
+Expr *new_method_call(Parser *p, Expr *receiver, Expr *method, Vec *args, Loc loc);
+Expr *new_member(Parser *p, Expr *object, Expr *member, Loc loc);
+Expr *new_binary(Parser *p, const char *op, Expr *lhs, Expr *rhs, Loc op_loc, Loc loc);
+Expr *new_unary(Parser *p, const char *op, Expr *operand, Loc op_loc, Loc loc);
+Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc);
+Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason);
+Stmt *new_decl(Parser *p, StmtKind kind, Expr *name, Expr *type, Loc loc);
+Stmt *new_assign(Parser *p, Vec *targets, Expr *value, Loc loc);
+Stmt *new_expr_stmt(Parser *p, Expr *value, Loc loc);
+Stmt *new_output(Parser *p, Vec *exprs, Loc loc);
+Stmt *new_minimize(Parser *p, Expr *value, Loc loc);
+Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc);
+Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc);
+void parser_add_model(Parser *p, Model *m);
+void report_syntax_error(Parser *p, Loc loc, const char *found, bool at_end,
+                         const char *const *expected, int nexpected);
+
+/* ---- resolve.c: symbols ----------------------------------------------- */
+
+typedef enum { SYM_DIM, SYM_INPUT, SYM_PARAM, SYM_BUFFER, SYM_LOCAL } SymbolKind;
+
+struct Symbol {
+    SymbolKind kind;
+    const char *name; /* dotted for params: "fc1.weight" */
+    Loc loc;
+    int index;        /* SYM_DIM: its number in the model's dims */
+    Type type;        /* after typecheck */
+    Expr *value;      /* SYM_LOCAL: the defining expression */
+    Stmt *decl;       /* declarations */
+    struct Value *ir; /* lower.c: the IR value it names */
+};
+
+/* ---- the compilation context ------------------------------------------ */
+
+typedef enum { TARGET_TPU, TARGET_GPU, TARGET_CPU, TARGET_COUNT } Target;
+
+typedef enum {
+    POL_NONE = 0,       /* not listed: follows its inputs */
+    POL_LOWER,          /* lower_precision_fp: cast to the low dtype */
+    POL_FP32,           /* cast to f32 */
+    POL_FP32_SET_OPT_DTYPE,
+    POL_FP32_APPEND_DTYPE,
+    POL_PROMOTE,        /* widest eligible type */
+    POL_BANNED,
+} PolicyClass;
+
+typedef struct PolicyRow {
+    const char *op;
+    PolicyClass cls;
+    const char *source; /* provenance, shown by --explain and in comments */
+} PolicyRow;
+
+typedef struct Policy {
+    const char *target;  /* "tpu" */
+    DType low;           /* default low dtype */
+    unsigned allowed;    /* bit per DType: the low dtypes dtype= may pick */
+    Vec *rows;           /* PolicyRow */
+} Policy;
+
+const char *policy_class_name(PolicyClass cls);
+const char *target_name(Target t);
+bool target_from_name(const char *name, Target *t);
+bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol);
+const PolicyRow *policy_find(const Policy *pol, const char *op);
+
+typedef struct Options {
+    const char *input_path;  /* "-" for stdin */
+    const char *output_path; /* "-" for stdout */
+    const char *header_path; /* NULL: beside the output, .h */
+    const char *prefix;      /* NULL: from the model name */
+    const char *policy_path; /* --policy FILE, or NULL for the built-in one */
+    Target target;
+    const char *dump_pass;   /* --dump=PASS: print the IR after PASS */
+    int argc;                /* the command line, for the provenance header */
+    char **argv;
+} Options;
+
+typedef struct Graph Graph;
+
+struct Ctx {
+    Arena *arena;
+    const Options *opts;
+    FILE *diag_out; /* where diagnostics go (stderr; a buffer in tests) */
+    int nerrors, nwarnings;
+    bool io_error; /* a file could not be read: exit EXIT_IO, not EXIT_INPUT_ERROR */
+    const OpInfo *ops; /* OP_COUNT entries */
+    Policy *policy;
+
+    /* The model being compiled. */
+    SourceFile *main_file;
+    Model *model;
+    const char *sym_names[MAX_SYMS]; /* symbolic dims, by index */
+    int nsyms;
+    Vec *symbols; /* every Symbol, in declaration order */
+    Graph *graph;
+};
+
+Ctx *ctx_new(const Options *opts, FILE *diag_out);
+void ctx_free(Ctx *c);
+
+/* ---- the passes, in pipeline order ------------------------------------ */
+
+SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t len);
+/* Read a whole file ("-" is stdin); reports and returns NULL on failure. */
+SourceFile *source_read(Ctx *c, const char *path);
+bool parse_file(Ctx *c, SourceFile *f);   /* parse.c: sets c->model */
+bool resolve(Ctx *c);                     /* resolve.c */
+bool typecheck(Ctx *c);                   /* typecheck.c */
+bool load_policy(Ctx *c);                 /* policy.c */
+bool autocast(Ctx *c);                    /* autocast.c */
+bool lower(Ctx *c);                       /* lower.c: sets c->graph */
+bool optimize(Ctx *c);                    /* optimize.c */
+bool memplan(Ctx *c);                     /* memplan.c */
+typedef struct Output {
+    Buf c_file, h_file;
+    const char *header_name; /* what the .c #includes */
+} Output;
+bool emit_c(Ctx *c, Output *out);         /* emit_c.c */
+
+/* driver.c: the whole pipeline.  Returns an EXIT_* code; on EXIT_OK, `out`
+ * holds the generated files (not yet written anywhere). */
+int ampc_compile(Ctx *c, SourceFile *src, Output *out);
+
+/* Type rules shared by typecheck and autocast (typecheck.c). */
+bool infer_call(Ctx *c, Expr *call);
+const char *type_to_string(Ctx *c, const Type *t);
+int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
+
+/* ---- IR (ir.c) -------------------------------------------------------- */
+
+typedef enum { V_INPUT, V_PARAM, V_BUFFER, V_TEMP } ValueKind;
+
+typedef struct Node Node;
+
+typedef struct Value {
+    int id;
+    ValueKind kind;
+    Type type;
+    const char *name; /* source name, or NULL for temporaries */
+    Node *def;        /* V_TEMP: its defining node */
+    int nuses;
+    bool is_output;   /* written to the caller's output buffer */
+    const char *output_name;
+    int last_use;     /* memplan: schedule index of the last reader */
+    int slot;         /* memplan: arena slot, -1 for caller memory */
+} Value;
+
+/* A scalar argument kept exactly as written (a literal). */
+typedef struct Scalar {
+    const char *text; /* literal text; the emitter rounds it once */
+    bool negate;
+} Scalar;
+
+struct Node {
+    int id;
+    const OpInfo *op;
+    Value *in[4];
+    int nin;
+    Value *out;
+    Scalar scalar;        /* FORM_BINARY with a scalar operand */
+    bool scalar_first;    /* 2 - x: the scalar is the left operand */
+    int64_t dim;          /* softmax: normalised reduction dim */
+    int64_t ignore_index; /* nll_loss */
+    int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
+    Loc loc;              /* the source expression */
+    const char *why;      /* the dtype decision (Decision.rule), or cast reason */
+    bool dead;
+};
+
+struct Graph {
+    Vec *values;  /* every Value, by id */
+    Vec *nodes;   /* schedule order */
+    Vec *inputs;  /* V_INPUT, declaration order */
+    Vec *params;  /* V_PARAM, declaration order */
+    Vec *outputs; /* Values the forward function writes out */
+    Value *loss;  /* the minimize target, or NULL */
+    /* memplan */
+    int nslots;
+    Vec *slot_sizes; /* per slot: Vec of Poly* in bytes; the slot is their max */
+};
+
+Value *ir_new_value(Ctx *c, ValueKind kind, Type type, const char *name);
+Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc);
+void ir_dump(Ctx *c, FILE *out);
+bool ir_verify(Ctx *c, const char *after_pass);
+Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
+
+#endif

@@ -1,0 +1,165 @@
+/* arena.c: the compiler's only allocator.
+ *
+ * A compilation allocates from one arena and frees it whole at the end, so
+ * no pass tracks ownership.  Blocks grow geometrically; a request larger
+ * than a block gets a block of its own.  Out of memory is not an input
+ * error the user can fix, so it aborts with a message (the die-on-OOM
+ * convention).
+ */
+#include "ampc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Block {
+    struct Block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+} Block;
+
+struct Arena {
+    Block *head;
+};
+
+enum { MIN_BLOCK = 64 * 1024, ALIGN = 16 };
+
+static _Noreturn void out_of_memory(size_t size)
+{
+    fprintf(stderr, "ampc: out of memory (allocating %zu bytes)\n", size);
+    exit(EXIT_INTERNAL);
+}
+
+Arena *arena_new(void)
+{
+    Arena *a = calloc(1, sizeof *a);
+    if (!a)
+        out_of_memory(sizeof *a);
+    return a;
+}
+
+void arena_free(Arena *a)
+{
+    if (!a)
+        return;
+    for (Block *b = a->head, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(a);
+}
+
+void *arena_alloc(Arena *a, size_t size)
+{
+    size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    Block *b = a->head;
+    if (!b || b->size - b->used < size) {
+        size_t want = b ? b->size * 2 : MIN_BLOCK;
+        if (want < size)
+            want = size;
+        if (want > SIZE_MAX - sizeof(Block))
+            out_of_memory(size);
+        Block *nb = malloc(sizeof(Block) + want);
+        if (!nb)
+            out_of_memory(size);
+        nb->size = want;
+        nb->used = 0;
+        nb->next = a->head;
+        a->head = b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n)
+{
+    char *d = arena_alloc(a, n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *arena_strdup(Arena *a, const char *s)
+{
+    return arena_strndup(a, s, strlen(s));
+}
+
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        ICE("bad format string: %s", fmt);
+    char *s = arena_alloc(a, (size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *arena_printf(Arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void buf_init(Buf *b, Arena *a)
+{
+    b->arena = a;
+    b->len = 0;
+    b->cap = 4096;
+    b->data = arena_alloc(a, b->cap);
+}
+
+static void buf_reserve(Buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap * 2;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = arena_alloc(b->arena, cap);
+    memcpy(d, b->data, b->len);
+    b->data = d;
+    b->cap = cap;
+}
+
+void buf_puts(Buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
+void buf_printf(Buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = arena_vprintf(b->arena, fmt, ap);
+    va_end(ap);
+    buf_puts(b, s);
+}
+
+Vec *vec_new(Ctx *c)
+{
+    return arena_alloc(c->arena, sizeof(Vec));
+}
+
+Vec *vec_push(Ctx *c, Vec *v, void *item)
+{
+    if (v->len == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 8;
+        void **items = arena_alloc(c->arena, (size_t)cap * sizeof *items);
+        if (v->len)
+            memcpy(items, v->items, (size_t)v->len * sizeof *items);
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->len++] = item;
+    return v;
+}

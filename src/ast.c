@@ -1,0 +1,220 @@
+/* ast.c: AST constructors, one per grammar action.
+ *
+ * The grammar stays thin by calling exactly one of these per rule.  They
+ * build nodes and normalise surface syntax (an operator, a method call and
+ * a function call all become E_CALL), but check nothing that needs names or
+ * types: that is resolve's and typecheck's job.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+static Expr *new_expr(Parser *p, ExprKind kind, Loc loc)
+{
+    Expr *e = arena_alloc(p->ctx->arena, sizeof *e);
+    e->kind = kind;
+    e->loc = loc;
+    return e;
+}
+
+Expr *new_name(Parser *p, const char *text, Loc loc)
+{
+    Expr *e = new_expr(p, E_NAME, loc);
+    e->text = text;
+    return e;
+}
+
+Expr *dotted_append(Parser *p, Expr *head, Expr *tail, Loc loc)
+{
+    Expr *e = new_expr(p, E_NAME, loc);
+    e->text = arena_printf(p->ctx->arena, "%s.%s", head->text, tail->text);
+    return e;
+}
+
+Expr *new_number(Parser *p, const char *text, bool is_float, Loc loc)
+{
+    Expr *e = new_expr(p, E_NUMBER, loc);
+    e->text = text;
+    e->is_float = is_float;
+    return e;
+}
+
+Expr *new_string(Parser *p, const char *text, Loc loc)
+{
+    Expr *e = new_expr(p, E_STRING, loc);
+    e->text = text;
+    return e;
+}
+
+Expr *new_bool(Parser *p, bool value, Loc loc)
+{
+    Expr *e = new_expr(p, E_BOOL, loc);
+    e->boolean = value;
+    return e;
+}
+
+Expr *new_dtype_lit(Parser *p, DType t, Loc loc)
+{
+    Expr *e = new_expr(p, E_DTYPE, loc);
+    e->dtype = t;
+    return e;
+}
+
+Expr *new_type(Parser *p, DType t, Vec *dims, Loc loc)
+{
+    Expr *e = new_expr(p, E_TYPE, loc);
+    e->dtype = t;
+    e->list = dims ? dims : vec_new(p->ctx); /* a bare dtype is a 0-dim tensor */
+    return e;
+}
+
+Expr *new_call(Parser *p, Expr *callee, Vec *args, Loc loc)
+{
+    Expr *e = new_expr(p, E_CALL, loc);
+    e->callee = callee->text;
+    e->name_loc = callee->loc;
+    e->list = args;
+    return e;
+}
+
+/* a.addmm(b, c) is addmm(a, b, c) with is_method set; torch.relu(x) and
+ * F.relu(x) are resolved as plain calls by resolve.c. */
+Expr *new_method_call(Parser *p, Expr *receiver, Expr *method, Vec *args, Loc loc)
+{
+    Expr *e = new_expr(p, E_CALL, loc);
+    e->callee = method->text;
+    e->name_loc = method->loc;
+    e->is_method = true;
+    e->list = vec_new(p->ctx);
+    vec_push(p->ctx, e->list, receiver);
+    for (int i = 0; i < args->len; i++)
+        vec_push(p->ctx, e->list, VEC_AT(args, i));
+    return e;
+}
+
+/* fc1.weight: attribute access only ever names something, so it folds into
+ * one dotted name.  On anything but a name it is an error here, since no
+ * later pass could give it a meaning. */
+Expr *new_member(Parser *p, Expr *object, Expr *member, Loc loc)
+{
+    if (object->kind != E_NAME) {
+        error_at(p->ctx, member->loc, "'%s' is not an attribute of this expression; "
+                 "only dotted names like fc1.weight have attributes", member->text);
+        return object;
+    }
+    return dotted_append(p, object, member, loc);
+}
+
+Expr *new_binary(Parser *p, const char *op, Expr *lhs, Expr *rhs, Loc op_loc, Loc loc)
+{
+    Expr *e = new_expr(p, E_CALL, loc);
+    e->callee = op;
+    e->name_loc = op_loc;
+    e->is_operator = true;
+    e->list = vec_new(p->ctx);
+    vec_push(p->ctx, e->list, lhs);
+    vec_push(p->ctx, e->list, rhs);
+    return e;
+}
+
+Expr *new_unary(Parser *p, const char *op, Expr *operand, Loc op_loc, Loc loc)
+{
+    Expr *e = new_expr(p, E_CALL, loc);
+    e->callee = op;
+    e->name_loc = op_loc;
+    e->is_operator = true;
+    e->list = vec_new(p->ctx);
+    vec_push(p->ctx, e->list, operand);
+    return e;
+}
+
+Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc)
+{
+    Expr *e = new_expr(p, E_KWARG, loc);
+    e->text = name->text;
+    e->name_loc = name->loc;
+    e->operand = value;
+    return e;
+}
+
+Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason)
+{
+    Expr *e = arena_alloc(c->arena, sizeof *e);
+    e->kind = E_CAST;
+    e->loc = operand->loc;
+    e->operand = operand;
+    e->dtype = to;
+    e->reason = reason;
+    e->type = operand->type;
+    e->type.dtype = to;
+    return e;
+}
+
+static Stmt *new_stmt(Parser *p, StmtKind kind, Loc loc)
+{
+    Stmt *s = arena_alloc(p->ctx->arena, sizeof *s);
+    s->kind = kind;
+    s->loc = loc;
+    return s;
+}
+
+Stmt *new_decl(Parser *p, StmtKind kind, Expr *name, Expr *type, Loc loc)
+{
+    Stmt *s = new_stmt(p, kind, loc);
+    s->name = name;
+    s->type = type;
+    return s;
+}
+
+Stmt *new_assign(Parser *p, Vec *targets, Expr *value, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_ASSIGN, loc);
+    s->targets = targets;
+    s->value = value;
+    return s;
+}
+
+Stmt *new_expr_stmt(Parser *p, Expr *value, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_EXPR, loc);
+    s->value = value;
+    return s;
+}
+
+Stmt *new_output(Parser *p, Vec *exprs, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_OUTPUT, loc);
+    s->exprs = exprs;
+    return s;
+}
+
+Stmt *new_minimize(Parser *p, Expr *value, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_MINIMIZE, loc);
+    s->value = value;
+    return s;
+}
+
+Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc)
+{
+    Stmt *s = new_stmt(p, S_AUTOCAST, loc);
+    s->options = options;
+    s->body = body;
+    s->keyword_loc = keyword_loc;
+    return s;
+}
+
+Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc)
+{
+    Model *m = arena_alloc(p->ctx->arena, sizeof *m);
+    m->name = name;
+    m->dims = dims;
+    m->body = body;
+    m->loc = loc;
+    return m;
+}
+
+void parser_add_model(Parser *p, Model *m)
+{
+    vec_push(p->ctx, p->models, m);
+}

@@ -1,0 +1,130 @@
+/* diag.c: diagnostics in the form compilers and editors understand.
+ *
+ *   mlp.amp:9:14: error: unknown op 'lineer'
+ *       9 |   h = relu(lineer(x, fc1.weight))
+ *         |            ^~~~~~
+ *
+ * Locations are byte ranges; line and column (1-based, in bytes) are found
+ * only when a message is printed.  The caret marks the first byte and the
+ * tildes the rest of the range on that line.  User errors are counted so a
+ * pass can report several before the pipeline stops; compiler bugs go
+ * through ice() instead and never look like a user's mistake.
+ */
+#include "ampc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void loc_line_col(Loc loc, int *line, int *col)
+{
+    int l = 1;
+    uint32_t line_start = 0;
+    const char *t = loc.file->text;
+    for (uint32_t i = 0; i < loc.begin && i < loc.file->len; i++) {
+        if (t[i] == '\n') {
+            l++;
+            line_start = i + 1;
+        }
+    }
+    *line = l;
+    *col = (int)(loc.begin - line_start) + 1;
+}
+
+Loc loc_merge(Loc a, Loc b)
+{
+    Loc r = a;
+    if (b.begin < r.begin)
+        r.begin = b.begin;
+    if (b.end > r.end)
+        r.end = b.end;
+    return r;
+}
+
+char *loc_text(Ctx *c, Loc loc)
+{
+    return arena_strndup(c->arena, loc.file->text + loc.begin, loc.end - loc.begin);
+}
+
+static void print_source_line(FILE *out, Loc loc, int line)
+{
+    const char *t = loc.file->text;
+    size_t len = loc.file->len;
+    size_t start = loc.begin < len ? loc.begin : len;
+    while (start > 0 && t[start - 1] != '\n')
+        start--;
+    size_t end = start;
+    while (end < len && t[end] != '\n')
+        end++;
+    /* A trailing carriage return would move the caret line on terminals. */
+    size_t shown = end;
+    if (shown > start && t[shown - 1] == '\r')
+        shown--;
+
+    fprintf(out, "%5d | %.*s\n", line, (int)(shown - start), t + start);
+    fprintf(out, "      | ");
+    for (size_t i = start; i < loc.begin && i < shown; i++)
+        fputc(t[i] == '\t' ? '\t' : ' ', out);
+    fputc('^', out);
+    uint32_t stop = loc.end < end ? loc.end : (uint32_t)end;
+    for (uint32_t i = loc.begin + 1; i < stop; i++)
+        fputc('~', out);
+    fputc('\n', out);
+}
+
+static void vreport(Ctx *c, Loc loc, const char *kind, const char *fmt, va_list ap)
+{
+    int line, col;
+    loc_line_col(loc, &line, &col);
+    fprintf(c->diag_out, "%s:%d:%d: %s: ", loc.file->name, line, col, kind);
+    vfprintf(c->diag_out, fmt, ap);
+    fputc('\n', c->diag_out);
+    print_source_line(c->diag_out, loc, line);
+}
+
+void error_at(Ctx *c, Loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, loc, "error", fmt, ap);
+    va_end(ap);
+    c->nerrors++;
+}
+
+void warning_at(Ctx *c, Loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, loc, "warning", fmt, ap);
+    va_end(ap);
+    c->nwarnings++;
+}
+
+void note_at(Ctx *c, Loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, loc, "note", fmt, ap);
+    va_end(ap);
+}
+
+void error_plain(Ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(c->diag_out, "ampc: error: ");
+    vfprintf(c->diag_out, fmt, ap);
+    fputc('\n', c->diag_out);
+    va_end(ap);
+    c->nerrors++;
+}
+
+void ice(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ampc: internal compiler error at %s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nampc: this is a bug in ampc, not in your model; please report it with the model file.\n", stderr);
+    va_end(ap);
+    exit(EXIT_INTERNAL);
+}

@@ -1,0 +1,641 @@
+/* emit_c.c: the graph, as C99 a reviewer can read, calling libamprt.
+ *
+ * Requires: a memory-planned graph.  Produces: model.c and model.h (in
+ * memory; driver.c writes them atomically).
+ *
+ * The output is meant for code review: deterministic (no addresses, times
+ * or absolute paths), a provenance header, one comment per op naming its
+ * source line and the rule that chose its dtype, a shape comment on each
+ * buffer, constants printed exactly as C99 hex floats.  No malloc and no
+ * mutable globals: everything the model needs lives in the caller's
+ * params, inputs, outputs and arena, and every name is prefixed, so
+ * several models link into one binary.
+ */
+#include "ampc.h"
+
+#include <ctype.h>
+#include <string.h>
+
+typedef struct Emitter {
+    Ctx *c;
+    Buf *out;
+    const char *prefix; /* mlp */
+    const char *PREFIX; /* MLP */
+    Vec *used;          /* C names taken in the function being emitted */
+    const char **cname; /* per value id: its C expression */
+    const char *dim_params; /* "B, T" for macros, "" with no dims */
+} Emitter;
+
+static const char *const reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+    "true", "false", "NULL", "params", "inputs", "outputs", "dims", "arena", "arena_bytes", "base", "rc",
+    "shape", "a_stride", "b_stride", "main", "errno", "assert", "INFINITY", "NAN",
+};
+
+static bool name_taken(Emitter *e, const char *s)
+{
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(reserved[i], s) == 0)
+            return true;
+    for (int i = 0; i < e->used->len; i++)
+        if (strcmp(VEC_AT(e->used, i), s) == 0)
+            return true;
+    return false;
+}
+
+/* "fc1.weight" -> "fc1_weight": a C identifier, unique in this function. */
+static const char *c_ident(Emitter *e, const char *base)
+{
+    char *s = arena_strdup(e->c->arena, base);
+    for (char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p))
+            *p = '_';
+    if (isdigit((unsigned char)s[0]) || s[0] == '_')
+        s = arena_printf(e->c->arena, "v%s", s);
+    const char *name = s;
+    for (int n = 2; name_taken(e, name); n++)
+        name = arena_printf(e->c->arena, "%s_%d", s, n);
+    vec_push(e->c, e->used, (void *)name);
+    return name;
+}
+
+static char *upper(Ctx *c, const char *s)
+{
+    char *u = arena_strdup(c->arena, s);
+    for (char *p = u; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return u;
+}
+
+static const char *poly_c(Emitter *e, const Poly *p) { return poly_to_c(e->c, p, e->c->sym_names); }
+
+static const char *numel_c(Emitter *e, const Shape *s) { return poly_c(e, shape_numel(e->c, s)); }
+
+static const char *type_comment(Emitter *e, const Type *t)
+{
+    return arena_printf(e->c->arena, "%s%s", dtype_name(t->dtype), shape_to_string(e->c, &t->shape, e->c->sym_names));
+}
+
+/* The product of dims [from, to) of a shape, as C. */
+static const char *dims_product(Emitter *e, const Shape *s, int from, int to)
+{
+    Shape sub = {0};
+    for (int i = from; i < to; i++)
+        sub.dims[sub.ndim++] = s->dims[i];
+    return numel_c(e, &sub);
+}
+
+/* FNV-1a, 64 bits: a stable fingerprint of the inputs for the header. */
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* ---- the header -------------------------------------------------------- */
+
+static void emit_tensor_macros(Emitter *e, Buf *h, const char *name, const Type *t)
+{
+    const char *N = upper(e->c, name);
+    buf_printf(h, "#define %s_%s_DTYPE %s\n", e->PREFIX, N, dtype_amp_enum(t->dtype));
+    if (e->c->nsyms)
+        buf_printf(h, "#define %s_%s_NUMEL(%s) ((size_t)(%s))\n", e->PREFIX, N, e->dim_params, numel_c(e, &t->shape));
+    else
+        buf_printf(h, "#define %s_%s_NUMEL ((size_t)(%s))\n", e->PREFIX, N, numel_c(e, &t->shape));
+}
+
+/* Arena bytes: the sum over slots of each slot's largest buffer, each
+ * padded to 64 bytes so every buffer starts cache-line aligned. */
+static const char *arena_expr(Emitter *e)
+{
+    Graph *g = e->c->graph;
+    if (g->nslots == 0)
+        return "0";
+    Buf b;
+    buf_init(&b, e->c->arena);
+    for (int s = 0; s < g->nslots; s++) {
+        Vec *sizes = VEC_AT(g->slot_sizes, s);
+        buf_puts(&b, s ? " + " : "");
+        buf_printf(&b, "%s_PAD_(", e->PREFIX);
+        for (int k = 0; k < sizes->len - 1; k++)
+            buf_printf(&b, "%s_MAX_(%s, ", e->PREFIX, poly_c(e, VEC_AT(sizes, k)));
+        buf_puts(&b, poly_c(e, VEC_AT(sizes, sizes->len - 1)));
+        for (int k = 0; k < sizes->len - 1; k++)
+            buf_puts(&b, ")");
+        buf_puts(&b, ")");
+    }
+    return b.data;
+}
+
+static void emit_header(Emitter *e, Buf *h, const char *provenance)
+{
+    Ctx *c = e->c;
+    Graph *g = c->graph;
+    const char *P = e->PREFIX, *p = e->prefix;
+    buf_puts(h, provenance);
+    buf_printf(h, "#ifndef %s_H\n#define %s_H\n\n", P, P);
+    buf_puts(h, "#include <stddef.h>\n#include <stdint.h>\n\n#include <amprt.h>\n\n");
+    buf_puts(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+
+    buf_puts(h, "/* The model's symbolic dimensions, given at run time. */\n");
+    buf_printf(h, "typedef struct %s_dims {\n", p);
+    if (c->nsyms == 0)
+        buf_puts(h, "    int unused; /* the model has no symbolic dimensions */\n");
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(h, "    int64_t %s;\n", c->sym_names[i]);
+    buf_printf(h, "} %s_dims;\n\n", p);
+
+    buf_puts(h, "/* Parameters and buffers, named after their PyTorch state_dict keys. */\n");
+    buf_printf(h, "typedef struct %s_params {\n", p);
+    if (g->params->len == 0)
+        buf_puts(h, "    int unused; /* the model has no parameters */\n");
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        buf_printf(h, "    const %s *%s; /* %s: %s */\n", dtype_c_type(v->type.dtype), e->cname[v->id], v->name,
+                   type_comment(e, &v->type));
+    }
+    buf_printf(h, "} %s_params;\n\n", p);
+
+    buf_printf(h, "typedef struct %s_inputs {\n", p);
+    if (g->inputs->len == 0)
+        buf_puts(h, "    int unused; /* the model has no inputs */\n");
+    for (int i = 0; i < g->inputs->len; i++) {
+        Value *v = VEC_AT(g->inputs, i);
+        buf_printf(h, "    const %s *%s; /* %s */\n", dtype_c_type(v->type.dtype), e->cname[v->id],
+                   type_comment(e, &v->type));
+    }
+    buf_printf(h, "} %s_inputs;\n\n", p);
+
+    buf_puts(h, "/* Outputs, in the dtype autocast left them in; the caller owns the memory. */\n");
+    buf_printf(h, "typedef struct %s_outputs {\n", p);
+    for (int i = 0; i < g->outputs->len; i++) {
+        Value *v = VEC_AT(g->outputs, i);
+        buf_printf(h, "    %s *%s; /* %s%s */\n", dtype_c_type(v->type.dtype), e->cname[v->id],
+                   type_comment(e, &v->type), v == g->loss ? ", the loss to minimize" : "");
+    }
+    buf_printf(h, "} %s_outputs;\n\n", p);
+
+    buf_puts(h, "/* Element type and count of every parameter, input and output. */\n");
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        emit_tensor_macros(e, h, e->cname[v->id], &v->type);
+    }
+    for (int i = 0; i < g->inputs->len; i++) {
+        Value *v = VEC_AT(g->inputs, i);
+        emit_tensor_macros(e, h, e->cname[v->id], &v->type);
+    }
+    for (int i = 0; i < g->outputs->len; i++) {
+        Value *v = VEC_AT(g->outputs, i);
+        emit_tensor_macros(e, h, e->cname[v->id], &v->type);
+    }
+
+    /* what the plan saves: the sum of every temporary buffer on its own */
+    Poly *all = poly_const(c, 0);
+    int nbuf = 0;
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        if (n->out->slot >= 0) {
+            all = poly_add(c, all, value_bytes(c, n->out));
+            nbuf++;
+        }
+    }
+    buf_printf(h, "\n/* The arena: %d buffer%s in %d slot%s reused by liveness (without reuse: %s bytes). */\n",
+               nbuf, nbuf == 1 ? "" : "s", g->nslots, g->nslots == 1 ? "" : "s", all ? poly_c(e, all) : "?");
+    buf_printf(h, "#define %s_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)\n", P);
+    buf_printf(h, "#define %s_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))\n", P);
+    if (c->nsyms)
+        buf_printf(h, "#define %s_ARENA_BYTES(%s) ((size_t)(%s))\n", P, e->dim_params, arena_expr(e));
+    else
+        buf_printf(h, "#define %s_ARENA_BYTES ((size_t)(%s))\n", P, arena_expr(e));
+    buf_printf(h, "size_t %s_arena_bytes(const %s_dims *dims);\n\n", p, p);
+
+    buf_puts(h, "/* Runs the model on `inputs` and writes every output.  `arena` is scratch\n"
+                " * memory of at least <prefix>_arena_bytes(dims) bytes, aligned as malloc's.\n"
+                " * Returns AMP_OK or an error code; <prefix>_strerror turns it into text. */\n");
+    buf_printf(h, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p), "", p);
+    buf_printf(h, "const char *%s_strerror(int code);\n\n", p);
+    buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n");
+    buf_printf(h, "#endif /* %s_H */\n", P);
+}
+
+/* ---- the forward function ---------------------------------------------- */
+
+static const char *kernel(Emitter *e, const char *op, DType t)
+{
+    return arena_printf(e->c->arena, "amp_%s_%s", op, dtype_name(t));
+}
+
+/* A scalar operand, rounded once from its literal text to f32: the kernels
+ * compute in f32 for f32, bf16 and f16 alike (PyTorch's opmath type). */
+static const char *scalar_c(Emitter *e, Node *n)
+{
+    double v;
+    LiteralRounding r = literal_to_dtype(n->scalar.text, DT_F32, &v);
+    if (r == LIT_OVERFLOW)
+        warning_at(e->c, n->loc, "%s overflows to infinity in f32, the dtype %s computes in", n->scalar.text,
+                   n->op->name);
+    else if (r == LIT_UNDERFLOW)
+        warning_at(e->c, n->loc, "%s underflows to zero in f32, the dtype %s computes in", n->scalar.text,
+                   n->op->name);
+    if (n->scalar.negate)
+        v = -v;
+    if (v != v)
+        ICE("literal %s rounded to NaN", n->scalar.text);
+    if (v == 1.0 / 0.0)
+        return "INFINITY";
+    if (v == -1.0 / 0.0)
+        return "-INFINITY";
+    return arena_printf(e->c->arena, "%af /* %s%s */", v, n->scalar.negate ? "-" : "", n->scalar.text);
+}
+
+static bool supported_dtype(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16; }
+
+static void emit_binary(Emitter *e, Node *n, const char *y)
+{
+    Buf *o = e->out;
+    DType t = n->out->type.dtype;
+    const char *op = n->op->name;
+    const char *count = numel_c(e, &n->out->type.shape);
+    if (n->nin == 1) {
+        const char *kname = op;
+        if (n->scalar_first && n->op->id == OP_SUB)
+            kname = "rsub";
+        else if (n->scalar_first && n->op->id == OP_DIV)
+            kname = "rdiv";
+        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, arena_printf(e->c->arena, "%s_scalar", kname), t),
+                   count, e->cname[n->in[0]->id], scalar_c(e, n), y);
+        return;
+    }
+    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
+    if (shape_equal(sa, so) && shape_equal(sb, so)) {
+        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, op, t), count, e->cname[n->in[0]->id],
+                   e->cname[n->in[1]->id], y);
+        return;
+    }
+    /* broadcasting: strides in elements, 0 where an operand is broadcast */
+    Buf shape, st[2];
+    buf_init(&shape, e->c->arena);
+    const Shape *ins[2] = {sa, sb};
+    for (int k = 0; k < 2; k++)
+        buf_init(&st[k], e->c->arena);
+    for (int i = 0; i < so->ndim; i++) {
+        buf_printf(&shape, "%s%s", i ? ", " : "", poly_c(e, so->dims[i]));
+        for (int k = 0; k < 2; k++) {
+            const Shape *s = ins[k];
+            int j = s->ndim - so->ndim + i;
+            int64_t one;
+            const char *stride = "0";
+            if (j >= 0 && !(poly_is_const(s->dims[j], &one) && one == 1))
+                stride = dims_product(e, s, j + 1, s->ndim);
+            buf_printf(&st[k], "%s%s", i ? ", " : "", stride);
+        }
+    }
+    buf_printf(o, "    {\n        const int64_t shape[] = {%s};\n", shape.data);
+    buf_printf(o, "        const int64_t a_stride[] = {%s};\n", st[0].data);
+    buf_printf(o, "        const int64_t b_stride[] = {%s};\n", st[1].data);
+    buf_printf(o, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n    }\n",
+               kernel(e, arena_printf(e->c->arena, "%s_bcast", op), t), so->ndim, e->cname[n->in[0]->id],
+               e->cname[n->in[1]->id], y);
+}
+
+static void emit_matmul(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
+    int out_batch_dims = so->ndim - (sa->ndim >= 2) - (sb->ndim >= 2);
+    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
+    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
+    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
+    const char *batch = dims_product(e, so, 0, out_batch_dims);
+    /* An operand either spans the whole output batch or is shared by it. */
+    const char *strides[2];
+    const Shape *ins[2] = {sa, sb};
+    for (int k = 0; k < 2; k++) {
+        const Shape *s = ins[k];
+        Shape bs = {0};
+        for (int i = 0; i + 2 < s->ndim; i++)
+            bs.dims[bs.ndim++] = s->dims[i];
+        Shape ob = {0};
+        for (int i = 0; i < out_batch_dims; i++)
+            ob.dims[ob.ndim++] = so->dims[i];
+        int64_t one;
+        Poly *bn = shape_numel(e->c, &bs);
+        if (bs.ndim == 0 || (poly_is_const(bn, &one) && one == 1))
+            strides[k] = "0";
+        else if (poly_equal(bn, shape_numel(e->c, &ob)))
+            strides[k] = k == 0 ? arena_printf(e->c->arena, "%s*%s", M, K) : arena_printf(e->c->arena, "%s*%s", K, N);
+        else {
+            error_at(e->c, n->loc, "matmul with partially broadcast batch dimensions is not supported yet");
+            return;
+        }
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "matmul", n->out->type.dtype), batch, M,
+               N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
+}
+
+static void emit_node(Emitter *e, Node *n)
+{
+    Ctx *c = e->c;
+    Buf *o = e->out;
+    Value *v = n->out;
+    DType t = v->type.dtype;
+    int line, col;
+    loc_line_col(n->loc, &line, &col);
+
+    const char *what = n->op->id == OP_CAST
+                           ? arena_printf(c->arena, "%s %s -> %s", n->in[0]->type.dtype == t ? "copy" : "cast",
+                                          dtype_name(n->in[0]->type.dtype), dtype_name(t))
+                           : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
+    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");
+
+    for (int k = 0; k < n->nin; k++) {
+        if (n->in[k] && !supported_dtype(n->in[k]->type.dtype) && !(n->op->form == FORM_NLL_LOSS && k == 1)) {
+            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet", n->op->name,
+                     dtype_name(n->in[k]->type.dtype));
+            return;
+        }
+    }
+    if (!supported_dtype(t)) {
+        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet", n->op->name, dtype_name(t));
+        return;
+    }
+
+    const char *y;
+    if (v->is_output) {
+        y = arena_printf(c->arena, "outputs->%s", e->cname[v->id]);
+        e->cname[v->id] = y;
+    } else {
+        y = c_ident(e, v->name ? v->name
+                    : n->op->id == OP_CAST && n->in[0]->name ? arena_printf(c->arena, "%s_%s", n->in[0]->name, dtype_name(t))
+                    : arena_printf(c->arena, "t%d", v->id));
+        buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s */\n", dtype_c_type(t), y, dtype_c_type(t), v->slot,
+                   type_comment(e, &v->type));
+        e->cname[v->id] = y;
+    }
+
+    const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
+    const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
+    switch (n->op->form) {
+    case FORM_CAST:
+        if (n->in[0]->type.dtype == t)
+            buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
+        else
+            buf_printf(o, "    amp_cast_%s_%s((size_t)(%s), %s, %s);\n", dtype_name(n->in[0]->type.dtype), dtype_name(t),
+                       numel_c(e, &v->type.shape), x0, y);
+        break;
+    case FORM_UNARY:
+        buf_printf(o, "    %s((size_t)(%s), %s, %s);\n", kernel(e, n->op->name, t), numel_c(e, &v->type.shape), x0, y);
+        break;
+    case FORM_BINARY:
+        emit_binary(e, n, y);
+        break;
+    case FORM_LINEAR: {
+        const Shape *ws = &n->in[1]->type.shape;
+        buf_printf(o, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear", t), dims_product(e, s0, 0, s0->ndim - 1),
+                   poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]), x0, e->cname[n->in[1]->id],
+                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", y);
+        break;
+    }
+    case FORM_MATMUL:
+        emit_matmul(e, n, y);
+        break;
+    case FORM_SOFTMAX: {
+        int d = (int)n->dim;
+        int nd = s0->ndim;
+        buf_printf(o, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t), dims_product(e, s0, 0, nd ? d : 0),
+                   nd ? poly_c(e, s0->dims[d]) : "1", dims_product(e, s0, nd ? d + 1 : 0, nd), x0, y);
+        break;
+    }
+    case FORM_NLL_LOSS: {
+        static const char *const reductions[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
+        const char *N = s0->ndim == 2 ? poly_c(e, s0->dims[0]) : "1";
+        buf_printf(o, "    rc = %s(%s, %s, %s, %s, %s, %lld, %s, %s);\n", kernel(e, "nll_loss", t), N,
+                   poly_c(e, s0->dims[s0->ndim - 1]), x0, e->cname[n->in[1]->id],
+                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", (long long)n->ignore_index, reductions[n->reduction], y);
+        buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
+        break;
+    }
+    }
+}
+
+/* Run-time checks of the dims, before any size is computed: every dim is
+ * non-negative, and every size fits comfortably in 64 bits (checked in
+ * double, which cannot overflow, against 2^62). */
+static void emit_dim_checks(Emitter *e)
+{
+    Ctx *c = e->c;
+    Graph *g = c->graph;
+    Buf *o = e->out;
+    if (c->nsyms == 0)
+        return;
+    buf_puts(o, "    if (");
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "%s%s < 0", i ? " || " : "", c->sym_names[i]);
+    buf_puts(o, ")\n        return AMP_ERR_BAD_DIM;\n");
+
+    /* sum of |terms| of every size: an upper bound on any partial sum */
+    Buf bound;
+    buf_init(&bound, c->arena);
+    Vec *seen = vec_new(c);
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        Poly *b = value_bytes(c, v);
+        bool dup = false;
+        for (int k = 0; k < seen->len; k++)
+            dup |= poly_equal(VEC_AT(seen, k), b);
+        int64_t cst;
+        if (dup || poly_is_const(b, &cst))
+            continue;
+        vec_push(c, seen, b);
+        for (int t = 0; t < b->nterms; t++) {
+            const Term *term = &b->terms[t];
+            int64_t coef = term->coef < 0 ? -term->coef : term->coef;
+            buf_printf(&bound, "%s%lld.0", bound.len ? "\n        + " : "", (long long)coef);
+            for (int s = 0; s < MAX_SYMS; s++)
+                for (int p = 0; p < term->pow[s]; p++)
+                    buf_printf(&bound, "*(double)%s", c->sym_names[s]);
+        }
+    }
+    if (bound.len)
+        buf_printf(o, "    if (%s > 0x1p62)\n        return AMP_ERR_BAD_DIM;\n", bound.data);
+    /* dims like B - 1 must not go negative either */
+    Vec *dims_seen = vec_new(c);
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        for (int d = 0; d < v->type.shape.ndim; d++) {
+            Poly *p = v->type.shape.dims[d];
+            int64_t cst;
+            bool plain = p->nterms == 1 && p->terms[0].coef > 0;
+            bool dup = false;
+            for (int k = 0; k < dims_seen->len; k++)
+                dup |= poly_equal(VEC_AT(dims_seen, k), p);
+            if (plain || dup || poly_is_const(p, &cst))
+                continue;
+            vec_push(c, dims_seen, p);
+            buf_printf(o, "    if (%s < 0)\n        return AMP_ERR_BAD_DIM;\n", poly_c(e, p));
+        }
+    }
+}
+
+static void emit_source(Emitter *e, Buf *o, const char *provenance)
+{
+    Ctx *c = e->c;
+    Graph *g = c->graph;
+    const char *p = e->prefix, *P = e->PREFIX;
+    e->out = o;
+    buf_puts(o, provenance);
+    const char *header = c->opts->header_path ? base_name(c->opts->header_path) : arena_printf(c->arena, "%s.h", p);
+    buf_printf(o, "#include \"%s\"\n\n#include <math.h>\n#include <string.h>\n\n", header);
+
+    const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
+    buf_printf(o, "size_t %s_arena_bytes(const %s_dims *dims)\n{\n", p, p);
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
+    if (c->nsyms == 0)
+        buf_puts(o, "    (void)dims;\n");
+    buf_printf(o, "    return %s_ARENA_BYTES%s;\n}\n\n", P, args);
+
+    buf_printf(o, "const char *%s_strerror(int code)\n{\n    return amp_strerror(code);\n}\n\n", p);
+
+    buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
+    bool uses_rc = false;
+    for (int i = 0; i < g->nodes->len; i++)
+        uses_rc |= ((Node *)VEC_AT(g->nodes, i))->op->form == FORM_NLL_LOSS;
+    if (uses_rc)
+        buf_puts(o, "    int rc;\n");
+    buf_puts(o, "    if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))\n"
+                "        return AMP_ERR_NULL_ARG;\n");
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
+    emit_dim_checks(e);
+    buf_printf(o, "    if (arena_bytes < %s_ARENA_BYTES%s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P, args);
+    if (g->nslots == 0)
+        buf_puts(o, "    (void)arena;\n");
+
+    /* caller memory: check every pointer once, then name it */
+    for (int i = 0; i < g->inputs->len; i++) {
+        Value *v = VEC_AT(g->inputs, i);
+        if (v->nuses)
+            buf_printf(o, "    const %s *const %s = inputs->%s; /* %s */\n", dtype_c_type(v->type.dtype), e->cname[v->id],
+                       e->cname[v->id], type_comment(e, &v->type));
+    }
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        if (v->nuses)
+            buf_printf(o, "    const %s *const %s = params->%s; /* %s: %s */\n", dtype_c_type(v->type.dtype),
+                       e->cname[v->id], e->cname[v->id], v->name, type_comment(e, &v->type));
+    }
+    Buf null_check;
+    buf_init(&null_check, c->arena);
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        if ((v->kind != V_TEMP && v->nuses) || v->is_output)
+            buf_printf(&null_check, "%s!%s%s", null_check.len ? " || " : "", v->is_output ? "outputs->" : "",
+                       e->cname[v->id]);
+    }
+    if (null_check.len)
+        buf_printf(o, "    if (%s)\n        return AMP_ERR_NULL_ARG;\n", null_check.data);
+
+    /* the arena's slots, each padded to a cache line */
+    for (int s = 0; s < g->nslots; s++) {
+        if (s == 0) {
+            buf_puts(o, "    unsigned char *const slot0 = arena;\n");
+            continue;
+        }
+        Vec *sizes = VEC_AT(g->slot_sizes, s - 1);
+        Buf size;
+        buf_init(&size, c->arena);
+        for (int k = 0; k < sizes->len - 1; k++)
+            buf_printf(&size, "%s_MAX_(%s, ", P, poly_c(e, VEC_AT(sizes, k)));
+        buf_puts(&size, poly_c(e, VEC_AT(sizes, sizes->len - 1)));
+        for (int k = 0; k < sizes->len - 1; k++)
+            buf_puts(&size, ")");
+        buf_printf(o, "    unsigned char *const slot%d = slot%d + %s_PAD_(%s);\n", s, s - 1, P, size.data);
+    }
+
+    for (int i = 0; i < g->nodes->len; i++)
+        emit_node(e, VEC_AT(g->nodes, i));
+    buf_puts(o, "    return AMP_OK;\n}\n");
+}
+
+static bool valid_prefix(const char *s)
+{
+    if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}
+
+bool emit_c(Ctx *c, Output *out)
+{
+    Graph *g = c->graph;
+    Emitter e = {.c = c, .used = vec_new(c)};
+    if (c->opts->prefix) {
+        if (!valid_prefix(c->opts->prefix)) {
+            error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
+            return false;
+        }
+        e.prefix = c->opts->prefix;
+    } else {
+        char *p = arena_strdup(c->arena, c->model->name->text);
+        for (char *q = p; *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+        e.prefix = p;
+    }
+    e.PREFIX = upper(c, e.prefix);
+    Buf dp;
+    buf_init(&dp, c->arena);
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(&dp, "%s%s", i ? ", " : "", c->sym_names[i]);
+    e.dim_params = dp.data;
+    for (int i = 0; i < c->nsyms; i++)
+        vec_push(c, e.used, (void *)c->sym_names[i]);
+    for (int i = 0; i < MAX_SYMS; i++)
+        vec_push(c, e.used, arena_printf(c->arena, "slot%d", i));
+
+    /* names of caller memory: struct members and locals alike */
+    e.cname = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *e.cname);
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        if (v->kind != V_TEMP)
+            e.cname[v->id] = c_ident(&e, v->name);
+    }
+    for (int i = 0; i < g->outputs->len; i++) {
+        Value *v = VEC_AT(g->outputs, i);
+        e.cname[v->id] = c_ident(&e, v->output_name);
+    }
+
+    /* provenance: stable across runs, machines and directories */
+    uint64_t h = fnv1a(0xcbf29ce484222325ull, c->main_file->text, c->main_file->len);
+    const char *policy = c->opts->policy_path ? base_name(c->opts->policy_path)
+                                              : arena_printf(c->arena, "built-in %s policy", c->policy->target);
+    char *prov = arena_printf(c->arena,
+        "/* Generated by ampc %s; do not edit.\n"
+        " *   model:  %s (%s, fnv1a64 %016llx)\n"
+        " *   target: %s, autocast low dtype %s, %s\n"
+        " *   command: ampc %s -t %s%s%s\n"
+        " */\n",
+        AMPC_VERSION, base_name(c->main_file->name), c->model->name->text, (unsigned long long)h, c->policy->target,
+        dtype_name(c->policy->low), policy, base_name(c->main_file->name), c->policy->target,
+        c->opts->prefix ? " --prefix " : "", c->opts->prefix ? c->opts->prefix : "");
+
+    buf_init(&out->c_file, c->arena);
+    buf_init(&out->h_file, c->arena);
+    emit_header(&e, &out->h_file, prov);
+    emit_source(&e, &out->c_file, prov);
+    return c->nerrors == 0;
+}

@@ -1,0 +1,193 @@
+/* lower.c: AST -> graph IR.
+ *
+ * Requires: an AST after autocast (every call decided, every conversion an
+ * explicit E_CAST).  Produces: c->graph, nodes in source order, one per
+ * call and per cast, each carrying its source location and the reason for
+ * its dtype; the model's outputs, and the minimize target as the output
+ * named after it.
+ *
+ * Numbers stay literal text in the IR (Scalar): the code generator rounds
+ * each one once, into the dtype of the op that uses it.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+static Value *lower_expr(Ctx *c, Expr *e);
+
+static Node *new_node(Ctx *c, const OpInfo *op, Expr *e, const char *why)
+{
+    Node *n = ir_new_node(c, op, e->loc);
+    n->out = ir_new_value(c, V_TEMP, e->type, NULL);
+    n->out->def = n;
+    n->why = why;
+    return n;
+}
+
+/* A number operand, possibly negated: 2.5 or neg(2.5). */
+static Scalar scalar_of(Expr *e)
+{
+    Scalar s = {0};
+    while (e->kind == E_CALL) {
+        s.negate = !s.negate;
+        e = VEC_AT(e->list, 0);
+    }
+    s.text = e->text;
+    return s;
+}
+
+static Value *lower_call(Ctx *c, Expr *e)
+{
+    const OpInfo *op = e->op;
+    Value *in[8] = {0};
+    for (int i = 0; i < op->nparams && i < 8; i++) {
+        Expr *a = e->bound[i];
+        if (a && a->type.dtype != DT_NONE)
+            in[i] = lower_expr(c, a);
+    }
+    Node *n = new_node(c, op, e, e->decision.rule);
+    switch (op->form) {
+    case FORM_BINARY:
+        if (!in[0] || !in[1]) {
+            Expr *num = in[0] ? e->bound[1] : e->bound[0];
+            n->scalar = scalar_of(num);
+            n->scalar_first = !in[0];
+            n->in[0] = in[0] ? in[0] : in[1];
+            n->nin = 1;
+        } else {
+            n->in[0] = in[0];
+            n->in[1] = in[1];
+            n->nin = 2;
+        }
+        break;
+    case FORM_SOFTMAX:
+        n->in[0] = in[0];
+        n->nin = 1;
+        n->dim = e->dim;
+        break;
+    case FORM_NLL_LOSS:
+        n->in[0] = in[0];
+        n->in[1] = in[1];
+        n->in[2] = in[2];
+        n->nin = 3;
+        n->ignore_index = e->ignore_index;
+        n->reduction = e->reduction;
+        break;
+    case FORM_LINEAR:
+        n->in[0] = in[0];
+        n->in[1] = in[1];
+        n->in[2] = in[2];
+        n->nin = 3;
+        break;
+    default:
+        for (int i = 0; i < op->nparams && i < 4; i++)
+            n->in[i] = in[i];
+        n->nin = op->nparams < 4 ? op->nparams : 4;
+        break;
+    }
+    return n->out;
+}
+
+static Value *lower_expr(Ctx *c, Expr *e)
+{
+    switch (e->kind) {
+    case E_NAME:
+        ASSERT(e->sym && e->sym->ir);
+        return e->sym->ir;
+    case E_CAST: {
+        Value *v = lower_expr(c, e->operand);
+        Node *n = new_node(c, op_info(c, OP_CAST), e, e->reason);
+        n->in[0] = v;
+        n->nin = 1;
+        return n->out;
+    }
+    case E_CALL:
+        return lower_call(c, e);
+    default:
+        ICE("cannot lower expression kind %d", e->kind);
+    }
+}
+
+/* Outputs are written to the caller's buffers.  A value that is already
+ * caller memory (an input) or is already an output gets a copy. */
+static void add_output(Ctx *c, Value *v, const char *name, Loc loc)
+{
+    Graph *g = c->graph;
+    for (int i = 0; i < g->outputs->len; i++) {
+        Value *o = VEC_AT(g->outputs, i);
+        if (strcmp(o->output_name, name) == 0)
+            return; /* `output loss` and `minimize loss` name one output */
+    }
+    if (v->kind != V_TEMP || v->is_output) {
+        Node *n = ir_new_node(c, op_info(c, OP_CAST), loc);
+        n->out = ir_new_value(c, V_TEMP, v->type, NULL);
+        n->out->def = n;
+        n->in[0] = v;
+        n->nin = 1;
+        n->why = "copy into the output buffer";
+        v = n->out;
+    }
+    v->is_output = true;
+    v->output_name = name;
+    vec_push(c, g->outputs, v);
+}
+
+static void lower_stmts(Ctx *c, Vec *stmts)
+{
+    Graph *g = c->graph;
+    for (int i = 0; i < stmts->len; i++) {
+        Stmt *st = VEC_AT(stmts, i);
+        switch (st->kind) {
+        case S_INPUT:
+        case S_PARAM:
+        case S_BUFFER: {
+            ValueKind k = st->kind == S_INPUT ? V_INPUT : st->kind == S_PARAM ? V_PARAM : V_BUFFER;
+            Value *v = ir_new_value(c, k, st->sym->type, st->sym->name);
+            st->sym->ir = v;
+            vec_push(c, k == V_INPUT ? g->inputs : g->params, v);
+            break;
+        }
+        case S_ASSIGN: {
+            Expr *t = VEC_AT(st->targets, 0);
+            Value *v = lower_expr(c, st->value);
+            if (v->kind == V_TEMP && !v->name)
+                v->name = t->sym->name;
+            t->sym->ir = v;
+            break;
+        }
+        case S_OUTPUT:
+            for (int k = 0; k < st->exprs->len; k++) {
+                Expr *e = VEC_AT(st->exprs, k);
+                add_output(c, e->sym->ir, e->sym->name, e->loc);
+            }
+            break;
+        case S_MINIMIZE:
+            g->loss = st->value->sym->ir;
+            add_output(c, g->loss, st->value->sym->name, st->value->loc);
+            break;
+        case S_AUTOCAST:
+            lower_stmts(c, st->body);
+            break;
+        case S_EXPR:
+            break;
+        }
+    }
+}
+
+bool lower(Ctx *c)
+{
+    Graph *g = arena_alloc(c->arena, sizeof *g);
+    g->values = vec_new(c);
+    g->nodes = vec_new(c);
+    g->inputs = vec_new(c);
+    g->params = vec_new(c);
+    g->outputs = vec_new(c);
+    c->graph = g;
+    lower_stmts(c, c->model->body);
+    if (g->outputs->len == 0) {
+        error_at(c, c->model->name->loc, "model '%s' has no output; add 'output NAME' or 'minimize NAME'",
+                 c->model->name->text);
+        return false;
+    }
+    return ir_verify(c, "lower");
+}

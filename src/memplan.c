@@ -1,0 +1,81 @@
+/* memplan.c: one static arena, with buffers reused by liveness.
+ *
+ * Requires: an optimized graph in schedule order.  Produces: a slot for
+ * every temporary that is not an output (outputs live in the caller's
+ * buffers); g->nslots slots, each as large as the largest buffer it ever
+ * holds.  Sizes are symbolic (polynomials in the model's dims), so a slot's
+ * size is the max of a list of polynomials, printed by emit_c.c as C.
+ *
+ * A buffer's slot is free again after the node that reads it last, so a
+ * kernel never writes a slot it is still reading: no kernel needs to
+ * support aliasing.  First fit, preferring a free slot that already holds a
+ * buffer of exactly this size (the common case: same-shape activations).
+ */
+#include "ampc.h"
+
+Poly *value_bytes(Ctx *c, const Value *v)
+{
+    Poly *n = shape_numel(c, &v->type.shape);
+    ASSERT(n);
+    Poly *b = poly_mul(c, n, poly_const(c, dtype_size(v->type.dtype)));
+    ASSERT(b);
+    return b;
+}
+
+bool memplan(Ctx *c)
+{
+    Graph *g = c->graph;
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        v->slot = -1;
+        v->last_use = -1;
+    }
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k])
+                n->in[k]->last_use = i;
+    }
+
+    g->slot_sizes = vec_new(c);
+    Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        Value *v = n->out;
+        if (v->is_output)
+            continue;
+        Poly *bytes = value_bytes(c, v);
+        int pick = -1;
+        for (int s = 0; s < g->nslots; s++) {
+            if ((intptr_t)VEC_AT(slot_free_after, s) >= i)
+                continue;
+            Vec *sizes = VEC_AT(g->slot_sizes, s);
+            bool same = false;
+            for (int k = 0; k < sizes->len; k++)
+                same |= poly_equal(VEC_AT(sizes, k), bytes);
+            if (same) {
+                pick = s;
+                break;
+            }
+            if (pick < 0)
+                pick = s;
+        }
+        if (pick < 0) {
+            pick = g->nslots++;
+            vec_push(c, g->slot_sizes, vec_new(c));
+            vec_push(c, slot_free_after, (void *)(intptr_t)-1);
+        }
+        Vec *sizes = VEC_AT(g->slot_sizes, pick);
+        bool known = false;
+        for (int k = 0; k < sizes->len; k++)
+            known |= poly_equal(VEC_AT(sizes, k), bytes);
+        if (!known)
+            vec_push(c, sizes, bytes);
+        v->slot = pick;
+        /* an unread temporary is dead at once, but still needs its slot
+         * while its own node runs */
+        int until = v->last_use > i ? v->last_use : i;
+        slot_free_after->items[pick] = (void *)(intptr_t)until;
+    }
+    return ir_verify(c, "memplan");
+}

@@ -1,0 +1,112 @@
+/* ops.c: the op table, expanded from ops.def, and its signature parser.
+ *
+ * Signatures are PyTorch schema text ("Tensor input, int dim, ScalarType?
+ * dtype=None") so that a row reads like the PyTorch docs; they are parsed
+ * once per compilation into OpParam arrays that resolve.c binds calls to.
+ * A malformed signature is a compiler bug (ICE), not a user error.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+bool infer_cast(Ctx *c, Expr *call);
+bool infer_unary(Ctx *c, Expr *call);
+bool infer_binary(Ctx *c, Expr *call);
+bool infer_linear(Ctx *c, Expr *call);
+bool infer_matmul(Ctx *c, Expr *call);
+bool infer_softmax(Ctx *c, Expr *call);
+bool infer_nll_loss(Ctx *c, Expr *call);
+
+static const OpInfo op_table[OP_COUNT] = {
+#define OP(ID, name_, sig, infer_, form_, flags_) \
+    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .infer = infer_, .form = form_, .flags = flags_},
+#include "ops.def"
+#undef OP
+};
+
+static const struct {
+    const char *text;
+    ArgKind kind;
+} arg_kinds[] = {
+    {"Tensor", ARG_TENSOR},
+    {"Tensor?", ARG_TENSOR_OPT},
+    {"Tensor|Scalar", ARG_TENSOR_OR_SCALAR},
+    {"int", ARG_INT},
+    {"float", ARG_FLOAT},
+    {"bool", ARG_BOOL},
+    {"str", ARG_STR},
+    {"ScalarType?", ARG_DTYPE_OPT},
+};
+
+static void parse_signature(Ctx *c, OpInfo *op)
+{
+    char *sig = arena_strdup(c->arena, op->signature);
+    OpParam *params = arena_alloc(c->arena, 16 * sizeof *params);
+    int n = 0;
+    bool keyword_only = false;
+    for (char *save = NULL, *item = strtok_r(sig, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        while (*item == ' ')
+            item++;
+        if (strcmp(item, "*") == 0) {
+            keyword_only = true;
+            continue;
+        }
+        char *space = strchr(item, ' ');
+        if (!space || n == 16)
+            ICE("bad signature for op %s: %s", op->name, op->signature);
+        *space = '\0';
+        OpParam *p = &params[n++];
+        bool known = false;
+        for (size_t k = 0; k < sizeof arg_kinds / sizeof arg_kinds[0]; k++) {
+            if (strcmp(arg_kinds[k].text, item) == 0) {
+                p->kind = arg_kinds[k].kind;
+                known = true;
+            }
+        }
+        if (!known)
+            ICE("bad type '%s' in signature of op %s", item, op->name);
+        char *name = space + 1;
+        char *eq = strchr(name, '=');
+        if (eq) {
+            *eq = '\0';
+            p->default_text = eq + 1;
+        }
+        p->name = name;
+        p->keyword_only = keyword_only;
+    }
+    op->params = params;
+    op->nparams = n;
+}
+
+void ops_init(Ctx *c)
+{
+    OpInfo *ops = arena_alloc(c->arena, sizeof op_table);
+    memcpy(ops, op_table, sizeof op_table);
+    for (int i = 0; i < OP_COUNT; i++) {
+        if (!ops[i].name)
+            ICE("op %d has no row in ops.def", i);
+        parse_signature(c, &ops[i]);
+    }
+    c->ops = ops;
+}
+
+const OpInfo *op_lookup(Ctx *c, const char *name)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (!(c->ops[i].flags & OPF_INTERNAL) && strcmp(c->ops[i].name, name) == 0)
+            return &c->ops[i];
+    return NULL;
+}
+
+const OpInfo *op_info(Ctx *c, OpId id)
+{
+    return &c->ops[id];
+}
+
+int op_param_index(const OpInfo *op, const char *name)
+{
+    for (int i = 0; i < op->nparams; i++)
+        if (strcmp(op->params[i].name, name) == 0)
+            return i;
+    return -1;
+}

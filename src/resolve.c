@@ -1,0 +1,375 @@
+/* resolve.c: names -> symbols, calls -> ops, arguments -> parameters.
+ *
+ * Requires: the AST of one model (parse).
+ * Produces: every E_NAME has its Symbol; every E_CALL its OpInfo, its
+ * flags (method, in-place) and `bound`, one argument per op parameter in
+ * the order of the op's signature; every call knows whether an autocast
+ * region encloses it.  Declarations get Symbols (types come later).
+ *
+ * Scoping is Python's: an assignment makes a new symbol that shadows the
+ * old one from the next statement on, and autocast blocks do not open a
+ * scope (like `with`).  Dims of the model header are symbols too, usable
+ * only inside shapes.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+typedef struct Scope {
+    Vec *symbols; /* visible symbols, later ones shadow earlier ones */
+} Scope;
+
+/* The autocast state at a point of the program. */
+typedef struct Region {
+    bool enabled;
+    DType low; /* DT_NONE: the target's low dtype */
+} Region;
+
+static Symbol *lookup(Scope *s, const char *name)
+{
+    for (int i = s->symbols->len - 1; i >= 0; i--) {
+        Symbol *sym = VEC_AT(s->symbols, i);
+        if (strcmp(sym->name, name) == 0)
+            return sym;
+    }
+    return NULL;
+}
+
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    int d[41][41];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    }
+    return d[la][lb];
+}
+
+/* The closest of `candidates` to `name`, if it is close enough to be a typo. */
+static const char *suggest(const char *name, const char *const *candidates, int n)
+{
+    const char *best = NULL;
+    int best_d = (int)strlen(name) / 3 + 1;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(name, candidates[i]);
+        if (d < best_d || (d == best_d && !best && d <= 2)) {
+            best = candidates[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
+{
+    const char **names = arena_alloc(c->arena, (size_t)(s->symbols->len + 1) * sizeof *names);
+    for (int i = 0; i < s->symbols->len; i++)
+        names[i] = ((Symbol *)VEC_AT(s->symbols, i))->name;
+    const char *hint = suggest(e->text, names, s->symbols->len);
+    if (hint)
+        error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", e->text, hint);
+    else
+        error_at(c, e->loc, "'%s' is not defined", e->text);
+}
+
+static void error_unknown_op(Ctx *c, Expr *call, const char *name)
+{
+    const char *names[OP_COUNT];
+    int n = 0;
+    for (int i = 0; i < OP_COUNT; i++)
+        if (!(c->ops[i].flags & OPF_INTERNAL))
+            names[n++] = c->ops[i].name;
+    const char *hint = suggest(name, names, n);
+    if (hint)
+        error_at(c, call->name_loc, "unknown op '%s'; did you mean '%s'?", name, hint);
+    else
+        error_at(c, call->name_loc, "unknown op '%s'", name);
+}
+
+static Symbol *new_symbol(Ctx *c, Scope *s, SymbolKind kind, const char *name, Loc loc)
+{
+    Symbol *sym = arena_alloc(c->arena, sizeof *sym);
+    sym->kind = kind;
+    sym->name = name;
+    sym->loc = loc;
+    vec_push(c, s->symbols, sym);
+    vec_push(c, c->symbols, sym);
+    return sym;
+}
+
+static void resolve_expr(Ctx *c, Scope *s, Region r, Expr *e);
+
+/* Module prefixes a PyTorch user may write out of habit: torch.relu(x),
+ * F.relu(x), torch.nn.functional.relu(x) all mean relu(x). */
+static bool is_namespace(Scope *s, Expr *e)
+{
+    static const char *const spaces[] = {"torch", "F", "torch.nn.functional", "nn.functional"};
+    if (e->kind != E_NAME || lookup(s, e->text))
+        return false;
+    for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++)
+        if (strcmp(e->text, spaces[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Bind positional and keyword arguments to the op's parameters, as Python
+ * binds them to a signature. */
+static void bind_args(Ctx *c, Expr *call)
+{
+    const OpInfo *op = call->op;
+    call->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof(Expr *));
+    int npos = 0;
+    bool seen_keyword = false;
+    for (int i = 0; i < call->list->len; i++) {
+        Expr *a = VEC_AT(call->list, i);
+        if (a->kind == E_KWARG) {
+            seen_keyword = true;
+            int k = op_param_index(op, a->text);
+            if (k < 0) {
+                error_at(c, a->name_loc, "%s() has no parameter '%s'; its signature is %s(%s)",
+                         op->name, a->text, op->name, op->signature);
+            } else if (call->bound[k]) {
+                error_at(c, a->name_loc, "%s() got '%s' twice", op->name, a->text);
+            } else if (k == 0 && call->is_method) {
+                error_at(c, a->name_loc, "'%s' is the tensor the method is called on", a->text);
+            } else {
+                call->bound[k] = a->operand;
+            }
+            continue;
+        }
+        if (seen_keyword) {
+            error_at(c, a->loc, "positional argument after a keyword argument");
+            continue;
+        }
+        if (npos >= op->nparams || op->params[npos].keyword_only) {
+            error_at(c, a->loc, "%s() takes %d positional argument%s but more were given; its signature is %s(%s)",
+                     op->name, npos, npos == 1 ? "" : "s", op->name, op->signature);
+            npos++;
+            continue;
+        }
+        call->bound[npos++] = a;
+    }
+    for (int k = 0; k < op->nparams; k++) {
+        if (!call->bound[k] && !op->params[k].default_text)
+            error_at(c, call->loc, "%s() is missing its argument '%s'; its signature is %s(%s)",
+                     op->name, op->params[k].name, op->name, op->signature);
+    }
+}
+
+static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
+{
+    if (call->is_method && is_namespace(s, VEC_AT(call->list, 0))) {
+        /* torch.relu(x): drop the module, keep a plain call */
+        Vec *args = vec_new(c);
+        for (int i = 1; i < call->list->len; i++)
+            vec_push(c, args, VEC_AT(call->list, i));
+        call->list = args;
+        call->is_method = false;
+    }
+    for (int i = 0; i < call->list->len; i++) {
+        Expr *a = VEC_AT(call->list, i);
+        resolve_expr(c, s, r, a->kind == E_KWARG ? a->operand : a);
+    }
+
+    const char *name = call->callee;
+    const OpInfo *op = op_lookup(c, name);
+    size_t len = strlen(name);
+    if (!op && len > 1 && name[len - 1] == '_') {
+        /* a.add_(b): the in-place variant of add */
+        const char *base = arena_strndup(c->arena, name, len - 1);
+        op = op_lookup(c, base);
+        if (op) {
+            call->is_inplace = true;
+            name = base;
+        }
+    }
+    if (!op) {
+        error_unknown_op(c, call, name);
+        return;
+    }
+    if (call->is_inplace) {
+        error_at(c, call->name_loc, "in-place '%s_' is not supported yet; write the out-of-place '%s' and assign its result",
+                 op->name, op->name);
+        return;
+    }
+    call->op = op;
+    call->autocast_on = r.enabled;
+    call->autocast_low = r.low;
+    bind_args(c, call);
+}
+
+static void resolve_expr(Ctx *c, Scope *s, Region r, Expr *e)
+{
+    switch (e->kind) {
+    case E_NAME:
+        e->sym = lookup(s, e->text);
+        if (!e->sym)
+            error_unknown_name(c, s, e);
+        else if (e->sym->kind == SYM_DIM)
+            error_at(c, e->loc, "'%s' is a dimension of the model, not a tensor; dims can only appear in shapes", e->text);
+        return;
+    case E_CALL:
+        resolve_call(c, s, r, e);
+        return;
+    case E_KWARG:
+        error_at(c, e->name_loc, "keyword argument '%s=' outside a call", e->text);
+        return;
+    case E_NUMBER:
+    case E_STRING:
+    case E_BOOL:
+    case E_DTYPE:
+        return;
+    case E_CAST:
+    case E_TYPE:
+        ICE("unexpected expression kind %d in resolve", e->kind);
+    }
+}
+
+/* Shape expressions may name the model's dims and nothing else. */
+static void resolve_dim_expr(Ctx *c, Scope *s, Expr *e)
+{
+    if (e->kind == E_NAME) {
+        e->sym = lookup(s, e->text);
+        if (!e->sym || e->sym->kind != SYM_DIM) {
+            error_at(c, e->loc, "'%s' is not a dimension of the model; declare it in the model's header, as in 'model M(%s)'",
+                     e->text, e->text);
+            e->sym = NULL;
+        }
+    } else if (e->kind == E_CALL && e->is_operator) {
+        for (int i = 0; i < e->list->len; i++)
+            resolve_dim_expr(c, s, VEC_AT(e->list, i));
+    }
+}
+
+static void resolve_autocast_options(Ctx *c, Stmt *st, Region *r)
+{
+    r->enabled = true;
+    if (!st->options)
+        return;
+    for (int i = 0; i < st->options->len; i++) {
+        Expr *o = VEC_AT(st->options, i);
+        if (o->kind != E_KWARG) {
+            error_at(c, o->loc, "autocast options are written as enabled=true|false and dtype=bf16|f16");
+            continue;
+        }
+        if (strcmp(o->text, "enabled") == 0) {
+            if (o->operand->kind != E_BOOL)
+                error_at(c, o->operand->loc, "enabled= takes true or false");
+            else
+                r->enabled = o->operand->boolean;
+        } else if (strcmp(o->text, "dtype") == 0) {
+            Expr *v = o->operand;
+            if (v->kind != E_DTYPE || (v->dtype != DT_BF16 && v->dtype != DT_F16))
+                error_at(c, v->loc, "autocast dtype= takes bf16 or f16");
+            else
+                r->low = v->dtype;
+        } else {
+            error_at(c, o->name_loc, "autocast has no option '%s'; it takes enabled= and dtype=", o->text);
+        }
+    }
+}
+
+static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
+{
+    for (int i = 0; i < stmts->len; i++) {
+        Stmt *st = VEC_AT(stmts, i);
+        switch (st->kind) {
+        case S_INPUT:
+        case S_PARAM:
+        case S_BUFFER: {
+            Symbol *old = lookup(s, st->name->text);
+            if (old) {
+                error_at(c, st->name->loc, "'%s' is already declared", st->name->text);
+                note_at(c, old->loc, "'%s' was declared here", old->name);
+                break;
+            }
+            for (int d = 0; d < st->type->list->len; d++)
+                resolve_dim_expr(c, s, VEC_AT(st->type->list, d));
+            SymbolKind k = st->kind == S_INPUT ? SYM_INPUT : st->kind == S_PARAM ? SYM_PARAM : SYM_BUFFER;
+            st->sym = new_symbol(c, s, k, st->name->text, st->name->loc);
+            st->sym->decl = st;
+            break;
+        }
+        case S_ASSIGN:
+            resolve_expr(c, s, r, st->value);
+            for (int t = 0; t < st->targets->len; t++) {
+                Expr *target = VEC_AT(st->targets, t);
+                Symbol *old = lookup(s, target->text);
+                if (old && old->kind != SYM_LOCAL) {
+                    error_at(c, target->loc, "cannot assign to %s '%s'", old->kind == SYM_DIM ? "dimension" :
+                             old->kind == SYM_INPUT ? "input" : old->kind == SYM_PARAM ? "parameter" : "buffer",
+                             target->text);
+                    note_at(c, old->loc, "'%s' was declared here", old->name);
+                    continue;
+                }
+                target->sym = new_symbol(c, s, SYM_LOCAL, target->text, target->loc);
+                target->sym->value = st->value;
+            }
+            break;
+        case S_EXPR:
+            resolve_expr(c, s, r, st->value);
+            if (st->value->kind == E_CALL && !c->nerrors)
+                error_at(c, st->value->loc, "the result of '%s' is not used; assign it to a name", st->value->callee);
+            else if (st->value->kind != E_CALL)
+                error_at(c, st->value->loc, "this expression does nothing; assign it to a name");
+            break;
+        case S_OUTPUT:
+            for (int k = 0; k < st->exprs->len; k++) {
+                Expr *e = VEC_AT(st->exprs, k);
+                if (e->kind != E_NAME) {
+                    error_at(c, e->loc, "output takes names; assign the expression to a name first");
+                    continue;
+                }
+                resolve_expr(c, s, r, e);
+            }
+            break;
+        case S_MINIMIZE:
+            if (st->value->kind != E_NAME) {
+                error_at(c, st->value->loc, "minimize takes the name of the loss; assign the expression to a name first");
+                break;
+            }
+            resolve_expr(c, s, r, st->value);
+            break;
+        case S_AUTOCAST: {
+            Region inner = r;
+            resolve_autocast_options(c, st, &inner);
+            resolve_stmts(c, s, inner, st->body);
+            break;
+        }
+        }
+    }
+}
+
+bool resolve(Ctx *c)
+{
+    Model *m = c->model;
+    Scope s = {.symbols = vec_new(c)};
+    c->symbols = vec_new(c);
+    for (int i = 0; i < m->dims->len; i++) {
+        Expr *d = VEC_AT(m->dims, i);
+        if (lookup(&s, d->text)) {
+            error_at(c, d->loc, "dimension '%s' is listed twice", d->text);
+            continue;
+        }
+        if (c->nsyms == MAX_SYMS) {
+            error_at(c, d->loc, "a model can have at most %d symbolic dimensions", MAX_SYMS);
+            break;
+        }
+        Symbol *sym = new_symbol(c, &s, SYM_DIM, d->text, d->loc);
+        sym->index = c->nsyms;
+        c->sym_names[c->nsyms++] = d->text;
+    }
+    Region top = {.enabled = false, .low = DT_NONE};
+    resolve_stmts(c, &s, top, m->body);
+    return c->nerrors == 0;
+}
