@@ -7,7 +7,7 @@
  * later pass sees an implicit conversion.  Types downstream are
  * recomputed, since an autocast op changes what unlisted ops after it see.
  *
- * The rules are PyTorch's (../docs/autocast.md): only out-of-place calls
+ * The rules are PyTorch's (docs/policies.md): only out-of-place calls
  * inside an enabled region are eligible; an explicit dtype= wins; only
  * floating tensors other than f64 are ever cast; promote picks the widest
  * eligible type and rejects f16 mixed with bf16 and f64, as PyTorch's

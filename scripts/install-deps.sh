@@ -1,0 +1,38 @@
+#!/bin/sh
+# install-deps.sh [--test]: install what building ampc needs, and with
+# --test also what its test suite needs, from Debian's packages.  Installs
+# only what is missing; needs root (or sudo) only when something is.
+set -eu
+
+want="make gcc flex bison libgmp-dev"
+if [ "${1:-}" = "--test" ]; then
+    # clang: the e2e tests build the emitted C with it too, and its
+    # libFuzzer and sanitizers (libclang-rt) run the fuzz and ASan suites.
+    want="$want clang libclang-rt-dev libcmocka-dev"
+fi
+
+missing=""
+for pkg in $want; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    case "$status" in
+    *"install ok installed"*) ;;
+    *) missing="$missing $pkg" ;;
+    esac
+done
+
+if [ -z "$missing" ]; then
+    exit 0
+fi
+echo "install-deps: installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+else
+    echo "install-deps: need root to install:$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

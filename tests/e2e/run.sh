@@ -1,0 +1,58 @@
+#!/bin/sh
+# run.sh BUILD: end-to-end tests.  For every target and for gcc and clang:
+# compile examples/mlp.amp with ampc, build the emitted C with the runtime
+# at -std=c99 -Wall -Wextra -pedantic -Werror, run it against an
+# independent double-precision evaluation (tests/e2e/mlp_check.c), and
+# check that the targets really emit different code.
+set -u
+BUILD=${1:-build}
+AMPC=$BUILD/ampc
+OUT=$BUILD/e2e
+mkdir -p "$OUT"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+for target in tpu gpu cpu; do
+    dir=$OUT/$target
+    mkdir -p "$dir"
+    if ! "$AMPC" examples/mlp.amp -t "$target" -o "$dir/mlp.c"; then
+        bad "ampc mlp.amp -t $target"
+        continue
+    fi
+    for cc in gcc clang; do
+        if ! command -v "$cc" >/dev/null 2>&1; then
+            bad "$cc is not installed"
+            continue
+        fi
+        exe=$dir/check-$cc
+        if ! $cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" \
+                -o "$exe" tests/e2e/mlp_check.c "$dir/mlp.c" "$BUILD/libamprt.a" -lm -lpthread; then
+            bad "$target: $cc builds the emitted C warning-free"
+            continue
+        fi
+        if "$exe" > "$exe.log" 2>&1; then
+            ok "$target/$cc: $(grep '^logits' "$exe.log")"
+        else
+            cat "$exe.log"
+            bad "$target/$cc: outputs match the double-precision reference"
+        fi
+    done
+done
+
+# The targets' rules differ, so must their code.
+if cmp -s "$OUT/tpu/mlp.c" "$OUT/gpu/mlp.c"; then bad "tpu and gpu emit different C"; else ok "tpu and gpu emit different C"; fi
+grep -q 'amp_linear_bf16' "$OUT/tpu/mlp.c" && grep -q 'amp_linear_f16' "$OUT/gpu/mlp.c" &&
+    grep -q 'amp_log_softmax_f32' "$OUT/tpu/mlp.c" && grep -q 'amp_log_softmax_f32' "$OUT/gpu/mlp.c" &&
+    grep -q 'amp_nll_loss_f32' "$OUT/cpu/mlp.c" &&
+    ok "linear in bf16 on tpu, f16 on gpu; log_softmax and nll_loss in f32" ||
+    bad "linear in bf16 on tpu, f16 on gpu; log_softmax and nll_loss in f32"
+
+# Byte-identical output run to run.
+"$AMPC" examples/mlp.amp -t tpu -o "$OUT/again.c" --header "$OUT/tpu/again.h" &&
+    sed 's/again\.h/mlp.h/' "$OUT/again.c" | cmp -s - "$OUT/tpu/mlp.c" && ok "output is deterministic" ||
+    bad "output is deterministic"
+
+echo "e2e: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

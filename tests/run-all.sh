@@ -1,0 +1,31 @@
+#!/bin/sh
+# run-all.sh BUILD: every test suite, one after the other, with a summary.
+# Each suite prints its own results; this prints which suites passed and a
+# last line "N passed, M failed" counting suites.
+set -u
+BUILD=${1:-build}
+passed=0
+failed=0
+failed_names=""
+run() {
+    name=$1
+    shift
+    echo
+    echo "######## $name"
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failed_names="$failed_names $name"
+    fi
+}
+run unit make --no-print-directory BUILD="$BUILD" test-unit
+run runtime make --no-print-directory BUILD="$BUILD" test-runtime
+run golden make --no-print-directory BUILD="$BUILD" test-golden
+run e2e make --no-print-directory BUILD="$BUILD" test-e2e
+run sanitizers make --no-print-directory BUILD="$BUILD" test-sanitize
+run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-30}"
+echo
+[ -n "$failed_names" ] && echo "failed suites:$failed_names"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
