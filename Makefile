@@ -103,8 +103,10 @@ test-e2e: $(BUILD)/ampc $(BUILD)/libamprt.a
 
 # The same suites again under ASan and UBSan, in a tree of their own.
 test-sanitize:
-	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 CC=clang OPT=-O1 AMPRT_TEST_QUICK=1 \
-	    test-unit test-runtime test-golden test-e2e
+	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 CC=clang OPT=-O1 \
+	    test-unit test-runtime test-golden
+	E2E_COMPILERS=clang E2E_CFLAGS="-fsanitize=$(SAN_LIST) -fno-sanitize-recover=all" \
+	    $(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 CC=clang OPT=-O1 test-e2e
 
 test-fuzz:
 	sh tests/fuzz/run.sh $(BUILD)

@@ -261,9 +261,14 @@ typedef struct Decision {
     const char *rule;   /* "tpu bf16 list (seed)", "not eligible: in-place" */
 } Decision;
 
+/* Deeper expressions are refused when parsed, so that the recursive
+ * passes after the parser can never run out of stack. */
+#define MAX_EXPR_DEPTH 1000
+
 struct Expr {
     ExprKind kind;
     Loc loc;
+    int depth; /* nesting depth of the subtree, for MAX_EXPR_DEPTH */
     Type type; /* typecheck: result type (dtype DT_NONE for non-tensors) */
 
     const char *text;  /* NUMBER literal text, STRING value, NAME, KWARG name */
@@ -322,6 +327,7 @@ typedef struct Parser {
     Ctx *ctx;
     const SourceFile *file;
     Vec *models;
+    bool too_deep_reported;
 } Parser;
 
 /* The lexer's state (grammar/lexer.l). */
@@ -425,6 +431,7 @@ struct Ctx {
     FILE *diag_out; /* where diagnostics go (stderr; a buffer in tests) */
     int nerrors, nwarnings;
     bool io_error; /* a file could not be read: exit EXIT_IO, not EXIT_INPUT_ERROR */
+    bool autocast_ran; /* typecheck leaves dtype mismatches under autocast to it */
     const OpInfo *ops; /* OP_COUNT entries */
     Policy *policy;
 

@@ -9,6 +9,19 @@
 
 #include <string.h>
 
+/* Give e the depth of its deepest child plus one; refuse it past the cap. */
+static Expr *nest(Parser *p, Expr *e, Expr *child)
+{
+    if (child && child->depth + 1 > e->depth)
+        e->depth = child->depth + 1;
+    if (e->depth > MAX_EXPR_DEPTH && !p->too_deep_reported) {
+        error_at(p->ctx, e->loc, "this expression is nested more than %d levels deep; split it with assignments",
+                 MAX_EXPR_DEPTH);
+        p->too_deep_reported = true;
+    }
+    return e;
+}
+
 static Expr *new_expr(Parser *p, ExprKind kind, Loc loc)
 {
     Expr *e = arena_alloc(p->ctx->arena, sizeof *e);
@@ -74,6 +87,8 @@ Expr *new_call(Parser *p, Expr *callee, Vec *args, Loc loc)
     e->callee = callee->text;
     e->name_loc = callee->loc;
     e->list = args;
+    for (int i = 0; i < args->len; i++)
+        nest(p, e, VEC_AT(args, i));
     return e;
 }
 
@@ -89,6 +104,8 @@ Expr *new_method_call(Parser *p, Expr *receiver, Expr *method, Vec *args, Loc lo
     vec_push(p->ctx, e->list, receiver);
     for (int i = 0; i < args->len; i++)
         vec_push(p->ctx, e->list, VEC_AT(args, i));
+    for (int i = 0; i < e->list->len; i++)
+        nest(p, e, VEC_AT(e->list, i));
     return e;
 }
 
@@ -114,7 +131,8 @@ Expr *new_binary(Parser *p, const char *op, Expr *lhs, Expr *rhs, Loc op_loc, Lo
     e->list = vec_new(p->ctx);
     vec_push(p->ctx, e->list, lhs);
     vec_push(p->ctx, e->list, rhs);
-    return e;
+    nest(p, e, lhs);
+    return nest(p, e, rhs);
 }
 
 Expr *new_unary(Parser *p, const char *op, Expr *operand, Loc op_loc, Loc loc)
@@ -125,7 +143,7 @@ Expr *new_unary(Parser *p, const char *op, Expr *operand, Loc op_loc, Loc loc)
     e->is_operator = true;
     e->list = vec_new(p->ctx);
     vec_push(p->ctx, e->list, operand);
-    return e;
+    return nest(p, e, operand);
 }
 
 Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc)
@@ -134,7 +152,7 @@ Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc)
     e->text = name->text;
     e->name_loc = name->loc;
     e->operand = value;
-    return e;
+    return nest(p, e, value);
 }
 
 Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason)
@@ -147,6 +165,7 @@ Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason)
     e->reason = reason;
     e->type = operand->type;
     e->type.dtype = to;
+    e->depth = operand->depth + 1;
     return e;
 }
 

@@ -216,6 +216,7 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
 
 bool autocast(Ctx *c)
 {
+    c->autocast_ran = true;
     autocast_stmts(c, c->model->body);
     return c->nerrors == 0;
 }

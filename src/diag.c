@@ -65,7 +65,7 @@ static void print_source_line(FILE *out, Loc loc, int line)
     for (size_t i = start; i < loc.begin && i < shown; i++)
         fputc(t[i] == '\t' ? '\t' : ' ', out);
     fputc('^', out);
-    uint32_t stop = loc.end < end ? loc.end : (uint32_t)end;
+    uint32_t stop = loc.end < shown ? loc.end : (uint32_t)shown;
     for (uint32_t i = loc.begin + 1; i < stop; i++)
         fputc('~', out);
     fputc('\n', out);

@@ -31,7 +31,8 @@ static const char *const reserved[] = {
     "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
     "true", "false", "NULL", "params", "inputs", "outputs", "dims", "arena", "arena_bytes", "base", "rc",
-    "shape", "a_stride", "b_stride", "main", "errno", "assert", "INFINITY", "NAN",
+    "shape", "a_stride", "b_stride", "main", "errno", "assert", "INFINITY", "NAN", "size_t", "int64_t",
+    "int32_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "memcpy", "_Bool",
 };
 
 static bool name_taken(Emitter *e, const char *s)
@@ -501,7 +502,8 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
     buf_printf(o, "size_t %s_arena_bytes(const %s_dims *dims)\n{\n", p, p);
     for (int i = 0; i < c->nsyms; i++)
-        buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
+        buf_printf(o, "    const int64_t %s = dims->%s;\n    (void)%s;\n", c->sym_names[i], c->sym_names[i],
+                   c->sym_names[i]);
     if (c->nsyms == 0)
         buf_puts(o, "    (void)dims;\n");
     buf_printf(o, "    return %s_ARENA_BYTES%s;\n}\n\n", P, args);
@@ -520,9 +522,10 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
     emit_dim_checks(e);
-    buf_printf(o, "    if (arena_bytes < %s_ARENA_BYTES%s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P, args);
-    if (g->nslots == 0)
-        buf_puts(o, "    (void)arena;\n");
+    if (g->nslots)
+        buf_printf(o, "    if (arena_bytes < %s_ARENA_BYTES%s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P, args);
+    else
+        buf_puts(o, "    (void)arena; /* the model needs no scratch memory */\n");
 
     /* caller memory: check every pointer once, then name it */
     for (int i = 0; i < g->inputs->len; i++) {
@@ -602,9 +605,16 @@ bool emit_c(Ctx *c, Output *out)
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(&dp, "%s%s", i ? ", " : "", c->sym_names[i]);
     e.dim_params = dp.data;
-    for (int i = 0; i < c->nsyms; i++)
+    for (int i = 0; i < c->nsyms; i++) {
+        if (name_taken(&e, c->sym_names[i])) {
+            Expr *d = VEC_AT(c->model->dims, i);
+            error_at(c, d->loc, "dimension name '%s' is reserved in the emitted C; choose another name",
+                     c->sym_names[i]);
+            return false;
+        }
         vec_push(c, e.used, (void *)c->sym_names[i]);
-    for (int i = 0; i < MAX_SYMS; i++)
+    }
+    for (int i = 0; i < g->nslots; i++)
         vec_push(c, e.used, arena_printf(c->arena, "slot%d", i));
 
     /* names of caller memory: struct members and locals alike */

@@ -57,12 +57,12 @@ bool target_from_name(const char *name, Target *t)
 static char *next_word(char **s)
 {
     char *p = *s;
-    while (*p == ' ' || *p == '\t')
+    while (*p == ' ' || *p == '\t' || *p == '\r')
         p++;
     if (!*p)
         return NULL;
     char *w = p;
-    while (*p && *p != ' ' && *p != '\t')
+    while (*p && *p != ' ' && *p != '\t' && *p != '\r')
         p++;
     if (*p)
         *p++ = '\0';

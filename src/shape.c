@@ -35,15 +35,18 @@ Poly *poly_sym(Ctx *c, int sym)
     return p;
 }
 
-/* Insert `t` (coef may be anything) into a sorted term array being built. */
-static bool add_term(Term *terms, int *n, const Term *t)
+/* Add sign * t into a sorted term array being built; subtracting directly
+ * (not adding the negation) keeps -1 - INT64_MIN exact. */
+static bool add_term(Term *terms, int *n, const Term *t, int sign)
 {
     int lo = 0, hi = *n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
         int cmp = term_cmp(&terms[mid], t);
         if (cmp == 0) {
-            if (__builtin_add_overflow(terms[mid].coef, t->coef, &terms[mid].coef))
+            bool overflow = sign > 0 ? __builtin_add_overflow(terms[mid].coef, t->coef, &terms[mid].coef)
+                                     : __builtin_sub_overflow(terms[mid].coef, t->coef, &terms[mid].coef);
+            if (overflow)
                 return false;
             if (terms[mid].coef == 0) {
                 memmove(&terms[mid], &terms[mid + 1], (size_t)(*n - mid - 1) * sizeof(Term));
@@ -58,8 +61,11 @@ static bool add_term(Term *terms, int *n, const Term *t)
     }
     if (t->coef == 0)
         return true;
+    Term nt = *t;
+    if (sign < 0 && __builtin_sub_overflow((int64_t)0, t->coef, &nt.coef))
+        return false;
     memmove(&terms[lo + 1], &terms[lo], (size_t)(*n - lo) * sizeof(Term));
-    terms[lo] = *t;
+    terms[lo] = nt;
     (*n)++;
     return true;
 }
@@ -69,13 +75,10 @@ static Poly *combine(Ctx *c, const Poly *a, const Poly *b, int64_t sign)
     Poly *p = arena_alloc(c->arena, sizeof *p);
     p->terms = arena_alloc(c->arena, (size_t)(a->nterms + b->nterms + 1) * sizeof(Term));
     for (int i = 0; i < a->nterms; i++)
-        if (!add_term(p->terms, &p->nterms, &a->terms[i]))
+        if (!add_term(p->terms, &p->nterms, &a->terms[i], 1))
             return NULL;
     for (int i = 0; i < b->nterms; i++) {
-        Term t = b->terms[i];
-        if (__builtin_mul_overflow(t.coef, sign, &t.coef))
-            return NULL;
-        if (!add_term(p->terms, &p->nterms, &t))
+        if (!add_term(p->terms, &p->nterms, &b->terms[i], sign))
             return NULL;
     }
     return p;
@@ -99,7 +102,7 @@ Poly *poly_mul(Ctx *c, const Poly *a, const Poly *b)
                     return NULL;
                 t.pow[k] = (uint8_t)e;
             }
-            if (!add_term(p->terms, &p->nterms, &t))
+            if (!add_term(p->terms, &p->nterms, &t, 1))
                 return NULL;
         }
     }

@@ -286,6 +286,10 @@ static bool same_dtype(Ctx *c, Expr *call, Expr *a, Expr *b)
 {
     if (a->type.dtype == b->type.dtype)
         return true;
+    /* inside autocast the casts may still unify them: autocast re-runs this
+     * rule after casting and reports what remains */
+    if (call->autocast_on && !c->autocast_ran)
+        return true;
     error_at(c, call->loc, "%s() expects both operands to have the same dtype, got %s and %s "
              "(use autocast, or cast one operand)", call->op->name, dtype_name(a->type.dtype), dtype_name(b->type.dtype));
     return false;
@@ -404,6 +408,11 @@ bool infer_softmax(Ctx *c, Expr *call)
         return false;
     call->dim = dim;
     DType want = dtype_arg(c, call, 2);
+    if (want != DT_NONE && !dtype_is_float(want)) {
+        error_at(c, arg(call, 2)->loc, "%s() computes in floating point; dtype=%s is not a floating type",
+                 call->op->name, dtype_name(want));
+        return false;
+    }
     DType t = want != DT_NONE ? want : x->type.dtype;
     if (!dtype_is_float(t)) {
         error_at(c, call->loc, "%s() needs a floating-point tensor, but this is %s", call->op->name,

@@ -4,6 +4,9 @@
 # at -std=c99 -Wall -Wextra -pedantic -Werror, run it against an
 # independent double-precision evaluation (tests/e2e/mlp_check.c), and
 # check that the targets really emit different code.
+#
+# E2E_COMPILERS (default "gcc clang") and E2E_CFLAGS (extra flags, e.g.
+# sanitizers matching the runtime's build) adjust the C build.
 set -u
 BUILD=${1:-build}
 AMPC=$BUILD/ampc
@@ -21,13 +24,14 @@ for target in tpu gpu cpu; do
         bad "ampc mlp.amp -t $target"
         continue
     fi
-    for cc in gcc clang; do
+    for cc in ${E2E_COMPILERS:-gcc clang}; do
         if ! command -v "$cc" >/dev/null 2>&1; then
             bad "$cc is not installed"
             continue
         fi
         exe=$dir/check-$cc
-        if ! $cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" \
+        # shellcheck disable=SC2086
+        if ! $cc -std=c99 -O2 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" \
                 -o "$exe" tests/e2e/mlp_check.c "$dir/mlp.c" "$BUILD/libamprt.a" -lm -lpthread; then
             bad "$target: $cc builds the emitted C warning-free"
             continue

@@ -1,0 +1,309 @@
+/*
+ * amprt.h - the one public header of libamprt, the kernel runtime that C
+ * emitted by ampc calls.
+ *
+ * Conventions (docs/runtime.md is the full contract):
+ *  - Storage dtypes are f64, f32, bf16, f16, i64, i32 and bool; bf16 and f16
+ *    are structs so they never mix with integers by accident.
+ *  - Kernels exist for T in {f32, bf16, f16}. Storage is T, but every
+ *    computation and every accumulator is f32, and each output element is
+ *    rounded to T exactly once (PyTorch's "opmath" on CPU).
+ *  - Sizes and strides count elements, not bytes. Outputs are contiguous.
+ *  - The kernels trust their arguments (the code generator proves shapes at
+ *    compile time); only amp_nll_loss_*, whose targets are run-time data,
+ *    returns a status code.
+ *  - Every public kernel amp_<op>_<T> calls through a table of function
+ *    pointers chosen once per process (see amp_isa_name and AMPRT_ISA).
+ *
+ * The kernel signatures are listed once, as an X-macro table
+ * (AMP_FOR_EACH_KERNEL), from which this header declares them and the
+ * library builds its dispatch table; the table is the place to read them.
+ */
+#ifndef AMPRT_H
+#define AMPRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Types -------------------------------------------------------------- */
+
+typedef struct { uint16_t bits; } amp_bf16;
+typedef struct { uint16_t bits; } amp_f16;
+
+typedef enum { AMP_F64, AMP_F32, AMP_BF16, AMP_F16, AMP_I64, AMP_I32, AMP_BOOL } amp_dtype;
+
+/* Bytes per element (bool is one byte holding 0 or 1); 0 for a value that
+ * is not an amp_dtype. */
+size_t amp_dtype_size(amp_dtype t);
+/* "f64", "f32", "bf16", "f16", "i64", "i32", "bool"; "invalid" otherwise. */
+const char *amp_dtype_name(amp_dtype t);
+
+/* ---- Scalar conversions --------------------------------------------------
+ *
+ * Contract, shared by every conversion in the runtime (casts included):
+ *  - narrowing rounds to nearest, ties to even;
+ *  - overflow follows IEEE: magnitudes at or above the halfway point between
+ *    the largest finite value and the next power of two become infinity,
+ *    smaller ones round to the largest finite value;
+ *  - subnormal inputs and outputs are kept (no flush to zero);
+ *  - a NaN stays a NaN with its sign and as much payload as fits, and comes
+ *    out quiet (the quiet bit is the top fraction bit, so a truncated payload
+ *    can never leave an all-zero fraction, which would read as infinity);
+ *  - widening is exact for every non-NaN value.
+ * They are portable bit manipulation on uint32_t (memcpy for type punning),
+ * so they do not depend on the FPU rounding mode, FTZ/DAZ, or _Float16.
+ * They are static inline because emitted loops call them per element.
+ */
+
+static inline uint32_t amp_bits_of_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float amp_f32_of_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline amp_bf16 amp_f32_to_bf16(float f)
+{
+    uint32_t u = amp_bits_of_f32(f);
+    amp_bf16 h;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        /* NaN: bf16 is the top half of f32, so keep sign and top payload. */
+        h.bits = (uint16_t)((u >> 16) | 0x0040u);
+    } else {
+        /* Round to nearest even on the 16 dropped bits: adding 0x7fff plus
+         * the kept lsb carries exactly when the dropped part is above half,
+         * or is half and the kept part is odd. A carry out of the fraction
+         * bumps the exponent, which also turns values at or above the
+         * halfway point past the max finite into infinity. */
+        h.bits = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+    return h;
+}
+
+static inline float amp_bf16_to_f32(amp_bf16 h)
+{
+    uint32_t u = (uint32_t)h.bits << 16;
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        u |= 0x00400000u; /* quiet a signalling NaN; payload fits entirely */
+    return amp_f32_of_bits(u);
+}
+
+static inline amp_f16 amp_f32_to_f16(float f)
+{
+    uint32_t u = amp_bits_of_f32(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu; /* magnitude bits */
+    amp_f16 h;
+    if (a > 0x7f800000u) {
+        /* NaN: top 10 payload bits, quiet bit forced. */
+        h.bits = (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x03ffu));
+    } else if (a >= 0x477ff000u) {
+        /* 65520 = 65504 + 16, halfway between the max finite f16 and 2^16:
+         * everything from there up (infinity included) is infinity. */
+        h.bits = (uint16_t)(sign | 0x7c00u);
+    } else if (a >= 0x38800000u) {
+        /* Normal f16 (>= 2^-14): rebias the exponent from 127 to 15, then
+         * round to nearest even on the 13 dropped fraction bits; a carry
+         * ripples into the exponent, and cannot reach infinity because the
+         * inputs that would are handled above. */
+        uint32_t r = a - (112u << 23);
+        h.bits = (uint16_t)(sign | ((r + 0x0fffu + ((r >> 13) & 1u)) >> 13));
+    } else if (a < 0x33000000u) {
+        /* Below 2^-25, half the smallest subnormal (2^-24): rounds to zero.
+         * (Exactly 2^-25, a tie, goes below to the even neighbour, zero.) */
+        h.bits = (uint16_t)sign;
+    } else {
+        /* Subnormal f16 result, in units of 2^-24: the full significand
+         * (implicit bit included) shifted right by 126 - exponent, which is
+         * between 14 and 24 here; round to nearest even on the dropped bits.
+         * Rounding up to 0x400 yields the smallest normal, correctly encoded. */
+        uint32_t m = (a & 0x007fffffu) | 0x00800000u;
+        uint32_t shift = 126u - (a >> 23);
+        uint32_t q = m >> shift;
+        uint32_t rest = m & ((1u << shift) - 1u);
+        uint32_t half = 1u << (shift - 1u);
+        if (rest > half || (rest == half && (q & 1u)))
+            q++;
+        h.bits = (uint16_t)(sign | q);
+    }
+    return h;
+}
+
+static inline float amp_f16_to_f32(amp_f16 h)
+{
+    uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
+    uint32_t exp = (h.bits >> 10) & 0x1fu;
+    uint32_t frac = h.bits & 0x03ffu;
+    uint32_t u;
+    if (exp == 0x1fu) {
+        /* Infinity, or NaN with its whole payload and the quiet bit set. */
+        u = sign | 0x7f800000u | (frac << 13) | (frac ? 0x00400000u : 0u);
+    } else if (exp != 0) {
+        u = sign | ((exp + 112u) << 23) | (frac << 13);
+    } else if (frac == 0) {
+        u = sign;
+    } else {
+        /* Subnormal f16 (frac * 2^-24) is a normal f32: shift the fraction
+         * up to its leading one, lowering the exponent once per shift. An
+         * integer loop instead of a float multiply keeps it exact under
+         * FTZ/DAZ too. */
+        uint32_t e = 113u; /* f32 biased exponent of 2^-14 */
+        while (!(frac & 0x0400u)) {
+            frac <<= 1;
+            e--;
+        }
+        u = sign | (e << 23) | ((frac & 0x03ffu) << 13);
+    }
+    return amp_f32_of_bits(u);
+}
+
+/* Element `index` of an array of dtype t, converted to f32 as C converts
+ * (f64 rounds to nearest; i64/i32 round to nearest float; bool gives 0 or 1;
+ * bf16/f16 widen exactly). Returns 0 for an invalid dtype. */
+float amp_load_as_f32(amp_dtype t, const void *base, size_t index);
+/* Store v into element `index` of an array of dtype t. Floating dtypes
+ * round once, as above. Integers truncate toward zero as C does, except that
+ * where C leaves the conversion undefined the runtime defines it: NaN stores
+ * 0, and out-of-range values saturate to the type's min or max. bool stores
+ * (v != 0), so NaN stores 1, as a C conversion to _Bool does. */
+void amp_store_from_f32(amp_dtype t, void *base, size_t index, float v);
+
+/* ---- Status codes -------------------------------------------------------- */
+
+enum amp_status {
+    AMP_OK = 0,
+    AMP_ERR_ARENA_TOO_SMALL,     /* emitted model entry points: caller's arena < plan */
+    AMP_ERR_BAD_DIM,             /* a size argument is negative (or, in emitted code,
+                                    a run-time dim does not match the model) */
+    AMP_ERR_TARGET_OUT_OF_RANGE, /* a class index outside [0, C), not ignore_index */
+    AMP_ERR_NULL_ARG,            /* a required pointer is NULL */
+    AMP_ERR_BAD_REDUCTION        /* a reduction code outside amp_reduction */
+};
+
+/* Never NULL: a static message, or a generic one for an unknown code. */
+const char *amp_strerror(int code);
+
+/* ---- Dispatch -------------------------------------------------------------
+ *
+ * The kernel set is chosen once per process, on the first kernel call or
+ * amp_isa_name(), from the environment variable AMPRT_ISA: "ref" forces the
+ * reference kernels; "auto", empty or unset picks the best set this CPU
+ * supports; any other value prints one warning to stderr and means "auto".
+ */
+const char *amp_isa_name(void);
+
+/* ---- Kernels ------------------------------------------------------------- */
+
+typedef enum {
+    AMP_REDUCTION_NONE = 0,
+    AMP_REDUCTION_MEAN = 1,
+    AMP_REDUCTION_SUM = 2
+} amp_reduction;
+
+/* C element type of each dtype token used in the kernel names. */
+#define AMP_CTYPE_f64 double
+#define AMP_CTYPE_f32 float
+#define AMP_CTYPE_bf16 amp_bf16
+#define AMP_CTYPE_f16 amp_f16
+
+/*
+ * Every kernel, one row each: X(name, return type, parameters, arguments).
+ * The public function is amp_<name>, the reference one amp_ref_<name>.
+ * Semantics (docs/runtime.md has the details):
+ *
+ *  add/sub/mul/div   y[i] = a[i] op b[i]; y may alias a or b.
+ *  neg, relu         y[i] = -x[i], clamp_min(x[i], 0) (NaN -> NaN,
+ *                    -0 -> -0, as PyTorch); y may alias x.
+ *  *_scalar          y[i] = a[i] op s; rsub: s - a[i]; rdiv: s / a[i].
+ *  *_bcast           y (contiguous, `shape`, 0 <= ndim) = a op b, where a and
+ *                    b are read through their own element strides, 0 meaning
+ *                    broadcast along that dim.
+ *  linear            y[M,N] = x[M,K] w[N,K]^T + bias[N]; bias may be NULL.
+ *  matmul            c[i][M,N] = a[i][M,K] b[i][K,N] for i < batch, with
+ *                    a[i] = a + i * a_batch_stride (likewise b; 0 broadcasts).
+ *  softmax,          along an axis of length dim and stride inner, for each
+ *  log_softmax       of outer x inner positions; y may alias x.
+ *  nll_loss          returns AMP_OK or an error, and on error writes nothing.
+ *  cast_S_D          y[i] = x[i] converted from S to D, rounded once.
+ */
+#define AMP_KERNELS_OF_TYPE(X, T) AMP_KERNELS_OF_CTYPE(X, T, AMP_CTYPE_##T)
+#define AMP_KERNELS_OF_CTYPE(X, T, CT)                                                   \
+    X(add_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
+    X(sub_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
+    X(mul_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
+    X(div_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
+    X(neg_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                          \
+    X(relu_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                         \
+    X(add_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
+    X(sub_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
+    X(mul_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
+    X(div_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
+    X(rsub_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))      \
+    X(rdiv_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))      \
+    AMP_BCAST_ROW(X, add, T, CT)                                                         \
+    AMP_BCAST_ROW(X, sub, T, CT)                                                         \
+    AMP_BCAST_ROW(X, mul, T, CT)                                                         \
+    AMP_BCAST_ROW(X, div, T, CT)                                                         \
+    X(linear_##T, void,                                                                  \
+      (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const CT *bias, CT *y), \
+      (M, N, K, x, w, bias, y))                                                          \
+    X(matmul_##T, void,                                                                  \
+      (int64_t batch, int64_t M, int64_t N, int64_t K, const CT *a,                      \
+       int64_t a_batch_stride, const CT *b, int64_t b_batch_stride, CT *c),              \
+      (batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c))                         \
+    X(softmax_##T, void,                                                                 \
+      (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),                   \
+      (outer, dim, inner, x, y))                                                         \
+    X(log_softmax_##T, void,                                                             \
+      (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),                   \
+      (outer, dim, inner, x, y))                                                         \
+    X(nll_loss_##T, int,                                                                 \
+      (int64_t N, int64_t C, const CT *logp, const int64_t *target, const CT *weight,   \
+       int64_t ignore_index, int reduction, CT *out),                                    \
+      (N, C, logp, target, weight, ignore_index, reduction, out))
+
+#define AMP_BCAST_ROW(X, op, T, CT)                                                      \
+    X(op##_bcast_##T, void,                                                              \
+      (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride,             \
+       const CT *b, const int64_t *b_stride, CT *y),                                     \
+      (ndim, shape, a, a_stride, b, b_stride, y))
+
+#define AMP_CAST_ROW(X, S, D)                                                            \
+    X(cast_##S##_##D, void, (size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y), (n, x, y))
+
+/* Every ordered pair of distinct float dtypes: Y(X, S, D), X passed along. */
+#define AMP_FOR_EACH_CAST_PAIR(Y, X)                                                     \
+    Y(X, f64, f32) Y(X, f64, bf16) Y(X, f64, f16)                                        \
+    Y(X, f32, f64) Y(X, f32, bf16) Y(X, f32, f16)                                        \
+    Y(X, bf16, f64) Y(X, bf16, f32) Y(X, bf16, f16)                                      \
+    Y(X, f16, f64) Y(X, f16, f32) Y(X, f16, bf16)
+
+#define AMP_FOR_EACH_CAST(X) AMP_FOR_EACH_CAST_PAIR(AMP_CAST_ROW, X)
+
+#define AMP_FOR_EACH_KERNEL(X)                                                           \
+    AMP_KERNELS_OF_TYPE(X, f32)                                                          \
+    AMP_KERNELS_OF_TYPE(X, bf16)                                                         \
+    AMP_KERNELS_OF_TYPE(X, f16)                                                          \
+    AMP_FOR_EACH_CAST(X)
+
+#define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;
+AMP_FOR_EACH_KERNEL(AMP_DECLARE_KERNEL)
+#undef AMP_DECLARE_KERNEL
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMPRT_H */

@@ -1,0 +1,76 @@
+/*
+ * ref_loss.c - reference negative log-likelihood loss (PyTorch's nll_loss on
+ * a [N, C] input).
+ *
+ * Per row n with target t = target[n] and w = weight ? weight[t] : 1:
+ *     loss[n] = -w * logp[n, t], or 0 when t == ignore_index.
+ * Reductions: NONE writes loss[0..N); SUM writes sum(loss); MEAN writes
+ * sum(loss) / sum(w) over the rows not ignored, so all rows ignored (or
+ * weights summing to 0) gives 0/0 = NaN, as PyTorch does. Sums are f32,
+ * in row order, and the one output is rounded to the storage dtype once.
+ *
+ * Unlike the other kernels this one checks its arguments, because targets
+ * are run-time data: every check, targets included, happens before anything
+ * is written, so on error `out` is untouched.
+ */
+#include "amprt_internal.h"
+
+static AMP_ALWAYS_INLINE int check_args(int64_t N, int64_t C, const void *logp, const int64_t *target,
+                                        int64_t ignore_index, int reduction, const void *out)
+{
+    if (N < 0 || C < 0)
+        return AMP_ERR_BAD_DIM;
+    if (reduction != AMP_REDUCTION_NONE && reduction != AMP_REDUCTION_MEAN && reduction != AMP_REDUCTION_SUM)
+        return AMP_ERR_BAD_REDUCTION;
+    /* A pointer may be NULL only where nothing would be read or written
+     * through it: with no rows, or (out) with no rows and no reduction. */
+    if (N > 0 && (logp == NULL || target == NULL))
+        return AMP_ERR_NULL_ARG;
+    if (out == NULL && (N > 0 || reduction != AMP_REDUCTION_NONE))
+        return AMP_ERR_NULL_ARG;
+    for (int64_t n = 0; n < N; n++)
+        if (target[n] != ignore_index && (target[n] < 0 || target[n] >= C))
+            return AMP_ERR_TARGET_OUT_OF_RANGE;
+    return AMP_OK;
+}
+
+static AMP_ALWAYS_INLINE int nll_loss(amp_dtype t, int64_t N, int64_t C, const void *logp,
+                                      const int64_t *target, const void *weight, int64_t ignore_index,
+                                      int reduction, void *out)
+{
+    float total = 0.0f, weight_sum = 0.0f;
+    int status = check_args(N, C, logp, target, ignore_index, reduction, out);
+
+    if (status != AMP_OK)
+        return status;
+    for (int64_t n = 0; n < N; n++) {
+        int64_t c = target[n];
+        float w, loss;
+        if (c == ignore_index) {
+            if (reduction == AMP_REDUCTION_NONE)
+                amp_st(t, out, n, 0.0f);
+            continue;
+        }
+        w = weight != NULL ? amp_ld(t, weight, c) : 1.0f;
+        loss = -w * amp_ld(t, logp, n * C + c);
+        if (reduction == AMP_REDUCTION_NONE)
+            amp_st(t, out, n, loss);
+        total += loss;
+        weight_sum += w;
+    }
+    if (reduction == AMP_REDUCTION_MEAN)
+        amp_st(t, out, 0, total / weight_sum);
+    else if (reduction == AMP_REDUCTION_SUM)
+        amp_st(t, out, 0, total);
+    return AMP_OK;
+}
+
+#define LOSS_KERNELS(T)                                                                           \
+    int amp_ref_nll_loss_##T(int64_t N, int64_t C, const AMP_CTYPE_##T *logp,                     \
+                             const int64_t *target, const AMP_CTYPE_##T *weight,                  \
+                             int64_t ignore_index, int reduction, AMP_CTYPE_##T *out)             \
+    {                                                                                             \
+        return nll_loss(AMP_DTYPE_##T, N, C, logp, target, weight, ignore_index, reduction, out); \
+    }
+
+AMP_FOR_EACH_KERNEL_DTYPE(LOSS_KERNELS)
