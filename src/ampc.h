@@ -472,6 +472,7 @@ int ampc_compile(Ctx *c, SourceFile *src, Output *out);
 
 /* Type rules shared by typecheck and autocast (typecheck.c). */
 bool infer_call(Ctx *c, Expr *call);
+bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);
 int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
 

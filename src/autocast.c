@@ -29,6 +29,7 @@ static void cast_arg(Ctx *c, Expr *call, int i, DType to, const char *reason)
     if (a->type.dtype == to)
         return;
     call->bound[i] = new_cast(c, a, to, reason);
+    type_fits(c, &call->bound[i]->type, a->loc);
 }
 
 static bool has_explicit_dtype(const Expr *call)

@@ -207,7 +207,8 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         if (n->out->slot >= 0) {
-            all = poly_add(c, all, value_bytes(c, n->out));
+            if (all)
+                all = poly_add(c, all, value_bytes(c, n->out));
             nbuf++;
         }
     }
@@ -461,8 +462,8 @@ static void emit_dim_checks(Emitter *e)
         vec_push(c, seen, b);
         for (int t = 0; t < b->nterms; t++) {
             const Term *term = &b->terms[t];
-            int64_t coef = term->coef < 0 ? -term->coef : term->coef;
-            buf_printf(&bound, "%s%lld.0", bound.len ? "\n        + " : "", (long long)coef);
+            uint64_t mag = term->coef < 0 ? 0 - (uint64_t)term->coef : (uint64_t)term->coef;
+            buf_printf(&bound, "%s%llu.0", bound.len ? "\n        + " : "", (unsigned long long)mag);
             for (int s = 0; s < MAX_SYMS; s++)
                 for (int p = 0; p < term->pow[s]; p++)
                     buf_printf(&bound, "*(double)%s", c->sym_names[s]);

@@ -149,12 +149,17 @@ char *poly_to_c(Ctx *c, const Poly *p, const char *const *names)
     buf_init(&b, c->arena);
     for (int i = p->nterms - 1; i >= 0; i--) {
         const Term *t = &p->terms[i];
-        int64_t coef = t->coef;
-        if (i != p->nterms - 1) {
-            buf_puts(&b, coef < 0 ? " - " : " + ");
-            if (coef < 0)
-                coef = -coef;
-        }
+        /* the magnitude as unsigned, so that INT64_MIN prints too */
+        uint64_t mag = t->coef < 0 ? 0 - (uint64_t)t->coef : (uint64_t)t->coef;
+        if (i != p->nterms - 1)
+            buf_puts(&b, t->coef < 0 ? " - " : " + ");
+        else if (t->coef < 0)
+            buf_puts(&b, "-");
+        bool constant = true;
+        for (int k = 0; k < MAX_SYMS; k++)
+            constant &= t->pow[k] == 0;
+        if (constant || mag != 1)
+            buf_printf(&b, "%llu%s", (unsigned long long)mag, constant ? "" : "*");
         bool first = true;
         for (int k = 0; k < MAX_SYMS; k++) {
             for (int e = 0; e < t->pow[k]; e++) {
@@ -162,10 +167,6 @@ char *poly_to_c(Ctx *c, const Poly *p, const char *const *names)
                 first = false;
             }
         }
-        if (first)
-            buf_printf(&b, "%lld", (long long)coef);
-        else if (coef != 1)
-            buf_printf(&b, "*%lld", (long long)coef);
     }
     return b.data;
 }

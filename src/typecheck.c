@@ -529,9 +529,25 @@ static bool check_expr(Ctx *c, Expr *e)
     ICE("unexpected expression kind %d in typecheck", e->kind);
 }
 
+/* Every tensor must fit in 2^63 bytes, computed ones too (a broadcast or
+ * a widening dtype= can grow a declared tensor past the limit). */
+bool type_fits(Ctx *c, const Type *t, Loc loc)
+{
+    if (t->dtype == DT_NONE)
+        return true;
+    Poly *bytes = shape_numel(c, &t->shape);
+    if (bytes)
+        bytes = poly_mul(c, bytes, poly_const(c, dtype_size(t->dtype)));
+    int64_t v;
+    if (bytes && !(poly_is_const(bytes, &v) && v < 0))
+        return true;
+    error_at(c, loc, "this %s tensor is larger than 2^63 bytes", type_to_string(c, t));
+    return false;
+}
+
 bool infer_call(Ctx *c, Expr *call)
 {
-    return call->op->infer(c, call);
+    return call->op->infer(c, call) && type_fits(c, &call->type, call->loc);
 }
 
 static void check_stmts(Ctx *c, Vec *stmts)

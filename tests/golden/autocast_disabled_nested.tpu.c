@@ -39,12 +39,12 @@ int nested_forward(const nested_params *params, const nested_inputs *inputs, nes
     if (!x || !w1 || !w2 || !outputs->k || !outputs->o)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + NESTED_PAD_(B*16);
+    unsigned char *const slot1 = slot0 + NESTED_PAD_(16*B);
     unsigned char *const slot2 = slot1 + NESTED_PAD_(128);
 
     /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_cast_f32_bf16((size_t)(B*8), x, x_bf16);
+    amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
@@ -56,7 +56,7 @@ int nested_forward(const nested_params *params, const nested_inputs *inputs, nes
 
     /* autocast_disabled_nested.amp:11: relu in bf16: autocast is off here: follows its inputs */
     amp_bf16 *const g = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_relu_bf16((size_t)(B*8), h, g);
+    amp_relu_bf16((size_t)(8*B), h, g);
 
     /* autocast_disabled_nested.amp:12: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 8, 8, x, w2, NULL, outputs->k);

@@ -39,11 +39,11 @@ int half_forward(const half_params *params, const half_inputs *inputs, half_outp
     if (!x || !w || !outputs->y || !outputs->z)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + HALF_PAD_(B*8);
+    unsigned char *const slot1 = slot0 + HALF_PAD_(8*B);
 
     /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
-    amp_cast_f32_f16((size_t)(B*4), x, x_f16);
+    amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
@@ -54,7 +54,7 @@ int half_forward(const half_params *params, const half_inputs *inputs, half_outp
 
     /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
-    amp_cast_f32_bf16((size_t)(B*4), x, x_bf16);
+    amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[3, 4] */

@@ -45,14 +45,14 @@ int bcast_forward(const bcast_params *params, const bcast_inputs *inputs, bcast_
     if (!x || !bias || !col || !row || !s || !outputs->d)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + BCAST_PAD_(B*T*16);
-    unsigned char *const slot2 = slot1 + BCAST_PAD_(B*T*16);
+    unsigned char *const slot1 = slot0 + BCAST_PAD_(16*B*T);
+    unsigned char *const slot2 = slot1 + BCAST_PAD_(16*B*T);
 
     /* broadcast_add.amp:9: add in f32: autocast is off here: follows its inputs */
     float *const a = (float *)slot0; /* f32[B, T, 4] */
     {
         const int64_t shape[] = {B, T, 4};
-        const int64_t a_stride[] = {T*4, 4, 1};
+        const int64_t a_stride[] = {4*T, 4, 1};
         const int64_t b_stride[] = {0, 0, 1};
         amp_add_bcast_f32(3, shape, x, a_stride, bias, b_stride, a);
     }
@@ -70,12 +70,12 @@ int bcast_forward(const bcast_params *params, const bcast_inputs *inputs, bcast_
     float *const c = (float *)slot2; /* f32[B, T, 4] */
     {
         const int64_t shape[] = {B, T, 4};
-        const int64_t a_stride[] = {T*4, 4, 1};
+        const int64_t a_stride[] = {4*T, 4, 1};
         const int64_t b_stride[] = {0, 0, 0};
         amp_sub_bcast_f32(3, shape, a, a_stride, s, b_stride, c);
     }
 
     /* broadcast_add.amp:12: div in f32: autocast is off here: follows its inputs */
-    amp_div_f32((size_t)(B*T*4), b, c, outputs->d);
+    amp_div_f32((size_t)(4*B*T), b, c, outputs->d);
     return AMP_OK;
 }

@@ -46,16 +46,16 @@ int mm_forward(const mm_params *params, const mm_inputs *inputs, mm_outputs *out
     if (!q || !k || !w || !v || !outputs->scores || !outputs->proj || !outputs->qv || !outputs->vw || !outputs->dot)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + MM_PAD_(B*T*32);
-    unsigned char *const slot2 = slot1 + MM_PAD_(MM_MAX_(B*T*32, 256));
+    unsigned char *const slot1 = slot0 + MM_PAD_(32*B*T);
+    unsigned char *const slot2 = slot1 + MM_PAD_(MM_MAX_(32*B*T, 256));
 
     /* matmul_shapes.amp:9: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const q_bf16 = (amp_bf16 *)slot0; /* bf16[B, T, 16] */
-    amp_cast_f32_bf16((size_t)(B*T*16), q, q_bf16);
+    amp_cast_f32_bf16((size_t)(16*B*T), q, q_bf16);
 
     /* matmul_shapes.amp:9: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const k_bf16 = (amp_bf16 *)slot1; /* bf16[B, 16, T] */
-    amp_cast_f32_bf16((size_t)(B*T*16), k, k_bf16);
+    amp_cast_f32_bf16((size_t)(16*B*T), k, k_bf16);
 
     /* matmul_shapes.amp:9: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_matmul_bf16(B, T, T, 16, q_bf16, T*16, k_bf16, 16*T, outputs->scores);

@@ -36,15 +36,15 @@ int spellings_forward(const spellings_params *params, const spellings_inputs *in
     if (!x || !outputs->d)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + SPELLINGS_PAD_(B*16);
+    unsigned char *const slot1 = slot0 + SPELLINGS_PAD_(16*B);
 
     /* method_and_namespace.amp:5: relu in f32: autocast is off here: follows its inputs */
     float *const a = (float *)slot0; /* f32[B, 4] */
-    amp_relu_f32((size_t)(B*4), x, a);
+    amp_relu_f32((size_t)(4*B), x, a);
 
     /* method_and_namespace.amp:6: relu in f32: autocast is off here: follows its inputs */
     float *const b = (float *)slot1; /* f32[B, 4] */
-    amp_relu_f32((size_t)(B*4), a, b);
+    amp_relu_f32((size_t)(4*B), a, b);
 
     /* method_and_namespace.amp:7: log_softmax in f32: autocast is off here: follows its inputs */
     float *const c = (float *)slot0; /* f32[B, 4] */

@@ -46,13 +46,13 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
     if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + MLP_PAD_(MLP_MAX_(B*128, MLP_MAX_(B*256, B*40)));
-    unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, MLP_MAX_(2560, B*40)));
+    unsigned char *const slot1 = slot0 + MLP_PAD_(MLP_MAX_(128*B, MLP_MAX_(256*B, 40*B)));
+    unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, MLP_MAX_(2560, 40*B)));
     unsigned char *const slot3 = slot2 + MLP_PAD_(MLP_MAX_(256, 20));
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 64] */
-    amp_cast_f32_bf16((size_t)(B*64), x, x_bf16);
+    amp_cast_f32_bf16((size_t)(64*B), x, x_bf16);
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[128, 64] */
@@ -68,7 +68,7 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
 
     /* mlp.amp:13: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 128] */
-    amp_relu_bf16((size_t)(B*128), t9, h);
+    amp_relu_bf16((size_t)(128*B), t9, h);
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot1; /* bf16[10, 128] */
@@ -83,7 +83,7 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
 
     /* mlp.amp:15: cast bf16 -> f32: for log_softmax: fp32 on tpu (seed: PyTorch/XLA AMP guide, TPU fp32 list) */
     float *const logits_f32 = (float *)slot0; /* f32[B, 10] */
-    amp_cast_bf16_f32((size_t)(B*10), outputs->logits, logits_f32);
+    amp_cast_bf16_f32((size_t)(10*B), outputs->logits, logits_f32);
 
     /* mlp.amp:15: log_softmax in f32: fp32 on tpu (seed: PyTorch/XLA AMP guide, TPU fp32 list) */
     float *const t15 = (float *)slot1; /* f32[B, 10] */

@@ -43,12 +43,12 @@ int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outp
     if (!x || !y || !fc_weight || !class_weight || !outputs->total || !outputs->each)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + LOSS_PAD_(LOSS_MAX_(B*20, B*40));
-    unsigned char *const slot2 = slot1 + LOSS_PAD_(LOSS_MAX_(200, B*40));
+    unsigned char *const slot1 = slot0 + LOSS_PAD_(LOSS_MAX_(20*B, 40*B));
+    unsigned char *const slot2 = slot1 + LOSS_PAD_(LOSS_MAX_(200, 40*B));
 
     /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 10] */
-    amp_cast_f32_f16((size_t)(B*10), x, x_f16);
+    amp_cast_f32_f16((size_t)(10*B), x, x_f16);
 
     /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[10, 10] */
@@ -60,7 +60,7 @@ int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outp
 
     /* nll_loss_sum_weight.amp:11: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
     float *const t7 = (float *)slot0; /* f32[B, 10] */
-    amp_cast_f16_f32((size_t)(B*10), t6, t7);
+    amp_cast_f16_f32((size_t)(10*B), t6, t7);
 
     /* nll_loss_sum_weight.amp:11: log_softmax in f32: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
     float *const logp = (float *)slot1; /* f32[B, 10] */

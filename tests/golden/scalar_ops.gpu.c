@@ -38,12 +38,12 @@ int scalars_forward(const scalars_params *params, const scalars_inputs *inputs, 
     if (!x || !w || !outputs->d || !outputs->f)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + SCALARS_PAD_(B*8);
+    unsigned char *const slot1 = slot0 + SCALARS_PAD_(8*B);
     unsigned char *const slot2 = slot1 + SCALARS_PAD_(32);
 
     /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
-    amp_cast_f32_f16((size_t)(B*4), x, x_f16);
+    amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[4, 4] */
@@ -55,28 +55,28 @@ int scalars_forward(const scalars_params *params, const scalars_inputs *inputs, 
 
     /* scalar_ops.amp:9: mul in f16: not in any gpu list: follows its inputs */
     amp_f16 *const a = (amp_f16 *)slot0; /* f16[B, 4] */
-    amp_mul_scalar_f16((size_t)(B*4), h, 0x1p-1f /* 0.5 */, a);
+    amp_mul_scalar_f16((size_t)(4*B), h, 0x1p-1f /* 0.5 */, a);
 
     /* scalar_ops.amp:10: sub in f16: not in any gpu list: follows its inputs */
     amp_f16 *const b = (amp_f16 *)slot2; /* f16[B, 4] */
-    amp_rsub_scalar_f16((size_t)(B*4), a, 0x1p+1f /* 2 */, b);
+    amp_rsub_scalar_f16((size_t)(4*B), a, 0x1p+1f /* 2 */, b);
 
     /* scalar_ops.amp:11: div in f16: not in any gpu list: follows its inputs */
     amp_f16 *const c = (amp_f16 *)slot0; /* f16[B, 4] */
-    amp_div_scalar_f16((size_t)(B*4), b, 0x1.8p+1f /* 3 */, c);
+    amp_div_scalar_f16((size_t)(4*B), b, 0x1.8p+1f /* 3 */, c);
 
     /* scalar_ops.amp:12: div in f16: not in any gpu list: follows its inputs */
-    amp_rdiv_scalar_f16((size_t)(B*4), c, 0x1p+0f /* 1 */, outputs->d);
+    amp_rdiv_scalar_f16((size_t)(4*B), c, 0x1p+0f /* 1 */, outputs->d);
 
     /* scalar_ops.amp:13: add in f16: not in any gpu list: follows its inputs */
     amp_f16 *const e = (amp_f16 *)slot2; /* f16[B, 4] */
-    amp_add_scalar_f16((size_t)(B*4), c, 0x1.99999ap-4f /* 0.1 */, e);
+    amp_add_scalar_f16((size_t)(4*B), c, 0x1.99999ap-4f /* 0.1 */, e);
 
     /* scalar_ops.amp:14: neg in f16: not in any gpu list: follows its inputs */
     amp_f16 *const t10 = (amp_f16 *)slot0; /* f16[B, 4] */
-    amp_neg_f16((size_t)(B*4), e, t10);
+    amp_neg_f16((size_t)(4*B), e, t10);
 
     /* scalar_ops.amp:14: sub in f16: not in any gpu list: follows its inputs */
-    amp_sub_scalar_f16((size_t)(B*4), t10, -0x1.4p+1f /* -2.5 */, outputs->f);
+    amp_sub_scalar_f16((size_t)(4*B), t10, -0x1.4p+1f /* -2.5 */, outputs->f);
     return AMP_OK;
 }

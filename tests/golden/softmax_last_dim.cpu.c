@@ -42,16 +42,16 @@ int attn_forward(const attn_params *params, const attn_inputs *inputs, attn_outp
     if (!q || !k || !outputs->p)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(B*T*32, B*T*T*2));
-    unsigned char *const slot2 = slot1 + ATTN_PAD_(B*T*32);
+    unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
+    unsigned char *const slot2 = slot1 + ATTN_PAD_(32*B*T);
 
     /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const q_bf16 = (amp_bf16 *)slot0; /* bf16[B, T, 16] */
-    amp_cast_f32_bf16((size_t)(B*T*16), q, q_bf16);
+    amp_cast_f32_bf16((size_t)(16*B*T), q, q_bf16);
 
     /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const k_bf16 = (amp_bf16 *)slot1; /* bf16[B, 16, T] */
-    amp_cast_f32_bf16((size_t)(B*T*16), k, k_bf16);
+    amp_cast_f32_bf16((size_t)(16*B*T), k, k_bf16);
 
     /* softmax_last_dim.amp:8: matmul in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const s = (amp_bf16 *)slot2; /* bf16[B, T, T] */

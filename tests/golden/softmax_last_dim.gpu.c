@@ -43,16 +43,16 @@ int attn_forward(const attn_params *params, const attn_inputs *inputs, attn_outp
     if (!q || !k || !outputs->p)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(B*T*32, B*T*T*2));
-    unsigned char *const slot2 = slot1 + ATTN_PAD_(ATTN_MAX_(B*T*32, B*T*T*4));
+    unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
+    unsigned char *const slot2 = slot1 + ATTN_PAD_(ATTN_MAX_(32*B*T, 4*B*T*T));
 
     /* softmax_last_dim.amp:8: cast f32 -> f16: for matmul: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const q_f16 = (amp_f16 *)slot0; /* f16[B, T, 16] */
-    amp_cast_f32_f16((size_t)(B*T*16), q, q_f16);
+    amp_cast_f32_f16((size_t)(16*B*T), q, q_f16);
 
     /* softmax_last_dim.amp:8: cast f32 -> f16: for matmul: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const k_f16 = (amp_f16 *)slot1; /* f16[B, 16, T] */
-    amp_cast_f32_f16((size_t)(B*T*16), k, k_f16);
+    amp_cast_f32_f16((size_t)(16*B*T), k, k_f16);
 
     /* softmax_last_dim.amp:8: matmul in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const s = (amp_f16 *)slot2; /* f16[B, T, T] */

@@ -39,34 +39,34 @@ int dims_forward(const dims_params *params, const dims_inputs *inputs, dims_outp
         + 64.0*(double)T
         + 32.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (T*2 + 1 < 0)
+    if (2*T + 1 < 0)
         return AMP_ERR_BAD_DIM;
     if (B - 1 < 0)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < DIMS_ARENA_BYTES(B, T))
         return AMP_ERR_ARENA_TOO_SMALL;
-    const float *const x = inputs->x; /* f32[B, T*2 + 1] */
+    const float *const x = inputs->x; /* f32[B, 2*T + 1] */
     const float *const z = inputs->z; /* f32[B - 1, 4] */
-    const float *const w = params->w; /* w: f32[8, T*2 + 1] */
+    const float *const w = params->w; /* w: f32[8, 2*T + 1] */
     if (!x || !z || !w || !outputs->h || !outputs->u || !outputs->g)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
 
     /* symbolic_dims.amp:8: linear in f32: autocast is off here: follows its inputs */
     float *const t3 = (float *)slot0; /* f32[B, 8] */
-    amp_linear_f32(B, 8, T*2 + 1, x, w, NULL, t3);
+    amp_linear_f32(B, 8, 2*T + 1, x, w, NULL, t3);
 
     /* symbolic_dims.amp:8: relu in f32: autocast is off here: follows its inputs */
-    amp_relu_f32((size_t)(B*8), t3, outputs->h);
+    amp_relu_f32((size_t)(8*B), t3, outputs->h);
 
     /* symbolic_dims.amp:9: relu in f32: autocast is off here: follows its inputs */
-    float *const t5 = (float *)slot0; /* f32[B, T*2 + 1] */
-    amp_relu_f32((size_t)(B*T*2 + B), x, t5);
+    float *const t5 = (float *)slot0; /* f32[B, 2*T + 1] */
+    amp_relu_f32((size_t)(2*B*T + B), x, t5);
 
     /* symbolic_dims.amp:9: mul in f32: autocast is off here: follows its inputs */
-    amp_mul_scalar_f32((size_t)(B*T*2 + B), t5, 0x1p+1f /* 2 */, outputs->u);
+    amp_mul_scalar_f32((size_t)(2*B*T + B), t5, 0x1p+1f /* 2 */, outputs->u);
 
     /* symbolic_dims.amp:10: relu in f32: autocast is off here: follows its inputs */
-    amp_relu_f32((size_t)(B*4 - 4), z, outputs->g);
+    amp_relu_f32((size_t)(4*B - 4), z, outputs->g);
     return AMP_OK;
 }

@@ -23,39 +23,39 @@ typedef struct dims_dims {
 
 /* Parameters and buffers, named after their PyTorch state_dict keys. */
 typedef struct dims_params {
-    const float *w; /* w: f32[8, T*2 + 1] */
+    const float *w; /* w: f32[8, 2*T + 1] */
 } dims_params;
 
 typedef struct dims_inputs {
-    const float *x; /* f32[B, T*2 + 1] */
+    const float *x; /* f32[B, 2*T + 1] */
     const float *z; /* f32[B - 1, 4] */
 } dims_inputs;
 
 /* Outputs, in the dtype autocast left them in; the caller owns the memory. */
 typedef struct dims_outputs {
     float *h; /* f32[B, 8] */
-    float *u; /* f32[B, T*2 + 1] */
+    float *u; /* f32[B, 2*T + 1] */
     float *g; /* f32[B - 1, 4] */
 } dims_outputs;
 
 /* Element type and count of every parameter, input and output. */
 #define DIMS_W_DTYPE AMP_F32
-#define DIMS_W_NUMEL(B, T) ((size_t)(T*16 + 8))
+#define DIMS_W_NUMEL(B, T) ((size_t)(16*T + 8))
 #define DIMS_X_DTYPE AMP_F32
-#define DIMS_X_NUMEL(B, T) ((size_t)(B*T*2 + B))
+#define DIMS_X_NUMEL(B, T) ((size_t)(2*B*T + B))
 #define DIMS_Z_DTYPE AMP_F32
-#define DIMS_Z_NUMEL(B, T) ((size_t)(B*4 - 4))
+#define DIMS_Z_NUMEL(B, T) ((size_t)(4*B - 4))
 #define DIMS_H_DTYPE AMP_F32
-#define DIMS_H_NUMEL(B, T) ((size_t)(B*8))
+#define DIMS_H_NUMEL(B, T) ((size_t)(8*B))
 #define DIMS_U_DTYPE AMP_F32
-#define DIMS_U_NUMEL(B, T) ((size_t)(B*T*2 + B))
+#define DIMS_U_NUMEL(B, T) ((size_t)(2*B*T + B))
 #define DIMS_G_DTYPE AMP_F32
-#define DIMS_G_NUMEL(B, T) ((size_t)(B*4 - 4))
+#define DIMS_G_NUMEL(B, T) ((size_t)(4*B - 4))
 
-/* The arena: 2 buffers in 1 slot reused by liveness (without reuse: B*T*8 + B*36 bytes). */
+/* The arena: 2 buffers in 1 slot reused by liveness (without reuse: 8*B*T + 36*B bytes). */
 #define DIMS_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define DIMS_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define DIMS_ARENA_BYTES(B, T) ((size_t)(DIMS_PAD_(DIMS_MAX_(B*32, B*T*8 + B*4))))
+#define DIMS_ARENA_BYTES(B, T) ((size_t)(DIMS_PAD_(DIMS_MAX_(32*B, 8*B*T + 4*B))))
 size_t dims_arena_bytes(const dims_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

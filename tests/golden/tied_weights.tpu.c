@@ -38,12 +38,12 @@ int tied_forward(const tied_params *params, const tied_inputs *inputs, tied_outp
     if (!x || !w || !outputs->o)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + TIED_PAD_(B*16);
+    unsigned char *const slot1 = slot0 + TIED_PAD_(16*B);
     unsigned char *const slot2 = slot1 + TIED_PAD_(128);
 
     /* tied_weights.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_cast_f32_bf16((size_t)(B*8), x, x_bf16);
+    amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* tied_weights.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); cast once and reused (weight cache) */
     amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
@@ -55,7 +55,7 @@ int tied_forward(const tied_params *params, const tied_inputs *inputs, tied_outp
 
     /* tied_weights.amp:7: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_relu_bf16((size_t)(B*8), t4, h);
+    amp_relu_bf16((size_t)(8*B), t4, h);
 
     /* tied_weights.amp:8: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 8, 8, h, w_bf16, NULL, outputs->o);

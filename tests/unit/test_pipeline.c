@@ -302,7 +302,7 @@ static void warnings_do_not_fail_the_build(void **state)
     assert_string_equal(diags(f), "t.amp:3:7: warning: 1e39 overflows to infinity in f32, the dtype mul computes in\n"
                                   "    3 |   y = x * 1e39\n"
                                   "      |       ^~~~~~~~\n");
-    assert_contains(c_text(f), "amp_mul_scalar_f32((size_t)(B*4), x, INFINITY, outputs->y);");
+    assert_contains(c_text(f), "amp_mul_scalar_f32((size_t)(4*B), x, INFINITY, outputs->y);");
 }
 
 /* ---- kernels chosen per target ------------------------------------------- */
