@@ -24,6 +24,7 @@ typedef struct Emitter {
     Vec *used;          /* C names taken in the function being emitted */
     const char **cname; /* per value id: its C expression */
     const char *dim_params; /* "B, T" for macros, "" with no dims */
+    const char *macro_names[MAX_SYMS]; /* "(B)": dims as macro arguments */
 } Emitter;
 
 static const char *const reserved[] = {
@@ -110,15 +111,17 @@ static void emit_tensor_macros(Emitter *e, Buf *h, const char *name, const Type 
 {
     const char *N = upper(e->c, name);
     buf_printf(h, "#define %s_%s_DTYPE %s\n", e->PREFIX, N, dtype_amp_enum(t->dtype));
+    /* arguments are parenthesised and converted, so X_NUMEL(n + 1) works */
     if (e->c->nsyms)
-        buf_printf(h, "#define %s_%s_NUMEL(%s) ((size_t)(%s))\n", e->PREFIX, N, e->dim_params, numel_c(e, &t->shape));
+        buf_printf(h, "#define %s_%s_NUMEL(%s) ((size_t)(%s))\n", e->PREFIX, N, e->dim_params,
+                   poly_to_c(e->c, shape_numel(e->c, &t->shape), e->macro_names));
     else
         buf_printf(h, "#define %s_%s_NUMEL ((size_t)(%s))\n", e->PREFIX, N, numel_c(e, &t->shape));
 }
 
 /* Arena bytes: the sum over slots of each slot's largest buffer, each
  * padded to 64 bytes so every buffer starts cache-line aligned. */
-static const char *arena_expr(Emitter *e)
+static const char *arena_expr(Emitter *e, const char *const *names)
 {
     Graph *g = e->c->graph;
     if (g->nslots == 0)
@@ -130,8 +133,8 @@ static const char *arena_expr(Emitter *e)
         buf_puts(&b, s ? " + " : "");
         buf_printf(&b, "%s_PAD_(", e->PREFIX);
         for (int k = 0; k < sizes->len - 1; k++)
-            buf_printf(&b, "%s_MAX_(%s, ", e->PREFIX, poly_c(e, VEC_AT(sizes, k)));
-        buf_puts(&b, poly_c(e, VEC_AT(sizes, sizes->len - 1)));
+            buf_printf(&b, "%s_MAX_(%s, ", e->PREFIX, poly_to_c(e->c, VEC_AT(sizes, k), names));
+        buf_puts(&b, poly_to_c(e->c, VEC_AT(sizes, sizes->len - 1), names));
         for (int k = 0; k < sizes->len - 1; k++)
             buf_puts(&b, ")");
         buf_puts(&b, ")");
@@ -217,9 +220,9 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     buf_printf(h, "#define %s_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)\n", P);
     buf_printf(h, "#define %s_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))\n", P);
     if (c->nsyms)
-        buf_printf(h, "#define %s_ARENA_BYTES(%s) ((size_t)(%s))\n", P, e->dim_params, arena_expr(e));
+        buf_printf(h, "#define %s_ARENA_BYTES(%s) ((size_t)(%s))\n", P, e->dim_params, arena_expr(e, e->macro_names));
     else
-        buf_printf(h, "#define %s_ARENA_BYTES ((size_t)(%s))\n", P, arena_expr(e));
+        buf_printf(h, "#define %s_ARENA_BYTES ((size_t)(%s))\n", P, arena_expr(e, e->c->sym_names));
     buf_printf(h, "size_t %s_arena_bytes(const %s_dims *dims);\n\n", p, p);
 
     buf_puts(h, "/* Runs the model on `inputs` and writes every output.  `arena` is scratch\n"
@@ -363,13 +366,14 @@ static void emit_node(Emitter *e, Node *n)
 
     for (int k = 0; k < n->nin; k++) {
         if (n->in[k] && !supported_dtype(n->in[k]->type.dtype) && !(n->op->form == FORM_NLL_LOSS && k == 1)) {
-            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet", n->op->name,
-                     dtype_name(n->in[k]->type.dtype));
+            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet",
+                     n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(n->in[k]->type.dtype));
             return;
         }
     }
     if (!supported_dtype(t)) {
-        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet", n->op->name, dtype_name(t));
+        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet",
+                 n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(t));
         return;
     }
 
@@ -614,6 +618,7 @@ bool emit_c(Ctx *c, Output *out)
             return false;
         }
         vec_push(c, e.used, (void *)c->sym_names[i]);
+        e.macro_names[i] = arena_printf(c->arena, "(int64_t)(%s)", c->sym_names[i]);
     }
     for (int i = 0; i < g->nslots; i++)
         vec_push(c, e.used, arena_printf(c->arena, "slot%d", i));

@@ -39,16 +39,16 @@ typedef struct half_outputs {
 #define HALF_W_DTYPE AMP_F32
 #define HALF_W_NUMEL(B) ((size_t)(12))
 #define HALF_X_DTYPE AMP_F32
-#define HALF_X_NUMEL(B) ((size_t)(4*B))
+#define HALF_X_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 #define HALF_Y_DTYPE AMP_F16
-#define HALF_Y_NUMEL(B) ((size_t)(3*B))
+#define HALF_Y_NUMEL(B) ((size_t)(3*(int64_t)(B)))
 #define HALF_Z_DTYPE AMP_BF16
-#define HALF_Z_NUMEL(B) ((size_t)(3*B))
+#define HALF_Z_NUMEL(B) ((size_t)(3*(int64_t)(B)))
 
 /* The arena: 4 buffers in 2 slots reused by liveness (without reuse: 16*B + 48 bytes). */
 #define HALF_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define HALF_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define HALF_ARENA_BYTES(B) ((size_t)(HALF_PAD_(8*B) + HALF_PAD_(24)))
+#define HALF_ARENA_BYTES(B) ((size_t)(HALF_PAD_(8*(int64_t)(B)) + HALF_PAD_(24)))
 size_t half_arena_bytes(const half_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -41,22 +41,22 @@ typedef struct bcast_outputs {
 
 /* Element type and count of every parameter, input and output. */
 #define BCAST_X_DTYPE AMP_F32
-#define BCAST_X_NUMEL(B, T) ((size_t)(4*B*T))
+#define BCAST_X_NUMEL(B, T) ((size_t)(4*(int64_t)(B)*(int64_t)(T)))
 #define BCAST_BIAS_DTYPE AMP_F32
 #define BCAST_BIAS_NUMEL(B, T) ((size_t)(4))
 #define BCAST_COL_DTYPE AMP_F32
-#define BCAST_COL_NUMEL(B, T) ((size_t)(4*B))
+#define BCAST_COL_NUMEL(B, T) ((size_t)(4*(int64_t)(B)))
 #define BCAST_ROW_DTYPE AMP_F32
-#define BCAST_ROW_NUMEL(B, T) ((size_t)(T))
+#define BCAST_ROW_NUMEL(B, T) ((size_t)((int64_t)(T)))
 #define BCAST_S_DTYPE AMP_F32
 #define BCAST_S_NUMEL(B, T) ((size_t)(1))
 #define BCAST_D_DTYPE AMP_F32
-#define BCAST_D_NUMEL(B, T) ((size_t)(4*B*T))
+#define BCAST_D_NUMEL(B, T) ((size_t)(4*(int64_t)(B)*(int64_t)(T)))
 
 /* The arena: 3 buffers in 3 slots reused by liveness (without reuse: 48*B*T bytes). */
 #define BCAST_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define BCAST_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define BCAST_ARENA_BYTES(B, T) ((size_t)(BCAST_PAD_(16*B*T) + BCAST_PAD_(16*B*T) + BCAST_PAD_(16*B*T)))
+#define BCAST_ARENA_BYTES(B, T) ((size_t)(BCAST_PAD_(16*(int64_t)(B)*(int64_t)(T)) + BCAST_PAD_(16*(int64_t)(B)*(int64_t)(T)) + BCAST_PAD_(16*(int64_t)(B)*(int64_t)(T))))
 size_t bcast_arena_bytes(const bcast_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -44,19 +44,19 @@ typedef struct mm_outputs {
 
 /* Element type and count of every parameter, input and output. */
 #define MM_Q_DTYPE AMP_F32
-#define MM_Q_NUMEL(B, T) ((size_t)(16*B*T))
+#define MM_Q_NUMEL(B, T) ((size_t)(16*(int64_t)(B)*(int64_t)(T)))
 #define MM_K_DTYPE AMP_F32
-#define MM_K_NUMEL(B, T) ((size_t)(16*B*T))
+#define MM_K_NUMEL(B, T) ((size_t)(16*(int64_t)(B)*(int64_t)(T)))
 #define MM_W_DTYPE AMP_F32
 #define MM_W_NUMEL(B, T) ((size_t)(128))
 #define MM_V_DTYPE AMP_F32
 #define MM_V_NUMEL(B, T) ((size_t)(16))
 #define MM_SCORES_DTYPE AMP_BF16
-#define MM_SCORES_NUMEL(B, T) ((size_t)(B*T*T))
+#define MM_SCORES_NUMEL(B, T) ((size_t)((int64_t)(B)*(int64_t)(T)*(int64_t)(T)))
 #define MM_PROJ_DTYPE AMP_BF16
-#define MM_PROJ_NUMEL(B, T) ((size_t)(8*B*T))
+#define MM_PROJ_NUMEL(B, T) ((size_t)(8*(int64_t)(B)*(int64_t)(T)))
 #define MM_QV_DTYPE AMP_BF16
-#define MM_QV_NUMEL(B, T) ((size_t)(B*T))
+#define MM_QV_NUMEL(B, T) ((size_t)((int64_t)(B)*(int64_t)(T)))
 #define MM_VW_DTYPE AMP_BF16
 #define MM_VW_NUMEL(B, T) ((size_t)(8))
 #define MM_DOT_DTYPE AMP_BF16
@@ -65,7 +65,7 @@ typedef struct mm_outputs {
 /* The arena: 4 buffers in 3 slots reused by liveness (without reuse: 64*B*T + 288 bytes). */
 #define MM_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define MM_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define MM_ARENA_BYTES(B, T) ((size_t)(MM_PAD_(32*B*T) + MM_PAD_(MM_MAX_(32*B*T, 256)) + MM_PAD_(32)))
+#define MM_ARENA_BYTES(B, T) ((size_t)(MM_PAD_(32*(int64_t)(B)*(int64_t)(T)) + MM_PAD_(MM_MAX_(32*(int64_t)(B)*(int64_t)(T), 256)) + MM_PAD_(32)))
 size_t mm_arena_bytes(const mm_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

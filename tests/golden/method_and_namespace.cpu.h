@@ -36,14 +36,14 @@ typedef struct spellings_outputs {
 
 /* Element type and count of every parameter, input and output. */
 #define SPELLINGS_X_DTYPE AMP_F32
-#define SPELLINGS_X_NUMEL(B) ((size_t)(4*B))
+#define SPELLINGS_X_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 #define SPELLINGS_D_DTYPE AMP_F32
-#define SPELLINGS_D_NUMEL(B) ((size_t)(4*B))
+#define SPELLINGS_D_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 
 /* The arena: 3 buffers in 2 slots reused by liveness (without reuse: 48*B bytes). */
 #define SPELLINGS_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define SPELLINGS_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define SPELLINGS_ARENA_BYTES(B) ((size_t)(SPELLINGS_PAD_(16*B) + SPELLINGS_PAD_(16*B)))
+#define SPELLINGS_ARENA_BYTES(B) ((size_t)(SPELLINGS_PAD_(16*(int64_t)(B)) + SPELLINGS_PAD_(16*(int64_t)(B))))
 size_t spellings_arena_bytes(const spellings_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -49,18 +49,18 @@ typedef struct mlp_outputs {
 #define MLP_FC2_BIAS_DTYPE AMP_F32
 #define MLP_FC2_BIAS_NUMEL(B) ((size_t)(10))
 #define MLP_X_DTYPE AMP_F32
-#define MLP_X_NUMEL(B) ((size_t)(64*B))
+#define MLP_X_NUMEL(B) ((size_t)(64*(int64_t)(B)))
 #define MLP_Y_DTYPE AMP_I64
-#define MLP_Y_NUMEL(B) ((size_t)(B))
+#define MLP_Y_NUMEL(B) ((size_t)((int64_t)(B)))
 #define MLP_LOGITS_DTYPE AMP_BF16
-#define MLP_LOGITS_NUMEL(B) ((size_t)(10*B))
+#define MLP_LOGITS_NUMEL(B) ((size_t)(10*(int64_t)(B)))
 #define MLP_LOSS_DTYPE AMP_F32
 #define MLP_LOSS_NUMEL(B) ((size_t)(1))
 
 /* The arena: 9 buffers in 4 slots reused by liveness (without reuse: 700*B + 19220 bytes). */
 #define MLP_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define MLP_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define MLP_ARENA_BYTES(B) ((size_t)(MLP_PAD_(MLP_MAX_(128*B, MLP_MAX_(256*B, 20*B))) + MLP_PAD_(MLP_MAX_(16384, MLP_MAX_(2560, 40*B))) + MLP_PAD_(MLP_MAX_(256, 20)) + MLP_PAD_(256*B)))
+#define MLP_ARENA_BYTES(B) ((size_t)(MLP_PAD_(MLP_MAX_(128*(int64_t)(B), MLP_MAX_(256*(int64_t)(B), 20*(int64_t)(B)))) + MLP_PAD_(MLP_MAX_(16384, MLP_MAX_(2560, 40*(int64_t)(B)))) + MLP_PAD_(MLP_MAX_(256, 20)) + MLP_PAD_(256*(int64_t)(B))))
 size_t mlp_arena_bytes(const mlp_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

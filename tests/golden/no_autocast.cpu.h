@@ -43,18 +43,18 @@ typedef struct plain_outputs {
 #define PLAIN_B_DTYPE AMP_F32
 #define PLAIN_B_NUMEL(B) ((size_t)(3))
 #define PLAIN_X_DTYPE AMP_F32
-#define PLAIN_X_NUMEL(B) ((size_t)(4*B))
+#define PLAIN_X_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 #define PLAIN_Y_DTYPE AMP_I64
-#define PLAIN_Y_NUMEL(B) ((size_t)(B))
+#define PLAIN_Y_NUMEL(B) ((size_t)((int64_t)(B)))
 #define PLAIN_LOGITS_DTYPE AMP_F32
-#define PLAIN_LOGITS_NUMEL(B) ((size_t)(3*B))
+#define PLAIN_LOGITS_NUMEL(B) ((size_t)(3*(int64_t)(B)))
 #define PLAIN_LOSS_DTYPE AMP_F32
 #define PLAIN_LOSS_NUMEL(B) ((size_t)(1))
 
 /* The arena: 1 buffer in 1 slot reused by liveness (without reuse: 12*B bytes). */
 #define PLAIN_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define PLAIN_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define PLAIN_ARENA_BYTES(B) ((size_t)(PLAIN_PAD_(12*B)))
+#define PLAIN_ARENA_BYTES(B) ((size_t)(PLAIN_PAD_(12*(int64_t)(B))))
 size_t plain_arena_bytes(const plain_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

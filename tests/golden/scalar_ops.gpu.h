@@ -39,16 +39,16 @@ typedef struct scalars_outputs {
 #define SCALARS_W_DTYPE AMP_F32
 #define SCALARS_W_NUMEL(B) ((size_t)(16))
 #define SCALARS_X_DTYPE AMP_F32
-#define SCALARS_X_NUMEL(B) ((size_t)(4*B))
+#define SCALARS_X_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 #define SCALARS_D_DTYPE AMP_F16
-#define SCALARS_D_NUMEL(B) ((size_t)(4*B))
+#define SCALARS_D_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 #define SCALARS_F_DTYPE AMP_F16
-#define SCALARS_F_NUMEL(B) ((size_t)(4*B))
+#define SCALARS_F_NUMEL(B) ((size_t)(4*(int64_t)(B)))
 
 /* The arena: 8 buffers in 3 slots reused by liveness (without reuse: 56*B + 32 bytes). */
 #define SCALARS_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define SCALARS_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define SCALARS_ARENA_BYTES(B) ((size_t)(SCALARS_PAD_(8*B) + SCALARS_PAD_(32) + SCALARS_PAD_(8*B)))
+#define SCALARS_ARENA_BYTES(B) ((size_t)(SCALARS_PAD_(8*(int64_t)(B)) + SCALARS_PAD_(32) + SCALARS_PAD_(8*(int64_t)(B))))
 size_t scalars_arena_bytes(const scalars_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

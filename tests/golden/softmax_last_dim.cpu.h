@@ -38,16 +38,16 @@ typedef struct attn_outputs {
 
 /* Element type and count of every parameter, input and output. */
 #define ATTN_Q_DTYPE AMP_F32
-#define ATTN_Q_NUMEL(B, T) ((size_t)(16*B*T))
+#define ATTN_Q_NUMEL(B, T) ((size_t)(16*(int64_t)(B)*(int64_t)(T)))
 #define ATTN_K_DTYPE AMP_F32
-#define ATTN_K_NUMEL(B, T) ((size_t)(16*B*T))
+#define ATTN_K_NUMEL(B, T) ((size_t)(16*(int64_t)(B)*(int64_t)(T)))
 #define ATTN_P_DTYPE AMP_BF16
-#define ATTN_P_NUMEL(B, T) ((size_t)(B*T*T))
+#define ATTN_P_NUMEL(B, T) ((size_t)((int64_t)(B)*(int64_t)(T)*(int64_t)(T)))
 
 /* The arena: 4 buffers in 3 slots reused by liveness (without reuse: 4*B*T*T + 64*B*T bytes). */
 #define ATTN_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define ATTN_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define ATTN_ARENA_BYTES(B, T) ((size_t)(ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T)) + ATTN_PAD_(32*B*T) + ATTN_PAD_(2*B*T*T)))
+#define ATTN_ARENA_BYTES(B, T) ((size_t)(ATTN_PAD_(ATTN_MAX_(32*(int64_t)(B)*(int64_t)(T), 2*(int64_t)(B)*(int64_t)(T)*(int64_t)(T))) + ATTN_PAD_(32*(int64_t)(B)*(int64_t)(T)) + ATTN_PAD_(2*(int64_t)(B)*(int64_t)(T)*(int64_t)(T))))
 size_t attn_arena_bytes(const attn_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -40,22 +40,22 @@ typedef struct dims_outputs {
 
 /* Element type and count of every parameter, input and output. */
 #define DIMS_W_DTYPE AMP_F32
-#define DIMS_W_NUMEL(B, T) ((size_t)(16*T + 8))
+#define DIMS_W_NUMEL(B, T) ((size_t)(16*(int64_t)(T) + 8))
 #define DIMS_X_DTYPE AMP_F32
-#define DIMS_X_NUMEL(B, T) ((size_t)(2*B*T + B))
+#define DIMS_X_NUMEL(B, T) ((size_t)(2*(int64_t)(B)*(int64_t)(T) + (int64_t)(B)))
 #define DIMS_Z_DTYPE AMP_F32
-#define DIMS_Z_NUMEL(B, T) ((size_t)(4*B - 4))
+#define DIMS_Z_NUMEL(B, T) ((size_t)(4*(int64_t)(B) - 4))
 #define DIMS_H_DTYPE AMP_F32
-#define DIMS_H_NUMEL(B, T) ((size_t)(8*B))
+#define DIMS_H_NUMEL(B, T) ((size_t)(8*(int64_t)(B)))
 #define DIMS_U_DTYPE AMP_F32
-#define DIMS_U_NUMEL(B, T) ((size_t)(2*B*T + B))
+#define DIMS_U_NUMEL(B, T) ((size_t)(2*(int64_t)(B)*(int64_t)(T) + (int64_t)(B)))
 #define DIMS_G_DTYPE AMP_F32
-#define DIMS_G_NUMEL(B, T) ((size_t)(4*B - 4))
+#define DIMS_G_NUMEL(B, T) ((size_t)(4*(int64_t)(B) - 4))
 
 /* The arena: 2 buffers in 1 slot reused by liveness (without reuse: 8*B*T + 36*B bytes). */
 #define DIMS_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define DIMS_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define DIMS_ARENA_BYTES(B, T) ((size_t)(DIMS_PAD_(DIMS_MAX_(32*B, 8*B*T + 4*B))))
+#define DIMS_ARENA_BYTES(B, T) ((size_t)(DIMS_PAD_(DIMS_MAX_(32*(int64_t)(B), 8*(int64_t)(B)*(int64_t)(T) + 4*(int64_t)(B)))))
 size_t dims_arena_bytes(const dims_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch
