@@ -441,6 +441,7 @@ struct Ctx {
     const char *sym_names[MAX_SYMS]; /* symbolic dims, by index */
     int nsyms;
     Vec *symbols; /* every Symbol, in declaration order */
+    Vec *deps;    /* paths of every file read (not stdin): the depfile's prerequisites */
     Graph *graph;
 };
 

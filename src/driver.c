@@ -18,6 +18,7 @@ Ctx *ctx_new(const Options *opts, FILE *diag_out)
     c->arena = a;
     c->opts = opts;
     c->diag_out = diag_out;
+    c->deps = vec_new(c);
     ops_init(c);
     return c;
 }
@@ -61,6 +62,8 @@ SourceFile *source_read(Ctx *c, const char *path)
         error_plain(c, "%s is not a text file (it contains a NUL byte)", path);
         return NULL;
     }
+    if (!is_stdin)
+        vec_push(c, c->deps, arena_strdup(c->arena, path));
     return source_from_text(c, is_stdin ? "<stdin>" : path, b.data, b.len);
 }
 

@@ -30,6 +30,13 @@ static const char usage_text[] =
     "  --policy=FILE        use this autocast policy instead of the target's\n"
     "                       built-in one (format: docs/policies.md)\n"
     "  --dump=PASS          print the IR after PASS (lower, optimize, memplan)\n"
+    "\n"
+    "Dependency files for make, as gcc writes them:\n"
+    "  -MD                  also write a depfile (default: the output with .d)\n"
+    "  -MF FILE             write the depfile to FILE (implies -MD)\n"
+    "  -MT TARGET           the rule's target (repeatable; default: the .c and .h)\n"
+    "  -MP                  add a phony rule for each prerequisite\n"
+    "  -M                   print the rule to standard output, write no files\n"
     "  -h, --help           print this help and exit\n"
     "  --version            print the version and exit\n"
     "\n"
@@ -63,6 +70,98 @@ static char *replace_ext(Ctx *c, const char *path, const char *ext)
     const char *dot = strrchr(path, '.');
     size_t n = dot && (!slash || dot > slash + 1) ? (size_t)(dot - path) : strlen(path);
     return arena_printf(c->arena, "%.*s%s", (int)n, path, ext);
+}
+
+/* gcc's dependency options.  They are two-letter options behind one dash
+ * (-MD, -MF FILE), which getopt would read as clusters, so they are taken
+ * out of argv before getopt sees it. */
+typedef struct DepOptions {
+    bool print;       /* -M */
+    bool write;       /* -MD or -MF */
+    bool phony;       /* -MP */
+    const char *file; /* -MF */
+    const char *targets[64];
+    int ntargets;     /* -MT */
+} DepOptions;
+
+static int take_dep_options(int argc, char **argv, char **rest, DepOptions *d)
+{
+    int n = 0;
+    rest[n++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            while (i < argc)
+                rest[n++] = argv[i++];
+            break;
+        }
+        if (strcmp(a, "-M") == 0) {
+            d->print = true;
+        } else if (strcmp(a, "-MD") == 0) {
+            d->write = true;
+        } else if (strcmp(a, "-MP") == 0) {
+            d->phony = true;
+        } else if (strncmp(a, "-MF", 3) == 0 || strncmp(a, "-MT", 3) == 0) {
+            const char *val = a[3] ? a + 3 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!val)
+                usage_error("option '%s' needs an argument", a);
+            if (a[2] == 'F') {
+                d->file = val;
+                d->write = true;
+            } else {
+                if (d->ntargets == (int)(sizeof d->targets / sizeof d->targets[0]))
+                    usage_error("%s", "too many -MT targets");
+                d->targets[d->ntargets++] = val;
+            }
+        } else if (strncmp(a, "-M", 2) == 0 && a[2] != '\0' && a[1] == 'M') {
+            usage_error("unknown option '%s'; the dependency options are -M, -MD, -MF, -MT and -MP", a);
+        } else {
+            rest[n++] = argv[i];
+        }
+    }
+    rest[n] = NULL;
+    return n;
+}
+
+/* A path as make reads it in a rule: spaces and '#' escaped, '$' doubled. */
+static void put_make_word(Buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '#' || *s == '\t')
+            buf_puts(b, "\\");
+        if (*s == '$')
+            buf_puts(b, "$");
+        char ch[2] = {*s, '\0'};
+        buf_puts(b, ch);
+    }
+}
+
+static void make_depfile(Ctx *c, Buf *b, const DepOptions *d, const char *c_out, const char *h_out)
+{
+    buf_init(b, c->arena);
+    if (d->ntargets) {
+        for (int i = 0; i < d->ntargets; i++) {
+            buf_puts(b, i ? " " : "");
+            put_make_word(b, d->targets[i]);
+        }
+    } else {
+        put_make_word(b, c_out);
+        if (h_out) {
+            buf_puts(b, " ");
+            put_make_word(b, h_out);
+        }
+    }
+    buf_puts(b, ":");
+    for (int i = 0; i < c->deps->len; i++) {
+        buf_puts(b, " \\\n ");
+        put_make_word(b, VEC_AT(c->deps, i));
+    }
+    buf_puts(b, "\n");
+    for (int i = 0; d->phony && i < c->deps->len; i++) {
+        buf_puts(b, "\n");
+        put_make_word(b, VEC_AT(c->deps, i));
+        buf_puts(b, ":\n");
+    }
 }
 
 typedef struct Pending {
@@ -100,6 +199,16 @@ static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
 int main(int argc, char **argv)
 {
     Options opts = {.target = TARGET_CPU, .argc = argc, .argv = argv};
+    DepOptions dep = {0};
+    /* static: still reachable at exit on every path, so leak checkers stay quiet */
+    static char **args;
+    args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args) {
+        fputs("ampc: out of memory\n", stderr);
+        return EXIT_INTERNAL;
+    }
+    argc = take_dep_options(argc, argv, args, &dep);
+    argv = args;
     enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION };
     static const struct option long_opts[] = {
         {"target", required_argument, NULL, 't'},   {"output", required_argument, NULL, 'o'},
@@ -158,6 +267,8 @@ int main(int argc, char **argv)
             usage_error("%s", "reading from standard input needs -o FILE or -o -");
         opts.output_path = default_output(c, opts.input_path, ".c");
     }
+    if (to_stdout && (dep.write || dep.print) && dep.ntargets == 0)
+        usage_error("%s", "a depfile for -o - needs -MT TARGET to name the rule's target");
     bool write_header = !to_stdout || opts.header_path;
     if (!opts.header_path && !to_stdout)
         opts.header_path = replace_ext(c, opts.output_path, ".h");
@@ -174,7 +285,17 @@ int main(int argc, char **argv)
         return rc;
     }
 
-    Pending files[2] = {0};
+    Buf depfile;
+    make_depfile(c, &depfile, &dep, to_stdout ? "-" : opts.output_path, write_header ? opts.header_path : NULL);
+    if (dep.print) {
+        /* -M: the rule is the only output */
+        bool printed = fwrite(depfile.data, 1, depfile.len, stdout) == depfile.len && fflush(stdout) == 0;
+        ctx_free(c);
+        free(args);
+        return printed ? EXIT_OK : EXIT_IO;
+    }
+
+    Pending files[3] = {0};
     int nfiles = 0;
     bool ok = true;
     if (to_stdout) {
@@ -189,6 +310,16 @@ int main(int argc, char **argv)
         ok = write_temp(c, opts.header_path, &out.h_file, &files[nfiles]);
         nfiles += ok;
     }
+    if (ok && dep.write) {
+        const char *path = dep.file ? dep.file : to_stdout ? NULL : replace_ext(c, opts.output_path, ".d");
+        if (!path) {
+            fputs("ampc: error: -MD with -o - needs -MF FILE to name the depfile\n", stderr);
+            ok = false;
+        } else {
+            ok = write_temp(c, path, &depfile, &files[nfiles]);
+            nfiles += ok;
+        }
+    }
     for (int i = 0; i < nfiles; i++) {
         if (ok && rename(files[i].tmp, files[i].path) != 0) {
             fprintf(stderr, "ampc: error: cannot write %s: %s\n", files[i].path, strerror(errno));
@@ -198,5 +329,6 @@ int main(int argc, char **argv)
             unlink(files[i].tmp);
     }
     ctx_free(c);
+    free(args);
     return ok ? EXIT_OK : EXIT_IO;
 }

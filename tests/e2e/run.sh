@@ -58,5 +58,29 @@ grep -q 'amp_linear_bf16' "$OUT/tpu/mlp.c" && grep -q 'amp_linear_f16' "$OUT/gpu
     sed 's/again\.h/mlp.h/' "$OUT/again.c" | cmp -s - "$OUT/tpu/mlp.c" && ok "output is deterministic" ||
     bad "output is deterministic"
 
+# Reproducible for build caches: the same inputs give the same bytes
+# whatever the working directory, absolute or relative paths, or flag order.
+top=$(pwd)
+mkdir -p "$OUT/repro/a" "$OUT/repro/b/deeper"
+"$AMPC" -t gpu examples/mlp.amp -o "$OUT/repro/a/mlp.c" --prefix net
+(cd "$OUT/repro/b/deeper" && "$top/$AMPC" --prefix=net "$top/examples/mlp.amp" -o mlp.c --target gpu)
+if cmp -s "$OUT/repro/a/mlp.c" "$OUT/repro/b/deeper/mlp.c" && cmp -s "$OUT/repro/a/mlp.h" "$OUT/repro/b/deeper/mlp.h"; then
+    ok "identical output from another directory, an absolute path and other flag order"
+else
+    diff "$OUT/repro/a/mlp.c" "$OUT/repro/b/deeper/mlp.c" | head -5
+    bad "identical output from another directory, an absolute path and other flag order"
+fi
+
+# Depfiles, as gcc writes them.
+mkdir -p "$OUT/dep"
+"$AMPC" -t tpu examples/mlp.amp -o "$OUT/dep/mlp.c" -MD -MP
+expected="$OUT/dep/mlp.c $OUT/dep/mlp.h: \\
+ examples/mlp.amp
+
+examples/mlp.amp:"
+if [ "$(cat "$OUT/dep/mlp.d")" = "$expected" ]; then ok "-MD -MP writes the depfile beside the output"; else cat "$OUT/dep/mlp.d"; bad "-MD -MP writes the depfile beside the output"; fi
+if [ "$("$AMPC" -M examples/mlp.amp -MT 'obj dir/x.o')" = "obj\\ dir/x.o: \\
+ examples/mlp.amp" ]; then ok "-M prints the rule with -MT's target, escaped"; else bad "-M prints the rule with -MT's target, escaped"; fi
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
