@@ -55,11 +55,15 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
     Expr *expr;
     Stmt *stmt;
     Model *model;
+    Block *block;
+    BlockParam *param;
     Vec *list;
 }
 
 %token MODEL "model" INPUT "input" PARAM "param" BUFFER "buffer"
 %token OUTPUT "output" MINIMIZE "minimize" AUTOCAST "autocast"
+%token BLOCK "block" MODULE "module" RETURN "return" FOR "for" IN "in" IMPORT "import"
+%token DOTDOT ".."
 %token <text> IDENT "name" INT_LIT "integer" FLOAT_LIT "number" STRING_LIT "string"
 %token <boolean> BOOL_LIT "true or false"
 %token <dtype> DTYPE "dtype"
@@ -67,7 +71,9 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
 %token UNTERMINATED_STRING "unterminated string" BAD_CHAR "invalid character"
 
 %type <model> model
-%type <list> stmts names targets args_opt args exprs
+%type <list> stmts names targets args_opt args exprs decorators block_params
+%type <block> block
+%type <param> block_param
 %type <stmt> stmt
 %type <expr> expr postfix primary arg type dotted name
 
@@ -79,12 +85,41 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
 
 program
     : %empty
-    | program model                 { parser_add_model(p, $2); }
+    | program decorators model      { parser_add_model(p, $3, $2); }
+    | program decorators block      { parser_add_block(p, $3, $2); }
+    | program "import" STRING_LIT   { parser_add_import(p, $3, @3); }
+    ;
+
+/* @autocast and @autocast(dtype=bf16) before a model or block: the
+ * decorator form, autocast over the whole body */
+decorators
+    : %empty                        { $$ = NULL; }
+    | decorators '@' "autocast"     { $$ = add_decorator(p, $1, NULL, @3); }
+    | decorators '@' "autocast" '(' args_opt ')'
+                                    { $$ = add_decorator(p, $1, $5, @3); }
     ;
 
 model
     : "model" name '(' names ')' '{' stmts '}'
                                     { $$ = new_model(p, $2, $4, $7, @$); }
+    ;
+
+block
+    : "block" name '(' block_params ')' '{' stmts '}'
+                                    { $$ = new_block(p, $2, $4, $7, @$); }
+    ;
+
+block_params
+    : %empty                        { $$ = vec_new(p->ctx); }
+    | block_param                   { $$ = vec_push(p->ctx, vec_new(p->ctx), $1); }
+    | block_params ',' block_param  { $$ = vec_push(p->ctx, $1, $3); }
+    ;
+
+/* x (a tensor), or channels: int, or stride: int = 1 */
+block_param
+    : name                          { $$ = new_block_param(p, $1, NULL, NULL); }
+    | name ':' name                 { $$ = new_block_param(p, $1, $3, NULL); }
+    | name ':' name '=' expr        { $$ = new_block_param(p, $1, $3, $5); }
     ;
 
 stmts
@@ -106,6 +141,12 @@ stmt
     | "autocast" '{' stmts '}'      { $$ = new_autocast(p, NULL, $3, @$, @1); }
     | "autocast" '(' args_opt ')' '{' stmts '}'
                                     { $$ = new_autocast(p, $3, $6, @$, @1); }
+    | "autocast" '(' args_opt ')'   { $$ = new_autocast_switch(p, $3, @$); }
+    | "module" dotted '=' name '(' args_opt ')'
+                                    { $$ = new_module_decl(p, $2, $4, $6, @$); }
+    | "return" expr                 { $$ = new_return(p, $2, @$); }
+    | "for" name "in" expr ".." expr '{' stmts '}'
+                                    { $$ = new_for(p, $2, $4, $6, $8, @$); }
     ;
 
 /* Declared names may be dotted like PyTorch state_dict keys: layer1.0.conv1.weight */
@@ -113,6 +154,7 @@ dotted
     : name
     | dotted '.' name               { $$ = dotted_append(p, $1, $3, @$); }
     | dotted '.' INT_LIT            { $$ = dotted_append(p, $1, new_name(p, $3, @3), @$); }
+    | dotted '.' '{' name '}'       { $$ = dotted_append(p, $1, new_template(p, $4, @$), @$); }
     ;
 
 type
@@ -155,8 +197,13 @@ postfix
     : primary
     | postfix '.' name              { $$ = new_member(p, $1, $3, @$); }
     | postfix '.' INT_LIT           { $$ = new_member(p, $1, new_name(p, $3, @3), @$); }
+    | postfix '.' '{' name '}'      { $$ = new_member(p, $1, new_template(p, $4, @$), @$); }
     | postfix '.' name '(' args_opt ')'
                                     { $$ = new_method_call(p, $1, $3, $5, @$); }
+    | postfix '.' INT_LIT '(' args_opt ')'
+                                    { $$ = new_method_call(p, $1, new_name(p, $3, @3), $5, @$); }
+    | postfix '.' '{' name '}' '(' args_opt ')'
+                                    { $$ = new_method_call(p, $1, new_template(p, $4, @$), $7, @$); }
     ;
 
 primary

@@ -300,7 +300,13 @@ struct Expr {
     const char *reason;
 };
 
-typedef enum { S_INPUT, S_PARAM, S_BUFFER, S_ASSIGN, S_EXPR, S_OUTPUT, S_MINIMIZE, S_AUTOCAST } StmtKind;
+typedef enum {
+    S_INPUT, S_PARAM, S_BUFFER, S_ASSIGN, S_EXPR, S_OUTPUT, S_MINIMIZE, S_AUTOCAST,
+    S_AUTOCAST_SWITCH, /* autocast(enabled=...) with no body: in force until switched */
+    S_MODULE,          /* module layer1.0 = BasicBlock(64, 64): expand.c */
+    S_RETURN,          /* a block's result: expand.c */
+    S_FOR,             /* for i in 0..2 { }: compile-time repetition, expand.c */
+} StmtKind;
 
 typedef struct Stmt {
     StmtKind kind;
@@ -310,23 +316,52 @@ typedef struct Stmt {
     Vec *targets; /* ASSIGN: E_NAME targets */
     Expr *value;  /* ASSIGN, EXPR, MINIMIZE */
     Vec *exprs;   /* OUTPUT */
-    Vec *options; /* AUTOCAST: arguments (enabled=, dtype=) or NULL */
-    Vec *body;    /* AUTOCAST */
+    Vec *options; /* AUTOCAST, AUTOCAST_SWITCH: arguments (enabled=, dtype=) or NULL;
+                     MODULE: the block's compile-time arguments */
+    Vec *body;    /* AUTOCAST, FOR */
+    Expr *block_name; /* MODULE */
+    Expr *lo, *hi;    /* FOR: the range lo..hi, hi excluded */
     Loc keyword_loc;
     Symbol *sym;  /* declarations, after resolve */
 } Stmt;
+
+/* @autocast or @autocast(options) before a model or block. */
+typedef struct Decorator {
+    Vec *options; /* NULL for a bare @autocast */
+    Loc loc;
+} Decorator;
 
 typedef struct Model {
     Expr *name;
     Vec *dims; /* E_NAME: symbolic dim parameters */
     Vec *body;
     Loc loc;
+    Vec *decorators; /* Decorator, or NULL */
 } Model;
+
+/* A parameter of a block: a tensor (x), or a compile-time int (stride: int = 1). */
+typedef struct BlockParam {
+    Expr *name;
+    bool is_int;
+    Expr *default_value; /* NULL: required */
+} BlockParam;
+
+/* A reusable block: its own params and buffers, instantiated under a
+ * dotted name by `module`, inlined at each call by expand.c. */
+typedef struct Block {
+    Expr *name;
+    Vec *params; /* BlockParam */
+    Vec *body;
+    Loc loc;
+    Vec *decorators;
+} Block;
 
 typedef struct Parser {
     Ctx *ctx;
     const SourceFile *file;
     Vec *models;
+    Vec *blocks;  /* Block */
+    Vec *imports; /* E_STRING: the import paths, with their locations */
     bool too_deep_reported;
 } Parser;
 
@@ -359,7 +394,17 @@ Stmt *new_output(Parser *p, Vec *exprs, Loc loc);
 Stmt *new_minimize(Parser *p, Expr *value, Loc loc);
 Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc);
 Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc);
-void parser_add_model(Parser *p, Model *m);
+Block *new_block(Parser *p, Expr *name, Vec *params, Vec *body, Loc loc);
+BlockParam *new_block_param(Parser *p, Expr *name, Expr *type, Expr *default_value);
+Expr *new_template(Parser *p, Expr *name, Loc loc);
+Vec *add_decorator(Parser *p, Vec *decorators, Vec *options, Loc loc);
+Stmt *new_autocast_switch(Parser *p, Vec *options, Loc loc);
+Stmt *new_module_decl(Parser *p, Expr *name, Expr *block_name, Vec *args, Loc loc);
+Stmt *new_return(Parser *p, Expr *value, Loc loc);
+Stmt *new_for(Parser *p, Expr *var, Expr *lo, Expr *hi, Vec *body, Loc loc);
+void parser_add_model(Parser *p, Model *m, Vec *decorators);
+void parser_add_block(Parser *p, Block *b, Vec *decorators);
+void parser_add_import(Parser *p, const char *path, Loc loc);
 void report_syntax_error(Parser *p, Loc loc, const char *found, bool at_end,
                          const char *const *expected, int nexpected);
 
@@ -417,6 +462,9 @@ typedef struct Options {
     const char *header_path; /* NULL: beside the output, .h */
     const char *prefix;      /* NULL: from the model name */
     const char *policy_path; /* --policy FILE, or NULL for the built-in one */
+    const char *include_dirs[64]; /* -I DIR, searched in order for imports */
+    int ninclude_dirs;
+    bool autocast_all;       /* --autocast: the whole model in an autocast region */
     Target target;
     const char *dump_pass;   /* --dump=PASS: print the IR after PASS */
     int argc;                /* the command line, for the provenance header */
@@ -438,6 +486,7 @@ struct Ctx {
     /* The model being compiled. */
     SourceFile *main_file;
     Model *model;
+    Vec *blocks; /* Block: of the main file and every imported one */
     const char *sym_names[MAX_SYMS]; /* symbolic dims, by index */
     int nsyms;
     Vec *symbols; /* every Symbol, in declaration order */
@@ -453,7 +502,8 @@ void ctx_free(Ctx *c);
 SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t len);
 /* Read a whole file ("-" is stdin); reports and returns NULL on failure. */
 SourceFile *source_read(Ctx *c, const char *path);
-bool parse_file(Ctx *c, SourceFile *f);   /* parse.c: sets c->model */
+bool parse_file(Ctx *c, SourceFile *f);   /* parse.c: c->model, c->blocks; imports */
+bool expand(Ctx *c);                      /* expand.c: blocks, modules, for, inlined */
 bool resolve(Ctx *c);                     /* resolve.c */
 bool typecheck(Ctx *c);                   /* typecheck.c */
 bool load_policy(Ctx *c);                 /* policy.c */

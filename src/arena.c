@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Block {
-    struct Block *next;
+typedef struct Chunk {
+    struct Chunk *next;
     size_t size, used;
     _Alignas(16) unsigned char data[];
-} Block;
+} Chunk;
 
 struct Arena {
-    Block *head;
+    Chunk *head;
 };
 
 enum { MIN_BLOCK = 64 * 1024, ALIGN = 16 };
@@ -41,7 +41,7 @@ void arena_free(Arena *a)
 {
     if (!a)
         return;
-    for (Block *b = a->head, *next; b; b = next) {
+    for (Chunk *b = a->head, *next; b; b = next) {
         next = b->next;
         free(b);
     }
@@ -51,14 +51,14 @@ void arena_free(Arena *a)
 void *arena_alloc(Arena *a, size_t size)
 {
     size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-    Block *b = a->head;
+    Chunk *b = a->head;
     if (!b || b->size - b->used < size) {
         size_t want = b ? b->size * 2 : MIN_BLOCK;
         if (want < size)
             want = size;
-        if (want > SIZE_MAX - sizeof(Block))
+        if (want > SIZE_MAX - sizeof(Chunk))
             out_of_memory(size);
-        Block *nb = malloc(sizeof(Block) + want);
+        Chunk *nb = malloc(sizeof(Chunk) + want);
         if (!nb)
             out_of_memory(size);
         nb->size = want;

@@ -233,7 +233,94 @@ Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc)
     return m;
 }
 
-void parser_add_model(Parser *p, Model *m)
+void parser_add_model(Parser *p, Model *m, Vec *decorators)
 {
+    m->decorators = decorators;
     vec_push(p->ctx, p->models, m);
+}
+
+Block *new_block(Parser *p, Expr *name, Vec *params, Vec *body, Loc loc)
+{
+    Block *b = arena_alloc(p->ctx->arena, sizeof *b);
+    b->name = name;
+    b->params = params;
+    b->body = body;
+    b->loc = loc;
+    return b;
+}
+
+BlockParam *new_block_param(Parser *p, Expr *name, Expr *type, Expr *default_value)
+{
+    BlockParam *bp = arena_alloc(p->ctx->arena, sizeof *bp);
+    bp->name = name;
+    bp->default_value = default_value;
+    if (type) {
+        if (strcmp(type->text, "int") == 0)
+            bp->is_int = true;
+        else if (strcmp(type->text, "Tensor") != 0)
+            error_at(p->ctx, type->loc, "a block parameter is a tensor or an 'int', not '%s'", type->text);
+    }
+    if (default_value && !bp->is_int)
+        error_at(p->ctx, default_value->loc, "only int parameters can have default values");
+    return bp;
+}
+
+/* layer1.{i}: a name component filled in by expand.c from a loop variable
+ * or an int parameter. */
+Expr *new_template(Parser *p, Expr *name, Loc loc)
+{
+    return new_name(p, arena_printf(p->ctx->arena, "{%s}", name->text), loc);
+}
+
+Vec *add_decorator(Parser *p, Vec *decorators, Vec *options, Loc loc)
+{
+    Decorator *d = arena_alloc(p->ctx->arena, sizeof *d);
+    d->options = options;
+    d->loc = loc;
+    return vec_push(p->ctx, decorators ? decorators : vec_new(p->ctx), d);
+}
+
+Stmt *new_autocast_switch(Parser *p, Vec *options, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_AUTOCAST_SWITCH, loc);
+    s->options = options;
+    s->keyword_loc = loc;
+    return s;
+}
+
+Stmt *new_module_decl(Parser *p, Expr *name, Expr *block_name, Vec *args, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_MODULE, loc);
+    s->name = name;
+    s->block_name = block_name;
+    s->options = args;
+    return s;
+}
+
+Stmt *new_return(Parser *p, Expr *value, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_RETURN, loc);
+    s->value = value;
+    return s;
+}
+
+Stmt *new_for(Parser *p, Expr *var, Expr *lo, Expr *hi, Vec *body, Loc loc)
+{
+    Stmt *s = new_stmt(p, S_FOR, loc);
+    s->name = var;
+    s->lo = lo;
+    s->hi = hi;
+    s->body = body;
+    return s;
+}
+
+void parser_add_block(Parser *p, Block *b, Vec *decorators)
+{
+    b->decorators = decorators;
+    vec_push(p->ctx, p->blocks, b);
+}
+
+void parser_add_import(Parser *p, const char *path, Loc loc)
+{
+    vec_push(p->ctx, p->imports, new_string(p, path, loc));
 }

@@ -206,10 +206,16 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
             check_region(c, st);
             autocast_stmts(c, st->body);
             break;
+        case S_AUTOCAST_SWITCH:
+            check_region(c, st);
+            break;
         case S_INPUT:
         case S_PARAM:
         case S_BUFFER:
         case S_EXPR:
+        case S_MODULE:
+        case S_RETURN:
+        case S_FOR:
             break;
         }
     }

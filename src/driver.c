@@ -84,6 +84,7 @@ int ampc_compile(Ctx *c, SourceFile *src, Output *out)
 {
     c->main_file = src;
     bool ok = parse_file(c, src)
+           && expand(c)
            && resolve(c)
            && typecheck(c)
            && load_policy(c)

@@ -169,6 +169,10 @@ static void lower_stmts(Ctx *c, Vec *stmts)
             lower_stmts(c, st->body);
             break;
         case S_EXPR:
+        case S_AUTOCAST_SWITCH:
+        case S_MODULE:
+        case S_RETURN:
+        case S_FOR:
             break;
         }
     }

@@ -30,6 +30,10 @@ static const char usage_text[] =
     "  --policy=FILE        use this autocast policy instead of the target's\n"
     "                       built-in one (format: docs/policies.md)\n"
     "  --dump=PASS          print the IR after PASS (lower, optimize, memplan)\n"
+    "  -I DIR               search DIR for imported files (after the importing\n"
+    "                       file's own directory); repeatable\n"
+    "  --autocast           run the whole model under autocast, as if its body\n"
+    "                       were in an autocast { } block\n"
     "\n"
     "Dependency files for make, as gcc writes them:\n"
     "  -MD                  also write a depfile (default: the output with .d)\n"
@@ -209,17 +213,18 @@ int main(int argc, char **argv)
     }
     argc = take_dep_options(argc, argv, args, &dep);
     argv = args;
-    enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION };
+    enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST };
     static const struct option long_opts[] = {
         {"target", required_argument, NULL, 't'},   {"output", required_argument, NULL, 'o'},
         {"header", required_argument, NULL, OPT_HEADER}, {"prefix", required_argument, NULL, OPT_PREFIX},
         {"policy", required_argument, NULL, OPT_POLICY}, {"dump", required_argument, NULL, OPT_DUMP},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, OPT_VERSION},
+        {"autocast", no_argument, NULL, OPT_AUTOCAST}, {"include", required_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, ":t:o:h", long_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:o:hI:", long_opts, NULL)) != -1) {
         switch (ch) {
         case 't':
             if (!target_from_name(optarg, &opts.target))
@@ -233,6 +238,14 @@ int main(int argc, char **argv)
             break;
         case OPT_PREFIX:
             opts.prefix = optarg;
+            break;
+        case 'I':
+            if (opts.ninclude_dirs == (int)(sizeof opts.include_dirs / sizeof opts.include_dirs[0]))
+                usage_error("%s", "too many -I directories");
+            opts.include_dirs[opts.ninclude_dirs++] = optarg;
+            break;
+        case OPT_AUTOCAST:
+            opts.autocast_all = true;
             break;
         case OPT_POLICY:
             opts.policy_path = optarg;

@@ -9,7 +9,11 @@
 #include "parser.h"
 #include "lexer.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t len)
 {
@@ -59,16 +63,105 @@ void report_syntax_error(Parser *p, Loc loc, const char *found, bool at_end,
     error_at(c, loc, "%s", msg.data);
 }
 
-bool parse_file(Ctx *c, SourceFile *f)
+/* Parse one file into p's lists; false on a syntax error. */
+static bool parse_one(Ctx *c, const SourceFile *f, Parser *p)
 {
-    Parser p = {.ctx = c, .file = f, .models = vec_new(c)};
+    p->file = f;
     Lexer lx = {.ctx = c, .file = f};
     yyscan_t scanner;
     if (yylex_init_extra(&lx, &scanner) != 0)
         ICE("cannot create the lexer");
-    int rc = yyparse(scanner, &p);
+    int errors = c->nerrors;
+    int rc = yyparse(scanner, p);
     yylex_destroy(scanner);
-    if (rc != 0 || c->nerrors)
+    return rc == 0 && c->nerrors == errors;
+}
+
+/* The file an import names: beside the importing file first, then in each
+ * -I directory in order, as a C compiler searches "quoted" includes. */
+static char *find_import(Ctx *c, const SourceFile *from, const char *name)
+{
+    if (name[0] == '/')
+        return access(name, R_OK) == 0 ? arena_strdup(c->arena, name) : NULL;
+    const char *slash = strrchr(from->name, '/');
+    char *here = slash ? arena_printf(c->arena, "%.*s/%s", (int)(slash - from->name), from->name, name)
+                       : arena_strdup(c->arena, name);
+    if (access(here, R_OK) == 0)
+        return here;
+    for (int i = 0; i < c->opts->ninclude_dirs; i++) {
+        char *p = arena_printf(c->arena, "%s/%s", c->opts->include_dirs[i], name);
+        if (access(p, R_OK) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+typedef struct ImportState {
+    Vec *done;     /* real paths of files already parsed */
+    Vec *stack;    /* real paths of the files being imported, outermost first */
+    Vec *names;    /* the same files, as the user named them */
+    Parser *lib;   /* collects the blocks of imported files */
+} ImportState;
+
+static bool in_list(Vec *v, const char *s)
+{
+    for (int i = 0; i < v->len; i++)
+        if (strcmp(VEC_AT(v, i), s) == 0)
+            return true;
+    return false;
+}
+
+static void load_imports(Ctx *c, ImportState *st, const SourceFile *from, Vec *imports)
+{
+    for (int i = 0; i < imports->len; i++) {
+        Expr *imp = VEC_AT(imports, i);
+        char *path = find_import(c, from, imp->text);
+        if (!path) {
+            error_at(c, imp->loc, "cannot find '%s' beside %s%s", imp->text, from->name,
+                     c->opts->ninclude_dirs ? " or in the -I directories" : " (add a directory with -I DIR)");
+            continue;
+        }
+        char *real = realpath(path, NULL);
+        if (!real) {
+            error_at(c, imp->loc, "cannot open '%s': %s", path, strerror(errno));
+            continue;
+        }
+        char *key = arena_strdup(c->arena, real);
+        free(real);
+        if (in_list(st->stack, key)) {
+            Buf chain;
+            buf_init(&chain, c->arena);
+            bool on = false;
+            for (int k = 0; k < st->stack->len; k++) {
+                on |= strcmp(VEC_AT(st->stack, k), key) == 0;
+                if (on)
+                    buf_printf(&chain, "%s imports ", (char *)VEC_AT(st->names, k));
+            }
+            buf_puts(&chain, path);
+            error_at(c, imp->loc, "import cycle: %s", chain.data);
+            continue;
+        }
+        if (in_list(st->done, key))
+            continue; /* imported twice along different paths: once is enough */
+        vec_push(c, st->done, key);
+        SourceFile *f = source_read(c, path);
+        if (!f)
+            continue;
+        Parser sub = {.ctx = c, .models = vec_new(c), .blocks = st->lib->blocks, .imports = vec_new(c)};
+        if (!parse_one(c, f, &sub))
+            continue;
+        vec_push(c, st->stack, key);
+        vec_push(c, st->names, (void *)f->name);
+        load_imports(c, st, f, sub.imports);
+        st->stack->len--;
+        st->names->len--;
+    }
+}
+
+bool parse_file(Ctx *c, SourceFile *f)
+{
+    Parser p = {.ctx = c, .models = vec_new(c), .blocks = vec_new(c), .imports = vec_new(c)};
+    if (!parse_one(c, f, &p))
         return false;
 
     Loc whole = {.file = f, .begin = 0, .end = 0};
@@ -82,5 +175,28 @@ bool parse_file(Ctx *c, SourceFile *f)
         return false;
     }
     c->model = VEC_AT(p.models, 0);
-    return true;
+
+    /* imported files contribute their blocks; their models are not compiled */
+    ImportState st = {.done = vec_new(c), .stack = vec_new(c), .names = vec_new(c), .lib = &p};
+    char *real = f->name[0] != '<' ? realpath(f->name, NULL) : NULL;
+    if (real) {
+        vec_push(c, st.done, arena_strdup(c->arena, real));
+        vec_push(c, st.stack, arena_strdup(c->arena, real));
+        vec_push(c, st.names, (void *)f->name);
+        free(real);
+    }
+    load_imports(c, &st, f, p.imports);
+    c->blocks = p.blocks;
+
+    for (int i = 0; i < c->blocks->len; i++) {
+        Block *b = VEC_AT(c->blocks, i);
+        for (int j = 0; j < i; j++) {
+            Block *old = VEC_AT(c->blocks, j);
+            if (strcmp(old->name->text, b->name->text) == 0) {
+                error_at(c, b->name->loc, "block '%s' is defined twice", b->name->text);
+                note_at(c, old->name->loc, "the first definition is here");
+            }
+        }
+    }
+    return c->nerrors == 0;
 }

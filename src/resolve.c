@@ -346,6 +346,15 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
             resolve_stmts(c, s, inner, st->body);
             break;
         }
+        case S_AUTOCAST_SWITCH:
+            /* MegEngine's amp.enabled: in force for the rest of this
+             * statement list (and what it contains), until switched again */
+            resolve_autocast_options(c, st, &r);
+            break;
+        case S_MODULE:
+        case S_RETURN:
+        case S_FOR:
+            ICE("statement kind %d survived expand", st->kind);
         }
     }
 }
@@ -369,7 +378,7 @@ bool resolve(Ctx *c)
         sym->index = c->nsyms;
         c->sym_names[c->nsyms++] = d->text;
     }
-    Region top = {.enabled = false, .low = DT_NONE};
+    Region top = {.enabled = c->opts->autocast_all, .low = DT_NONE};
     resolve_stmts(c, &s, top, m->body);
     return c->nerrors == 0;
 }

@@ -578,6 +578,10 @@ static void check_stmts(Ctx *c, Vec *stmts)
             ((Expr *)VEC_AT(st->targets, 0))->sym->type = st->value->type;
             break;
         case S_EXPR:
+        case S_AUTOCAST_SWITCH:
+        case S_MODULE:
+        case S_RETURN:
+        case S_FOR:
             break;
         case S_OUTPUT:
             for (int k = 0; k < st->exprs->len; k++)

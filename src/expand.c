@@ -1,0 +1,678 @@
+/* expand.c: blocks, module instances and compile-time loops, inlined.
+ *
+ * Requires: the parsed model and the blocks of every file (parse.c).
+ * Produces: c->model->body as one flat program of the statements resolve
+ * knows (declarations, assignments, autocast regions and switches, output,
+ * minimize): no S_MODULE, S_FOR or S_RETURN, no block calls, no `{i}`
+ * templates.
+ *
+ * The naming is PyTorch's.  `module layer1.0 = BasicBlock(64, 64)` makes an
+ * instance whose params and buffers are declared at once as
+ * `layer1.0.conv1.weight` and so on, the state_dict keys of the same
+ * module tree in PyTorch.  Each call `layer1.0(x)` inlines the block's
+ * body: its int parameters become literals, its locals are renamed
+ * `layer1.0:out` (a ':' no user name can contain, so they never clash),
+ * and its `return` value becomes a fresh local the call is replaced by.
+ * Two calls of one instance share its parameters, as in PyTorch.
+ *
+ * Blocks see only their own parameters: a block is a function, not a
+ * closure.  Inlined statements keep their source locations, so errors
+ * point into the block's body.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+enum {
+    MAX_INTS = 64,
+    MAX_NESTING = 64,          /* blocks within blocks: catches self-instantiation */
+    MAX_STATEMENTS = 200000,   /* what one model may expand to */
+};
+
+typedef struct Instance {
+    const char *path;   /* layer1.0 */
+    Block *block;
+    const char *int_names[MAX_INTS];
+    int64_t int_values[MAX_INTS];
+    int nints;
+    Vec *state_names;   /* its params and buffers, relative: conv1.weight */
+    int calls;
+} Instance;
+
+typedef struct Env {
+    const char *prefix; /* NULL at model level */
+    Instance *inst;     /* NULL at model level */
+    const char *int_names[MAX_INTS];
+    int64_t int_values[MAX_INTS];
+    int nints;
+} Env;
+
+typedef struct Expander {
+    Ctx *c;
+    Vec *instances;
+    int nesting;
+    int statements;
+    int results; /* numbers the results of calls */
+    bool too_big_reported;
+} Expander;
+
+static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out);
+static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_block);
+
+static bool env_int(const Env *env, const char *name, int64_t *v)
+{
+    for (int i = env->nints - 1; i >= 0; i--) {
+        if (strcmp(env->int_names[i], name) == 0) {
+            *v = env->int_values[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool env_push(Expander *x, Env *env, const char *name, int64_t v, Loc loc)
+{
+    if (env->nints == MAX_INTS) {
+        error_at(x->c, loc, "more than %d compile-time integers in one scope", MAX_INTS);
+        return false;
+    }
+    env->int_names[env->nints] = name;
+    env->int_values[env->nints++] = v;
+    return true;
+}
+
+/* layer{i}.{j} -> layer1.0 */
+static const char *subst(Expander *x, const Env *env, const char *text, Loc loc)
+{
+    if (!strchr(text, '{'))
+        return text;
+    Buf b;
+    buf_init(&b, x->c->arena);
+    for (const char *s = text; *s;) {
+        if (*s != '{') {
+            char ch[2] = {*s++, 0};
+            buf_puts(&b, ch);
+            continue;
+        }
+        const char *close = strchr(s, '}');
+        char *name = arena_strndup(x->c->arena, s + 1, (size_t)(close - s - 1));
+        int64_t v;
+        if (!env_int(env, name, &v)) {
+            error_at(x->c, loc, "'{%s}' names no loop variable or int parameter here", name);
+            return text;
+        }
+        buf_printf(&b, "%lld", (long long)v);
+        s = close + 1;
+    }
+    return b.data;
+}
+
+static Expr *copy_expr(Expander *x, const Expr *e)
+{
+    Expr *n = arena_alloc(x->c->arena, sizeof *n);
+    *n = *e;
+    return n;
+}
+
+static Expr *int_literal(Expander *x, int64_t v, Loc loc)
+{
+    Expr *n = arena_alloc(x->c->arena, sizeof *n);
+    n->kind = E_NUMBER;
+    n->loc = loc;
+    if (v >= 0) {
+        n->text = arena_printf(x->c->arena, "%lld", (long long)v);
+        return n;
+    }
+    /* -5 is neg(5), as the parser builds it */
+    n->text = arena_printf(x->c->arena, "%llu", 0 - (unsigned long long)v);
+    Expr *neg = arena_alloc(x->c->arena, sizeof *neg);
+    neg->kind = E_CALL;
+    neg->loc = loc;
+    neg->name_loc = loc;
+    neg->callee = "neg";
+    neg->is_operator = true;
+    neg->list = vec_push(x->c, vec_new(x->c), n);
+    return neg;
+}
+
+/* A compile-time integer: literals, loop variables, int parameters, + - *. */
+static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out)
+{
+    if (e->kind == E_NUMBER && !e->is_float) {
+        int64_t v = 0;
+        for (const char *s = e->text; *s; s++) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *s - '0', &v)) {
+                error_at(x->c, e->loc, "integer %s is too large (the limit is 2^63 - 1)", e->text);
+                return false;
+            }
+        }
+        *out = v;
+        return true;
+    }
+    if (e->kind == E_NAME && env_int(env, e->text, out))
+        return true;
+    if (e->kind == E_CALL && e->is_operator) {
+        int64_t a, b = 0;
+        if (!eval_int(x, env, VEC_AT(e->list, 0), &a) ||
+            (e->list->len == 2 && !eval_int(x, env, VEC_AT(e->list, 1), &b)))
+            return false;
+        bool overflow = false;
+        if (strcmp(e->callee, "neg") == 0)
+            overflow = __builtin_sub_overflow((int64_t)0, a, out);
+        else if (strcmp(e->callee, "add") == 0)
+            overflow = __builtin_add_overflow(a, b, out);
+        else if (strcmp(e->callee, "sub") == 0)
+            overflow = __builtin_sub_overflow(a, b, out);
+        else if (strcmp(e->callee, "mul") == 0)
+            overflow = __builtin_mul_overflow(a, b, out);
+        else {
+            error_at(x->c, e->name_loc, "compile-time integers combine with +, - and * only");
+            return false;
+        }
+        if (overflow)
+            error_at(x->c, e->loc, "this compile-time integer overflows 64 bits");
+        return !overflow;
+    }
+    error_at(x->c, e->loc, "expected a compile-time integer: a literal, a loop variable or an int parameter");
+    return false;
+}
+
+static bool is_state_name(const Env *env, const char *name)
+{
+    Vec *v = env->inst->state_names;
+    for (int i = 0; i < v->len; i++)
+        if (strcmp(VEC_AT(v, i), name) == 0)
+            return true;
+    return false;
+}
+
+static bool is_namespace_name(const char *s)
+{
+    return strcmp(s, "torch") == 0 || strcmp(s, "F") == 0 || strcmp(s, "torch.nn.functional") == 0 ||
+           strcmp(s, "nn.functional") == 0;
+}
+
+/* What a name in a block's body becomes in the flat program. */
+static const char *local_name(Expander *x, const Env *env, const char *name)
+{
+    if (!env->inst)
+        return name;
+    if (is_state_name(env, name))
+        return arena_printf(x->c->arena, "%s.%s", env->prefix, name);
+    return arena_printf(x->c->arena, "%s:%s", env->prefix, name);
+}
+
+static Instance *find_instance(Expander *x, const char *path)
+{
+    for (int i = 0; i < x->instances->len; i++) {
+        Instance *in = VEC_AT(x->instances, i);
+        if (strcmp(in->path, path) == 0)
+            return in;
+    }
+    return NULL;
+}
+
+static Block *find_block(Expander *x, Expr *name)
+{
+    Vec *blocks = x->c->blocks;
+    for (int i = 0; i < blocks->len; i++) {
+        Block *b = VEC_AT(blocks, i);
+        if (strcmp(b->name->text, name->text) == 0)
+            return b;
+    }
+    if (blocks->len == 0)
+        error_at(x->c, name->loc, "no block named '%s'; define it with 'block %s(...) { ... }' or import the file that does",
+                 name->text, name->text);
+    else
+        error_at(x->c, name->loc, "no block named '%s'%s", name->text,
+                 blocks->len == 1 ? arena_printf(x->c->arena, "; the block defined is '%s'",
+                                                 ((Block *)VEC_AT(blocks, 0))->name->text)
+                                  : "");
+    return NULL;
+}
+
+static Stmt *new_stmt(Expander *x, StmtKind kind, Loc loc)
+{
+    Stmt *s = arena_alloc(x->c->arena, sizeof *s);
+    s->kind = kind;
+    s->loc = loc;
+    return s;
+}
+
+static void emit(Expander *x, Vec *out, Stmt *s)
+{
+    if (++x->statements > MAX_STATEMENTS) {
+        if (!x->too_big_reported)
+            error_at(x->c, s->loc, "the model expands to more than %d statements", MAX_STATEMENTS);
+        x->too_big_reported = true;
+        return;
+    }
+    vec_push(x->c, out, s);
+}
+
+static Expr *name_expr(Expander *x, const char *text, Loc loc)
+{
+    Expr *n = arena_alloc(x->c->arena, sizeof *n);
+    n->kind = E_NAME;
+    n->loc = loc;
+    n->text = text;
+    return n;
+}
+
+/* Inline one call of an instance; returns the name its result is bound to,
+ * or NULL when the block returns nothing. */
+static Expr *expand_call(Expander *x, const Env *env, Instance *inst, Expr *call, Vec *out)
+{
+    Block *b = inst->block;
+    if (x->nesting >= MAX_NESTING) {
+        error_at(x->c, call->loc, "calls nest more than %d deep: does block '%s' call itself?", MAX_NESTING,
+                 b->name->text);
+        return NULL;
+    }
+    Env inner = {.prefix = inst->path, .inst = inst};
+    for (int i = 0; i < inst->nints; i++)
+        env_push(x, &inner, inst->int_names[i], inst->int_values[i], call->loc);
+
+    /* tensor arguments, bound by position or keyword to the tensor parameters */
+    int first = call->is_method ? 1 : 0; /* layer1.0(x): argument 0 is the receiver name */
+    int ntensor = 0;
+    for (int i = 0; i < b->params->len; i++)
+        ntensor += !((BlockParam *)VEC_AT(b->params, i))->is_int;
+    Expr **bound = arena_alloc(x->c->arena, (size_t)(b->params->len + 1) * sizeof *bound);
+    int pos = 0;
+    for (int i = first; i < call->list->len; i++) {
+        Expr *a = VEC_AT(call->list, i);
+        int k = -1;
+        if (a->kind == E_KWARG) {
+            for (int j = 0; j < b->params->len; j++)
+                if (strcmp(((BlockParam *)VEC_AT(b->params, j))->name->text, a->text) == 0)
+                    k = j;
+            if (k < 0 || ((BlockParam *)VEC_AT(b->params, k))->is_int) {
+                error_at(x->c, a->name_loc, "block '%s' has no tensor parameter '%s'", b->name->text, a->text);
+                continue;
+            }
+            a = a->operand;
+        } else {
+            for (int j = 0, seen = 0; j < b->params->len; j++) {
+                if (((BlockParam *)VEC_AT(b->params, j))->is_int)
+                    continue;
+                if (seen++ == pos) {
+                    k = j;
+                    break;
+                }
+            }
+            pos++;
+            if (k < 0) {
+                error_at(x->c, a->loc, "%s(...) takes %d tensor argument%s; its int parameters were given by 'module'",
+                         inst->path, ntensor, ntensor == 1 ? "" : "s");
+                continue;
+            }
+        }
+        if (bound[k]) {
+            error_at(x->c, a->loc, "tensor parameter '%s' of block '%s' is given twice",
+                     ((BlockParam *)VEC_AT(b->params, k))->name->text, b->name->text);
+            continue;
+        }
+        bound[k] = clone_expr(x, env, a, out);
+    }
+    for (int j = 0; j < b->params->len; j++) {
+        BlockParam *bp = VEC_AT(b->params, j);
+        if (bp->is_int)
+            continue;
+        if (!bound[j]) {
+            error_at(x->c, call->loc, "%s(...) is missing tensor argument '%s' of block '%s'", inst->path,
+                     bp->name->text, b->name->text);
+            return NULL;
+        }
+        Stmt *s = new_stmt(x, S_ASSIGN, call->loc);
+        s->targets = vec_push(x->c, vec_new(x->c), name_expr(x, local_name(x, &inner, bp->name->text), bp->name->loc));
+        s->value = bound[j];
+        emit(x, out, s);
+    }
+
+    /* the body, under the block's decorators */
+    Vec *body = vec_new(x->c);
+    x->nesting++;
+    inst->calls++;
+    int result_id = ++x->results;
+    Env call_env = inner;
+    expand_code(x, &call_env, b->body, body, true);
+    x->nesting--;
+    Expr *result = NULL;
+    for (int i = 0; i < body->len; i++) {
+        Stmt *s = VEC_AT(body, i);
+        if (s->kind == S_RETURN) {
+            result = name_expr(x, arena_printf(x->c->arena, "%s:result%d", inst->path, result_id), s->loc);
+            s->kind = S_ASSIGN;
+            s->targets = vec_push(x->c, vec_new(x->c), result);
+        }
+    }
+    if (b->decorators) {
+        for (int i = b->decorators->len - 1; i >= 0; i--) {
+            Decorator *d = VEC_AT(b->decorators, i);
+            Stmt *region = new_stmt(x, S_AUTOCAST, d->loc);
+            region->options = d->options;
+            region->keyword_loc = d->loc;
+            region->body = body;
+            body = vec_push(x->c, vec_new(x->c), region);
+        }
+    }
+    for (int i = 0; i < body->len; i++)
+        emit(x, out, VEC_AT(body, i));
+    return result ? name_expr(x, result->text, call->loc) : NULL;
+}
+
+/* The instance a call names, if it names one: conv1(x), layer1.0(x), layer1.{i}(x). */
+static Instance *called_instance(Expander *x, const Env *env, Expr *call)
+{
+    if (call->kind != E_CALL || call->is_operator)
+        return NULL;
+    const char *path;
+    if (call->is_method) {
+        Expr *recv = VEC_AT(call->list, 0);
+        if (recv->kind != E_NAME)
+            return NULL;
+        path = arena_printf(x->c->arena, "%s.%s", subst(x, env, recv->text, recv->loc),
+                            subst(x, env, call->callee, call->name_loc));
+    } else {
+        path = call->callee;
+    }
+    if (env->prefix)
+        path = arena_printf(x->c->arena, "%s.%s", env->prefix, path);
+    return find_instance(x, path);
+}
+
+static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
+{
+    Expr *n = copy_expr(x, e);
+    switch (e->kind) {
+    case E_NAME: {
+        n->text = subst(x, env, e->text, e->loc);
+        int64_t v;
+        if (env_int(env, n->text, &v))
+            return int_literal(x, v, e->loc);
+        if (env->inst && !is_namespace_name(n->text))
+            n->text = local_name(x, env, n->text);
+        return n;
+    }
+    case E_CALL: {
+        Instance *inst = called_instance(x, env, e);
+        if (inst) {
+            Expr *r = expand_call(x, env, inst, e, out);
+            if (!r) {
+                if (x->c->nerrors == 0)
+                    error_at(x->c, e->loc, "block '%s' returns nothing, so its call has no value",
+                             inst->block->name->text);
+                return name_expr(x, "<error>", e->loc);
+            }
+            return r;
+        }
+        if (strchr(e->callee, '{')) {
+            error_at(x->c, e->name_loc, "'%s' names no module instance", subst(x, env, e->callee, e->name_loc));
+            return n;
+        }
+        n->list = vec_new(x->c);
+        for (int i = 0; i < e->list->len; i++)
+            vec_push(x->c, n->list, clone_expr(x, env, VEC_AT(e->list, i), out));
+        return n;
+    }
+    case E_KWARG:
+        n->operand = clone_expr(x, env, e->operand, out);
+        return n;
+    case E_TYPE:
+        n->list = vec_new(x->c);
+        for (int i = 0; i < e->list->len; i++)
+            vec_push(x->c, n->list, clone_expr(x, env, VEC_AT(e->list, i), out));
+        return n;
+    default:
+        return n;
+    }
+}
+
+static Vec *clone_list(Expander *x, const Env *env, Vec *v, Vec *out)
+{
+    if (!v)
+        return NULL;
+    Vec *r = vec_new(x->c);
+    for (int i = 0; i < v->len; i++)
+        vec_push(x->c, r, clone_expr(x, env, VEC_AT(v, i), out));
+    return r;
+}
+
+static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out);
+
+/* module layer1.0 = BasicBlock(64, 64, stride=2) */
+static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
+{
+    const char *rel = subst(x, env, st->name->text, st->name->loc);
+    const char *path = env->prefix ? arena_printf(x->c->arena, "%s.%s", env->prefix, rel) : rel;
+    Instance *old = find_instance(x, path);
+    if (old) {
+        error_at(x->c, st->name->loc, "module '%s' is already declared", path);
+        return;
+    }
+    Block *b = find_block(x, st->block_name);
+    if (!b)
+        return;
+    if (x->nesting >= MAX_NESTING) {
+        error_at(x->c, st->loc, "modules nest more than %d deep: does block '%s' contain itself?", MAX_NESTING,
+                 b->name->text);
+        return;
+    }
+    Instance *inst = arena_alloc(x->c->arena, sizeof *inst);
+    inst->path = path;
+    inst->block = b;
+    inst->state_names = vec_new(x->c);
+
+    /* int arguments, by position or keyword, evaluated where the module is declared */
+    int64_t values[MAX_INTS];
+    bool given[MAX_INTS] = {0};
+    int pos = 0;
+    for (int i = 0; i < st->options->len; i++) {
+        Expr *a = VEC_AT(st->options, i);
+        int k = -1;
+        if (a->kind == E_KWARG) {
+            for (int j = 0; j < b->params->len; j++)
+                if (strcmp(((BlockParam *)VEC_AT(b->params, j))->name->text, a->text) == 0)
+                    k = j;
+            if (k < 0 || !((BlockParam *)VEC_AT(b->params, k))->is_int) {
+                error_at(x->c, a->name_loc, "block '%s' has no int parameter '%s'", b->name->text, a->text);
+                continue;
+            }
+            a = a->operand;
+        } else {
+            for (int j = 0, seen = 0; j < b->params->len; j++) {
+                if (!((BlockParam *)VEC_AT(b->params, j))->is_int)
+                    continue;
+                if (seen++ == pos) {
+                    k = j;
+                    break;
+                }
+            }
+            pos++;
+            if (k < 0) {
+                error_at(x->c, a->loc, "too many arguments for block '%s'; tensors are passed when the module is called",
+                         b->name->text);
+                continue;
+            }
+        }
+        if (k >= MAX_INTS)
+            continue;
+        if (given[k])
+            error_at(x->c, a->loc, "int parameter '%s' is given twice", ((BlockParam *)VEC_AT(b->params, k))->name->text);
+        given[k] = eval_int(x, env, a, &values[k]);
+    }
+    Env inner = {.prefix = path, .inst = inst};
+    for (int j = 0; j < b->params->len && j < MAX_INTS; j++) {
+        BlockParam *bp = VEC_AT(b->params, j);
+        if (!bp->is_int)
+            continue;
+        if (!given[j]) {
+            Env empty = {0};
+            if (!bp->default_value) {
+                error_at(x->c, st->loc, "module '%s' needs int parameter '%s' of block '%s'", path, bp->name->text,
+                         b->name->text);
+                continue;
+            }
+            if (!eval_int(x, &empty, bp->default_value, &values[j]))
+                continue;
+        }
+        inst->int_names[inst->nints] = bp->name->text;
+        inst->int_values[inst->nints++] = values[j];
+        env_push(x, &inner, bp->name->text, values[j], st->loc);
+    }
+    vec_push(x->c, x->instances, inst);
+    x->nesting++;
+    expand_decls(x, &inner, b->body, out);
+    x->nesting--;
+}
+
+/* The declarations of a block body: params, buffers, nested modules, also
+ * inside loops. */
+static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
+{
+    for (int i = 0; i < in->len && !x->too_big_reported; i++) {
+        Stmt *st = VEC_AT(in, i);
+        switch (st->kind) {
+        case S_PARAM:
+        case S_BUFFER: {
+            Stmt *s = new_stmt(x, st->kind, st->loc);
+            const char *rel = subst(x, env, st->name->text, st->name->loc);
+            vec_push(x->c, env->inst->state_names, (void *)rel);
+            s->name = name_expr(x, arena_printf(x->c->arena, "%s.%s", env->prefix, rel), st->name->loc);
+            s->type = clone_expr(x, env, st->type, out);
+            emit(x, out, s);
+            break;
+        }
+        case S_MODULE:
+            declare_instance(x, env, st, out);
+            break;
+        case S_FOR:
+        case S_AUTOCAST: {
+            if (st->kind == S_AUTOCAST) {
+                expand_decls(x, env, st->body, out);
+                break;
+            }
+            int64_t lo, hi;
+            if (!eval_int(x, env, st->lo, &lo) || !eval_int(x, env, st->hi, &hi))
+                break;
+            for (int64_t k = lo; k < hi && !x->too_big_reported; k++) {
+                Env inner = *env;
+                if (!env_push(x, &inner, st->name->text, k, st->name->loc))
+                    break;
+                expand_decls(x, &inner, st->body, out);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+/* Statements that compute: assignments, regions, loops, calls. In a block,
+ * declarations were emitted by declare_instance and are skipped here. */
+static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_block)
+{
+    for (int i = 0; i < in->len && !x->too_big_reported; i++) {
+        Stmt *st = VEC_AT(in, i);
+        Stmt *s = new_stmt(x, st->kind, st->loc);
+        *s = *st;
+        switch (st->kind) {
+        case S_INPUT:
+        case S_OUTPUT:
+        case S_MINIMIZE:
+            if (in_block) {
+                error_at(x->c, st->loc, "'%s' belongs to the model; a block takes tensors as parameters and gives one back with 'return'",
+                         st->kind == S_INPUT ? "input" : st->kind == S_OUTPUT ? "output" : "minimize");
+                break;
+            }
+            if (st->kind == S_INPUT) {
+                s->type = clone_expr(x, env, st->type, out);
+            } else if (st->kind == S_OUTPUT) {
+                s->exprs = clone_list(x, env, st->exprs, out);
+            } else {
+                s->value = clone_expr(x, env, st->value, out);
+            }
+            emit(x, out, s);
+            break;
+        case S_PARAM:
+        case S_BUFFER:
+            if (in_block)
+                break;
+            s->name = name_expr(x, subst(x, env, st->name->text, st->name->loc), st->name->loc);
+            s->type = clone_expr(x, env, st->type, out);
+            emit(x, out, s);
+            break;
+        case S_MODULE:
+            if (!in_block)
+                declare_instance(x, env, st, out);
+            break;
+        case S_ASSIGN:
+            s->value = clone_expr(x, env, st->value, out);
+            s->targets = clone_list(x, env, st->targets, out);
+            emit(x, out, s);
+            break;
+        case S_EXPR: {
+            Instance *inst = called_instance(x, env, st->value);
+            if (inst) {
+                expand_call(x, env, inst, st->value, out); /* a call for its effects only */
+                break;
+            }
+            s->value = clone_expr(x, env, st->value, out);
+            emit(x, out, s);
+            break;
+        }
+        case S_RETURN:
+            if (!in_block) {
+                error_at(x->c, st->loc, "'return' belongs in a block; a model names its results with 'output'");
+                break;
+            }
+            if (i != in->len - 1)
+                error_at(x->c, st->loc, "'return' must be the last statement of the block");
+            s->value = clone_expr(x, env, st->value, out);
+            emit(x, out, s);
+            break;
+        case S_AUTOCAST:
+            s->body = vec_new(x->c);
+            expand_code(x, env, st->body, s->body, in_block);
+            emit(x, out, s);
+            break;
+        case S_AUTOCAST_SWITCH:
+            emit(x, out, s);
+            break;
+        case S_FOR: {
+            int64_t lo, hi;
+            if (!eval_int(x, env, st->lo, &lo) || !eval_int(x, env, st->hi, &hi))
+                break;
+            for (int64_t k = lo; k < hi && !x->too_big_reported; k++) {
+                Env inner = *env;
+                if (!env_push(x, &inner, st->name->text, k, st->name->loc))
+                    break;
+                expand_code(x, &inner, st->body, out, in_block);
+            }
+            break;
+        }
+        }
+    }
+}
+
+bool expand(Ctx *c)
+{
+    Expander x = {.c = c, .instances = vec_new(c)};
+    Env top = {0};
+    Vec *body = vec_new(c);
+    expand_code(&x, &top, c->model->body, body, false);
+    if (c->model->decorators) {
+        for (int i = c->model->decorators->len - 1; i >= 0; i--) {
+            Decorator *d = VEC_AT(c->model->decorators, i);
+            Stmt *region = new_stmt(&x, S_AUTOCAST, d->loc);
+            region->options = d->options;
+            region->keyword_loc = d->loc;
+            region->body = body;
+            body = vec_push(c, vec_new(c), region);
+        }
+    }
+    c->model->body = body;
+    return c->nerrors == 0;
+}
