@@ -200,6 +200,7 @@ typedef enum {
     FORM_MATMUL,
     FORM_SOFTMAX, /* f(outer, dim, inner, x, y) */
     FORM_NLL_LOSS,
+    FORM_NONE,    /* typed, explained and drawn, but no runtime kernel yet */
 } KernelForm;
 
 typedef struct Expr Expr;
@@ -259,6 +260,8 @@ typedef struct Type {
 typedef struct Decision {
     DType compute;      /* dtype the kernel computes in (its output dtype) */
     const char *rule;   /* "tpu bf16 list (seed)", "not eligible: in-place" */
+    const struct PolicyRow *row; /* the policy row applied, or NULL (not eligible, unlisted) */
+    DType before_force; /* --force-dtype changed the op from this dtype; DT_NONE if not */
 } Decision;
 
 /* Deeper expressions are refused when parsed, so that the recursive
@@ -285,6 +288,7 @@ struct Expr {
     bool is_method;    /* a.addmm(b, c): the receiver is argument 0 */
     bool is_operator;  /* a + b */
     bool is_inplace;   /* a.add_(b) */
+    Expr *out_arg;     /* add(a, b, out=d): the destination d */
     Expr **bound;      /* one per op parameter, NULL where defaulted */
     int64_t dim;          /* softmax: the reduction dim, normalised */
     int64_t ignore_index; /* nll_loss */
@@ -441,6 +445,7 @@ typedef struct PolicyRow {
     const char *op;
     PolicyClass cls;
     const char *source; /* provenance, shown by --explain and in comments */
+    DType low;          /* --autocast-op NAME=bf16|f16: this dtype, not the region's; else DT_NONE */
 } PolicyRow;
 
 typedef struct Policy {
@@ -469,6 +474,13 @@ typedef struct Options {
     const char *dump_pass;   /* --dump=PASS: print the IR after PASS */
     int argc;                /* the command line, for the provenance header */
     char **argv;
+    /* Explaining and steering autocast (issue 4; main.c's autocast block). */
+    int explain;                   /* EXPLAIN_NONE, EXPLAIN_TEXT, EXPLAIN_JSON */
+    int emit;                      /* EMIT_C, EMIT_DOT, EMIT_NOTHING (--explain alone) */
+    const char *autocast_ops[64];  /* --autocast-op NAME=VALUE, in command-line order */
+    int nautocast_ops;
+    DType autocast_dtype;          /* --autocast-dtype; DT_NONE: the policy's low dtype */
+    DType force_dtype;             /* --force-dtype; DT_NONE: off */
 } Options;
 
 typedef struct Graph Graph;
@@ -566,6 +578,7 @@ struct Node {
     Loc loc;              /* the source expression */
     const char *why;      /* the dtype decision (Decision.rule), or cast reason */
     bool dead;
+    Expr *src;            /* the call or cast it was lowered from; NULL for output copies */
 };
 
 struct Graph {
@@ -585,5 +598,21 @@ Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc);
 void ir_dump(Ctx *c, FILE *out);
 bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
+
+/* ---- autocast made visible and steerable (issue 4) ----------------------
+ * explain.c prints every op's dtype decision after memplan (--explain);
+ * dot.c draws the planned graph for Graphviz (--emit=dot); autocast.c
+ * applies the command-line overrides to the policy before deciding. */
+enum { EXPLAIN_NONE, EXPLAIN_TEXT, EXPLAIN_JSON };
+enum { EMIT_C, EMIT_DOT, EMIT_NOTHING };
+
+bool explain(Ctx *c);                     /* explain.c: a no-op without --explain */
+bool emit_dot(Ctx *c, Output *out);       /* dot.c: the graph, into out->c_file */
+/* " --autocast-op relu=f32 --force-dtype bf16": the options that changed the
+ * decisions, for provenance headers (empty when none were given). */
+const char *autocast_options_text(Ctx *c);
+/* The policy key of a call: "__matmul__" for a @ b, "cross_entropy_loss" for
+ * cross_entropy (PyTorch's aten name), else the op's name (autocast.c). */
+const struct PolicyRow *policy_row_for(Ctx *c, const Expr *call);
 
 #endif

@@ -38,12 +38,25 @@ static bool has_explicit_dtype(const Expr *call)
     return k >= 0 && call->bound[k];
 }
 
-static const PolicyRow *find_row(Ctx *c, const Expr *call)
+/* Ops the language names as torch.nn.functional does, whose autocast
+ * registration (and so their policy row) uses the aten name. */
+static const struct {
+    const char *op, *aten;
+} aten_names[] = {
+    {"cross_entropy", "cross_entropy_loss"},
+};
+
+const PolicyRow *policy_row_for(Ctx *c, const Expr *call)
 {
     const PolicyRow *row = NULL;
     if (call->is_operator && call->op->id == OP_MATMUL)
         row = policy_find(c->policy, "__matmul__"); /* a @ b */
-    return row ? row : policy_find(c->policy, call->op->name);
+    if (!row)
+        row = policy_find(c->policy, call->op->name);
+    for (size_t i = 0; !row && i < sizeof aten_names / sizeof aten_names[0]; i++)
+        if (strcmp(call->op->name, aten_names[i].op) == 0)
+            row = policy_find(c->policy, aten_names[i].aten);
+    return row;
 }
 
 /* Apply the policy row to the call's arguments; returns the rule text. */
@@ -51,7 +64,11 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
 {
     const OpInfo *op = call->op;
     const char *target = c->policy->target;
-    const char *rule = arena_printf(c->arena, "%s on %s (%s)", policy_class_name(row->cls), target, row->source);
+    if (row->low != DT_NONE)
+        low = row->low; /* --autocast-op NAME=bf16|f16 names the dtype itself */
+    const char *rule = arena_printf(c->arena, "%s%s on %s (%s)", policy_class_name(row->cls),
+                                    row->low != DT_NONE ? arena_printf(c->arena, " (%s)", dtype_name(low)) : "",
+                                    target, row->source);
     const char *why = arena_printf(c->arena, "for %s: %s", op->name, rule);
     switch (row->cls) {
     case POL_LOWER:
@@ -138,18 +155,25 @@ static void decide(Ctx *c, Expr *call)
         return;
 
     const char *rule;
-    const PolicyRow *row = find_row(c, call);
+    const PolicyRow *row = policy_row_for(c, call);
     DType low = call->autocast_low != DT_NONE ? call->autocast_low : c->policy->low;
     if (!call->autocast_on)
         rule = "autocast is off here: follows its inputs";
     else if (call->is_inplace)
         rule = "not eligible: in-place variant";
+    else if (call->out_arg)
+        rule = "not eligible: out= given";
     else if (has_explicit_dtype(call))
         rule = "not eligible: explicit dtype=";
     else if (!row)
         rule = arena_printf(c->arena, "not in any %s list: follows its inputs", c->policy->target);
-    else
+    else if (row->cls == POL_NONE)
+        rule = arena_printf(c->arena, "taken off the %s lists (%s): follows its inputs", c->policy->target,
+                            row->source);
+    else {
         rule = apply_policy(c, call, row, low);
+        call->decision.row = row;
+    }
 
     if (!infer_call(c, call))
         return;
@@ -209,10 +233,22 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
         case S_AUTOCAST_SWITCH:
             check_region(c, st);
             break;
+        case S_EXPR: {
+            if (!st->targets)
+                break;
+            /* in-place/out=: the result is copied into the destination's dtype */
+            autocast_expr(c, st->value);
+            DType dest = st->name->sym->type.dtype;
+            if (st->value->type.dtype != dest && st->value->type.dtype != DT_NONE)
+                st->value = new_cast(c, st->value, dest,
+                                     arena_printf(c->arena, "stored into '%s', the %s destination of %s", st->name->text,
+                                                  dtype_name(dest), st->value->callee));
+            ((Expr *)VEC_AT(st->targets, 0))->sym->type = st->name->sym->type;
+            break;
+        }
         case S_INPUT:
         case S_PARAM:
         case S_BUFFER:
-        case S_EXPR:
         case S_MODULE:
         case S_RETURN:
         case S_FOR:
@@ -221,9 +257,222 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
     }
 }
 
+/* ---- the command line's say: --autocast-dtype, --autocast-op ----------- */
+
+static const char *allowed_dtypes(Ctx *c)
+{
+    bool bf = c->policy->allowed & (1u << DT_BF16), f16 = c->policy->allowed & (1u << DT_F16);
+    return bf && f16 ? "bf16 and f16" : bf ? "bf16 only" : "f16 only";
+}
+
+static bool known_policy_key(Ctx *c, const char *name)
+{
+    if (op_lookup(c, name) || strcmp(name, "__matmul__") == 0 || policy_find(c->policy, name))
+        return true;
+    for (size_t i = 0; i < sizeof aten_names / sizeof aten_names[0]; i++)
+        if (strcmp(name, aten_names[i].aten) == 0)
+            return true;
+    return false;
+}
+
+/* main.c has checked the syntax (NAME=bf16|f16|f32|promote|none); here the
+ * values meet the policy: a low dtype must be one its `allow` line names,
+ * as for autocast(dtype=...). */
+static void apply_overrides(Ctx *c)
+{
+    const Options *o = c->opts;
+    Policy *pol = c->policy;
+    if (o->autocast_dtype != DT_NONE) {
+        if (!(pol->allowed & (1u << o->autocast_dtype)))
+            error_plain(c, "--autocast-dtype %s: autocast on %s supports %s (the policy's 'allow' line)",
+                        dtype_name(o->autocast_dtype), pol->target, allowed_dtypes(c));
+        else
+            pol->low = o->autocast_dtype;
+    }
+    for (int i = 0; i < o->nautocast_ops; i++) {
+        const char *arg = o->autocast_ops[i], *eq = strchr(arg, '=');
+        ASSERT(eq);
+        const char *name = arena_strndup(c->arena, arg, (size_t)(eq - arg)), *value = eq + 1;
+        PolicyRow *row = arena_alloc(c->arena, sizeof *row);
+        row->op = name;
+        row->source = arena_printf(c->arena, "command line: --autocast-op %s", arg);
+        DType t = dtype_from_name(value);
+        if (t == DT_BF16 || t == DT_F16) {
+            row->cls = POL_LOWER;
+            row->low = t;
+            if (!(pol->allowed & (1u << t))) {
+                error_plain(c, "--autocast-op %s: autocast on %s supports %s (the policy's 'allow' line)", arg,
+                            pol->target, allowed_dtypes(c));
+                continue;
+            }
+        } else if (t == DT_F32) {
+            row->cls = POL_FP32;
+        } else if (strcmp(value, "promote") == 0) {
+            row->cls = POL_PROMOTE;
+        } else if (strcmp(value, "none") == 0) {
+            row->cls = POL_NONE;
+        } else {
+            ICE("--autocast-op value '%s' passed main.c's check", value);
+        }
+        if (!known_policy_key(c, name)) {
+            error_plain(c, "--autocast-op %s: '%s' is not an op ampc knows, nor a row of the %s policy", arg, name,
+                        pol->target);
+            continue;
+        }
+        /* the last word wins, as with repeated options elsewhere */
+        for (int k = 0; k < pol->rows->len; k++) {
+            PolicyRow *old = VEC_AT(pol->rows, k);
+            if (strcmp(old->op, name) == 0)
+                pol->rows->items[k] = pol->rows->items[--pol->rows->len];
+        }
+        vec_push(c, pol->rows, row);
+    }
+}
+
+const char *autocast_options_text(Ctx *c)
+{
+    const Options *o = c->opts;
+    Buf b;
+    buf_init(&b, c->arena);
+    buf_puts(&b, "");
+    if (o->autocast_dtype != DT_NONE)
+        buf_printf(&b, " --autocast-dtype %s", dtype_name(o->autocast_dtype));
+    for (int i = 0; i < o->nautocast_ops; i++)
+        buf_printf(&b, " --autocast-op %s", o->autocast_ops[i]);
+    if (o->force_dtype != DT_NONE)
+        buf_printf(&b, " --force-dtype %s", dtype_name(o->force_dtype));
+    return b.data;
+}
+
+/* ---- --force-dtype: torch_xla's XLA_USE_BF16 / XLA_USE_FP16 ------------
+ *
+ * After autocast has decided, every f32 and f64 tensor becomes the forced
+ * dtype: inputs, parameters and buffers are converted once on entry (the
+ * caller still passes them as declared), every op and cast that produced
+ * f32 or f64 now produces the forced dtype, and casts that became no-ops
+ * disappear.  Every op's float operands were already in its compute dtype,
+ * so mapping all dtypes the same way keeps that true. */
+
+static bool forced_away(Ctx *c, DType t)
+{
+    return c->opts->force_dtype != DT_NONE && (t == DT_F32 || t == DT_F64);
+}
+
+static const char *force_flag(Ctx *c)
+{
+    return c->opts->force_dtype == DT_BF16 ? "XLA_USE_BF16" : "XLA_USE_FP16";
+}
+
+static Expr *force_expr(Ctx *c, Expr *e)
+{
+    DType f = c->opts->force_dtype;
+    switch (e->kind) {
+    case E_NAME:
+        if (e->sym && e->sym->kind != SYM_LOCAL && forced_away(c, e->type.dtype))
+            return new_cast(c, e, f, arena_printf(c->arena, "--force-dtype %s (the %s analogue): %s tensors run in %s",
+                                                  dtype_name(f), force_flag(c), dtype_name(e->type.dtype),
+                                                  dtype_name(f)));
+        if (e->sym && e->sym->kind == SYM_LOCAL)
+            e->type = e->sym->type;
+        return e;
+    case E_CAST:
+        e->operand = force_expr(c, e->operand);
+        if (forced_away(c, e->dtype)) {
+            e->dtype = f;
+            e->type.dtype = f;
+        }
+        return e->operand->type.dtype == e->dtype ? e->operand : e;
+    case E_CALL:
+        if (!e->op || !e->bound)
+            return e;
+        for (int i = 0; i < e->op->nparams; i++)
+            if (e->bound[i])
+                e->bound[i] = force_expr(c, e->bound[i]);
+        if (forced_away(c, e->type.dtype)) {
+            e->decision.before_force = e->type.dtype;
+            e->decision.rule = arena_printf(c->arena, "--force-dtype %s (the %s analogue) overrides: %s",
+                                            dtype_name(f), force_flag(c),
+                                            e->decision.rule ? e->decision.rule : "follows its inputs");
+            e->type.dtype = f;
+            e->decision.compute = f;
+        }
+        return e;
+    default:
+        return e;
+    }
+}
+
+static void force_stmts(Ctx *c, Vec *stmts)
+{
+    for (int i = 0; i < stmts->len; i++) {
+        Stmt *st = VEC_AT(stmts, i);
+        switch (st->kind) {
+        case S_ASSIGN:
+            st->value = force_expr(c, st->value);
+            for (int k = 0; k < st->targets->len; k++)
+                ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->type;
+            break;
+        case S_EXPR:
+            if (st->value)
+                st->value = force_expr(c, st->value);
+            for (int k = 0; st->value && st->targets && k < st->targets->len; k++)
+                ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->type;
+            break;
+        case S_AUTOCAST:
+            force_stmts(c, st->body);
+            break;
+        default:
+            break; /* output and minimize name symbols: nothing to convert */
+        }
+    }
+}
+
+/* The seed's advice: do not combine XLA_USE_FP16 (or _BF16) with AMP, since
+ * it overrides the per-operator precision autocast chooses. */
+static Expr *first_autocast_call(Expr *e)
+{
+    if (!e || e->kind != E_CALL || !e->op || !e->bound)
+        return e && e->kind == E_CAST ? first_autocast_call(e->operand) : NULL;
+    for (int i = 0; i < e->op->nparams; i++) {
+        Expr *inner = first_autocast_call(e->bound[i]);
+        if (inner)
+            return inner;
+    }
+    return e->autocast_on && e->type.dtype != DT_NONE ? e : NULL;
+}
+
+static Expr *first_autocast_op(Vec *stmts)
+{
+    for (int i = 0; i < stmts->len; i++) {
+        Stmt *st = VEC_AT(stmts, i);
+        Expr *e = st->kind == S_AUTOCAST ? first_autocast_op(st->body)
+                  : st->kind == S_ASSIGN || st->kind == S_EXPR ? first_autocast_call(st->value)
+                                                                : NULL;
+        if (e)
+            return e;
+    }
+    return NULL;
+}
+
+static void force_dtype(Ctx *c)
+{
+    DType f = c->opts->force_dtype;
+    Expr *ac = first_autocast_op(c->model->body);
+    if (ac)
+        warning_at(c, ac->loc, "--force-dtype %s overrides the per-op precision of autocast: every op runs in %s, "
+                   "%s included; the PyTorch/XLA AMP guide advises against setting %s with autocast",
+                   dtype_name(f), dtype_name(f), ac->op->name, force_flag(c));
+    force_stmts(c, c->model->body);
+}
+
 bool autocast(Ctx *c)
 {
     c->autocast_ran = true;
+    apply_overrides(c);
+    if (c->nerrors)
+        return false;
     autocast_stmts(c, c->model->body);
+    if (c->nerrors == 0 && c->opts->force_dtype != DT_NONE)
+        force_dtype(c);
     return c->nerrors == 0;
 }

@@ -80,6 +80,20 @@ static bool run_graph_pass(Ctx *c, const char *name, GraphPass pass)
     return true;
 }
 
+/* The output the command line asked for: C (the default), the graph for
+ * Graphviz (--emit=dot), or nothing (--explain without -o). */
+static bool emit(Ctx *c, Output *out)
+{
+    switch (c->opts->emit) {
+    case EMIT_DOT:
+        return emit_dot(c, out);
+    case EMIT_NOTHING:
+        return true;
+    default:
+        return emit_c(c, out);
+    }
+}
+
 int ampc_compile(Ctx *c, SourceFile *src, Output *out)
 {
     c->main_file = src;
@@ -92,7 +106,8 @@ int ampc_compile(Ctx *c, SourceFile *src, Output *out)
            && run_graph_pass(c, "lower", lower)
            && run_graph_pass(c, "optimize", optimize)
            && run_graph_pass(c, "memplan", memplan)
-           && emit_c(c, out);
+           && explain(c)
+           && emit(c, out);
     if (c->io_error)
         return EXIT_IO;
     return ok && c->nerrors == 0 ? EXIT_OK : EXIT_INPUT_ERROR;

@@ -21,6 +21,7 @@ static Node *new_node(Ctx *c, const OpInfo *op, Expr *e, const char *why)
     n->out = ir_new_value(c, V_TEMP, e->type, NULL);
     n->out->def = n;
     n->why = why;
+    n->src = e;
     return n;
 }
 
@@ -169,6 +170,12 @@ static void lower_stmts(Ctx *c, Vec *stmts)
             lower_stmts(c, st->body);
             break;
         case S_EXPR:
+            if (st->targets) {
+                /* in-place/out=: the destination's name now names the result */
+                Expr *t = VEC_AT(st->targets, 0);
+                t->sym->ir = lower_expr(c, st->value);
+            }
+            break;
         case S_AUTOCAST_SWITCH:
         case S_MODULE:
         case S_RETURN:

@@ -135,6 +135,13 @@ static void bind_args(Ctx *c, Expr *call)
         if (a->kind == E_KWARG) {
             seen_keyword = true;
             int k = op_param_index(op, a->text);
+            if (k < 0 && strcmp(a->text, "out") == 0) {
+                /* out=d: PyTorch's destination argument, on every op */
+                if (a->operand->kind != E_NAME)
+                    error_at(c, a->operand->loc, "out= takes the name of the tensor to write into");
+                call->out_arg = a->operand;
+                continue;
+            }
             if (k < 0) {
                 error_at(c, a->name_loc, "%s() has no parameter '%s'; its signature is %s(%s)",
                          op->name, a->text, op->name, op->signature);
@@ -195,11 +202,6 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
     }
     if (!op) {
         error_unknown_op(c, call, name);
-        return;
-    }
-    if (call->is_inplace) {
-        error_at(c, call->name_loc, "in-place '%s_' is not supported yet; write the out-of-place '%s' and assign its result",
-                 op->name, op->name);
         return;
     }
     call->op = op;
@@ -302,6 +304,13 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
         }
         case S_ASSIGN:
             resolve_expr(c, s, r, st->value);
+            if (st->value->kind == E_CALL && st->value->out_arg)
+                error_at(c, st->value->out_arg->loc, "out= writes into its destination; write the call as a statement, "
+                         "without '=': %s(..., out=%s)", st->value->callee, st->value->out_arg->text);
+            if (st->value->kind == E_CALL && st->value->is_inplace)
+                error_at(c, st->value->name_loc, "'%s_' writes into '%s' in place; write it as a statement, without '='",
+                         st->value->op ? st->value->op->name : st->value->callee,
+                         ((Expr *)VEC_AT(st->value->list, 0))->text);
             for (int t = 0; t < st->targets->len; t++) {
                 Expr *target = VEC_AT(st->targets, t);
                 Symbol *old = lookup(s, target->text);
@@ -316,13 +325,42 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
                 target->sym->value = st->value;
             }
             break;
-        case S_EXPR:
+        case S_EXPR: {
+            int errors = c->nerrors;
             resolve_expr(c, s, r, st->value);
-            if (st->value->kind == E_CALL && !c->nerrors)
-                error_at(c, st->value->loc, "the result of '%s' is not used; assign it to a name", st->value->callee);
-            else if (st->value->kind != E_CALL)
-                error_at(c, st->value->loc, "this expression does nothing; assign it to a name");
+            Expr *call = st->value;
+            if (c->nerrors != errors)
+                break;
+            Expr *dest = call->kind != E_CALL ? NULL
+                       : call->is_inplace     ? VEC_AT(call->list, 0)
+                                              : call->out_arg;
+            if (!dest) {
+                error_at(c, call->loc, call->kind == E_CALL ? "the result of '%s' is not used; assign it to a name"
+                                                           : "this expression does nothing; assign it to a name",
+                         call->callee);
+                break;
+            }
+            /* a.add_(b) and add(a, b, out=d) write their destination: in
+             * SSA terms they bind its name to a new value (stored in the
+             * destination's dtype, checked by typecheck) */
+            if (dest->kind != E_NAME || !dest->sym) {
+                error_at(c, dest->loc, "an in-place op needs a named tensor to write into");
+                break;
+            }
+            if (dest->sym->kind == SYM_PARAM || dest->sym->kind == SYM_BUFFER) {
+                error_at(c, dest->loc, "'%s' is a %s: the model cannot modify its state in place", dest->text,
+                         dest->sym->kind == SYM_PARAM ? "parameter" : "buffer");
+                note_at(c, dest->sym->loc, "'%s' was declared here", dest->sym->name);
+                break;
+            }
+            st->name = dest;
+            Expr *target = arena_alloc(c->arena, sizeof *target);
+            *target = *dest;
+            target->sym = new_symbol(c, s, SYM_LOCAL, dest->sym->name, dest->loc);
+            target->sym->value = call;
+            st->targets = vec_push(c, vec_new(c), target);
             break;
+        }
         case S_OUTPUT:
             for (int k = 0; k < st->exprs->len; k++) {
                 Expr *e = VEC_AT(st->exprs, k);

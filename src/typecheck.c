@@ -577,7 +577,26 @@ static void check_stmts(Ctx *c, Vec *stmts)
             }
             ((Expr *)VEC_AT(st->targets, 0))->sym->type = st->value->type;
             break;
-        case S_EXPR:
+        case S_EXPR: {
+            /* in-place and out=: the result is stored into the destination,
+             * which must hold its shape and be able to take its dtype
+             * (PyTorch's can_cast: no float into int, no int into bool) */
+            if (!st->targets || !check_expr(c, st->value))
+                break;
+            const Type *dest = &st->name->sym->type, *res = &st->value->type;
+            if (!shape_equal(&res->shape, &dest->shape)) {
+                error_at(c, st->value->loc, "output with shape %s doesn't match the broadcast shape %s",
+                         shape_to_string(c, &dest->shape, c->sym_names), shape_to_string(c, &res->shape, c->sym_names));
+                break;
+            }
+            if (dtype_category(res->dtype) > dtype_category(dest->dtype)) {
+                error_at(c, st->value->loc, "result type %s can't be cast to the desired output type %s of '%s'",
+                         dtype_name(res->dtype), dtype_name(dest->dtype), st->name->text);
+                break;
+            }
+            ((Expr *)VEC_AT(st->targets, 0))->sym->type = *dest;
+            break;
+        }
         case S_AUTOCAST_SWITCH:
         case S_MODULE:
         case S_RETURN:

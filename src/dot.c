@@ -1,0 +1,167 @@
+/* dot.c: --emit=dot, the planned graph for Graphviz, coloured by dtype.
+ *
+ * Requires: a memory-planned graph (the same one emit_c.c would print).
+ * Produces: a DOT digraph in out->c_file (no header), so that
+ * `ampc --emit=dot -o - m.amp | dot -Tsvg > m.svg` shows the precision map
+ * of the model at a glance:
+ *
+ *   - every op is a box filled with the colour of the dtype it computes in
+ *     (a fixed palette, the legend lists the dtypes present);
+ *   - inputs, parameters and buffers are ellipses in their declared dtype;
+ *   - every conversion is a dashed diamond "f32 -> bf16" whose tooltip is
+ *     its reason; an op's tooltip is its location and its rule;
+ *   - outputs are double octagons after the node that computes them.
+ *
+ * Deterministic: names come from value and node numbers, which follow the
+ * source, never from addresses.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+/* One colour per dtype family, chosen to stay apart for the common forms of
+ * colour blindness (blue, orange, green, purple) and grey for what autocast
+ * never touches. */
+static const char *dtype_colour(DType t)
+{
+    switch (t) {
+    case DT_F32:
+        return "#6baed6";
+    case DT_BF16:
+        return "#fd8d3c";
+    case DT_F16:
+        return "#74c476";
+    case DT_F64:
+        return "#9e9ac8";
+    default:
+        return "#d9d9d9"; /* integers and bool */
+    }
+}
+
+/* A DOT string's contents: quotes and backslashes escaped, line breaks as
+ * the \n escape DOT centres lines with; other control characters dropped. */
+static void dot_text(Buf *o, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char esc[3] = {'\\', (char)*p, '\0'};
+            buf_puts(o, esc);
+        } else if (*p == '\n') {
+            buf_puts(o, "\\n");
+        } else if (*p >= 0x20 && *p != 0x7f) {
+            char one[2] = {(char)*p, '\0'};
+            buf_puts(o, one);
+        }
+    }
+}
+
+static void dot_str(Buf *o, const char *s)
+{
+    buf_puts(o, "\"");
+    dot_text(o, s);
+    buf_puts(o, "\"");
+}
+
+static const char *value_id(Ctx *c, const Value *v)
+{
+    if (v->kind == V_TEMP && v->def)
+        return arena_printf(c->arena, "n%d", v->def->id);
+    return arena_printf(c->arena, "v%d", v->id);
+}
+
+static const char *type_text(Ctx *c, const Type *t) { return type_to_string(c, t); }
+
+static void declared_node(Ctx *c, Buf *o, const Value *v)
+{
+    static const char *const kinds[] = {"input", "param", "buffer", "temp"};
+    buf_printf(o, "  %s [shape=ellipse, fillcolor=\"%s\", label=", value_id(c, v), dtype_colour(v->type.dtype));
+    dot_str(o, arena_printf(c->arena, "%s %s\n%s", kinds[v->kind], v->name, type_text(c, &v->type)));
+    buf_puts(o, "];\n");
+}
+
+static void op_node(Ctx *c, Buf *o, const Node *n)
+{
+    int line, col;
+    loc_line_col(n->loc, &line, &col);
+    const char *at = arena_printf(c->arena, "%s:%d:%d", n->loc.file->name, line, col);
+    DType t = n->out->type.dtype;
+    if (n->op->id == OP_CAST) {
+        DType from = n->in[0]->type.dtype;
+        buf_printf(o, "  %s [shape=diamond, style=\"filled,dashed\", fillcolor=\"%s\", label=", value_id(c, n->out),
+                   dtype_colour(t));
+        dot_str(o, arena_printf(c->arena, "%s\n%s -> %s", from == t ? "copy" : "cast", dtype_name(from),
+                                dtype_name(t)));
+        buf_puts(o, ", tooltip=");
+        dot_str(o, arena_printf(c->arena, "%s: %s", at, n->why ? n->why : ""));
+        buf_puts(o, "];\n");
+        return;
+    }
+    buf_printf(o, "  %s [shape=box, style=\"filled,rounded\", fillcolor=\"%s\", label=", value_id(c, n->out),
+               dtype_colour(t));
+    const char *name = n->out->name ? arena_printf(c->arena, "%s = %s", n->out->name, n->op->name) : n->op->name;
+    dot_str(o, arena_printf(c->arena, "%s\n%s\nline %d", name, type_text(c, &n->out->type), line));
+    buf_puts(o, ", tooltip=");
+    dot_str(o, arena_printf(c->arena, "%s: %s in %s: %s", at, n->op->name, dtype_name(t), n->why ? n->why : ""));
+    buf_puts(o, "];\n");
+}
+
+bool emit_dot(Ctx *c, Output *out)
+{
+    Graph *g = c->graph;
+    Buf *o = &out->c_file;
+    buf_init(o, c->arena);
+    buf_init(&out->h_file, c->arena);
+
+    buf_puts(o, "digraph ");
+    dot_str(o, c->model->name->text);
+    buf_puts(o, " {\n  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, label=");
+    dot_str(o, arena_printf(c->arena, "%s on %s (autocast low dtype %s%s): fill = the dtype each op computes in",
+                            c->model->name->text, c->policy->target, dtype_name(c->policy->low),
+                            autocast_options_text(c)));
+    buf_puts(o, "];\n  node [fontname=\"Helvetica\", fontsize=10, style=filled];\n"
+                "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+
+    /* the legend: the dtypes this graph uses, in a fixed order */
+    bool used[DT_F64 + 1] = {0};
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        if ((v->kind != V_TEMP && v->nuses) || (v->def && !v->def->dead))
+            used[v->type.dtype] = true;
+    }
+    static const DType order[] = {DT_F32, DT_BF16, DT_F16, DT_F64, DT_I64, DT_I32, DT_BOOL};
+    buf_puts(o, "  subgraph cluster_legend {\n    label=\"dtype\"; fontsize=10; style=dashed;\n");
+    const char *prev = NULL;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        if (!used[order[k]])
+            continue;
+        const char *id = arena_printf(c->arena, "legend_%s", dtype_name(order[k]));
+        buf_printf(o, "    %s [shape=box, fillcolor=\"%s\", label=\"%s\"];\n", id, dtype_colour(order[k]),
+                   dtype_name(order[k]));
+        if (prev)
+            buf_printf(o, "    %s -> %s [style=invis];\n", prev, id);
+        prev = id;
+    }
+    buf_puts(o, "  }\n");
+
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        if (v->kind != V_TEMP && v->nuses)
+            declared_node(c, o, v);
+    }
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        op_node(c, o, n);
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k])
+                buf_printf(o, "  %s -> %s;\n", value_id(c, n->in[k]), value_id(c, n->out));
+    }
+    for (int i = 0; i < g->outputs->len; i++) {
+        Value *v = VEC_AT(g->outputs, i);
+        buf_printf(o, "  out%d [shape=doubleoctagon, fillcolor=\"%s\", label=", i, dtype_colour(v->type.dtype));
+        dot_str(o, arena_printf(c->arena, "%s %s\n%s", v == g->loss ? "loss" : "output", v->output_name,
+                                type_text(c, &v->type)));
+        buf_printf(o, "];\n  %s -> out%d;\n", value_id(c, v), i);
+    }
+    buf_puts(o, "}\n");
+    return true;
+}
