@@ -147,6 +147,9 @@ stmt
     | "return" expr                 { $$ = new_return(p, $2, @$); }
     | "for" name "in" expr ".." expr '{' stmts '}'
                                     { $$ = new_for(p, $2, $4, $6, $8, @$); }
+    /* after a syntax error, skip to where a statement can start and go on,
+     * so one run reports the errors of several statements */
+    | error                         { $$ = new_expr_stmt(p, NULL, @$); }
     ;
 
 /* Declared names may be dotted like PyTorch state_dict keys: layer1.0.conv1.weight */

@@ -82,6 +82,8 @@ typedef struct Ctx Ctx;
 
 void error_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void warning_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A warning of a named class, which -Wno-CLASS silences: "literal-range". */
+void warning_class_at(Ctx *c, Loc loc, const char *cls, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void note_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* An error that belongs to no source position (e.g. a policy file). */
 void error_plain(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -470,6 +472,11 @@ typedef struct Options {
     const char *include_dirs[64]; /* -I DIR, searched in order for imports */
     int ninclude_dirs;
     bool autocast_all;       /* --autocast: the whole model in an autocast region */
+    bool warnings_are_errors; /* -Werror */
+    bool no_warnings;         /* -w */
+    const char *disabled_warnings[32]; /* -Wno-CLASS */
+    int ndisabled_warnings;
+    int color;                /* -fdiagnostics-color: 0 auto, 1 always, 2 never */
     Target target;
     const char *dump_pass;   /* --dump=PASS: print the IR after PASS */
     int argc;                /* the command line, for the provenance header */
@@ -562,6 +569,7 @@ typedef struct Value {
 typedef struct Scalar {
     const char *text; /* literal text; the emitter rounds it once */
     bool negate;
+    Loc loc;          /* the literal, for warnings about its range */
 } Scalar;
 
 struct Node {

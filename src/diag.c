@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void loc_line_col(Loc loc, int *line, int *col)
 {
@@ -71,12 +72,30 @@ static void print_source_line(FILE *out, Loc loc, int line)
     fputc('\n', out);
 }
 
-static void vreport(Ctx *c, Loc loc, const char *kind, const char *fmt, va_list ap)
+/* Colour as gcc uses it, only on a terminal unless asked (-fdiagnostics-color). */
+static bool use_color(Ctx *c)
+{
+    int mode = c->opts ? c->opts->color : 2;
+    if (mode == 1)
+        return true;
+    if (mode == 2)
+        return false;
+    const char *term = getenv("TERM");
+    return isatty(fileno(c->diag_out)) && term && strcmp(term, "dumb") != 0;
+}
+
+static void vreport(Ctx *c, Loc loc, const char *kind, const char *cls, const char *fmt, va_list ap)
 {
     int line, col;
     loc_line_col(loc, &line, &col);
-    fprintf(c->diag_out, "%s:%d:%d: %s: ", loc.file->name, line, col, kind);
+    bool color = use_color(c);
+    const char *kind_color = strcmp(kind, "error") == 0 ? "\033[1;31m" : strcmp(kind, "warning") == 0 ? "\033[1;35m"
+                                                                                                 : "\033[1;36m";
+    fprintf(c->diag_out, "%s%s:%d:%d:%s %s%s:%s ", color ? "\033[1m" : "", loc.file->name, line, col,
+            color ? "\033[0m" : "", color ? kind_color : "", kind, color ? "\033[0m" : "");
     vfprintf(c->diag_out, fmt, ap);
+    if (cls)
+        fprintf(c->diag_out, " [%s%s]", strcmp(kind, "error") == 0 ? "-Werror=" : "-W", cls);
     fputc('\n', c->diag_out);
     print_source_line(c->diag_out, loc, line);
 }
@@ -85,25 +104,51 @@ void error_at(Ctx *c, Loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(c, loc, "error", fmt, ap);
+    vreport(c, loc, "error", NULL, fmt, ap);
     va_end(ap);
     c->nerrors++;
+}
+
+/* -w silences warnings, -Wno-CLASS one class of them; -Werror makes them
+ * errors, which fail the compilation. */
+static void vwarn(Ctx *c, Loc loc, const char *cls, const char *fmt, va_list ap)
+{
+    const Options *o = c->opts;
+    if (o && o->no_warnings)
+        return;
+    for (int i = 0; o && cls && i < o->ndisabled_warnings; i++)
+        if (strcmp(o->disabled_warnings[i], cls) == 0)
+            return;
+    if (o && o->warnings_are_errors) {
+        vreport(c, loc, "error", cls ? cls : "warning", fmt, ap);
+        c->nerrors++;
+        return;
+    }
+    vreport(c, loc, "warning", cls, fmt, ap);
+    c->nwarnings++;
 }
 
 void warning_at(Ctx *c, Loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(c, loc, "warning", fmt, ap);
+    vwarn(c, loc, NULL, fmt, ap);
     va_end(ap);
-    c->nwarnings++;
+}
+
+void warning_class_at(Ctx *c, Loc loc, const char *cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vwarn(c, loc, cls, fmt, ap);
+    va_end(ap);
 }
 
 void note_at(Ctx *c, Loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(c, loc, "note", fmt, ap);
+    vreport(c, loc, "note", NULL, fmt, ap);
     va_end(ap);
 }
 

@@ -158,7 +158,7 @@ bool emit_dot(Ctx *c, Output *out)
     for (int i = 0; i < g->outputs->len; i++) {
         Value *v = VEC_AT(g->outputs, i);
         buf_printf(o, "  out%d [shape=doubleoctagon, fillcolor=\"%s\", label=", i, dtype_colour(v->type.dtype));
-        dot_str(o, arena_printf(c->arena, "%s %s\n%s", v == g->loss ? "loss" : "output", v->output_name,
+        dot_str(o, arena_printf(c->arena, "%s %s\n%s", v == g->loss ? "minimize" : "output", v->output_name,
                                 type_text(c, &v->type)));
         buf_printf(o, "];\n  %s -> out%d;\n", value_id(c, v), i);
     }

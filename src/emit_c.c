@@ -247,13 +247,29 @@ static const char *kernel(Emitter *e, const char *op, DType t)
 static const char *scalar_c(Emitter *e, Node *n)
 {
     double v;
+    DType t = n->out->type.dtype;
     LiteralRounding r = literal_to_dtype(n->scalar.text, DT_F32, &v);
     if (r == LIT_OVERFLOW)
-        warning_at(e->c, n->loc, "%s overflows to infinity in f32, the dtype %s computes in", n->scalar.text,
-                   n->op->name);
+        warning_class_at(e->c, n->scalar.loc, "literal-range", "%s overflows to infinity in f32, the dtype %s computes in",
+                         n->scalar.text, n->op->name);
     else if (r == LIT_UNDERFLOW)
-        warning_at(e->c, n->loc, "%s underflows to zero in f32, the dtype %s computes in", n->scalar.text,
-                   n->op->name);
+        warning_class_at(e->c, n->scalar.loc, "literal-range", "%s underflows to zero in f32, the dtype %s computes in",
+                         n->scalar.text, n->op->name);
+    else if (t != DT_F32) {
+        /* exact in the f32 the kernel computes in, but not in the tensor's
+         * own dtype: 70000 with an f16 tensor gives inf in the result */
+        double low;
+        LiteralRounding lr = literal_to_dtype(n->scalar.text, t, &low);
+        if (lr == LIT_OVERFLOW)
+            warning_class_at(e->c, n->scalar.loc, "literal-range", "%s overflows to infinity in %s, the dtype of the tensor it meets in %s",
+                             n->scalar.text, dtype_name(t), n->op->name);
+        else if (lr == LIT_UNDERFLOW)
+            warning_class_at(e->c, n->scalar.loc, "literal-range", "%s underflows to zero in %s, the dtype of the tensor it meets in %s",
+                             n->scalar.text, dtype_name(t), n->op->name);
+        else if (lr == LIT_SUBNORMAL)
+            warning_class_at(e->c, n->scalar.loc, "literal-range", "%s is subnormal in %s, the dtype of the tensor it meets in %s: it keeps only %s",
+                             n->scalar.text, dtype_name(t), n->op->name, "a few significant bits");
+    }
     if (n->scalar.negate)
         v = -v;
     if (v != v)

@@ -28,7 +28,7 @@ static Node *new_node(Ctx *c, const OpInfo *op, Expr *e, const char *why)
 /* A number operand, possibly negated: 2.5 or neg(2.5). */
 static Scalar scalar_of(Expr *e)
 {
-    Scalar s = {0};
+    Scalar s = {.loc = e->loc};
     while (e->kind == E_CALL) {
         s.negate = !s.negate;
         e = VEC_AT(e->list, 0);

@@ -35,12 +35,34 @@ static const char usage_text[] =
     "  --autocast           run the whole model under autocast, as if its body\n"
     "                       were in an autocast { } block\n"
     "\n"
+    "Seeing and steering autocast:\n"
+    "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
+    "                       conversions and the arena; alone, writes no files,\n"
+    "                       with -o FILE also compiles (docs/cli.md)\n"
+    "  --emit=c|dot         what -o gets: C (default) or the graph for Graphviz,\n"
+    "                       coloured by dtype (default file: FILE's stem + .dot)\n"
+    "  --autocast-op NAME=bf16|f16|f32|promote|none\n"
+    "                       override or add one policy row (repeatable)\n"
+    "  --autocast-dtype=bf16|f16\n"
+    "                       the low dtype, where the policy's allow line permits\n"
+    "  --force-dtype=bf16|f16\n"
+    "                       every f32 and f64 tensor and op in this dtype\n"
+    "                       (torch_xla's XLA_USE_BF16 / XLA_USE_FP16)\n"
+    "\n"
     "Dependency files for make, as gcc writes them:\n"
     "  -MD                  also write a depfile (default: the output with .d)\n"
     "  -MF FILE             write the depfile to FILE (implies -MD)\n"
     "  -MT TARGET           the rule's target (repeatable; default: the .c and .h)\n"
     "  -MP                  add a phony rule for each prerequisite\n"
     "  -M                   print the rule to standard output, write no files\n"
+    "\n"
+    "Diagnostics:\n"
+    "  -Werror              make warnings errors\n"
+    "  -w                   print no warnings\n"
+    "  -Wno-CLASS           silence one class of warnings (the [-WCLASS] shown\n"
+    "                       after a warning), e.g. -Wno-literal-range\n"
+    "  -fdiagnostics-color[=always|never|auto]\n"
+    "                       colour diagnostics (default: auto, on a terminal)\n"
     "  -h, --help           print this help and exit\n"
     "  --version            print the version and exit\n"
     "\n"
@@ -88,7 +110,31 @@ typedef struct DepOptions {
     int ntargets;     /* -MT */
 } DepOptions;
 
-static int take_dep_options(int argc, char **argv, char **rest, DepOptions *d)
+/* gcc's diagnostic options: -Werror, -w, -Wno-CLASS, -fdiagnostics-color. */
+static bool take_diag_option(const char *a, Options *o)
+{
+    if (strcmp(a, "-Werror") == 0) {
+        o->warnings_are_errors = true;
+    } else if (strcmp(a, "-w") == 0) {
+        o->no_warnings = true;
+    } else if (strncmp(a, "-Wno-", 5) == 0 && a[5]) {
+        if (o->ndisabled_warnings < (int)(sizeof o->disabled_warnings / sizeof o->disabled_warnings[0]))
+            o->disabled_warnings[o->ndisabled_warnings++] = a + 5;
+    } else if (strcmp(a, "-fdiagnostics-color") == 0 || strcmp(a, "-fdiagnostics-color=always") == 0) {
+        o->color = 1;
+    } else if (strcmp(a, "-fdiagnostics-color=never") == 0 || strcmp(a, "-fno-diagnostics-color") == 0) {
+        o->color = 2;
+    } else if (strcmp(a, "-fdiagnostics-color=auto") == 0) {
+        o->color = 0;
+    } else if (strncmp(a, "-fdiagnostics-color=", 20) == 0) {
+        usage_error("-fdiagnostics-color takes always, never or auto, not '%s'", a + 20);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static int take_dep_options(int argc, char **argv, char **rest, DepOptions *d, Options *o)
 {
     int n = 0;
     rest[n++] = argv[0];
@@ -99,7 +145,9 @@ static int take_dep_options(int argc, char **argv, char **rest, DepOptions *d)
                 rest[n++] = argv[i++];
             break;
         }
-        if (strcmp(a, "-M") == 0) {
+        if (take_diag_option(a, o)) {
+            continue;
+        } else if (strcmp(a, "-M") == 0) {
             d->print = true;
         } else if (strcmp(a, "-MD") == 0) {
             d->write = true;
@@ -200,6 +248,88 @@ static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
     return ok;
 }
 
+/* ---- the autocast options (--explain, --emit, --autocast-op,
+ * --autocast-dtype, --force-dtype): parsed here, checked against the
+ * policy by autocast.c, printed by explain.c and dot.c. */
+enum { OPT_EXPLAIN = 512, OPT_EMIT, OPT_AUTOCAST_OP, OPT_AUTOCAST_DTYPE, OPT_FORCE_DTYPE };
+#define AUTOCAST_LONG_OPTS                                                                                  \
+    {"explain", optional_argument, NULL, OPT_EXPLAIN}, {"emit", required_argument, NULL, OPT_EMIT},          \
+        {"autocast-op", required_argument, NULL, OPT_AUTOCAST_OP},                                          \
+        {"autocast-dtype", required_argument, NULL, OPT_AUTOCAST_DTYPE},                                    \
+        {"force-dtype", required_argument, NULL, OPT_FORCE_DTYPE},
+
+static DType half_dtype(const char *option, const char *arg)
+{
+    DType t = dtype_from_name(arg);
+    if (t != DT_BF16 && t != DT_F16)
+        usage_error(option, arg);
+    return t;
+}
+
+static void autocast_option(int ch, const char *arg, Options *o)
+{
+    switch (ch) {
+    case OPT_EXPLAIN:
+        if (!arg || strcmp(arg, "text") == 0)
+            o->explain = EXPLAIN_TEXT;
+        else if (strcmp(arg, "json") == 0)
+            o->explain = EXPLAIN_JSON;
+        else
+            usage_error("--explain takes no value or =json, not '%s'", arg);
+        break;
+    case OPT_EMIT:
+        if (strcmp(arg, "c") == 0)
+            o->emit = EMIT_C;
+        else if (strcmp(arg, "dot") == 0)
+            o->emit = EMIT_DOT;
+        else
+            usage_error("--emit takes c or dot, not '%s'", arg);
+        break;
+    case OPT_AUTOCAST_OP: {
+        const char *eq = strchr(arg, '=');
+        static const char *const values[] = {"bf16", "f16", "f32", "promote", "none"};
+        bool known = false;
+        for (size_t i = 0; eq && i < sizeof values / sizeof values[0]; i++)
+            known |= strcmp(eq + 1, values[i]) == 0;
+        if (!eq || eq == arg || !known)
+            usage_error("--autocast-op takes NAME=bf16|f16|f32|promote|none, not '%s'", arg);
+        if (o->nautocast_ops == (int)(sizeof o->autocast_ops / sizeof o->autocast_ops[0]))
+            usage_error("%s", "too many --autocast-op options");
+        o->autocast_ops[o->nautocast_ops++] = arg;
+        break;
+    }
+    case OPT_AUTOCAST_DTYPE:
+        o->autocast_dtype = half_dtype("--autocast-dtype takes bf16 or f16, not '%s'", arg);
+        break;
+    case OPT_FORCE_DTYPE:
+        o->force_dtype = half_dtype("--force-dtype takes bf16 or f16, not '%s'", arg);
+        break;
+    }
+}
+
+/* What the output options mean together.  --explain prints to standard
+ * output; alone it compiles no files (like -M), with -o it also writes
+ * them, so it cannot share standard output with -o - or -M. */
+static void check_autocast_options(Options *o, const DepOptions *dep)
+{
+    bool to_stdout = o->output_path && strcmp(o->output_path, "-") == 0;
+    if (o->explain != EXPLAIN_NONE) {
+        if (to_stdout)
+            usage_error("%s", "--explain prints to standard output, so it cannot be combined with -o -");
+        if (dep->print)
+            usage_error("%s", "--explain and -M both print to standard output; use -MD to write the depfile");
+        if (!o->output_path) {
+            if (dep->write || o->header_path)
+                usage_error("%s", "--explain without -o writes no files; give -o FILE to write them too");
+            if (o->emit == EMIT_DOT)
+                usage_error("%s", "--explain with --emit=dot needs -o FILE (or use --emit=dot -o - alone)");
+            o->emit = EMIT_NOTHING;
+        }
+    }
+    if (o->emit == EMIT_DOT && o->header_path)
+        usage_error("%s", "--emit=dot writes one file, the graph; --header does not apply");
+}
+
 int main(int argc, char **argv)
 {
     Options opts = {.target = TARGET_CPU, .argc = argc, .argv = argv};
@@ -211,7 +341,7 @@ int main(int argc, char **argv)
         fputs("ampc: out of memory\n", stderr);
         return EXIT_INTERNAL;
     }
-    argc = take_dep_options(argc, argv, args, &dep);
+    argc = take_dep_options(argc, argv, args, &dep, &opts);
     argv = args;
     enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST };
     static const struct option long_opts[] = {
@@ -220,6 +350,7 @@ int main(int argc, char **argv)
         {"policy", required_argument, NULL, OPT_POLICY}, {"dump", required_argument, NULL, OPT_DUMP},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, OPT_VERSION},
         {"autocast", no_argument, NULL, OPT_AUTOCAST}, {"include", required_argument, NULL, 'I'},
+        AUTOCAST_LONG_OPTS
         {NULL, 0, NULL, 0},
     };
     opterr = 0;
@@ -255,6 +386,13 @@ int main(int argc, char **argv)
                 usage_error("--dump takes lower, optimize or memplan, not '%s'", optarg);
             opts.dump_pass = optarg;
             break;
+        case OPT_EXPLAIN:
+        case OPT_EMIT:
+        case OPT_AUTOCAST_OP:
+        case OPT_AUTOCAST_DTYPE:
+        case OPT_FORCE_DTYPE:
+            autocast_option(ch, optarg, &opts);
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return EXIT_OK;
@@ -272,17 +410,18 @@ int main(int argc, char **argv)
     if (argc - optind > 1)
         usage_error("one input file at a time; got also '%s'", argv[optind + 1]);
     opts.input_path = argv[optind];
+    check_autocast_options(&opts, &dep);
 
     Ctx *c = ctx_new(&opts, stderr);
     bool to_stdout = opts.output_path && strcmp(opts.output_path, "-") == 0;
     if (!opts.output_path) {
-        if (strcmp(opts.input_path, "-") == 0)
+        if (strcmp(opts.input_path, "-") == 0 && opts.emit != EMIT_NOTHING)
             usage_error("%s", "reading from standard input needs -o FILE or -o -");
-        opts.output_path = default_output(c, opts.input_path, ".c");
+        opts.output_path = default_output(c, opts.input_path, opts.emit == EMIT_DOT ? ".dot" : ".c");
     }
     if (to_stdout && (dep.write || dep.print) && dep.ntargets == 0)
         usage_error("%s", "a depfile for -o - needs -MT TARGET to name the rule's target");
-    bool write_header = !to_stdout || opts.header_path;
+    bool write_header = opts.emit == EMIT_C && (!to_stdout || opts.header_path);
     if (!opts.header_path && !to_stdout)
         opts.header_path = replace_ext(c, opts.output_path, ".h");
 
@@ -293,8 +432,9 @@ int main(int argc, char **argv)
     }
     Output out = {0};
     int rc = ampc_compile(c, src, &out);
-    if (rc != EXIT_OK) {
+    if (rc != EXIT_OK || opts.emit == EMIT_NOTHING) {
         ctx_free(c);
+        free(args);
         return rc;
     }
 
