@@ -88,6 +88,7 @@ void note_at(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf
 /* An error that belongs to no source position (e.g. a policy file). */
 void error_plain(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void loc_line_col(Loc loc, int *line, int *col);
+const char *closest_name(const char *name, const char *const *candidates, int n);
 Loc loc_merge(Loc a, Loc b);
 /* The source text of a location, for comments in emitted code. */
 char *loc_text(Ctx *c, Loc loc);

@@ -173,3 +173,42 @@ void ice(const char *file, int line, const char *fmt, ...)
     va_end(ap);
     exit(EXIT_INTERNAL);
 }
+
+/* The closest of `candidates` to `name`, if it is close enough to be a
+ * typo: the "did you mean" of every diagnostic. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    int d[41][41];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            /* a swap of two neighbours is one typo (modle for model) */
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < d[i][j])
+                d[i][j] = d[i - 2][j - 2] + 1;
+        }
+    }
+    return d[la][lb];
+}
+
+const char *closest_name(const char *name, const char *const *candidates, int n)
+{
+    const char *best = NULL;
+    int best_d = (int)strlen(name) / 3 + 1;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(name, candidates[i]);
+        if (d < best_d || (d == best_d && !best && d <= 2)) {
+            best = candidates[i];
+            best_d = d;
+        }
+    }
+    return best;
+}

@@ -9,6 +9,7 @@
 #include "parser.h"
 #include "lexer.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -56,6 +57,51 @@ void report_syntax_error(Parser *p, Loc loc, const char *found, bool at_end,
         buf_puts(&msg, "unexpected end of file");
     else
         buf_printf(&msg, "unexpected '%s'", text);
+    /* A misspelt keyword reads as a name: `modle M(B)` stops at the name
+     * itself, `inptu x: f32` one token later.  Suggest the keyword. */
+    static const char *const keywords[] = {"model", "block", "module", "input", "param", "buffer", "output",
+                                           "minimize", "autocast", "return", "for", "import"};
+    const int nkw = (int)(sizeof keywords / sizeof keywords[0]);
+    const char *typo = NULL, *kw = NULL;
+    Loc typo_loc = loc;
+    if (strcmp(found, "name") == 0) {
+        typo = text;
+        const char *allowed[16];
+        int nallowed = 0;
+        for (int i = 0; i < nexpected && nallowed < 16; i++)
+            for (int k = 0; k < nkw; k++)
+                if (expected[i][0] == '"' && strncmp(expected[i] + 1, keywords[k], strlen(keywords[k])) == 0 &&
+                    expected[i][strlen(keywords[k]) + 1] == '"')
+                    allowed[nallowed++] = keywords[k];
+        kw = nallowed ? closest_name(typo, allowed, nallowed) : closest_name(typo, keywords, nkw);
+        if (!kw) {
+            /* the name before this one may be the typo */
+            uint32_t end = loc.begin;
+            while (end > 0 && (loc.file->text[end - 1] == ' ' || loc.file->text[end - 1] == '\t'))
+                end--;
+            uint32_t start = end;
+            while (start > 0 && (isalnum((unsigned char)loc.file->text[start - 1]) || loc.file->text[start - 1] == '_'))
+                start--;
+            uint32_t line_start = start;
+            while (line_start > 0 && (loc.file->text[line_start - 1] == ' ' || loc.file->text[line_start - 1] == '\t'))
+                line_start--;
+            bool starts_statement = line_start == 0 || loc.file->text[line_start - 1] == '\n';
+            if (start < end && starts_statement) {
+                typo = arena_strndup(c->arena, loc.file->text + start, end - start);
+                kw = closest_name(typo, keywords, nkw);
+                typo_loc.begin = start;
+                typo_loc.end = end;
+            }
+        }
+    }
+    if (kw && strcmp(kw, typo) != 0) {
+        if (typo_loc.begin != loc.begin) {
+            error_at(c, typo_loc, "unknown statement '%s'; did you mean '%s'?", typo, kw);
+            return;
+        }
+        buf_printf(&msg, "; did you mean '%s'?", kw);
+        nexpected = 0;
+    }
     for (int i = 0; i < nexpected; i++) {
         buf_printf(&msg, "%s%s", i == 0 ? "; expected " : i == nexpected - 1 ? " or " : ", ",
                    describe_token(c, expected[i]));

@@ -35,47 +35,12 @@ static Symbol *lookup(Scope *s, const char *name)
     return NULL;
 }
 
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 40 || lb > 40)
-        return 99;
-    int d[41][41];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-    }
-    return d[la][lb];
-}
-
-/* The closest of `candidates` to `name`, if it is close enough to be a typo. */
-static const char *suggest(const char *name, const char *const *candidates, int n)
-{
-    const char *best = NULL;
-    int best_d = (int)strlen(name) / 3 + 1;
-    for (int i = 0; i < n; i++) {
-        int d = edit_distance(name, candidates[i]);
-        if (d < best_d || (d == best_d && !best && d <= 2)) {
-            best = candidates[i];
-            best_d = d;
-        }
-    }
-    return best;
-}
-
 static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
 {
     const char **names = arena_alloc(c->arena, (size_t)(s->symbols->len + 1) * sizeof *names);
     for (int i = 0; i < s->symbols->len; i++)
         names[i] = ((Symbol *)VEC_AT(s->symbols, i))->name;
-    const char *hint = suggest(e->text, names, s->symbols->len);
+    const char *hint = closest_name(e->text, names, s->symbols->len);
     if (hint)
         error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", e->text, hint);
     else
@@ -89,7 +54,7 @@ static void error_unknown_op(Ctx *c, Expr *call, const char *name)
     for (int i = 0; i < OP_COUNT; i++)
         if (!(c->ops[i].flags & OPF_INTERNAL))
             names[n++] = c->ops[i].name;
-    const char *hint = suggest(name, names, n);
+    const char *hint = closest_name(name, names, n);
     if (hint)
         error_at(c, call->name_loc, "unknown op '%s'; did you mean '%s'?", name, hint);
     else

@@ -9,6 +9,13 @@
 #   NAME.TARGET.c + NAME.TARGET.h   expected output of `ampc -t TARGET`
 #                                   (TARGET is tpu, gpu or cpu; one pair per
 #                                   target the case is checked on), or
+#   NAME.TARGET.explain             expected stdout of `ampc -t TARGET
+#                                   --explain NAME.amp` (no -o: exit 0 and
+#                                   no file written),
+#   NAME.TARGET.json                the same with --explain=json (checked to
+#                                   be valid JSON when python3 is there),
+#   NAME.TARGET.dot                 expected stdout of --emit=dot -o - (fed
+#                                   to Graphviz's dot when it is installed),
 #   NAME.err                        expected stderr of a failing compile,
 #                                   caret lines included; the exit status
 #                                   must be 1 and no output file may appear.
@@ -145,6 +152,64 @@ run_out() {
     if [ $ok -eq 1 ]; then pass "$name.$target"; else fail "$name.$target" "$why"; fi
 }
 
+# A printed case (--explain, --explain=json, --emit=dot) on one target:
+# exit 0, empty stderr, stdout as expected, no file left behind.
+run_printed() {
+    name=$1
+    target=$2
+    kind=$3
+    flags=$(flags_of "$name.amp")
+    out=$tmp/$name.$target.$kind
+    mkdir -p "$out"
+    case $kind in
+    explain) mode="--explain" ;;
+    json) mode="--explain=json" ;;
+    dot) mode="--emit=dot -o -" ;;
+    esac
+    # shellcheck disable=SC2086
+    "$ampc" -t "$target" $flags $mode "$name.amp" >"$out/stdout" 2>"$out/stderr"
+    status=$?
+    ok=1
+    why=
+    if [ "$status" -ne 0 ]; then
+        ok=0
+        why="exit status $status, expected 0"
+    fi
+    if [ -s "$out/stderr" ]; then
+        ok=0
+        why="${why:+$why; }unexpected stderr"
+        sed 's/^/    /' "$out/stderr"
+    fi
+    for ext in c h dot; do
+        if [ -e "$name.$ext" ]; then
+            ok=0
+            why="${why:+$why; }wrote $name.$ext"
+            rm -f "$name.$ext"
+        fi
+    done
+    if [ "$kind" = json ] && command -v python3 >/dev/null 2>&1 &&
+        ! python3 -m json.tool "$out/stdout" >/dev/null 2>"$out/json-error"; then
+        ok=0
+        why="${why:+$why; }not valid JSON: $(cat "$out/json-error")"
+    fi
+    if [ "$kind" = dot ]; then
+        if command -v dot >/dev/null 2>&1; then
+            if ! dot -Tsvg "$out/stdout" >/dev/null 2>"$out/dot-error" || [ -s "$out/dot-error" ]; then
+                ok=0
+                why="${why:+$why; }dot -Tsvg rejects it: $(cat "$out/dot-error")"
+            fi
+        elif [ -z "${dot_skip_said:-}" ]; then
+            echo "SKIP dot -Tsvg checks: Graphviz is not installed (apt-get install graphviz)"
+            dot_skip_said=1
+        fi
+    fi
+    if ! check_file "$name.$target.$kind" "$out/stdout"; then
+        ok=0
+        why="${why:+$why; }stdout differs from $name.$target.$kind"
+    fi
+    if [ $ok -eq 1 ]; then pass "$name.$target.$kind"; else fail "$name.$target.$kind" "$why"; fi
+}
+
 if [ $# -gt 0 ]; then
     cases=$*
 else
@@ -157,11 +222,23 @@ for name in $cases; do
         continue
     fi
     targets=
+    printed=
     for t in tpu gpu cpu; do
         if [ -f "$name.$t.c" ] || [ -f "$name.$t.h" ]; then
             targets="$targets $t"
         fi
+        for kind in explain json dot; do
+            if [ -f "$name.$t.$kind" ]; then
+                printed="$printed $t.$kind"
+            fi
+        done
     done
+    for tk in $printed; do
+        run_printed "$name" "${tk%.*}" "${tk#*.}"
+    done
+    if [ -n "$printed" ] && [ -z "$targets" ] && [ ! -f "$name.err" ]; then
+        continue
+    fi
     if [ -f "$name.err" ] && [ -n "$targets" ]; then
         fail "$name" "has both $name.err and expected output; keep one"
     elif [ -f "$name.err" ]; then
