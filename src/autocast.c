@@ -70,6 +70,12 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
                                     row->low != DT_NONE ? arena_printf(c->arena, " (%s)", dtype_name(low)) : "",
                                     target, row->source);
     const char *why = arena_printf(c->arena, "for %s: %s", op->name, rule);
+    int neligible = 0;
+    for (int i = 0; i < op->nparams; i++)
+        neligible += eligible(call->bound[i]);
+    if (neligible == 0 && row->cls != POL_BANNED)
+        rule = arena_printf(c->arena, "%s, but no argument is eligible (f64, integer and bool tensors are never "
+                            "cast): follows its inputs", rule);
     switch (row->cls) {
     case POL_LOWER:
         for (int i = 0; i < op->nparams; i++)
@@ -88,20 +94,25 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
             cast_arg(c, call, 0, DT_F32, why);
         break;
     case POL_PROMOTE: {
-        DType widest = DT_NONE;
+        /* at::autocast::prioritize, argument by argument from the region's
+         * low dtype: f32 wins over it, f64 is ignored (and left uncast),
+         * and any other half type is an error, unless an f32 came first */
+        DType widest = low;
+        bool from_operand = false;
         for (int i = 0; i < op->nparams; i++) {
             Expr *a = call->bound[i];
-            if (!a || !dtype_is_float(a->type.dtype))
+            if (!a || !dtype_is_float(a->type.dtype) || a->type.dtype == DT_F64)
                 continue;
             DType t = a->type.dtype;
-            if (t == DT_F64 || (widest == DT_BF16 && t == DT_F16) || (widest == DT_F16 && t == DT_BF16)) {
-                error_at(c, call->loc, "%s() under autocast mixes %s with %s; PyTorch rejects this "
+            if (widest == DT_F32 || t == DT_F32) {
+                widest = DT_F32;
+            } else if (t != widest) {
+                error_at(c, call->loc, "%s() under autocast mixes %s%s with %s; PyTorch rejects this "
                          "(\"Unexpected floating ScalarType in at::autocast::prioritize\"): cast the operands to one dtype",
-                         op->name, widest == DT_NONE ? "another type" : dtype_name(widest), dtype_name(t));
+                         op->name, from_operand ? "" : "the autocast dtype ", dtype_name(widest), dtype_name(t));
                 return rule;
             }
-            if (widest == DT_NONE || t == DT_F32)
-                widest = t;
+            from_operand = true;
         }
         for (int i = 0; i < op->nparams; i++)
             if (eligible(call->bound[i]))
@@ -459,9 +470,9 @@ static void force_dtype(Ctx *c)
     DType f = c->opts->force_dtype;
     Expr *ac = first_autocast_op(c->model->body);
     if (ac)
-        warning_at(c, ac->loc, "--force-dtype %s overrides the per-op precision of autocast: every op runs in %s, "
-                   "%s included; the PyTorch/XLA AMP guide advises against setting %s with autocast",
-                   dtype_name(f), dtype_name(f), ac->op->name, force_flag(c));
+        warning_at(c, ac->loc, "--force-dtype %s overrides the per-op precision of autocast, used here first: "
+                   "every op runs in %s (the PyTorch/XLA AMP guide: do not set %s when using autocast)",
+                   dtype_name(f), dtype_name(f), force_flag(c));
     force_stmts(c, c->model->body);
 }
 

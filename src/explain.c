@@ -206,9 +206,10 @@ static const char *input_dtypes(Ctx *c, const Node *n, const char *sep)
 static void explain_text(Ctx *c, Buf *o)
 {
     Graph *g = c->graph;
-    buf_printf(o, "%s: model %s, target %s (%s), autocast low dtype %s%s\n", c->main_file->name,
+    const char *opts = autocast_options_text(c);
+    buf_printf(o, "%s: model %s, target %s (%s), autocast low dtype %s%s%s\n", c->main_file->name,
                c->model->name->text, c->policy->target, policy_name(c), dtype_name(c->policy->low),
-               autocast_options_text(c));
+               opts[0] ? ", with" : "", opts);
 
     Vec *ops = vec_new(c), *casts = vec_new(c);
     Row *head = arena_alloc(c->arena, sizeof *head);

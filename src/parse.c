@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t len)
@@ -123,20 +124,27 @@ static bool parse_one(Ctx *c, const SourceFile *f, Parser *p)
     return rc == 0 && c->nerrors == errors;
 }
 
+/* Only regular files: importing a device or a fifo would hang or read forever. */
+static bool readable_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
 /* The file an import names: beside the importing file first, then in each
  * -I directory in order, as a C compiler searches "quoted" includes. */
 static char *find_import(Ctx *c, const SourceFile *from, const char *name)
 {
     if (name[0] == '/')
-        return access(name, R_OK) == 0 ? arena_strdup(c->arena, name) : NULL;
+        return readable_file(name) ? arena_strdup(c->arena, name) : NULL;
     const char *slash = strrchr(from->name, '/');
     char *here = slash ? arena_printf(c->arena, "%.*s/%s", (int)(slash - from->name), from->name, name)
                        : arena_strdup(c->arena, name);
-    if (access(here, R_OK) == 0)
+    if (readable_file(here))
         return here;
     for (int i = 0; i < c->opts->ninclude_dirs; i++) {
         char *p = arena_printf(c->arena, "%s/%s", c->opts->include_dirs[i], name);
-        if (access(p, R_OK) == 0)
+        if (readable_file(p))
             return p;
     }
     return NULL;

@@ -24,7 +24,7 @@ run runtime make --no-print-directory BUILD="$BUILD" test-runtime
 run golden make --no-print-directory BUILD="$BUILD" test-golden
 run e2e make --no-print-directory BUILD="$BUILD" test-e2e
 run sanitizers make --no-print-directory BUILD="$BUILD" test-sanitize
-run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-30}"
+run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-60}"
 echo
 [ -n "$failed_names" ] && echo "failed suites:$failed_names"
 echo "suites: $passed passed, $failed failed"
