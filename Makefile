@@ -121,3 +121,5 @@ example: all
 
 clean:
 	rm -rf $(BUILD)
+
+include mk/install.mk

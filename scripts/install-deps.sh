@@ -9,6 +9,12 @@ if [ "${1:-}" = "--test" ]; then
     # clang: the e2e tests build the emitted C with it too, and its
     # libFuzzer and sanitizers (libclang-rt) run the fuzz and ASan suites.
     want="$want clang libclang-rt-dev libcmocka-dev"
+    # the install test builds the example projects with CMake (and Ninja),
+    # reads the runtime's flags with pkg-config, and renders the man page
+    want="$want cmake ninja-build pkgconf groff-base"
+    # PyTorch is a reference for tests (never a dependency of ampc): the
+    # resnet18 names are checked against the installed torchvision
+    want="$want python3-torch python3-torchvision"
 fi
 
 missing=""

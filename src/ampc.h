@@ -135,6 +135,7 @@ DType dtype_promote(DType a, DType b);
  * equal polynomials compare equal term by term. */
 #define MAX_SYMS 16
 #define MAX_DIMS 8
+#define MAX_TERMS 1024 /* terms of one dim or size polynomial */
 
 typedef struct Term {
     int64_t coef;
@@ -185,6 +186,8 @@ typedef enum {
     ARG_BOOL,
     ARG_STR,
     ARG_DTYPE_OPT, /* ScalarType? dtype=None */
+    ARG_SCALAR,    /* Scalar, Scalar?: a number */
+    ARG_INT_LIST,  /* int[]: one int literal stands for all of them, as PyTorch's int[2] */
 } ArgKind;
 
 typedef struct OpParam {
@@ -213,6 +216,15 @@ enum {
     OPF_ELEMENTWISE = 1 << 0,
     OPF_DIFFERENTIABLE = 1 << 1,
     OPF_INTERNAL = 1 << 2, /* created by the compiler, not callable by name */
+    /* Argument 0, 1 or 2 is indices or a condition (embedding's input,
+     * where's condition, a loss's class indices): it keeps its own dtype
+     * whatever the op computes in. */
+    OPF_INDEX_ARG0 = 1 << 3,
+    OPF_INDEX_ARG1 = 1 << 4,
+    OPF_INDEX_ARG2 = 1 << 5,
+    /* PyTorch's mixed-type kernels (the norms): parameters after the input
+     * may stay f32 while the input is bf16 or f16. */
+    OPF_MIXED_PARAMS = 1 << 6,
 };
 
 typedef enum {
@@ -576,7 +588,7 @@ typedef struct Scalar {
 struct Node {
     int id;
     const OpInfo *op;
-    Value *in[4];
+    Value *in[8];         /* by parameter position; NULL for non-tensor parameters */
     int nin;
     Value *out;
     Scalar scalar;        /* FORM_BINARY with a scalar operand */

@@ -141,8 +141,10 @@ static void promotion_casts(Ctx *c, Expr *call)
         Expr *a = call->bound[i];
         if (!a || a->type.dtype == DT_NONE || a->type.dtype == t)
             continue;
-        if (op->id == OP_NLL_LOSS && i == 1)
-            continue; /* class indices stay i64 */
+        if (i < 3 && (op->flags & (OPF_INDEX_ARG0 << i)) && !dtype_is_float(a->type.dtype))
+            continue; /* indices and conditions keep their dtype */
+        if ((op->flags & OPF_MIXED_PARAMS) && i > 0 && a->type.dtype == DT_F32 && (t == DT_BF16 || t == DT_F16))
+            continue; /* f32 parameters of a half input: PyTorch's mixed-type kernels */
         if (!why) {
             bool explicit_dtype = has_explicit_dtype(call);
             why = explicit_dtype ? arena_printf(c->arena, "for %s: explicit dtype=%s", op->name, dtype_name(t))

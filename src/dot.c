@@ -82,8 +82,9 @@ static void declared_node(Ctx *c, Buf *o, const Value *v)
 static void op_node(Ctx *c, Buf *o, const Node *n)
 {
     int line, col;
-    loc_line_col(n->loc, &line, &col);
-    const char *at = arena_printf(c->arena, "%s:%d:%d", n->loc.file->name, line, col);
+    Loc loc = n->src && n->src->kind == E_CALL ? n->src->name_loc : n->loc;
+    loc_line_col(loc, &line, &col);
+    const char *at = arena_printf(c->arena, "%s:%d:%d", loc.file->name, line, col);
     DType t = n->out->type.dtype;
     if (n->op->id == OP_CAST) {
         DType from = n->in[0]->type.dtype;

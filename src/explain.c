@@ -34,6 +34,13 @@ static const char *where(Ctx *c, Loc loc)
     return arena_printf(c->arena, "%s:%d:%d", loc.file->name, line, col);
 }
 
+/* Where an op is: its name (or operator) token, which tells apart the ops
+ * of one expression; a conversion is where its operand is. */
+static Loc op_loc(const Node *n)
+{
+    return n->src && n->src->kind == E_CALL ? n->src->name_loc : n->loc;
+}
+
 static const char *shape_text(Ctx *c, const Type *t)
 {
     return shape_to_string(c, &t->shape, c->sym_names);
@@ -229,7 +236,7 @@ static void explain_text(Ctx *c, Buf *o)
                         shape_text(c, &n->out->type), n->why ? n->why : ""}};
             vec_push(c, casts, r);
         } else {
-            *r = (Row){{where(c, n->loc), n->op->name, input_dtypes(c, n, ", "),
+            *r = (Row){{where(c, op_loc(n)), n->op->name, input_dtypes(c, n, ", "),
                         type_to_string(c, &n->out->type), n->why ? n->why : ""}};
             vec_push(c, ops, r);
         }
@@ -251,7 +258,7 @@ static void explain_text(Ctx *c, Buf *o)
         for (int i = 0; i < removed->len; i++) {
             Expr *e = VEC_AT(removed, i);
             Row *r = arena_alloc(c->arena, sizeof *r);
-            *r = (Row){{where(c, e->loc), e->op->name, type_to_string(c, &e->type), e->decision.rule}};
+            *r = (Row){{where(c, e->name_loc), e->op->name, type_to_string(c, &e->type), e->decision.rule}};
             vec_push(c, rows, r);
         }
         put_table(o, rows, 4);
@@ -362,7 +369,7 @@ static void explain_json(Ctx *c, Buf *o)
         const Expr *e = n->src;
         const PolicyRow *row = e ? e->decision.row : NULL;
         buf_puts(o, nops++ ? ",\n    {" : "\n    {");
-        json_loc(c, o, n->loc);
+        json_loc(c, o, op_loc(n));
         buf_puts(o, ", \"op\": ");
         json_str(o, n->op->name);
         buf_puts(o, ", \"inputs\": [");
@@ -424,7 +431,7 @@ static void explain_json(Ctx *c, Buf *o)
     for (int i = 0; i < removed->len; i++) {
         Expr *e = VEC_AT(removed, i);
         buf_puts(o, i ? ",\n    {" : "\n    {");
-        json_loc(c, o, e->loc);
+        json_loc(c, o, e->name_loc);
         buf_puts(o, ", \"op\": ");
         json_str(o, e->op->name);
         buf_puts(o, ", \"output\": ");

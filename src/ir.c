@@ -107,7 +107,8 @@ bool ir_verify(Ctx *c, const char *after_pass)
                 ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id,
                     node->op->name, in->id);
             if (in && node->op->form != FORM_CAST && in->type.dtype != node->out->type.dtype &&
-                dtype_is_float(in->type.dtype) && !(node->op->form == FORM_NLL_LOSS && k == 1))
+                dtype_is_float(in->type.dtype) && !(node->op->form == FORM_NLL_LOSS && k == 1) &&
+                !((node->op->flags & OPF_MIXED_PARAMS) && k > 0 && in->type.dtype == DT_F32))
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
                     node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(node->out->type.dtype));
         }

@@ -41,10 +41,13 @@ static Value *lower_call(Ctx *c, Expr *e)
 {
     const OpInfo *op = e->op;
     Value *in[8] = {0};
-    for (int i = 0; i < op->nparams && i < 8; i++) {
+    for (int i = 0; i < op->nparams; i++) {
         Expr *a = e->bound[i];
-        if (a && a->type.dtype != DT_NONE)
+        if (a && a->type.dtype != DT_NONE) {
+            /* ops.def keeps every tensor parameter among the first 8 */
+            ASSERT(i < 8);
             in[i] = lower_expr(c, a);
+        }
     }
     Node *n = new_node(c, op, e, e->decision.rule);
     switch (op->form) {
@@ -81,9 +84,9 @@ static Value *lower_call(Ctx *c, Expr *e)
         n->nin = 3;
         break;
     default:
-        for (int i = 0; i < op->nparams && i < 4; i++)
+        for (int i = 0; i < op->nparams && i < 8; i++)
             n->in[i] = in[i];
-        n->nin = op->nparams < 4 ? op->nparams : 4;
+        n->nin = op->nparams < 8 ? op->nparams : 8;
         break;
     }
     return n->out;

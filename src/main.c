@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -232,6 +233,11 @@ static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
         p->tmp = NULL;
         return false;
     }
+    /* mkstemp makes the file 0600; outputs get the mode any new file gets
+     * under the umask, as a compiler's outputs do */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     FILE *f = fdopen(fd, "wb");
     bool ok = f && fwrite(data->data, 1, data->len, f) == data->len;
     ok = f && fflush(f) == 0 && ok;

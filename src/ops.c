@@ -4,6 +4,12 @@
  * dtype=None") so that a row reads like the PyTorch docs; they are parsed
  * once per compilation into OpParam arrays that resolve.c binds calls to.
  * A malformed signature is a compiler bug (ICE), not a user error.
+ *
+ * `Type... name` is Python's *args: the parameter and copies of it take
+ * the following positional arguments (cat(a, b, c), x.permute(0, 2, 1)),
+ * up to MAX_DIMS ints, or as many tensors as fit in the first 8
+ * parameters (lower.c's limit).  The copies share the name, so name=
+ * binds the first, and error messages show the signature as written.
  */
 #include "ampc.h"
 
@@ -16,6 +22,30 @@ bool infer_linear(Ctx *c, Expr *call);
 bool infer_matmul(Ctx *c, Expr *call);
 bool infer_softmax(Ctx *c, Expr *call);
 bool infer_nll_loss(Ctx *c, Expr *call);
+bool infer_float_unary(Ctx *c, Expr *call);
+bool infer_activation(Ctx *c, Expr *call);
+bool infer_prelu(Ctx *c, Expr *call);
+bool infer_clamp(Ctx *c, Expr *call);
+bool infer_pow(Ctx *c, Expr *call);
+bool infer_maximum(Ctx *c, Expr *call);
+bool infer_where(Ctx *c, Expr *call);
+bool infer_dropout(Ctx *c, Expr *call);
+bool infer_reduce(Ctx *c, Expr *call);
+bool infer_trace(Ctx *c, Expr *call);
+bool infer_norm(Ctx *c, Expr *call);
+bool infer_embedding(Ctx *c, Expr *call);
+bool infer_mm(Ctx *c, Expr *call);
+bool infer_einsum(Ctx *c, Expr *call);
+bool infer_conv(Ctx *c, Expr *call);
+bool infer_pool(Ctx *c, Expr *call);
+bool infer_flatten(Ctx *c, Expr *call);
+bool infer_reshape(Ctx *c, Expr *call);
+bool infer_permute(Ctx *c, Expr *call);
+bool infer_squeeze(Ctx *c, Expr *call);
+bool infer_cat(Ctx *c, Expr *call);
+bool infer_index_copy(Ctx *c, Expr *call);
+bool infer_cross_entropy(Ctx *c, Expr *call);
+bool infer_pointwise_loss(Ctx *c, Expr *call);
 
 static const OpInfo op_table[OP_COUNT] = {
 #define OP(ID, name_, sig, infer_, form_, flags_) \
@@ -36,12 +66,20 @@ static const struct {
     {"bool", ARG_BOOL},
     {"str", ARG_STR},
     {"ScalarType?", ARG_DTYPE_OPT},
+    {"Scalar", ARG_SCALAR},
+    {"Scalar?", ARG_SCALAR},
+    {"int?", ARG_INT},
+    {"int[]", ARG_INT_LIST},
+    {"int[]?", ARG_INT_LIST},
+    {"float?", ARG_FLOAT},
 };
+
+enum { MAX_PARAMS = 24 };
 
 static void parse_signature(Ctx *c, OpInfo *op)
 {
     char *sig = arena_strdup(c->arena, op->signature);
-    OpParam *params = arena_alloc(c->arena, 16 * sizeof *params);
+    OpParam *params = arena_alloc(c->arena, MAX_PARAMS * sizeof *params);
     int n = 0;
     bool keyword_only = false;
     for (char *save = NULL, *item = strtok_r(sig, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
@@ -52,9 +90,13 @@ static void parse_signature(Ctx *c, OpInfo *op)
             continue;
         }
         char *space = strchr(item, ' ');
-        if (!space || n == 16)
+        if (!space || n == MAX_PARAMS)
             ICE("bad signature for op %s: %s", op->name, op->signature);
         *space = '\0';
+        size_t tlen = strlen(item);
+        bool varargs = tlen > 3 && strcmp(item + tlen - 3, "...") == 0;
+        if (varargs)
+            item[tlen - 3] = '\0';
         OpParam *p = &params[n++];
         bool known = false;
         for (size_t k = 0; k < sizeof arg_kinds / sizeof arg_kinds[0]; k++) {
@@ -73,6 +115,16 @@ static void parse_signature(Ctx *c, OpInfo *op)
         }
         p->name = name;
         p->keyword_only = keyword_only;
+        if (varargs) {
+            int copies = p->kind == ARG_TENSOR ? 8 - n : MAX_DIMS - 1;
+            if (keyword_only || p->default_text || copies < 1 || n + copies > MAX_PARAMS)
+                ICE("bad varargs parameter in signature of op %s", op->name);
+            for (int k = 0; k < copies; k++) {
+                params[n] = *p;
+                params[n].kind = p->kind == ARG_TENSOR ? ARG_TENSOR_OPT : p->kind;
+                params[n++].default_text = "None";
+            }
+        }
     }
     op->params = params;
     op->nparams = n;

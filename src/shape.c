@@ -72,6 +72,8 @@ static bool add_term(Term *terms, int *n, const Term *t, int sign)
 
 static Poly *combine(Ctx *c, const Poly *a, const Poly *b, int64_t sign)
 {
+    if (a->nterms + b->nterms > MAX_TERMS)
+        return NULL;
     Poly *p = arena_alloc(c->arena, sizeof *p);
     p->terms = arena_alloc(c->arena, (size_t)(a->nterms + b->nterms + 1) * sizeof(Term));
     for (int i = 0; i < a->nterms; i++)
@@ -89,6 +91,10 @@ Poly *poly_sub(Ctx *c, const Poly *a, const Poly *b) { return combine(c, a, b, -
 
 Poly *poly_mul(Ctx *c, const Poly *a, const Poly *b)
 {
+    /* a real model's dims have a handful of terms; a product with more
+     * than this is refused (as an overflow) before it costs quadratic time */
+    if ((int64_t)a->nterms * b->nterms > MAX_TERMS)
+        return NULL;
     Poly *p = arena_alloc(c->arena, sizeof *p);
     p->terms = arena_alloc(c->arena, (size_t)(a->nterms * b->nterms + 1) * sizeof(Term));
     for (int i = 0; i < a->nterms; i++) {

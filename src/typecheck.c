@@ -13,6 +13,7 @@
 #include "ampc.h"
 
 #include <gmp.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *type_to_string(Ctx *c, const Type *t)
@@ -84,7 +85,7 @@ static Poly *dim_expr(Ctx *c, Expr *e)
                 return NULL;
             }
             if (!r)
-                error_at(c, e->loc, "this dimension overflows 64-bit integers");
+                error_at(c, e->loc, "this dimension overflows 64-bit integers or has more than %d terms", MAX_TERMS);
             return r;
         }
         break;
@@ -488,6 +489,1369 @@ bool infer_nll_loss(Ctx *c, Expr *call)
         call->type.shape.ndim = 1;
         call->type.shape.dims[0] = xs->dims[0];
     }
+    return true;
+}
+
+/* ---- the ops of issue 4 --------------------------------------------------
+ *
+ * Each rule checks what PyTorch checks before it runs (shapes, dtypes,
+ * argument ranges), with PyTorch's words where they are clear, and gives
+ * the result type.  Dtype mismatches that autocast may still resolve are
+ * left to it inside an enabled region (same_dtype and mixed_ok), as for
+ * linear.  Integer arguments are literals (a block's int parameters arrive
+ * as literals from expand.c); int[] arguments take one int for all their
+ * entries, until the language has list literals. */
+
+static Expr *named(Expr *call, const char *name)
+{
+    int k = op_param_index(call->op, name);
+    ASSERT(k >= 0);
+    return call->bound[k];
+}
+
+static bool int_param(Ctx *c, Expr *call, const char *name, int64_t dflt, int64_t *out)
+{
+    Expr *e = named(call, name);
+    *out = dflt;
+    return !e || int_arg(c, e, out);
+}
+
+static bool bool_param(Ctx *c, Expr *call, const char *name, bool dflt, bool *out)
+{
+    Expr *e = named(call, name);
+    *out = dflt;
+    if (!e)
+        return true;
+    if (e->kind != E_BOOL) {
+        error_at(c, e->loc, "%s= takes true or false", name);
+        return false;
+    }
+    *out = e->boolean;
+    return true;
+}
+
+/* A number argument (2, 0.5, -1e-3), as a double for range checks only:
+ * values that reach a kernel stay exact literals. */
+static bool number_value(Ctx *c, Expr *e, double *out)
+{
+    bool neg = false;
+    Expr *lit = e;
+    if (lit->kind == E_CALL && lit->op && lit->op->id == OP_NEG && !is_tensor(lit)) {
+        neg = true;
+        lit = VEC_AT(lit->list, 0);
+    }
+    if (lit->kind != E_NUMBER) {
+        error_at(c, e->loc, "expected a number here");
+        return false;
+    }
+    *out = strtod(lit->text, NULL);
+    if (neg)
+        *out = -*out;
+    return true;
+}
+
+static bool float_param(Ctx *c, Expr *call, const char *name, double dflt, double *out)
+{
+    Expr *e = named(call, name);
+    *out = dflt;
+    return !e || number_value(c, e, out);
+}
+
+static bool number_is_float(Expr *e)
+{
+    Expr *lit = e->kind == E_NUMBER ? e : VEC_AT(e->list, 0);
+    return lit->is_float;
+}
+
+static bool str_param(Ctx *c, Expr *call, const char *name, const char *dflt, const char **out)
+{
+    Expr *e = named(call, name);
+    *out = dflt;
+    if (!e)
+        return true;
+    if (e->kind != E_STRING) {
+        error_at(c, e->loc, "%s= takes a string", name);
+        return false;
+    }
+    *out = e->text;
+    return true;
+}
+
+/* reduction=: "mean" (the default), "sum", "none"; kl_div adds "batchmean"
+ * (code 3, a 0-dim result like mean). */
+static bool reduction_param(Ctx *c, Expr *call, bool batchmean)
+{
+    const char *s;
+    if (!str_param(c, call, "reduction", "mean", &s))
+        return false;
+    int code = batchmean && strcmp(s, "batchmean") == 0 ? 3 : reduction_code(s);
+    if (code < 0) {
+        error_at(c, named(call, "reduction")->loc, "%s is not a valid value for reduction: it takes \"none\", "
+                 "\"mean\"%s or \"sum\"", s, batchmean ? ", \"batchmean\"" : "");
+        return false;
+    }
+    call->reduction = code;
+    return true;
+}
+
+/* The loss's result: the elementwise shape for reduction="none", else 0-dim. */
+static void loss_result(Expr *call, DType t, const Shape *elementwise)
+{
+    call->type.dtype = t;
+    call->type.shape.ndim = 0;
+    if (call->reduction == 0)
+        call->type.shape = *elementwise;
+}
+
+static bool const_dim(const Poly *p, int64_t *v) { return poly_is_const(p, v); }
+
+static const char *shape_str(Ctx *c, const Shape *s) { return shape_to_string(c, s, c->sym_names); }
+
+static bool tensor_arg(Ctx *c, Expr *call, const char *name, Expr **out)
+{
+    int k = op_param_index(call->op, name);
+    *out = call->bound[k];
+    return !*out || require_tensor(c, call, k);
+}
+
+static bool not_bool(Ctx *c, Expr *call, Expr *x)
+{
+    if (x->type.dtype != DT_BOOL)
+        return true;
+    error_at(c, call->loc, "%s() is not defined for bool tensors", call->op->name);
+    return false;
+}
+
+/* A parameter of a normalisation or a weight that may stay f32 under a
+ * bf16/f16 input (PyTorch's mixed-type kernels), or match it. */
+static bool mixed_ok(Ctx *c, Expr *call, Expr *x, Expr *p)
+{
+    DType a = x->type.dtype, b = p->type.dtype;
+    if (a == b || (b == DT_F32 && (a == DT_BF16 || a == DT_F16)))
+        return true;
+    if (call->autocast_on && !c->autocast_ran)
+        return true;
+    error_at(c, p->loc, "%s(): expected %s to be %s%s, like the input, but it is %s", call->op->name,
+             p->kind == E_NAME ? p->text : "this parameter", dtype_name(a),
+             a == DT_BF16 || a == DT_F16 ? " or f32" : "", dtype_name(b));
+    return false;
+}
+
+/* A 1-D parameter with one entry per channel. */
+static bool per_channel(Ctx *c, Expr *call, Expr *p, const Poly *channels)
+{
+    if (p->type.shape.ndim == 1 && dims_match(p->type.shape.dims[0], channels))
+        return true;
+    error_at(c, p->loc, "%s(): %s should have %s elements, one per channel, but it is %s", call->op->name,
+             p->kind == E_NAME ? p->text : "this parameter", dim_str(c, channels), type_to_string(c, &p->type));
+    return false;
+}
+
+/* exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh: integer and bool
+ * inputs compute in the default float type (PyTorch's int-to-float unary
+ * ops). */
+bool infer_float_unary(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    call->type = x->type;
+    if (!dtype_is_float(x->type.dtype))
+        call->type.dtype = DT_F32;
+    return true;
+}
+
+/* gelu, silu, softplus: PyTorch has them for floating types only. */
+bool infer_activation(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    if (!dtype_is_float(x->type.dtype)) {
+        error_at(c, call->loc, "%s() is defined for floating-point tensors only, but this is %s", call->op->name,
+                 type_to_string(c, &x->type));
+        return false;
+    }
+    if (call->op->id == OP_GELU) {
+        const char *a;
+        if (!str_param(c, call, "approximate", "none", &a))
+            return false;
+        if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
+            error_at(c, named(call, "approximate")->loc, "approximate argument must be either none or tanh");
+            return false;
+        }
+    }
+    if (call->op->id == OP_SOFTPLUS) {
+        double beta, threshold;
+        if (!float_param(c, call, "beta", 1, &beta) || !float_param(c, call, "threshold", 20, &threshold))
+            return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+bool infer_prelu(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0), *w = arg(call, 1);
+    if (!require_float(c, call, x) || !same_dtype(c, call, x, w))
+        return false;
+    const Shape *xs = &x->type.shape, *ws = &w->type.shape;
+    int64_t n;
+    bool one = ws->ndim == 1 && const_dim(ws->dims[0], &n) && n == 1;
+    bool per_ch = ws->ndim == 1 && xs->ndim >= 2 && dims_match(ws->dims[0], xs->dims[1]);
+    if (!(ws->ndim == 0 || one || per_ch)) {
+        error_at(c, w->loc, "prelu(): the weight has one entry, or one per channel (%s), but it is %s",
+                 xs->ndim >= 2 ? dim_str(c, xs->dims[1]) : "1", type_to_string(c, &w->type));
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+/* The result dtype of a tensor meeting a tensor or a number (torch.result_type). */
+static DType meet(DType t, const Type *tt, Expr *other)
+{
+    if (is_tensor(other))
+        return promote_tensors(tt, &other->type);
+    return promote_with_scalar(t, number_is_float(other));
+}
+
+static bool tensor_or_number(Ctx *c, Expr *call, Expr *e, const char *what)
+{
+    if (!e || is_tensor(e) || is_number(e))
+        return true;
+    error_at(c, e->loc, "%s of %s() must be a tensor or a number", what, call->op->name);
+    return false;
+}
+
+bool infer_clamp(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *lo = named(call, "min"), *hi = named(call, "max");
+    if (!not_bool(c, call, x) || !tensor_or_number(c, call, lo, "min=") || !tensor_or_number(c, call, hi, "max="))
+        return false;
+    if (!lo && !hi) {
+        error_at(c, call->loc, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        return false;
+    }
+    Type t = x->type;
+    Expr *bounds[2] = {lo, hi};
+    for (int i = 0; i < 2; i++) {
+        Expr *b = bounds[i];
+        if (!b)
+            continue;
+        if (is_tensor(b) && !broadcast(c, call, &t.shape, &b->type.shape, &t.shape))
+            return false;
+        t.dtype = meet(t.dtype, &t, b);
+    }
+    call->type = t;
+    return true;
+}
+
+bool infer_pow(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *e = arg(call, 1);
+    if (!tensor_or_number(c, call, e, "the exponent"))
+        return false;
+    call->type = x->type;
+    if (is_tensor(e)) {
+        if (!broadcast(c, call, &x->type.shape, &e->type.shape, &call->type.shape))
+            return false;
+        call->type.dtype = promote_tensors(&x->type, &e->type);
+        return true;
+    }
+    double v;
+    if (!number_value(c, e, &v))
+        return false;
+    if (!dtype_is_float(x->type.dtype) && !number_is_float(e) && v < 0) {
+        error_at(c, e->loc, "Integers to negative integer powers are not allowed (the tensor is %s)",
+                 dtype_name(x->type.dtype));
+        return false;
+    }
+    call->type.dtype = promote_with_scalar(x->type.dtype, number_is_float(e));
+    return true;
+}
+
+bool infer_maximum(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *a = arg(call, 0), *b = arg(call, 1);
+    if (!broadcast(c, call, &a->type.shape, &b->type.shape, &call->type.shape))
+        return false;
+    call->type.dtype = promote_tensors(&a->type, &b->type);
+    return true;
+}
+
+bool infer_where(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *cond = arg(call, 0), *a = arg(call, 1), *b = arg(call, 2);
+    if (cond->type.dtype != DT_BOOL) {
+        error_at(c, cond->loc, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                 dtype_name(cond->type.dtype));
+        return false;
+    }
+    if (!tensor_or_number(c, call, a, "input") || !tensor_or_number(c, call, b, "other"))
+        return false;
+    Shape s = cond->type.shape;
+    if ((is_tensor(a) && !broadcast(c, call, &s, &a->type.shape, &s)) ||
+        (is_tensor(b) && !broadcast(c, call, &s, &b->type.shape, &s)))
+        return false;
+    DType t;
+    if (is_tensor(a))
+        t = meet(a->type.dtype, &a->type, b);
+    else if (is_tensor(b))
+        t = meet(b->type.dtype, &b->type, a);
+    else
+        t = number_is_float(a) || number_is_float(b) ? DT_F32 : DT_I64;
+    call->type.dtype = t;
+    call->type.shape = s;
+    return true;
+}
+
+bool infer_dropout(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    double p;
+    bool training, inplace;
+    if (!float_param(c, call, "p", 0.5, &p) || !bool_param(c, call, "training", true, &training) ||
+        !bool_param(c, call, "inplace", false, &inplace))
+        return false;
+    if (p < 0 || p > 1) {
+        error_at(c, named(call, "p")->loc, "dropout probability has to be between 0 and 1, but got %s",
+                 loc_text(c, named(call, "p")->loc));
+        return false;
+    }
+    call->type = arg(call, 0)->type;
+    return true;
+}
+
+/* ---- reductions ---------------------------------------------------------- */
+
+/* Drop (or keep as 1) dim d of s; d < 0: every dim. */
+static Shape reduced(Ctx *c, const Shape *s, int64_t d, bool keepdim)
+{
+    Shape r = {0};
+    for (int i = 0; i < s->ndim; i++) {
+        if (d < 0 || i == d) {
+            if (keepdim)
+                r.dims[r.ndim++] = poly_const(c, 1);
+        } else {
+            r.dims[r.ndim++] = s->dims[i];
+        }
+    }
+    return r;
+}
+
+bool infer_reduce(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    OpId id = call->op->id;
+    const Shape *xs = &x->type.shape;
+    DType in = x->type.dtype;
+    int kd = op_param_index(call->op, "dtype");
+    DType want = kd >= 0 ? dtype_arg(c, call, kd) : DT_NONE;
+    if (kd >= 0 && arg(call, kd) && want == DT_NONE)
+        return false;
+
+    DType t;
+    if (want != DT_NONE)
+        t = want; /* the input is converted first, as PyTorch does */
+    else if (id == OP_MEAN && !dtype_is_float(in)) {
+        error_at(c, call->loc, "mean(): could not infer output dtype. Input dtype must be either a floating point "
+                 "or complex dtype. Got: %s", dtype_name(in));
+        return false;
+    } else if (id == OP_LOGSUMEXP)
+        t = dtype_is_float(in) ? in : DT_F32;
+    else
+        t = dtype_is_float(in) ? in : DT_I64; /* sum, prod, cumsum of integers and bools */
+    if (id == OP_MEAN && !dtype_is_float(t)) {
+        error_at(c, arg(call, kd)->loc, "mean(): could not infer output dtype. Optional dtype must be either a "
+                 "floating point or complex dtype. Got: %s", dtype_name(t));
+        return false;
+    }
+
+    int64_t dim = -1;
+    Expr *d = named(call, "dim");
+    if (d && !normalise_dim(c, d, xs->ndim, &dim))
+        return false;
+    bool keepdim = false;
+    if (id != OP_CUMSUM && !bool_param(c, call, "keepdim", false, &keepdim))
+        return false;
+    call->dim = dim;
+    call->type.dtype = t;
+    if (id == OP_CUMSUM)
+        call->type.shape = *xs;
+    else
+        call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+    return true;
+}
+
+bool infer_trace(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    if (x->type.shape.ndim != 2) {
+        error_at(c, x->loc, "trace: expected a matrix, but got tensor with dim %d", x->type.shape.ndim);
+        return false;
+    }
+    call->type.dtype = dtype_is_float(x->type.dtype) ? x->type.dtype : DT_I64;
+    call->type.shape.ndim = 0;
+    return true;
+}
+
+/* ---- normalisation -------------------------------------------------------- */
+
+bool infer_norm(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *w, *b;
+    if (!require_float(c, call, x) || !tensor_arg(c, call, "weight", &w) || !tensor_arg(c, call, "bias", &b))
+        return false;
+    const Shape *xs = &x->type.shape;
+    OpId id = call->op->id;
+    const Poly *channels;
+    if (id == OP_LAYER_NORM) {
+        int64_t n, last;
+        if (!int_arg(c, named(call, "normalized_shape"), &n))
+            return false;
+        if (xs->ndim < 1 || !const_dim(xs->dims[xs->ndim - 1], &last) || last != n) {
+            error_at(c, call->loc, "Given normalized_shape=[%lld], expected input with shape [*, %lld], but got "
+                     "input of size %s", (long long)n, (long long)n, shape_str(c, xs));
+            return false;
+        }
+        channels = xs->dims[xs->ndim - 1];
+    } else {
+        if (xs->ndim < 2) {
+            error_at(c, x->loc, "%s(): expected at least 2 dimensions for input tensor (N, C, ...) but received %d",
+                     call->op->name, xs->ndim);
+            return false;
+        }
+        channels = xs->dims[1];
+    }
+    if (id == OP_GROUP_NORM) {
+        int64_t g, ch;
+        if (!int_arg(c, named(call, "num_groups"), &g))
+            return false;
+        if (g <= 0 || (const_dim(channels, &ch) && ch % g != 0)) {
+            error_at(c, named(call, "num_groups")->loc, "Expected number of channels in input to be divisible by "
+                     "num_groups, but got input of shape %s and num_groups=%lld", shape_str(c, xs), (long long)g);
+            return false;
+        }
+    }
+    if (id == OP_BATCH_NORM) {
+        bool training;
+        double momentum, eps;
+        if (!bool_param(c, call, "training", false, &training) || !float_param(c, call, "momentum", 0.1, &momentum) ||
+            !float_param(c, call, "eps", 1e-5, &eps))
+            return false;
+        const char *stats[2] = {"running_mean", "running_var"};
+        for (int i = 0; i < 2; i++) {
+            Expr *s;
+            if (!tensor_arg(c, call, stats[i], &s))
+                return false;
+            if (!s && !training) {
+                error_at(c, call->loc, "batch_norm(): %s must be defined in evaluation mode (training=false)",
+                         stats[i]);
+                return false;
+            }
+            if (s && (!per_channel(c, call, s, channels) || !mixed_ok(c, call, x, s)))
+                return false;
+        }
+    }
+    Expr *wb[2] = {w, b};
+    for (int i = 0; i < 2; i++)
+        if (wb[i] && (!per_channel(c, call, wb[i], channels) || !mixed_ok(c, call, x, wb[i])))
+            return false;
+    call->type = x->type;
+    return true;
+}
+
+bool infer_embedding(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *idx = arg(call, 0), *w = arg(call, 1);
+    if (idx->type.dtype != DT_I64 && idx->type.dtype != DT_I32) {
+        error_at(c, idx->loc, "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                 "i64, i32; but got %s instead", type_to_string(c, &idx->type));
+        return false;
+    }
+    if (w->type.shape.ndim != 2) {
+        error_at(c, w->loc, "embedding(): 'weight' must be 2-D, but it is %s", type_to_string(c, &w->type));
+        return false;
+    }
+    int64_t pad, rows;
+    Expr *p = named(call, "padding_idx");
+    if (p && int_arg(c, p, &pad) && const_dim(w->type.shape.dims[0], &rows) && (pad >= rows || pad < -rows)) {
+        error_at(c, p->loc, "Padding_idx must be within num_embeddings (%lld)", (long long)rows);
+        return false;
+    }
+    if (idx->type.shape.ndim + 1 > MAX_DIMS) {
+        error_at(c, call->loc, "a tensor can have at most %d dimensions", MAX_DIMS);
+        return false;
+    }
+    call->type.dtype = w->type.dtype;
+    call->type.shape = idx->type.shape;
+    call->type.shape.dims[call->type.shape.ndim++] = w->type.shape.dims[1];
+    return true;
+}
+
+/* ---- matrix products ------------------------------------------------------ */
+
+/* e broadcasts to exactly `to` (an operand expanded to a result's shape). */
+static bool broadcasts_to(Ctx *c, Expr *call, Expr *e, const Shape *to, const char *what)
+{
+    Shape bc;
+    if (!broadcast(c, call, &e->type.shape, to, &bc))
+        return false;
+    if (shape_equal(&bc, to))
+        return true;
+    error_at(c, e->loc, "%s(): %s of shape %s cannot be broadcast to the result's shape %s", call->op->name, what,
+             shape_str(c, &e->type.shape), shape_str(c, to));
+    return false;
+}
+
+static bool rank_is(Ctx *c, Expr *call, Expr *e, int ndim, const char *what)
+{
+    if (e->type.shape.ndim == ndim)
+        return true;
+    error_at(c, e->loc, "%s(): %s must be a %d-D tensor, but it is %s", call->op->name, what, ndim,
+             type_to_string(c, &e->type));
+    return false;
+}
+
+static bool inner_match(Ctx *c, Expr *call, const Poly *k1, const Poly *k2, Expr *a, Expr *b)
+{
+    if (dims_match(k1, k2))
+        return true;
+    error_at(c, call->loc, "%s(): shapes %s and %s cannot be multiplied (%s != %s)", call->op->name,
+             shape_str(c, &a->type.shape), shape_str(c, &b->type.shape), dim_str(c, k1), dim_str(c, k2));
+    return false;
+}
+
+/* mm, bmm, addmm, baddbmm, addbmm, addmv, addr.  The add* forms take
+ * `input` broadcastable to the product's shape. */
+bool infer_mm(Ctx *c, Expr *call)
+{
+    OpId id = call->op->id;
+    bool has_input = id != OP_MM && id != OP_BMM;
+    int a_i = has_input ? 1 : 0;
+    for (int i = 0; i <= a_i + 1; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *in = has_input ? arg(call, 0) : NULL, *a = arg(call, a_i), *b = arg(call, a_i + 1);
+    if (!not_bool(c, call, a) || !same_dtype(c, call, a, b) || (in && !same_dtype(c, call, a, in)))
+        return false;
+    const char *an = call->op->params[a_i].name, *bn = call->op->params[a_i + 1].name;
+    const Shape *as = &a->type.shape, *bs = &b->type.shape;
+    Shape out = {0};
+    switch (id) {
+    case OP_MM:
+    case OP_ADDMM:
+        if (!rank_is(c, call, a, 2, an) || !rank_is(c, call, b, 2, bn) ||
+            !inner_match(c, call, as->dims[1], bs->dims[0], a, b))
+            return false;
+        out.ndim = 2;
+        out.dims[0] = as->dims[0];
+        out.dims[1] = bs->dims[1];
+        break;
+    case OP_BMM:
+    case OP_BADDBMM:
+    case OP_ADDBMM:
+        if (!rank_is(c, call, a, 3, an) || !rank_is(c, call, b, 3, bn))
+            return false;
+        if (!dims_match(as->dims[0], bs->dims[0])) {
+            error_at(c, call->loc, "%s(): %s and %s must have the same batch size, got %s and %s", call->op->name,
+                     an, bn, dim_str(c, as->dims[0]), dim_str(c, bs->dims[0]));
+            return false;
+        }
+        if (!inner_match(c, call, as->dims[2], bs->dims[1], a, b))
+            return false;
+        if (id != OP_ADDBMM)
+            out.dims[out.ndim++] = as->dims[0];
+        out.dims[out.ndim++] = as->dims[1];
+        out.dims[out.ndim++] = bs->dims[2];
+        break;
+    case OP_ADDMV:
+        if (!rank_is(c, call, a, 2, an) || !rank_is(c, call, b, 1, bn) ||
+            !inner_match(c, call, as->dims[1], bs->dims[0], a, b))
+            return false;
+        out.ndim = 1;
+        out.dims[0] = as->dims[0];
+        break;
+    case OP_ADDR:
+        if (!rank_is(c, call, a, 1, an) || !rank_is(c, call, b, 1, bn))
+            return false;
+        out.ndim = 2;
+        out.dims[0] = as->dims[0];
+        out.dims[1] = bs->dims[0];
+        break;
+    default:
+        ICE("infer_mm on %s", call->op->name);
+    }
+    if (in && !broadcasts_to(c, call, in, &out, "input"))
+        return false;
+    call->type.dtype = a->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* einsum: subscripts are letters; every label's size agrees (or is 1 and
+ * broadcasts); the implicit output is the labels seen once, in PyTorch's
+ * order (A-Z before a-z).  "..." is not supported yet. */
+bool infer_einsum(Ctx *c, Expr *call)
+{
+    Expr *eq = arg(call, 0);
+    if (eq->kind != E_STRING) {
+        error_at(c, eq->loc, "einsum(): the equation must be a string such as \"ij,jk->ik\"");
+        return false;
+    }
+    Expr *ops[8];
+    int nops = 0;
+    for (int i = 1; i < call->op->nparams; i++) {
+        Expr *o = arg(call, i);
+        if (!o)
+            continue;
+        if (!require_tensor(c, call, i))
+            return false;
+        if (nops && !same_dtype(c, call, ops[0], o))
+            return false;
+        ops[nops++] = o;
+    }
+    Poly *size[52] = {0};
+    int count[52] = {0};
+    const char *p = eq->text;
+    int k = 0;
+    for (;; p++) {
+        const Shape *s = k < nops ? &ops[k]->type.shape : NULL;
+        int n = 0;
+        for (; *p && *p != ',' && *p != '-'; p++) {
+            if (*p == ' ')
+                continue;
+            if (*p == '.') {
+                error_at(c, eq->loc, "einsum(): '...' (broadcast dimensions) is not supported yet");
+                return false;
+            }
+            int l = *p >= 'A' && *p <= 'Z' ? *p - 'A' : *p >= 'a' && *p <= 'z' ? *p - 'a' + 26 : -1;
+            if (l < 0) {
+                error_at(c, eq->loc, "einsum(): invalid subscript given at index %d in the equation string, "
+                         "subscripts must be in [a-zA-Z]", (int)(p - eq->text));
+                return false;
+            }
+            if (s && n < s->ndim) {
+                Poly *d = s->dims[n];
+                int64_t one;
+                if (!size[l] || (const_dim(size[l], &one) && one == 1))
+                    size[l] = d;
+                else if (!dims_match(size[l], d) && !(const_dim(d, &one) && one == 1)) {
+                    error_at(c, call->loc, "einsum(): subscript %c has size %s for operand %d which does not "
+                             "broadcast with previously seen size %s", *p, dim_str(c, d), k, dim_str(c, size[l]));
+                    return false;
+                }
+            }
+            count[l]++;
+            n++;
+        }
+        if (k >= nops) {
+            error_at(c, call->loc, "einsum(): fewer operands were provided than specified in the equation");
+            return false;
+        }
+        if (n != s->ndim) {
+            error_at(c, ops[k]->loc, "einsum(): the number of subscripts in the equation (%d) does not match the "
+                     "number of dimensions (%d) for operand %d and no ellipsis was given", n, s->ndim, k);
+            return false;
+        }
+        k++;
+        if (*p != ',')
+            break;
+    }
+    if (k != nops) {
+        error_at(c, call->loc, "einsum(): more operands were provided than specified in the equation");
+        return false;
+    }
+    Shape out = {0};
+    if (*p == '-') {
+        if (p[1] != '>') {
+            error_at(c, eq->loc, "einsum(): found '-' in the equation but not followed by '>'");
+            return false;
+        }
+        bool seen[52] = {0};
+        for (p += 2; *p; p++) {
+            if (*p == ' ')
+                continue;
+            int l = *p >= 'A' && *p <= 'Z' ? *p - 'A' : *p >= 'a' && *p <= 'z' ? *p - 'a' + 26 : -1;
+            if (l < 0 || !count[l] || seen[l]) {
+                error_at(c, eq->loc, l < 0 ? "einsum(): invalid subscript '%c' in the output"
+                                   : !count[l] ? "einsum(): output subscript %c does not appear in the equation for any input operand"
+                                               : "einsum(): output subscript %c appears more than once in the output", *p);
+                return false;
+            }
+            seen[l] = true;
+            if (out.ndim == MAX_DIMS) {
+                error_at(c, eq->loc, "a tensor can have at most %d dimensions", MAX_DIMS);
+                return false;
+            }
+            out.dims[out.ndim++] = size[l];
+        }
+    } else {
+        for (int l = 0; l < 52; l++) {
+            if (count[l] != 1)
+                continue;
+            if (out.ndim == MAX_DIMS) {
+                error_at(c, eq->loc, "a tensor can have at most %d dimensions", MAX_DIMS);
+                return false;
+            }
+            out.dims[out.ndim++] = size[l];
+        }
+    }
+    call->type.dtype = ops[0]->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* ---- convolution and pooling ----------------------------------------------- */
+
+/* PyTorch's output size of a sliding window:
+ *   floor((in + 2*pad - dil*(k-1) - 1 [+ stride-1 with ceil_mode]) / stride) + 1,
+ * and with ceil_mode one less if the last window would start in the padding.
+ * A symbolic size works with stride 1, where it stays a polynomial. */
+static Poly *window_out(Ctx *c, Expr *call, const Poly *in, int64_t k, int64_t stride, int64_t pad, int64_t dil,
+                        bool ceil_mode)
+{
+    int64_t n;
+    if (const_dim(in, &n)) {
+        int64_t span = n + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+        int64_t out = (span < 0 ? -((-span + stride - 1) / stride) : span / stride) + 1;
+        if (ceil_mode && (out - 1) * stride >= n + pad)
+            out--;
+        if (out < 1) {
+            error_at(c, call->loc, "%s(): given input size %lld, kernel size %lld, stride %lld, padding %lld and "
+                     "dilation %lld, the calculated output size %lld is too small", call->op->name, (long long)n,
+                     (long long)k, (long long)stride, (long long)pad, (long long)dil, (long long)out);
+            return NULL;
+        }
+        return poly_const(c, out);
+    }
+    if (stride == 1) {
+        Poly *r = poly_add(c, in, poly_const(c, 2 * pad - dil * (k - 1)));
+        if (!r)
+            error_at(c, call->loc, "this dimension overflows 64-bit integers");
+        return r;
+    }
+    error_at(c, call->loc, "%s() with stride %lld over the symbolic dimension %s is not supported: its output "
+             "size is not a polynomial in the model's dimensions", call->op->name, (long long)stride,
+             dim_str(c, in));
+    return NULL;
+}
+
+bool infer_conv(Ctx *c, Expr *call)
+{
+    int spatial = call->op->id == OP_CONV1D ? 1 : 2;
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0), *w = arg(call, 1), *b;
+    if (!tensor_arg(c, call, "bias", &b) || !require_float(c, call, x))
+        return false;
+    if (!same_dtype(c, call, x, w) || (b && !same_dtype(c, call, x, b)))
+        return false;
+    const Shape *xs = &x->type.shape, *ws = &w->type.shape;
+    if (xs->ndim != spatial + 1 && xs->ndim != spatial + 2) {
+        error_at(c, x->loc, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                 spatial + 1, spatial + 2, call->op->name, shape_str(c, xs));
+        return false;
+    }
+    if (ws->ndim != spatial + 2) {
+        error_at(c, w->loc, "%s(): expected a %d-D weight [out_channels, in_channels/groups, kernel...], got %s",
+                 call->op->name, spatial + 2, type_to_string(c, &w->type));
+        return false;
+    }
+    int64_t groups, stride, dil, pad = 0;
+    if (!int_param(c, call, "groups", 1, &groups) || !int_param(c, call, "stride", 1, &stride) ||
+        !int_param(c, call, "dilation", 1, &dil))
+        return false;
+    Expr *pe = named(call, "padding");
+    bool same = false;
+    if (pe && pe->kind == E_STRING) {
+        same = strcmp(pe->text, "same") == 0;
+        if (!same && strcmp(pe->text, "valid") != 0) {
+            error_at(c, pe->loc, "Invalid padding string '%s': it takes \"valid\", \"same\" or an int", pe->text);
+            return false;
+        }
+    } else if (pe && !int_arg(c, pe, &pad)) {
+        return false;
+    }
+    if (groups <= 0 || stride <= 0 || dil <= 0 || pad < 0) {
+        error_at(c, call->loc, "%s(): %s", call->op->name,
+                 groups <= 0 ? "non-positive groups is not supported" : stride <= 0 ? "non-positive stride is not supported"
+                 : dil <= 0 ? "dilation should be greater than zero" : "negative padding is not supported");
+        return false;
+    }
+    if (same && stride != 1) {
+        error_at(c, pe->loc, "padding='same' is not supported for strided convolutions");
+        return false;
+    }
+    int cdim = xs->ndim - spatial - 1;
+    const Poly *cin = xs->dims[cdim], *cout = ws->dims[0];
+    Poly *expect = poly_mul(c, ws->dims[1], poly_const(c, groups));
+    int64_t co;
+    if (!expect || !dims_match(cin, expect)) {
+        error_at(c, call->loc, "Given groups=%lld, weight of size %s, expected input%s to have %s channels, but got %s "
+                 "channels instead", (long long)groups, shape_str(c, ws), shape_str(c, xs),
+                 expect ? dim_str(c, expect) : "?", dim_str(c, cin));
+        return false;
+    }
+    if (const_dim(cout, &co) && co % groups != 0) {
+        error_at(c, w->loc, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                 "weight of size %s instead", (long long)groups, (long long)groups, shape_str(c, ws));
+        return false;
+    }
+    if (b && (b->type.shape.ndim != 1 || !dims_match(b->type.shape.dims[0], cout))) {
+        error_at(c, b->loc, "Given weight of size %s, expected bias to be 1-dimensional with %s elements, but got "
+                 "bias of size %s instead", shape_str(c, ws), dim_str(c, cout), shape_str(c, &b->type.shape));
+        return false;
+    }
+    Shape out = *xs;
+    out.dims[cdim] = (Poly *)cout;
+    for (int i = 0; i < spatial; i++) {
+        int64_t k;
+        if (!const_dim(ws->dims[2 + i], &k)) {
+            error_at(c, w->loc, "%s(): the kernel size must be a number, not %s", call->op->name,
+                     dim_str(c, ws->dims[2 + i]));
+            return false;
+        }
+        int64_t p = same ? dil * (k - 1) / 2 : pad;
+        Poly *o = same ? (Poly *)xs->dims[cdim + 1 + i]
+                       : window_out(c, call, xs->dims[cdim + 1 + i], k, stride, p, dil, false);
+        if (!o)
+            return false;
+        out.dims[cdim + 1 + i] = o;
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+bool infer_pool(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    OpId id = call->op->id;
+    const Shape *xs = &x->type.shape;
+    if (xs->ndim != 3 && xs->ndim != 4) {
+        error_at(c, x->loc, "%s(): non-empty 3D or 4D (batch mode) tensor expected for input, but got %s",
+                 call->op->name, type_to_string(c, &x->type));
+        return false;
+    }
+    if (!not_bool(c, call, x) || (id == OP_ADAPTIVE_AVG_POOL2D && !require_float(c, call, x)))
+        return false;
+    Shape out = *xs;
+    if (id == OP_ADAPTIVE_AVG_POOL2D) {
+        int64_t o;
+        if (!int_arg(c, named(call, "output_size"), &o))
+            return false;
+        if (o < 0) {
+            error_at(c, named(call, "output_size")->loc, "adaptive_avg_pool2d: elements of output_size must be "
+                     "greater than or equal to 0 but received %lld", (long long)o);
+            return false;
+        }
+        out.dims[out.ndim - 2] = out.dims[out.ndim - 1] = poly_const(c, o);
+        call->type.dtype = x->type.dtype;
+        call->type.shape = out;
+        return true;
+    }
+    int64_t k, stride, pad, dil = 1;
+    bool ceil_mode;
+    if (!int_arg(c, named(call, "kernel_size"), &k) || !int_param(c, call, "stride", k, &stride) ||
+        !int_param(c, call, "padding", 0, &pad) || !bool_param(c, call, "ceil_mode", false, &ceil_mode) ||
+        (id == OP_MAX_POOL2D && !int_param(c, call, "dilation", 1, &dil)))
+        return false;
+    if (k <= 0 || stride <= 0 || dil <= 0 || pad < 0) {
+        error_at(c, call->loc, "%s(): %s", call->op->name,
+                 k <= 0 ? "kernel_size must be greater than zero" : stride <= 0 ? "stride should be greater than zero"
+                 : dil <= 0 ? "dilation should be greater than zero" : "pad must be non-negative");
+        return false;
+    }
+    if (id == OP_MAX_POOL2D) {
+        bool indices;
+        if (!bool_param(c, call, "return_indices", false, &indices))
+            return false;
+        if (indices) {
+            error_at(c, named(call, "return_indices")->loc, "max_pool2d(return_indices=true) returns two tensors, "
+                     "which ampc cannot assign yet");
+            return false;
+        }
+        if (pad > ((k - 1) * dil + 1) / 2) {
+            error_at(c, call->loc, "pad should be at most half of effective kernel size, but got pad=%lld, "
+                     "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k, (long long)dil);
+            return false;
+        }
+    } else {
+        int64_t div;
+        if (!int_param(c, call, "divisor_override", 1, &div))
+            return false;
+        if (div == 0) {
+            error_at(c, named(call, "divisor_override")->loc, "divisor must be not zero");
+            return false;
+        }
+        if (pad > k / 2) {
+            error_at(c, call->loc, "pad should be smaller than or equal to half of kernel size, but got pad = %lld, "
+                     "kernel_size = %lld", (long long)pad, (long long)k);
+            return false;
+        }
+    }
+    for (int i = out.ndim - 2; i < out.ndim; i++) {
+        Poly *o = window_out(c, call, xs->dims[i], k, stride, pad, dil, ceil_mode);
+        if (!o)
+            return false;
+        out.dims[i] = o;
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* ---- shapes ------------------------------------------------------------------ */
+
+bool infer_flatten(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    int64_t start = 0, end = -1;
+    Expr *s = named(call, "start_dim"), *e = named(call, "end_dim");
+    if ((s && !normalise_dim(c, s, xs->ndim, &start)) || (e && !normalise_dim(c, e, xs->ndim, &end)))
+        return false;
+    if (!e)
+        end = xs->ndim ? xs->ndim - 1 : 0;
+    if (start > end) {
+        error_at(c, call->loc, "flatten() has invalid args: start_dim cannot come after end_dim");
+        return false;
+    }
+    Shape out = {0};
+    if (xs->ndim == 0) {
+        out.ndim = 1;
+        out.dims[0] = poly_const(c, 1);
+    } else {
+        for (int i = 0; i < start; i++)
+            out.dims[out.ndim++] = xs->dims[i];
+        Shape mid = {0};
+        for (int64_t i = start; i <= end; i++)
+            mid.dims[mid.ndim++] = xs->dims[i];
+        Poly *n = shape_numel(c, &mid);
+        if (!n) {
+            error_at(c, call->loc, "this dimension overflows 64-bit integers");
+            return false;
+        }
+        out.dims[out.ndim++] = n;
+        for (int i = (int)end + 1; i < xs->ndim; i++)
+            out.dims[out.ndim++] = xs->dims[i];
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* The int varargs of a call (reshape's shape, permute's dims), in order. */
+static int int_varargs(Ctx *c, Expr *call, const char *name, int64_t *out, Expr **where, bool *ok)
+{
+    int n = 0;
+    *ok = true;
+    for (int i = 0; i < call->op->nparams; i++) {
+        if (strcmp(call->op->params[i].name, name) != 0 || !arg(call, i))
+            continue;
+        where[n] = arg(call, i);
+        if (!int_arg(c, arg(call, i), &out[n]))
+            *ok = false;
+        n++;
+    }
+    return n;
+}
+
+/* p / k when k divides every coefficient, else NULL. */
+static Poly *poly_div_exact(Ctx *c, const Poly *p, int64_t k)
+{
+    Poly *r = arena_alloc(c->arena, sizeof *r);
+    r->nterms = p->nterms;
+    r->terms = arena_alloc(c->arena, (size_t)(p->nterms + 1) * sizeof *r->terms);
+    for (int i = 0; i < p->nterms; i++) {
+        if (p->terms[i].coef % k != 0)
+            return NULL;
+        r->terms[i] = p->terms[i];
+        r->terms[i].coef /= k;
+    }
+    return r;
+}
+
+bool infer_reshape(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    int64_t v[MAX_DIMS];
+    Expr *where[MAX_DIMS];
+    bool ok;
+    int n = int_varargs(c, call, "shape", v, where, &ok);
+    if (!ok)
+        return false;
+    int infer = -1;
+    int64_t known = 1;
+    Buf text;
+    buf_init(&text, c->arena);
+    for (int i = 0; i < n; i++) {
+        buf_printf(&text, "%s%lld", i ? ", " : "", (long long)v[i]);
+        if (v[i] == -1 && infer < 0) {
+            infer = i;
+        } else if (v[i] == -1) {
+            error_at(c, where[i]->loc, "only one dimension can be inferred");
+            return false;
+        } else if (v[i] < 0) {
+            error_at(c, where[i]->loc, "invalid shape dimension %lld", (long long)v[i]);
+            return false;
+        } else if (__builtin_mul_overflow(known, v[i], &known)) {
+            error_at(c, where[i]->loc, "this shape overflows 64-bit integers");
+            return false;
+        }
+    }
+    Poly *numel = shape_numel(c, &x->type.shape);
+    Shape out = {.ndim = n};
+    for (int i = 0; i < n; i++)
+        out.dims[i] = poly_const(c, v[i]);
+    int64_t cn;
+    bool bad;
+    if (infer >= 0) {
+        Poly *q = known ? poly_div_exact(c, numel, known) : NULL;
+        bad = !q;
+        if (known == 0) {
+            error_at(c, where[infer]->loc, "cannot reshape tensor of 0 elements into shape [%s] because the "
+                     "unspecified dimension size -1 can be any value and is ambiguous", text.data);
+            return false;
+        }
+        out.dims[infer] = q;
+    } else {
+        bad = !(const_dim(numel, &cn) && cn == known);
+    }
+    if (bad) {
+        error_at(c, call->loc, "shape '[%s]' is invalid for input of size %s%s", text.data, dim_str(c, numel),
+                 infer < 0 && !const_dim(numel, &cn) ? " (a symbolic size needs a -1 where it goes)" : "");
+        return false;
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+bool infer_permute(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    Shape out = *xs;
+    if (call->op->id == OP_TRANSPOSE) {
+        int64_t d0, d1;
+        if (!normalise_dim(c, arg(call, 1), xs->ndim, &d0) || !normalise_dim(c, arg(call, 2), xs->ndim, &d1))
+            return false;
+        if (xs->ndim) {
+            out.dims[d0] = xs->dims[d1];
+            out.dims[d1] = xs->dims[d0];
+        }
+    } else {
+        int64_t v[MAX_DIMS];
+        Expr *where[MAX_DIMS];
+        bool ok, seen[MAX_DIMS] = {0};
+        int n = int_varargs(c, call, "dims", v, where, &ok);
+        if (!ok)
+            return false;
+        if (n != xs->ndim) {
+            error_at(c, call->loc, "permute(): number of dims don't match: the input has %d, but %d were given",
+                     xs->ndim, n);
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            int64_t d;
+            if (!normalise_dim(c, where[i], xs->ndim, &d))
+                return false;
+            if (seen[d]) {
+                error_at(c, where[i]->loc, "permute(): duplicate dims are not allowed.");
+                return false;
+            }
+            seen[d] = true;
+            out.dims[i] = xs->dims[d];
+        }
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+bool infer_squeeze(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    Shape out = {0};
+    if (call->op->id == OP_UNSQUEEZE) {
+        int64_t d;
+        if (!normalise_dim(c, arg(call, 1), xs->ndim + 1, &d))
+            return false;
+        if (xs->ndim == MAX_DIMS) {
+            error_at(c, call->loc, "a tensor can have at most %d dimensions", MAX_DIMS);
+            return false;
+        }
+        for (int i = 0; i <= xs->ndim; i++)
+            out.dims[out.ndim++] = i == d ? poly_const(c, 1) : xs->dims[i < d ? i : i - 1];
+    } else {
+        /* a symbolic dim counts as not 1: PyTorch decides at run time, ampc
+         * at compile time, so a dim that may be 1 is kept */
+        int64_t d = -1, one;
+        Expr *de = named(call, "dim");
+        if (de && !normalise_dim(c, de, xs->ndim, &d))
+            return false;
+        for (int i = 0; i < xs->ndim; i++) {
+            bool unit = const_dim(xs->dims[i], &one) && one == 1;
+            if (!(unit && (d < 0 || i == d)))
+                out.dims[out.ndim++] = xs->dims[i];
+        }
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* cat and stack: the tensors, then dim=; result type over all of them. */
+bool infer_cat(Ctx *c, Expr *call)
+{
+    bool stack = call->op->id == OP_STACK;
+    Expr *ts[8];
+    int n = 0;
+    for (int i = 0; i < call->op->nparams; i++) {
+        if (strcmp(call->op->params[i].name, "tensors") != 0 || !arg(call, i))
+            continue;
+        Expr *t = arg(call, i);
+        if (!is_tensor(t)) {
+            error_at(c, t->loc, "%s() takes the tensors as its positional arguments and the dimension by keyword: "
+                     "%s(a, b, dim=1)", call->op->name, call->op->name);
+            return false;
+        }
+        ts[n++] = t;
+    }
+    const Shape *s0 = &ts[0]->type.shape;
+    int64_t dim = 0;
+    Expr *de = named(call, "dim");
+    if (de && !normalise_dim(c, de, s0->ndim + stack, &dim))
+        return false;
+    if (!stack && s0->ndim == 0) {
+        error_at(c, ts[0]->loc, "zero-dimensional tensor (at position 0) cannot be concatenated");
+        return false;
+    }
+    Type t = ts[0]->type;
+    Poly *total = s0->ndim ? s0->dims[stack ? 0 : dim] : NULL;
+    for (int k = 1; k < n; k++) {
+        const Shape *s = &ts[k]->type.shape;
+        if (stack ? !shape_equal(s, s0) : s->ndim != s0->ndim) {
+            error_at(c, ts[k]->loc, stack ? "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d"
+                                          : "Tensors must have same number of dimensions: got %s and %s (tensor %d)",
+                     shape_str(c, s0), shape_str(c, s), k);
+            return false;
+        }
+        for (int i = 0; !stack && i < s->ndim; i++) {
+            if (i != dim && !dims_match(s->dims[i], s0->dims[i])) {
+                error_at(c, ts[k]->loc, "Sizes of tensors must match except in dimension %lld. Expected size %s but got "
+                         "size %s for tensor number %d in the list.", (long long)dim, dim_str(c, s0->dims[i]),
+                         dim_str(c, s->dims[i]), k);
+                return false;
+            }
+        }
+        if (!stack && !(total = poly_add(c, total, s->dims[dim]))) {
+            error_at(c, call->loc, "this dimension overflows 64-bit integers");
+            return false;
+        }
+        t.dtype = promote_tensors(&t, &ts[k]->type);
+    }
+    Shape out = {0};
+    if (stack) {
+        if (s0->ndim == MAX_DIMS) {
+            error_at(c, call->loc, "a tensor can have at most %d dimensions", MAX_DIMS);
+            return false;
+        }
+        for (int i = 0; i <= s0->ndim; i++)
+            out.dims[out.ndim++] = i == dim ? poly_const(c, n) : s0->dims[i < dim ? i : i - 1];
+    } else {
+        out = *s0;
+        out.dims[dim] = total;
+    }
+    call->type.dtype = t.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+bool infer_index_copy(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 2) || !require_tensor(c, call, 3))
+        return false;
+    Expr *x = arg(call, 0), *idx = arg(call, 2), *src = arg(call, 3);
+    int64_t dim;
+    if (!normalise_dim(c, arg(call, 1), x->type.shape.ndim, &dim))
+        return false;
+    if (idx->type.dtype != DT_I64 || idx->type.shape.ndim > 1) {
+        error_at(c, idx->loc, "index_copy(): expected a 1-D i64 tensor for index, but got %s",
+                 type_to_string(c, &idx->type));
+        return false;
+    }
+    if (!same_dtype(c, call, x, src))
+        return false;
+    const Shape *xs = &x->type.shape, *ss = &src->type.shape;
+    bool ok = ss->ndim == xs->ndim;
+    for (int i = 0; ok && i < xs->ndim; i++)
+        ok = i == dim ? (idx->type.shape.ndim == 0 || dims_match(ss->dims[i], idx->type.shape.dims[0]))
+                      : dims_match(ss->dims[i], xs->dims[i]);
+    if (!ok) {
+        error_at(c, src->loc, "index_copy(): source %s does not fit input %s with %s indices along dim %lld",
+                 shape_str(c, ss), shape_str(c, xs), shape_str(c, &idx->type.shape), (long long)dim);
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+/* ---- losses --------------------------------------------------------------------- */
+
+bool infer_cross_entropy(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0), *target = arg(call, 1), *w;
+    if (!require_float(c, call, x) || !tensor_arg(c, call, "weight", &w) || !reduction_param(c, call, false))
+        return false;
+    const Shape *xs = &x->type.shape, *ts = &target->type.shape;
+    if (xs->ndim == 0) {
+        error_at(c, x->loc, "cross_entropy(): the input must be [C] or [N, C, ...], not 0-dim");
+        return false;
+    }
+    int cdim = xs->ndim == 1 ? 0 : 1;
+    Shape per_sample = {0};
+    for (int i = 0; i < xs->ndim; i++)
+        if (i != cdim)
+            per_sample.dims[per_sample.ndim++] = xs->dims[i];
+    double smoothing;
+    int64_t ignore;
+    if (!float_param(c, call, "label_smoothing", 0.0, &smoothing) ||
+        !int_param(c, call, "ignore_index", -100, &ignore))
+        return false;
+    call->ignore_index = ignore;
+    if (smoothing < 0 || smoothing > 1) {
+        error_at(c, named(call, "label_smoothing")->loc, "label_smoothing must be between 0.0 and 1.0. Got: %s",
+                 loc_text(c, named(call, "label_smoothing")->loc));
+        return false;
+    }
+    if (dtype_is_float(target->type.dtype)) {
+        /* class probabilities, one per class like the input */
+        if (!shape_equal(ts, xs)) {
+            error_at(c, target->loc, "cross_entropy(): class-probability targets must have the input's shape %s, "
+                     "got %s", shape_str(c, xs), shape_str(c, ts));
+            return false;
+        }
+        if (named(call, "ignore_index")) {
+            error_at(c, named(call, "ignore_index")->loc, "ignore_index is not supported for floating point target");
+            return false;
+        }
+        if (!same_dtype(c, call, x, target))
+            return false;
+    } else if (target->type.dtype != DT_I64) {
+        error_at(c, target->loc, "cross_entropy(): class indices must be i64 (expected scalar type Long), got %s",
+                 type_to_string(c, &target->type));
+        return false;
+    } else if (!shape_equal(ts, &per_sample)) {
+        error_at(c, target->loc, "cross_entropy(): class-index targets must be %s to match input %s, got %s",
+                 shape_str(c, &per_sample), shape_str(c, xs), shape_str(c, ts));
+        return false;
+    }
+    if (w && (!per_channel(c, call, w, xs->dims[cdim]) || !same_dtype(c, call, x, w)))
+        return false;
+    loss_result(call, x->type.dtype, &per_sample);
+    return true;
+}
+
+/* mse_loss, l1_loss, smooth_l1_loss, kl_div: elementwise with broadcasting
+ * (PyTorch warns when the sizes differ); binary_cross_entropy[_with_logits]:
+ * the target's size must be the input's. */
+bool infer_pointwise_loss(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    OpId id = call->op->id;
+    Expr *x = arg(call, 0), *target = arg(call, 1);
+    if (!reduction_param(c, call, id == OP_KL_DIV))
+        return false;
+    const Shape *xs = &x->type.shape, *ts = &target->type.shape;
+    bool bce = id == OP_BINARY_CROSS_ENTROPY || id == OP_BINARY_CROSS_ENTROPY_WITH_LOGITS;
+    Shape s;
+    if (bce) {
+        if (!shape_equal(xs, ts)) {
+            error_at(c, target->loc, id == OP_BINARY_CROSS_ENTROPY
+                     ? "Using a target size (%s) that is different to the input size (%s) is deprecated. Please ensure they have the same size."
+                     : "Target size (%s) must be the same as input size (%s)", shape_str(c, ts), shape_str(c, xs));
+            return false;
+        }
+        s = *xs;
+    } else {
+        if (!broadcast(c, call, xs, ts, &s))
+            return false;
+        /* once: autocast runs this rule again on the same shapes */
+        if (!shape_equal(xs, ts) && id != OP_KL_DIV && !c->autocast_ran)
+            warning_class_at(c, target->loc, "loss-broadcast", "Using a target size (%s) that is different to the "
+                             "input size (%s). This will likely lead to incorrect results due to broadcasting. "
+                             "Please ensure they have the same size.", shape_str(c, ts), shape_str(c, xs));
+    }
+    DType t = promote_tensors(&x->type, &target->type);
+    if (!dtype_is_float(t)) {
+        error_at(c, call->loc, "%s() needs floating-point tensors, but the input is %s and the target %s",
+                 call->op->name, dtype_name(x->type.dtype), dtype_name(target->type.dtype));
+        return false;
+    }
+    if (id == OP_BINARY_CROSS_ENTROPY && !same_dtype(c, call, x, target))
+        return false;
+    if (id == OP_SMOOTH_L1_LOSS) {
+        double beta;
+        if (!float_param(c, call, "beta", 1.0, &beta))
+            return false;
+        if (beta < 0) {
+            error_at(c, named(call, "beta")->loc, "smooth_l1_loss does not support negative values for beta.");
+            return false;
+        }
+    }
+    if (id == OP_KL_DIV) {
+        bool log_target;
+        if (!bool_param(c, call, "log_target", false, &log_target))
+            return false;
+    }
+    if (bce) {
+        const char *extra[2] = {"weight", id == OP_BINARY_CROSS_ENTROPY_WITH_LOGITS ? "pos_weight" : NULL};
+        for (int i = 0; i < 2 && extra[i]; i++) {
+            Expr *w;
+            if (!tensor_arg(c, call, extra[i], &w))
+                return false;
+            if (w && !broadcasts_to(c, call, w, xs, extra[i]))
+                return false;
+        }
+    }
+    loss_result(call, t, &s);
     return true;
 }
 

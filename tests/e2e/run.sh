@@ -71,6 +71,32 @@ else
     bad "identical output from another directory, an absolute path and other flag order"
 fi
 
+# Outputs get the usual mode under the umask, not mkstemp's 0600.
+(umask 022 && "$AMPC" -t tpu examples/mlp.amp -o "$OUT/mode.c")
+if [ "$(stat -c %a "$OUT/mode.c")" = 644 ] && [ "$(stat -c %a "$OUT/mode.h")" = 644 ]; then
+    ok "outputs are created with the umask's mode (644 under umask 022)"
+else
+    bad "outputs are created with the umask's mode (644 under umask 022)"
+fi
+
+# examples/resnet18.amp declares exactly torchvision's resnet18 state_dict
+# keys, in order (the list below was printed by torchvision; with
+# python3-torch installed it is checked live too).
+"$AMPC" examples/resnet18.amp -t tpu --dump=lower -o "$OUT/resnet18.c" 2>/dev/null |
+    sed -n -E 's/^(param|buffer) %[0-9]+\(([^)]*)\).*/\2/p' > "$OUT/resnet18.keys"
+if cmp -s "$OUT/resnet18.keys" tests/e2e/resnet18.state_dict_keys; then
+    ok "resnet18.amp's parameter names are torchvision's state_dict keys"
+else
+    diff tests/e2e/resnet18.state_dict_keys "$OUT/resnet18.keys" | head -5
+    bad "resnet18.amp's parameter names are torchvision's state_dict keys"
+fi
+if /usr/bin/python3 -c 'import torchvision' 2>/dev/null; then
+    /usr/bin/python3 -c 'import torchvision; print("\n".join(torchvision.models.resnet18().state_dict().keys()))' > "$OUT/tv.keys"
+    if cmp -s "$OUT/tv.keys" "$OUT/resnet18.keys"; then ok "... and match the installed torchvision"; else bad "... and match the installed torchvision"; fi
+else
+    echo "skip resnet18 names against a live torchvision: python3-torchvision is not installed"
+fi
+
 # Depfiles, as gcc writes them.
 mkdir -p "$OUT/dep"
 "$AMPC" -t tpu examples/mlp.amp -o "$OUT/dep/mlp.c" -MD -MP

@@ -122,7 +122,11 @@ for g in parser lexer policies; do
     OBJS="$OBJS $obj"
 done
 obj=$OUT/obj/fuzz_frontend.o
-compile "$FUZZ_SRC/fuzz_frontend.c" "$obj" -Wall -Wextra || { echo "run.sh: FAILED: compiling the fuzz target" >&2; exit 1; }
+# imports in fuzz inputs resolve in tests/fuzz/imports (fuzz_frontend.c)
+compile "$FUZZ_SRC/fuzz_frontend.c" "$obj" -Wall -Wextra "-DAMPC_FUZZ_IMPORT_DIR=\"$ROOT/$FUZZ_SRC/imports\"" || {
+    echo "run.sh: FAILED: compiling the fuzz target" >&2
+    exit 1
+}
 OBJS="$OBJS $obj"
 # shellcheck disable=SC2086
 "$CC_FUZZ" -fsanitize=fuzzer,address,undefined -o "$OUT/fuzz_frontend" $OBJS -lgmp || {
