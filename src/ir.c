@@ -115,6 +115,8 @@ bool ir_verify(Ctx *c, const char *after_pass)
         if (defined[node->out->id])
             ICE("after %s: %%%d is defined twice", after_pass, node->out->id);
         defined[node->out->id] = true;
+        for (int k = 0; k < node->nmore; k++)
+            defined[node->more_out[k]->id] = true;
         if (node->out->def != node)
             ICE("after %s: %%%d does not point back at its definer", after_pass, node->out->id);
     }

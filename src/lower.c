@@ -20,6 +20,11 @@ static Node *new_node(Ctx *c, const OpInfo *op, Expr *e, const char *why)
     Node *n = ir_new_node(c, op, e->loc);
     n->out = ir_new_value(c, V_TEMP, e->type, NULL);
     n->out->def = n;
+    for (int k = 0; e->kind == E_CALL && k < e->nmore && k < 3; k++) {
+        n->more_out[k] = ir_new_value(c, V_TEMP, e->more_types[k], NULL);
+        n->more_out[k]->def = n;
+        n->nmore = k + 1;
+    }
     n->why = why;
     n->src = e;
     return n;
@@ -157,6 +162,14 @@ static void lower_stmts(Ctx *c, Vec *stmts)
             if (v->kind == V_TEMP && !v->name)
                 v->name = t->sym->name;
             t->sym->ir = v;
+            /* values, indices = sort(x): the other results, in order */
+            for (int k = 1; k < st->targets->len && v->def; k++) {
+                Expr *tk = VEC_AT(st->targets, k);
+                Value *vk = v->def->more_out[k - 1];
+                ASSERT(vk);
+                vk->name = tk->sym->name;
+                tk->sym->ir = vk;
+            }
             break;
         }
         case S_OUTPUT:

@@ -22,6 +22,45 @@ Poly *value_bytes(Ctx *c, const Value *v)
     return b;
 }
 
+/* Give the value defined by node i a slot that is free by then. */
+static void place(Ctx *c, Graph *g, Vec *slot_free_after, Value *v, int i)
+{
+    if (v->is_output)
+        return;
+    Poly *bytes = value_bytes(c, v);
+    int pick = -1;
+    for (int s = 0; s < g->nslots; s++) {
+        if ((intptr_t)VEC_AT(slot_free_after, s) >= i)
+            continue;
+        Vec *sizes = VEC_AT(g->slot_sizes, s);
+        bool same = false;
+        for (int k = 0; k < sizes->len; k++)
+            same |= poly_equal(VEC_AT(sizes, k), bytes);
+        if (same) {
+            pick = s;
+            break;
+        }
+        if (pick < 0)
+            pick = s;
+    }
+    if (pick < 0) {
+        pick = g->nslots++;
+        vec_push(c, g->slot_sizes, vec_new(c));
+        vec_push(c, slot_free_after, (void *)(intptr_t)-1);
+    }
+    Vec *sizes = VEC_AT(g->slot_sizes, pick);
+    bool known = false;
+    for (int k = 0; k < sizes->len; k++)
+        known |= poly_equal(VEC_AT(sizes, k), bytes);
+    if (!known)
+        vec_push(c, sizes, bytes);
+    v->slot = pick;
+    /* an unread temporary is dead at once, but still needs its slot while
+     * its own node runs */
+    int until = v->last_use > i ? v->last_use : i;
+    slot_free_after->items[pick] = (void *)(intptr_t)until;
+}
+
 bool memplan(Ctx *c)
 {
     Graph *g = c->graph;
@@ -41,41 +80,9 @@ bool memplan(Ctx *c)
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        Value *v = n->out;
-        if (v->is_output)
-            continue;
-        Poly *bytes = value_bytes(c, v);
-        int pick = -1;
-        for (int s = 0; s < g->nslots; s++) {
-            if ((intptr_t)VEC_AT(slot_free_after, s) >= i)
-                continue;
-            Vec *sizes = VEC_AT(g->slot_sizes, s);
-            bool same = false;
-            for (int k = 0; k < sizes->len; k++)
-                same |= poly_equal(VEC_AT(sizes, k), bytes);
-            if (same) {
-                pick = s;
-                break;
-            }
-            if (pick < 0)
-                pick = s;
-        }
-        if (pick < 0) {
-            pick = g->nslots++;
-            vec_push(c, g->slot_sizes, vec_new(c));
-            vec_push(c, slot_free_after, (void *)(intptr_t)-1);
-        }
-        Vec *sizes = VEC_AT(g->slot_sizes, pick);
-        bool known = false;
-        for (int k = 0; k < sizes->len; k++)
-            known |= poly_equal(VEC_AT(sizes, k), bytes);
-        if (!known)
-            vec_push(c, sizes, bytes);
-        v->slot = pick;
-        /* an unread temporary is dead at once, but still needs its slot
-         * while its own node runs */
-        int until = v->last_use > i ? v->last_use : i;
-        slot_free_after->items[pick] = (void *)(intptr_t)until;
+        place(c, g, slot_free_after, n->out, i);
+        for (int r = 0; r < n->nmore; r++)
+            place(c, g, slot_free_after, n->more_out[r], i);
     }
     return ir_verify(c, "memplan");
 }
