@@ -303,6 +303,8 @@ struct Expr {
     bool is_method;    /* a.addmm(b, c): the receiver is argument 0 */
     bool is_operator;  /* a + b */
     bool is_inplace;   /* a.add_(b) */
+    Type *more_types;  /* an op with several results: the types after the first */
+    int nmore;
     Expr *out_arg;     /* add(a, b, out=d): the destination d */
     Expr **bound;      /* one per op parameter, NULL where defaulted */
     int64_t dim;          /* softmax: the reduction dim, normalised */
@@ -591,6 +593,8 @@ struct Node {
     Value *in[8];         /* by parameter position; NULL for non-tensor parameters */
     int nin;
     Value *out;
+    Value *more_out[3]; /* the results after the first, of ops with several */
+    int nmore;
     Scalar scalar;        /* FORM_BINARY with a scalar operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
     int64_t dim;          /* softmax: normalised reduction dim */

@@ -291,8 +291,10 @@ static bool same_dtype(Ctx *c, Expr *call, Expr *a, Expr *b)
      * rule after casting and reports what remains */
     if (call->autocast_on && !c->autocast_ran)
         return true;
-    error_at(c, call->loc, "%s() expects both operands to have the same dtype, got %s and %s "
-             "(use autocast, or cast one operand)", call->op->name, dtype_name(a->type.dtype), dtype_name(b->type.dtype));
+    error_at(c, call->loc, "%s() expects both operands to have the same dtype, got %s and %s %s", call->op->name,
+             dtype_name(a->type.dtype), dtype_name(b->type.dtype),
+             call->autocast_on ? "(autocast does not convert them here: cast one operand)"
+                               : "(use autocast, or cast one operand)");
     return false;
 }
 
@@ -1934,12 +1936,16 @@ static void check_stmts(Ctx *c, Vec *stmts)
                 error_at(c, st->value->loc, "only tensors can be assigned to names");
                 break;
             }
-            if (st->targets->len != 1) {
-                error_at(c, st->loc, "%s() returns one tensor, but %d names are assigned",
-                         st->value->kind == E_CALL ? st->value->op->name : "this expression", st->targets->len);
+            int nresults = 1 + (st->value->kind == E_CALL ? st->value->nmore : 0);
+            if (st->targets->len != nresults) {
+                error_at(c, st->loc, "%s() returns %d tensor%s, but %d name%s assigned",
+                         st->value->kind == E_CALL ? st->value->op->name : "this expression", nresults,
+                         nresults == 1 ? "" : "s", st->targets->len, st->targets->len == 1 ? " is" : "s are");
                 break;
             }
             ((Expr *)VEC_AT(st->targets, 0))->sym->type = st->value->type;
+            for (int k = 1; k < nresults; k++)
+                ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->more_types[k - 1];
             break;
         case S_EXPR: {
             /* in-place and out=: the result is stored into the destination,
