@@ -89,8 +89,8 @@ $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread
 
-test-unit: $(UNIT_TESTS)
-	@for t in $^; do echo "== $$t"; $$t || exit 1; done
+test-unit: $(UNIT_TESTS) $(BUILD)/ampc
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
 test-runtime: $(RUNTIME_TESTS)
 	@for t in $^; do echo "== $$t"; $$t || exit 1; done

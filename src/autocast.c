@@ -10,9 +10,14 @@
  * The rules are PyTorch's (docs/policies.md): only out-of-place calls
  * inside an enabled region are eligible; an explicit dtype= wins; only
  * floating tensors other than f64 are ever cast; promote picks the widest
- * eligible type and rejects f16 mixed with bf16 and f64, as PyTorch's
- * prioritize does.  The same parameter cast for several ops becomes one
- * cast later (optimize.c, the weight cache).
+ * eligible type from the region's low dtype and rejects another half type,
+ * ignoring f64, as PyTorch's prioritize does.  The same parameter cast
+ * for several ops becomes one cast later (optimize.c, the weight cache).
+ *
+ * Before deciding, the command line's overrides are applied to the policy
+ * (--autocast-dtype, --autocast-op); after it, --force-dtype maps every
+ * f32 and f64 type to the forced dtype.  docs/autocast.md tells the rules
+ * in words; --explain (explain.c) prints each Decision.
  */
 #include "ampc.h"
 
@@ -59,8 +64,9 @@ const PolicyRow *policy_row_for(Ctx *c, const Expr *call)
     return row;
 }
 
-/* Apply the policy row to the call's arguments; returns the rule text. */
-static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType low)
+/* Apply the policy row to the call's arguments; returns the rule text.
+ * `via` says how the row reaches an unlisted composite op (below). */
+static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType low, const char *via)
 {
     const OpInfo *op = call->op;
     const char *target = c->policy->target;
@@ -69,6 +75,8 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
     const char *rule = arena_printf(c->arena, "%s%s on %s (%s)", policy_class_name(row->cls),
                                     row->low != DT_NONE ? arena_printf(c->arena, " (%s)", dtype_name(low)) : "",
                                     target, row->source);
+    if (via)
+        rule = arena_printf(c->arena, "not in any %s list, but %s %s", target, via, rule);
     const char *why = arena_printf(c->arena, "for %s: %s", op->name, rule);
     int neligible = 0;
     for (int i = 0; i < op->nparams; i++)
@@ -154,6 +162,73 @@ static void promotion_casts(Ctx *c, Expr *call)
     }
 }
 
+/* Ops PyTorch builds from other ops (CompositeImplicitAutograd): when the
+ * composite itself has no row, the autocast dispatch key still sees the
+ * ops it is made of, so the one that decides its dtype decides the whole.
+ * cross_entropy calls log_softmax with the input's own dtype (so that one
+ * is not autocast) and then nll_loss; einsum contracts with bmm.  ampc
+ * keeps the composite as one op and applies the inner op's row to it:
+ * exact for the result's dtype, and for cross_entropy on gpu one step more
+ * precise than PyTorch, whose log_softmax stays in the input's dtype. */
+static const struct {
+    const char *op, *inner, *via;
+} composites[] = {
+    {"cross_entropy", "nll_loss", "PyTorch builds it from log_softmax (given the input's dtype, so not autocast) "
+                                  "and nll_loss, which sets its dtype:"},
+    {"cross_entropy", "sum", "with class probabilities PyTorch builds it from log_softmax (given the input's "
+                             "dtype, so not autocast), mul and sum, which sets its dtype:"},
+    {"einsum", "bmm", "PyTorch contracts its operands with bmm:"},
+};
+
+/* einsum uses bmm only to contract a label that two operands share and the
+ * output drops (sumproduct_pair); a permutation or an outer product does not. */
+static bool einsum_contracts(const char *eq)
+{
+    const char *arrow = strstr(eq, "->");
+    int terms[52] = {0};
+    int term = 0;
+    bool seen[52] = {0};
+    for (const char *p = eq; *p && p != arrow; p++) {
+        if (*p == ',') {
+            term++;
+            memset(seen, 0, sizeof seen);
+            continue;
+        }
+        int l = *p >= 'A' && *p <= 'Z' ? *p - 'A' : *p >= 'a' && *p <= 'z' ? *p - 'a' + 26 : -1;
+        if (l >= 0 && !seen[l]) {
+            seen[l] = true;
+            terms[l]++;
+        }
+    }
+    for (int l = 0; l < 52; l++) {
+        char ch = (char)(l < 26 ? 'A' + l : 'a' + l - 26);
+        bool kept = arrow ? strchr(arrow, ch) != NULL : terms[l] == 1;
+        if (terms[l] >= 2 && !kept)
+            return true;
+    }
+    (void)term;
+    return false;
+}
+
+static const PolicyRow *composite_row(Ctx *c, const Expr *call, const char **via)
+{
+    for (size_t i = 0; i < sizeof composites / sizeof composites[0]; i++) {
+        if (strcmp(call->op->name, composites[i].op) != 0)
+            continue;
+        if (call->op->id == OP_EINSUM && !einsum_contracts(call->bound[0]->text))
+            return NULL;
+        bool probabilities = call->op->id == OP_CROSS_ENTROPY && dtype_is_float(call->bound[1]->type.dtype);
+        if (call->op->id == OP_CROSS_ENTROPY && probabilities != (strcmp(composites[i].inner, "sum") == 0))
+            continue;
+        const PolicyRow *row = policy_find(c->policy, composites[i].inner);
+        if (!row || (row->cls != POL_LOWER && row->cls != POL_FP32 && row->cls != POL_FP32_SET_OPT_DTYPE))
+            return NULL;
+        *via = composites[i].via;
+        return row;
+    }
+    return NULL;
+}
+
 static void autocast_expr(Ctx *c, Expr *e);
 
 static void decide(Ctx *c, Expr *call)
@@ -168,7 +243,8 @@ static void decide(Ctx *c, Expr *call)
         return;
 
     const char *rule;
-    const PolicyRow *row = policy_row_for(c, call);
+    const PolicyRow *row = policy_row_for(c, call), *inner;
+    const char *via = NULL;
     DType low = call->autocast_low != DT_NONE ? call->autocast_low : c->policy->low;
     if (!call->autocast_on)
         rule = "autocast is off here: follows its inputs";
@@ -178,13 +254,17 @@ static void decide(Ctx *c, Expr *call)
         rule = "not eligible: out= given";
     else if (has_explicit_dtype(call))
         rule = "not eligible: explicit dtype=";
+    else if (!row && (inner = composite_row(c, call, &via))) {
+        rule = apply_policy(c, call, inner, low, via);
+        call->decision.row = inner;
+    }
     else if (!row)
         rule = arena_printf(c->arena, "not in any %s list: follows its inputs", c->policy->target);
     else if (row->cls == POL_NONE)
         rule = arena_printf(c->arena, "taken off the %s lists (%s): follows its inputs", c->policy->target,
                             row->source);
     else {
-        rule = apply_policy(c, call, row, low);
+        rule = apply_policy(c, call, row, low, NULL);
         call->decision.row = row;
     }
 
@@ -403,8 +483,8 @@ static Expr *force_expr(Ctx *c, Expr *e)
                 e->bound[i] = force_expr(c, e->bound[i]);
         if (forced_away(c, e->type.dtype)) {
             e->decision.before_force = e->type.dtype;
-            e->decision.rule = arena_printf(c->arena, "--force-dtype %s (the %s analogue) overrides: %s",
-                                            dtype_name(f), force_flag(c),
+            e->decision.rule = arena_printf(c->arena, "--force-dtype %s (the %s analogue), instead of %s: %s",
+                                            dtype_name(f), force_flag(c), dtype_name(e->type.dtype),
                                             e->decision.rule ? e->decision.rule : "follows its inputs");
             e->type.dtype = f;
             e->decision.compute = f;
@@ -472,7 +552,7 @@ static void force_dtype(Ctx *c)
     DType f = c->opts->force_dtype;
     Expr *ac = first_autocast_op(c->model->body);
     if (ac)
-        warning_at(c, ac->loc, "--force-dtype %s overrides the per-op precision of autocast, used here first: "
+        warning_class_at(c, ac->loc, "force-dtype", "--force-dtype %s overrides the per-op precision of autocast, used here first: "
                    "every op runs in %s (the PyTorch/XLA AMP guide: do not set %s when using autocast)",
                    dtype_name(f), dtype_name(f), force_flag(c));
     force_stmts(c, c->model->body);

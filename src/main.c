@@ -425,6 +425,8 @@ int main(int argc, char **argv)
             usage_error("%s", "reading from standard input needs -o FILE or -o -");
         opts.output_path = default_output(c, opts.input_path, opts.emit == EMIT_DOT ? ".dot" : ".c");
     }
+    if (to_stdout && opts.dump_pass)
+        usage_error("%s", "--dump prints the IR on standard output, so it cannot share it with -o -");
     if (to_stdout && (dep.write || dep.print) && dep.ntargets == 0)
         usage_error("%s", "a depfile for -o - needs -MT TARGET to name the rule's target");
     bool write_header = opts.emit == EMIT_C && (!to_stdout || opts.header_path);

@@ -8,6 +8,8 @@
  */
 #include "ampc.h"
 
+#include <string.h>
+
 static void replace_uses(Graph *g, Value *from, Value *to)
 {
     for (int i = 0; i < g->nodes->len; i++) {
@@ -32,7 +34,7 @@ static void cast_cse(Ctx *c)
                 continue;
             replace_uses(g, b->out, a->out);
             b->dead = true;
-            if (a->in[0]->kind == V_PARAM)
+            if (a->in[0]->kind == V_PARAM && !strstr(a->why, "(weight cache)"))
                 a->why = arena_printf(c->arena, "%s; cast once and reused (weight cache)", a->why);
         }
     }

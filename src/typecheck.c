@@ -733,7 +733,7 @@ bool infer_clamp(Ctx *c, Expr *call)
     if (!require_tensor(c, call, 0))
         return false;
     Expr *x = arg(call, 0), *lo = named(call, "min"), *hi = named(call, "max");
-    if (!not_bool(c, call, x) || !tensor_or_number(c, call, lo, "min=") || !tensor_or_number(c, call, hi, "max="))
+    if (!tensor_or_number(c, call, lo, "min=") || !tensor_or_number(c, call, hi, "max="))
         return false;
     if (!lo && !hi) {
         error_at(c, call->loc, "torch.clamp: At least one of 'min' or 'max' must not be None");
@@ -908,6 +908,8 @@ bool infer_trace(Ctx *c, Expr *call)
         error_at(c, x->loc, "trace: expected a matrix, but got tensor with dim %d", x->type.shape.ndim);
         return false;
     }
+    if (!not_bool(c, call, x))
+        return false;
     call->type.dtype = dtype_is_float(x->type.dtype) ? x->type.dtype : DT_I64;
     call->type.shape.ndim = 0;
     return true;
@@ -1265,7 +1267,7 @@ bool infer_conv(Ctx *c, Expr *call)
     if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
         return false;
     Expr *x = arg(call, 0), *w = arg(call, 1), *b;
-    if (!tensor_arg(c, call, "bias", &b) || !require_float(c, call, x))
+    if (!tensor_arg(c, call, "bias", &b) || !not_bool(c, call, x))
         return false;
     if (!same_dtype(c, call, x, w) || (b && !same_dtype(c, call, x, b)))
         return false;
@@ -1822,7 +1824,17 @@ bool infer_pointwise_loss(Ctx *c, Expr *call)
                              "Please ensure they have the same size.", shape_str(c, ts), shape_str(c, xs));
     }
     DType t = promote_tensors(&x->type, &target->type);
-    if (!dtype_is_float(t)) {
+    if (id == OP_BINARY_CROSS_ENTROPY_WITH_LOGITS) {
+        /* (1 - target).mul_(input)...: computed in place in the target's dtype */
+        if (!require_float(c, call, x) || !require_float(c, call, target))
+            return false;
+        t = target->type.dtype;
+    }
+    if (t == DT_BOOL) {
+        error_at(c, call->loc, "%s(): subtraction of bool tensors is not defined", call->op->name);
+        return false;
+    }
+    if (!dtype_is_float(t) && id != OP_L1_LOSS) {
         error_at(c, call->loc, "%s() needs floating-point tensors, but the input is %s and the target %s",
                  call->op->name, dtype_name(x->type.dtype), dtype_name(target->type.dtype));
         return false;
