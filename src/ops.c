@@ -28,6 +28,7 @@ bool infer_prelu(Ctx *c, Expr *call);
 bool infer_clamp(Ctx *c, Expr *call);
 bool infer_pow(Ctx *c, Expr *call);
 bool infer_maximum(Ctx *c, Expr *call);
+bool infer_sort(Ctx *c, Expr *call);
 bool infer_where(Ctx *c, Expr *call);
 bool infer_dropout(Ctx *c, Expr *call);
 bool infer_reduce(Ctx *c, Expr *call);

@@ -790,6 +790,25 @@ bool infer_maximum(Ctx *c, Expr *call)
     return true;
 }
 
+/* torch.sort: (values, indices), values in the input's dtype, indices i64,
+ * both of the input's shape. */
+bool infer_sort(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    int64_t dim = -1;
+    if (arg(call, 1) && !normalise_dim(c, arg(call, 1), x->type.shape.ndim, &dim))
+        return false;
+    call->dim = dim < 0 ? dim + (x->type.shape.ndim ? x->type.shape.ndim : 1) : dim;
+    call->type = x->type;
+    call->more_types = arena_alloc(c->arena, sizeof(Type));
+    call->more_types[0] = x->type;
+    call->more_types[0].dtype = DT_I64;
+    call->nmore = 1;
+    return true;
+}
+
 bool infer_where(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
