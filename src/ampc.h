@@ -54,6 +54,19 @@ typedef struct Vec {
     int len, cap;
 } Vec;
 
+/* A hash map from strings to pointers (NULL: absent), in an arena: what
+ * keeps name lookups linear in the size of the model.  Keys are not
+ * copied. */
+typedef struct StrMap {
+    const char **keys;
+    void **values;
+    int len, cap; /* cap is a power of two */
+    Arena *arena;
+} StrMap;
+StrMap *strmap_new(Arena *a);
+void *strmap_get(const StrMap *m, const char *key);
+void strmap_put(StrMap *m, const char *key, void *value);
+
 /* Growable text, for building output files and long messages. */
 typedef struct Buf {
     char *data;

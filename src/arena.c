@@ -163,3 +163,58 @@ Vec *vec_push(Ctx *c, Vec *v, void *item)
     v->items[v->len++] = item;
     return v;
 }
+
+/* ---- StrMap: string keys to pointers, open addressing ------------------ */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+StrMap *strmap_new(Arena *a)
+{
+    StrMap *m = arena_alloc(a, sizeof *m);
+    m->arena = a;
+    m->cap = 64;
+    m->keys = arena_alloc(a, (size_t)m->cap * sizeof *m->keys);
+    m->values = arena_alloc(a, (size_t)m->cap * sizeof *m->values);
+    return m;
+}
+
+static size_t strmap_slot(const StrMap *m, const char *key)
+{
+    size_t i = (size_t)hash_str(key) & (size_t)(m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+        i = (i + 1) & (size_t)(m->cap - 1);
+    return i;
+}
+
+void *strmap_get(const StrMap *m, const char *key)
+{
+    return m->values[strmap_slot(m, key)];
+}
+
+void strmap_put(StrMap *m, const char *key, void *value)
+{
+    if (2 * (m->len + 1) > m->cap) {
+        StrMap old = *m;
+        m->cap *= 2;
+        m->len = 0;
+        m->keys = arena_alloc(m->arena, (size_t)m->cap * sizeof *m->keys);
+        m->values = arena_alloc(m->arena, (size_t)m->cap * sizeof *m->values);
+        for (int i = 0; i < old.cap; i++)
+            if (old.keys[i])
+                strmap_put(m, old.keys[i], old.values[i]);
+    }
+    size_t i = strmap_slot(m, key);
+    if (!m->keys[i]) {
+        m->keys[i] = key;
+        m->len++;
+    }
+    m->values[i] = value;
+}

@@ -100,13 +100,21 @@ static void vreport(Ctx *c, Loc loc, const char *kind, const char *cls, const ch
     print_source_line(c->diag_out, loc, line);
 }
 
+/* Past this many errors the rest is noise (and time): say so once. */
+enum { MAX_REPORTED_ERRORS = 100 };
+
 void error_at(Ctx *c, Loc loc, const char *fmt, ...)
 {
+    c->nerrors++;
+    if (c->nerrors > MAX_REPORTED_ERRORS) {
+        if (c->nerrors == MAX_REPORTED_ERRORS + 1)
+            fprintf(c->diag_out, "ampc: too many errors (%d); stopping the report here\n", MAX_REPORTED_ERRORS);
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vreport(c, loc, "error", NULL, fmt, ap);
     va_end(ap);
-    c->nerrors++;
 }
 
 /* -w silences warnings, -Wno-CLASS one class of them; -Werror makes them

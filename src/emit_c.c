@@ -21,7 +21,8 @@ typedef struct Emitter {
     Buf *out;
     const char *prefix; /* mlp */
     const char *PREFIX; /* MLP */
-    Vec *used;          /* C names taken in the function being emitted */
+    StrMap *used;       /* C names taken in the function being emitted */
+    StrMap *next_suffix;/* base name -> the next _N to try for it */
     const char **cname; /* per value id: its C expression */
     const char *dim_params; /* "B, T" for macros, "" with no dims */
     const char *macro_names[MAX_SYMS]; /* "(B)": dims as macro arguments */
@@ -41,10 +42,7 @@ static bool name_taken(Emitter *e, const char *s)
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(reserved[i], s) == 0)
             return true;
-    for (int i = 0; i < e->used->len; i++)
-        if (strcmp(VEC_AT(e->used, i), s) == 0)
-            return true;
-    return false;
+    return strmap_get(e->used, s) != NULL;
 }
 
 /* "fc1.weight" -> "fc1_weight": a C identifier, unique in this function. */
@@ -57,9 +55,15 @@ static const char *c_ident(Emitter *e, const char *base)
     if (isdigit((unsigned char)s[0]) || s[0] == '_')
         s = arena_printf(e->c->arena, "v%s", s);
     const char *name = s;
-    for (int n = 2; name_taken(e, name); n++)
-        name = arena_printf(e->c->arena, "%s_%d", s, n);
-    vec_push(e->c, e->used, (void *)name);
+    /* h, h_2, h_3...: remember where the count stopped, so a thousand
+     * reassignments of one name stay linear */
+    intptr_t n = (intptr_t)strmap_get(e->next_suffix, s);
+    if (n == 0)
+        n = 2;
+    while (name_taken(e, name))
+        name = arena_printf(e->c->arena, "%s_%ld", s, (long)n++);
+    strmap_put(e->next_suffix, s, (void *)n);
+    strmap_put(e->used, name, (void *)1);
     return name;
 }
 
@@ -615,7 +619,7 @@ static bool valid_prefix(const char *s)
 bool emit_c(Ctx *c, Output *out)
 {
     Graph *g = c->graph;
-    Emitter e = {.c = c, .used = vec_new(c)};
+    Emitter e = {.c = c, .used = strmap_new(c->arena), .next_suffix = strmap_new(c->arena)};
     if (c->opts->prefix) {
         if (!valid_prefix(c->opts->prefix)) {
             error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
@@ -641,11 +645,11 @@ bool emit_c(Ctx *c, Output *out)
                      c->sym_names[i]);
             return false;
         }
-        vec_push(c, e.used, (void *)c->sym_names[i]);
+        strmap_put(e.used, c->sym_names[i], (void *)1);
         e.macro_names[i] = arena_printf(c->arena, "(int64_t)(%s)", c->sym_names[i]);
     }
     for (int i = 0; i < g->nslots; i++)
-        vec_push(c, e.used, arena_printf(c->arena, "slot%d", i));
+        strmap_put(e.used, arena_printf(c->arena, "slot%d", i), (void *)1);
 
     /* names of caller memory: struct members and locals alike */
     e.cname = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *e.cname);

@@ -10,44 +10,57 @@
 
 #include <string.h>
 
-static void replace_uses(Graph *g, Value *from, Value *to)
-{
-    for (int i = 0; i < g->nodes->len; i++) {
-        Node *n = VEC_AT(g->nodes, i);
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k] == from)
-                n->in[k] = to;
-    }
-}
-
+/* Merge casts of one value to one dtype into the first of them: each cast
+ * is looked up by (value, dtype) in a map, and the uses of the merged ones
+ * are redirected in one sweep, so this stays linear in the graph. */
 static void cast_cse(Ctx *c)
 {
     Graph *g = c->graph;
+    StrMap *first = strmap_new(c->arena);
+    Value **replace = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *replace);
+    bool any = false;
     for (int i = 0; i < g->nodes->len; i++) {
-        Node *a = VEC_AT(g->nodes, i);
-        if (a->dead || a->op->id != OP_CAST || a->out->is_output)
+        Node *b = VEC_AT(g->nodes, i);
+        if (b->dead || b->op->id != OP_CAST || b->out->is_output)
             continue;
-        for (int j = i + 1; j < g->nodes->len; j++) {
-            Node *b = VEC_AT(g->nodes, j);
-            if (b->dead || b->op->id != OP_CAST || b->out->is_output || b->in[0] != a->in[0] ||
-                b->out->type.dtype != a->out->type.dtype)
-                continue;
-            replace_uses(g, b->out, a->out);
-            b->dead = true;
-            if (a->in[0]->kind == V_PARAM && !strstr(a->why, "(weight cache)"))
-                a->why = arena_printf(c->arena, "%s; cast once and reused (weight cache)", a->why);
+        Value *src = replace[b->in[0]->id] ? replace[b->in[0]->id] : b->in[0];
+        const char *key = arena_printf(c->arena, "%d:%d", src->id, (int)b->out->type.dtype);
+        Node *a = strmap_get(first, key);
+        if (!a) {
+            strmap_put(first, key, b);
+            continue;
         }
+        replace[b->out->id] = a->out;
+        b->dead = true;
+        any = true;
+        if (a->in[0]->kind == V_PARAM && !strstr(a->why, "(weight cache)"))
+            a->why = arena_printf(c->arena, "%s; cast once and reused (weight cache)", a->why);
+    }
+    if (!any)
+        return;
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && replace[n->in[k]->id])
+                n->in[k] = replace[n->in[k]->id];
     }
 }
 
-static void mark_live(Value *v)
+/* Mark everything an output depends on, with an explicit stack: a chain of
+ * a hundred thousand ops must not become as many C stack frames. */
+static void mark_live(Ctx *c, Value *root)
 {
-    if (v->kind != V_TEMP || !v->def || v->def->dead == false)
-        return;
-    v->def->dead = false;
-    for (int k = 0; k < v->def->nin; k++)
-        if (v->def->in[k])
-            mark_live(v->def->in[k]);
+    Vec *stack = vec_new(c);
+    vec_push(c, stack, root);
+    while (stack->len) {
+        Value *v = stack->items[--stack->len];
+        if (v->kind != V_TEMP || !v->def || !v->def->dead)
+            continue;
+        v->def->dead = false;
+        for (int k = 0; k < v->def->nin; k++)
+            if (v->def->in[k])
+                vec_push(c, stack, v->def->in[k]);
+    }
 }
 
 static void dead_code(Ctx *c)
@@ -60,7 +73,7 @@ static void dead_code(Ctx *c)
         n->dead = true;
     }
     for (int i = 0; i < g->outputs->len; i++)
-        mark_live(VEC_AT(g->outputs, i));
+        mark_live(c, VEC_AT(g->outputs, i));
     Vec *kept = vec_new(c);
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);

@@ -16,7 +16,8 @@
 #include <string.h>
 
 typedef struct Scope {
-    Vec *symbols; /* visible symbols, later ones shadow earlier ones */
+    Vec *symbols;   /* visible symbols, later ones shadow earlier ones */
+    StrMap *latest; /* name -> the symbol it names now */
 } Scope;
 
 /* The autocast state at a point of the program. */
@@ -27,20 +28,18 @@ typedef struct Region {
 
 static Symbol *lookup(Scope *s, const char *name)
 {
-    for (int i = s->symbols->len - 1; i >= 0; i--) {
-        Symbol *sym = VEC_AT(s->symbols, i);
-        if (strcmp(sym->name, name) == 0)
-            return sym;
-    }
-    return NULL;
+    return strmap_get(s->latest, name);
 }
 
 static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
 {
-    const char **names = arena_alloc(c->arena, (size_t)(s->symbols->len + 1) * sizeof *names);
-    for (int i = 0; i < s->symbols->len; i++)
-        names[i] = ((Symbol *)VEC_AT(s->symbols, i))->name;
-    const char *hint = closest_name(e->text, names, s->symbols->len);
+    /* the most recent names are the likeliest typos; looking at a bounded
+     * number keeps a model full of errors from taking quadratic time */
+    int n = s->symbols->len < 1000 ? s->symbols->len : 1000;
+    const char **names = arena_alloc(c->arena, (size_t)(n + 1) * sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = ((Symbol *)VEC_AT(s->symbols, s->symbols->len - 1 - i))->name;
+    const char *hint = closest_name(e->text, names, n);
     if (hint)
         error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", e->text, hint);
     else
@@ -69,6 +68,7 @@ static Symbol *new_symbol(Ctx *c, Scope *s, SymbolKind kind, const char *name, L
     sym->loc = loc;
     vec_push(c, s->symbols, sym);
     vec_push(c, c->symbols, sym);
+    strmap_put(s->latest, name, sym);
     return sym;
 }
 
@@ -365,7 +365,7 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
 bool resolve(Ctx *c)
 {
     Model *m = c->model;
-    Scope s = {.symbols = vec_new(c)};
+    Scope s = {.symbols = vec_new(c), .latest = strmap_new(c->arena)};
     c->symbols = vec_new(c);
     for (int i = 0; i < m->dims->len; i++) {
         Expr *d = VEC_AT(m->dims, i);
