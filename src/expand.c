@@ -259,6 +259,37 @@ static Expr *name_expr(Expander *x, const char *text, Loc loc)
     return n;
 }
 
+/* Which of block b's parameters argument a binds: the int ones (given by
+ * `module`) or the tensor ones (given at each call), by keyword or by
+ * position (*pos counts the positional ones so far).  Reports and returns
+ * -1 when none; *value is the argument's value expression. */
+static int bind_block_arg(Expander *x, Block *b, Expr *a, bool want_int, int *pos, Expr **value, const char *too_many)
+{
+    *value = a;
+    if (a->kind == E_KWARG) {
+        *value = a->operand;
+        for (int j = 0; j < b->params->len; j++) {
+            BlockParam *bp = VEC_AT(b->params, j);
+            if (strcmp(bp->name->text, a->text) == 0 && bp->is_int == want_int)
+                return j;
+        }
+        error_at(x->c, a->name_loc, "block '%s' has no %s parameter '%s'", b->name->text, want_int ? "int" : "tensor",
+                 a->text);
+        return -1;
+    }
+    for (int j = 0, seen = 0; j < b->params->len; j++) {
+        if (((BlockParam *)VEC_AT(b->params, j))->is_int != want_int)
+            continue;
+        if (seen++ == *pos) {
+            (*pos)++;
+            return j;
+        }
+    }
+    (*pos)++;
+    error_at(x->c, a->loc, "%s", too_many);
+    return -1;
+}
+
 /* Inline one call of an instance; returns the name its result is bound to,
  * or NULL when the block returns nothing. */
 static Expr *expand_call(Expander *x, const Env *env, Instance *inst, Expr *call, Vec *out)
@@ -281,33 +312,12 @@ static Expr *expand_call(Expander *x, const Env *env, Instance *inst, Expr *call
     Expr **bound = arena_alloc(x->c->arena, (size_t)(b->params->len + 1) * sizeof *bound);
     int pos = 0;
     for (int i = first; i < call->list->len; i++) {
-        Expr *a = VEC_AT(call->list, i);
-        int k = -1;
-        if (a->kind == E_KWARG) {
-            for (int j = 0; j < b->params->len; j++)
-                if (strcmp(((BlockParam *)VEC_AT(b->params, j))->name->text, a->text) == 0)
-                    k = j;
-            if (k < 0 || ((BlockParam *)VEC_AT(b->params, k))->is_int) {
-                error_at(x->c, a->name_loc, "block '%s' has no tensor parameter '%s'", b->name->text, a->text);
-                continue;
-            }
-            a = a->operand;
-        } else {
-            for (int j = 0, seen = 0; j < b->params->len; j++) {
-                if (((BlockParam *)VEC_AT(b->params, j))->is_int)
-                    continue;
-                if (seen++ == pos) {
-                    k = j;
-                    break;
-                }
-            }
-            pos++;
-            if (k < 0) {
-                error_at(x->c, a->loc, "%s(...) takes %d tensor argument%s; its int parameters were given by 'module'",
-                         inst->path, ntensor, ntensor == 1 ? "" : "s");
-                continue;
-            }
-        }
+        Expr *a;
+        int k = bind_block_arg(x, b, VEC_AT(call->list, i), false, &pos, &a,
+                               arena_printf(x->c->arena, "%s(...) takes %d tensor argument%s; its int parameters were given by 'module'",
+                                            inst->path, ntensor, ntensor == 1 ? "" : "s"));
+        if (k < 0)
+            continue;
         if (bound[k]) {
             error_at(x->c, a->loc, "tensor parameter '%s' of block '%s' is given twice",
                      ((BlockParam *)VEC_AT(b->params, k))->name->text, b->name->text);
@@ -469,33 +479,12 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
     bool given[MAX_INTS] = {0};
     int pos = 0;
     for (int i = 0; i < st->options->len; i++) {
-        Expr *a = VEC_AT(st->options, i);
-        int k = -1;
-        if (a->kind == E_KWARG) {
-            for (int j = 0; j < b->params->len; j++)
-                if (strcmp(((BlockParam *)VEC_AT(b->params, j))->name->text, a->text) == 0)
-                    k = j;
-            if (k < 0 || !((BlockParam *)VEC_AT(b->params, k))->is_int) {
-                error_at(x->c, a->name_loc, "block '%s' has no int parameter '%s'", b->name->text, a->text);
-                continue;
-            }
-            a = a->operand;
-        } else {
-            for (int j = 0, seen = 0; j < b->params->len; j++) {
-                if (!((BlockParam *)VEC_AT(b->params, j))->is_int)
-                    continue;
-                if (seen++ == pos) {
-                    k = j;
-                    break;
-                }
-            }
-            pos++;
-            if (k < 0) {
-                error_at(x->c, a->loc, "too many arguments for block '%s'; tensors are passed when the module is called",
-                         b->name->text);
-                continue;
-            }
-        }
+        Expr *a;
+        int k = bind_block_arg(x, b, VEC_AT(st->options, i), true, &pos, &a,
+                               arena_printf(x->c->arena, "too many arguments for block '%s'; tensors are passed when the module is called",
+                                            b->name->text));
+        if (k < 0)
+            continue;
         if (k >= MAX_INTS)
             continue;
         if (given[k])
