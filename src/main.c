@@ -219,13 +219,39 @@ static void make_depfile(Ctx *c, Buf *b, const DepOptions *d, const char *c_out,
 
 typedef struct Pending {
     const char *path;
-    char *tmp;
+    char *tmp;          /* NULL for a special file, written in place */
+    const Buf *data;
 } Pending;
+
+/* An existing destination that is not a regular file (/dev/null, a fifo,
+ * a terminal) is written in place: renaming a file over it would replace
+ * the device itself. */
+static bool is_special_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+static bool write_in_place(const char *path, const Buf *data)
+{
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(data->data, 1, data->len, f) == data->len;
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    if (!ok)
+        fprintf(stderr, "ampc: error: cannot write %s: %s\n", path, strerror(errno));
+    return ok;
+}
 
 /* Write data to a new temporary file beside path. */
 static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
 {
     p->path = path;
+    p->data = data;
+    if (is_special_file(path)) {
+        p->tmp = NULL;
+        return true;
+    }
     p->tmp = arena_printf(c->arena, "%s.tmpXXXXXX", path);
     int fd = mkstemp(p->tmp);
     if (fd < 0) {
@@ -430,7 +456,11 @@ int main(int argc, char **argv)
     if (to_stdout && (dep.write || dep.print) && dep.ntargets == 0)
         usage_error("%s", "a depfile for -o - needs -MT TARGET to name the rule's target");
     bool write_header = opts.emit == EMIT_C && (!to_stdout || opts.header_path);
-    if (!opts.header_path && !to_stdout)
+    /* -o /dev/null: no header is derived from a device's name */
+    bool special_out = !to_stdout && is_special_file(opts.output_path);
+    if (special_out && !opts.header_path)
+        write_header = false;
+    if (!opts.header_path && !to_stdout && !special_out)
         opts.header_path = replace_ext(c, opts.output_path, ".h");
 
     SourceFile *src = source_read(c, opts.input_path);
@@ -482,6 +512,10 @@ int main(int argc, char **argv)
         }
     }
     for (int i = 0; i < nfiles; i++) {
+        if (!files[i].tmp) {
+            ok = ok && write_in_place(files[i].path, files[i].data);
+            continue;
+        }
         if (ok && rename(files[i].tmp, files[i].path) != 0) {
             fprintf(stderr, "ampc: error: cannot write %s: %s\n", files[i].path, strerror(errno));
             ok = false;

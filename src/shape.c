@@ -5,7 +5,9 @@
  * dims, so they are polynomials too; memplan keeps them symbolic and emit_c
  * prints them as C expressions.  Terms are kept sorted by exponent vector
  * with no zero coefficients, so equal polynomials are equal term by term.
- * Coefficients are int64: any operation that would overflow returns NULL
+ * Coefficients are int64 other than INT64_MIN (so that every one prints as
+ * a C integer constant, -9223372036854775808 being unsigned in C): any
+ * operation that would leave that range returns NULL
  * and the caller reports the tensor as too large.
  */
 #include "ampc.h"
@@ -46,7 +48,7 @@ static bool add_term(Term *terms, int *n, const Term *t, int sign)
         if (cmp == 0) {
             bool overflow = sign > 0 ? __builtin_add_overflow(terms[mid].coef, t->coef, &terms[mid].coef)
                                      : __builtin_sub_overflow(terms[mid].coef, t->coef, &terms[mid].coef);
-            if (overflow)
+            if (overflow || terms[mid].coef == INT64_MIN)
                 return false;
             if (terms[mid].coef == 0) {
                 memmove(&terms[mid], &terms[mid + 1], (size_t)(*n - mid - 1) * sizeof(Term));
@@ -63,6 +65,8 @@ static bool add_term(Term *terms, int *n, const Term *t, int sign)
         return true;
     Term nt = *t;
     if (sign < 0 && __builtin_sub_overflow((int64_t)0, t->coef, &nt.coef))
+        return false;
+    if (nt.coef == INT64_MIN)
         return false;
     memmove(&terms[lo + 1], &terms[lo], (size_t)(*n - lo) * sizeof(Term));
     terms[lo] = nt;
@@ -100,7 +104,7 @@ Poly *poly_mul(Ctx *c, const Poly *a, const Poly *b)
     for (int i = 0; i < a->nterms; i++) {
         for (int j = 0; j < b->nterms; j++) {
             Term t;
-            if (__builtin_mul_overflow(a->terms[i].coef, b->terms[j].coef, &t.coef))
+            if (__builtin_mul_overflow(a->terms[i].coef, b->terms[j].coef, &t.coef) || t.coef == INT64_MIN)
                 return NULL;
             for (int k = 0; k < MAX_SYMS; k++) {
                 int e = a->terms[i].pow[k] + b->terms[j].pow[k];
