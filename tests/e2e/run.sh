@@ -97,6 +97,20 @@ else
     echo "skip resnet18 names against a live torchvision: python3-torchvision is not installed"
 fi
 
+# -o onto something that is not a regular file writes into it, and never
+# replaces it with a file (as root, renaming over /dev/null would).
+rm -f "$OUT/fifo" "$OUT/fifo.out" "$OUT/fifo.h"
+mkfifo "$OUT/fifo"
+cat "$OUT/fifo" > "$OUT/fifo.out" &
+reader=$!
+"$AMPC" -t tpu examples/mlp.amp -o "$OUT/fifo"
+wait "$reader"
+if [ -p "$OUT/fifo" ] && grep -q mlp_forward "$OUT/fifo.out" && [ ! -e "$OUT/fifo.h" ]; then
+    ok "-o onto a fifo writes through it, and derives no header from it"
+else
+    bad "-o onto a fifo writes through it, and derives no header from it"
+fi
+
 # Depfiles, as gcc writes them.
 mkdir -p "$OUT/dep"
 "$AMPC" -t tpu examples/mlp.amp -o "$OUT/dep/mlp.c" -MD -MP
