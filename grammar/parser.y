@@ -233,6 +233,8 @@ args
 arg
     : expr
     | name '=' expr                 { $$ = new_keyword_arg(p, $1, $3, @$); }
+    /* every op's first parameter is PyTorch's `input`, a keyword here */
+    | "input" '=' expr              { $$ = new_keyword_arg(p, new_name(p, "input", @1), $3, @$); }
     ;
 
 %%
