@@ -44,11 +44,18 @@ static bool has_explicit_dtype(const Expr *call)
 }
 
 /* Ops the language names as torch.nn.functional does, whose autocast
- * registration (and so their policy row) uses the aten name. */
+ * registration (and so their policy row) uses another name: the aten
+ * name, or the family name the TPU list gives (reflection_pad covers the
+ * 1d, 2d and 3d ops). */
 static const struct {
     const char *op, *aten;
 } aten_names[] = {
     {"cross_entropy", "cross_entropy_loss"},
+    {"reflection_pad1d", "reflection_pad"},
+    {"reflection_pad2d", "reflection_pad"},
+    {"replication_pad1d", "replication_pad"},
+    {"replication_pad2d", "replication_pad"},
+    {"replication_pad3d", "replication_pad"},
 };
 
 const PolicyRow *policy_row_for(Ctx *c, const Expr *call)
@@ -303,6 +310,8 @@ static void check_region(Ctx *c, Stmt *st)
     }
 }
 
+static void bind_result_types(Stmt *st);
+
 static void autocast_stmts(Ctx *c, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
@@ -310,7 +319,7 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
         switch (st->kind) {
         case S_ASSIGN:
             autocast_expr(c, st->value);
-            ((Expr *)VEC_AT(st->targets, 0))->sym->type = st->value->type;
+            bind_result_types(st);
             break;
         case S_OUTPUT:
             for (int k = 0; k < st->exprs->len; k++)
@@ -495,6 +504,23 @@ static Expr *force_expr(Ctx *c, Expr *e)
     }
 }
 
+/* The names a statement binds take its results' types: the first result,
+ * then (for values, indices = sort(x)) the call's other results, whose
+ * dtypes autocast and --force-dtype leave as they are (indices stay i64). */
+static void bind_result_types(Stmt *st)
+{
+    const Expr *call = st->value;
+    while (call->kind == E_CAST)
+        call = call->operand;
+    for (int k = 0; k < st->targets->len; k++) {
+        Expr *t = VEC_AT(st->targets, k);
+        if (k == 0)
+            t->sym->type = st->value->type;
+        else if (call->kind == E_CALL && k - 1 < call->nmore)
+            t->sym->type = call->more_types[k - 1];
+    }
+}
+
 static void force_stmts(Ctx *c, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
@@ -502,14 +528,13 @@ static void force_stmts(Ctx *c, Vec *stmts)
         switch (st->kind) {
         case S_ASSIGN:
             st->value = force_expr(c, st->value);
-            for (int k = 0; k < st->targets->len; k++)
-                ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->type;
+            bind_result_types(st);
             break;
         case S_EXPR:
             if (st->value)
                 st->value = force_expr(c, st->value);
-            for (int k = 0; st->value && st->targets && k < st->targets->len; k++)
-                ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->type;
+            if (st->value && st->targets)
+                bind_result_types(st);
             break;
         case S_AUTOCAST:
             force_stmts(c, st->body);

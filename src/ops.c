@@ -47,6 +47,24 @@ bool infer_cat(Ctx *c, Expr *call);
 bool infer_index_copy(Ctx *c, Expr *call);
 bool infer_cross_entropy(Ctx *c, Expr *call);
 bool infer_pointwise_loss(Ctx *c, Expr *call);
+bool infer_addc(Ctx *c, Expr *call);
+bool infer_dot(Ctx *c, Expr *call);
+bool infer_bilinear(Ctx *c, Expr *call);
+bool infer_sdpa(Ctx *c, Expr *call);
+bool infer_cdist(Ctx *c, Expr *call);
+bool infer_linalg(Ctx *c, Expr *call);
+bool infer_upsample(Ctx *c, Expr *call);
+bool infer_pad(Ctx *c, Expr *call);
+bool infer_expand(Ctx *c, Expr *call);
+bool infer_narrow(Ctx *c, Expr *call);
+bool infer_gather(Ctx *c, Expr *call);
+bool infer_conv_tbc(Ctx *c, Expr *call);
+bool infer_class_loss(Ctx *c, Expr *call);
+bool infer_pair_loss(Ctx *c, Expr *call);
+bool infer_index_put(Ctx *c, Expr *call);
+bool infer_norm_reduce(Ctx *c, Expr *call);
+bool infer_distance(Ctx *c, Expr *call);
+bool infer_multi_dot(Ctx *c, Expr *call);
 
 static const OpInfo op_table[OP_COUNT] = {
 #define OP(ID, name_, sig, infer_, form_, flags_) \

@@ -787,6 +787,8 @@ bool infer_maximum(Ctx *c, Expr *call)
     if (!broadcast(c, call, &a->type.shape, &b->type.shape, &call->type.shape))
         return false;
     call->type.dtype = promote_tensors(&a->type, &b->type);
+    if (call->op->id == OP_ATAN2 && !dtype_is_float(call->type.dtype))
+        call->type.dtype = DT_F32; /* integers compute in the default float */
     return true;
 }
 
@@ -907,11 +909,12 @@ bool infer_reduce(Ctx *c, Expr *call)
     if (d && !normalise_dim(c, d, xs->ndim, &dim))
         return false;
     bool keepdim = false;
-    if (id != OP_CUMSUM && !bool_param(c, call, "keepdim", false, &keepdim))
+    bool cumulative = id == OP_CUMSUM || id == OP_CUMPROD;
+    if (!cumulative && !bool_param(c, call, "keepdim", false, &keepdim))
         return false;
     call->dim = dim;
     call->type.dtype = t;
-    if (id == OP_CUMSUM)
+    if (cumulative)
         call->type.shape = *xs;
     else
         call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
@@ -1070,7 +1073,7 @@ static bool inner_match(Ctx *c, Expr *call, const Poly *k1, const Poly *k2, Expr
 bool infer_mm(Ctx *c, Expr *call)
 {
     OpId id = call->op->id;
-    bool has_input = id != OP_MM && id != OP_BMM;
+    bool has_input = id != OP_MM && id != OP_BMM && id != OP_MV;
     int a_i = has_input ? 1 : 0;
     for (int i = 0; i <= a_i + 1; i++)
         if (!require_tensor(c, call, i))
@@ -1108,6 +1111,7 @@ bool infer_mm(Ctx *c, Expr *call)
         out.dims[out.ndim++] = as->dims[1];
         out.dims[out.ndim++] = bs->dims[2];
         break;
+    case OP_MV:
     case OP_ADDMV:
         if (!rank_is(c, call, a, 2, an) || !rank_is(c, call, b, 1, bn) ||
             !inner_match(c, call, as->dims[1], bs->dims[0], a, b))
@@ -1280,9 +1284,17 @@ static Poly *window_out(Ctx *c, Expr *call, const Poly *in, int64_t k, int64_t s
     return NULL;
 }
 
+static Poly *affine(Ctx *c, Expr *call, const Poly *a, int64_t k, int64_t off);
+static bool size_at_least(Ctx *c, Expr *call, const Poly *p, int64_t min, const char *what);
+
+/* conv1d/2d/3d and conv_transpose1d/2d/3d.  A transposed convolution's
+ * weight is [in_channels, out_channels/groups, kernel...] and its output
+ * (in - 1)*stride - 2*padding + dilation*(k - 1) + output_padding + 1. */
 bool infer_conv(Ctx *c, Expr *call)
 {
-    int spatial = call->op->id == OP_CONV1D ? 1 : 2;
+    OpId id = call->op->id;
+    bool transposed = id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
+    int spatial = id == OP_CONV1D || id == OP_CONV_TRANSPOSE1D ? 1 : id == OP_CONV3D || id == OP_CONV_TRANSPOSE3D ? 3 : 2;
     if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
         return false;
     Expr *x = arg(call, 0), *w = arg(call, 1), *b;
@@ -1297,17 +1309,18 @@ bool infer_conv(Ctx *c, Expr *call)
         return false;
     }
     if (ws->ndim != spatial + 2) {
-        error_at(c, w->loc, "%s(): expected a %d-D weight [out_channels, in_channels/groups, kernel...], got %s",
+        error_at(c, w->loc, transposed ? "%s(): expected a %d-D weight [in_channels, out_channels/groups, kernel...], got %s"
+                                       : "%s(): expected a %d-D weight [out_channels, in_channels/groups, kernel...], got %s",
                  call->op->name, spatial + 2, type_to_string(c, &w->type));
         return false;
     }
-    int64_t groups, stride, dil, pad = 0;
+    int64_t groups, stride, dil, pad = 0, outpad = 0;
     if (!int_param(c, call, "groups", 1, &groups) || !int_param(c, call, "stride", 1, &stride) ||
-        !int_param(c, call, "dilation", 1, &dil))
+        !int_param(c, call, "dilation", 1, &dil) || (transposed && !int_param(c, call, "output_padding", 0, &outpad)))
         return false;
     Expr *pe = named(call, "padding");
     bool same = false;
-    if (pe && pe->kind == E_STRING) {
+    if (pe && pe->kind == E_STRING && !transposed) {
         same = strcmp(pe->text, "same") == 0;
         if (!same && strcmp(pe->text, "valid") != 0) {
             error_at(c, pe->loc, "Invalid padding string '%s': it takes \"valid\", \"same\" or an int", pe->text);
@@ -1316,34 +1329,59 @@ bool infer_conv(Ctx *c, Expr *call)
     } else if (pe && !int_arg(c, pe, &pad)) {
         return false;
     }
-    if (groups <= 0 || stride <= 0 || dil <= 0 || pad < 0) {
+    if (groups <= 0 || stride <= 0 || dil <= 0 || pad < 0 || outpad < 0) {
         error_at(c, call->loc, "%s(): %s", call->op->name,
                  groups <= 0 ? "non-positive groups is not supported" : stride <= 0 ? "non-positive stride is not supported"
-                 : dil <= 0 ? "dilation should be greater than zero" : "negative padding is not supported");
+                 : dil <= 0 ? "dilation should be greater than zero" : outpad < 0 ? "negative output_padding is not supported"
+                 : "negative padding is not supported");
         return false;
     }
     if (same && stride != 1) {
         error_at(c, pe->loc, "padding='same' is not supported for strided convolutions");
         return false;
     }
-    int cdim = xs->ndim - spatial - 1;
-    const Poly *cin = xs->dims[cdim], *cout = ws->dims[0];
-    Poly *expect = poly_mul(c, ws->dims[1], poly_const(c, groups));
-    int64_t co;
-    if (!expect || !dims_match(cin, expect)) {
-        error_at(c, call->loc, "Given groups=%lld, weight of size %s, expected input%s to have %s channels, but got %s "
-                 "channels instead", (long long)groups, shape_str(c, ws), shape_str(c, xs),
-                 expect ? dim_str(c, expect) : "?", dim_str(c, cin));
+    if (transposed && outpad >= stride && outpad >= dil) {
+        error_at(c, named(call, "output_padding")->loc, "output padding must be smaller than either stride or dilation, "
+                 "but got output_padding: %lld, stride: %lld and dilation: %lld", (long long)outpad, (long long)stride,
+                 (long long)dil);
         return false;
     }
-    if (const_dim(cout, &co) && co % groups != 0) {
-        error_at(c, w->loc, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
-                 "weight of size %s instead", (long long)groups, (long long)groups, shape_str(c, ws));
-        return false;
+    int cdim = xs->ndim - spatial - 1;
+    const Poly *cin = xs->dims[cdim], *cout;
+    int64_t co;
+    if (transposed) {
+        Poly *out_ch = poly_mul(c, ws->dims[1], poly_const(c, groups));
+        if (!dims_match(cin, ws->dims[0]) || !out_ch) {
+            error_at(c, call->loc, "Given transposed=1, weight of size %s, expected input%s to have %s channels, but "
+                     "got %s channels instead", shape_str(c, ws), shape_str(c, xs), dim_str(c, ws->dims[0]),
+                     dim_str(c, cin));
+            return false;
+        }
+        if (const_dim(ws->dims[0], &co) && co % groups != 0) {
+            error_at(c, w->loc, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                     "weight of size %s instead", (long long)groups, (long long)groups, shape_str(c, ws));
+            return false;
+        }
+        cout = out_ch;
+    } else {
+        Poly *expect = poly_mul(c, ws->dims[1], poly_const(c, groups));
+        if (!expect || !dims_match(cin, expect)) {
+            error_at(c, call->loc, "Given groups=%lld, weight of size %s, expected input%s to have %s channels, but got %s "
+                     "channels instead", (long long)groups, shape_str(c, ws), shape_str(c, xs),
+                     expect ? dim_str(c, expect) : "?", dim_str(c, cin));
+            return false;
+        }
+        cout = ws->dims[0];
+        if (const_dim(cout, &co) && co % groups != 0) {
+            error_at(c, w->loc, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                     "weight of size %s instead", (long long)groups, (long long)groups, shape_str(c, ws));
+            return false;
+        }
     }
     if (b && (b->type.shape.ndim != 1 || !dims_match(b->type.shape.dims[0], cout))) {
-        error_at(c, b->loc, "Given weight of size %s, expected bias to be 1-dimensional with %s elements, but got "
-                 "bias of size %s instead", shape_str(c, ws), dim_str(c, cout), shape_str(c, &b->type.shape));
+        error_at(c, b->loc, "Given %sweight of size %s, expected bias to be 1-dimensional with %s elements, but got "
+                 "bias of size %s instead", transposed ? "transposed=1, " : "", shape_str(c, ws), dim_str(c, cout),
+                 shape_str(c, &b->type.shape));
         return false;
     }
     Shape out = *xs;
@@ -1355,9 +1393,15 @@ bool infer_conv(Ctx *c, Expr *call)
                      dim_str(c, ws->dims[2 + i]));
             return false;
         }
-        int64_t p = same ? dil * (k - 1) / 2 : pad;
-        Poly *o = same ? (Poly *)xs->dims[cdim + 1 + i]
-                       : window_out(c, call, xs->dims[cdim + 1 + i], k, stride, p, dil, false);
+        Poly *in = xs->dims[cdim + 1 + i], *o;
+        if (transposed) {
+            o = affine(c, call, in, stride, -stride - 2 * pad + dil * (k - 1) + outpad + 1);
+            if (o && !size_at_least(c, call, o, 1, "output"))
+                return false;
+        } else {
+            int64_t p = same ? dil * (k - 1) / 2 : pad;
+            o = same ? in : window_out(c, call, in, k, stride, p, dil, false);
+        }
         if (!o)
             return false;
         out.dims[cdim + 1 + i] = o;
@@ -1373,25 +1417,29 @@ bool infer_pool(Ctx *c, Expr *call)
         return false;
     Expr *x = arg(call, 0);
     OpId id = call->op->id;
+    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    bool adaptive = id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D;
+    int spatial = id == OP_MAX_POOL3D || id == OP_AVG_POOL3D || id == OP_ADAPTIVE_AVG_POOL3D ? 3 : 2;
     const Shape *xs = &x->type.shape;
-    if (xs->ndim != 3 && xs->ndim != 4) {
-        error_at(c, x->loc, "%s(): non-empty 3D or 4D (batch mode) tensor expected for input, but got %s",
-                 call->op->name, type_to_string(c, &x->type));
+    if (xs->ndim != spatial + 1 && xs->ndim != spatial + 2) {
+        error_at(c, x->loc, "%s(): non-empty %dD or %dD (batch mode) tensor expected for input, but got %s",
+                 call->op->name, spatial + 1, spatial + 2, type_to_string(c, &x->type));
         return false;
     }
-    if (!not_bool(c, call, x) || (id == OP_ADAPTIVE_AVG_POOL2D && !require_float(c, call, x)))
+    if (!not_bool(c, call, x) || (adaptive && !require_float(c, call, x)))
         return false;
     Shape out = *xs;
-    if (id == OP_ADAPTIVE_AVG_POOL2D) {
+    if (adaptive) {
         int64_t o;
         if (!int_arg(c, named(call, "output_size"), &o))
             return false;
         if (o < 0) {
-            error_at(c, named(call, "output_size")->loc, "adaptive_avg_pool2d: elements of output_size must be "
-                     "greater than or equal to 0 but received %lld", (long long)o);
+            error_at(c, named(call, "output_size")->loc, "%s: elements of output_size must be "
+                     "greater than or equal to 0 but received %lld", call->op->name, (long long)o);
             return false;
         }
-        out.dims[out.ndim - 2] = out.dims[out.ndim - 1] = poly_const(c, o);
+        for (int i = out.ndim - spatial; i < out.ndim; i++)
+            out.dims[i] = poly_const(c, o);
         call->type.dtype = x->type.dtype;
         call->type.shape = out;
         return true;
@@ -1400,7 +1448,7 @@ bool infer_pool(Ctx *c, Expr *call)
     bool ceil_mode;
     if (!int_arg(c, named(call, "kernel_size"), &k) || !int_param(c, call, "stride", k, &stride) ||
         !int_param(c, call, "padding", 0, &pad) || !bool_param(c, call, "ceil_mode", false, &ceil_mode) ||
-        (id == OP_MAX_POOL2D && !int_param(c, call, "dilation", 1, &dil)))
+        (is_max && !int_param(c, call, "dilation", 1, &dil)))
         return false;
     if (k <= 0 || stride <= 0 || dil <= 0 || pad < 0) {
         error_at(c, call->loc, "%s(): %s", call->op->name,
@@ -1408,13 +1456,13 @@ bool infer_pool(Ctx *c, Expr *call)
                  : dil <= 0 ? "dilation should be greater than zero" : "pad must be non-negative");
         return false;
     }
-    if (id == OP_MAX_POOL2D) {
+    if (is_max) {
         bool indices;
         if (!bool_param(c, call, "return_indices", false, &indices))
             return false;
         if (indices) {
-            error_at(c, named(call, "return_indices")->loc, "max_pool2d(return_indices=true) returns two tensors, "
-                     "which ampc cannot assign yet");
+            error_at(c, named(call, "return_indices")->loc, "%s(return_indices=true) returns two tensors, "
+                     "which ampc cannot assign yet", call->op->name);
             return false;
         }
         if (pad > ((k - 1) * dil + 1) / 2) {
@@ -1436,7 +1484,7 @@ bool infer_pool(Ctx *c, Expr *call)
             return false;
         }
     }
-    for (int i = out.ndim - 2; i < out.ndim; i++) {
+    for (int i = out.ndim - spatial; i < out.ndim; i++) {
         Poly *o = window_out(c, call, xs->dims[i], k, stride, pad, dil, ceil_mode);
         if (!o)
             return false;
@@ -1814,11 +1862,15 @@ bool infer_cross_entropy(Ctx *c, Expr *call)
 /* mse_loss, l1_loss, smooth_l1_loss, kl_div: elementwise with broadcasting
  * (PyTorch warns when the sizes differ); binary_cross_entropy[_with_logits]:
  * the target's size must be the input's. */
+static bool elementwise_loss(Ctx *c, Expr *call);
+
 bool infer_pointwise_loss(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
         return false;
     OpId id = call->op->id;
+    if (id == OP_HUBER_LOSS || id == OP_POISSON_NLL_LOSS || id == OP_SOFT_MARGIN_LOSS || id == OP_HINGE_EMBEDDING_LOSS)
+        return reduction_param(c, call, false) && elementwise_loss(c, call);
     Expr *x = arg(call, 0), *target = arg(call, 1);
     if (!reduction_param(c, call, id == OP_KL_DIV))
         return false;
@@ -1885,6 +1937,1563 @@ bool infer_pointwise_loss(Ctx *c, Expr *call)
         }
     }
     loss_result(call, t, &s);
+    return true;
+}
+
+/* ---- the ops typed after the first pass of issue 4 ---------------------------- */
+
+/* The n results after the first of a call (values, indices = sort(x)). */
+static void more_results(Ctx *c, Expr *call, int n, const Type *types)
+{
+    call->more_types = arena_alloc(c->arena, (size_t)n * sizeof(Type));
+    for (int i = 0; i < n; i++)
+        call->more_types[i] = types[i];
+    call->nmore = n;
+}
+
+static bool push_dim(Ctx *c, Expr *call, Shape *s, Poly *d)
+{
+    if (s->ndim == MAX_DIMS) {
+        error_at(c, call->loc, "a tensor can have at most %d dimensions", MAX_DIMS);
+        return false;
+    }
+    s->dims[s->ndim++] = d;
+    return true;
+}
+
+/* The leading (batch) dims of s, all but the last k. */
+static Shape leading(const Shape *s, int k)
+{
+    Shape r = {0};
+    for (int i = 0; i + k < s->ndim; i++)
+        r.dims[r.ndim++] = s->dims[i];
+    return r;
+}
+
+/* a + b*k + off, for output sizes of windows and pads; NULL (reported) on overflow. */
+static Poly *affine(Ctx *c, Expr *call, const Poly *a, int64_t k, int64_t off)
+{
+    Poly *r = poly_mul(c, a, poly_const(c, k));
+    if (r)
+        r = poly_add(c, r, poly_const(c, off));
+    if (!r)
+        error_at(c, call->loc, "this dimension overflows 64-bit integers");
+    return r;
+}
+
+/* A size that must be at least `min` when known. */
+static bool size_at_least(Ctx *c, Expr *call, const Poly *p, int64_t min, const char *what)
+{
+    int64_t v;
+    if (!const_dim(p, &v) || v >= min)
+        return true;
+    error_at(c, call->loc, "%s(): the calculated %s size %lld is too small", call->op->name, what, (long long)v);
+    return false;
+}
+
+/* addcmul, addcdiv: input + value * tensor1 (*|/) tensor2, broadcast, torch.result_type of the three. */
+bool infer_addc(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 3; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *x = arg(call, 0), *t1 = arg(call, 1), *t2 = arg(call, 2), *value = named(call, "value");
+    Shape s;
+    if (!broadcast(c, call, &x->type.shape, &t1->type.shape, &s) || !broadcast(c, call, &s, &t2->type.shape, &s))
+        return false;
+    if (call->op->id == OP_ADDCDIV && !dtype_is_float(t1->type.dtype) && !dtype_is_float(t2->type.dtype)) {
+        error_at(c, call->loc, "Integer division with addcdiv is no longer supported, and in a future release "
+                 "addcdiv will perform a true division of tensor1 and tensor2. (tensor1 is %s, tensor2 %s)",
+                 dtype_name(t1->type.dtype), dtype_name(t2->type.dtype));
+        return false;
+    }
+    if (value && !is_number(value)) {
+        error_at(c, value->loc, "value= of %s() takes a number", call->op->name);
+        return false;
+    }
+    Type t = x->type;
+    t.dtype = promote_tensors(&x->type, &t1->type);
+    if (t1->type.shape.ndim)
+        t.shape = t1->type.shape;
+    t.dtype = promote_tensors(&t, &t2->type);
+    call->type.dtype = t.dtype;
+    call->type.shape = s;
+    return true;
+}
+
+/* dot, vdot, cross, tensordot: both operands in one dtype. */
+bool infer_dot(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *a = arg(call, 0), *b = arg(call, 1);
+    OpId id = call->op->id;
+    if (!not_bool(c, call, a) || !same_dtype(c, call, a, b))
+        return false;
+    const Shape *as = &a->type.shape, *bs = &b->type.shape;
+    Shape out = {0};
+    if (id == OP_DOT || id == OP_VDOT) {
+        if (as->ndim != 1 || bs->ndim != 1) {
+            error_at(c, call->loc, "1D tensors expected, but got %dD and %dD tensors", as->ndim, bs->ndim);
+            return false;
+        }
+        if (!dims_match(as->dims[0], bs->dims[0])) {
+            error_at(c, call->loc, "inconsistent tensor size, expected tensor %s and src %s to have the same number "
+                     "of elements, but got %s and %s elements respectively", shape_str(c, as), shape_str(c, bs),
+                     dim_str(c, as->dims[0]), dim_str(c, bs->dims[0]));
+            return false;
+        }
+    } else if (id == OP_CROSS) {
+        if (as->ndim != bs->ndim) {
+            error_at(c, call->loc, "linalg.cross: inputs must have the same number of dimensions, got %d and %d",
+                     as->ndim, bs->ndim);
+            return false;
+        }
+        if (!broadcast(c, call, as, bs, &out))
+            return false;
+        int64_t dim = -1, three;
+        Expr *de = named(call, "dim");
+        if (de && !normalise_dim(c, de, out.ndim, &dim))
+            return false;
+        for (int i = 0; !de && i < as->ndim && dim < 0; i++)
+            if (const_dim(as->dims[i], &three) && three == 3)
+                dim = i;
+        if (dim < 0) {
+            error_at(c, call->loc, "no dimension of size 3 in input %s", shape_str(c, as));
+            return false;
+        }
+        if (!const_dim(out.dims[dim], &three) || three != 3 || as->ndim == 0) {
+            error_at(c, call->loc, "linalg.cross: inputs dimension %lld must have length 3. Got %s and %s",
+                     (long long)dim, dim_str(c, as->dims[dim]), dim_str(c, bs->dims[dim]));
+            return false;
+        }
+    } else {
+        int64_t n;
+        if (!int_param(c, call, "dims", 2, &n))
+            return false;
+        if (n < 0) {
+            error_at(c, named(call, "dims")->loc, "tensordot expects dims >= 0, but got dims=%lld", (long long)n);
+            return false;
+        }
+        if (n > as->ndim || n > bs->ndim) {
+            error_at(c, call->loc, "tensordot expects dims < ndim_a or ndim_b, but got dims=%lld", (long long)n);
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            int da = as->ndim - (int)n + i;
+            if (!dims_match(as->dims[da], bs->dims[i])) {
+                error_at(c, call->loc, "contracted dimensions need to match, but first has size %s in dim %d and "
+                         "second has size %s in dim %d", dim_str(c, as->dims[da]), da, dim_str(c, bs->dims[i]), i);
+                return false;
+            }
+        }
+        for (int i = 0; i < as->ndim - n; i++)
+            out.dims[out.ndim++] = as->dims[i];
+        for (int i = (int)n; i < bs->ndim; i++)
+            if (!push_dim(c, call, &out, bs->dims[i]))
+                return false;
+    }
+    call->type.dtype = a->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* F.bilinear: input1 [..., in1], input2 [..., in2], weight [out, in1, in2], bias [out] -> [..., out]. */
+bool infer_bilinear(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 3; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *x1 = arg(call, 0), *x2 = arg(call, 1), *w = arg(call, 2), *b;
+    if (!tensor_arg(c, call, "bias", &b) || !require_float(c, call, x1) || !same_dtype(c, call, x1, x2) ||
+        !same_dtype(c, call, x1, w) || (b && !same_dtype(c, call, x1, b)))
+        return false;
+    const Shape *s1 = &x1->type.shape, *s2 = &x2->type.shape, *ws = &w->type.shape;
+    if (s1->ndim != s2->ndim || s1->ndim < 1) {
+        error_at(c, call->loc, "bilinear(): input dimensions do not match: got %d and %d", s1->ndim, s2->ndim);
+        return false;
+    }
+    for (int i = 0; i + 1 < s1->ndim; i++) {
+        if (!dims_match(s1->dims[i], s2->dims[i])) {
+            error_at(c, call->loc, "bilinear(): input batch dimensions do not match at dim %d: got %s and %s", i,
+                     dim_str(c, s1->dims[i]), dim_str(c, s2->dims[i]));
+            return false;
+        }
+    }
+    if (!rank_is(c, call, w, 3, "weight"))
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const Shape *s = k ? s2 : s1;
+        if (!dims_match(s->dims[s->ndim - 1], ws->dims[1 + k])) {
+            error_at(c, call->loc, "bilinear(): input%d size does not match weight size: got %s but expected %s",
+                     k + 1, dim_str(c, s->dims[s->ndim - 1]), dim_str(c, ws->dims[1 + k]));
+            return false;
+        }
+    }
+    if (b && (b->type.shape.ndim != 1 || !dims_match(b->type.shape.dims[0], ws->dims[0]))) {
+        error_at(c, b->loc, "bilinear(): bias size does not match weight size: got %s but expected %s",
+                 shape_str(c, &b->type.shape), dim_str(c, ws->dims[0]));
+        return false;
+    }
+    call->type.dtype = x1->type.dtype;
+    call->type.shape = *s1;
+    call->type.shape.dims[s1->ndim - 1] = ws->dims[0];
+    return true;
+}
+
+/* F.scaled_dot_product_attention (PyTorch 2.0): softmax(q k^T * scale + mask) v. */
+bool infer_sdpa(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 3; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *q = arg(call, 0), *k = arg(call, 1), *v = arg(call, 2), *mask;
+    if (!tensor_arg(c, call, "attn_mask", &mask) || !require_float(c, call, q))
+        return false;
+    if ((q->type.dtype != k->type.dtype || q->type.dtype != v->type.dtype) && !(call->autocast_on && !c->autocast_ran)) {
+        error_at(c, call->loc, "Expected query, key, and value to have the same dtype, but got query.dtype: %s "
+                 "key.dtype: %s and value.dtype: %s instead.", dtype_name(q->type.dtype), dtype_name(k->type.dtype),
+                 dtype_name(v->type.dtype));
+        return false;
+    }
+    const Shape *qs = &q->type.shape, *ks = &k->type.shape, *vs = &v->type.shape;
+    if (qs->ndim < 2 || ks->ndim < 2 || vs->ndim < 2) {
+        error_at(c, call->loc, "scaled_dot_product_attention(): query, key and value must have at least 2 "
+                 "dimensions, got %s, %s and %s", shape_str(c, qs), shape_str(c, ks), shape_str(c, vs));
+        return false;
+    }
+    Poly *L = qs->dims[qs->ndim - 2], *E = qs->dims[qs->ndim - 1], *S = ks->dims[ks->ndim - 2];
+    if (!dims_match(E, ks->dims[ks->ndim - 1])) {
+        error_at(c, call->loc, "scaled_dot_product_attention(): query %s and key %s must have the same embedding "
+                 "size (%s != %s)", shape_str(c, qs), shape_str(c, ks), dim_str(c, E), dim_str(c, ks->dims[ks->ndim - 1]));
+        return false;
+    }
+    if (!dims_match(S, vs->dims[vs->ndim - 2])) {
+        error_at(c, call->loc, "scaled_dot_product_attention(): key %s and value %s must have the same sequence "
+                 "length (%s != %s)", shape_str(c, ks), shape_str(c, vs), dim_str(c, S), dim_str(c, vs->dims[vs->ndim - 2]));
+        return false;
+    }
+    Shape bq = leading(qs, 2), bk = leading(ks, 2), bv = leading(vs, 2), batch;
+    if (!broadcast(c, call, &bq, &bk, &batch) || !broadcast(c, call, &batch, &bv, &batch))
+        return false;
+    Shape out = batch;
+    out.dims[out.ndim++] = L;
+    out.dims[out.ndim++] = vs->dims[vs->ndim - 1];
+    bool causal;
+    double p;
+    if (!bool_param(c, call, "is_causal", false, &causal) || !float_param(c, call, "dropout_p", 0.0, &p))
+        return false;
+    if (p < 0 || p > 1) {
+        error_at(c, named(call, "dropout_p")->loc, "dropout probability has to be between 0 and 1, but got %s",
+                 loc_text(c, named(call, "dropout_p")->loc));
+        return false;
+    }
+    if (mask) {
+        if (causal) {
+            error_at(c, mask->loc, "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                     "is_causal=True");
+            return false;
+        }
+        if (mask->type.dtype != DT_BOOL && mask->type.dtype != q->type.dtype &&
+            !(call->autocast_on && !c->autocast_ran)) {
+            error_at(c, mask->loc, "Expected attn_mask dtype to be bool or to match query dtype, but got attn_mask.dtype: "
+                     "%s and query.dtype: %s instead.", dtype_name(mask->type.dtype), dtype_name(q->type.dtype));
+            return false;
+        }
+        Shape scores = batch;
+        scores.dims[scores.ndim++] = L;
+        scores.dims[scores.ndim++] = S;
+        if (!broadcasts_to(c, call, mask, &scores, "attn_mask"))
+            return false;
+    }
+    call->type.dtype = q->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+bool infer_cdist(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *xs[2] = {arg(call, 0), arg(call, 1)};
+    for (int i = 0; i < 2; i++) {
+        if (xs[i]->type.shape.ndim < 2) {
+            error_at(c, xs[i]->loc, "cdist only supports at least 2D tensors, X%d got: %dD", i + 1,
+                     xs[i]->type.shape.ndim);
+            return false;
+        }
+        if (!dtype_is_float(xs[i]->type.dtype)) {
+            error_at(c, xs[i]->loc, "cdist only supports floating-point dtypes, X%d got: %s", i + 1,
+                     dtype_name(xs[i]->type.dtype));
+            return false;
+        }
+    }
+    if (!same_dtype(c, call, xs[0], xs[1]))
+        return false;
+    const Shape *a = &xs[0]->type.shape, *b = &xs[1]->type.shape;
+    if (!dims_match(a->dims[a->ndim - 1], b->dims[b->ndim - 1])) {
+        error_at(c, call->loc, "X1 and X2 must have the same number of columns. X1: %s X2: %s",
+                 dim_str(c, a->dims[a->ndim - 1]), dim_str(c, b->dims[b->ndim - 1]));
+        return false;
+    }
+    double p;
+    const char *mode;
+    if (!float_param(c, call, "p", 2.0, &p) || !str_param(c, call, "compute_mode", "", &mode))
+        return false;
+    if (p < 0) {
+        error_at(c, named(call, "p")->loc, "cdist only supports non-negative p values");
+        return false;
+    }
+    if (*mode && strcmp(mode, "use_mm_for_euclid_dist_if_necessary") != 0 && strcmp(mode, "use_mm_for_euclid_dist") != 0 &&
+        strcmp(mode, "donot_use_mm_for_euclid_dist") != 0) {
+        error_at(c, named(call, "compute_mode")->loc, "%s is not a valid value for compute_mode", mode);
+        return false;
+    }
+    Shape ba = leading(a, 2), bb = leading(b, 2), out;
+    if (!broadcast(c, call, &ba, &bb, &out))
+        return false;
+    out.dims[out.ndim++] = a->dims[a->ndim - 2];
+    out.dims[out.ndim++] = b->dims[b->ndim - 2];
+    call->type.dtype = xs[0]->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* ---- linear algebra ------------------------------------------------------------- */
+
+static const char *linalg_name(OpId id)
+{
+    switch (id) {
+    case OP_INVERSE:
+    case OP_LINALG_INV_EX:
+        return "linalg.inv";
+    case OP_QR:
+        return "linalg.qr";
+    case OP_SVD:
+    case OP_LINALG_SVD:
+        return "linalg.svd";
+    case OP_CHOLESKY:
+        return "cholesky";
+    case OP_CHOLESKY_INVERSE:
+        return "cholesky_inverse";
+    case OP_CHOLESKY_SOLVE:
+        return "cholesky_solve";
+    case OP_LINALG_CHOLESKY:
+    case OP_LINALG_CHOLESKY_EX:
+        return "linalg.cholesky";
+    case OP_LINALG_QR:
+        return "linalg.qr";
+    case OP_LINALG_SVDVALS:
+        return "linalg.svdvals";
+    case OP_LINALG_SOLVE:
+        return "linalg.solve";
+    case OP_LINALG_EIGH:
+        return "linalg.eigh";
+    case OP_LINALG_EIGVALSH:
+        return "linalg.eigvalsh";
+    case OP_LINALG_LU_FACTOR:
+        return "linalg.lu_factor";
+    case OP_PINVERSE:
+        return "linalg.pinv";
+    default:
+        return "torch.triangular_solve";
+    }
+}
+
+/* f32 or f64: LAPACK and cuSOLVER have no f16/bf16 (autocast may still cast them). */
+static bool linalg_dtype(Ctx *c, Expr *call, Expr *x)
+{
+    DType t = x->type.dtype;
+    if (t == DT_F32 || t == DT_F64 || (dtype_is_float(t) && call->autocast_on && !c->autocast_ran))
+        return true;
+    error_at(c, x->loc, dtype_is_float(t) ? "%s: Low precision dtypes not supported. Got %s"
+                                          : "%s: Expected a floating point or complex tensor as input. Got %s",
+             linalg_name(call->op->id), dtype_name(t));
+    return false;
+}
+
+static bool matrices(Ctx *c, Expr *call, Expr *x, const char *what, bool square)
+{
+    const Shape *s = &x->type.shape;
+    if (s->ndim < 2) {
+        error_at(c, x->loc, "%s: The input tensor %s must have at least 2 dimensions.", linalg_name(call->op->id), what);
+        return false;
+    }
+    if (square && !dims_match(s->dims[s->ndim - 2], s->dims[s->ndim - 1])) {
+        error_at(c, x->loc, "%s: %s must be batches of square matrices, but they are %s by %s matrices",
+                 linalg_name(call->op->id), what, dim_str(c, s->dims[s->ndim - 2]), dim_str(c, s->dims[s->ndim - 1]));
+        return false;
+    }
+    return true;
+}
+
+/* min(m, n) when known at compile time. */
+static Poly *min_dim(Ctx *c, Expr *call, Poly *m, Poly *n)
+{
+    int64_t a, b;
+    if (dims_match(m, n))
+        return m;
+    if (const_dim(m, &a) && const_dim(n, &b))
+        return a < b ? m : n;
+    error_at(c, call->loc, "%s(): the smaller of %s and %s is not known at compile time", call->op->name,
+             dim_str(c, m), dim_str(c, n));
+    return NULL;
+}
+
+static Type matrix_type(DType t, const Shape *batch, Poly *rows, Poly *cols)
+{
+    Type r = {.dtype = t, .shape = *batch};
+    if (rows)
+        r.shape.dims[r.shape.ndim++] = rows;
+    if (cols)
+        r.shape.dims[r.shape.ndim++] = cols;
+    return r;
+}
+
+bool infer_linalg(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    OpId id = call->op->id;
+    Expr *x = arg(call, 0);
+    if (!linalg_dtype(c, call, x))
+        return false;
+    const Shape *xs = &x->type.shape;
+    DType t = x->type.dtype;
+    bool square = id == OP_INVERSE || id == OP_LINALG_INV_EX || id == OP_CHOLESKY || id == OP_CHOLESKY_INVERSE ||
+                  id == OP_LINALG_CHOLESKY || id == OP_LINALG_CHOLESKY_EX || id == OP_LINALG_EIGH ||
+                  id == OP_LINALG_EIGVALSH;
+    if (id == OP_LINALG_SOLVE) {
+        /* A [..., n, n], B [..., n, k], or B [n] / [..., n] a vector when its batch is A's */
+        if (!require_tensor(c, call, 1))
+            return false;
+        Expr *b = arg(call, 1);
+        if (!matrices(c, call, x, "A", true))
+            return false;
+        if (x->type.dtype != b->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+            error_at(c, call->loc, "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B "
+                     "of type %s instead", dtype_name(x->type.dtype), dtype_name(b->type.dtype));
+            return false;
+        }
+        bool left;
+        if (!bool_param(c, call, "left", true, &left))
+            return false;
+        const Shape *bs = &b->type.shape;
+        Poly *n = xs->dims[xs->ndim - 1];
+        Shape ba = leading(xs, 2);
+        Shape a_rows = leading(xs, 1);
+        bool vector = bs->ndim == 1 || (bs->ndim == xs->ndim - 1 && shape_equal(bs, &a_rows));
+        Poly *rows = vector ? bs->dims[bs->ndim - 1] : bs->ndim >= 2 ? bs->dims[bs->ndim - 2] : NULL;
+        if (bs->ndim == 0 || !left || !rows || !dims_match(rows, n)) {
+            error_at(c, call->loc, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (%s and %s)",
+                     shape_str(c, xs), shape_str(c, bs));
+            return false;
+        }
+        Shape bb = leading(bs, vector ? 1 : 2), batch;
+        if (!broadcast(c, call, &ba, &bb, &batch))
+            return false;
+        call->type = matrix_type(t, &batch, n, vector ? NULL : bs->dims[bs->ndim - 1]);
+        return true;
+    }
+    if (id == OP_CHOLESKY_SOLVE || id == OP_TRIANGULAR_SOLVE) {
+        /* input is b [..., m, k]; the coefficients A [..., m, m] */
+        if (!require_tensor(c, call, 1))
+            return false;
+        Expr *a = arg(call, 1);
+        if (id == OP_TRIANGULAR_SOLVE) {
+            Expr *both[2] = {x, a};
+            for (int i = 0; i < 2; i++)
+                if (both[i]->type.shape.ndim < 2) {
+                    error_at(c, both[i]->loc, "torch.triangular_solve: Expected %s to have at least 2 dimensions, "
+                             "but it has %d dimensions instead", i ? "A" : "b", both[i]->type.shape.ndim);
+                    return false;
+                }
+        }
+        if (!matrices(c, call, x, "b", false) || !matrices(c, call, a, "A", true))
+            return false;
+        if (x->type.dtype != a->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+            error_at(c, call->loc, "Expected b and A to have the same dtype, but found b of type %s and A of type %s "
+                     "instead.", dtype_name(x->type.dtype), dtype_name(a->type.dtype));
+            return false;
+        }
+        const Shape *as = &a->type.shape;
+        Poly *m = as->dims[as->ndim - 1];
+        if (!dims_match(m, xs->dims[xs->ndim - 2])) {
+            error_at(c, call->loc, "Incompatible matrix sizes for %s: each A matrix is %s by %s but each b matrix is "
+                     "%s by %s", id == OP_CHOLESKY_SOLVE ? "cholesky_solve" : "triangular_solve", dim_str(c, m),
+                     dim_str(c, m), dim_str(c, xs->dims[xs->ndim - 2]), dim_str(c, xs->dims[xs->ndim - 1]));
+            return false;
+        }
+        Shape bx = leading(xs, 2), ba = leading(as, 2), batch;
+        if (!broadcast(c, call, &bx, &ba, &batch))
+            return false;
+        call->type = matrix_type(t, &batch, m, xs->dims[xs->ndim - 1]);
+        if (id == OP_TRIANGULAR_SOLVE) {
+            Type coeff = matrix_type(t, &batch, m, m);
+            more_results(c, call, 1, &coeff);
+        }
+        bool upper;
+        return bool_param(c, call, "upper", id == OP_TRIANGULAR_SOLVE, &upper);
+    }
+    if (!matrices(c, call, x, "A", square))
+        return false;
+    Shape batch = leading(xs, 2);
+    Poly *m = xs->dims[xs->ndim - 2], *n = xs->dims[xs->ndim - 1];
+    switch (id) {
+    case OP_INVERSE:
+    case OP_CHOLESKY:
+    case OP_CHOLESKY_INVERSE:
+    case OP_LINALG_CHOLESKY:
+        call->type = x->type;
+        return true;
+    case OP_PINVERSE:
+        call->type = matrix_type(t, &batch, n, m);
+        return true;
+    case OP_LINALG_CHOLESKY_EX: {
+        call->type = x->type;
+        Type info = {.dtype = DT_I32, .shape = batch};
+        more_results(c, call, 1, &info);
+        return true;
+    }
+    case OP_LINALG_EIGH:
+    case OP_LINALG_EIGVALSH: {
+        const char *uplo;
+        if (!str_param(c, call, "UPLO", "L", &uplo))
+            return false;
+        if (strcmp(uplo, "L") != 0 && strcmp(uplo, "U") != 0) {
+            error_at(c, named(call, "UPLO")->loc, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
+            return false;
+        }
+        call->type = matrix_type(t, &batch, n, NULL);
+        if (id == OP_LINALG_EIGH) {
+            Type vectors = x->type;
+            more_results(c, call, 1, &vectors);
+        }
+        return true;
+    }
+    case OP_LINALG_SVDVALS: {
+        Poly *k = min_dim(c, call, m, n);
+        if (!k)
+            return false;
+        call->type = matrix_type(t, &batch, k, NULL);
+        return true;
+    }
+    case OP_LINALG_LU_FACTOR: {
+        bool pivot;
+        Poly *k = min_dim(c, call, m, n);
+        if (!k || !bool_param(c, call, "pivot", true, &pivot))
+            return false;
+        call->type = x->type;
+        Type pivots = matrix_type(DT_I32, &batch, k, NULL);
+        more_results(c, call, 1, &pivots);
+        return true;
+    }
+    case OP_LINALG_QR: {
+        const char *mode;
+        if (!str_param(c, call, "mode", "reduced", &mode))
+            return false;
+        bool complete = strcmp(mode, "complete") == 0, r_only = strcmp(mode, "r") == 0;
+        if (!complete && !r_only && strcmp(mode, "reduced") != 0) {
+            error_at(c, named(call, "mode")->loc, "qr received unrecognized mode '%s' but expected one of 'reduced' "
+                     "(default), 'r', or 'complete'", mode);
+            return false;
+        }
+        Poly *k = complete ? m : min_dim(c, call, m, n);
+        if (!k)
+            return false;
+        Shape empty = {.ndim = 1, .dims = {poly_const(c, 0)}};
+        call->type = r_only ? (Type){.dtype = t, .shape = empty} : matrix_type(t, &batch, m, k);
+        Type r = matrix_type(t, &batch, k, n);
+        more_results(c, call, 1, &r);
+        return true;
+    }
+    case OP_LINALG_INV_EX: {
+        call->type = x->type;
+        Type info = {.dtype = DT_I32, .shape = batch};
+        more_results(c, call, 1, &info);
+        return true;
+    }
+    case OP_QR: {
+        bool some;
+        if (!bool_param(c, call, "some", true, &some))
+            return false;
+        Poly *k = some ? min_dim(c, call, m, n) : m;
+        if (!k)
+            return false;
+        call->type = matrix_type(t, &batch, m, k);
+        Type r = matrix_type(t, &batch, k, n);
+        more_results(c, call, 1, &r);
+        return true;
+    }
+    case OP_SVD:
+    case OP_LINALG_SVD: {
+        bool reduced, uv = true;
+        if (id == OP_SVD ? !bool_param(c, call, "some", true, &reduced) || !bool_param(c, call, "compute_uv", true, &uv)
+                         : !bool_param(c, call, "full_matrices", true, &reduced))
+            return false;
+        if (id == OP_LINALG_SVD)
+            reduced = !reduced;
+        Poly *k = min_dim(c, call, m, n);
+        if (!k)
+            return false;
+        bool full = !reduced || !uv; /* torch.svd(compute_uv=False): zero-filled [m, m] and [n, n] */
+        call->type = matrix_type(t, &batch, m, full ? m : k);
+        Type rest[2] = {matrix_type(t, &batch, k, NULL),
+                        id == OP_SVD ? matrix_type(t, &batch, n, full ? n : k) : matrix_type(t, &batch, full ? n : k, n)};
+        more_results(c, call, 2, rest);
+        return true;
+    }
+    default:
+        ICE("infer_linalg on %s", call->op->name);
+    }
+}
+
+/* ---- upsampling, padding, shapes and indexing ------------------------------------ */
+
+static int op_spatial(OpId id)
+{
+    switch (id) {
+    case OP_UPSAMPLE_NEAREST1D:
+    case OP_UPSAMPLE_LINEAR1D:
+    case OP_REFLECTION_PAD1D:
+    case OP_REPLICATION_PAD1D:
+        return 1;
+    case OP_UPSAMPLE_NEAREST3D:
+    case OP_UPSAMPLE_TRILINEAR3D:
+    case OP_REPLICATION_PAD3D:
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+bool infer_upsample(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *size = named(call, "output_size"), *scale = named(call, "scale_factors");
+    int spatial = op_spatial(call->op->id);
+    const Shape *xs = &x->type.shape;
+    if (xs->ndim != spatial + 2) {
+        error_at(c, x->loc, "%s(): Non-empty %dD data tensor expected but got a tensor with sizes %s", call->op->name,
+                 spatial + 2, shape_str(c, xs));
+        return false;
+    }
+    if (!dtype_is_float(x->type.dtype)) {
+        error_at(c, x->loc, "\"%s\" not implemented for '%s': upsampling takes floating-point tensors",
+                 call->op->name, dtype_name(x->type.dtype));
+        return false;
+    }
+    if (!size == !scale) {
+        error_at(c, call->loc, "Must specify exactly one of output_size and scale_factors");
+        return false;
+    }
+    int ac = op_param_index(call->op, "align_corners");
+    bool align;
+    if (ac >= 0 && !bool_param(c, call, "align_corners", false, &align))
+        return false;
+    Shape out = *xs;
+    int64_t o;
+    double f;
+    if (size ? !int_arg(c, size, &o) : !number_value(c, scale, &f))
+        return false;
+    if (size ? o <= 0 : f <= 0) {
+        error_at(c, size ? size->loc : scale->loc, "%s(): Input and output sizes should be greater than 0",
+                 call->op->name);
+        return false;
+    }
+    for (int i = 2; i < out.ndim; i++) {
+        int64_t n;
+        if (size)
+            out.dims[i] = poly_const(c, o);
+        else if (const_dim(xs->dims[i], &n))
+            out.dims[i] = poly_const(c, (int64_t)((double)n * f));
+        else if (f == (double)(int64_t)f) {
+            if (!(out.dims[i] = affine(c, call, xs->dims[i], (int64_t)f, 0)))
+                return false;
+        } else {
+            error_at(c, scale->loc, "%s(): a scale factor of %s over the symbolic dimension %s is not supported: "
+                     "its output size is not a polynomial", call->op->name, loc_text(c, scale->loc),
+                     dim_str(c, xs->dims[i]));
+            return false;
+        }
+        if (!size_at_least(c, call, out.dims[i], 1, "output"))
+            return false;
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* F.pad (constant mode) and aten's reflection_pad* / replication_pad*. */
+bool infer_pad(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    Shape out = *xs;
+    if (call->op->id == OP_PAD) {
+        int64_t v[MAX_DIMS];
+        Expr *where[MAX_DIMS];
+        bool ok;
+        int n = int_varargs(c, call, "pad", v, where, &ok);
+        const char *mode;
+        if (!ok || !str_param(c, call, "mode", "constant", &mode))
+            return false;
+        if (strcmp(mode, "constant") != 0) {
+            error_at(c, named(call, "mode")->loc, "pad() takes mode=\"constant\" only; the other modes are the ops "
+                     "reflection_pad1d/2d and replication_pad1d/2d/3d");
+            return false;
+        }
+        Expr *value = named(call, "value");
+        if (value && !is_number(value)) {
+            error_at(c, value->loc, "value= of pad() takes a number");
+            return false;
+        }
+        if (n % 2 != 0) {
+            error_at(c, call->loc, "Padding length must be divisible by 2");
+            return false;
+        }
+        if (n / 2 > xs->ndim) {
+            error_at(c, call->loc, "Padding length too large");
+            return false;
+        }
+        for (int i = 0; i < n / 2; i++) {
+            int d = xs->ndim - 1 - i;
+            int64_t size;
+            if (!(out.dims[d] = affine(c, call, xs->dims[d], 1, v[2 * i] + v[2 * i + 1])))
+                return false;
+            if (const_dim(out.dims[d], &size) && size < 0) {
+                error_at(c, call->loc, "The input size %s, plus negative padding %lld and %lld resulted in a negative "
+                         "output size, which is invalid. Check dimension %d of your input.", dim_str(c, xs->dims[d]),
+                         (long long)v[2 * i], (long long)v[2 * i + 1], d);
+                return false;
+            }
+        }
+        call->type.dtype = x->type.dtype;
+        call->type.shape = out;
+        return true;
+    }
+    int spatial = op_spatial(call->op->id);
+    bool reflect = call->op->id == OP_REFLECTION_PAD1D || call->op->id == OP_REFLECTION_PAD2D;
+    if (xs->ndim != spatial + 1 && xs->ndim != spatial + 2) {
+        error_at(c, x->loc, "%s(): Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and other "
+                 "non-zero dimensions for input, but got: %s", call->op->name, spatial + 1, spatial + 2,
+                 shape_str(c, xs));
+        return false;
+    }
+    if (!dtype_is_float(x->type.dtype)) {
+        error_at(c, x->loc, "\"%s\" not implemented for '%s': padding by %s takes floating-point tensors",
+                 call->op->name, dtype_name(x->type.dtype), reflect ? "reflection" : "replication");
+        return false;
+    }
+    int64_t p;
+    if (!int_arg(c, named(call, "padding"), &p))
+        return false;
+    for (int d = xs->ndim - spatial; d < xs->ndim; d++) {
+        int64_t size;
+        if (reflect && const_dim(xs->dims[d], &size) && (p >= size || -p >= size)) {
+            error_at(c, call->loc, "Argument #4: Padding size should be less than the corresponding input dimension, "
+                     "but got: padding (%lld, %lld) at dimension %d of input %s", (long long)p, (long long)p, d,
+                     shape_str(c, xs));
+            return false;
+        }
+        if (!(out.dims[d] = affine(c, call, xs->dims[d], 1, 2 * p)) || !size_at_least(c, call, out.dims[d], 1, "output"))
+            return false;
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+bool infer_expand(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    int64_t v[MAX_DIMS];
+    Expr *where[MAX_DIMS];
+    bool ok;
+    int n = int_varargs(c, call, "size", v, where, &ok);
+    if (!ok)
+        return false;
+    Buf text;
+    buf_init(&text, c->arena);
+    for (int i = 0; i < n; i++)
+        buf_printf(&text, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (n < xs->ndim) {
+        error_at(c, call->loc, "expand(%s, size=[%s]): the number of sizes provided (%d) must be greater or equal to "
+                 "the number of dimensions in the tensor (%d)", type_to_string(c, &x->type), text.data, n, xs->ndim);
+        return false;
+    }
+    Shape out = {.ndim = n};
+    for (int i = 0; i < n; i++) {
+        int j = i - (n - xs->ndim);
+        int64_t have;
+        if (j < 0) {
+            if (v[i] < 0) {
+                error_at(c, where[i]->loc, "The expanded size of the tensor (%lld) isn't allowed in a leading, "
+                         "non-existing dimension %d", (long long)v[i], i);
+                return false;
+            }
+            out.dims[i] = poly_const(c, v[i]);
+        } else if (v[i] == -1) {
+            out.dims[i] = xs->dims[j];
+        } else if (v[i] < 0) {
+            error_at(c, where[i]->loc, "invalid shape dimension %lld", (long long)v[i]);
+            return false;
+        } else if (const_dim(xs->dims[j], &have) && (have == v[i] || have == 1)) {
+            out.dims[i] = poly_const(c, v[i]);
+        } else {
+            error_at(c, where[i]->loc, "The expanded size of the tensor (%lld) must match the existing size (%s) at "
+                     "non-singleton dimension %d.  Target sizes: [%s].  Tensor sizes: %s", (long long)v[i],
+                     dim_str(c, xs->dims[j]), i, text.data, shape_str(c, xs));
+            return false;
+        }
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* torch.narrow(x, dim, start, length) and aten's slice(x, dim, start, end, step). */
+bool infer_narrow(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    bool narrow = call->op->id == OP_NARROW;
+    if (xs->ndim == 0) {
+        error_at(c, call->loc, "%s() cannot be applied to a 0-dim tensor.", call->op->name);
+        return false;
+    }
+    int64_t dim = 0, start = 0, n;
+    Expr *de = named(call, "dim");
+    if (de && !normalise_dim(c, de, xs->ndim, &dim))
+        return false;
+    if (!int_param(c, call, "start", 0, &start))
+        return false;
+    Poly *size = xs->dims[dim];
+    bool known = const_dim(size, &n);
+    Shape out = *xs;
+    if (narrow) {
+        int64_t length;
+        if (!int_param(c, call, "length", 0, &length))
+            return false;
+        if (length < 0) {
+            error_at(c, named(call, "length")->loc, "narrow(): length must be non-negative.");
+            return false;
+        }
+        if (known && (start < -n || start > n)) {
+            error_at(c, named(call, "start")->loc, "start out of range (expected to be in range of [%lld, %lld], but "
+                     "got %lld)", (long long)-n, (long long)n, (long long)start);
+            return false;
+        }
+        if (!known && start < 0) {
+            error_at(c, named(call, "start")->loc, "narrow(): a negative start over the symbolic dimension %s is not "
+                     "supported", dim_str(c, size));
+            return false;
+        }
+        if (start < 0)
+            start += n;
+        if (known && start + length > n) {
+            error_at(c, call->loc, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
+                     (long long)length, (long long)n);
+            return false;
+        }
+        out.dims[dim] = poly_const(c, length);
+    } else {
+        int64_t step, end = INT64_MAX;
+        Expr *ee = named(call, "end");
+        if (!int_param(c, call, "step", 1, &step) || (ee && !int_arg(c, ee, &end)))
+            return false;
+        if (step <= 0) {
+            error_at(c, named(call, "step")->loc, "slice step must be positive");
+            return false;
+        }
+        if (known) {
+            if (start < 0)
+                start += n;
+            if (end < 0)
+                end += n;
+            start = start < 0 ? 0 : start > n ? n : start;
+            end = end < start ? start : end > n ? n : end;
+            out.dims[dim] = poly_const(c, (end - start + step - 1) / step);
+        } else if (start >= 0 && !ee && step == 1) {
+            if (!(out.dims[dim] = affine(c, call, size, 1, -start)))
+                return false;
+        } else {
+            error_at(c, call->loc, "slice() of the symbolic dimension %s is supported with start >= 0, no end and "
+                     "step 1 only: otherwise its size depends on the value of %s", dim_str(c, size), dim_str(c, size));
+            return false;
+        }
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* index[d] <= of[d] for every d (but `except`), as far as known at compile time. */
+static bool index_fits(const Shape *idx, const Shape *of, int64_t except)
+{
+    for (int d = 0; d < idx->ndim; d++) {
+        int64_t a, b;
+        if (d == except || dims_match(idx->dims[d], of->dims[d]))
+            continue;
+        if (!(const_dim(idx->dims[d], &a) && const_dim(of->dims[d], &b) && a <= b))
+            return false;
+    }
+    return true;
+}
+
+/* gather, scatter_add and index_select. */
+bool infer_gather(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 2))
+        return false;
+    OpId id = call->op->id;
+    Expr *x = arg(call, 0), *idx = arg(call, 2);
+    const Shape *xs = &x->type.shape, *is = &idx->type.shape;
+    int64_t dim;
+    if (!normalise_dim(c, arg(call, 1), xs->ndim, &dim))
+        return false;
+    call->dim = dim;
+    if (id == OP_INDEX_SELECT) {
+        if (idx->type.dtype != DT_I64 && idx->type.dtype != DT_I32) {
+            error_at(c, idx->loc, "index_select(): Expected dtype int32 or int64 for index");
+            return false;
+        }
+        if (is->ndim > 1) {
+            error_at(c, idx->loc, "index_select(): Index is supposed to be a vector");
+            return false;
+        }
+        call->type = x->type;
+        if (xs->ndim)
+            call->type.shape.dims[dim] = is->ndim ? is->dims[0] : poly_const(c, 1);
+        return true;
+    }
+    if (idx->type.dtype != DT_I64) {
+        error_at(c, idx->loc, "%s(): Expected dtype int64 for index", id == OP_GATHER ? "gather" : "scatter");
+        return false;
+    }
+    int nx = xs->ndim ? xs->ndim : 1, ni = is->ndim ? is->ndim : 1;
+    if (ni != nx) {
+        error_at(c, idx->loc, "Index tensor must have the same number of dimensions as %s tensor",
+                 id == OP_GATHER ? "input" : "self");
+        return false;
+    }
+    if (id == OP_GATHER) {
+        if (xs->ndim && is->ndim && !index_fits(is, xs, dim)) {
+            error_at(c, idx->loc, "Size does not match at dimension %d expected index %s to be smaller than self %s "
+                     "apart from dimension %lld", 0, shape_str(c, is), shape_str(c, xs), (long long)dim);
+            return false;
+        }
+        bool sparse;
+        if (!bool_param(c, call, "sparse_grad", false, &sparse))
+            return false;
+        call->type.dtype = x->type.dtype;
+        call->type.shape = *is;
+        return true;
+    }
+    if (!require_tensor(c, call, 3))
+        return false;
+    Expr *src = arg(call, 3);
+    const Shape *ss = &src->type.shape;
+    if (x->type.dtype != src->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+        error_at(c, src->loc, "scatter(): Expected self.dtype to be equal to src.dtype (self is %s, src %s)",
+                 dtype_name(x->type.dtype), dtype_name(src->type.dtype));
+        return false;
+    }
+    if ((ss->ndim ? ss->ndim : 1) != ni) {
+        error_at(c, idx->loc, "Index tensor must have the same number of dimensions as src tensor");
+        return false;
+    }
+    if (xs->ndim && is->ndim && (!index_fits(is, xs, dim) || !index_fits(is, ss, -1))) {
+        error_at(c, idx->loc, "Expected index %s to be smaller than self %s apart from dimension %lld and to be "
+                 "smaller size than src %s", shape_str(c, is), shape_str(c, xs), (long long)dim, shape_str(c, ss));
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+/* ---- conv_tbc ---------------------------------------------------------------------- */
+
+bool infer_conv_tbc(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 3; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *x = arg(call, 0), *w = arg(call, 1), *b = arg(call, 2);
+    if (!not_bool(c, call, x) || !same_dtype(c, call, x, w) || !same_dtype(c, call, x, b))
+        return false;
+    const Shape *xs = &x->type.shape, *ws = &w->type.shape, *bs = &b->type.shape;
+    const char *msg = xs->ndim != 3 ? "Input must have 3 dims: time, batch, in_channel"
+                      : ws->ndim != 3 ? "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
+                      : bs->ndim != 1 ? "Bias must be 1-D"
+                      : !dims_match(xs->dims[2], ws->dims[1]) ? "Input dim 2 (input channels) is not == dim 1 in the weight tensor"
+                      : !dims_match(bs->dims[0], ws->dims[2]) ? "Bias size must equal dim 2 in the weight tensor (output channels)."
+                      : NULL;
+    if (msg) {
+        error_at(c, call->loc, "%s (input %s, weight %s, bias %s)", msg, shape_str(c, xs), shape_str(c, ws),
+                 shape_str(c, bs));
+        return false;
+    }
+    int64_t pad, k;
+    if (!int_param(c, call, "pad", 0, &pad))
+        return false;
+    if (!const_dim(ws->dims[0], &k)) {
+        error_at(c, w->loc, "conv_tbc(): the kernel width must be a number, not %s", dim_str(c, ws->dims[0]));
+        return false;
+    }
+    Shape out = *xs;
+    if (!(out.dims[0] = affine(c, call, xs->dims[0], 1, 2 * pad - k + 1)) || !size_at_least(c, call, out.dims[0], 1, "output"))
+        return false;
+    out.dims[2] = ws->dims[2];
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* ---- more losses -------------------------------------------------------------------- */
+
+/* huber_loss, poisson_nll_loss, soft_margin_loss, hinge_embedding_loss. */
+static bool elementwise_loss(Ctx *c, Expr *call)
+{
+    OpId id = call->op->id;
+    Expr *x = arg(call, 0), *target = arg(call, 1);
+    const Shape *xs = &x->type.shape, *ts = &target->type.shape;
+    Shape s;
+    if (id == OP_SOFT_MARGIN_LOSS) {
+        /* computed in place in a tensor like the input */
+        if (!broadcasts_to(c, call, target, xs, "target"))
+            return false;
+        s = *xs;
+    } else if (!broadcast(c, call, xs, ts, &s)) {
+        return false;
+    }
+    if (id == OP_HUBER_LOSS && !shape_equal(xs, ts) && !c->autocast_ran)
+        warning_class_at(c, target->loc, "loss-broadcast", "Using a target size (%s) that is different to the "
+                         "input size (%s). This will likely lead to incorrect results due to broadcasting. "
+                         "Please ensure they have the same size.", shape_str(c, ts), shape_str(c, xs));
+    DType t = x->type.dtype;
+    if (id == OP_POISSON_NLL_LOSS) {
+        t = promote_tensors(&x->type, &target->type);
+        if (!dtype_is_float(t))
+            t = DT_F32;
+        bool log_input, full;
+        double eps;
+        if (!bool_param(c, call, "log_input", true, &log_input) || !bool_param(c, call, "full", false, &full) ||
+            !float_param(c, call, "eps", 1e-8, &eps))
+            return false;
+    } else if (!require_float(c, call, x)) {
+        return false;
+    }
+    if (id == OP_HUBER_LOSS) {
+        double delta;
+        if (!float_param(c, call, "delta", 1.0, &delta))
+            return false;
+        if (delta <= 0) {
+            error_at(c, named(call, "delta")->loc, "huber_loss does not support non-positive values for delta.");
+            return false;
+        }
+    }
+    if (id == OP_HINGE_EMBEDDING_LOSS) {
+        double margin;
+        if (!float_param(c, call, "margin", 1.0, &margin))
+            return false;
+    }
+    loss_result(call, t, &s);
+    return true;
+}
+
+/* nll_loss2d, multilabel_margin_loss, multi_margin_loss: class-index targets. */
+bool infer_class_loss(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    OpId id = call->op->id;
+    Expr *x = arg(call, 0), *target = arg(call, 1), *w = NULL;
+    if (!require_float(c, call, x) || !reduction_param(c, call, false))
+        return false;
+    if (op_param_index(call->op, "weight") >= 0 && !tensor_arg(c, call, "weight", &w))
+        return false;
+    const Shape *xs = &x->type.shape, *ts = &target->type.shape;
+    if (target->type.dtype != DT_I64) {
+        error_at(c, target->loc, "%s(): expected scalar type Long (i64) for the target, but got %s", call->op->name,
+                 type_to_string(c, &target->type));
+        return false;
+    }
+    Shape per_sample = {0};
+    const Poly *classes;
+    if (id == OP_NLL_LOSS2D) {
+        if (xs->ndim != 4) {
+            error_at(c, x->loc, "only batches of spatial inputs supported (4D tensors), but got input of dimension: %d",
+                     xs->ndim);
+            return false;
+        }
+        if (ts->ndim != 3) {
+            error_at(c, target->loc, "only batches of spatial targets supported (3D tensors) but got targets of "
+                     "dimension: %d", ts->ndim);
+            return false;
+        }
+        per_sample.ndim = 3;
+        per_sample.dims[0] = xs->dims[0];
+        per_sample.dims[1] = xs->dims[2];
+        per_sample.dims[2] = xs->dims[3];
+        if (!shape_equal(ts, &per_sample)) {
+            error_at(c, target->loc, "input and target batch or spatial sizes don't match: target %s, input %s",
+                     shape_str(c, ts), shape_str(c, xs));
+            return false;
+        }
+        classes = xs->dims[1];
+        int64_t ignore;
+        if (!int_param(c, call, "ignore_index", -100, &ignore))
+            return false;
+        call->ignore_index = ignore;
+    } else {
+        if (xs->ndim > 2) {
+            error_at(c, x->loc, "%s(): Expected non-empty vector or matrix with optional 0-dim batch size, but got: %s",
+                     call->op->name, shape_str(c, xs));
+            return false;
+        }
+        if (xs->ndim == 2)
+            per_sample.dims[per_sample.ndim++] = xs->dims[0];
+        classes = xs->ndim ? xs->dims[xs->ndim - 1] : poly_const(c, 1);
+        bool ok = id == OP_MULTILABEL_MARGIN_LOSS ? shape_equal(ts, xs) || (xs->ndim == 0 && ts->ndim <= 1)
+                                                   : shape_equal(ts, &per_sample);
+        if (!ok) {
+            error_at(c, target->loc, id == OP_MULTILABEL_MARGIN_LOSS ? "inconsistent target size: %s for input of size: %s"
+                                                                     : "inconsistent target size, got %s for input of size %s",
+                     shape_str(c, ts), shape_str(c, xs));
+            return false;
+        }
+        if (id == OP_MULTI_MARGIN_LOSS) {
+            int64_t p;
+            double margin;
+            if (!int_param(c, call, "p", 1, &p) || !float_param(c, call, "margin", 1.0, &margin))
+                return false;
+            if (p != 1 && p != 2) {
+                error_at(c, named(call, "p")->loc, "only p == 1 and p == 2 supported");
+                return false;
+            }
+        }
+    }
+    if (w && (!per_channel(c, call, w, classes) || !same_dtype(c, call, x, w)))
+        return false;
+    loss_result(call, x->type.dtype, &per_sample);
+    return true;
+}
+
+/* cosine_embedding_loss, margin_ranking_loss, triplet_margin_loss. */
+bool infer_pair_loss(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 3; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    OpId id = call->op->id;
+    Expr *a = arg(call, 0), *b = arg(call, 1), *t = arg(call, 2);
+    const Shape *as = &a->type.shape, *bs = &b->type.shape, *ts = &t->type.shape;
+    if (!reduction_param(c, call, false))
+        return false;
+    double margin;
+    if (!float_param(c, call, "margin", id == OP_TRIPLET_MARGIN_LOSS ? 1.0 : 0.0, &margin))
+        return false;
+    Type ab = a->type;
+    ab.dtype = promote_tensors(&a->type, &b->type);
+    if (bs->ndim)
+        ab.shape = *bs;
+    DType dt = ab.dtype;
+    Shape s;
+    if (id == OP_COSINE_EMBEDDING_LOSS) {
+        if (ts->ndim > 1) {
+            error_at(c, t->loc, "1D target tensor expected, multi-target not supported");
+            return false;
+        }
+        if (as->ndim != ts->ndim + 1 || bs->ndim != ts->ndim + 1) {
+            error_at(c, call->loc, "%dD target tensor expects %dD input tensors, but found inputs with sizes %s and %s.",
+                     ts->ndim, ts->ndim + 1, shape_str(c, as), shape_str(c, bs));
+            return false;
+        }
+        Shape ra = leading(as, 1), rb = leading(bs, 1);
+        if (!broadcast(c, call, as, bs, &s) || !broadcast(c, call, &ra, &rb, &s) || !broadcast(c, call, &s, ts, &s))
+            return false;
+    } else {
+        if (as->ndim != bs->ndim || as->ndim != ts->ndim) {
+            if (id == OP_MARGIN_RANKING_LOSS)
+                error_at(c, call->loc, "margin_ranking_loss : All input tensors should have same dimension but got "
+                         "sizes: input1: %s, input2: %s, target: %s ", shape_str(c, as), shape_str(c, bs), shape_str(c, ts));
+            else
+                error_at(c, call->loc, "All inputs should have same dimension but got %dD, %dD and %dD inputs.",
+                         as->ndim, bs->ndim, ts->ndim);
+            return false;
+        }
+        if (a->type.dtype == DT_BOOL || b->type.dtype == DT_BOOL) {
+            error_at(c, call->loc, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                     "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+            return false;
+        }
+        if (!broadcast(c, call, as, bs, &s) || !broadcast(c, call, &s, ts, &s))
+            return false;
+        dt = promote_tensors(&ab, &t->type);
+        if (id == OP_TRIPLET_MARGIN_LOSS) {
+            if (as->ndim != 1 && as->ndim != 2) {
+                error_at(c, call->loc, "triplet_margin_loss(): expected 1D or 2D inputs, got %dD", as->ndim);
+                return false;
+            }
+            double p, eps;
+            bool swap;
+            if (!float_param(c, call, "p", 2.0, &p) || !float_param(c, call, "eps", 1e-6, &eps) ||
+                !bool_param(c, call, "swap", false, &swap))
+                return false;
+            if (!dtype_is_float(dt)) {
+                error_at(c, call->loc, "triplet_margin_loss() needs floating-point tensors, got %s, %s and %s",
+                         dtype_name(a->type.dtype), dtype_name(b->type.dtype), dtype_name(t->type.dtype));
+                return false;
+            }
+            s = leading(&s, 1);
+        } else if (t->type.dtype == DT_BOOL) {
+            error_at(c, t->loc, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                     "invert a mask, use the `~` or `logical_not()` operator instead.");
+            return false;
+        }
+    }
+    if (!dtype_is_float(dt))
+        dt = DT_F32; /* the float margin or epsilon */
+    loss_result(call, dt, &s);
+    return true;
+}
+
+
+/* ---- norms and distances ---------------------------------------------------------- */
+
+/* norm, linalg_vector_norm, linalg_matrix_norm, frobenius_norm, nuclear_norm, renorm. */
+bool infer_norm_reduce(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    OpId id = call->op->id;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    if (!dtype_is_float(x->type.dtype)) {
+        error_at(c, x->loc, id == OP_LINALG_VECTOR_NORM || id == OP_RENORM
+                 ? "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s"
+                 : "norm(): input dtype should be either floating point or complex. Got %s instead.",
+                 dtype_name(x->type.dtype));
+        return false;
+    }
+    int kd = op_param_index(call->op, "dtype");
+    DType want = kd >= 0 ? dtype_arg(c, call, kd) : DT_NONE;
+    if (kd >= 0 && arg(call, kd) && want == DT_NONE)
+        return false;
+    if (want != DT_NONE && !dtype_is_float(want)) {
+        error_at(c, arg(call, kd)->loc, "%s(): dtype=%s is not a floating type", call->op->name, dtype_name(want));
+        return false;
+    }
+    if (want != DT_NONE && dtype_promote(x->type.dtype, want) != want) {
+        error_at(c, arg(call, kd)->loc, "linalg.vector_norm: the dtype of the input (%s) should be convertible without "
+                 "narrowing to the specified dtype (%s)", dtype_name(x->type.dtype), dtype_name(want));
+        return false;
+    }
+    bool keepdim = false;
+    if (op_param_index(call->op, "keepdim") >= 0 && !bool_param(c, call, "keepdim", false, &keepdim))
+        return false;
+    Shape out = *xs;
+    if (id == OP_RENORM) {
+        int64_t dim;
+        double p, maxnorm;
+        if (!normalise_dim(c, named(call, "dim"), xs->ndim, &dim) || !float_param(c, call, "p", 2, &p) ||
+            !float_param(c, call, "maxnorm", 0, &maxnorm))
+            return false;
+        if (p <= 0 || maxnorm < 0) {
+            error_at(c, call->loc, p <= 0 ? "renorm: non-positive-norm not supported" : "renorm: expected maxnorm to be >= 0");
+            return false;
+        }
+    } else if (id == OP_LINALG_MATRIX_NORM || id == OP_NUCLEAR_NORM) {
+        if (id == OP_NUCLEAR_NORM ? xs->ndim != 2 : xs->ndim < 2) {
+            error_at(c, x->loc, id == OP_NUCLEAR_NORM ? "Expected a tensor with 2 dimensions, but got a tensor with %d "
+                     "dimensions instead." : "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
+                     xs->ndim);
+            return false;
+        }
+        const char *ord = "fro";
+        if (id == OP_LINALG_MATRIX_NORM && !str_param(c, call, "ord", "fro", &ord))
+            return false;
+        if (strcmp(ord, "fro") != 0 && strcmp(ord, "nuc") != 0) {
+            error_at(c, named(call, "ord")->loc, "linalg.matrix_norm: Order %s not supported.", ord);
+            return false;
+        }
+        out = leading(xs, 2);
+        if (keepdim) {
+            out.dims[out.ndim++] = poly_const(c, 1);
+            out.dims[out.ndim++] = poly_const(c, 1);
+        }
+    } else {
+        int64_t dim = -1;
+        Expr *d = named(call, "dim");
+        if (d && !normalise_dim(c, d, xs->ndim, &dim))
+            return false;
+        if (id == OP_FROBENIUS_NORM && !d)
+            return false;
+        int kp = op_param_index(call->op, id == OP_LINALG_VECTOR_NORM ? "ord" : "p");
+        double p;
+        if (kp >= 0 && !float_param(c, call, call->op->params[kp].name, 2, &p))
+            return false;
+        out = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+    }
+    call->type.dtype = want != DT_NONE ? want : x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* cosine_similarity, dist, pdist, linalg_vecdot. */
+bool infer_distance(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    OpId id = call->op->id;
+    Expr *a = arg(call, 0);
+    const Shape *as = &a->type.shape;
+    if (id == OP_PDIST) {
+        int64_t n;
+        if (as->ndim != 2) {
+            error_at(c, a->loc, "pdist only supports 2D tensors, got: %dD", as->ndim);
+            return false;
+        }
+        if (!dtype_is_float(a->type.dtype)) {
+            error_at(c, a->loc, "pdist only supports floating-point dtypes");
+            return false;
+        }
+        if (!const_dim(as->dims[0], &n)) {
+            error_at(c, a->loc, "pdist(): the number of rows %s must be known: the result has N*(N-1)/2 entries",
+                     dim_str(c, as->dims[0]));
+            return false;
+        }
+        call->type.dtype = a->type.dtype;
+        call->type.shape.ndim = 1;
+        call->type.shape.dims[0] = poly_const(c, n * (n - 1) / 2);
+        return true;
+    }
+    if (!require_tensor(c, call, 1))
+        return false;
+    Expr *b = arg(call, 1);
+    Shape s;
+    if (!broadcast(c, call, as, &b->type.shape, &s))
+        return false;
+    DType t = promote_tensors(&a->type, &b->type);
+    if (id == OP_LINALG_VECDOT) {
+        if (a->type.dtype != b->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+            error_at(c, call->loc, "linalg.vecdot: Expected x and y to have the same dtype, but found x of type %s and "
+                     "y of type %s instead", dtype_name(a->type.dtype), dtype_name(b->type.dtype));
+            return false;
+        }
+        if (!dtype_is_float(a->type.dtype)) {
+            error_at(c, a->loc, "linalg.vecdot: Expected a floating point or complex tensor as input. Got %s",
+                     dtype_name(a->type.dtype));
+            return false;
+        }
+        t = a->type.dtype;
+    } else if (id == OP_DIST && (a->type.dtype == DT_BOOL || b->type.dtype == DT_BOOL)) {
+        error_at(c, call->loc, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                 "to invert a mask, use the `~` or `logical_not()` operator instead.");
+        return false;
+    } else if (!dtype_is_float(t)) {
+        error_at(c, call->loc, id == OP_DIST ? "norm(): input dtype should be either floating point or complex. Got %s instead."
+                               : "expected common dtype to be floating point, yet common dtype is %s", dtype_name(t));
+        return false;
+    }
+    if (id == OP_DIST) {
+        s.ndim = 0;
+    } else {
+        int64_t dim = id == OP_COSINE_SIMILARITY ? 1 : -1;
+        Expr *de = named(call, "dim");
+        if (de && !normalise_dim(c, de, s.ndim, &dim))
+            return false;
+        if (!de && dim < 0)
+            dim += s.ndim;
+        if (!de && (dim < 0 || dim >= (s.ndim ? s.ndim : 1))) {
+            error_at(c, call->loc, "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                     -(s.ndim ? s.ndim : 1), (s.ndim ? s.ndim : 1) - 1, (long long)(id == OP_COSINE_SIMILARITY ? 1 : -1));
+            return false;
+        }
+        s = s.ndim == 0 ? s : reduced(c, &s, dim, false);
+    }
+    call->type.dtype = t;
+    call->type.shape = s;
+    return true;
+}
+
+/* chain_matmul(a, b, c) and linalg_multi_dot(a, b, c): the first and last of
+ * multi_dot may be vectors. */
+bool infer_multi_dot(Ctx *c, Expr *call)
+{
+    Expr *ts[8];
+    int n = 0;
+    for (int i = 0; i < call->op->nparams; i++) {
+        if (!arg(call, i))
+            continue;
+        if (!require_tensor(c, call, i))
+            return false;
+        ts[n++] = arg(call, i);
+    }
+    bool multi = call->op->id == OP_LINALG_MULTI_DOT;
+    if (n < (multi ? 2 : 1)) {
+        error_at(c, call->loc, multi ? "multi_dot(): expected at least 2 tensors but got %d"
+                                     : "chain_matmul(): Expected one or more matrices", n);
+        return false;
+    }
+    Shape out = {0};
+    Poly *k = NULL;
+    for (int i = 0; i < n; i++) {
+        const Shape *s = &ts[i]->type.shape;
+        if (i && !same_dtype(c, call, ts[0], ts[i]))
+            return false;
+        bool vec_ok = multi && (i == 0 || i == n - 1);
+        if (s->ndim != 2 && !(vec_ok && s->ndim == 1)) {
+            error_at(c, ts[i]->loc, "%s(): tensor %d must be 2D%s but got %dD", call->op->name, i,
+                     vec_ok ? " or 1D" : "", s->ndim);
+            return false;
+        }
+        /* a 1-D first operand is a row, a 1-D last one a column, both dropped from the result */
+        Poly *rows = s->ndim == 2 ? s->dims[0] : i == 0 ? NULL : s->dims[0];
+        Poly *cols = s->ndim == 2 ? s->dims[1] : i == 0 ? s->dims[0] : NULL;
+        if (i && !dims_match(k, rows)) {
+            error_at(c, call->loc, "%s(): tensors %d and %d with shapes %s and %s cannot be multiplied", call->op->name,
+                     i - 1, i, shape_str(c, &ts[i - 1]->type.shape), shape_str(c, s));
+            return false;
+        }
+        if (i == 0 && rows)
+            out.dims[out.ndim++] = rows;
+        k = cols;
+    }
+    if (k)
+        out.dims[out.ndim++] = k;
+    if (!not_bool(c, call, ts[0]))
+        return false;
+    call->type.dtype = ts[0]->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+
+/* index_put with one index tensor, and grid_sampler. */
+bool infer_index_put(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    if (call->op->id == OP_GRID_SAMPLER) {
+        Expr *g = arg(call, 1);
+        const Shape *gs = &g->type.shape;
+        if (!require_float(c, call, x))
+            return false;
+        if (x->type.dtype != g->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+            error_at(c, call->loc, "grid_sampler(): expected input and grid to have same dtype, but input has %s and "
+                     "grid has %s", dtype_name(x->type.dtype), dtype_name(g->type.dtype));
+            return false;
+        }
+        int64_t last;
+        if ((xs->ndim != 4 && xs->ndim != 5) || gs->ndim != xs->ndim) {
+            error_at(c, call->loc, "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, "
+                     "but got input with sizes %s and grid with sizes %s", shape_str(c, xs), shape_str(c, gs));
+            return false;
+        }
+        if (!dims_match(xs->dims[0], gs->dims[0])) {
+            error_at(c, call->loc, "grid_sampler(): expected grid and input to have same batch size, but got input with "
+                     "sizes %s and grid with sizes %s", shape_str(c, xs), shape_str(c, gs));
+            return false;
+        }
+        if (!const_dim(gs->dims[gs->ndim - 1], &last) || last != xs->ndim - 2) {
+            error_at(c, g->loc, "grid_sampler(): expected grid to have size %d in last dimension, but got grid with "
+                     "sizes %s", xs->ndim - 2, shape_str(c, gs));
+            return false;
+        }
+        int64_t mode, pad;
+        bool align;
+        if (!int_param(c, call, "interpolation_mode", 0, &mode) || !int_param(c, call, "padding_mode", 0, &pad) ||
+            !bool_param(c, call, "align_corners", false, &align))
+            return false;
+        if (mode < 0 || mode > 2 || pad < 0 || pad > 2 || (mode == 2 && xs->ndim == 5)) {
+            error_at(c, call->loc, "grid_sampler(): interpolation_mode is 0 (bilinear), 1 (nearest) or 2 (bicubic, "
+                     "4-D only) and padding_mode 0 (zeros), 1 (border) or 2 (reflection)");
+            return false;
+        }
+        /* [N, C, grid's spatial dims...] */
+        Shape out = *gs;
+        for (int i = gs->ndim - 1; i >= 2; i--)
+            out.dims[i] = gs->dims[i - 1];
+        out.dims[1] = xs->dims[1];
+        call->type.dtype = x->type.dtype;
+        call->type.shape = out;
+        return true;
+    }
+    if (!require_tensor(c, call, 2))
+        return false;
+    Expr *idx = arg(call, 1), *v = arg(call, 2);
+    const Shape *is = &idx->type.shape;
+    bool mask = idx->type.dtype == DT_BOOL;
+    if (idx->type.dtype != DT_I64 && !mask) {
+        error_at(c, idx->loc, "tensors used as indices must be long, byte or bool tensors (this is %s)",
+                 dtype_name(idx->type.dtype));
+        return false;
+    }
+    if (xs->ndim == 0 || (mask && is->ndim > xs->ndim)) {
+        error_at(c, idx->loc, "too many indices for tensor of dimension %d", xs->ndim);
+        return false;
+    }
+    /* the indexed shape: the index's shape (a mask: its count of true entries) then the rest */
+    Shape res = {0};
+    int used = mask ? is->ndim : 1;
+    if (mask) {
+        for (int i = 0; i < is->ndim; i++)
+            if (!dims_match(is->dims[i], xs->dims[i])) {
+                error_at(c, idx->loc, "The shape of the mask %s at index %d does not match the shape of the indexed "
+                         "tensor %s at index %d", shape_str(c, is), i, shape_str(c, xs), i);
+                return false;
+            }
+    } else {
+        res = *is;
+    }
+    for (int i = used; i < xs->ndim; i++)
+        if (!push_dim(c, call, &res, xs->dims[i]))
+            return false;
+    /* a mask selects a number of rows known only at run time: values must
+     * broadcast to any number (a leading dim of 1, or none) */
+    const Shape *vs = &v->type.shape;
+    Shape to = res;
+    bool ok = true;
+    if (mask) {
+        to = (Shape){0};
+        for (int i = used; i < xs->ndim; i++)
+            to.dims[to.ndim++] = xs->dims[i];
+        int64_t one;
+        if (vs->ndim == to.ndim + 1)
+            ok = const_dim(vs->dims[0], &one) && one == 1;
+    }
+    ok = ok && vs->ndim <= to.ndim + (mask ? 1 : 0);
+    for (int i = 1; ok && i <= vs->ndim && i <= to.ndim; i++) {
+        int64_t one;
+        const Poly *d = vs->dims[vs->ndim - i];
+        ok = (const_dim(d, &one) && one == 1) || dims_match(d, to.dims[to.ndim - i]);
+    }
+    if (!ok) {
+        error_at(c, v->loc, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape "
+                 "%s%s", shape_str(c, vs), mask ? "[*] + " : "", shape_str(c, &to));
+        return false;
+    }
+    if (x->type.dtype != v->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+        error_at(c, v->loc, "Index put requires the source and destination dtypes match, got %s for the destination "
+                 "and %s for the source.", dtype_name(x->type.dtype), dtype_name(v->type.dtype));
+        return false;
+    }
+    bool acc;
+    if (!bool_param(c, call, "accumulate", false, &acc))
+        return false;
+    call->type = x->type;
     return true;
 }
 
