@@ -26,6 +26,7 @@ run e2e make --no-print-directory BUILD="$BUILD" test-e2e
 run install make --no-print-directory BUILD="$BUILD" test-install
 run sanitizers make --no-print-directory BUILD="$BUILD" test-sanitize
 run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-60}"
+run fuzz-weights sh tests/fuzz/run-safetensors.sh "$BUILD" "${AMPC_FUZZ_SECONDS_WEIGHTS:-20}"
 echo
 [ -n "$failed_names" ] && echo "failed suites:$failed_names"
 echo "suites: $passed passed, $failed failed"

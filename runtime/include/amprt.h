@@ -189,7 +189,22 @@ enum amp_status {
                                     a run-time dim does not match the model) */
     AMP_ERR_TARGET_OUT_OF_RANGE, /* a class index outside [0, C), not ignore_index */
     AMP_ERR_NULL_ARG,            /* a required pointer is NULL */
-    AMP_ERR_BAD_REDUCTION        /* a reduction code outside amp_reduction */
+    AMP_ERR_BAD_REDUCTION,       /* a reduction code outside amp_reduction */
+    AMP_ERR_WEIGHTS_TRUNCATED,   /* safetensors: the file ends before its size
+                                    field, its header or its tensor data does */
+    AMP_ERR_WEIGHTS_HEADER,      /* safetensors: header not the JSON the format
+                                    allows (syntax, UTF-8, schema, size 0 or
+                                    > 100 MiB, a duplicate key) */
+    AMP_ERR_WEIGHTS_OFFSETS,     /* safetensors: data_offsets overlap, leave a
+                                    gap, or do not cover the data exactly */
+    AMP_ERR_WEIGHTS_SHAPE,       /* safetensors: shape > 8 dims, element count
+                                    overflows or disagrees with the offsets;
+                                    amp_st_load: shape differs from the file */
+    AMP_ERR_WEIGHTS_DTYPE,       /* safetensors: a dtype amprt does not have;
+                                    amp_st_load: dtype differs from the file */
+    AMP_ERR_WEIGHTS_MISSING,     /* amp_st_load: no tensor of that name */
+    AMP_ERR_IO,                  /* a file could not be opened or read */
+    AMP_ERR_OUT_OF_MEMORY        /* malloc failed */
 };
 
 /* Never NULL: a static message, or a generic one for an unknown code. */
@@ -301,6 +316,49 @@ typedef enum {
 #define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;
 AMP_FOR_EACH_KERNEL(AMP_DECLARE_KERNEL)
 #undef AMP_DECLARE_KERNEL
+
+/* ---- Weights: safetensors files -------------------------------------------
+ *
+ * A reader for Hugging Face safetensors files (what safetensors.torch.
+ * save_file writes): an 8-byte little-endian header size N, N bytes of JSON
+ * naming each tensor's dtype, shape and data_offsets, then the data.
+ * amp_st_parse validates the whole file up front (docs/runtime.md lists the
+ * rules); after AMP_OK every tensor's bytes are inside the file and have
+ * exactly the size its dtype and shape say.
+ *
+ * Allocation: amp_st_parse and amp_st_open allocate with malloc (the table,
+ * the decoded names and, for amp_st_open, the file's bytes); amp_st_close
+ * frees it all. amp_st_parse does not copy `bytes`: they must outlive the
+ * amp_st_file. Nothing else allocates.
+ */
+typedef struct amp_st_tensor {
+    const char *name; /* NUL-terminated; may hold a NUL, so see name_len */
+    size_t name_len;
+    amp_dtype dtype;
+    int ndim;         /* 0..8 */
+    int64_t shape[8]; /* shape[i] for i < ndim; the rest 0 */
+    uint64_t begin, end; /* byte range within the data region */
+} amp_st_tensor;
+
+typedef struct amp_st_file amp_st_file;
+
+/* AMP_OK and *out set, or an error status and *out = NULL. */
+int amp_st_parse(const void *bytes, size_t len, amp_st_file **out);
+/* Reads the whole file, then amp_st_parse; AMP_ERR_IO if it cannot. */
+int amp_st_open(const char *path, amp_st_file **out);
+/* Tensors are numbered 0..count-1 in order of their data (begin). */
+int amp_st_count(const amp_st_file *f);
+const amp_st_tensor *amp_st_get(const amp_st_file *f, int i);           /* NULL if out of range */
+const amp_st_tensor *amp_st_find(const amp_st_file *f, const char *name); /* NULL if absent */
+/* The tensor's raw little-endian bytes in the file (not necessarily
+ * aligned for its dtype); t must come from f. */
+const void *amp_st_data(const amp_st_file *f, const amp_st_tensor *t);
+/* Copies tensor `name` into dst (native byte order) if its dtype is `dtype`
+ * and its shape is exactly shape[0..ndim): AMP_ERR_WEIGHTS_MISSING,
+ * _DTYPE or _SHAPE otherwise, checked in that order, with dst untouched. */
+int amp_st_load(const amp_st_file *f, const char *name, amp_dtype dtype, int ndim,
+                const int64_t *shape, void *dst);
+void amp_st_close(amp_st_file *f); /* NULL is fine */
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,14 @@ const char *amp_strerror(int code)
     case AMP_ERR_TARGET_OUT_OF_RANGE: return "class target outside [0, C) and not ignore_index";
     case AMP_ERR_NULL_ARG: return "required pointer argument is NULL";
     case AMP_ERR_BAD_REDUCTION: return "unknown reduction code";
+    case AMP_ERR_WEIGHTS_TRUNCATED: return "weights file truncated (ends inside its header or tensor data)";
+    case AMP_ERR_WEIGHTS_HEADER: return "weights file header is not valid safetensors JSON";
+    case AMP_ERR_WEIGHTS_OFFSETS: return "weights file tensor data offsets overlap, leave gaps or do not cover the data";
+    case AMP_ERR_WEIGHTS_SHAPE: return "weights tensor shape invalid or not the one expected";
+    case AMP_ERR_WEIGHTS_DTYPE: return "weights tensor dtype unsupported or not the one expected";
+    case AMP_ERR_WEIGHTS_MISSING: return "weights tensor not found in the file";
+    case AMP_ERR_IO: return "I/O error reading a file";
+    case AMP_ERR_OUT_OF_MEMORY: return "out of memory";
     }
     return "unknown amprt status code";
 }

@@ -152,8 +152,11 @@ static void test_isa_ref_in_process(void **state)
 static void test_strerror_every_code(void **state)
 {
     static const int codes[] = { AMP_OK, AMP_ERR_ARENA_TOO_SMALL, AMP_ERR_BAD_DIM, AMP_ERR_TARGET_OUT_OF_RANGE,
-                                 AMP_ERR_NULL_ARG, AMP_ERR_BAD_REDUCTION };
-    static const int unknown[] = { -1, AMP_ERR_BAD_REDUCTION + 1, 1000, INT_MIN, INT_MAX };
+                                 AMP_ERR_NULL_ARG, AMP_ERR_BAD_REDUCTION, AMP_ERR_WEIGHTS_TRUNCATED,
+                                 AMP_ERR_WEIGHTS_HEADER, AMP_ERR_WEIGHTS_OFFSETS, AMP_ERR_WEIGHTS_SHAPE,
+                                 AMP_ERR_WEIGHTS_DTYPE, AMP_ERR_WEIGHTS_MISSING, AMP_ERR_IO,
+                                 AMP_ERR_OUT_OF_MEMORY };
+    static const int unknown[] = { -1, AMP_ERR_OUT_OF_MEMORY + 1, 1000, INT_MIN, INT_MAX };
     const size_t ncodes = sizeof codes / sizeof codes[0];
     const char *generic = amp_strerror(-1);
     (void)state;

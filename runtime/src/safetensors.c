@@ -1,0 +1,710 @@
+/*
+ * safetensors.c - reading Hugging Face safetensors weight files.
+ *
+ * Layout: u64 little-endian N, N bytes of UTF-8 JSON, then the data region.
+ * The JSON is parsed by a small strict parser that knows the schema, so it
+ * never recurses and nests at most three deep (file object, tensor object,
+ * shape/offsets array):
+ *
+ *   { "NAME": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+ *     "__metadata__": {"KEY": "VALUE", ...}, ... }
+ *
+ * Rules enforced (the same as the reference Rust implementation, except
+ * where marked "stricter"):
+ *  - N > 0, N <= 100 MiB (the reference: 100 000 000), 8 + N <= length;
+ *  - the header is valid UTF-8 and one JSON object, optionally surrounded
+ *    by JSON whitespace (writers pad it with spaces), nothing after it;
+ *  - strings: escapes \" \\ \/ \b \f \n \r \t \uXXXX (surrogate pairs
+ *    combined, lone surrogates rejected), no raw control characters;
+ *  - numbers: non-negative integers without sign, fraction, exponent or
+ *    leading zeros, below 2^64 (shape dims below 2^63);
+ *  - no duplicate key in any object (compared after unescaping);
+ *  - a tensor has exactly dtype, shape and data_offsets (stricter: unknown
+ *    keys are rejected, as is "__metadata__": null); __metadata__ maps
+ *    strings to strings;
+ *  - dtype is one amprt has (F64 F32 BF16 F16 I64 I32 BOOL);
+ *  - shape has at most 8 dims; begin <= end; the product of the dims times
+ *    the dtype size, computed left to right without overflowing u64, equals
+ *    end - begin;
+ *  - sorted by (begin, end), the tensors tile the data region exactly:
+ *    each begins where the previous ended, the first at 0, the last ends at
+ *    the end of the file.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+#endif
+
+#include "amprt.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define ST_MAX_HEADER ((uint64_t)100 * 1024 * 1024)
+#define ST_MAX_DIMS 8
+
+struct amp_st_file {
+    const unsigned char *data; /* the data region */
+    uint64_t data_len;
+    int count;
+    amp_st_tensor *tensors; /* sorted by (begin, end, name) */
+    char *pool;             /* decoded names, NUL-terminated */
+    unsigned char *owned;   /* the file's bytes, when amp_st_open read them */
+};
+
+/* A metadata key, kept only to find duplicates. */
+typedef struct {
+    const char *s;
+    size_t len;
+} st_span;
+
+typedef struct {
+    const unsigned char *p, *end;
+    int status;               /* first error, or AMP_OK */
+    char *pool;               /* room for every decoded string (<= N + 1) */
+    size_t pool_used;
+    amp_st_tensor *tensors;   /* growing table */
+    size_t ntensors, cap_tensors;
+    st_span *keys;            /* metadata keys of the current object */
+    size_t nkeys, cap_keys;
+} st_parser;
+
+static int fail(st_parser *ps, int status)
+{
+    if (ps->status == AMP_OK)
+        ps->status = status;
+    return -1;
+}
+
+static void skip_ws(st_parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+/* Skips whitespace, then consumes c or fails. */
+static int expect(st_parser *ps, unsigned char c)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != c)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+    ps->p++;
+    return 0;
+}
+
+/* After whitespace: 1 and consumed if the next byte is c, else 0. */
+static int accept(st_parser *ps, unsigned char c)
+{
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == c) {
+        ps->p++;
+        return 1;
+    }
+    return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (s < end, *s >= 0x80), or 0. */
+static size_t utf8_seq(const unsigned char *s, const unsigned char *end)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong */
+        if (c == 0xed)
+            hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0)
+            lo = 0x90; /* overlong */
+        if (c == 0xf4)
+            hi = 0x8f; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+static int hex4(st_parser *ps, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (ps->end - ps->p < 4)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = *ps->p++;
+        uint32_t d;
+        if (c >= '0' && c <= '9')
+            d = (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            d = (uint32_t)(c - 'A' + 10);
+        else
+            return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+        v = v * 16 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses a JSON string (after whitespace), unescaped into the pool with a
+ * NUL after it. The decoded text plus its NUL never takes more bytes than
+ * the quoted source, so a pool of N + 1 bytes holds every string. */
+static int parse_string(st_parser *ps, const char **out, size_t *out_len)
+{
+    char *dst;
+    if (expect(ps, '"'))
+        return -1;
+    dst = ps->pool + ps->pool_used;
+    *out = dst;
+    for (;;) {
+        unsigned char c;
+        if (ps->p >= ps->end)
+            return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* unterminated */
+        c = *ps->p;
+        if (c == '"') {
+            ps->p++;
+            break;
+        }
+        if (c < 0x20) {
+            return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* raw control character */
+        } else if (c >= 0x80) {
+            size_t n = utf8_seq(ps->p, ps->end);
+            if (n == 0)
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+            memcpy(dst, ps->p, n);
+            dst += n;
+            ps->p += n;
+        } else if (c != '\\') {
+            *dst++ = (char)c;
+            ps->p++;
+        } else {
+            uint32_t cp;
+            ps->p++;
+            if (ps->p >= ps->end)
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+            c = *ps->p++;
+            switch (c) {
+            case '"': *dst++ = '"'; continue;
+            case '\\': *dst++ = '\\'; continue;
+            case '/': *dst++ = '/'; continue;
+            case 'b': *dst++ = '\b'; continue;
+            case 'f': *dst++ = '\f'; continue;
+            case 'n': *dst++ = '\n'; continue;
+            case 'r': *dst++ = '\r'; continue;
+            case 't': *dst++ = '\t'; continue;
+            case 'u': break;
+            default: return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+            }
+            if (hex4(ps, &cp))
+                return -1;
+            if (cp >= 0xdc00 && cp <= 0xdfff)
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* lone low surrogate */
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                uint32_t lo;
+                /* a high surrogate: \uDC00-\uDFFF must follow */
+                if (ps->end - ps->p < 2 || ps->p[0] != '\\' || ps->p[1] != 'u')
+                    return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+                ps->p += 2;
+                if (hex4(ps, &lo))
+                    return -1;
+                if (lo < 0xdc00 || lo > 0xdfff)
+                    return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            /* UTF-8 of cp: at most 4 bytes from a 6- or 12-byte escape */
+            if (cp < 0x80) {
+                *dst++ = (char)cp;
+            } else if (cp < 0x800) {
+                *dst++ = (char)(0xc0 | (cp >> 6));
+                *dst++ = (char)(0x80 | (cp & 0x3f));
+            } else if (cp < 0x10000) {
+                *dst++ = (char)(0xe0 | (cp >> 12));
+                *dst++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+                *dst++ = (char)(0x80 | (cp & 0x3f));
+            } else {
+                *dst++ = (char)(0xf0 | (cp >> 18));
+                *dst++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+                *dst++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+                *dst++ = (char)(0x80 | (cp & 0x3f));
+            }
+        }
+    }
+    *dst = '\0';
+    *out_len = (size_t)(dst - *out);
+    ps->pool_used += *out_len + 1;
+    return 0;
+}
+
+/* A non-negative integer below 2^64 (after whitespace). */
+static int parse_u64(st_parser *ps, uint64_t *out)
+{
+    uint64_t v = 0;
+    const unsigned char *start;
+    skip_ws(ps);
+    start = ps->p;
+    while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
+        unsigned d = (unsigned)(*ps->p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* >= 2^64 */
+        v = v * 10 + d;
+        ps->p++;
+    }
+    if (ps->p == start)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* no digit: '-', '+', '.', ... */
+    if (*start == '0' && ps->p - start > 1)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* leading zero */
+    /* a fraction or exponent would be a syntax error at the caller's ',' or
+     * ']' anyway; say so here */
+    if (ps->p < ps->end && (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E'))
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+    *out = v;
+    return 0;
+}
+
+static int str_eq(const char *s, size_t len, const char *lit)
+{
+    return len == strlen(lit) && memcmp(s, lit, len) == 0;
+}
+
+static int dtype_of(const char *s, size_t len, amp_dtype *out)
+{
+    static const struct {
+        const char *name;
+        amp_dtype dtype;
+    } table[] = {
+        { "F64", AMP_F64 }, { "F32", AMP_F32 }, { "BF16", AMP_BF16 }, { "F16", AMP_F16 },
+        { "I64", AMP_I64 }, { "I32", AMP_I32 }, { "BOOL", AMP_BOOL },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (str_eq(s, len, table[i].name)) {
+            *out = table[i].dtype;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The value of a tensor entry: {"dtype": .., "shape": [..], "data_offsets": [b, e]}. */
+static int parse_tensor(st_parser *ps, amp_st_tensor *t)
+{
+    int seen_dtype = 0, seen_shape = 0, seen_offsets = 0;
+    uint64_t numel = 1, nbytes;
+    if (expect(ps, '{'))
+        return -1;
+    if (accept(ps, '}'))
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* every field is required */
+    do {
+        const char *key;
+        size_t key_len, mark = ps->pool_used;
+        if (parse_string(ps, &key, &key_len) || expect(ps, ':'))
+            return -1;
+        ps->pool_used = mark; /* the key is not kept */
+        if (str_eq(key, key_len, "dtype")) {
+            const char *v;
+            size_t v_len;
+            if (seen_dtype++)
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+            if (parse_string(ps, &v, &v_len))
+                return -1;
+            ps->pool_used = mark;
+            if (!dtype_of(v, v_len, &t->dtype))
+                return fail(ps, AMP_ERR_WEIGHTS_DTYPE);
+        } else if (str_eq(key, key_len, "shape")) {
+            if (seen_shape++ || expect(ps, '['))
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+            if (!accept(ps, ']')) {
+                do {
+                    uint64_t d;
+                    if (parse_u64(ps, &d))
+                        return -1;
+                    if (t->ndim == ST_MAX_DIMS || d > (uint64_t)INT64_MAX)
+                        return fail(ps, AMP_ERR_WEIGHTS_SHAPE);
+                    t->shape[t->ndim++] = (int64_t)d;
+                } while (accept(ps, ','));
+                if (expect(ps, ']'))
+                    return -1;
+            }
+        } else if (str_eq(key, key_len, "data_offsets")) {
+            if (seen_offsets++ || expect(ps, '[') || parse_u64(ps, &t->begin) || expect(ps, ',') ||
+                parse_u64(ps, &t->end) || expect(ps, ']'))
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+        } else {
+            return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* unknown key */
+        }
+    } while (accept(ps, ','));
+    if (expect(ps, '}'))
+        return -1;
+    if (!seen_dtype || !seen_shape || !seen_offsets)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+    if (t->begin > t->end)
+        return fail(ps, AMP_ERR_WEIGHTS_OFFSETS);
+    for (int i = 0; i < t->ndim; i++) {
+        uint64_t d = (uint64_t)t->shape[i];
+        if (d != 0 && numel > UINT64_MAX / d)
+            return fail(ps, AMP_ERR_WEIGHTS_SHAPE); /* element count overflows */
+        numel *= d;
+    }
+    nbytes = numel * amp_dtype_size(t->dtype);
+    if (nbytes / amp_dtype_size(t->dtype) != numel || nbytes != t->end - t->begin)
+        return fail(ps, AMP_ERR_WEIGHTS_SHAPE);
+    return 0;
+}
+
+static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    if (c != 0)
+        return c;
+    return alen < blen ? -1 : alen > blen;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const st_span *x = a, *y = b;
+    return cmp_bytes(x->s, x->len, y->s, y->len);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    const amp_st_tensor *x = a, *y = b;
+    return cmp_bytes(x->name, x->name_len, y->name, y->name_len);
+}
+
+static int cmp_offsets(const void *a, const void *b)
+{
+    const amp_st_tensor *x = a, *y = b;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return cmp_name(a, b);
+}
+
+/* The value of "__metadata__": an object of strings (keys kept until the
+ * duplicate check, values dropped). */
+static int parse_metadata(st_parser *ps)
+{
+    if (expect(ps, '{'))
+        return -1;
+    ps->nkeys = 0;
+    if (!accept(ps, '}')) {
+        do {
+            const char *k, *v;
+            size_t k_len, v_len, mark;
+            if (parse_string(ps, &k, &k_len) || expect(ps, ':'))
+                return -1;
+            mark = ps->pool_used;
+            if (parse_string(ps, &v, &v_len))
+                return -1;
+            ps->pool_used = mark;
+            if (ps->nkeys == ps->cap_keys) {
+                size_t cap = ps->cap_keys ? 2 * ps->cap_keys : 16;
+                st_span *k2 = realloc(ps->keys, cap * sizeof *k2);
+                if (!k2)
+                    return fail(ps, AMP_ERR_OUT_OF_MEMORY);
+                ps->keys = k2;
+                ps->cap_keys = cap;
+            }
+            ps->keys[ps->nkeys].s = k;
+            ps->keys[ps->nkeys].len = k_len;
+            ps->nkeys++;
+        } while (accept(ps, ','));
+        if (expect(ps, '}'))
+            return -1;
+    }
+    if (ps->nkeys > 1) {
+        qsort(ps->keys, ps->nkeys, sizeof *ps->keys, cmp_span);
+        for (size_t i = 1; i < ps->nkeys; i++)
+            if (cmp_span(&ps->keys[i - 1], &ps->keys[i]) == 0)
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* duplicate key */
+    }
+    return 0;
+}
+
+/* The header: one object of tensors and at most one __metadata__. */
+static int parse_header(st_parser *ps)
+{
+    int seen_metadata = 0;
+    if (expect(ps, '{'))
+        return -1;
+    if (!accept(ps, '}')) {
+        do {
+            const char *name;
+            size_t name_len, mark = ps->pool_used;
+            amp_st_tensor *t;
+            if (parse_string(ps, &name, &name_len) || expect(ps, ':'))
+                return -1;
+            if (str_eq(name, name_len, "__metadata__")) {
+                ps->pool_used = mark;
+                if (seen_metadata++)
+                    return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+                if (parse_metadata(ps))
+                    return -1;
+                ps->pool_used = mark; /* metadata keys are dropped too */
+                continue;
+            }
+            if (ps->ntensors == ps->cap_tensors) {
+                size_t cap = ps->cap_tensors ? 2 * ps->cap_tensors : 16;
+                amp_st_tensor *t2;
+                if (cap > INT_MAX)
+                    return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* count must fit an int */
+                t2 = realloc(ps->tensors, cap * sizeof *t2);
+                if (!t2)
+                    return fail(ps, AMP_ERR_OUT_OF_MEMORY);
+                ps->tensors = t2;
+                ps->cap_tensors = cap;
+            }
+            t = &ps->tensors[ps->ntensors++];
+            memset(t, 0, sizeof *t);
+            t->name = name;
+            t->name_len = name_len;
+            if (parse_tensor(ps, t))
+                return -1;
+        } while (accept(ps, ','));
+        if (expect(ps, '}'))
+            return -1;
+    }
+    skip_ws(ps);
+    if (ps->p != ps->end)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* trailing garbage */
+    if (ps->ntensors > 1) {
+        qsort(ps->tensors, ps->ntensors, sizeof *ps->tensors, cmp_name);
+        for (size_t i = 1; i < ps->ntensors; i++)
+            if (cmp_name(&ps->tensors[i - 1], &ps->tensors[i]) == 0)
+                return fail(ps, AMP_ERR_WEIGHTS_HEADER); /* duplicate name */
+    }
+    return 0;
+}
+
+int amp_st_parse(const void *bytes, size_t len, amp_st_file **out)
+{
+    const unsigned char *b = bytes;
+    uint64_t n = 0, pos = 0;
+    st_parser ps;
+    amp_st_file *f;
+
+    if (!out)
+        return AMP_ERR_NULL_ARG;
+    *out = NULL;
+    if (!bytes && len > 0)
+        return AMP_ERR_NULL_ARG;
+    if (len < 8)
+        return AMP_ERR_WEIGHTS_TRUNCATED;
+    for (int i = 7; i >= 0; i--)
+        n = n << 8 | b[i];
+    if (n == 0 || n > ST_MAX_HEADER)
+        return AMP_ERR_WEIGHTS_HEADER;
+    if (n > len - 8)
+        return AMP_ERR_WEIGHTS_TRUNCATED;
+
+    memset(&ps, 0, sizeof ps);
+    ps.p = b + 8;
+    ps.end = b + 8 + n;
+    ps.status = AMP_OK;
+    ps.pool = malloc((size_t)n + 1);
+    if (!ps.pool)
+        return AMP_ERR_OUT_OF_MEMORY;
+    f = malloc(sizeof *f);
+    if (!f)
+        fail(&ps, AMP_ERR_OUT_OF_MEMORY);
+    else
+        parse_header(&ps);
+    free(ps.keys);
+
+    if (ps.status == AMP_OK && ps.ntensors > 0) {
+        uint64_t data_len = (uint64_t)(len - 8) - n;
+        qsort(ps.tensors, ps.ntensors, sizeof *ps.tensors, cmp_offsets);
+        /* each tensor starts where the previous one ended */
+        for (size_t i = 0; i < ps.ntensors && ps.status == AMP_OK; i++) {
+            if (ps.tensors[i].begin != pos)
+                fail(&ps, AMP_ERR_WEIGHTS_OFFSETS); /* an overlap or a gap */
+            pos = ps.tensors[i].end;
+        }
+        if (ps.status == AMP_OK && pos > data_len)
+            fail(&ps, AMP_ERR_WEIGHTS_TRUNCATED); /* data past the end of the file */
+    }
+    if (ps.status == AMP_OK && pos != (uint64_t)(len - 8) - n)
+        fail(&ps, AMP_ERR_WEIGHTS_OFFSETS); /* bytes after the last tensor */
+    if (ps.status != AMP_OK) {
+        free(ps.tensors);
+        free(ps.pool);
+        free(f);
+        return ps.status;
+    }
+    f->data = b + 8 + n;
+    f->data_len = pos;
+    f->count = (int)ps.ntensors;
+    f->tensors = ps.tensors;
+    f->pool = ps.pool;
+    f->owned = NULL;
+    *out = f;
+    return AMP_OK;
+}
+
+int amp_st_open(const char *path, amp_st_file **out)
+{
+    FILE *fp;
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int status, err = 0;
+
+    if (!out)
+        return AMP_ERR_NULL_ARG;
+    *out = NULL;
+    if (!path)
+        return AMP_ERR_NULL_ARG;
+    fp = fopen(path, "rb");
+    if (!fp)
+        return AMP_ERR_IO;
+    /* Read to EOF, growing the buffer, so pipes work too. A regular file's
+     * size is only a hint for the first allocation. */
+    {
+        struct stat st;
+        if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uintmax_t)st.st_size < SIZE_MAX)
+            cap = (size_t)st.st_size + 1; /* + 1: EOF is seen without growing */
+    }
+    for (;;) {
+        size_t got;
+        if (len == cap) {
+            size_t ncap = cap ? cap + cap / 2 : 65536;
+            unsigned char *nbuf;
+            if (ncap <= cap) {
+                err = AMP_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            nbuf = realloc(buf, ncap);
+            if (!nbuf) {
+                err = AMP_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            buf = nbuf;
+            cap = ncap;
+        } else if (!buf) {
+            buf = malloc(cap);
+            if (!buf) {
+                err = AMP_ERR_OUT_OF_MEMORY;
+                break;
+            }
+        }
+        got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+        if (len < cap) { /* a short read: end of file or an error */
+            if (ferror(fp))
+                err = AMP_ERR_IO;
+            break;
+        }
+    }
+    if (fclose(fp) != 0 && !err)
+        err = AMP_ERR_IO;
+    if (err) {
+        free(buf);
+        return err;
+    }
+    status = amp_st_parse(buf, len, out);
+    if (status != AMP_OK) {
+        free(buf);
+        return status;
+    }
+    (*out)->owned = buf;
+    return AMP_OK;
+}
+
+int amp_st_count(const amp_st_file *f)
+{
+    return f ? f->count : 0;
+}
+
+const amp_st_tensor *amp_st_get(const amp_st_file *f, int i)
+{
+    if (!f || i < 0 || i >= f->count)
+        return NULL;
+    return &f->tensors[i];
+}
+
+const amp_st_tensor *amp_st_find(const amp_st_file *f, const char *name)
+{
+    size_t len;
+    if (!f || !name)
+        return NULL;
+    len = strlen(name);
+    for (int i = 0; i < f->count; i++)
+        if (f->tensors[i].name_len == len && memcmp(f->tensors[i].name, name, len) == 0)
+            return &f->tensors[i];
+    return NULL;
+}
+
+const void *amp_st_data(const amp_st_file *f, const amp_st_tensor *t)
+{
+    if (!f || !t)
+        return NULL;
+    return f->data + (size_t)t->begin;
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char c;
+    memcpy(&c, &one, 1);
+    return c == 1;
+}
+
+int amp_st_load(const amp_st_file *f, const char *name, amp_dtype dtype, int ndim,
+                const int64_t *shape, void *dst)
+{
+    const amp_st_tensor *t;
+    size_t nbytes, esize;
+    if (!f || !name)
+        return AMP_ERR_NULL_ARG;
+    t = amp_st_find(f, name);
+    if (!t)
+        return AMP_ERR_WEIGHTS_MISSING;
+    if (t->dtype != dtype)
+        return AMP_ERR_WEIGHTS_DTYPE;
+    if (ndim != t->ndim)
+        return AMP_ERR_WEIGHTS_SHAPE;
+    if (ndim > 0 && !shape)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] != t->shape[i])
+            return AMP_ERR_WEIGHTS_SHAPE;
+    nbytes = (size_t)(t->end - t->begin);
+    if (nbytes == 0)
+        return AMP_OK;
+    if (!dst)
+        return AMP_ERR_NULL_ARG;
+    memcpy(dst, f->data + (size_t)t->begin, nbytes);
+    esize = amp_dtype_size(dtype);
+    if (esize > 1 && !host_is_little_endian()) {
+        unsigned char *p = dst;
+        for (size_t off = 0; off < nbytes; off += esize)
+            for (size_t i = 0; i < esize / 2; i++) {
+                unsigned char tmp = p[off + i];
+                p[off + i] = p[off + esize - 1 - i];
+                p[off + esize - 1 - i] = tmp;
+            }
+    }
+    return AMP_OK;
+}
+
+void amp_st_close(amp_st_file *f)
+{
+    if (!f)
+        return;
+    free(f->tensors);
+    free(f->pool);
+    free(f->owned);
+    free(f);
+}
