@@ -109,6 +109,80 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* ---- loading weights ------------------------------------------------------ */
+
+/* Weights load by state_dict name when every parameter has a fixed shape
+ * (a parameter sized by a run-time dim has no place in a fixed layout). */
+static bool weights_loadable(Emitter *e)
+{
+    Graph *g = e->c->graph;
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        int64_t n;
+        for (int d = 0; d < v->type.shape.ndim; d++)
+            if (!poly_is_const(v->type.shape.dims[d], &n))
+                return false;
+    }
+    return g->params->len > 0;
+}
+
+static int64_t const_bytes_padded(Emitter *e, const Value *v)
+{
+    int64_t n = 0;
+    poly_is_const(value_bytes(e->c, v), &n);
+    return (n + 63) / 64 * 64;
+}
+
+static void emit_load_weights_decl(Emitter *e, Buf *h)
+{
+    if (!weights_loadable(e))
+        return;
+    Graph *g = e->c->graph;
+    int64_t total = 0;
+    for (int i = 0; i < g->params->len; i++)
+        total += const_bytes_padded(e, VEC_AT(g->params, i));
+    buf_printf(h, "/* Bytes of storage <prefix>_load_weights fills: every parameter and buffer. */\n");
+    buf_printf(h, "#define %s_WEIGHTS_BYTES ((size_t)%lld)\n\n", e->PREFIX, (long long)total);
+    buf_puts(h, "/* Loads every parameter and buffer from a safetensors file (what PyTorch's\n"
+                " * safetensors.torch.save_file(model.state_dict()) writes) by its state_dict\n"
+                " * name into `storage`, checking each dtype and shape, and points `params`\n"
+                " * at them.  A tensor missing from the file, or one the model does not\n"
+                " * have, is an error, as in load_state_dict(strict=True).  The file is read\n"
+                " * through libamprt (amp_st_open). */\n");
+    buf_printf(h, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params);\n\n",
+               e->prefix, e->prefix);
+}
+
+static void emit_load_weights(Emitter *e, Buf *o)
+{
+    if (!weights_loadable(e))
+        return;
+    Graph *g = e->c->graph;
+    const char *p = e->prefix;
+    buf_printf(o, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params)\n{\n",
+               p, p);
+    buf_puts(o, "    amp_st_file *file;\n    unsigned char *at = storage;\n    int rc;\n");
+    buf_puts(o, "    if (!path || !params || !storage)\n        return AMP_ERR_NULL_ARG;\n");
+    buf_printf(o, "    if (storage_bytes < %s_WEIGHTS_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", e->PREFIX);
+    buf_puts(o, "    rc = amp_st_open(path, &file);\n    if (rc != AMP_OK)\n        return rc;\n");
+    buf_printf(o, "    if (amp_st_count(file) > %d) {\n        rc = AMP_ERR_WEIGHTS_UNEXPECTED;\n        goto done;\n    }\n",
+               g->params->len);
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        Buf shape;
+        buf_init(&shape, e->c->arena);
+        for (int d = 0; d < v->type.shape.ndim; d++)
+            buf_printf(&shape, "%s%s", d ? ", " : "", poly_c(e, v->type.shape.dims[d]));
+        buf_printf(o, "    {\n        static const int64_t shape[] = {%s};\n", v->type.shape.ndim ? shape.data : "0");
+        buf_printf(o, "        rc = amp_st_load(file, \"%s\", %s, %d, shape, at);\n", v->name, dtype_amp_enum(v->type.dtype),
+                   v->type.shape.ndim);
+        buf_puts(o, "        if (rc != AMP_OK)\n            goto done;\n");
+        buf_printf(o, "        params->%s = (const %s *)(const void *)at;\n", e->cname[v->id], dtype_c_type(v->type.dtype));
+        buf_printf(o, "        at += %lld;\n    }\n", (long long)const_bytes_padded(e, v));
+    }
+    buf_puts(o, "done:\n    amp_st_close(file);\n    return rc;\n}\n\n");
+}
+
 /* ---- the header -------------------------------------------------------- */
 
 static void emit_tensor_macros(Emitter *e, Buf *h, const char *name, const Type *t)
@@ -235,6 +309,7 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     buf_printf(h, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p), "", p);
     buf_printf(h, "const char *%s_strerror(int code);\n\n", p);
+    emit_load_weights_decl(e, h);
     buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n");
     buf_printf(h, "#endif /* %s_H */\n", P);
 }
@@ -542,6 +617,7 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     buf_printf(o, "    return %s_ARENA_BYTES%s;\n}\n\n", P, args);
 
     buf_printf(o, "const char *%s_strerror(int code)\n{\n    return amp_strerror(code);\n}\n\n", p);
+    emit_load_weights(e, o);
 
     buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);

@@ -204,7 +204,8 @@ enum amp_status {
                                     amp_st_load: dtype differs from the file */
     AMP_ERR_WEIGHTS_MISSING,     /* amp_st_load: no tensor of that name */
     AMP_ERR_IO,                  /* a file could not be opened or read */
-    AMP_ERR_OUT_OF_MEMORY        /* malloc failed */
+    AMP_ERR_OUT_OF_MEMORY,       /* malloc failed */
+    AMP_ERR_WEIGHTS_UNEXPECTED   /* a weights file holds a tensor the model does not have */
 };
 
 /* Never NULL: a static message, or a generic one for an unknown code. */

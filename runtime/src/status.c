@@ -23,6 +23,7 @@ const char *amp_strerror(int code)
     case AMP_ERR_WEIGHTS_MISSING: return "weights tensor not found in the file";
     case AMP_ERR_IO: return "I/O error reading a file";
     case AMP_ERR_OUT_OF_MEMORY: return "out of memory";
+    case AMP_ERR_WEIGHTS_UNEXPECTED: return "the weights file holds a tensor the model does not have";
     }
     return "unknown amprt status code";
 }

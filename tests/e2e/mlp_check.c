@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mlp.h"
 
@@ -64,6 +65,48 @@ static double ulp(amp_dtype t, double v)
 }
 
 static int failures;
+
+typedef struct TensorSpec {
+    const char *name;
+    const float *data;
+    int ndim;
+    int64_t d0, d1;
+} TensorSpec;
+
+/* A minimal safetensors writer: the header JSON, then the f32 data in order. */
+static int write_safetensors(const char *path, int n, const TensorSpec *ts)
+{
+    char header[4096];
+    size_t len = 0;
+    uint64_t offset = 0;
+    len += (size_t)snprintf(header + len, sizeof header - len, "{");
+    for (int i = 0; i < n; i++) {
+        uint64_t bytes = (uint64_t)(ts[i].ndim == 2 ? ts[i].d0 * ts[i].d1 : ts[i].d0) * 4;
+        if (ts[i].ndim == 2)
+            len += (size_t)snprintf(header + len, sizeof header - len,
+                                    "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld],\"data_offsets\":[%llu,%llu]}",
+                                    i ? "," : "", ts[i].name, (long long)ts[i].d0, (long long)ts[i].d1,
+                                    (unsigned long long)offset, (unsigned long long)(offset + bytes));
+        else
+            len += (size_t)snprintf(header + len, sizeof header - len,
+                                    "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld],\"data_offsets\":[%llu,%llu]}",
+                                    i ? "," : "", ts[i].name, (long long)ts[i].d0, (unsigned long long)offset,
+                                    (unsigned long long)(offset + bytes));
+        offset += bytes;
+    }
+    len += (size_t)snprintf(header + len, sizeof header - len, "}");
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    unsigned char size[8];
+    for (int i = 0; i < 8; i++)
+        size[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    fwrite(size, 1, 8, f);
+    fwrite(header, 1, len, f);
+    for (int i = 0; i < n; i++)
+        fwrite(ts[i].data, 4, (size_t)(ts[i].ndim == 2 ? ts[i].d0 * ts[i].d1 : ts[i].d0), f);
+    return fclose(f);
+}
 
 static void expect(int ok, const char *what)
 {
@@ -160,6 +203,45 @@ int main(void)
     printf("loss: %.7f, reference %.7f, |error| %.3g, tolerance %.3g\n", loss, ref_loss, fabs(loss - ref_loss),
            loss_tol);
     expect(fabs(loss - ref_loss) <= loss_tol, "loss within tolerance");
+
+    /* weights from a safetensors file, by state_dict name, give the same logits */
+    {
+        static unsigned char loaded_logits[16 * OUT * 4];
+        float loaded_loss;
+        mlp_outputs lout = {.logits = (void *)loaded_logits, .loss = &loaded_loss};
+        mlp_params lp;
+        void *storage = malloc(MLP_WEIGHTS_BYTES);
+        const TensorSpec ts[] = {
+            {"fc1.weight", w1, 2, HID, IN}, {"fc1.bias", b1, 1, HID, 0},
+            {"fc2.weight", w2, 2, OUT, HID}, {"fc2.bias", b2, 1, OUT, 0},
+        };
+        expect(write_safetensors("mlp-weights.safetensors", 4, ts) == 0, "write a safetensors file");
+        expect(mlp_load_weights("mlp-weights.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_OK,
+               "mlp_load_weights reads it");
+        expect(mlp_forward(&lp, &inputs, &lout, &dims, arena, arena_bytes) == AMP_OK &&
+                   memcmp(loaded_logits, logits_mem, sizeof loaded_logits) == 0 && loaded_loss == loss,
+               "loaded weights give bit-identical outputs");
+        expect(mlp_load_weights("mlp-weights.safetensors", storage, MLP_WEIGHTS_BYTES - 1, &lp) == AMP_ERR_ARENA_TOO_SMALL,
+               "storage one byte short is refused");
+        expect(write_safetensors("mlp-missing.safetensors", 3, ts) == 0 &&
+                   mlp_load_weights("mlp-missing.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_WEIGHTS_MISSING,
+               "a missing tensor is reported");
+        expect(mlp_load_weights("no-such-file.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_IO,
+               "a missing file is an I/O error");
+        FILE *f = fopen("mlp-weights.safetensors", "rb");
+        static unsigned char bytes[1 << 18];
+        size_t n = f ? fread(bytes, 1, sizeof bytes, f) : 0;
+        if (f)
+            fclose(f);
+        f = fopen("mlp-truncated.safetensors", "wb");
+        if (f) {
+            fwrite(bytes, 1, n - 1, f);
+            fclose(f);
+        }
+        expect(mlp_load_weights("mlp-truncated.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_WEIGHTS_TRUNCATED,
+               "a file one byte short is reported as truncated");
+        free(storage);
+    }
 
     /* the entry point's contract */
     expect(mlp_forward(&params, &inputs, &outputs, &dims, arena, arena_bytes - 1) == AMP_ERR_ARENA_TOO_SMALL,

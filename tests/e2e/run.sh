@@ -36,7 +36,8 @@ for target in tpu gpu cpu; do
             bad "$target: $cc builds the emitted C warning-free"
             continue
         fi
-        if "$exe" > "$exe.log" 2>&1; then
+        # run where it may write its weights files
+        if (cd "$dir" && "./check-$cc") > "$exe.log" 2>&1; then
             ok "$target/$cc: $(grep '^logits' "$exe.log")"
         else
             cat "$exe.log"

@@ -20,6 +20,43 @@ const char *nested_strerror(int code)
     return amp_strerror(code);
 }
 
+int nested_load_weights(const char *path, void *storage, size_t storage_bytes, nested_params *params)
+{
+    amp_st_file *file;
+    unsigned char *at = storage;
+    int rc;
+    if (!path || !params || !storage)
+        return AMP_ERR_NULL_ARG;
+    if (storage_bytes < NESTED_WEIGHTS_BYTES)
+        return AMP_ERR_ARENA_TOO_SMALL;
+    rc = amp_st_open(path, &file);
+    if (rc != AMP_OK)
+        return rc;
+    if (amp_st_count(file) > 2) {
+        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
+        goto done;
+    }
+    {
+        static const int64_t shape[] = {8, 8};
+        rc = amp_st_load(file, "w1", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->w1 = (const float *)(const void *)at;
+        at += 256;
+    }
+    {
+        static const int64_t shape[] = {8, 8};
+        rc = amp_st_load(file, "w2", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->w2 = (const float *)(const void *)at;
+        at += 256;
+    }
+done:
+    amp_st_close(file);
+    return rc;
+}
+
 int nested_forward(const nested_params *params, const nested_inputs *inputs, nested_outputs *outputs,
            const nested_dims *dims, void *arena, size_t arena_bytes)
 {

@@ -20,6 +20,35 @@ const char *half_strerror(int code)
     return amp_strerror(code);
 }
 
+int half_load_weights(const char *path, void *storage, size_t storage_bytes, half_params *params)
+{
+    amp_st_file *file;
+    unsigned char *at = storage;
+    int rc;
+    if (!path || !params || !storage)
+        return AMP_ERR_NULL_ARG;
+    if (storage_bytes < HALF_WEIGHTS_BYTES)
+        return AMP_ERR_ARENA_TOO_SMALL;
+    rc = amp_st_open(path, &file);
+    if (rc != AMP_OK)
+        return rc;
+    if (amp_st_count(file) > 1) {
+        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
+        goto done;
+    }
+    {
+        static const int64_t shape[] = {3, 4};
+        rc = amp_st_load(file, "w", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->w = (const float *)(const void *)at;
+        at += 64;
+    }
+done:
+    amp_st_close(file);
+    return rc;
+}
+
 int half_forward(const half_params *params, const half_inputs *inputs, half_outputs *outputs,
          const half_dims *dims, void *arena, size_t arena_bytes)
 {

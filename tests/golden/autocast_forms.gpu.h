@@ -67,6 +67,17 @@ int forms_forward(const forms_params *params, const forms_inputs *inputs, forms_
           const forms_dims *dims, void *arena, size_t arena_bytes);
 const char *forms_strerror(int code);
 
+/* Bytes of storage <prefix>_load_weights fills: every parameter and buffer. */
+#define FORMS_WEIGHTS_BYTES ((size_t)128)
+
+/* Loads every parameter and buffer from a safetensors file (what PyTorch's
+ * safetensors.torch.save_file(model.state_dict()) writes) by its state_dict
+ * name into `storage`, checking each dtype and shape, and points `params`
+ * at them.  A tensor missing from the file, or one the model does not
+ * have, is an error, as in load_state_dict(strict=True).  The file is read
+ * through libamprt (amp_st_open). */
+int forms_load_weights(const char *path, void *storage, size_t storage_bytes, forms_params *params);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,75 @@ const char *net_strerror(int code)
     return amp_strerror(code);
 }
 
+int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params)
+{
+    amp_st_file *file;
+    unsigned char *at = storage;
+    int rc;
+    if (!path || !params || !storage)
+        return AMP_ERR_NULL_ARG;
+    if (storage_bytes < NET_WEIGHTS_BYTES)
+        return AMP_ERR_ARENA_TOO_SMALL;
+    rc = amp_st_open(path, &file);
+    if (rc != AMP_OK)
+        return rc;
+    if (amp_st_count(file) > 6) {
+        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
+        goto done;
+    }
+    {
+        static const int64_t shape[] = {8, 8};
+        rc = amp_st_load(file, "stack.0.layers.0.fc.weight", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->stack_0_layers_0_fc_weight = (const float *)(const void *)at;
+        at += 256;
+    }
+    {
+        static const int64_t shape[] = {8};
+        rc = amp_st_load(file, "stack.0.layers.0.fc.bias", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->stack_0_layers_0_fc_bias = (const float *)(const void *)at;
+        at += 64;
+    }
+    {
+        static const int64_t shape[] = {8, 8};
+        rc = amp_st_load(file, "stack.0.layers.1.fc.weight", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->stack_0_layers_1_fc_weight = (const float *)(const void *)at;
+        at += 256;
+    }
+    {
+        static const int64_t shape[] = {8};
+        rc = amp_st_load(file, "stack.0.layers.1.fc.bias", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->stack_0_layers_1_fc_bias = (const float *)(const void *)at;
+        at += 64;
+    }
+    {
+        static const int64_t shape[] = {8, 8};
+        rc = amp_st_load(file, "stack.1.layers.0.fc.weight", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->stack_1_layers_0_fc_weight = (const float *)(const void *)at;
+        at += 256;
+    }
+    {
+        static const int64_t shape[] = {8};
+        rc = amp_st_load(file, "stack.1.layers.0.fc.bias", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->stack_1_layers_0_fc_bias = (const float *)(const void *)at;
+        at += 64;
+    }
+done:
+    amp_st_close(file);
+    return rc;
+}
+
 int net_forward(const net_params *params, const net_inputs *inputs, net_outputs *outputs,
         const net_dims *dims, void *arena, size_t arena_bytes)
 {

@@ -20,6 +20,59 @@ const char *mlp_strerror(int code)
     return amp_strerror(code);
 }
 
+int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params)
+{
+    amp_st_file *file;
+    unsigned char *at = storage;
+    int rc;
+    if (!path || !params || !storage)
+        return AMP_ERR_NULL_ARG;
+    if (storage_bytes < MLP_WEIGHTS_BYTES)
+        return AMP_ERR_ARENA_TOO_SMALL;
+    rc = amp_st_open(path, &file);
+    if (rc != AMP_OK)
+        return rc;
+    if (amp_st_count(file) > 4) {
+        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
+        goto done;
+    }
+    {
+        static const int64_t shape[] = {128, 64};
+        rc = amp_st_load(file, "fc1.weight", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->fc1_weight = (const float *)(const void *)at;
+        at += 32768;
+    }
+    {
+        static const int64_t shape[] = {128};
+        rc = amp_st_load(file, "fc1.bias", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->fc1_bias = (const float *)(const void *)at;
+        at += 512;
+    }
+    {
+        static const int64_t shape[] = {10, 128};
+        rc = amp_st_load(file, "fc2.weight", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->fc2_weight = (const float *)(const void *)at;
+        at += 5120;
+    }
+    {
+        static const int64_t shape[] = {10};
+        rc = amp_st_load(file, "fc2.bias", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->fc2_bias = (const float *)(const void *)at;
+        at += 64;
+    }
+done:
+    amp_st_close(file);
+    return rc;
+}
+
 int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs *outputs,
         const mlp_dims *dims, void *arena, size_t arena_bytes)
 {

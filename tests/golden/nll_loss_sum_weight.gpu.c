@@ -20,6 +20,43 @@ const char *loss_strerror(int code)
     return amp_strerror(code);
 }
 
+int loss_load_weights(const char *path, void *storage, size_t storage_bytes, loss_params *params)
+{
+    amp_st_file *file;
+    unsigned char *at = storage;
+    int rc;
+    if (!path || !params || !storage)
+        return AMP_ERR_NULL_ARG;
+    if (storage_bytes < LOSS_WEIGHTS_BYTES)
+        return AMP_ERR_ARENA_TOO_SMALL;
+    rc = amp_st_open(path, &file);
+    if (rc != AMP_OK)
+        return rc;
+    if (amp_st_count(file) > 2) {
+        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
+        goto done;
+    }
+    {
+        static const int64_t shape[] = {10, 10};
+        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->fc_weight = (const float *)(const void *)at;
+        at += 448;
+    }
+    {
+        static const int64_t shape[] = {10};
+        rc = amp_st_load(file, "class_weight", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->class_weight = (const float *)(const void *)at;
+        at += 64;
+    }
+done:
+    amp_st_close(file);
+    return rc;
+}
+
 int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outputs *outputs,
          const loss_dims *dims, void *arena, size_t arena_bytes)
 {

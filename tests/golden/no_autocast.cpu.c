@@ -20,6 +20,43 @@ const char *plain_strerror(int code)
     return amp_strerror(code);
 }
 
+int plain_load_weights(const char *path, void *storage, size_t storage_bytes, plain_params *params)
+{
+    amp_st_file *file;
+    unsigned char *at = storage;
+    int rc;
+    if (!path || !params || !storage)
+        return AMP_ERR_NULL_ARG;
+    if (storage_bytes < PLAIN_WEIGHTS_BYTES)
+        return AMP_ERR_ARENA_TOO_SMALL;
+    rc = amp_st_open(path, &file);
+    if (rc != AMP_OK)
+        return rc;
+    if (amp_st_count(file) > 2) {
+        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
+        goto done;
+    }
+    {
+        static const int64_t shape[] = {3, 4};
+        rc = amp_st_load(file, "w", AMP_F32, 2, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->w = (const float *)(const void *)at;
+        at += 64;
+    }
+    {
+        static const int64_t shape[] = {3};
+        rc = amp_st_load(file, "b", AMP_F32, 1, shape, at);
+        if (rc != AMP_OK)
+            goto done;
+        params->b = (const float *)(const void *)at;
+        at += 64;
+    }
+done:
+    amp_st_close(file);
+    return rc;
+}
+
 int plain_forward(const plain_params *params, const plain_inputs *inputs, plain_outputs *outputs,
           const plain_dims *dims, void *arena, size_t arena_bytes)
 {
