@@ -500,6 +500,7 @@ typedef struct Options {
     const char *include_dirs[64]; /* -I DIR, searched in order for imports */
     int ninclude_dirs;
     bool autocast_all;       /* --autocast: the whole model in an autocast region */
+    bool line_directives;    /* -g: #line directives back to the .amp source */
     bool warnings_are_errors; /* -Werror */
     bool no_warnings;         /* -w */
     const char *disabled_warnings[32]; /* -Wno-CLASS */

@@ -464,6 +464,14 @@ static void emit_node(Emitter *e, Node *n)
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");
+    if (c->opts->line_directives) {
+        /* the path as given, so a debugger finds the file from the build's
+         * directory; quotes and backslashes escaped for the C string */
+        buf_printf(o, "#line %d \"", line);
+        for (const char *s = n->loc.file->name; *s; s++)
+            buf_printf(o, "%s%c", *s == '"' || *s == '\\' ? "\\" : "", *s);
+        buf_puts(o, "\"\n");
+    }
 
     for (int k = 0; k < n->nin; k++) {
         if (n->in[k] && !supported_dtype(n->in[k]->type.dtype) && !(n->op->form == FORM_NLL_LOSS && k == 1)) {

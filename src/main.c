@@ -31,6 +31,8 @@ static const char usage_text[] =
     "  --policy=FILE        use this autocast policy instead of the target's\n"
     "                       built-in one (format: docs/policies.md)\n"
     "  --dump=PASS          print the IR after PASS (lower, optimize, memplan)\n"
+    "  -g                   emit #line directives, so a debugger steps through\n"
+    "                       the .amp source\n"
     "  -I DIR               search DIR for imported files (after the importing\n"
     "                       file's own directory); repeatable\n"
     "  --autocast           run the whole model under autocast, as if its body\n"
@@ -387,7 +389,7 @@ int main(int argc, char **argv)
     };
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, ":t:o:hI:", long_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:o:hI:g", long_opts, NULL)) != -1) {
         switch (ch) {
         case 't':
             if (!target_from_name(optarg, &opts.target))
@@ -401,6 +403,9 @@ int main(int argc, char **argv)
             break;
         case OPT_PREFIX:
             opts.prefix = optarg;
+            break;
+        case 'g':
+            opts.line_directives = true;
             break;
         case 'I':
             if (opts.ninclude_dirs == (int)(sizeof opts.include_dirs / sizeof opts.include_dirs[0]))

@@ -112,6 +112,16 @@ else
     bad "-o onto a fifo writes through it, and derives no header from it"
 fi
 
+# -g: #line directives, so the debug info points into the .amp file.
+"$AMPC" -g -t tpu examples/mlp.amp -o "$OUT/lines.c"
+if grep -q '^#line 13 "examples/mlp.amp"$' "$OUT/lines.c" &&
+    cc -std=c99 -g -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$OUT" -c "$OUT/lines.c" -o "$OUT/lines.o" &&
+    readelf --debug-dump=line "$OUT/lines.o" 2>/dev/null | grep -q 'mlp.amp'; then
+    ok "-g: #line directives put the .amp file in the debug info"
+else
+    bad "-g: #line directives put the .amp file in the debug info"
+fi
+
 # Depfiles, as gcc writes them.
 mkdir -p "$OUT/dep"
 "$AMPC" -t tpu examples/mlp.amp -o "$OUT/dep/mlp.c" -MD -MP
