@@ -482,7 +482,8 @@ typedef struct Policy {
     const char *target;  /* "tpu" */
     DType low;           /* default low dtype */
     unsigned allowed;    /* bit per DType: the low dtypes dtype= may pick */
-    Vec *rows;           /* PolicyRow */
+    Vec *rows;           /* PolicyRow, in file order */
+    StrMap *by_op;       /* op name -> its row: looked up once per op */
 } Policy;
 
 const char *policy_class_name(PolicyClass cls);
@@ -490,6 +491,8 @@ const char *target_name(Target t);
 bool target_from_name(const char *name, Target *t);
 bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol);
 const PolicyRow *policy_find(const Policy *pol, const char *op);
+/* Add a row, or replace the op's row (--autocast-op: the last word wins). */
+void policy_put(Ctx *c, Policy *pol, PolicyRow *row);
 
 typedef struct Options {
     const char *input_path;  /* "-" for stdin */
@@ -529,6 +532,7 @@ struct Ctx {
     bool io_error; /* a file could not be read: exit EXIT_IO, not EXIT_INPUT_ERROR */
     bool autocast_ran; /* typecheck leaves dtype mismatches under autocast to it */
     const OpInfo *ops; /* OP_COUNT entries */
+    StrMap *op_by_name; /* callable ops by name: one lookup per call */
     Policy *policy;
 
     /* The model being compiled. */
@@ -574,6 +578,10 @@ bool infer_call(Ctx *c, Expr *call);
 bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);
 int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
+/* An integer literal's exact value (GMP); reports one past 2^63 - 1. */
+bool int_literal(Ctx *c, Expr *e, int64_t *out);
+/* torch, F, torch.nn.functional: prefixes that name no value (resolve.c). */
+bool is_torch_namespace(const char *name);
 
 /* ---- IR (ir.c) -------------------------------------------------------- */
 

@@ -422,12 +422,7 @@ static void apply_overrides(Ctx *c)
             continue;
         }
         /* the last word wins, as with repeated options elsewhere */
-        for (int k = 0; k < pol->rows->len; k++) {
-            PolicyRow *old = VEC_AT(pol->rows, k);
-            if (strcmp(old->op, name) == 0)
-                pol->rows->items[k] = pol->rows->items[--pol->rows->len];
-        }
-        vec_push(c, pol->rows, row);
+        policy_put(c, pol, row);
     }
 }
 

@@ -114,7 +114,7 @@ static Expr *copy_expr(Expander *x, const Expr *e)
     return n;
 }
 
-static Expr *int_literal(Expander *x, int64_t v, Loc loc)
+static Expr *number_expr(Expander *x, int64_t v, Loc loc)
 {
     Expr *n = arena_alloc(x->c->arena, sizeof *n);
     n->kind = E_NUMBER;
@@ -138,17 +138,8 @@ static Expr *int_literal(Expander *x, int64_t v, Loc loc)
 /* A compile-time integer: literals, loop variables, int parameters, + - *. */
 static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out)
 {
-    if (e->kind == E_NUMBER && !e->is_float) {
-        int64_t v = 0;
-        for (const char *s = e->text; *s; s++) {
-            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *s - '0', &v)) {
-                error_at(x->c, e->loc, "integer %s is too large (the limit is 2^63 - 1)", e->text);
-                return false;
-            }
-        }
-        *out = v;
-        return true;
-    }
+    if (e->kind == E_NUMBER && !e->is_float)
+        return int_literal(x->c, e, out);
     if (e->kind == E_NAME && env_int(env, e->text, out))
         return true;
     if (e->kind == E_CALL && e->is_operator) {
@@ -184,12 +175,6 @@ static bool is_state_name(const Env *env, const char *name)
         if (strcmp(VEC_AT(v, i), name) == 0)
             return true;
     return false;
-}
-
-static bool is_namespace_name(const char *s)
-{
-    return strcmp(s, "torch") == 0 || strcmp(s, "F") == 0 || strcmp(s, "torch.nn.functional") == 0 ||
-           strcmp(s, "nn.functional") == 0;
 }
 
 /* What a name in a block's body becomes in the flat program. */
@@ -400,8 +385,8 @@ static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
         n->text = subst(x, env, e->text, e->loc);
         int64_t v;
         if (env_int(env, n->text, &v))
-            return int_literal(x, v, e->loc);
-        if (env->inst && !is_namespace_name(n->text))
+            return number_expr(x, v, e->loc);
+        if (env->inst && !is_torch_namespace(n->text))
             n->text = local_name(x, env, n->text);
         return n;
     }
@@ -450,6 +435,24 @@ static Vec *clone_list(Expander *x, const Env *env, Vec *v, Vec *out)
 }
 
 static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out);
+
+/* for i in lo..hi { body }: the body once per i, with i bound, for its
+ * declarations (when a module is declared) or its code. */
+static void unroll(Expander *x, const Env *env, Stmt *st, Vec *out, bool decls, bool in_block)
+{
+    int64_t lo, hi;
+    if (!eval_int(x, env, st->lo, &lo) || !eval_int(x, env, st->hi, &hi))
+        return;
+    for (int64_t k = lo; k < hi && !x->too_big_reported; k++) {
+        Env inner = *env;
+        if (!env_push(x, &inner, st->name->text, k, st->name->loc))
+            return;
+        if (decls)
+            expand_decls(x, &inner, st->body, out);
+        else
+            expand_code(x, &inner, st->body, out, in_block);
+    }
+}
 
 /* module layer1.0 = BasicBlock(64, 64, stride=2) */
 static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
@@ -536,23 +539,12 @@ static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
         case S_MODULE:
             declare_instance(x, env, st, out);
             break;
-        case S_FOR:
-        case S_AUTOCAST: {
-            if (st->kind == S_AUTOCAST) {
-                expand_decls(x, env, st->body, out);
-                break;
-            }
-            int64_t lo, hi;
-            if (!eval_int(x, env, st->lo, &lo) || !eval_int(x, env, st->hi, &hi))
-                break;
-            for (int64_t k = lo; k < hi && !x->too_big_reported; k++) {
-                Env inner = *env;
-                if (!env_push(x, &inner, st->name->text, k, st->name->loc))
-                    break;
-                expand_decls(x, &inner, st->body, out);
-            }
+        case S_AUTOCAST:
+            expand_decls(x, env, st->body, out);
             break;
-        }
+        case S_FOR:
+            unroll(x, env, st, out, true, true);
+            break;
         default:
             break;
         }
@@ -630,18 +622,9 @@ static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_
         case S_AUTOCAST_SWITCH:
             emit(x, out, s);
             break;
-        case S_FOR: {
-            int64_t lo, hi;
-            if (!eval_int(x, env, st->lo, &lo) || !eval_int(x, env, st->hi, &hi))
-                break;
-            for (int64_t k = lo; k < hi && !x->too_big_reported; k++) {
-                Env inner = *env;
-                if (!env_push(x, &inner, st->name->text, k, st->name->loc))
-                    break;
-                expand_code(x, &inner, st->body, out, in_block);
-            }
+        case S_FOR:
+            unroll(x, env, st, out, false, in_block);
             break;
-        }
         }
     }
 }

@@ -159,14 +159,15 @@ void ops_init(Ctx *c)
         parse_signature(c, &ops[i]);
     }
     c->ops = ops;
+    c->op_by_name = strmap_new(c->arena);
+    for (int i = 0; i < OP_COUNT; i++)
+        if (!(ops[i].flags & OPF_INTERNAL))
+            strmap_put(c->op_by_name, ops[i].name, &ops[i]);
 }
 
 const OpInfo *op_lookup(Ctx *c, const char *name)
 {
-    for (int i = 0; i < OP_COUNT; i++)
-        if (!(c->ops[i].flags & OPF_INTERNAL) && strcmp(c->ops[i].name, name) == 0)
-            return &c->ops[i];
-    return NULL;
+    return strmap_get(c->op_by_name, name);
 }
 
 const OpInfo *op_info(Ctx *c, OpId id)

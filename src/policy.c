@@ -73,6 +73,7 @@ static char *next_word(char **s)
 bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol)
 {
     pol->rows = vec_new(c);
+    pol->by_op = strmap_new(c->arena);
     pol->target = NULL;
     pol->low = DT_NONE;
     char *text = arena_strndup(c->arena, f->text, f->len);
@@ -134,15 +135,10 @@ bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol)
                 error_at(c, loc, "policy row for '%s' needs a class: lower_precision_fp, fp32, "
                          "fp32_set_opt_dtype, fp32_append_dtype, promote or banned", key);
             } else {
-                for (int i = 0; i < pol->rows->len; i++) {
-                    PolicyRow *old = VEC_AT(pol->rows, i);
-                    if (strcmp(old->op, key) == 0) {
-                        error_at(c, loc, "op '%s' has two rows in this policy", key);
-                        known = false;
-                    }
-                }
-                if (known)
-                    vec_push(c, pol->rows, row);
+                if (policy_find(pol, key))
+                    error_at(c, loc, "op '%s' has two rows in this policy", key);
+                else
+                    policy_put(c, pol, row);
             }
         }
         offset += (uint32_t)len + 1;
@@ -160,12 +156,20 @@ bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol)
 
 const PolicyRow *policy_find(const Policy *pol, const char *op)
 {
-    for (int i = 0; i < pol->rows->len; i++) {
-        PolicyRow *r = VEC_AT(pol->rows, i);
-        if (strcmp(r->op, op) == 0)
-            return r;
+    return strmap_get(pol->by_op, op);
+}
+
+void policy_put(Ctx *c, Policy *pol, PolicyRow *row)
+{
+    PolicyRow *old = strmap_get(pol->by_op, row->op);
+    strmap_put(pol->by_op, row->op, row);
+    for (int i = 0; old && i < pol->rows->len; i++) {
+        if (pol->rows->items[i] == old) {
+            pol->rows->items[i] = row;
+            return;
+        }
     }
-    return NULL;
+    vec_push(c, pol->rows, row);
 }
 
 bool load_policy(Ctx *c)

@@ -76,15 +76,19 @@ static void resolve_expr(Ctx *c, Scope *s, Region r, Expr *e);
 
 /* Module prefixes a PyTorch user may write out of habit: torch.relu(x),
  * F.relu(x), torch.nn.functional.relu(x) all mean relu(x). */
-static bool is_namespace(Scope *s, Expr *e)
+bool is_torch_namespace(const char *name)
 {
     static const char *const spaces[] = {"torch", "F", "torch.nn.functional", "nn.functional"};
-    if (e->kind != E_NAME || lookup(s, e->text))
-        return false;
     for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++)
-        if (strcmp(e->text, spaces[i]) == 0)
+        if (strcmp(name, spaces[i]) == 0)
             return true;
     return false;
+}
+
+/* A receiver that is such a prefix, and not a name of the model's. */
+static bool is_namespace(Scope *s, Expr *e)
+{
+    return e->kind == E_NAME && !lookup(s, e->text) && is_torch_namespace(e->text);
 }
 
 /* Bind positional and keyword arguments to the op's parameters, as Python

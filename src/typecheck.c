@@ -25,7 +25,7 @@ const char *type_to_string(Ctx *c, const Type *t)
 
 /* ---- literals and dims ------------------------------------------------ */
 
-static bool int_literal(Ctx *c, Expr *e, int64_t *out)
+bool int_literal(Ctx *c, Expr *e, int64_t *out)
 {
     mpz_t z;
     mpz_init(z);
