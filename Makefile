@@ -69,7 +69,7 @@ $(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a
 
 # ---- the runtime ------------------------------------------------------------
 
-$(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/src/*.h)
+$(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/include/amprt/*.h runtime/src/*.h runtime/src/*.inc)
 	@mkdir -p $(BUILD)/rtobj
 	$(CC) $(CFLAGS_RUNTIME) -c -o $@ $<
 

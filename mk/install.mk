@@ -6,7 +6,7 @@
 #
 # installs, under $(DESTDIR)$(PREFIX):
 #   bin/ampc
-#   include/amprt.h
+#   include/amprt.h, include/amprt/{elementwise,reduce,spatial,linalg}.h
 #   lib/libamprt.a
 #   lib/libamprt.so.$(AMPC_VERSION)                 soname libamprt.so.$(AMPRT_SOMAJOR)
 #   lib/libamprt.so.$(AMPRT_SOMAJOR) -> libamprt.so.$(AMPC_VERSION)
@@ -72,6 +72,8 @@ ampc_sed = sed -e 's|@VERSION@|$(AMPC_VERSION)|g' \
 	-e 's|@CMAKE_INCLUDEDIR@|$(call ampc_incmake,$(INCLUDEDIR))|g' \
 	-e "s|@SIZEOF_VOID_P@|$$(echo __SIZEOF_POINTER__ | $(CC) -E -P -x c - | tr -d ' ')|g"
 
+AMPRT_PART_HEADERS := $(wildcard runtime/include/amprt/*.h)
+
 .PHONY: install uninstall test-install
 
 install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
@@ -79,6 +81,8 @@ install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 	    '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(CMAKEDIR)'
 	$(INSTALL) -m 755 $(BUILD)/ampc '$(DESTDIR)$(BINDIR)/ampc'
 	$(INSTALL) -m 644 runtime/include/amprt.h '$(DESTDIR)$(INCLUDEDIR)/amprt.h'
+	$(INSTALL) -d '$(DESTDIR)$(INCLUDEDIR)/amprt'
+	$(INSTALL) -m 644 $(AMPRT_PART_HEADERS) '$(DESTDIR)$(INCLUDEDIR)/amprt/'
 	$(INSTALL) -m 644 $(BUILD)/libamprt.a '$(DESTDIR)$(LIBDIR)/libamprt.a'
 	$(INSTALL) -m 755 $(BUILD)/$(AMPRT_REAL) '$(DESTDIR)$(LIBDIR)/$(AMPRT_REAL)'
 	ln -sf $(AMPRT_REAL) '$(DESTDIR)$(LIBDIR)/$(AMPRT_SONAME)'
@@ -96,6 +100,7 @@ install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/ampc' \
 	    '$(DESTDIR)$(INCLUDEDIR)/amprt.h' \
+	    $(patsubst runtime/include/%,'$(DESTDIR)$(INCLUDEDIR)/%',$(AMPRT_PART_HEADERS)) \
 	    '$(DESTDIR)$(LIBDIR)/libamprt.a' \
 	    '$(DESTDIR)$(LIBDIR)/$(AMPRT_REAL)' \
 	    '$(DESTDIR)$(LIBDIR)/$(AMPRT_SONAME)' \
@@ -105,6 +110,7 @@ uninstall:
 	    '$(DESTDIR)$(CMAKEDIR)/ampcConfigVersion.cmake' \
 	    '$(DESTDIR)$(MANDIR)/man1/ampc.1'
 	rmdir '$(DESTDIR)$(CMAKEDIR)' 2>/dev/null || true
+	rmdir '$(DESTDIR)$(INCLUDEDIR)/amprt' 2>/dev/null || true
 
 test-install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 	sh tests/install/run.sh $(BUILD)

@@ -5,9 +5,10 @@
  * Conventions (docs/runtime.md is the full contract):
  *  - Storage dtypes are f64, f32, bf16, f16, i64, i32 and bool; bf16 and f16
  *    are structs so they never mix with integers by accident.
- *  - Kernels exist for T in {f32, bf16, f16}. Storage is T, but every
- *    computation and every accumulator is f32, and each output element is
- *    rounded to T exactly once (PyTorch's "opmath" on CPU).
+ *  - Kernels exist for T in {f64, f32, bf16, f16}. Storage is T; for f32,
+ *    bf16 and f16 every computation and every accumulator is f32 (PyTorch's
+ *    "opmath" on CPU), for f64 it is f64; each output element is rounded
+ *    to T exactly once.
  *  - Sizes and strides count elements, not bytes. Outputs are contiguous.
  *  - The kernels trust their arguments (the code generator proves shapes at
  *    compile time); only amp_nll_loss_*, whose targets are run-time data,
@@ -308,10 +309,32 @@ typedef enum {
 
 #define AMP_FOR_EACH_CAST(X) AMP_FOR_EACH_CAST_PAIR(AMP_CAST_ROW, X)
 
+/* The kernel families, one part header each (their comments are the
+ * contract): elementwise and data movement, reductions/norms/losses,
+ * convolution/pooling/indexing, matrix products and linear algebra. */
+#include "amprt/elementwise.h"
+#include "amprt/reduce.h"
+#include "amprt/spatial.h"
+#include "amprt/linalg.h"
+
+/* Every typed family, for one dtype. */
+#define AMP_ALL_OF_TYPE(X, T)                                                            \
+    AMP_KERNELS_OF_TYPE(X, T)                                                            \
+    AMP_ELEMENTWISE_OF_CTYPE(X, T, AMP_CTYPE_##T)                                        \
+    AMP_REDUCE_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
+    AMP_SPATIAL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                            \
+    AMP_MATMUL_OF_CTYPE(X, T, AMP_CTYPE_##T)
+
+/* f32, bf16 and f16 compute in f32; f64 (the reference evaluation, and the
+ * ops PyTorch runs in f64) in f64.  Linear algebra is f32 and f64 only. */
 #define AMP_FOR_EACH_KERNEL(X)                                                           \
-    AMP_KERNELS_OF_TYPE(X, f32)                                                          \
-    AMP_KERNELS_OF_TYPE(X, bf16)                                                         \
-    AMP_KERNELS_OF_TYPE(X, f16)                                                          \
+    AMP_ALL_OF_TYPE(X, f64)                                                              \
+    AMP_ALL_OF_TYPE(X, f32)                                                              \
+    AMP_ALL_OF_TYPE(X, bf16)                                                             \
+    AMP_ALL_OF_TYPE(X, f16)                                                              \
+    AMP_LINALG_OF_CTYPE(X, f64, double)                                                  \
+    AMP_LINALG_OF_CTYPE(X, f32, float)                                                   \
+    AMP_DATA_KERNELS(X)                                                                  \
     AMP_FOR_EACH_CAST(X)
 
 #define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;

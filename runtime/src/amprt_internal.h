@@ -29,8 +29,36 @@
 #define AMP_DTYPE_bf16 AMP_BF16
 #define AMP_DTYPE_f16 AMP_F16
 
-/* The dtypes the typed kernels are instantiated for: X(T). */
+/* The dtypes computing in f32, for which a body written against amp_ld/
+ * amp_st is instantiated: X(T).  f64 kernels compute in double instead. */
 #define AMP_FOR_EACH_KERNEL_DTYPE(X) X(f32) X(bf16) X(f16)
+
+/* The compute ("opmath") type of each kernel dtype token. */
+#define AMP_ACC_f64 double
+#define AMP_ACC_f32 float
+#define AMP_ACC_bf16 float
+#define AMP_ACC_f16 float
+
+/*
+ * Bodies generic over the compute type as well: a kernel file whose bodies
+ * must serve f64 (in double) and the others (in float) writes them once in
+ * a part file, runtime/src/<name>.inc, and includes it twice:
+ *
+ *     #define ACC float
+ *     #define LD amp_ld
+ *     #define ST amp_st
+ *     #define BODY(name) name##_facc
+ *     #include "ref_foo.inc"
+ *     (#undef the four, then again with double, amp_ldd, amp_std, _dacc)
+ *
+ * and the wrappers call BODY(...)_facc for f32/bf16/f16 and _dacc for f64.
+ * Math in the part file goes through AMP_MATH(fn) (expf or exp by ACC), so
+ * float code never silently computes in double.
+ */
+#define AMP_MATH_float(fn) fn##f
+#define AMP_MATH_double(fn) fn
+#define AMP_MATH_(acc, fn) AMP_MATH_##acc(fn)
+#define AMP_MATH(fn) AMP_MATH_(ACC, fn)
 
 /* The reference kernels: the spec every other kernel set is checked against. */
 #define AMP_DECLARE_REF_KERNEL(name, ret, params, args) ret amp_ref_##name params;
@@ -63,6 +91,22 @@ static AMP_ALWAYS_INLINE float amp_ld(amp_dtype t, const void *base, int64_t i)
     }
     return 0.0f;
 }
+
+/* Element i of `base` as double: exact for every dtype but i64 beyond 2^53. */
+static AMP_ALWAYS_INLINE double amp_ldd(amp_dtype t, const void *base, int64_t i)
+{
+    switch (t) {
+    case AMP_F64: return ((const double *)base)[i];
+    case AMP_I64: return (double)((const int64_t *)base)[i];
+    case AMP_I32: return (double)((const int32_t *)base)[i];
+    default: return (double)amp_ld(t, base, i);
+    }
+}
+
+/* Store a double computed for an f64 kernel.  Only f64 storage is meant
+ * (the narrower dtypes compute in float and store through amp_st, so that
+ * each element is rounded once); other dtypes round via float. */
+static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double v);
 
 /* float -> integer with C's truncation where C defines it, and NaN -> 0 and
  * saturation where it does not (so stores are never undefined behaviour).
@@ -101,6 +145,14 @@ static AMP_ALWAYS_INLINE void amp_st(amp_dtype t, void *base, int64_t i, float v
     case AMP_I32: ((int32_t *)base)[i] = amp_f32_to_i32_sat(v); return;
     case AMP_BOOL: ((uint8_t *)base)[i] = (uint8_t)(v != 0.0f); return;
     }
+}
+
+static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double v)
+{
+    if (t == AMP_F64)
+        ((double *)base)[i] = v;
+    else
+        amp_st(t, base, i, (float)v);
 }
 
 #endif /* AMPRT_INTERNAL_H */

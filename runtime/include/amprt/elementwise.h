@@ -1,0 +1,112 @@
+/*
+ * amprt/elementwise.h - part of amprt.h (include that, not this): the
+ * elementwise kernels beyond add/sub/mul/div/neg/relu, the dtype-free data
+ * movement kernels, and padding.
+ *
+ * Conventions are amprt.h's: T is f64, f32, bf16 or f16; f32, bf16 and f16
+ * compute in f32 and f64 in f64; each output element is rounded once.
+ * Scalar parameters are double: the code generator passes the literal
+ * rounded to the dtype the kernel computes in, which double holds exactly.
+ */
+
+/* Unary ops without parameters, y[i] = f(x[i]); y may alias x.  U(name):
+ * (the list takes X, T, CT along so it can expand to kernel rows)
+ *   exp log sqrt rsqrt reciprocal sigmoid tanh acos asin cosh sinh tan
+ *   erfinv expm1 log10 log2 log1p abs   as C's libm / PyTorch define them
+ *   gelu       x/2 (1 + erf(x / sqrt 2))            (approximate='none')
+ *   gelu_tanh  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+ *   silu       x sigmoid(x)
+ */
+#define AMP_UNARY_OPS(U, X, T, CT)                                                       \
+    U(exp, X, T, CT) U(log, X, T, CT) U(sqrt, X, T, CT) U(rsqrt, X, T, CT)               \
+    U(reciprocal, X, T, CT) U(sigmoid, X, T, CT) U(tanh, X, T, CT) U(acos, X, T, CT)     \
+    U(asin, X, T, CT) U(cosh, X, T, CT) U(sinh, X, T, CT) U(tan, X, T, CT)               \
+    U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT) U(log2, X, T, CT)          \
+    U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT) U(gelu_tanh, X, T, CT)         \
+    U(silu, X, T, CT)
+
+/* Unary ops with two scalar parameters p0, p1; y may alias x:
+ *   softplus     p0 = beta, p1 = threshold: x when beta x > threshold,
+ *                else log1p(exp(beta x)) / beta (PyTorch's formula)
+ *   clamp        p0 = min, p1 = max (-INFINITY / INFINITY when absent):
+ *                min(max(x, p0), p1); NaN in x stays NaN
+ *   pow_scalar   x ^ p0 (p1 unused), C's pow
+ *   rpow_scalar  p0 ^ x (p1 unused)
+ */
+#define AMP_UNARY_PARAM_OPS(U, X, T, CT)                                                 \
+    U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT)
+
+/* Binary ops besides add/sub/mul/div, each with a same-shape form
+ * amp_<op>_<T>(n, a, b, y) and a broadcasting one amp_<op>_bcast_<T> (the
+ * AMP_BCAST_ROW signature of amprt.h):
+ *   maximum  NaN if either is NaN, else the larger (+0 > -0)
+ *   atan2    atan2(a, b)
+ *   pow      pow(a, b)
+ */
+#define AMP_BINARY_EXTRA_OPS(B, X, T, CT) B(maximum, X, T, CT) B(atan2, X, T, CT) B(pow, X, T, CT)
+
+#define AMP_UNARY_ROW(op, X, T, CT) X(op##_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))
+#define AMP_UNARY_PARAM_ROW(op, X, T, CT)                                                \
+    X(op##_##T, void, (size_t n, const CT *x, double p0, double p1, CT *y), (n, x, p0, p1, y))
+#define AMP_BINARY_EXTRA_ROW(op, X, T, CT)                                               \
+    X(op##_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))         \
+    AMP_BCAST_ROW(X, op, T, CT)
+
+/*
+ *  where          y = cond ? a : b, all three read through element strides
+ *                 (0 broadcasts) over the contiguous output `shape`;
+ *                 cond is bool (one byte, 0 or 1).
+ *  addcmul        y = x + value * t1 * t2, broadcast likewise
+ *  addcdiv        y = x + value * t1 / t2
+ *  fill           y[i] = value rounded to T
+ *  pad            y = x padded by before[d] / after[d] elements on each
+ *                 side of every dim d < ndim (0 for dims not padded;
+ *                 negative crops, as F.pad allows); y's shape is
+ *                 in_shape[d] + before[d] + after[d].  mode is an
+ *                 amp_pad_mode; value is used by AMP_PAD_CONSTANT only.
+ *                 Reflect needs before/after < in_shape[d], replicate
+ *                 in_shape[d] > 0: the code generator checks both.
+ */
+#define AMP_ELEMENTWISE_OF_CTYPE(X, T, CT)                                               \
+    AMP_ELEMENTWISE_UNARY_(X, T, CT)                                                     \
+    X(where_##T, void,                                                                   \
+      (int ndim, const int64_t *shape, const uint8_t *cond, const int64_t *cond_stride,  \
+       const CT *a, const int64_t *a_stride, const CT *b, const int64_t *b_stride, CT *y), \
+      (ndim, shape, cond, cond_stride, a, a_stride, b, b_stride, y))                     \
+    X(addcmul_##T, void,                                                                 \
+      (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
+       const CT *t1, const int64_t *t1_stride, const CT *t2, const int64_t *t2_stride,   \
+       double value, CT *y),                                                             \
+      (ndim, shape, x, x_stride, t1, t1_stride, t2, t2_stride, value, y))                \
+    X(addcdiv_##T, void,                                                                 \
+      (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
+       const CT *t1, const int64_t *t1_stride, const CT *t2, const int64_t *t2_stride,   \
+       double value, CT *y),                                                             \
+      (ndim, shape, x, x_stride, t1, t1_stride, t2, t2_stride, value, y))                \
+    X(fill_##T, void, (size_t n, double value, CT *y), (n, value, y))                    \
+    X(pad_##T, void,                                                                     \
+      (int ndim, const int64_t *in_shape, const int64_t *before, const int64_t *after,   \
+       int mode, double value, const CT *x, CT *y),                                      \
+      (ndim, in_shape, before, after, mode, value, x, y))
+
+typedef enum { AMP_PAD_CONSTANT = 0, AMP_PAD_REFLECT = 1, AMP_PAD_REPLICATE = 2 } amp_pad_mode;
+
+/* The per-op lists, expanded for one dtype. */
+#define AMP_ELEMENTWISE_UNARY_(X, T, CT)                                                 \
+    AMP_UNARY_OPS(AMP_UNARY_ROW, X, T, CT)                                               \
+    AMP_UNARY_PARAM_OPS(AMP_UNARY_PARAM_ROW, X, T, CT)                                   \
+    AMP_BINARY_EXTRA_OPS(AMP_BINARY_EXTRA_ROW, X, T, CT)
+
+/*
+ * Dtype-free data movement (any element size):
+ *  copy_strided   y[y_stride . i] = x[x_stride . i] for every index i of
+ *                 `shape` (strides in elements, any sign, 0 broadcasts x);
+ *                 ndim 0 copies one element.  x and y must not overlap.
+ *                 Covers permute, transpose, expand, slice, narrow, and
+ *                 each input of cat and stack.
+ */
+#define AMP_DATA_KERNELS(X)                                                              \
+    X(copy_strided, void,                                                                \
+      (size_t elem_size, int ndim, const int64_t *shape, const void *x,                  \
+       const int64_t *x_stride, void *y, const int64_t *y_stride),                       \
+      (elem_size, ndim, shape, x, x_stride, y, y_stride))

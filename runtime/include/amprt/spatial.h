@@ -1,0 +1,109 @@
+/*
+ * amprt/spatial.h - part of amprt.h (include that, not this): convolution,
+ * pooling, upsampling, and the index-driven ops (embedding, gather, ...).
+ *
+ * Conventions are amprt.h's.  Tensors are contiguous, channels first
+ * ([N, C, spatial...]); nspatial is 1, 2 or 3, and arrays in the
+ * descriptors use their first nspatial entries.  The code generator fills
+ * the descriptors from the op's arguments and its proven shapes, so the
+ * kernels trust them (out_size is what PyTorch's formula gives).
+ *
+ *  conv            y[n, co, o...] = bias[co] + sum over ci in co's group and
+ *                  the kernel window of x[n, ci, o*stride - padding + k*dilation]
+ *                  w[co, ci - group start, k...]; positions outside x are 0.
+ *                  w is [out_channels, in_channels/groups, kernel...], bias
+ *                  [out_channels] or NULL.
+ *  conv_transpose  the adjoint: w is [in_channels, out_channels/groups,
+ *                  kernel...]; output_padding only widens out_size.
+ *  conv_tbc        x [time, batch, in], w [kernel, in, out], bias [out]:
+ *                  y [time + 2 pad - kernel + 1, batch, out].
+ *  max_pool        NaN propagates (a NaN in the window gives NaN); indices
+ *                  (may be NULL) receive the flat index into each input
+ *                  plane of the chosen element, as return_indices gives.
+ *                  Padding is -infinity.
+ *  avg_pool        divisor: the window's size counting padding when
+ *                  count_include_pad (clipped to the padded input), else
+ *                  the elements inside the input; divisor_override when > 0.
+ *  adaptive_avg_pool  PyTorch's windows: start floor(o*in/out), end
+ *                  ceil((o+1)*in/out).
+ *  upsample        mode nearest (PyTorch's "nearest": src = floor(dst *
+ *                  scale)), linear (linear/bilinear/trilinear by nspatial),
+ *                  cubic (bicubic, A = -0.75, border clamped); scale[d] is
+ *                  the user's scale factor (in/out ratio is 1/scale) or 0
+ *                  to derive it from the sizes; align_corners as PyTorch.
+ *  embedding       y[i, :] = weight[index[i], :]                  (-> int)
+ *  index_select    y[o, i, r] = x[o, index[i], r], x [outer, dim_size, inner]
+ *  index_copy      y[o, index[i], r] = source[o, i, r]; y already holds input
+ *  gather          y[i] = x[i with dim replaced by index[i]]: index has
+ *                  shape index_shape, x has x_shape (both ndim dims)
+ *  scatter_add     y[i with dim replaced by index[i]] += src[i] over
+ *                  index_shape; y (y_shape) already holds input
+ * The index kernels return AMP_OK, or AMP_ERR_TARGET_OUT_OF_RANGE for an
+ * index outside [-size, size) (negative counts from the end, as PyTorch),
+ * in which case y's contents are unspecified.
+ */
+typedef struct amp_conv_desc {
+    int nspatial;
+    int64_t batch, in_channels, out_channels, groups;
+    int64_t in_size[3], out_size[3], kernel[3];
+    int64_t stride[3], padding[3], dilation[3], output_padding[3];
+} amp_conv_desc;
+
+typedef struct amp_pool_desc {
+    int nspatial;
+    int64_t planes; /* N * C */
+    int64_t in_size[3], out_size[3], kernel[3];
+    int64_t stride[3], padding[3], dilation[3];
+    int count_include_pad;
+    int64_t divisor_override; /* 0: none */
+} amp_pool_desc;
+
+typedef enum { AMP_UPSAMPLE_NEAREST = 0, AMP_UPSAMPLE_LINEAR = 1, AMP_UPSAMPLE_CUBIC = 2 } amp_upsample_mode;
+
+typedef struct amp_upsample_desc {
+    int nspatial;
+    int64_t planes;
+    int64_t in_size[3], out_size[3];
+    double scale[3];
+    int mode; /* amp_upsample_mode */
+    int align_corners;
+} amp_upsample_desc;
+
+#define AMP_SPATIAL_OF_CTYPE(X, T, CT)                                                   \
+    X(conv_##T, void, (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y), \
+      (d, x, w, bias, y))                                                                \
+    X(conv_transpose_##T, void,                                                          \
+      (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y),         \
+      (d, x, w, bias, y))                                                                \
+    X(conv_tbc_##T, void,                                                                \
+      (int64_t time, int64_t batch, int64_t in, int64_t kernel, int64_t out, int64_t pad, \
+       const CT *x, const CT *w, const CT *bias, CT *y),                                 \
+      (time, batch, in, kernel, out, pad, x, w, bias, y))                                \
+    X(max_pool_##T, void, (const amp_pool_desc *d, const CT *x, CT *y, int64_t *indices), \
+      (d, x, y, indices))                                                                \
+    X(avg_pool_##T, void, (const amp_pool_desc *d, const CT *x, CT *y), (d, x, y))       \
+    X(adaptive_avg_pool_##T, void,                                                       \
+      (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
+       const CT *x, CT *y),                                                              \
+      (nspatial, planes, in_size, out_size, x, y))                                       \
+    X(upsample_##T, void, (const amp_upsample_desc *d, const CT *x, CT *y), (d, x, y))   \
+    X(embedding_##T, int,                                                                \
+      (int64_t n_index, int64_t num_embeddings, int64_t dim, const CT *weight,           \
+       const int64_t *index, CT *y),                                                     \
+      (n_index, num_embeddings, dim, weight, index, y))                                  \
+    X(index_select_##T, int,                                                             \
+      (int64_t outer, int64_t dim_size, int64_t inner, int64_t n_index, const CT *x,     \
+       const int64_t *index, CT *y),                                                     \
+      (outer, dim_size, inner, n_index, x, index, y))                                    \
+    X(index_copy_##T, int,                                                               \
+      (int64_t outer, int64_t dim_size, int64_t inner, int64_t n_index,                  \
+       const int64_t *index, const CT *source, CT *y),                                   \
+      (outer, dim_size, inner, n_index, index, source, y))                               \
+    X(gather_##T, int,                                                                   \
+      (int ndim, const int64_t *index_shape, int dim, const CT *x, const int64_t *x_shape, \
+       const int64_t *index, CT *y),                                                     \
+      (ndim, index_shape, dim, x, x_shape, index, y))                                    \
+    X(scatter_add_##T, int,                                                              \
+      (int ndim, const int64_t *index_shape, int dim, const int64_t *index, const CT *src, \
+       const int64_t *y_shape, CT *y),                                                   \
+      (ndim, index_shape, dim, index, src, y_shape, y))
