@@ -18,7 +18,7 @@ SAN_LIST  := address,undefined
 SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 # The compiler uses C11 (_Noreturn, _Alignas) and POSIX; the runtime and the
 # code ampc emits are C99.
-CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) -Isrc -I$(BUILD)/gen
+CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) -Isrc -Iruntime/include -I$(BUILD)/gen
 CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -Iruntime/include
 LDFLAGS  += $(SAN_FLAGS)
 
@@ -64,8 +64,12 @@ $(BUILD)/obj/%.o: $(BUILD)/gen/%.c src/ampc.h $(BUILD)/gen/parser.h $(BUILD)/gen
 $(BUILD)/libampc.a: $(COMPILER_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lgmp
+# --embed-weights reads safetensors with the runtime's reader, the one
+# the fuzzer exercises, so the compiler links those two runtime objects.
+AMPC_RT_OBJS := $(BUILD)/rtobj/safetensors.o $(BUILD)/rtobj/dtype.o $(BUILD)/rtobj/status.o
+
+$(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a $(AMPC_RT_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lgmp -lm
 
 # ---- the runtime ------------------------------------------------------------
 
@@ -81,9 +85,9 @@ $(BUILD)/libamprt.so: $(RUNTIME_OBJS)
 
 # ---- tests ------------------------------------------------------------------
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libampc.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS_COMPILER) -o $@ $< $(BUILD)/libampc.a $(LDFLAGS) -lcmocka -lgmp
+	$(CC) $(CFLAGS_COMPILER) -o $@ $< $(BUILD)/libampc.a $(AMPC_RT_OBJS) $(LDFLAGS) -lcmocka -lgmp -lm
 
 $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/tests

@@ -219,6 +219,7 @@ typedef enum {
     FORM_MATMUL,
     FORM_SOFTMAX, /* f(outer, dim, inner, x, y) */
     FORM_NLL_LOSS,
+    FORM_OP,      /* emit_ops.c writes the op's own call (the amprt/ part headers) */
     FORM_NONE,    /* typed, explained and drawn, but no runtime kernel yet */
 } KernelForm;
 
@@ -323,6 +324,7 @@ struct Expr {
     int64_t dim;          /* softmax: the reduction dim, normalised */
     int64_t ignore_index; /* nll_loss */
     int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
+    int64_t start, step;  /* narrow, slice: the first index (normalised) and step */
     bool autocast_on;  /* inside an enabled autocast region */
     DType autocast_low;/* that region's low dtype */
     Decision decision;
@@ -520,6 +522,11 @@ typedef struct Options {
     int nautocast_ops;
     DType autocast_dtype;          /* --autocast-dtype; DT_NONE: the policy's low dtype */
     DType force_dtype;             /* --force-dtype; DT_NONE: off */
+    /* --emit=check compiles the model twice; the second time with this
+     * set: every floating value in f64, autocast's decisions overridden
+     * (the reference evaluation the first is measured against). */
+    bool reference_f64;
+    const char *embed_weights; /* --embed-weights FILE: parameters as const arrays */
 } Options;
 
 typedef struct Graph Graph;
@@ -568,6 +575,7 @@ typedef struct Output {
     const char *header_name; /* what the .c #includes */
 } Output;
 bool emit_c(Ctx *c, Output *out);         /* emit_c.c */
+const char *model_prefix(Ctx *c);         /* emit_c.c: --prefix, or the model name in lower case */
 
 /* driver.c: the whole pipeline.  Returns an EXIT_* code; on EXIT_OK, `out`
  * holds the generated files (not yet written anywhere). */
@@ -580,6 +588,14 @@ const char *type_to_string(Ctx *c, const Type *t);
 int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
 /* An integer literal's exact value (GMP); reports one past 2^63 - 1. */
 bool int_literal(Ctx *c, Expr *e, int64_t *out);
+/* A typechecked call's non-tensor arguments, or their defaults (typecheck.c;
+ * for the code generator, after typecheck has validated them). */
+Expr *arg_named(Expr *call, const char *name);
+int64_t arg_int(Ctx *c, Expr *call, const char *name, int64_t dflt);
+bool arg_bool(Ctx *c, Expr *call, const char *name, bool dflt);
+const char *arg_str(Ctx *c, Expr *call, const char *name, const char *dflt);
+double arg_number(Ctx *c, Expr *call, const char *name, const char *dflt, DType t);
+int arg_int_list(Ctx *c, Expr *call, const char *name, int64_t *out); /* int... varargs */
 /* torch, F, torch.nn.functional: prefixes that name no value (resolve.c). */
 bool is_torch_namespace(const char *name);
 
@@ -600,6 +616,7 @@ typedef struct Value {
     const char *output_name;
     int last_use;     /* memplan: schedule index of the last reader */
     int slot;         /* memplan: arena slot, -1 for caller memory */
+    const char *cname; /* emit_c: the struct member naming caller memory */
 } Value;
 
 /* A scalar argument kept exactly as written (a literal). */
@@ -617,6 +634,7 @@ struct Node {
     Value *out;
     Value *more_out[3]; /* the results after the first, of ops with several */
     int nmore;
+    Value *scratch;       /* working memory the kernel needs, live during the node only */
     Scalar scalar;        /* FORM_BINARY with a scalar operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
     int64_t dim;          /* softmax: normalised reduction dim */
@@ -645,16 +663,23 @@ Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc);
 void ir_dump(Ctx *c, FILE *out);
 bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
+/* The scratch buffer node n's kernel needs, dtype DT_NONE for none (emit_ops.c). */
+Type op_scratch_type(Ctx *c, const Node *n);
+/* The bits of v, exactly representable in bf16 or f16 (literal.c). */
+uint16_t half_bits(double v, DType t);
 
 /* ---- autocast made visible and steerable (issue 4) ----------------------
  * explain.c prints every op's dtype decision after memplan (--explain);
  * dot.c draws the planned graph for Graphviz (--emit=dot); autocast.c
  * applies the command-line overrides to the policy before deciding. */
 enum { EXPLAIN_NONE, EXPLAIN_TEXT, EXPLAIN_JSON };
-enum { EMIT_C, EMIT_DOT, EMIT_NOTHING };
+enum { EMIT_C, EMIT_DOT, EMIT_CHECK, EMIT_NOTHING };
 
 bool explain(Ctx *c);                     /* explain.c: a no-op without --explain */
 bool emit_dot(Ctx *c, Output *out);       /* dot.c: the graph, into out->c_file */
+/* check.c: the model, its f64 reference evaluation and a harness comparing
+ * them, as one C program in out->c_file (--emit=check). */
+bool emit_check(Ctx *c, Output *out);
 /* " --autocast-op relu=f32 --force-dtype bf16": the options that changed the
  * decisions, for provenance headers (empty when none were given). */
 const char *autocast_options_text(Ctx *c);

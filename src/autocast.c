@@ -450,19 +450,25 @@ const char *autocast_options_text(Ctx *c)
  * disappear.  Every op's float operands were already in its compute dtype,
  * so mapping all dtypes the same way keeps that true. */
 
+/* The dtype every float becomes: --force-dtype's, or f64 for the
+ * reference evaluation of --emit=check (which maps bf16 and f16 too). */
+static DType forced_to(Ctx *c) { return c->opts->reference_f64 ? DT_F64 : c->opts->force_dtype; }
+
 static bool forced_away(Ctx *c, DType t)
 {
+    if (c->opts->reference_f64)
+        return t == DT_F32 || t == DT_BF16 || t == DT_F16;
     return c->opts->force_dtype != DT_NONE && (t == DT_F32 || t == DT_F64);
 }
 
 static const char *force_flag(Ctx *c)
 {
-    return c->opts->force_dtype == DT_BF16 ? "XLA_USE_BF16" : "XLA_USE_FP16";
+    return c->opts->reference_f64 ? "f64 reference" : c->opts->force_dtype == DT_BF16 ? "XLA_USE_BF16" : "XLA_USE_FP16";
 }
 
 static Expr *force_expr(Ctx *c, Expr *e)
 {
-    DType f = c->opts->force_dtype;
+    DType f = forced_to(c);
     switch (e->kind) {
     case E_NAME:
         if (e->sym && e->sym->kind != SYM_LOCAL && forced_away(c, e->type.dtype))
@@ -569,8 +575,8 @@ static Expr *first_autocast_op(Vec *stmts)
 
 static void force_dtype(Ctx *c)
 {
-    DType f = c->opts->force_dtype;
-    Expr *ac = first_autocast_op(c->model->body);
+    DType f = forced_to(c);
+    Expr *ac = c->opts->reference_f64 ? NULL : first_autocast_op(c->model->body);
     if (ac)
         warning_class_at(c, ac->loc, "force-dtype", "--force-dtype %s overrides the per-op precision of autocast, used here first: "
                    "every op runs in %s (the PyTorch/XLA AMP guide: do not set %s when using autocast)",
@@ -585,7 +591,7 @@ bool autocast(Ctx *c)
     if (c->nerrors)
         return false;
     autocast_stmts(c, c->model->body);
-    if (c->nerrors == 0 && c->opts->force_dtype != DT_NONE)
+    if (c->nerrors == 0 && forced_to(c) != DT_NONE)
         force_dtype(c);
     return c->nerrors == 0;
 }

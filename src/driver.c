@@ -87,6 +87,8 @@ static bool emit(Ctx *c, Output *out)
     switch (c->opts->emit) {
     case EMIT_DOT:
         return emit_dot(c, out);
+    case EMIT_CHECK:
+        return emit_check(c, out);
     case EMIT_NOTHING:
         return true;
     default:

@@ -11,22 +11,12 @@
  * params, inputs, outputs and arena, and every name is prefixed, so
  * several models link into one binary.
  */
-#include "ampc.h"
+#include "emit.h"
 
+#include <amprt.h>
 #include <ctype.h>
 #include <string.h>
 
-typedef struct Emitter {
-    Ctx *c;
-    Buf *out;
-    const char *prefix; /* mlp */
-    const char *PREFIX; /* MLP */
-    StrMap *used;       /* C names taken in the function being emitted */
-    StrMap *next_suffix;/* base name -> the next _N to try for it */
-    const char **cname; /* per value id: its C expression */
-    const char *dim_params; /* "B, T" for macros, "" with no dims */
-    const char *macro_names[MAX_SYMS]; /* "(B)": dims as macro arguments */
-} Emitter;
 
 static const char *const reserved[] = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
@@ -46,7 +36,7 @@ static bool name_taken(Emitter *e, const char *s)
 }
 
 /* "fc1.weight" -> "fc1_weight": a C identifier, unique in this function. */
-static const char *c_ident(Emitter *e, const char *base)
+const char *c_ident(Emitter *e, const char *base)
 {
     char *s = arena_strdup(e->c->arena, base);
     for (char *p = s; *p; p++)
@@ -75,17 +65,17 @@ static char *upper(Ctx *c, const char *s)
     return u;
 }
 
-static const char *poly_c(Emitter *e, const Poly *p) { return poly_to_c(e->c, p, e->c->sym_names); }
+const char *poly_c(Emitter *e, const Poly *p) { return poly_to_c(e->c, p, e->c->sym_names); }
 
-static const char *numel_c(Emitter *e, const Shape *s) { return poly_c(e, shape_numel(e->c, s)); }
+const char *numel_c(Emitter *e, const Shape *s) { return poly_c(e, shape_numel(e->c, s)); }
 
-static const char *type_comment(Emitter *e, const Type *t)
+const char *type_comment(Emitter *e, const Type *t)
 {
     return arena_printf(e->c->arena, "%s%s", dtype_name(t->dtype), shape_to_string(e->c, &t->shape, e->c->sym_names));
 }
 
 /* The product of dims [from, to) of a shape, as C. */
-static const char *dims_product(Emitter *e, const Shape *s, int from, int to)
+const char *dims_product(Emitter *e, const Shape *s, int from, int to)
 {
     Shape sub = {0};
     for (int i = from; i < to; i++)
@@ -103,7 +93,7 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
     return h;
 }
 
-static const char *base_name(const char *path)
+const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
@@ -181,6 +171,165 @@ static void emit_load_weights(Emitter *e, Buf *o)
         buf_printf(o, "        at += %lld;\n    }\n", (long long)const_bytes_padded(e, v));
     }
     buf_puts(o, "done:\n    amp_st_close(file);\n    return rc;\n}\n\n");
+}
+
+/* ---- --embed-weights: the parameters as const arrays ------------------------
+ *
+ * The file is read with libamprt's safetensors reader (the same strict,
+ * fuzzed parser the emitted loader uses) and checked like
+ * load_state_dict(strict=True): every parameter and buffer present with
+ * its declared dtype and shape, nothing else in the file.  Values are
+ * printed exactly: f32 and f64 as hex floats, bf16 and f16 as their bits. */
+
+static void embed_element(Buf *o, DType t, const unsigned char *p)
+{
+    switch (t) {
+    case DT_F64: {
+        double v;
+        memcpy(&v, p, 8);
+        if (v != v)
+            buf_puts(o, "NAN");
+        else if (v == 1.0 / 0.0 || v == -1.0 / 0.0)
+            buf_puts(o, v > 0 ? "INFINITY" : "-INFINITY");
+        else
+            buf_printf(o, "%a", v);
+        break;
+    }
+    case DT_F32: {
+        float v;
+        memcpy(&v, p, 4);
+        if (v != v)
+            buf_puts(o, "NAN");
+        else if (v == 1.0f / 0.0f || v == -1.0f / 0.0f)
+            buf_puts(o, v > 0 ? "INFINITY" : "-INFINITY");
+        else
+            buf_printf(o, "%af", (double)v);
+        break;
+    }
+    case DT_BF16:
+    case DT_F16: {
+        uint16_t b;
+        memcpy(&b, p, 2);
+        buf_printf(o, "{0x%04x}", b);
+        break;
+    }
+    case DT_I64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        if (v == INT64_MIN)
+            buf_puts(o, "INT64_MIN");
+        else
+            buf_printf(o, "%lld", (long long)v);
+        break;
+    }
+    case DT_I32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        buf_printf(o, "%ld", (long)v);
+        break;
+    }
+    default:
+        buf_printf(o, "%u", p[0]);
+        break;
+    }
+}
+
+static amp_dtype amp_dtype_of(DType t)
+{
+    switch (t) {
+    case DT_F64: return AMP_F64;
+    case DT_F32: return AMP_F32;
+    case DT_BF16: return AMP_BF16;
+    case DT_F16: return AMP_F16;
+    case DT_I64: return AMP_I64;
+    case DT_I32: return AMP_I32;
+    default: return AMP_BOOL;
+    }
+}
+
+static bool emit_embedded_weights(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    Graph *g = c->graph;
+    const char *path = c->opts->embed_weights;
+    if (!weights_loadable(e)) {
+        error_plain(c, "--embed-weights: model '%s' has %s", c->model->name->text,
+                    g->params->len ? "a parameter sized by a run-time dimension" : "no parameters to embed");
+        return false;
+    }
+    amp_st_file *f;
+    int rc = amp_st_open(path, &f);
+    if (rc != AMP_OK) {
+        error_plain(c, "--embed-weights %s: %s", path, amp_strerror(rc));
+        return false;
+    }
+    bool ok = true;
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        const amp_st_tensor *t = amp_st_find(f, v->name);
+        if (!t) {
+            error_plain(c, "--embed-weights %s: no tensor '%s' (the model's %s)", path, v->name,
+                        type_comment(e, &v->type));
+            ok = false;
+            continue;
+        }
+        bool shape_ok = t->ndim == v->type.shape.ndim;
+        for (int d = 0; shape_ok && d < t->ndim; d++) {
+            int64_t n;
+            shape_ok = poly_is_const(v->type.shape.dims[d], &n) && n == t->shape[d];
+        }
+        if (t->dtype != amp_dtype_of(v->type.dtype) || !shape_ok) {
+            Buf fs;
+            buf_init(&fs, c->arena);
+            for (int d = 0; d < t->ndim; d++)
+                buf_printf(&fs, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+            error_plain(c, "--embed-weights %s: tensor '%s' is %s[%s] in the file, but the model declares %s", path,
+                        v->name, amp_dtype_name(t->dtype), fs.data, type_comment(e, &v->type));
+            ok = false;
+        }
+    }
+    for (int i = 0; i < amp_st_count(f); i++) {
+        const amp_st_tensor *t = amp_st_get(f, i);
+        bool known = false;
+        for (int k = 0; k < g->params->len && !known; k++)
+            known = strcmp(((Value *)VEC_AT(g->params, k))->name, t->name) == 0 && strlen(t->name) == t->name_len;
+        if (!known) {
+            error_plain(c, "--embed-weights %s: tensor '%s' is not a parameter or buffer of model '%s'", path, t->name,
+                        c->model->name->text);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        amp_st_close(f);
+        return false;
+    }
+    buf_printf(o, "/* The parameters and buffers of %s, embedded by --embed-weights. */\n", base_name(path));
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        const amp_st_tensor *t = amp_st_find(f, v->name);
+        const unsigned char *data = amp_st_data(f, t);
+        size_t size = (size_t)dtype_size(v->type.dtype);
+        size_t n = (size_t)((t->end - t->begin) / size);
+        buf_printf(o, "static const %s %s_embedded_%s[%zu] = { /* %s: %s */\n   ", dtype_c_type(v->type.dtype), e->prefix,
+                   e->cname[v->id], n ? n : 1, v->name, type_comment(e, &v->type));
+        for (size_t k = 0; k < n; k++) {
+            buf_puts(o, " ");
+            embed_element(o, v->type.dtype, data + k * size);
+            buf_puts(o, k + 1 < n ? (k % 8 == 7 ? ",\n   " : ",") : "");
+        }
+        if (n == 0)
+            buf_puts(o, " 0");
+        buf_puts(o, "\n};\n");
+    }
+    buf_printf(o, "\nconst %s_params *%s_embedded_params(void)\n{\n    static const %s_params params = {\n", e->prefix,
+               e->prefix, e->prefix);
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        buf_printf(o, "        %s_embedded_%s,\n", e->prefix, e->cname[v->id]);
+    }
+    buf_puts(o, "    };\n    return &params;\n}\n\n");
+    amp_st_close(f);
+    return true;
 }
 
 /* ---- the header -------------------------------------------------------- */
@@ -310,20 +459,23 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p), "", p);
     buf_printf(h, "const char *%s_strerror(int code);\n\n", p);
     emit_load_weights_decl(e, h);
+    if (c->opts->embed_weights)
+        buf_printf(h, "/* The parameters and buffers embedded from %s (--embed-weights). */\n"
+                      "const %s_params *%s_embedded_params(void);\n\n", base_name(c->opts->embed_weights), p, p);
     buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n");
     buf_printf(h, "#endif /* %s_H */\n", P);
 }
 
 /* ---- the forward function ---------------------------------------------- */
 
-static const char *kernel(Emitter *e, const char *op, DType t)
+const char *kernel(Emitter *e, const char *op, DType t)
 {
     return arena_printf(e->c->arena, "amp_%s_%s", op, dtype_name(t));
 }
 
 /* A scalar operand, rounded once from its literal text to f32: the kernels
  * compute in f32 for f32, bf16 and f16 alike (PyTorch's opmath type). */
-static const char *scalar_c(Emitter *e, Node *n)
+const char *scalar_c(Emitter *e, Node *n)
 {
     double v;
     DType t = n->out->type.dtype;
@@ -360,7 +512,7 @@ static const char *scalar_c(Emitter *e, Node *n)
     return arena_printf(e->c->arena, "%af /* %s%s */", v, n->scalar.negate ? "-" : "", n->scalar.text);
 }
 
-static bool supported_dtype(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16; }
+static bool supported_dtype(DType t) { return t == DT_F64 || t == DT_F32 || t == DT_BF16 || t == DT_F16; }
 
 static void emit_binary(Emitter *e, Node *n, const char *y)
 {
@@ -473,14 +625,17 @@ static void emit_node(Emitter *e, Node *n)
         buf_puts(o, "\"\n");
     }
 
-    for (int k = 0; k < n->nin; k++) {
-        if (n->in[k] && !supported_dtype(n->in[k]->type.dtype) && !(n->op->form == FORM_NLL_LOSS && k == 1)) {
+    bool legacy = n->op->form != FORM_OP;
+    for (int k = 0; legacy && k < n->nin; k++) {
+        bool index = n->op->form == FORM_NLL_LOSS && k == 1;
+        bool from_int = n->op->id == OP_CAST && k == 0 && (dtype_is_float(t) || t == DT_BOOL);
+        if (n->in[k] && !index && !from_int && !supported_dtype(n->in[k]->type.dtype)) {
             error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet",
                      n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(n->in[k]->type.dtype));
             return;
         }
     }
-    if (!supported_dtype(t)) {
+    if (legacy && !supported_dtype(t)) {
         error_at(c, n->loc, "%s producing %s is not supported by the runtime yet",
                  n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(t));
         return;
@@ -499,11 +654,40 @@ static void emit_node(Emitter *e, Node *n)
         e->cname[v->id] = y;
     }
 
+    /* the other results, and scratch memory, live in slots too */
+    for (int k = 0; k < n->nmore + 1; k++) {
+        Value *r = k < n->nmore ? n->more_out[k] : n->scratch;
+        if (!r)
+            continue;
+        if (r->is_output) {
+            e->cname[r->id] = arena_printf(c->arena, "outputs->%s", e->cname[r->id]);
+            continue;
+        }
+        const char *name = c_ident(e, r->name ? r->name : k < n->nmore ? arena_printf(c->arena, "t%d", r->id)
+                                                                       : arena_printf(c->arena, "scratch%d", r->id));
+        if (k < n->nmore)
+            buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s */\n", dtype_c_type(r->type.dtype), name,
+                       dtype_c_type(r->type.dtype), r->slot, type_comment(e, &r->type));
+        else
+            buf_printf(o, "    unsigned char *const %s = slot%d; /* %s bytes of the kernel's working memory */\n",
+                       name, r->slot, poly_c(e, r->type.shape.dims[0]));
+        e->cname[r->id] = name;
+    }
+
     const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
     const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
     switch (n->op->form) {
     case FORM_CAST:
-        if (n->in[0]->type.dtype == t)
+        if (!supported_dtype(n->in[0]->type.dtype)) {
+            /* integers and bools become floats as C converts them: exact
+             * below 2^24 (f32) or 2^53 (f64), else to nearest */
+            if (t == DT_F32 || t == DT_F64)
+                buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = (%s)%s[i];\n",
+                           numel_c(e, &v->type.shape), y, dtype_c_type(t), x0);
+            else
+                buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = amp_f32_to_%s((float)%s[i]);\n",
+                           numel_c(e, &v->type.shape), y, dtype_name(t), x0);
+        } else if (n->in[0]->type.dtype == t)
             buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
         else
             buf_printf(o, "    amp_cast_%s_%s((size_t)(%s), %s, %s);\n", dtype_name(n->in[0]->type.dtype), dtype_name(t),
@@ -543,6 +727,9 @@ static void emit_node(Emitter *e, Node *n)
     }
     case FORM_NONE:
         ICE("op %s has no kernel form", n->op->name); /* reported at the top */
+    case FORM_OP:
+        emit_op(e, n, y);
+        break;
     }
 }
 
@@ -626,12 +813,16 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
 
     buf_printf(o, "const char *%s_strerror(int code)\n{\n    return amp_strerror(code);\n}\n\n", p);
     emit_load_weights(e, o);
+    if (c->opts->embed_weights && !emit_embedded_weights(e, o))
+        return;
 
     buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
     bool uses_rc = false;
-    for (int i = 0; i < g->nodes->len; i++)
-        uses_rc |= ((Node *)VEC_AT(g->nodes, i))->op->form == FORM_NLL_LOSS;
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        uses_rc |= n->op->form == FORM_NLL_LOSS || (n->op->form == FORM_OP && op_returns_status(n));
+    }
     if (uses_rc)
         buf_puts(o, "    int rc;\n");
     buf_puts(o, "    if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))\n"
@@ -700,22 +891,26 @@ static bool valid_prefix(const char *s)
     return true;
 }
 
+/* --prefix, or the model's name in lower case. */
+const char *model_prefix(Ctx *c)
+{
+    if (c->opts->prefix)
+        return c->opts->prefix;
+    char *p = arena_strdup(c->arena, c->model->name->text);
+    for (char *q = p; *q; q++)
+        *q = (char)tolower((unsigned char)*q);
+    return p;
+}
+
 bool emit_c(Ctx *c, Output *out)
 {
     Graph *g = c->graph;
     Emitter e = {.c = c, .used = strmap_new(c->arena), .next_suffix = strmap_new(c->arena)};
-    if (c->opts->prefix) {
-        if (!valid_prefix(c->opts->prefix)) {
-            error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
-            return false;
-        }
-        e.prefix = c->opts->prefix;
-    } else {
-        char *p = arena_strdup(c->arena, c->model->name->text);
-        for (char *q = p; *q; q++)
-            *q = (char)tolower((unsigned char)*q);
-        e.prefix = p;
+    if (c->opts->prefix && !valid_prefix(c->opts->prefix)) {
+        error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
+        return false;
     }
+    e.prefix = model_prefix(c);
     e.PREFIX = upper(c, e.prefix);
     Buf dp;
     buf_init(&dp, c->arena);
@@ -745,6 +940,10 @@ bool emit_c(Ctx *c, Output *out)
     for (int i = 0; i < g->outputs->len; i++) {
         Value *v = VEC_AT(g->outputs, i);
         e.cname[v->id] = c_ident(&e, v->output_name);
+    }
+    for (int i = 0; i < g->values->len; i++) {
+        Value *v = VEC_AT(g->values, i);
+        v->cname = e.cname[v->id];
     }
 
     /* provenance: stable across runs, machines and directories */

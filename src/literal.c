@@ -171,3 +171,27 @@ LiteralRounding literal_to_dtype(const char *text, DType t, double *out)
         return literal_round(text, 24, -126, 127, out);
     }
 }
+
+/* The bf16 or f16 encoding of v, which must be exactly representable
+ * (a value literal_to_dtype rounded to that dtype): for the constants the
+ * code generator writes as bit patterns. */
+uint16_t half_bits(double v, DType t)
+{
+    float f = (float)v; /* exact: bf16 and f16 values are f32 values */
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (t == DT_BF16)
+        return (uint16_t)(u >> 16);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    double a = fabs(v);
+    if (isinf(a))
+        return (uint16_t)(sign | 0x7c00u);
+    if (a == 0)
+        return sign;
+    int e2;
+    double m = frexp(a, &e2); /* a = m 2^e2, m in [0.5, 1) */
+    int exp = e2 - 1 + 15;      /* f16 biased exponent of a */
+    if (exp <= 0)               /* subnormal: a / 2^-24 is an integer */
+        return (uint16_t)(sign | (uint16_t)ldexp(a, 24));
+    return (uint16_t)(sign | (exp << 10) | ((uint16_t)ldexp(m * 2 - 1, 10) & 0x3ffu));
+}

@@ -42,6 +42,50 @@ static Scalar scalar_of(Expr *e)
     return s;
 }
 
+/* The op's data operands in the dtype its kernel computes in, which is its
+ * result's: an integer operand of an op with a float result (exp of an
+ * i64 tensor computes in f32, as PyTorch's promotion says), or the input
+ * of a reduction given dtype= ("the input is converted first"), gets an
+ * explicit Cast.  Index operands, and the f32 parameters of the norms
+ * under a narrower input, keep their dtype. */
+static void convert_operands(Ctx *c, Node *n, Expr *e)
+{
+    DType t = n->out->type.dtype;
+    unsigned f = n->op->flags;
+    if (!dtype_is_float(t))
+        return;
+    for (int k = 0; k < n->nin; k++) {
+        Value *v = n->in[k];
+        if (!v || v->type.dtype == t)
+            continue;
+        bool index = (k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) ||
+                     (k == 2 && (f & OPF_INDEX_ARG2));
+        if (index || (k > 0 && (f & OPF_MIXED_PARAMS)))
+            continue;
+        /* only widenings of integers, and dtype= on reductions */
+        if (dtype_is_float(v->type.dtype) && op_param_index(n->op, "dtype") < 0)
+            continue;
+        Node *cast = ir_new_node(c, op_info(c, OP_CAST), e->loc);
+        cast->out = ir_new_value(c, V_TEMP, (Type){.dtype = t, .shape = v->type.shape}, NULL);
+        cast->out->def = cast;
+        cast->in[0] = v;
+        cast->nin = 1;
+        cast->why = dtype_is_float(v->type.dtype)
+                        ? arena_printf(c->arena, "dtype=%s: %s converts its input first", dtype_name(t), n->op->name)
+                        : arena_printf(c->arena, "%s computes %s operands in %s, its result dtype", n->op->name,
+                                       dtype_name(v->type.dtype), dtype_name(t));
+        cast->src = NULL;
+        n->in[k] = cast->out;
+        /* the cast runs first: swap it before n, the node just scheduled */
+        Vec *nodes = c->graph->nodes;
+        nodes->items[nodes->len - 1] = n;
+        nodes->items[nodes->len - 2] = cast;
+        int id = n->id;
+        n->id = cast->id;
+        cast->id = id;
+    }
+}
+
 static Value *lower_call(Ctx *c, Expr *e)
 {
     const OpInfo *op = e->op;
@@ -93,6 +137,14 @@ static Value *lower_call(Ctx *c, Expr *e)
             n->in[i] = in[i];
         n->nin = op->nparams < 8 ? op->nparams : 8;
         break;
+    }
+    if (op->form == FORM_OP) {
+        convert_operands(c, n, e);
+        Type st = op_scratch_type(c, n);
+        if (st.dtype != DT_NONE) {
+            n->scratch = ir_new_value(c, V_TEMP, st, NULL);
+            n->scratch->def = n;
+        }
     }
     return n->out;
 }

@@ -37,13 +37,17 @@ static const char usage_text[] =
     "                       file's own directory); repeatable\n"
     "  --autocast           run the whole model under autocast, as if its body\n"
     "                       were in an autocast { } block\n"
+    "  --embed-weights=FILE put the parameters and buffers of a safetensors FILE\n"
+    "                       into the C as const arrays (<prefix>_embedded_params)\n"
     "\n"
     "Seeing and steering autocast:\n"
     "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
     "                       conversions and the arena; alone, writes no files,\n"
     "                       with -o FILE also compiles (docs/cli.md)\n"
-    "  --emit=c|dot         what -o gets: C (default) or the graph for Graphviz,\n"
-    "                       coloured by dtype (default file: FILE's stem + .dot)\n"
+    "  --emit=c|dot|check   what -o gets: C (default); the graph for Graphviz,\n"
+    "                       coloured by dtype (default file: FILE's stem + .dot);\n"
+    "                       or a program checking the model against its f64\n"
+    "                       evaluation (build with -lamprt -lm -lpthread, run it)\n"
     "  --autocast-op NAME=bf16|f16|f32|promote|none\n"
     "                       override or add one policy row (repeatable)\n"
     "  --autocast-dtype=bf16|f16\n"
@@ -316,8 +320,10 @@ static void autocast_option(int ch, const char *arg, Options *o)
             o->emit = EMIT_C;
         else if (strcmp(arg, "dot") == 0)
             o->emit = EMIT_DOT;
+        else if (strcmp(arg, "check") == 0)
+            o->emit = EMIT_CHECK;
         else
-            usage_error("--emit takes c or dot, not '%s'", arg);
+            usage_error("--emit takes c, dot or check, not '%s'", arg);
         break;
     case OPT_AUTOCAST_OP: {
         const char *eq = strchr(arg, '=');
@@ -355,13 +361,15 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
         if (!o->output_path) {
             if (dep->write || o->header_path)
                 usage_error("%s", "--explain without -o writes no files; give -o FILE to write them too");
-            if (o->emit == EMIT_DOT)
-                usage_error("%s", "--explain with --emit=dot needs -o FILE (or use --emit=dot -o - alone)");
+            if (o->emit == EMIT_DOT || o->emit == EMIT_CHECK)
+                usage_error("--explain with --emit=%s needs -o FILE", o->emit == EMIT_DOT ? "dot" : "check");
             o->emit = EMIT_NOTHING;
         }
     }
     if (o->emit == EMIT_DOT && o->header_path)
         usage_error("%s", "--emit=dot writes one file, the graph; --header does not apply");
+    if (o->emit == EMIT_CHECK && o->header_path)
+        usage_error("%s", "--emit=check writes one self-contained program; --header does not apply");
 }
 
 int main(int argc, char **argv)
@@ -377,13 +385,14 @@ int main(int argc, char **argv)
     }
     argc = take_dep_options(argc, argv, args, &dep, &opts);
     argv = args;
-    enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST };
+    enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST, OPT_EMBED_WEIGHTS };
     static const struct option long_opts[] = {
         {"target", required_argument, NULL, 't'},   {"output", required_argument, NULL, 'o'},
         {"header", required_argument, NULL, OPT_HEADER}, {"prefix", required_argument, NULL, OPT_PREFIX},
         {"policy", required_argument, NULL, OPT_POLICY}, {"dump", required_argument, NULL, OPT_DUMP},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, OPT_VERSION},
         {"autocast", no_argument, NULL, OPT_AUTOCAST}, {"include", required_argument, NULL, 'I'},
+        {"embed-weights", required_argument, NULL, OPT_EMBED_WEIGHTS},
         AUTOCAST_LONG_OPTS
         {NULL, 0, NULL, 0},
     };
@@ -414,6 +423,9 @@ int main(int argc, char **argv)
             break;
         case OPT_AUTOCAST:
             opts.autocast_all = true;
+            break;
+        case OPT_EMBED_WEIGHTS:
+            opts.embed_weights = optarg;
             break;
         case OPT_POLICY:
             opts.policy_path = optarg;
@@ -461,6 +473,8 @@ int main(int argc, char **argv)
     if (to_stdout && (dep.write || dep.print) && dep.ntargets == 0)
         usage_error("%s", "a depfile for -o - needs -MT TARGET to name the rule's target");
     bool write_header = opts.emit == EMIT_C && (!to_stdout || opts.header_path);
+    if (opts.emit == EMIT_CHECK && !opts.output_path)
+        opts.output_path = default_output(c, opts.input_path, "_check.c");
     /* -o /dev/null: no header is derived from a device's name */
     bool special_out = !to_stdout && is_special_file(opts.output_path);
     if (special_out && !opts.header_path)

@@ -83,6 +83,8 @@ bool memplan(Ctx *c)
         place(c, g, slot_free_after, n->out, i);
         for (int r = 0; r < n->nmore; r++)
             place(c, g, slot_free_after, n->more_out[r], i);
+        if (n->scratch) /* read by its own node only */
+            place(c, g, slot_free_after, n->scratch, i);
     }
     return ir_verify(c, "memplan");
 }

@@ -2831,6 +2831,9 @@ bool infer_narrow(Ctx *c, Expr *call)
             return false;
         }
     }
+    call->dim = dim;
+    call->start = start;
+    call->step = narrow ? 1 : arg_int(c, call, "step", 1);
     call->type.dtype = x->type.dtype;
     call->type.shape = out;
     return true;
@@ -3634,4 +3637,62 @@ bool typecheck(Ctx *c)
 {
     check_stmts(c, c->model->body);
     return c->nerrors == 0;
+}
+
+/* ---- reading a typechecked call's arguments (the code generator) -------
+ * Typecheck validated every argument, so these only read: the value given,
+ * or the default when the argument was left out. */
+
+Expr *arg_named(Expr *call, const char *name) { return named(call, name); }
+
+int64_t arg_int(Ctx *c, Expr *call, const char *name, int64_t dflt)
+{
+    int64_t v;
+    return int_param(c, call, name, dflt, &v) ? v : dflt;
+}
+
+bool arg_bool(Ctx *c, Expr *call, const char *name, bool dflt)
+{
+    bool v;
+    return bool_param(c, call, name, dflt, &v) ? v : dflt;
+}
+
+const char *arg_str(Ctx *c, Expr *call, const char *name, const char *dflt)
+{
+    const char *v;
+    return str_param(c, call, name, dflt, &v) ? v : dflt;
+}
+
+/* A number argument rounded once, exactly, to dtype t (the dtype the
+ * kernel computes in); `dflt` is the default's literal text. */
+double arg_number(Ctx *c, Expr *call, const char *name, const char *dflt, DType t)
+{
+    (void)c;
+    Expr *e = named(call, name);
+    const char *text = dflt;
+    bool neg = false;
+    if (e) {
+        Expr *lit = e;
+        if (lit->kind == E_CALL && lit->op && lit->op->id == OP_NEG && !is_tensor(lit)) {
+            neg = true;
+            lit = VEC_AT(lit->list, 0);
+        }
+        ASSERT(lit->kind == E_NUMBER);
+        text = lit->text;
+    }
+    if (text[0] == '-') {
+        neg = !neg;
+        text++;
+    }
+    double v;
+    literal_to_dtype(text, t, &v);
+    return neg ? -v : v;
+}
+
+/* The int varargs of a call (reshape's shape, pad's pads), in order. */
+int arg_int_list(Ctx *c, Expr *call, const char *name, int64_t *out)
+{
+    Expr *where[MAX_DIMS * 2 + 2];
+    bool ok;
+    return int_varargs(c, call, name, out, where, &ok);
 }

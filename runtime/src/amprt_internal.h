@@ -57,7 +57,8 @@
  */
 #define AMP_MATH_float(fn) fn##f
 #define AMP_MATH_double(fn) fn
-#define AMP_MATH_(acc, fn) AMP_MATH_##acc(fn)
+#define AMP_MATH_PASTE_(acc, fn) AMP_MATH_##acc(fn)
+#define AMP_MATH_(acc, fn) AMP_MATH_PASTE_(acc, fn) /* expands ACC before pasting */
 #define AMP_MATH(fn) AMP_MATH_(ACC, fn)
 
 /* The reference kernels: the spec every other kernel set is checked against. */

@@ -6,8 +6,8 @@
  *     loss[n] = -w * logp[n, t], or 0 when t == ignore_index.
  * Reductions: NONE writes loss[0..N); SUM writes sum(loss); MEAN writes
  * sum(loss) / sum(w) over the rows not ignored, so all rows ignored (or
- * weights summing to 0) gives 0/0 = NaN, as PyTorch does. Sums are f32,
- * in row order, and the one output is rounded to the storage dtype once.
+ * weights summing to 0) gives 0/0 = NaN, as PyTorch does. Sums are f32
+ * (f64 for f64), in row order, and the one output is rounded to the storage dtype once.
  *
  * Unlike the other kernels this one checks its arguments, because targets
  * are run-time data: every check, targets included, happens before anything
@@ -34,43 +34,17 @@ static AMP_ALWAYS_INLINE int check_args(int64_t N, int64_t C, const void *logp, 
     return AMP_OK;
 }
 
-static AMP_ALWAYS_INLINE int nll_loss(amp_dtype t, int64_t N, int64_t C, const void *logp,
-                                      const int64_t *target, const void *weight, int64_t ignore_index,
-                                      int reduction, void *out)
-{
-    float total = 0.0f, weight_sum = 0.0f;
-    int status = check_args(N, C, logp, target, ignore_index, reduction, out);
-
-    if (status != AMP_OK)
-        return status;
-    for (int64_t n = 0; n < N; n++) {
-        int64_t c = target[n];
-        float w, loss;
-        if (c == ignore_index) {
-            if (reduction == AMP_REDUCTION_NONE)
-                amp_st(t, out, n, 0.0f);
-            continue;
-        }
-        w = weight != NULL ? amp_ld(t, weight, c) : 1.0f;
-        loss = -w * amp_ld(t, logp, n * C + c);
-        if (reduction == AMP_REDUCTION_NONE)
-            amp_st(t, out, n, loss);
-        total += loss;
-        weight_sum += w;
-    }
-    if (reduction == AMP_REDUCTION_MEAN)
-        amp_st(t, out, 0, total / weight_sum);
-    else if (reduction == AMP_REDUCTION_SUM)
-        amp_st(t, out, 0, total);
-    return AMP_OK;
-}
+#define REF_PART "ref_loss.inc"
+#include "ref_acc_twice.h"
 
 #define LOSS_KERNELS(T)                                                                           \
     int amp_ref_nll_loss_##T(int64_t N, int64_t C, const AMP_CTYPE_##T *logp,                     \
                              const int64_t *target, const AMP_CTYPE_##T *weight,                  \
                              int64_t ignore_index, int reduction, AMP_CTYPE_##T *out)             \
     {                                                                                             \
-        return nll_loss(AMP_DTYPE_##T, N, C, logp, target, weight, ignore_index, reduction, out); \
+        return REF_BODY_##T(nll_loss)(AMP_DTYPE_##T, N, C, logp, target, weight, ignore_index,    \
+                                     reduction, out);                                             \
     }
 
+LOSS_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_KERNELS)

@@ -133,5 +133,71 @@ if [ "$(cat "$OUT/dep/mlp.d")" = "$expected" ]; then ok "-MD -MP writes the depf
 if [ "$("$AMPC" -M examples/mlp.amp -MT 'obj dir/x.o')" = "obj\\ dir/x.o: \\
  examples/mlp.amp" ]; then ok "-M prints the rule with -MT's target, escaped"; else bad "-M prints the rule with -MT's target, escaped"; fi
 
+# --embed-weights: the weights file the tpu check wrote, as const arrays.
+dir=$OUT/tpu
+mkdir -p "$OUT/embed"
+if [ -f "$dir/mlp-weights.safetensors" ] &&
+    "$AMPC" examples/mlp.amp -t tpu --embed-weights "$dir/mlp-weights.safetensors" -o "$OUT/embed/mlp.c"; then
+    if cc -std=c99 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$OUT/embed" -o "$OUT/embed/check" \
+            tests/e2e/embed_check.c "$OUT/embed/mlp.c" "$BUILD/libamprt.a" -lm -lpthread &&
+        (cd "$dir" && "../embed/check") > "$OUT/embed/log" 2>&1; then
+        ok "--embed-weights: $(cat "$OUT/embed/log")"
+    else
+        cat "$OUT/embed/log" 2>/dev/null
+        bad "--embed-weights: the embedded weights are the file's"
+    fi
+else
+    bad "ampc --embed-weights"
+fi
+# a weights file that does not fit the model: an error, and no output
+rm -f "$OUT/embed/lenet5.c"
+if "$AMPC" examples/lenet5.amp --embed-weights "$dir/mlp-weights.safetensors" -o "$OUT/embed/lenet5.c" \
+        > "$OUT/embed/err" 2>&1; then
+    bad "--embed-weights with another model's weights fails"
+elif grep -q "no tensor 'conv1.weight'" "$OUT/embed/err" && grep -q "fc1.weight' is f32\[128, 64\] in the file" "$OUT/embed/err" &&
+    [ ! -e "$OUT/embed/lenet5.c" ]; then
+    ok "--embed-weights with another model's weights: each mismatch reported, no output written"
+else
+    cat "$OUT/embed/err"
+    bad "--embed-weights with another model's weights: each mismatch reported, no output written"
+fi
+
+# The memory plan on resnet18: the arena (slots reused by liveness) against
+# the sum of every temporary buffer, both read from the emitted header.
+if "$AMPC" examples/resnet18.amp -I examples -t tpu -o "$OUT/resnet18.c"; then
+    sum=$(sed -n 's/.*without reuse: \(.*\) bytes).*/\1/p' "$OUT/resnet18.h")
+    cat > "$OUT/arena.c" <<EOC
+#include <stdio.h>
+#include "resnet18.h"
+int main(void)
+{
+    for (long long B = 1; B <= 8; B *= 8) {
+        long long plan = (long long)RESNET18_ARENA_BYTES(B), all = (long long)($sum);
+        printf("B=%lld: arena %lld bytes, all buffers %lld bytes, %.1f%%\\n", B, plan, all, 100.0 * plan / all);
+        if (plan * 4 > all)
+            return 1;
+    }
+    return 0;
+}
+EOC
+    if cc -std=c99 -Iruntime/include -I"$OUT" -o "$OUT/arena" "$OUT/arena.c" && "$OUT/arena" > "$OUT/arena.log"; then
+        ok "resnet18 memory plan under a quarter of all buffers: $(tr '\n' ';' < "$OUT/arena.log")"
+    else
+        cat "$OUT/arena.log" 2>/dev/null
+        bad "resnet18 memory plan under a quarter of all buffers"
+    fi
+else
+    bad "ampc resnet18.amp"
+fi
+
+# Every example on every target against its f64 evaluation (--emit=check).
+if sh tests/e2e/check-examples.sh "$BUILD" > "$OUT/check.log" 2>&1; then
+    ok "$(tail -n 1 "$OUT/check.log"): every example on every target within tolerance of f64"
+else
+    grep -v '^ok ' "$OUT/check.log"
+    bad "every example on every target within tolerance of f64 (see $OUT/check.log)"
+fi
+grep '^ok ' "$OUT/check.log" | sed 's/^ok   /     /'
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -84,7 +84,7 @@ make --no-print-directory -s "$GEN/parser.c" "$GEN/lexer.c" "$GEN/policies.c" BU
 }
 
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS_FUZZ="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -Isrc -I$GEN"
+CFLAGS_FUZZ="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -Isrc -Iruntime/include -I$GEN"
 GEN_WARN="-Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings"
 DEPS="src/ampc.h src/ops.def $GEN/parser.h $GEN/lexer.h $FUZZ_SRC/run.sh"
 
@@ -121,6 +121,12 @@ for g in parser lexer policies; do
     compile "$GEN/$g.c" "$obj" $GEN_WARN || { echo "run.sh: FAILED: compiling $GEN/$g.c" >&2; exit 1; }
     OBJS="$OBJS $obj"
 done
+# the runtime's safetensors reader, which --embed-weights uses
+for src in runtime/src/safetensors.c runtime/src/dtype.c runtime/src/status.c; do
+    obj=$OUT/obj/rt_$(basename "$src" .c).o
+    compile "$src" "$obj" -Iruntime/include -Wall -Wextra || { echo "run.sh: FAILED: compiling $src" >&2; exit 1; }
+    OBJS="$OBJS $obj"
+done
 obj=$OUT/obj/fuzz_frontend.o
 # imports in fuzz inputs resolve in tests/fuzz/imports (fuzz_frontend.c)
 compile "$FUZZ_SRC/fuzz_frontend.c" "$obj" -Wall -Wextra "-DAMPC_FUZZ_IMPORT_DIR=\"$ROOT/$FUZZ_SRC/imports\"" || {
@@ -129,7 +135,7 @@ compile "$FUZZ_SRC/fuzz_frontend.c" "$obj" -Wall -Wextra "-DAMPC_FUZZ_IMPORT_DIR
 }
 OBJS="$OBJS $obj"
 # shellcheck disable=SC2086
-"$CC_FUZZ" -fsanitize=fuzzer,address,undefined -o "$OUT/fuzz_frontend" $OBJS -lgmp || {
+"$CC_FUZZ" -fsanitize=fuzzer,address,undefined -o "$OUT/fuzz_frontend" $OBJS -lgmp -lm || {
     echo "run.sh: FAILED: linking $OUT/fuzz_frontend" >&2
     exit 1
 }

@@ -1,20 +1,26 @@
 /*
- * test_kernels.c - every kernel x dtype against an oracle computed in double.
+ * test_kernels.c - every kernel x dtype against an oracle computed in double
+ * (long double where an f64 kernel accumulates).
  *
  * Conventions:
  *  - Inputs are generated, rounded into the storage dtype, and read back, so
  *    the oracle sees exactly the kernel's inputs; it then computes the exact
- *    (double) result from them.
+ *    (double) result from them. For f64 kernels, whose results are doubles
+ *    themselves, sums are accumulated in long double (64-bit significand
+ *    on x86-64) so that the oracle's own error stays below the bound.
  *  - Error bound (close_to): an output y of dtype T is correct if
  *        |y - oracle| <= u_T |oracle| + (1 + u_T) acc + floor_T
- *    where u_T is T's unit roundoff (2^-24 for f32, 2^-8 for bf16, 2^-11 for
- *    f16) for the one final rounding to T, acc bounds the error of the f32
- *    evaluation (each test derives it: roughly the number of dependent f32
- *    operations times 2^-24 times the sum of the magnitudes involved; the
+ *    where u_T is T's unit roundoff (2^-53 for f64, 2^-24 for f32, 2^-8 for
+ *    bf16, 2^-11 for f16) for the one final rounding to T, acc bounds the
+ *    error of the evaluation in the compute type, f32 (f64 for f64; each
+ *    test derives it: roughly the number of dependent operations times
+ *    u_acc = 2^-24 (2^-53) times the sum of the magnitudes involved; the
  *    (1 + u_T) is the final rounding applied to that error), and floor_T is
  *    half T's smallest subnormal, for results that land among T's
- *    subnormals. A kernel accumulating in T instead of f32, or rounding
- *    twice, misses this bound on the larger shapes.
+ *    subnormals (for f64 the whole smallest subnormal: the oracle, a
+ *    double, has rounded too). A kernel accumulating in T instead of f32,
+ *    or rounding twice, misses this bound on the larger shapes; an f64
+ *    kernel computing in f32 misses it everywhere.
  *  - Every kernel runs through the public table (amp_<op>_<T>, whatever
  *    AMPRT_ISA selected) and the reference table (amp_ref_<op>_<T>); both must
  *    meet the bound, and when the active set is "ref" they must agree bit
@@ -24,6 +30,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -47,15 +54,16 @@ static const amp_kernel_table public_table = {
 };
 
 static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F32, AMP_BF16, AMP_F16 };
+static const amp_dtype dtypes[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
 #define NTABLES 2
-#define NDTYPES 3
+#define NDTYPES 4
 
 /* Call kernel `op` of table k for dtype t; buffers are void *, which C
  * converts to the kernel's element pointer types. */
 #define KCALL(k, t, op, ...)                                                                      \
     do {                                                                                          \
         switch (t) {                                                                              \
+        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
         case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
         case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
         default: (k)->op##_f16(__VA_ARGS__); break;                                               \
@@ -65,6 +73,7 @@ static const amp_dtype dtypes[] = { AMP_F32, AMP_BF16, AMP_F16 };
 #define KCALL_STATUS(status, k, t, op, ...)                                                       \
     do {                                                                                          \
         switch (t) {                                                                              \
+        case AMP_F64: (status) = (k)->op##_f64(__VA_ARGS__); break;                               \
         case AMP_F32: (status) = (k)->op##_f32(__VA_ARGS__); break;                               \
         case AMP_BF16: (status) = (k)->op##_bf16(__VA_ARGS__); break;                             \
         default: (status) = (k)->op##_f16(__VA_ARGS__); break;                                    \
@@ -102,14 +111,20 @@ static void tensor_free(tensor *x)
     x->data = NULL;
 }
 
+/* Element i, exactly (an f64 as the double it is). */
 static double get(const tensor *x, size_t i)
 {
+    if (x->t == AMP_F64)
+        return ((const double *)x->data)[i];
     return amp_load_as_f32(x->t, x->data, i);
 }
 
 static void set(tensor *x, size_t i, double v)
 {
-    amp_store_from_f32(x->t, x->data, i, (float)v);
+    if (x->t == AMP_F64)
+        ((double *)x->data)[i] = v;
+    else
+        amp_store_from_f32(x->t, x->data, i, (float)v);
 }
 
 /* xorshift64*, fixed seed: failures reproduce. */
@@ -142,21 +157,40 @@ static tensor tensor_random_nonzero(amp_dtype t, size_t n)
 
 /* ---- The error bound --------------------------------------------------- */
 
-#define U_F32 0x1p-24
-
 static double unit_roundoff(amp_dtype t)
 {
-    return t == AMP_F32 ? U_F32 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
+    switch (t) {
+    case AMP_F64: return 0x1p-53;
+    case AMP_F32: return 0x1p-24;
+    case AMP_BF16: return 0x1p-8;
+    default: return 0x1p-11;
+    }
+}
+
+/* u_acc: the unit roundoff of the type a kernel of dtype t computes in. */
+static double acc_unit(amp_dtype t)
+{
+    return t == AMP_F64 ? 0x1p-53 : 0x1p-24;
 }
 
 static double underflow_floor(amp_dtype t)
 {
-    return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25;
+    switch (t) {
+    case AMP_F64: return 0x1p-1074; /* not half: see the file comment */
+    case AMP_F32: return 0x1p-150;
+    case AMP_BF16: return 0x1p-134;
+    default: return 0x1p-25;
+    }
 }
 
 static double max_finite(amp_dtype t)
 {
-    return t == AMP_F32 ? 0x1.fffffep127 : t == AMP_BF16 ? 0x1.fep127 : 65504.0;
+    switch (t) {
+    case AMP_F64: return DBL_MAX;
+    case AMP_F32: return 0x1.fffffep127;
+    case AMP_BF16: return 0x1.fep127;
+    default: return 65504.0;
+    }
 }
 
 /* See the file comment. Oracles beyond T's range must come out infinite. */
@@ -232,7 +266,7 @@ static void check_binary(amp_dtype t, binop op, const tensor *a, const tensor *b
         run_binary(tables[e], op, n, a, b, &y[e]);
         for (size_t i = 0; i < n; i++) {
             double o = apply(op, get(a, i), get(b, i));
-            expect_close(&y[e], i, o, U_F32 * finite_or_zero(fabs(o)), binop_name[op]);
+            expect_close(&y[e], i, o, acc_unit(t) * finite_or_zero(fabs(o)), binop_name[op]);
         }
     }
     expect_public_equals_ref(&y[0], &y[1]);
@@ -389,7 +423,7 @@ static void test_scalar_ops(void **state)
                         run_scalar(tables[e], (scalar_op)op, x, scalars[si], &y[e]);
                         for (size_t i = 0; i < x->n; i++) {
                             double o = scalar_oracle((scalar_op)op, get(x, i), scalars[si]);
-                            expect_close(&y[e], i, o, U_F32 * finite_or_zero(fabs(o)), scalar_op_name[op]);
+                            expect_close(&y[e], i, o, acc_unit(t) * finite_or_zero(fabs(o)), scalar_op_name[op]);
                         }
                     }
                     expect_public_equals_ref(&y[0], &y[1]);
@@ -476,7 +510,7 @@ static void test_bcast(void **state)
                         double o;
                         bcast_offsets(c, i, &ao, &bo);
                         o = apply((binop)op, get(&a, ao), get(&b, bo));
-                        expect_close(&y[e], i, o, U_F32 * fabs(o), c->what);
+                        expect_close(&y[e], i, o, acc_unit(t) * fabs(o), c->what);
                     }
                 }
                 expect_public_equals_ref(&y[0], &y[1]);
@@ -499,9 +533,9 @@ static void test_bcast(void **state)
 /* A dot product of K products in f32, plus one more addition (the bias):
  * acc = (K + 2) 2^-24 sum|terms|, the classic gamma_n bound with a little
  * room for the products' own rounding. */
-static double dot_bound(int64_t K, double sum_abs)
+static double dot_bound(amp_dtype t, int64_t K, long double sum_abs)
 {
-    return (double)(K + 2) * U_F32 * sum_abs;
+    return (double)(K + 2) * acc_unit(t) * (double)sum_abs;
 }
 
 typedef struct {
@@ -529,13 +563,13 @@ static void test_linear(void **state)
                     KCALL(tables[e], t, linear, M, N, K, x.data, w.data, with_bias ? bias.data : NULL, y[e].data);
                     for (int64_t m = 0; m < M; m++)
                         for (int64_t n = 0; n < N; n++) {
-                            double o = with_bias ? get(&bias, (size_t)n) : 0.0, sum_abs = fabs(o);
+                            long double o = with_bias ? get(&bias, (size_t)n) : 0.0, sum_abs = fabsl(o);
                             for (int64_t k = 0; k < K; k++) {
-                                double p = get(&x, (size_t)(m * K + k)) * get(&w, (size_t)(n * K + k));
+                                long double p = (long double)get(&x, (size_t)(m * K + k)) * get(&w, (size_t)(n * K + k));
                                 o += p;
-                                sum_abs += fabs(p);
+                                sum_abs += fabsl(p);
                             }
-                            expect_close(&y[e], (size_t)(m * N + n), o, dot_bound(K, sum_abs), "linear");
+                            expect_close(&y[e], (size_t)(m * N + n), (double)o, dot_bound(t, K, sum_abs), "linear");
                         }
                 }
                 expect_public_equals_ref(&y[0], &y[1]);
@@ -594,15 +628,15 @@ static void test_matmul(void **state)
                 for (int64_t i = 0; i < c->batch; i++)
                     for (int64_t m = 0; m < c->M; m++)
                         for (int64_t n = 0; n < c->N; n++) {
-                            double o = 0.0, sum_abs = 0.0;
+                            long double o = 0.0, sum_abs = 0.0;
                             for (int64_t k = 0; k < c->K; k++) {
-                                double p = get(&a, (size_t)(i * as + m * c->K + k)) *
-                                           get(&b, (size_t)(i * bs + k * c->N + n));
+                                long double p = (long double)get(&a, (size_t)(i * as + m * c->K + k)) *
+                                                get(&b, (size_t)(i * bs + k * c->N + n));
                                 o += p;
-                                sum_abs += fabs(p);
+                                sum_abs += fabsl(p);
                             }
-                            expect_close(&y[e], (size_t)((i * c->M + m) * c->N + n), o, dot_bound(c->K, sum_abs),
-                                         "matmul");
+                            expect_close(&y[e], (size_t)((i * c->M + m) * c->N + n), (double)o,
+                                         dot_bound(t, c->K, sum_abs), "matmul");
                         }
             }
             expect_public_equals_ref(&y[0], &y[1]);
@@ -644,32 +678,33 @@ static void check_softmax(const softmax_case *c, const tensor *x, const tensor *
     for (int64_t o = 0; o < c->outer; o++)
         for (int64_t in = 0; in < c->inner; in++) {
             int64_t base = o * c->dim * c->inner + in;
-            double max = -INFINITY, sum = 0.0;
+            long double max = -INFINITY, sum = 0.0, oracle;
+            double u = acc_unit(y->t);
             for (int64_t d = 0; d < c->dim; d++)
-                max = fmax(max, get(x, (size_t)(base + d * c->inner)));
+                max = fmaxl(max, get(x, (size_t)(base + d * c->inner)));
             for (int64_t d = 0; d < c->dim; d++)
-                sum += exp(get(x, (size_t)(base + d * c->inner)) - max);
+                sum += expl(get(x, (size_t)(base + d * c->inner)) - max);
             for (int64_t d = 0; d < c->dim; d++) {
                 size_t i = (size_t)(base + d * c->inner);
-                double dist = get(x, i) - max, oracle, acc;
-                /* f32 error: x - max costs 2^-24 |dist| (which exp turns into
-                 * a relative error), expf about an ulp, and the sum of dim
-                 * terms dim * 2^-24 relative (a term's own |dist| error is
-                 * scaled by exp(-|dist|), so it adds at most 2^-24 / e);
+                double dist = (double)(get(x, i) - max), acc;
+                /* f32 error (u = 2^-24; 2^-53 for f64): x - max costs u |dist|
+                 * (which exp turns into a relative error), expf about an ulp,
+                 * and the sum of dim terms dim u relative (a term's own |dist|
+                 * error is scaled by exp(-|dist|), so it adds at most u / e);
                  * 2 dim + 6 covers them. log_softmax adds logf's ulp of
                  * log(sum) and the final subtraction's rounding. */
-                double rel = (fabs(finite_or_zero(dist)) + 2.0 * (double)c->dim + 6.0) * U_F32;
+                double rel = (fabs(finite_or_zero(dist)) + 2.0 * (double)c->dim + 6.0) * u;
                 if (max == -INFINITY)
                     oracle = NAN; /* -inf - -inf */
                 else if (take_log)
-                    oracle = dist - log(sum);
+                    oracle = (long double)dist - logl(sum);
                 else
-                    oracle = exp(dist) / sum;
+                    oracle = expl((long double)dist) / sum;
                 if (take_log)
-                    acc = rel + (2.0 * fabs(log(sum)) + fabs(finite_or_zero(oracle))) * U_F32;
+                    acc = rel + (2.0 * fabs((double)logl(sum)) + fabs(finite_or_zero((double)oracle))) * u;
                 else
-                    acc = rel * finite_or_zero(oracle);
-                expect_close(y, i, oracle, acc, take_log ? "log_softmax" : "softmax");
+                    acc = rel * finite_or_zero((double)oracle);
+                expect_close(y, i, (double)oracle, acc, take_log ? "log_softmax" : "softmax");
             }
         }
 }
@@ -755,7 +790,8 @@ static const nll_case nll_cases[] = {
 static size_t nll_oracle(const nll_case *c, int reduction, const tensor *logp, const tensor *w, double *oracle,
                          double *acc)
 {
-    double total = 0.0, wsum = 0.0, total_abs = 0.0, wsum_abs = 0.0;
+    long double total = 0.0, wsum = 0.0, total_abs = 0.0, wsum_abs = 0.0;
+    double u = acc_unit(logp->t);
     for (size_t n = 0; n < NLL_N; n++) {
         int64_t t = c->target[n];
         double wt, loss;
@@ -767,7 +803,7 @@ static size_t nll_oracle(const nll_case *c, int reduction, const tensor *logp, c
         wt = c->weighted ? get(w, (size_t)t) : 1.0;
         loss = -wt * get(logp, n * NLL_C + (size_t)t);
         oracle[n] = loss;
-        acc[n] = U_F32 * fabs(loss); /* the f32 product */
+        acc[n] = u * fabs(loss); /* the f32 product */
         total += loss;
         wsum += wt;
         total_abs += fabs(loss);
@@ -776,15 +812,15 @@ static size_t nll_oracle(const nll_case *c, int reduction, const tensor *logp, c
     if (reduction == AMP_REDUCTION_NONE)
         return NLL_N;
     if (reduction == AMP_REDUCTION_SUM) {
-        oracle[0] = total;
-        acc[0] = (NLL_N + 1) * U_F32 * total_abs;
+        oracle[0] = (double)total;
+        acc[0] = (NLL_N + 1) * u * (double)total_abs;
     } else {
         /* f32 numerator and denominator each carry an (N + 1) 2^-24
          * relative-to-magnitude error; the quotient adds their effects. */
-        oracle[0] = total / wsum;
+        oracle[0] = (double)(total / wsum);
         acc[0] = isfinite(oracle[0])
-                     ? 1.01 * (NLL_N + 1) * U_F32 * (total_abs + fabs(oracle[0]) * wsum_abs) / fabs(wsum) +
-                           U_F32 * fabs(oracle[0])
+                     ? 1.01 * (NLL_N + 1) * u * (double)((total_abs + fabsl(oracle[0]) * wsum_abs) / fabsl(wsum)) +
+                           u * fabs(oracle[0])
                      : 0.0;
     }
     return 1;

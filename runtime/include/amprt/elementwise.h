@@ -29,8 +29,13 @@
  *   softplus     p0 = beta, p1 = threshold: x when beta x > threshold,
  *                else log1p(exp(beta x)) / beta (PyTorch's formula)
  *   clamp        p0 = min, p1 = max (-INFINITY / INFINITY when absent):
- *                min(max(x, p0), p1); NaN in x stays NaN
- *   pow_scalar   x ^ p0 (p1 unused), C's pow
+ *                min(max(x, p0), p1); NaN in x stays NaN, a NaN bound is
+ *                ignored, min > max gives max, and x is kept on ties
+ *                (clamp(-0, 0, ...) is -0), as PyTorch's CPU kernel
+ *   pow_scalar   x ^ p0 (p1 unused): C's pow, except that as in PyTorch
+ *                p0 = 2, 3, -2 multiply (x*x, x*x*x, 1/(x*x)) and p0 = 0.5,
+ *                -0.5, -1 are sqrt(x), 1/sqrt(x), 1/x (so (-0)^0.5 = -0
+ *                and (-inf)^0.5 = NaN)
  *   rpow_scalar  p0 ^ x (p1 unused)
  */
 #define AMP_UNARY_PARAM_OPS(U, X, T, CT)                                                 \

@@ -21,31 +21,87 @@
  *             batch strides (0 shares).  mask is additive (T, [L, S]) or
  *             NULL; bool_mask ([L, S], 1 = attend) or NULL; is_causal masks
  *             j > i.  A row with every position masked gives NaN, as PyTorch.
- *  Linear algebra (f32 and f64 only, as PyTorch's LAPACK calls), each on
- *  `batch` contiguous matrices; info is one i32 per matrix with LAPACK's
- *  meaning, results on failure are documented per kernel:
- *   inv_ex         inverse of [n, n]; info k > 0: U(k,k) is exactly zero
- *                  (singular), inverse left as NaN.
- *   cholesky_ex    lower (or upper) factor; info k > 0: the leading minor
- *                  of order k is not positive definite; the factor's
- *                  remaining entries are 0.
- *   cholesky_inverse   inverse from a factor; cholesky_solve  X for A X = B
- *                  from A's factor, B [n, nrhs].
- *   lu_factor      partial pivoting, pivots 1-based i32 (LAPACK's); info as
- *                  getrf.
- *   solve          A X = B (left) or X A = B; info as getrf, X NaN when singular.
- *   triangular_solve  X for op(A) X = B, A [n, n] triangular, B [n, nrhs].
+ *  Linear algebra (f32 and f64 only, as PyTorch's LAPACK calls; computed in
+ *  the storage type, as LAPACK does), each on `batch` contiguous row-major
+ *  matrices; info is one i32 per matrix with LAPACK's meaning (0 = success).
+ *  The kernels never allocate: those needing more room than their outputs
+ *  take `work`, at least AMP_<KERNEL>_WORK_BYTES(...) bytes (below) aligned
+ *  for CT, reused across the batch.  A non-finite input never hangs a
+ *  kernel (the Jacobi iterations are capped at AMP_JACOBI_MAX_SWEEPS).
+ *   inv_ex         inverse of [n, n] via lu_factor; info as lu_factor's.
+ *                  info k > 0 (U(k,k) exactly zero: singular): inv is all
+ *                  NaN (PyTorch leaves getri's inf/NaN there).  A NaN input
+ *                  is not singular (info 0) and gives NaN, as PyTorch.
+ *   cholesky_ex    A = L L^T (upper: U^T U) from the lower (upper) triangle
+ *                  of a; the other triangle of l is 0.  info k > 0: the
+ *                  leading minor of order k is not positive definite (its
+ *                  pivot is <= 0 or NaN): columns 1..k-1 of L (rows of U) are
+ *                  the true factor's, everything from column k on is 0
+ *                  (PyTorch leaves LAPACK's partially updated trailing block).
+ *   cholesky_inverse   y = A^-1 from A's factor (lower L, or upper U);
+ *                  cholesky_solve  y = X for A X = B, B [n, nrhs], from A's
+ *                  factor.  Neither checks the factor: a zero on its
+ *                  diagonal gives IEEE inf/NaN, as the triangular solves do.
+ *   lu_factor      a [m, n] = P L U, partial pivoting (getrf): lu holds U and
+ *                  L's strict lower part, pivots[min(m, n)] are 1-based row
+ *                  interchanges (row i swapped with pivots[i]); info k > 0:
+ *                  U(k,k) is exactly zero, the factorization still completed
+ *                  (as getrf).  Ties pick the first row; NaN as idamax.
+ *   solve          A X = B (left, B [n, nrhs]) or X A = B (B [nrhs, n]); info
+ *                  as lu_factor of A (left) or A^T (right, as PyTorch); X is
+ *                  all NaN when info > 0 (PyTorch: getrs's inf/NaN).
+ *   triangular_solve  X for op(A) X = B, A [n, n] triangular (only that
+ *                  triangle read), op = transpose or not, B [n, nrhs]; no
+ *                  check: a zero diagonal gives IEEE inf/NaN, as PyTorch.
  *   qr             Householder; mode 0 reduced (Q [m, k], R [k, n], k =
  *                  min(m, n)), 1 complete (Q [m, m], R [m, n]), 2 r only
- *                  (q unused); R's diagonal as LAPACK gives it (not sign-fixed).
- *   svd            one-sided Jacobi: s descending, u [m, k or m], vh [k or n, n]
- *                  (full_matrices); compute_uv 0 writes s only.
- *   eigh           symmetric eigen (Jacobi), eigenvalues ascending, vectors
- *                  as columns of v; reads the lower (or upper) triangle.
- *   pinverse       via the SVD; singular values <= rcond * max are dropped.
- *   cdist          y[b, p, r] = ||x1[b, p] - x2[b, r]||_p, rows of length M.
- *   pdist          the upper triangle of cdist(x, x), row-major.
+ *                  (R [k, n], q unused, may be NULL); R's diagonal as LAPACK
+ *                  gives it (not sign-fixed: -sign(alpha) * norm, and a
+ *                  column already zero below the diagonal is left as is).
+ *   svd            one-sided Jacobi: s [k] descending, u [m, k or m], vh
+ *                  [k or n, n] (full_matrices); compute_uv 0 writes s only
+ *                  (u, vh may be NULL).  U's columns for zero singular values
+ *                  (and the extra ones of full_matrices) complete an
+ *                  orthonormal basis.  Non-finite input: every output NaN.
+ *   eigh           symmetric eigen (Jacobi), w [n] ascending, eigenvectors
+ *                  as columns of v [n, n] (v may be NULL: values only); reads
+ *                  the lower (or upper) triangle.  Non-finite input: every
+ *                  output NaN (PyTorch returns finite-looking eigenvalues).
+ *   pinverse       y [n, m] via the SVD; singular values <= rcond * max are
+ *                  dropped (a zero matrix gives 0).  Non-finite input: NaN.
+ *  cdist, pdist (every dtype):
+ *   cdist          y[b, p, r] = ||x1[b, p] - x2[b, r]||_p, rows of length M;
+ *                  p = 0 counts the nonzero differences, p = inf takes the
+ *                  largest |difference| (NaN propagates), others
+ *                  (sum |d|^p)^(1/p).  Computed directly (never PyTorch's
+ *                  matmul shortcut for p = 2, which can lose accuracy).
+ *   pdist          the upper triangle (i < j) of cdist(x, x), row-major.
+ *
+ *  gemm details: y = alpha * (A B) + beta * C with the product accumulated
+ *  first (over every b with sum_batch: addbmm rounds once, where PyTorch
+ *  rounds after each batch); alpha 0 still forms A B, so inf/NaN in A or B
+ *  propagate (PyTorch's f32 BLAS path skips them, its bf16 path does not).
+ *  With sum_batch C is [M][N] (c_stride[0] unused) and added once.
+ *  sdpa: mask_batch_stride advances bool_mask too; scale is used as given
+ *  (PyTorch's default is 1 / sqrt(E)); the causal mask is top-left aligned
+ *  (PyTorch's tril(ones(L, S))).
  */
+
+/* Bytes of `work` each linear-algebra kernel needs, for CT of esize bytes. */
+#define AMP_LINALG_MIN_(a, b) ((a) < (b) ? (a) : (b))
+#define AMP_LINALG_MAX_(a, b) ((a) < (b) ? (b) : (a))
+#define AMP_INV_EX_WORK_BYTES(n, esize) ((size_t)(n) * ((size_t)(esize) + 4u))
+#define AMP_SOLVE_WORK_BYTES(n, esize) ((size_t)(n) * (size_t)(n) * (size_t)(esize) + (size_t)(n) * 4u)
+#define AMP_QR_WORK_BYTES(m, n, esize) \
+    (((size_t)(m) * (size_t)(n) + (size_t)AMP_LINALG_MIN_(m, n)) * (size_t)(esize))
+#define AMP_SVD_WORK_BYTES(m, n, esize)                                                  \
+    (((size_t)AMP_LINALG_MAX_(m, n) + (size_t)AMP_LINALG_MIN_(m, n)) *                    \
+     (size_t)AMP_LINALG_MIN_(m, n) * (size_t)(esize))
+#define AMP_EIGH_WORK_BYTES(n, esize) ((size_t)(n) * (size_t)(n) * (size_t)(esize))
+#define AMP_PINVERSE_WORK_BYTES(m, n, esize) AMP_SVD_WORK_BYTES(m, n, esize)
+/* Jacobi sweeps before svd/eigh give up and return what they have; finite
+ * inputs converge in far fewer (quadratic convergence). */
+#define AMP_JACOBI_MAX_SWEEPS 60
 typedef struct amp_gemm_desc {
     int64_t batch, M, N, K;
     int64_t a_stride[3], b_stride[3], c_stride[3];
@@ -84,8 +140,9 @@ typedef struct amp_sdpa_desc {
     X(pdist_##T, void, (int64_t N, int64_t M, double p, const CT *x, CT *y), (N, M, p, x, y))
 
 #define AMP_LINALG_OF_CTYPE(X, T, CT)                                                    \
-    X(inv_ex_##T, void, (int64_t batch, int64_t n, const CT *a, CT *inv, int32_t *info), \
-      (batch, n, a, inv, info))                                                          \
+    X(inv_ex_##T, void,                                                                  \
+      (int64_t batch, int64_t n, const CT *a, CT *inv, int32_t *info, void *work),       \
+      (batch, n, a, inv, info, work))                                                    \
     X(cholesky_ex_##T, void,                                                             \
       (int64_t batch, int64_t n, int upper, const CT *a, CT *l, int32_t *info),          \
       (batch, n, upper, a, l, info))                                                     \
@@ -100,19 +157,22 @@ typedef struct amp_sdpa_desc {
       (batch, m, n, a, lu, pivots, info))                                                \
     X(solve_##T, void,                                                                   \
       (int64_t batch, int64_t n, int64_t nrhs, int left, const CT *a, const CT *b, CT *x, \
-       int32_t *info),                                                                   \
-      (batch, n, nrhs, left, a, b, x, info))                                             \
+       int32_t *info, void *work),                                                       \
+      (batch, n, nrhs, left, a, b, x, info, work))                                       \
     X(triangular_solve_##T, void,                                                        \
       (int64_t batch, int64_t n, int64_t nrhs, int upper, int transpose, int unitriangular, \
        const CT *b, const CT *a, CT *x),                                                 \
       (batch, n, nrhs, upper, transpose, unitriangular, b, a, x))                        \
-    X(qr_##T, void, (int64_t batch, int64_t m, int64_t n, int mode, const CT *a, CT *q, CT *r), \
-      (batch, m, n, mode, a, q, r))                                                      \
+    X(qr_##T, void,                                                                      \
+      (int64_t batch, int64_t m, int64_t n, int mode, const CT *a, CT *q, CT *r, void *work), \
+      (batch, m, n, mode, a, q, r, work))                                                \
     X(svd_##T, void,                                                                     \
       (int64_t batch, int64_t m, int64_t n, int full_matrices, int compute_uv, const CT *a, \
-       CT *u, CT *s, CT *vh),                                                            \
-      (batch, m, n, full_matrices, compute_uv, a, u, s, vh))                             \
-    X(eigh_##T, void, (int64_t batch, int64_t n, int upper, const CT *a, CT *w, CT *v),  \
-      (batch, n, upper, a, w, v))                                                        \
-    X(pinverse_##T, void, (int64_t batch, int64_t m, int64_t n, double rcond, const CT *a, CT *y), \
-      (batch, m, n, rcond, a, y))
+       CT *u, CT *s, CT *vh, void *work),                                                \
+      (batch, m, n, full_matrices, compute_uv, a, u, s, vh, work))                       \
+    X(eigh_##T, void,                                                                    \
+      (int64_t batch, int64_t n, int upper, const CT *a, CT *w, CT *v, void *work),      \
+      (batch, n, upper, a, w, v, work))                                                  \
+    X(pinverse_##T, void,                                                                \
+      (int64_t batch, int64_t m, int64_t n, double rcond, const CT *a, CT *y, void *work), \
+      (batch, m, n, rcond, a, y, work))

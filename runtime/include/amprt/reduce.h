@@ -11,8 +11,13 @@
  *      the remaining dims in order (contiguous; keepdim is the same layout).
  *      ndim 0, or no dim reduced, copies.  mean of an empty set is NaN,
  *      sum 0, prod 1, logsumexp -inf, amax/amin of an empty set is the
- *      code generator's error.  norm: p = 2 Euclidean, 1, INFINITY (max |x|),
- *      -INFINITY (min |x|), 0 (count of non-zeros), other p: (sum |x|^p)^(1/p).
+ *      code generator's error (the reference gives -inf / +inf).  norm:
+ *      p = 2 Euclidean, 1, INFINITY (max |x|), -INFINITY (min |x|), 0 (count
+ *      of non-zeros, NaN counting), other p: (sum |x|^p)^(1/p); INFINITY /
+ *      -INFINITY of an empty set is an error too (reference: 0 / +inf).
+ *      NaN propagates through amax/amin (among equal values, -0 and +0
+ *      included, the first one is kept, as PyTorch).  logsumexp shifts by
+ *      the max unless it is infinite, as PyTorch: all -inf gives -inf.
  *  cumsum, cumprod
  *      along an axis of length dim and stride inner, for each of outer x
  *      inner positions; the running value is kept in the compute dtype.
@@ -41,13 +46,15 @@
  *  cross_entropy    logits x [N, C, inner] (inner 1 for [N, C]), class
  *             targets [N, inner] (i64), optional class weight [C];
  *             label_smoothing as PyTorch; mean divides by the summed
- *             weights of non-ignored targets.  Returns AMP_OK or
- *             AMP_ERR_TARGET_OUT_OF_RANGE (writing nothing).
+ *             weights of non-ignored targets.  Returns AMP_OK or, writing
+ *             nothing, nll_loss's errors in its order: AMP_ERR_BAD_DIM,
+ *             _BAD_REDUCTION, _NULL_ARG, _TARGET_OUT_OF_RANGE.
  *  cross_entropy_prob   the same with class-probability targets of x's shape.
  *  nll_loss_nd      nll_loss over x [N, C, inner] (nll_loss2d and
  *             higher); same contract as nll_loss.
  *  sort       along an axis (outer, dim, inner as softmax): values and i64
  *             indices; stable; NaN sorts as the largest, as PyTorch.
+ *             values must not overlap x.
  */
 #define AMP_REDUCE_ROW(op, X, T, CT)                                                     \
     X(op##_##T, void, (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, CT *y), \

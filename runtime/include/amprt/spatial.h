@@ -39,8 +39,8 @@
  *  scatter_add     y[i with dim replaced by index[i]] += src[i] over
  *                  index_shape; y (y_shape) already holds input
  * The index kernels return AMP_OK, or AMP_ERR_TARGET_OUT_OF_RANGE for an
- * index outside [-size, size) (negative counts from the end, as PyTorch),
- * in which case y's contents are unspecified.
+ * index outside [0, size) (PyTorch raises for a negative index in these
+ * ops too), in which case y's contents are unspecified.
  */
 typedef struct amp_conv_desc {
     int nspatial;

@@ -1,0 +1,43 @@
+/*
+ * ref_gemm.c - reference gemm (strided, batched, alpha/beta, addbmm's
+ * sum over the batch) and contract (einsum over an index space).
+ * The bodies are in ref_gemm.inc, instantiated here once per compute type.
+ */
+#include "amprt_internal.h"
+
+#define ACC float
+#define LD amp_ld
+#define ST amp_st
+#define BODY(name) name##_facc
+#include "ref_gemm.inc"
+#undef ACC
+#undef LD
+#undef ST
+#undef BODY
+
+#define ACC double
+#define LD amp_ldd
+#define ST amp_std
+#define BODY(name) name##_dacc
+#include "ref_gemm.inc"
+#undef ACC
+#undef LD
+#undef ST
+#undef BODY
+
+#define GEMM_KERNELS(T, ACC_SUFFIX)                                                               \
+    void amp_ref_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, \
+                          const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y)                               \
+    {                                                                                             \
+        gemm##ACC_SUFFIX(AMP_DTYPE_##T, d, a, b, c, y);                                           \
+    }                                                                                             \
+    void amp_ref_contract_##T(const amp_contract_desc *d, const AMP_CTYPE_##T *const *operands,   \
+                              AMP_CTYPE_##T *y)                                                   \
+    {                                                                                             \
+        contract##ACC_SUFFIX(AMP_DTYPE_##T, d, (const void *const *)operands, y);                 \
+    }
+
+GEMM_KERNELS(f64, _dacc)
+GEMM_KERNELS(f32, _facc)
+GEMM_KERNELS(bf16, _facc)
+GEMM_KERNELS(f16, _facc)

@@ -1,0 +1,374 @@
+/* check.c: --emit=check, a model measured against its own f64 evaluation.
+ *
+ * Requires: a planned graph (the model as the target compiles it).
+ * Produces: one C program, in out->c_file, holding
+ *   - the model, as emit_c writes it (prefix P);
+ *   - the same model compiled again with every floating value in f64 and
+ *     autocast's decisions overridden (prefix P_ref): the reference;
+ *   - a main() that fills the inputs and parameters with reproducible
+ *     pseudo-random values, runs both, and reports for every output its
+ *     error against the reference and the tolerance the dtypes on its path
+ *     allow, exiting 1 when an output is outside it.
+ *
+ * The tolerance: an output's normwise relative error
+ *     ||y - y_ref||_2 / ||y_ref||_2
+ * must stay within the sum, over every op on its path (its ancestors in
+ * the graph), of the unit roundoff of the dtype that op rounds its result
+ * to (2^-8 for bf16, 2^-11 for f16, 2^-24 for f32, 2^-53 for f64).  That
+ * is the first-order worst case of independent roundings, each relative
+ * to its own result; it tolerates a model's real rounding while a wrong
+ * kernel (an error of order one) fails it by orders of magnitude.
+ * docs/check.md explains the numbers.
+ */
+#include "ampc.h"
+
+#include <math.h>
+#include <string.h>
+
+static double unit_roundoff(DType t)
+{
+    switch (t) {
+    case DT_BF16: return ldexp(1, -8);
+    case DT_F16: return ldexp(1, -11);
+    case DT_F32: return ldexp(1, -24);
+    case DT_F64: return ldexp(1, -53);
+    default: return 0;
+    }
+}
+
+/* Sum of unit roundoffs over the ancestors of v (each node once). */
+static double path_roundoff(Ctx *c, Value *v, bool *seen)
+{
+    Node *n = v->def;
+    if (!n || seen[n->id])
+        return 0;
+    seen[n->id] = true;
+    double u = unit_roundoff(n->out->type.dtype);
+    for (int k = 0; k < n->nin; k++)
+        if (n->in[k])
+            u += path_roundoff(c, n->in[k], seen);
+    return u;
+}
+
+/* The range [0, bound) of an integer input's values, as C: the size of
+ * what it indexes, found at its first use (0 means "all zeros"). */
+static const char *index_bound(Ctx *c, Value *v)
+{
+    Graph *g = c->graph;
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        for (int k = 0; k < n->nin; k++) {
+            if (n->in[k] != v)
+                continue;
+            const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
+            switch (n->op->id) {
+            case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
+                if (k == 1 && s0->ndim)
+                    return poly_to_c(c, s0->dims[s0->ndim == 1 ? 0 : 1], c->sym_names);
+                break;
+            case OP_EMBEDDING:
+                if (k == 0)
+                    return poly_to_c(c, n->in[1]->type.shape.dims[0], c->sym_names);
+                break;
+            case OP_INDEX_SELECT: case OP_GATHER: case OP_SCATTER_ADD: case OP_INDEX_COPY:
+                if (k == 2 && n->src && s0->ndim)
+                    return poly_to_c(c, s0->dims[n->src->dim], c->sym_names);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    return "0";
+}
+
+/* The source file without its #include of the model's own header, which
+ * the program holds inline. */
+static void append_without_own_include(Buf *o, const Buf *src)
+{
+    const char *s = src->data;
+    while (*s) {
+        const char *eol = strchr(s, '\n');
+        size_t len = eol ? (size_t)(eol - s + 1) : strlen(s);
+        if (!(len > 10 && strncmp(s, "#include \"", 10) == 0))
+            buf_printf(o, "%.*s", (int)len, s);
+        s += len;
+    }
+}
+
+/* Fill a parameter: weights of fan-in k get variance 1/k (activations of a
+ * deep model stay of order one), 1-D weights sit around 1 (a norm's
+ * scale), biases and running means around 0, buffers (running variances)
+ * in [0.5, 1.5] so they stay positive. */
+static void fill_param(Ctx *c, Buf *o, Value *v, const char *ptr)
+{
+    const Shape *s = &v->type.shape;
+    const char *n = poly_to_c(c, shape_numel(c, s), c->sym_names);
+    if (!dtype_is_float(v->type.dtype)) {
+        buf_printf(o, "    check_fill_index(%s, (size_t)(%s), %s, 0);\n", ptr, n, dtype_amp_enum(v->type.dtype));
+        return;
+    }
+    const char *lo = "-0.5", *hi = "0.5";
+    size_t len = strlen(v->name);
+    bool weight = len >= 6 && strcmp(v->name + len - 6, "weight") == 0;
+    if (v->kind == V_BUFFER) {
+        lo = "0.5", hi = "1.5";
+        if (len >= 12 && strcmp(v->name + len - 12, "running_mean") == 0)
+            lo = "-0.5", hi = "0.5";
+    } else if (s->ndim >= 2) {
+        Shape rest = {0};
+        for (int i = 1; i < s->ndim; i++)
+            rest.dims[rest.ndim++] = s->dims[i];
+        const char *fan_in = poly_to_c(c, shape_numel(c, &rest), c->sym_names);
+        lo = arena_printf(c->arena, "-sqrt(3.0 / (double)(%s))", fan_in);
+        hi = arena_printf(c->arena, "sqrt(3.0 / (double)(%s))", fan_in);
+    } else if (weight) {
+        lo = "0.5", hi = "1.5";
+    }
+    buf_printf(o, "    check_fill(%s, (size_t)(%s), %s, %s, %s);\n", ptr, n, dtype_amp_enum(v->type.dtype), lo, hi);
+}
+
+static void emit_harness(Ctx *c, Graph *model, Graph *ref, const char *p, const char *rp, Buf *o)
+{
+    buf_puts(o, "\n/* ---- the check harness -------------------------------------------------- */\n\n");
+    buf_puts(o, "#include <stdio.h>\n#include <stdlib.h>\n\n");
+    buf_puts(o, "/* xorshift64*: the same values on every machine and run */\n"
+                "static uint64_t check_state = 0x9e3779b97f4a7c15u;\n\n"
+                "static double check_uniform(void)\n{\n"
+                "    check_state ^= check_state >> 12;\n    check_state ^= check_state << 25;\n"
+                "    check_state ^= check_state >> 27;\n"
+                "    return (double)((check_state * 0x2545f4914f6cdd1du) >> 11) * 0x1p-53;\n}\n\n");
+    buf_puts(o, "static void *check_alloc(size_t n, amp_dtype t)\n{\n"
+                "    void *p = malloc(n ? n * amp_dtype_size(t) : 1);\n"
+                "    if (!p) {\n        fputs(\"check: out of memory\\n\", stderr);\n        exit(2);\n    }\n"
+                "    return p;\n}\n\n");
+    buf_puts(o, "static void check_fill(void *p, size_t n, amp_dtype t, double lo, double hi)\n{\n"
+                "    for (size_t i = 0; i < n; i++) {\n"
+                "        double v = lo + (hi - lo) * check_uniform();\n"
+                "        if (t == AMP_F64)\n            ((double *)p)[i] = v;\n"
+                "        else\n            amp_store_from_f32(t, p, i, (float)v);\n    }\n}\n\n");
+    bool has_ints = false;
+    for (int i = 0; i < model->inputs->len; i++)
+        has_ints |= !dtype_is_float(((Value *)VEC_AT(model->inputs, i))->type.dtype);
+    for (int i = 0; i < model->params->len; i++)
+        has_ints |= !dtype_is_float(((Value *)VEC_AT(model->params, i))->type.dtype);
+    if (has_ints)
+        buf_puts(o, "/* integers in [0, bound), bools 0 or 1 */\n"
+                "static void check_fill_index(void *p, size_t n, amp_dtype t, int64_t bound)\n{\n"
+                "    for (size_t i = 0; i < n; i++) {\n"
+                "        int64_t v = t == AMP_BOOL ? (check_uniform() < 0.5) : bound > 0 ? (int64_t)(check_uniform() * (double)bound) : 0;\n"
+                "        if (t == AMP_I64)\n            ((int64_t *)p)[i] = v;\n"
+                "        else if (t == AMP_I32)\n            ((int32_t *)p)[i] = (int32_t)v;\n"
+                "        else\n            ((uint8_t *)p)[i] = (uint8_t)v;\n    }\n}\n\n");
+    buf_puts(o, "/* --dump FILE: every input, parameter and output, the model's and the\n"
+                " * reference's, in one safetensors file (keys input.NAME, param.NAME,\n"
+                " * output.NAME, reference.NAME), for comparisons outside this program. */\n"
+                "typedef struct { const char *key; const void *data; amp_dtype t; int ndim; int64_t shape[8]; } check_tensor;\n\n"
+                "static const char *check_st_dtype(amp_dtype t)\n{\n"
+                "    static const char *const names[] = {\"F64\", \"F32\", \"BF16\", \"F16\", \"I64\", \"I32\", \"BOOL\"};\n"
+                "    return names[t];\n}\n\n"
+                "static int check_dump(const char *path, const check_tensor *ts, int n)\n{\n"
+                "    FILE *f = fopen(path, \"wb\");\n    if (!f)\n        return -1;\n"
+                "    /* the header, twice: once to measure it, once to write it */\n"
+                "    long header = 0;\n"
+                "    for (int pass = 0; pass < 2; pass++) {\n"
+                "        FILE *out = pass ? f : NULL;\n        unsigned long long off = 0;\n        long len = 0;\n"
+                "        if (pass) {\n            unsigned long long h = (unsigned long long)header;\n"
+                "            for (int b = 0; b < 8; b++)\n                fputc((int)((h >> (8 * b)) & 0xff), f);\n        }\n"
+                "        char buf[512];\n"
+                "        for (int i = 0; i <= n; i++) {\n"
+                "            int k;\n"
+                "            if (i == n) {\n                k = snprintf(buf, sizeof buf, \"}\");\n            } else {\n"
+                "                size_t bytes = amp_dtype_size(ts[i].t);\n"
+                "                for (int d = 0; d < ts[i].ndim; d++)\n                    bytes *= (size_t)ts[i].shape[d];\n"
+                "                k = snprintf(buf, sizeof buf, \"%s\\\"%s\\\":{\\\"dtype\\\":\\\"%s\\\",\\\"shape\\\":[\", i ? \",\" : \"{\", ts[i].key,\n"
+                "                             check_st_dtype(ts[i].t));\n"
+                "                for (int d = 0; d < ts[i].ndim; d++)\n"
+                "                    k += snprintf(buf + k, sizeof buf - (size_t)k, \"%s%lld\", d ? \",\" : \"\", (long long)ts[i].shape[d]);\n"
+                "                k += snprintf(buf + k, sizeof buf - (size_t)k, \"],\\\"data_offsets\\\":[%llu,%llu]}\", off, off + (unsigned long long)bytes);\n"
+                "                off += bytes;\n            }\n"
+                "            len += k;\n            if (out)\n                fputs(buf, out);\n        }\n"
+                "        header = len;\n    }\n"
+                "    for (int i = 0; i < n; i++) {\n"
+                "        size_t count = 1;\n        for (int d = 0; d < ts[i].ndim; d++)\n            count *= (size_t)ts[i].shape[d];\n"
+                "        if (fwrite(ts[i].data, amp_dtype_size(ts[i].t), count, f) != count) {\n            fclose(f);\n            return -1;\n        }\n    }\n"
+                "    return fclose(f);\n}\n\n");
+    buf_puts(o, "static double check_value(const void *p, amp_dtype t, size_t i)\n{\n"
+                "    return t == AMP_F64 ? ((const double *)p)[i] : (double)amp_load_as_f32(t, p, i);\n}\n\n");
+    buf_puts(o, "/* Compares one output; returns 1 when it is outside its tolerance. */\n"
+                "static int check_output(const char *name, const void *y, amp_dtype t, const double *ref, size_t n, double tol)\n{\n"
+                "    double err2 = 0, ref2 = 0, max_abs = 0;\n    size_t nonfinite = 0;\n"
+                "    for (size_t i = 0; i < n; i++) {\n"
+                "        double v = check_value(y, t, i), r = ref[i];\n"
+                "        if (isnan(v) != isnan(r) || (isinf(v) && v != r)) {\n            nonfinite++;\n            continue;\n        }\n"
+                "        if (isnan(r) || isinf(r))\n            continue;\n"
+                "        double d = fabs(v - r);\n"
+                "        err2 += d * d;\n        ref2 += r * r;\n"
+                "        if (d > max_abs)\n            max_abs = d;\n    }\n"
+                "    double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);\n"
+                "    int bad = nonfinite > 0 || !(rel <= tol);\n"
+                "    printf(\"%-16s %-5s %10zu  %12.3e %12.3e %12.3e  %s\", name, amp_dtype_name(t), n, max_abs, rel, tol,\n"
+                "           bad ? \"FAIL\" : \"ok\");\n"
+                "    if (nonfinite)\n        printf(\" (%zu non-finite values differ)\", nonfinite);\n"
+                "    putchar('\\n');\n    return bad;\n}\n\n");
+    bool has_indices = false;
+    for (int i = 0; i < model->outputs->len; i++)
+        has_indices |= !dtype_is_float(((Value *)VEC_AT(model->outputs, i))->type.dtype);
+    if (has_indices)
+        buf_puts(o, "/* Integer outputs (indices) are reported, not judged: rounding may\n"
+                " * legitimately reorder near-ties. */\n"
+                "static void check_indices(const char *name, const int64_t *y, const int64_t *ref, size_t n)\n{\n"
+                "    size_t differ = 0;\n    for (size_t i = 0; i < n; i++)\n        differ += y[i] != ref[i];\n"
+                "    printf(\"%-16s %-5s %10zu  %zu of them differ from the reference (reported, not judged)\\n\", name, \"i64\", n, differ);\n}\n\n");
+
+    buf_puts(o, "int main(int argc, char **argv)\n{\n");
+    buf_printf(o, "    %s_dims dims;\n    memset(&dims, 0, sizeof dims);\n", p);
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "    dims.%s = 2;\n", c->sym_names[i]);
+    buf_puts(o, "    const char *dump = NULL;\n");
+    buf_puts(o, "    for (int i = 1; i < argc; i++) {\n        char *eq = strchr(argv[i], '=');\n        int known = 0;\n"
+                "        if (strncmp(argv[i], \"--dump=\", 7) == 0) {\n            dump = argv[i] + 7;\n            continue;\n        }\n");
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "        if (eq && strncmp(argv[i], \"%s\", (size_t)(eq - argv[i])) == 0 && eq - argv[i] == %d) {\n"
+                      "            dims.%s = strtoll(eq + 1, NULL, 10);\n            known = 1;\n        }\n",
+                   c->sym_names[i], (int)strlen(c->sym_names[i]), c->sym_names[i]);
+    buf_puts(o, "        if (!known) {\n            fprintf(stderr, \"usage: %s [--dump=FILE]");
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, " [%s=N]", c->sym_names[i]);
+    buf_puts(o, "\\n\", argv[0]);\n            return 2;\n        }\n    }\n");
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "    const int64_t %s = dims.%s;\n    (void)%s;\n", c->sym_names[i], c->sym_names[i], c->sym_names[i]);
+    buf_printf(o, "    %s_params params;\n    %s_inputs inputs;\n    %s_outputs outputs;\n", p, p, p);
+    buf_printf(o, "    %s_params ref_params;\n    %s_inputs ref_inputs;\n    %s_outputs ref_outputs;\n", rp, rp, rp);
+    buf_puts(o, "    memset(&params, 0, sizeof params);\n    memset(&inputs, 0, sizeof inputs);\n"
+                "    memset(&ref_params, 0, sizeof ref_params);\n    memset(&ref_inputs, 0, sizeof ref_inputs);\n");
+
+    buf_puts(o, "\n    /* the same inputs and parameters for both */\n");
+    for (int i = 0; i < model->inputs->len; i++) {
+        Value *v = VEC_AT(model->inputs, i);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        const char *ptr = arena_printf(c->arena, "in_%s", v->cname);
+        buf_printf(o, "    %s *%s = check_alloc((size_t)(%s), %s);\n", dtype_c_type(v->type.dtype), ptr, n,
+                   dtype_amp_enum(v->type.dtype));
+        if (dtype_is_float(v->type.dtype))
+            buf_printf(o, "    check_fill(%s, (size_t)(%s), %s, -1.0, 1.0);\n", ptr, n, dtype_amp_enum(v->type.dtype));
+        else
+            buf_printf(o, "    check_fill_index(%s, (size_t)(%s), %s, (int64_t)(%s));\n", ptr, n,
+                       dtype_amp_enum(v->type.dtype), index_bound(c, v));
+        buf_printf(o, "    inputs.%s = ref_inputs.%s = %s;\n", v->cname, v->cname, ptr);
+    }
+    for (int i = 0; i < model->params->len; i++) {
+        Value *v = VEC_AT(model->params, i);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        const char *ptr = arena_printf(c->arena, "p_%s", v->cname);
+        buf_printf(o, "    %s *%s = check_alloc((size_t)(%s), %s);\n", dtype_c_type(v->type.dtype), ptr, n,
+                   dtype_amp_enum(v->type.dtype));
+        fill_param(c, o, v, ptr);
+        buf_printf(o, "    params.%s = ref_params.%s = %s;\n", v->cname, v->cname, ptr);
+    }
+
+    buf_puts(o, "\n    /* outputs: the model's in its dtypes, the reference's in f64 */\n");
+    for (int i = 0; i < model->outputs->len; i++) {
+        Value *v = VEC_AT(model->outputs, i);
+        Value *r = VEC_AT(ref->outputs, i);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        buf_printf(o, "    outputs.%s = check_alloc((size_t)(%s), %s);\n", v->cname, n, dtype_amp_enum(v->type.dtype));
+        buf_printf(o, "    ref_outputs.%s = check_alloc((size_t)(%s), %s);\n", r->cname, n, dtype_amp_enum(r->type.dtype));
+    }
+
+    buf_printf(o, "\n    size_t arena_bytes = %s_arena_bytes(&dims);\n", p);
+    buf_printf(o, "    size_t ref_arena_bytes = %s_arena_bytes((const %s_dims *)&dims);\n", rp, rp);
+    buf_puts(o, "    void *arena = check_alloc(arena_bytes, AMP_BOOL), *ref_arena = check_alloc(ref_arena_bytes, AMP_BOOL);\n");
+    buf_printf(o, "    int rc = %s_forward(&params, &inputs, &outputs, &dims, arena, arena_bytes);\n", p);
+    buf_printf(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"check: %s_forward: %%s\\n\", %s_strerror(rc));\n"
+                  "        return 2;\n    }\n", p, p);
+    buf_printf(o, "    rc = %s_forward(&ref_params, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, ref_arena, ref_arena_bytes);\n",
+               rp, rp);
+    buf_printf(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"check: %s_forward: %%s\\n\", %s_strerror(rc));\n"
+                  "        return 2;\n    }\n", rp, rp);
+
+    buf_printf(o, "\n    printf(\"%%-16s %%-5s %%10s  %%12s %%12s %%12s\\n\", \"output\", \"dtype\", \"elements\", "
+                  "\"max |err|\", \"rel. error\", \"tolerance\");\n");
+    buf_puts(o, "    int failed = 0;\n");
+    bool *seen = arena_alloc(c->arena, (size_t)(model->nodes->len + 1));
+    for (int i = 0; i < model->outputs->len; i++) {
+        Value *v = VEC_AT(model->outputs, i);
+        Value *r = VEC_AT(ref->outputs, i);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        if (!dtype_is_float(v->type.dtype)) {
+            buf_printf(o, "    check_indices(\"%s\", (const int64_t *)outputs.%s, (const int64_t *)ref_outputs.%s, (size_t)(%s));\n",
+                       v->output_name, v->cname, r->cname, n);
+            continue;
+        }
+        memset(seen, 0, (size_t)(model->nodes->len + 1));
+        double tol = path_roundoff(c, v, seen);
+        buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, (size_t)(%s), %a);\n",
+                   v->output_name, v->cname, dtype_amp_enum(v->type.dtype), r->cname, n, tol);
+    }
+    /* the dump: every tensor with its shape, evaluated with the run's dims */
+    int ntensors = model->inputs->len + model->params->len + 2 * model->outputs->len;
+    buf_printf(o, "    if (dump) {\n        check_tensor ts[%d];\n        int n = 0;\n", ntensors ? ntensors : 1);
+    for (int pass = 0; pass < 4; pass++) {
+        Vec *vals = pass == 0 ? model->inputs : pass == 1 ? model->params : pass == 2 ? model->outputs : ref->outputs;
+        static const char *const kinds[] = {"input", "param", "output", "reference"};
+        for (int i = 0; i < vals->len; i++) {
+            Value *v = VEC_AT(vals, i);
+            const char *holder = pass == 0 ? "inputs" : pass == 1 ? "params" : pass == 2 ? "outputs" : "ref_outputs";
+            buf_printf(o, "        ts[n].key = \"%s.%s\";\n        ts[n].data = %s.%s;\n        ts[n].t = %s;\n"
+                          "        ts[n].ndim = %d;\n", kinds[pass], pass >= 2 ? v->output_name : v->name, holder, v->cname,
+                       dtype_amp_enum(v->type.dtype), v->type.shape.ndim);
+            for (int d = 0; d < v->type.shape.ndim; d++)
+                buf_printf(o, "        ts[n].shape[%d] = %s;\n", d, poly_to_c(c, v->type.shape.dims[d], c->sym_names));
+            buf_puts(o, "        n++;\n");
+        }
+    }
+    buf_puts(o, "        if (check_dump(dump, ts, n) != 0) {\n            fprintf(stderr, \"check: cannot write %s\\n\", dump);\n"
+                "            return 2;\n        }\n    }\n");
+    buf_puts(o, "    puts(failed ? \"check: FAILED\" : \"check: every output within its tolerance\");\n");
+    buf_puts(o, "    return failed;\n}\n");
+}
+
+bool emit_check(Ctx *c, Output *out)
+{
+    Output model = {0};
+    if (!emit_c(c, &model))
+        return false;
+
+    /* the reference: the same text, compiled again in f64 */
+    Options ropts = *c->opts;
+    ropts.reference_f64 = true;
+    ropts.prefix = arena_printf(c->arena, "%s_ref", model_prefix(c));
+    ropts.emit = EMIT_C;
+    ropts.explain = EXPLAIN_NONE;
+    ropts.no_warnings = true;
+    ropts.line_directives = false;
+    ropts.dump_pass = NULL;
+    Ctx *rc = ctx_new(&ropts, c->diag_out);
+    SourceFile *rsrc = source_from_text(rc, c->main_file->name, c->main_file->text, c->main_file->len);
+    Output ref = {0};
+    int status = ampc_compile(rc, rsrc, &ref);
+    if (status != EXIT_OK) {
+        error_plain(c, "the f64 reference evaluation of the model did not compile (reported above)");
+        ctx_free(rc);
+        return false;
+    }
+    Graph *rg = rc->graph;
+    if (rg->outputs->len != c->graph->outputs->len)
+        ICE("the reference has %d outputs, the model %d", rg->outputs->len, c->graph->outputs->len);
+
+    buf_init(&out->c_file, c->arena);
+    buf_init(&out->h_file, c->arena);
+    Buf *o = &out->c_file;
+    buf_puts(o, "/* A self-checking program (ampc --emit=check): the model, its f64\n"
+                " * reference evaluation, and a main() comparing the two on reproducible\n"
+                " * pseudo-random inputs and parameters.  Build with -lamprt -lm -lpthread;\n"
+                " * run with NAME=VALUE to set a dimension (each defaults to 2). */\n\n");
+    buf_puts(o, model.h_file.data);
+    append_without_own_include(o, &model.c_file);
+    buf_puts(o, "\n");
+    buf_puts(o, ref.h_file.data);
+    append_without_own_include(o, &ref.c_file);
+    emit_harness(c, c->graph, rg, model_prefix(c), ropts.prefix, o);
+    ctx_free(rc);
+    return c->nerrors == 0;
+}

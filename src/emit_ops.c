@@ -1,0 +1,1700 @@
+/* emit_ops.c: one libamprt call per IR node.
+ *
+ * Requires: a planned graph whose every node's operands are in the dtype
+ * its kernel takes (autocast and lower.c made every conversion an explicit
+ * Cast node).  Produces: for node n, the C statements computing n's
+ * results into y (and into n's other results, for ops with several), read
+ * back from the op's proven shapes and its arguments.
+ *
+ * The kernels' contracts are the comments of the part headers in
+ * runtime/include/amprt/;
+ * each function here fills one kernel's arguments from the graph.  Arrays
+ * of sizes and strides are emitted as local constants in a block of their
+ * own, so the call reads like the kernel's documentation.
+ */
+#include "emit.h"
+
+#include <amprt.h>
+#include <math.h>
+#include <string.h>
+
+/* amp_contract_desc's limits (amprt/linalg.h) */
+#define MAX_CONTRACT_INDEX 16
+
+/* ---- small pieces of C ---------------------------------------------------- */
+
+static const char *in_c(Emitter *e, Node *n, int k) { return n->in[k] ? e->cname[n->in[k]->id] : "NULL"; }
+static const Shape *in_shape(Node *n, int k) { return &n->in[k]->type.shape; }
+static DType in_dtype(Node *n, int k) { return n->in[k]->type.dtype; }
+static const Shape *out_shape(Node *n) { return &n->out->type.shape; }
+
+/* The dtype a kernel for storage t computes in: PyTorch's opmath. */
+static DType compute_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
+
+/* A double, exactly, as C: hex float, or INFINITY. */
+static const char *double_c(Emitter *e, double v)
+{
+    if (isinf(v))
+        return v > 0 ? "INFINITY" : "-INFINITY";
+    if (isnan(v))
+        return "NAN";
+    return arena_printf(e->c->arena, "%a", v);
+}
+
+/* An int64 literal that is valid C for every value. */
+static const char *i64_c(Emitter *e, int64_t v)
+{
+    if (v == INT64_MIN)
+        return "INT64_MIN";
+    return arena_printf(e->c->arena, "%lld", (long long)v);
+}
+
+/* "{a, b, c}" from C expressions; "{0}" for none, since C99 has no empty
+ * initialiser (the kernels read no element of a 0-length array). */
+static const char *c_array(Emitter *e, const char *const *items, int n)
+{
+    if (n == 0)
+        return "{0}";
+    Buf b;
+    buf_init(&b, e->c->arena);
+    buf_puts(&b, "{");
+    for (int i = 0; i < n; i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", items[i]);
+    buf_puts(&b, "}");
+    return b.data;
+}
+
+static const char *shape_array(Emitter *e, const Shape *s)
+{
+    const char *items[MAX_DIMS];
+    for (int i = 0; i < s->ndim; i++)
+        items[i] = poly_c(e, s->dims[i]);
+    return c_array(e, items, s->ndim);
+}
+
+static const char *i64_array(Emitter *e, const int64_t *v, int n)
+{
+    const char *items[MAX_DIMS * 2];
+    for (int i = 0; i < n; i++)
+        items[i] = i64_c(e, v[i]);
+    return c_array(e, items, n);
+}
+
+/* Element strides of a contiguous shape, as C. */
+static void contiguous_strides(Emitter *e, const Shape *s, const char **out)
+{
+    for (int i = 0; i < s->ndim; i++)
+        out[i] = dims_product(e, s, i + 1, s->ndim);
+}
+
+/* Strides reading operand shape `in` broadcast to `out` (numpy rules): 0
+ * along dims the operand lacks or has as 1. */
+static void broadcast_strides(Emitter *e, const Shape *in, const Shape *out, const char **st)
+{
+    for (int i = 0; i < out->ndim; i++) {
+        int j = in->ndim - out->ndim + i;
+        int64_t one;
+        st[i] = "0";
+        if (j >= 0 && !(poly_is_const(in->dims[j], &one) && one == 1))
+            st[i] = dims_product(e, in, j + 1, in->ndim);
+    }
+}
+
+static const char *bcast_array(Emitter *e, const Shape *in, const Shape *out)
+{
+    const char *st[MAX_DIMS];
+    broadcast_strides(e, in, out, st);
+    return c_array(e, st, out->ndim);
+}
+
+static bool shape_is(const Shape *s, int64_t numel)
+{
+    int64_t v;
+    for (int i = 0; i < s->ndim; i++)
+        if (!poly_is_const(s->dims[i], &v))
+            return false;
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++) {
+        poly_is_const(s->dims[i], &v);
+        n *= v;
+    }
+    return n == numel;
+}
+
+static void open_block(Emitter *e) { buf_puts(e->out, "    {\n"); }
+static void close_block(Emitter *e) { buf_puts(e->out, "    }\n"); }
+
+/* `rc = call; if (rc != AMP_OK) return rc;` for kernels that check data. */
+static void emit_checked(Emitter *e, const char *indent, const char *call)
+{
+    buf_printf(e->out, "%src = %s;\n%sif (rc != AMP_OK)\n%s    return rc;\n", indent, call, indent, indent);
+}
+
+static bool unsupported(Emitter *e, Node *n, const char *why)
+{
+    error_at(e->c, n->loc, "%s: %s", n->op->name, why);
+    return false;
+}
+
+static bool is_kernel_float(DType t) { return t == DT_F64 || t == DT_F32 || t == DT_BF16 || t == DT_F16; }
+
+/* Every tensor operand in dtype t but the index operands (which must be
+ * i64) and, for the norms, parameters that may stay f32. */
+static bool operands_ok(Emitter *e, Node *n, DType t)
+{
+    if (!is_kernel_float(t)) {
+        error_at(e->c, n->loc, "%s producing %s has no runtime kernel (the runtime computes in f64, f32, bf16 and f16)",
+                 n->op->name, dtype_name(t));
+        return false;
+    }
+    unsigned f = n->op->flags;
+    for (int k = 0; k < n->nin; k++) {
+        if (!n->in[k])
+            continue;
+        DType d = in_dtype(n, k);
+        bool index = (k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) ||
+                     (k == 2 && (f & OPF_INDEX_ARG2));
+        if (index && (d == DT_I64 || (n->op->id == OP_WHERE && d == DT_BOOL)))
+            continue;
+        if (index && d != DT_I64 && dtype_is_float(d) && (n->op->id == OP_CROSS_ENTROPY))
+            continue; /* class probabilities */
+        if (k > 0 && (f & OPF_MIXED_PARAMS) && (d == t || d == DT_F32))
+            continue;
+        if (d != t) {
+            error_at(e->c, n->loc, "%s: operand %d is %s where the kernel computes in %s (no runtime kernel for the mix)",
+                     n->op->name, k + 1, dtype_name(d), dtype_name(t));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- elementwise ------------------------------------------------------------ */
+
+static const char *unary_kernel_name(Ctx *c, Node *n)
+{
+    if (n->op->id == OP_GELU && n->src && n->src->kind == E_CALL &&
+        strcmp(arg_str(c, n->src, "approximate", "none"), "tanh") == 0)
+        return "gelu_tanh";
+    return n->op->name;
+}
+
+static void emit_unary(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, unary_kernel_name(e->c, n), t),
+               numel_c(e, out_shape(n)), in_c(e, n, 0), y);
+}
+
+/* softplus, clamp and pow with a number exponent: y = f(x; p0, p1). */
+static void emit_unary_param(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype, ct = compute_dtype(t);
+    Expr *call = n->src;
+    const char *name = n->op->name;
+    double p0 = 0, p1 = 0;
+    switch (n->op->id) {
+    case OP_SOFTPLUS:
+        p0 = arg_number(c, call, "beta", "1", ct);
+        p1 = arg_number(c, call, "threshold", "20", ct);
+        break;
+    case OP_CLAMP: {
+        Expr *lo = arg_named(call, "min"), *hi = arg_named(call, "max");
+        p0 = lo && lo->kind != E_NAME ? arg_number(c, call, "min", "0", ct) : -INFINITY;
+        p1 = hi && hi->kind != E_NAME ? arg_number(c, call, "max", "0", ct) : INFINITY;
+        break;
+    }
+    case OP_POW:
+        name = "pow_scalar";
+        p0 = arg_number(c, call, "exponent", "1", ct);
+        break;
+    default:
+        ICE("no parameters known for %s", name);
+    }
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, t), numel_c(e, out_shape(n)),
+               in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
+}
+
+/* maximum, atan2, pow of two tensors: same shape, or broadcast. */
+static void emit_binary_tensors(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    if (shape_equal(in_shape(n, 0), so) && shape_equal(in_shape(n, 1), so)) {
+        buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, n->op->name, t), numel_c(e, so),
+                   in_c(e, n, 0), in_c(e, n, 1), y);
+        return;
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, in_shape(n, 0), so));
+    buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, in_shape(n, 1), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n",
+               kernel(e, arena_printf(e->c->arena, "%s_bcast", n->op->name), t), so->ndim, in_c(e, n, 0),
+               in_c(e, n, 1), y);
+    close_block(e);
+}
+
+/* A number operand of where(): a one-element array read with stride 0. */
+static const char *number_operand(Emitter *e, Node *n, const char *param, DType t, const char *local)
+{
+    double v = arg_number(e->c, n->src, param, "0", t == DT_F64 ? DT_F64 : t);
+    const char *init;
+    switch (t) {
+    case DT_BF16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_BF16)); break;
+    case DT_F16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_F16)); break;
+    default: init = double_c(e, v); break;
+    }
+    buf_printf(e->out, "        static const %s %s[1] = {%s}; /* %s */\n", dtype_c_type(t), local, init,
+               double_c(e, v));
+    return local;
+}
+
+static void emit_where(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    Shape scalar = {0};
+    open_block(e);
+    const char *a = n->in[1] ? in_c(e, n, 1) : number_operand(e, n, "input", t, "a_number");
+    const char *b = n->in[2] ? in_c(e, n, 2) : number_operand(e, n, "other", t, "b_number");
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t cond_stride[] = %s;\n", bcast_array(e, in_shape(n, 0), so));
+    buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, n->in[1] ? in_shape(n, 1) : &scalar, so));
+    buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, n->in[2] ? in_shape(n, 2) : &scalar, so));
+    buf_printf(e->out, "        %s(%d, shape, %s, cond_stride, %s, a_stride, %s, b_stride, %s);\n", kernel(e, "where", t),
+               so->ndim, in_c(e, n, 0), a, b, y);
+    close_block(e);
+}
+
+static void emit_addc(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    double value = arg_number(e->c, n->src, "value", "1", compute_dtype(t));
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    for (int k = 0; k < 3; k++)
+        buf_printf(e->out, "        const int64_t stride%d[] = %s;\n", k, bcast_array(e, in_shape(n, k), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, stride0, %s, stride1, %s, stride2, %s, %s);\n",
+               kernel(e, n->op->name, t), so->ndim, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), double_c(e, value), y);
+    close_block(e);
+}
+
+/* ---- data movement ------------------------------------------------------------- */
+
+/* y = x viewed with `strides` (in elements) from element `offset`. */
+static void emit_strided_copy(Emitter *e, Node *n, const char *y, const char *offset, const char *const *strides)
+{
+    const Shape *so = out_shape(n);
+    const char *ys[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t x_stride[] = %s;\n", c_array(e, strides, so->ndim));
+    buf_printf(e->out, "        const int64_t y_stride[] = %s;\n", c_array(e, ys, so->ndim));
+    buf_printf(e->out, "        amp_copy_strided(sizeof *%s, %d, shape, %s%s%s, x_stride, %s, y_stride);\n", y, so->ndim,
+               in_c(e, n, 0), offset ? " + " : "", offset ? offset : "", y);
+    close_block(e);
+}
+
+static void emit_permute(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sx = in_shape(n, 0);
+    int nd = sx->ndim;
+    const char *xs[MAX_DIMS], *st[MAX_DIMS];
+    contiguous_strides(e, sx, xs);
+    int perm[MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        perm[i] = i;
+    if (n->op->id == OP_TRANSPOSE) {
+        int64_t a = arg_int(e->c, n->src, "dim0", 0), b = arg_int(e->c, n->src, "dim1", 0);
+        if (nd) {
+            a = a < 0 ? a + nd : a;
+            b = b < 0 ? b + nd : b;
+            perm[a] = (int)b;
+            perm[b] = (int)a;
+        }
+    } else {
+        int64_t dims[MAX_DIMS * 2];
+        int k = arg_int_list(e->c, n->src, "dims", dims);
+        for (int i = 0; i < k && i < nd; i++)
+            perm[i] = (int)(dims[i] < 0 ? dims[i] + nd : dims[i]);
+    }
+    for (int i = 0; i < nd; i++)
+        st[i] = xs[perm[i]];
+    emit_strided_copy(e, n, y, NULL, st);
+}
+
+static void emit_expand(Emitter *e, Node *n, const char *y)
+{
+    const char *st[MAX_DIMS];
+    broadcast_strides(e, in_shape(n, 0), out_shape(n), st);
+    emit_strided_copy(e, n, y, NULL, st);
+}
+
+static void emit_slice(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sx = in_shape(n, 0);
+    const char *xs[MAX_DIMS];
+    contiguous_strides(e, sx, xs);
+    int d = (int)n->src->dim;
+    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, n->src->start), xs[d]);
+    if (n->src->step != 1)
+        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, n->src->step), xs[d]);
+    emit_strided_copy(e, n, y, offset, xs);
+}
+
+/* cat and stack: each input copied into its place in y. */
+static void emit_cat(Emitter *e, Node *n, const char *y)
+{
+    const Shape *so = out_shape(n);
+    bool stack = n->op->id == OP_STACK;
+    int64_t dim = arg_int(e->c, n->src, "dim", 0);
+    int nd = so->ndim;
+    if (dim < 0)
+        dim += nd;
+    const char *ys[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    Poly *offset = poly_const(e->c, 0);
+    for (int k = 0; k < n->nin; k++) {
+        if (!n->in[k])
+            continue;
+        const Shape *sx = in_shape(n, k);
+        if (shape_is(sx, 0) && sx->ndim == 1 && !stack && nd != 1)
+            continue; /* PyTorch skips legacy empty 1-D inputs of cat */
+        Shape part = *so;
+        if (stack)
+            part.dims[dim] = poly_const(e->c, 1);
+        else
+            part.dims[dim] = sx->dims[dim];
+        const char *xs[MAX_DIMS];
+        contiguous_strides(e, &part, xs);
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, &part));
+        buf_printf(e->out, "        const int64_t x_stride[] = %s;\n", c_array(e, xs, nd));
+        buf_printf(e->out, "        const int64_t y_stride[] = %s;\n", c_array(e, ys, nd));
+        buf_printf(e->out, "        amp_copy_strided(sizeof *%s, %d, shape, %s, x_stride, %s + (%s) * (%s), y_stride);\n",
+                   y, nd, in_c(e, n, k), y, poly_c(e, offset), ys[dim]);
+        close_block(e);
+        offset = poly_add(e->c, offset, part.dims[dim]);
+    }
+}
+
+static void emit_pad(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *sx = in_shape(n, 0);
+    int nd = sx->ndim;
+    int64_t before[MAX_DIMS] = {0}, after[MAX_DIMS] = {0};
+    int mode = 0;
+    double value = 0;
+    if (n->op->id == OP_PAD) {
+        int64_t v[MAX_DIMS * 2 + 2];
+        int k = arg_int_list(e->c, n->src, "pad", v);
+        for (int i = 0; i < k / 2; i++) {
+            before[nd - 1 - i] = v[2 * i];
+            after[nd - 1 - i] = v[2 * i + 1];
+        }
+        Expr *ve = arg_named(n->src, "value");
+        if (ve && ve->kind != E_NAME)
+            value = arg_number(e->c, n->src, "value", "0", compute_dtype(t));
+    } else {
+        OpId id = n->op->id;
+        int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1
+                      : id == OP_REPLICATION_PAD3D ? 3 : 2;
+        int64_t p = arg_int(e->c, n->src, "padding", 0);
+        for (int i = 0; i < spatial; i++)
+            before[nd - 1 - i] = after[nd - 1 - i] = p;
+        mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
+        for (int i = nd - spatial; i < nd; i++) {
+            int64_t size;
+            if (!poly_is_const(sx->dims[i], &size)) {
+                unsupported(e, n, "reflection and replication padding need fixed spatial sizes");
+                return;
+            }
+            if (mode == 1 && p >= size) {
+                error_at(e->c, n->loc, "Padding size should be less than the corresponding input dimension, but got: "
+                         "padding (%lld, %lld) at dimension %d of input %s", (long long)p, (long long)p, i,
+                         type_comment(e, &n->in[0]->type));
+                return;
+            }
+            if (mode == 2 && size == 0) {
+                unsupported(e, n, "replication padding of an empty dimension");
+                return;
+            }
+        }
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t in_shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const int64_t before[] = %s;\n", i64_array(e, before, nd));
+    buf_printf(e->out, "        const int64_t after[] = %s;\n", i64_array(e, after, nd));
+    static const char *const modes[] = {"AMP_PAD_CONSTANT", "AMP_PAD_REFLECT", "AMP_PAD_REPLICATE"};
+    buf_printf(e->out, "        %s(%d, in_shape, before, after, %s, %s, %s, %s);\n", kernel(e, "pad", t), nd, modes[mode],
+               double_c(e, value), in_c(e, n, 0), y);
+    close_block(e);
+}
+
+/* ---- reductions and normalisation ---------------------------------------------- */
+
+static void emit_reduce(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    const Shape *sx = in_shape(n, 0);
+    int nd = sx->ndim;
+    int64_t mask[MAX_DIMS];
+    OpId id = n->op->id;
+    int64_t dim = n->src->dim;
+    for (int i = 0; i < nd; i++)
+        mask[i] = dim < 0 || dim == i;
+    if (id == OP_LINALG_MATRIX_NORM || id == OP_FROBENIUS_NORM) {
+        for (int i = 0; i < nd; i++)
+            mask[i] = id == OP_FROBENIUS_NORM && dim >= 0 ? dim == i : i >= nd - 2;
+    }
+    const char *name = n->op->name;
+    double p = 2;
+    bool is_norm = false;
+    switch (id) {
+    case OP_NORM:
+        p = arg_number(c, n->src, "p", "2", DT_F64);
+        is_norm = true;
+        break;
+    case OP_LINALG_VECTOR_NORM:
+        p = arg_number(c, n->src, "ord", "2", DT_F64);
+        is_norm = true;
+        break;
+    case OP_FROBENIUS_NORM:
+        is_norm = true;
+        break;
+    case OP_LINALG_MATRIX_NORM:
+        if (strcmp(arg_str(c, n->src, "ord", "fro"), "fro") != 0) {
+            unsupported(e, n, "only ord=\"fro\" has a runtime kernel (the nuclear norm needs the SVD)");
+            return;
+        }
+        is_norm = true;
+        break;
+    default:
+        break;
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
+    const char *items[MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        items[i] = mask[i] ? "1" : "0";
+    buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
+    if (is_norm)
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s);\n", kernel(e, "norm", t), nd, double_c(e, p),
+                   in_c(e, n, 0), y);
+    else
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, name, t), nd, in_c(e, n, 0), y);
+    close_block(e);
+}
+
+/* Softmax-like: along one dim, as (outer, dim, inner). */
+static void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const char **len, const char **inner)
+{
+    int nd = s->ndim;
+    if (nd == 0) {
+        *outer = *len = *inner = "1";
+        return;
+    }
+    *outer = dims_product(e, s, 0, (int)d);
+    *len = poly_c(e, s->dims[d]);
+    *inner = dims_product(e, s, (int)d + 1, nd);
+}
+
+static void emit_scan(Emitter *e, Node *n, const char *y)
+{
+    const char *outer, *len, *inner;
+    axis_split(e, in_shape(n, 0), n->src->dim, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, n->out->type.dtype), outer, len, inner,
+               in_c(e, n, 0), y);
+}
+
+static void emit_sort(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s = in_shape(n, 0);
+    int64_t d = arg_int(e->c, n->src, "dim", -1);
+    if (s->ndim && d < 0)
+        d += s->ndim;
+    const char *outer, *len, *inner;
+    axis_split(e, s, d, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "sort", n->out->type.dtype), outer, len, inner,
+               arg_bool(e->c, n->src, "descending", false), in_c(e, n, 0), y, e->cname[n->more_out[0]->id]);
+}
+
+static const char *param_dtype_c(Node *n, int first, int last)
+{
+    for (int k = first; k <= last; k++)
+        if (n->in[k])
+            return dtype_amp_enum(n->in[k]->type.dtype);
+    return dtype_amp_enum(n->out->type.dtype);
+}
+
+static void emit_norm_layer(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    const Shape *s = in_shape(n, 0);
+    int nd = s->ndim;
+    double eps = arg_number(c, n->src, "eps", "1e-05", DT_F64);
+    switch (n->op->id) {
+    case OP_LAYER_NORM: {
+        /* normalized_shape is one int until list literals: the last dim */
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "layer_norm", t),
+                   dims_product(e, s, 0, nd - 1), poly_c(e, s->dims[nd - 1]), in_c(e, n, 0), param_dtype_c(n, 2, 3),
+                   in_c(e, n, 2), in_c(e, n, 3), double_c(e, eps), y);
+        break;
+    }
+    case OP_GROUP_NORM:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "group_norm", t),
+                   poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd),
+                   i64_c(e, arg_int(c, n->src, "num_groups", 1)), in_c(e, n, 0), param_dtype_c(n, 2, 3), in_c(e, n, 2),
+                   in_c(e, n, 3), double_c(e, eps), y);
+        break;
+    case OP_BATCH_NORM: {
+        if (arg_bool(c, n->src, "training", false)) {
+            unsupported(e, n, "training=true normalises with batch statistics and updates the running ones, which "
+                              "the inference forward does not do; pass training=false");
+            return;
+        }
+        /* [N, C, ...] or [N, C]; one sample of [C] is not PyTorch's either */
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "batch_norm", t),
+                   poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd), in_c(e, n, 0),
+                   param_dtype_c(n, 1, 4), in_c(e, n, 1), in_c(e, n, 2), in_c(e, n, 3), in_c(e, n, 4),
+                   double_c(e, eps), y);
+        break;
+    }
+    default:
+        ICE("not a norm: %s", n->op->name);
+    }
+}
+
+/* ---- losses ------------------------------------------------------------------- */
+
+static const char *const reduction_enum[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
+
+static void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    Expr *call = n->src;
+    double p0 = 0, p1 = 0, p2 = 0;
+    if (call->reduction > 2) {
+        unsupported(e, n, "reduction=\"batchmean\" has no runtime kernel yet; use \"sum\" and divide by the batch");
+        return;
+    }
+    if (!shape_equal(in_shape(n, 0), in_shape(n, 1))) {
+        unsupported(e, n, "input and target must have the same shape (broadcasting a target is deprecated in PyTorch)");
+        return;
+    }
+    int kw = op_param_index(n->op, "weight");
+    if (kw >= 0 && n->in[kw] && !shape_equal(in_shape(n, kw), in_shape(n, 0))) {
+        unsupported(e, n, "a weight of another shape than the input has no runtime kernel yet");
+        return;
+    }
+    int kp = op_param_index(n->op, "pos_weight");
+    if (kp >= 0 && n->in[kp]) {
+        unsupported(e, n, "pos_weight has no runtime kernel yet");
+        return;
+    }
+    switch (n->op->id) {
+    case OP_SMOOTH_L1_LOSS: p0 = arg_number(c, call, "beta", "1.0", DT_F64); break;
+    case OP_HUBER_LOSS: p0 = arg_number(c, call, "delta", "1.0", DT_F64); break;
+    case OP_KL_DIV: p0 = arg_bool(c, call, "log_target", false); break;
+    case OP_HINGE_EMBEDDING_LOSS: p0 = arg_number(c, call, "margin", "1.0", DT_F64); break;
+    case OP_POISSON_NLL_LOSS:
+        p0 = arg_bool(c, call, "log_input", true);
+        p1 = arg_bool(c, call, "full", false);
+        p2 = arg_number(c, call, "eps", "1e-08", DT_F64);
+        break;
+    default: break;
+    }
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t),
+               numel_c(e, in_shape(n, 0)), in_c(e, n, 0), in_c(e, n, 1), kw >= 0 ? in_c(e, n, kw) : "NULL",
+               double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[call->reduction], y);
+}
+
+/* [N, C, d...] -> N, C, inner; [C] (one sample) -> 1, C, 1. */
+static void class_split(Emitter *e, const Shape *s, const char **N, const char **C, const char **inner)
+{
+    if (s->ndim == 1) {
+        *N = "1";
+        *C = poly_c(e, s->dims[0]);
+        *inner = "1";
+        return;
+    }
+    *N = poly_c(e, s->dims[0]);
+    *C = poly_c(e, s->dims[1]);
+    *inner = dims_product(e, s, 2, s->ndim);
+}
+
+static void emit_class_loss(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    Expr *call = n->src;
+    const char *N, *C, *inner;
+    class_split(e, in_shape(n, 0), &N, &C, &inner);
+    int64_t ignore = arg_int(c, call, "ignore_index", -100);
+    const char *weight = in_c(e, n, 2);
+    if (n->op->id == OP_CROSS_ENTROPY) {
+        double smoothing = arg_number(c, call, "label_smoothing", "0.0", DT_F64);
+        if (in_dtype(n, 1) != DT_I64) {
+            buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "cross_entropy_prob", t), N,
+                       C, inner, in_c(e, n, 0), in_c(e, n, 1), weight, double_c(e, smoothing),
+                       reduction_enum[call->reduction], y);
+            return;
+        }
+        emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                                             kernel(e, "cross_entropy", t), N, C, inner, in_c(e, n, 0), in_c(e, n, 1),
+                                             weight, i64_c(e, ignore), double_c(e, smoothing),
+                                             reduction_enum[call->reduction], y));
+        return;
+    }
+    /* nll_loss over [N, C, d...], and nll_loss2d */
+    emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s)", kernel(e, "nll_loss_nd", t),
+                                         N, C, inner, in_c(e, n, 0), in_c(e, n, 1), weight, i64_c(e, ignore),
+                                         reduction_enum[call->reduction], y));
+}
+
+/* ---- convolution, pooling, upsampling ------------------------------------------ */
+
+static int spatial_dims_of(OpId id)
+{
+    switch (id) {
+    case OP_CONV1D: case OP_CONV_TRANSPOSE1D: case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_LINEAR1D:
+        return 1;
+    case OP_CONV3D: case OP_CONV_TRANSPOSE3D: case OP_MAX_POOL3D: case OP_AVG_POOL3D: case OP_ADAPTIVE_AVG_POOL3D:
+    case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_TRILINEAR3D:
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+/* One int per spatial dim, as C: "{3, 3}" from one int argument. */
+static const char *repeat3(Emitter *e, int64_t v, int ns)
+{
+    int64_t a[3] = {v, v, v};
+    for (int i = ns; i < 3; i++)
+        a[i] = 0;
+    return i64_array(e, a, 3);
+}
+
+/* The last ns dims of s, padded to three entries. */
+static const char *spatial_array(Emitter *e, const Shape *s, int ns)
+{
+    const char *items[3] = {"0", "0", "0"};
+    for (int i = 0; i < ns; i++)
+        items[i] = poly_c(e, s->dims[s->ndim - ns + i]);
+    return c_array(e, items, 3);
+}
+
+/* Batch size: 1 for PyTorch's unbatched form [C, spatial...]. */
+static const char *batch_of(Emitter *e, const Shape *s, int ns)
+{
+    return s->ndim == ns + 2 ? poly_c(e, s->dims[0]) : "1";
+}
+
+static void emit_conv(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    bool transposed = id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
+    int64_t groups = arg_int(c, n->src, "groups", 1);
+    int64_t stride = arg_int(c, n->src, "stride", 1), dil = arg_int(c, n->src, "dilation", 1);
+    int64_t outpad = transposed ? arg_int(c, n->src, "output_padding", 0) : 0;
+    int64_t pad[3] = {0, 0, 0};
+    Expr *pe = arg_named(n->src, "padding");
+    if (pe && pe->kind == E_STRING) {
+        if (strcmp(pe->text, "same") == 0) {
+            /* PyTorch pads total = dilation * (k - 1), the extra one on the
+             * right; the kernel pads symmetrically, so odd totals need work */
+            for (int i = 0; i < ns; i++) {
+                int64_t k;
+                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil * (k - 1)) % 2) {
+                    unsupported(e, n, "padding=\"same\" with an even effective kernel size has no runtime kernel yet");
+                    return;
+                }
+                pad[i] = dil * (k - 1) / 2;
+            }
+        }
+    } else {
+        int64_t p = arg_int(c, n->src, "padding", 0);
+        for (int i = 0; i < ns; i++)
+            pad[i] = p;
+    }
+    open_block(e);
+    buf_printf(e->out, "        static const amp_conv_desc conv = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", ns, i64_c(e, groups));
+    buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", spatial_array(e, sw, ns),
+               repeat3(e, stride, ns), i64_array(e, pad, 3));
+    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", repeat3(e, dil, ns),
+               repeat3(e, outpad, ns));
+    buf_printf(e->out, "        amp_conv_desc d = conv;\n");
+    buf_printf(e->out, "        d.batch = %s;\n", batch_of(e, sx, ns));
+    buf_printf(e->out, "        d.in_channels = %s;\n", poly_c(e, sx->dims[sx->ndim - ns - 1]));
+    buf_printf(e->out, "        d.out_channels = %s;\n", poly_c(e, so->dims[so->ndim - ns - 1]));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+    }
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, transposed ? "conv_transpose" : "conv", t),
+               in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), y);
+    close_block(e);
+}
+
+static void emit_conv_tbc(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "conv_tbc", n->out->type.dtype),
+               poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]), poly_c(e, sx->dims[2]), poly_c(e, sw->dims[0]),
+               poly_c(e, sw->dims[2]), i64_c(e, arg_int(e->c, n->src, "pad", 0)), in_c(e, n, 0), in_c(e, n, 1),
+               in_c(e, n, 2), y);
+}
+
+static const char *planes_of(Emitter *e, const Shape *s, int ns)
+{
+    return dims_product(e, s, 0, s->ndim - ns);
+}
+
+static void emit_pool(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s);\n", kernel(e, "adaptive_avg_pool", t), ns,
+                   planes_of(e, sx, ns), in_c(e, n, 0), y);
+        close_block(e);
+        return;
+    }
+    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    int64_t k = arg_int(c, n->src, "kernel_size", 1);
+    int64_t stride = arg_int(c, n->src, "stride", k), pad = arg_int(c, n->src, "padding", 0);
+    int64_t dil = is_max ? arg_int(c, n->src, "dilation", 1) : 1;
+    open_block(e);
+    buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
+               repeat3(e, stride, ns));
+    buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
+    if (!is_max) {
+        int64_t div = 0;
+        Expr *de = arg_named(n->src, "divisor_override");
+        if (de && de->kind != E_NAME)
+            div = arg_int(c, n->src, "divisor_override", 0);
+        buf_printf(e->out, "            .count_include_pad = %d, .divisor_override = %s,\n",
+                   arg_bool(c, n->src, "count_include_pad", true), i64_c(e, div));
+    }
+    buf_puts(e->out, "        };\n        amp_pool_desc d = pool;\n");
+    buf_printf(e->out, "        d.planes = %s;\n", planes_of(e, sx, ns));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+    }
+    if (is_max)
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "max_pool", t), in_c(e, n, 0), y,
+                   n->nmore ? e->cname[n->more_out[0]->id] : "NULL");
+    else
+        buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "avg_pool", t), in_c(e, n, 0), y);
+    close_block(e);
+}
+
+static void emit_upsample(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    OpId id = n->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    bool nearest = id == OP_UPSAMPLE_NEAREST1D || id == OP_UPSAMPLE_NEAREST2D || id == OP_UPSAMPLE_NEAREST3D;
+    const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
+                                                                                       : "AMP_UPSAMPLE_LINEAR";
+    double scale = 0;
+    Expr *se = arg_named(n->src, "scale_factors");
+    if (se && se->kind != E_NAME)
+        scale = arg_number(c, n->src, "scale_factors", "0", DT_F64);
+    open_block(e);
+    buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
+               planes_of(e, sx, ns));
+    buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
+               nearest ? 0 : arg_bool(c, n->src, "align_corners", false));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+        buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
+    }
+    buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "upsample", n->out->type.dtype), in_c(e, n, 0), y);
+    close_block(e);
+}
+
+/* ---- indexing --------------------------------------------------------------- */
+
+static void emit_index(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    const char *call;
+    switch (n->op->id) {
+    case OP_EMBEDDING: {
+        const Shape *sw = in_shape(n, 1);
+        call = arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s)", kernel(e, "embedding", t),
+                            numel_c(e, in_shape(n, 0)), poly_c(e, sw->dims[0]), poly_c(e, sw->dims[1]), in_c(e, n, 1),
+                            in_c(e, n, 0), y);
+        break;
+    }
+    case OP_INDEX_SELECT: {
+        const char *outer, *len, *inner;
+        axis_split(e, in_shape(n, 0), n->src->dim, &outer, &len, &inner);
+        call = arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s)", kernel(e, "index_select", t), outer, len, inner,
+                            numel_c(e, in_shape(n, 2)), in_c(e, n, 0), in_c(e, n, 2), y);
+        break;
+    }
+    case OP_INDEX_COPY: {
+        const char *outer, *len, *inner;
+        int64_t d = n->src->dim;
+        axis_split(e, in_shape(n, 0), d, &outer, &len, &inner);
+        buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
+                   numel_c(e, in_shape(n, 0)), y);
+        call = arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s)", kernel(e, "index_copy", t), outer, len, inner,
+                            numel_c(e, in_shape(n, 2)), in_c(e, n, 2), in_c(e, n, 3), y);
+        break;
+    }
+    case OP_GATHER:
+    case OP_SCATTER_ADD: {
+        const Shape *sx = in_shape(n, 0), *si = in_shape(n, 2);
+        if (sx->ndim != si->ndim || sx->ndim == 0) {
+            unsupported(e, n, "0-dim operands have no runtime kernel yet");
+            return;
+        }
+        open_block(e);
+        buf_printf(e->out, "        const int64_t index_shape[] = %s;\n", shape_array(e, si));
+        buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
+        if (n->op->id == OP_GATHER)
+            call = arena_printf(c->arena, "%s(%d, index_shape, %d, %s, x_shape, %s, %s)", kernel(e, "gather", t),
+                                sx->ndim, (int)n->src->dim, in_c(e, n, 0), in_c(e, n, 2), y);
+        else {
+            buf_printf(e->out, "        memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
+                       numel_c(e, sx), y);
+            call = arena_printf(c->arena, "%s(%d, index_shape, %d, %s, %s, x_shape, %s)", kernel(e, "scatter_add", t),
+                                sx->ndim, (int)n->src->dim, in_c(e, n, 2), in_c(e, n, 3), y);
+        }
+        emit_checked(e, "        ", call);
+        close_block(e);
+        return;
+    }
+    default:
+        ICE("not an index op: %s", n->op->name);
+    }
+    emit_checked(e, "    ", call);
+}
+
+/* ---- matrix products ------------------------------------------------------------ */
+
+/* One gemm: y[b] = alpha A_b B_b + beta C_b, strides given as C text. */
+typedef struct Gemm {
+    const char *batch, *M, *N, *K;
+    const char *a[3], *b[3], *cs[3];
+    const char *A, *B, *C;
+    double alpha, beta;
+    bool sum_batch;
+} Gemm;
+
+static void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
+{
+    open_block(e);
+    buf_printf(e->out, "        amp_gemm_desc d = {0};\n");
+    buf_printf(e->out, "        d.batch = %s;\n        d.M = %s;\n        d.N = %s;\n        d.K = %s;\n", g->batch, g->M,
+               g->N, g->K);
+    for (int i = 0; i < 3; i++)
+        buf_printf(e->out, "        d.a_stride[%d] = %s;\n        d.b_stride[%d] = %s;\n", i, g->a[i], i, g->b[i]);
+    if (g->C)
+        for (int i = 0; i < 3; i++)
+            buf_printf(e->out, "        d.c_stride[%d] = %s;\n", i, g->cs[i]);
+    buf_printf(e->out, "        d.alpha = %s;\n        d.beta = %s;\n        d.sum_batch = %d;\n", double_c(e, g->alpha),
+               double_c(e, g->beta), g->sum_batch);
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, "gemm", t), g->A, g->B, g->C ? g->C : "NULL", y);
+    close_block(e);
+}
+
+/* Strides of C (the added input) broadcast to [M, N] (batch: `batched`). */
+static void added_strides(Emitter *e, const Shape *s, const Shape *out, const char **cs)
+{
+    const char *st[MAX_DIMS];
+    broadcast_strides(e, s, out, st);
+    int nd = out->ndim;
+    cs[0] = nd == 3 ? st[0] : "0";
+    cs[1] = nd >= 2 ? st[nd - 2] : "0";
+    cs[2] = nd >= 1 ? st[nd - 1] : "0";
+    if (nd == 1) { /* addmv: y [M], C as [M, 1] */
+        cs[1] = st[0];
+        cs[2] = "0";
+    }
+}
+
+static void emit_mm(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype, ct = compute_dtype(t);
+    OpId id = n->op->id;
+    Gemm g = {.batch = "1", .alpha = 1, .beta = 0};
+    bool added = id == OP_ADDMM || id == OP_BADDBMM || id == OP_ADDBMM || id == OP_ADDMV || id == OP_ADDR;
+    int a = added ? 1 : 0, b = a + 1;
+    const Shape *sa = in_shape(n, a), *sb = in_shape(n, b);
+    if (added) {
+        g.alpha = arg_number(c, n->src, "alpha", "1", ct);
+        g.beta = arg_number(c, n->src, "beta", "1", ct);
+        g.C = in_c(e, n, 0);
+    }
+    g.A = in_c(e, n, a);
+    g.B = in_c(e, n, b);
+    switch (id) {
+    case OP_MM:
+    case OP_ADDMM:
+        g.M = poly_c(e, sa->dims[0]);
+        g.K = poly_c(e, sa->dims[1]);
+        g.N = poly_c(e, sb->dims[1]);
+        g.a[0] = "0", g.a[1] = g.K, g.a[2] = "1";
+        g.b[0] = "0", g.b[1] = g.N, g.b[2] = "1";
+        break;
+    case OP_BMM:
+    case OP_BADDBMM:
+    case OP_ADDBMM:
+        g.batch = poly_c(e, sa->dims[0]);
+        g.M = poly_c(e, sa->dims[1]);
+        g.K = poly_c(e, sa->dims[2]);
+        g.N = poly_c(e, sb->dims[2]);
+        g.a[0] = arena_printf(c->arena, "%s * %s", g.M, g.K), g.a[1] = g.K, g.a[2] = "1";
+        g.b[0] = arena_printf(c->arena, "%s * %s", g.K, g.N), g.b[1] = g.N, g.b[2] = "1";
+        g.sum_batch = id == OP_ADDBMM;
+        break;
+    case OP_MV:
+    case OP_ADDMV:
+        g.M = poly_c(e, sa->dims[0]);
+        g.K = poly_c(e, sa->dims[1]);
+        g.N = "1";
+        g.a[0] = "0", g.a[1] = g.K, g.a[2] = "1";
+        g.b[0] = "0", g.b[1] = "1", g.b[2] = "0";
+        break;
+    case OP_ADDR:
+        g.M = poly_c(e, sa->dims[0]);
+        g.N = poly_c(e, sb->dims[0]);
+        g.K = "1";
+        g.a[0] = "0", g.a[1] = "1", g.a[2] = "0";
+        g.b[0] = "0", g.b[1] = "0", g.b[2] = "1";
+        break;
+    case OP_DOT:
+    case OP_VDOT:
+        g.M = g.N = "1";
+        g.K = poly_c(e, sa->dims[0]);
+        g.a[0] = "0", g.a[1] = "0", g.a[2] = "1";
+        g.b[0] = "0", g.b[1] = "1", g.b[2] = "0";
+        break;
+    default:
+        ICE("not a matrix product: %s", n->op->name);
+    }
+    if (added) {
+        Shape full = *out_shape(n);
+        if (id == OP_ADDBMM) { /* C is [M, N] against the summed result */
+            full.ndim = 2;
+        }
+        added_strides(e, in_shape(n, 0), &full, g.cs);
+    }
+    emit_gemm_call(e, t, &g, y);
+}
+
+/* einsum, tensordot, bilinear, chain_matmul/multi_dot, linalg_vecdot: one
+ * contraction over an index space (amp_contract). */
+typedef struct Contraction {
+    int n_index, n_out, n_ops;
+    const char *size[MAX_CONTRACT_INDEX];
+    const char *stride[4][MAX_CONTRACT_INDEX];
+    const char *operand[4];
+} Contraction;
+
+static int add_index(Contraction *k, const char *size, bool out)
+{
+    (void)out;
+    int i = k->n_index++;
+    k->size[i] = size;
+    for (int o = 0; o < 4; o++)
+        k->stride[o][i] = "0";
+    return i;
+}
+
+static void emit_contract_call(Emitter *e, DType t, Contraction *k, const char *y)
+{
+    open_block(e);
+    buf_printf(e->out, "        amp_contract_desc d = {0};\n");
+    buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), k->n_ops);
+    buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", k->n_index,
+               k->n_out, k->n_ops);
+    for (int i = 0; i < k->n_index; i++)
+        buf_printf(e->out, "        d.size[%d] = %s;\n", i, k->size[i]);
+    for (int o = 0; o < k->n_ops; o++) {
+        buf_printf(e->out, "        operands[%d] = %s;\n", o, k->operand[o]);
+        for (int i = 0; i < k->n_index; i++)
+            if (strcmp(k->stride[o][i], "0") != 0)
+                buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", o, i, k->stride[o][i]);
+    }
+    buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), y);
+    close_block(e);
+}
+
+static void emit_einsum(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    Expr *eq = n->src->bound[0];
+    const char *s = eq->text;
+    Contraction k = {0};
+    int letter_index[128];
+    for (int i = 0; i < 128; i++)
+        letter_index[i] = -1;
+    if (strchr(s, '.')) {
+        unsupported(e, n, "an equation with ... has no runtime kernel yet");
+        return;
+    }
+    const char *arrow = strstr(s, "->");
+    /* operands' subscripts, in order */
+    const char *subs[4];
+    int nsubs[4];
+    int nops = 0;
+    const char *p = s;
+    while (nops < 4) {
+        subs[nops] = p;
+        while (*p && *p != ',' && *p != '-')
+            p++;
+        nsubs[nops] = 0;
+        for (const char *q = subs[nops]; q < p; q++)
+            nsubs[nops] += *q != ' ';
+        nops++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (nops > 4 || nops + 1 > n->nin + 1) {
+        unsupported(e, n, "more than four operands has no runtime kernel yet");
+        return;
+    }
+    /* output letters: after ->, or every letter seen once, sorted */
+    char outl[64];
+    int nout = 0;
+    if (arrow) {
+        for (const char *q = arrow + 2; *q; q++)
+            if (*q != ' ')
+                outl[nout++] = *q;
+    } else {
+        int count[128] = {0};
+        for (const char *q = s; *q; q++)
+            if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'))
+                count[(int)*q]++;
+        for (int ch = 'A'; ch <= 'z'; ch++)
+            if (count[ch] == 1)
+                outl[nout++] = (char)ch;
+    }
+    k.n_ops = nops;
+    /* sizes of every letter, from the operands' shapes */
+    const char *letter_size[128] = {0};
+    for (int o = 0; o < nops; o++) {
+        const Shape *so = in_shape(n, o + 1);
+        int d = 0;
+        for (const char *q = subs[o]; d < so->ndim && *q && *q != ',' && *q != '-'; q++)
+            if (*q != ' ')
+                letter_size[(int)*q] = poly_c(e, so->dims[d++]);
+    }
+    for (int i = 0; i < nout; i++)
+        letter_index[(int)outl[i]] = add_index(&k, letter_size[(int)outl[i]], true);
+    k.n_out = nout;
+    for (int o = 0; o < nops; o++)
+        for (const char *q = subs[o]; *q && *q != ',' && *q != '-'; q++)
+            if (*q != ' ' && letter_index[(int)*q] < 0)
+                letter_index[(int)*q] = add_index(&k, letter_size[(int)*q], false);
+    if (k.n_index > MAX_CONTRACT_INDEX) {
+        unsupported(e, n, "more than 16 distinct indices");
+        return;
+    }
+    for (int o = 0; o < nops; o++) {
+        const Shape *so = in_shape(n, o + 1);
+        const char *st[MAX_DIMS];
+        contiguous_strides(e, so, st);
+        int d = 0;
+        for (const char *q = subs[o]; *q && *q != ',' && *q != '-'; q++) {
+            if (*q == ' ')
+                continue;
+            int i = letter_index[(int)*q];
+            /* a letter repeated in one operand walks its diagonal */
+            k.stride[o][i] = strcmp(k.stride[o][i], "0") == 0 ? st[d]
+                                                              : arena_printf(c->arena, "%s + %s", k.stride[o][i], st[d]);
+            d++;
+        }
+        k.operand[o] = in_c(e, n, o + 1);
+    }
+    emit_contract_call(e, n->out->type.dtype, &k, y);
+}
+
+static void emit_tensordot(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sa = in_shape(n, 0), *sb = in_shape(n, 1);
+    int64_t nd = arg_int(e->c, n->src, "dims", 2);
+    Contraction k = {.n_ops = 2};
+    const char *sta[MAX_DIMS], *stb[MAX_DIMS];
+    contiguous_strides(e, sa, sta);
+    contiguous_strides(e, sb, stb);
+    for (int d = 0; d < sa->ndim - nd; d++) {
+        int i = add_index(&k, poly_c(e, sa->dims[d]), true);
+        k.stride[0][i] = sta[d];
+    }
+    for (int d = (int)nd; d < sb->ndim; d++) {
+        int i = add_index(&k, poly_c(e, sb->dims[d]), true);
+        k.stride[1][i] = stb[d];
+    }
+    k.n_out = k.n_index;
+    for (int j = 0; j < nd; j++) {
+        int i = add_index(&k, poly_c(e, sb->dims[j]), false);
+        k.stride[0][i] = sta[sa->ndim - nd + j];
+        k.stride[1][i] = stb[j];
+    }
+    k.operand[0] = in_c(e, n, 0);
+    k.operand[1] = in_c(e, n, 1);
+    emit_contract_call(e, n->out->type.dtype, &k, y);
+}
+
+/* chain_matmul / linalg_multi_dot: A1 A2 ... An (n <= 4) as one contraction. */
+static void emit_multi_dot(Emitter *e, Node *n, const char *y)
+{
+    int nops = 0;
+    for (int k = 0; k < n->nin; k++)
+        nops += n->in[k] != NULL;
+    if (nops > 4) {
+        unsupported(e, n, "more than four matrices has no runtime kernel yet");
+        return;
+    }
+    if (nops == 1) {
+        buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
+                   numel_c(e, out_shape(n)), y);
+        return;
+    }
+    Contraction k = {.n_ops = nops};
+    /* vectors at the ends (multi_dot) are rows or columns */
+    const Shape *first = in_shape(n, 0), *last = in_shape(n, nops - 1);
+    int rows = first->ndim == 2 ? add_index(&k, poly_c(e, first->dims[0]), true) : -1;
+    int cols = last->ndim == 2 ? add_index(&k, poly_c(e, last->dims[1]), true) : -1;
+    k.n_out = k.n_index;
+    int prev = rows;
+    for (int o = 0; o < nops; o++) {
+        const Shape *s = in_shape(n, o);
+        k.operand[o] = in_c(e, n, o);
+        int inner = o + 1 < nops ? add_index(&k, poly_c(e, s->dims[s->ndim - 1]), false) : cols;
+        if (s->ndim == 2) {
+            if (prev >= 0)
+                k.stride[o][prev] = poly_c(e, s->dims[1]);
+            if (inner >= 0)
+                k.stride[o][inner] = "1";
+        } else {
+            k.stride[o][o == 0 ? inner : prev] = "1";
+        }
+        prev = inner;
+    }
+    emit_contract_call(e, n->out->type.dtype, &k, y);
+}
+
+static void emit_bilinear(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s1 = in_shape(n, 0), *sw = in_shape(n, 2), *so = out_shape(n);
+    Contraction k = {.n_ops = 3};
+    const char *batch = dims_product(e, s1, 0, s1->ndim - 1);
+    const char *in1 = poly_c(e, sw->dims[1]), *in2 = poly_c(e, sw->dims[2]);
+    int b = add_index(&k, batch, true), o = add_index(&k, poly_c(e, sw->dims[0]), true);
+    k.n_out = 2;
+    int i = add_index(&k, in1, false), j = add_index(&k, in2, false);
+    k.stride[0][b] = in1, k.stride[0][i] = "1";
+    k.stride[1][b] = in2, k.stride[1][j] = "1";
+    k.stride[2][o] = arena_printf(e->c->arena, "%s * %s", in1, in2), k.stride[2][i] = in2, k.stride[2][j] = "1";
+    k.operand[0] = in_c(e, n, 0), k.operand[1] = in_c(e, n, 1), k.operand[2] = in_c(e, n, 2);
+    emit_contract_call(e, n->out->type.dtype, &k, y);
+    if (n->in[3]) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        const char *ys[MAX_DIMS];
+        contiguous_strides(e, so, ys);
+        buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", c_array(e, ys, so->ndim));
+        buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, in_shape(n, 3), so));
+        buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n",
+                   kernel(e, "add_bcast", n->out->type.dtype), so->ndim, y, in_c(e, n, 3), y);
+        close_block(e);
+    }
+}
+
+static void emit_vecdot(Emitter *e, Node *n, const char *y)
+{
+    const Shape *so = out_shape(n), *sa = in_shape(n, 0), *sb = in_shape(n, 1);
+    int64_t dim = arg_int(e->c, n->src, "dim", -1);
+    Shape full = *sa; /* the broadcast operand shape: output dims plus dim */
+    (void)sb;
+    int nd = full.ndim;
+    if (dim < 0)
+        dim += nd;
+    if (!shape_equal(sa, sb)) {
+        unsupported(e, n, "broadcasting operands have no runtime kernel yet");
+        return;
+    }
+    Contraction k = {.n_ops = 2};
+    const char *st[MAX_DIMS];
+    contiguous_strides(e, sa, st);
+    for (int d = 0; d < nd; d++) {
+        if (d == dim)
+            continue;
+        int i = add_index(&k, poly_c(e, full.dims[d]), true);
+        k.stride[0][i] = k.stride[1][i] = st[d];
+    }
+    k.n_out = k.n_index;
+    int i = add_index(&k, poly_c(e, full.dims[dim]), false);
+    k.stride[0][i] = k.stride[1][i] = st[dim];
+    k.operand[0] = in_c(e, n, 0), k.operand[1] = in_c(e, n, 1);
+    (void)so;
+    emit_contract_call(e, n->out->type.dtype, &k, y);
+}
+
+static void emit_sdpa(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    const Shape *sq = in_shape(n, 0), *sk = in_shape(n, 1), *sv = in_shape(n, 2);
+    int nq = sq->ndim;
+    if (arg_number(c, n->src, "dropout_p", "0.0", DT_F64) != 0) {
+        unsupported(e, n, "dropout_p must be 0: the compiled forward is inference");
+        return;
+    }
+    const char *batch = dims_product(e, sq, 0, nq - 2);
+    /* operands with all the batch dims advance by a matrix; a 2-D operand is shared */
+    const char *strides[4];
+    const Shape *ops[4] = {sq, sk, sv, n->in[3] ? in_shape(n, 3) : NULL};
+    Shape qbatch = {0};
+    for (int i = 0; i < nq - 2; i++)
+        qbatch.dims[qbatch.ndim++] = sq->dims[i];
+    for (int k = 0; k < 4; k++) {
+        const Shape *s = ops[k];
+        if (!s) {
+            strides[k] = "0";
+            continue;
+        }
+        Shape bs = {0};
+        for (int i = 0; i + 2 < s->ndim; i++)
+            bs.dims[bs.ndim++] = s->dims[i];
+        int64_t one;
+        Poly *bn = shape_numel(c, &bs);
+        if (bs.ndim == 0 || (poly_is_const(bn, &one) && one == 1))
+            strides[k] = "0";
+        else if (poly_equal(bn, shape_numel(c, &qbatch)))
+            strides[k] = dims_product(e, s, s->ndim - 2, s->ndim);
+        else {
+            unsupported(e, n, "partly broadcast batch dimensions have no runtime kernel yet");
+            return;
+        }
+    }
+    double scale = 0;
+    Expr *se = arg_named(n->src, "scale");
+    bool given = se && se->kind != E_NAME;
+    if (given)
+        scale = arg_number(c, n->src, "scale", "1", DT_F64);
+    bool bool_mask = n->in[3] && in_dtype(n, 3) == DT_BOOL;
+    open_block(e);
+    buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
+    buf_printf(e->out, "        d.batch = %s;\n        d.L = %s;\n        d.S = %s;\n        d.E = %s;\n        d.Ev = %s;\n",
+               batch, poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[sk->ndim - 2]), poly_c(e, sq->dims[nq - 1]),
+               poly_c(e, sv->dims[sv->ndim - 1]));
+    buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n", strides[0], strides[1]);
+    buf_printf(e->out, "        d.v_batch_stride = %s;\n        d.mask_batch_stride = %s;\n", strides[2], strides[3]);
+    if (given)
+        buf_printf(e->out, "        d.scale = %s;\n", double_c(e, scale));
+    else
+        buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
+    buf_printf(e->out, "        d.is_causal = %d;\n", arg_bool(c, n->src, "is_causal", false));
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, %s, %s);\n", kernel(e, "sdpa", n->out->type.dtype), in_c(e, n, 0),
+               in_c(e, n, 1), in_c(e, n, 2), n->in[3] && !bool_mask ? in_c(e, n, 3) : "NULL",
+               bool_mask ? in_c(e, n, 3) : "NULL", y);
+    close_block(e);
+}
+
+static void emit_distance(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    double p = arg_number(c, n->src, "p", "2", DT_F64);
+    switch (n->op->id) {
+    case OP_CDIST: {
+        const Shape *s1 = in_shape(n, 0), *s2 = in_shape(n, 1);
+        int nd = s1->ndim;
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "cdist", t),
+                   dims_product(e, s1, 0, nd - 2), poly_c(e, s1->dims[nd - 2]), poly_c(e, s2->dims[s2->ndim - 2]),
+                   poly_c(e, s1->dims[nd - 1]), double_c(e, p), in_c(e, n, 0), in_c(e, n, 1), y);
+        return;
+    }
+    case OP_PDIST: {
+        const Shape *s = in_shape(n, 0);
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, "pdist", t), poly_c(e, s->dims[0]),
+                   poly_c(e, s->dims[1]), double_c(e, p), in_c(e, n, 0), y);
+        return;
+    }
+    case OP_DIST:
+        if (!shape_equal(in_shape(n, 0), in_shape(n, 1))) {
+            unsupported(e, n, "broadcasting operands have no runtime kernel yet");
+            return;
+        }
+        buf_printf(e->out, "    %s(1, 1, 1, %s, %s, %s, %s, %s);\n", kernel(e, "cdist", t), numel_c(e, in_shape(n, 0)),
+                   double_c(e, p), in_c(e, n, 0), in_c(e, n, 1), y);
+        return;
+    default:
+        ICE("not a distance: %s", n->op->name);
+    }
+}
+
+static void emit_trace(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s = in_shape(n, 0);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s);\n", kernel(e, "trace", n->out->type.dtype), poly_c(e, s->dims[0]),
+               poly_c(e, s->dims[1]), in_c(e, n, 0), y);
+}
+
+/* ---- linear algebra ------------------------------------------------------------- */
+
+static bool scratch_needs_info(OpId id);
+static int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize);
+
+static const char *more(Emitter *e, Node *n, int k) { return k < n->nmore ? e->cname[n->more_out[k]->id] : NULL; }
+
+static void emit_linalg(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    if (t != DT_F32 && t != DT_F64) {
+        unsupported(e, n, "linear algebra runs in f32 or f64 only");
+        return;
+    }
+    const Shape *s = in_shape(n, 0);
+    int nd = s->ndim;
+    const char *batch = dims_product(e, s, 0, nd - 2);
+    const char *m = poly_c(e, s->dims[nd - 2]), *ncol = poly_c(e, s->dims[nd - 1]);
+    int64_t rows, cols;
+    if (!poly_is_const(s->dims[nd - 2], &rows) || !poly_is_const(s->dims[nd - 1], &cols)) {
+        unsupported(e, n, "matrices of a run-time size have no static memory plan yet (the batch may vary)");
+        return;
+    }
+    const char *scratch = n->scratch ? e->cname[n->scratch->id] : NULL;
+    const char *info = NULL, *work = "NULL";
+    if (scratch && scratch_needs_info(n->op->id)) {
+        info = arena_printf(c->arena, "(int32_t *)(void *)%s", scratch);
+        if (linalg_work_bytes(n->op->id, rows, cols, dtype_size(t)))
+            work = arena_printf(c->arena, "%s + 8 * (%s)", scratch, batch);
+    } else if (scratch) {
+        work = scratch;
+    }
+    Expr *call = n->src;
+    switch (n->op->id) {
+    case OP_INVERSE:
+    case OP_LINALG_INV_EX:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s);\n", kernel(e, "inv_ex", t), batch, m, in_c(e, n, 0), y,
+                   n->op->id == OP_INVERSE ? info : more(e, n, 0), work);
+        break;
+    case OP_CHOLESKY:
+    case OP_LINALG_CHOLESKY:
+    case OP_LINALG_CHOLESKY_EX:
+        buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_ex", t), batch, m,
+                   arg_bool(c, call, "upper", false), in_c(e, n, 0), y,
+                   n->op->id == OP_LINALG_CHOLESKY_EX ? more(e, n, 0) : info);
+        break;
+    case OP_CHOLESKY_INVERSE:
+        buf_printf(e->out, "    %s(%s, %s, %d, %s, %s);\n", kernel(e, "cholesky_inverse", t), batch, m,
+                   arg_bool(c, call, "upper", false), in_c(e, n, 0), y);
+        break;
+    case OP_CHOLESKY_SOLVE: {
+        const Shape *sl = in_shape(n, 1);
+        buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_solve", t), batch,
+                   poly_c(e, sl->dims[sl->ndim - 1]), ncol, arg_bool(c, call, "upper", false), in_c(e, n, 0),
+                   in_c(e, n, 1), y);
+        break;
+    }
+    case OP_LINALG_LU_FACTOR:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "lu_factor", t), batch, m, ncol,
+                   in_c(e, n, 0), y, more(e, n, 0), info);
+        break;
+    case OP_LINALG_SOLVE: {
+        const Shape *sb = in_shape(n, 1);
+        bool left = arg_bool(c, call, "left", true);
+        if (sb->ndim != nd) {
+            unsupported(e, n, "a vector or broadcast right-hand side has no runtime kernel yet");
+            return;
+        }
+        buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s, %s, %s);\n", kernel(e, "solve", t), batch, m,
+                   poly_c(e, sb->dims[sb->ndim - (left ? 1 : 2)]), left, in_c(e, n, 0), in_c(e, n, 1), y, info, work);
+        break;
+    }
+    case OP_TRIANGULAR_SOLVE: {
+        /* triangular_solve(b, A): solution, then a copy of A */
+        const Shape *sa = in_shape(n, 1);
+        int na = sa->ndim;
+        buf_printf(e->out, "    %s(%s, %s, %s, %d, %d, %d, %s, %s, %s);\n", kernel(e, "triangular_solve", t), batch,
+                   poly_c(e, sa->dims[na - 1]), ncol, arg_bool(c, call, "upper", true),
+                   arg_bool(c, call, "transpose", false), arg_bool(c, call, "unitriangular", false), in_c(e, n, 0),
+                   in_c(e, n, 1), y);
+        if (more(e, n, 0))
+            buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", more(e, n, 0), in_c(e, n, 1),
+                       numel_c(e, sa), more(e, n, 0));
+        break;
+    }
+    case OP_QR:
+    case OP_LINALG_QR: {
+        int mode = 0;
+        if (n->op->id == OP_QR)
+            mode = arg_bool(c, call, "some", true) ? 0 : 1;
+        else {
+            const char *ms = arg_str(c, call, "mode", "reduced");
+            mode = strcmp(ms, "complete") == 0 ? 1 : strcmp(ms, "r") == 0 ? 2 : 0;
+        }
+        /* qr's results are (Q, R); mode "r" gives an empty Q */
+        buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "qr", t), batch, m, ncol, mode,
+                   in_c(e, n, 0), mode == 2 ? "NULL" : y, more(e, n, 0), work);
+        break;
+    }
+    case OP_LINALG_SVD:
+        buf_printf(e->out, "    %s(%s, %s, %s, %d, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, m, ncol,
+                   arg_bool(c, call, "full_matrices", true), in_c(e, n, 0), y, more(e, n, 0), more(e, n, 1), work);
+        break;
+    case OP_LINALG_SVDVALS:
+        buf_printf(e->out, "    %s(%s, %s, %s, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t), batch, m, ncol,
+                   in_c(e, n, 0), y, work);
+        break;
+    case OP_LINALG_EIGH:
+    case OP_LINALG_EIGVALSH: {
+        bool upper = strcmp(arg_str(c, call, "UPLO", "L"), "U") == 0;
+        if (n->op->id == OP_LINALG_EIGH)
+            buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, m, upper,
+                       in_c(e, n, 0), y, more(e, n, 0), work);
+        else
+            buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, NULL, %s);\n", kernel(e, "eigh", t), batch, m, upper,
+                       in_c(e, n, 0), y, work);
+        break;
+    }
+    case OP_PINVERSE:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "pinverse", t), batch, m, ncol,
+                   double_c(e, arg_number(c, call, "rcond", "1e-15", DT_F64)), in_c(e, n, 0), y, work);
+        break;
+    default:
+        unsupported(e, n, "has no runtime kernel yet");
+        return;
+    }
+    /* the ops PyTorch raises for on a singular or indefinite input return
+     * a status from the forward instead */
+    if ((n->op->id == OP_INVERSE || n->op->id == OP_CHOLESKY || n->op->id == OP_LINALG_CHOLESKY ||
+         n->op->id == OP_LINALG_SOLVE) && info) {
+        e->uses_rc = true;
+        buf_printf(e->out, "    for (int64_t i = 0; i < (int64_t)(%s); i++)\n        if (%s[i] != 0)\n"
+                           "            return AMP_ERR_SINGULAR;\n", batch, info);
+    }
+}
+
+/* Scratch memory of the linear algebra kernels: first the i32 info of
+ * each matrix where the op has no info result of its own (8 bytes per
+ * matrix, keeping what follows aligned for f64), then the kernel's `work`
+ * (AMP_<KERNEL>_WORK_BYTES of amprt/linalg.h, for one matrix: the kernels
+ * reuse it across the batch).  One byte buffer, typed bool[bytes]. */
+static bool scratch_needs_info(OpId id)
+{
+    return id == OP_INVERSE || id == OP_CHOLESKY || id == OP_LINALG_CHOLESKY || id == OP_LINALG_LU_FACTOR ||
+           id == OP_LINALG_SOLVE;
+}
+
+static int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize)
+{
+    switch (id) {
+    case OP_INVERSE: case OP_LINALG_INV_EX: return (int64_t)AMP_INV_EX_WORK_BYTES(n, esize);
+    case OP_LINALG_SOLVE: return (int64_t)AMP_SOLVE_WORK_BYTES(n, esize);
+    case OP_QR: case OP_LINALG_QR: return (int64_t)AMP_QR_WORK_BYTES(m, n, esize);
+    case OP_LINALG_SVD: case OP_LINALG_SVDVALS: return (int64_t)AMP_SVD_WORK_BYTES(m, n, esize);
+    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: return (int64_t)AMP_EIGH_WORK_BYTES(n, esize);
+    case OP_PINVERSE: return (int64_t)AMP_PINVERSE_WORK_BYTES(m, n, esize);
+    default: return 0;
+    }
+}
+
+Type op_scratch_type(Ctx *c, const Node *n)
+{
+    Type none = {.dtype = DT_NONE};
+    OpId id = n->op->id;
+    const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
+    if (!s || s->ndim < 2)
+        return none;
+    int64_t rows, cols;
+    bool fixed = poly_is_const(s->dims[s->ndim - 2], &rows) && poly_is_const(s->dims[s->ndim - 1], &cols);
+    int64_t work = fixed ? linalg_work_bytes(id, rows, cols, dtype_size(n->out->type.dtype)) : 0;
+    bool info = scratch_needs_info(id);
+    if (!info && work == 0)
+        return none;
+    Shape batch = {0};
+    for (int i = 0; i + 2 < s->ndim; i++)
+        batch.dims[batch.ndim++] = s->dims[i];
+    Poly *bytes = poly_const(c, work);
+    if (info)
+        bytes = poly_add(c, bytes, poly_mul(c, shape_numel(c, &batch), poly_const(c, 8)));
+    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
+}
+
+/* ---- the dispatch ---------------------------------------------------------------- */
+
+bool op_returns_status(const Node *n)
+{
+    switch (n->op->id) {
+    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY:
+    case OP_GATHER: case OP_SCATTER_ADD:
+    case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
+        return true;
+    case OP_CROSS_ENTROPY:
+        return n->in[1] && n->in[1]->type.dtype == DT_I64;
+    default:
+        return false;
+    }
+}
+
+void emit_op(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    bool data_only = id == OP_RESHAPE || id == OP_VIEW || id == OP_FLATTEN || id == OP_SQUEEZE ||
+                     id == OP_UNSQUEEZE || id == OP_PERMUTE || id == OP_TRANSPOSE || id == OP_EXPAND ||
+                     id == OP_NARROW || id == OP_SLICE || id == OP_CAT || id == OP_STACK || id == OP_DROPOUT;
+    if (!data_only && !operands_ok(e, n, t))
+        return;
+    switch (id) {
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT: case OP_RECIPROCAL: case OP_SIGMOID: case OP_TANH:
+    case OP_ACOS: case OP_ASIN: case OP_COSH: case OP_SINH: case OP_TAN: case OP_ERFINV: case OP_EXPM1:
+    case OP_LOG10: case OP_LOG2: case OP_LOG1P: case OP_GELU: case OP_SILU:
+        emit_unary(e, n, y);
+        return;
+    case OP_SOFTPLUS: case OP_CLAMP:
+        emit_unary_param(e, n, y);
+        return;
+    case OP_POW:
+        if (n->in[1])
+            emit_binary_tensors(e, n, y);
+        else
+            emit_unary_param(e, n, y);
+        return;
+    case OP_MAXIMUM: case OP_ATAN2:
+        emit_binary_tensors(e, n, y);
+        return;
+    case OP_WHERE:
+        emit_where(e, n, y);
+        return;
+    case OP_ADDCMUL: case OP_ADDCDIV:
+        emit_addc(e, n, y);
+        return;
+    case OP_DROPOUT:
+    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+        /* the same elements in the same order */
+        buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
+                   numel_c(e, out_shape(n)), y);
+        return;
+    case OP_PERMUTE: case OP_TRANSPOSE:
+        emit_permute(e, n, y);
+        return;
+    case OP_EXPAND:
+        emit_expand(e, n, y);
+        return;
+    case OP_NARROW: case OP_SLICE:
+        emit_slice(e, n, y);
+        return;
+    case OP_CAT: case OP_STACK:
+        emit_cat(e, n, y);
+        return;
+    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
+    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
+        emit_pad(e, n, y);
+        return;
+    case OP_SUM: case OP_MEAN: case OP_PROD: case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM:
+    case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
+        emit_reduce(e, n, y);
+        return;
+    case OP_CUMSUM: case OP_CUMPROD:
+        emit_scan(e, n, y);
+        return;
+    case OP_SORT:
+        emit_sort(e, n, y);
+        return;
+    case OP_TRACE:
+        emit_trace(e, n, y);
+        return;
+    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
+        emit_norm_layer(e, n, y);
+        return;
+    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
+    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
+    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
+        emit_pointwise_loss(e, n, y);
+        return;
+    case OP_CROSS_ENTROPY: case OP_NLL_LOSS2D:
+        emit_class_loss(e, n, y);
+        return;
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D: case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D:
+    case OP_CONV_TRANSPOSE3D:
+        emit_conv(e, n, y);
+        return;
+    case OP_CONV_TBC:
+        emit_conv_tbc(e, n, y);
+        return;
+    case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL3D:
+    case OP_ADAPTIVE_AVG_POOL3D:
+        emit_pool(e, n, y);
+        return;
+    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
+    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
+        emit_upsample(e, n, y);
+        return;
+    case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY: case OP_GATHER: case OP_SCATTER_ADD:
+        emit_index(e, n, y);
+        return;
+    case OP_MM: case OP_BMM: case OP_ADDMM: case OP_BADDBMM: case OP_ADDBMM: case OP_ADDMV: case OP_ADDR:
+    case OP_MV: case OP_DOT: case OP_VDOT:
+        emit_mm(e, n, y);
+        return;
+    case OP_EINSUM:
+        emit_einsum(e, n, y);
+        return;
+    case OP_TENSORDOT:
+        emit_tensordot(e, n, y);
+        return;
+    case OP_CHAIN_MATMUL: case OP_LINALG_MULTI_DOT:
+        emit_multi_dot(e, n, y);
+        return;
+    case OP_BILINEAR:
+        emit_bilinear(e, n, y);
+        return;
+    case OP_LINALG_VECDOT:
+        emit_vecdot(e, n, y);
+        return;
+    case OP_SCALED_DOT_PRODUCT_ATTENTION:
+        emit_sdpa(e, n, y);
+        return;
+    case OP_CDIST: case OP_PDIST: case OP_DIST:
+        emit_distance(e, n, y);
+        return;
+    case OP_INVERSE: case OP_LINALG_INV_EX: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_CHOLESKY_EX:
+    case OP_CHOLESKY_INVERSE: case OP_CHOLESKY_SOLVE: case OP_LINALG_LU_FACTOR: case OP_LINALG_SOLVE:
+    case OP_TRIANGULAR_SOLVE: case OP_QR: case OP_LINALG_QR: case OP_LINALG_SVD: case OP_LINALG_SVDVALS:
+    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: case OP_PINVERSE:
+        emit_linalg(e, n, y);
+        return;
+    default:
+        error_at(e->c, n->loc, "op %s has no runtime kernel yet, so no C can be emitted for it "
+                 "(--explain and --emit=dot work)", n->op->name);
+        return;
+    }
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# check-examples.sh BUILD: every example model, on every target, built with
+# every compiler, run against its own f64 evaluation (ampc --emit=check):
+# each output must be within the tolerance the dtypes on its path allow.
+#
+# Prints one "ok"/"FAIL" line per run and a last line "check: P passed, F
+# failed"; exits 1 on any failure.  E2E_COMPILERS and E2E_CFLAGS as run.sh.
+set -u
+BUILD=${1:-build}
+AMPC=$BUILD/ampc
+OUT=$BUILD/e2e/check
+mkdir -p "$OUT"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# model  dims for the run (resnet18 at batch 1: 224x224 images are large)
+for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "resnet18 B=1"; do
+    model=${entry%% *}
+    dims=${entry#* }
+    for target in tpu gpu cpu; do
+        src=$OUT/${model}_$target.c
+        if ! "$AMPC" "examples/$model.amp" -I examples -t "$target" --emit=check -o "$src"; then
+            bad "$model/$target: ampc --emit=check"
+            continue
+        fi
+        for cc in ${E2E_COMPILERS:-gcc clang}; do
+            exe=$OUT/${model}_$target-$cc
+            # shellcheck disable=SC2086
+            if ! $cc -std=c99 -O2 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include \
+                    -o "$exe" "$src" "$BUILD/libamprt.a" -lm -lpthread; then
+                bad "$model/$target: $cc builds the check program warning-free"
+                continue
+            fi
+            # shellcheck disable=SC2086
+            if "$exe" $dims > "$exe.log" 2>&1; then
+                ok "$model/$target/$cc: $(grep -v '^output\|^check:' "$exe.log" | awk '{printf "%s%s rel %s (tol %s)", sep, $1, $5, $6; sep="; "}')"
+            else
+                cat "$exe.log"
+                bad "$model/$target/$cc: every output within tolerance of the f64 evaluation"
+            fi
+        done
+    done
+done
+echo "check: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
