@@ -206,7 +206,10 @@ enum amp_status {
     AMP_ERR_WEIGHTS_MISSING,     /* amp_st_load: no tensor of that name */
     AMP_ERR_IO,                  /* a file could not be opened or read */
     AMP_ERR_OUT_OF_MEMORY,       /* malloc failed */
-    AMP_ERR_WEIGHTS_UNEXPECTED   /* a weights file holds a tensor the model does not have */
+    AMP_ERR_WEIGHTS_UNEXPECTED,  /* a weights file holds a tensor the model does not have */
+    AMP_ERR_SINGULAR             /* emitted model entry points: inverse, cholesky or solve
+                                    met a singular or not positive-definite matrix
+                                    (where PyTorch raises; the _ex ops return info) */
 };
 
 /* Never NULL: a static message, or a generic one for an unknown code. */

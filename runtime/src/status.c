@@ -24,6 +24,7 @@ const char *amp_strerror(int code)
     case AMP_ERR_IO: return "I/O error reading a file";
     case AMP_ERR_OUT_OF_MEMORY: return "out of memory";
     case AMP_ERR_WEIGHTS_UNEXPECTED: return "the weights file holds a tensor the model does not have";
+    case AMP_ERR_SINGULAR: return "a matrix is singular or not positive definite";
     }
     return "unknown amprt status code";
 }
