@@ -6,7 +6,7 @@
 #
 # installs, under $(DESTDIR)$(PREFIX):
 #   bin/ampc
-#   include/amprt.h, include/amprt/{elementwise,reduce,spatial,linalg}.h
+#   include/amprt.h, include/amprt/*.h (the kernel families' part headers)
 #   lib/libamprt.a
 #   lib/libamprt.so.$(AMPC_VERSION)                 soname libamprt.so.$(AMPRT_SOMAJOR)
 #   lib/libamprt.so.$(AMPRT_SOMAJOR) -> libamprt.so.$(AMPC_VERSION)

@@ -1392,7 +1392,9 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     const char *scratch = n->scratch ? e->cname[n->scratch->id] : NULL;
     const char *info = NULL, *work = "NULL";
     if (scratch && scratch_needs_info(n->op->id)) {
-        info = arena_printf(c->arena, "(int32_t *)(void *)%s", scratch);
+        /* parenthesised: the status loop below indexes it as info[i], and
+         * `(int32_t *)(void *)scratch[i]` would cast the i-th byte instead */
+        info = arena_printf(c->arena, "((int32_t *)(void *)%s)", scratch);
         if (linalg_work_bytes(n->op->id, rows, cols, dtype_size(t)))
             work = arena_printf(c->arena, "%s + 8 * (%s)", scratch, batch);
     } else if (scratch) {

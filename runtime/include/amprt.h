@@ -314,11 +314,14 @@ typedef enum {
 
 /* The kernel families, one part header each (their comments are the
  * contract): elementwise and data movement, reductions/norms/losses,
- * convolution/pooling/indexing, matrix products and linear algebra. */
+ * convolution/pooling/indexing, matrix products and linear algebra,
+ * gradients, and the training step's optimizers and loss scaling. */
 #include "amprt/elementwise.h"
 #include "amprt/reduce.h"
 #include "amprt/spatial.h"
 #include "amprt/linalg.h"
+#include "amprt/backward.h"
+#include "amprt/train.h"
 
 /* Every typed family, for one dtype. */
 #define AMP_ALL_OF_TYPE(X, T)                                                            \
@@ -326,7 +329,9 @@ typedef enum {
     AMP_ELEMENTWISE_OF_CTYPE(X, T, AMP_CTYPE_##T)                                        \
     AMP_REDUCE_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
     AMP_SPATIAL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                            \
-    AMP_MATMUL_OF_CTYPE(X, T, AMP_CTYPE_##T)
+    AMP_MATMUL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
+    AMP_BACKWARD_OF_CTYPE(X, T, AMP_CTYPE_##T)                                           \
+    AMP_TRAIN_OF_CTYPE(X, T, AMP_CTYPE_##T)
 
 /* f32, bf16 and f16 compute in f32; f64 (the reference evaluation, and the
  * ops PyTorch runs in f64) in f64.  Linear algebra is f32 and f64 only. */
@@ -338,6 +343,7 @@ typedef enum {
     AMP_LINALG_OF_CTYPE(X, f64, double)                                                  \
     AMP_LINALG_OF_CTYPE(X, f32, float)                                                   \
     AMP_DATA_KERNELS(X)                                                                  \
+    AMP_TRAIN_KERNELS(X)                                                                 \
     AMP_FOR_EACH_CAST(X)
 
 #define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;

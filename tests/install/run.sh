@@ -70,10 +70,12 @@ files_under() {
 LC_ALL=C sort > "$tmp/expected" <<EOF
 bin/ampc
 include/amprt.h
+include/amprt/backward.h
 include/amprt/elementwise.h
 include/amprt/linalg.h
 include/amprt/reduce.h
 include/amprt/spatial.h
+include/amprt/train.h
 lib/cmake/ampc/ampcConfig.cmake
 lib/cmake/ampc/ampcConfigVersion.cmake
 lib/libamprt.a

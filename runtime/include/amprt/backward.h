@@ -1,0 +1,172 @@
+/*
+ * amprt/backward.h - part of amprt.h (include that, not this): the
+ * gradient kernels the training step calls, one per forward op whose
+ * gradient is not itself a forward kernel (the code generator builds the
+ * rest from forward kernels: a linear's gradients are two gemms and a sum,
+ * a conv's input gradient is a transposed conv, and so on).
+ *
+ * Conventions are amprt.h's: T is f64, f32, bf16 or f16; f32/bf16/f16
+ * compute in f32 and f64 in f64; each output element is rounded once.  A
+ * backward kernel runs in the dtype its forward op ran in (autocast's
+ * choice), as PyTorch's autograd does.  Arguments named like the forward
+ * kernel's mean the same; x is the forward input, y the forward output,
+ * dy the gradient of the loss with respect to y, dx the gradient written
+ * (every element of dx is written: no accumulation into the caller's
+ * buffer, unless the kernel says so).  The forward's descriptors are
+ * reused unchanged.
+ *
+ *  <op>_backward (unary list below)  dx = dy * f'(x), from x or y as is
+ *      exact and cheap: relu (0 at x <= 0, PyTorch's threshold_backward),
+ *      exp (dy*y), log (dy/x), sqrt (dy/(2y)), rsqrt (-dy*y^3/2),
+ *      reciprocal (-dy*y^2), sigmoid (dy*y*(1-y)), tanh (dy*(1-y^2)),
+ *      acos, asin, cosh, sinh, tan, erfinv, expm1, log10, log2, log1p,
+ *      abs (sign(x), 0 at 0), gelu, gelu_tanh, silu: PyTorch's formulas.
+ *  softplus_backward (p0 beta, p1 threshold), clamp_backward (p0 min, p1
+ *      max: dy where min <= x <= max, else 0; NaN x passes dy), 
+ *      pow_scalar_backward (p0 exponent: dy*p*x^(p-1), 0 where p == 0),
+ *      rpow_scalar_backward (p0 base: dy*y*log(base)).
+ *  maximum_backward, atan2_backward, pow_backward: da and db over the
+ *      broadcast output shape (the code generator sums them down to the
+ *      operands' shapes); maximum splits a tie equally, as PyTorch.
+ *  softmax_backward      dx = y * (dy - sum(dy * y)) along the axis
+ *  log_softmax_backward  dx = dy - exp(y) * sum(dy)
+ *  nll_loss_backward     dlogp for nll_loss over [N, C, inner] (inner 1
+ *      for [N, C]): dlogp[n, t, i] = -w[t] * dloss (/ total weight for
+ *      mean), zero elsewhere and for ignored targets; dloss has one
+ *      element, or N*inner for AMP_REDUCTION_NONE.  Targets were checked
+ *      by the forward.
+ *  cross_entropy_backward      dx for cross_entropy with class targets
+ *      (softmax recomputed from x); label_smoothing as the forward.
+ *  cross_entropy_prob_backward the same with probability targets.
+ *  <loss>_backward (pointwise losses)  dinput for the forward's arguments.
+ *  max_pool_backward     dx: each dy added to the input element the forward
+ *      chose (the first maximum in the window, NaN winning, as forward).
+ *  avg_pool_backward, adaptive_avg_pool_backward, upsample_backward: the
+ *      adjoints of the forward kernels (dx accumulates every window's share).
+ *  conv_backward_weight  dw for conv (d as the forward): dw[co, ci, k] =
+ *      sum over n, o of dy[n, co, o] x[n, ci, o*stride - pad + k*dil].
+ *  conv_transpose_backward_weight  dw for conv_transpose.
+ *  layer_norm_backward, group_norm_backward: dx, and dweight/dbias
+ *      (param_dtype, NULL to skip) for the forward's arguments (statistics
+ *      recomputed from x).
+ *  batch_norm_backward   training 1: the batch-statistics form; training 0:
+ *      the running-statistics form (dx = dy * w / sqrt(var + eps)).
+ *      dweight, dbias in param_dtype, NULL to skip.
+ *  embedding_backward    dweight[index[i], :] += dy[i, :] over a zeroed
+ *      dweight, skipping padding_idx (< 0: none); sums each row once.
+ *  index_select_backward dx[o, index[i], r] += dy[o, i, r] over a zeroed dx.
+ *  pad_backward          dx for pad (each mode's adjoint).
+ *  reverse_cumsum        y[i] = sum over j >= i along the axis: cumsum's
+ *      gradient.
+ *  logsumexp_backward, norm_backward: dx for the forward's reduction
+ *      (y its output, dy of y's shape).
+ *  sdpa_backward         dq, dk, dv for sdpa (scores recomputed).
+ */
+#define AMP_UNARY_BACKWARD_OPS(U, X, T, CT)                                              \
+    U(relu, X, T, CT) U(exp, X, T, CT) U(log, X, T, CT) U(sqrt, X, T, CT)                 \
+    U(rsqrt, X, T, CT) U(reciprocal, X, T, CT) U(sigmoid, X, T, CT) U(tanh, X, T, CT)     \
+    U(acos, X, T, CT) U(asin, X, T, CT) U(cosh, X, T, CT) U(sinh, X, T, CT)               \
+    U(tan, X, T, CT) U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT)            \
+    U(log2, X, T, CT) U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT)               \
+    U(gelu_tanh, X, T, CT) U(silu, X, T, CT)
+#define AMP_UNARY_BACKWARD_ROW(op, X, T, CT)                                             \
+    X(op##_backward_##T, void, (size_t n, const CT *x, const CT *y, const CT *dy, CT *dx), \
+      (n, x, y, dy, dx))
+
+#define AMP_UNARY_PARAM_BACKWARD_OPS(U, X, T, CT)                                        \
+    U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT)
+#define AMP_UNARY_PARAM_BACKWARD_ROW(op, X, T, CT)                                       \
+    X(op##_backward_##T, void,                                                           \
+      (size_t n, const CT *x, const CT *y, const CT *dy, double p0, double p1, CT *dx),  \
+      (n, x, y, dy, p0, p1, dx))
+
+#define AMP_BINARY_BACKWARD_OPS(U, X, T, CT) U(maximum, X, T, CT) U(atan2, X, T, CT) U(pow, X, T, CT)
+#define AMP_BINARY_BACKWARD_ROW(op, X, T, CT)                                            \
+    X(op##_backward_##T, void,                                                           \
+      (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride, const CT *b, \
+       const int64_t *b_stride, const CT *dy, CT *da, CT *db),                           \
+      (ndim, shape, a, a_stride, b, b_stride, dy, da, db))
+
+#define AMP_LOSS_BACKWARD_ROW(op, X, T, CT)                                              \
+    X(op##_backward_##T, void,                                                           \
+      (size_t n, const CT *input, const CT *target, const CT *weight, double p0,         \
+       double p1, double p2, int reduction, const CT *dloss, CT *dinput),                \
+      (n, input, target, weight, p0, p1, p2, reduction, dloss, dinput))
+
+#define AMP_BACKWARD_OF_CTYPE(X, T, CT)                                                  \
+    AMP_UNARY_BACKWARD_OPS(AMP_UNARY_BACKWARD_ROW, X, T, CT)                             \
+    AMP_UNARY_PARAM_BACKWARD_OPS(AMP_UNARY_PARAM_BACKWARD_ROW, X, T, CT)                 \
+    AMP_BINARY_BACKWARD_OPS(AMP_BINARY_BACKWARD_ROW, X, T, CT)                           \
+    X(softmax_backward_##T, void,                                                        \
+      (int64_t outer, int64_t dim, int64_t inner, const CT *y, const CT *dy, CT *dx),    \
+      (outer, dim, inner, y, dy, dx))                                                    \
+    X(log_softmax_backward_##T, void,                                                    \
+      (int64_t outer, int64_t dim, int64_t inner, const CT *y, const CT *dy, CT *dx),    \
+      (outer, dim, inner, y, dy, dx))                                                    \
+    X(nll_loss_backward_##T, void,                                                       \
+      (int64_t N, int64_t C, int64_t inner, const int64_t *target, const CT *weight,     \
+       int64_t ignore_index, int reduction, const CT *dloss, CT *dlogp),                 \
+      (N, C, inner, target, weight, ignore_index, reduction, dloss, dlogp))              \
+    X(cross_entropy_backward_##T, void,                                                  \
+      (int64_t N, int64_t C, int64_t inner, const CT *x, const int64_t *target,          \
+       const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
+       const CT *dloss, CT *dx),                                                         \
+      (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, dloss, dx)) \
+    X(cross_entropy_prob_backward_##T, void,                                             \
+      (int64_t N, int64_t C, int64_t inner, const CT *x, const CT *target,               \
+       const CT *weight, double label_smoothing, int reduction, const CT *dloss, CT *dx), \
+      (N, C, inner, x, target, weight, label_smoothing, reduction, dloss, dx))           \
+    AMP_POINTWISE_LOSSES(AMP_LOSS_BACKWARD_ROW, X, T, CT)                                \
+    X(max_pool_backward_##T, void,                                                       \
+      (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
+    X(avg_pool_backward_##T, void, (const amp_pool_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
+    X(adaptive_avg_pool_backward_##T, void,                                              \
+      (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
+       const CT *dy, CT *dx),                                                            \
+      (nspatial, planes, in_size, out_size, dy, dx))                                     \
+    X(upsample_backward_##T, void, (const amp_upsample_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
+    X(conv_backward_weight_##T, void,                                                    \
+      (const amp_conv_desc *d, const CT *x, const CT *dy, CT *dw), (d, x, dy, dw))       \
+    X(conv_transpose_backward_weight_##T, void,                                          \
+      (const amp_conv_desc *d, const CT *x, const CT *dy, CT *dw), (d, x, dy, dw))       \
+    X(layer_norm_backward_##T, void,                                                     \
+      (int64_t outer, int64_t inner, const CT *x, amp_dtype param_dtype,                 \
+       const void *weight, double eps, const CT *dy, CT *dx, void *dweight, void *dbias), \
+      (outer, inner, x, param_dtype, weight, eps, dy, dx, dweight, dbias))               \
+    X(group_norm_backward_##T, void,                                                     \
+      (int64_t N, int64_t C, int64_t HxW, int64_t groups, const CT *x,                   \
+       amp_dtype param_dtype, const void *weight, double eps, const CT *dy, CT *dx,      \
+       void *dweight, void *dbias),                                                      \
+      (N, C, HxW, groups, x, param_dtype, weight, eps, dy, dx, dweight, dbias))          \
+    X(batch_norm_backward_##T, void,                                                     \
+      (int64_t N, int64_t C, int64_t HxW, const CT *x, amp_dtype param_dtype,            \
+       const void *running_mean, const void *running_var, const void *weight,            \
+       int training, double eps, const CT *dy, CT *dx, void *dweight, void *dbias),      \
+      (N, C, HxW, x, param_dtype, running_mean, running_var, weight, training, eps, dy,  \
+       dx, dweight, dbias))                                                              \
+    X(embedding_backward_##T, void,                                                      \
+      (int64_t n_index, int64_t num_embeddings, int64_t dim, const int64_t *index,       \
+       int64_t padding_idx, const CT *dy, CT *dweight),                                  \
+      (n_index, num_embeddings, dim, index, padding_idx, dy, dweight))                   \
+    X(index_select_backward_##T, void,                                                   \
+      (int64_t outer, int64_t dim_size, int64_t inner, int64_t n_index,                  \
+       const int64_t *index, const CT *dy, CT *dx),                                      \
+      (outer, dim_size, inner, n_index, index, dy, dx))                                  \
+    X(pad_backward_##T, void,                                                            \
+      (int ndim, const int64_t *in_shape, const int64_t *before, const int64_t *after,   \
+       int mode, const CT *dy, CT *dx),                                                  \
+      (ndim, in_shape, before, after, mode, dy, dx))                                     \
+    X(reverse_cumsum_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
+      (outer, dim, inner, x, y))                                                         \
+    X(logsumexp_backward_##T, void,                                                      \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *y,  \
+       const CT *dy, CT *dx),                                                            \
+      (ndim, shape, reduce, x, y, dy, dx))                                               \
+    X(norm_backward_##T, void,                                                           \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
+       const CT *y, const CT *dy, CT *dx),                                               \
+      (ndim, shape, reduce, p, x, y, dy, dx))                                            \
+    X(sdpa_backward_##T, void,                                                           \
+      (const amp_sdpa_desc *d, const CT *q, const CT *k, const CT *v, const CT *mask,    \
+       const uint8_t *bool_mask, const CT *dy, CT *dq, CT *dk, CT *dv),                  \
+      (d, q, k, v, mask, bool_mask, dy, dq, dk, dv))
