@@ -62,7 +62,7 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
 
 %token MODEL "model" INPUT "input" PARAM "param" BUFFER "buffer"
 %token OUTPUT "output" MINIMIZE "minimize" AUTOCAST "autocast"
-%token BLOCK "block" MODULE "module" RETURN "return" FOR "for" IN "in" IMPORT "import"
+%token BLOCK "block" MODULE "module" RETURN "return" FOR "for" IN "in" IMPORT "import" TRAIN "train"
 %token DOTDOT ".."
 %token <text> IDENT "name" INT_LIT "integer" FLOAT_LIT "number" STRING_LIT "string"
 %token <boolean> BOOL_LIT "true or false"
@@ -145,6 +145,8 @@ stmt
     | "module" dotted '=' name '(' args_opt ')'
                                     { $$ = new_module_decl(p, $2, $4, $6, @$); }
     | "return" expr                 { $$ = new_return(p, $2, @$); }
+    /* the training step's settings: optimizer = sgd(lr=0.1), scaler = ... */
+    | "train" '{' stmts '}'         { $$ = new_train(p, $3, @$, @1); }
     | "for" name "in" expr ".." expr '{' stmts '}'
                                     { $$ = new_for(p, $2, $4, $6, $8, @$); }
     /* after a syntax error, skip to where a statement can start and go on,

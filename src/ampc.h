@@ -342,6 +342,7 @@ typedef enum {
     S_MODULE,          /* module layer1.0 = BasicBlock(64, 64): expand.c */
     S_RETURN,          /* a block's result: expand.c */
     S_FOR,             /* for i in 0..2 { }: compile-time repetition, expand.c */
+    S_TRAIN,           /* train { optimizer = sgd(lr=0.1) ... }: read by train.c */
 } StmtKind;
 
 typedef struct Stmt {
@@ -354,7 +355,7 @@ typedef struct Stmt {
     Vec *exprs;   /* OUTPUT */
     Vec *options; /* AUTOCAST, AUTOCAST_SWITCH: arguments (enabled=, dtype=) or NULL;
                      MODULE: the block's compile-time arguments */
-    Vec *body;    /* AUTOCAST, FOR */
+    Vec *body;    /* AUTOCAST, FOR, TRAIN */
     Expr *block_name; /* MODULE */
     Expr *lo, *hi;    /* FOR: the range lo..hi, hi excluded */
     Loc keyword_loc;
@@ -428,6 +429,7 @@ Stmt *new_assign(Parser *p, Vec *targets, Expr *value, Loc loc);
 Stmt *new_expr_stmt(Parser *p, Expr *value, Loc loc);
 Stmt *new_output(Parser *p, Vec *exprs, Loc loc);
 Stmt *new_minimize(Parser *p, Expr *value, Loc loc);
+Stmt *new_train(Parser *p, Vec *body, Loc loc, Loc keyword_loc);
 Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc);
 Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc);
 Block *new_block(Parser *p, Expr *name, Vec *params, Vec *body, Loc loc);
@@ -531,6 +533,21 @@ typedef struct Options {
 
 typedef struct Graph Graph;
 
+/* The train { } section (train.c). */
+typedef enum { OPTIMIZER_NONE, OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
+typedef enum { SCALER_NONE, SCALER_STATIC, SCALER_DYNAMIC } ScalerKind;
+typedef struct TrainConfig {
+    Loc loc, loss_loc, scaler_loc;
+    OptimizerKind optimizer;
+    double lr, momentum, dampening, weight_decay, beta1, beta2, eps;
+    bool nesterov, maximize, amsgrad;
+    ScalerKind scaler;
+    double init_scale, growth_factor, backoff_factor;
+    int64_t growth_interval;
+    int64_t accumulate;    /* micro-batches per update */
+    double clip_grad_norm; /* 0: no clipping */
+} TrainConfig;
+
 struct Ctx {
     Arena *arena;
     const Options *opts;
@@ -541,6 +558,7 @@ struct Ctx {
     const OpInfo *ops; /* OP_COUNT entries */
     StrMap *op_by_name; /* callable ops by name: one lookup per call */
     Policy *policy;
+    TrainConfig *train; /* NULL: the model is only inferred */
 
     /* The model being compiled. */
     SourceFile *main_file;
@@ -551,6 +569,7 @@ struct Ctx {
     Vec *symbols; /* every Symbol, in declaration order */
     Vec *deps;    /* paths of every file read (not stdin): the depfile's prerequisites */
     Graph *graph;
+    Graph *train_graph; /* the training step's graph (forward and backward), or NULL */
 };
 
 Ctx *ctx_new(const Options *opts, FILE *diag_out);
@@ -567,7 +586,9 @@ bool resolve(Ctx *c);                     /* resolve.c */
 bool typecheck(Ctx *c);                   /* typecheck.c */
 bool load_policy(Ctx *c);                 /* policy.c */
 bool autocast(Ctx *c);                    /* autocast.c */
+bool read_training(Ctx *c);               /* train.c: c->train from the train { } section */
 bool lower(Ctx *c);                       /* lower.c: sets c->graph */
+bool autodiff(Ctx *c);                    /* autodiff.c: the backward nodes (training only) */
 bool optimize(Ctx *c);                    /* optimize.c */
 bool memplan(Ctx *c);                     /* memplan.c */
 typedef struct Output {
@@ -617,6 +638,7 @@ typedef struct Value {
     int last_use;     /* memplan: schedule index of the last reader */
     int slot;         /* memplan: arena slot, -1 for caller memory */
     const char *cname; /* emit_c: the struct member naming caller memory */
+    struct Value *grad; /* autodiff: a parameter's gradient (NULL: none) */
 } Value;
 
 /* A scalar argument kept exactly as written (a literal). */
@@ -635,6 +657,8 @@ struct Node {
     Value *more_out[3]; /* the results after the first, of ops with several */
     int nmore;
     Value *scratch;       /* working memory the kernel needs, live during the node only */
+    Node *fwd;            /* GRAD: the forward node differentiated (NULL: the loss seed) */
+    int grad_input[4];    /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
     Scalar scalar;        /* FORM_BINARY with a scalar operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
     int64_t dim;          /* softmax: normalised reduction dim */
@@ -653,6 +677,7 @@ struct Graph {
     Vec *params;  /* V_PARAM, declaration order */
     Vec *outputs; /* Values the forward function writes out */
     Value *loss;  /* the minimize target, or NULL */
+    Vec *grads;   /* autodiff: the parameters that have a gradient (Value.grad), in order; NULL when not training */
     /* memplan */
     int nslots;
     Vec *slot_sizes; /* per slot: Vec of Poly* in bytes; the slot is their max */
@@ -665,6 +690,10 @@ bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
 /* The scratch buffer node n's kernel needs, dtype DT_NONE for none (emit_ops.c). */
 Type op_scratch_type(Ctx *c, const Node *n);
+/* The scratch a GRAD node's kernels need (emit_grad.c). */
+Type grad_scratch_type(Ctx *c, const Node *n);
+/* NULL if emit_grad.c can differentiate node n, else the error to report. */
+const char *grad_rule_missing(Ctx *c, const Node *n);
 /* The bits of v, exactly representable in bf16 or f16 (literal.c). */
 uint16_t half_bits(double v, DType t);
 

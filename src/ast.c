@@ -214,6 +214,14 @@ Stmt *new_minimize(Parser *p, Expr *value, Loc loc)
     return s;
 }
 
+Stmt *new_train(Parser *p, Vec *body, Loc loc, Loc keyword_loc)
+{
+    Stmt *s = new_stmt(p, S_TRAIN, loc);
+    s->body = body;
+    s->keyword_loc = keyword_loc;
+    return s;
+}
+
 Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc)
 {
     Stmt *s = new_stmt(p, S_AUTOCAST, loc);

@@ -354,6 +354,7 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
         case S_MODULE:
         case S_RETURN:
         case S_FOR:
+        case S_TRAIN:
             break;
         }
     }

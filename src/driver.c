@@ -96,6 +96,22 @@ static bool emit(Ctx *c, Output *out)
     }
 }
 
+/* A model with a train section gets a second graph: lowered again, then
+ * differentiated, optimized and planned in its own arena, for the
+ * training step; c->graph stays the inference graph. */
+static bool compile_training(Ctx *c)
+{
+    if (!c->train)
+        return true;
+    Graph *inference = c->graph;
+    c->graph = NULL;
+    bool ok = run_graph_pass(c, "lower", lower) && run_graph_pass(c, "autodiff", autodiff) &&
+              run_graph_pass(c, "optimize", optimize) && run_graph_pass(c, "memplan", memplan);
+    c->train_graph = c->graph;
+    c->graph = inference;
+    return ok;
+}
+
 int ampc_compile(Ctx *c, SourceFile *src, Output *out)
 {
     c->main_file = src;
@@ -105,9 +121,11 @@ int ampc_compile(Ctx *c, SourceFile *src, Output *out)
            && typecheck(c)
            && load_policy(c)
            && autocast(c)
+           && read_training(c)
            && run_graph_pass(c, "lower", lower)
            && run_graph_pass(c, "optimize", optimize)
            && run_graph_pass(c, "memplan", memplan)
+           && compile_training(c)
            && explain(c)
            && emit(c, out);
     if (c->io_error)

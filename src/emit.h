@@ -9,6 +9,8 @@
 
 typedef struct Emitter {
     Ctx *c;
+    Graph *g;           /* the graph being written: inference, or the training step's */
+    struct Emitter *train; /* the training step's emitter, when the model trains */
     Buf *out;
     const char *prefix; /* mlp */
     const char *PREFIX; /* MLP */
@@ -21,6 +23,11 @@ typedef struct Emitter {
 } Emitter;
 
 /* emit_c.c */
+void emit_node(Emitter *e, Node *n);
+void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_macro);
+const char *arena_expr(Emitter *e, const char *const *names);
+int64_t const_bytes_padded(Emitter *e, const Value *v);
+bool weights_loadable(Emitter *e);
 const char *c_ident(Emitter *e, const char *base);
 const char *poly_c(Emitter *e, const Poly *p);
 const char *numel_c(Emitter *e, const Shape *s);
@@ -30,10 +37,60 @@ const char *base_name(const char *path);
 const char *kernel(Emitter *e, const char *op, DType t);
 const char *scalar_c(Emitter *e, Node *n);
 
+/* emit_ops.c: helpers shared with emit_grad.c */
+/* One gemm: y[b] = alpha A_b B_b + beta C_b, strides given as C text. */
+typedef struct Gemm {
+    const char *batch, *M, *N, *K;
+    const char *a[3], *b[3], *cs[3];
+    const char *A, *B, *C;
+    double alpha, beta;
+    bool sum_batch;
+} Gemm;
+const char *in_c(Emitter *e, Node *n, int k);
+const Shape *in_shape(Node *n, int k);
+DType in_dtype(Node *n, int k);
+const Shape *out_shape(Node *n);
+DType compute_dtype(DType t);
+const char *double_c(Emitter *e, double v);
+const char *i64_c(Emitter *e, int64_t v);
+const char *c_array(Emitter *e, const char *const *items, int n);
+const char *shape_array(Emitter *e, const Shape *s);
+const char *i64_array(Emitter *e, const int64_t *v, int n);
+void contiguous_strides(Emitter *e, const Shape *s, const char **out);
+void broadcast_strides(Emitter *e, const Shape *in, const Shape *out, const char **st);
+const char *bcast_array(Emitter *e, const Shape *in, const Shape *out);
+void open_block(Emitter *e);
+void close_block(Emitter *e);
+void emit_checked(Emitter *e, const char *indent, const char *call);
+bool unsupported(Emitter *e, Node *n, const char *why);
+void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const char **len, const char **inner);
+void class_split(Emitter *e, const Shape *s, const char **N, const char **C, const char **inner);
+int spatial_dims_of(OpId id);
+const char *repeat3(Emitter *e, int64_t v, int ns);
+const char *spatial_array(Emitter *e, const Shape *s, int ns);
+const char *batch_of(Emitter *e, const Shape *s, int ns);
+const char *planes_of(Emitter *e, const Shape *s, int ns);
+void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y);
+const char *unary_kernel_name(Ctx *c, Node *n);
+bool operands_ok(Emitter *e, Node *n, DType t);
+extern const char *const reduction_enum[];
+const char *unary_params(Emitter *e, Node *n, double *p0, double *p1);
+bool emit_conv_desc(Emitter *e, Node *n);
+void emit_pool_desc(Emitter *e, Node *n);
+bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
+
 /* emit_ops.c: the call(s) computing node n into y (its output's C name).
  * Reports (and emits nothing) for an op or dtype without a kernel. */
 void emit_op(Emitter *e, Node *n, const char *y);
 /* Whether the forward needs `int rc` for node n's kernel status. */
 bool op_returns_status(const Node *n);
+
+/* emit_train.c: the training step's declarations (in the header, beside
+ * the inference ones of `fwd`) and its functions */
+void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h);
+void emit_train_source(Emitter *e, Emitter *fwd, Buf *o);
+
+/* emit_grad.c: the kernel calls of a GRAD node (autodiff.c) */
+void emit_grad(Emitter *e, Node *n);
 
 #endif

@@ -103,9 +103,9 @@ const char *base_name(const char *path)
 
 /* Weights load by state_dict name when every parameter has a fixed shape
  * (a parameter sized by a run-time dim has no place in a fixed layout). */
-static bool weights_loadable(Emitter *e)
+bool weights_loadable(Emitter *e)
 {
-    Graph *g = e->c->graph;
+    Graph *g = e->g;
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
         int64_t n;
@@ -116,7 +116,7 @@ static bool weights_loadable(Emitter *e)
     return g->params->len > 0;
 }
 
-static int64_t const_bytes_padded(Emitter *e, const Value *v)
+int64_t const_bytes_padded(Emitter *e, const Value *v)
 {
     int64_t n = 0;
     poly_is_const(value_bytes(e->c, v), &n);
@@ -127,7 +127,7 @@ static void emit_load_weights_decl(Emitter *e, Buf *h)
 {
     if (!weights_loadable(e))
         return;
-    Graph *g = e->c->graph;
+    Graph *g = e->g;
     int64_t total = 0;
     for (int i = 0; i < g->params->len; i++)
         total += const_bytes_padded(e, VEC_AT(g->params, i));
@@ -147,7 +147,7 @@ static void emit_load_weights(Emitter *e, Buf *o)
 {
     if (!weights_loadable(e))
         return;
-    Graph *g = e->c->graph;
+    Graph *g = e->g;
     const char *p = e->prefix;
     buf_printf(o, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params)\n{\n",
                p, p);
@@ -250,7 +250,7 @@ static amp_dtype amp_dtype_of(DType t)
 static bool emit_embedded_weights(Emitter *e, Buf *o)
 {
     Ctx *c = e->c;
-    Graph *g = c->graph;
+    Graph *g = e->g;
     const char *path = c->opts->embed_weights;
     if (!weights_loadable(e)) {
         error_plain(c, "--embed-weights: model '%s' has %s", c->model->name->text,
@@ -348,9 +348,9 @@ static void emit_tensor_macros(Emitter *e, Buf *h, const char *name, const Type 
 
 /* Arena bytes: the sum over slots of each slot's largest buffer, each
  * padded to 64 bytes so every buffer starts cache-line aligned. */
-static const char *arena_expr(Emitter *e, const char *const *names)
+const char *arena_expr(Emitter *e, const char *const *names)
 {
-    Graph *g = e->c->graph;
+    Graph *g = e->g;
     if (g->nslots == 0)
         return "0";
     Buf b;
@@ -372,7 +372,7 @@ static const char *arena_expr(Emitter *e, const char *const *names)
 static void emit_header(Emitter *e, Buf *h, const char *provenance)
 {
     Ctx *c = e->c;
-    Graph *g = c->graph;
+    Graph *g = e->g;
     const char *P = e->PREFIX, *p = e->prefix;
     buf_puts(h, provenance);
     buf_printf(h, "#ifndef %s_H\n#define %s_H\n\n", P, P);
@@ -459,6 +459,8 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p), "", p);
     buf_printf(h, "const char *%s_strerror(int code);\n\n", p);
     emit_load_weights_decl(e, h);
+    if (e->train)
+        emit_train_decls(e->train, e, h);
     if (c->opts->embed_weights)
         buf_printf(h, "/* The parameters and buffers embedded from %s (--embed-weights). */\n"
                       "const %s_params *%s_embedded_params(void);\n\n", base_name(c->opts->embed_weights), p, p);
@@ -596,7 +598,7 @@ static void emit_matmul(Emitter *e, Node *n, const char *y)
                N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
 }
 
-static void emit_node(Emitter *e, Node *n)
+void emit_node(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
     Buf *o = e->out;
@@ -614,6 +616,7 @@ static void emit_node(Emitter *e, Node *n)
     const char *what = n->op->id == OP_CAST
                            ? arena_printf(c->arena, "%s %s -> %s", n->in[0]->type.dtype == t ? "copy" : "cast",
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
+                           : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");
     if (c->opts->line_directives) {
@@ -739,7 +742,7 @@ static void emit_node(Emitter *e, Node *n)
 static void emit_dim_checks(Emitter *e)
 {
     Ctx *c = e->c;
-    Graph *g = c->graph;
+    Graph *g = e->g;
     Buf *o = e->out;
     if (c->nsyms == 0)
         return;
@@ -795,7 +798,6 @@ static void emit_dim_checks(Emitter *e)
 static void emit_source(Emitter *e, Buf *o, const char *provenance)
 {
     Ctx *c = e->c;
-    Graph *g = c->graph;
     const char *p = e->prefix, *P = e->PREFIX;
     e->out = o;
     buf_puts(o, provenance);
@@ -818,6 +820,21 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
 
     buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
+    buf_puts(o, "    if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))\n"
+                "        return AMP_ERR_NULL_ARG;\n");
+    emit_body(e, o, "params->", arena_printf(c->arena, "%s_ARENA_BYTES%s", P, args));
+    buf_puts(o, "    return AMP_OK;\n}\n");
+}
+
+/* The body of an entry point running graph e->g: dims, checks, the names
+ * of caller memory (parameters read through `params`, "params->" or
+ * "s->"), the arena's slots, then every node. */
+void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_macro)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const char *P = e->PREFIX;
+    e->out = o;
     bool uses_rc = false;
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
@@ -825,13 +842,11 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     }
     if (uses_rc)
         buf_puts(o, "    int rc;\n");
-    buf_puts(o, "    if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))\n"
-                "        return AMP_ERR_NULL_ARG;\n");
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
     emit_dim_checks(e);
     if (g->nslots)
-        buf_printf(o, "    if (arena_bytes < %s_ARENA_BYTES%s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P, args);
+        buf_printf(o, "    if (arena_bytes < %s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", arena_bytes_macro);
     else
         buf_puts(o, "    (void)arena; /* the model needs no scratch memory */\n");
 
@@ -845,8 +860,8 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
         if (v->nuses)
-            buf_printf(o, "    const %s *const %s = params->%s; /* %s: %s */\n", dtype_c_type(v->type.dtype),
-                       e->cname[v->id], e->cname[v->id], v->name, type_comment(e, &v->type));
+            buf_printf(o, "    const %s *const %s = %s%s; /* %s: %s */\n", dtype_c_type(v->type.dtype),
+                       e->cname[v->id], params, e->cname[v->id], v->name, type_comment(e, &v->type));
     }
     Buf null_check;
     buf_init(&null_check, c->arena);
@@ -878,7 +893,6 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
 
     for (int i = 0; i < g->nodes->len; i++)
         emit_node(e, VEC_AT(g->nodes, i));
-    buf_puts(o, "    return AMP_OK;\n}\n");
 }
 
 static bool valid_prefix(const char *s)
@@ -902,48 +916,65 @@ const char *model_prefix(Ctx *c)
     return p;
 }
 
-bool emit_c(Ctx *c, Output *out)
+/* An emitter for graph g: the prefix, the dims' names, and the C names of
+ * the values the caller sees (struct members and locals alike). */
+static bool init_emitter(Ctx *c, Emitter *e, Graph *g)
 {
-    Graph *g = c->graph;
-    Emitter e = {.c = c, .used = strmap_new(c->arena), .next_suffix = strmap_new(c->arena)};
-    if (c->opts->prefix && !valid_prefix(c->opts->prefix)) {
-        error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
-        return false;
-    }
-    e.prefix = model_prefix(c);
-    e.PREFIX = upper(c, e.prefix);
+    *e = (Emitter){.c = c, .g = g, .used = strmap_new(c->arena), .next_suffix = strmap_new(c->arena)};
+    e->prefix = model_prefix(c);
+    e->PREFIX = upper(c, e->prefix);
     Buf dp;
     buf_init(&dp, c->arena);
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(&dp, "%s%s", i ? ", " : "", c->sym_names[i]);
-    e.dim_params = dp.data;
+    e->dim_params = dp.data;
     for (int i = 0; i < c->nsyms; i++) {
-        if (name_taken(&e, c->sym_names[i])) {
+        if (name_taken(e, c->sym_names[i])) {
             Expr *d = VEC_AT(c->model->dims, i);
             error_at(c, d->loc, "dimension name '%s' is reserved in the emitted C; choose another name",
                      c->sym_names[i]);
             return false;
         }
-        strmap_put(e.used, c->sym_names[i], (void *)1);
-        e.macro_names[i] = arena_printf(c->arena, "(int64_t)(%s)", c->sym_names[i]);
+        strmap_put(e->used, c->sym_names[i], (void *)1);
+        e->macro_names[i] = arena_printf(c->arena, "(int64_t)(%s)", c->sym_names[i]);
     }
     for (int i = 0; i < g->nslots; i++)
-        strmap_put(e.used, arena_printf(c->arena, "slot%d", i), (void *)1);
+        strmap_put(e->used, arena_printf(c->arena, "slot%d", i), (void *)1);
+    static const char *const train_locals[] = {"s", "grad_seed", "found_inf", "h", "norm2", "clip"};
+    for (size_t i = 0; i < sizeof train_locals / sizeof train_locals[0]; i++)
+        strmap_put(e->used, train_locals[i], (void *)1);
 
-    /* names of caller memory: struct members and locals alike */
-    e.cname = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *e.cname);
+    e->cname = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *e->cname);
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
         if (v->kind != V_TEMP)
-            e.cname[v->id] = c_ident(&e, v->name);
+            e->cname[v->id] = c_ident(e, v->name);
     }
     for (int i = 0; i < g->outputs->len; i++) {
         Value *v = VEC_AT(g->outputs, i);
-        e.cname[v->id] = c_ident(&e, v->output_name);
+        e->cname[v->id] = c_ident(e, v->output_name);
     }
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
-        v->cname = e.cname[v->id];
+        v->cname = e->cname[v->id];
+    }
+    return true;
+}
+
+bool emit_c(Ctx *c, Output *out)
+{
+    Emitter e, te;
+    if (c->opts->prefix && !valid_prefix(c->opts->prefix)) {
+        error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
+        return false;
+    }
+    if (!init_emitter(c, &e, c->graph))
+        return false;
+    e.train = NULL;
+    if (c->train_graph) {
+        if (!init_emitter(c, &te, c->train_graph))
+            return false;
+        e.train = &te;
     }
 
     /* provenance: stable across runs, machines and directories */
@@ -964,5 +995,7 @@ bool emit_c(Ctx *c, Output *out)
     buf_init(&out->h_file, c->arena);
     emit_header(&e, &out->h_file, prov);
     emit_source(&e, &out->c_file, prov);
+    if (e.train)
+        emit_train_source(e.train, &e, &out->c_file);
     return c->nerrors == 0;
 }

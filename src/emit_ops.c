@@ -23,16 +23,16 @@
 
 /* ---- small pieces of C ---------------------------------------------------- */
 
-static const char *in_c(Emitter *e, Node *n, int k) { return n->in[k] ? e->cname[n->in[k]->id] : "NULL"; }
-static const Shape *in_shape(Node *n, int k) { return &n->in[k]->type.shape; }
-static DType in_dtype(Node *n, int k) { return n->in[k]->type.dtype; }
-static const Shape *out_shape(Node *n) { return &n->out->type.shape; }
+const char *in_c(Emitter *e, Node *n, int k) { return n->in[k] ? e->cname[n->in[k]->id] : "NULL"; }
+const Shape *in_shape(Node *n, int k) { return &n->in[k]->type.shape; }
+DType in_dtype(Node *n, int k) { return n->in[k]->type.dtype; }
+const Shape *out_shape(Node *n) { return &n->out->type.shape; }
 
 /* The dtype a kernel for storage t computes in: PyTorch's opmath. */
-static DType compute_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
+DType compute_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
 
 /* A double, exactly, as C: hex float, or INFINITY. */
-static const char *double_c(Emitter *e, double v)
+const char *double_c(Emitter *e, double v)
 {
     if (isinf(v))
         return v > 0 ? "INFINITY" : "-INFINITY";
@@ -42,7 +42,7 @@ static const char *double_c(Emitter *e, double v)
 }
 
 /* An int64 literal that is valid C for every value. */
-static const char *i64_c(Emitter *e, int64_t v)
+const char *i64_c(Emitter *e, int64_t v)
 {
     if (v == INT64_MIN)
         return "INT64_MIN";
@@ -51,7 +51,7 @@ static const char *i64_c(Emitter *e, int64_t v)
 
 /* "{a, b, c}" from C expressions; "{0}" for none, since C99 has no empty
  * initialiser (the kernels read no element of a 0-length array). */
-static const char *c_array(Emitter *e, const char *const *items, int n)
+const char *c_array(Emitter *e, const char *const *items, int n)
 {
     if (n == 0)
         return "{0}";
@@ -64,7 +64,7 @@ static const char *c_array(Emitter *e, const char *const *items, int n)
     return b.data;
 }
 
-static const char *shape_array(Emitter *e, const Shape *s)
+const char *shape_array(Emitter *e, const Shape *s)
 {
     const char *items[MAX_DIMS];
     for (int i = 0; i < s->ndim; i++)
@@ -72,7 +72,7 @@ static const char *shape_array(Emitter *e, const Shape *s)
     return c_array(e, items, s->ndim);
 }
 
-static const char *i64_array(Emitter *e, const int64_t *v, int n)
+const char *i64_array(Emitter *e, const int64_t *v, int n)
 {
     const char *items[MAX_DIMS * 2];
     for (int i = 0; i < n; i++)
@@ -81,7 +81,7 @@ static const char *i64_array(Emitter *e, const int64_t *v, int n)
 }
 
 /* Element strides of a contiguous shape, as C. */
-static void contiguous_strides(Emitter *e, const Shape *s, const char **out)
+void contiguous_strides(Emitter *e, const Shape *s, const char **out)
 {
     for (int i = 0; i < s->ndim; i++)
         out[i] = dims_product(e, s, i + 1, s->ndim);
@@ -89,7 +89,7 @@ static void contiguous_strides(Emitter *e, const Shape *s, const char **out)
 
 /* Strides reading operand shape `in` broadcast to `out` (numpy rules): 0
  * along dims the operand lacks or has as 1. */
-static void broadcast_strides(Emitter *e, const Shape *in, const Shape *out, const char **st)
+void broadcast_strides(Emitter *e, const Shape *in, const Shape *out, const char **st)
 {
     for (int i = 0; i < out->ndim; i++) {
         int j = in->ndim - out->ndim + i;
@@ -100,7 +100,7 @@ static void broadcast_strides(Emitter *e, const Shape *in, const Shape *out, con
     }
 }
 
-static const char *bcast_array(Emitter *e, const Shape *in, const Shape *out)
+const char *bcast_array(Emitter *e, const Shape *in, const Shape *out)
 {
     const char *st[MAX_DIMS];
     broadcast_strides(e, in, out, st);
@@ -121,16 +121,16 @@ static bool shape_is(const Shape *s, int64_t numel)
     return n == numel;
 }
 
-static void open_block(Emitter *e) { buf_puts(e->out, "    {\n"); }
-static void close_block(Emitter *e) { buf_puts(e->out, "    }\n"); }
+void open_block(Emitter *e) { buf_puts(e->out, "    {\n"); }
+void close_block(Emitter *e) { buf_puts(e->out, "    }\n"); }
 
 /* `rc = call; if (rc != AMP_OK) return rc;` for kernels that check data. */
-static void emit_checked(Emitter *e, const char *indent, const char *call)
+void emit_checked(Emitter *e, const char *indent, const char *call)
 {
     buf_printf(e->out, "%src = %s;\n%sif (rc != AMP_OK)\n%s    return rc;\n", indent, call, indent, indent);
 }
 
-static bool unsupported(Emitter *e, Node *n, const char *why)
+bool unsupported(Emitter *e, Node *n, const char *why)
 {
     error_at(e->c, n->loc, "%s: %s", n->op->name, why);
     return false;
@@ -140,7 +140,7 @@ static bool is_kernel_float(DType t) { return t == DT_F64 || t == DT_F32 || t ==
 
 /* Every tensor operand in dtype t but the index operands (which must be
  * i64) and, for the norms, parameters that may stay f32. */
-static bool operands_ok(Emitter *e, Node *n, DType t)
+bool operands_ok(Emitter *e, Node *n, DType t)
 {
     if (!is_kernel_float(t)) {
         error_at(e->c, n->loc, "%s producing %s has no runtime kernel (the runtime computes in f64, f32, bf16 and f16)",
@@ -171,7 +171,7 @@ static bool operands_ok(Emitter *e, Node *n, DType t)
 
 /* ---- elementwise ------------------------------------------------------------ */
 
-static const char *unary_kernel_name(Ctx *c, Node *n)
+const char *unary_kernel_name(Ctx *c, Node *n)
 {
     if (n->op->id == OP_GELU && n->src && n->src->kind == E_CALL &&
         strcmp(arg_str(c, n->src, "approximate", "none"), "tanh") == 0)
@@ -187,10 +187,11 @@ static void emit_unary(Emitter *e, Node *n, const char *y)
 }
 
 /* softplus, clamp and pow with a number exponent: y = f(x; p0, p1). */
-static void emit_unary_param(Emitter *e, Node *n, const char *y)
+/* The kernel name and scalar parameters of softplus, clamp, pow(x, number). */
+const char *unary_params(Emitter *e, Node *n, double *p0_out, double *p1_out)
 {
     Ctx *c = e->c;
-    DType t = n->out->type.dtype, ct = compute_dtype(t);
+    DType ct = compute_dtype(n->out->type.dtype);
     Expr *call = n->src;
     const char *name = n->op->name;
     double p0 = 0, p1 = 0;
@@ -212,8 +213,17 @@ static void emit_unary_param(Emitter *e, Node *n, const char *y)
     default:
         ICE("no parameters known for %s", name);
     }
-    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, t), numel_c(e, out_shape(n)),
-               in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
+    *p0_out = p0;
+    *p1_out = p1;
+    return name;
+}
+
+static void emit_unary_param(Emitter *e, Node *n, const char *y)
+{
+    double p0, p1;
+    const char *name = unary_params(e, n, &p0, &p1);
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, n->out->type.dtype),
+               numel_c(e, out_shape(n)), in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
 }
 
 /* maximum, atan2, pow of two tensors: same shape, or broadcast. */
@@ -493,7 +503,7 @@ static void emit_reduce(Emitter *e, Node *n, const char *y)
 }
 
 /* Softmax-like: along one dim, as (outer, dim, inner). */
-static void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const char **len, const char **inner)
+void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const char **len, const char **inner)
 {
     int nd = s->ndim;
     if (nd == 0) {
@@ -574,31 +584,32 @@ static void emit_norm_layer(Emitter *e, Node *n, const char *y)
 
 /* ---- losses ------------------------------------------------------------------- */
 
-static const char *const reduction_enum[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
+const char *const reduction_enum[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
 
-static void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
+/* A pointwise loss's scalar parameters and weight operand (-1: none);
+ * false, with an error, for a form without a kernel. */
+bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
 {
     Ctx *c = e->c;
-    DType t = n->out->type.dtype;
     Expr *call = n->src;
     double p0 = 0, p1 = 0, p2 = 0;
     if (call->reduction > 2) {
         unsupported(e, n, "reduction=\"batchmean\" has no runtime kernel yet; use \"sum\" and divide by the batch");
-        return;
+        return false;
     }
     if (!shape_equal(in_shape(n, 0), in_shape(n, 1))) {
         unsupported(e, n, "input and target must have the same shape (broadcasting a target is deprecated in PyTorch)");
-        return;
+        return false;
     }
     int kw = op_param_index(n->op, "weight");
     if (kw >= 0 && n->in[kw] && !shape_equal(in_shape(n, kw), in_shape(n, 0))) {
         unsupported(e, n, "a weight of another shape than the input has no runtime kernel yet");
-        return;
+        return false;
     }
     int kp = op_param_index(n->op, "pos_weight");
     if (kp >= 0 && n->in[kp]) {
         unsupported(e, n, "pos_weight has no runtime kernel yet");
-        return;
+        return false;
     }
     switch (n->op->id) {
     case OP_SMOOTH_L1_LOSS: p0 = arg_number(c, call, "beta", "1.0", DT_F64); break;
@@ -612,13 +623,29 @@ static void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
         break;
     default: break;
     }
+    p[0] = p0;
+    p[1] = p1;
+    p[2] = p2;
+    *kweight = kw;
+    return true;
+}
+
+static void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    double p[3];
+    int kw;
+    if (!loss_params(e, n, p, &kw))
+        return;
+    double p0 = p[0], p1 = p[1], p2 = p[2];
+    Expr *call = n->src;
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t),
                numel_c(e, in_shape(n, 0)), in_c(e, n, 0), in_c(e, n, 1), kw >= 0 ? in_c(e, n, kw) : "NULL",
                double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[call->reduction], y);
 }
 
 /* [N, C, d...] -> N, C, inner; [C] (one sample) -> 1, C, 1. */
-static void class_split(Emitter *e, const Shape *s, const char **N, const char **C, const char **inner)
+void class_split(Emitter *e, const Shape *s, const char **N, const char **C, const char **inner)
 {
     if (s->ndim == 1) {
         *N = "1";
@@ -662,7 +689,7 @@ static void emit_class_loss(Emitter *e, Node *n, const char *y)
 
 /* ---- convolution, pooling, upsampling ------------------------------------------ */
 
-static int spatial_dims_of(OpId id)
+int spatial_dims_of(OpId id)
 {
     switch (id) {
     case OP_CONV1D: case OP_CONV_TRANSPOSE1D: case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_LINEAR1D:
@@ -676,7 +703,7 @@ static int spatial_dims_of(OpId id)
 }
 
 /* One int per spatial dim, as C: "{3, 3}" from one int argument. */
-static const char *repeat3(Emitter *e, int64_t v, int ns)
+const char *repeat3(Emitter *e, int64_t v, int ns)
 {
     int64_t a[3] = {v, v, v};
     for (int i = ns; i < 3; i++)
@@ -685,7 +712,7 @@ static const char *repeat3(Emitter *e, int64_t v, int ns)
 }
 
 /* The last ns dims of s, padded to three entries. */
-static const char *spatial_array(Emitter *e, const Shape *s, int ns)
+const char *spatial_array(Emitter *e, const Shape *s, int ns)
 {
     const char *items[3] = {"0", "0", "0"};
     for (int i = 0; i < ns; i++)
@@ -694,15 +721,16 @@ static const char *spatial_array(Emitter *e, const Shape *s, int ns)
 }
 
 /* Batch size: 1 for PyTorch's unbatched form [C, spatial...]. */
-static const char *batch_of(Emitter *e, const Shape *s, int ns)
+const char *batch_of(Emitter *e, const Shape *s, int ns)
 {
     return s->ndim == ns + 2 ? poly_c(e, s->dims[0]) : "1";
 }
 
-static void emit_conv(Emitter *e, Node *n, const char *y)
+/* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
+ * error) if the padding has no kernel. */
+bool emit_conv_desc(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
-    DType t = n->out->type.dtype;
     OpId id = n->op->id;
     bool transposed = id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
     int ns = spatial_dims_of(id);
@@ -718,10 +746,8 @@ static void emit_conv(Emitter *e, Node *n, const char *y)
              * right; the kernel pads symmetrically, so odd totals need work */
             for (int i = 0; i < ns; i++) {
                 int64_t k;
-                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil * (k - 1)) % 2) {
-                    unsupported(e, n, "padding=\"same\" with an even effective kernel size has no runtime kernel yet");
-                    return;
-                }
+                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil * (k - 1)) % 2)
+                    return unsupported(e, n, "padding=\"same\" with an even effective kernel size has no runtime kernel yet");
                 pad[i] = dil * (k - 1) / 2;
             }
         }
@@ -745,7 +771,16 @@ static void emit_conv(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
         buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
     }
-    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, transposed ? "conv_transpose" : "conv", t),
+    return true;
+}
+
+static void emit_conv(Emitter *e, Node *n, const char *y)
+{
+    OpId id = n->op->id;
+    bool transposed = id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
+    if (!emit_conv_desc(e, n))
+        return;
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, transposed ? "conv_transpose" : "conv", n->out->type.dtype),
                in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), y);
     close_block(e);
 }
@@ -759,27 +794,18 @@ static void emit_conv_tbc(Emitter *e, Node *n, const char *y)
                in_c(e, n, 2), y);
 }
 
-static const char *planes_of(Emitter *e, const Shape *s, int ns)
+const char *planes_of(Emitter *e, const Shape *s, int ns)
 {
     return dims_product(e, s, 0, s->ndim - ns);
 }
 
-static void emit_pool(Emitter *e, Node *n, const char *y)
+/* Opens a block declaring `amp_pool_desc d` for max/avg pool node n. */
+void emit_pool_desc(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
-    DType t = n->out->type.dtype;
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
-    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
-        open_block(e);
-        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
-        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
-        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s);\n", kernel(e, "adaptive_avg_pool", t), ns,
-                   planes_of(e, sx, ns), in_c(e, n, 0), y);
-        close_block(e);
-        return;
-    }
     bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
     int64_t k = arg_int(c, n->src, "kernel_size", 1);
     int64_t stride = arg_int(c, n->src, "stride", k), pad = arg_int(c, n->src, "padding", 0);
@@ -803,6 +829,25 @@ static void emit_pool(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
         buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
     }
+}
+
+static void emit_pool(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s);\n", kernel(e, "adaptive_avg_pool", t), ns,
+                   planes_of(e, sx, ns), in_c(e, n, 0), y);
+        close_block(e);
+        return;
+    }
+    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    emit_pool_desc(e, n);
     if (is_max)
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "max_pool", t), in_c(e, n, 0), y,
                    n->nmore ? e->cname[n->more_out[0]->id] : "NULL");
@@ -877,6 +922,14 @@ static void emit_index(Emitter *e, Node *n, const char *y)
             unsupported(e, n, "0-dim operands have no runtime kernel yet");
             return;
         }
+        /* amp_scatter_add reads src laid out as index (it has no src
+         * shape); PyTorch allows a larger src and reads its leading
+         * index-shaped block, which the kernel would read at the wrong
+         * offsets: refuse rather than compute something else. */
+        if (n->op->id == OP_SCATTER_ADD && !shape_equal(in_shape(n, 3), si)) {
+            unsupported(e, n, "a src larger than index has no runtime kernel yet");
+            return;
+        }
         open_block(e);
         buf_printf(e->out, "        const int64_t index_shape[] = %s;\n", shape_array(e, si));
         buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
@@ -901,16 +954,8 @@ static void emit_index(Emitter *e, Node *n, const char *y)
 
 /* ---- matrix products ------------------------------------------------------------ */
 
-/* One gemm: y[b] = alpha A_b B_b + beta C_b, strides given as C text. */
-typedef struct Gemm {
-    const char *batch, *M, *N, *K;
-    const char *a[3], *b[3], *cs[3];
-    const char *A, *B, *C;
-    double alpha, beta;
-    bool sum_batch;
-} Gemm;
 
-static void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
+void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
 {
     open_block(e);
     buf_printf(e->out, "        amp_gemm_desc d = {0};\n");
@@ -1532,6 +1577,8 @@ Type op_scratch_type(Ctx *c, const Node *n)
 {
     Type none = {.dtype = DT_NONE};
     OpId id = n->op->id;
+    if (id == OP_GRAD)
+        return grad_scratch_type(c, n);
     const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
     if (!s || s->ndim < 2)
         return none;
@@ -1570,6 +1617,10 @@ void emit_op(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
     OpId id = n->op->id;
+    if (id == OP_GRAD) {
+        emit_grad(e, n);
+        return;
+    }
     bool data_only = id == OP_RESHAPE || id == OP_VIEW || id == OP_FLATTEN || id == OP_SQUEEZE ||
                      id == OP_UNSQUEEZE || id == OP_PERMUTE || id == OP_TRANSPOSE || id == OP_EXPAND ||
                      id == OP_NARROW || id == OP_SLICE || id == OP_CAT || id == OP_STACK || id == OP_DROPOUT;

@@ -622,6 +622,13 @@ static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_
         case S_AUTOCAST_SWITCH:
             emit(x, out, s);
             break;
+        case S_TRAIN:
+            /* settings, not code: train.c reads them as written */
+            if (in_block)
+                error_at(x->c, st->loc, "'train' belongs to the model, after its 'minimize'");
+            else
+                emit(x, out, s);
+            break;
         case S_FOR:
             unroll(x, env, st, out, false, in_block);
             break;

@@ -248,6 +248,7 @@ static void lower_stmts(Ctx *c, Vec *stmts)
         case S_MODULE:
         case S_RETURN:
         case S_FOR:
+        case S_TRAIN:
             break;
         }
     }

@@ -76,6 +76,12 @@ bool memplan(Ctx *c)
                 n->in[k]->last_use = i;
     }
 
+    /* the training step reads the gradients after the last node */
+    for (int i = 0; g->grads && i < g->grads->len; i++) {
+        Value *gr = ((Value *)VEC_AT(g->grads, i))->grad;
+        gr->last_use = g->nodes->len;
+    }
+
     g->slot_sizes = vec_new(c);
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {

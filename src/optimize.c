@@ -74,6 +74,8 @@ static void dead_code(Ctx *c)
     }
     for (int i = 0; i < g->outputs->len; i++)
         mark_live(c, VEC_AT(g->outputs, i));
+    for (int i = 0; g->grads && i < g->grads->len; i++)
+        mark_live(c, ((Value *)VEC_AT(g->grads, i))->grad);
     Vec *kept = vec_new(c);
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);

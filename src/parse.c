@@ -61,7 +61,7 @@ void report_syntax_error(Parser *p, Loc loc, const char *found, bool at_end,
     /* A misspelt keyword reads as a name: `modle M(B)` stops at the name
      * itself, `inptu x: f32` one token later.  Suggest the keyword. */
     static const char *const keywords[] = {"model", "block", "module", "input", "param", "buffer", "output",
-                                           "minimize", "autocast", "return", "for", "import"};
+                                           "minimize", "autocast", "return", "for", "import", "train"};
     const int nkw = (int)(sizeof keywords / sizeof keywords[0]);
     const char *typo = NULL, *kw = NULL;
     Loc typo_loc = loc;

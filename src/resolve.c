@@ -358,6 +358,8 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
              * statement list (and what it contains), until switched again */
             resolve_autocast_options(c, st, &r);
             break;
+        case S_TRAIN:
+            break; /* settings, read by train.c */
         case S_MODULE:
         case S_RETURN:
         case S_FOR:

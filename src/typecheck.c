@@ -3614,6 +3614,7 @@ static void check_stmts(Ctx *c, Vec *stmts)
         case S_MODULE:
         case S_RETURN:
         case S_FOR:
+        case S_TRAIN:
             break;
         case S_OUTPUT:
             for (int k = 0; k < st->exprs->len; k++)

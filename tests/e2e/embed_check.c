@@ -21,10 +21,10 @@ int main(void)
     }
     const mlp_params *embedded = mlp_embedded_params();
     int bad = 0;
-    bad |= memcmp(loaded.fc1_weight, embedded->fc1_weight, MLP_FC1_WEIGHT_NUMEL * sizeof(float)) != 0;
-    bad |= memcmp(loaded.fc1_bias, embedded->fc1_bias, MLP_FC1_BIAS_NUMEL * sizeof(float)) != 0;
-    bad |= memcmp(loaded.fc2_weight, embedded->fc2_weight, MLP_FC2_WEIGHT_NUMEL * sizeof(float)) != 0;
-    bad |= memcmp(loaded.fc2_bias, embedded->fc2_bias, MLP_FC2_BIAS_NUMEL * sizeof(float)) != 0;
+    bad |= memcmp(loaded.fc1_weight, embedded->fc1_weight, MLP_FC1_WEIGHT_NUMEL(1) * sizeof(float)) != 0;
+    bad |= memcmp(loaded.fc1_bias, embedded->fc1_bias, MLP_FC1_BIAS_NUMEL(1) * sizeof(float)) != 0;
+    bad |= memcmp(loaded.fc2_weight, embedded->fc2_weight, MLP_FC2_WEIGHT_NUMEL(1) * sizeof(float)) != 0;
+    bad |= memcmp(loaded.fc2_bias, embedded->fc2_bias, MLP_FC2_BIAS_NUMEL(1) * sizeof(float)) != 0;
     if (bad) {
         fputs("embed_check: embedded parameters differ from the file's\n", stderr);
         return 1;

@@ -16,22 +16,50 @@
  *  scaler_update  found_inf: scale *= backoff_factor, tracker = 0; else
  *                 tracker += 1, and at growth_interval: scale *= growth_factor
  *                 if the product is finite, tracker = 0 (GradScaler.update).
- *  sgd            d = g (+ wd p); momentum m: buf = step == 0 ? d :
- *                 m buf + (1 - dampening) d; d = nesterov ? d + m buf : buf;
- *                 p -= lr d (maximize: +=).  `step` counts the updates made
- *                 before this one.  Nothing changes where found_inf.
- *  adam           step' = step + 1; AdamW (decoupled) p *= 1 - lr wd, Adam
- *                 g += wd p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
- *                 amsgrad: vmax = max(vmax, v); p -= lr/bc1 * m /
- *                 (sqrt(v or vmax)/sqrt(bc2) + eps), bc = 1 - b^step'.
- *                 Nothing changes where found_inf.
+ *                 Products are formed in double and rounded to float once,
+ *                 as PyTorch's kernel does.  growth_interval <= 0 never
+ *                 grows; the tracker saturates at INT32_MAX.
+ *  sgd            d = maximize ? -g : g; d += wd p (if wd != 0); momentum
+ *                 m != 0: buf = step == 0 ? d : m buf + (1 - dampening) d;
+ *                 d = nesterov ? d + m buf : buf; p -= lr d.  `step` counts
+ *                 the updates made before this one; at step 0 buf is only
+ *                 written, never read.  momentum_buffer may be NULL when
+ *                 m == 0.  Nothing changes where found_inf.
+ *  adam           step' = step + 1; g = maximize ? -g : g; AdamW (decoupled)
+ *                 p *= 1 - lr wd, Adam g += wd p (if wd != 0);
+ *                 m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+ *                 amsgrad: vmax = max(vmax, v) (NaN propagates); p -= lr/bc1
+ *                 * m / (sqrt(v or vmax)/sqrt(bc2) + eps), bc = 1 - b^step'.
+ *                 max_exp_avg_sq may be NULL without amsgrad.  Nothing
+ *                 changes where found_inf.
+ * maximize negates the gradient before weight decay, as torch.optim (1.13)
+ * does, so the state matches PyTorch's and weight decay still shrinks p.
+ * Scalar coefficients (1 - dampening, lr/bc1, sqrt(bc2), 1 - lr wd, ...)
+ * are computed in double, as PyTorch computes them in Python, then rounded
+ * to the compute type.  found_inf is 0 or 1 (any nonzero value counts as 1).
  * Parameters and their optimizer state share the parameter's dtype T;
- * arithmetic is in f32 (f64 for f64), each stored value rounded once.
+ * arithmetic is in f32 (f64 for f64), each stored value rounded once: the
+ * new p is computed from the unrounded new state (as PyTorch's fused
+ * optimizers do), not from the state re-read after rounding.
  *
  *  amp_st_write   writes a safetensors file atomically: a temporary file in
  *                 the same directory, fsync, rename over `path`, fsync of
  *                 the directory; on any error the old file is untouched and
  *                 the temporary removed.  Tensors in the given order.
+ *                 Returns AMP_OK, or before touching any file:
+ *                 AMP_ERR_NULL_ARG (path; tensors when n > 0; a name; data
+ *                 of a non-empty tensor), AMP_ERR_BAD_DIM (n or a dim < 0),
+ *                 AMP_ERR_WEIGHTS_DTYPE (not an amp_dtype),
+ *                 AMP_ERR_WEIGHTS_SHAPE (ndim outside 0..8, byte count
+ *                 overflows), AMP_ERR_WEIGHTS_HEADER (a duplicate name, a
+ *                 name that is not UTF-8 or is "__metadata__", a header
+ *                 over 100 MiB), AMP_ERR_OUT_OF_MEMORY; or AMP_ERR_IO when
+ *                 a file operation fails (if only the final fsync of the
+ *                 directory fails, the new file is in place but may not be
+ *                 durable yet).  The header holds "__metadata__":
+ *                 {"format": "pt"} and is padded with spaces to a multiple
+ *                 of 8 bytes.  A new file gets mode 0644; an existing
+ *                 file's permission bits are kept.
  */
 typedef struct amp_sgd_hparams {
     double lr, momentum, dampening, weight_decay;

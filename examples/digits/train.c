@@ -1,0 +1,379 @@
+/* train.c: trains examples/digits/mlp.amp or cnn.amp on the 8x8
+ * handwritten digits with the training step ampc emits, and checks the
+ * test accuracy it reaches.  run.sh builds and runs it:
+ *
+ *   ampc examples/digits/mlp.amp -t tpu --prefix=digits -o out/digits.c
+ *   cc -std=c99 -O2 -Iruntime/include -Iout examples/digits/train.c \
+ *      out/digits.c libamprt.a -lm -lpthread -o train
+ *   ./train examples/digits/digits.bin trained.safetensors [EPOCHS] [MIN_ACCURACY]
+ *
+ * Either model is compiled with the prefix `digits`, so this file calls
+ * digits_train_step, digits_forward... whichever it is; the emitted header
+ * (MODEL_HEADER, default "digits.h") says which parameters the model has,
+ * and the table PARAMS below follows from that.  The logits are bf16 or f16
+ * depending on the target and are read through amp_load_as_f32.
+ *
+ * Everything is deterministic: the parameters are initialised as PyTorch's
+ * nn.Linear and nn.Conv2d do by default (weights and biases uniform in
+ * +-1/sqrt(fan_in)), and the training set is shuffled every epoch, both
+ * from fixed-seed generators, so a given build prints the same numbers on
+ * every run.  train_torch.py trains the same models in PyTorch.
+ *
+ * Exit status: 0 success; 1 the final test accuracy is below MIN_ACCURACY
+ * (default 0.95); 2 bad command line; 3 the data file is missing or bad, or
+ * the checkpoint could not be written; 4 any other error.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef MODEL_HEADER
+#define MODEL_HEADER "digits.h"
+#endif
+#include MODEL_HEADER
+
+/* The parameters, each with its PyTorch fan_in (in_features, or
+ * in_channels * kernel height * kernel width), which bounds its init. */
+#if defined(DIGITS_FC1_WEIGHT_DTYPE) /* mlp.amp */
+#define MODEL_NAME "mlp"
+#define PARAMS(X)                                \
+    X(fc1_weight, DIGITS_FC1_WEIGHT_NUMEL(1), 64) \
+    X(fc1_bias, DIGITS_FC1_BIAS_NUMEL(1), 64)     \
+    X(fc2_weight, DIGITS_FC2_WEIGHT_NUMEL(1), 128) \
+    X(fc2_bias, DIGITS_FC2_BIAS_NUMEL(1), 128)
+#elif defined(DIGITS_CONV1_WEIGHT_DTYPE) /* cnn.amp */
+#define MODEL_NAME "cnn"
+#define PARAMS(X)                                         \
+    X(conv1_weight, DIGITS_CONV1_WEIGHT_NUMEL(1), 1 * 3 * 3) \
+    X(conv1_bias, DIGITS_CONV1_BIAS_NUMEL(1), 1 * 3 * 3)     \
+    X(conv2_weight, DIGITS_CONV2_WEIGHT_NUMEL(1), 16 * 3 * 3) \
+    X(conv2_bias, DIGITS_CONV2_BIAS_NUMEL(1), 16 * 3 * 3)     \
+    X(fc_weight, DIGITS_FC_WEIGHT_NUMEL(1), 128)              \
+    X(fc_bias, DIGITS_FC_BIAS_NUMEL(1), 128)
+#else
+#error "MODEL_HEADER is neither examples/digits/mlp.amp nor cnn.amp compiled with --prefix=digits"
+#endif
+
+enum { PIXELS = 64, CLASSES = 10, BATCH = 64 };
+enum { EXIT_ACCURACY = 1, EXIT_USAGE = 2, EXIT_FILE = 3, EXIT_ERROR = 4 };
+
+/* ---- The data: digits.bin (format: make-data.py) ------------------------- */
+
+typedef struct dataset {
+    size_t n;            /* samples */
+    float *x;            /* [n, 64], pixels / 16 */
+    int64_t *y;          /* [n], 0..9 */
+} dataset;
+
+static uint32_t get_u32le(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "train: out of memory (%zu bytes)\n", bytes);
+        exit(EXIT_ERROR);
+    }
+    return p;
+}
+
+static void bad_data(const char *path, const char *what)
+{
+    if (!what)
+        what = strerror(errno);
+    fprintf(stderr, "train: %s: %s\n", path, what);
+    exit(EXIT_FILE);
+}
+
+static void fill(dataset *d, const unsigned char *rec, size_t n)
+{
+    d->n = n;
+    d->x = xmalloc(n * PIXELS * sizeof *d->x);
+    d->y = xmalloc(n * sizeof *d->y);
+    for (size_t i = 0; i < n; i++, rec += PIXELS + 1) {
+        for (int j = 0; j < PIXELS; j++)
+            d->x[i * PIXELS + j] = (float)rec[j] / 16.0f;
+        d->y[i] = rec[PIXELS];
+    }
+}
+
+/* Reads the whole file, checks it, and splits it into train and test. */
+static void read_digits(const char *path, dataset *train, dataset *test)
+{
+    enum { HEADER = 16, RECORD = PIXELS + 1 };
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "train: cannot open %s: %s\n", path, strerror(errno));
+        exit(EXIT_FILE);
+    }
+    unsigned char header[HEADER];
+    size_t got = fread(header, 1, HEADER, f);
+    if (ferror(f))
+        bad_data(path, NULL); /* a read error */
+    if (got < 8 || memcmp(header, "DIGITS01", 8) != 0)
+        bad_data(path, "not a digits file (it does not start with \"DIGITS01\")");
+    if (got < HEADER)
+        bad_data(path, "truncated in its header");
+    size_t count = get_u32le(header + 8), n_train = get_u32le(header + 12);
+    if (count == 0 || n_train == 0 || n_train >= count) {
+        fprintf(stderr, "train: %s: bad header: %zu samples, %zu for training "
+                        "(need 0 < train < samples)\n", path, count, n_train);
+        exit(EXIT_FILE);
+    }
+    if (count > (size_t)1 << 24)
+        bad_data(path, "bad header: more than 2^24 samples");
+    size_t bytes = count * RECORD;
+    unsigned char *rec = xmalloc(bytes);
+    got = fread(rec, 1, bytes, f);
+    if (ferror(f))
+        bad_data(path, NULL); /* a read error */
+    if (got < bytes) {
+        fprintf(stderr, "train: %s: truncated: the header promises %zu samples "
+                        "(%zu bytes), the file holds %zu bytes\n",
+                path, count, HEADER + bytes, HEADER + got);
+        exit(EXIT_FILE);
+    }
+    if (fgetc(f) != EOF)
+        bad_data(path, "trailing bytes after the last sample");
+    fclose(f);
+    for (size_t i = 0; i < count; i++) {
+        const unsigned char *r = rec + i * RECORD;
+        for (int j = 0; j < PIXELS; j++)
+            if (r[j] > 16) {
+                fprintf(stderr, "train: %s: sample %zu: pixel %d is %u (must be 0..16)\n",
+                        path, i, j, (unsigned)r[j]);
+                exit(EXIT_FILE);
+            }
+        if (r[PIXELS] >= CLASSES) {
+            fprintf(stderr, "train: %s: sample %zu: label %u (must be 0..9)\n", path, i, (unsigned)r[PIXELS]);
+            exit(EXIT_FILE);
+        }
+    }
+    fill(train, rec, n_train);
+    fill(test, rec + n_train * RECORD, count - n_train);
+    free(rec);
+}
+
+/* ---- Fixed-seed random numbers ------------------------------------------- */
+
+/* splitmix64: tiny, portable, the same sequence everywhere. */
+static uint64_t next_u64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi), from 24 random bits. */
+static float uniform(uint64_t *state, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(next_u64(state) >> 40) / 16777216.0f;
+}
+
+/* Fisher-Yates; the modulo's bias (< n / 2^64) is immaterial here. */
+static void shuffle(size_t *idx, size_t n, uint64_t *state)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(next_u64(state) % i), t = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = t;
+    }
+}
+
+/* ---- Training ------------------------------------------------------------ */
+
+/* One scratch arena, grown to the largest any call has needed. */
+static void *arena;
+static size_t arena_size;
+
+static void need_arena(size_t bytes)
+{
+    if (bytes > arena_size) {
+        free(arena);
+        arena = xmalloc(bytes);
+        arena_size = bytes;
+    }
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc != AMP_OK) {
+        fprintf(stderr, "train: %s: %s\n", what, digits_strerror(rc));
+        exit(EXIT_ERROR);
+    }
+}
+
+/* The predicted class of row i of the logits: the first maximum, as argmax. */
+static int predicted(const void *logits, size_t i)
+{
+    int best = 0;
+    float best_v = amp_load_as_f32(DIGITS_LOGITS_DTYPE, logits, i * CLASSES);
+    for (int c = 1; c < CLASSES; c++) {
+        float v = amp_load_as_f32(DIGITS_LOGITS_DTYPE, logits, i * CLASSES + c);
+        if (v > best_v) {
+            best = c;
+            best_v = v;
+        }
+    }
+    return best;
+}
+
+/* Copies samples idx[0..b) of d into the batch buffers. */
+static void gather(const dataset *d, const size_t *idx, size_t b, float *x, int64_t *y)
+{
+    for (size_t i = 0; i < b; i++) {
+        memcpy(x + i * PIXELS, d->x + idx[i] * PIXELS, PIXELS * sizeof *x);
+        y[i] = d->y[idx[i]];
+    }
+}
+
+/* Accuracy of the current parameters on d, through digits_forward. */
+static double accuracy(const digits_train_state *s, const dataset *d, float *x, int64_t *y,
+                       digits_outputs *out)
+{
+    digits_params params;
+    digits_train_params(s, &params);
+    size_t correct = 0;
+    for (size_t start = 0; start < d->n; start += BATCH) {
+        size_t b = d->n - start < BATCH ? d->n - start : BATCH;
+        digits_dims dims = {.B = (int64_t)b};
+        digits_inputs in = {.x = x, .y = y};
+        memcpy(x, d->x + start * PIXELS, b * PIXELS * sizeof *x);
+        memcpy(y, d->y + start, b * sizeof *y);
+        need_arena(digits_arena_bytes(&dims));
+        check(digits_forward(&params, &in, out, &dims, arena, arena_size), "digits_forward");
+        for (size_t i = 0; i < b; i++)
+            correct += predicted(out->logits, i) == y[i];
+    }
+    return (double)correct / (double)d->n;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s DATA.bin OUT.safetensors [EPOCHS] [MIN_ACCURACY]\n"
+                    "  EPOCHS: 1..10000 (default 10); MIN_ACCURACY: 0..1 (default 0.95)\n",
+            argv0);
+    exit(EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || argc > 5)
+        usage(argv[0]);
+    const char *data_path = argv[1], *out_path = argv[2];
+    long epochs = 10;
+    double min_accuracy = 0.95;
+    char *end;
+    if (argc > 3) {
+        errno = 0;
+        epochs = strtol(argv[3], &end, 10);
+        if (errno || *end || end == argv[3] || epochs < 1 || epochs > 10000)
+            usage(argv[0]);
+    }
+    if (argc > 4) {
+        errno = 0;
+        min_accuracy = strtod(argv[4], &end);
+        if (errno || *end || end == argv[4] || !(min_accuracy >= 0 && min_accuracy <= 1))
+            usage(argv[0]);
+    }
+
+    dataset train, test;
+    read_digits(data_path, &train, &test);
+
+    /* Initial parameters, as PyTorch's default init, from a fixed seed. */
+    uint64_t init_rng = 20240601;
+    digits_params initial = {0};
+#define INIT(name, numel, fan_in)                                         \
+    {                                                                     \
+        float *p = xmalloc((numel) * sizeof *p);                          \
+        float bound = (float)(1.0 / sqrt((double)(fan_in)));              \
+        for (size_t i = 0; i < (numel); i++)                              \
+            p[i] = uniform(&init_rng, -bound, bound);                     \
+        initial.name = p;                                                 \
+    }
+    PARAMS(INIT)
+#undef INIT
+
+    digits_train_state state;
+    void *storage = xmalloc(DIGITS_STATE_BYTES);
+    check(digits_train_init(&state, storage, DIGITS_STATE_BYTES, &initial), "digits_train_init");
+#define FREE(name, numel, fan_in) free((void *)initial.name);
+    PARAMS(FREE)
+#undef FREE
+
+    float *x = xmalloc(DIGITS_X_NUMEL(BATCH) * sizeof *x);
+    int64_t *y = xmalloc(DIGITS_Y_NUMEL(BATCH) * sizeof *y);
+    digits_outputs out = {
+        .logits = xmalloc(DIGITS_LOGITS_NUMEL(BATCH) * amp_dtype_size(DIGITS_LOGITS_DTYPE)),
+        .loss = xmalloc(DIGITS_LOSS_NUMEL(BATCH) * amp_dtype_size(DIGITS_LOSS_DTYPE)),
+    };
+    size_t *order = xmalloc(train.n * sizeof *order);
+    for (size_t i = 0; i < train.n; i++)
+        order[i] = i;
+    uint64_t shuffle_rng = 7;
+
+    printf("%s: %zu training and %zu test samples, batch %d, %ld epochs, "
+           "logits in %s, kernels: %s\n",
+           MODEL_NAME, train.n, test.n, BATCH, epochs, amp_dtype_name(DIGITS_LOGITS_DTYPE),
+           amp_isa_name());
+    printf("epoch  mean loss  train acc  test acc  loss scale  skipped steps\n");
+    double test_acc = 0;
+    for (long epoch = 1; epoch <= epochs; epoch++) {
+        shuffle(order, train.n, &shuffle_rng);
+        double loss_sum = 0;
+        size_t correct = 0;
+        for (size_t start = 0; start < train.n; start += BATCH) {
+            size_t b = train.n - start < BATCH ? train.n - start : BATCH; /* last: partial */
+            digits_dims dims = {.B = (int64_t)b};
+            digits_inputs in = {.x = x, .y = y};
+            gather(&train, order + start, b, x, y);
+            need_arena(digits_train_arena_bytes(&dims));
+            check(digits_train_step(&state, &in, &out, &dims, arena, arena_size),
+                  "digits_train_step");
+            /* The loss and logits of this batch, before the update. */
+            loss_sum += (double)amp_load_as_f32(DIGITS_LOSS_DTYPE, out.loss, 0) * (double)b;
+            for (size_t i = 0; i < b; i++)
+                correct += predicted(out.logits, i) == y[i];
+        }
+        test_acc = accuracy(&state, &test, x, y, &out);
+        printf("%5ld  %9.4f  %9.4f  %8.4f  %10g  %13lld\n", epoch, loss_sum / (double)train.n,
+               (double)correct / (double)train.n, test_acc, (double)state.scale,
+               (long long)state.skipped_steps);
+        fflush(stdout);
+    }
+
+    int status = 0;
+    int rc = digits_save(&state, out_path);
+    if (rc != AMP_OK) {
+        fprintf(stderr, "train: cannot write %s: %s\n", out_path, digits_strerror(rc));
+        status = EXIT_FILE;
+    } else {
+        printf("saved %s\n", out_path);
+        fflush(stdout);
+        if (test_acc < min_accuracy) {
+            fprintf(stderr, "train: final test accuracy %.4f is below %.4f\n", test_acc,
+                    min_accuracy);
+            status = EXIT_ACCURACY;
+        } else {
+            printf("final test accuracy %.4f >= %.4f\n", test_acc, min_accuracy);
+        }
+    }
+    free(order);
+    free(out.logits);
+    free(out.loss);
+    free(x);
+    free(y);
+    free(arena);
+    free(storage);
+    free(train.x);
+    free(train.y);
+    free(test.x);
+    free(test.y);
+    return status;
+}

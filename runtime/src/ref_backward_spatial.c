@@ -1,0 +1,238 @@
+/*
+ * ref_backward_spatial.c - reference gradient kernels of amprt/backward.h
+ * for the spatial and index ops: max_pool, avg_pool, adaptive_avg_pool,
+ * upsample (the adjoints of the forward kernels), the conv and
+ * conv_transpose weight gradients, embedding, index_select and pad.
+ *
+ * Every dx element is one ACC sum (f32 for f32/bf16/f16, f64 for f64)
+ * rounded once. The adjoints that scatter (pooling, upsample) do so into an
+ * ACC buffer on the stack covering BW_CHUNK elements of the input plane at
+ * a time, revisiting the outputs once per chunk (no allocation); the index
+ * ops gather each distinct index's rows; pad gathers per element. The
+ * window and tap arithmetic is the forward's: the pooling helpers below
+ * are copies of ref_pool.c's, and upsample's taps come from
+ * ref_upsample.inc itself (included by ref_backward_spatial.inc).
+ */
+#include <math.h>
+
+#include "amprt_internal.h"
+
+#define BW_CHUNK 2048
+
+/* ---- pooling geometry, as ref_pool.c ---------------------------------- */
+
+typedef struct {
+    int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
+    int64_t in_plane, out_plane;
+} pool_geometry;
+
+static AMP_ALWAYS_INLINE pool_geometry pool_geometry_of(const amp_pool_desc *d)
+{
+    pool_geometry g;
+    int lead = 3 - d->nspatial;
+    for (int i = 0; i < 3; i++) {
+        int s = i - lead;
+        g.in[i] = s >= 0 ? d->in_size[s] : 1;
+        g.out[i] = s >= 0 ? d->out_size[s] : 1;
+        g.kernel[i] = s >= 0 ? d->kernel[s] : 1;
+        g.stride[i] = s >= 0 ? d->stride[s] : 1;
+        g.padding[i] = s >= 0 ? d->padding[s] : 0;
+        g.dilation[i] = s >= 0 ? d->dilation[s] : 1;
+    }
+    g.in_plane = g.in[0] * g.in[1] * g.in[2];
+    g.out_plane = g.out[0] * g.out[1] * g.out[2];
+    return g;
+}
+
+typedef struct {
+    int64_t start, end;
+} window;
+
+static AMP_ALWAYS_INLINE window max_window(const pool_geometry *g, int i, int64_t o)
+{
+    window w;
+    w.start = o * g->stride[i] - g->padding[i];
+    w.end = w.start + (g->kernel[i] - 1) * g->dilation[i] + 1;
+    if (w.end > g->in[i])
+        w.end = g->in[i];
+    while (w.start < 0)
+        w.start += g->dilation[i];
+    return w;
+}
+
+static AMP_ALWAYS_INLINE window avg_window(const pool_geometry *g, int i, int64_t o, int64_t *padded_size)
+{
+    window w;
+    w.start = o * g->stride[i] - g->padding[i];
+    w.end = w.start + g->kernel[i];
+    if (w.end > g->in[i] + g->padding[i])
+        w.end = g->in[i] + g->padding[i];
+    *padded_size *= w.end - w.start;
+    if (w.start < 0)
+        w.start = 0;
+    if (w.end > g->in[i])
+        w.end = g->in[i];
+    return w;
+}
+
+static AMP_ALWAYS_INLINE window adaptive_window(int64_t o, int64_t in, int64_t out)
+{
+    window w;
+    w.start = (o / out) * in + ((o % out) * in) / out;
+    w.end = 1 + ((o + 1) * in - 1) / out;
+    return w;
+}
+
+/* ---- convolution geometry, as ref_conv.c ------------------------------ */
+
+typedef struct {
+    int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
+    int64_t in_plane, out_plane, kernel_plane;
+} conv_geometry;
+
+static AMP_ALWAYS_INLINE conv_geometry conv_geometry_of(const amp_conv_desc *d)
+{
+    conv_geometry g;
+    int lead = 3 - d->nspatial;
+    for (int i = 0; i < 3; i++) {
+        int s = i - lead;
+        g.in[i] = s >= 0 ? d->in_size[s] : 1;
+        g.out[i] = s >= 0 ? d->out_size[s] : 1;
+        g.kernel[i] = s >= 0 ? d->kernel[s] : 1;
+        g.stride[i] = s >= 0 ? d->stride[s] : 1;
+        g.padding[i] = s >= 0 ? d->padding[s] : 0;
+        g.dilation[i] = s >= 0 ? d->dilation[s] : 1;
+    }
+    g.in_plane = g.in[0] * g.in[1] * g.in[2];
+    g.out_plane = g.out[0] * g.out[1] * g.out[2];
+    g.kernel_plane = g.kernel[0] * g.kernel[1] * g.kernel[2];
+    return g;
+}
+
+/* Offset in a plane of `size` of position pos[] when every pos[i] + shift
+ * is inside, else 0 (returns whether it is). */
+static AMP_ALWAYS_INLINE int position_of(const int64_t size[3], const int64_t pos[3], int64_t *offset)
+{
+    int64_t off = 0;
+    for (int i = 0; i < 3; i++) {
+        if (pos[i] < 0 || pos[i] >= size[i])
+            return 0;
+        off = off * size[i] + pos[i];
+    }
+    *offset = off;
+    return 1;
+}
+
+/* ---- pad -------------------------------------------------------------- */
+
+/* The output positions along one padded dim (length n, pads before/after)
+ * that read input index i: at most three ranges. */
+typedef struct {
+    int count;
+    int64_t lo[3], hi[3]; /* inclusive */
+} pad_ranges;
+
+static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, int64_t after)
+{
+    pad_ranges r;
+    int64_t out = n + before + after;
+    r.count = 0;
+    if (mode == AMP_PAD_REPLICATE) {
+        int64_t lo = i == 0 ? 0 : i + before, hi = i == n - 1 ? out - 1 : i + before;
+        if (lo < 0)
+            lo = 0;
+        if (hi > out - 1)
+            hi = out - 1;
+        if (lo <= hi) {
+            r.lo[0] = lo;
+            r.hi[0] = hi;
+            r.count = 1;
+        }
+        return r;
+    }
+    {
+        int64_t candidates[3];
+        int nc = 0;
+        candidates[nc++] = i + before;
+        if (mode == AMP_PAD_REFLECT) {
+            if (i != 0)
+                candidates[nc++] = before - i;
+            if (i != n - 1)
+                candidates[nc++] = before + 2 * (n - 1) - i;
+        }
+        for (int c = 0; c < nc; c++)
+            if (candidates[c] >= 0 && candidates[c] < out) {
+                r.lo[r.count] = r.hi[r.count] = candidates[c];
+                r.count++;
+            }
+    }
+    return r;
+}
+
+#define REF_PART "ref_backward_spatial.inc"
+#include "ref_acc_twice.h"
+
+#define SPATIAL_BW_KERNELS(T)                                                                     \
+    void amp_ref_max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,            \
+                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
+    {                                                                                             \
+        REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 0, d, x, dy, dx);                              \
+    }                                                                                             \
+    void amp_ref_avg_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *dy,           \
+                                       AMP_CTYPE_##T *dx)                                         \
+    {                                                                                             \
+        REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 1, d, NULL, dy, dx);                           \
+    }                                                                                             \
+    void amp_ref_adaptive_avg_pool_backward_##T(int nspatial, int64_t planes,                     \
+                                                const int64_t *in_size, const int64_t *out_size,  \
+                                                const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)       \
+    {                                                                                             \
+        amp_pool_desc d;                                                                          \
+        memset(&d, 0, sizeof d);                                                                  \
+        d.nspatial = nspatial;                                                                    \
+        d.planes = planes;                                                                        \
+        for (int i = 0; i < nspatial; i++) {                                                      \
+            d.in_size[i] = in_size[i];                                                            \
+            d.out_size[i] = out_size[i];                                                          \
+        }                                                                                         \
+        REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 2, &d, NULL, dy, dx);                          \
+    }                                                                                             \
+    void amp_ref_upsample_backward_##T(const amp_upsample_desc *d, const AMP_CTYPE_##T *dy,       \
+                                       AMP_CTYPE_##T *dx)                                         \
+    {                                                                                             \
+        REF_BODY_##T(upsample_backward)(AMP_DTYPE_##T, d, dy, dx);                                \
+    }                                                                                             \
+    void amp_ref_conv_backward_weight_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,         \
+                                          const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)             \
+    {                                                                                             \
+        REF_BODY_##T(conv_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw);                          \
+    }                                                                                             \
+    void amp_ref_conv_transpose_backward_weight_##T(const amp_conv_desc *d,                       \
+                                                    const AMP_CTYPE_##T *x,                       \
+                                                    const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)   \
+    {                                                                                             \
+        REF_BODY_##T(conv_transpose_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw);                \
+    }                                                                                             \
+    void amp_ref_embedding_backward_##T(int64_t n_index, int64_t num_embeddings, int64_t dim,     \
+                                        const int64_t *index, int64_t padding_idx,                \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dweight)          \
+    {                                                                                             \
+        REF_BODY_##T(index_backward)(AMP_DTYPE_##T, 1, num_embeddings, dim, n_index, index,       \
+                                     padding_idx, dy, dweight);                                   \
+    }                                                                                             \
+    void amp_ref_index_select_backward_##T(int64_t outer, int64_t dim_size, int64_t inner,        \
+                                           int64_t n_index, const int64_t *index,                 \
+                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
+    {                                                                                             \
+        REF_BODY_##T(index_backward)(AMP_DTYPE_##T, outer, dim_size, inner, n_index, index, -1,   \
+                                     dy, dx);                                                     \
+    }                                                                                             \
+    void amp_ref_pad_backward_##T(int ndim, const int64_t *in_shape, const int64_t *before,       \
+                                  const int64_t *after, int mode, const AMP_CTYPE_##T *dy,        \
+                                  AMP_CTYPE_##T *dx)                                              \
+    {                                                                                             \
+        REF_BODY_##T(pad_backward)(AMP_DTYPE_##T, ndim, in_shape, before, after, mode, dy, dx);   \
+    }
+
+SPATIAL_BW_KERNELS(f64)
+AMP_FOR_EACH_KERNEL_DTYPE(SPATIAL_BW_KERNELS)

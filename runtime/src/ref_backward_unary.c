@@ -1,0 +1,118 @@
+/*
+ * ref_backward_unary.c - reference gradient kernels of amprt/backward.h for
+ * the elementwise ops (the parameterless unary list, softplus, clamp,
+ * pow_scalar, rpow_scalar, maximum, atan2, pow), softmax, log_softmax,
+ * reverse_cumsum, and the reductions logsumexp and norm.
+ *
+ * Formulas are PyTorch's autograd ones (tools/autograd/derivatives.yaml and
+ * FunctionsManual.cpp), evaluated in ACC (f32 for f32/bf16/f16, f64 for f64)
+ * and rounded once per output element. Bodies in ref_backward_unary.inc,
+ * instantiated twice by ref_acc_twice.h.
+ */
+#include <math.h>
+
+#include "amprt_internal.h"
+
+#define UNARY_ENUMERATOR(op, X, T, CT) UBW_##op,
+#define PARAM_ENUMERATOR(op, X, T, CT) PBW_##op,
+#define BINARY_ENUMERATOR(op, X, T, CT) BBW_##op,
+typedef enum { AMP_UNARY_BACKWARD_OPS(UNARY_ENUMERATOR, ~, ~, ~) } unary_backward_op;
+typedef enum { AMP_UNARY_PARAM_BACKWARD_OPS(PARAM_ENUMERATOR, ~, ~, ~) } param_backward_op;
+typedef enum { AMP_BINARY_BACKWARD_OPS(BINARY_ENUMERATOR, ~, ~, ~) } binary_backward_op;
+
+/* Offset of flat output element i (row-major over shape) in an operand
+ * read through `stride`. */
+static AMP_ALWAYS_INLINE int64_t strided_offset(int ndim, const int64_t *shape, const int64_t *stride, int64_t i)
+{
+    int64_t offset = 0;
+    for (int d = ndim - 1; d >= 0; d--) {
+        offset += (i % shape[d]) * stride[d];
+        i /= shape[d];
+    }
+    return offset;
+}
+
+/* As ref_reduce.c: the offset in x of the index'th element of the
+ * sub-lattice of dims whose reduce flag equals `reduced`. */
+static AMP_ALWAYS_INLINE int64_t offset_in_x(int64_t index, int ndim, const int64_t *shape,
+                                             const uint8_t *reduce, int reduced)
+{
+    int64_t offset = 0, stride = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if ((reduce[d] != 0) == reduced) {
+            offset += (index % shape[d]) * stride;
+            index /= shape[d];
+        }
+        stride *= shape[d];
+    }
+    return offset;
+}
+
+static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const uint8_t *reduce, int reduced)
+{
+    int64_t count = 1;
+    for (int d = 0; d < ndim; d++)
+        if ((reduce[d] != 0) == reduced)
+            count *= shape[d];
+    return count;
+}
+
+#define REF_PART "ref_backward_unary.inc"
+#include "ref_acc_twice.h"
+
+#define UNARY_BW_KERNEL(op, X, T, CT)                                                             \
+    void amp_ref_##op##_backward_##T(size_t n, const CT *x, const CT *y, const CT *dy, CT *dx)    \
+    {                                                                                             \
+        REF_BODY_##T(map_unary_backward)(AMP_DTYPE_##T, UBW_##op, n, x, y, dy, dx);               \
+    }
+#define PARAM_BW_KERNEL(op, X, T, CT)                                                             \
+    void amp_ref_##op##_backward_##T(size_t n, const CT *x, const CT *y, const CT *dy, double p0, \
+                                     double p1, CT *dx)                                           \
+    {                                                                                             \
+        REF_BODY_##T(map_param_backward)(AMP_DTYPE_##T, PBW_##op, n, x, y, dy, p0, p1, dx);       \
+    }
+#define BINARY_BW_KERNEL(op, X, T, CT)                                                            \
+    void amp_ref_##op##_backward_##T(int ndim, const int64_t *shape, const CT *a,                 \
+                                     const int64_t *a_stride, const CT *b,                        \
+                                     const int64_t *b_stride, const CT *dy, CT *da, CT *db)       \
+    {                                                                                             \
+        REF_BODY_##T(binary_backward)(AMP_DTYPE_##T, BBW_##op, ndim, shape, a, a_stride, b,       \
+                                      b_stride, dy, da, db);                                      \
+    }
+
+#define UNARY_BW_KERNELS(T)                                                                       \
+    AMP_UNARY_BACKWARD_OPS(UNARY_BW_KERNEL, ~, T, AMP_CTYPE_##T)                                  \
+    AMP_UNARY_PARAM_BACKWARD_OPS(PARAM_BW_KERNEL, ~, T, AMP_CTYPE_##T)                            \
+    AMP_BINARY_BACKWARD_OPS(BINARY_BW_KERNEL, ~, T, AMP_CTYPE_##T)                                \
+    void amp_ref_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner,                  \
+                                      const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy,            \
+                                      AMP_CTYPE_##T *dx)                                          \
+    {                                                                                             \
+        REF_BODY_##T(softmax_backward)(AMP_DTYPE_##T, 0, outer, dim, inner, y, dy, dx);           \
+    }                                                                                             \
+    void amp_ref_log_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner,              \
+                                          const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy,        \
+                                          AMP_CTYPE_##T *dx)                                      \
+    {                                                                                             \
+        REF_BODY_##T(softmax_backward)(AMP_DTYPE_##T, 1, outer, dim, inner, y, dy, dx);           \
+    }                                                                                             \
+    void amp_ref_reverse_cumsum_##T(int64_t outer, int64_t dim, int64_t inner,                    \
+                                    const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                     \
+    {                                                                                             \
+        REF_BODY_##T(reverse_cumsum)(AMP_DTYPE_##T, outer, dim, inner, x, y);                     \
+    }                                                                                             \
+    void amp_ref_logsumexp_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,    \
+                                        const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,           \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)               \
+    {                                                                                             \
+        REF_BODY_##T(logsumexp_backward)(AMP_DTYPE_##T, ndim, shape, reduce, x, y, dy, dx);       \
+    }                                                                                             \
+    void amp_ref_norm_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,         \
+                                   double p, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,      \
+                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                    \
+    {                                                                                             \
+        REF_BODY_##T(norm_backward)(AMP_DTYPE_##T, ndim, shape, reduce, p, x, y, dy, dx);         \
+    }
+
+UNARY_BW_KERNELS(f64)
+AMP_FOR_EACH_KERNEL_DTYPE(UNARY_BW_KERNELS)

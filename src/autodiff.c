@@ -1,0 +1,190 @@
+/* autodiff.c: reverse-mode differentiation of the graph (training only).
+ *
+ * Requires: a lowered graph and c->train (a model without a train section
+ * passes through untouched).  Produces: after the forward nodes, the
+ * backward nodes, in reverse order of the forward ones:
+ *   - the seed: d(loss) = scale / accumulate (a GRAD node with no forward
+ *     op), so the backward pass computes the scaled gradients GradScaler's
+ *     scale(loss).backward() would;
+ *   - for a Cast, a Cast of the gradient back to the source dtype (PyTorch's
+ *     ToCopyBackward): a parameter's gradient reaches it in the parameter's
+ *     dtype, f32, however low the ops using it ran;
+ *   - for every other op, one GRAD node computing the gradients of all its
+ *     inputs that need one, in the dtype the op ran in (autograd runs each
+ *     backward in its forward's dtype); emit_grad.c writes its kernel calls;
+ *   - an add where a value feeds several ops and so receives several
+ *     gradients.
+ * g->grads lists each trainable parameter with its gradient value.  An op
+ * on the path from a parameter to the loss with no gradient rule is a
+ * compile-time error at that op.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+/* Which inputs of n are data a gradient flows into: floating tensors that
+ * are not index operands (targets, indices, conditions). */
+static bool differentiable_input(const Node *n, int k)
+{
+    const Value *v = n->in[k];
+    unsigned f = n->op->flags;
+    if (!v || !dtype_is_float(v->type.dtype))
+        return false;
+    /* index operands, and class-probability targets, get no gradient */
+    return !((k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) || (k == 2 && (f & OPF_INDEX_ARG2)));
+}
+
+static Value *new_temp(Ctx *c, Node *def, Type t)
+{
+    Value *v = ir_new_value(c, V_TEMP, t, NULL);
+    v->def = def;
+    return v;
+}
+
+/* grad[v] += g: the first gradient is taken as is, later ones added. */
+static void accumulate(Ctx *c, Value **grad, Value *v, Value *g, Loc loc)
+{
+    if (!grad[v->id]) {
+        grad[v->id] = g;
+        return;
+    }
+    Node *add = ir_new_node(c, op_info(c, OP_ADD), loc);
+    add->in[0] = grad[v->id];
+    add->in[1] = g;
+    add->nin = 2;
+    add->out = new_temp(c, add, v->type);
+    add->why = arena_printf(c->arena, "gradient: sum over the %s's uses", v->name ? v->name : "value");
+    grad[v->id] = add->out;
+}
+
+bool autodiff(Ctx *c)
+{
+    if (!c->train)
+        return true;
+    Graph *g = c->graph;
+    Value *loss = g->loss;
+    int nvalues = g->values->len;
+    bool *req = arena_alloc(c->arena, (size_t)nvalues + 1);
+    Value **grad = arena_alloc(c->arena, ((size_t)nvalues + 1) * sizeof *grad);
+    memset(req, 0, (size_t)nvalues + 1);
+    for (int i = 0; i < g->params->len; i++) {
+        Value *p = VEC_AT(g->params, i);
+        req[p->id] = p->kind == V_PARAM && dtype_is_float(p->type.dtype);
+    }
+
+    /* requires_grad, forward */
+    int nforward = g->nodes->len;
+    for (int i = 0; i < nforward; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        bool any = false;
+        for (int k = 0; k < n->nin; k++)
+            any |= n->in[k] && req[n->in[k]->id] && differentiable_input(n, k);
+        if (any && dtype_is_float(n->out->type.dtype))
+            req[n->out->id] = true;
+    }
+    if (!req[loss->id]) {
+        error_at(c, c->train->loss_loc, "the loss does not depend on any parameter: there is nothing to train");
+        return false;
+    }
+
+    /* the seed */
+    Node *seed = ir_new_node(c, op_info(c, OP_GRAD), c->train->loss_loc);
+    seed->out = new_temp(c, seed, loss->type);
+    seed->why = "the seed: d(loss) = loss scale / micro-batches per update";
+    grad[loss->id] = seed->out;
+
+    bool ok = true;
+    for (int i = nforward - 1; i >= 0; i--) {
+        Node *n = VEC_AT(g->nodes, i);
+        Value *dy = grad[n->out->id];
+        if (!dy || !req[n->out->id])
+            continue;
+        for (int r = 0; r < n->nmore; r++) {
+            if (grad[n->more_out[r]->id]) {
+                error_at(c, n->loc, "the gradient through the other results of %s is not supported yet", n->op->name);
+                ok = false;
+            }
+        }
+        if (n->op->id == OP_CAST) {
+            /* the gradient goes back to the source dtype: PyTorch's ToCopyBackward */
+            Value *src = n->in[0];
+            if (!req[src->id])
+                continue;
+            Node *back = ir_new_node(c, op_info(c, OP_CAST), n->loc);
+            back->in[0] = dy;
+            back->nin = 1;
+            back->out = new_temp(c, back, src->type);
+            back->why = arena_printf(c->arena, "gradient of the cast %s -> %s: back to %s",
+                                     dtype_name(src->type.dtype), dtype_name(n->out->type.dtype),
+                                     dtype_name(src->type.dtype));
+            accumulate(c, grad, src, back->out, n->loc);
+            continue;
+        }
+        const char *why_not = grad_rule_missing(c, n);
+        if (why_not) {
+            error_at(c, n->loc, "%s", why_not);
+            ok = false;
+            continue;
+        }
+        int nin = n->nin < 6 ? n->nin : 6, wanted = 0;
+        for (int k = 0; k < nin; k++)
+            wanted += n->in[k] && req[n->in[k]->id] && differentiable_input(n, k);
+        for (int k = 6; k < n->nin; k++)
+            if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
+                error_at(c, n->loc, "%s: a gradient for operand %d is not supported", n->op->name, k + 1);
+                ok = false;
+            }
+        if (wanted == 0)
+            continue;
+        Node *b = ir_new_node(c, op_info(c, OP_GRAD), n->loc);
+        b->fwd = n;
+        b->in[0] = dy;
+        for (int k = 0; k < nin; k++)
+            b->in[1 + k] = n->in[k];
+        b->in[7] = n->out;
+        b->nin = 8;
+        b->why = arena_printf(c->arena, "gradient of %s, in %s as its forward", n->op->name,
+                              dtype_name(n->out->type.dtype));
+        int nout = 0;
+        for (int k = 0; k < nin; k++) {
+            if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k))
+                continue;
+            /* the same value twice (x * x): one gradient per operand slot */
+            if (nout == 4) {
+                error_at(c, n->loc, "%s: more than four operands need a gradient", n->op->name);
+                ok = false;
+                break;
+            }
+            Value *gk = new_temp(c, b, n->in[k]->type);
+            b->grad_input[nout] = k;
+            if (nout == 0)
+                b->out = gk;
+            else
+                b->more_out[nout - 1] = gk;
+            nout++;
+        }
+        b->nmore = nout > 0 ? nout - 1 : 0;
+        if (nout == 0)
+            continue; /* only after an error above */
+        Type st = op_scratch_type(c, b);
+        if (st.dtype != DT_NONE)
+            b->scratch = new_temp(c, b, st);
+        for (int r = 0; r < nout; r++) {
+            Value *gk = r == 0 ? b->out : b->more_out[r - 1];
+            accumulate(c, grad, n->in[b->grad_input[r]], gk, n->loc);
+        }
+    }
+    if (!ok)
+        return false;
+
+    g->grads = vec_new(c);
+    for (int i = 0; i < g->params->len; i++) {
+        Value *p = VEC_AT(g->params, i);
+        if (p->kind == V_PARAM && dtype_is_float(p->type.dtype)) {
+            p->grad = grad[p->id];
+            if (p->grad)
+                vec_push(c, g->grads, p);
+        }
+    }
+    return ir_verify(c, "autodiff");
+}

@@ -1,0 +1,823 @@
+/* emit_grad.c: the kernel calls of autodiff's GRAD nodes.
+ *
+ * Requires: a planned graph whose GRAD nodes carry their forward node
+ * (fwd), the gradient dy of its result (in[0]), its inputs (in[1..6]) and
+ * result (in[7]), and one result per input that needs a gradient
+ * (grad_input says which).  Produces: C computing those gradients in the
+ * forward's dtype, from forward kernels where the gradient is one (a
+ * linear's gradients are two gemms and a sum, a conv's input gradient a
+ * transposed conv, a sum's an expand) and from amprt/backward.h otherwise.
+ *
+ * Shapes: a gradient has its input's shape; where the forward broadcast
+ * an operand, its gradient is summed back over the broadcast dims
+ * (sum_to), as autograd does.
+ */
+#include "emit.h"
+
+#include <string.h>
+
+/* ---- the pieces of a GRAD node ----------------------------------------------- */
+
+/* The gradient of forward input k, or NULL when it needs none. */
+static const char *grad_of(Emitter *e, Node *b, int k)
+{
+    for (int r = 0; r <= b->nmore; r++)
+        if (b->grad_input[r] == k)
+            return e->cname[(r == 0 ? b->out : b->more_out[r - 1])->id];
+    return NULL;
+}
+
+static const char *dy_of(Emitter *e, Node *b) { return e->cname[b->in[0]->id]; }
+static const char *x_of(Emitter *e, Node *b, int k) { return b->fwd->in[k] ? e->cname[b->fwd->in[k]->id] : "NULL"; }
+static const char *y_of(Emitter *e, Node *b) { return e->cname[b->fwd->out->id]; }
+static const Shape *xs_of(Node *b, int k) { return &b->fwd->in[k]->type.shape; }
+static const Shape *ys_of(Node *b) { return &b->fwd->out->type.shape; }
+
+static void copy(Emitter *e, const char *dst, const char *src, const Shape *s)
+{
+    buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", dst, src, numel_c(e, s), dst);
+}
+
+/* dst (shape `to`) = src (shape `from`, which `to` broadcasts to) summed
+ * over the broadcast dims. */
+static void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char *dst, const Shape *to)
+{
+    if (shape_equal(from, to)) {
+        if (strcmp(src, dst) != 0)
+            copy(e, dst, src, to);
+        return;
+    }
+    const char *items[MAX_DIMS];
+    int nd = from->ndim;
+    for (int i = 0; i < nd; i++) {
+        int j = to->ndim - nd + i;
+        int64_t one;
+        bool reduced = j < 0 || (poly_is_const(to->dims[j], &one) && one == 1 &&
+                                 !(poly_is_const(from->dims[i], &one) && one == 1));
+        items[i] = reduced ? "1" : "0";
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, from));
+    buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
+    buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, "sum", t), nd, src, dst);
+    close_block(e);
+}
+
+/* A buffer of the forward output's shape, in dtype t, from the scratch
+ * (grad_scratch_type reserves `count` of them). */
+static const char *scratch_buffer(Emitter *e, Node *b, DType t, int index)
+{
+    return arena_printf(e->c->arena, "((%s *)(void *)%s + %d * (%s))", dtype_c_type(t), e->cname[b->scratch->id], index,
+                        numel_c(e, ys_of(b)));
+}
+
+/* ---- which ops have a gradient, and what scratch it needs ------------------------ */
+
+static bool is_unary_with_backward(OpId id)
+{
+    switch (id) {
+    case OP_RELU: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT: case OP_RECIPROCAL: case OP_SIGMOID:
+    case OP_TANH: case OP_ACOS: case OP_ASIN: case OP_COSH: case OP_SINH: case OP_TAN: case OP_ERFINV:
+    case OP_EXPM1: case OP_LOG10: case OP_LOG2: case OP_LOG1P: case OP_GELU: case OP_SILU:
+        return true;
+    default:
+        return false;
+    }
+}
+
+const char *grad_rule_missing(Ctx *c, const Node *n)
+{
+    OpId id = n->op->id;
+    if (is_unary_with_backward(id))
+        return NULL;
+    switch (id) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG:
+    case OP_SOFTPLUS: case OP_CLAMP: case OP_POW: case OP_MAXIMUM: case OP_ATAN2: case OP_WHERE:
+    case OP_LINEAR: case OP_MATMUL: case OP_MM: case OP_BMM: case OP_ADDMM:
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
+    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
+    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
+    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
+    case OP_MAX_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL2D: case OP_AVG_POOL3D:
+    case OP_ADAPTIVE_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL3D:
+    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM: case OP_EMBEDDING:
+    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+    case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_NARROW: case OP_SLICE: case OP_CAT: case OP_STACK:
+    case OP_SUM: case OP_MEAN: case OP_SCALED_DOT_PRODUCT_ATTENTION:
+        return NULL;
+    case OP_DROPOUT:
+        if (n->src && arg_bool(c, n->src, "training", true) && arg_number(c, n->src, "p", "0.5", DT_F64) > 0)
+            return "dropout in a training step needs a random mask, which ampc does not generate yet; "
+                   "use dropout(x, p, training=false) or remove it";
+        return NULL;
+    default:
+        return arena_printf(c->arena, "op %s has no gradient yet, so this model cannot be trained "
+                                      "(its inference compiles without the train section)", n->op->name);
+    }
+}
+
+/* Whether a broadcasting binary op's gradients go through full-shape
+ * temporaries before being summed down to the operands' shapes. */
+static bool broadcasts(const Node *f)
+{
+    for (int k = 0; k < f->nin && k < 3; k++)
+        if (f->in[k] && !shape_equal(&f->in[k]->type.shape, &f->out->type.shape))
+            return true;
+    return false;
+}
+
+Type grad_scratch_type(Ctx *c, const Node *b)
+{
+    Type none = {.dtype = DT_NONE};
+    const Node *f = b->fwd;
+    if (!f)
+        return none;
+    Poly *numel = shape_numel(c, &f->out->type.shape);
+    int buffers = 0;
+    switch (f->op->id) {
+    case OP_MUL: case OP_DIV: case OP_WHERE:
+        buffers = f->nin == 2 || f->op->id == OP_WHERE ? 1 : 0;
+        if (f->op->id == OP_DIV && f->nin == 1)
+            buffers = 1; /* rdiv: -dy y / a */
+        if (f->op->id != OP_DIV && !broadcasts(f))
+            buffers = f->op->id == OP_WHERE ? 1 : 0;
+        break;
+    case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
+        buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
+        break;
+    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
+        buffers = 1; /* dx when the input needs no gradient: the kernels write it anyway */
+        break;
+    default:
+        return none;
+    }
+    if (buffers == 0)
+        return none;
+    Poly *bytes = poly_mul(c, numel, poly_const(c, (int64_t)buffers * dtype_size(f->out->type.dtype)));
+    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
+}
+
+/* ---- one emitter per kind of op ------------------------------------------------ */
+
+static void grad_seed(Emitter *e, Node *b)
+{
+    DType t = b->out->type.dtype;
+    const char *y = e->cname[b->out->id];
+    switch (t) {
+    case DT_F64: buf_printf(e->out, "    %s[0] = grad_seed;\n", y); break;
+    case DT_F32: buf_printf(e->out, "    %s[0] = (float)grad_seed;\n", y); break;
+    default: buf_printf(e->out, "    %s[0] = amp_f32_to_%s((float)grad_seed);\n", y, dtype_name(t)); break;
+    }
+}
+
+/* add, sub, mul, div (tensor or number operands), neg */
+static void grad_arith(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    OpId id = f->op->id;
+    const char *dy = dy_of(e, b);
+    const Shape *so = ys_of(b);
+    const char *n = numel_c(e, so);
+    if (id == OP_NEG) {
+        buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), n, dy, grad_of(e, b, 0));
+        return;
+    }
+    if (f->nin == 1) { /* one operand is a number */
+        const char *g = grad_of(e, b, 0);
+        bool first = f->scalar_first;
+        if (id == OP_ADD || (id == OP_SUB && !first))
+            copy(e, g, dy, so);
+        else if (id == OP_SUB)
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), n, dy, g);
+        else if (id == OP_MUL || (id == OP_DIV && !first))
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n",
+                       kernel(e, id == OP_MUL ? "mul_scalar" : "div_scalar", t), n, dy, scalar_c(e, f), g);
+        else { /* s / a: -dy * y / a */
+            const char *tmp = scratch_buffer(e, b, t, 0);
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul", t), n, dy, y_of(e, b), tmp);
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "div", t), n, tmp, x_of(e, b, 0), tmp);
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), n, tmp, g);
+        }
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        const char *g = grad_of(e, b, k);
+        if (!g)
+            continue;
+        const Shape *sk = xs_of(b, k);
+        if (id == OP_ADD || id == OP_SUB) {
+            sum_to(e, t, dy, so, g, sk);
+            if (id == OP_SUB && k == 1)
+                buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), numel_c(e, sk), g, g);
+            continue;
+        }
+        /* the product with the other operand (mul), or the quotient rule (div) */
+        const char *full = shape_equal(sk, so) ? g : scratch_buffer(e, b, t, 0);
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        const char *ys[MAX_DIMS];
+        contiguous_strides(e, so, ys);
+        buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, so->ndim));
+        if (id == OP_MUL) {
+            buf_printf(e->out, "        const int64_t other_stride[] = %s;\n", bcast_array(e, xs_of(b, 1 - k), so));
+            buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, other_stride, %s);\n",
+                       kernel(e, "mul_bcast", t), so->ndim, dy, x_of(e, b, 1 - k), full);
+        } else if (k == 0) { /* d(a / b)/da = 1 / b */
+            buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, xs_of(b, 1), so));
+            buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, b_stride, %s);\n",
+                       kernel(e, "div_bcast", t), so->ndim, dy, x_of(e, b, 1), full);
+        } else { /* d(a / b)/db = -y / b */
+            const char *tmp = scratch_buffer(e, b, t, 0);
+            buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, xs_of(b, 1), so));
+            buf_printf(e->out, "        %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul", t), n, dy, y_of(e, b), tmp);
+            buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, b_stride, %s);\n",
+                       kernel(e, "div_bcast", t), so->ndim, tmp, x_of(e, b, 1), tmp);
+            buf_printf(e->out, "        %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), n, tmp, tmp);
+            full = tmp;
+        }
+        close_block(e);
+        sum_to(e, t, full, so, g, sk);
+    }
+}
+
+static void grad_unary(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const char *n = numel_c(e, ys_of(b));
+    OpId id = f->op->id;
+    if (id == OP_SOFTPLUS || id == OP_CLAMP || (id == OP_POW && !f->in[1])) {
+        double p0, p1;
+        const char *name = unary_params(e, f, &p0, &p1);
+        buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s);\n",
+                   kernel(e, arena_printf(e->c->arena, "%s_backward", name), t), n, x_of(e, b, 0), y_of(e, b),
+                   dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, 0));
+        return;
+    }
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n",
+               kernel(e, arena_printf(e->c->arena, "%s_backward", unary_kernel_name(e->c, f)), t), n, x_of(e, b, 0),
+               y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
+}
+
+/* maximum, atan2, pow of two tensors: both gradients over the output
+ * shape, then summed down to each operand's. */
+static void grad_binary_kernel(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *so = ys_of(b);
+    const char *da = scratch_buffer(e, b, t, 0), *db = scratch_buffer(e, b, t, 1);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, xs_of(b, 0), so));
+    buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, xs_of(b, 1), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s, %s, %s);\n",
+               kernel(e, arena_printf(e->c->arena, "%s_backward", f->op->name), t), so->ndim, x_of(e, b, 0),
+               x_of(e, b, 1), dy_of(e, b), da, db);
+    close_block(e);
+    for (int k = 0; k < 2; k++)
+        if (grad_of(e, b, k))
+            sum_to(e, t, k ? db : da, so, grad_of(e, b, k), xs_of(b, k));
+}
+
+/* where(cond, a, b): dy where the condition picked the operand, else 0. */
+static void grad_where(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *so = ys_of(b);
+    const char *tmp = scratch_buffer(e, b, t, 0);
+    for (int k = 1; k <= 2; k++) {
+        const char *g = grad_of(e, b, k);
+        if (!g)
+            continue;
+        open_block(e);
+        buf_printf(e->out, "        static const %s zero[1] = {%s};\n", dtype_c_type(t),
+                   t == DT_BF16 || t == DT_F16 ? "{0}" : "0");
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        buf_printf(e->out, "        const int64_t cond_stride[] = %s;\n", bcast_array(e, xs_of(b, 0), so));
+        const char *ys[MAX_DIMS], *zs[MAX_DIMS];
+        contiguous_strides(e, so, ys);
+        for (int i = 0; i < so->ndim; i++)
+            zs[i] = "0";
+        buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, so->ndim));
+        buf_printf(e->out, "        const int64_t zero_stride[] = %s;\n", c_array(e, zs, so->ndim));
+        buf_printf(e->out, "        %s(%d, shape, %s, cond_stride, %s, %s, %s, %s, %s);\n", kernel(e, "where", t),
+                   so->ndim, x_of(e, b, 0), k == 1 ? dy_of(e, b) : "zero", k == 1 ? "dy_stride" : "zero_stride",
+                   k == 1 ? "zero" : dy_of(e, b), k == 1 ? "zero_stride" : "dy_stride", tmp);
+        close_block(e);
+        sum_to(e, t, tmp, so, g, xs_of(b, k));
+    }
+}
+
+/* A gemm call from C text: y = op(A) op(B), strides in elements. */
+static void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, const char *K, const char *A,
+                 const char *a0, const char *a1, const char *a2, const char *B, const char *b0, const char *b1,
+                 const char *b2, bool sum_batch, const char *y)
+{
+    Gemm g = {.batch = batch, .M = M, .N = N, .K = K, .A = A, .B = B, .alpha = 1, .beta = 0, .sum_batch = sum_batch};
+    g.a[0] = a0, g.a[1] = a1, g.a[2] = a2;
+    g.b[0] = b0, g.b[1] = b1, g.b[2] = b2;
+    emit_gemm_call(e, t, &g, y);
+}
+
+static const char *mul_c(Emitter *e, const char *a, const char *b)
+{
+    return arena_printf(e->c->arena, "(%s) * (%s)", a, b);
+}
+
+/* linear: y [M, N] = x [M, K] w^T + b. */
+static void grad_linear(Emitter *e, Node *b)
+{
+    DType t = b->fwd->out->type.dtype;
+    const Shape *sx = xs_of(b, 0), *sw = xs_of(b, 1);
+    const char *M = dims_product(e, sx, 0, sx->ndim - 1), *N = poly_c(e, sw->dims[0]), *K = poly_c(e, sw->dims[1]);
+    const char *dy = dy_of(e, b);
+    if (grad_of(e, b, 0)) /* dx [M, K] = dy [M, N] w [N, K] */
+        gemm(e, t, "1", M, K, N, dy, "0", N, "1", x_of(e, b, 1), "0", K, "1", false, grad_of(e, b, 0));
+    if (grad_of(e, b, 1)) /* dw [N, K] = dy^T [N, M] x [M, K] */
+        gemm(e, t, "1", N, K, M, dy, "0", "1", N, x_of(e, b, 0), "0", K, "1", false, grad_of(e, b, 1));
+    if (grad_of(e, b, 2)) { /* db [N] = the rows of dy summed */
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = {%s, %s};\n        const uint8_t reduce[] = {1, 0};\n", M, N);
+        buf_printf(e->out, "        %s(2, shape, reduce, %s, %s);\n", kernel(e, "sum", t), dy, grad_of(e, b, 2));
+        close_block(e);
+    }
+}
+
+/* matmul, mm, bmm, addmm: y [batch, M, N] = a [batch?, M, K] b [batch?, K, N]. */
+static void grad_matmul(Emitter *e, Node *bn)
+{
+    Node *f = bn->fwd;
+    DType t = f->out->type.dtype;
+    int ka = f->op->id == OP_ADDMM ? 1 : 0, kb = ka + 1;
+    const Shape *sa = xs_of(bn, ka), *sb = xs_of(bn, kb), *so = ys_of(bn);
+    if (sa->ndim > 3 || sb->ndim > 3 || (sa->ndim == 3 && sb->ndim == 3 && !shape_equal(sa, sb) &&
+                                         !poly_equal(sa->dims[0], sb->dims[0]))) {
+        unsupported(e, f, "the gradient of a matmul with more than one batch dim or broadcast batches is not supported yet");
+        return;
+    }
+    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
+    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
+    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
+    bool abatch = sa->ndim == 3, bbatch = sb->ndim == 3;
+    const char *batch = abatch ? poly_c(e, sa->dims[0]) : bbatch ? poly_c(e, sb->dims[0]) : "1";
+    const char *as = abatch ? mul_c(e, M, K) : "0", *bs = bbatch ? mul_c(e, K, N) : "0";
+    const char *ys = abatch || bbatch ? mul_c(e, M, N) : "0";
+    const char *dy = dy_of(e, bn);
+    /* da [M, K] = dy [M, N] b^T: b^T[n][k] = b[k N + n]; summed over the batch if a is shared */
+    if (grad_of(e, bn, ka))
+        gemm(e, t, batch, M, K, N, dy, ys, N, "1", x_of(e, bn, kb), bs, "1", N, !abatch && bbatch, grad_of(e, bn, ka));
+    /* db [K, N] = a^T dy: a^T[k][m] = a[m K + k] */
+    if (grad_of(e, bn, kb))
+        gemm(e, t, batch, K, N, M, x_of(e, bn, ka), as, "1", K, dy, ys, N, "1", !bbatch && abatch, grad_of(e, bn, kb));
+    if (f->op->id == OP_ADDMM && grad_of(e, bn, 0)) {
+        double beta = arg_number(e->c, f->src, "beta", "1", compute_dtype(t));
+        sum_to(e, t, dy, so, grad_of(e, bn, 0), xs_of(bn, 0));
+        if (beta != 1)
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %sf, %s);\n", kernel(e, "mul_scalar", t),
+                       numel_c(e, xs_of(bn, 0)), grad_of(e, bn, 0), double_c(e, beta), grad_of(e, bn, 0));
+    }
+    if (f->op->id == OP_ADDMM && arg_number(e->c, f->src, "alpha", "1", DT_F64) != 1)
+        unsupported(e, f, "the gradient of addmm with alpha != 1 is not supported yet");
+}
+
+static void grad_softmax(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *s = xs_of(b, 0);
+    int64_t d = f->dim;
+    const char *outer, *len, *inner;
+    axis_split(e, s, d, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s);\n",
+               kernel(e, f->op->id == OP_SOFTMAX ? "softmax_backward" : "log_softmax_backward", f->out->type.dtype),
+               outer, len, inner, y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
+}
+
+static void grad_class_loss(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const char *N, *C, *inner;
+    class_split(e, xs_of(b, 0), &N, &C, &inner);
+    int64_t ignore = f->op->id == OP_NLL_LOSS ? f->ignore_index : arg_int(e->c, f->src, "ignore_index", -100);
+    int reduction = f->op->id == OP_NLL_LOSS ? f->reduction : f->src->reduction;
+    if (f->op->id == OP_CROSS_ENTROPY) {
+        double smoothing = arg_number(e->c, f->src, "label_smoothing", "0.0", DT_F64);
+        bool probs = f->in[1]->type.dtype != DT_I64;
+        if (probs)
+            buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
+                       kernel(e, "cross_entropy_prob_backward", t), N, C, inner, x_of(e, b, 0), x_of(e, b, 1),
+                       x_of(e, b, 2), double_c(e, smoothing), reduction_enum[reduction], dy_of(e, b), grad_of(e, b, 0));
+        else
+            buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
+                       kernel(e, "cross_entropy_backward", t), N, C, inner, x_of(e, b, 0), x_of(e, b, 1),
+                       x_of(e, b, 2), i64_c(e, ignore), double_c(e, smoothing), reduction_enum[reduction],
+                       dy_of(e, b), grad_of(e, b, 0));
+        return;
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "nll_loss_backward", t), N, C, inner,
+               x_of(e, b, 1), x_of(e, b, 2), i64_c(e, ignore), reduction_enum[reduction], dy_of(e, b),
+               grad_of(e, b, 0));
+}
+
+static void grad_pointwise_loss(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    double p[3];
+    int kw;
+    if (!loss_params(e, f, p, &kw))
+        return;
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
+               kernel(e, arena_printf(e->c->arena, "%s_backward", f->op->name), f->out->type.dtype),
+               numel_c(e, xs_of(b, 0)), x_of(e, b, 0), x_of(e, b, 1), kw >= 0 && f->in[kw] ? x_of(e, b, kw) : "NULL",
+               double_c(e, p[0]), double_c(e, p[1]), double_c(e, p[2]), reduction_enum[f->src->reduction], dy_of(e, b),
+               grad_of(e, b, 0));
+}
+
+static void grad_conv(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    int ns = spatial_dims_of(f->op->id);
+    if (!emit_conv_desc(e, f))
+        return;
+    if (grad_of(e, b, 0)) {
+        /* dx: the transposed convolution of dy, with in and out swapped */
+        buf_puts(e->out, "        amp_conv_desc dt = d;\n");
+        buf_puts(e->out, "        dt.in_channels = d.out_channels;\n        dt.out_channels = d.in_channels;\n");
+        for (int i = 0; i < ns; i++)
+            buf_printf(e->out, "        dt.in_size[%d] = d.out_size[%d];\n        dt.out_size[%d] = d.in_size[%d];\n", i,
+                       i, i, i);
+        buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, "conv_transpose", t), dy_of(e, b),
+                   x_of(e, b, 1), grad_of(e, b, 0));
+    }
+    if (grad_of(e, b, 1))
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "conv_backward_weight", t), x_of(e, b, 0),
+                   dy_of(e, b), grad_of(e, b, 1));
+    close_block(e);
+    if (grad_of(e, b, 2)) { /* db: dy summed over the batch and the positions */
+        const Shape *so = ys_of(b);
+        const char *items[MAX_DIMS];
+        for (int i = 0; i < so->ndim; i++)
+            items[i] = i == so->ndim - ns - 1 ? "0" : "1";
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, so->ndim));
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, "sum", t), so->ndim, dy_of(e, b),
+                   grad_of(e, b, 2));
+        close_block(e);
+    }
+}
+
+static void grad_pool(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    OpId id = f->op->id;
+    int ns = spatial_dims_of(id);
+    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, xs_of(b, 0), ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, ys_of(b), ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s);\n", kernel(e, "adaptive_avg_pool_backward", t),
+                   ns, planes_of(e, xs_of(b, 0), ns), dy_of(e, b), grad_of(e, b, 0));
+        close_block(e);
+        return;
+    }
+    emit_pool_desc(e, f);
+    if (id == OP_MAX_POOL2D || id == OP_MAX_POOL3D)
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "max_pool_backward", t), x_of(e, b, 0), dy_of(e, b),
+                   grad_of(e, b, 0));
+    else
+        buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "avg_pool_backward", t), dy_of(e, b), grad_of(e, b, 0));
+    close_block(e);
+}
+
+static const char *param_dtype_of(Node *f, int first, int last)
+{
+    for (int k = first; k <= last; k++)
+        if (f->in[k])
+            return dtype_amp_enum(f->in[k]->type.dtype);
+    return dtype_amp_enum(f->out->type.dtype);
+}
+
+static void grad_norm(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *s = xs_of(b, 0);
+    int nd = s->ndim;
+    double eps = arg_number(e->c, f->src, "eps", "1e-05", DT_F64);
+    const char *dx = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_buffer(e, b, t, 0);
+    const char *g = grad_of(e, b, f->op->id == OP_BATCH_NORM ? 3 : 2);
+    const char *gb = grad_of(e, b, f->op->id == OP_BATCH_NORM ? 4 : 3);
+    switch (f->op->id) {
+    case OP_LAYER_NORM:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "layer_norm_backward", t),
+                   dims_product(e, s, 0, nd - 1), poly_c(e, s->dims[nd - 1]), x_of(e, b, 0), param_dtype_of(f, 2, 3),
+                   x_of(e, b, 2), double_c(e, eps), dy_of(e, b), dx, g ? g : "NULL", gb ? gb : "NULL");
+        break;
+    case OP_GROUP_NORM:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "group_norm_backward", t),
+                   poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd),
+                   i64_c(e, arg_int(e->c, f->src, "num_groups", 1)), x_of(e, b, 0), param_dtype_of(f, 2, 3),
+                   x_of(e, b, 2), double_c(e, eps), dy_of(e, b), dx, g ? g : "NULL", gb ? gb : "NULL");
+        break;
+    default: /* batch_norm */
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %s, %s, %s);\n",
+                   kernel(e, "batch_norm_backward", t), poly_c(e, s->dims[0]), poly_c(e, s->dims[1]),
+                   dims_product(e, s, 2, nd), x_of(e, b, 0), param_dtype_of(f, 1, 4), x_of(e, b, 1), x_of(e, b, 2),
+                   x_of(e, b, 3), arg_bool(e->c, f->src, "training", false), double_c(e, eps), dy_of(e, b), dx,
+                   g ? g : "NULL", gb ? gb : "NULL");
+        break;
+    }
+}
+
+static void grad_embedding(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *sw = xs_of(b, 1);
+    int64_t padding_idx = -1;
+    Expr *pe = arg_named(f->src, "padding_idx");
+    if (pe && pe->kind != E_NAME) {
+        padding_idx = arg_int(e->c, f->src, "padding_idx", -1);
+        int64_t rows;
+        if (padding_idx < 0 && poly_is_const(sw->dims[0], &rows))
+            padding_idx += rows;
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "embedding_backward", f->out->type.dtype),
+               numel_c(e, xs_of(b, 0)), poly_c(e, sw->dims[0]), poly_c(e, sw->dims[1]), x_of(e, b, 0),
+               i64_c(e, padding_idx), dy_of(e, b), grad_of(e, b, 1));
+}
+
+/* The element strides of dy, read as a tensor of x's dims, for permute and
+ * transpose: dx[..i_d..] = dy[..i_perm[j]..]. */
+static void grad_permute(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *sx = xs_of(b, 0), *so = ys_of(b);
+    int nd = sx->ndim;
+    int perm[MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        perm[i] = i;
+    if (f->op->id == OP_TRANSPOSE) {
+        int64_t a = arg_int(e->c, f->src, "dim0", 0), c = arg_int(e->c, f->src, "dim1", 0);
+        if (nd) {
+            a = a < 0 ? a + nd : a;
+            c = c < 0 ? c + nd : c;
+            perm[a] = (int)c;
+            perm[c] = (int)a;
+        }
+    } else {
+        int64_t dims[MAX_DIMS * 2];
+        int k = arg_int_list(e->c, f->src, "dims", dims);
+        for (int i = 0; i < k && i < nd; i++)
+            perm[i] = (int)(dims[i] < 0 ? dims[i] + nd : dims[i]);
+    }
+    const char *ys[MAX_DIMS], *rd[MAX_DIMS], *xs[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    for (int j = 0; j < nd; j++)
+        rd[perm[j]] = ys[j];
+    contiguous_strides(e, sx, xs);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, rd, nd));
+    buf_printf(e->out, "        const int64_t dx_stride[] = %s;\n", c_array(e, xs, nd));
+    buf_printf(e->out, "        amp_copy_strided(sizeof *%s, %d, shape, %s, dy_stride, %s, dx_stride);\n",
+               grad_of(e, b, 0), nd, dy_of(e, b), grad_of(e, b, 0));
+    close_block(e);
+}
+
+static void zero_fill(Emitter *e, DType t, const char *dst, const Shape *s)
+{
+    buf_printf(e->out, "    %s((size_t)(%s), 0.0, %s);\n", kernel(e, "fill", t), numel_c(e, s), dst);
+}
+
+/* narrow, slice: dx is zero but for the slice, which is dy. */
+static void grad_slice(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *sx = xs_of(b, 0), *so = ys_of(b);
+    const char *g = grad_of(e, b, 0);
+    zero_fill(e, t, g, sx);
+    const char *xs[MAX_DIMS], *ys[MAX_DIMS];
+    contiguous_strides(e, sx, xs);
+    contiguous_strides(e, so, ys);
+    int d = (int)f->src->dim;
+    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, f->src->start), xs[d]);
+    if (f->src->step != 1)
+        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, f->src->step), xs[d]);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, so->ndim));
+    buf_printf(e->out, "        const int64_t dx_stride[] = %s;\n", c_array(e, xs, so->ndim));
+    buf_printf(e->out, "        amp_copy_strided(sizeof *%s, %d, shape, %s, dy_stride, %s + %s, dx_stride);\n", g,
+               so->ndim, dy_of(e, b), g, offset);
+    close_block(e);
+}
+
+/* cat, stack: each input's gradient is its part of dy. */
+static void grad_cat(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *so = ys_of(b);
+    bool stack = f->op->id == OP_STACK;
+    int nd = so->ndim;
+    int64_t dim = arg_int(e->c, f->src, "dim", 0);
+    if (dim < 0)
+        dim += nd;
+    const char *ys[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    Poly *offset = poly_const(e->c, 0);
+    for (int k = 0; k < f->nin && k < 6; k++) {
+        if (!f->in[k])
+            continue;
+        Shape part = *so;
+        part.dims[dim] = stack ? poly_const(e->c, 1) : xs_of(b, k)->dims[dim];
+        const char *g = grad_of(e, b, k);
+        if (g) {
+            const char *xs[MAX_DIMS];
+            contiguous_strides(e, &part, xs);
+            open_block(e);
+            buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, &part));
+            buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, nd));
+            buf_printf(e->out, "        const int64_t dx_stride[] = %s;\n", c_array(e, xs, nd));
+            buf_printf(e->out, "        amp_copy_strided(sizeof *%s, %d, shape, %s + (%s) * (%s), dy_stride, %s, dx_stride);\n",
+                       g, nd, dy_of(e, b), poly_c(e, offset), ys[dim], g);
+            close_block(e);
+        }
+        offset = poly_add(e->c, offset, part.dims[dim]);
+    }
+}
+
+/* sum and mean: dy spread back over the reduced dims (and divided by
+ * their size for mean). */
+static void grad_reduce(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *sx = xs_of(b, 0);
+    int nd = sx->ndim;
+    int64_t dim = f->src->dim;
+    const char *xs[MAX_DIMS], *st[MAX_DIMS];
+    contiguous_strides(e, sx, xs);
+    /* dy's layout: x's dims without the reduced ones */
+    Shape kept = {0};
+    for (int i = 0; i < nd; i++)
+        if (!(dim < 0 || dim == i))
+            kept.dims[kept.ndim++] = sx->dims[i];
+    const char *ks[MAX_DIMS];
+    contiguous_strides(e, &kept, ks);
+    Shape reduced = {0};
+    for (int i = 0, j = 0; i < nd; i++) {
+        if (dim < 0 || dim == i) {
+            st[i] = "0";
+            reduced.dims[reduced.ndim++] = sx->dims[i];
+        } else {
+            st[i] = ks[j++];
+        }
+    }
+    const char *g = grad_of(e, b, 0);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, st, nd));
+    buf_printf(e->out, "        const int64_t dx_stride[] = %s;\n", c_array(e, xs, nd));
+    buf_printf(e->out, "        amp_copy_strided(sizeof *%s, %d, shape, %s, dy_stride, %s, dx_stride);\n", g, nd,
+               dy_of(e, b), g);
+    close_block(e);
+    if (f->op->id == OP_MEAN)
+        buf_printf(e->out, "    %s((size_t)(%s), %s, (float)(1.0 / (double)(%s)), %s);\n", kernel(e, "mul_scalar", t),
+                   numel_c(e, sx), g, numel_c(e, &reduced), g);
+}
+
+static void grad_sdpa(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    if (f->in[3]) {
+        unsupported(e, f, "the gradient of scaled_dot_product_attention with an attn_mask is not supported yet");
+        return;
+    }
+    const Shape *sq = xs_of(b, 0), *sk = xs_of(b, 1), *sv = xs_of(b, 2);
+    int nq = sq->ndim;
+    if (!shape_equal(sq, sk) || sv->ndim != nq) {
+        unsupported(e, f, "the gradient of attention with differently batched q, k, v is not supported yet");
+        return;
+    }
+    const char *M = dims_product(e, sq, nq - 2, nq);
+    open_block(e);
+    buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
+    buf_printf(e->out, "        d.batch = %s;\n        d.L = %s;\n        d.S = %s;\n        d.E = %s;\n        d.Ev = %s;\n",
+               dims_product(e, sq, 0, nq - 2), poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[nq - 2]),
+               poly_c(e, sq->dims[nq - 1]), poly_c(e, sv->dims[nq - 1]));
+    buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n        d.v_batch_stride = %s;\n", M, M,
+               dims_product(e, sv, nq - 2, nq));
+    Expr *se = arg_named(f->src, "scale");
+    if (se && se->kind != E_NAME)
+        buf_printf(e->out, "        d.scale = %s;\n", double_c(e, arg_number(e->c, f->src, "scale", "1", DT_F64)));
+    else
+        buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
+    buf_printf(e->out, "        d.is_causal = %d;\n", arg_bool(e->c, f->src, "is_causal", false));
+    /* the kernel writes all three; those not needed go to scratch */
+    const char *dq = grad_of(e, b, 0), *dk = grad_of(e, b, 1), *dv = grad_of(e, b, 2);
+    if (!dq || !dk || !dv) {
+        unsupported(e, f, "the gradient of attention needs all of q, k and v to need gradients");
+        close_block(e);
+        return;
+    }
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, NULL, NULL, %s, %s, %s, %s);\n", kernel(e, "sdpa_backward", t),
+               x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2), dy_of(e, b), dq, dk, dv);
+    close_block(e);
+}
+
+void emit_grad(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    if (!f) {
+        grad_seed(e, b);
+        return;
+    }
+    OpId id = f->op->id;
+    if (is_unary_with_backward(id)) {
+        grad_unary(e, b);
+        return;
+    }
+    switch (id) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG:
+        grad_arith(e, b);
+        return;
+    case OP_SOFTPLUS: case OP_CLAMP:
+        grad_unary(e, b);
+        return;
+    case OP_POW:
+        if (f->in[1])
+            grad_binary_kernel(e, b);
+        else
+            grad_unary(e, b);
+        return;
+    case OP_MAXIMUM: case OP_ATAN2:
+        grad_binary_kernel(e, b);
+        return;
+    case OP_WHERE:
+        grad_where(e, b);
+        return;
+    case OP_LINEAR:
+        grad_linear(e, b);
+        return;
+    case OP_MATMUL: case OP_MM: case OP_BMM: case OP_ADDMM:
+        grad_matmul(e, b);
+        return;
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+        grad_softmax(e, b);
+        return;
+    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
+        grad_class_loss(e, b);
+        return;
+    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
+    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
+    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
+        grad_pointwise_loss(e, b);
+        return;
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
+        grad_conv(e, b);
+        return;
+    case OP_MAX_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL2D: case OP_AVG_POOL3D:
+    case OP_ADAPTIVE_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL3D:
+        grad_pool(e, b);
+        return;
+    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
+        grad_norm(e, b);
+        return;
+    case OP_EMBEDDING:
+        grad_embedding(e, b);
+        return;
+    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_DROPOUT:
+        copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
+        return;
+    case OP_PERMUTE: case OP_TRANSPOSE:
+        grad_permute(e, b);
+        return;
+    case OP_EXPAND:
+        sum_to(e, f->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 0), xs_of(b, 0));
+        return;
+    case OP_NARROW: case OP_SLICE:
+        grad_slice(e, b);
+        return;
+    case OP_CAT: case OP_STACK:
+        grad_cat(e, b);
+        return;
+    case OP_SUM: case OP_MEAN:
+        grad_reduce(e, b);
+        return;
+    case OP_SCALED_DOT_PRODUCT_ATTENTION:
+        grad_sdpa(e, b);
+        return;
+    default:
+        unsupported(e, f, "has no gradient yet");
+        return;
+    }
+}

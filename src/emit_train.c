@@ -1,0 +1,366 @@
+/* emit_train.c: the training step, for a model with a train section.
+ *
+ * Requires: the training graph (forward, the scaled-loss seed, backward;
+ * autodiff.c) planned in its own arena, and c->train.  Produces, beside
+ * the inference API: <prefix>_train_state (parameters, gradients,
+ * optimizer and scaler state), <prefix>_train_init, _train_params,
+ * _train_step, _save and _load (docs/training.md).
+ *
+ * The step: forward and backward (the graph), then in plain C around
+ * libamprt calls: add this micro-batch's gradients to the state's; at the
+ * accumulation boundary unscale them in one pass that also detects inf and
+ * NaN, clip by the global norm, run the optimizer with found_inf passed in
+ * (the update is skipped element-wise: sync-free, as torch_xla's
+ * optimizers), update the scaler, and zero the gradients.
+ */
+#include "emit.h"
+
+#include <string.h>
+
+static bool trainable(const Value *p) { return p->kind == V_PARAM && p->grad; }
+
+/* The optimizer's state buffers, named as torch.optim's state_dict. */
+static int optimizer_slots(const TrainConfig *t, const char **names)
+{
+    int n = 0;
+    if (t->optimizer == OPTIMIZER_SGD) {
+        if (t->momentum != 0)
+            names[n++] = "momentum_buffer";
+    } else {
+        names[n++] = "exp_avg";
+        names[n++] = "exp_avg_sq";
+        if (t->amsgrad)
+            names[n++] = "max_exp_avg_sq";
+    }
+    return n;
+}
+
+static const char *numel_of(Emitter *e, const Value *v) { return numel_c(e, &v->type.shape); }
+
+void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const TrainConfig *t = c->train;
+    const char *p = e->prefix, *P = e->PREFIX;
+    const char *slots[3];
+    int nslots = optimizer_slots(t, slots);
+    (void)fwd;
+
+    buf_puts(h, "/* ---- training (docs/training.md) ---- */\n\n");
+    buf_puts(h, "/* Everything a training run carries from step to step. The pointers\n"
+                " * point into the storage given to <prefix>_train_init. */\n");
+    buf_printf(h, "typedef struct %s_train_state {\n", p);
+    buf_puts(h, "    /* parameters and buffers, mutable, named as in the params struct */\n");
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        buf_printf(h, "    %s *%s; /* %s: %s */\n", dtype_c_type(v->type.dtype), e->cname[v->id], v->name,
+                   type_comment(e, &v->type));
+    }
+    const char *groups[4] = {"grad"};
+    for (int k = 0; k < nslots; k++)
+        groups[1 + k] = slots[k];
+    for (int k = 0; k < 1 + nslots; k++) {
+        buf_printf(h, "    struct { /* %s */\n", k == 0 ? "gradients summed over the micro-batches since the last update"
+                                                       : "the optimizer's state (torch.optim's name)");
+        for (int i = 0; i < g->params->len; i++) {
+            Value *v = VEC_AT(g->params, i);
+            if (trainable(v))
+                buf_printf(h, "        %s *%s;\n", dtype_c_type(v->type.dtype), e->cname[v->id]);
+        }
+        buf_printf(h, "    } %s;\n", groups[k]);
+    }
+    buf_puts(h, "    double lr;                 /* the learning rate; the caller may change it between steps */\n"
+                "    float scale;               /* the loss scale (1 without a scaler) */\n"
+                "    int32_t growth_tracker;    /* good updates since the scale last changed */\n"
+                "    int32_t last_step_skipped; /* whether the last update was skipped (inf/NaN gradients) */\n"
+                "    int64_t step;              /* optimizer updates made (skipped ones not counted) */\n"
+                "    int64_t skipped_steps;     /* updates skipped for inf/NaN gradients */\n"
+                "    int64_t micro_step;        /* micro-batches accumulated since the last update */\n");
+    buf_printf(h, "} %s_train_state;\n\n", p);
+
+    int64_t bytes = 0;
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        bytes += const_bytes_padded(e, v) * (trainable(v) ? 2 + nslots : 1);
+    }
+    buf_printf(h, "/* Bytes of storage the state points into. */\n#define %s_STATE_BYTES ((size_t)%lld)\n", P,
+               (long long)bytes);
+    /* the training arena, from the training graph's plan */
+    if (c->nsyms)
+        buf_printf(h, "#define %s_TRAIN_ARENA_BYTES(%s) ((size_t)(%s))\n", P, e->dim_params,
+                   arena_expr(e, e->macro_names));
+    else
+        buf_printf(h, "#define %s_TRAIN_ARENA_BYTES ((size_t)(%s))\n", P, arena_expr(e, c->sym_names));
+    buf_printf(h, "size_t %s_train_arena_bytes(const %s_dims *dims);\n\n", p, p);
+    buf_puts(h, "/* Lays the state out in `storage` (at least <PREFIX>_STATE_BYTES bytes,\n"
+                " * aligned as malloc's), copies the parameters and buffers from `initial`,\n"
+                " * zeroes gradients and optimizer state, and sets the learning rate and\n"
+                " * the loss scale to the train section's values. */\n");
+    buf_printf(h, "int %s_train_init(%s_train_state *s, void *storage, size_t storage_bytes, const %s_params *initial);\n", p,
+               p, p);
+    buf_puts(h, "/* The current parameters, for <prefix>_forward. */\n");
+    buf_printf(h, "void %s_train_params(const %s_train_state *s, %s_params *params);\n", p, p, p);
+    buf_puts(h, "/* The two halves of a step: forward, loss and backward, adding this\n"
+                " * micro-batch's gradients (of the scaled loss) into s->grad; and the\n"
+                " * update: unscale with the inf/NaN check, clip, the optimizer, the\n"
+                " * scaler, zero the gradients.  Between them a caller may combine the\n"
+                " * gradients of several processes (data parallelism). */\n");
+    buf_printf(h, "int %s_backward(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p) - 3, "", p);
+    buf_printf(h, "int %s_update(%s_train_state *s);\n", p, p);
+    buf_puts(h, "/* One micro-batch: forward, loss, backward into the summed gradients;\n"
+                " * on the last micro-batch of an update also unscale, check for inf/NaN,\n"
+                " * clip, step the optimizer (skipped element-wise on inf/NaN) and update\n"
+                " * the loss scale.  Writes the outputs as <prefix>_forward does. */\n");
+    buf_printf(h, "int %s_train_step(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p), "", p);
+    buf_puts(h, "/* A checkpoint: parameters, buffers, gradients, optimizer and scaler state,\n"
+                " * as one safetensors file written atomically (temporary file, fsync,\n"
+                " * rename).  _load restores a state _train_init set up, checking every\n"
+                " * tensor's name, dtype and shape. */\n");
+    buf_printf(h, "int %s_save(const %s_train_state *s, const char *path);\n", p, p);
+    buf_printf(h, "int %s_load(%s_train_state *s, const char *path);\n\n", p, p);
+}
+
+/* The entries of a checkpoint, as C initialising `entries[]`; returns the count. */
+static int checkpoint_entries(Emitter *e, Buf *o, bool load)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const char *slots[3];
+    int nslots = optimizer_slots(c->train, slots);
+    int n = 0;
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        for (int k = -1; k < (trainable(v) ? 1 + nslots : 0); k++) {
+            const char *key = k < 0 ? v->name
+                              : k == 0 ? arena_printf(c->arena, "grad.%s", v->name)
+                                       : arena_printf(c->arena, "optimizer.%s.%s", v->name, slots[k - 1]);
+            const char *ptr = k < 0 ? arena_printf(c->arena, "s->%s", e->cname[v->id])
+                                    : arena_printf(c->arena, "s->%s.%s", k == 0 ? "grad" : slots[k - 1], e->cname[v->id]);
+            buf_printf(o, "    entries[%d].name = \"%s\";\n    entries[%d].dtype = %s;\n    entries[%d].ndim = %d;\n", n,
+                       key, n, dtype_amp_enum(v->type.dtype), n, v->type.shape.ndim);
+            for (int d = 0; d < v->type.shape.ndim; d++)
+                buf_printf(o, "    entries[%d].shape[%d] = %s;\n", n, d, poly_c(e, v->type.shape.dims[d]));
+            buf_printf(o, "    entries[%d].data = %s;\n", n, ptr);
+            n++;
+        }
+    }
+    static const struct { const char *key, *field, *dtype; } scalars[] = {
+        {"optimizer.lr", "lr", "AMP_F64"},
+        {"optimizer.step", "step", "AMP_I64"},
+        {"scaler.scale", "scale", "AMP_F32"},
+        {"scaler.growth_tracker", "growth_tracker", "AMP_I32"},
+        {"train.last_step_skipped", "last_step_skipped", "AMP_I32"},
+        {"train.skipped_steps", "skipped_steps", "AMP_I64"},
+        {"train.micro_step", "micro_step", "AMP_I64"},
+    };
+    for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++, n++)
+        buf_printf(o, "    entries[%d].name = \"%s\";\n    entries[%d].dtype = %s;\n    entries[%d].ndim = 0;\n"
+                      "    entries[%d].data = %s&s->%s;\n", n, scalars[k].key, n, scalars[k].dtype, n, n,
+                   load ? "(void *)" : "", scalars[k].field);
+    return n;
+}
+
+static void emit_init(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const TrainConfig *t = c->train;
+    const char *p = e->prefix, *P = e->PREFIX;
+    const char *slots[3];
+    int nslots = optimizer_slots(t, slots);
+    buf_printf(o, "int %s_train_init(%s_train_state *s, void *storage, size_t storage_bytes, const %s_params *initial)\n{\n",
+               p, p, p);
+    buf_puts(o, "    unsigned char *at = storage;\n");
+    buf_puts(o, "    if (!s || !storage || !initial)\n        return AMP_ERR_NULL_ARG;\n");
+    buf_printf(o, "    if (storage_bytes < %s_STATE_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P);
+    buf_puts(o, "    memset(s, 0, sizeof *s);\n");
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        const char *ct = dtype_c_type(v->type.dtype), *name = e->cname[v->id];
+        long long pad = (long long)const_bytes_padded(e, v);
+        buf_printf(o, "    if (!initial->%s)\n        return AMP_ERR_NULL_ARG;\n", name);
+        buf_printf(o, "    s->%s = (%s *)(void *)at;\n    memcpy(at, initial->%s, (size_t)(%s) * sizeof(%s));\n"
+                      "    at += %lld;\n", name, ct, name, numel_of(e, v), ct, pad);
+        for (int k = 0; trainable(v) && k < 1 + nslots; k++) {
+            buf_printf(o, "    s->%s.%s = (%s *)(void *)at;\n    memset(at, 0, %lld);\n    at += %lld;\n",
+                       k == 0 ? "grad" : slots[k - 1], name, ct, pad, pad);
+        }
+    }
+    buf_printf(o, "    s->lr = %a; /* %g */\n", t->lr, t->lr);
+    buf_printf(o, "    s->scale = %s;\n", t->scaler == SCALER_NONE ? "1.0f" : arena_printf(c->arena, "%af", t->init_scale));
+    buf_puts(o, "    return AMP_OK;\n}\n\n");
+
+    buf_printf(o, "void %s_train_params(const %s_train_state *s, %s_params *params)\n{\n", p, p, p);
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        buf_printf(o, "    params->%s = s->%s;\n", e->cname[v->id], e->cname[v->id]);
+    }
+    if (g->params->len == 0)
+        buf_puts(o, "    (void)s;\n    (void)params;\n");
+    buf_puts(o, "}\n\n");
+}
+
+static void emit_checkpoint(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    const char *p = e->prefix;
+    Buf entries;
+    buf_init(&entries, c->arena);
+    int n = checkpoint_entries(e, &entries, false);
+    buf_printf(o, "int %s_save(const %s_train_state *s, const char *path)\n{\n", p, p);
+    buf_printf(o, "    amp_st_entry entries[%d];\n", n);
+    buf_puts(o, "    if (!s || !path)\n        return AMP_ERR_NULL_ARG;\n    memset(entries, 0, sizeof entries);\n");
+    buf_puts(o, entries.data);
+    buf_printf(o, "    return amp_st_write(path, entries, %d);\n}\n\n", n);
+
+    Buf lentries;
+    buf_init(&lentries, c->arena);
+    checkpoint_entries(e, &lentries, true);
+    buf_printf(o, "int %s_load(%s_train_state *s, const char *path)\n{\n", p, p);
+    buf_printf(o, "    amp_st_entry entries[%d];\n    amp_st_file *file;\n    int rc;\n", n);
+    buf_puts(o, "    if (!s || !path)\n        return AMP_ERR_NULL_ARG;\n    memset(entries, 0, sizeof entries);\n");
+    buf_puts(o, lentries.data);
+    buf_puts(o, "    rc = amp_st_open(path, &file);\n    if (rc != AMP_OK)\n        return rc;\n");
+    buf_printf(o, "    if (amp_st_count(file) != %d) {\n        amp_st_close(file);\n"
+                  "        return AMP_ERR_WEIGHTS_UNEXPECTED;\n    }\n", n);
+    buf_printf(o, "    /* every tensor checked before any is copied: a bad file changes nothing */\n"
+                  "    for (int i = 0; i < %d; i++) {\n"
+                  "        const amp_st_tensor *t = amp_st_find(file, entries[i].name);\n"
+                  "        int same = t && t->dtype == entries[i].dtype && t->ndim == entries[i].ndim;\n"
+                  "        for (int d = 0; same && d < t->ndim; d++)\n"
+                  "            same = t->shape[d] == entries[i].shape[d];\n"
+                  "        if (!same) {\n            amp_st_close(file);\n"
+                  "            return !t ? AMP_ERR_WEIGHTS_MISSING : t->dtype != entries[i].dtype ? AMP_ERR_WEIGHTS_DTYPE\n"
+                  "                                                                                : AMP_ERR_WEIGHTS_SHAPE;\n"
+                  "        }\n    }\n", n);
+    buf_printf(o, "    for (int i = 0; i < %d && rc == AMP_OK; i++)\n"
+                  "        rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,\n"
+                  "                         (void *)(uintptr_t)entries[i].data);\n", n);
+    buf_puts(o, "    amp_st_close(file);\n    return rc;\n}\n\n");
+}
+
+static void emit_step(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const TrainConfig *t = c->train;
+    const char *p = e->prefix, *P = e->PREFIX;
+    const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
+    const char *slots[3];
+    int nslots = optimizer_slots(t, slots);
+
+    buf_printf(o, "size_t %s_train_arena_bytes(const %s_dims *dims)\n{\n", p, p);
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "    const int64_t %s = dims->%s;\n    (void)%s;\n", c->sym_names[i], c->sym_names[i],
+                   c->sym_names[i]);
+    if (c->nsyms == 0)
+        buf_puts(o, "    (void)dims;\n");
+    buf_printf(o, "    return %s_TRAIN_ARENA_BYTES%s;\n}\n\n", P, args);
+
+    buf_printf(o, "int %s_backward(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p) - 3, "", p);
+    buf_puts(o, "    if (!s || !inputs || !outputs || !dims || (!arena && arena_bytes))\n        return AMP_ERR_NULL_ARG;\n");
+    buf_printf(o, "    /* the seed of the backward pass: GradScaler's scale(loss), over the %lld micro-batch%s */\n",
+               (long long)t->accumulate, t->accumulate == 1 ? "" : "es");
+    buf_printf(o, "    const double grad_seed = (double)s->scale / %lld.0;\n", (long long)t->accumulate);
+    emit_body(e, o, "s->", arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES%s", P, args));
+
+    buf_puts(o, "\n    /* this micro-batch's gradients, added to the state's */\n");
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        if (!trainable(v))
+            continue;
+        buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype),
+                   numel_of(e, v), e->cname[v->id], e->cname[v->grad->id], e->cname[v->id]);
+    }
+    buf_puts(o, "    return AMP_OK;\n}\n\n");
+
+    buf_printf(o, "int %s_update(%s_train_state *s)\n{\n", p, p);
+    buf_puts(o, "    if (!s)\n        return AMP_ERR_NULL_ARG;\n");
+    buf_puts(o, "    int32_t found_inf = 0;\n");
+    if (t->scaler != SCALER_NONE) {
+        buf_puts(o, "    /* unscale, detecting inf and NaN in the same pass */\n");
+        for (int i = 0; i < g->params->len; i++) {
+            Value *v = VEC_AT(g->params, i);
+            if (trainable(v))
+                buf_printf(o, "    %s((size_t)(%s), s->grad.%s, 1.0 / (double)s->scale, &found_inf);\n",
+                           kernel(e, "unscale", v->type.dtype), numel_of(e, v), e->cname[v->id]);
+        }
+    }
+    if (t->clip_grad_norm > 0) {
+        buf_printf(o, "    /* clip_grad_norm_(max_norm=%g): the global L2 norm, after unscaling */\n    {\n"
+                      "        double norm2 = 0;\n", t->clip_grad_norm);
+        for (int i = 0; i < g->params->len; i++) {
+            Value *v = VEC_AT(g->params, i);
+            if (trainable(v))
+                buf_printf(o, "        %s((size_t)(%s), s->grad.%s, &norm2);\n", kernel(e, "sum_squares", v->type.dtype),
+                           numel_of(e, v), e->cname[v->id]);
+        }
+        buf_printf(o, "        const double clip = %a / (sqrt(norm2) + 1e-6);\n        if (clip < 1.0) {\n",
+                   t->clip_grad_norm);
+        for (int i = 0; i < g->params->len; i++) {
+            Value *v = VEC_AT(g->params, i);
+            if (trainable(v))
+                buf_printf(o, "            %s((size_t)(%s), s->grad.%s, (float)clip, s->grad.%s);\n",
+                           kernel(e, "mul_scalar", v->type.dtype), numel_of(e, v), e->cname[v->id], e->cname[v->id]);
+        }
+        buf_puts(o, "        }\n    }\n");
+    }
+
+    buf_puts(o, "    /* the optimizer: where found_inf, every value keeps its old one */\n    {\n");
+    if (t->optimizer == OPTIMIZER_SGD)
+        buf_printf(o, "        const amp_sgd_hparams h = {s->lr, %a, %a, %a, %d, %d};\n", t->momentum, t->dampening,
+                   t->weight_decay, t->nesterov, t->maximize);
+    else
+        buf_printf(o, "        const amp_adam_hparams h = {s->lr, %a, %a, %a, %a, %d, %d, %d};\n", t->beta1, t->beta2,
+                   t->eps, t->weight_decay, t->amsgrad, t->maximize, t->optimizer == OPTIMIZER_ADAMW);
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        if (!trainable(v))
+            continue;
+        const char *name = e->cname[v->id];
+        if (t->optimizer == OPTIMIZER_SGD)
+            buf_printf(o, "        %s((size_t)(%s), s->%s, s->grad.%s, %s, &h, s->step, found_inf);\n",
+                       kernel(e, "sgd", v->type.dtype), numel_of(e, v), name, name,
+                       nslots ? arena_printf(c->arena, "s->momentum_buffer.%s", name) : "NULL");
+        else
+            buf_printf(o, "        %s((size_t)(%s), s->%s, s->grad.%s, s->exp_avg.%s, s->exp_avg_sq.%s, %s, &h, s->step, "
+                          "found_inf);\n",
+                       kernel(e, "adam", v->type.dtype), numel_of(e, v), name, name, name, name,
+                       t->amsgrad ? arena_printf(c->arena, "s->max_exp_avg_sq.%s", name) : "NULL");
+    }
+    buf_puts(o, "    }\n");
+    buf_puts(o, "    s->step += !found_inf;\n    s->skipped_steps += found_inf;\n    s->last_step_skipped = found_inf;\n");
+    if (t->scaler == SCALER_DYNAMIC)
+        buf_printf(o, "    amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, %a, %a, %lld);\n", t->growth_factor,
+                   t->backoff_factor, (long long)t->growth_interval);
+    buf_puts(o, "    /* zero_grad */\n");
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        if (trainable(v))
+            buf_printf(o, "    memset(s->grad.%s, 0, (size_t)(%s) * sizeof *s->grad.%s);\n", e->cname[v->id],
+                       numel_of(e, v), e->cname[v->id]);
+    }
+    buf_puts(o, "    return AMP_OK;\n}\n\n");
+
+    buf_printf(o, "int %s_train_step(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
+    buf_printf(o, "    int rc = %s_backward(s, inputs, outputs, dims, arena, arena_bytes);\n", p);
+    buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
+    if (t->accumulate > 1)
+        buf_printf(o, "    if (++s->micro_step < %lld)\n        return AMP_OK; /* more micro-batches to come */\n"
+                      "    s->micro_step = 0;\n", (long long)t->accumulate);
+    buf_printf(o, "    return %s_update(s);\n}\n\n", p);
+}
+
+void emit_train_source(Emitter *e, Emitter *fwd, Buf *o)
+{
+    (void)fwd;
+    buf_puts(o, "\n/* ---- training (docs/training.md) ---- */\n\n");
+    emit_init(e, o);
+    emit_checkpoint(e, o);
+    emit_step(e, o);
+}
