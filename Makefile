@@ -2,8 +2,10 @@
 #
 #   make            the compiler (build/ampc) and runtime (build/libamprt.{a,so})
 #   make test       every test: unit, runtime, golden, end-to-end (gcc and
-#                   clang), the sanitizer build, and a fuzz smoke run
+#                   clang), ops against PyTorch, gradients, training, install,
+#                   the sanitizer build, and fuzz smoke runs
 #   make example    compile examples/mlp.amp for tpu, build it, run it
+#   make digits     train examples/digits (MLP and CNN) on tpu, gpu and cpu
 #
 # Everything is built out of tree, in $(BUILD) (default build/).  A second
 # tree with sanitizers: make BUILD=build/asan SANITIZE=1.
@@ -32,7 +34,7 @@ POLICIES      := $(wildcard policies/*.policy)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz example clean
+.PHONY: digits all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz test-ops test-grad test-train example clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
@@ -109,11 +111,23 @@ test-e2e: $(BUILD)/ampc $(BUILD)/libamprt.a
 test-sanitize:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 CC=clang OPT=-O1 \
 	    test-unit test-runtime test-golden
-	E2E_COMPILERS=clang E2E_CFLAGS="-fsanitize=$(SAN_LIST) -fno-sanitize-recover=all" \
+	E2E_COMPILERS=clang E2E_SKIP_HEAVY=1 E2E_CFLAGS="-fsanitize=$(SAN_LIST) -fno-sanitize-recover=all" \
 	    $(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 CC=clang OPT=-O1 test-e2e
 
 test-fuzz:
 	sh tests/fuzz/run.sh $(BUILD)
+
+# Every op's emitted C against PyTorch in float64 (skips without torch).
+test-ops: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/ops/run.sh $(BUILD)
+
+# Every gradient rule against the f64 evaluation and finite differences.
+test-grad: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/grad/run.sh $(BUILD)
+
+# Training end to end: the digits examples, loss scaling, checkpoints.
+test-train: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/train/run.sh $(BUILD)
 
 test: all
 	sh tests/run-all.sh $(BUILD)
@@ -122,6 +136,12 @@ test: all
 
 example: all
 	sh examples/run-mlp.sh $(BUILD) tpu
+
+# Training: the digits MLP and CNN, 10 epochs each, on every target; each
+# run fails unless it reaches 95% held-out accuracy.
+digits: all
+	for model in mlp cnn; do for target in tpu gpu cpu; do \
+	    sh examples/digits/run.sh $(BUILD) $$target $$model 10 0.95 || exit 1; done; done
 
 clean:
 	rm -rf $(BUILD)

@@ -694,6 +694,9 @@ Type op_scratch_type(Ctx *c, const Node *n);
 Type grad_scratch_type(Ctx *c, const Node *n);
 /* NULL if emit_grad.c can differentiate node n, else the error to report. */
 const char *grad_rule_missing(Ctx *c, const Node *n);
+/* NULL if node n's rule gives operand k a gradient, else the error to report
+ * when that operand needs one (emit_grad.c). */
+const char *grad_input_missing(Ctx *c, const Node *n, int k);
 /* The bits of v, exactly representable in bf16 or f16 (literal.c). */
 uint16_t half_bits(double v, DType t);
 

@@ -492,6 +492,9 @@ static Expr *force_expr(Ctx *c, Expr *e)
         for (int i = 0; i < e->op->nparams; i++)
             if (e->bound[i])
                 e->bound[i] = force_expr(c, e->bound[i]);
+        for (int k = 0; k < e->nmore; k++) /* q, r = qr(a): every result */
+            if (forced_away(c, e->more_types[k].dtype))
+                e->more_types[k].dtype = f;
         if (forced_away(c, e->type.dtype)) {
             e->decision.before_force = e->type.dtype;
             e->decision.rule = arena_printf(c->arena, "--force-dtype %s (the %s analogue), instead of %s: %s",

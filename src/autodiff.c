@@ -127,8 +127,19 @@ bool autodiff(Ctx *c)
             continue;
         }
         int nin = n->nin < 6 ? n->nin : 6, wanted = 0;
-        for (int k = 0; k < nin; k++)
-            wanted += n->in[k] && req[n->in[k]->id] && differentiable_input(n, k);
+        for (int k = 0; k < nin; k++) {
+            if (!(n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)))
+                continue;
+            /* an operand the rule gives no gradient (a loss's weight): an
+             * error, not a gradient left unwritten */
+            const char *no = grad_input_missing(c, n, k);
+            if (no) {
+                error_at(c, n->loc, "%s", no);
+                ok = false;
+                continue;
+            }
+            wanted++;
+        }
         for (int k = 6; k < n->nin; k++)
             if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
                 error_at(c, n->loc, "%s: a gradient for operand %d is not supported", n->op->name, k + 1);
@@ -147,7 +158,7 @@ bool autodiff(Ctx *c)
                               dtype_name(n->out->type.dtype));
         int nout = 0;
         for (int k = 0; k < nin; k++) {
-            if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k))
+            if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k) || grad_input_missing(c, n, k))
                 continue;
             /* the same value twice (x * x): one gradient per operand slot */
             if (nout == 4) {

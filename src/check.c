@@ -14,7 +14,8 @@
  *     ||y - y_ref||_2 / ||y_ref||_2
  * must stay within the sum, over every op on its path (its ancestors in
  * the graph), of the unit roundoff of the dtype that op rounds its result
- * to (2^-8 for bf16, 2^-11 for f16, 2^-24 for f32, 2^-53 for f64).  That
+ * to (2^-8 for bf16, 2^-11 for f16, 2^-24 for f32, 2^-53 for f64), plus
+ * 128 unit roundoffs of the dtype it accumulates in (f32, or f64).  That
  * is the first-order worst case of independent roundings, each relative
  * to its own result; it tolerates a model's real rounding while a wrong
  * kernel (an error of order one) fails it by orders of magnitude.
@@ -43,7 +44,10 @@ static double path_roundoff(Ctx *c, Value *v, bool *seen)
     if (!n || seen[n->id])
         return 0;
     seen[n->id] = true;
-    double u = unit_roundoff(n->out->type.dtype);
+    /* the rounding to the result's dtype, and the accumulation in the
+     * compute dtype (f32, or f64): sums over up to ~10^4 terms */
+    DType t = n->out->type.dtype;
+    double u = unit_roundoff(t) + (dtype_is_float(t) ? 128 * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0);
     for (int k = 0; k < n->nin; k++)
         if (n->in[k])
             u += path_roundoff(c, n->in[k], seen);
@@ -128,7 +132,106 @@ static void fill_param(Ctx *c, Buf *o, Value *v, const char *ptr)
     buf_printf(o, "    check_fill(%s, (size_t)(%s), %s, %s, %s);\n", ptr, n, dtype_amp_enum(v->type.dtype), lo, hi);
 }
 
-static void emit_harness(Ctx *c, Graph *model, Graph *ref, const char *p, const char *rp, Buf *o)
+/* A training model: its gradients against the reference's, and the
+ * reference's against central finite differences of its own f64 loss.
+ *
+ * Gradients come from <prefix>_backward with the loss scale set to 1, so
+ * they are d(loss)/d(parameter) in the parameter's dtype.  The finite
+ * differences are directional: for a few random sign vectors v per
+ * parameter, (L(p + h v) - L(p - h v)) / 2h against <grad, v>, with h =
+ * 2^-18, exact in f32 for |p| < 64, and small enough that few ReLU inputs
+ * or pooling windows change side (the kinks the issue says to skip). */
+static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, const char *p, const char *rp,
+                                Buf *o)
+{
+    Graph *train = c->train_graph;
+    const char *P = arena_printf(c->arena, "%s", p), *RP = rp;
+    char *up = arena_strdup(c->arena, p), *urp = arena_strdup(c->arena, rp);
+    for (char *q = up; *q; q++)
+        *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 32 : *q);
+    for (char *q = urp; *q; q++)
+        *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 32 : *q);
+    (void)P, (void)RP, (void)model;
+    Value *loss = NULL;
+    for (int i = 0; i < ref->outputs->len; i++)
+        if (VEC_AT(ref->outputs, i) == ref->loss)
+            loss = VEC_AT(ref->outputs, i);
+    buf_puts(o, "\n    /* ---- gradients ---- */\n    {\n");
+    buf_printf(o, "        %s_train_state ms;\n        %s_train_state rs;\n", p, rp);
+    buf_printf(o, "        void *ms_storage = check_alloc(%s_STATE_BYTES, AMP_BOOL), *rs_storage = check_alloc(%s_STATE_BYTES, AMP_BOOL);\n",
+               up, urp);
+    buf_printf(o, "        size_t tb = %s_train_arena_bytes(&dims), rtb = %s_train_arena_bytes((const %s_dims *)&dims);\n", p,
+               rp, rp);
+    buf_puts(o, "        void *ta = check_alloc(tb, AMP_BOOL), *rta = check_alloc(rtb, AMP_BOOL);\n");
+    buf_printf(o, "        if (%s_train_init(&ms, ms_storage, %s_STATE_BYTES, &params) != AMP_OK ||\n"
+                  "            %s_train_init(&rs, rs_storage, %s_STATE_BYTES, &ref_params) != AMP_OK) {\n"
+                  "            fputs(\"check: train_init failed\\n\", stderr);\n            return 2;\n        }\n",
+               p, up, rp, urp);
+    /* the model keeps its loss scale (f16 gradients need it, as in
+     * training) and is unscaled below; the reference needs none */
+    buf_puts(o, "        rs.scale = 1.0f;\n");
+    buf_printf(o, "        rc = %s_backward(&ms, &inputs, &outputs, &dims, ta, tb);\n", p);
+    buf_printf(o, "        if (rc != AMP_OK) {\n            fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
+                  "            return 2;\n        }\n", p, p);
+    buf_printf(o, "        rc = %s_backward(&rs, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, rta, rtb);\n", rp, rp);
+    buf_printf(o, "        if (rc != AMP_OK) {\n            fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
+                  "            return 2;\n        }\n", rp, rp);
+    bool *seen = arena_alloc(c->arena, (size_t)(train->nodes->len + train->values->len + 1));
+    for (int i = 0; i < train->params->len; i++) {
+        Value *v = VEC_AT(train->params, i);
+        if (!v->grad)
+            continue;
+        memset(seen, 0, (size_t)(train->nodes->len + train->values->len + 1));
+        /* four times the first-order bound: a ReLU mask or a max-pool
+         * choice made on rounded values can flip against the reference's,
+         * an error of order one in that element that rounding bounds do
+         * not see (docs/check.md) */
+        double tol = 4 * path_roundoff(c, v->grad, seen);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        buf_printf(o, "        {\n            int32_t found_inf = 0;\n"
+                      "            amp_unscale_%s((size_t)(%s), ms.grad.%s, 1.0 / (double)ms.scale, &found_inf);\n"
+                      "        }\n", dtype_name(v->type.dtype), n, v->cname);
+        buf_printf(o, "        failed |= check_output(\"d %s\", ms.grad.%s, %s, rs.grad.%s, %s, (size_t)(%s), %a);\n",
+                   v->name, v->cname, dtype_amp_enum(v->type.dtype), v->cname, dtype_amp_enum(v->type.dtype), n, tol);
+    }
+    /* finite differences of the reference */
+    buf_puts(o, "        /* directional finite differences of the f64 loss */\n");
+    buf_puts(o, "        const double h = 0x1p-18;\n");
+    for (int i = 0; i < ref_train->params->len; i++) {
+        Value *v = VEC_AT(ref_train->params, i);
+        if (!v->grad || (v->type.dtype != DT_F32 && v->type.dtype != DT_F64))
+            continue;
+        const char *ct = dtype_c_type(v->type.dtype);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        buf_printf(o, "        {\n            %s *w = p_%s;\n            size_t n = (size_t)(%s);\n", ct, v->cname, n);
+        buf_printf(o, "            %s *saved = check_alloc(n, %s);\n            signed char *sign = check_alloc(n, AMP_BOOL);\n"
+                      "            memcpy(saved, w, n * sizeof *w);\n", ct, dtype_amp_enum(v->type.dtype));
+        buf_puts(o, "            for (int dir = 0; dir < 3; dir++) {\n"
+                    "                double directional = 0, loss_plus, loss_minus;\n"
+                    "                for (size_t i = 0; i < n; i++) {\n"
+                    "                    sign[i] = check_uniform() < 0.5 ? -1 : 1;\n");
+        buf_printf(o, "                    directional += sign[i] * (double)rs.grad.%s[i];\n", v->cname);
+        buf_puts(o, "                }\n");
+        for (int pass = 0; pass < 2; pass++) {
+            buf_printf(o, "                for (size_t i = 0; i < n; i++)\n                    w[i] = saved[i] %s (%s)(h * sign[i]);\n",
+                       pass ? "-" : "+", ct);
+            buf_printf(o, "                rc = %s_forward(&ref_params, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, ref_arena, ref_arena_bytes);\n"
+                          "                if (rc != AMP_OK)\n                    return 2;\n"
+                          "                loss_%s = ref_outputs.%s[0];\n", rp, rp, pass ? "minus" : "plus", loss->cname);
+        }
+        buf_puts(o, "                memcpy(w, saved, n * sizeof *w);\n"
+                    "                double fd = (loss_plus - loss_minus) / (2 * h);\n"
+                    "                double err = fabs(fd - directional), allowed = 1e-3 * (fabs(fd) + fabs(directional)) + 1e-6;\n");
+        buf_printf(o, "                int bad = !(err <= allowed);\n"
+                      "                printf(\"%%-16s dir %%d  finite difference %%13.6e  backward %%13.6e  %%s\\n\", \"d %s\", dir, fd,\n"
+                      "                       directional, bad ? \"FAIL\" : \"ok\");\n"
+                      "                failed |= bad;\n            }\n            free(saved);\n            free(sign);\n        }\n",
+                   v->name);
+    }
+    buf_puts(o, "    }\n");
+}
+
+static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, const char *p, const char *rp, Buf *o)
 {
     buf_puts(o, "\n/* ---- the check harness -------------------------------------------------- */\n\n");
     buf_puts(o, "#include <stdio.h>\n#include <stdlib.h>\n\n");
@@ -196,10 +299,11 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, const char *p, const 
     buf_puts(o, "static double check_value(const void *p, amp_dtype t, size_t i)\n{\n"
                 "    return t == AMP_F64 ? ((const double *)p)[i] : (double)amp_load_as_f32(t, p, i);\n}\n\n");
     buf_puts(o, "/* Compares one output; returns 1 when it is outside its tolerance. */\n"
-                "static int check_output(const char *name, const void *y, amp_dtype t, const double *ref, size_t n, double tol)\n{\n"
+                "static int check_output(const char *name, const void *y, amp_dtype t, const void *ref_data, amp_dtype rt,\n"
+                "                        size_t n, double tol)\n{\n"
                 "    double err2 = 0, ref2 = 0, max_abs = 0;\n    size_t nonfinite = 0;\n"
                 "    for (size_t i = 0; i < n; i++) {\n"
-                "        double v = check_value(y, t, i), r = ref[i];\n"
+                "        double v = check_value(y, t, i), r = check_value(ref_data, rt, i);\n"
                 "        if (isnan(v) != isnan(r) || (isinf(v) && v != r)) {\n            nonfinite++;\n            continue;\n        }\n"
                 "        if (isnan(r) || isinf(r))\n            continue;\n"
                 "        double d = fabs(v - r);\n"
@@ -217,9 +321,9 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, const char *p, const 
     if (has_indices)
         buf_puts(o, "/* Integer outputs (indices) are reported, not judged: rounding may\n"
                 " * legitimately reorder near-ties. */\n"
-                "static void check_indices(const char *name, const int64_t *y, const int64_t *ref, size_t n)\n{\n"
-                "    size_t differ = 0;\n    for (size_t i = 0; i < n; i++)\n        differ += y[i] != ref[i];\n"
-                "    printf(\"%-16s %-5s %10zu  %zu of them differ from the reference (reported, not judged)\\n\", name, \"i64\", n, differ);\n}\n\n");
+                "static void check_indices(const char *name, const void *y, const void *ref, amp_dtype t, size_t n)\n{\n"
+                "    size_t differ = 0, size = amp_dtype_size(t);\n    for (size_t i = 0; i < n; i++)\n        differ += memcmp((const char *)y + i * size, (const char *)ref + i * size, size) != 0;\n"
+                "    printf(\"%-16s %-5s %10zu  %zu of them differ from the reference (reported, not judged)\\n\", name, amp_dtype_name(t), n, differ);\n}\n\n");
 
     buf_puts(o, "int main(int argc, char **argv)\n{\n");
     buf_printf(o, "    %s_dims dims;\n    memset(&dims, 0, sizeof dims);\n", p);
@@ -290,19 +394,20 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, const char *p, const 
     buf_printf(o, "\n    printf(\"%%-16s %%-5s %%10s  %%12s %%12s %%12s\\n\", \"output\", \"dtype\", \"elements\", "
                   "\"max |err|\", \"rel. error\", \"tolerance\");\n");
     buf_puts(o, "    int failed = 0;\n");
-    bool *seen = arena_alloc(c->arena, (size_t)(model->nodes->len + 1));
+    /* node ids are below the number of values (each node makes one) */
+    bool *seen = arena_alloc(c->arena, (size_t)(model->values->len + 1));
     for (int i = 0; i < model->outputs->len; i++) {
         Value *v = VEC_AT(model->outputs, i);
         Value *r = VEC_AT(ref->outputs, i);
         const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
         if (!dtype_is_float(v->type.dtype)) {
-            buf_printf(o, "    check_indices(\"%s\", (const int64_t *)outputs.%s, (const int64_t *)ref_outputs.%s, (size_t)(%s));\n",
-                       v->output_name, v->cname, r->cname, n);
+            buf_printf(o, "    check_indices(\"%s\", outputs.%s, ref_outputs.%s, %s, (size_t)(%s));\n", v->output_name,
+                       v->cname, r->cname, dtype_amp_enum(v->type.dtype), n);
             continue;
         }
-        memset(seen, 0, (size_t)(model->nodes->len + 1));
+        memset(seen, 0, (size_t)(model->values->len + 1));
         double tol = path_roundoff(c, v, seen);
-        buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, (size_t)(%s), %a);\n",
+        buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, AMP_F64, (size_t)(%s), %a);\n",
                    v->output_name, v->cname, dtype_amp_enum(v->type.dtype), r->cname, n, tol);
     }
     /* the dump: every tensor with its shape, evaluated with the run's dims */
@@ -324,6 +429,8 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, const char *p, const 
     }
     buf_puts(o, "        if (check_dump(dump, ts, n) != 0) {\n            fprintf(stderr, \"check: cannot write %s\\n\", dump);\n"
                 "            return 2;\n        }\n    }\n");
+    if (c->train)
+        emit_gradient_check(c, model, ref, ref_train, p, rp, o);
     buf_puts(o, "    puts(failed ? \"check: FAILED\" : \"check: every output within its tolerance\");\n");
     buf_puts(o, "    return failed;\n}\n");
 }
@@ -368,7 +475,7 @@ bool emit_check(Ctx *c, Output *out)
     buf_puts(o, "\n");
     buf_puts(o, ref.h_file.data);
     append_without_own_include(o, &ref.c_file);
-    emit_harness(c, c->graph, rg, model_prefix(c), ropts.prefix, o);
+    emit_harness(c, c->graph, rg, rc->train_graph, model_prefix(c), ropts.prefix, o);
     ctx_free(rc);
     return c->nerrors == 0;
 }

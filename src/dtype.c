@@ -9,7 +9,7 @@ static const struct {
     DTypeCategory cat;
 } dtypes[] = {
     [DT_NONE] = {"none", "void", "AMP_F32", 0, CAT_NONE},
-    [DT_BOOL] = {"bool", "bool", "AMP_BOOL", 1, CAT_BOOL},
+    [DT_BOOL] = {"bool", "uint8_t", "AMP_BOOL", 1, CAT_BOOL}, /* one byte, 0 or 1, as libamprt's bool */
     [DT_I32] = {"i32", "int32_t", "AMP_I32", 4, CAT_INT},
     [DT_I64] = {"i64", "int64_t", "AMP_I64", 8, CAT_INT},
     [DT_BF16] = {"bf16", "amp_bf16", "AMP_BF16", 2, CAT_FLOAT},

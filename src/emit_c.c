@@ -475,20 +475,22 @@ const char *kernel(Emitter *e, const char *op, DType t)
     return arena_printf(e->c->arena, "amp_%s_%s", op, dtype_name(t));
 }
 
-/* A scalar operand, rounded once from its literal text to f32: the kernels
- * compute in f32 for f32, bf16 and f16 alike (PyTorch's opmath type). */
+/* A scalar operand, rounded once from its literal text to the dtype the
+ * kernel computes in: f32 for f32, bf16 and f16 alike (PyTorch's opmath
+ * type), f64 for f64. */
 const char *scalar_c(Emitter *e, Node *n)
 {
     double v;
     DType t = n->out->type.dtype;
-    LiteralRounding r = literal_to_dtype(n->scalar.text, DT_F32, &v);
+    DType compute = t == DT_F64 ? DT_F64 : DT_F32;
+    LiteralRounding r = literal_to_dtype(n->scalar.text, compute, &v);
     if (r == LIT_OVERFLOW)
         warning_class_at(e->c, n->scalar.loc, "literal-range", "%s overflows to infinity in f32, the dtype %s computes in",
                          n->scalar.text, n->op->name);
     else if (r == LIT_UNDERFLOW)
         warning_class_at(e->c, n->scalar.loc, "literal-range", "%s underflows to zero in f32, the dtype %s computes in",
                          n->scalar.text, n->op->name);
-    else if (t != DT_F32) {
+    else if (t != DT_F32 && t != DT_F64) {
         /* exact in the f32 the kernel computes in, but not in the tensor's
          * own dtype: 70000 with an f16 tensor gives inf in the result */
         double low;
@@ -511,7 +513,8 @@ const char *scalar_c(Emitter *e, Node *n)
         return "INFINITY";
     if (v == -1.0 / 0.0)
         return "-INFINITY";
-    return arena_printf(e->c->arena, "%af /* %s%s */", v, n->scalar.negate ? "-" : "", n->scalar.text);
+    return arena_printf(e->c->arena, "%a%s /* %s%s */", v, compute == DT_F32 ? "f" : "", n->scalar.negate ? "-" : "",
+                        n->scalar.text);
 }
 
 static bool supported_dtype(DType t) { return t == DT_F64 || t == DT_F32 || t == DT_BF16 || t == DT_F16; }

@@ -117,6 +117,51 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
     }
 }
 
+/* Whether a pointwise loss is a function of input - target, so that the
+ * target's gradient is the input's negated. */
+static bool loss_of_difference(OpId id)
+{
+    return id == OP_MSE_LOSS || id == OP_L1_LOSS || id == OP_SMOOTH_L1_LOSS || id == OP_HUBER_LOSS;
+}
+
+const char *grad_input_missing(Ctx *c, const Node *n, int k)
+{
+    OpId id = n->op->id;
+    const char *what = NULL;
+    switch (id) {
+    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
+        if (k != 0)
+            what = "its weight"; /* targets are index operands (autodiff.c) */
+        break;
+    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
+    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
+    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
+        if (k == 1 && !loss_of_difference(id))
+            what = "its target";
+        else if (k >= 2)
+            what = "its weight";
+        break;
+    case OP_LAYER_NORM: case OP_GROUP_NORM:
+        if (k == 1)
+            what = "operand 2";
+        break;
+    case OP_BATCH_NORM:
+        if (k == 1 || k == 2)
+            what = "its running statistics";
+        break;
+    case OP_SCALED_DOT_PRODUCT_ATTENTION:
+        if (k == 3)
+            what = "its attn_mask";
+        break;
+    default:
+        break;
+    }
+    if (!what)
+        return NULL;
+    return arena_printf(c->arena, "%s: the gradient with respect to %s is not supported (detach it: make it an "
+                                  "input or a buffer, not something computed from a parameter)", n->op->name, what);
+}
+
 /* Whether a broadcasting binary op's gradients go through full-shape
  * temporaries before being summed down to the operands' shapes. */
 static bool broadcasts(const Node *f)
@@ -377,7 +422,7 @@ static void grad_matmul(Emitter *e, Node *bn)
         double beta = arg_number(e->c, f->src, "beta", "1", compute_dtype(t));
         sum_to(e, t, dy, so, grad_of(e, bn, 0), xs_of(bn, 0));
         if (beta != 1)
-            buf_printf(e->out, "    %s((size_t)(%s), %s, %sf, %s);\n", kernel(e, "mul_scalar", t),
+            buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul_scalar", t),
                        numel_c(e, xs_of(bn, 0)), grad_of(e, bn, 0), double_c(e, beta), grad_of(e, bn, 0));
     }
     if (f->op->id == OP_ADDMM && arg_number(e->c, f->src, "alpha", "1", DT_F64) != 1)
@@ -430,11 +475,18 @@ static void grad_pointwise_loss(Emitter *e, Node *b)
     int kw;
     if (!loss_params(e, f, p, &kw))
         return;
+    DType t = f->out->type.dtype;
+    /* a loss of input - target: dtarget = -dinput (grad_input_missing
+     * refuses the target's gradient of the others) */
+    const char *dx = grad_of(e, b, 0), *dt = grad_of(e, b, 1);
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
-               kernel(e, arena_printf(e->c->arena, "%s_backward", f->op->name), f->out->type.dtype),
+               kernel(e, arena_printf(e->c->arena, "%s_backward", f->op->name), t),
                numel_c(e, xs_of(b, 0)), x_of(e, b, 0), x_of(e, b, 1), kw >= 0 && f->in[kw] ? x_of(e, b, kw) : "NULL",
                double_c(e, p[0]), double_c(e, p[1]), double_c(e, p[2]), reduction_enum[f->src->reduction], dy_of(e, b),
-               grad_of(e, b, 0));
+               dx ? dx : dt);
+    if (dt)
+        buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), numel_c(e, xs_of(b, 1)), dx ? dx : dt,
+                   dt);
 }
 
 static void grad_conv(Emitter *e, Node *b)
@@ -690,7 +742,7 @@ static void grad_reduce(Emitter *e, Node *b)
                dy_of(e, b), g);
     close_block(e);
     if (f->op->id == OP_MEAN)
-        buf_printf(e->out, "    %s((size_t)(%s), %s, (float)(1.0 / (double)(%s)), %s);\n", kernel(e, "mul_scalar", t),
+        buf_printf(e->out, "    %s((size_t)(%s), %s, 1.0 / (double)(%s), %s);\n", kernel(e, "mul_scalar", t),
                    numel_c(e, sx), g, numel_c(e, &reduced), g);
 }
 

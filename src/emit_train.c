@@ -304,7 +304,7 @@ static void emit_step(Emitter *e, Buf *o)
         for (int i = 0; i < g->params->len; i++) {
             Value *v = VEC_AT(g->params, i);
             if (trainable(v))
-                buf_printf(o, "            %s((size_t)(%s), s->grad.%s, (float)clip, s->grad.%s);\n",
+                buf_printf(o, "            %s((size_t)(%s), s->grad.%s, clip, s->grad.%s);\n",
                            kernel(e, "mul_scalar", v->type.dtype), numel_of(e, v), e->cname[v->id], e->cname[v->id]);
         }
         buf_puts(o, "        }\n    }\n");

@@ -1797,6 +1797,7 @@ bool infer_index_copy(Ctx *c, Expr *call)
                  shape_str(c, ss), shape_str(c, xs), shape_str(c, &idx->type.shape), (long long)dim);
         return false;
     }
+    call->dim = dim;
     call->type = x->type;
     return true;
 }
@@ -2381,6 +2382,19 @@ bool infer_linalg(Ctx *c, Expr *call)
         const Shape *bs = &b->type.shape;
         Poly *n = xs->dims[xs->ndim - 1];
         Shape ba = leading(xs, 2);
+        if (!left) {
+            /* X A = B: B [..., k, n], X of B's shape */
+            if (bs->ndim < 2 || !dims_match(bs->dims[bs->ndim - 1], n)) {
+                error_at(c, call->loc, "linalg.solve: Incompatible shapes of A and B for the equation XA = B (%s and %s)",
+                         shape_str(c, xs), shape_str(c, bs));
+                return false;
+            }
+            Shape bb = leading(bs, 2), batch;
+            if (!broadcast(c, call, &ba, &bb, &batch))
+                return false;
+            call->type = matrix_type(t, &batch, bs->dims[bs->ndim - 2], n);
+            return true;
+        }
         Shape a_rows = leading(xs, 1);
         bool vector = bs->ndim == 1 || (bs->ndim == xs->ndim - 1 && shape_equal(bs, &a_rows));
         Poly *rows = vector ? bs->dims[bs->ndim - 1] : bs->ndim >= 2 ? bs->dims[bs->ndim - 2] : NULL;
@@ -3246,6 +3260,7 @@ bool infer_norm_reduce(Ctx *c, Expr *call)
         if (kp >= 0 && !float_param(c, call, call->op->params[kp].name, 2, &p))
             return false;
         out = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+        call->dim = dim; /* -1: every dim */
     }
     call->type.dtype = want != DT_NONE ? want : x->type.dtype;
     call->type.shape = out;

@@ -23,6 +23,9 @@ run unit make --no-print-directory BUILD="$BUILD" test-unit
 run runtime make --no-print-directory BUILD="$BUILD" test-runtime
 run golden make --no-print-directory BUILD="$BUILD" test-golden
 run e2e make --no-print-directory BUILD="$BUILD" test-e2e
+run ops make --no-print-directory BUILD="$BUILD" test-ops
+run grad make --no-print-directory BUILD="$BUILD" test-grad
+run train make --no-print-directory BUILD="$BUILD" test-train
 run install make --no-print-directory BUILD="$BUILD" test-install
 run sanitizers make --no-print-directory BUILD="$BUILD" test-sanitize
 run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-60}"

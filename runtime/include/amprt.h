@@ -266,12 +266,12 @@ typedef enum {
     X(div_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
     X(neg_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                          \
     X(relu_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                         \
-    X(add_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
-    X(sub_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
-    X(mul_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
-    X(div_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))       \
-    X(rsub_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))      \
-    X(rdiv_scalar_##T, void, (size_t n, const CT *a, float s, CT *y), (n, a, s, y))      \
+    X(add_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
+    X(sub_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
+    X(mul_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
+    X(div_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
+    X(rsub_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))      \
+    X(rdiv_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))      \
     AMP_BCAST_ROW(X, add, T, CT)                                                         \
     AMP_BCAST_ROW(X, sub, T, CT)                                                         \
     AMP_BCAST_ROW(X, mul, T, CT)                                                         \
@@ -322,6 +322,7 @@ typedef enum {
 #include "amprt/linalg.h"
 #include "amprt/backward.h"
 #include "amprt/train.h"
+#include "amprt/extra.h"
 
 /* Every typed family, for one dtype. */
 #define AMP_ALL_OF_TYPE(X, T)                                                            \
@@ -331,7 +332,8 @@ typedef enum {
     AMP_SPATIAL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                            \
     AMP_MATMUL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
     AMP_BACKWARD_OF_CTYPE(X, T, AMP_CTYPE_##T)                                           \
-    AMP_TRAIN_OF_CTYPE(X, T, AMP_CTYPE_##T)
+    AMP_TRAIN_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
+    AMP_EXTRA_OF_CTYPE(X, T, AMP_CTYPE_##T)
 
 /* f32, bf16 and f16 compute in f32; f64 (the reference evaluation, and the
  * ops PyTorch runs in f64) in f64.  Linear algebra is f32 and f64 only. */

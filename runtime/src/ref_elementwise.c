@@ -34,7 +34,7 @@ typedef enum {
     }
 
 #define SCALAR(name, op, reversed, T)                                                             \
-    void amp_ref_##name##_scalar_##T(size_t n, const AMP_CTYPE_##T *a, float s, AMP_CTYPE_##T *y) \
+    void amp_ref_##name##_scalar_##T(size_t n, const AMP_CTYPE_##T *a, double s, AMP_CTYPE_##T *y) \
     {                                                                                             \
         REF_BODY_##T(with_scalar)(AMP_DTYPE_##T, op, reversed, n, a, s, y);                       \
     }

@@ -15,17 +15,29 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; }
 
-# model  dims for the run (resnet18 at batch 1: 224x224 images are large)
-for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "resnet18 B=1"; do
-    model=${entry%% *}
+# model (under examples/), dims for the run (resnet18 at batch 1: 224x224
+# images are large).  The digits models train: their checks also compare
+# gradients with the f64 evaluation's and those with finite differences.
+# resnet18 and the digits CNN (its finite differences run the f64 model
+# dozens of times) are slow with the reference kernels: they are built with
+# the first compiler only, and skipped when E2E_SKIP_HEAVY is set (the
+# sanitizer run).
+for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "resnet18 B=1" "digits/mlp B=8" "digits/cnn B=4"; do
+    path=${entry%% *}
+    heavy=0
+    case $path in resnet18|digits/cnn) heavy=1 ;; esac
+    [ "$heavy" = 1 ] && [ -n "${E2E_SKIP_HEAVY:-}" ] && continue
+    model=$(echo "$path" | tr / _)
     dims=${entry#* }
     for target in tpu gpu cpu; do
         src=$OUT/${model}_$target.c
-        if ! "$AMPC" "examples/$model.amp" -I examples -t "$target" --emit=check -o "$src"; then
+        if ! "$AMPC" "examples/$path.amp" -I examples -t "$target" --emit=check -o "$src"; then
             bad "$model/$target: ampc --emit=check"
             continue
         fi
-        for cc in ${E2E_COMPILERS:-gcc clang}; do
+        compilers=${E2E_COMPILERS:-gcc clang}
+        [ "$heavy" = 1 ] && compilers=${compilers%% *}
+        for cc in $compilers; do
             exe=$OUT/${model}_$target-$cc
             # shellcheck disable=SC2086
             if ! $cc -std=c99 -O2 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include \
@@ -35,7 +47,7 @@ for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "resnet18 B=1"; do
             fi
             # shellcheck disable=SC2086
             if "$exe" $dims > "$exe.log" 2>&1; then
-                ok "$model/$target/$cc: $(grep -v '^output\|^check:' "$exe.log" | awk '{printf "%s%s rel %s (tol %s)", sep, $1, $5, $6; sep="; "}')"
+                ok "$model/$target/$cc: $(grep -v '^output\|^check:\|dir [0-9]' "$exe.log" | awk '{printf "%s%s%s rel %s (tol %s)", sep, $1 == "d" ? "d " : "", $1 == "d" ? $2 : $1, $1 == "d" ? $6 : $5, $1 == "d" ? $7 : $6; sep="; "}')$(grep -c 'dir [0-9].*ok$' "$exe.log" | sed 's/^0$//; s/^[1-9][0-9]*$/; & finite-difference checks ok/')"
             else
                 cat "$exe.log"
                 bad "$model/$target/$cc: every output within tolerance of the f64 evaluation"

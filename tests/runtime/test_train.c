@@ -18,7 +18,7 @@
  */
 #include "kernel_test_util.h"
 
-/* Both tables, same inputs: call kernel `op` on each copy. */
+/* Steps each optimizer case runs (step 0 included). */
 #define NSTEPS 5
 
 /* ---- unscale ------------------------------------------------------------------ */

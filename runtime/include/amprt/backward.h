@@ -22,12 +22,14 @@
  *      acos, asin, cosh, sinh, tan, erfinv, expm1, log10, log2, log1p,
  *      abs (sign(x), 0 at 0), gelu, gelu_tanh, silu: PyTorch's formulas.
  *  softplus_backward (p0 beta, p1 threshold), clamp_backward (p0 min, p1
- *      max: dy where min <= x <= max, else 0; NaN x passes dy), 
+ *      max: dy where min <= x <= max, else 0, so a NaN x gets 0, as
+ *      PyTorch's where((x >= min) & (x <= max), dy, 0)),
  *      pow_scalar_backward (p0 exponent: dy*p*x^(p-1), 0 where p == 0),
  *      rpow_scalar_backward (p0 base: dy*y*log(base)).
  *  maximum_backward, atan2_backward, pow_backward: da and db over the
  *      broadcast output shape (the code generator sums them down to the
- *      operands' shapes); maximum splits a tie equally, as PyTorch.
+ *      operands' shapes); maximum splits a tie equally, as PyTorch, and a
+ *      NaN operand passes dy to both a and b (PyTorch's masks are all false).
  *  softmax_backward      dx = y * (dy - sum(dy * y)) along the axis
  *  log_softmax_backward  dx = dy - exp(y) * sum(dy)
  *  nll_loss_backward     dlogp for nll_loss over [N, C, inner] (inner 1
@@ -38,7 +40,12 @@
  *  cross_entropy_backward      dx for cross_entropy with class targets
  *      (softmax recomputed from x); label_smoothing as the forward.
  *  cross_entropy_prob_backward the same with probability targets.
- *  <loss>_backward (pointwise losses)  dinput for the forward's arguments.
+ *  <loss>_backward (pointwise losses)  dinput for the forward's arguments,
+ *      by PyTorch's backward kernels: binary_cross_entropy divides by
+ *      max((1 - x) x, 1e-12); smooth_l1 (also with beta 0) and huber take
+ *      the lower branch at d = x - t <= -beta (so smooth_l1 beta 0 gives -dy
+ *      at d = 0, as PyTorch's CPU kernel); hinge_embedding passes the
+ *      margin term where margin - x >= 0 (clamp_min's subgradient).
  *  max_pool_backward     dx: each dy added to the input element the forward
  *      chose (the first maximum in the window, NaN winning, as forward).
  *  avg_pool_backward, adaptive_avg_pool_backward, upsample_backward: the
@@ -59,8 +66,15 @@
  *  reverse_cumsum        y[i] = sum over j >= i along the axis: cumsum's
  *      gradient.
  *  logsumexp_backward, norm_backward: dx for the forward's reduction
- *      (y its output, dy of y's shape).
- *  sdpa_backward         dq, dk, dv for sdpa (scores recomputed).
+ *      (y its output, dy of y's shape); norm as PyTorch's norm_backward
+ *      (p = 0: zero; inf/-inf: dy split among the elements with |x| equal to
+ *      the norm, or NaN; p = 2 and p > 1: 0 where the norm is 0).
+ *  sdpa_backward         dq, dk, dv for sdpa (scores recomputed), each with
+ *      its operand's layout (element b * batch_stride + row * width + col);
+ *      an operand shared by every batch (stride 0) gets the sum over the
+ *      batches.  A row the forward makes NaN (all masked) makes its dq row
+ *      and every dk, dv row of its batch NaN, as autograd through
+ *      PyTorch's math attention.  dq, dk or dv may be NULL to skip it.
  */
 #define AMP_UNARY_BACKWARD_OPS(U, X, T, CT)                                              \
     U(relu, X, T, CT) U(exp, X, T, CT) U(log, X, T, CT) U(sqrt, X, T, CT)                 \
