@@ -147,3 +147,4 @@ clean:
 	rm -rf $(BUILD)
 
 include mk/install.mk
+-include mk/bench.mk

@@ -70,6 +70,14 @@ bool autodiff(Ctx *c)
     for (int i = 0; i < g->params->len; i++) {
         Value *p = VEC_AT(g->params, i);
         req[p->id] = p->kind == V_PARAM && dtype_is_float(p->type.dtype);
+        int64_t size;
+        for (int d = 0; req[p->id] && d < p->type.shape.ndim; d++)
+            if (!poly_is_const(p->type.shape.dims[d], &size)) {
+                /* the training state holds parameters at a fixed layout */
+                error_at(c, c->train->loc, "a trained parameter needs a fixed shape, but %s is %s", p->name,
+                         type_to_string(c, &p->type));
+                return false;
+            }
     }
 
     /* requires_grad, forward */
@@ -81,6 +89,9 @@ bool autodiff(Ctx *c)
             any |= n->in[k] && req[n->in[k]->id] && differentiable_input(n, k);
         if (any && dtype_is_float(n->out->type.dtype))
             req[n->out->id] = true;
+        for (int r = 0; any && r < n->nmore; r++) /* q, r = qr(a): both depend on a */
+            if (dtype_is_float(n->more_out[r]->type.dtype))
+                req[n->more_out[r]->id] = true;
     }
     if (!req[loss->id]) {
         error_at(c, c->train->loss_loc, "the loss does not depend on any parameter: there is nothing to train");
@@ -97,14 +108,24 @@ bool autodiff(Ctx *c)
     for (int i = nforward - 1; i >= 0; i--) {
         Node *n = VEC_AT(g->nodes, i);
         Value *dy = grad[n->out->id];
-        if (!dy || !req[n->out->id])
+        bool through_more = false;
+        for (int r = 0; r < n->nmore; r++)
+            through_more |= grad[n->more_out[r]->id] != NULL;
+        if ((!dy || !req[n->out->id]) && !through_more)
             continue;
+        if (through_more && n->op->id != OP_CAST && grad_rule_missing(c, n)) {
+            error_at(c, n->loc, "%s", grad_rule_missing(c, n));
+            ok = false;
+            continue;
+        }
         for (int r = 0; r < n->nmore; r++) {
             if (grad[n->more_out[r]->id]) {
                 error_at(c, n->loc, "the gradient through the other results of %s is not supported yet", n->op->name);
                 ok = false;
             }
         }
+        if (!dy || !req[n->out->id])
+            continue;
         if (n->op->id == OP_CAST) {
             /* the gradient goes back to the source dtype: PyTorch's ToCopyBackward */
             Value *src = n->in[0];
@@ -128,6 +149,15 @@ bool autodiff(Ctx *c)
         }
         int nin = n->nin < 6 ? n->nin : 6, wanted = 0;
         for (int k = 0; k < nin; k++) {
+            /* a float operand in an index position (cross_entropy's class
+             * probabilities) that depends on a parameter: PyTorch would
+             * differentiate it, ampc does not yet, so it must not be silent */
+            if (n->in[k] && req[n->in[k]->id] && !differentiable_input(n, k) && dtype_is_float(n->in[k]->type.dtype)) {
+                error_at(c, n->loc, "%s: operand %d depends on a parameter, and its gradient is not supported yet",
+                         n->op->name, k + 1);
+                ok = false;
+                continue;
+            }
             if (!(n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)))
                 continue;
             /* an operand the rule gives no gradient (a loss's weight): an

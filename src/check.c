@@ -167,12 +167,30 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
                   "            %s_train_init(&rs, rs_storage, %s_STATE_BYTES, &ref_params) != AMP_OK) {\n"
                   "            fputs(\"check: train_init failed\\n\", stderr);\n            return 2;\n        }\n",
                p, up, rp, urp);
-    /* the model keeps its loss scale (f16 gradients need it, as in
-     * training) and is unscaled below; the reference needs none */
+    /* the model starts at its loss scale (f16 gradients need one, as in
+     * training) and backs off as GradScaler would while the scaled
+     * gradients overflow; they are unscaled in the same loop.  The
+     * reference needs no scale. */
     buf_puts(o, "        rs.scale = 1.0f;\n");
-    buf_printf(o, "        rc = %s_backward(&ms, &inputs, &outputs, &dims, ta, tb);\n", p);
-    buf_printf(o, "        if (rc != AMP_OK) {\n            fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
-                  "            return 2;\n        }\n", p, p);
+    buf_puts(o, "        for (int attempt = 0;; attempt++) {\n");
+    buf_printf(o, "            rc = %s_backward(&ms, &inputs, &outputs, &dims, ta, tb);\n", p);
+    buf_printf(o, "            if (rc != AMP_OK) {\n                fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
+                  "                return 2;\n            }\n", p, p);
+    buf_puts(o, "            int32_t found_inf = 0;\n");
+    for (int i = 0; i < train->params->len; i++) {
+        Value *v = VEC_AT(train->params, i);
+        if (v->grad)
+            buf_printf(o, "            amp_unscale_%s((size_t)(%s), ms.grad.%s, 1.0 / (double)ms.scale, &found_inf);\n",
+                       dtype_name(v->type.dtype), poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names), v->cname);
+    }
+    buf_puts(o, "            if (!found_inf || attempt == 60)\n                break;\n");
+    for (int i = 0; i < train->params->len; i++) {
+        Value *v = VEC_AT(train->params, i);
+        if (v->grad)
+            buf_printf(o, "            memset(ms.grad.%s, 0, (size_t)(%s) * sizeof *ms.grad.%s);\n", v->cname,
+                       poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names), v->cname);
+    }
+    buf_puts(o, "            ms.scale *= 0.5f; /* the step would be skipped and the scale backed off */\n        }\n");
     buf_printf(o, "        rc = %s_backward(&rs, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, rta, rtb);\n", rp, rp);
     buf_printf(o, "        if (rc != AMP_OK) {\n            fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
                   "            return 2;\n        }\n", rp, rp);
@@ -188,9 +206,6 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
          * not see (docs/check.md) */
         double tol = 4 * path_roundoff(c, v->grad, seen);
         const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
-        buf_printf(o, "        {\n            int32_t found_inf = 0;\n"
-                      "            amp_unscale_%s((size_t)(%s), ms.grad.%s, 1.0 / (double)ms.scale, &found_inf);\n"
-                      "        }\n", dtype_name(v->type.dtype), n, v->cname);
         buf_printf(o, "        failed |= check_output(\"d %s\", ms.grad.%s, %s, rs.grad.%s, %s, (size_t)(%s), %a);\n",
                    v->name, v->cname, dtype_amp_enum(v->type.dtype), v->cname, dtype_amp_enum(v->type.dtype), n, tol);
     }

@@ -16,7 +16,10 @@ typedef struct Emitter {
     const char *PREFIX; /* MLP */
     StrMap *used;       /* C names taken in the function being emitted */
     StrMap *next_suffix;/* base name -> the next _N to try for it */
-    const char **cname; /* per value id: its C expression */
+    const char **cname; /* per value id: its C expression (a local's name) */
+    const char **member; /* per value id: its member in the params/inputs/outputs
+                            structs (the local's name but where a training-step
+                            local took it) */
     const char *dim_params; /* "B, T" for macros, "" with no dims */
     const char *macro_names[MAX_SYMS]; /* "(B)": dims as macro arguments */
     bool uses_rc;       /* some kernel returns a status the forward checks */

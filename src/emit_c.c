@@ -649,7 +649,7 @@ void emit_node(Emitter *e, Node *n)
 
     const char *y;
     if (v->is_output) {
-        y = arena_printf(c->arena, "outputs->%s", e->cname[v->id]);
+        y = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
         e->cname[v->id] = y;
     } else {
         y = c_ident(e, v->name ? v->name
@@ -666,7 +666,7 @@ void emit_node(Emitter *e, Node *n)
         if (!r)
             continue;
         if (r->is_output) {
-            e->cname[r->id] = arena_printf(c->arena, "outputs->%s", e->cname[r->id]);
+            e->cname[r->id] = arena_printf(c->arena, "outputs->%s", e->member[r->id]);
             continue;
         }
         const char *name = c_ident(e, r->name ? r->name : k < n->nmore ? arena_printf(c->arena, "t%d", r->id)
@@ -858,13 +858,13 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_m
         Value *v = VEC_AT(g->inputs, i);
         if (v->nuses)
             buf_printf(o, "    const %s *const %s = inputs->%s; /* %s */\n", dtype_c_type(v->type.dtype), e->cname[v->id],
-                       e->cname[v->id], type_comment(e, &v->type));
+                       e->member[v->id], type_comment(e, &v->type));
     }
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
         if (v->nuses)
             buf_printf(o, "    const %s *const %s = %s%s; /* %s: %s */\n", dtype_c_type(v->type.dtype),
-                       e->cname[v->id], params, e->cname[v->id], v->name, type_comment(e, &v->type));
+                       e->cname[v->id], params, e->member[v->id], v->name, type_comment(e, &v->type));
     }
     Buf null_check;
     buf_init(&null_check, c->arena);
@@ -872,7 +872,7 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_m
         Value *v = VEC_AT(g->values, i);
         if ((v->kind != V_TEMP && v->nuses) || v->is_output)
             buf_printf(&null_check, "%s!%s%s", null_check.len ? " || " : "", v->is_output ? "outputs->" : "",
-                       e->cname[v->id]);
+                       v->is_output ? e->member[v->id] : e->cname[v->id]);
     }
     if (null_check.len)
         buf_printf(o, "    if (%s)\n        return AMP_ERR_NULL_ARG;\n", null_check.data);
@@ -921,7 +921,7 @@ const char *model_prefix(Ctx *c)
 
 /* An emitter for graph g: the prefix, the dims' names, and the C names of
  * the values the caller sees (struct members and locals alike). */
-static bool init_emitter(Ctx *c, Emitter *e, Graph *g)
+static bool init_emitter(Ctx *c, Emitter *e, Graph *g, bool training)
 {
     *e = (Emitter){.c = c, .g = g, .used = strmap_new(c->arena), .next_suffix = strmap_new(c->arena)};
     e->prefix = model_prefix(c);
@@ -943,11 +943,8 @@ static bool init_emitter(Ctx *c, Emitter *e, Graph *g)
     }
     for (int i = 0; i < g->nslots; i++)
         strmap_put(e->used, arena_printf(c->arena, "slot%d", i), (void *)1);
-    static const char *const train_locals[] = {"s", "grad_seed", "found_inf", "h", "norm2", "clip"};
-    for (size_t i = 0; i < sizeof train_locals / sizeof train_locals[0]; i++)
-        strmap_put(e->used, train_locals[i], (void *)1);
-
     e->cname = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *e->cname);
+    e->member = arena_alloc(c->arena, (size_t)(g->values->len + 1) * sizeof *e->member);
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
         if (v->kind != V_TEMP)
@@ -959,7 +956,23 @@ static bool init_emitter(Ctx *c, Emitter *e, Graph *g)
     }
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
+        e->member[v->id] = e->cname[v->id];
         v->cname = e->cname[v->id];
+    }
+    if (training) {
+        /* the training step's own locals: a caller's tensor of that name
+         * keeps its struct member but gets another local name */
+        static const char *const train_locals[] = {"s", "grad_seed", "found_inf", "h", "norm2", "clip"};
+        StrMap *is_local = strmap_new(c->arena);
+        for (size_t i = 0; i < sizeof train_locals / sizeof train_locals[0]; i++)
+            strmap_put(is_local, train_locals[i], (void *)1);
+        for (int i = 0; i < g->values->len; i++) {
+            Value *v = VEC_AT(g->values, i);
+            if (e->cname[v->id] && strmap_get(is_local, e->cname[v->id]))
+                e->cname[v->id] = c_ident(e, e->cname[v->id]);
+        }
+        for (size_t i = 0; i < sizeof train_locals / sizeof train_locals[0]; i++)
+            strmap_put(e->used, train_locals[i], (void *)1);
     }
     return true;
 }
@@ -971,11 +984,11 @@ bool emit_c(Ctx *c, Output *out)
         error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
         return false;
     }
-    if (!init_emitter(c, &e, c->graph))
+    if (!init_emitter(c, &e, c->graph, false))
         return false;
     e.train = NULL;
     if (c->train_graph) {
-        if (!init_emitter(c, &te, c->train_graph))
+        if (!init_emitter(c, &te, c->train_graph, true))
             return false;
         e.train = &te;
     }

@@ -105,6 +105,11 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
     case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
     case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_NARROW: case OP_SLICE: case OP_CAT: case OP_STACK:
     case OP_SUM: case OP_MEAN: case OP_SCALED_DOT_PRODUCT_ATTENTION:
+    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
+    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
+    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
+    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
+    case OP_INDEX_SELECT: case OP_GATHER: case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_CUMSUM:
         return NULL;
     case OP_DROPOUT:
         if (n->src && arg_bool(c, n->src, "training", true) && arg_number(c, n->src, "p", "0.5", DT_F64) > 0)
@@ -756,18 +761,21 @@ static void grad_sdpa(Emitter *e, Node *b)
     }
     const Shape *sq = xs_of(b, 0), *sk = xs_of(b, 1), *sv = xs_of(b, 2);
     int nq = sq->ndim;
-    if (!shape_equal(sq, sk) || sv->ndim != nq) {
+    /* the same batch dims for q, k and v (L may differ from S, Ev from E) */
+    bool same_batch = sk->ndim == nq && sv->ndim == nq;
+    for (int i = 0; same_batch && i < nq - 2; i++)
+        same_batch = poly_equal(sq->dims[i], sk->dims[i]) && poly_equal(sq->dims[i], sv->dims[i]);
+    if (!same_batch) {
         unsupported(e, f, "the gradient of attention with differently batched q, k, v is not supported yet");
         return;
     }
-    const char *M = dims_product(e, sq, nq - 2, nq);
     open_block(e);
     buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
     buf_printf(e->out, "        d.batch = %s;\n        d.L = %s;\n        d.S = %s;\n        d.E = %s;\n        d.Ev = %s;\n",
                dims_product(e, sq, 0, nq - 2), poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[nq - 2]),
                poly_c(e, sq->dims[nq - 1]), poly_c(e, sv->dims[nq - 1]));
-    buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n        d.v_batch_stride = %s;\n", M, M,
-               dims_product(e, sv, nq - 2, nq));
+    buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n        d.v_batch_stride = %s;\n",
+               dims_product(e, sq, nq - 2, nq), dims_product(e, sk, nq - 2, nq), dims_product(e, sv, nq - 2, nq));
     Expr *se = arg_named(f->src, "scale");
     if (se && se->kind != E_NAME)
         buf_printf(e->out, "        d.scale = %s;\n", double_c(e, arg_number(e->c, f->src, "scale", "1", DT_F64)));
@@ -784,6 +792,139 @@ static void grad_sdpa(Emitter *e, Node *b)
     buf_printf(e->out, "        %s(&d, %s, %s, %s, NULL, NULL, %s, %s, %s, %s);\n", kernel(e, "sdpa_backward", t),
                x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2), dy_of(e, b), dq, dk, dv);
     close_block(e);
+}
+
+/* upsample: the adjoint of the forward's interpolation (the same
+ * descriptor as emit_ops.c's). */
+static void grad_upsample(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    OpId id = f->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = xs_of(b, 0), *so = ys_of(b);
+    bool nearest = id == OP_UPSAMPLE_NEAREST1D || id == OP_UPSAMPLE_NEAREST2D || id == OP_UPSAMPLE_NEAREST3D;
+    const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
+                                                                                       : "AMP_UPSAMPLE_LINEAR";
+    double scale = 0;
+    Expr *se = arg_named(f->src, "scale_factors");
+    if (se && se->kind != E_NAME)
+        scale = arg_number(e->c, f->src, "scale_factors", "0", DT_F64);
+    open_block(e);
+    buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
+               planes_of(e, sx, ns));
+    buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
+               nearest ? 0 : arg_bool(e->c, f->src, "align_corners", false));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+        buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
+    }
+    buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "upsample_backward", f->out->type.dtype), dy_of(e, b),
+               grad_of(e, b, 0));
+    close_block(e);
+}
+
+/* pad, reflection_pad*, replication_pad*: the adjoint, from the forward's
+ * before/after (as emit_ops.c reads them; it has checked the sizes). */
+static void grad_pad(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *sx = xs_of(b, 0);
+    int nd = sx->ndim;
+    int64_t before[MAX_DIMS] = {0}, after[MAX_DIMS] = {0};
+    int mode = 0;
+    if (f->op->id == OP_PAD) {
+        int64_t v[MAX_DIMS * 2 + 2];
+        int k = arg_int_list(e->c, f->src, "pad", v);
+        for (int i = 0; i < k / 2; i++) {
+            before[nd - 1 - i] = v[2 * i];
+            after[nd - 1 - i] = v[2 * i + 1];
+        }
+        /* constant: typecheck.c refuses pad's other modes (they are the aten ops) */
+    } else {
+        OpId id = f->op->id;
+        int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1 : id == OP_REPLICATION_PAD3D ? 3 : 2;
+        int64_t p = arg_int(e->c, f->src, "padding", 0);
+        for (int i = 0; i < spatial; i++)
+            before[nd - 1 - i] = after[nd - 1 - i] = p;
+        mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
+    }
+    static const char *const modes[] = {"AMP_PAD_CONSTANT", "AMP_PAD_REFLECT", "AMP_PAD_REPLICATE"};
+    const char *bi[MAX_DIMS], *ai[MAX_DIMS];
+    for (int i = 0; i < nd; i++) {
+        bi[i] = i64_c(e, before[i]);
+        ai[i] = i64_c(e, after[i]);
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t in_shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const int64_t before[] = %s;\n", c_array(e, bi, nd));
+    buf_printf(e->out, "        const int64_t after[] = %s;\n", c_array(e, ai, nd));
+    buf_printf(e->out, "        %s(%d, in_shape, before, after, %s, %s, %s);\n", kernel(e, "pad_backward", f->out->type.dtype),
+               nd, modes[mode], dy_of(e, b), grad_of(e, b, 0));
+    close_block(e);
+}
+
+/* index_select: dy added back to the selected rows of a zeroed dx. */
+static void grad_index_select(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const char *outer, *len, *inner;
+    axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "index_select_backward", f->out->type.dtype),
+               outer, len, inner, numel_c(e, xs_of(b, 2)), x_of(e, b, 2), dy_of(e, b), grad_of(e, b, 0));
+}
+
+/* gather: dx = zeros scattered-added with dy along the forward's dim (the
+ * forward checked the indices, so the status is AMP_OK). */
+static void grad_gather(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *sx = xs_of(b, 0), *si = xs_of(b, 2);
+    zero_fill(e, t, grad_of(e, b, 0), sx);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t index_shape[] = %s;\n", shape_array(e, si));
+    buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        (void)%s(%d, index_shape, %d, %s, %s, x_shape, %s);\n", kernel(e, "scatter_add", t),
+               sx->ndim, (int)f->src->dim, x_of(e, b, 2), dy_of(e, b), grad_of(e, b, 0));
+    close_block(e);
+}
+
+/* logsumexp, norm, linalg_vector_norm: the backward kernels over x's
+ * shape with the forward's reduce mask. */
+static void grad_reduction_kernel(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *sx = xs_of(b, 0);
+    int nd = sx->ndim;
+    int64_t dim = f->src->dim;
+    const char *items[MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        items[i] = dim < 0 || dim == i ? "1" : "0";
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
+    if (f->op->id == OP_LOGSUMEXP) {
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s);\n", kernel(e, "logsumexp_backward", t), nd,
+                   x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
+    } else {
+        double p = f->op->id == OP_NORM ? arg_number(e->c, f->src, "p", "2", DT_F64)
+                                        : arg_number(e->c, f->src, "ord", "2", DT_F64);
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s, %s);\n", kernel(e, "norm_backward", t), nd,
+                   double_c(e, p), x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
+    }
+    close_block(e);
+}
+
+/* cumsum: dx = the reverse cumulative sum of dy along the dim. */
+static void grad_cumsum(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const char *outer, *len, *inner;
+    axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, "reverse_cumsum", f->out->type.dtype), outer, len,
+               inner, dy_of(e, b), grad_of(e, b, 0));
 }
 
 void emit_grad(Emitter *e, Node *b)
@@ -867,6 +1008,26 @@ void emit_grad(Emitter *e, Node *b)
         return;
     case OP_SCALED_DOT_PRODUCT_ATTENTION:
         grad_sdpa(e, b);
+        return;
+    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
+    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
+        grad_upsample(e, b);
+        return;
+    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
+    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
+        grad_pad(e, b);
+        return;
+    case OP_INDEX_SELECT:
+        grad_index_select(e, b);
+        return;
+    case OP_GATHER:
+        grad_gather(e, b);
+        return;
+    case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM:
+        grad_reduction_kernel(e, b);
+        return;
+    case OP_CUMSUM:
+        grad_cumsum(e, b);
         return;
     default:
         unsupported(e, f, "has no gradient yet");

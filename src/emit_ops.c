@@ -154,7 +154,7 @@ bool operands_ok(Emitter *e, Node *n, DType t)
         DType d = in_dtype(n, k);
         bool index = (k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) ||
                      (k == 2 && (f & OPF_INDEX_ARG2));
-        if (index && (d == DT_I64 || (n->op->id == OP_WHERE && d == DT_BOOL)))
+        if (index && (d == DT_I64 || ((n->op->id == OP_WHERE || n->op->id == OP_INDEX_PUT) && d == DT_BOOL)))
             continue;
         if (index && d != DT_I64 && dtype_is_float(d) && (n->op->id == OP_CROSS_ENTROPY))
             continue; /* class probabilities */
@@ -1549,6 +1549,314 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
 }
 
+/* ---- prelu, renorm, cosine_similarity, cross, svd, nuclear_norm, index_put,
+ * grid_sampler and the margin losses (amprt/extra.h) ------------------------------ */
+
+/* The broadcast shape of `nops` operands (numpy rules): per dim the first
+ * size that is not a constant 1. */
+static Shape bcast_full(Emitter *e, const Shape *const *ops, int nops)
+{
+    Shape out = {0};
+    for (int k = 0; k < nops; k++)
+        if (ops[k]->ndim > out.ndim)
+            out.ndim = ops[k]->ndim;
+    for (int i = 0; i < out.ndim; i++) {
+        out.dims[i] = poly_const(e->c, 1);
+        for (int k = 0; k < nops; k++) {
+            int j = ops[k]->ndim - out.ndim + i;
+            int64_t one;
+            if (j >= 0 && !(poly_is_const(ops[k]->dims[j], &one) && one == 1)) {
+                out.dims[i] = ops[k]->dims[j];
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+/* {row stride, element stride} of operand s broadcast to `full`, a [N, D]
+ * or [D] shape. */
+static const char *row_strides(Emitter *e, const Shape *s, const Shape *full)
+{
+    const char *st[MAX_DIMS], *items[2] = {"0", "0"};
+    broadcast_strides(e, s, full, st);
+    if (full->ndim == 2) {
+        items[0] = st[0];
+        items[1] = st[1];
+    } else if (full->ndim == 1) {
+        items[1] = st[0];
+    }
+    return c_array(e, items, 2);
+}
+
+static int64_t norm_dim(int64_t d, int nd) { return d < 0 ? d + nd : d; }
+
+static void emit_prelu(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s = in_shape(n, 0), *sw = in_shape(n, 1);
+    int64_t nw = 1;
+    bool per_channel = sw->ndim == 1 && !(poly_is_const(sw->dims[0], &nw) && nw == 1);
+    const char *outer = "1", *channels = "1", *inner = numel_c(e, s);
+    if (s->ndim >= 2) {
+        outer = poly_c(e, s->dims[0]);
+        channels = poly_c(e, s->dims[1]);
+        inner = dims_product(e, s, 2, s->ndim);
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "prelu", n->out->type.dtype), outer, channels,
+               inner, per_channel ? channels : "1", in_c(e, n, 0), in_c(e, n, 1), y);
+}
+
+static void emit_renorm(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    const Shape *s = in_shape(n, 0);
+    const char *outer, *len, *inner;
+    int64_t d = s->ndim ? norm_dim(arg_int(c, n->src, "dim", 0), s->ndim) : 0;
+    axis_split(e, s, d, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "renorm", n->out->type.dtype), outer, len,
+               inner, double_c(e, arg_number(c, n->src, "p", "2", DT_F64)),
+               double_c(e, arg_number(c, n->src, "maxnorm", "0", DT_F64)), in_c(e, n, 0), y);
+}
+
+/* cosine_similarity and cross: two operands broadcast, along one dim. */
+static void emit_pair_dim(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    const Shape *ops[2] = {in_shape(n, 0), in_shape(n, 1)};
+    Shape full = bcast_full(e, ops, 2);
+    int nd = full.ndim;
+    int64_t dim;
+    bool cross = n->op->id == OP_CROSS;
+    Expr *de = arg_named(n->src, "dim");
+    if (de && de->kind != E_NAME)
+        dim = norm_dim(arg_int(c, n->src, "dim", 0), nd);
+    else if (cross) {
+        dim = -1;
+        for (int i = 0; i < ops[0]->ndim && dim < 0; i++) {
+            int64_t three;
+            if (poly_is_const(ops[0]->dims[i], &three) && three == 3)
+                dim = i;
+        }
+    } else
+        dim = nd ? norm_dim(1, nd) : 0;
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, &full));
+    buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, ops[0], &full));
+    buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, ops[1], &full));
+    if (cross)
+        buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s);\n",
+                   kernel(e, "cross", n->out->type.dtype), nd, (int)dim, in_c(e, n, 0), in_c(e, n, 1), y);
+    else
+        buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s, %s);\n",
+                   kernel(e, "cosine_similarity", n->out->type.dtype), nd, (int)dim, in_c(e, n, 0), in_c(e, n, 1),
+                   double_c(e, arg_number(c, n->src, "eps", "1e-08", DT_F64)), y);
+    close_block(e);
+}
+
+/* svd's and nuclear_norm's scratch before amp_svd's work: svd's vh
+ * (kv x n elements per matrix), or nuclear_norm's k singular values. */
+static int64_t svd_scratch_elems(Ctx *c, const Node *n, int64_t m, int64_t cols)
+{
+    int64_t k = m < cols ? m : cols;
+    if (n->op->id == OP_NUCLEAR_NORM)
+        return k;
+    bool some = n->src ? arg_bool(c, n->src, "some", true) : true;
+    bool uv = n->src ? arg_bool(c, n->src, "compute_uv", true) : true;
+    return uv ? (some ? k : cols) * cols : 0;
+}
+
+static void emit_svd_op(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    if (t != DT_F32 && t != DT_F64) {
+        unsupported(e, n, "linear algebra runs in f32 or f64 only");
+        return;
+    }
+    const Shape *s = in_shape(n, 0);
+    int nd = s->ndim;
+    int64_t rows, cols;
+    if (!poly_is_const(s->dims[nd - 2], &rows) || !poly_is_const(s->dims[nd - 1], &cols) || !n->scratch) {
+        unsupported(e, n, "matrices of a run-time size have no static memory plan yet (the batch may vary)");
+        return;
+    }
+    const char *ct = dtype_c_type(t), *scratch = e->cname[n->scratch->id];
+    const char *batch = dims_product(e, s, 0, nd - 2);
+    int64_t k = rows < cols ? rows : cols, elems = svd_scratch_elems(c, n, rows, cols);
+    const char *work = arena_printf(c->arena, "%s + (size_t)(%s) * %lld", scratch, n->op->id == OP_SVD ? batch : "1",
+                                    (long long)(elems * (int64_t)dtype_size(t)));
+    const char *buf = arena_printf(c->arena, "(%s *)(void *)%s", ct, scratch);
+    if (n->op->id == OP_NUCLEAR_NORM) {
+        buf_printf(e->out, "    %s(1, %lld, %lld, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t),
+                   (long long)rows, (long long)cols, in_c(e, n, 0), buf, work);
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = {%lld};\n        const uint8_t reduce[] = {1};\n",
+                   (long long)k);
+        buf_printf(e->out, "        %s(1, shape, reduce, %s, %s);\n", kernel(e, "sum", t), buf, y);
+        close_block(e);
+        return;
+    }
+    const char *S = more(e, n, 0), *V = more(e, n, 1);
+    bool uv = arg_bool(c, n->src, "compute_uv", true), some = arg_bool(c, n->src, "some", true);
+    if (!uv) {
+        /* torch.svd(compute_uv=False): U and V zero-filled */
+        buf_printf(e->out, "    memset(%s, 0, (size_t)(%s) * sizeof *%s);\n", y, numel_c(e, out_shape(n)), y);
+        if (V)
+            buf_printf(e->out, "    memset(%s, 0, (size_t)(%s) * sizeof *%s);\n", V,
+                       numel_c(e, &n->more_out[1]->type.shape), V);
+        buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t), batch,
+                   (long long)rows, (long long)cols, in_c(e, n, 0), S ? S : "NULL", work);
+        return;
+    }
+    int64_t kv = some ? k : cols;
+    buf_printf(e->out, "    %s(%s, %lld, %lld, %d, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch,
+               (long long)rows, (long long)cols, !some, in_c(e, n, 0), y, S, buf, work);
+    if (!V)
+        return;
+    /* V [batch, n, kv] is vh [batch, kv, n] transposed */
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = {%s, %lld, %lld};\n", batch, (long long)cols, (long long)kv);
+    buf_printf(e->out, "        const int64_t x_stride[] = {%lld, 1, %lld};\n", (long long)(kv * cols), (long long)cols);
+    buf_printf(e->out, "        const int64_t y_stride[] = {%lld, %lld, 1};\n", (long long)(kv * cols), (long long)kv);
+    buf_printf(e->out, "        amp_copy_strided(sizeof *%s, 3, shape, %s, x_stride, %s, y_stride);\n", V, buf, V);
+    close_block(e);
+}
+
+static void emit_index_put(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    const Shape *sx = in_shape(n, 0), *si = in_shape(n, 1), *sv = in_shape(n, 2);
+    bool acc = arg_bool(c, n->src, "accumulate", false);
+    buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0), numel_c(e, sx), y);
+    open_block(e);
+    if (in_dtype(n, 1) == DT_BOOL) {
+        Shape to = {0}, vs = *sv;
+        for (int i = si->ndim; i < sx->ndim; i++)
+            to.dims[to.ndim++] = sx->dims[i];
+        if (vs.ndim == to.ndim + 1) { /* a leading 1 */
+            for (int i = 0; i + 1 < vs.ndim; i++)
+                vs.dims[i] = vs.dims[i + 1];
+            vs.ndim--;
+        }
+        const char *st[MAX_DIMS], *items[MAX_DIMS];
+        broadcast_strides(e, &vs, &to, st);
+        for (int i = 0; i < sx->ndim; i++)
+            items[i] = i < si->ndim ? "0" : st[i - si->ndim];
+        buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
+        buf_printf(e->out, "        const int64_t v_stride[] = %s;\n", c_array(e, items, sx->ndim));
+        buf_printf(e->out, "        %s(%d, x_shape, %d, (const uint8_t *)%s, %s, v_stride, %d, %s);\n",
+                   kernel(e, "index_put_mask", t), sx->ndim, si->ndim, in_c(e, n, 1), in_c(e, n, 2), acc, y);
+        close_block(e);
+        return;
+    }
+    Shape res = *si;
+    for (int i = 1; i < sx->ndim; i++)
+        res.dims[res.ndim++] = sx->dims[i];
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, &res));
+    buf_printf(e->out, "        const int64_t v_stride[] = %s;\n", bcast_array(e, sv, &res));
+    emit_checked(e, "        ", arena_printf(c->arena, "%s(%d, shape, %d, %s, %s, %s, v_stride, %d, %s)",
+                                             kernel(e, "index_put", t), res.ndim, si->ndim, in_c(e, n, 1),
+                                             poly_c(e, sx->dims[0]), in_c(e, n, 2), acc, y));
+    close_block(e);
+}
+
+static void emit_grid_sampler(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    int ns = sx->ndim - 2;
+    int64_t mode = arg_int(c, n->src, "interpolation_mode", 0);
+    if (mode == 2) {
+        unsupported(e, n, "interpolation_mode 2 (bicubic) has no runtime kernel yet");
+        return;
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+    buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+    buf_printf(e->out, "        %s(%d, %s, %s, in_size, out_size, %d, %d, %d, %s, %s, %s);\n",
+               kernel(e, "grid_sampler", n->out->type.dtype), ns, poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]),
+               (int)mode, (int)arg_int(c, n->src, "padding_mode", 0), arg_bool(c, n->src, "align_corners", false),
+               in_c(e, n, 0), in_c(e, n, 1), y);
+    close_block(e);
+}
+
+static void emit_margin_loss(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    Expr *call = n->src;
+    const char *red = reduction_enum[call->reduction];
+    bool one = n->op->id == OP_TRIPLET_MARGIN_LOSS || n->op->id == OP_MULTI_MARGIN_LOSS;
+    double margin = n->op->id == OP_MULTILABEL_MARGIN_LOSS ? 1 : arg_number(c, call, "margin", one ? "1.0" : "0.0", DT_F64);
+    switch (n->op->id) {
+    case OP_MULTILABEL_MARGIN_LOSS:
+    case OP_MULTI_MARGIN_LOSS: {
+        const Shape *s = in_shape(n, 0);
+        const char *N = s->ndim == 2 ? poly_c(e, s->dims[0]) : "1";
+        const char *C = s->ndim ? poly_c(e, s->dims[s->ndim - 1]) : "1";
+        const char *call_c;
+        if (n->op->id == OP_MULTILABEL_MARGIN_LOSS)
+            call_c = arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s)", kernel(e, "multilabel_margin_loss", t), N, C,
+                                  in_c(e, n, 0), in_c(e, n, 1), red, y);
+        else
+            call_c = arena_printf(c->arena, "%s(%s, %s, %s, %s, %d, %s, %s, %s, %s)", kernel(e, "multi_margin_loss", t),
+                                  N, C, in_c(e, n, 0), in_c(e, n, 1), (int)arg_int(c, call, "p", 1),
+                                  double_c(e, margin), in_c(e, n, 4), red, y);
+        emit_checked(e, "    ", call_c);
+        return;
+    }
+    case OP_MARGIN_RANKING_LOSS: {
+        const Shape *ops[3] = {in_shape(n, 0), in_shape(n, 1), in_shape(n, 2)};
+        Shape full = bcast_full(e, ops, 3);
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, &full));
+        buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, ops[0], &full));
+        buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, ops[1], &full));
+        buf_printf(e->out, "        const int64_t t_stride[] = %s;\n", bcast_array(e, ops[2], &full));
+        buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s, t_stride, %s, %s, %s);\n",
+                   kernel(e, "margin_ranking_loss", t), full.ndim, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
+                   double_c(e, margin), red, y);
+        close_block(e);
+        return;
+    }
+    case OP_COSINE_EMBEDDING_LOSS:
+    case OP_TRIPLET_MARGIN_LOSS: {
+        bool triplet = n->op->id == OP_TRIPLET_MARGIN_LOSS;
+        const Shape *ops[3] = {in_shape(n, 0), in_shape(n, 1), in_shape(n, 2)};
+        Shape full = bcast_full(e, ops, triplet ? 3 : 2);
+        if (!triplet && full.ndim == 2 && ops[2]->ndim == 1) { /* the target broadcasts the rows too */
+            Shape rows = {.ndim = 1, .dims = {full.dims[0]}};
+            const Shape *r2[2] = {&rows, ops[2]};
+            full.dims[0] = bcast_full(e, r2, 2).dims[0];
+        }
+        const char *N = full.ndim == 2 ? poly_c(e, full.dims[0]) : "1";
+        const char *D = full.ndim ? poly_c(e, full.dims[full.ndim - 1]) : "1";
+        open_block(e);
+        buf_printf(e->out, "        const int64_t s0[] = %s;\n", row_strides(e, ops[0], &full));
+        buf_printf(e->out, "        const int64_t s1[] = %s;\n", row_strides(e, ops[1], &full));
+        if (triplet) {
+            buf_printf(e->out, "        const int64_t s2[] = %s;\n", row_strides(e, ops[2], &full));
+            buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, s2, %s, %s, %s, %d, %s, %s);\n",
+                       kernel(e, "triplet_margin_loss", t), N, D, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
+                       double_c(e, margin), double_c(e, arg_number(c, call, "p", "2.0", DT_F64)),
+                       double_c(e, arg_number(c, call, "eps", "1e-06", DT_F64)), arg_bool(c, call, "swap", false),
+                       red, y);
+        } else {
+            int64_t v1;
+            bool tb = ops[2]->ndim == 0 || (poly_is_const(ops[2]->dims[0], &v1) && v1 == 1);
+            buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, %s, %s, %s, %s);\n",
+                       kernel(e, "cosine_embedding_loss", t), N, D, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
+                       tb ? "0" : "1", double_c(e, margin), red, y);
+        }
+        close_block(e);
+        return;
+    }
+    default:
+        ICE("not a margin loss: %s", n->op->name);
+    }
+}
+
 /* Scratch memory of the linear algebra kernels: first the i32 info of
  * each matrix where the op has no info result of its own (8 bytes per
  * matrix, keeping what follows aligned for f64), then the kernel's `work`
@@ -1584,6 +1892,17 @@ Type op_scratch_type(Ctx *c, const Node *n)
         return none;
     int64_t rows, cols;
     bool fixed = poly_is_const(s->dims[s->ndim - 2], &rows) && poly_is_const(s->dims[s->ndim - 1], &cols);
+    if ((id == OP_SVD || id == OP_NUCLEAR_NORM) && fixed && is_kernel_float(n->out->type.dtype)) {
+        /* svd_scratch_elems per matrix (svd: per batch entry), then the work */
+        int64_t esize = dtype_size(n->out->type.dtype);
+        Poly *per = poly_const(c, svd_scratch_elems(c, n, rows, cols) * esize);
+        Shape batch = {0};
+        for (int i = 0; i + 2 < s->ndim; i++)
+            batch.dims[batch.ndim++] = s->dims[i];
+        Poly *bytes = poly_add(c, poly_mul(c, shape_numel(c, &batch), per),
+                               poly_const(c, (int64_t)AMP_SVD_WORK_BYTES(rows, cols, esize)));
+        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
+    }
     int64_t work = fixed ? linalg_work_bytes(id, rows, cols, dtype_size(n->out->type.dtype)) : 0;
     bool info = scratch_needs_info(id);
     if (!info && work == 0)
@@ -1603,10 +1922,12 @@ bool op_returns_status(const Node *n)
 {
     switch (n->op->id) {
     case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY:
-    case OP_GATHER: case OP_SCATTER_ADD:
+    case OP_GATHER: case OP_SCATTER_ADD: case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS:
     case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
         return true;
     case OP_CROSS_ENTROPY:
+        return n->in[1] && n->in[1]->type.dtype == DT_I64;
+    case OP_INDEX_PUT:
         return n->in[1] && n->in[1]->type.dtype == DT_I64;
     default:
         return false;
@@ -1744,6 +2065,28 @@ void emit_op(Emitter *e, Node *n, const char *y)
     case OP_TRIANGULAR_SOLVE: case OP_QR: case OP_LINALG_QR: case OP_LINALG_SVD: case OP_LINALG_SVDVALS:
     case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: case OP_PINVERSE:
         emit_linalg(e, n, y);
+        return;
+    case OP_PRELU:
+        emit_prelu(e, n, y);
+        return;
+    case OP_RENORM:
+        emit_renorm(e, n, y);
+        return;
+    case OP_COSINE_SIMILARITY: case OP_CROSS:
+        emit_pair_dim(e, n, y);
+        return;
+    case OP_SVD: case OP_NUCLEAR_NORM:
+        emit_svd_op(e, n, y);
+        return;
+    case OP_INDEX_PUT:
+        emit_index_put(e, n, y);
+        return;
+    case OP_GRID_SAMPLER:
+        emit_grid_sampler(e, n, y);
+        return;
+    case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS: case OP_COSINE_EMBEDDING_LOSS:
+    case OP_MARGIN_RANKING_LOSS: case OP_TRIPLET_MARGIN_LOSS:
+        emit_margin_loss(e, n, y);
         return;
     default:
         error_at(e->c, n->loc, "op %s has no runtime kernel yet, so no C can be emitted for it "

@@ -54,7 +54,7 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
     buf_puts(h, "    /* parameters and buffers, mutable, named as in the params struct */\n");
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
-        buf_printf(h, "    %s *%s; /* %s: %s */\n", dtype_c_type(v->type.dtype), e->cname[v->id], v->name,
+        buf_printf(h, "    %s *%s; /* %s: %s */\n", dtype_c_type(v->type.dtype), e->member[v->id], v->name,
                    type_comment(e, &v->type));
     }
     const char *groups[4] = {"grad"};
@@ -66,7 +66,7 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
         for (int i = 0; i < g->params->len; i++) {
             Value *v = VEC_AT(g->params, i);
             if (trainable(v))
-                buf_printf(h, "        %s *%s;\n", dtype_c_type(v->type.dtype), e->cname[v->id]);
+                buf_printf(h, "        %s *%s;\n", dtype_c_type(v->type.dtype), e->member[v->id]);
         }
         buf_printf(h, "    } %s;\n", groups[k]);
     }
@@ -137,8 +137,8 @@ static int checkpoint_entries(Emitter *e, Buf *o, bool load)
             const char *key = k < 0 ? v->name
                               : k == 0 ? arena_printf(c->arena, "grad.%s", v->name)
                                        : arena_printf(c->arena, "optimizer.%s.%s", v->name, slots[k - 1]);
-            const char *ptr = k < 0 ? arena_printf(c->arena, "s->%s", e->cname[v->id])
-                                    : arena_printf(c->arena, "s->%s.%s", k == 0 ? "grad" : slots[k - 1], e->cname[v->id]);
+            const char *ptr = k < 0 ? arena_printf(c->arena, "s->%s", e->member[v->id])
+                                    : arena_printf(c->arena, "s->%s.%s", k == 0 ? "grad" : slots[k - 1], e->member[v->id]);
             buf_printf(o, "    entries[%d].name = \"%s\";\n    entries[%d].dtype = %s;\n    entries[%d].ndim = %d;\n", n,
                        key, n, dtype_amp_enum(v->type.dtype), n, v->type.shape.ndim);
             for (int d = 0; d < v->type.shape.ndim; d++)
@@ -179,7 +179,7 @@ static void emit_init(Emitter *e, Buf *o)
     buf_puts(o, "    memset(s, 0, sizeof *s);\n");
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
-        const char *ct = dtype_c_type(v->type.dtype), *name = e->cname[v->id];
+        const char *ct = dtype_c_type(v->type.dtype), *name = e->member[v->id];
         long long pad = (long long)const_bytes_padded(e, v);
         buf_printf(o, "    if (!initial->%s)\n        return AMP_ERR_NULL_ARG;\n", name);
         buf_printf(o, "    s->%s = (%s *)(void *)at;\n    memcpy(at, initial->%s, (size_t)(%s) * sizeof(%s));\n"
@@ -196,7 +196,7 @@ static void emit_init(Emitter *e, Buf *o)
     buf_printf(o, "void %s_train_params(const %s_train_state *s, %s_params *params)\n{\n", p, p, p);
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
-        buf_printf(o, "    params->%s = s->%s;\n", e->cname[v->id], e->cname[v->id]);
+        buf_printf(o, "    params->%s = s->%s;\n", e->member[v->id], e->member[v->id]);
     }
     if (g->params->len == 0)
         buf_puts(o, "    (void)s;\n    (void)params;\n");
@@ -274,7 +274,7 @@ static void emit_step(Emitter *e, Buf *o)
         if (!trainable(v))
             continue;
         buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype),
-                   numel_of(e, v), e->cname[v->id], e->cname[v->grad->id], e->cname[v->id]);
+                   numel_of(e, v), e->member[v->id], e->cname[v->grad->id], e->member[v->id]);
     }
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 
@@ -287,7 +287,7 @@ static void emit_step(Emitter *e, Buf *o)
             Value *v = VEC_AT(g->params, i);
             if (trainable(v))
                 buf_printf(o, "    %s((size_t)(%s), s->grad.%s, 1.0 / (double)s->scale, &found_inf);\n",
-                           kernel(e, "unscale", v->type.dtype), numel_of(e, v), e->cname[v->id]);
+                           kernel(e, "unscale", v->type.dtype), numel_of(e, v), e->member[v->id]);
         }
     }
     if (t->clip_grad_norm > 0) {
@@ -297,7 +297,7 @@ static void emit_step(Emitter *e, Buf *o)
             Value *v = VEC_AT(g->params, i);
             if (trainable(v))
                 buf_printf(o, "        %s((size_t)(%s), s->grad.%s, &norm2);\n", kernel(e, "sum_squares", v->type.dtype),
-                           numel_of(e, v), e->cname[v->id]);
+                           numel_of(e, v), e->member[v->id]);
         }
         buf_printf(o, "        const double clip = %a / (sqrt(norm2) + 1e-6);\n        if (clip < 1.0) {\n",
                    t->clip_grad_norm);
@@ -305,7 +305,7 @@ static void emit_step(Emitter *e, Buf *o)
             Value *v = VEC_AT(g->params, i);
             if (trainable(v))
                 buf_printf(o, "            %s((size_t)(%s), s->grad.%s, clip, s->grad.%s);\n",
-                           kernel(e, "mul_scalar", v->type.dtype), numel_of(e, v), e->cname[v->id], e->cname[v->id]);
+                           kernel(e, "mul_scalar", v->type.dtype), numel_of(e, v), e->member[v->id], e->member[v->id]);
         }
         buf_puts(o, "        }\n    }\n");
     }
@@ -321,7 +321,7 @@ static void emit_step(Emitter *e, Buf *o)
         Value *v = VEC_AT(g->params, i);
         if (!trainable(v))
             continue;
-        const char *name = e->cname[v->id];
+        const char *name = e->member[v->id];
         if (t->optimizer == OPTIMIZER_SGD)
             buf_printf(o, "        %s((size_t)(%s), s->%s, s->grad.%s, %s, &h, s->step, found_inf);\n",
                        kernel(e, "sgd", v->type.dtype), numel_of(e, v), name, name,
@@ -341,8 +341,8 @@ static void emit_step(Emitter *e, Buf *o)
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
         if (trainable(v))
-            buf_printf(o, "    memset(s->grad.%s, 0, (size_t)(%s) * sizeof *s->grad.%s);\n", e->cname[v->id],
-                       numel_of(e, v), e->cname[v->id]);
+            buf_printf(o, "    memset(s->grad.%s, 0, (size_t)(%s) * sizeof *s->grad.%s);\n", e->member[v->id],
+                       numel_of(e, v), e->member[v->id]);
     }
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 

@@ -101,16 +101,22 @@ bool ir_verify(Ctx *c, const char *after_pass)
     }
     for (int i = 0; i < g->nodes->len; i++) {
         Node *node = VEC_AT(g->nodes, i);
+        /* a GRAD node computes in its forward's dtype and reads the
+         * forward's inputs one slot later (in[1 + k]); its first result may
+         * be an f32 weight's gradient of a mixed-params norm */
+        const Node *rule = node->op->id == OP_GRAD && node->fwd ? node->fwd : node;
+        DType computes = rule->out->type.dtype;
         for (int k = 0; k < node->nin; k++) {
             Value *in = node->in[k];
+            int rk = rule == node ? k : k - 1; /* the forward's operand slot, -1 for dy */
             if (in && !defined[in->id])
                 ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id,
                     node->op->name, in->id);
-            if (in && node->op->form != FORM_CAST && in->type.dtype != node->out->type.dtype &&
-                dtype_is_float(in->type.dtype) && !(node->op->form == FORM_NLL_LOSS && k == 1) &&
-                !((node->op->flags & OPF_MIXED_PARAMS) && k > 0 && in->type.dtype == DT_F32))
+            if (in && node->op->form != FORM_CAST && in->type.dtype != computes &&
+                dtype_is_float(in->type.dtype) && !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
+                !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && rk < 6 && in->type.dtype == DT_F32))
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
-                    node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(node->out->type.dtype));
+                    node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(computes));
         }
         if (defined[node->out->id])
             ICE("after %s: %%%d is defined twice", after_pass, node->out->id);

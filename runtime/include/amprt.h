@@ -224,6 +224,16 @@ const char *amp_strerror(int code);
  */
 const char *amp_isa_name(void);
 
+/* Threads for the large matrix products (linear, matmul, gemm on the
+ * optimized kernel sets): a pool of persistent workers, created on first
+ * use.  The default is AMPRT_THREADS if set (a positive integer), else the
+ * number of online CPUs; amp_set_threads(n) changes it for later calls
+ * (n < 1 restores the default); both clamp to [1, 16].  Results do not
+ * depend on the thread count.  Concurrent calls from several user threads
+ * are safe; their threaded products run one at a time. */
+void amp_set_threads(int n);
+int amp_get_threads(void);
+
 /* ---- Kernels ------------------------------------------------------------- */
 
 typedef enum {

@@ -156,4 +156,83 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
         amp_st(t, base, i, (float)v);
 }
 
+
+/* ---- Kernel sets, GEMM driver and thread pool (dispatch.c, isa_*.c,
+ * threadpool.c) ------------------------------------------------------------ */
+
+/* The kernel set named `isa` ("ref", "avx2", "avx512", "avx512bf16") if this
+ * CPU (and its OS) supports it, else NULL.  For tests and benchmarks, which
+ * compare the sets against each other within one process; the public
+ * amp_<name> entry points always use the set AMPRT_ISA chose. */
+const amp_kernel_table *amp_kernel_table_for(const char *isa);
+
+/* Each optimized set's overrides, applied to a copy of the reference table
+ * by dispatch.c (only after the CPU check said the ISA is there). */
+void amp_isa_avx2_fill(amp_kernel_table *t);
+void amp_isa_avx512_fill(amp_kernel_table *t);
+void amp_isa_avx512bf16_fill(amp_kernel_table *t);
+
+/*
+ * The blocked, packed GEMM (isa_gemm.c) and its micro-kernel contract.
+ *
+ * Packed operands are arrays of 4-byte units.  kpair = 1: a unit is one
+ * f32 value of one k.  kpair = 2: a unit is two bf16 values, k even in the
+ * low half and k + 1 in the high half (the operand order vdpbf16ps takes);
+ * an odd K is padded with a zero k.  An A micro-panel is mr rows x kcu
+ * units stored unit-major ([u][mr]); a B micro-panel is kcu units x nr
+ * columns ([u][nr]); rows/columns past the matrix edge are padded with zeros.
+ *
+ * micro(kcu, pa, pb, w, ldw, accumulate) computes the full mr x nr tile
+ *     T[i][j] = sum over u < kcu of dot(pa[u][i], pb[u][j])
+ * in f32 (each unit's products added to the accumulator in k order, f32
+ * rounding; vdpbf16ps additionally treats bf16 subnormal inputs as zero)
+ * and writes w[i * ldw + j] = T[i][j] (accumulate = 0) or w[i * ldw + j] +
+ * T[i][j] (accumulate = 1).  kcu may be 0.  pa and pb are 64-byte aligned,
+ * w 64-byte aligned with ldw a multiple of 16.
+ *
+ * pack_a(t, a, rs, cs, rows, k, dst): element (i, kk) of A is at a + (i * rs
+ * + kk * cs) elements of dtype t; writes one micro-panel of ceil(k / kpair)
+ * units (rows <= mr, the rest zero).  pack_b(t, b, rs, cs, cols, k, dst):
+ * element (kk, j) of B is at b + (kk * rs + j * cs); one micro-panel
+ * (cols <= nr).
+ *
+ * epi(t, n, w, alpha, beta, c, c_cs, bias, y): the epilogue of one output
+ * row: y[j] = round_t(alpha * w[j] + beta * c[j * c_cs] + bias[j]) for j < n,
+ * where the alpha product is skipped when alpha == 1, the c term when c is
+ * NULL, the bias term when bias is NULL; each product and sum rounded to f32
+ * in that order (as the reference kernels do), then one rounding to t.
+ */
+typedef struct amp_gemm_kernel {
+    const char *name;
+    int mr, nr, kpair;
+    int kcu, mc, nc; /* cache blocking, in units (k), rows (m), columns (n) */
+    void (*micro)(int64_t kcu, const void *pa, const void *pb, float *w, int64_t ldw, int accumulate);
+    void (*pack_a)(amp_dtype t, const void *a, int64_t rs, int64_t cs, int rows, int64_t k, void *dst);
+    void (*pack_b)(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst);
+    void (*epi)(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c, int64_t c_cs,
+                const void *bias, void *y);
+} amp_gemm_kernel;
+
+/* Compile-time bounds of the blocking (the per-thread buffers' sizes). */
+#define AMP_GEMM_KCU_MAX 256
+#define AMP_GEMM_MC_MAX 192
+#define AMP_GEMM_NC_MAX 512
+#define AMP_GEMM_MB_MAX 384 /* rows of the f32 accumulator block */
+#define AMP_GEMM_MR_MAX 16
+#define AMP_GEMM_NR_MAX 32
+
+/* y = alpha * A B + beta * C (+ bias[n]) for the strided batched problem d
+ * (amp_gemm_desc semantics); bias may be NULL (it is linear's).  Splits
+ * the work over the thread pool when large enough. */
+void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a,
+                   const void *b, const void *c, const void *bias, void *y);
+
+/* The thread pool: run fn(ctx, task, slot) for every task < ntasks on up
+ * to nthreads threads (the caller is one of them, slot 0; slots are <
+ * AMP_MAX_THREADS and distinct among concurrently running tasks).  Calls
+ * are serialized by a lock, so a slot's static buffers belong to the task
+ * running in it.  Workers are created on first use and persist. */
+#define AMP_MAX_THREADS 16
+void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx);
+
 #endif /* AMPRT_INTERNAL_H */

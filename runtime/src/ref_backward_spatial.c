@@ -9,119 +9,17 @@
  * ACC buffer on the stack covering BW_CHUNK elements of the input plane at
  * a time, revisiting the outputs once per chunk (no allocation); the index
  * ops gather each distinct index's rows; pad gathers per element. The
- * window and tap arithmetic is the forward's: the pooling helpers below
- * are copies of ref_pool.c's, and upsample's taps come from
- * ref_upsample.inc itself (included by ref_backward_spatial.inc).
+ * window and tap arithmetic is the forward's: the pooling and convolution
+ * geometry comes from ref_window.h, shared with ref_pool.c and ref_conv.c,
+ * and upsample's taps from ref_upsample.inc itself (included by
+ * ref_backward_spatial.inc).
  */
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "ref_window.h"
 
 #define BW_CHUNK 2048
-
-/* ---- pooling geometry, as ref_pool.c ---------------------------------- */
-
-typedef struct {
-    int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
-    int64_t in_plane, out_plane;
-} pool_geometry;
-
-static AMP_ALWAYS_INLINE pool_geometry pool_geometry_of(const amp_pool_desc *d)
-{
-    pool_geometry g;
-    int lead = 3 - d->nspatial;
-    for (int i = 0; i < 3; i++) {
-        int s = i - lead;
-        g.in[i] = s >= 0 ? d->in_size[s] : 1;
-        g.out[i] = s >= 0 ? d->out_size[s] : 1;
-        g.kernel[i] = s >= 0 ? d->kernel[s] : 1;
-        g.stride[i] = s >= 0 ? d->stride[s] : 1;
-        g.padding[i] = s >= 0 ? d->padding[s] : 0;
-        g.dilation[i] = s >= 0 ? d->dilation[s] : 1;
-    }
-    g.in_plane = g.in[0] * g.in[1] * g.in[2];
-    g.out_plane = g.out[0] * g.out[1] * g.out[2];
-    return g;
-}
-
-typedef struct {
-    int64_t start, end;
-} window;
-
-static AMP_ALWAYS_INLINE window max_window(const pool_geometry *g, int i, int64_t o)
-{
-    window w;
-    w.start = o * g->stride[i] - g->padding[i];
-    w.end = w.start + (g->kernel[i] - 1) * g->dilation[i] + 1;
-    if (w.end > g->in[i])
-        w.end = g->in[i];
-    while (w.start < 0)
-        w.start += g->dilation[i];
-    return w;
-}
-
-static AMP_ALWAYS_INLINE window avg_window(const pool_geometry *g, int i, int64_t o, int64_t *padded_size)
-{
-    window w;
-    w.start = o * g->stride[i] - g->padding[i];
-    w.end = w.start + g->kernel[i];
-    if (w.end > g->in[i] + g->padding[i])
-        w.end = g->in[i] + g->padding[i];
-    *padded_size *= w.end - w.start;
-    if (w.start < 0)
-        w.start = 0;
-    if (w.end > g->in[i])
-        w.end = g->in[i];
-    return w;
-}
-
-static AMP_ALWAYS_INLINE window adaptive_window(int64_t o, int64_t in, int64_t out)
-{
-    window w;
-    w.start = (o / out) * in + ((o % out) * in) / out;
-    w.end = 1 + ((o + 1) * in - 1) / out;
-    return w;
-}
-
-/* ---- convolution geometry, as ref_conv.c ------------------------------ */
-
-typedef struct {
-    int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
-    int64_t in_plane, out_plane, kernel_plane;
-} conv_geometry;
-
-static AMP_ALWAYS_INLINE conv_geometry conv_geometry_of(const amp_conv_desc *d)
-{
-    conv_geometry g;
-    int lead = 3 - d->nspatial;
-    for (int i = 0; i < 3; i++) {
-        int s = i - lead;
-        g.in[i] = s >= 0 ? d->in_size[s] : 1;
-        g.out[i] = s >= 0 ? d->out_size[s] : 1;
-        g.kernel[i] = s >= 0 ? d->kernel[s] : 1;
-        g.stride[i] = s >= 0 ? d->stride[s] : 1;
-        g.padding[i] = s >= 0 ? d->padding[s] : 0;
-        g.dilation[i] = s >= 0 ? d->dilation[s] : 1;
-    }
-    g.in_plane = g.in[0] * g.in[1] * g.in[2];
-    g.out_plane = g.out[0] * g.out[1] * g.out[2];
-    g.kernel_plane = g.kernel[0] * g.kernel[1] * g.kernel[2];
-    return g;
-}
-
-/* Offset in a plane of `size` of position pos[] when every pos[i] + shift
- * is inside, else 0 (returns whether it is). */
-static AMP_ALWAYS_INLINE int position_of(const int64_t size[3], const int64_t pos[3], int64_t *offset)
-{
-    int64_t off = 0;
-    for (int i = 0; i < 3; i++) {
-        if (pos[i] < 0 || pos[i] >= size[i])
-            return 0;
-        off = off * size[i] + pos[i];
-    }
-    *offset = off;
-    return 1;
-}
 
 /* ---- pad -------------------------------------------------------------- */
 

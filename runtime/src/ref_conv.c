@@ -8,35 +8,13 @@
  * ref_conv.inc, instantiated once per ACC below.
  *
  * 1-, 2- and 3-d convolutions share one body: the nspatial dims are placed
- * last in a 3-d geometry whose leading dims have size 1, kernel 1, stride 1
- * and no padding, so the extra loops run once and change nothing.
+ * last in a 3-d geometry (ref_window.h) whose leading dims have size 1,
+ * kernel 1, stride 1 and no padding, so the extra loops run once and change
+ * nothing.
  * output_padding is not read: it only widens out_size, which is given.
  */
 #include "amprt_internal.h"
-
-typedef struct {
-    int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
-    int64_t in_plane, out_plane, kernel_plane; /* elements per channel */
-} conv_geometry;
-
-static AMP_ALWAYS_INLINE conv_geometry geometry_of(const amp_conv_desc *d)
-{
-    conv_geometry g;
-    int lead = 3 - d->nspatial;
-    for (int i = 0; i < 3; i++) {
-        int s = i - lead; /* index into the descriptor's arrays */
-        g.in[i] = s >= 0 ? d->in_size[s] : 1;
-        g.out[i] = s >= 0 ? d->out_size[s] : 1;
-        g.kernel[i] = s >= 0 ? d->kernel[s] : 1;
-        g.stride[i] = s >= 0 ? d->stride[s] : 1;
-        g.padding[i] = s >= 0 ? d->padding[s] : 0;
-        g.dilation[i] = s >= 0 ? d->dilation[s] : 1;
-    }
-    g.in_plane = g.in[0] * g.in[1] * g.in[2];
-    g.out_plane = g.out[0] * g.out[1] * g.out[2];
-    g.kernel_plane = g.kernel[0] * g.kernel[1] * g.kernel[2];
-    return g;
-}
+#include "ref_window.h"
 
 /* conv: output position o reads input o*stride - padding + k*dilation for
  * kernel tap k; 0 (skip the tap) where that is in the padding. */
@@ -71,25 +49,8 @@ static AMP_ALWAYS_INLINE int input_of_transposed_output(const conv_geometry *g, 
     return 1;
 }
 
-#define ACC float
-#define LD amp_ld
-#define ST amp_st
-#define BODY(name) name##_facc
-#include "ref_conv.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
-
-#define ACC double
-#define LD amp_ldd
-#define ST amp_std
-#define BODY(name) name##_dacc
-#include "ref_conv.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
+#define REF_PART "ref_conv.inc"
+#include "ref_acc_twice.h"
 
 #define CONV_KERNELS(T, INST)                                                                     \
     void amp_ref_conv_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *w, \

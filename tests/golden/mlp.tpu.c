@@ -76,9 +76,9 @@ done:
 int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs *outputs,
         const mlp_dims *dims, void *arena, size_t arena_bytes)
 {
-    int rc;
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    int rc;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;

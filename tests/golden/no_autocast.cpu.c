@@ -60,9 +60,9 @@ done:
 int plain_forward(const plain_params *params, const plain_inputs *inputs, plain_outputs *outputs,
           const plain_dims *dims, void *arena, size_t arena_bytes)
 {
-    int rc;
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    int rc;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;

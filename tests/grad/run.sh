@@ -37,7 +37,7 @@ fi
 one() {
     m=$1 t=$2
     base=$WORK/$m.$t
-    dims=$(sed -n 's/^# run: *//p' "$HERE/$m.amp" | head -1)
+    dims=$(sed -n 's/^ *# run: *//p' "$HERE/$m.amp" | head -1)
     [ -n "$dims" ] || dims="B=3"
     if ! "$BUILD/ampc" "$HERE/$m.amp" -t "$t" --emit=check -o "$base.c" > "$base.log" 2>&1; then
         echo "ampc --emit=check" > "$base.status"
@@ -57,21 +57,18 @@ one() {
 }
 
 MODELS=$(cd "$HERE" && ls ./*.amp | sed 's|^\./||; s|\.amp$||')
-# the runs, JOBS at a time
+# the runs, JOBS at a time: each a background job, a new one started as
+# soon as the oldest finishes
 set --
 for m in $MODELS; do
     for t in $TARGETS; do
-        set -- "$@" "$m:$t"
+        one "$m" "$t" &
+        set -- "$@" $!
+        if [ $# -ge "$JOBS" ]; then
+            wait "$1"
+            shift
+        fi
     done
-done
-running=0
-for job in "$@"; do
-    one "${job%%:*}" "${job#*:}" &
-    running=$((running + 1))
-    if [ "$running" -ge "$JOBS" ]; then
-        wait
-        running=0
-    fi
 done
 wait
 

@@ -515,6 +515,66 @@ def dtypes(t):
     )
 
 
+@model
+def extra(t):
+    x, w4, v, u, u1, c1, c2 = t["x"], t["w4"], t["v"], t["u"], t["u1"], t["c1"], t["c2"]
+    xi, key, val, vrow, m, m2 = t["xi"], t["key"], t["val"], t["vrow"], t["m"], t["m2"]
+    img, grid, vol, grid3 = t["img"], t["grid"], t["vol"], t["grid3"]
+    s, sk, cw, tl, y, a, p, n = t["s"], t["sk"], t["cw"], t["tl"], t["y"], t["a"], t["p"], t["n"]
+    a1, p1, n1 = t["a1"], t["p1"], t["n1"]
+    kv, perm = torch.sort(key, dim=0)
+    si = torch.sort(sk, dim=1)[1]
+    tm = si.narrow(1, 0, 1).squeeze(1)
+    pm = torch.where(m, 1.0, -1.0).double()
+    gs = torch.grid_sampler
+    return dict(
+        o_prelu=F.prelu(x, w4), o_prelu1=F.prelu(x, w4 * 0 + 0.25),
+        o_renorm=torch.renorm(x, 2, 1, 1.0), o_renorm_p1=torch.renorm(x * 3, 1.0, 0, 2.5),
+        o_renorm_inf=torch.renorm(x, p=3.5, dim=2, maxnorm=0.5),
+        o_cos=F.cosine_similarity(x, x * x - 0.3), o_cos_b=F.cosine_similarity(c1, c2, dim=1),
+        o_cos_eps=F.cosine_similarity(c1 * 1e-5, c2, dim=-1, eps=0.5),
+        o_cross=torch.cross(v, u, dim=1), o_cross_d=torch.cross(v, u + u1, dim=1),
+        o_ip=torch.index_put(xi, (perm,), val), o_ip_2=torch.index_put(xi * 2, (perm,), val * 2),
+        o_ip_acc=torch.index_put(xi, (perm.narrow(0, 0, 2),), vrow, accumulate=True),
+        o_ip_row=torch.index_put(xi, (perm,), vrow), o_ip_m=torch.index_put(xi, (m,), vrow),
+        o_ip_m_acc=torch.index_put(xi, (m,), vrow * 3, True), o_ip_m2=torch.index_put(xi, (m2,), kv.narrow(0, 0, 1)),
+        o_gs=gs(img, grid * 1.3, 0, 0, False), o_gs_ac=gs(img, grid * 1.3, 0, 1, True),
+        o_gs_ref=gs(img, grid * 2.5, 0, 2, False), o_gs_ref_ac=gs(img, grid * 2.5, 0, 2, True),
+        o_gs_near=gs(img, grid * 1.2, 1, 0, False), o_gs_near_b=gs(img, grid * 1.7, 1, 1, True),
+        o_gs3=gs(vol, grid3 * 1.3, 0, 0, False), o_gs3_ref=gs(vol, grid3 * 2.2, 0, 2, True),
+        o_gs3_near=gs(vol, grid3, 1, 1, False),
+        o_gl=torch.gather(s, 1, tl), o_mlm=F.multilabel_margin_loss(s, tl),
+        o_mlm_none=F.multilabel_margin_loss(s * 2, tl, reduction="none"),
+        o_mlm_all=F.multilabel_margin_loss(s * 3, si, reduction="sum"),
+        o_mm=F.multi_margin_loss(s, tm), o_mm_p2=F.multi_margin_loss(s, tm, p=2, margin=0.7, reduction="none"),
+        o_mm_w=F.multi_margin_loss(s, tm, 1, 1.5, cw, reduction="sum"),
+        o_cel=F.cosine_embedding_loss(a, p, pm), o_cel_m=F.cosine_embedding_loss(a, p * p, pm, margin=0.2, reduction="none"),
+        o_cel_1=F.cosine_embedding_loss(a1, p1, pm.sum() * 0 - 1, margin=-0.5, reduction="sum"),
+        o_mrl=F.margin_ranking_loss(y, key, pm), o_mrl_m=F.margin_ranking_loss(y, key, pm, margin=0.3, reduction="none"),
+        o_mrl_2=F.margin_ranking_loss(a, p, n, 0.1, reduction="sum"),
+        o_tml=F.triplet_margin_loss(a, p, n), o_tml_p1=F.triplet_margin_loss(a, p, n, margin=2.0, p=1, reduction="none"),
+        o_tml_swap=F.triplet_margin_loss(a, p * 0.5, n, swap=True, reduction="sum"),
+        o_tml_p3=F.triplet_margin_loss(a, p, n, 1.5, 3.0, 1e-3, True, reduction="none"),
+        o_tml_1=F.triplet_margin_loss(a1, p1, n1, p=2),
+    )
+
+
+@model
+def linalg_svd(t):
+    a, w, ab = t["a"], t["w"], t["ab"]
+    cols = lambda v: (v, fix_sign)
+    u, s, v = torch.svd(a)
+    ub, sb, vb = torch.svd(ab)
+    uw, sw, vw = torch.svd(w, some=True)
+    uf, sf, vf = torch.svd(a, some=False)
+    un, sn, vn = torch.svd(ab, compute_uv=False)
+    return dict(
+        o_u=cols(u), o_s=s, o_v=cols(v), o_ub=cols(ub), o_sb=sb, o_vb=cols(vb), o_uw=cols(uw), o_sw=sw, o_vw=cols(vw),
+        o_uf=cols(uf.narrow(1, 0, 3)), o_sf=sf, o_vf=cols(vf), o_un=un, o_sn=sn, o_vn=vn,
+        o_nuc=torch.nuclear_norm(a), o_nuc_k=torch.nuclear_norm(w, keepdim=True),
+    )
+
+
 # ---- the comparison --------------------------------------------------------
 
 def compare(name, ref, want, rtol=RTOL, what="relative error"):

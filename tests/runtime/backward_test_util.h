@@ -128,9 +128,6 @@ static void bw_check(const bw_case *c)
 {
     tensor master[BW_MAX_IN], dy64 = tensor_random(AMP_F64, c->nout, -1, 1);
     double max_dy = 0;
-    (void)finite_or_zero; /* kernel_test_util.h helpers these tests do not need */
-    (void)expect_close;
-    (void)tensor_copy;
     for (size_t e = 0; e < dy64.n; e++)
         max_dy = fmax(max_dy, fabs(get(&dy64, e)));
     for (int i = 0; i < c->nprimary; i++)

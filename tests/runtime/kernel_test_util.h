@@ -1,28 +1,45 @@
 /*
- * kernel_test_util.h - what test_reduce.c, test_norm.c and test_losses.c
- * share: the two kernel tables, dtype-generic tensors, a fixed-seed RNG and
- * the error bound. The conventions are test_kernels.c's, extended to f64:
+ * kernel_test_util.h - the scaffolding every kernel test program shares
+ * (test_kernels.c, test_elementwise.c, test_conv.c, test_pool.c,
+ * test_index.c, test_gemm.c, test_lapack.c, test_reduce.c, test_norm.c,
+ * test_losses.c, test_train.c and, through backward_test_util.h, the
+ * test_backward_*.c programs): the two kernel tables and the KCALL macros,
+ * dtype-generic tensors, a fixed-seed RNG, pattern inputs and PyTorch's
+ * numbers from torch_spatial.py, and the error bound.
  *
  *  - Inputs are generated, rounded into the storage dtype and read back, so
- *    the oracle (long double, 64-bit significand on x86-64) sees exactly
- *    the kernel's inputs.
+ *    the oracle sees exactly the kernel's inputs.
  *  - An output y of dtype T is correct if
  *        |y - oracle| <= u_T |oracle| + (1 + u_T) acc + floor_T
  *    with u_T T's unit roundoff (2^-53 f64, 2^-24 f32, 2^-8 bf16, 2^-11
  *    f16) for the one final rounding, acc the error of the evaluation in the
  *    compute type (each test derives it in units of u_acc(T): 2^-53 for f64,
- *    2^-24 for the others), and floor_T half T's smallest subnormal. A
- *    kernel that accumulates in T, or rounds an intermediate to T, misses
- *    this bound on the larger shapes.
+ *    2^-24 for the others), and floor_T half T's smallest subnormal (for
+ *    f64, KTU_F64_FLOOR). Oracles beyond T's range must come out infinite.
+ *    The bound is evaluated in long double. A kernel that accumulates in T,
+ *    or rounds an intermediate to T, misses this bound on the larger shapes.
  *  - Every kernel runs through the public table and the reference table;
  *    with the reference set active they must agree bit for bit.
  *  - Buffers are malloc'ed with exactly their element count.
  *
- * Header-only (static functions): each test program is one translation
- * unit, and the Makefile builds each tests/runtime/test_X.c on its own.
+ * A program may define, before including this header:
+ *    KTU_RNG_SEED   the xorshift64* seed (default 0x9e3779b97f4a7c15);
+ *    KTU_F64_FLOOR  floor_T for f64, a long double (default 2^-1075);
+ *    KTU_DTYPES     the dtypes[] list (default f64, f32, bf16, f16);
+ *    KTU_REAL       the type get(), unit_roundoff(), u_acc() and
+ *                   max_finite() return (default double; long double makes
+ *                   oracle arithmetic on get() values long double).
+ *
+ * Header-only (static functions, unused ones allowed): each test program is
+ * one translation unit, and the Makefile builds each tests/runtime/test_X.c
+ * on its own.
  */
 #ifndef KERNEL_TEST_UTIL_H
 #define KERNEL_TEST_UTIL_H
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* popen */
+#endif
 
 #include <float.h>
 #include <math.h>
@@ -33,24 +50,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "../../runtime/src/amprt_internal.h"
 
-static const amp_kernel_table public_table = {
+#ifndef KTU_RNG_SEED
+#define KTU_RNG_SEED 0x9e3779b97f4a7c15ull
+#endif
+#ifndef KTU_F64_FLOOR
+#define KTU_F64_FLOOR 0x1p-1075L
+#endif
+#ifndef KTU_DTYPES
+#define KTU_DTYPES AMP_F64, AMP_F32, AMP_BF16, AMP_F16
+#endif
+#ifndef KTU_REAL
+#define KTU_REAL double
+#endif
+
+/* Not every program uses every helper. */
+#define KTU_UNUSED __attribute__((unused))
+
+/* ---- Kernel tables and calls ------------------------------------------- */
+
+static const amp_kernel_table public_table KTU_UNUSED = {
     .isa = "public",
 #define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
     AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
 #undef PUBLIC_ENTRY
 };
 
-static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
+static const amp_kernel_table *const tables[] KTU_UNUSED = { &public_table, &amp_ref_kernel_table };
+static const amp_dtype dtypes[] KTU_UNUSED = { KTU_DTYPES };
 #define NTABLES 2
-#define NDTYPES 4
+#define NDTYPES ((int)(sizeof dtypes / sizeof dtypes[0]))
 
-/* Call kernel `op` of table k for dtype t (buffers are void *). */
+/* Call kernel `op` of table k for dtype t; buffers are void *, which C
+ * converts to the kernel's element pointer types. */
 #define KCALL(k, t, op, ...)                                                                      \
     do {                                                                                          \
         switch (t) {                                                                              \
@@ -79,7 +117,7 @@ typedef struct {
     void *data; /* exactly n elements (one byte when n == 0) */
 } tensor;
 
-static tensor tensor_new(amp_dtype t, size_t n)
+static KTU_UNUSED tensor tensor_new(amp_dtype t, size_t n)
 {
     tensor x;
     x.t = t;
@@ -89,20 +127,23 @@ static tensor tensor_new(amp_dtype t, size_t n)
     return x;
 }
 
-static tensor tensor_copy(const tensor *src)
+static KTU_UNUSED tensor tensor_copy(const tensor *src)
 {
     tensor x = tensor_new(src->t, src->n);
     memcpy(x.data, src->data, src->n * amp_dtype_size(src->t));
     return x;
 }
 
-static void tensor_free(tensor *x)
+static KTU_UNUSED void tensor_free(tensor *x)
 {
     free(x->data);
     x->data = NULL;
 }
 
-static double get(const tensor *x, size_t i)
+/* Element i, exactly: f64 elements are read and written as the doubles they
+ * are, the others through the public f32 accessors (exact for
+ * bf16/f16/f32). */
+static KTU_UNUSED KTU_REAL get(const tensor *x, size_t i)
 {
     assert_true(i < x->n);
     if (x->t == AMP_F64)
@@ -110,7 +151,7 @@ static double get(const tensor *x, size_t i)
     return amp_load_as_f32(x->t, x->data, i);
 }
 
-static void set(tensor *x, size_t i, double v)
+static KTU_UNUSED void set(tensor *x, size_t i, double v)
 {
     assert_true(i < x->n);
     if (x->t == AMP_F64)
@@ -120,17 +161,22 @@ static void set(tensor *x, size_t i, double v)
 }
 
 /* xorshift64*, fixed seed: failures reproduce. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng_state = KTU_RNG_SEED;
 
-static double uniform(double lo, double hi)
+static KTU_UNUSED uint64_t rng_next(void)
 {
     rng_state ^= rng_state >> 12;
     rng_state ^= rng_state << 25;
     rng_state ^= rng_state >> 27;
-    return lo + (hi - lo) * (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53;
+    return rng_state * 0x2545f4914f6cdd1dull;
 }
 
-static tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
+static KTU_UNUSED double uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(rng_next() >> 11) * 0x1p-53;
+}
+
+static KTU_UNUSED tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
 {
     tensor x = tensor_new(t, n);
     for (size_t i = 0; i < n; i++)
@@ -138,7 +184,7 @@ static tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
     return x;
 }
 
-static tensor tensor_of(amp_dtype t, size_t n, const double *values)
+static KTU_UNUSED tensor tensor_of(amp_dtype t, size_t n, const double *values)
 {
     tensor x = tensor_new(t, n);
     for (size_t i = 0; i < n; i++)
@@ -146,42 +192,104 @@ static tensor tensor_of(amp_dtype t, size_t n, const double *values)
     return x;
 }
 
-/* ---- The error bound ---------------------------------------------------- */
-
-static double unit_roundoff(amp_dtype t)
+/* Small multiples of 1/8, exact in every dtype, and the same formula as
+ * torch_spatial.py's inputs(), so that PyTorch sees the same tensors. */
+static KTU_UNUSED double pattern_value(size_t i, int salt)
 {
-    return t == AMP_F64 ? 0x1p-53 : t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
+    return (double)((int)((i * 7919u + (size_t)salt * 131u) % 23u) - 11) / 8.0;
 }
 
-/* Unit roundoff of the compute type. */
-static double u_acc(amp_dtype t)
+static KTU_UNUSED tensor tensor_pattern(amp_dtype t, size_t n, int salt)
 {
-    return t == AMP_F64 ? 0x1p-53 : 0x1p-24;
+    tensor x = tensor_new(t, n);
+    for (size_t i = 0; i < n; i++)
+        set(&x, i, pattern_value(i, salt));
+    return x;
+}
+
+/* ---- PyTorch ------------------------------------------------------------ */
+
+/* Runs `/usr/bin/python3 torch_spatial.py args` (the script beside this
+ * file) and reads the numbers it prints into out[0..max). Returns the
+ * count, or -1 after print_message when python3, the script or torch is
+ * missing (the caller then skips). */
+static KTU_UNUSED int torch_values(const char *args, double *out, int max)
+{
+    char dir[1024], cmd[2048];
+    const char *slash = strrchr(__FILE__, '/');
+    FILE *p;
+    int n = 0, status;
+    size_t len = slash ? (size_t)(slash - __FILE__) : 1;
+    snprintf(dir, sizeof dir, "%.*s", (int)len, slash ? __FILE__ : ".");
+    snprintf(cmd, sizeof cmd, "%s/torch_spatial.py", dir);
+    FILE *script = fopen(cmd, "r");
+    if (script == NULL || access("/usr/bin/python3", X_OK) != 0) {
+        if (script)
+            fclose(script);
+        print_message("SKIPPED: /usr/bin/python3 or %s missing (run from the repository root); "
+                      "PyTorch case \"%s\" not checked\n",
+                      cmd, args);
+        return -1;
+    }
+    fclose(script);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/torch_spatial.py %s", dir, args);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    while (n < max && fscanf(p, "%lf", &out[n]) == 1)
+        n++;
+    status = pclose(p);
+    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        print_message("SKIPPED: /usr/bin/python3 has no torch; PyTorch case \"%s\" not checked\n", args);
+        return -1;
+    }
+    assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return n;
+}
+
+/* ---- The error bound ---------------------------------------------------- */
+
+#define U_F32 0x1p-24
+#define U_F64 0x1p-53
+
+static KTU_UNUSED KTU_REAL unit_roundoff(amp_dtype t)
+{
+    return t == AMP_F64 ? U_F64 : t == AMP_F32 ? U_F32 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
+}
+
+/* Unit roundoff of the compute type: f64 for f64, f32 otherwise. */
+static KTU_UNUSED KTU_REAL u_acc(amp_dtype t)
+{
+    return t == AMP_F64 ? U_F64 : U_F32;
 }
 
 /* long double: f64's half subnormal, 2^-1075, is not a double. */
-static long double underflow_floor(amp_dtype t)
+static KTU_UNUSED long double underflow_floor(amp_dtype t)
 {
-    return t == AMP_F64 ? 0x1p-1075L : t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25;
+    return t == AMP_F64 ? KTU_F64_FLOOR : t == AMP_F32 ? 0x1p-150L : t == AMP_BF16 ? 0x1p-134L : 0x1p-25L;
 }
 
-static double max_finite(amp_dtype t)
+static KTU_UNUSED KTU_REAL max_finite(amp_dtype t)
 {
     return t == AMP_F64 ? DBL_MAX : t == AMP_F32 ? 0x1.fffffep127 : t == AMP_BF16 ? 0x1.fep127 : 65504.0;
 }
 
-/* See the file comment. Oracles beyond T's range must come out infinite. */
-static int close_to(amp_dtype t, double y, long double oracle, double acc)
+static KTU_UNUSED long double finite_or_zero(long double v)
+{
+    return isfinite(v) ? v : 0.0L;
+}
+
+/* See the file comment. */
+static KTU_UNUSED int close_to(amp_dtype t, long double y, long double oracle, long double acc)
 {
     long double u = unit_roundoff(t);
     if (isnan(oracle))
         return isnan(y);
     if (isinf(oracle) || fabsl(oracle) > max_finite(t) * (1.0L + 2.0L * u))
         return isinf(y) && (y > 0) == (oracle > 0);
-    return fabsl((long double)y - oracle) <= u * fabsl(oracle) + (1.0L + u) * acc + underflow_floor(t);
+    return fabsl(y - oracle) <= u * fabsl(oracle) + (1.0L + u) * acc + underflow_floor(t);
 }
 
-static void expect_close(const tensor *y, size_t i, long double oracle, double acc, const char *what)
+static KTU_UNUSED void expect_close(const tensor *y, size_t i, long double oracle, long double acc, const char *what)
 {
     double v = get(y, i);
     if (!close_to(y->t, v, oracle, acc))
@@ -189,22 +297,17 @@ static void expect_close(const tensor *y, size_t i, long double oracle, double a
                  (double)(unit_roundoff(y->t) * fabsl(oracle) + acc + underflow_floor(y->t)));
 }
 
-static int active_is_ref(void)
+static KTU_UNUSED int active_is_ref(void)
 {
     return strcmp(amp_isa_name(), "ref") == 0;
 }
 
 /* With the reference set active the public entry points are the reference
  * kernels and must produce the same bits. */
-static void expect_public_equals_ref(const tensor *pub, const tensor *ref)
+static KTU_UNUSED void expect_public_equals_ref(const tensor *pub, const tensor *ref)
 {
     if (active_is_ref())
         assert_memory_equal(pub->data, ref->data, pub->n * amp_dtype_size(pub->t));
-}
-
-static long double finite_or_zero(long double v)
-{
-    return isfinite(v) ? v : 0.0L;
 }
 
 #endif /* KERNEL_TEST_UTIL_H */

@@ -27,96 +27,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <float.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "../../runtime/src/amprt_internal.h"
-
-/* ---- Kernel tables and calls ----------------------------------------- */
-
-static const amp_kernel_table public_table = {
-    .isa = "public",
-#define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
-    AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
-#undef PUBLIC_ENTRY
-};
-
-static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
-#define NTABLES 2
-#define NDTYPES 4
-
-/* Call kernel `op` of table k for dtype t; buffers are void *, which C
- * converts to the kernel's element pointer types. */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-/* ---- Tensors --------------------------------------------------------- */
-
-typedef struct {
-    amp_dtype t;
-    size_t n;
-    void *data; /* exactly n elements (one byte when n == 0) */
-} tensor;
-
-static tensor tensor_new(amp_dtype t, size_t n)
-{
-    tensor x;
-    x.t = t;
-    x.n = n;
-    x.data = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(x.data);
-    return x;
-}
-
-static tensor tensor_copy(const tensor *src)
-{
-    tensor x = tensor_new(src->t, src->n);
-    memcpy(x.data, src->data, src->n * amp_dtype_size(src->t));
-    return x;
-}
-
-static void tensor_free(tensor *x)
-{
-    free(x->data);
-    x->data = NULL;
-}
+#define KTU_REAL long double
+#include "kernel_test_util.h"
 
 static size_t bytes_of(const tensor *x)
 {
     return x->n * amp_dtype_size(x->t);
-}
-
-/* Element i, exactly (f64 as the double it is). */
-static long double get(const tensor *x, size_t i)
-{
-    if (x->t == AMP_F64)
-        return ((const double *)x->data)[i];
-    return amp_load_as_f32(x->t, x->data, i);
-}
-
-static void set(tensor *x, size_t i, double v)
-{
-    if (x->t == AMP_F64)
-        ((double *)x->data)[i] = v;
-    else
-        amp_store_from_f32(x->t, x->data, i, (float)v);
 }
 
 /* Element i becomes a signalling NaN (quiet bit clear, payload 1). */
@@ -134,48 +50,6 @@ static void set_signalling_nan(tensor *x, size_t i)
         memcpy(dst, &b16, 2);
 }
 
-/* xorshift64*, fixed seed: failures reproduce. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static double uniform(double lo, double hi)
-{
-    return lo + (hi - lo) * (double)(rng_next() >> 11) * 0x1p-53;
-}
-
-static tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
-{
-    tensor x = tensor_new(t, n);
-    for (size_t i = 0; i < n; i++)
-        set(&x, i, uniform(lo, hi));
-    return x;
-}
-
-/* ---- The error bound ------------------------------------------------- */
-
-static long double unit_roundoff(amp_dtype t)
-{
-    switch (t) {
-    case AMP_F64: return 0x1p-53L;
-    case AMP_F32: return 0x1p-24L;
-    case AMP_BF16: return 0x1p-8L;
-    default: return 0x1p-11L;
-    }
-}
-
-/* Unit roundoff of the type the kernel computes in. */
-static long double acc_unit(amp_dtype t)
-{
-    return t == AMP_F64 ? 0x1p-53L : 0x1p-24L;
-}
-
 /* Largest finite value of the compute type: intermediates beyond it
  * overflow to infinity in the kernel, not in the long double oracle. */
 static long double acc_max(amp_dtype t)
@@ -183,63 +57,16 @@ static long double acc_max(amp_dtype t)
     return t == AMP_F64 ? (long double)DBL_MAX : (long double)FLT_MAX;
 }
 
-static long double underflow_floor(amp_dtype t)
-{
-    switch (t) {
-    case AMP_F64: return 0x1p-1075L;
-    case AMP_F32: return 0x1p-150L;
-    case AMP_BF16: return 0x1p-134L;
-    default: return 0x1p-25L;
-    }
-}
-
-static long double max_finite(amp_dtype t)
-{
-    switch (t) {
-    case AMP_F64: return (long double)DBL_MAX;
-    case AMP_F32: return 0x1.fffffep127L;
-    case AMP_BF16: return 0x1.fep127L;
-    default: return 65504.0L;
-    }
-}
-
-static long double finite_or_zero(long double v)
-{
-    return isfinite(v) ? v : 0.0L;
-}
-
-/* See the file comment. Oracles beyond T's range must come out infinite. */
-static int close_to(amp_dtype t, long double y, long double oracle, long double acc)
-{
-    long double u = unit_roundoff(t);
-    if (isnan(oracle))
-        return isnan(y);
-    if (isinf(oracle) || fabsl(oracle) > max_finite(t) * (1.0L + 2.0L * u))
-        return isinf(y) && (y > 0) == (oracle > 0);
-    return fabsl(y - oracle) <= u * fabsl(oracle) + (1.0L + u) * finite_or_zero(acc) + underflow_floor(t);
-}
-
-static void expect_close(const tensor *y, size_t i, long double oracle, long double acc, const char *what,
-                         long double input)
+/* expect_close with the input in the message; a non-finite acc counts as
+ * 0. */
+static void expect_close_input(const tensor *y, size_t i, long double oracle, long double acc, const char *what,
+                               long double input)
 {
     long double v = get(y, i);
-    if (!close_to(y->t, v, oracle, acc))
+    if (!close_to(y->t, v, oracle, finite_or_zero(acc)))
         fail_msg("%s %s [%zu] (input %.21Lg): got %.21Lg, oracle %.21Lg, bound %.3Lg", what,
                  amp_dtype_name(y->t), i, input, v, oracle,
                  unit_roundoff(y->t) * fabsl(oracle) + acc + underflow_floor(y->t));
-}
-
-static int active_is_ref(void)
-{
-    return strcmp(amp_isa_name(), "ref") == 0;
-}
-
-/* With the reference set active, the public entry points are the
- * reference kernels and must produce the same bits. */
-static void expect_public_equals_ref(const tensor *pub, const tensor *ref)
-{
-    if (active_is_ref())
-        assert_memory_equal(pub->data, ref->data, bytes_of(pub));
 }
 
 /* IEEE special values and boundaries of dtype t, then `extra` values. */
@@ -429,8 +256,8 @@ static void test_unary(void **state)
                     run_unary(tables[e], op, t, x.n, x.data, y[e].data);
                     for (size_t i = 0; i < x.n; i++) {
                         long double acc, in = get(&x, i);
-                        long double o = unary_oracle(op, in, acc_unit(t), acc_max(t), &acc);
-                        expect_close(&y[e], i, o, acc, unary_name[op], in);
+                        long double o = unary_oracle(op, in, u_acc(t), acc_max(t), &acc);
+                        expect_close_input(&y[e], i, o, acc, unary_name[op], in);
                     }
                 }
                 expect_public_equals_ref(&y[0], &y[1]);
@@ -525,7 +352,7 @@ static const param_case param_cases[] = {
 
 static long double param_oracle(const param_case *c, amp_dtype t, long double x, long double *acc)
 {
-    long double u = acc_unit(t), p0 = c->p0, p1 = c->p1, o;
+    long double u = u_acc(t), p0 = c->p0, p1 = c->p1, o;
     *acc = 0.0L;
     switch (c->op) {
     case P_softplus: {
@@ -582,7 +409,7 @@ static void test_unary_param(void **state)
                     run_param(tables[e], c->op, t, x.n, x.data, c->p0, c->p1, y[e].data);
                     for (size_t i = 0; i < x.n; i++) {
                         long double acc, in = get(&x, i), o = param_oracle(c, t, in, &acc);
-                        expect_close(&y[e], i, o, acc, param_name[c->op], in);
+                        expect_close_input(&y[e], i, o, acc, param_name[c->op], in);
                         /* exact ops keep the sign of zero */
                         if (acc == 0.0L && o == 0.0L)
                             assert_true(!signbit(get(&y[e], i)) == !signbit(o));
@@ -710,8 +537,8 @@ static void check_binary(int op, const tensor *a, const tensor *b)
         y[e] = tensor_new(t, n);
         run_binary(tables[e], op, t, n, a->data, b->data, y[e].data);
         for (size_t i = 0; i < n; i++) {
-            long double acc, o = binary_oracle(op, get(a, i), get(b, i), acc_unit(t), &acc);
-            expect_close(&y[e], i, o, acc, binary_name[op], get(a, i));
+            long double acc, o = binary_oracle(op, get(a, i), get(b, i), u_acc(t), &acc);
+            expect_close_input(&y[e], i, o, acc, binary_name[op], get(a, i));
             if (op == B_maximum && o == 0.0L)
                 assert_true(!signbit(get(&y[e], i)) == !signbit(o)); /* +0 > -0 */
         }
@@ -810,8 +637,8 @@ static void test_binary_extra_bcast(void **state)
                     for (size_t i = 0; i < n; i++) {
                         long double x0 = get(&a, offset_of(c->ndim, c->shape, c->stride[0], i));
                         long double x1 = get(&b, offset_of(c->ndim, c->shape, c->stride[1], i));
-                        long double acc, o = binary_oracle(op, x0, x1, acc_unit(t), &acc);
-                        expect_close(&y[e], i, o, acc, c->what, x0);
+                        long double acc, o = binary_oracle(op, x0, x1, u_acc(t), &acc);
+                        expect_close_input(&y[e], i, o, acc, c->what, x0);
                     }
                 }
                 expect_public_equals_ref(&y[0], &y[1]);
@@ -852,8 +679,8 @@ static void test_addcmul_addcdiv(void **state)
                             long double v2 = get(&t2, offset_of(c->ndim, c->shape, c->stride[2], i));
                             long double term = divide ? value * v1 / v2 : value * v1 * v2, o = x0 + term;
                             /* two roundings in the term, one in the sum */
-                            long double acc = acc_unit(t) * (2.0L * fabsl(term) + fabsl(o));
-                            expect_close(&y[e], i, o, acc, divide ? "addcdiv" : "addcmul", x0);
+                            long double acc = u_acc(t) * (2.0L * fabsl(term) + fabsl(o));
+                            expect_close_input(&y[e], i, o, acc, divide ? "addcdiv" : "addcmul", x0);
                         }
                     }
                     expect_public_equals_ref(&y[0], &y[1]);

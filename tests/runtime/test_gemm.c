@@ -14,136 +14,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "../../runtime/src/amprt_internal.h"
-
-static const amp_kernel_table public_table = {
-    .isa = "public",
-#define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
-    AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
-#undef PUBLIC_ENTRY
-};
-
-static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
-#define NTABLES 2
-#define NDTYPES 4
-
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-/* ---- Tensors ------------------------------------------------------------- */
-
-typedef struct {
-    amp_dtype t;
-    size_t n;
-    void *data; /* exactly n elements (one byte when n == 0) */
-} tensor;
-
-static tensor tensor_new(amp_dtype t, size_t n)
-{
-    tensor x;
-    x.t = t;
-    x.n = n;
-    x.data = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(x.data);
-    return x;
-}
-
-static void tensor_free(tensor *x)
-{
-    free(x->data);
-    x->data = NULL;
-}
-
-static double get(const tensor *x, size_t i)
-{
-    assert_true(i < x->n);
-    return amp_ldd(x->t, x->data, (int64_t)i);
-}
-
-static void set(tensor *x, size_t i, double v)
-{
-    assert_true(i < x->n);
-    amp_std(x->t, x->data, (int64_t)i, v);
-}
-
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static double uniform(double lo, double hi)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return lo + (hi - lo) * (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53;
-}
-
-static tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
-{
-    tensor x = tensor_new(t, n);
-    for (size_t i = 0; i < n; i++)
-        set(&x, i, uniform(lo, hi));
-    return x;
-}
-
-/* ---- The error bound ------------------------------------------------------- */
-
-static double unit_roundoff(amp_dtype t)
-{
-    return t == AMP_F64 ? 0x1p-53 : t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
-}
-
-/* The compute type's: f64 computes in double, the others in float. */
-static double compute_roundoff(amp_dtype t)
-{
-    return t == AMP_F64 ? 0x1p-53 : 0x1p-24;
-}
-
-static double underflow_floor(amp_dtype t)
-{
-    return t == AMP_F64 ? 0x1p-1074 : t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25;
-}
-
-static int close_to(amp_dtype t, double y, double oracle, double acc)
-{
-    double u = unit_roundoff(t);
-    if (isnan(oracle))
-        return isnan(y);
-    if (isinf(oracle))
-        return isinf(y) && (y > 0) == (oracle > 0);
-    return fabs(y - oracle) <= u * fabs(oracle) + (1.0 + u) * acc + underflow_floor(t);
-}
-
-static void expect_close(const tensor *y, size_t i, double oracle, double acc, const char *what)
-{
-    double v = get(y, i);
-    if (!close_to(y->t, v, oracle, acc))
-        fail_msg("%s %s [%zu]: got %.17g, oracle %.17g, bound %.3g", what, amp_dtype_name(y->t), i, v, oracle,
-                 unit_roundoff(y->t) * fabs(oracle) + acc + underflow_floor(y->t));
-}
-
-static void expect_public_equals_ref(const tensor *pub, const tensor *ref)
-{
-    if (strcmp(amp_isa_name(), "ref") == 0)
-        assert_memory_equal(pub->data, ref->data, pub->n * amp_dtype_size(pub->t));
-}
+#define KTU_RNG_SEED 0x2545f4914f6cdd1dull
+#define KTU_F64_FLOOR 0x1p-1074L /* f64: the whole smallest subnormal (the oracle is a double) */
+#include "kernel_test_util.h"
 
 /* ---- gemm ------------------------------------------------------------------- */
 
@@ -250,7 +123,7 @@ static void test_gemm(void **state)
                                 o += g->beta * cv;
                                 mag += fabs(g->beta * cv);
                             }
-                            double acc = (terms + 3.0) * compute_roundoff(t) * mag;
+                            double acc = (terms + 3.0) * u_acc(t) * mag;
                             expect_close(&y[e], (size_t)((ob * g->M + m) * g->N + n), o, acc, g->what);
                         }
             }
@@ -381,7 +254,7 @@ static void test_contract(void **state)
                 KCALL(tables[e], t, contract, &c->d, (void *)ptrs, y[e].data);
                 for (int64_t o = 0; o < n_out; o++) {
                     double sum_abs, oracle = contract_oracle(&c->d, ops, o, &sum_abs);
-                    double acc = ((double)n_sum + (double)c->d.n_operands + 1.0) * compute_roundoff(t) * sum_abs;
+                    double acc = ((double)n_sum + (double)c->d.n_operands + 1.0) * u_acc(t) * sum_abs;
                     expect_close(&y[e], (size_t)o, oracle, acc, c->what);
                 }
             }
@@ -457,7 +330,7 @@ static void test_sdpa(void **state)
             }
             size_t y_len = (size_t)(c->batch * c->L * c->Ev);
             tensor y[NTABLES];
-            double u = compute_roundoff(t);
+            double u = u_acc(t);
             for (int e = 0; e < NTABLES; e++) {
                 y[e] = tensor_new(t, y_len);
                 KCALL(tables[e], t, sdpa, &d, q.data, k.data, v.data, c->additive_mask ? mask.data : NULL,
@@ -554,7 +427,7 @@ static double distance_bound(amp_dtype t, double p, int64_t M, double oracle)
     if (p == 0.0 || isinf(p))
         return 0.0;
     double amplify = p == 1.0 || p == 2.0 ? 1.0 : p + 1.0 / p;
-    return ((double)M + 6.0) * amplify * compute_roundoff(t) * oracle * 4.0;
+    return ((double)M + 6.0) * amplify * u_acc(t) * oracle * 4.0;
 }
 
 static void test_cdist(void **state)

@@ -30,121 +30,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <float.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "../../runtime/src/amprt_internal.h"
-
-/* ---- Kernel tables and calls ------------------------------------------- */
-
-static const amp_kernel_table public_table = {
-    .isa = "public",
-#define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
-    AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
-#undef PUBLIC_ENTRY
-};
-
-static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
-#define NTABLES 2
-#define NDTYPES 4
-
-/* Call kernel `op` of table k for dtype t; buffers are void *, which C
- * converts to the kernel's element pointer types. */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-#define KCALL_STATUS(status, k, t, op, ...)                                                       \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (status) = (k)->op##_f64(__VA_ARGS__); break;                               \
-        case AMP_F32: (status) = (k)->op##_f32(__VA_ARGS__); break;                               \
-        case AMP_BF16: (status) = (k)->op##_bf16(__VA_ARGS__); break;                             \
-        default: (status) = (k)->op##_f16(__VA_ARGS__); break;                                    \
-        }                                                                                         \
-    } while (0)
-
-/* ---- Tensors --------------------------------------------------------------- */
-
-typedef struct {
-    amp_dtype t;
-    size_t n;
-    void *data; /* exactly n elements (one byte when n == 0) */
-} tensor;
-
-static tensor tensor_new(amp_dtype t, size_t n)
-{
-    tensor x;
-    x.t = t;
-    x.n = n;
-    x.data = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(x.data);
-    return x;
-}
-
-static tensor tensor_copy(const tensor *src)
-{
-    tensor x = tensor_new(src->t, src->n);
-    memcpy(x.data, src->data, src->n * amp_dtype_size(src->t));
-    return x;
-}
-
-static void tensor_free(tensor *x)
-{
-    free(x->data);
-    x->data = NULL;
-}
-
-/* Element i, exactly (an f64 as the double it is). */
-static double get(const tensor *x, size_t i)
-{
-    if (x->t == AMP_F64)
-        return ((const double *)x->data)[i];
-    return amp_load_as_f32(x->t, x->data, i);
-}
-
-static void set(tensor *x, size_t i, double v)
-{
-    if (x->t == AMP_F64)
-        ((double *)x->data)[i] = v;
-    else
-        amp_store_from_f32(x->t, x->data, i, (float)v);
-}
-
-/* xorshift64*, fixed seed: failures reproduce. */
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static double uniform(double lo, double hi)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return lo + (hi - lo) * (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53;
-}
-
-static tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
-{
-    tensor x = tensor_new(t, n);
-    for (size_t i = 0; i < n; i++)
-        set(&x, i, uniform(lo, hi));
-    return x;
-}
+#define KTU_RNG_SEED 0x2545f4914f6cdd1dull
+#define KTU_F64_FLOOR 0x1p-1074L /* not half: see the file comment */
+#include "kernel_test_util.h"
 
 /* Values away from zero, either sign, for divisors. */
 static tensor tensor_random_nonzero(amp_dtype t, size_t n)
@@ -153,81 +41,6 @@ static tensor tensor_random_nonzero(amp_dtype t, size_t n)
     for (size_t i = 0; i < n; i++)
         set(&x, i, uniform(0.5, 4.0) * (uniform(0.0, 1.0) < 0.5 ? -1.0 : 1.0));
     return x;
-}
-
-/* ---- The error bound --------------------------------------------------- */
-
-static double unit_roundoff(amp_dtype t)
-{
-    switch (t) {
-    case AMP_F64: return 0x1p-53;
-    case AMP_F32: return 0x1p-24;
-    case AMP_BF16: return 0x1p-8;
-    default: return 0x1p-11;
-    }
-}
-
-/* u_acc: the unit roundoff of the type a kernel of dtype t computes in. */
-static double acc_unit(amp_dtype t)
-{
-    return t == AMP_F64 ? 0x1p-53 : 0x1p-24;
-}
-
-static double underflow_floor(amp_dtype t)
-{
-    switch (t) {
-    case AMP_F64: return 0x1p-1074; /* not half: see the file comment */
-    case AMP_F32: return 0x1p-150;
-    case AMP_BF16: return 0x1p-134;
-    default: return 0x1p-25;
-    }
-}
-
-static double max_finite(amp_dtype t)
-{
-    switch (t) {
-    case AMP_F64: return DBL_MAX;
-    case AMP_F32: return 0x1.fffffep127;
-    case AMP_BF16: return 0x1.fep127;
-    default: return 65504.0;
-    }
-}
-
-/* See the file comment. Oracles beyond T's range must come out infinite. */
-static int close_to(amp_dtype t, double y, double oracle, double acc)
-{
-    double u = unit_roundoff(t);
-    if (isnan(oracle))
-        return isnan(y);
-    if (isinf(oracle) || fabs(oracle) > max_finite(t) * (1.0 + 2.0 * u))
-        return isinf(y) && (y > 0) == (oracle > 0);
-    return fabs(y - oracle) <= u * fabs(oracle) + (1.0 + u) * acc + underflow_floor(t);
-}
-
-static void expect_close(const tensor *y, size_t i, double oracle, double acc, const char *what)
-{
-    double v = get(y, i);
-    if (!close_to(y->t, v, oracle, acc))
-        fail_msg("%s %s [%zu]: got %.9g, oracle %.9g, bound %.3g", what, amp_dtype_name(y->t), i, v, oracle,
-                 unit_roundoff(y->t) * fabs(oracle) + acc + underflow_floor(y->t));
-}
-
-static int active_is_ref(void)
-{
-    return strcmp(amp_isa_name(), "ref") == 0;
-}
-
-/* With the reference set active, the public entry points are the
- * reference kernels and must produce the same bits. */
-static void expect_public_equals_ref(const tensor *pub, const tensor *ref)
-{
-    if (active_is_ref())
-        assert_memory_equal(pub->data, ref->data, pub->n * amp_dtype_size(pub->t));
-}
-
-static double finite_or_zero(double v)
-{
-    return isfinite(v) ? v : 0.0;
 }
 
 /* ---- Same-shape binary ops -------------------------------------------------- */
@@ -266,7 +79,7 @@ static void check_binary(amp_dtype t, binop op, const tensor *a, const tensor *b
         run_binary(tables[e], op, n, a, b, &y[e]);
         for (size_t i = 0; i < n; i++) {
             double o = apply(op, get(a, i), get(b, i));
-            expect_close(&y[e], i, o, acc_unit(t) * finite_or_zero(fabs(o)), binop_name[op]);
+            expect_close(&y[e], i, o, u_acc(t) * (double)finite_or_zero(fabs(o)), binop_name[op]);
         }
     }
     expect_public_equals_ref(&y[0], &y[1]);
@@ -423,7 +236,7 @@ static void test_scalar_ops(void **state)
                         run_scalar(tables[e], (scalar_op)op, x, scalars[si], &y[e]);
                         for (size_t i = 0; i < x->n; i++) {
                             double o = scalar_oracle((scalar_op)op, get(x, i), scalars[si]);
-                            expect_close(&y[e], i, o, acc_unit(t) * finite_or_zero(fabs(o)), scalar_op_name[op]);
+                            expect_close(&y[e], i, o, u_acc(t) * (double)finite_or_zero(fabs(o)), scalar_op_name[op]);
                         }
                     }
                     expect_public_equals_ref(&y[0], &y[1]);
@@ -510,7 +323,7 @@ static void test_bcast(void **state)
                         double o;
                         bcast_offsets(c, i, &ao, &bo);
                         o = apply((binop)op, get(&a, ao), get(&b, bo));
-                        expect_close(&y[e], i, o, acc_unit(t) * fabs(o), c->what);
+                        expect_close(&y[e], i, o, u_acc(t) * fabs(o), c->what);
                     }
                 }
                 expect_public_equals_ref(&y[0], &y[1]);
@@ -535,7 +348,7 @@ static void test_bcast(void **state)
  * room for the products' own rounding. */
 static double dot_bound(amp_dtype t, int64_t K, long double sum_abs)
 {
-    return (double)(K + 2) * acc_unit(t) * (double)sum_abs;
+    return (double)(K + 2) * u_acc(t) * (double)sum_abs;
 }
 
 typedef struct {
@@ -679,7 +492,7 @@ static void check_softmax(const softmax_case *c, const tensor *x, const tensor *
         for (int64_t in = 0; in < c->inner; in++) {
             int64_t base = o * c->dim * c->inner + in;
             long double max = -INFINITY, sum = 0.0, oracle;
-            double u = acc_unit(y->t);
+            double u = u_acc(y->t);
             for (int64_t d = 0; d < c->dim; d++)
                 max = fmaxl(max, get(x, (size_t)(base + d * c->inner)));
             for (int64_t d = 0; d < c->dim; d++)
@@ -693,7 +506,7 @@ static void check_softmax(const softmax_case *c, const tensor *x, const tensor *
                  * error is scaled by exp(-|dist|), so it adds at most u / e);
                  * 2 dim + 6 covers them. log_softmax adds logf's ulp of
                  * log(sum) and the final subtraction's rounding. */
-                double rel = (fabs(finite_or_zero(dist)) + 2.0 * (double)c->dim + 6.0) * u;
+                double rel = (fabs((double)finite_or_zero(dist)) + 2.0 * (double)c->dim + 6.0) * u;
                 if (max == -INFINITY)
                     oracle = NAN; /* -inf - -inf */
                 else if (take_log)
@@ -701,9 +514,9 @@ static void check_softmax(const softmax_case *c, const tensor *x, const tensor *
                 else
                     oracle = expl((long double)dist) / sum;
                 if (take_log)
-                    acc = rel + (2.0 * fabs((double)logl(sum)) + fabs(finite_or_zero((double)oracle))) * u;
+                    acc = rel + (2.0 * fabs((double)logl(sum)) + fabs((double)finite_or_zero((double)oracle))) * u;
                 else
-                    acc = rel * finite_or_zero((double)oracle);
+                    acc = rel * (double)finite_or_zero((double)oracle);
                 expect_close(y, i, (double)oracle, acc, take_log ? "log_softmax" : "softmax");
             }
         }
@@ -791,7 +604,7 @@ static size_t nll_oracle(const nll_case *c, int reduction, const tensor *logp, c
                          double *acc)
 {
     long double total = 0.0, wsum = 0.0, total_abs = 0.0, wsum_abs = 0.0;
-    double u = acc_unit(logp->t);
+    double u = u_acc(logp->t);
     for (size_t n = 0; n < NLL_N; n++) {
         int64_t t = c->target[n];
         double wt, loss;

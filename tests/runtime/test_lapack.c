@@ -15,30 +15,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define KTU_DTYPES AMP_F64, AMP_F32 /* the kernels of amprt/linalg.h */
+#include "kernel_test_util.h"
 
-#include <cmocka.h>
-
-#include "../../runtime/src/amprt_internal.h"
-
-static const amp_kernel_table public_table = {
-    .isa = "public",
-#define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
-    AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
-#undef PUBLIC_ENTRY
-};
-
-static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F64, AMP_F32 };
-#define NTABLES 2
-#define NDTYPES 2
 #define TOL_FACTOR 64.0
 
 #define LCALL(k, t, op, ...)                                                                      \
@@ -49,44 +28,10 @@ static const amp_dtype dtypes[] = { AMP_F64, AMP_F32 };
             (k)->op##_f32(__VA_ARGS__);                                                           \
     } while (0)
 
-/* ---- Buffers ------------------------------------------------------------------ */
-
-typedef struct {
-    amp_dtype t;
-    size_t n;
-    void *data; /* exactly n elements (one byte when n == 0) */
-} buf;
-
-static buf buf_new(amp_dtype t, size_t n)
-{
-    buf x;
-    x.t = t;
-    x.n = n;
-    x.data = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(x.data);
-    return x;
-}
-
-static void buf_free(buf *x)
-{
-    free(x->data);
-    x->data = NULL;
-}
-
-static double get(const buf *x, size_t i)
-{
-    assert_true(i < x->n);
-    return amp_ldd(x->t, x->data, (int64_t)i);
-}
-
-static void set(buf *x, size_t i, double v)
-{
-    assert_true(i < x->n);
-    amp_std(x->t, x->data, (int64_t)i, v);
-}
+/* ---- Matrices ----------------------------------------------------------------- */
 
 /* Element (i, j) of matrix b of a batch of [r, c] matrices. */
-static double at(const buf *x, int64_t b, int64_t r, int64_t c, int64_t i, int64_t j)
+static double at(const tensor *x, int64_t b, int64_t r, int64_t c, int64_t i, int64_t j)
 {
     return get(x, (size_t)((b * r + i) * c + j));
 }
@@ -98,28 +43,18 @@ static void *work_new(size_t bytes)
     return w;
 }
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static double uniform(double lo, double hi)
+static tensor random_matrices(amp_dtype t, int64_t batch, int64_t m, int64_t n)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return lo + (hi - lo) * (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53;
-}
-
-static buf random_matrices(amp_dtype t, int64_t batch, int64_t m, int64_t n)
-{
-    buf x = buf_new(t, (size_t)(batch * m * n));
+    tensor x = tensor_new(t, (size_t)(batch * m * n));
     for (size_t i = 0; i < x.n; i++)
         set(&x, i, uniform(-1.0, 1.0));
     return x;
 }
 
 /* Random, with n added to the diagonal: well conditioned. */
-static buf well_conditioned(amp_dtype t, int64_t batch, int64_t n)
+static tensor well_conditioned(amp_dtype t, int64_t batch, int64_t n)
 {
-    buf x = random_matrices(t, batch, n, n);
+    tensor x = random_matrices(t, batch, n, n);
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < n; i++)
             set(&x, (size_t)((b * n + i) * n + i), get(&x, (size_t)((b * n + i) * n + i)) + (double)n);
@@ -127,9 +62,9 @@ static buf well_conditioned(amp_dtype t, int64_t batch, int64_t n)
 }
 
 /* B B^T + n I, symmetric positive definite, rounded to t symmetrically. */
-static buf spd(amp_dtype t, int64_t batch, int64_t n)
+static tensor spd(amp_dtype t, int64_t batch, int64_t n)
 {
-    buf r = random_matrices(AMP_F64, batch, n, n), x = buf_new(t, (size_t)(batch * n * n));
+    tensor r = random_matrices(AMP_F64, batch, n, n), x = tensor_new(t, (size_t)(batch * n * n));
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < n; j++) {
@@ -138,30 +73,17 @@ static buf spd(amp_dtype t, int64_t batch, int64_t n)
                     s += at(&r, b, n, n, i, k) * at(&r, b, n, n, j, k);
                 set(&x, (size_t)((b * n + i) * n + j), s);
             }
-    buf_free(&r);
+    tensor_free(&r);
     return x;
 }
 
-static buf hilbert(amp_dtype t, int64_t n)
+static tensor hilbert(amp_dtype t, int64_t n)
 {
-    buf x = buf_new(t, (size_t)(n * n));
+    tensor x = tensor_new(t, (size_t)(n * n));
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++)
             set(&x, (size_t)(i * n + j), 1.0 / (double)(i + j + 1));
     return x;
-}
-
-static buf from_values(amp_dtype t, size_t n, const double *v)
-{
-    buf x = buf_new(t, n);
-    for (size_t i = 0; i < n; i++)
-        set(&x, i, v[i]);
-    return x;
-}
-
-static double unit_roundoff(amp_dtype t)
-{
-    return t == AMP_F64 ? 0x1p-53 : 0x1p-24;
 }
 
 static double tol(amp_dtype t, int64_t n)
@@ -176,28 +98,22 @@ static void expect_near(double got, double want, double bound, const char *what,
                  (long long)j, got, want, bound);
 }
 
-static void expect_all_nan(const buf *x, const char *what)
+static void expect_all_nan(const tensor *x, const char *what)
 {
     for (size_t i = 0; i < x->n; i++)
         if (!isnan(get(x, i)))
             fail_msg("%s: element %zu is %g, not NaN", what, i, get(x, i));
 }
 
-static void expect_all_finite(const buf *x, const char *what)
+static void expect_all_finite(const tensor *x, const char *what)
 {
     for (size_t i = 0; i < x->n; i++)
         if (!isfinite(get(x, i)))
             fail_msg("%s: element %zu is %g, not finite", what, i, get(x, i));
 }
 
-static void expect_same_bits(const buf *pub, const buf *ref)
-{
-    if (strcmp(amp_isa_name(), "ref") == 0)
-        assert_memory_equal(pub->data, ref->data, pub->n * amp_dtype_size(pub->t));
-}
-
 /* max |A[b]| over the batch member. */
-static double max_abs(const buf *x, int64_t b, int64_t r, int64_t c)
+static double max_abs(const tensor *x, int64_t b, int64_t r, int64_t c)
 {
     double m = 0.0;
     for (int64_t i = 0; i < r; i++)
@@ -207,7 +123,7 @@ static double max_abs(const buf *x, int64_t b, int64_t r, int64_t c)
 }
 
 /* Columns of x[b] ([r, c], c <= r) orthonormal: x^T x ~ I. */
-static void expect_orthonormal_columns(const buf *x, int64_t b, int64_t r, int64_t c, const char *what)
+static void expect_orthonormal_columns(const tensor *x, int64_t b, int64_t r, int64_t c, const char *what)
 {
     for (int64_t i = 0; i < c; i++)
         for (int64_t j = 0; j < c; j++) {
@@ -220,7 +136,7 @@ static void expect_orthonormal_columns(const buf *x, int64_t b, int64_t r, int64
 
 /* ---- lu_factor -------------------------------------------------------------------- */
 
-static void check_plu(const buf *a, const buf *lu, const int32_t *pivots, int64_t batch, int64_t m, int64_t n)
+static void check_plu(const tensor *a, const tensor *lu, const int32_t *pivots, int64_t batch, int64_t m, int64_t n)
 {
     int64_t k = m < n ? m : n;
     for (int64_t b = 0; b < batch; b++) {
@@ -262,13 +178,13 @@ static void test_lu_factor(void **state)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             amp_dtype t = dtypes[d];
             int64_t batch = shapes[s][0], m = shapes[s][1], n = shapes[s][2], k = m < n ? m : n;
-            buf a = random_matrices(t, batch, m, n), lu[NTABLES];
+            tensor a = random_matrices(t, batch, m, n), lu[NTABLES];
             for (int e = 0; e < NTABLES; e++) {
                 int32_t *pivots = malloc((size_t)(batch * k > 0 ? batch * k : 1) * sizeof(int32_t));
                 int32_t *info = malloc((size_t)batch * sizeof(int32_t));
                 assert_non_null(pivots);
                 assert_non_null(info);
-                lu[e] = buf_new(t, a.n);
+                lu[e] = tensor_new(t, a.n);
                 LCALL(tables[e], t, lu_factor, batch, m, n, a.data, lu[e].data, pivots, info);
                 for (int64_t b = 0; b < batch; b++)
                     assert_int_equal(info[b], 0);
@@ -276,10 +192,10 @@ static void test_lu_factor(void **state)
                 free(pivots);
                 free(info);
             }
-            expect_same_bits(&lu[0], &lu[1]);
-            buf_free(&a);
-            buf_free(&lu[0]);
-            buf_free(&lu[1]);
+            expect_public_equals_ref(&lu[0], &lu[1]);
+            tensor_free(&a);
+            tensor_free(&lu[0]);
+            tensor_free(&lu[1]);
         }
 }
 
@@ -299,36 +215,36 @@ static void test_lu_factor_singular_matches_torch(void **state)
         for (int e = 0; e < NTABLES; e++) {
             amp_dtype t = dtypes[d];
             int32_t pivots[3], info[1];
-            buf a = from_values(t, 9, a1), lu = buf_new(t, 9);
+            tensor a = tensor_of(t, 9, a1), lu = tensor_new(t, 9);
             LCALL(tables[e], t, lu_factor, 1, 3, 3, a.data, lu.data, pivots, info);
             assert_int_equal(info[0], 2);
             assert_memory_equal(pivots, piv1, sizeof piv1);
             for (size_t i = 0; i < 9; i++)
                 assert_true(get(&lu, i) == lu1[i]);
-            buf_free(&a);
-            buf_free(&lu);
-            a = from_values(t, 6, a2);
-            lu = buf_new(t, 6);
+            tensor_free(&a);
+            tensor_free(&lu);
+            a = tensor_of(t, 6, a2);
+            lu = tensor_new(t, 6);
             LCALL(tables[e], t, lu_factor, 1, 2, 3, a.data, lu.data, pivots, info);
             assert_int_equal(info[0], 1);
             assert_memory_equal(pivots, piv2, sizeof piv2);
-            buf_free(&a);
-            buf_free(&lu);
-            a = from_values(t, 6, a3);
-            lu = buf_new(t, 6);
+            tensor_free(&a);
+            tensor_free(&lu);
+            a = tensor_of(t, 6, a3);
+            lu = tensor_new(t, 6);
             LCALL(tables[e], t, lu_factor, 1, 2, 3, a.data, lu.data, pivots, info);
             assert_int_equal(info[0], 0);
             assert_memory_equal(pivots, piv3, sizeof piv3);
             for (size_t i = 0; i < 6; i++)
                 assert_true(get(&lu, i) == lu3[i]);
-            buf_free(&a);
-            buf_free(&lu);
+            tensor_free(&a);
+            tensor_free(&lu);
         }
 }
 
 /* ---- inv_ex -------------------------------------------------------------------- */
 
-static void expect_inverse(const buf *a, const buf *inv, int64_t b, int64_t n, double bound, const char *what)
+static void expect_inverse(const tensor *a, const tensor *inv, int64_t b, int64_t n, double bound, const char *what)
 {
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -339,10 +255,10 @@ static void expect_inverse(const buf *a, const buf *inv, int64_t b, int64_t n, d
         }
 }
 
-static void run_inv_ex(const amp_kernel_table *k, const buf *a, int64_t batch, int64_t n, buf *inv, int32_t *info)
+static void run_inv_ex(const amp_kernel_table *k, const tensor *a, int64_t batch, int64_t n, tensor *inv, int32_t *info)
 {
     void *work = work_new(AMP_INV_EX_WORK_BYTES(n, amp_dtype_size(a->t)));
-    *inv = buf_new(a->t, (size_t)(batch * n * n));
+    *inv = tensor_new(a->t, (size_t)(batch * n * n));
     LCALL(k, a->t, inv_ex, batch, n, a->data, inv->data, info, work);
     free(work);
 }
@@ -355,7 +271,7 @@ static void test_inv_ex(void **state)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             amp_dtype t = dtypes[d];
             int64_t batch = shapes[s][0], n = shapes[s][1];
-            buf a = well_conditioned(t, batch, n), inv[NTABLES];
+            tensor a = well_conditioned(t, batch, n), inv[NTABLES];
             for (int e = 0; e < NTABLES; e++) {
                 int32_t info[3] = { -7, -7, -7 };
                 run_inv_ex(tables[e], &a, batch, n, &inv[e], info);
@@ -364,10 +280,10 @@ static void test_inv_ex(void **state)
                     expect_inverse(&a, &inv[e], b, n, tol(t, n) * 4.0, "A inv ~ I");
                 }
             }
-            expect_same_bits(&inv[0], &inv[1]);
-            buf_free(&a);
-            buf_free(&inv[0]);
-            buf_free(&inv[1]);
+            expect_public_equals_ref(&inv[0], &inv[1]);
+            tensor_free(&a);
+            tensor_free(&inv[0]);
+            tensor_free(&inv[1]);
         }
 }
 
@@ -381,7 +297,7 @@ static void test_inv_ex_singular(void **state)
     for (int d = 0; d < NDTYPES; d++)
         for (int e = 0; e < NTABLES; e++) {
             amp_dtype t = dtypes[d];
-            buf a = from_values(t, 12, values), inv;
+            tensor a = tensor_of(t, 12, values), inv;
             int32_t info[3];
             run_inv_ex(tables[e], &a, 3, 2, &inv, info);
             assert_int_equal(info[0], 2);
@@ -390,15 +306,15 @@ static void test_inv_ex_singular(void **state)
             for (size_t i = 0; i < 8; i++)
                 assert_true(isnan(get(&inv, i)));
             expect_inverse(&a, &inv, 2, 2, tol(t, 2), "regular next to singular");
-            buf_free(&a);
-            buf_free(&inv);
+            tensor_free(&a);
+            tensor_free(&inv);
             /* NaN is not a zero pivot: info 0 and NaN out, as PyTorch. */
-            a = from_values(t, 4, nan_values);
+            a = tensor_of(t, 4, nan_values);
             run_inv_ex(tables[e], &a, 1, 2, &inv, info);
             assert_int_equal(info[0], 0);
             expect_all_nan(&inv, "inv of NaN");
-            buf_free(&a);
-            buf_free(&inv);
+            tensor_free(&a);
+            tensor_free(&inv);
         }
 }
 
@@ -413,19 +329,19 @@ static void test_inv_ex_hilbert(void **state)
             amp_dtype t = dtypes[d];
             int64_t n = t == AMP_F64 ? 7 : 5, huge = t == AMP_F64 ? 12 : 9;
             double cond = t == AMP_F64 ? 1e9 : 1e6;
-            buf a = hilbert(t, n), inv;
+            tensor a = hilbert(t, n), inv;
             int32_t info[1];
             run_inv_ex(tables[e], &a, 1, n, &inv, info);
             assert_int_equal(info[0], 0);
             expect_inverse(&a, &inv, 0, n, tol(t, n) * cond, "Hilbert A inv ~ I");
-            buf_free(&a);
-            buf_free(&inv);
+            tensor_free(&a);
+            tensor_free(&inv);
             a = hilbert(t, huge);
             run_inv_ex(tables[e], &a, 1, huge, &inv, info);
             assert_int_equal(info[0], 0);
             expect_all_finite(&inv, "inverse of an ill-conditioned Hilbert matrix");
-            buf_free(&a);
-            buf_free(&inv);
+            tensor_free(&a);
+            tensor_free(&inv);
         }
 }
 
@@ -440,11 +356,11 @@ static void test_solve(void **state)
             for (int left = 0; left < 2; left++) {
                 amp_dtype t = dtypes[d];
                 int64_t batch = shapes[s][0], n = shapes[s][1], nrhs = shapes[s][2];
-                buf a = well_conditioned(t, batch, n), bm = random_matrices(t, batch, n, nrhs), x[NTABLES];
+                tensor a = well_conditioned(t, batch, n), bm = random_matrices(t, batch, n, nrhs), x[NTABLES];
                 for (int e = 0; e < NTABLES; e++) {
                     int32_t info[2] = { -1, -1 };
                     void *work = work_new(AMP_SOLVE_WORK_BYTES(n, amp_dtype_size(t)));
-                    x[e] = buf_new(t, bm.n);
+                    x[e] = tensor_new(t, bm.n);
                     LCALL(tables[e], t, solve, batch, n, nrhs, left, a.data, bm.data, x[e].data, info, work);
                     free(work);
                     for (int64_t b = 0; b < batch; b++) {
@@ -462,11 +378,11 @@ static void test_solve(void **state)
                             }
                     }
                 }
-                expect_same_bits(&x[0], &x[1]);
-                buf_free(&a);
-                buf_free(&bm);
-                buf_free(&x[0]);
-                buf_free(&x[1]);
+                expect_public_equals_ref(&x[0], &x[1]);
+                tensor_free(&a);
+                tensor_free(&bm);
+                tensor_free(&x[0]);
+                tensor_free(&x[1]);
             }
 }
 
@@ -481,22 +397,22 @@ static void test_solve_singular(void **state)
         for (int e = 0; e < NTABLES; e++)
             for (int left = 0; left < 2; left++) {
                 amp_dtype t = dtypes[d];
-                buf a = from_values(t, 4, values), bm = from_values(t, 2, rhs), x = buf_new(t, 2);
+                tensor a = tensor_of(t, 4, values), bm = tensor_of(t, 2, rhs), x = tensor_new(t, 2);
                 int32_t info[1];
                 void *work = work_new(AMP_SOLVE_WORK_BYTES(2, amp_dtype_size(t)));
                 LCALL(tables[e], t, solve, 1, 2, 1, left, a.data, bm.data, x.data, info, work);
                 assert_int_equal(info[0], 2);
                 expect_all_nan(&x, "solve with a singular A");
                 free(work);
-                buf_free(&a);
-                buf_free(&bm);
-                buf_free(&x);
+                tensor_free(&a);
+                tensor_free(&bm);
+                tensor_free(&x);
             }
 }
 
 /* ---- Cholesky --------------------------------------------------------------------- */
 
-static double factor_lower(const buf *f, int64_t b, int64_t n, int upper, int64_t i, int64_t j)
+static double factor_lower(const tensor *f, int64_t b, int64_t n, int upper, int64_t i, int64_t j)
 {
     return upper ? at(f, b, n, n, j, i) : at(f, b, n, n, i, j);
 }
@@ -510,9 +426,9 @@ static void test_cholesky(void **state)
             for (int upper = 0; upper < 2; upper++) {
                 amp_dtype t = dtypes[d];
                 int64_t batch = shapes[s][0], n = shapes[s][1], nrhs = 3;
-                buf a = spd(t, batch, n), l[NTABLES];
+                tensor a = spd(t, batch, n), l[NTABLES];
                 /* Garbage in the triangle not read must not matter. */
-                buf a_dirty = buf_new(t, a.n);
+                tensor a_dirty = tensor_new(t, a.n);
                 for (int64_t b = 0; b < batch; b++)
                     for (int64_t i = 0; i < n; i++)
                         for (int64_t j = 0; j < n; j++)
@@ -520,7 +436,7 @@ static void test_cholesky(void **state)
                                 (upper ? j >= i : j <= i) ? at(&a, b, n, n, i, j) : NAN);
                 for (int e = 0; e < NTABLES; e++) {
                     int32_t info[3] = { -1, -1, -1 };
-                    l[e] = buf_new(t, a.n);
+                    l[e] = tensor_new(t, a.n);
                     LCALL(tables[e], t, cholesky_ex, batch, n, upper, a_dirty.data, l[e].data, info);
                     for (int64_t b = 0; b < batch; b++) {
                         assert_int_equal(info[b], 0);
@@ -537,7 +453,7 @@ static void test_cholesky(void **state)
                             }
                     }
                     /* cholesky_inverse: A Y ~ I; cholesky_solve: A X ~ B. */
-                    buf y = buf_new(t, a.n), bm = random_matrices(t, batch, n, nrhs), x = buf_new(t, bm.n);
+                    tensor y = tensor_new(t, a.n), bm = random_matrices(t, batch, n, nrhs), x = tensor_new(t, bm.n);
                     LCALL(tables[e], t, cholesky_inverse, batch, n, upper, l[e].data, y.data);
                     LCALL(tables[e], t, cholesky_solve, batch, n, nrhs, upper, bm.data, l[e].data, x.data);
                     for (int64_t b = 0; b < batch; b++) {
@@ -553,15 +469,15 @@ static void test_cholesky(void **state)
                                 expect_near(sum, at(&bm, b, n, nrhs, i, j), tol(t, n) * 4.0, "cholesky_solve", b, i, j);
                             }
                     }
-                    buf_free(&y);
-                    buf_free(&bm);
-                    buf_free(&x);
+                    tensor_free(&y);
+                    tensor_free(&bm);
+                    tensor_free(&x);
                 }
-                expect_same_bits(&l[0], &l[1]);
-                buf_free(&a);
-                buf_free(&a_dirty);
-                buf_free(&l[0]);
-                buf_free(&l[1]);
+                expect_public_equals_ref(&l[0], &l[1]);
+                tensor_free(&a);
+                tensor_free(&a_dirty);
+                tensor_free(&l[0]);
+                tensor_free(&l[1]);
             }
 }
 
@@ -577,7 +493,7 @@ static void test_cholesky_not_positive_definite(void **state)
         for (int e = 0; e < NTABLES; e++)
             for (int upper = 0; upper < 2; upper++) {
                 amp_dtype t = dtypes[d];
-                buf a = from_values(t, 27, values), l = buf_new(t, 27);
+                tensor a = tensor_of(t, 27, values), l = tensor_new(t, 27);
                 int32_t info[3];
                 LCALL(tables[e], t, cholesky_ex, 3, 3, upper, a.data, l.data, info);
                 assert_int_equal(info[0], 2);
@@ -589,8 +505,8 @@ static void test_cholesky_not_positive_definite(void **state)
                         assert_true(at(&l, 1, 3, 3, i, j) == 0.0);
                         assert_true(at(&l, 2, 3, 3, i, j) == 0.0);
                     }
-                buf_free(&a);
-                buf_free(&l);
+                tensor_free(&a);
+                tensor_free(&l);
             }
 }
 
@@ -601,7 +517,7 @@ static void test_cholesky_hilbert(void **state)
         for (int e = 0; e < NTABLES; e++) {
             amp_dtype t = dtypes[d];
             int64_t n = 12;
-            buf a = hilbert(t, n), l = buf_new(t, (size_t)(n * n));
+            tensor a = hilbert(t, n), l = tensor_new(t, (size_t)(n * n));
             int32_t info[1];
             LCALL(tables[e], t, cholesky_ex, 1, n, 0, a.data, l.data, info);
             expect_all_finite(&l, "Cholesky of Hilbert");
@@ -614,8 +530,8 @@ static void test_cholesky_hilbert(void **state)
                 for (int64_t j = 0; j < n; j++)
                     if (info[0] > 0 && j >= info[0] - 1)
                         assert_true(at(&l, 0, n, n, i, j) == 0.0);
-            buf_free(&a);
-            buf_free(&l);
+            tensor_free(&a);
+            tensor_free(&l);
         }
 }
 
@@ -629,9 +545,9 @@ static void test_triangular_solve(void **state)
             amp_dtype t = dtypes[d];
             int upper = flags & 1, transpose = (flags >> 1) & 1, unit = (flags >> 2) & 1;
             int64_t batch = 2, n = 5, nrhs = 3;
-            buf a = well_conditioned(t, batch, n), bm = random_matrices(t, batch, n, nrhs), x[NTABLES];
+            tensor a = well_conditioned(t, batch, n), bm = random_matrices(t, batch, n, nrhs), x[NTABLES];
             for (int e = 0; e < NTABLES; e++) {
-                x[e] = buf_new(t, bm.n);
+                x[e] = tensor_new(t, bm.n);
                 LCALL(tables[e], t, triangular_solve, batch, n, nrhs, upper, transpose, unit, bm.data, a.data, x[e].data);
                 for (int64_t b = 0; b < batch; b++)
                     for (int64_t i = 0; i < n; i++)
@@ -649,11 +565,11 @@ static void test_triangular_solve(void **state)
                             expect_near(sum, at(&bm, b, n, nrhs, i, j), tol(t, n) * 4.0, "op(A) X ~ B", b, i, j);
                         }
             }
-            expect_same_bits(&x[0], &x[1]);
-            buf_free(&a);
-            buf_free(&bm);
-            buf_free(&x[0]);
-            buf_free(&x[1]);
+            expect_public_equals_ref(&x[0], &x[1]);
+            tensor_free(&a);
+            tensor_free(&bm);
+            tensor_free(&x[0]);
+            tensor_free(&x[1]);
         }
 }
 
@@ -664,25 +580,25 @@ static void test_triangular_solve_zero_diagonal(void **state)
     (void)state;
     for (int d = 0; d < NDTYPES; d++) {
         amp_dtype t = dtypes[d];
-        buf a = from_values(t, 4, values), bm = from_values(t, 2, ones), x = buf_new(t, 2);
+        tensor a = tensor_of(t, 4, values), bm = tensor_of(t, 2, ones), x = tensor_new(t, 2);
         LCALL(&amp_ref_kernel_table, t, triangular_solve, 1, 2, 1, 0, 0, 0, bm.data, a.data, x.data);
         assert_true(isinf(get(&x, 0)) && get(&x, 0) > 0);
         assert_true(isinf(get(&x, 1)) && get(&x, 1) < 0);
-        buf_free(&a);
-        buf_free(&bm);
-        buf_free(&x);
+        tensor_free(&a);
+        tensor_free(&bm);
+        tensor_free(&x);
     }
 }
 
 /* ---- QR ------------------------------------------------------------------------ */
 
-static void run_qr(const amp_kernel_table *k, const buf *a, int64_t batch, int64_t m, int64_t n, int mode, buf *q,
-                   buf *r)
+static void run_qr(const amp_kernel_table *k, const tensor *a, int64_t batch, int64_t m, int64_t n, int mode, tensor *q,
+                   tensor *r)
 {
     int64_t kk = m < n ? m : n;
     void *work = work_new(AMP_QR_WORK_BYTES(m, n, amp_dtype_size(a->t)));
-    *q = buf_new(a->t, mode == 2 ? 0 : (size_t)(batch * m * (mode == 1 ? m : kk)));
-    *r = buf_new(a->t, (size_t)(batch * (mode == 1 ? m : kk) * n));
+    *q = tensor_new(a->t, mode == 2 ? 0 : (size_t)(batch * m * (mode == 1 ? m : kk)));
+    *r = tensor_new(a->t, (size_t)(batch * (mode == 1 ? m : kk) * n));
     LCALL(k, a->t, qr, batch, m, n, mode, a->data, mode == 2 ? NULL : q->data, r->data, work);
     free(work);
 }
@@ -698,7 +614,7 @@ static void test_qr(void **state)
                     amp_dtype t = dtypes[d];
                     int64_t batch = shapes[s][0], m = shapes[s][1], n = shapes[s][2], k = m < n ? m : n;
                     int64_t qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
-                    buf a = random_matrices(t, batch, m, n), q, r, q0, r0;
+                    tensor a = random_matrices(t, batch, m, n), q, r, q0, r0;
                     run_qr(tables[e], &a, batch, m, n, mode, &q, &r);
                     run_qr(tables[e], &a, batch, m, n, 0, &q0, &r0);
                     for (int64_t b = 0; b < batch; b++) {
@@ -721,11 +637,11 @@ static void test_qr(void **state)
                                 expect_near(sum, at(&a, b, m, n, i, j), tol(t, m), "Q R ~ A", b, i, j);
                             }
                     }
-                    buf_free(&a);
-                    buf_free(&q);
-                    buf_free(&r);
-                    buf_free(&q0);
-                    buf_free(&r0);
+                    tensor_free(&a);
+                    tensor_free(&q);
+                    tensor_free(&r);
+                    tensor_free(&q0);
+                    tensor_free(&r0);
                 }
 }
 
@@ -739,25 +655,25 @@ static void test_qr_signs_match_torch(void **state)
     (void)state;
     for (int d = 0; d < NDTYPES; d++) {
         amp_dtype t = dtypes[d];
-        buf a = from_values(t, 6, a1), q, r;
+        tensor a = tensor_of(t, 6, a1), q, r;
         run_qr(&amp_ref_kernel_table, &a, 1, 3, 2, 0, &q, &r);
         for (size_t i = 0; i < 4; i++)
             expect_near(get(&r, i), r1[i], tol(t, 3) * 8.0, "R as torch", 0, (int64_t)i / 2, (int64_t)i % 2);
         assert_true(get(&q, 0) < 0);
-        buf_free(&a);
-        buf_free(&q);
-        buf_free(&r);
+        tensor_free(&a);
+        tensor_free(&q);
+        tensor_free(&r);
         /* Already triangular: H = I for every column, R = A (negative
          * diagonal kept), Q = I. */
-        a = from_values(t, 4, a2);
+        a = tensor_of(t, 4, a2);
         run_qr(&amp_ref_kernel_table, &a, 1, 2, 2, 0, &q, &r);
         for (size_t i = 0; i < 4; i++) {
             assert_true(get(&r, i) == a2[i]);
             assert_true(get(&q, i) == (i == 0 || i == 3 ? 1.0 : 0.0));
         }
-        buf_free(&a);
-        buf_free(&q);
-        buf_free(&r);
+        tensor_free(&a);
+        tensor_free(&q);
+        tensor_free(&r);
     }
 }
 
@@ -775,9 +691,9 @@ static const svd_case svd_cases[] = {
     { "zero", 1, 3, 2, 2 },     { "Hilbert", 1, 8, 8, 3 },
 };
 
-static buf svd_input(amp_dtype t, const svd_case *c)
+static tensor svd_input(amp_dtype t, const svd_case *c)
 {
-    buf a = random_matrices(t, c->batch, c->m, c->n);
+    tensor a = random_matrices(t, c->batch, c->m, c->n);
     for (int64_t b = 0; b < c->batch; b++)
         for (int64_t i = 0; i < c->m; i++)
             for (int64_t j = 0; j < c->n; j++) {
@@ -803,9 +719,9 @@ static void test_svd(void **state)
                     amp_dtype t = dtypes[d];
                     int64_t batch = c->batch, m = c->m, n = c->n, k = m < n ? m : n;
                     int64_t uc = full ? m : k, vr = full ? n : k;
-                    buf a = svd_input(t, c);
-                    buf u = buf_new(t, (size_t)(batch * m * uc)), s = buf_new(t, (size_t)(batch * k));
-                    buf vh = buf_new(t, (size_t)(batch * vr * n)), s_only = buf_new(t, s.n);
+                    tensor a = svd_input(t, c);
+                    tensor u = tensor_new(t, (size_t)(batch * m * uc)), s = tensor_new(t, (size_t)(batch * k));
+                    tensor vh = tensor_new(t, (size_t)(batch * vr * n)), s_only = tensor_new(t, s.n);
                     void *work = work_new(AMP_SVD_WORK_BYTES(m, n, amp_dtype_size(t)));
                     LCALL(tables[e], t, svd, batch, m, n, full, 1, a.data, u.data, s.data, vh.data, work);
                     LCALL(tables[e], t, svd, batch, m, n, full, 0, a.data, NULL, s_only.data, NULL, work);
@@ -838,11 +754,11 @@ static void test_svd(void **state)
                             for (int64_t j = 1; j < k; j++)
                                 assert_true(at(&s, b, 1, k, 0, j) <= tol(t, m + n) * scale);
                     }
-                    buf_free(&a);
-                    buf_free(&u);
-                    buf_free(&s);
-                    buf_free(&vh);
-                    buf_free(&s_only);
+                    tensor_free(&a);
+                    tensor_free(&u);
+                    tensor_free(&s);
+                    tensor_free(&vh);
+                    tensor_free(&s_only);
                 }
 }
 
@@ -852,7 +768,7 @@ static void test_svd_nonfinite(void **state)
     (void)state;
     for (int d = 0; d < NDTYPES; d++) {
         amp_dtype t = dtypes[d];
-        buf a = from_values(t, 6, values), u = buf_new(t, 9), s = buf_new(t, 2), vh = buf_new(t, 4), y = buf_new(t, 6);
+        tensor a = tensor_of(t, 6, values), u = tensor_new(t, 9), s = tensor_new(t, 2), vh = tensor_new(t, 4), y = tensor_new(t, 6);
         void *work = work_new(AMP_SVD_WORK_BYTES(3, 2, amp_dtype_size(t)));
         LCALL(&amp_ref_kernel_table, t, svd, 1, 3, 2, 1, 1, a.data, u.data, s.data, vh.data, work);
         expect_all_nan(&u, "svd u");
@@ -861,11 +777,11 @@ static void test_svd_nonfinite(void **state)
         LCALL(&amp_ref_kernel_table, t, pinverse, 1, 3, 2, 1e-15, a.data, y.data, work);
         expect_all_nan(&y, "pinverse");
         free(work);
-        buf_free(&a);
-        buf_free(&u);
-        buf_free(&s);
-        buf_free(&vh);
-        buf_free(&y);
+        tensor_free(&a);
+        tensor_free(&u);
+        tensor_free(&s);
+        tensor_free(&vh);
+        tensor_free(&y);
     }
 }
 
@@ -883,7 +799,7 @@ static void test_pinverse(void **state)
                 if (c->kind == 3)
                     continue; /* Penrose's identities lose cond(A) digits */
                 int64_t batch = c->batch, m = c->m, n = c->n;
-                buf a = svd_input(t, c), y = buf_new(t, (size_t)(batch * n * m));
+                tensor a = svd_input(t, c), y = tensor_new(t, (size_t)(batch * n * m));
                 void *work = work_new(AMP_PINVERSE_WORK_BYTES(m, n, amp_dtype_size(t)));
                 LCALL(tables[e], t, pinverse, batch, m, n, 1e-5, a.data, y.data, work);
                 free(work);
@@ -901,12 +817,12 @@ static void test_pinverse(void **state)
                         for (size_t i = 0; i < y.n; i++)
                             assert_true(get(&y, i) == 0.0);
                 }
-                buf_free(&a);
-                buf_free(&y);
+                tensor_free(&a);
+                tensor_free(&y);
             }
     for (int d = 0; d < NDTYPES; d++) {
         amp_dtype t = dtypes[d];
-        buf a = from_values(t, 4, diag_values), y = buf_new(t, 4);
+        tensor a = tensor_of(t, 4, diag_values), y = tensor_new(t, 4);
         void *work = work_new(AMP_PINVERSE_WORK_BYTES(2, 2, amp_dtype_size(t)));
         LCALL(&amp_ref_kernel_table, t, pinverse, 1, 2, 2, 1e-3, a.data, y.data, work);
         expect_near(get(&y, 0), 1.0, tol(t, 2), "kept", 0, 0, 0);
@@ -921,8 +837,8 @@ static void test_pinverse(void **state)
         LCALL(&amp_ref_kernel_table, t, pinverse, 1, 2, 2, 0.4999, a.data, y.data, work);
         expect_near(get(&y, 3), 2.0, tol(t, 2) * 2.0, "kept", 0, 1, 1);
         free(work);
-        buf_free(&a);
-        buf_free(&y);
+        tensor_free(&a);
+        tensor_free(&y);
     }
 }
 
@@ -939,7 +855,7 @@ static void test_eigh(void **state)
                     for (int e = 0; e < NTABLES; e++) {
                         amp_dtype t = dtypes[d];
                         int64_t batch = shapes[s][0], n = shapes[s][1];
-                        buf sym = random_matrices(t, batch, n, n);
+                        tensor sym = random_matrices(t, batch, n, n);
                         for (int64_t b = 0; b < batch; b++)
                             for (int64_t i = 0; i < n; i++)
                                 for (int64_t j = 0; j < n; j++)
@@ -948,13 +864,13 @@ static void test_eigh(void **state)
                                     else if (j > i)
                                         set(&sym, (size_t)((b * n + i) * n + j), at(&sym, b, n, n, j, i));
                         /* The triangle not read holds NaN. */
-                        buf a = buf_new(t, sym.n);
+                        tensor a = tensor_new(t, sym.n);
                         for (int64_t b = 0; b < batch; b++)
                             for (int64_t i = 0; i < n; i++)
                                 for (int64_t j = 0; j < n; j++)
                                     set(&a, (size_t)((b * n + i) * n + j),
                                         (upper ? j >= i : j <= i) ? at(&sym, b, n, n, i, j) : NAN);
-                        buf w = buf_new(t, (size_t)(batch * n)), v = buf_new(t, sym.n), w_only = buf_new(t, w.n);
+                        tensor w = tensor_new(t, (size_t)(batch * n)), v = tensor_new(t, sym.n), w_only = tensor_new(t, w.n);
                         void *work = work_new(AMP_EIGH_WORK_BYTES(n, amp_dtype_size(t)));
                         LCALL(tables[e], t, eigh, batch, n, upper, a.data, w.data, v.data, work);
                         LCALL(tables[e], t, eigh, batch, n, upper, a.data, w_only.data, NULL, work);
@@ -978,11 +894,11 @@ static void test_eigh(void **state)
                                                 "A V ~ V diag(w)", b, i, j);
                                 }
                         }
-                        buf_free(&sym);
-                        buf_free(&a);
-                        buf_free(&w);
-                        buf_free(&v);
-                        buf_free(&w_only);
+                        tensor_free(&sym);
+                        tensor_free(&a);
+                        tensor_free(&w);
+                        tensor_free(&v);
+                        tensor_free(&w_only);
                     }
 }
 
@@ -992,15 +908,15 @@ static void test_eigh_nonfinite(void **state)
     (void)state;
     for (int d = 0; d < NDTYPES; d++) {
         amp_dtype t = dtypes[d];
-        buf a = from_values(t, 4, values), w = buf_new(t, 2), v = buf_new(t, 4);
+        tensor a = tensor_of(t, 4, values), w = tensor_new(t, 2), v = tensor_new(t, 4);
         void *work = work_new(AMP_EIGH_WORK_BYTES(2, amp_dtype_size(t)));
         LCALL(&amp_ref_kernel_table, t, eigh, 1, 2, 0, a.data, w.data, v.data, work);
         expect_all_nan(&w, "eigh w");
         expect_all_nan(&v, "eigh v");
         free(work);
-        buf_free(&a);
-        buf_free(&w);
-        buf_free(&v);
+        tensor_free(&a);
+        tensor_free(&w);
+        tensor_free(&v);
     }
 }
 
@@ -1015,8 +931,8 @@ static void test_jacobi_extreme_magnitudes(void **state)
             amp_dtype t = dtypes[d];
             double c = t == AMP_F64 ? (tiny ? 1e-300 : 1e300) : (tiny ? 1e-35 : 1e35);
             const double values[] = { c, c, c, c };
-            buf a = from_values(t, 4, values), w = buf_new(t, 2), v = buf_new(t, 4), u = buf_new(t, 4),
-                s = buf_new(t, 2), vh = buf_new(t, 4), y = buf_new(t, 4);
+            tensor a = tensor_of(t, 4, values), w = tensor_new(t, 2), v = tensor_new(t, 4), u = tensor_new(t, 4),
+                s = tensor_new(t, 2), vh = tensor_new(t, 4), y = tensor_new(t, 4);
             void *work = work_new(AMP_SVD_WORK_BYTES(2, 2, amp_dtype_size(t)));
             LCALL(&amp_ref_kernel_table, t, eigh, 1, 2, 0, a.data, w.data, v.data, work);
             expect_near(get(&w, 0), 0.0, tol(t, 2) * c, "eigh, small eigenvalue", 0, 0, 0);
@@ -1030,13 +946,13 @@ static void test_jacobi_extreme_magnitudes(void **state)
             for (size_t i = 0; i < 4; i++) /* pinv = A / (4 c^2) = 1 / (4c) everywhere */
                 expect_near(get(&y, i), 0.25 / c, tol(t, 2) / c, "pinverse", 0, (int64_t)i / 2, (int64_t)i % 2);
             free(work);
-            buf_free(&a);
-            buf_free(&w);
-            buf_free(&v);
-            buf_free(&u);
-            buf_free(&s);
-            buf_free(&vh);
-            buf_free(&y);
+            tensor_free(&a);
+            tensor_free(&w);
+            tensor_free(&v);
+            tensor_free(&u);
+            tensor_free(&s);
+            tensor_free(&vh);
+            tensor_free(&y);
         }
 }
 
@@ -1047,13 +963,13 @@ static void test_svd_matches_torch(void **state)
     (void)state;
     for (int d = 0; d < NDTYPES; d++) {
         amp_dtype t = dtypes[d];
-        buf a = from_values(t, 4, values), s = buf_new(t, 2);
+        tensor a = tensor_of(t, 4, values), s = tensor_new(t, 2);
         void *work = work_new(AMP_SVD_WORK_BYTES(2, 2, amp_dtype_size(t)));
         LCALL(&amp_ref_kernel_table, t, svd, 1, 2, 2, 0, 0, a.data, NULL, s.data, NULL, work);
         assert_true(get(&s, 0) == 4.0 && get(&s, 1) == 3.0);
         free(work);
-        buf_free(&a);
-        buf_free(&s);
+        tensor_free(&a);
+        tensor_free(&s);
     }
 }
 

@@ -12,220 +12,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cmocka.h>
-
-#include "../../runtime/src/amprt_internal.h"
-
-/* ---- Kernel tables and calls ------------------------------------------- */
-
-static const amp_kernel_table public_table = {
-    .isa = "public",
-#define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
-    AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
-#undef PUBLIC_ENTRY
-};
-
-static const amp_kernel_table *const tables[] = { &public_table, &amp_ref_kernel_table };
-static const amp_dtype dtypes[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
-#define NTABLES 2
-#define NDTYPES 4
-
-/* Call kernel `op` of table k for dtype t (void * buffers convert). */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-#define KCALL_STATUS(status, k, t, op, ...)                                                       \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (status) = (k)->op##_f64(__VA_ARGS__); break;                               \
-        case AMP_F32: (status) = (k)->op##_f32(__VA_ARGS__); break;                               \
-        case AMP_BF16: (status) = (k)->op##_bf16(__VA_ARGS__); break;                             \
-        default: (status) = (k)->op##_f16(__VA_ARGS__); break;                                    \
-        }                                                                                         \
-    } while (0)
-
-/* ---- Tensors --------------------------------------------------------------- */
-
-typedef struct {
-    amp_dtype t;
-    size_t n;
-    void *data; /* exactly n elements (one byte when n == 0) */
-} tensor;
-
-static tensor tensor_new(amp_dtype t, size_t n)
-{
-    tensor x;
-    x.t = t;
-    x.n = n;
-    x.data = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(x.data);
-    return x;
-}
-
-static void tensor_free(tensor *x)
-{
-    free(x->data);
-    x->data = NULL;
-}
-
-/* f64 elements are read and written as the doubles they are; the others
- * through the public f32 accessors (exact for bf16/f16/f32). */
-static double get(const tensor *x, size_t i)
-{
-    if (x->t == AMP_F64)
-        return ((const double *)x->data)[i];
-    return amp_load_as_f32(x->t, x->data, i);
-}
-
-static void set(tensor *x, size_t i, double v)
-{
-    if (x->t == AMP_F64)
-        ((double *)x->data)[i] = v;
-    else
-        amp_store_from_f32(x->t, x->data, i, (float)v);
-}
-
-/* xorshift64*, fixed seed: failures reproduce. */
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static double uniform(double lo, double hi)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return lo + (hi - lo) * (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53;
-}
-
-static tensor tensor_random(amp_dtype t, size_t n, double lo, double hi)
-{
-    tensor x = tensor_new(t, n);
-    for (size_t i = 0; i < n; i++)
-        set(&x, i, uniform(lo, hi));
-    return x;
-}
-
-/* Small multiples of 1/8, exact in every dtype, and the same formula as
- * torch_spatial.py's inputs(), so that PyTorch sees the same tensors. */
-static double pattern_value(size_t i, int salt)
-{
-    return (double)((int)((i * 7919u + (size_t)salt * 131u) % 23u) - 11) / 8.0;
-}
-
-static tensor tensor_pattern(amp_dtype t, size_t n, int salt)
-{
-    tensor x = tensor_new(t, n);
-    for (size_t i = 0; i < n; i++)
-        set(&x, i, pattern_value(i, salt));
-    return x;
-}
-
-/* ---- The error bound (test_kernels.c's, with f64 added) ----------------- */
-
-#define U_F32 0x1p-24
-#define U_F64 0x1p-53
-
-static double unit_roundoff(amp_dtype t)
-{
-    return t == AMP_F64 ? U_F64 : t == AMP_F32 ? U_F32 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
-}
-
-/* The unit roundoff of the compute type: f64 for f64, f32 otherwise. */
-static double acc_unit(amp_dtype t)
-{
-    return t == AMP_F64 ? U_F64 : U_F32;
-}
-
-static double underflow_floor(amp_dtype t)
-{
-    return t == AMP_F64 ? 0.0 : /* no f64 underflow in these tests */ t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25;
-}
-
-/*  |y - oracle| <= u_T |oracle| + (1 + u_T) acc + floor_T; NaN matches NaN. */
-static int close_to(amp_dtype t, double y, double oracle, double acc)
-{
-    double u = unit_roundoff(t);
-    if (isnan(oracle))
-        return isnan(y);
-    if (isinf(oracle))
-        return y == oracle;
-    return fabs(y - oracle) <= u * fabs(oracle) + (1.0 + u) * acc + underflow_floor(t);
-}
-
-static void expect_close(const tensor *y, size_t i, double oracle, double acc, const char *what)
-{
-    double v = get(y, i);
-    if (!close_to(y->t, v, oracle, acc))
-        fail_msg("%s %s [%zu]: got %.17g, oracle %.17g, bound %.3g", what, amp_dtype_name(y->t), i, v, oracle,
-                 unit_roundoff(y->t) * fabs(oracle) + acc + underflow_floor(y->t));
-}
-
-static int active_is_ref(void)
-{
-    return strcmp(amp_isa_name(), "ref") == 0;
-}
-
-static void expect_public_equals_ref(const tensor *pub, const tensor *ref)
-{
-    if (active_is_ref() && pub->n > 0)
-        assert_memory_equal(pub->data, ref->data, pub->n * amp_dtype_size(pub->t));
-}
-
-/* ---- PyTorch ------------------------------------------------------------------ */
-
-/* Runs `/usr/bin/python3 torch_spatial.py args` (the script beside this
- * file) and reads the numbers it prints into out[0..max). Returns the
- * count, or -1 after print_message when python3, the script or torch is
- * missing (the caller then skips). */
-static int torch_values(const char *args, double *out, int max)
-{
-    char dir[1024], cmd[2048];
-    const char *slash = strrchr(__FILE__, '/');
-    FILE *p;
-    int n = 0, status;
-    size_t len = slash ? (size_t)(slash - __FILE__) : 1;
-    snprintf(dir, sizeof dir, "%.*s", (int)len, slash ? __FILE__ : ".");
-    snprintf(cmd, sizeof cmd, "%s/torch_spatial.py", dir);
-    FILE *script = fopen(cmd, "r");
-    if (script == NULL || access("/usr/bin/python3", X_OK) != 0) {
-        if (script)
-            fclose(script);
-        print_message("SKIPPED: /usr/bin/python3 or %s missing (run from the repository root); "
-                      "PyTorch case \"%s\" not checked\n",
-                      cmd, args);
-        return -1;
-    }
-    fclose(script);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/torch_spatial.py %s", dir, args);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    while (n < max && fscanf(p, "%lf", &out[n]) == 1)
-        n++;
-    status = pclose(p);
-    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 77) {
-        print_message("SKIPPED: /usr/bin/python3 has no torch; PyTorch case \"%s\" not checked\n", args);
-        return -1;
-    }
-    assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    return n;
-}
+#define KTU_RNG_SEED 0x2545f4914f6cdd1dull
+#define KTU_F64_FLOOR 0.0L /* no f64 underflow in these tests */
+#include "kernel_test_util.h"
 
 /* ---- Pooling ------------------------------------------------------------------- */
 
@@ -412,7 +201,7 @@ static void check_avg_pool_case(const pool_case *c)
                                                      : (double)count;
                     double oracle = count == 0 ? 0.0 : sum / divisor;
                     expect_close(&y[e], (size_t)(p * out_n + of), oracle,
-                                 (double)(count + 2) * acc_unit(t) * sum_abs / divisor, c->what);
+                                 (double)(count + 2) * u_acc(t) * sum_abs / divisor, c->what);
                 }
         }
         expect_public_equals_ref(&y[0], &y[1]);
@@ -465,7 +254,7 @@ static void test_adaptive_avg_pool(void **state)
                             }
                         }
                         expect_close(&y[e], (size_t)(p * out_n + of), sum / (double)count,
-                                     (double)(count + 4) * acc_unit(t) * sum_abs / (double)count, "adaptive_avg_pool");
+                                     (double)(count + 4) * u_acc(t) * sum_abs / (double)count, "adaptive_avg_pool");
                     }
             }
             expect_public_equals_ref(&y[0], &y[1]);

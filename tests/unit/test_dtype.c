@@ -98,7 +98,7 @@ static void c_types_sizes_and_enums(void **state)
         int size;
         DTypeCategory cat;
     } want[] = {
-        {DT_BOOL, "bool", "AMP_BOOL", 1, CAT_BOOL},    {DT_I32, "int32_t", "AMP_I32", 4, CAT_INT},
+        {DT_BOOL, "uint8_t", "AMP_BOOL", 1, CAT_BOOL}, {DT_I32, "int32_t", "AMP_I32", 4, CAT_INT},
         {DT_I64, "int64_t", "AMP_I64", 8, CAT_INT},    {DT_BF16, "amp_bf16", "AMP_BF16", 2, CAT_FLOAT},
         {DT_F16, "amp_f16", "AMP_F16", 2, CAT_FLOAT},  {DT_F32, "float", "AMP_F32", 4, CAT_FLOAT},
         {DT_F64, "double", "AMP_F64", 8, CAT_FLOAT},

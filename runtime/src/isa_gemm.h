@@ -1,0 +1,142 @@
+/*
+ * isa_gemm.h - what the ISA-specific kernel files (isa_avx2.c,
+ * isa_avx512.c, isa_avx512bf16.c) share: generic packing bodies (inlined
+ * into each file's target-specific wrappers, so the compiler may vectorize
+ * them for that ISA) and the table entries that route linear, matmul and
+ * gemm into the blocked driver amp_fast_gemm (isa_gemm.c).  The contract of
+ * packing, micro-kernels and epilogues is in amprt_internal.h.
+ */
+#ifndef ISA_GEMM_H
+#define ISA_GEMM_H
+
+#include <string.h>
+
+#include "amprt_internal.h"
+
+/* One f32 micro-panel: element (i, kk) of the source, at base + i * ws +
+ * kk * ks (elements of dtype t), goes to dst[kk * W + i]; i >= width is 0. */
+static AMP_ALWAYS_INLINE void isa_pack_f32_body(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width,
+                                                int64_t k, float *dst, int W)
+{
+    if (ws == 1 && t == AMP_F32 && width == W) {
+        const float *s = base;
+        for (int64_t kk = 0; kk < k; kk++)
+            memcpy(dst + kk * W, s + kk * ks, (size_t)W * sizeof(float));
+        return;
+    }
+    for (int64_t kk = 0; kk < k; kk++) {
+        float *o = dst + kk * W;
+        int i = 0;
+        for (; i < width; i++)
+            o[i] = amp_ld(t, base, i * ws + kk * ks);
+        for (; i < W; i++)
+            o[i] = 0.0f;
+    }
+}
+
+/* The same for bf16 pairs: unit (u, i) holds k = 2u (low half) and 2u + 1
+ * (high half); an odd k's last unit has a zero high half. */
+static AMP_ALWAYS_INLINE void isa_pack_bf16_body(const uint16_t *s, int64_t ws, int64_t ks, int width, int64_t k,
+                                                 uint32_t *dst, int W)
+{
+    int64_t u, kcu = k / 2;
+    if (ws == 1 && width == W) {
+        for (u = 0; u < kcu; u++) {
+            const uint16_t *r0 = s + 2 * u * ks, *r1 = r0 + ks;
+            uint32_t *o = dst + u * W;
+            for (int i = 0; i < W; i++)
+                o[i] = (uint32_t)r0[i] | (uint32_t)r1[i] << 16;
+        }
+    } else if (ks == 1) {
+        for (u = 0; u < kcu; u++) {
+            uint32_t *o = dst + u * W;
+            int i = 0;
+            for (; i < width; i++) {
+                const uint16_t *p = s + i * ws + 2 * u;
+                o[i] = (uint32_t)p[0] | (uint32_t)p[1] << 16;
+            }
+            for (; i < W; i++)
+                o[i] = 0;
+        }
+    } else {
+        for (u = 0; u < kcu; u++) {
+            uint32_t *o = dst + u * W;
+            int i = 0;
+            for (; i < width; i++)
+                o[i] = (uint32_t)s[i * ws + 2 * u * ks] | (uint32_t)s[i * ws + (2 * u + 1) * ks] << 16;
+            for (; i < W; i++)
+                o[i] = 0;
+        }
+    }
+    if (k & 1) {
+        uint32_t *o = dst + kcu * W;
+        int i = 0;
+        for (; i < width; i++)
+            o[i] = s[i * ws + (k - 1) * ks];
+        for (; i < W; i++)
+            o[i] = 0;
+    }
+}
+
+/* Specialize the f32 packing per storage dtype (the switch leaves the loop). */
+#define ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W)                                    \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: isa_pack_f32_body(AMP_F32, base, ws, ks, width, k, dst, W); break;          \
+        case AMP_BF16: isa_pack_f32_body(AMP_BF16, base, ws, ks, width, k, dst, W); break;        \
+        case AMP_F16: isa_pack_f32_body(AMP_F16, base, ws, ks, width, k, dst, W); break;          \
+        default: isa_pack_f32_body(t, base, ws, ks, width, k, dst, W); break;                     \
+        }                                                                                         \
+    } while (0)
+
+/* Scalar epilogue of one row (the contract's arithmetic, via amp_ld/amp_st):
+ * for the strided-C case and the vector loops' tails. */
+static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n, const float *w, float alpha,
+                                             float beta, const void *c, int64_t c_cs, const void *bias, void *y)
+{
+    for (int64_t j = j0; j < n; j++) {
+        float v = w[j];
+        if (alpha != 1.0f)
+            v = alpha * v;
+        if (c != NULL)
+            v += beta * amp_ld(t, c, j * c_cs);
+        if (bias != NULL)
+            v += amp_ld(t, bias, j);
+        amp_st(t, y, j, v);
+    }
+}
+
+/* The table entries of one kernel set for dtype T, all through
+ * amp_fast_gemm with the micro-kernel descriptor KERN (an expression
+ * yielding const amp_gemm_kernel *). */
+#define ISA_GEMM_ENTRIES(PREFIX, T, KERN)                                                         \
+    static void PREFIX##_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,                 \
+                                  const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                  \
+    }                                                                                             \
+    static void PREFIX##_linear_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,      \
+                                    const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,            \
+                                    AMP_CTYPE_##T *y)                                             \
+    {                                                                                             \
+        amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };      \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                              \
+    }                                                                                             \
+    static void PREFIX##_matmul_##T(int64_t batch, int64_t M, int64_t N, int64_t K,               \
+                                    const AMP_CTYPE_##T *a, int64_t a_batch_stride,               \
+                                    const AMP_CTYPE_##T *b, int64_t b_batch_stride,               \
+                                    AMP_CTYPE_##T *c)                                             \
+    {                                                                                             \
+        amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 },   \
+                            { 0, 0, 0 }, 1.0, 0.0, 0 };                                           \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                              \
+    }
+
+#define ISA_GEMM_FILL(t, PREFIX, T)                                                               \
+    do {                                                                                          \
+        (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
+        (t)->linear_##T = PREFIX##_linear_##T;                                                    \
+        (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
+    } while (0)
+
+#endif /* ISA_GEMM_H */
