@@ -604,6 +604,11 @@ int ampc_compile(Ctx *c, SourceFile *src, Output *out);
 
 /* Type rules shared by typecheck and autocast (typecheck.c). */
 bool infer_call(Ctx *c, Expr *call);
+/* the rules of the ops in amprt/more.h (typecheck.c) */
+bool infer_rnn_cell(Ctx *c, Expr *call);
+bool infer_max_unpool(Ctx *c, Expr *call);
+bool infer_quantile(Ctx *c, Expr *call);
+int rnn_cell_gates(OpId id);
 bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);
 int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */

@@ -726,15 +726,24 @@ const char *batch_of(Emitter *e, const Shape *s, int ns)
     return s->ndim == ns + 2 ? poly_c(e, s->dims[0]) : "1";
 }
 
+/* A transposed convolution: conv_transpose1d-3d, or aten's convolution(transposed=true). */
+static bool conv_is_transposed(Ctx *c, Node *n)
+{
+    OpId id = n->op->id;
+    if (id == OP_CONVOLUTION)
+        return arg_bool(c, n->src, "transposed", false);
+    return id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
+}
+
 /* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
  * error) if the padding has no kernel. */
 bool emit_conv_desc(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
     OpId id = n->op->id;
-    bool transposed = id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
-    int ns = spatial_dims_of(id);
+    bool transposed = conv_is_transposed(c, n);
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
+    int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
     int64_t groups = arg_int(c, n->src, "groups", 1);
     int64_t stride = arg_int(c, n->src, "stride", 1), dil = arg_int(c, n->src, "dilation", 1);
     int64_t outpad = transposed ? arg_int(c, n->src, "output_padding", 0) : 0;
@@ -776,8 +785,7 @@ bool emit_conv_desc(Emitter *e, Node *n)
 
 static void emit_conv(Emitter *e, Node *n, const char *y)
 {
-    OpId id = n->op->id;
-    bool transposed = id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
+    bool transposed = conv_is_transposed(e->c, n);
     if (!emit_conv_desc(e, n))
         return;
     buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, transposed ? "conv_transpose" : "conv", n->out->type.dtype),
@@ -1888,6 +1896,11 @@ Type op_scratch_type(Ctx *c, const Node *n)
     if (id == OP_GRAD)
         return grad_scratch_type(c, n);
     const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
+    if (id == OP_QUANTILE || id == OP_NANQUANTILE) {
+        /* the sorted values of one slice, as doubles */
+        Poly *len = n->src->dim < 0 || s->ndim == 0 ? shape_numel(c, s) : s->dims[n->src->dim];
+        return (Type){.dtype = DT_F64, .shape = {.ndim = 1, .dims = {len}}};
+    }
     if (!s || s->ndim < 2)
         return none;
     int64_t rows, cols;
@@ -1916,6 +1929,59 @@ Type op_scratch_type(Ctx *c, const Node *n)
     return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
 }
 
+/* ---- recurrent cells, max_unpool, quantile (amprt/more.h) ------------------------- */
+
+static void emit_rnn_cell(Emitter *e, Node *n, const char *y)
+{
+    OpId id = n->op->id;
+    bool lstm = id == OP_LSTM_CELL;
+    int w = lstm ? 3 : 2; /* w_ih's argument */
+    const Shape *sx = in_shape(n, 0), *sh = in_shape(n, 1);
+    int kind = lstm ? AMP_RNN_LSTM : id == OP_GRU_CELL ? AMP_RNN_GRU : id == OP_RNN_TANH_CELL ? AMP_RNN_TANH
+                                                                                            : AMP_RNN_RELU;
+    const char *cy = lstm ? more(e, n, 0) : NULL;
+    if (lstm && !cy) {
+        /* the cell state is not used: it still needs a place */
+        unsupported(e, n, "lstm_cell's cell state must be assigned (h, c = lstm_cell(...))");
+        return;
+    }
+    buf_printf(e->out, "    %s(%d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "rnn_cell", n->out->type.dtype),
+               kind, sx->ndim == 2 ? poly_c(e, sx->dims[0]) : "1", poly_c(e, sx->dims[sx->ndim - 1]),
+               poly_c(e, sh->dims[sh->ndim - 1]), in_c(e, n, 0), in_c(e, n, 1), lstm ? in_c(e, n, 2) : "NULL",
+               in_c(e, n, w), in_c(e, n, w + 1), in_c(e, n, w + 2), in_c(e, n, w + 3), y, cy ? cy : "NULL");
+}
+
+static void emit_max_unpool(Emitter *e, Node *n, const char *y)
+{
+    int ns = n->op->id == OP_MAX_UNPOOL3D ? 3 : 2;
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    emit_checked(e, "    ", arena_printf(e->c->arena, "%s(%s, %s, %s, %s, %s, %s)", kernel(e, "max_unpool", n->out->type.dtype),
+                                         planes_of(e, sx, ns), dims_product(e, sx, sx->ndim - ns, sx->ndim),
+                                         dims_product(e, so, so->ndim - ns, so->ndim), in_c(e, n, 0), in_c(e, n, 1), y));
+}
+
+static int quantile_code(const char *s)
+{
+    return strcmp(s, "lower") == 0 ? AMP_QUANTILE_LOWER : strcmp(s, "higher") == 0 ? AMP_QUANTILE_HIGHER
+           : strcmp(s, "midpoint") == 0 ? AMP_QUANTILE_MIDPOINT : strcmp(s, "nearest") == 0 ? AMP_QUANTILE_NEAREST
+           : AMP_QUANTILE_LINEAR;
+}
+
+static void emit_quantile(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    const Shape *sx = in_shape(n, 0);
+    const char *outer = "1", *len, *inner = "1";
+    if (n->src->dim < 0 || sx->ndim == 0)
+        len = numel_c(e, sx);
+    else
+        axis_split(e, sx, n->src->dim, &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %d, %s, %s, %s);\n", kernel(e, "quantile", n->out->type.dtype), outer,
+               len, inner, double_c(e, arg_number(c, n->src, "q", "0", DT_F64)),
+               quantile_code(arg_str(c, n->src, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
+               e->cname[n->scratch->id], y);
+}
+
 /* ---- the dispatch ---------------------------------------------------------------- */
 
 bool op_returns_status(const Node *n)
@@ -1924,6 +1990,7 @@ bool op_returns_status(const Node *n)
     case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY:
     case OP_GATHER: case OP_SCATTER_ADD: case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS:
     case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
+    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
         return true;
     case OP_CROSS_ENTROPY:
         return n->in[1] && n->in[1]->type.dtype == DT_I64;
@@ -2018,8 +2085,17 @@ void emit_op(Emitter *e, Node *n, const char *y)
         emit_class_loss(e, n, y);
         return;
     case OP_CONV1D: case OP_CONV2D: case OP_CONV3D: case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D:
-    case OP_CONV_TRANSPOSE3D:
+    case OP_CONV_TRANSPOSE3D: case OP_CONVOLUTION:
         emit_conv(e, n, y);
+        return;
+    case OP_LSTM_CELL: case OP_GRU_CELL: case OP_RNN_TANH_CELL: case OP_RNN_RELU_CELL:
+        emit_rnn_cell(e, n, y);
+        return;
+    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
+        emit_max_unpool(e, n, y);
+        return;
+    case OP_QUANTILE: case OP_NANQUANTILE:
+        emit_quantile(e, n, y);
         return;
     case OP_CONV_TBC:
         emit_conv_tbc(e, n, y);

@@ -22,6 +22,19 @@ Poly *value_bytes(Ctx *c, const Value *v)
     return b;
 }
 
+/* a >= b for every value of the dims (which are never negative): every
+ * coefficient of a - b is non-negative. */
+static bool dominates(Ctx *c, const Poly *a, const Poly *b)
+{
+    Poly *d = poly_sub(c, a, b);
+    if (!d)
+        return false;
+    for (int i = 0; i < d->nterms; i++)
+        if (d->terms[i].coef < 0)
+            return false;
+    return true;
+}
+
 /* Give the value defined by node i a slot that is free by then. */
 static void place(Ctx *c, Graph *g, Vec *slot_free_after, Value *v, int i)
 {
@@ -48,12 +61,21 @@ static void place(Ctx *c, Graph *g, Vec *slot_free_after, Value *v, int i)
         vec_push(c, g->slot_sizes, vec_new(c));
         vec_push(c, slot_free_after, (void *)(intptr_t)-1);
     }
+    /* a slot is as large as the largest of its buffers: keep only the sizes
+     * no other one bounds, so the emitted max() stays short (a deep model's
+     * nested max of hundreds of sizes is too much for a C preprocessor) */
     Vec *sizes = VEC_AT(g->slot_sizes, pick);
-    bool known = false;
-    for (int k = 0; k < sizes->len; k++)
-        known |= poly_equal(VEC_AT(sizes, k), bytes);
-    if (!known)
+    bool covered = false;
+    for (int k = 0; k < sizes->len && !covered; k++)
+        covered = dominates(c, VEC_AT(sizes, k), bytes);
+    if (!covered) {
+        int kept = 0;
+        for (int k = 0; k < sizes->len; k++)
+            if (!dominates(c, bytes, VEC_AT(sizes, k)))
+                sizes->items[kept++] = sizes->items[k];
+        sizes->len = kept;
         vec_push(c, sizes, bytes);
+    }
     v->slot = pick;
     /* an unread temporary is dead at once, but still needs its slot while
      * its own node runs */

@@ -1303,6 +1303,26 @@ bool infer_conv(Ctx *c, Expr *call)
     if (!same_dtype(c, call, x, w) || (b && !same_dtype(c, call, x, b)))
         return false;
     const Shape *xs = &x->type.shape, *ws = &w->type.shape;
+    if (id == OP_CONVOLUTION) {
+        /* aten's convolution: the weight's rank says the spatial dims; batched input only */
+        if (!bool_param(c, call, "transposed", false, &transposed))
+            return false;
+        if (ws->ndim < 3 || ws->ndim > 5) {
+            error_at(c, w->loc, "convolution(): expected a 3-D, 4-D or 5-D weight, got %s", type_to_string(c, &w->type));
+            return false;
+        }
+        spatial = ws->ndim - 2;
+        if (xs->ndim != ws->ndim) {
+            error_at(c, x->loc, "Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional "
+                     "input of size %s instead", ws->ndim, ws->ndim, shape_str(c, ws), xs->ndim, shape_str(c, xs));
+            return false;
+        }
+        Expr *pe = named(call, "padding");
+        if (pe && pe->kind == E_STRING) {
+            error_at(c, pe->loc, "convolution() takes an int padding; padding='%s' is conv1d/2d/3d's", pe->text);
+            return false;
+        }
+    }
     if (xs->ndim != spatial + 1 && xs->ndim != spatial + 2) {
         error_at(c, x->loc, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
                  spatial + 1, spatial + 2, call->op->name, shape_str(c, xs));
@@ -3711,4 +3731,179 @@ int arg_int_list(Ctx *c, Expr *call, const char *name, int64_t *out)
     Expr *where[MAX_DIMS * 2 + 2];
     bool ok;
     return int_varargs(c, call, name, out, where, &ok);
+}
+
+/* ---- recurrent cells, max_unpool, quantile (amprt/more.h) ------------------------ */
+
+/* The gates of a cell: 4 (lstm), 3 (gru), 1 (the plain rnn cells). */
+int rnn_cell_gates(OpId id) { return id == OP_LSTM_CELL ? 4 : id == OP_GRU_CELL ? 3 : 1; }
+
+/* lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell: PyTorch's checks
+ * (check_rnn_cell_forward_input/hidden) and the gates' row count. */
+bool infer_rnn_cell(Ctx *c, Expr *call)
+{
+    OpId id = call->op->id;
+    bool lstm = id == OP_LSTM_CELL;
+    int g = rnn_cell_gates(id);
+    int nt = lstm ? 5 : 4;
+    for (int i = 0; i < nt; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *x = arg(call, 0), *h = arg(call, 1), *cx = lstm ? arg(call, 2) : NULL;
+    Expr *wih = arg(call, nt - 2), *whh = arg(call, nt - 1), *bih, *bhh;
+    if (!tensor_arg(c, call, "b_ih", &bih) || !tensor_arg(c, call, "b_hh", &bhh) || !require_float(c, call, x))
+        return false;
+    Expr *all[7] = {h, cx, wih, whh, bih, bhh, NULL};
+    for (int i = 0; i < 6; i++)
+        if (all[i] && !same_dtype(c, call, x, all[i]))
+            return false;
+    const Shape *xs = &x->type.shape, *hs = &h->type.shape, *wi = &wih->type.shape, *wh = &whh->type.shape;
+    if (xs->ndim != 1 && xs->ndim != 2) {
+        error_at(c, x->loc, "%s: Expected input to be 1D or 2D, got %dD instead", call->op->name, xs->ndim);
+        return false;
+    }
+    if (wi->ndim != 2 || wh->ndim != 2) {
+        Expr *bad = wi->ndim != 2 ? wih : whh;
+        error_at(c, bad->loc, "%s(): expected a 2-D weight [%d*hidden_size, %s_size], got %s", call->op->name, g,
+                 bad == wih ? "input" : "hidden", type_to_string(c, &bad->type));
+        return false;
+    }
+    bool batched = xs->ndim == 2;
+    Poly *in = xs->dims[xs->ndim - 1], *hidden = wh->dims[1];
+    if (!dims_match(in, wi->dims[1])) {
+        error_at(c, x->loc, "input has inconsistent input_size: got %s expected %s", dim_str(c, in),
+                 dim_str(c, wi->dims[1]));
+        return false;
+    }
+    Expr *hid[2] = {h, cx};
+    for (int k = 0; k < (lstm ? 2 : 1); k++) {
+        const Shape *s = &hid[k]->type.shape;
+        if (s->ndim != xs->ndim) {
+            error_at(c, hid[k]->loc, "%s: Expected hidden%s to be %dD, like the input, but got %dD", call->op->name,
+                     k ? "[1]" : lstm ? "[0]" : "", xs->ndim, s->ndim);
+            return false;
+        }
+        if (batched && !dims_match(s->dims[0], xs->dims[0])) {
+            error_at(c, hid[k]->loc, "Input batch size %s doesn't match hidden%d batch size %s", dim_str(c, xs->dims[0]),
+                     k, dim_str(c, s->dims[0]));
+            return false;
+        }
+        if (!dims_match(s->dims[s->ndim - 1], hidden)) {
+            error_at(c, hid[k]->loc, "hidden%d has inconsistent hidden_size: got %s, expected %s", k,
+                     dim_str(c, s->dims[s->ndim - 1]), dim_str(c, hidden));
+            return false;
+        }
+    }
+    Poly *rows = poly_mul(c, hidden, poly_const(c, g));
+    Expr *wts[4] = {wih, whh, bih, bhh};
+    for (int k = 0; k < 4; k++) {
+        Expr *w = wts[k];
+        if (!w)
+            continue;
+        const Shape *s = &w->type.shape;
+        if (!rows || (k < 2 ? !dims_match(s->dims[0], rows) : s->ndim != 1 || !dims_match(s->dims[0], rows))) {
+            error_at(c, w->loc, "%s(): %s should have %d*hidden_size = %s %s, but it is %s", call->op->name,
+                     k == 0 ? "w_ih" : k == 1 ? "w_hh" : k == 2 ? "b_ih" : "b_hh", g, rows ? dim_str(c, rows) : "?",
+                     k < 2 ? "rows" : "elements", type_to_string(c, &w->type));
+            return false;
+        }
+    }
+    call->type.dtype = x->type.dtype;
+    call->type.shape = *hs;
+    if (lstm)
+        more_results(c, call, 1, &call->type);
+    return true;
+}
+
+/* max_unpool2d/3d: input [N, C, spatial] or [C, spatial], indices i64 of
+ * the same shape; the output's spatial dims are output_size. */
+bool infer_max_unpool(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    bool three = call->op->id == OP_MAX_UNPOOL3D;
+    int ns = three ? 3 : 2;
+    Expr *x = arg(call, 0), *idx = arg(call, 1);
+    const Shape *xs = &x->type.shape;
+    if (xs->ndim != ns + 1 && xs->ndim != ns + 2) {
+        error_at(c, x->loc, "Input to max_unpooling%dd should be a %dd or %dd Tensor, but got a tensor with %d "
+                 "dimensions.", ns, ns + 1, ns + 2, xs->ndim);
+        return false;
+    }
+    if (idx->type.dtype != DT_I64) {
+        error_at(c, idx->loc, "elements in indices should be type int64 but got: %s", dtype_name(idx->type.dtype));
+        return false;
+    }
+    if (!shape_equal(&idx->type.shape, xs)) {
+        error_at(c, idx->loc, "Expected shape of indices to be same as that of the input tensor (%s) but got indices "
+                 "tensor with shape: %s", shape_str(c, xs), shape_str(c, &idx->type.shape));
+        return false;
+    }
+    if (!require_float(c, call, x))
+        return false;
+    int64_t o;
+    if (!int_arg(c, named(call, "output_size"), &o))
+        return false;
+    if (three) {
+        int64_t stride, pad;
+        if (!int_arg(c, named(call, "stride"), &stride) || !int_arg(c, named(call, "padding"), &pad))
+            return false;
+        if (stride <= 0) {
+            error_at(c, named(call, "stride")->loc, "strides should be greater than zero, but got stride: %lld",
+                     (long long)stride);
+            return false;
+        }
+    }
+    if (o <= 0) {
+        error_at(c, named(call, "output_size")->loc, "%s(): output_size should be greater than zero, but got %lld",
+                 call->op->name, (long long)o);
+        return false;
+    }
+    Shape out = *xs;
+    for (int i = out.ndim - ns; i < out.ndim; i++)
+        out.dims[i] = poly_const(c, o);
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
+
+/* quantile/nanquantile with a number q: the reduction of dim (all dims
+ * for dim=None), f32 or f64 input as PyTorch's. */
+bool infer_quantile(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    DType t = x->type.dtype;
+    if (t != DT_F32 && t != DT_F64 && !(dtype_is_float(t) && call->autocast_on && !c->autocast_ran)) {
+        error_at(c, x->loc, "%s() input tensor must be either float or double dtype", call->op->name);
+        return false;
+    }
+    double q;
+    Expr *qe = named(call, "q");
+    if (!number_value(c, qe, &q))
+        return false;
+    if (!(q >= 0 && q <= 1)) {
+        error_at(c, qe->loc, "%s() q must be in the range [0, 1] but got %g", call->op->name, q);
+        return false;
+    }
+    const char *interp;
+    if (!str_param(c, call, "interpolation", "linear", &interp))
+        return false;
+    if (strcmp(interp, "linear") && strcmp(interp, "lower") && strcmp(interp, "higher") && strcmp(interp, "midpoint") &&
+        strcmp(interp, "nearest")) {
+        error_at(c, named(call, "interpolation")->loc, "%s() interpolation must be one of linear, lower, higher, "
+                 "midpoint or nearest, but got %s", call->op->name, interp);
+        return false;
+    }
+    const Shape *xs = &x->type.shape;
+    int64_t dim = -1;
+    Expr *d = named(call, "dim");
+    bool keepdim;
+    if ((d && !normalise_dim(c, d, xs->ndim, &dim)) || !bool_param(c, call, "keepdim", false, &keepdim))
+        return false;
+    call->dim = dim;
+    call->type.dtype = t;
+    call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+    return true;
 }

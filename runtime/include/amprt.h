@@ -333,6 +333,7 @@ typedef enum {
 #include "amprt/backward.h"
 #include "amprt/train.h"
 #include "amprt/extra.h"
+#include "amprt/more.h"
 
 /* Every typed family, for one dtype. */
 #define AMP_ALL_OF_TYPE(X, T)                                                            \
@@ -343,7 +344,8 @@ typedef enum {
     AMP_MATMUL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
     AMP_BACKWARD_OF_CTYPE(X, T, AMP_CTYPE_##T)                                           \
     AMP_TRAIN_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
-    AMP_EXTRA_OF_CTYPE(X, T, AMP_CTYPE_##T)
+    AMP_EXTRA_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
+    AMP_MORE_OF_CTYPE(X, T, AMP_CTYPE_##T)
 
 /* f32, bf16 and f16 compute in f32; f64 (the reference evaluation, and the
  * ops PyTorch runs in f64) in f64.  Linear algebra is f32 and f64 only. */

@@ -31,6 +31,7 @@ static void (*run_fn)(void *, int64_t, int);
 static void *run_ctx;
 static int64_t run_tasks;
 static int64_t next_task; /* under __atomic builtins */
+static unsigned long start_generation[AMP_MAX_THREADS]; /* per slot, at creation */
 
 static int threads_setting; /* 0: not yet read from the environment */
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
@@ -87,7 +88,7 @@ static void *worker(void *arg)
     int slot = (int)(intptr_t)arg;
     unsigned long seen = 0;
     pthread_mutex_lock(&pool_lock);
-    seen = generation;
+    seen = start_generation[slot]; /* the run that created it is still to do */
     for (;;) {
         while (generation == seen)
             pthread_cond_wait(&work_cv, &pool_lock);
@@ -133,6 +134,7 @@ void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_
             pthread_attr_t attr;
             pthread_attr_init(&attr);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            start_generation[n_workers + 1] = generation;
             if (pthread_create(&tid, &attr, worker, (void *)(intptr_t)(n_workers + 1)) != 0) {
                 pthread_attr_destroy(&attr);
                 break; /* run with the workers we have */

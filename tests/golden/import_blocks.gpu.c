@@ -96,9 +96,9 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     if (!x || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->y)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + NET_PAD_(NET_MAX_(8*B, 32*B));
-    unsigned char *const slot2 = slot1 + NET_PAD_(NET_MAX_(128, 64));
-    unsigned char *const slot3 = slot2 + NET_PAD_(NET_MAX_(32, 4));
+    unsigned char *const slot1 = slot0 + NET_PAD_(32*B);
+    unsigned char *const slot2 = slot1 + NET_PAD_(128);
+    unsigned char *const slot3 = slot2 + NET_PAD_(32);
 
     /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */

@@ -96,9 +96,9 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     if (!x || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->y)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + NET_PAD_(NET_MAX_(8*B, 32*B));
-    unsigned char *const slot2 = slot1 + NET_PAD_(NET_MAX_(128, 64));
-    unsigned char *const slot3 = slot2 + NET_PAD_(NET_MAX_(32, 4));
+    unsigned char *const slot1 = slot0 + NET_PAD_(32*B);
+    unsigned char *const slot2 = slot1 + NET_PAD_(128);
+    unsigned char *const slot3 = slot2 + NET_PAD_(32);
 
     /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */

@@ -48,7 +48,7 @@ typedef struct inplace_outputs {
 /* The arena: 6 buffers in 3 slots reused by liveness (without reuse: 64*B + 32 bytes). */
 #define INPLACE_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define INPLACE_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define INPLACE_ARENA_BYTES(B) ((size_t)(INPLACE_PAD_(INPLACE_MAX_(8*(int64_t)(B), 16*(int64_t)(B))) + INPLACE_PAD_(INPLACE_MAX_(32, 16*(int64_t)(B))) + INPLACE_PAD_(8*(int64_t)(B))))
+#define INPLACE_ARENA_BYTES(B) ((size_t)(INPLACE_PAD_(16*(int64_t)(B)) + INPLACE_PAD_(INPLACE_MAX_(32, 16*(int64_t)(B))) + INPLACE_PAD_(8*(int64_t)(B))))
 size_t inplace_arena_bytes(const inplace_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -67,7 +67,7 @@ int inplace_forward(const inplace_params *params, const inplace_inputs *inputs, 
     if (!x || !w || !outputs->y || !outputs->z)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + INPLACE_PAD_(INPLACE_MAX_(8*B, 16*B));
+    unsigned char *const slot1 = slot0 + INPLACE_PAD_(16*B);
     unsigned char *const slot2 = slot1 + INPLACE_PAD_(INPLACE_MAX_(32, 16*B));
 
     /* inplace_and_out.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */

@@ -99,9 +99,9 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
     if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + MLP_PAD_(MLP_MAX_(128*B, MLP_MAX_(256*B, 20*B)));
-    unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, MLP_MAX_(2560, 40*B)));
-    unsigned char *const slot3 = slot2 + MLP_PAD_(MLP_MAX_(256, 20));
+    unsigned char *const slot1 = slot0 + MLP_PAD_(256*B);
+    unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, 40*B));
+    unsigned char *const slot3 = slot2 + MLP_PAD_(256);
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 64] */

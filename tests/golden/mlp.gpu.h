@@ -60,7 +60,7 @@ typedef struct mlp_outputs {
 /* The arena: 9 buffers in 4 slots reused by liveness (without reuse: 720*B + 19220 bytes). */
 #define MLP_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define MLP_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define MLP_ARENA_BYTES(B) ((size_t)(MLP_PAD_(MLP_MAX_(128*(int64_t)(B), MLP_MAX_(256*(int64_t)(B), 40*(int64_t)(B)))) + MLP_PAD_(MLP_MAX_(16384, MLP_MAX_(2560, 40*(int64_t)(B)))) + MLP_PAD_(MLP_MAX_(256, 20)) + MLP_PAD_(256*(int64_t)(B))))
+#define MLP_ARENA_BYTES(B) ((size_t)(MLP_PAD_(256*(int64_t)(B)) + MLP_PAD_(MLP_MAX_(16384, 40*(int64_t)(B))) + MLP_PAD_(256) + MLP_PAD_(256*(int64_t)(B))))
 size_t mlp_arena_bytes(const mlp_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -80,7 +80,7 @@ int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outp
     if (!x || !y || !fc_weight || !class_weight || !outputs->total || !outputs->each)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + LOSS_PAD_(LOSS_MAX_(20*B, 40*B));
+    unsigned char *const slot1 = slot0 + LOSS_PAD_(40*B);
     unsigned char *const slot2 = slot1 + LOSS_PAD_(LOSS_MAX_(200, 40*B));
 
     /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */

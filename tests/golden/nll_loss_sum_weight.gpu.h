@@ -54,7 +54,7 @@ typedef struct loss_outputs {
 /* The arena: 5 buffers in 3 slots reused by liveness (without reuse: 120*B + 200 bytes). */
 #define LOSS_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define LOSS_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define LOSS_ARENA_BYTES(B) ((size_t)(LOSS_PAD_(LOSS_MAX_(20*(int64_t)(B), 40*(int64_t)(B))) + LOSS_PAD_(LOSS_MAX_(200, 40*(int64_t)(B))) + LOSS_PAD_(20*(int64_t)(B))))
+#define LOSS_ARENA_BYTES(B) ((size_t)(LOSS_PAD_(40*(int64_t)(B)) + LOSS_PAD_(LOSS_MAX_(200, 40*(int64_t)(B))) + LOSS_PAD_(20*(int64_t)(B))))
 size_t loss_arena_bytes(const loss_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -80,7 +80,7 @@ int tiny_forward(const tiny_params *params, const tiny_inputs *inputs, tiny_outp
     if (!x || !y || !fc_weight || !fc_bias || !outputs->logits || !outputs->loss)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + TINY_PAD_(TINY_MAX_(8*B, 12*B));
+    unsigned char *const slot1 = slot0 + TINY_PAD_(12*B);
     unsigned char *const slot2 = slot1 + TINY_PAD_(24);
 
     /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
@@ -350,10 +350,10 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + TINY_PAD_(TINY_MAX_(8*B, 12));
-    unsigned char *const slot2 = slot1 + TINY_PAD_(TINY_MAX_(24, 48));
+    unsigned char *const slot2 = slot1 + TINY_PAD_(48);
     unsigned char *const slot3 = slot2 + TINY_PAD_(6);
-    unsigned char *const slot4 = slot3 + TINY_PAD_(TINY_MAX_(12*B, 6*B));
-    unsigned char *const slot5 = slot4 + TINY_PAD_(TINY_MAX_(4, 24));
+    unsigned char *const slot4 = slot3 + TINY_PAD_(12*B);
+    unsigned char *const slot5 = slot4 + TINY_PAD_(24);
 
     /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */

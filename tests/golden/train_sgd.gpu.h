@@ -54,7 +54,7 @@ typedef struct tiny_outputs {
 /* The arena: 4 buffers in 3 slots reused by liveness (without reuse: 20*B + 30 bytes). */
 #define TINY_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define TINY_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define TINY_ARENA_BYTES(B) ((size_t)(TINY_PAD_(TINY_MAX_(8*(int64_t)(B), 12*(int64_t)(B))) + TINY_PAD_(24) + TINY_PAD_(6)))
+#define TINY_ARENA_BYTES(B) ((size_t)(TINY_PAD_(12*(int64_t)(B)) + TINY_PAD_(24) + TINY_PAD_(6)))
 size_t tiny_arena_bytes(const tiny_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch
@@ -102,7 +102,7 @@ typedef struct tiny_train_state {
 
 /* Bytes of storage the state points into. */
 #define TINY_STATE_BYTES ((size_t)384)
-#define TINY_TRAIN_ARENA_BYTES(B) ((size_t)(TINY_PAD_(TINY_MAX_(8*(int64_t)(B), 12)) + TINY_PAD_(TINY_MAX_(24, 48)) + TINY_PAD_(6) + TINY_PAD_(TINY_MAX_(12*(int64_t)(B), 6*(int64_t)(B))) + TINY_PAD_(TINY_MAX_(4, 24)) + TINY_PAD_(TINY_MAX_(12*(int64_t)(B), 6))))
+#define TINY_TRAIN_ARENA_BYTES(B) ((size_t)(TINY_PAD_(TINY_MAX_(8*(int64_t)(B), 12)) + TINY_PAD_(48) + TINY_PAD_(6) + TINY_PAD_(12*(int64_t)(B)) + TINY_PAD_(24) + TINY_PAD_(TINY_MAX_(12*(int64_t)(B), 6))))
 size_t tiny_train_arena_bytes(const tiny_dims *dims);
 
 /* Lays the state out in `storage` (at least <PREFIX>_STATE_BYTES bytes,

@@ -575,6 +575,52 @@ def linalg_svd(t):
     )
 
 
+@model
+def more(t):
+    x, x1, h, h1, c0 = t["x"], t["x1"], t["h"], t["h1"], t["c0"]
+    wi4, wh4, bi4, bh4 = t["wi4"], t["wh4"], t["bi4"], t["bh4"]
+    wi3, wh3, bi3, bh3 = t["wi3"], t["wh3"], t["bi3"], t["bh3"]
+    wi1, wh1, bi1, bh1 = t["wi1"], t["wh1"], t["bi1"], t["bh1"]
+    key, u, key3, u3 = t["key"], t["u"], t["key3"], t["u3"]
+    img, cw, cb, cg, ct, seq, cw1, vol, cw3 = (t[k] for k in ("img", "cw", "cb", "cg", "ct", "seq", "cw1", "vol", "cw3"))
+    z = t["z"]
+    B = x.shape[0]
+    # torch.lstm_cell and friends take 2-D input: the 1-D forms as nn.LSTMCell, batched by one
+    def one(f, *a):
+        r = f(*a)
+        return tuple(v.squeeze(0) for v in r) if isinstance(r, tuple) else r.squeeze(0)
+    lh, lc = torch.lstm_cell(x, (h, c0), wi4, wh4, bi4, bh4)
+    nh, nc = torch.lstm_cell(x, (h, c0 * 2), wi4, wh4)
+    l1h, l1c = one(lambda a, b, c: torch.lstm_cell(a, (b, c), wi4, wh4, bi4, bh4), x1[None], h1[None], (h1 * 0.5)[None])
+    perm = torch.sort(key, dim=2)[1]
+    perm3 = torch.sort(key3, dim=2)[1]
+    unpool = torch.ops.aten.max_unpool2d
+    lz = torch.log(z)
+    return dict(
+        o_lstm_h=lh, o_lstm_c=lc, o_lstm_nb_h=nh, o_lstm_nb_c=nc, o_lstm1_h=l1h, o_lstm1_c=l1c,
+        o_gru=torch.gru_cell(x, h, wi3, wh3, bi3, bh3), o_gru_nb=torch.gru_cell(x, h * 3, wi3, wh3),
+        o_gru1=one(lambda a, b: torch.gru_cell(a, b, wi3, wh3, None, bh3), x1[None], h1[None]),
+        o_tanh=torch.rnn_tanh_cell(x, h, wi1, wh1, bi1, bh1), o_relu=torch.rnn_relu_cell(x, h, wi1, wh1, bi1, bh1),
+        o_relu1=one(lambda a, b: torch.rnn_relu_cell(a, b, wi1, wh1, bi1, None), (x1 * 2)[None], h1[None]),
+        o_unpool=unpool(u, perm.narrow(2, 0, 8).reshape(B, 2, 2, 4), [4, 4]),
+        o_unpool_big=unpool(u * 2, perm.narrow(2, 8, 8).reshape(B, 2, 2, 4), [4, 4]),
+        o_unpool3=torch.ops.aten.max_unpool3d(u3, perm3.narrow(2, 0, 8).reshape(B, 2, 2, 2, 2), [3, 3, 3], [1, 1, 1], [0, 0, 0]),
+        o_conv=torch.convolution(img, cw, cb, [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+        o_conv_s=torch.convolution(img, cw, None, [2, 2], [0, 0], [2, 2], False, [0, 0], 1),
+        o_conv_g=torch.convolution(torch.cat((img, img.narrow(1, 0, 1)), dim=1), cg, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 4),
+        o_conv_t=torch.convolution(img, ct, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1),
+        o_conv1=torch.convolution(seq, cw1, None, [1], [1], [1], False, [0], 1),
+        o_conv3=torch.convolution(vol, cw3, None, [2, 2, 2], [0, 0, 0], [1, 1, 1], False, [0, 0, 0], 1),
+        o_q=torch.quantile(z, 0.3, dim=1), o_q_all=torch.quantile(z, 0.75), o_q_keep=torch.quantile(z, 0.5, -1, True),
+        o_q_lower=torch.quantile(z, 0.3, dim=2, interpolation="lower"),
+        o_q_higher=torch.quantile(z, 0.3, dim=2, interpolation="higher"),
+        o_q_mid=torch.quantile(z, 0.3, dim=0, interpolation="midpoint"),
+        o_q_near=torch.quantile(z, 0.4, dim=2, interpolation="nearest"),
+        o_q_nan=torch.quantile(lz, 0.3, dim=2), o_nq=torch.nanquantile(lz, 0.3, dim=2),
+        o_nq_all=torch.nanquantile(lz, 1.0), o_nq_mid=torch.nanquantile(lz, 0.6, dim=1, interpolation="midpoint"),
+    )
+
+
 # ---- the comparison --------------------------------------------------------
 
 def compare(name, ref, want, rtol=RTOL, what="relative error"):

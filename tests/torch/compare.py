@@ -95,9 +95,25 @@ def rel(y, ref):
     return d / r if r else d
 
 
-def run(cmd, **kw):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, **kw)
+def limit_memory():
+    # 4 GB of address space for the C compiler: an emitted file that makes it
+    # blow up (see the arena note in docs/pytorch.md) fails in seconds, not minutes
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def run(cmd, timeout=300, **kw):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                           timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        return 1, "%s: timed out after %ds" % (os.path.basename(cmd[0]), timeout)
     return p.returncode, p.stdout
+
+
+def tail(log, n=12):
+    lines = log.strip().splitlines()
+    return "\n".join(lines[-n:]) if len(lines) > n else "\n".join(lines)
 
 
 def io_names(amp_path):
@@ -137,6 +153,11 @@ def main(argv):
     work = os.path.join(build, "torch-tests")
     os.makedirs(work, exist_ok=True)
     passed = failed = 0
+    # One thread by default: libamprt's thread pool can deadlock on the first
+    # parallel run (a worker created for a run misses that run's wake-up);
+    # set AMPRT_THREADS to override.
+    env = dict(os.environ)
+    env.setdefault("AMPRT_THREADS", "1")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in wanted:
         factory, shape, idt = MODELS[name]
@@ -149,7 +170,7 @@ def main(argv):
                        "--input-shape", ",".join(str(s) for s in [1] + shape[1:]), "--input-dtype", idt,
                        "--name", "M"])
         if rc != 0:
-            print("FAIL %-14s export: %s" % (name, log.strip()))
+            print("FAIL %-14s export: %s" % (name, tail(log)))
             failed += len(TARGETS)
             continue
 
@@ -189,11 +210,15 @@ def main(argv):
                 rc, log = run([cc, "-std=c99", "-O2", "-I" + os.path.join(ROOT, "runtime", "include"), "-I" + d,
                                "-DIN=" + in_name, "-DIN_UP=" + in_name.upper(),
                                "-DOUT=" + out_name, "-DOUT_UP=" + out_name.upper(),
-                               os.path.join(HERE, "driver.c"), c_path, lib, "-lm", "-lpthread", "-o", exe])
+                               os.path.join(HERE, "driver.c"), c_path, lib, "-lm", "-lpthread", "-o", exe],
+                              preexec_fn=limit_memory)
+                if rc != 0 and "out of memory" in log:
+                    log += ("\n(the C compiler ran out of memory: ampc's arena size nests <P>_MAX_(a, b) "
+                            "macros that repeat their arguments, exponential in the nesting depth)")
             if rc == 0:
-                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin])
+                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=120, env=env)
             if rc != 0:
-                print("FAIL %-14s %s: %s" % (name, target, log.strip()[-2000:]))
+                print("FAIL %-14s %s: %s" % (name, target, tail(log)))
                 failed += 1
                 continue
             with open(out_bin, "rb") as f:

@@ -1,0 +1,329 @@
+/*
+ * test_fastgemm.c - the optimized GEMM paths (linear, matmul, gemm of every
+ * kernel set this CPU supports, selected through amp_kernel_table_for)
+ * against an oracle in double, for f32, bf16 and f16, on 1 and 2 threads.
+ *
+ * The bound is test_kernels.c's: an output y of dtype T is correct if
+ *     |y - oracle| <= u_T |oracle| + (1 + u_T) acc + floor_T
+ * where acc = (K' + 3) 2^-24 (|alpha| sum_k |a b| + |beta c| + |bias|) bounds
+ * any f32 summation order over the K' = K (x batch, for sum_batch)
+ * products, and u_T is the one final rounding.  Inputs are uniform in
+ * [-1, 1] (no subnormals: vdpbf16ps flushes them) and rounded into T before
+ * the oracle reads them.  The shapes cover edge tiles (M, N, K not multiples
+ * of any tile or block), K = 0 and 1, K beyond one cache block, transposed
+ * and strided operands, broadcast batches, sum_batch, alpha, beta with a NaN
+ * C (beta 0 must ignore it), C broadcast along rows, and a strided C.
+ * Results must also be identical on 1 and 2 threads.  Buffers are
+ * malloc'ed with exactly their element count, for ASan.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/src/amprt_internal.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static float uniform(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (float)((double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2.0 - 1.0);
+}
+
+static void *random_buf(amp_dtype t, size_t n)
+{
+    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        amp_store_from_f32(t, p, i, uniform());
+    return p;
+}
+
+static double ld(amp_dtype t, const void *p, int64_t i) { return amp_load_as_f32(t, p, (size_t)i); }
+
+static double unit_roundoff(amp_dtype t) { return t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11; }
+static double underflow_floor(amp_dtype t) { return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25; }
+
+/* Call op of table k for dtype t. */
+#define KCALL(k, t, op, ...)                                                                      \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+typedef struct {
+    const char *what;
+    int64_t batch, M, N, K;
+    int a_t, b_t;         /* stored transposed */
+    int a_bcast, b_bcast; /* batch stride 0 */
+    int c_mode;           /* 0 none, 1 full, 2 row broadcast, 3 full stored transposed */
+    double alpha, beta;
+    int sum_batch, nan_c;
+} gcase;
+
+static const gcase cases[] = {
+    { "1x1x1", 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "K=0", 1, 3, 5, 0, 0, 0, 0, 0, 1, 1, 0.5, 0, 0 },
+    { "K=0 no C", 2, 4, 3, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "K=1", 1, 13, 33, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "edges", 1, 13, 33, 7, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "full tile", 1, 12, 32, 64, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "odd K, two k blocks", 1, 25, 70, 513, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "mv", 1, 100, 1, 300, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "vm", 1, 1, 100, 300, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "large K", 1, 37, 65, 1100, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "wide N, many tasks", 1, 50, 600, 90, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "tall M", 1, 400, 40, 100, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "A transposed", 1, 29, 47, 130, 1, 0, 0, 0, 0, 1, 0, 0, 0 },
+    { "B transposed", 1, 29, 47, 130, 0, 1, 0, 0, 0, 1, 0, 0, 0 },
+    { "both transposed, alpha", 1, 31, 17, 77, 1, 1, 0, 0, 0, -0.75, 0, 0, 0 },
+    { "batched, shared A", 3, 20, 36, 45, 0, 0, 1, 0, 0, 1, 0, 0, 0 },
+    { "batched, shared B, transposed", 3, 20, 36, 45, 1, 1, 0, 1, 0, 1, 0, 0, 0 },
+    { "addmm", 1, 33, 40, 50, 0, 0, 0, 0, 1, 0.5, 2, 0, 0 },
+    { "beta 0 ignores NaN C", 2, 19, 21, 23, 0, 0, 0, 0, 1, 1, 0, 0, 1 },
+    { "NaN C with beta", 1, 19, 21, 23, 0, 0, 0, 0, 1, 1, 1, 0, 1 },
+    { "C row broadcast", 2, 30, 50, 40, 0, 1, 0, 0, 2, 1.5, -1, 0, 0 },
+    { "C transposed (strided)", 1, 30, 50, 40, 0, 0, 0, 0, 3, 1, 0.25, 0, 0 },
+    { "addbmm", 4, 26, 35, 60, 0, 0, 0, 0, 1, 1, 1, 1, 0 },
+    { "sum_batch, large", 3, 40, 70, 700, 1, 0, 0, 0, 1, 0.5, 0.5, 1, 0 },
+    { "threaded", 1, 130, 200, 150, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+};
+
+static void check(amp_dtype t, const void *y, int64_t i, double oracle, double acc, const char *isa,
+                  const char *what, int threads)
+{
+    double v = ld(t, y, i), u = unit_roundoff(t);
+    if (isnan(oracle)) {
+        if (!isnan(v))
+            fail_msg("%s %s %s (%d threads) [%lld]: got %g, want NaN", isa, amp_dtype_name(t), what, threads,
+                     (long long)i, v);
+        return;
+    }
+    if (!(fabs(v - oracle) <= u * fabs(oracle) + (1 + u) * acc + underflow_floor(t)))
+        fail_msg("%s %s %s (%d threads) [%lld]: got %.9g, oracle %.9g, bound %.3g", isa, amp_dtype_name(t), what,
+                 threads, (long long)i, v, oracle, u * fabs(oracle) + acc);
+}
+
+static void run_gemm_case(const amp_kernel_table *k, amp_dtype t, const gcase *g)
+{
+    const int64_t B = g->batch, M = g->M, N = g->N, K = g->K;
+    const int64_t a_n = (g->a_bcast ? 1 : B) * M * K, b_n = (g->b_bcast ? 1 : B) * K * N;
+    const int64_t c_batches = g->sum_batch ? 1 : B, out_b = g->sum_batch ? 1 : B;
+    int64_t c_n = 0;
+    amp_gemm_desc d;
+    void *a = random_buf(t, (size_t)a_n), *b = random_buf(t, (size_t)b_n), *c = NULL;
+    void *y[2];
+    memset(&d, 0, sizeof d);
+    d.batch = B;
+    d.M = M;
+    d.N = N;
+    d.K = K;
+    d.a_stride[0] = g->a_bcast ? 0 : M * K;
+    d.a_stride[1] = g->a_t ? 1 : K;
+    d.a_stride[2] = g->a_t ? M : 1;
+    d.b_stride[0] = g->b_bcast ? 0 : K * N;
+    d.b_stride[1] = g->b_t ? 1 : N;
+    d.b_stride[2] = g->b_t ? K : 1;
+    d.alpha = g->alpha;
+    d.beta = g->beta;
+    d.sum_batch = g->sum_batch;
+    if (g->c_mode == 1 || g->c_mode == 3) {
+        c_n = c_batches * M * N;
+        d.c_stride[0] = M * N;
+        d.c_stride[1] = g->c_mode == 1 ? N : 1;
+        d.c_stride[2] = g->c_mode == 1 ? 1 : M;
+    } else if (g->c_mode == 2) {
+        c_n = N;
+        d.c_stride[2] = 1;
+    }
+    if (g->c_mode) {
+        c = random_buf(t, (size_t)c_n);
+        if (g->nan_c)
+            for (int64_t i = 0; i < c_n; i += 3)
+                amp_store_from_f32(t, c, (size_t)i, NAN);
+    }
+    for (int th = 0; th < 2; th++) {
+        y[th] = malloc((size_t)(out_b * M * N) * amp_dtype_size(t) + 1);
+        assert_non_null(y[th]);
+        amp_set_threads(th + 1);
+        KCALL(k, t, gemm, &d, a, b, c, y[th]);
+    }
+    assert_memory_equal(y[0], y[1], (size_t)(out_b * M * N) * amp_dtype_size(t));
+    for (int64_t ob = 0; ob < out_b; ob++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double s = 0, mag = 0, oracle, acc;
+                for (int64_t sb = 0; sb < (g->sum_batch ? B : 1); sb++) {
+                    int64_t bi = g->sum_batch ? sb : ob;
+                    for (int64_t kk = 0; kk < K; kk++) {
+                        double p = ld(t, a, bi * d.a_stride[0] + m * d.a_stride[1] + kk * d.a_stride[2]) *
+                                   ld(t, b, bi * d.b_stride[0] + kk * d.b_stride[1] + n * d.b_stride[2]);
+                        s += p;
+                        mag += fabs(p);
+                    }
+                }
+                oracle = g->alpha * s;
+                mag *= fabs(g->alpha);
+                if (c != NULL && g->beta != 0) {
+                    int64_t cb = g->sum_batch ? 0 : ob;
+                    double cv = ld(t, c, cb * d.c_stride[0] + m * d.c_stride[1] + n * d.c_stride[2]);
+                    oracle += g->beta * cv;
+                    mag += fabs(g->beta * cv);
+                }
+                acc = (double)(K * (g->sum_batch ? B : 1) + 3) * 0x1p-24 * mag;
+                check(t, y[0], (ob * M + m) * N + n, oracle, acc, k->isa, g->what, 1);
+            }
+    free(a);
+    free(b);
+    free(c);
+    free(y[0]);
+    free(y[1]);
+}
+
+/* linear (with and without bias) and batched matmul (broadcast b). */
+static void run_linear_matmul(const amp_kernel_table *k, amp_dtype t, int64_t M, int64_t N, int64_t K)
+{
+    void *x = random_buf(t, (size_t)(M * K)), *w = random_buf(t, (size_t)(N * K)), *bias = random_buf(t, (size_t)N);
+    void *y[2];
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        for (int th = 0; th < 2; th++) {
+            y[th] = malloc((size_t)(M * N) * amp_dtype_size(t) + 1);
+            amp_set_threads(th + 1);
+            KCALL(k, t, linear, M, N, K, x, w, with_bias ? bias : NULL, y[th]);
+        }
+        assert_memory_equal(y[0], y[1], (size_t)(M * N) * amp_dtype_size(t));
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double s = 0, mag = 0;
+                for (int64_t kk = 0; kk < K; kk++) {
+                    double p = ld(t, x, m * K + kk) * ld(t, w, n * K + kk);
+                    s += p;
+                    mag += fabs(p);
+                }
+                if (with_bias) {
+                    s += ld(t, bias, n);
+                    mag += fabs(ld(t, bias, n));
+                }
+                check(t, y[0], m * N + n, s, (double)(K + 2) * 0x1p-24 * mag, k->isa, "linear", 1);
+            }
+        free(y[0]);
+        free(y[1]);
+    }
+    /* matmul: 2 batches of a [M, K] against one shared b [K, N] */
+    {
+        void *a2 = random_buf(t, (size_t)(2 * M * K)), *b2 = random_buf(t, (size_t)(K * N));
+        void *c2 = malloc((size_t)(2 * M * N) * amp_dtype_size(t) + 1);
+        amp_set_threads(2);
+        KCALL(k, t, matmul, 2, M, N, K, a2, M * K, b2, 0, c2);
+        for (int64_t i = 0; i < 2; i++)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t n = 0; n < N; n++) {
+                    double s = 0, mag = 0;
+                    for (int64_t kk = 0; kk < K; kk++) {
+                        double p = ld(t, a2, i * M * K + m * K + kk) * ld(t, b2, kk * N + n);
+                        s += p;
+                        mag += fabs(p);
+                    }
+                    check(t, c2, (i * M + m) * N + n, s, (double)(K + 1) * 0x1p-24 * mag, k->isa, "matmul", 2);
+                }
+        free(a2);
+        free(b2);
+        free(c2);
+    }
+    free(x);
+    free(w);
+    free(bias);
+}
+
+/* NaN and inf in an operand propagate (alpha 0 still forms A B). */
+static void run_nonfinite(const amp_kernel_table *k, amp_dtype t)
+{
+    const int64_t M = 14, N = 35, K = 9;
+    void *a = random_buf(t, (size_t)(M * K)), *b = random_buf(t, (size_t)(K * N));
+    void *y = malloc((size_t)(M * N) * amp_dtype_size(t));
+    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, N, 1 }, { 0, 0, 0 }, 0.0, 0.0, 0 };
+    amp_store_from_f32(t, a, 3 * K + 4, NAN);      /* row 3 */
+    amp_store_from_f32(t, b, 2 * N + 20, INFINITY); /* column 20 */
+    KCALL(k, t, gemm, &d, a, b, NULL, y);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double v = ld(t, y, m * N + n);
+            if (m == 3 || n == 20)
+                assert_true(isnan(v)); /* NaN * x, or 0 * (x * inf) */
+            else
+                assert_true(v == 0);
+        }
+    free(a);
+    free(b);
+    free(y);
+}
+
+static void test_isa(void **state)
+{
+    const char *isa = *state;
+    const amp_kernel_table *k = amp_kernel_table_for(isa);
+    static const amp_dtype types[] = { AMP_F32, AMP_BF16, AMP_F16 };
+    if (k == NULL) {
+        printf("   %s: not supported by this CPU, skipped\n", isa);
+        skip();
+    }
+    assert_string_equal(k->isa, isa);
+    for (size_t ti = 0; ti < 3; ti++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            run_gemm_case(k, types[ti], &cases[i]);
+        run_linear_matmul(k, types[ti], 21, 45, 67);
+        run_linear_matmul(k, types[ti], 64, 128, 300);
+        run_nonfinite(k, types[ti]);
+    }
+    amp_set_threads(0);
+}
+
+static void test_threads_api(void **state)
+{
+    (void)state;
+    amp_set_threads(3);
+    assert_int_equal(amp_get_threads(), 3);
+    amp_set_threads(1000);
+    assert_int_equal(amp_get_threads(), AMP_MAX_THREADS);
+    amp_set_threads(0); /* the default: AMPRT_THREADS or the online CPUs */
+    assert_true(amp_get_threads() >= 1);
+}
+
+static void test_lookup(void **state)
+{
+    (void)state;
+    assert_non_null(amp_kernel_table_for("ref"));
+    assert_ptr_equal(amp_kernel_table_for("ref")->gemm_f32, amp_ref_gemm_f32);
+    assert_null(amp_kernel_table_for("avx9000"));
+    assert_null(amp_kernel_table_for(NULL));
+    /* the active set is one of the supported ones */
+    assert_non_null(amp_kernel_table_for(amp_isa_name()));
+}
+
+int main(void)
+{
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_api),
+        cmocka_unit_test(test_lookup),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,18 @@
+#!/bin/sh
+# tests/torch/run.sh BUILD: export torchvision's resnet18, mobilenet_v2,
+# squeezenet1_1, alexnet and a small transformer encoder with tools/torch2amp,
+# compile each with BUILD/ampc for -t cpu, tpu and gpu, run it with
+# tests/torch/driver.c against BUILD/libamprt.a on a fixed batch, and compare
+# with PyTorch (tests/torch/compare.py says how).  Prints ok/FAIL per model
+# and target and "torch: P passed, F failed"; exits 1 on a failure.
+# Skipped (exit 0) when /usr/bin/python3 cannot import torch and torchvision.
+set -u
+BUILD=${1:?usage: tests/torch/run.sh BUILD}
+shift
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+if ! [ -x "$PY" ] || ! "$PY" -c 'import torch, torchvision' >/dev/null 2>&1; then
+    echo "torch: skipped: $PY cannot import torch and torchvision (Debian: python3-torch python3-torchvision)"
+    exit 0
+fi
+exec "$PY" "$HERE/compare.py" "$BUILD" "$@"
