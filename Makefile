@@ -34,7 +34,7 @@ POLICIES      := $(wildcard policies/*.policy)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: digits all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz test-ops test-grad test-train example clean
+.PHONY: digits all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch example clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
@@ -124,6 +124,10 @@ test-ops: $(BUILD)/ampc $(BUILD)/libamprt.a
 # Every gradient rule against the f64 evaluation and finite differences.
 test-grad: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/grad/run.sh $(BUILD)
+
+# torchvision models through tools/torch2amp against PyTorch (skips without torch).
+test-torch: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/torch/run.sh $(BUILD)
 
 # Training end to end: the digits examples, loss scaling, checkpoints.
 test-train: $(BUILD)/ampc $(BUILD)/libamprt.a

@@ -35,6 +35,7 @@ KNOWN = {
     ("einsum(\"ij,jk->ik\", x, y)", "bool"): "bool einsum fails only where it contracts (bmm); not checked",
     ("conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)", "bf16"): "the CPU bf16 path of 1.13 misreads the transposed weight",
     ("conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)", "i32"): "integer conv_transpose: device-dependent kernel coverage",
+    ("convolution(x, w, stride=2, transposed=true, output_padding=1)", "bf16"): "the same bf16 transposed-weight misreading of 1.13's CPU path",
 }
 TD = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
       "i64": torch.int64, "i32": torch.int32, "bool": torch.bool}
@@ -244,6 +245,42 @@ case("grid_sampler(x, g)", lambda x, g: torch.grid_sampler(x, g, 0, 0, False), x
 case("grid_sampler(x, g)", lambda x, g: torch.grid_sampler(x, g, 0, 0, False), x=("f32", [1, 2, 4, 4, 4]), g=("f32", [1, 3, 5, 6, 3]))
 case("nll_loss2d(x, t)", lambda x, t: torch._C._nn.nll_loss2d(x, t, None, 1, -100), x=("f32", [2, 3, 4, 5]), t=("i64", [2, 4, 4]))
 case("conv_tbc(x, w, b)", lambda x, w, b: torch.conv_tbc(x, w, b), x=("f32", [5, 2, 3]), w=("f32", [3, 2, 4]), b=("f32", [4]))
+
+# the recurrent cells, max_unpool, aten's convolution, quantile (amprt/more.h)
+for dt in ["f32", "f16", "bf16", "f64", "i64", "i32", "bool"]:
+    case("max_unpool2d(x, t, 4)", lambda x, t: torch.ops.aten.max_unpool2d(x, t, [4, 4]), x=(dt, [1, 2, 2, 2]), t=("i64", [1, 2, 2, 2]))
+    case("convolution(x, w, padding=1)", lambda x, w: torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1), x=(dt, [1, 2, 5, 5]), w=(dt, [3, 2, 3, 3]))
+    case("quantile(x, 0.3, 1)", lambda x: torch.quantile(x, 0.3, 1), x=(dt, [2, 3]))
+    case("nanquantile(x, 0.5)", lambda x: torch.nanquantile(x, 0.5), x=(dt, [2, 3]))
+for dt in ["f32", "f16", "bf16", "f64"]:
+    case("h, c = lstm_cell(x, h0, c0, wi, wh, bi, bh)", lambda x, h0, c0, wi, wh, bi, bh: torch.lstm_cell(x, (h0, c0), wi, wh, bi, bh)[0],
+         x=(dt, [3, 4]), h0=(dt, [3, 5]), c0=(dt, [3, 5]), wi=(dt, [20, 4]), wh=(dt, [20, 5]), bi=(dt, [20]), bh=(dt, [20]))
+    case("gru_cell(x, h0, wi, wh)", lambda x, h0, wi, wh: torch.gru_cell(x, h0, wi, wh), x=(dt, [3, 4]), h0=(dt, [3, 5]), wi=(dt, [15, 4]), wh=(dt, [15, 5]))
+    case("rnn_tanh_cell(x, h0, wi, wh, bi)", lambda x, h0, wi, wh, bi: torch.rnn_tanh_cell(x, h0, wi, wh, bi), x=(dt, [3, 4]), h0=(dt, [3, 5]), wi=(dt, [5, 4]), wh=(dt, [5, 5]), bi=(dt, [5]))
+    case("rnn_relu_cell(x, h0, wi, wh)", lambda x, h0, wi, wh: torch.rnn_relu_cell(x, h0, wi, wh), x=(dt, [3, 4]), h0=(dt, [3, 5]), wi=(dt, [5, 4]), wh=(dt, [5, 5]))
+    case("rnn_relu_cell(x, h0, wi, wh)", lambda x, h0, wi, wh: torch.rnn_relu_cell(x, h0, wi, wh), x=(dt, [3, 4]), h0=("f64", [3, 5]), wi=(dt, [5, 4]), wh=(dt, [5, 5]))
+    case("max_unpool3d(x, t, 3, 1, 0)", lambda x, t: torch.ops.aten.max_unpool3d(x, t, [3, 3, 3], [1, 1, 1], [0, 0, 0]), x=(dt, [2, 2, 2, 2]), t=("i64", [2, 2, 2, 2]))
+    case("convolution(x, w, stride=2, transposed=true, output_padding=1)", lambda x, w: torch.convolution(x, w, None, [2, 2], [0, 0], [1, 1], True, [1, 1], 1), x=(dt, [1, 2, 5, 5]), w=(dt, [2, 3, 3, 3]))
+# their shape rules and errors
+case("rnn_tanh_cell(x, h0, wi, wh)", lambda x, h0, wi, wh: torch.rnn_tanh_cell(x, h0, wi, wh), x=("f32", [3, 4]), h0=("f32", [3, 5]), wi=("f32", [5, 3]), wh=("f32", [5, 5]))
+case("rnn_tanh_cell(x, h0, wi, wh)", lambda x, h0, wi, wh: torch.rnn_tanh_cell(x, h0, wi, wh), x=("f32", [3, 4]), h0=("f32", [2, 5]), wi=("f32", [5, 4]), wh=("f32", [5, 5]))
+case("rnn_tanh_cell(x, h0, wi, wh)", lambda x, h0, wi, wh: torch.rnn_tanh_cell(x, h0, wi, wh), x=("f32", [3, 4]), h0=("f32", [3, 5]), wi=("f32", [6, 4]), wh=("f32", [6, 6]))
+case("gru_cell(x, h0, wi, wh, bi)", lambda x, h0, wi, wh, bi: torch.gru_cell(x, h0, wi, wh, bi), x=("f32", [3, 4]), h0=("f32", [3, 5]), wi=("f32", [15, 4]), wh=("f32", [15, 5]), bi=("f32", [5]))
+case("h, c = lstm_cell(x, h0, c0, wi, wh)", lambda x, h0, c0, wi, wh: torch.lstm_cell(x, (h0, c0), wi, wh)[0], x=("f32", [3, 4]), h0=("f32", [3, 5]), c0=("f32", [3, 6]), wi=("f32", [20, 4]), wh=("f32", [20, 5]))
+case("max_unpool2d(x, t, 4)", lambda x, t: torch.ops.aten.max_unpool2d(x, t, [4, 4]), x=("f32", [2, 2, 2]), t=("i64", [2, 2, 2]))
+case("max_unpool2d(x, t, 4)", lambda x, t: torch.ops.aten.max_unpool2d(x, t, [4, 4]), x=("f32", [2, 2]), t=("i64", [2, 2]))
+case("max_unpool2d(x, t, 4)", lambda x, t: torch.ops.aten.max_unpool2d(x, t, [4, 4]), x=("f32", [1, 2, 2, 2]), t=("i64", [1, 1, 2, 2]))
+case("max_unpool2d(x, t, 4)", lambda x, t: torch.ops.aten.max_unpool2d(x, t, [4, 4]), x=("f32", [1, 2, 2, 2]), t=("i32", [1, 2, 2, 2]))
+case("convolution(x, w)", lambda x, w: torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), x=("f32", [2, 5, 5]), w=("f32", [3, 2, 3, 3]))
+case("convolution(x, w, stride=2, dilation=2)", lambda x, w: torch.convolution(x, w, None, [2], [0], [2], False, [0], 1), x=("f32", [1, 2, 9]), w=("f32", [3, 2, 3]))
+case("convolution(x, w, b, groups=2)", lambda x, w, b: torch.convolution(x, w, b, [1, 1, 1], [0, 0, 0], [1, 1, 1], False, [0, 0, 0], 2), x=("f32", [1, 4, 3, 3, 3]), w=("f32", [6, 2, 2, 2, 2]), b=("f32", [6]))
+case("convolution(x, w, groups=2)", lambda x, w: torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 2), x=("f32", [1, 3, 5, 5]), w=("f32", [4, 2, 3, 3]))
+case("quantile(x, 1.5)", lambda x: torch.quantile(x, 1.5), x=("f32", [2, 3]))
+case("quantile(x, 0.5, 2)", lambda x: torch.quantile(x, 0.5, 2), x=("f32", [2, 3]))
+case("quantile(x, 0.5, -1, true)", lambda x: torch.quantile(x, 0.5, -1, True), x=("f64", [2, 3, 4]))
+case("quantile(x, 0.5, keepdim=true)", lambda x: torch.quantile(x, 0.5, keepdim=True), x=("f64", [2, 3, 4]))
+case("quantile(x, 0.5, interpolation=\"nearest\")", lambda x: torch.quantile(x, 0.5, interpolation="nearest"), x=("f32", [5]))
+case("nanquantile(x, 0.5, 0, interpolation=\"middle\")", lambda x: torch.nanquantile(x, 0.5, 0, interpolation="middle"), x=("f32", [5]))
 
 bad = 0
 for k, (expr, fn, inputs) in enumerate(cases):
