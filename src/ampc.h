@@ -239,6 +239,7 @@ enum {
     /* PyTorch's mixed-type kernels (the norms): parameters after the input
      * may stay f32 while the input is bf16 or f16. */
     OPF_MIXED_PARAMS = 1 << 6,
+    OPF_INDEX_ARG3 = 1 << 7, /* ctc_loss's target_lengths */
 };
 
 typedef enum {
@@ -263,6 +264,8 @@ void ops_init(Ctx *c);
 const OpInfo *op_lookup(Ctx *c, const char *name); /* NULL if unknown */
 const OpInfo *op_info(Ctx *c, OpId id);
 int op_param_index(const OpInfo *op, const char *name);
+/* Whether operand k is an index operand (OPF_INDEX_ARG0..3). */
+bool op_index_arg(const OpInfo *op, int k);
 
 /* ---- AST (ast.c) ------------------------------------------------------ */
 
@@ -608,6 +611,8 @@ bool infer_call(Ctx *c, Expr *call);
 bool infer_rnn_cell(Ctx *c, Expr *call);
 bool infer_max_unpool(Ctx *c, Expr *call);
 bool infer_quantile(Ctx *c, Expr *call);
+bool infer_linalg_more(Ctx *c, Expr *call);
+bool infer_ctc_loss(Ctx *c, Expr *call);
 int rnn_cell_gates(OpId id);
 bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);

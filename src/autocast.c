@@ -156,7 +156,7 @@ static void promotion_casts(Ctx *c, Expr *call)
         Expr *a = call->bound[i];
         if (!a || a->type.dtype == DT_NONE || a->type.dtype == t)
             continue;
-        if (i < 3 && (op->flags & (OPF_INDEX_ARG0 << i)) && !dtype_is_float(a->type.dtype))
+        if (op_index_arg(op, i) && !dtype_is_float(a->type.dtype))
             continue; /* indices and conditions keep their dtype */
         if ((op->flags & OPF_MIXED_PARAMS) && i > 0 && a->type.dtype == DT_F32 && (t == DT_BF16 || t == DT_F16))
             continue; /* f32 parameters of a half input: PyTorch's mixed-type kernels */

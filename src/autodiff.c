@@ -27,11 +27,10 @@
 static bool differentiable_input(const Node *n, int k)
 {
     const Value *v = n->in[k];
-    unsigned f = n->op->flags;
     if (!v || !dtype_is_float(v->type.dtype))
         return false;
     /* index operands, and class-probability targets, get no gradient */
-    return !((k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) || (k == 2 && (f & OPF_INDEX_ARG2)));
+    return !op_index_arg(n->op, k);
 }
 
 static Value *new_temp(Ctx *c, Node *def, Type t)

@@ -152,10 +152,11 @@ bool operands_ok(Emitter *e, Node *n, DType t)
         if (!n->in[k])
             continue;
         DType d = in_dtype(n, k);
-        bool index = (k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) ||
-                     (k == 2 && (f & OPF_INDEX_ARG2));
+        bool index = op_index_arg(n->op, k);
         if (index && (d == DT_I64 || ((n->op->id == OP_WHERE || n->op->id == OP_INDEX_PUT) && d == DT_BOOL)))
             continue;
+        if (index && d == DT_I32 && n->op->id == OP_LU_SOLVE)
+            continue; /* linalg_lu_factor's pivots */
         if (index && d != DT_I64 && dtype_is_float(d) && (n->op->id == OP_CROSS_ENTROPY))
             continue; /* class probabilities */
         if (k > 0 && (f & OPF_MIXED_PARAMS) && (d == t || d == DT_F32))
@@ -1896,10 +1897,41 @@ Type op_scratch_type(Ctx *c, const Node *n)
     if (id == OP_GRAD)
         return grad_scratch_type(c, n);
     const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
+    if (id == OP_LINALG_LSTSQ || id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ||
+        id == OP_LINALG_TENSORSOLVE) {
+        DType t = n->out->type.dtype;
+        const Shape *so = &n->out->type.shape;
+        int64_t esize = dtype_size(t), p = 1, v;
+        int from = id == OP_LINALG_TENSORINV ? (int)arg_int(c, n->src, "ind", 2) : 0;
+        const Shape *sp = id == OP_LINALG_TENSORINV ? s : so; /* A's dims from ind, or X's */
+        for (int i = from; i < sp->ndim; i++)
+            p = p >= 0 && poly_is_const(sp->dims[i], &v) ? p * v : -1;
+        if (id == OP_LINALG_TENSORINV || id == OP_LINALG_TENSORSOLVE) {
+            if (p < 0)
+                return none;
+            size_t bytes = 8 + (id == OP_LINALG_TENSORINV ? AMP_INV_EX_WORK_BYTES(p, esize) : AMP_SOLVE_WORK_BYTES(p, esize));
+            return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, (int64_t)bytes)}}};
+        }
+        int64_t m, cols, k = 1;
+        if (s->ndim < 2 || !poly_is_const(s->dims[s->ndim - 2], &m) || !poly_is_const(s->dims[s->ndim - 1], &cols))
+            return none;
+        if (id == OP_LINALG_MATRIX_EXP)
+            return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, 8 * (int64_t)AMP_MATRIX_EXP_WORK_ELEMS(m))}}};
+        const Shape *sb = &n->in[1]->type.shape;
+        if (sb->ndim == s->ndim && !poly_is_const(sb->dims[sb->ndim - 1], &k))
+            return none;
+        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, 8 * (int64_t)AMP_LSTSQ_WORK_ELEMS(m, cols, k))}}};
+    }
+    if (id == OP_CTC_LOSS) {
+        /* two rows of alphas, 2 S + 1 each */
+        const Shape *st = &n->in[1]->type.shape;
+        Poly *w = poly_add(c, poly_mul(c, st->dims[st->ndim - 1], poly_const(c, 4)), poly_const(c, 2));
+        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, w, poly_const(c, 8))}}};
+    }
     if (id == OP_QUANTILE || id == OP_NANQUANTILE) {
         /* the sorted values of one slice, as doubles */
         Poly *len = n->src->dim < 0 || s->ndim == 0 ? shape_numel(c, s) : s->dims[n->src->dim];
-        return (Type){.dtype = DT_F64, .shape = {.ndim = 1, .dims = {len}}};
+        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, len, poly_const(c, 8))}}};
     }
     if (!s || s->ndim < 2)
         return none;
@@ -1960,6 +1992,12 @@ static void emit_max_unpool(Emitter *e, Node *n, const char *y)
                                          dims_product(e, so, so->ndim - ns, so->ndim), in_c(e, n, 0), in_c(e, n, 1), y));
 }
 
+/* The node's scratch bytes (op_scratch_type) as the kernel's double work array. */
+static const char *double_scratch(Emitter *e, Node *n)
+{
+    return n->scratch ? arena_printf(e->c->arena, "((double *)(void *)%s)", e->cname[n->scratch->id]) : "NULL";
+}
+
 static int quantile_code(const char *s)
 {
     return strcmp(s, "lower") == 0 ? AMP_QUANTILE_LOWER : strcmp(s, "higher") == 0 ? AMP_QUANTILE_HIGHER
@@ -1979,7 +2017,114 @@ static void emit_quantile(Emitter *e, Node *n, const char *y)
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %d, %s, %s, %s);\n", kernel(e, "quantile", n->out->type.dtype), outer,
                len, inner, double_c(e, arg_number(c, n->src, "q", "0", DT_F64)),
                quantile_code(arg_str(c, n->src, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
-               e->cname[n->scratch->id], y);
+               double_scratch(e, n), y);
+}
+
+/* ctc_loss: its lengths and targets stay i64 (index operands). */
+static void emit_ctc_loss(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sl = in_shape(n, 0), *st = in_shape(n, 1);
+    bool batched = sl->ndim == 3;
+    const char *tl = in_c(e, n, 3);
+    emit_checked(e, "    ", arena_printf(e->c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %d, %s, %s)",
+                                         kernel(e, "ctc_loss", n->out->type.dtype), poly_c(e, sl->dims[0]),
+                                         batched ? poly_c(e, sl->dims[1]) : "1", poly_c(e, sl->dims[sl->ndim - 1]),
+                                         poly_c(e, st->dims[st->ndim - 1]), in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
+                                         tl, i64_c(e, arg_int(e->c, n->src, "blank", 0)),
+                                         reduction_code(arg_str(e->c, n->src, "reduction", "mean")),
+                                         arg_bool(e->c, n->src, "zero_infinity", false), double_scratch(e, n), y));
+}
+
+/* lu_solve, lstsq, matrix_exp, householder_product/orgqr, ormqr; tensorinv and
+ * tensorsolve through amp_inv_ex and amp_solve (amprt/linalg.h) on the
+ * operands viewed as one square matrix. */
+static void emit_linalg_more(Emitter *e, Node *n, const char *y)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    if (t != DT_F32 && t != DT_F64) {
+        unsupported(e, n, "linear algebra runs in f32 or f64 only");
+        return;
+    }
+    const Shape *s0 = in_shape(n, 0), *so = out_shape(n);
+    int nd = s0->ndim;
+    const char *scratch = n->scratch ? e->cname[n->scratch->id] : "NULL", *dwork = double_scratch(e, n);
+    bool needs_work = id == OP_LINALG_LSTSQ || id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ||
+                      id == OP_LINALG_TENSORSOLVE;
+    if (needs_work && !n->scratch) {
+        unsupported(e, n, "matrices of a run-time size have no static memory plan yet (the batch may vary)");
+        return;
+    }
+    switch (id) {
+    case OP_LU_SOLVE: {
+        const Shape *sl = in_shape(n, 1);
+        Shape bb = *s0, lb = *sl, ob = *so;
+        bb.ndim -= 2, lb.ndim -= 2, ob.ndim -= 2;
+        if (!shape_equal(&bb, &ob) || !shape_equal(&lb, &ob)) {
+            unsupported(e, n, "a broadcast batch has no runtime kernel yet");
+            return;
+        }
+        emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s)", kernel(e, "lu_solve", t),
+                                             dims_product(e, so, 0, so->ndim - 2), poly_c(e, s0->dims[nd - 2]),
+                                             poly_c(e, s0->dims[nd - 1]), in_c(e, n, 1), in_c(e, n, 2), in_c(e, n, 0), y));
+        return;
+    }
+    case OP_LINALG_LSTSQ: {
+        const Shape *sb = in_shape(n, 1);
+        bool vector = sb->ndim == nd - 1;
+        Shape ab = *s0, bb = *sb;
+        ab.ndim -= 2, bb.ndim -= vector ? 1 : 2;
+        if (!shape_equal(&ab, &bb)) {
+            unsupported(e, n, "a broadcast batch has no runtime kernel yet");
+            return;
+        }
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "lstsq", t), dims_product(e, s0, 0, nd - 2),
+                   poly_c(e, s0->dims[nd - 2]), poly_c(e, s0->dims[nd - 1]), vector ? "1" : poly_c(e, sb->dims[sb->ndim - 1]),
+                   in_c(e, n, 0), in_c(e, n, 1), y, dwork);
+        return;
+    }
+    case OP_LINALG_MATRIX_EXP:
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, "matrix_exp", t), dims_product(e, s0, 0, nd - 2),
+                   poly_c(e, s0->dims[nd - 1]), in_c(e, n, 0), y, dwork);
+        return;
+    case OP_LINALG_HOUSEHOLDER_PRODUCT:
+    case OP_ORGQR: {
+        const Shape *st = in_shape(n, 1);
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "householder_product", t),
+                   dims_product(e, s0, 0, nd - 2), poly_c(e, s0->dims[nd - 2]), poly_c(e, s0->dims[nd - 1]),
+                   poly_c(e, st->dims[st->ndim - 1]), in_c(e, n, 0), in_c(e, n, 1), y);
+        return;
+    }
+    case OP_ORMQR: {
+        const Shape *st = in_shape(n, 1);
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s);\n", kernel(e, "ormqr", t),
+                   dims_product(e, s0, 0, nd - 2), poly_c(e, s0->dims[nd - 2]), poly_c(e, s0->dims[nd - 1]),
+                   poly_c(e, st->dims[st->ndim - 1]), poly_c(e, so->dims[so->ndim - 2]), poly_c(e, so->dims[so->ndim - 1]),
+                   arg_bool(c, n->src, "left", true), arg_bool(c, n->src, "transpose", false), in_c(e, n, 0),
+                   in_c(e, n, 1), in_c(e, n, 2), y);
+        return;
+    }
+    case OP_LINALG_TENSORINV:
+    case OP_LINALG_TENSORSOLVE: {
+        /* the matrix is [p, p]: p the product of A's dims from ind (tensorinv), of X's (tensorsolve) */
+        const char *p = id == OP_LINALG_TENSORINV ? dims_product(e, s0, (int)arg_int(c, n->src, "ind", 2), nd)
+                                                  : numel_c(e, so);
+        const char *info = arena_printf(c->arena, "((int32_t *)(void *)%s)", scratch);
+        const char *work = arena_printf(c->arena, "%s + 8", scratch);
+        if (id == OP_LINALG_TENSORINV)
+            buf_printf(e->out, "    %s(1, %s, %s, %s, %s, %s);\n", kernel(e, "inv_ex", t), p, in_c(e, n, 0), y, info,
+                       work);
+        else
+            buf_printf(e->out, "    %s(1, %s, 1, 1, %s, %s, %s, %s, %s);\n", kernel(e, "solve", t), p, in_c(e, n, 0),
+                       in_c(e, n, 1), y, info, work);
+        e->uses_rc = true;
+        buf_printf(e->out, "    if (%s[0] != 0)\n        return AMP_ERR_SINGULAR;\n", info);
+        return;
+    }
+    default:
+        ICE("emit_linalg_more on %s", n->op->name);
+    }
 }
 
 /* ---- the dispatch ---------------------------------------------------------------- */
@@ -1990,7 +2135,8 @@ bool op_returns_status(const Node *n)
     case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY:
     case OP_GATHER: case OP_SCATTER_ADD: case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS:
     case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
-    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
+    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
+    case OP_CTC_LOSS:
         return true;
     case OP_CROSS_ENTROPY:
         return n->in[1] && n->in[1]->type.dtype == DT_I64;
@@ -2096,6 +2242,13 @@ void emit_op(Emitter *e, Node *n, const char *y)
         return;
     case OP_QUANTILE: case OP_NANQUANTILE:
         emit_quantile(e, n, y);
+        return;
+    case OP_CTC_LOSS:
+        emit_ctc_loss(e, n, y);
+        return;
+    case OP_LU_SOLVE: case OP_LINALG_LSTSQ: case OP_LINALG_MATRIX_EXP: case OP_LINALG_HOUSEHOLDER_PRODUCT:
+    case OP_ORGQR: case OP_ORMQR: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
+        emit_linalg_more(e, n, y);
         return;
     case OP_CONV_TBC:
         emit_conv_tbc(e, n, y);

@@ -58,8 +58,7 @@ static void convert_operands(Ctx *c, Node *n, Expr *e)
         Value *v = n->in[k];
         if (!v || v->type.dtype == t)
             continue;
-        bool index = (k == 0 && (f & OPF_INDEX_ARG0)) || (k == 1 && (f & OPF_INDEX_ARG1)) ||
-                     (k == 2 && (f & OPF_INDEX_ARG2));
+        bool index = op_index_arg(n->op, k);
         if (index || (k > 0 && (f & OPF_MIXED_PARAMS)))
             continue;
         /* only widenings of integers, and dtype= on reductions */

@@ -182,3 +182,9 @@ int op_param_index(const OpInfo *op, const char *name)
             return i;
     return -1;
 }
+
+bool op_index_arg(const OpInfo *op, int k)
+{
+    static const unsigned flag[] = {OPF_INDEX_ARG0, OPF_INDEX_ARG1, OPF_INDEX_ARG2, OPF_INDEX_ARG3};
+    return k >= 0 && k < 4 && (op->flags & flag[k]);
+}

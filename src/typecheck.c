@@ -3907,3 +3907,339 @@ bool infer_quantile(Ctx *c, Expr *call)
     call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
     return true;
 }
+
+/* ---- lu_solve, lstsq, matrix_exp, householder_product/orgqr, ormqr,
+ * tensorinv, tensorsolve (amprt/more.h) --------------------------------------------- */
+
+static const char *linalg_more_name(OpId id)
+{
+    switch (id) {
+    case OP_LU_SOLVE: return "linalg.lu_solve";
+    case OP_LINALG_LSTSQ: return "torch.linalg.lstsq";
+    case OP_LINALG_MATRIX_EXP: return "linalg.matrix_exp";
+    case OP_ORMQR: return "torch.ormqr";
+    case OP_LINALG_TENSORINV: return "linalg.tensorinv";
+    case OP_LINALG_TENSORSOLVE: return "linalg.tensorsolve";
+    default: return "torch.linalg.householder_product";
+    }
+}
+
+static bool more_dtype(Ctx *c, Expr *call, Expr *x)
+{
+    DType t = x->type.dtype;
+    if (t == DT_F32 || t == DT_F64 || (dtype_is_float(t) && call->autocast_on && !c->autocast_ran))
+        return true;
+    error_at(c, x->loc, dtype_is_float(t) ? "%s: Low precision dtypes not supported. Got %s"
+                                          : "%s: Expected a floating point or complex tensor as input. Got %s",
+             linalg_more_name(call->op->id), dtype_name(t));
+    return false;
+}
+
+static bool more_same_dtype(Ctx *c, Expr *call, Expr *a, Expr *b, const char *an, const char *bn)
+{
+    if (a->type.dtype == b->type.dtype || (call->autocast_on && !c->autocast_ran))
+        return true;
+    error_at(c, call->loc, "%s: Expected %s and %s to have the same dtype, but found %s of type %s and %s of type %s "
+             "instead", linalg_more_name(call->op->id), an, bn, an, dtype_name(a->type.dtype), bn,
+             dtype_name(b->type.dtype));
+    return false;
+}
+
+static bool more_matrix(Ctx *c, Expr *call, Expr *x, const char *what, bool square)
+{
+    const Shape *s = &x->type.shape;
+    if (s->ndim < 2) {
+        error_at(c, x->loc, "%s: The input tensor %s must have at least 2 dimensions.", linalg_more_name(call->op->id),
+                 what);
+        return false;
+    }
+    if (square && !dims_match(s->dims[s->ndim - 2], s->dims[s->ndim - 1])) {
+        error_at(c, x->loc, "%s: %s must be batches of square matrices, but they are %s by %s matrices",
+                 linalg_more_name(call->op->id), what, dim_str(c, s->dims[s->ndim - 2]), dim_str(c, s->dims[s->ndim - 1]));
+        return false;
+    }
+    return true;
+}
+
+/* The product of s's dims [from, to) when all are known; -1 otherwise. */
+static int64_t const_numel(const Shape *s, int from, int to)
+{
+    int64_t n = 1, v;
+    for (int i = from; i < to; i++) {
+        if (!const_dim(s->dims[i], &v))
+            return -1;
+        n *= v;
+    }
+    return n;
+}
+
+static bool known_le(const Poly *a, const Poly *b)
+{
+    int64_t x, y;
+    return dims_match(a, b) || (const_dim(a, &x) && const_dim(b, &y) && x <= y);
+}
+
+bool infer_linalg_more(Ctx *c, Expr *call)
+{
+    OpId id = call->op->id;
+    const char *name = linalg_more_name(id);
+    int ntensors = id == OP_LU_SOLVE || id == OP_ORMQR ? 3 : id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ? 1 : 2;
+    for (int i = 0; i < ntensors; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *x = arg(call, 0);
+    if (!more_dtype(c, call, x))
+        return false;
+    const Shape *xs = &x->type.shape;
+    DType t = x->type.dtype;
+    switch (id) {
+    case OP_LU_SOLVE: {
+        /* torch.lu_solve(b, LU, pivots): b [..., m, k], LU [..., m, m], pivots i32 [..., m] */
+        Expr *lu = arg(call, 1), *piv = arg(call, 2);
+        if (!more_matrix(c, call, lu, "A", true) || !more_matrix(c, call, x, "B", false))
+            return false;
+        if (piv->type.dtype != DT_I32) {
+            error_at(c, piv->loc, "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
+            return false;
+        }
+        if (!more_same_dtype(c, call, lu, x, "LU", "B"))
+            return false;
+        const Shape *ls = &lu->type.shape, *ps = &piv->type.shape;
+        Poly *m = ls->dims[ls->ndim - 1];
+        if (!dims_match(xs->dims[xs->ndim - 2], m)) {
+            error_at(c, call->loc, "linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B (%sx%s and "
+                     "%sx%s)", dim_str(c, m), dim_str(c, m), dim_str(c, xs->dims[xs->ndim - 2]),
+                     dim_str(c, xs->dims[xs->ndim - 1]));
+            return false;
+        }
+        Shape lb = leading(ls, 2), pb = leading(ps, 1);
+        if (ps->ndim < 1 || !dims_match(ps->dims[ps->ndim - 1], m) || !shape_equal(&lb, &pb)) {
+            error_at(c, piv->loc, "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+                     "pivots with shape %s instead", shape_str(c, ps));
+            return false;
+        }
+        Shape bb = leading(xs, 2), batch;
+        if (!broadcast(c, call, &bb, &lb, &batch))
+            return false;
+        call->type = matrix_type(t, &batch, m, xs->dims[xs->ndim - 1]);
+        return true;
+    }
+    case OP_LINALG_LSTSQ: {
+        Expr *b = arg(call, 1);
+        if (!more_matrix(c, call, x, "A", false) || !more_same_dtype(c, call, x, b, "A", "B"))
+            return false;
+        double rcond;
+        if (!float_param(c, call, "rcond", 0, &rcond))
+            return false;
+        const Shape *bs = &b->type.shape;
+        Poly *m = xs->dims[xs->ndim - 2], *n = xs->dims[xs->ndim - 1];
+        bool vector = bs->ndim == xs->ndim - 1;
+        if (bs->ndim < 1 || !dims_match(bs->dims[bs->ndim - (vector ? 1 : 2)], m) || (!vector && bs->ndim < 2)) {
+            error_at(c, call->loc, "torch.linalg.lstsq: input.size(-2) should match other.size(-%d)", vector ? 1 : 2);
+            return false;
+        }
+        Shape ab = leading(xs, 2), bb = leading(bs, vector ? 1 : 2), batch;
+        if (!broadcast(c, call, &ab, &bb, &batch))
+            return false;
+        call->type = matrix_type(t, &batch, n, vector ? NULL : bs->dims[bs->ndim - 1]);
+        return true;
+    }
+    case OP_LINALG_MATRIX_EXP:
+        if (!more_matrix(c, call, x, "A", true))
+            return false;
+        call->type = x->type;
+        return true;
+    case OP_LINALG_HOUSEHOLDER_PRODUCT:
+    case OP_ORGQR:
+    case OP_ORMQR: {
+        Expr *tau = arg(call, 1);
+        const Shape *ts = &tau->type.shape;
+        if (xs->ndim < 2 || ts->ndim < 1) {
+            error_at(c, (xs->ndim < 2 ? x : tau)->loc, "%s: %s must have at least %d dimensions.", name,
+                     xs->ndim < 2 ? "input" : "tau", xs->ndim < 2 ? 2 : 1);
+            return false;
+        }
+        if (!more_same_dtype(c, call, x, tau, "input", "tau"))
+            return false;
+        Poly *m = xs->dims[xs->ndim - 2], *n = xs->dims[xs->ndim - 1], *k = ts->dims[ts->ndim - 1];
+        Shape xb = leading(xs, 2), tb = leading(ts, 1);
+        if (!shape_equal(&xb, &tb)) {
+            error_at(c, tau->loc, "%s: Expected batch dimensions of tau to be equal to input.shape[:-2], but got %s",
+                     name, shape_str(c, &tb));
+            return false;
+        }
+        if (id != OP_ORMQR) {
+            if (!known_le(n, m)) {
+                error_at(c, x->loc, "%s: input.shape[-2] must be greater than or equal to input.shape[-1]", name);
+                return false;
+            }
+            if (!known_le(k, n)) {
+                error_at(c, tau->loc, "%s: input.shape[-1] must be greater than or equal to tau.shape[-1]", name);
+                return false;
+            }
+            call->type = x->type;
+            return true;
+        }
+        Expr *o = arg(call, 2);
+        const Shape *os = &o->type.shape;
+        bool left, trans;
+        if (!bool_param(c, call, "left", true, &left) || !bool_param(c, call, "transpose", false, &trans) ||
+            !more_same_dtype(c, call, x, o, "input", "other"))
+            return false;
+        if (os->ndim != xs->ndim) {
+            error_at(c, o->loc, "torch.ormqr: other.dim() must be equal to input.dim()");
+            return false;
+        }
+        Poly *rows = os->dims[os->ndim - (left ? 2 : 1)];
+        if (!dims_match(rows, m)) {
+            error_at(c, o->loc, "torch.ormqr: other.shape[%d] must be equal to input.shape[-2]", left ? -2 : -1);
+            return false;
+        }
+        if (!known_le(k, n) || !known_le(k, m)) {
+            error_at(c, tau->loc, "torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-%d]",
+                     known_le(k, n) ? 2 : 1);
+            return false;
+        }
+        Shape ob = leading(os, 2);
+        if (!shape_equal(&ob, &xb)) {
+            error_at(c, o->loc, "torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but "
+                     "got %s", shape_str(c, &ob));
+            return false;
+        }
+        call->type = o->type;
+        return true;
+    }
+    case OP_LINALG_TENSORINV: {
+        int64_t ind;
+        if (!int_param(c, call, "ind", 2, &ind))
+            return false;
+        if (ind <= 0) {
+            error_at(c, named(call, "ind") ? named(call, "ind")->loc : call->loc, "Expected a strictly positive "
+                     "integer for 'ind', but got %lld", (long long)ind);
+            return false;
+        }
+        if (ind > xs->ndim) {
+            error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                     "prod(self.shape[:ind]), but ind %lld exceeds the %d dimensions", (long long)ind, xs->ndim);
+            return false;
+        }
+        int64_t front = const_numel(xs, 0, (int)ind), back = const_numel(xs, (int)ind, xs->ndim);
+        if (front < 0 || back < 0) {
+            error_at(c, x->loc, "linalg_tensorinv(): the dims of %s must be known at compile time",
+                     shape_str(c, xs));
+            return false;
+        }
+        if (front != back) {
+            error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                     "prod(self.shape[:ind]), but got %lld != %lld", (long long)back, (long long)front);
+            return false;
+        }
+        Shape out = {0};
+        for (int i = (int)ind; i < xs->ndim; i++)
+            out.dims[out.ndim++] = xs->dims[i];
+        for (int i = 0; i < ind; i++)
+            out.dims[out.ndim++] = xs->dims[i];
+        call->type = (Type){.dtype = t, .shape = out};
+        return true;
+    }
+    case OP_LINALG_TENSORSOLVE: {
+        Expr *b = arg(call, 1);
+        const Shape *bs = &b->type.shape;
+        if (!more_same_dtype(c, call, x, b, "A", "B"))
+            return false;
+        if (bs->ndim > xs->ndim) {
+            error_at(c, call->loc, "linalg.tensorsolve: B has more dimensions (%d) than A (%d)", bs->ndim, xs->ndim);
+            return false;
+        }
+        int64_t front = const_numel(xs, 0, bs->ndim), back = const_numel(xs, bs->ndim, xs->ndim);
+        if (front < 0 || back < 0) {
+            error_at(c, x->loc, "linalg_tensorsolve(): the dims of %s must be known at compile time", shape_str(c, xs));
+            return false;
+        }
+        if (front != back) {
+            error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                     "prod(self.shape[:other.ndim]), but got %lld != %lld", (long long)back, (long long)front);
+            return false;
+        }
+        Shape lead = {0};
+        for (int i = 0; i < bs->ndim; i++)
+            lead.dims[lead.ndim++] = xs->dims[i];
+        if (!shape_equal(&lead, bs)) {
+            error_at(c, call->loc, "linalg.tensorsolve: Incompatible shapes of A and B for the equation AX = B (%s and "
+                     "%s)", shape_str(c, xs), shape_str(c, bs));
+            return false;
+        }
+        Shape out = {0};
+        for (int i = bs->ndim; i < xs->ndim; i++)
+            out.dims[out.ndim++] = xs->dims[i];
+        call->type = (Type){.dtype = t, .shape = out};
+        return true;
+    }
+    default:
+        ICE("infer_linalg_more on %s", call->op->name);
+    }
+}
+
+/* ---- ctc_loss (amprt/more.h) ------------------------------------------------------ */
+
+bool infer_ctc_loss(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 4; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *lp = arg(call, 0), *tg = arg(call, 1), *il = arg(call, 2), *tl = arg(call, 3);
+    DType t = lp->type.dtype;
+    if (t != DT_F32 && t != DT_F64 && !(dtype_is_float(t) && call->autocast_on && !c->autocast_ran)) {
+        error_at(c, lp->loc, "\"ctc_loss_cpu\" not implemented for '%s': log_probs must be f32 or f64",
+                 dtype_name(t));
+        return false;
+    }
+    Expr *ints[3] = {tg, il, tl};
+    static const char *const what[3] = {"targets", "input_lengths", "target_lengths"};
+    for (int i = 0; i < 3; i++)
+        if (ints[i]->type.dtype != DT_I64) {
+            error_at(c, ints[i]->loc, "ctc_loss(): %s must be an i64 tensor, but it is %s", what[i],
+                     type_to_string(c, &ints[i]->type));
+            return false;
+        }
+    const Shape *ls = &lp->type.shape, *ts = &tg->type.shape;
+    if (ls->ndim != 2 && ls->ndim != 3) {
+        error_at(c, lp->loc, "ctc_loss(): log_probs must be [T, N, C] or [T, C], but it is %s",
+                 type_to_string(c, &lp->type));
+        return false;
+    }
+    bool batched = ls->ndim == 3;
+    if (ts->ndim != (batched ? 2 : 1) || (batched && !dims_match(ts->dims[0], ls->dims[1]))) {
+        error_at(c, tg->loc, batched ? "Expected tensor to have size %s at dimension 0, but got size %s for argument "
+                                       "#2 'targets' (while checking arguments for ctc_loss_cpu)"
+                                     : "ctc_loss(): unbatched log_probs [T, C] take targets [S], but got %s%s",
+                 batched ? dim_str(c, ls->dims[1]) : "", batched ? (ts->ndim ? dim_str(c, ts->dims[0]) : "?")
+                                                              : shape_str(c, ts));
+        return false;
+    }
+    for (int i = 1; i < 3; i++) {
+        const Shape *s = &ints[i]->type.shape;
+        int64_t one;
+        bool ok = batched ? s->ndim == 1 && dims_match(s->dims[0], ls->dims[1])
+                          : s->ndim == 0 || (s->ndim == 1 && const_dim(s->dims[0], &one) && one == 1);
+        if (!ok) {
+            error_at(c, ints[i]->loc, "%s must be of size batch_size", what[i]);
+            return false;
+        }
+    }
+    int64_t blank, C;
+    if (!int_param(c, call, "blank", 0, &blank) || !reduction_param(c, call, false))
+        return false;
+    bool zi;
+    if (!bool_param(c, call, "zero_infinity", false, &zi))
+        return false;
+    if (const_dim(ls->dims[ls->ndim - 1], &C) && (blank < 0 || blank >= C)) {
+        error_at(c, named(call, "blank")->loc, "blank must be in label range");
+        return false;
+    }
+    Shape none = {0};
+    if (batched)
+        none.dims[none.ndim++] = ls->dims[1];
+    loss_result(call, t, &none);
+    return true;
+}

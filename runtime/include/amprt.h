@@ -356,6 +356,8 @@ typedef enum {
     AMP_ALL_OF_TYPE(X, f16)                                                              \
     AMP_LINALG_OF_CTYPE(X, f64, double)                                                  \
     AMP_LINALG_OF_CTYPE(X, f32, float)                                                   \
+    AMP_MORE_LINALG_OF_CTYPE(X, f64, double)                                             \
+    AMP_MORE_LINALG_OF_CTYPE(X, f32, float)                                              \
     AMP_DATA_KERNELS(X)                                                                  \
     AMP_TRAIN_KERNELS(X)                                                                 \
     AMP_FOR_EACH_CAST(X)

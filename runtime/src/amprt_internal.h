@@ -187,8 +187,9 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t);
  * in f32 (each unit's products added to the accumulator in k order, f32
  * rounding; vdpbf16ps additionally treats bf16 subnormal inputs as zero)
  * and writes w[i * ldw + j] = T[i][j] (accumulate = 0) or w[i * ldw + j] +
- * T[i][j] (accumulate = 1).  kcu may be 0.  pa and pb are 64-byte aligned,
- * w 64-byte aligned with ldw a multiple of 16.
+ * T[i][j] (accumulate = 1).  kcu may be 0.  pb and w are 64-byte aligned
+ * (ldw a multiple of 16), pa only 4-byte aligned (mr need not be a multiple
+ * of 16).  The k order within a tile is fixed, so results are deterministic.
  *
  * pack_a(t, a, rs, cs, rows, k, dst): element (i, kk) of A is at a + (i * rs
  * + kk * cs) elements of dtype t; writes one micro-panel of ceil(k / kpair)

@@ -62,12 +62,12 @@ AVX2_TARGET static inline __m256 load8(amp_dtype t, const void *p)
 AVX2_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width, int64_t k,
                                        float *dst, int W)
 {
-    if (ws == 1 && width == W) {
+    if (ws == 1 && width == W && W % 8 == 0) {
         const size_t es = amp_dtype_size(t);
         for (int64_t kk = 0; kk < k; kk++) {
             const char *row = (const char *)base + (size_t)(kk * ks) * es;
             for (int i = 0; i < W; i += 8)
-                _mm256_store_ps(dst + kk * W + i, load8(t, row + (size_t)i * es));
+                _mm256_storeu_ps(dst + kk * W + i, load8(t, row + (size_t)i * es));
         }
         return;
     }

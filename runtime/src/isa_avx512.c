@@ -99,6 +99,27 @@ AVX512_TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 
     }
 }
 
+/* Transposes 32-bit units: unit (u, i) at base + i * row_bytes + 4 u goes
+ * to dst[u * W + i], for i < W (a multiple of 4) and u < nunits rounded
+ * down to a multiple of 4, 4 x 4 blocks at a time; returns the units done. */
+AVX512_TARGET static int64_t transpose_units(const char *base, size_t row_bytes, int64_t nunits, uint32_t *dst, int W)
+{
+    int64_t u;
+    for (u = 0; u + 4 <= nunits; u += 4)
+        for (int i = 0; i < W; i += 4) {
+            const char *p = base + (size_t)i * row_bytes + (size_t)u * 4;
+            __m128 r0 = _mm_loadu_ps((const float *)p), r1 = _mm_loadu_ps((const float *)(p + row_bytes));
+            __m128 r2 = _mm_loadu_ps((const float *)(p + 2 * row_bytes));
+            __m128 r3 = _mm_loadu_ps((const float *)(p + 3 * row_bytes));
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps((float *)(dst + u * W + i), r0);
+            _mm_storeu_ps((float *)(dst + (u + 1) * W + i), r1);
+            _mm_storeu_ps((float *)(dst + (u + 2) * W + i), r2);
+            _mm_storeu_ps((float *)(dst + (u + 3) * W + i), r3);
+        }
+    return u;
+}
+
 /* f32 panels, W = MR (A) or NR (B).  Rows along the panel's width that are
  * contiguous in memory (ws == 1, B of a row-major matrix) load 16 at a time. */
 AVX512_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width, int64_t k,
@@ -111,9 +132,16 @@ AVX512_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t 
             for (int i = 0; i < W; i += 16) {
                 int left = width - i;
                 __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
-                _mm512_store_ps(dst + kk * W + i, load16(t, row + (size_t)i * es, m));
+                _mm512_storeu_ps(dst + kk * W + i, load16(t, row + (size_t)i * es, m));
             }
         }
+        return;
+    }
+    if (ks == 1 && t == AMP_F32 && width == W && W % 4 == 0) {
+        /* A row-major in f32: 4 x 4 transposes, then the odd k. */
+        int64_t done = transpose_units(base, (size_t)ws * 4, k, (uint32_t *)dst, W);
+        if (done < k)
+            ISA_PACK_F32_SWITCH(t, (const float *)base + done, ws, ks, width, k - done, dst + done * W, W);
         return;
     }
     if (ks == 1 && t != AMP_F32 && width == W) {
@@ -159,7 +187,7 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
                 __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i));
                 __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1 + i));
-                _mm512_store_si512(dst + u * W + i, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+                _mm512_storeu_si512(dst + u * W + i, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
             }
         }
         if (k & 1) {
@@ -167,9 +195,16 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
             for (int i = 0; i < W; i += 16) {
                 int left = width - i;
                 __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
-                _mm512_store_si512(dst + kcu * W + i, _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i)));
+                _mm512_storeu_si512(dst + kcu * W + i, _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i)));
             }
         }
+        return;
+    }
+    if (ks == 1 && width == W && W % 4 == 0) {
+        /* A row-major: a pair of k is one 32-bit unit of a row. */
+        int64_t done = transpose_units((const char *)s, (size_t)ws * 2, k / 2, dst, W);
+        if (2 * done < k)
+            isa_pack_bf16_body(s + 2 * done, ws, ks, width, k - 2 * done, dst + done * W, W);
         return;
     }
     isa_pack_bf16_body(s, ws, ks, width, k, dst, W);
@@ -239,7 +274,7 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
 /* ---- the sets ------------------------------------------------------------------- */
 
 static const amp_gemm_kernel kernel_f32 = {
-    "avx512-f32-12x32", MR, NR, 1, 192, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi,
+    "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi,

@@ -152,7 +152,7 @@ void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d
     j.n_chunks = cdiv(d->N, k->nc);
     j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);
     /* Enough tasks for every thread, splitting the larger side. */
-    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < threads) {
+    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < 4 * threads) {
         if (j.nb > k->nr && (j.nb >= j.mb || j.mb <= k->mr)) {
             j.n_chunks *= 2;
             j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);

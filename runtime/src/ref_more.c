@@ -50,6 +50,20 @@ static int more_check_indices(int64_t planes, int64_t in_plane, int64_t out_plan
     return AMP_OK;
 }
 
+/* ctc_loss's checks: lengths within [0, T] and [0, S], labels in [0, C). */
+static int more_check_ctc(int64_t T, int64_t N, int64_t C, int64_t S, const int64_t *targets,
+                          const int64_t *input_lengths, const int64_t *target_lengths)
+{
+    for (int64_t n = 0; n < N; n++) {
+        if (input_lengths[n] < 0 || input_lengths[n] > T || target_lengths[n] < 0 || target_lengths[n] > S)
+            return AMP_ERR_BAD_DIM;
+        for (int64_t s = 0; s < target_lengths[n]; s++)
+            if (targets[n * S + s] < 0 || targets[n * S + s] >= C)
+                return AMP_ERR_TARGET_OUT_OF_RANGE;
+    }
+    return AMP_OK;
+}
+
 #define REF_PART "ref_more.inc"
 #include "ref_acc_twice.h"
 
@@ -77,6 +91,18 @@ static int more_check_indices(int64_t planes, int64_t in_plane, int64_t out_plan
     {                                                                                             \
         REF_BODY_##T(quantile)(AMP_DTYPE_##T, outer, len, inner, q, interpolation, ignore_nan, x, \
                                work, y);                                                          \
+    }                                                                                             \
+    int amp_ref_ctc_loss_##T(int64_t T, int64_t N, int64_t C, int64_t S,                          \
+                             const AMP_CTYPE_##T *log_probs, const int64_t *targets,              \
+                             const int64_t *input_lengths, const int64_t *target_lengths,         \
+                             int64_t blank, int reduction, int zero_infinity, double *work,       \
+                             AMP_CTYPE_##T *y)                                                    \
+    {                                                                                             \
+        int rc = more_check_ctc(T, N, C, S, targets, input_lengths, target_lengths);              \
+        if (rc == AMP_OK)                                                                         \
+            REF_BODY_##T(ctc_loss)(AMP_DTYPE_##T, T, N, C, S, log_probs, targets, input_lengths,  \
+                                   target_lengths, blank, reduction, zero_infinity, work, y);     \
+        return rc;                                                                                \
     }
 
 MORE_KERNELS(f64)

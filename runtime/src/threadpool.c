@@ -83,6 +83,18 @@ static void run_tasks_as(int slot)
     }
 }
 
+/* Spinning briefly before sleeping on a condition variable keeps the
+ * hand-off between back-to-back products (a model's layers) in the
+ * microseconds a futex wake-up would cost. */
+#define SPIN_ITERATIONS 1000
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 static void *worker(void *arg)
 {
     int slot = (int)(intptr_t)arg;
@@ -90,6 +102,12 @@ static void *worker(void *arg)
     pthread_mutex_lock(&pool_lock);
     seen = start_generation[slot]; /* the run that created it is still to do */
     for (;;) {
+        if (generation == seen) {
+            pthread_mutex_unlock(&pool_lock);
+            for (int i = 0; i < SPIN_ITERATIONS && __atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen; i++)
+                cpu_relax();
+            pthread_mutex_lock(&pool_lock);
+        }
         while (generation == seen)
             pthread_cond_wait(&work_cv, &pool_lock);
         seen = generation;
@@ -98,7 +116,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&pool_lock);
         run_tasks_as(slot);
         pthread_mutex_lock(&pool_lock);
-        if (++finished == run_workers)
+        if (__atomic_add_fetch(&finished, 1, __ATOMIC_RELEASE) == run_workers)
             pthread_cond_signal(&done_cv);
     }
     return NULL;
@@ -145,11 +163,13 @@ void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_
         run_workers = want - 1 < n_workers ? want - 1 : n_workers;
         finished = 0;
         if (run_workers > 0) {
-            generation++;
+            __atomic_store_n(&generation, generation + 1, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&work_cv);
         }
         pthread_mutex_unlock(&pool_lock);
         run_tasks_as(0);
+        for (int i = 0; i < SPIN_ITERATIONS && __atomic_load_n(&finished, __ATOMIC_ACQUIRE) < run_workers; i++)
+            cpu_relax();
         pthread_mutex_lock(&pool_lock);
         while (finished < run_workers)
             pthread_cond_wait(&done_cv, &pool_lock);

@@ -596,7 +596,19 @@ def more(t):
     perm3 = torch.sort(key3, dim=2)[1]
     unpool = torch.ops.aten.max_unpool2d
     lz = torch.log(z)
+    lp = F.log_softmax(t["lp0"], 2)
+    ks, kl = t["ks"], t["kl"]
+    tgt = torch.sort(ks, dim=1)[1]
+    big = kl[:, :1] * 0 + 100
+    first = lambda k: torch.sort(k, dim=1, descending=True)[1][:, 0]
+    il5, il4, il1 = first(torch.cat((kl, big), 1)), first(torch.cat((kl[:, :4], big), 1)), first(torch.cat((kl[:, :1], big), 1))
+    tl3, tl2 = first(torch.cat((ks, big), 1)), first(torch.cat((ks[:, :2], big), 1))
+    ctc = F.ctc_loss
     return dict(
+        o_ctc=ctc(lp, tgt, il5, tl3, blank=5), o_ctc_none=ctc(lp, tgt, il4, tl2, blank=5, reduction="none"),
+        o_ctc_sum=ctc(lp, tgt, il5, tl2, blank=5, reduction="sum"),
+        o_ctc_inf=ctc(lp, tgt, il1, tl3, blank=5, reduction="none"),
+        o_ctc_zero=ctc(lp, tgt, il1, tl3, blank=5, zero_infinity=True),
         o_lstm_h=lh, o_lstm_c=lc, o_lstm_nb_h=nh, o_lstm_nb_c=nc, o_lstm1_h=l1h, o_lstm1_c=l1c,
         o_gru=torch.gru_cell(x, h, wi3, wh3, bi3, bh3), o_gru_nb=torch.gru_cell(x, h * 3, wi3, wh3),
         o_gru1=one(lambda a, b: torch.gru_cell(a, b, wi3, wh3, None, bh3), x1[None], h1[None]),
@@ -618,6 +630,31 @@ def more(t):
         o_q_near=torch.quantile(z, 0.4, dim=2, interpolation="nearest"),
         o_q_nan=torch.quantile(lz, 0.3, dim=2), o_nq=torch.nanquantile(lz, 0.3, dim=2),
         o_nq_all=torch.nanquantile(lz, 1.0), o_nq_mid=torch.nanquantile(lz, 0.6, dim=1, interpolation="midpoint"),
+    )
+
+
+@model
+def linalg_more(t):
+    a, ab, e, rhs, rhsb, r, tau, c5, c25, rhs3, v5, wb, wrhs, m4, t6, tb = (
+        t[n] for n in "a ab e rhs rhsb r tau c5 c25 rhs3 v5 wb wrhs m4 t6 tb".split())
+    s = a @ a.t()
+    g = s + e
+    sb = ab @ ab.transpose(1, 2)
+    lu, piv = torch.linalg.lu_factor(g)
+    lub, pivb = torch.linalg.lu_factor(sb + 1.5)
+    lstsq = lambda A, b: torch.linalg.lstsq(A, b).solution
+    return dict(
+        o_lus=torch.lu_solve(rhs, lu, piv), o_lus_b=torch.lu_solve(rhsb, lub, pivb),
+        o_lstsq=lstsq(r, c5), o_lstsq_v=lstsq(r, v5), o_lstsq_w=lstsq(r.t(), rhs3), o_lstsq_b=lstsq(wb, wrhs),
+        o_exp=torch.linalg.matrix_exp(g * 0.01), o_exp_big=torch.linalg.matrix_exp(e * 3),
+        o_exp_b=torch.linalg.matrix_exp(m4),
+        o_hh=torch.linalg.householder_product(r, tau), o_hh2=torch.linalg.householder_product(r * 0.5, tau[:2]),
+        o_orgqr=torch.orgqr(r, tau * 0.5), o_ormqr=torch.ormqr(r, tau, c5),
+        o_ormqr_t=torch.ormqr(r, tau, c5, transpose=True), o_ormqr_r=torch.ormqr(r, tau, c25, left=False),
+        o_ormqr_rt=torch.ormqr(r, tau[:2], c25, False, True),
+        o_tinv=torch.linalg.tensorinv(g.reshape(2, 2, 4)), o_tinv1=torch.linalg.tensorinv(g.reshape(4, 2, 2), ind=1),
+        o_tinv6=torch.linalg.tensorinv(t6), o_tsolve=torch.linalg.tensorsolve(g.reshape(2, 2, 4), e[:2, 1:3]),
+        o_tsolve6=torch.linalg.tensorsolve(t6, tb),
     )
 
 

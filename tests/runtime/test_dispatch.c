@@ -6,6 +6,8 @@
  * calls into the runtime from several threads at once, and reports the
  * chosen name. That only works while this (parent) process has not chosen
  * yet: the tests that call the runtime directly come last, in main's order.
+ * (amp_kernel_table_for, the test hook listing the supported sets, does not
+ * choose: the parent may call it first.)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,7 +25,17 @@
 
 #include <cmocka.h>
 
-#include "amprt.h"
+#include "amprt_internal.h"
+
+/* The best set this CPU supports: what auto must choose. */
+static const char *best_isa(void)
+{
+    static const char *const order[] = { "avx512bf16", "avx512", "avx2" };
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (amp_kernel_table_for(order[i]) != NULL)
+            return order[i];
+    return "ref";
+}
 
 /* ---- AMPRT_ISA, one child process per value ------------------------------ */
 
@@ -105,13 +117,41 @@ static void test_isa_unset_is_auto(void **state)
 {
     char err[512];
     (void)state;
-    /* auto picks the best set; the reference set is the only one so far. */
-    expect_isa(NULL, "ref", err, sizeof err);
+    /* auto picks the best set this CPU supports. */
+    expect_isa(NULL, best_isa(), err, sizeof err);
     assert_string_equal(err, "");
-    expect_isa("", "ref", err, sizeof err);
+    expect_isa("", best_isa(), err, sizeof err);
     assert_string_equal(err, "");
-    expect_isa("auto", "ref", err, sizeof err);
+    expect_isa("auto", best_isa(), err, sizeof err);
     assert_string_equal(err, "");
+}
+
+/* Each optimized set by name: itself when supported (silently), else one
+ * warning line naming it and the best supported set. */
+static void test_isa_forced_sets(void **state)
+{
+    static const char *const sets[] = { "avx2", "avx512", "avx512bf16" };
+    char err[512];
+    (void)state;
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        const amp_kernel_table *t = amp_kernel_table_for(sets[i]);
+        if (t != NULL) {
+            assert_string_equal(t->isa, sets[i]);
+            expect_isa(sets[i], sets[i], err, sizeof err);
+            assert_string_equal(err, "");
+        } else {
+            const char *nl;
+            expect_isa(sets[i], best_isa(), err, sizeof err);
+            assert_non_null(strstr(err, "warning"));
+            assert_non_null(strstr(err, sets[i]));
+            nl = strchr(err, '\n');
+            assert_non_null(nl);
+            assert_string_equal(nl + 1, "");
+        }
+    }
+    /* the table lookup: ref always, unknown names never */
+    assert_non_null(amp_kernel_table_for("ref"));
+    assert_null(amp_kernel_table_for("avx9000"));
 }
 
 static void test_isa_ref_forces_reference(void **state)
@@ -127,7 +167,7 @@ static void test_isa_unknown_warns_once_and_uses_auto(void **state)
     char err[512];
     const char *nl;
     (void)state;
-    expect_isa("avx9000", "ref", err, sizeof err);
+    expect_isa("avx9000", best_isa(), err, sizeof err);
     /* One line, naming the bad value, though CHILD_THREADS threads raced. */
     assert_non_null(strstr(err, "warning"));
     assert_non_null(strstr(err, "\"avx9000\""));
@@ -184,6 +224,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_unset_is_auto),
         cmocka_unit_test(test_isa_ref_forces_reference),
+        cmocka_unit_test(test_isa_forced_sets),
         cmocka_unit_test(test_isa_unknown_warns_once_and_uses_auto),
         cmocka_unit_test(test_isa_ref_in_process),
         cmocka_unit_test(test_strerror_every_code),

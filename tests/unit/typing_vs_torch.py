@@ -282,6 +282,56 @@ case("quantile(x, 0.5, keepdim=true)", lambda x: torch.quantile(x, 0.5, keepdim=
 case("quantile(x, 0.5, interpolation=\"nearest\")", lambda x: torch.quantile(x, 0.5, interpolation="nearest"), x=("f32", [5]))
 case("nanquantile(x, 0.5, 0, interpolation=\"middle\")", lambda x: torch.nanquantile(x, 0.5, 0, interpolation="middle"), x=("f32", [5]))
 
+# lu_solve, lstsq, matrix_exp, householder_product/orgqr, ormqr, tensorinv, tensorsolve
+for dt in ["f32", "f64", "f16", "i64"]:
+    case("linalg_matrix_exp(x)", lambda x: torch.linalg.matrix_exp(x), x=(dt, [2, 3, 3]))
+    case("linalg_lstsq(x, y)", lambda x, y: torch.linalg.lstsq(x, y).solution, x=(dt, [5, 3]), y=(dt, [5, 2]))
+    case("linalg_householder_product(x, t)", lambda x, t: torch.linalg.householder_product(x, t), x=(dt, [5, 3]), t=(dt, [2]))
+    case("ormqr(x, t, y)", lambda x, t, y: torch.ormqr(x, t, y), x=(dt, [5, 3]), t=(dt, [3]), y=(dt, [5, 2]))
+    case("linalg_tensorinv(x)", lambda x: torch.linalg.tensorinv(x), x=(dt, [2, 3, 6]))
+    case("linalg_tensorsolve(x, y)", lambda x, y: torch.linalg.tensorsolve(x, y), x=(dt, [2, 3, 6]), y=(dt, [2, 3]))
+def lu_solve_case(b, a, dt="f32"):
+    # pivots are run-time data (ampc's kernel returns a status for one outside [1, m]): valid ones here
+    case("lu_solve(b, lu, p)", lambda b, lu, p: torch.lu_solve(b, lu, p.clamp(min=1)), b=(dt, b), lu=(dt, a), p=("i32", a[:-1]))
+lu_solve_case([3, 2], [3, 3])
+lu_solve_case([3, 2], [3, 3], "f64")
+lu_solve_case([2, 3, 2], [3, 3])
+lu_solve_case([2, 2], [3, 3])
+case("lu_solve(b, lu, p)", lambda b, lu, p: torch.lu_solve(b, lu, p), b=("f32", [3, 2]), lu=("f32", [3, 3]), p=("i64", [3]))
+case("lu_solve(b, lu, p)", lambda b, lu, p: torch.lu_solve(b, lu, p), b=("f64", [3, 2]), lu=("f32", [3, 3]), p=("i32", [3]))
+case("linalg_matrix_exp(x)", lambda x: torch.linalg.matrix_exp(x), x=("f32", [3, 4]))
+case("linalg_matrix_exp(x)", lambda x: torch.linalg.matrix_exp(x), x=("f32", [3]))
+case("linalg_lstsq(x, y)", lambda x, y: torch.linalg.lstsq(x, y).solution, x=("f32", [3, 5]), y=("f32", [3, 2]))
+case("linalg_lstsq(x, y)", lambda x, y: torch.linalg.lstsq(x, y).solution, x=("f32", [2, 5, 3]), y=("f32", [5, 2]))
+case("linalg_lstsq(x, y)", lambda x, y: torch.linalg.lstsq(x, y).solution, x=("f32", [5, 3]), y=("f32", [4, 2]))
+case("linalg_lstsq(x, y)", lambda x, y: torch.linalg.lstsq(x, y).solution, x=("f32", [5, 3]), y=("f32", [5]))
+case("linalg_lstsq(x, y)", lambda x, y: torch.linalg.lstsq(x, y).solution, x=("f32", [5, 3]), y=("f64", [5, 2]))
+case("linalg_householder_product(x, t)", lambda x, t: torch.linalg.householder_product(x, t), x=("f32", [5, 3]), t=("f32", [4]))
+case("linalg_householder_product(x, t)", lambda x, t: torch.linalg.householder_product(x, t), x=("f32", [3, 5]), t=("f32", [2]))
+case("orgqr(x, t)", lambda x, t: torch.orgqr(x, t), x=("f64", [2, 5, 3]), t=("f64", [2, 3]))
+case("orgqr(x, t)", lambda x, t: torch.orgqr(x, t), x=("f64", [2, 5, 3]), t=("f64", [3, 3]))
+case("ormqr(x, t, y, left=false)", lambda x, t, y: torch.ormqr(x, t, y, left=False), x=("f32", [5, 3]), t=("f32", [3]), y=("f32", [2, 5]))
+case("ormqr(x, t, y)", lambda x, t, y: torch.ormqr(x, t, y), x=("f32", [5, 3]), t=("f32", [3]), y=("f32", [4, 2]))
+case("ormqr(x, t, y)", lambda x, t, y: torch.ormqr(x, t, y), x=("f32", [5, 3]), t=("f32", [4]), y=("f32", [5, 2]))
+case("ormqr(x, t, y, transpose=true)", lambda x, t, y: torch.ormqr(x, t, y, transpose=True), x=("f32", [3, 5]), t=("f32", [3]), y=("f32", [3, 2]))
+case("linalg_tensorinv(x)", lambda x: torch.linalg.tensorinv(x), x=("f32", [4, 6, 8, 3]))
+case("linalg_tensorinv(x, ind=1)", lambda x: torch.linalg.tensorinv(x, ind=1), x=("f32", [4, 6, 8, 3]))
+case("linalg_tensorinv(x)", lambda x: torch.linalg.tensorinv(x), x=("f32", [4, 6, 8, 2]))
+case("linalg_tensorsolve(x, y)", lambda x, y: torch.linalg.tensorsolve(x, y), x=("f32", [2, 3, 6]), y=("f32", [6]))
+case("linalg_tensorsolve(x, y)", lambda x, y: torch.linalg.tensorsolve(x, y), x=("f32", [2, 3, 2, 3]), y=("f32", [2, 3]))
+
+# ctc_loss: log_probs [T, N, C], targets i64 [N, S], lengths i64 [N]
+ctc = lambda lp, tg, il, tl, **kw: F.ctc_loss(lp, tg, il.clamp(min=1), tl, **kw)  # lengths >= 1: run-time data
+for dt in ["f32", "f64", "f16", "bf16", "i64"]:
+    case("ctc_loss(lp, tg, il, tl)", lambda lp, tg, il, tl: ctc(lp, tg, il, tl), lp=(dt, [5, 2, 4]), tg=("i64", [2, 3]), il=("i64", [2]), tl=("i64", [2]))
+case("ctc_loss(lp, tg, il, tl, reduction=\"none\")", lambda lp, tg, il, tl: ctc(lp, tg, il, tl, reduction="none"), lp=("f32", [5, 2, 4]), tg=("i64", [2, 3]), il=("i64", [2]), tl=("i64", [2]))
+case("ctc_loss(lp, tg, il, tl, reduction=\"sum\", zero_infinity=true)", lambda lp, tg, il, tl: ctc(lp, tg, il, tl, reduction="sum", zero_infinity=True), lp=("f64", [5, 2, 4]), tg=("i64", [2, 3]), il=("i64", [2]), tl=("i64", [2]))
+case("ctc_loss(lp, tg, il, tl)", lambda lp, tg, il, tl: ctc(lp, tg, il, tl), lp=("f32", [5, 2, 4]), tg=("i64", [3, 3]), il=("i64", [2]), tl=("i64", [2]))
+case("ctc_loss(lp, tg, il, tl)", lambda lp, tg, il, tl: ctc(lp, tg, il, tl), lp=("f32", [5, 2, 4]), tg=("i64", [2, 3]), il=("i64", [3]), tl=("i64", [2]))
+# unbatched: torch 1.13 reads a 1-D target as the concatenated form, S == target_length (run-time data)
+case("ctc_loss(lp, tg, il, tl, reduction=\"none\")", lambda lp, tg, il, tl: ctc(lp, tg, il, tl * 0 + 3, reduction="none"), lp=("f32", [5, 4]), tg=("i64", [3]), il=("i64", []), tl=("i64", []))
+case("ctc_loss(lp, tg, il, tl)", lambda lp, tg, il, tl: ctc(lp, tg, il, tl), lp=("f32", [5, 2, 4]), tg=("i64", [2, 3]), il=("i64", [2]), tl=("i64", [2]))
+
 bad = 0
 for k, (expr, fn, inputs) in enumerate(cases):
     decls = "".join(f"  input {n}: {d}[{', '.join(map(str, s))}]\n" for n, (d, s) in inputs.items())

@@ -1,0 +1,49 @@
+#!/bin/sh
+# run-isas.sh BUILD: every runtime test binary ($BUILD/tests/test_* built
+# from tests/runtime/) under each AMPRT_ISA value this CPU supports: ref,
+# then whichever of avx2, avx512 and avx512bf16 the runtime reports as
+# supported (a forced set the CPU lacks would only fall back), then auto.
+# Prints one line per (set, test) and a summary; fails if any run fails.
+set -u
+BUILD=${1:-build}
+tests=""
+for src in tests/runtime/test_*.c; do
+    t=$BUILD/tests/$(basename "$src" .c)
+    if [ ! -x "$t" ]; then
+        echo "missing $t (build it with make BUILD=$BUILD test-runtime)"
+        exit 1
+    fi
+    tests="$tests $t"
+done
+# The supported sets, as the runtime itself detects them: a forced set it
+# supports is honoured silently, so AMPRT_ISA=<set> amp_isa_name() == <set>.
+probe=$BUILD/tests/isa-probe
+mkdir -p "$BUILD/tests"
+cat > "$probe.c" <<'EOC'
+#include <stdio.h>
+#include "amprt.h"
+int main(void) { puts(amp_isa_name()); return 0; }
+EOC
+${CC:-cc} -std=c99 -Iruntime/include -o "$probe" "$probe.c" "$BUILD/libamprt.a" -lm -lpthread || exit 1
+isas=ref
+for isa in avx2 avx512 avx512bf16; do
+    [ "$(AMPRT_ISA=$isa "$probe" 2>/dev/null)" = "$isa" ] && isas="$isas $isa"
+done
+isas="$isas auto"
+echo "kernel sets: $isas"
+pass=0
+fail=0
+for isa in $isas; do
+    for t in $tests; do
+        if AMPRT_ISA=$isa "$t" > "$t.$isa.log" 2>&1; then
+            pass=$((pass + 1))
+            echo "ok   AMPRT_ISA=$isa $t"
+        else
+            fail=$((fail + 1))
+            tail -n 20 "$t.$isa.log"
+            echo "FAIL AMPRT_ISA=$isa $t (log: $t.$isa.log)"
+        fi
+    done
+done
+echo "run-isas: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
