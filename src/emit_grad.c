@@ -110,6 +110,14 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
     case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
     case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
     case OP_INDEX_SELECT: case OP_GATHER: case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_CUMSUM:
+    case OP_MV: case OP_DOT: case OP_VDOT: case OP_ADDMV: case OP_ADDR: case OP_BADDBMM: case OP_ADDBMM: case OP_TRACE:
+    case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D: case OP_CONV_TRANSPOSE3D: case OP_ADDCMUL: case OP_ADDCDIV:
+    case OP_FROBENIUS_NORM: case OP_EINSUM: case OP_TENSORDOT: case OP_LINALG_VECDOT: case OP_BILINEAR:
+        return NULL;
+    case OP_LINALG_MATRIX_NORM:
+        if (n->src && strcmp(arg_str(c, n->src, "ord", "fro"), "fro") != 0)
+            return arena_printf(c->arena, "%s: only ord=\"fro\" has a gradient (the nuclear norm's needs the SVD's)",
+                                n->op->name);
         return NULL;
     case OP_DROPOUT:
         if (n->src && arg_bool(c, n->src, "training", true) && arg_number(c, n->src, "p", "0.5", DT_F64) > 0)
@@ -195,6 +203,9 @@ Type grad_scratch_type(Ctx *c, const Node *b)
         break;
     case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
         buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
+        break;
+    case OP_ADDCMUL: case OP_ADDCDIV:
+        buffers = 1; /* a tensor operand's gradient over the output shape */
         break;
     case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
         buffers = 1; /* dx when the input needs no gradient: the kernels write it anyway */
@@ -900,8 +911,13 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
     int nd = sx->ndim;
     int64_t dim = f->src->dim;
     const char *items[MAX_DIMS];
-    for (int i = 0; i < nd; i++)
-        items[i] = dim < 0 || dim == i ? "1" : "0";
+    OpId id = f->op->id;
+    for (int i = 0; i < nd; i++) {
+        bool r = dim < 0 || dim == i;
+        if (id == OP_LINALG_MATRIX_NORM || id == OP_FROBENIUS_NORM) /* as emit_ops.c's emit_reduce */
+            r = id == OP_FROBENIUS_NORM && dim >= 0 ? dim == i : i >= nd - 2;
+        items[i] = r ? "1" : "0";
+    }
     open_block(e);
     buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
     buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
@@ -909,8 +925,9 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
         buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s);\n", kernel(e, "logsumexp_backward", t), nd,
                    x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
     } else {
-        double p = f->op->id == OP_NORM ? arg_number(e->c, f->src, "p", "2", DT_F64)
-                                        : arg_number(e->c, f->src, "ord", "2", DT_F64);
+        double p = id == OP_NORM                ? arg_number(e->c, f->src, "p", "2", DT_F64)
+                   : id == OP_LINALG_VECTOR_NORM ? arg_number(e->c, f->src, "ord", "2", DT_F64)
+                                                 : 2; /* frobenius_norm, linalg_matrix_norm(ord="fro") */
         buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s, %s);\n", kernel(e, "norm_backward", t), nd,
                    double_c(e, p), x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
     }
@@ -925,6 +942,443 @@ static void grad_cumsum(Emitter *e, Node *b)
     axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, "reverse_cumsum", f->out->type.dtype), outer, len,
                inner, dy_of(e, b), grad_of(e, b, 0));
+}
+
+/* ---- the gemm family: mv, dot, vdot, addmm, addmv, addr, baddbmm, addbmm -------- */
+
+/* The forward gemm of a matrix-product node (as emit_ops.c's emit_mm):
+ * y[b][m][n] = alpha sum_k A[b][m][k] B[b][k][n] + beta C. */
+static void mm_forward_gemm(Emitter *e, Node *f, Gemm *g)
+{
+    Ctx *c = e->c;
+    OpId id = f->op->id;
+    DType ct = compute_dtype(f->out->type.dtype);
+    bool added = id == OP_ADDMM || id == OP_BADDBMM || id == OP_ADDBMM || id == OP_ADDMV || id == OP_ADDR;
+    int a = added ? 1 : 0, b = a + 1;
+    const Shape *sa = &f->in[a]->type.shape, *sb = &f->in[b]->type.shape;
+    *g = (Gemm){.batch = "1", .alpha = 1, .beta = 0};
+    if (added) {
+        g->alpha = arg_number(c, f->src, "alpha", "1", ct);
+        g->beta = arg_number(c, f->src, "beta", "1", ct);
+    }
+    switch (id) {
+    case OP_ADDMM:
+        g->M = poly_c(e, sa->dims[0]), g->K = poly_c(e, sa->dims[1]), g->N = poly_c(e, sb->dims[1]);
+        g->a[0] = "0", g->a[1] = g->K, g->a[2] = "1";
+        g->b[0] = "0", g->b[1] = g->N, g->b[2] = "1";
+        break;
+    case OP_BADDBMM: case OP_ADDBMM:
+        g->batch = poly_c(e, sa->dims[0]);
+        g->M = poly_c(e, sa->dims[1]), g->K = poly_c(e, sa->dims[2]), g->N = poly_c(e, sb->dims[2]);
+        g->a[0] = mul_c(e, g->M, g->K), g->a[1] = g->K, g->a[2] = "1";
+        g->b[0] = mul_c(e, g->K, g->N), g->b[1] = g->N, g->b[2] = "1";
+        g->sum_batch = id == OP_ADDBMM;
+        break;
+    case OP_MV: case OP_ADDMV:
+        g->M = poly_c(e, sa->dims[0]), g->K = poly_c(e, sa->dims[1]), g->N = "1";
+        g->a[0] = "0", g->a[1] = g->K, g->a[2] = "1";
+        g->b[0] = "0", g->b[1] = "1", g->b[2] = "0";
+        break;
+    case OP_ADDR:
+        g->M = poly_c(e, sa->dims[0]), g->N = poly_c(e, sb->dims[0]), g->K = "1";
+        g->a[0] = "0", g->a[1] = "1", g->a[2] = "0";
+        g->b[0] = "0", g->b[1] = "0", g->b[2] = "1";
+        break;
+    default: /* dot, vdot */
+        g->M = g->N = "1";
+        g->K = poly_c(e, sa->dims[0]);
+        g->a[0] = "0", g->a[1] = "0", g->a[2] = "1";
+        g->b[0] = "0", g->b[1] = "1", g->b[2] = "0";
+        break;
+    }
+}
+
+/* dA [b][m][k] = alpha dy B^T, dB [b][k][n] = alpha A^T dy (each written
+ * contiguous, which is its operand's layout; summed over the batch where
+ * the operand is shared), d(input) = beta sum_to(dy). */
+static void grad_gemm(Emitter *e, Node *bn)
+{
+    Node *f = bn->fwd;
+    DType t = f->out->type.dtype;
+    OpId id = f->op->id;
+    bool added = id == OP_ADDMM || id == OP_BADDBMM || id == OP_ADDBMM || id == OP_ADDMV || id == OP_ADDR;
+    int ka = added ? 1 : 0, kb = ka + 1;
+    Gemm fg;
+    mm_forward_gemm(e, f, &fg);
+    bool batched = strcmp(fg.batch, "1") != 0;
+    const char *dys[3] = {batched && !fg.sum_batch ? mul_c(e, fg.M, fg.N) : "0", fg.N, "1"};
+    const char *dy = dy_of(e, bn);
+    if (grad_of(e, bn, ka)) {
+        Gemm g = {.batch = fg.batch, .M = fg.M, .N = fg.K, .K = fg.N, .A = dy, .B = x_of(e, bn, kb), .alpha = fg.alpha};
+        g.a[0] = dys[0], g.a[1] = dys[1], g.a[2] = dys[2];
+        g.b[0] = fg.b[0], g.b[1] = fg.b[2], g.b[2] = fg.b[1];
+        g.sum_batch = batched && strcmp(fg.a[0], "0") == 0;
+        emit_gemm_call(e, t, &g, grad_of(e, bn, ka));
+    }
+    if (grad_of(e, bn, kb)) {
+        Gemm g = {.batch = fg.batch, .M = fg.K, .N = fg.N, .K = fg.M, .A = x_of(e, bn, ka), .B = dy, .alpha = fg.alpha};
+        g.a[0] = fg.a[0], g.a[1] = fg.a[2], g.a[2] = fg.a[1];
+        g.b[0] = dys[0], g.b[1] = dys[1], g.b[2] = dys[2];
+        g.sum_batch = batched && strcmp(fg.b[0], "0") == 0;
+        emit_gemm_call(e, t, &g, grad_of(e, bn, kb));
+    }
+    if (added && grad_of(e, bn, 0)) {
+        const char *g0 = grad_of(e, bn, 0);
+        if (fg.beta == 0) {
+            zero_fill(e, t, g0, xs_of(bn, 0));
+        } else {
+            sum_to(e, t, dy, ys_of(bn), g0, xs_of(bn, 0));
+            if (fg.beta != 1)
+                buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul_scalar", t),
+                           numel_c(e, xs_of(bn, 0)), g0, double_c(e, fg.beta), g0);
+        }
+    }
+}
+
+/* trace: dx = dy on the diagonal, 0 elsewhere. */
+static void grad_trace(Emitter *e, Node *b)
+{
+    DType t = b->fwd->out->type.dtype;
+    const Shape *sx = xs_of(b, 0);
+    const char *g = grad_of(e, b, 0), *R = poly_c(e, sx->dims[0]), *C = poly_c(e, sx->dims[1]);
+    zero_fill(e, t, g, sx);
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = {(%s) < (%s) ? (%s) : (%s)};\n", R, C, R, C);
+    buf_puts(e->out, "        const int64_t dy_stride[] = {0};\n");
+    buf_printf(e->out, "        const int64_t dx_stride[] = {(%s) + 1};\n", C);
+    buf_printf(e->out, "        amp_copy_strided(sizeof *%s, 1, shape, %s, dy_stride, %s, dx_stride);\n", g, dy_of(e, b), g);
+    close_block(e);
+}
+
+/* conv_transpose: dx = the convolution of dy (in and out swapped, the
+ * same weight), dw from the backward kernel, db = dy summed over the batch
+ * and the positions. */
+static void grad_conv_transpose(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    int ns = spatial_dims_of(f->op->id);
+    if (!emit_conv_desc(e, f))
+        return;
+    if (grad_of(e, b, 0)) {
+        buf_puts(e->out, "        amp_conv_desc dt = d;\n");
+        buf_puts(e->out, "        dt.in_channels = d.out_channels;\n        dt.out_channels = d.in_channels;\n");
+        for (int i = 0; i < 3; i++)
+            buf_printf(e->out, "        dt.output_padding[%d] = 0;\n", i);
+        for (int i = 0; i < ns; i++)
+            buf_printf(e->out, "        dt.in_size[%d] = d.out_size[%d];\n        dt.out_size[%d] = d.in_size[%d];\n", i,
+                       i, i, i);
+        buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, "conv", t), dy_of(e, b), x_of(e, b, 1),
+                   grad_of(e, b, 0));
+    }
+    if (grad_of(e, b, 1))
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "conv_transpose_backward_weight", t),
+                   x_of(e, b, 0), dy_of(e, b), grad_of(e, b, 1));
+    close_block(e);
+    if (grad_of(e, b, 2)) {
+        const Shape *so = ys_of(b);
+        const char *items[MAX_DIMS];
+        for (int i = 0; i < so->ndim; i++)
+            items[i] = i == so->ndim - ns - 1 ? "0" : "1";
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, so->ndim));
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, "sum", t), so->ndim, dy_of(e, b),
+                   grad_of(e, b, 2));
+        close_block(e);
+    }
+}
+
+/* addcmul: y = input + value t1 t2; addcdiv: y = input + value t1 / t2.
+ * Each tensor operand's gradient is formed over the output shape in the
+ * scratch, then summed down to the operand's shape. */
+static void grad_addc(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *so = ys_of(b);
+    const char *dy = dy_of(e, b), *n = numel_c(e, so);
+    double value = arg_number(e->c, f->src, "value", "1", compute_dtype(t));
+    bool div = f->op->id == OP_ADDCDIV;
+    if (grad_of(e, b, 0))
+        sum_to(e, t, dy, so, grad_of(e, b, 0), xs_of(b, 0));
+    const char *ys[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    for (int k = 1; k <= 2; k++) {
+        const char *g = grad_of(e, b, k);
+        if (!g)
+            continue;
+        const char *tmp = scratch_buffer(e, b, t, 0);
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, so->ndim));
+        buf_printf(e->out, "        const int64_t t1_stride[] = %s;\n", bcast_array(e, xs_of(b, 1), so));
+        buf_printf(e->out, "        const int64_t t2_stride[] = %s;\n", bcast_array(e, xs_of(b, 2), so));
+        double scale = value;
+        if (!div) { /* value dy t_other */
+            buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, %s, %s);\n", kernel(e, "mul_bcast", t), so->ndim,
+                       dy, x_of(e, b, 3 - k), k == 1 ? "t2_stride" : "t1_stride", tmp);
+        } else if (k == 1) { /* value dy / t2 */
+            buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, t2_stride, %s);\n", kernel(e, "div_bcast", t),
+                       so->ndim, dy, x_of(e, b, 2), tmp);
+        } else { /* -value dy t1 / t2^2 */
+            buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, t1_stride, %s);\n", kernel(e, "mul_bcast", t),
+                       so->ndim, dy, x_of(e, b, 1), tmp);
+            for (int r = 0; r < 2; r++)
+                buf_printf(e->out, "        %s(%d, shape, %s, dy_stride, %s, t2_stride, %s);\n",
+                           kernel(e, "div_bcast", t), so->ndim, tmp, x_of(e, b, 2), tmp);
+            scale = -value;
+        }
+        if (scale != 1)
+            buf_printf(e->out, "        %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul_scalar", t), n, tmp,
+                       double_c(e, scale), tmp);
+        close_block(e);
+        sum_to(e, t, tmp, so, g, xs_of(b, k));
+    }
+}
+
+/* ---- contractions: einsum, tensordot, linalg_vecdot, bilinear ------------------ */
+
+/* A forward contraction as index lists: y (contiguous over indices
+ * 0..n_out-1) = the sum over the others of the product of the operands;
+ * operand o (forward input input[o]) is contiguous over its dims, dim d
+ * walking index idx[o][d] with dsize[o][d] elements (a repeated index
+ * walks a diagonal). */
+#define GRAD_CONTRACT_MAX 16
+typedef struct GradContract {
+    int n_index, n_out, n_ops;
+    const char *size[GRAD_CONTRACT_MAX];
+    int input[4], nd[4];
+    int idx[4][MAX_DIMS];
+    const char *dsize[4][MAX_DIMS];
+} GradContract;
+
+static int contract_index(GradContract *k, const char *size)
+{
+    if (k->n_index >= GRAD_CONTRACT_MAX)
+        return -1;
+    k->size[k->n_index] = size;
+    return k->n_index++;
+}
+
+static void contract_dim(GradContract *k, int o, int index, const char *size)
+{
+    k->idx[o][k->nd[o]] = index;
+    k->dsize[o][k->nd[o]++] = size;
+}
+
+/* Operand o's stride along each index, as C text ("0" where it lacks it). */
+static void contract_strides(Emitter *e, const GradContract *k, int o, const char **st)
+{
+    for (int i = 0; i < k->n_index; i++)
+        st[i] = "0";
+    const char *inner = "1";
+    for (int d = k->nd[o] - 1; d >= 0; d--) {
+        int i = k->idx[o][d];
+        st[i] = strcmp(st[i], "0") == 0 ? inner : arena_printf(e->c->arena, "%s + %s", st[i], inner);
+        inner = mul_c(e, inner, k->dsize[o][d]);
+    }
+}
+
+/* The gradient of each operand needing one: the contraction of dy with the
+ * other operands whose output indices are that operand's dims. */
+static void grad_contraction(Emitter *e, Node *b, GradContract *k)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    if (k->n_index < 0 || k->n_index > GRAD_CONTRACT_MAX) {
+        unsupported(e, f, "the gradient of a contraction over more than 16 indices is not supported yet");
+        return;
+    }
+    const char *ys[GRAD_CONTRACT_MAX];
+    const char *inner = "1";
+    for (int i = k->n_out - 1; i >= 0; i--) {
+        ys[i] = inner;
+        inner = mul_c(e, inner, k->size[i]);
+    }
+    for (int o = 0; o < k->n_ops; o++) {
+        const char *g = grad_of(e, b, k->input[o]);
+        if (!g)
+            continue;
+        /* the output: operand o's dims, each a distinct index of its full size */
+        int newi[GRAD_CONTRACT_MAX];
+        for (int i = 0; i < k->n_index; i++)
+            newi[i] = -1;
+        int n = 0;
+        for (int d = 0; d < k->nd[o]; d++) {
+            int i = k->idx[o][d];
+            if (newi[i] >= 0) {
+                unsupported(e, f, "the gradient of an operand with a repeated index (a diagonal) is not supported yet");
+                return;
+            }
+            if (strcmp(k->dsize[o][d], k->size[i]) != 0) {
+                unsupported(e, f, "the gradient of an operand broadcast along an index is not supported yet");
+                return;
+            }
+            newi[i] = n++;
+        }
+        int n_out = n;
+        for (int i = 0; i < k->n_index; i++)
+            if (newi[i] < 0)
+                newi[i] = n++;
+        open_block(e);
+        buf_printf(e->out, "        amp_contract_desc d = {0};\n");
+        buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), k->n_ops);
+        buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", k->n_index,
+                   n_out, k->n_ops);
+        for (int i = 0; i < k->n_index; i++)
+            buf_printf(e->out, "        d.size[%d] = %s;\n", newi[i], k->size[i]);
+        /* operand 0: dy; then the others */
+        buf_printf(e->out, "        operands[0] = %s;\n", dy_of(e, b));
+        for (int i = 0; i < k->n_out; i++)
+            buf_printf(e->out, "        d.stride[0][%d] = %s;\n", newi[i], ys[i]);
+        for (int p = 0, slot = 1; p < k->n_ops; p++) {
+            if (p == o)
+                continue;
+            const char *st[GRAD_CONTRACT_MAX];
+            contract_strides(e, k, p, st);
+            buf_printf(e->out, "        operands[%d] = %s;\n", slot, x_of(e, b, k->input[p]));
+            for (int i = 0; i < k->n_index; i++)
+                if (strcmp(st[i], "0") != 0)
+                    buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", slot, newi[i], st[i]);
+            slot++;
+        }
+        buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), g);
+        close_block(e);
+    }
+}
+
+static void grad_einsum(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const char *s = f->src->bound[0]->text;
+    if (strchr(s, '.')) {
+        unsupported(e, f, "the gradient of an equation with ... is not supported yet");
+        return;
+    }
+    GradContract k = {0};
+    const char *arrow = strstr(s, "->");
+    const char *subs[4];
+    int nops = 0;
+    for (const char *p = s; nops < 4;) {
+        subs[nops++] = p;
+        while (*p && *p != ',' && *p != '-')
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    char outl[64];
+    int nout = 0;
+    if (arrow) {
+        for (const char *q = arrow + 2; *q && nout < 64; q++)
+            if (*q != ' ')
+                outl[nout++] = *q;
+    } else {
+        int count[128] = {0};
+        for (const char *q = s; *q; q++)
+            if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'))
+                count[(int)*q]++;
+        for (int ch = 'A'; ch <= 'z' && nout < 64; ch++)
+            if (count[ch] == 1)
+                outl[nout++] = (char)ch;
+    }
+    const char *letter_size[128] = {0};
+    int letter_index[128];
+    for (int i = 0; i < 128; i++)
+        letter_index[i] = -1;
+    for (int o = 0; o < nops; o++) {
+        const Shape *so = xs_of(b, o + 1);
+        int d = 0;
+        for (const char *q = subs[o]; d < so->ndim && *q && *q != ',' && *q != '-'; q++)
+            if (*q != ' ')
+                letter_size[(int)*q & 127] = poly_c(e, so->dims[d++]);
+    }
+    for (int i = 0; i < nout; i++)
+        letter_index[(int)outl[i] & 127] = contract_index(&k, letter_size[(int)outl[i] & 127]);
+    k.n_out = k.n_index;
+    k.n_ops = nops;
+    for (int o = 0; o < nops; o++) {
+        const Shape *so = xs_of(b, o + 1);
+        k.input[o] = o + 1;
+        int d = 0;
+        for (const char *q = subs[o]; *q && *q != ',' && *q != '-'; q++) {
+            if (*q == ' ')
+                continue;
+            int c = (int)*q & 127;
+            if (letter_index[c] < 0)
+                letter_index[c] = contract_index(&k, letter_size[c]);
+            if (letter_index[c] < 0 || d >= so->ndim) {
+                k.n_index = -1;
+                break;
+            }
+            contract_dim(&k, o, letter_index[c], poly_c(e, so->dims[d++]));
+        }
+    }
+    grad_contraction(e, b, &k);
+}
+
+static void grad_tensordot(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
+    int nd = (int)arg_int(e->c, f->src, "dims", 2);
+    GradContract k = {.n_ops = 2, .input = {0, 1}};
+    int ia[MAX_DIMS], ib[MAX_DIMS];
+    for (int d = 0; d < sa->ndim - nd; d++)
+        ia[d] = contract_index(&k, poly_c(e, sa->dims[d]));
+    for (int d = nd; d < sb->ndim; d++)
+        ib[d] = contract_index(&k, poly_c(e, sb->dims[d]));
+    k.n_out = k.n_index;
+    for (int j = 0; j < nd; j++)
+        ia[sa->ndim - nd + j] = ib[j] = contract_index(&k, poly_c(e, sb->dims[j]));
+    for (int d = 0; d < sa->ndim; d++)
+        contract_dim(&k, 0, ia[d], poly_c(e, sa->dims[d]));
+    for (int d = 0; d < sb->ndim; d++)
+        contract_dim(&k, 1, ib[d], poly_c(e, sb->dims[d]));
+    grad_contraction(e, b, &k);
+}
+
+static void grad_vecdot(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
+    if (!shape_equal(sa, sb)) {
+        unsupported(e, f, "the gradient of linalg_vecdot of broadcasting operands is not supported yet");
+        return;
+    }
+    int nd = sa->ndim;
+    int64_t dim = arg_int(e->c, f->src, "dim", -1);
+    if (dim < 0)
+        dim += nd;
+    GradContract k = {.n_ops = 2, .input = {0, 1}};
+    int idx[MAX_DIMS];
+    for (int d = 0; d < nd; d++)
+        if (d != dim)
+            idx[d] = contract_index(&k, poly_c(e, sa->dims[d]));
+    k.n_out = k.n_index;
+    idx[dim] = contract_index(&k, poly_c(e, sa->dims[dim]));
+    for (int o = 0; o < 2; o++)
+        for (int d = 0; d < nd; d++)
+            contract_dim(&k, o, idx[d], poly_c(e, sa->dims[d]));
+    grad_contraction(e, b, &k);
+}
+
+/* bilinear: y[b, o] = sum_ij x1[b, i] x2[b, j] w[o, i, j] + bias[o] */
+static void grad_bilinear(Emitter *e, Node *b)
+{
+    const Shape *s1 = xs_of(b, 0), *sw = xs_of(b, 2);
+    GradContract k = {.n_ops = 3, .input = {0, 1, 2}};
+    int bi = contract_index(&k, dims_product(e, s1, 0, s1->ndim - 1));
+    int oi = contract_index(&k, poly_c(e, sw->dims[0]));
+    k.n_out = 2;
+    int ii = contract_index(&k, poly_c(e, sw->dims[1])), ji = contract_index(&k, poly_c(e, sw->dims[2]));
+    contract_dim(&k, 0, bi, k.size[bi]), contract_dim(&k, 0, ii, k.size[ii]);
+    contract_dim(&k, 1, bi, k.size[bi]), contract_dim(&k, 1, ji, k.size[ji]);
+    contract_dim(&k, 2, oi, k.size[oi]), contract_dim(&k, 2, ii, k.size[ii]), contract_dim(&k, 2, ji, k.size[ji]);
+    grad_contraction(e, b, &k);
+    if (grad_of(e, b, 3))
+        sum_to(e, b->fwd->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 3), xs_of(b, 3));
 }
 
 void emit_grad(Emitter *e, Node *b)
@@ -961,8 +1415,32 @@ void emit_grad(Emitter *e, Node *b)
     case OP_LINEAR:
         grad_linear(e, b);
         return;
-    case OP_MATMUL: case OP_MM: case OP_BMM: case OP_ADDMM:
+    case OP_MATMUL: case OP_MM: case OP_BMM:
         grad_matmul(e, b);
+        return;
+    case OP_ADDMM: case OP_MV: case OP_DOT: case OP_VDOT: case OP_ADDMV: case OP_ADDR: case OP_BADDBMM: case OP_ADDBMM:
+        grad_gemm(e, b);
+        return;
+    case OP_TRACE:
+        grad_trace(e, b);
+        return;
+    case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D: case OP_CONV_TRANSPOSE3D:
+        grad_conv_transpose(e, b);
+        return;
+    case OP_ADDCMUL: case OP_ADDCDIV:
+        grad_addc(e, b);
+        return;
+    case OP_EINSUM:
+        grad_einsum(e, b);
+        return;
+    case OP_TENSORDOT:
+        grad_tensordot(e, b);
+        return;
+    case OP_LINALG_VECDOT:
+        grad_vecdot(e, b);
+        return;
+    case OP_BILINEAR:
+        grad_bilinear(e, b);
         return;
     case OP_SOFTMAX: case OP_LOG_SOFTMAX:
         grad_softmax(e, b);
@@ -1023,7 +1501,7 @@ void emit_grad(Emitter *e, Node *b)
     case OP_GATHER:
         grad_gather(e, b);
         return;
-    case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM:
+    case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
         grad_reduction_kernel(e, b);
         return;
     case OP_CUMSUM:
