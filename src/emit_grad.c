@@ -408,13 +408,14 @@ static void grad_linear(Emitter *e, Node *b)
     }
 }
 
-/* matmul, mm, bmm, addmm: y [batch, M, N] = a [batch?, M, K] b [batch?, K, N]. */
+/* matmul, mm, bmm: y [batch, M, N] = a [batch?, M, K] b [batch?, K, N]
+ * (addmm and the other products with an added input: grad_gemm). */
 static void grad_matmul(Emitter *e, Node *bn)
 {
     Node *f = bn->fwd;
     DType t = f->out->type.dtype;
-    int ka = f->op->id == OP_ADDMM ? 1 : 0, kb = ka + 1;
-    const Shape *sa = xs_of(bn, ka), *sb = xs_of(bn, kb), *so = ys_of(bn);
+    int ka = 0, kb = 1;
+    const Shape *sa = xs_of(bn, ka), *sb = xs_of(bn, kb);
     if (sa->ndim > 3 || sb->ndim > 3 || (sa->ndim == 3 && sb->ndim == 3 && !shape_equal(sa, sb) &&
                                          !poly_equal(sa->dims[0], sb->dims[0]))) {
         unsupported(e, f, "the gradient of a matmul with more than one batch dim or broadcast batches is not supported yet");
@@ -434,15 +435,6 @@ static void grad_matmul(Emitter *e, Node *bn)
     /* db [K, N] = a^T dy: a^T[k][m] = a[m K + k] */
     if (grad_of(e, bn, kb))
         gemm(e, t, batch, K, N, M, x_of(e, bn, ka), as, "1", K, dy, ys, N, "1", !bbatch && abatch, grad_of(e, bn, kb));
-    if (f->op->id == OP_ADDMM && grad_of(e, bn, 0)) {
-        double beta = arg_number(e->c, f->src, "beta", "1", compute_dtype(t));
-        sum_to(e, t, dy, so, grad_of(e, bn, 0), xs_of(bn, 0));
-        if (beta != 1)
-            buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul_scalar", t),
-                       numel_c(e, xs_of(bn, 0)), grad_of(e, bn, 0), double_c(e, beta), grad_of(e, bn, 0));
-    }
-    if (f->op->id == OP_ADDMM && arg_number(e->c, f->src, "alpha", "1", DT_F64) != 1)
-        unsupported(e, f, "the gradient of addmm with alpha != 1 is not supported yet");
 }
 
 static void grad_softmax(Emitter *e, Node *b)
