@@ -3,7 +3,8 @@
 # squeezenet1_1, alexnet and a small transformer encoder with tools/torch2amp,
 # compile each with BUILD/ampc for -t cpu, tpu and gpu, run it with
 # tests/torch/driver.c against BUILD/libamprt.a on a fixed batch, and compare
-# with PyTorch (tests/torch/compare.py says how).  Prints ok/FAIL per model
+# with PyTorch (tests/torch/compare.py says how); then 50 training steps of
+# the digits MLP against PyTorch's (train_agree.py).  Prints ok/FAIL per model
 # and target and "torch: P passed, F failed"; exits 1 on a failure.
 # Skipped (exit 0) when /usr/bin/python3 cannot import torch and torchvision.
 set -u
@@ -15,4 +16,10 @@ if ! [ -x "$PY" ] || ! "$PY" -c 'import torch, torchvision' >/dev/null 2>&1; the
     echo "torch: skipped: $PY cannot import torch and torchvision (Debian: python3-torch python3-torchvision)"
     exit 0
 fi
-exec "$PY" "$HERE/compare.py" "$BUILD" "$@"
+status=0
+"$PY" "$HERE/compare.py" "$BUILD" "$@" || status=1
+# training: 50 steps of the digits MLP against torch.optim (train_agree.py)
+if [ $# -eq 0 ]; then
+    "$PY" "$HERE/train_agree.py" "$BUILD" || status=1
+fi
+exit $status
