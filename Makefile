@@ -98,8 +98,11 @@ $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
+# Every runtime test, then those whose kernels the optimized sets override
+# again under each AMPRT_ISA this CPU supports.
 test-runtime: $(RUNTIME_TESTS)
 	@for t in $^; do echo "== $$t"; $$t || exit 1; done
+	sh tests/runtime/run-isas.sh $(BUILD) test_kernels test_gemm test_fastgemm test_dispatch test_backward_unary
 
 test-golden: $(BUILD)/ampc
 	sh tests/golden/run.sh $(BUILD)/ampc

@@ -4,10 +4,16 @@
 # then whichever of avx2, avx512 and avx512bf16 the runtime reports as
 # supported (a forced set the CPU lacks would only fall back), then auto.
 # Prints one line per (set, test) and a summary; fails if any run fails.
+# With test names after BUILD (test_kernels test_gemm ...), runs only those:
+# make test-runtime runs the ones whose kernels a set overrides.
 set -u
 BUILD=${1:-build}
+shift
 tests=""
-for src in tests/runtime/test_*.c; do
+names=$*
+[ -n "$names" ] || names=$(for src in tests/runtime/test_*.c; do basename "$src" .c; done)
+for name in $names; do
+    src=tests/runtime/$name.c
     t=$BUILD/tests/$(basename "$src" .c)
     if [ ! -x "$t" ]; then
         echo "missing $t (build it with make BUILD=$BUILD test-runtime)"

@@ -221,6 +221,24 @@ static void test_renorm(void **state)
             }
 }
 
+/* A slice whose norm equals maxnorm is left alone (the test is norm > maxnorm). */
+static void test_renorm_at_maxnorm(void **state)
+{
+    static const double xs[] = { 3.0, 0.5, 4.0, -0.25 }; /* [2, 2]: slices [3, 4] (norm 5) and [0.5, -0.25] */
+    static const double ps[] = { 2, INFINITY, 1 }, maxnorms[] = { 5, 4, 7 };
+    (void)state;
+    for (int d = 0; d < NDTYPES; d++)
+        for (int pi = 0; pi < 3; pi++)
+            for (int e = 0; e < NTABLES; e++) {
+                amp_dtype t = dtypes[d];
+                tensor x = tensor_of(t, 4, xs), y = tensor_new(t, 4);
+                KCALL(tables[e], t, renorm, 2, 2, 1, ps[pi], maxnorms[pi], x.data, y.data);
+                expect_same(&y, &x, "renorm slice norm == maxnorm");
+                tensor_free(&x);
+                tensor_free(&y);
+            }
+}
+
 /* ---- cosine_similarity, cross --------------------------------------------------- */
 
 typedef struct {
@@ -1280,6 +1298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prelu),
         cmocka_unit_test(test_renorm),
+        cmocka_unit_test(test_renorm_at_maxnorm),
         cmocka_unit_test(test_cosine_similarity),
         cmocka_unit_test(test_cross),
         cmocka_unit_test(test_index_put),
