@@ -102,7 +102,8 @@ test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 # again under each AMPRT_ISA this CPU supports.
 test-runtime: $(RUNTIME_TESTS)
 	@for t in $^; do echo "== $$t"; $$t || exit 1; done
-	sh tests/runtime/run-isas.sh $(BUILD) test_kernels test_gemm test_fastgemm test_dispatch test_backward_unary
+	CC="$(CC)" PROBE_CFLAGS="$(SAN_FLAGS)" sh tests/runtime/run-isas.sh $(BUILD) \
+	    test_kernels test_gemm test_fastgemm test_dispatch test_backward_unary
 
 test-golden: $(BUILD)/ampc
 	sh tests/golden/run.sh $(BUILD)/ampc

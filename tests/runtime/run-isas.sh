@@ -4,6 +4,8 @@
 # then whichever of avx2, avx512 and avx512bf16 the runtime reports as
 # supported (a forced set the CPU lacks would only fall back), then auto.
 # Prints one line per (set, test) and a summary; fails if any run fails.
+# CC and PROBE_CFLAGS (e.g. sanitizer flags matching the library's build)
+# build the small program that asks the runtime which sets it supports.
 # With test names after BUILD (test_kernels test_gemm ...), runs only those:
 # make test-runtime runs the ones whose kernels a set overrides.
 set -u
@@ -30,7 +32,8 @@ cat > "$probe.c" <<'EOC'
 #include "amprt.h"
 int main(void) { puts(amp_isa_name()); return 0; }
 EOC
-${CC:-cc} -std=c99 -Iruntime/include -o "$probe" "$probe.c" "$BUILD/libamprt.a" -lm -lpthread || exit 1
+# shellcheck disable=SC2086
+${CC:-cc} -std=c99 ${PROBE_CFLAGS:-} -Iruntime/include -o "$probe" "$probe.c" "$BUILD/libamprt.a" -lm -lpthread || exit 1
 isas=ref
 for isa in avx2 avx512 avx512bf16; do
     [ "$(AMPRT_ISA=$isa "$probe" 2>/dev/null)" = "$isa" ] && isas="$isas $isa"
