@@ -240,7 +240,7 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
         buf_printf(o, "                int bad = !(err <= allowed);\n"
                       "                printf(\"%%-16s dir %%d  finite difference %%13.6e  backward %%13.6e  %%s\\n\", \"d %s\", dir, fd,\n"
                       "                       directional, bad ? \"FAIL\" : \"ok\");\n"
-                      "                failed |= bad;\n            }\n            free(saved);\n            free(sign);\n        }\n",
+                      "                failed |= bad;\n            }\n        }\n",
                    v->name);
     }
     buf_puts(o, "    }\n");
@@ -256,10 +256,15 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
                 "    check_state ^= check_state >> 12;\n    check_state ^= check_state << 25;\n"
                 "    check_state ^= check_state >> 27;\n"
                 "    return (double)((check_state * 0x2545f4914f6cdd1du) >> 11) * 0x1p-53;\n}\n\n");
-    buf_puts(o, "static void *check_alloc(size_t n, amp_dtype t)\n{\n"
+    buf_puts(o, "/* every buffer, freed together at the end (leak checkers stay quiet) */\n"
+                "static void *check_allocs[4096];\nstatic int check_nallocs;\n\n"
+                "static void *check_alloc(size_t n, amp_dtype t)\n{\n"
                 "    void *p = malloc(n ? n * amp_dtype_size(t) : 1);\n"
-                "    if (!p) {\n        fputs(\"check: out of memory\\n\", stderr);\n        exit(2);\n    }\n"
-                "    return p;\n}\n\n");
+                "    if (!p || check_nallocs == 4096) {\n        fputs(\"check: out of memory\\n\", stderr);\n        exit(2);\n    }\n"
+                "    check_allocs[check_nallocs++] = p;\n"
+                "    return p;\n}\n\n"
+                "static void check_free_all(void)\n{\n"
+                "    while (check_nallocs > 0)\n        free(check_allocs[--check_nallocs]);\n}\n\n");
     buf_puts(o, "static void check_fill(void *p, size_t n, amp_dtype t, double lo, double hi)\n{\n"
                 "    for (size_t i = 0; i < n; i++) {\n"
                 "        double v = lo + (hi - lo) * check_uniform();\n"
@@ -447,7 +452,7 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
     if (c->train)
         emit_gradient_check(c, model, ref, ref_train, p, rp, o);
     buf_puts(o, "    puts(failed ? \"check: FAILED\" : \"check: every output within its tolerance\");\n");
-    buf_puts(o, "    return failed;\n}\n");
+    buf_puts(o, "    check_free_all();\n    return failed;\n}\n");
 }
 
 bool emit_check(Ctx *c, Output *out)

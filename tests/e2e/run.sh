@@ -145,7 +145,10 @@ dir=$OUT/tpu
 mkdir -p "$OUT/embed"
 if [ -f "$dir/mlp-weights.safetensors" ] &&
     "$AMPC" examples/mlp.amp -t tpu --embed-weights "$dir/mlp-weights.safetensors" -o "$OUT/embed/mlp.c"; then
-    if cc -std=c99 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$OUT/embed" -o "$OUT/embed/check" \
+    cc1=${E2E_COMPILERS:-cc}
+    cc1=${cc1%% *}
+    # shellcheck disable=SC2086
+    if $cc1 -std=c99 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$OUT/embed" -o "$OUT/embed/check" \
             tests/e2e/embed_check.c "$OUT/embed/mlp.c" "$BUILD/libamprt.a" -lm -lpthread &&
         (cd "$dir" && "../embed/check") > "$OUT/embed/log" 2>&1; then
         ok "--embed-weights: $(cat "$OUT/embed/log")"
