@@ -497,6 +497,24 @@ static void grad_pointwise_loss(Emitter *e, Node *b)
                    dt);
 }
 
+/* A convolution's (or transposed one's) bias gradient: dy summed over the
+ * batch and the ns spatial positions, channels kept. */
+static void conv_bias_grad(Emitter *e, Node *b, int ns)
+{
+    if (!grad_of(e, b, 2))
+        return;
+    const Shape *so = ys_of(b);
+    const char *items[MAX_DIMS];
+    for (int i = 0; i < so->ndim; i++)
+        items[i] = i == so->ndim - ns - 1 ? "0" : "1";
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, so->ndim));
+    buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, "sum", b->fwd->out->type.dtype), so->ndim,
+               dy_of(e, b), grad_of(e, b, 2));
+    close_block(e);
+}
+
 static void grad_conv(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -518,18 +536,7 @@ static void grad_conv(Emitter *e, Node *b)
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "conv_backward_weight", t), x_of(e, b, 0),
                    dy_of(e, b), grad_of(e, b, 1));
     close_block(e);
-    if (grad_of(e, b, 2)) { /* db: dy summed over the batch and the positions */
-        const Shape *so = ys_of(b);
-        const char *items[MAX_DIMS];
-        for (int i = 0; i < so->ndim; i++)
-            items[i] = i == so->ndim - ns - 1 ? "0" : "1";
-        open_block(e);
-        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
-        buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, so->ndim));
-        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, "sum", t), so->ndim, dy_of(e, b),
-                   grad_of(e, b, 2));
-        close_block(e);
-    }
+    conv_bias_grad(e, b, ns);
 }
 
 static void grad_pool(Emitter *e, Node *b)
@@ -1067,18 +1074,7 @@ static void grad_conv_transpose(Emitter *e, Node *b)
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "conv_transpose_backward_weight", t),
                    x_of(e, b, 0), dy_of(e, b), grad_of(e, b, 1));
     close_block(e);
-    if (grad_of(e, b, 2)) {
-        const Shape *so = ys_of(b);
-        const char *items[MAX_DIMS];
-        for (int i = 0; i < so->ndim; i++)
-            items[i] = i == so->ndim - ns - 1 ? "0" : "1";
-        open_block(e);
-        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
-        buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, so->ndim));
-        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, "sum", t), so->ndim, dy_of(e, b),
-                   grad_of(e, b, 2));
-        close_block(e);
-    }
+    conv_bias_grad(e, b, ns);
 }
 
 /* addcmul: y = input + value t1 t2; addcdiv: y = input + value t1 / t2.
