@@ -96,4 +96,42 @@ void emit_train_source(Emitter *e, Emitter *fwd, Buf *o);
 /* emit_grad.c: the kernel calls of a GRAD node (autodiff.c) */
 void emit_grad(Emitter *e, Node *n);
 
+/* emit_grad.c: the pieces of a GRAD node b, shared by the gradient files.
+ * grad_of: the gradient of forward input k (NULL when it needs none);
+ * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
+ * input k and result; xs_of, ys_of: their shapes. */
+const char *grad_of(Emitter *e, Node *b, int k);
+const char *dy_of(Emitter *e, Node *b);
+const char *x_of(Emitter *e, Node *b, int k);
+const char *y_of(Emitter *e, Node *b);
+const Shape *xs_of(Node *b, int k);
+const Shape *ys_of(Node *b);
+void grad_copy(Emitter *e, const char *dst, const char *src, const Shape *s);
+/* dst (shape `to`) = src (shape `from`) summed over the broadcast dims */
+void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char *dst, const Shape *to);
+/* buffer `index` of the forward output's size in dtype t, from b's scratch */
+const char *scratch_buffer(Emitter *e, Node *b, DType t, int index);
+void zero_fill(Emitter *e, DType t, const char *dst, const Shape *s);
+void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, const char *K, const char *A,
+          const char *a0, const char *a1, const char *a2, const char *B, const char *b0, const char *b1,
+          const char *b2, bool sum_batch, const char *y);
+const char *mul_c(Emitter *e, const char *a, const char *b);
+
+/* The gradient rules kept in their own files (emit_grad_linalg.c: linear
+ * algebra; emit_grad_more.c: the other ops), each with the same four
+ * entry points.  Each returns true when its file owns the op (and then
+ * fills in the answer), false to let the next file answer:
+ *   grad_rule_*:    *why = NULL if the op is differentiable, else the error
+ *   grad_input_*:   *why = the error when input k's gradient is unsupported
+ *   grad_scratch_*: *t = the scratch its kernels need (DT_NONE: none)
+ *   emit_grad_*:    writes the calls of GRAD node b */
+bool grad_rule_linalg(Ctx *c, const Node *n, const char **why);
+bool grad_input_linalg(Ctx *c, const Node *n, int k, const char **why);
+bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t);
+bool emit_grad_linalg(Emitter *e, Node *b);
+bool grad_rule_more(Ctx *c, const Node *n, const char **why);
+bool grad_input_more(Ctx *c, const Node *n, int k, const char **why);
+bool grad_scratch_more(Ctx *c, const Node *b, Type *t);
+bool emit_grad_more(Emitter *e, Node *b);
+
 #endif

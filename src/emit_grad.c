@@ -19,7 +19,7 @@
 /* ---- the pieces of a GRAD node ----------------------------------------------- */
 
 /* The gradient of forward input k, or NULL when it needs none. */
-static const char *grad_of(Emitter *e, Node *b, int k)
+const char *grad_of(Emitter *e, Node *b, int k)
 {
     for (int r = 0; r <= b->nmore; r++)
         if (b->grad_input[r] == k)
@@ -27,24 +27,24 @@ static const char *grad_of(Emitter *e, Node *b, int k)
     return NULL;
 }
 
-static const char *dy_of(Emitter *e, Node *b) { return e->cname[b->in[0]->id]; }
-static const char *x_of(Emitter *e, Node *b, int k) { return b->fwd->in[k] ? e->cname[b->fwd->in[k]->id] : "NULL"; }
-static const char *y_of(Emitter *e, Node *b) { return e->cname[b->fwd->out->id]; }
-static const Shape *xs_of(Node *b, int k) { return &b->fwd->in[k]->type.shape; }
-static const Shape *ys_of(Node *b) { return &b->fwd->out->type.shape; }
+const char *dy_of(Emitter *e, Node *b) { return e->cname[b->in[0]->id]; }
+const char *x_of(Emitter *e, Node *b, int k) { return b->fwd->in[k] ? e->cname[b->fwd->in[k]->id] : "NULL"; }
+const char *y_of(Emitter *e, Node *b) { return e->cname[b->fwd->out->id]; }
+const Shape *xs_of(Node *b, int k) { return &b->fwd->in[k]->type.shape; }
+const Shape *ys_of(Node *b) { return &b->fwd->out->type.shape; }
 
-static void copy(Emitter *e, const char *dst, const char *src, const Shape *s)
+void grad_copy(Emitter *e, const char *dst, const char *src, const Shape *s)
 {
     buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", dst, src, numel_c(e, s), dst);
 }
 
 /* dst (shape `to`) = src (shape `from`, which `to` broadcasts to) summed
  * over the broadcast dims. */
-static void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char *dst, const Shape *to)
+void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char *dst, const Shape *to)
 {
     if (shape_equal(from, to)) {
         if (strcmp(src, dst) != 0)
-            copy(e, dst, src, to);
+            grad_copy(e, dst, src, to);
         return;
     }
     const char *items[MAX_DIMS];
@@ -65,7 +65,7 @@ static void sum_to(Emitter *e, DType t, const char *src, const Shape *from, cons
 
 /* A buffer of the forward output's shape, in dtype t, from the scratch
  * (grad_scratch_type reserves `count` of them). */
-static const char *scratch_buffer(Emitter *e, Node *b, DType t, int index)
+const char *scratch_buffer(Emitter *e, Node *b, DType t, int index)
 {
     return arena_printf(e->c->arena, "((%s *)(void *)%s + %d * (%s))", dtype_c_type(t), e->cname[b->scratch->id], index,
                         numel_c(e, ys_of(b)));
@@ -124,9 +124,13 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
             return "dropout in a training step needs a random mask, which ampc does not generate yet; "
                    "use dropout(x, p, training=false) or remove it";
         return NULL;
-    default:
+    default: {
+        const char *why = NULL;
+        if (grad_rule_linalg(c, n, &why) || grad_rule_more(c, n, &why))
+            return why;
         return arena_printf(c->arena, "op %s has no gradient yet, so this model cannot be trained "
                                       "(its inference compiles without the train section)", n->op->name);
+    }
     }
 }
 
@@ -166,8 +170,12 @@ const char *grad_input_missing(Ctx *c, const Node *n, int k)
         if (k == 3)
             what = "its attn_mask";
         break;
-    default:
+    default: {
+        const char *why = NULL;
+        if (grad_input_linalg(c, n, k, &why) || grad_input_more(c, n, k, &why))
+            return why;
         break;
+    }
     }
     if (!what)
         return NULL;
@@ -210,8 +218,12 @@ Type grad_scratch_type(Ctx *c, const Node *b)
     case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
         buffers = 1; /* dx when the input needs no gradient: the kernels write it anyway */
         break;
-    default:
+    default: {
+        Type t = none;
+        if (grad_scratch_linalg(c, b, &t) || grad_scratch_more(c, b, &t))
+            return t;
         return none;
+    }
     }
     if (buffers == 0)
         return none;
@@ -249,7 +261,7 @@ static void grad_arith(Emitter *e, Node *b)
         const char *g = grad_of(e, b, 0);
         bool first = f->scalar_first;
         if (id == OP_ADD || (id == OP_SUB && !first))
-            copy(e, g, dy, so);
+            grad_copy(e, g, dy, so);
         else if (id == OP_SUB)
             buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), n, dy, g);
         else if (id == OP_MUL || (id == OP_DIV && !first))
@@ -374,7 +386,7 @@ static void grad_where(Emitter *e, Node *b)
 }
 
 /* A gemm call from C text: y = op(A) op(B), strides in elements. */
-static void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, const char *K, const char *A,
+void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, const char *K, const char *A,
                  const char *a0, const char *a1, const char *a2, const char *B, const char *b0, const char *b1,
                  const char *b2, bool sum_batch, const char *y)
 {
@@ -384,7 +396,7 @@ static void gemm(Emitter *e, DType t, const char *batch, const char *M, const ch
     emit_gemm_call(e, t, &g, y);
 }
 
-static const char *mul_c(Emitter *e, const char *a, const char *b)
+const char *mul_c(Emitter *e, const char *a, const char *b)
 {
     return arena_printf(e->c->arena, "(%s) * (%s)", a, b);
 }
@@ -658,7 +670,7 @@ static void grad_permute(Emitter *e, Node *b)
     close_block(e);
 }
 
-static void zero_fill(Emitter *e, DType t, const char *dst, const Shape *s)
+void zero_fill(Emitter *e, DType t, const char *dst, const Shape *s)
 {
     buf_printf(e->out, "    %s((size_t)(%s), 0.0, %s);\n", kernel(e, "fill", t), numel_c(e, s), dst);
 }
@@ -1455,7 +1467,7 @@ void emit_grad(Emitter *e, Node *b)
         grad_embedding(e, b);
         return;
     case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_DROPOUT:
-        copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
+        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
         return;
     case OP_PERMUTE: case OP_TRANSPOSE:
         grad_permute(e, b);
@@ -1496,6 +1508,8 @@ void emit_grad(Emitter *e, Node *b)
         grad_cumsum(e, b);
         return;
     default:
+        if (emit_grad_linalg(e, b) || emit_grad_more(e, b))
+            return;
         unsupported(e, f, "has no gradient yet");
         return;
     }
