@@ -118,7 +118,8 @@ void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, 
 const char *mul_c(Emitter *e, const char *a, const char *b);
 
 /* The gradient rules kept in their own files (emit_grad_linalg.c: linear
- * algebra; emit_grad_more.c: the other ops), each with the same four
+ * algebra; emit_grad_nn.c: convolution, indexing, recurrent cells and CTC;
+ * emit_grad_more.c: the other ops), each with the same four
  * entry points.  Each returns true when its file owns the op (and then
  * fills in the answer), false to let the next file answer:
  *   grad_rule_*:    *why = NULL if the op is differentiable, else the error
@@ -133,5 +134,9 @@ bool grad_rule_more(Ctx *c, const Node *n, const char **why);
 bool grad_input_more(Ctx *c, const Node *n, int k, const char **why);
 bool grad_scratch_more(Ctx *c, const Node *b, Type *t);
 bool emit_grad_more(Emitter *e, Node *b);
+bool grad_rule_nn(Ctx *c, const Node *n, const char **why);
+bool grad_input_nn(Ctx *c, const Node *n, int k, const char **why);
+bool grad_scratch_nn(Ctx *c, const Node *b, Type *t);
+bool emit_grad_nn(Emitter *e, Node *b);
 
 #endif

@@ -126,7 +126,7 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
         return NULL;
     default: {
         const char *why = NULL;
-        if (grad_rule_linalg(c, n, &why) || grad_rule_more(c, n, &why))
+        if (grad_rule_linalg(c, n, &why) || grad_rule_more(c, n, &why) || grad_rule_nn(c, n, &why))
             return why;
         return arena_printf(c->arena, "op %s has no gradient yet, so this model cannot be trained "
                                       "(its inference compiles without the train section)", n->op->name);
@@ -172,7 +172,8 @@ const char *grad_input_missing(Ctx *c, const Node *n, int k)
         break;
     default: {
         const char *why = NULL;
-        if (grad_input_linalg(c, n, k, &why) || grad_input_more(c, n, k, &why))
+        if (grad_input_linalg(c, n, k, &why) || grad_input_more(c, n, k, &why) ||
+            grad_input_nn(c, n, k, &why))
             return why;
         break;
     }
@@ -220,7 +221,7 @@ Type grad_scratch_type(Ctx *c, const Node *b)
         break;
     default: {
         Type t = none;
-        if (grad_scratch_linalg(c, b, &t) || grad_scratch_more(c, b, &t))
+        if (grad_scratch_linalg(c, b, &t) || grad_scratch_more(c, b, &t) || grad_scratch_nn(c, b, &t))
             return t;
         return none;
     }
@@ -1508,7 +1509,7 @@ void emit_grad(Emitter *e, Node *b)
         grad_cumsum(e, b);
         return;
     default:
-        if (emit_grad_linalg(e, b) || emit_grad_more(e, b))
+        if (emit_grad_linalg(e, b) || emit_grad_more(e, b) || emit_grad_nn(e, b))
             return;
         unsupported(e, f, "has no gradient yet");
         return;

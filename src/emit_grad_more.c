@@ -1,4 +1,4 @@
-/* emit_grad_more.c: gradient rules of the ops outside linear algebra that emit_grad.c does not cover.
+/* emit_grad_more.c: gradient rules of the other ops: activations, reductions, distances and margin losses.
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
  * computing a GRAD node's input gradients in its forward's dtype.  The four
