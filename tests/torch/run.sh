@@ -3,9 +3,11 @@
 # squeezenet1_1, alexnet and a small transformer encoder with tools/torch2amp,
 # compile each with BUILD/ampc for -t cpu, tpu and gpu, run it with
 # tests/torch/driver.c against BUILD/libamprt.a on a fixed batch, and compare
-# with PyTorch (tests/torch/compare.py says how); then 50 training steps of
-# the digits MLP against PyTorch's (train_agree.py).  Prints ok/FAIL per model
-# and target and "torch: P passed, F failed"; exits 1 on a failure.
+# with PyTorch and, op by op, with PyTorch emulating ampc's per-op dtypes
+# (tests/torch/compare.py and emulate.py say how); then 50 training steps of
+# the digits MLP against PyTorch's, in f32, bf16 and f16 with loss scaling
+# (train_agree.py).  Prints ok/FAIL per model and target and
+# "torch: P passed, F failed"; exits 1 on a failure.  About a minute of CPU.
 # Skipped (exit 0) when /usr/bin/python3 cannot import torch and torchvision.
 set -u
 BUILD=${1:?usage: tests/torch/run.sh BUILD}

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "train_driver: step %d: %s\n", k, digits_strerror(rc));
             return 1;
         }
-        printf("%d %.9g %g %lld\n", k, (double)loss, (double)s.scale, (long long)s.skipped_steps);
+        printf("%d %.9g %.9g %lld\n", k, (double)loss, (double)s.scale, (long long)s.skipped_steps);
     }
     return 0;
 }
