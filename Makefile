@@ -6,6 +6,7 @@
 #                   the sanitizer build, and fuzz smoke runs
 #   make example    compile examples/mlp.amp for tpu, build it, run it
 #   make digits     train examples/digits (MLP and CNN) on tpu, gpu and cpu
+#   make MPI=1      the runtime's collectives on MPI (docs/distributed.md)
 #
 # Everything is built out of tree, in $(BUILD) (default build/).  A second
 # tree with sanitizers: make BUILD=build/asan SANITIZE=1.
@@ -27,14 +28,28 @@ LDFLAGS  += $(SAN_FLAGS)
 COMPILER_SRCS := $(filter-out src/main.c,$(wildcard src/*.c))
 COMPILER_OBJS := $(COMPILER_SRCS:src/%.c=$(BUILD)/obj/%.o) \
                  $(BUILD)/obj/parser.o $(BUILD)/obj/lexer.o $(BUILD)/obj/policies.o
-RUNTIME_SRCS  := $(wildcard runtime/src/*.c)
+# MPI=1: the collectives of data-parallel training on MPI (collective_mpi.c,
+# docs/distributed.md) instead of the one-process ones; the library's names,
+# and so the emitted C, are the same either way.  Link programs with MPI_LIBS.
+MPI      ?=
+ifeq ($(MPI),1)
+ifeq ($(shell command -v mpicc),)
+$(error MPI=1 needs mpicc (Debian: libopenmpi-dev openmpi-bin))
+endif
+MPI_CFLAGS := $(shell mpicc --showme:compile)
+MPI_LIBS   := $(shell mpicc --showme:link)
+RUNTIME_SRCS  := $(filter-out runtime/src/collective_single.c,$(wildcard runtime/src/*.c))
+else
+MPI_LIBS   :=
+RUNTIME_SRCS  := $(filter-out runtime/src/collective_mpi.c,$(wildcard runtime/src/*.c))
+endif
 RUNTIME_OBJS  := $(RUNTIME_SRCS:runtime/src/%.c=$(BUILD)/rtobj/%.o)
 POLICIES      := $(wildcard policies/*.policy)
 
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: digits all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch example clean
+.PHONY: digits all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch test-mpi example clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
@@ -79,11 +94,13 @@ $(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/i
 	@mkdir -p $(BUILD)/rtobj
 	$(CC) $(CFLAGS_RUNTIME) -c -o $@ $<
 
+$(BUILD)/rtobj/collective_mpi.o: CFLAGS_RUNTIME += $(MPI_CFLAGS)
+
 $(BUILD)/libamprt.a: $(RUNTIME_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libamprt.so: $(RUNTIME_OBJS)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ -lm -lpthread
+	$(CC) $(LDFLAGS) -shared -o $@ $^ -lm -lpthread $(MPI_LIBS)
 
 # ---- tests ------------------------------------------------------------------
 
@@ -93,7 +110,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 
 $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread
+	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread $(MPI_LIBS)
 
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
@@ -103,7 +120,7 @@ test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 test-runtime: $(RUNTIME_TESTS)
 	@for t in $^; do echo "== $$t"; $$t || exit 1; done
 	CC="$(CC)" PROBE_CFLAGS="$(SAN_FLAGS)" sh tests/runtime/run-isas.sh $(BUILD) \
-	    test_kernels test_gemm test_fastgemm test_dispatch test_backward_unary
+	    test_kernels test_gemm test_fastgemm test_fastconv test_fasteltwise test_dispatch test_backward_unary
 
 test-golden: $(BUILD)/ampc
 	sh tests/golden/run.sh $(BUILD)/ampc
@@ -121,9 +138,11 @@ test-sanitize:
 test-fuzz:
 	sh tests/fuzz/run.sh $(BUILD)
 
-# Every op's emitted C against PyTorch in float64 (skips without torch).
+# Every op's emitted C against PyTorch in float64 (skips without torch);
+# the complex ops through their own driver (no check harness for complex).
 test-ops: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/ops/run.sh $(BUILD)
+	sh tests/ops/complex/run.sh $(BUILD)
 
 # Every gradient rule against the f64 evaluation and finite differences.
 test-grad: $(BUILD)/ampc $(BUILD)/libamprt.a
@@ -136,6 +155,11 @@ test-torch: $(BUILD)/ampc $(BUILD)/libamprt.a
 # Training end to end: the digits examples, loss scaling, checkpoints.
 test-train: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/train/run.sh $(BUILD)
+
+# Data-parallel training under mpirun -np 2 (skips without MPI); builds its
+# own MPI=1 runtime in $(BUILD)/mpi.
+test-mpi: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/mpi/run.sh $(BUILD)
 
 test: all
 	sh tests/run-all.sh $(BUILD)

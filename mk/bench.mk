@@ -3,18 +3,51 @@
 # PyTorch's torch.matmul in the same run (bench/torch_bench.py, 2 threads),
 # then the f32 comparison again with OpenBLAS free to pick its own kernels
 # (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for that command only).
-# docs/benchmarks.md records a run.  BENCH_SIZES overrides the sizes.
+# Then the models (bench/model_bench.c + bench/torch_models.py): inference
+# of mlp, lenet5 and resnet18 at batch 1 and 8 and training steps of
+# resnet18 (batch 8) and the digits MLP (batch 64), ampc (-t cpu, bf16
+# autocast) and PyTorch (torch.autocast cpu bf16) on 2 threads, alternating,
+# on the same weights.  docs/benchmarks.md records a run.  BENCH_SIZES
+# overrides the GEMM sizes, BENCH_ROUNDS the model rounds; `make
+# bench-models` runs the model part alone.
 
 BENCH_SIZES ?= 256 512 1024
 BENCH_PYTHON ?= /usr/bin/python3
 
-.PHONY: bench
+.PHONY: bench bench-models
+
+BENCH_ROUNDS ?= 3
+# name:source of every benchmarked model (model_bench's directory: name)
+BENCH_MODELS := mlp:examples/mlp.amp lenet5:examples/lenet5.amp resnet18:examples/resnet18.amp \
+                resnet18_train:bench/resnet18_train.amp digits_mlp:examples/digits/mlp.amp
+BENCH_MODEL_BINS := $(foreach m,$(BENCH_MODELS),$(BUILD)/bench/$(firstword $(subst :, ,$(m)))/model_bench)
+
+define bench_model_rule
+$(BUILD)/bench/$(1)/bench.c: $(2) $(BUILD)/ampc
+	@mkdir -p $(BUILD)/bench/$(1)
+	$(BUILD)/ampc $(2) -t cpu --prefix=bench -o $$@
+# The emitted C is held to the same warnings as the project's own code.
+$(BUILD)/bench/$(1)/model_bench: bench/model_bench.c $(BUILD)/bench/$(1)/bench.c $(BUILD)/libamprt.a
+	$(CC) -std=c99 $(OPT) $(WARN) -Iruntime/include -c -o $(BUILD)/bench/$(1)/bench.o $(BUILD)/bench/$(1)/bench.c
+	$(CC) -std=c99 $(OPT) $(WARN) -Iruntime/include -I$(BUILD)/bench/$(1) -o $$@ bench/model_bench.c \
+	    $(BUILD)/bench/$(1)/bench.o $(BUILD)/libamprt.a -lm -lpthread
+endef
+$(foreach m,$(BENCH_MODELS),$(eval $(call bench_model_rule,$(firstword $(subst :, ,$(m))),$(lastword $(subst :, ,$(m))))))
+
+$(BUILD)/bench/weights.stamp: bench/torch_models.py
+	@mkdir -p $(BUILD)/bench
+	$(BENCH_PYTHON) bench/torch_models.py weights $(BUILD)/bench
+	touch $@
+
+bench-models: $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp
+	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
+	$(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
 
 $(BUILD)/bench/gemm_bench: bench/gemm_bench.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=c99 $(OPT) $(WARN) -Iruntime/include -o $@ $< $(BUILD)/libamprt.a -lm -lpthread
 
-bench: $(BUILD)/bench/gemm_bench
+bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	$(BUILD)/bench/gemm_bench $(BENCH_SIZES) | tee $(BUILD)/bench/ampc.txt
 	@echo "== side by side (PyTorch as its environment runs it)"
@@ -22,3 +55,5 @@ bench: $(BUILD)/bench/gemm_bench
 	@echo "== f32 against OpenBLAS's own kernel choice (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE unset)"
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/ampc.txt \
 	    --f32-only --label "PyTorch/OpenBLAS-auto"
+	@echo "== models: ampc (-t cpu) against PyTorch autocast bf16, 2 threads"
+	$(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)

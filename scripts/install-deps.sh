@@ -15,6 +15,8 @@ if [ "${1:-}" = "--test" ]; then
     # PyTorch is a reference for tests (never a dependency of ampc): the
     # resnet18 names are checked against the installed torchvision
     want="$want python3-torch python3-torchvision"
+    # Open MPI: tests/mpi trains data-parallel under mpirun (MPI=1 runtime)
+    want="$want libopenmpi-dev openmpi-bin"
 fi
 
 missing=""

@@ -127,9 +127,11 @@ typedef enum DType {
     DT_F16,
     DT_F32,
     DT_F64,
+    DT_C64,  /* complex64: interleaved f32 real and imaginary parts */
+    DT_C128, /* complex128: interleaved f64 pairs */
 } DType;
 
-typedef enum { CAT_NONE, CAT_BOOL, CAT_INT, CAT_FLOAT } DTypeCategory;
+typedef enum { CAT_NONE, CAT_BOOL, CAT_INT, CAT_FLOAT, CAT_COMPLEX } DTypeCategory;
 
 DType dtype_from_name(const char *name); /* DT_NONE if unknown */
 const char *dtype_name(DType t);         /* "f32" */
@@ -137,7 +139,10 @@ const char *dtype_c_type(DType t);       /* "float", "amp_bf16" */
 const char *dtype_amp_enum(DType t);     /* "AMP_F32" */
 int dtype_size(DType t);
 DTypeCategory dtype_category(DType t);
-bool dtype_is_float(DType t);
+bool dtype_is_float(DType t);   /* real floating only: complex is its own category, as in PyTorch */
+bool dtype_is_complex(DType t);
+DType dtype_to_complex(DType t); /* f32 (and narrower) -> c64, f64 -> c128; complex unchanged */
+DType dtype_to_real(DType t);    /* c64 -> f32, c128 -> f64; real unchanged */
 /* torch.promote_types: bf16 with f16 gives f32. */
 DType dtype_promote(DType a, DType b);
 
@@ -614,6 +619,25 @@ bool infer_quantile(Ctx *c, Expr *call);
 bool infer_linalg_more(Ctx *c, Expr *call);
 bool infer_ctc_loss(Ctx *c, Expr *call);
 int rnn_cell_gates(OpId id);
+/* complex.c: the complex-valued ops' rules, and the gate keeping complex
+ * operands out of every other op (called by infer_call) */
+bool infer_fft(Ctx *c, Expr *call);
+bool infer_stft(Ctx *c, Expr *call);
+bool infer_polar(Ctx *c, Expr *call);
+bool infer_complex_view(Ctx *c, Expr *call);
+bool infer_complex_part(Ctx *c, Expr *call);
+bool infer_linalg_eig(Ctx *c, Expr *call);
+bool op_takes_complex(OpId id);
+bool complex_operands_ok(Ctx *c, Expr *call);
+DType complex_operand_dtype(const Expr *call, int i, DType result);
+typedef enum { FFT_C2C, FFT_R2C, FFT_C2R } FftKind;
+FftKind fft_kind(OpId id);
+int fft_norm_code(const char *s); /* "backward" 0, "ortho" 1, "forward" 2, else -1 */
+int fft_plan_dims(Ctx *c, Expr *call, int ndim, int *dims, int64_t *lens);
+int stft_pad_mode_code(const char *s); /* constant 0, reflect 1, replicate 2, circular 3 */
+bool stft_params(Ctx *c, Expr *call, int64_t *n_fft, int64_t *hop, int64_t *win, int64_t *padded, bool *onesided);
+/* numpy broadcasting of two shapes, reported at call (typecheck.c) */
+bool broadcast_shapes(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
 bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);
 int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
@@ -700,6 +724,7 @@ bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
 /* The scratch buffer node n's kernel needs, dtype DT_NONE for none (emit_ops.c). */
 Type op_scratch_type(Ctx *c, const Node *n);
+Type complex_scratch_type(Ctx *c, const Node *n); /* emit_complex.c: the complex ops' */
 /* The scratch a GRAD node's kernels need (emit_grad.c). */
 Type grad_scratch_type(Ctx *c, const Node *n);
 /* NULL if emit_grad.c can differentiate node n, else the error to report. */

@@ -23,6 +23,10 @@
 
 #include <string.h>
 
+/* Complex tensors are never eligible: PyTorch's autocast casts a tensor
+ * only when is_floating_point() holds (is_eligible in
+ * aten/src/ATen/autocast_mode.h), and that is false for complex64 and
+ * complex128, which dtype_is_float leaves out (dtype.c). */
 static bool eligible(const Expr *a)
 {
     return a && dtype_is_float(a->type.dtype) && a->type.dtype != DT_F64;
@@ -89,8 +93,8 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
     for (int i = 0; i < op->nparams; i++)
         neligible += eligible(call->bound[i]);
     if (neligible == 0 && row->cls != POL_BANNED)
-        rule = arena_printf(c->arena, "%s, but no argument is eligible (f64, integer and bool tensors are never "
-                            "cast): follows its inputs", rule);
+        rule = arena_printf(c->arena, "%s, but no argument is eligible (f64, complex, integer and bool tensors are "
+                            "never cast): follows its inputs", rule);
     switch (row->cls) {
     case POL_LOWER:
         for (int i = 0; i < op->nparams; i++)
@@ -154,7 +158,10 @@ static void promotion_casts(Ctx *c, Expr *call)
     const char *why = NULL;
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = call->bound[i];
-        if (!a || a->type.dtype == DT_NONE || a->type.dtype == t)
+        /* t itself, except for the complex ops, whose real and complex
+         * operands each take t's precision (complex.c) */
+        DType want = a ? complex_operand_dtype(call, i, t) : t;
+        if (!a || a->type.dtype == DT_NONE || a->type.dtype == want)
             continue;
         if (op_index_arg(op, i) && !dtype_is_float(a->type.dtype))
             continue; /* indices and conditions keep their dtype */
@@ -165,7 +172,7 @@ static void promotion_casts(Ctx *c, Expr *call)
             why = explicit_dtype ? arena_printf(c->arena, "for %s: explicit dtype=%s", op->name, dtype_name(t))
                                  : arena_printf(c->arena, "type promotion: %s computes in %s", op->name, dtype_name(t));
         }
-        cast_arg(c, call, i, t, why);
+        cast_arg(c, call, i, want, why);
     }
 }
 
@@ -489,6 +496,17 @@ static Expr *force_expr(Ctx *c, Expr *e)
     case E_CALL:
         if (!e->op || !e->bound)
             return e;
+        bool real_part_op = e->op->id == OP_ABS || e->op->id == OP_ANGLE || e->op->id == OP_REAL ||
+                            e->op->id == OP_CONJ || e->op->id == OP_IMAG;
+        bool of_real = real_part_op && e->bound[0] && !dtype_is_complex(e->bound[0]->type.dtype);
+        if (op_takes_complex(e->op->id) && !of_real && !c->opts->reference_f64) {
+            /* complex kernels have f32 and f64 forms only, as PyTorch's
+             * (abs and angle of a real tensor have every float form) */
+            error_at(c, e->name_loc, "--force-dtype %s: %s() works with complex tensors, whose kernels compute in "
+                     "f32 or f64 only (as PyTorch's); compile this model without --force-dtype",
+                     dtype_name(f), e->op->name);
+            return e;
+        }
         for (int i = 0; i < e->op->nparams; i++)
             if (e->bound[i])
                 e->bound[i] = force_expr(c, e->bound[i]);

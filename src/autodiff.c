@@ -27,7 +27,7 @@
 static bool differentiable_input(const Node *n, int k)
 {
     const Value *v = n->in[k];
-    if (!v || !dtype_is_float(v->type.dtype))
+    if (!v || !(dtype_is_float(v->type.dtype) || dtype_is_complex(v->type.dtype)))
         return false;
     /* index operands, and class-probability targets, get no gradient */
     return !op_index_arg(n->op, k);
@@ -86,10 +86,12 @@ bool autodiff(Ctx *c)
         bool any = false;
         for (int k = 0; k < n->nin; k++)
             any |= n->in[k] && req[n->in[k]->id] && differentiable_input(n, k);
-        if (any && dtype_is_float(n->out->type.dtype))
+        /* complex values carry the dependence too (abs(fft_rfft(w * x))), so
+         * the op without a gradient rule is the one reported */
+        if (any && (dtype_is_float(n->out->type.dtype) || dtype_is_complex(n->out->type.dtype)))
             req[n->out->id] = true;
         for (int r = 0; any && r < n->nmore; r++) /* q, r = qr(a): both depend on a */
-            if (dtype_is_float(n->more_out[r]->type.dtype))
+            if (dtype_is_float(n->more_out[r]->type.dtype) || dtype_is_complex(n->more_out[r]->type.dtype))
                 req[n->more_out[r]->id] = true;
     }
     if (!req[loss->id]) {

@@ -22,6 +22,7 @@
  * docs/check.md explains the numbers.
  */
 #include "ampc.h"
+#include "emit.h"
 
 #include <math.h>
 #include <string.h>
@@ -132,6 +133,24 @@ static void fill_param(Ctx *c, Buf *o, Value *v, const char *ptr)
     buf_printf(o, "    check_fill(%s, (size_t)(%s), %s, %s, %s);\n", ptr, n, dtype_amp_enum(v->type.dtype), lo, hi);
 }
 
+/* Whether the training step runs an op in training mode, whose result the
+ * inference forward does not compute (dropout's mask, batch_norm's batch
+ * statistics): the finite differences then evaluate the loss with the
+ * training step itself.  *random: some op draws from the generator. */
+static bool train_mode_ops(Ctx *c, Graph *g, bool *random)
+{
+    bool any = false;
+    *random = false;
+    for (int i = 0; g && i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        if (dropout_draws(c, n))
+            *random = any = true;
+        else if (n->op->id == OP_BATCH_NORM && n->src && arg_bool(c, n->src, "training", false))
+            any = true;
+    }
+    return any;
+}
+
 /* A training model: its gradients against the reference's, and the
  * reference's against central finite differences of its own f64 loss.
  *
@@ -140,7 +159,13 @@ static void fill_param(Ctx *c, Buf *o, Value *v, const char *ptr)
  * differences are directional: for a few random sign vectors v per
  * parameter, (L(p + h v) - L(p - h v)) / 2h against <grad, v>, with h =
  * 2^-18, exact in f32 for |p| < 64, and small enough that few ReLU inputs
- * or pooling windows change side (the kinks the issue says to skip). */
+ * or pooling windows change side (the kinks the issue says to skip).
+ *
+ * With training-mode ops (train_mode_ops) the loss is the training step's:
+ * the finite differences run <ref>_backward on a third state, every
+ * evaluation with the same generator seed and counter (so the same dropout
+ * masks as the gradients saw) and the buffers reset to their start (a
+ * batch_norm's running statistics, which the step updates). */
 static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, const char *p, const char *rp,
                                 Buf *o)
 {
@@ -172,8 +197,16 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
      * gradients overflow; they are unscaled in the same loop.  The
      * reference needs no scale. */
     buf_puts(o, "        rs.scale = 1.0f;\n");
+    bool random, train_mode = train_mode_ops(c, train, &random);
+    /* one seed and counter for every evaluation: the same masks everywhere
+     * (the model's and the reference's are a function of them alone) */
+    const char *rng_reset = "";
+    if (random) {
+        buf_puts(o, "        ms.rng_seed = rs.rng_seed = 0x5eed;\n");
+        rng_reset = "ms.rng_offset = 7; /* the counter does not advance inside the check */\n            ";
+    }
     buf_puts(o, "        for (int attempt = 0;; attempt++) {\n");
-    buf_printf(o, "            rc = %s_backward(&ms, &inputs, &outputs, &dims, ta, tb);\n", p);
+    buf_printf(o, "            %src = %s_backward(&ms, &inputs, &outputs, &dims, ta, tb);\n", rng_reset, p);
     buf_printf(o, "            if (rc != AMP_OK) {\n                fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
                   "                return 2;\n            }\n", p, p);
     buf_puts(o, "            int32_t found_inf = 0;\n");
@@ -191,6 +224,8 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
                        poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names), v->cname);
     }
     buf_puts(o, "            ms.scale *= 0.5f; /* the step would be skipped and the scale backed off */\n        }\n");
+    if (random)
+        buf_puts(o, "        rs.rng_offset = 7;\n");
     buf_printf(o, "        rc = %s_backward(&rs, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, rta, rtb);\n", rp, rp);
     buf_printf(o, "        if (rc != AMP_OK) {\n            fprintf(stderr, \"check: %s_backward: %%s\\n\", %s_strerror(rc));\n"
                   "            return 2;\n        }\n", rp, rp);
@@ -212,13 +247,19 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
     /* finite differences of the reference */
     buf_puts(o, "        /* directional finite differences of the f64 loss */\n");
     buf_puts(o, "        const double h = 0x1p-18;\n");
+    if (train_mode) {
+        buf_printf(o, "        %s_train_state fs;\n        void *fs_storage = check_alloc(%s_STATE_BYTES, AMP_BOOL);\n", rp, urp);
+        buf_printf(o, "        if (%s_train_init(&fs, fs_storage, %s_STATE_BYTES, &ref_params) != AMP_OK)\n            return 2;\n",
+                   rp, urp);
+    }
     for (int i = 0; i < ref_train->params->len; i++) {
         Value *v = VEC_AT(ref_train->params, i);
         if (!v->grad || (v->type.dtype != DT_F32 && v->type.dtype != DT_F64))
             continue;
         const char *ct = dtype_c_type(v->type.dtype);
         const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
-        buf_printf(o, "        {\n            %s *w = p_%s;\n            size_t n = (size_t)(%s);\n", ct, v->cname, n);
+        buf_printf(o, "        {\n            %s *w = %s%s;\n            size_t n = (size_t)(%s);\n", ct,
+                   train_mode ? "fs." : "p_", v->cname, n);
         buf_printf(o, "            %s *saved = check_alloc(n, %s);\n            signed char *sign = check_alloc(n, AMP_BOOL);\n"
                       "            memcpy(saved, w, n * sizeof *w);\n", ct, dtype_amp_enum(v->type.dtype));
         buf_puts(o, "            for (int dir = 0; dir < 3; dir++) {\n"
@@ -230,9 +271,25 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
         for (int pass = 0; pass < 2; pass++) {
             buf_printf(o, "                for (size_t i = 0; i < n; i++)\n                    w[i] = saved[i] %s (%s)(h * sign[i]);\n",
                        pass ? "-" : "+", ct);
-            buf_printf(o, "                rc = %s_forward(&ref_params, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, ref_arena, ref_arena_bytes);\n"
-                          "                if (rc != AMP_OK)\n                    return 2;\n"
-                          "                loss_%s = ref_outputs.%s[0];\n", rp, rp, pass ? "minus" : "plus", loss->cname);
+            if (train_mode) {
+                /* the training step's loss: buffers back to their start,
+                 * the masks the gradients were taken with */
+                for (int j = 0; j < ref_train->params->len; j++) {
+                    Value *b = VEC_AT(ref_train->params, j);
+                    if (b->kind == V_BUFFER)
+                        buf_printf(o, "                memcpy(fs.%s, p_%s, (size_t)(%s) * sizeof *fs.%s);\n", b->cname,
+                                   b->cname, poly_to_c(c, shape_numel(c, &b->type.shape), c->sym_names), b->cname);
+                }
+                if (random)
+                    buf_puts(o, "                fs.rng_seed = 0x5eed;\n                fs.rng_offset = 7;\n");
+                buf_printf(o, "                rc = %s_backward(&fs, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, rta, rtb);\n",
+                           rp, rp);
+            } else {
+                buf_printf(o, "                rc = %s_forward(&ref_params, &ref_inputs, &ref_outputs, (const %s_dims *)&dims, ref_arena, ref_arena_bytes);\n",
+                           rp, rp);
+            }
+            buf_printf(o, "                if (rc != AMP_OK)\n                    return 2;\n"
+                          "                loss_%s = ref_outputs.%s[0];\n", pass ? "minus" : "plus", loss->cname);
         }
         buf_puts(o, "                memcpy(w, saved, n * sizeof *w);\n"
                     "                double fd = (loss_plus - loss_minus) / (2 * h);\n"
@@ -457,6 +514,15 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
 
 bool emit_check(Ctx *c, Output *out)
 {
+    /* the harness fills, compares and dumps real tensors only */
+    for (int i = 0; i < c->graph->values->len; i++) {
+        Value *v = VEC_AT(c->graph->values, i);
+        if (dtype_is_complex(v->type.dtype)) {
+            error_plain(c, "--emit=check: the check harness has no complex tensors yet (%s is %s); compile the "
+                        "model to C instead", v->name ? v->name : "a value", type_to_string(c, &v->type));
+            return false;
+        }
+    }
     Output model = {0};
     if (!emit_c(c, &model))
         return false;

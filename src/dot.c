@@ -33,6 +33,9 @@ static const char *dtype_colour(DType t)
         return "#74c476";
     case DT_F64:
         return "#9e9ac8";
+    case DT_C64:
+    case DT_C128:
+        return "#f1b6da"; /* complex: pink, apart from the four real families */
     default:
         return "#d9d9d9"; /* integers and bool */
     }
@@ -123,13 +126,13 @@ bool emit_dot(Ctx *c, Output *out)
                 "  edge [fontname=\"Helvetica\", fontsize=9];\n");
 
     /* the legend: the dtypes this graph uses, in a fixed order */
-    bool used[DT_F64 + 1] = {0};
+    bool used[DT_C128 + 1] = {0};
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
         if ((v->kind != V_TEMP && v->nuses) || (v->def && !v->def->dead))
             used[v->type.dtype] = true;
     }
-    static const DType order[] = {DT_F32, DT_BF16, DT_F16, DT_F64, DT_I64, DT_I32, DT_BOOL};
+    static const DType order[] = {DT_F32, DT_BF16, DT_F16, DT_F64, DT_C64, DT_C128, DT_I64, DT_I32, DT_BOOL};
     buf_puts(o, "  subgraph cluster_legend {\n    label=\"dtype\"; fontsize=10; style=dashed;\n");
     const char *prev = NULL;
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {

@@ -40,6 +40,9 @@ const char *base_name(const char *path);
 const char *kernel(Emitter *e, const char *op, DType t);
 const char *scalar_c(Emitter *e, Node *n);
 
+/* emit_complex.c: the complex ops' kernel calls (from emit_op) */
+void emit_complex(Emitter *e, Node *n, const char *y);
+
 /* emit_ops.c: helpers shared with emit_grad.c */
 /* One gemm: y[b] = alpha A_b B_b + beta C_b, strides given as C text. */
 typedef struct Gemm {
@@ -81,6 +84,11 @@ const char *unary_params(Emitter *e, Node *n, double *p0, double *p1);
 bool emit_conv_desc(Emitter *e, Node *n);
 void emit_pool_desc(Emitter *e, Node *n);
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
+/* dropout in training mode: whether node n draws a mask, and the call
+ * applying f's mask to x into y in the training step (false, and nothing
+ * written, where dropout is the identity) */
+bool dropout_draws(Ctx *c, const Node *n);
+bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
 
 /* emit_ops.c: the call(s) computing node n into y (its output's C name).
  * Reports (and emits nothing) for an op or dtype without a kernel. */
@@ -116,6 +124,10 @@ void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, 
           const char *a0, const char *a1, const char *a2, const char *B, const char *b0, const char *b1,
           const char *b2, bool sum_batch, const char *y);
 const char *mul_c(Emitter *e, const char *a, const char *b);
+/* a convolution's (conv1d-3d, or aten's convolution) and a transposed
+ * one's gradients, from the forward's descriptor (emit_conv_desc) */
+void grad_conv(Emitter *e, Node *b);
+void grad_conv_transpose(Emitter *e, Node *b);
 
 /* The gradient rules kept in their own files (emit_grad_linalg.c: linear
  * algebra; emit_grad_nn.c: convolution, indexing, recurrent cells and CTC;

@@ -684,7 +684,13 @@ void emit_node(Emitter *e, Node *n)
     const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
     switch (n->op->form) {
     case FORM_CAST:
-        if (!supported_dtype(n->in[0]->type.dtype)) {
+        if (dtype_is_complex(n->in[0]->type.dtype) || dtype_is_complex(t)) {
+            /* complex values are only copied (into an output): the complex
+             * ops take each operand in its own kind, real or complex */
+            if (n->in[0]->type.dtype != t)
+                ICE("a cast from %s to %s", dtype_name(n->in[0]->type.dtype), dtype_name(t));
+            buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
+        } else if (!supported_dtype(n->in[0]->type.dtype)) {
             /* integers and bools become floats as C converts them: exact
              * below 2^24 (f32) or 2^53 (f64), else to nearest */
             if (t == DT_F32 || t == DT_F64)

@@ -119,10 +119,7 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
             return arena_printf(c->arena, "%s: only ord=\"fro\" has a gradient (the nuclear norm's needs the SVD's)",
                                 n->op->name);
         return NULL;
-    case OP_DROPOUT:
-        if (n->src && arg_bool(c, n->src, "training", true) && arg_number(c, n->src, "p", "0.5", DT_F64) > 0)
-            return "dropout in a training step needs a random mask, which ampc does not generate yet; "
-                   "use dropout(x, p, training=false) or remove it";
+    case OP_DROPOUT: /* the training step regenerates its mask (emit_dropout_draw) */
         return NULL;
     default: {
         const char *why = NULL;
@@ -217,7 +214,12 @@ Type grad_scratch_type(Ctx *c, const Node *b)
         buffers = 1; /* a tensor operand's gradient over the output shape */
         break;
     case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
-        buffers = 1; /* dx when the input needs no gradient: the kernels write it anyway */
+        /* dx when the input needs no gradient: the kernels write it anyway
+         * (none otherwise: an unused scratch is an unused local in the C) */
+        buffers = 1;
+        for (int r = 0; r <= b->nmore; r++)
+            if (b->grad_input[r] == 0)
+                buffers = 0;
         break;
     default: {
         Type t = none;
@@ -528,11 +530,11 @@ static void conv_bias_grad(Emitter *e, Node *b, int ns)
     close_block(e);
 }
 
-static void grad_conv(Emitter *e, Node *b)
+void grad_conv(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    int ns = spatial_dims_of(f->op->id);
+    int ns = f->op->id == OP_CONVOLUTION ? xs_of(b, 1)->ndim - 2 : spatial_dims_of(f->op->id);
     if (!emit_conv_desc(e, f))
         return;
     if (grad_of(e, b, 0)) {
@@ -1065,11 +1067,11 @@ static void grad_trace(Emitter *e, Node *b)
 /* conv_transpose: dx = the convolution of dy (in and out swapped, the
  * same weight), dw from the backward kernel, db = dy summed over the batch
  * and the positions. */
-static void grad_conv_transpose(Emitter *e, Node *b)
+void grad_conv_transpose(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    int ns = spatial_dims_of(f->op->id);
+    int ns = f->op->id == OP_CONVOLUTION ? xs_of(b, 1)->ndim - 2 : spatial_dims_of(f->op->id);
     if (!emit_conv_desc(e, f))
         return;
     if (grad_of(e, b, 0)) {
@@ -1467,7 +1469,15 @@ void emit_grad(Emitter *e, Node *b)
     case OP_EMBEDDING:
         grad_embedding(e, b);
         return;
-    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_DROPOUT:
+    case OP_DROPOUT:
+        /* dx = dy * mask / (1 - p): the forward's kernel on dy, with the
+         * mask regenerated from the same counter rather than stored (no
+         * arena bytes, and Philox costs a few multiplies per element) */
+        if (emit_dropout_draw(e, f, dy_of(e, b), grad_of(e, b, 0)))
+            return;
+        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
+        return;
+    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
         grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
         return;
     case OP_PERMUTE: case OP_TRANSPOSE:

@@ -544,6 +544,88 @@ static const char *param_dtype_c(Node *n, int first, int last)
     return dtype_amp_enum(n->out->type.dtype);
 }
 
+/* ---- training mode: dropout and batch_norm in the training step ------------- */
+
+/* Whether e writes the training step (<prefix>_backward), where dropout
+ * and batch_norm run in training mode; the inference forward is
+ * evaluation mode (docs/training.md). */
+static bool in_train_step(Emitter *e) { return e->c->train_graph && e->g == e->c->train_graph; }
+
+bool dropout_draws(Ctx *c, const Node *n)
+{
+    return n->op->id == OP_DROPOUT && n->src && arg_bool(c, n->src, "training", true) &&
+           arg_number(c, n->src, "p", "0.5", DT_F64) > 0;
+}
+
+bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
+{
+    if (!in_train_step(e) || !dropout_draws(e->c, f))
+        return false;
+    if (!is_kernel_float(f->out->type.dtype)) {
+        unsupported(e, f, arena_printf(e->c->arena, "training mode scales by 1 / (1 - p), which %s tensors cannot "
+                                                   "hold (PyTorch refuses it too)", dtype_name(f->out->type.dtype)));
+        return true;
+    }
+    /* the stream: this dropout's rank among the graph's random ops, the
+     * same in the model and in its f64 reference (casts are not counted),
+     * and for the forward and its gradient */
+    int stream = 0;
+    for (int i = 0; i < e->g->nodes->len; i++) {
+        Node *m = VEC_AT(e->g->nodes, i);
+        if (m == f)
+            break;
+        stream += dropout_draws(e->c, m);
+    }
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, (uint64_t)s->rng_seed, %d, (uint64_t)s->rng_offset, %s);\n",
+               kernel(e, "dropout", f->out->type.dtype), numel_c(e, &f->out->type.shape), x,
+               double_c(e, arg_number(e->c, f->src, "p", "0.5", DT_F64)), stream, y);
+    return true;
+}
+
+/* batch_norm(training=true) in the training step: batch statistics, and the
+ * running ones (buffers the training state owns) updated in place. */
+static bool emit_batch_norm_train(Emitter *e, Node *n, const char *y, double eps)
+{
+    if (!in_train_step(e))
+        return false;
+    const Shape *s = in_shape(n, 0);
+    int nd = s->ndim;
+    const char *stats[2];
+    Value *cast_back[2] = {NULL, NULL};
+    for (int k = 1; k <= 2; k++) {
+        Value *v = n->in[k];
+        /* a buffer converted for the op (the f64 reference's casts, or a
+         * promotion): the converted copy is updated, then cast back */
+        if (v && v->kind == V_TEMP && v->def && v->def->op->id == OP_CAST && v->def->in[0]->kind == V_BUFFER) {
+            cast_back[k - 1] = v;
+            stats[k - 1] = e->cname[v->id];
+            continue;
+        }
+        if (v && v->kind != V_BUFFER) {
+            unsupported(e, n, "in training mode the running statistics are updated in place, so they must be "
+                              "buffers of the model (declared with `buffer`), not inputs or computed values");
+            return true;
+        }
+        /* the local is const, but it points into the training state's
+         * storage, which is the caller's mutable memory */
+        stats[k - 1] = v ? arena_printf(e->c->arena, "(void *)(uintptr_t)%s", e->cname[v->id]) : "NULL";
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "batch_norm_train", n->out->type.dtype),
+               poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd), in_c(e, n, 0),
+               param_dtype_c(n, 1, 4), stats[0], stats[1], in_c(e, n, 3), in_c(e, n, 4),
+               double_c(e, arg_number(e->c, n->src, "momentum", "0.1", DT_F64)), double_c(e, eps), y);
+    for (int k = 0; k < 2; k++) {
+        Value *v = cast_back[k];
+        if (!v)
+            continue;
+        Value *buf = v->def->in[0];
+        buf_printf(e->out, "    amp_cast_%s_%s((size_t)(%s), %s, (void *)(uintptr_t)%s); /* back into %s */\n",
+                   dtype_name(v->type.dtype), dtype_name(buf->type.dtype), numel_c(e, &v->type.shape),
+                   e->cname[v->id], e->cname[buf->id], buf->name);
+    }
+    return true;
+}
+
 static void emit_norm_layer(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
@@ -567,9 +649,16 @@ static void emit_norm_layer(Emitter *e, Node *n, const char *y)
         break;
     case OP_BATCH_NORM: {
         if (arg_bool(c, n->src, "training", false)) {
-            unsupported(e, n, "training=true normalises with batch statistics and updates the running ones, which "
-                              "the inference forward does not do; pass training=false");
-            return;
+            if (!c->train) {
+                unsupported(e, n, "training=true normalises with batch statistics and updates the running ones, "
+                                  "which a model without a train section does not do; pass training=false");
+                return;
+            }
+            /* the training step: batch statistics, running ones updated; the
+             * inference forward of a model that trains is evaluation mode
+             * (model.eval()): the running statistics, below */
+            if (emit_batch_norm_train(e, n, y, eps))
+                return;
         }
         /* [N, C, ...] or [N, C]; one sample of [C] is not PyTorch's either */
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "batch_norm", t),
@@ -1388,6 +1477,16 @@ static void emit_distance(Emitter *e, Node *n, const char *y)
     case OP_CDIST: {
         const Shape *s1 = in_shape(n, 0), *s2 = in_shape(n, 1);
         int nd = s1->ndim;
+        /* the kernel walks both operands with one batch count: operands
+         * whose batch dims broadcast would be read past their end */
+        bool same_batch = s2->ndim == nd;
+        for (int d = 0; same_batch && d < nd - 2; d++)
+            same_batch = poly_equal(s1->dims[d], s2->dims[d]);
+        if (!same_batch) {
+            unsupported(e, n, "operands with different batch dims have no runtime kernel yet (expand both to "
+                              "the same batch shape first)");
+            return;
+        }
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "cdist", t),
                    dims_product(e, s1, 0, nd - 2), poly_c(e, s1->dims[nd - 2]), poly_c(e, s2->dims[s2->ndim - 2]),
                    poly_c(e, s1->dims[nd - 1]), double_c(e, p), in_c(e, n, 0), in_c(e, n, 1), y);
@@ -1896,6 +1995,8 @@ Type op_scratch_type(Ctx *c, const Node *n)
     OpId id = n->op->id;
     if (id == OP_GRAD)
         return grad_scratch_type(c, n);
+    if (op_takes_complex(id))
+        return complex_scratch_type(c, n); /* emit_complex.c */
     const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
     if (id == OP_LINALG_LSTSQ || id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ||
         id == OP_LINALG_TENSORSOLVE) {
@@ -2137,6 +2238,7 @@ bool op_returns_status(const Node *n)
     case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
     case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
     case OP_CTC_LOSS:
+    case OP_LINALG_EIG: case OP_LINALG_EIGVALS: /* AMP_ERR_NO_CONVERGENCE */
         return true;
     case OP_CROSS_ENTROPY:
         return n->in[1] && n->in[1]->type.dtype == DT_I64;
@@ -2153,6 +2255,10 @@ void emit_op(Emitter *e, Node *n, const char *y)
     OpId id = n->op->id;
     if (id == OP_GRAD) {
         emit_grad(e, n);
+        return;
+    }
+    if (op_takes_complex(id)) {
+        emit_complex(e, n, y); /* emit_complex.c */
         return;
     }
     bool data_only = id == OP_RESHAPE || id == OP_VIEW || id == OP_FLATTEN || id == OP_SQUEEZE ||
@@ -2185,6 +2291,10 @@ void emit_op(Emitter *e, Node *n, const char *y)
         emit_addc(e, n, y);
         return;
     case OP_DROPOUT:
+        /* training mode draws a mask; evaluation mode is the identity */
+        if (emit_dropout_draw(e, n, in_c(e, n, 0), y))
+            return;
+        /* fall through */
     case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
         /* the same elements in the same order */
         buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),

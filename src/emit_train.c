@@ -8,8 +8,10 @@
  *
  * The step: forward and backward (the graph), then in plain C around
  * libamprt calls: add this micro-batch's gradients to the state's; at the
- * accumulation boundary unscale them in one pass that also detects inf and
- * NaN, clip by the global norm, run the optimizer with found_inf passed in
+ * accumulation boundary average them over the processes of a data-parallel
+ * run (one amp_allreduce_mean call; the runtime buckets it), unscale them
+ * in one pass that also detects inf and NaN, max-reduce found_inf over the
+ * processes, clip by the global norm, run the optimizer with found_inf passed in
  * (the update is skipped element-wise: sync-free, as torch_xla's
  * optimizers), update the scaler, and zero the gradients.
  */
@@ -36,6 +38,16 @@ static int optimizer_slots(const TrainConfig *t, const char **names)
 }
 
 static const char *numel_of(Emitter *e, const Value *v) { return numel_c(e, &v->type.shape); }
+
+/* Whether the step draws random numbers (dropout in training mode): then
+ * the state carries the generator's seed and counter (amprt/random.h). */
+static bool draws_random(Emitter *e)
+{
+    for (int i = 0; i < e->g->nodes->len; i++)
+        if (dropout_draws(e->c, VEC_AT(e->g->nodes, i)))
+            return true;
+    return false;
+}
 
 void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
 {
@@ -77,6 +89,12 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
                 "    int64_t step;              /* optimizer updates made (skipped ones not counted) */\n"
                 "    int64_t skipped_steps;     /* updates skipped for inf/NaN gradients */\n"
                 "    int64_t micro_step;        /* micro-batches accumulated since the last update */\n");
+    if (draws_random(e))
+        buf_puts(h, "    /* dropout's generator (Philox4x32-10, amprt/random.h): a mask is a function of the\n"
+                    "     * seed, the counter and the element, so it is reproducible and the backward\n"
+                    "     * regenerates it; the caller may set the seed after _train_init */\n"
+                    "    int64_t rng_seed;          /* 0 after _train_init */\n"
+                    "    int64_t rng_offset;        /* micro-batches drawn so far: _backward adds one */\n");
     buf_printf(h, "} %s_train_state;\n\n", p);
 
     int64_t bytes = 0;
@@ -103,9 +121,10 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
     buf_printf(h, "void %s_train_params(const %s_train_state *s, %s_params *params);\n", p, p, p);
     buf_puts(h, "/* The two halves of a step: forward, loss and backward, adding this\n"
                 " * micro-batch's gradients (of the scaled loss) into s->grad; and the\n"
-                " * update: unscale with the inf/NaN check, clip, the optimizer, the\n"
-                " * scaler, zero the gradients.  Between them a caller may combine the\n"
-                " * gradients of several processes (data parallelism). */\n");
+                " * update: average the gradients over the processes of a data-parallel\n"
+                " * run (amprt/collective.h; nothing to do in one process), unscale with\n"
+                " * the inf/NaN check, take found_inf's maximum over the processes, clip,\n"
+                " * the optimizer, the scaler, zero the gradients. */\n");
     buf_printf(h, "int %s_backward(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p) - 3, "", p);
     buf_printf(h, "int %s_update(%s_train_state *s);\n", p, p);
@@ -156,10 +175,19 @@ static int checkpoint_entries(Emitter *e, Buf *o, bool load)
         {"train.skipped_steps", "skipped_steps", "AMP_I64"},
         {"train.micro_step", "micro_step", "AMP_I64"},
     };
+    static const struct { const char *key, *field, *dtype; } rng[] = {
+        {"train.rng_seed", "rng_seed", "AMP_I64"},
+        {"train.rng_offset", "rng_offset", "AMP_I64"},
+    };
     for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++, n++)
         buf_printf(o, "    entries[%d].name = \"%s\";\n    entries[%d].dtype = %s;\n    entries[%d].ndim = 0;\n"
                       "    entries[%d].data = %s&s->%s;\n", n, scalars[k].key, n, scalars[k].dtype, n, n,
                    load ? "(void *)" : "", scalars[k].field);
+    /* the generator too, or a resumed run would draw other masks */
+    for (size_t k = 0; draws_random(e) && k < sizeof rng / sizeof rng[0]; k++, n++)
+        buf_printf(o, "    entries[%d].name = \"%s\";\n    entries[%d].dtype = %s;\n    entries[%d].ndim = 0;\n"
+                      "    entries[%d].data = %s&s->%s;\n", n, rng[k].key, n, rng[k].dtype, n, n,
+                   load ? "(void *)" : "", rng[k].field);
     return n;
 }
 
@@ -267,6 +295,8 @@ static void emit_step(Emitter *e, Buf *o)
                (long long)t->accumulate, t->accumulate == 1 ? "" : "es");
     buf_printf(o, "    const double grad_seed = (double)s->scale / %lld.0;\n", (long long)t->accumulate);
     emit_body(e, o, "s->", arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES%s", P, args));
+    if (draws_random(e))
+        buf_puts(o, "    s->rng_offset++; /* the next micro-batch draws new masks */\n");
 
     buf_puts(o, "\n    /* this micro-batch's gradients, added to the state's */\n");
     for (int i = 0; i < g->params->len; i++) {
@@ -281,6 +311,24 @@ static void emit_step(Emitter *e, Buf *o)
     buf_printf(o, "int %s_update(%s_train_state *s)\n{\n", p, p);
     buf_puts(o, "    if (!s)\n        return AMP_ERR_NULL_ARG;\n");
     buf_puts(o, "    int32_t found_inf = 0;\n");
+    int ntrainable = 0;
+    for (int i = 0; i < g->params->len; i++)
+        ntrainable += trainable(VEC_AT(g->params, i));
+    if (ntrainable > 0) {
+        /* One call with every gradient, so the runtime can pack them into
+         * a few large buckets; the same call with or without MPI. */
+        buf_puts(o, "    /* data parallelism: each gradient becomes its mean over the processes\n"
+                    "     * (amprt/collective.h: bucketed all-reduces; nothing in one process) */\n    {\n");
+        buf_printf(o, "        const amp_coll_tensor grads[%d] = {\n", ntrainable);
+        for (int i = 0; i < g->params->len; i++) {
+            Value *v = VEC_AT(g->params, i);
+            if (trainable(v))
+                buf_printf(o, "            {s->grad.%s, (size_t)(%s), %s},\n", e->member[v->id], numel_of(e, v),
+                           dtype_amp_enum(v->type.dtype));
+        }
+        buf_printf(o, "        };\n        const int rc = amp_allreduce_mean(grads, %d);\n"
+                      "        if (rc != AMP_OK)\n            return rc;\n    }\n", ntrainable);
+    }
     if (t->scaler != SCALER_NONE) {
         buf_puts(o, "    /* unscale, detecting inf and NaN in the same pass */\n");
         for (int i = 0; i < g->params->len; i++) {
@@ -289,6 +337,12 @@ static void emit_step(Emitter *e, Buf *o)
                 buf_printf(o, "    %s((size_t)(%s), s->grad.%s, 1.0 / (double)s->scale, &found_inf);\n",
                            kernel(e, "unscale", v->type.dtype), numel_of(e, v), e->member[v->id]);
         }
+        /* The averaged gradients already carry an inf from any process;
+         * the max-reduce makes the skip decision itself common, whatever
+         * the reduction did, so every process keeps the same scale. */
+        buf_puts(o, "    /* skip the step on every process if any found an inf or NaN */\n"
+                    "    {\n        const int rc = amp_allreduce_max_i32(&found_inf);\n"
+                    "        if (rc != AMP_OK)\n            return rc;\n    }\n");
     }
     if (t->clip_grad_norm > 0) {
         buf_printf(o, "    /* clip_grad_norm_(max_norm=%g): the global L2 norm, after unscaling */\n    {\n"

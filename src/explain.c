@@ -19,6 +19,7 @@
  * same content with one object per op (docs/cli.md describes its fields).
  */
 #include "ampc.h"
+#include "emit.h" /* dropout_draws */
 
 #include <errno.h>
 #include <string.h>
@@ -210,6 +211,36 @@ static const char *input_dtypes(Ctx *c, const Node *n, const char *sep)
     return b.data;
 }
 
+/* The ops the training step runs otherwise than the inference forward
+ * above (which is evaluation mode, model.eval()): dropout draws a mask from
+ * the step's generator, batch_norm(training=true) uses the batch's
+ * statistics and updates the running ones. */
+static void explain_training_mode(Ctx *c, Buf *o)
+{
+    Graph *g = c->train_graph;
+    Vec *rows = vec_new(c);
+    int stream = 0;
+    for (int i = 0; g && i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        const char *what = NULL;
+        if (dropout_draws(c, n))
+            what = arena_printf(c->arena, "draws its mask from the step's generator (Philox4x32-10, stream %d of the "
+                                          "state's rng_seed and rng_offset); the backward regenerates it", stream++);
+        else if (n->op->id == OP_BATCH_NORM && n->src && arg_bool(c, n->src, "training", false))
+            what = "normalises with the batch's statistics and updates the running ones in the training state";
+        if (!what)
+            continue;
+        Row *r = arena_alloc(c->arena, sizeof *r);
+        *r = (Row){{where(c, op_loc(n)), n->op->name, what}};
+        vec_push(c, rows, r);
+    }
+    if (!rows->len)
+        return;
+    buf_printf(o, "\ntraining mode, in the training step only (the forward above is evaluation mode) (%d):\n",
+               rows->len);
+    put_table(o, rows, 3);
+}
+
 static void explain_text(Ctx *c, Buf *o)
 {
     Graph *g = c->graph;
@@ -263,6 +294,7 @@ static void explain_text(Ctx *c, Buf *o)
         }
         put_table(o, rows, 4);
     }
+    explain_training_mode(c, o);
 
     ArenaInfo a = arena_info(c);
     if (a.nslots == 0)

@@ -112,8 +112,10 @@ bool ir_verify(Ctx *c, const char *after_pass)
             if (in && !defined[in->id])
                 ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id,
                     node->op->name, in->id);
-            if (in && node->op->form != FORM_CAST && in->type.dtype != computes &&
-                dtype_is_float(in->type.dtype) && !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
+            /* complex ops compare precisions: an f32 operand of a c64 fft is right */
+            if (in && node->op->form != FORM_CAST && dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
+                (dtype_is_float(in->type.dtype) || dtype_is_complex(in->type.dtype)) &&
+                !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
                 !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && rk < 6 && in->type.dtype == DT_F32))
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
                     node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(computes));

@@ -61,6 +61,8 @@ static void convert_operands(Ctx *c, Node *n, Expr *e)
         bool index = op_index_arg(n->op, k);
         if (index || (k > 0 && (f & OPF_MIXED_PARAMS)))
             continue;
+        if (dtype_is_complex(v->type.dtype))
+            continue; /* real(), abs(), irfft...: a complex operand of a real result, by design */
         /* only widenings of integers, and dtype= on reductions */
         if (dtype_is_float(v->type.dtype) && op_param_index(n->op, "dtype") < 0)
             continue;

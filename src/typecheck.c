@@ -199,7 +199,7 @@ bool infer_unary(Ctx *c, Expr *call)
  * the width (f16 tensor * 2.5 stays f16). */
 static DType promote_with_scalar(DType t, bool scalar_is_float)
 {
-    if (scalar_is_float && !dtype_is_float(t))
+    if (scalar_is_float && dtype_category(t) < CAT_FLOAT) /* a complex tensor stays complex */
         return DT_F32;
     if (t == DT_BOOL)
         return DT_I64;
@@ -239,6 +239,11 @@ static DType promote_tensors(const Type *a, const Type *b)
         const Type *dimensioned = a0 ? b : a, *zero = a0 ? a : b;
         if (dtype_category(zero->dtype) <= dtype_category(dimensioned->dtype))
             return dimensioned->dtype;
+        /* a complex 0-dim tensor keeps a floating one's width: f64[N] with
+         * c64 is c128, f32[N] with c128 is c64 (f16[N] gives PyTorch's
+         * complex32, which ampc lacks: c64) */
+        if (dtype_is_complex(zero->dtype) && dtype_is_float(dimensioned->dtype))
+            return dtype_to_complex(dimensioned->dtype);
         return zero->dtype; /* i64[N] + f64 0-dim tensor is f64 */
     }
     return dtype_promote(a->dtype, b->dtype);
@@ -396,6 +401,11 @@ static DType dtype_arg(Ctx *c, Expr *call, int i)
         return DT_NONE;
     if (d->kind != E_DTYPE) {
         error_at(c, d->loc, "dtype= takes a dtype such as f32");
+        return DT_NONE;
+    }
+    if (dtype_is_complex(d->dtype)) {
+        error_at(c, d->loc, "%s() has no complex form in ampc: dtype=%s is not available", call->op->name,
+                 dtype_name(d->dtype));
         return DT_NONE;
     }
     return d->dtype;
@@ -3591,7 +3601,13 @@ bool type_fits(Ctx *c, const Type *t, Loc loc)
 
 bool infer_call(Ctx *c, Expr *call)
 {
-    return call->op->infer(c, call) && type_fits(c, &call->type, call->loc);
+    /* complex operands reach only the ops of complex.c */
+    return complex_operands_ok(c, call) && call->op->infer(c, call) && type_fits(c, &call->type, call->loc);
+}
+
+bool broadcast_shapes(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out)
+{
+    return broadcast(c, call, a, b, out);
 }
 
 static void check_stmts(Ctx *c, Vec *stmts)
@@ -3606,6 +3622,10 @@ static void check_stmts(Ctx *c, Vec *stmts)
                 !dtype_is_float(st->type->dtype))
                 error_at(c, st->type->loc, "parameters are trained, so they must be floating point; "
                          "declare integer state as a buffer");
+            else if (st->sym && st->kind != S_INPUT && dtype_is_complex(st->type->dtype))
+                error_at(c, st->type->loc, "buffers are read from safetensors files, which ampc reads in real "
+                         "dtypes only; declare the real and imaginary parts as an f32 or f64 [..., 2] buffer "
+                         "and use view_as_complex()");
             break;
         case S_ASSIGN:
             if (!check_expr(c, st->value))

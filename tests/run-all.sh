@@ -26,6 +26,7 @@ run e2e make --no-print-directory BUILD="$BUILD" test-e2e
 run ops make --no-print-directory BUILD="$BUILD" test-ops
 run grad make --no-print-directory BUILD="$BUILD" test-grad
 run train make --no-print-directory BUILD="$BUILD" test-train
+run mpi make --no-print-directory BUILD="$BUILD" test-mpi
 run torch make --no-print-directory BUILD="$BUILD" test-torch
 run install make --no-print-directory BUILD="$BUILD" test-install
 run sanitizers make --no-print-directory BUILD="$BUILD" test-sanitize

@@ -5,7 +5,26 @@
  *   ampc examples/digits/mlp.amp -t tpu --prefix=digits -o out/digits.c
  *   cc -std=c99 -O2 -Iruntime/include -Iout examples/digits/train.c \
  *      out/digits.c libamprt.a -lm -lpthread -o train
- *   ./train examples/digits/digits.bin trained.safetensors [EPOCHS] [MIN_ACCURACY]
+ *   ./train [OPTIONS] examples/digits/digits.bin trained.safetensors [EPOCHS] [MIN_ACCURACY]
+ *
+ * Data parallelism (docs/distributed.md): linked with a libamprt built
+ * with `make MPI=1` and started by `mpirun -np W`, it is W processes
+ * (its world, from amprt/collective.h); without MPI it is a world of 1 and
+ * runs exactly as before.  The loader is world-aware: every process
+ * shuffles the training set the same way and takes the same global batches
+ * of --batch samples, and rank r of W keeps the r-th of W equal slices of
+ * each (the last, partial batch drops its remainder of fewer than W
+ * samples), so W processes see, per step, exactly the samples one process
+ * with the whole batch sees; the emitted update averages the gradients.
+ * Only rank 0 prints and writes the checkpoint (atomically, digits_save).
+ *
+ * Options: --batch=N the global batch (default 64); --steps=N stop after N
+ * steps; --checksum every rank prints a checksum of its parameters, the
+ * loss scale and the skipped steps at the end (tests/mpi compares them);
+ * --poison=STEP:RANK a test hook: at step STEP (from 1) rank RANK puts an
+ * infinity into its first input pixel, so that step's gradients are not
+ * finite on that rank only; --timing rank 0 prints the mean wall-clock
+ * time of a training step (docs/distributed.md's measurements).
  *
  * Either model is compiled with the prefix `digits`, so this file calls
  * digits_train_step, digits_forward... whichever it is; the emitted header
@@ -23,11 +42,14 @@
  * (default 0.95); 2 bad command line; 3 the data file is missing or bad, or
  * the checkpoint could not be written; 4 any other error.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, for --timing */
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef MODEL_HEADER
 #define MODEL_HEADER "digits.h"
@@ -56,7 +78,7 @@
 #error "MODEL_HEADER is neither examples/digits/mlp.amp nor cnn.amp compiled with --prefix=digits"
 #endif
 
-enum { PIXELS = 64, CLASSES = 10, BATCH = 64 };
+enum { PIXELS = 64, CLASSES = 10, BATCH = 64 /* the default global batch, and the eval batch */ };
 enum { EXIT_ACCURACY = 1, EXIT_USAGE = 2, EXIT_FILE = 3, EXIT_ERROR = 4 };
 
 /* ---- The data: digits.bin (format: make-data.py) ------------------------- */
@@ -256,32 +278,100 @@ static double accuracy(const digits_train_state *s, const dataset *d, float *x, 
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s DATA.bin OUT.safetensors [EPOCHS] [MIN_ACCURACY]\n"
-                    "  EPOCHS: 1..10000 (default 10); MIN_ACCURACY: 0..1 (default 0.95)\n",
+    fprintf(stderr, "usage: %s [--batch=N] [--steps=N] [--checksum] [--timing] [--poison=STEP:RANK]\n"
+                    "       DATA.bin OUT.safetensors [EPOCHS] [MIN_ACCURACY]\n"
+                    "  EPOCHS: 1..10000 (default 10); MIN_ACCURACY: 0..1 (default 0.95);\n"
+                    "  --batch: the global batch, 1..4096 (default 64), split over the processes\n",
             argv0);
     exit(EXIT_USAGE);
 }
 
+/* A whole number in [lo, hi] from text, or usage(). */
+static long number(const char *text, long lo, long hi, const char *argv0)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end || end == text || v < lo || v > hi)
+        usage(argv0);
+    return v;
+}
+
+/* FNV-1a over the bytes of every parameter: equal on two processes
+ * exactly when their parameters are bit-identical (up to collisions). */
+static uint32_t checksum(const digits_train_state *s)
+{
+    uint32_t h = 2166136261u;
+#define HASH(name, numel, fan_in)                                                  \
+    {                                                                              \
+        const unsigned char *b = (const unsigned char *)s->name;                   \
+        for (size_t i = 0; i < (numel) * sizeof *s->name; i++)                     \
+            h = (h ^ b[i]) * 16777619u;                                            \
+    }
+    PARAMS(HASH)
+#undef HASH
+    return h;
+}
+
 int main(int argc, char **argv)
 {
+    /* Joins the world of processes mpirun started (one without MPI); MPI
+     * may take its own arguments out of argv. */
+    if (amp_coll_init(&argc, &argv) != AMP_OK) {
+        fprintf(stderr, "train: cannot start the collectives (see above)\n");
+        return EXIT_ERROR;
+    }
+    const int rank = amp_coll_rank(), world = amp_coll_world();
+    const char *argv0 = argv[0];
+    long batch = BATCH, max_steps = -1, poison_step = -1, poison_rank = -1;
+    int want_checksum = 0, want_timing = 0;
+    while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+        const char *a = argv[1];
+        if (strncmp(a, "--batch=", 8) == 0)
+            batch = number(a + 8, 1, 4096, argv0);
+        else if (strncmp(a, "--steps=", 8) == 0)
+            max_steps = number(a + 8, 1, 1000000000, argv0);
+        else if (strcmp(a, "--checksum") == 0)
+            want_checksum = 1;
+        else if (strcmp(a, "--timing") == 0)
+            want_timing = 1;
+        else if (strncmp(a, "--poison=", 9) == 0) {
+            char step_text[32];
+            const char *colon = strchr(a + 9, ':');
+            size_t len = colon ? (size_t)(colon - (a + 9)) : 0;
+            if (!colon || len == 0 || len >= sizeof step_text)
+                usage(argv0);
+            memcpy(step_text, a + 9, len);
+            step_text[len] = '\0';
+            poison_step = number(step_text, 1, 1000000000, argv0);
+            poison_rank = number(colon + 1, 0, 1000000, argv0);
+        } else
+            usage(argv0);
+        argv++;
+        argc--;
+    }
     if (argc < 3 || argc > 5)
-        usage(argv[0]);
+        usage(argv0);
     const char *data_path = argv[1], *out_path = argv[2];
     long epochs = 10;
     double min_accuracy = 0.95;
     char *end;
-    if (argc > 3) {
-        errno = 0;
-        epochs = strtol(argv[3], &end, 10);
-        if (errno || *end || end == argv[3] || epochs < 1 || epochs > 10000)
-            usage(argv[0]);
-    }
+    if (argc > 3)
+        epochs = number(argv[3], 1, 10000, argv0);
     if (argc > 4) {
         errno = 0;
         min_accuracy = strtod(argv[4], &end);
         if (errno || *end || end == argv[4] || !(min_accuracy >= 0 && min_accuracy <= 1))
-            usage(argv[0]);
+            usage(argv0);
     }
+    if (batch < world) {
+        fprintf(stderr, "train: --batch=%ld is smaller than the %d processes: some would get no samples\n", batch,
+                world);
+        return EXIT_USAGE;
+    }
+    /* Each process's slice of a global batch: the processes' slices are
+     * equal, so the mean of their mean gradients is the batch's. */
+    const long shard = batch / world;
 
     dataset train, test;
     read_digits(data_path, &train, &test);
@@ -307,50 +397,84 @@ int main(int argc, char **argv)
     PARAMS(FREE)
 #undef FREE
 
-    float *x = xmalloc(DIGITS_X_NUMEL(BATCH) * sizeof *x);
-    int64_t *y = xmalloc(DIGITS_Y_NUMEL(BATCH) * sizeof *y);
+    const size_t buf_rows = (size_t)(shard > BATCH ? shard : BATCH); /* a slice, or an eval batch */
+    float *x = xmalloc(DIGITS_X_NUMEL(buf_rows) * sizeof *x);
+    int64_t *y = xmalloc(DIGITS_Y_NUMEL(buf_rows) * sizeof *y);
     digits_outputs out = {
-        .logits = xmalloc(DIGITS_LOGITS_NUMEL(BATCH) * amp_dtype_size(DIGITS_LOGITS_DTYPE)),
-        .loss = xmalloc(DIGITS_LOSS_NUMEL(BATCH) * amp_dtype_size(DIGITS_LOSS_DTYPE)),
+        .logits = xmalloc(DIGITS_LOGITS_NUMEL(buf_rows) * amp_dtype_size(DIGITS_LOGITS_DTYPE)),
+        .loss = xmalloc(DIGITS_LOSS_NUMEL(buf_rows) * amp_dtype_size(DIGITS_LOSS_DTYPE)),
     };
     size_t *order = xmalloc(train.n * sizeof *order);
     for (size_t i = 0; i < train.n; i++)
         order[i] = i;
     uint64_t shuffle_rng = 7;
 
-    printf("%s: %zu training and %zu test samples, batch %d, %ld epochs, "
-           "logits in %s, kernels: %s\n",
-           MODEL_NAME, train.n, test.n, BATCH, epochs, amp_dtype_name(DIGITS_LOGITS_DTYPE),
-           amp_isa_name());
-    printf("epoch  mean loss  train acc  test acc  loss scale  skipped steps\n");
-    double test_acc = 0;
-    for (long epoch = 1; epoch <= epochs; epoch++) {
+    if (rank == 0) {
+        printf("%s: %zu training and %zu test samples, batch %ld", MODEL_NAME, train.n, test.n, batch);
+        if (world > 1)
+            printf(" (%ld on each of %d processes)", shard, world);
+        printf(", %ld epochs, logits in %s, kernels: %s\n", epochs, amp_dtype_name(DIGITS_LOGITS_DTYPE),
+               amp_isa_name());
+        printf("epoch  mean loss  train acc  test acc  loss scale  skipped steps\n");
+    }
+    double test_acc = 0, step_seconds = 0;
+    long steps = 0;
+    for (long epoch = 1; epoch <= epochs && steps != max_steps; epoch++) {
         shuffle(order, train.n, &shuffle_rng);
-        double loss_sum = 0;
-        size_t correct = 0;
-        for (size_t start = 0; start < train.n; start += BATCH) {
-            size_t b = train.n - start < BATCH ? train.n - start : BATCH; /* last: partial */
-            digits_dims dims = {.B = (int64_t)b};
+        /* this process's loss sum and correct count, then the world's */
+        double totals[2] = {0, 0};
+        size_t seen = 0; /* samples trained on by all the processes */
+        for (size_t start = 0; start < train.n && steps != max_steps; start += (size_t)batch) {
+            size_t b = train.n - start < (size_t)batch ? train.n - start : (size_t)batch; /* last: partial */
+            size_t mine = b / (size_t)world; /* the remainder b % world is dropped */
+            if (mine == 0)
+                break;
+            digits_dims dims = {.B = (int64_t)mine};
             digits_inputs in = {.x = x, .y = y};
-            gather(&train, order + start, b, x, y);
+            gather(&train, order + start + (size_t)rank * mine, mine, x, y);
+            steps++;
+            if (steps == poison_step && rank == poison_rank)
+                x[0] = INFINITY;
             need_arena(digits_train_arena_bytes(&dims));
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             check(digits_train_step(&state, &in, &out, &dims, arena, arena_size),
                   "digits_train_step");
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            step_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             /* The loss and logits of this batch, before the update. */
-            loss_sum += (double)amp_load_as_f32(DIGITS_LOSS_DTYPE, out.loss, 0) * (double)b;
-            for (size_t i = 0; i < b; i++)
-                correct += predicted(out.logits, i) == y[i];
+            totals[0] += (double)amp_load_as_f32(DIGITS_LOSS_DTYPE, out.loss, 0) * (double)mine;
+            for (size_t i = 0; i < mine; i++)
+                totals[1] += predicted(out.logits, i) == y[i];
+            seen += mine * (size_t)world;
         }
+        /* the sums over the processes: their mean times the world */
+        amp_coll_tensor t = {totals, 2, AMP_F64};
+        check(amp_allreduce_mean(&t, 1), "amp_allreduce_mean");
         test_acc = accuracy(&state, &test, x, y, &out);
-        printf("%5ld  %9.4f  %9.4f  %8.4f  %10g  %13lld\n", epoch, loss_sum / (double)train.n,
-               (double)correct / (double)train.n, test_acc, (double)state.scale,
-               (long long)state.skipped_steps);
+        if (rank == 0) {
+            printf("%5ld  %9.4f  %9.4f  %8.4f  %10g  %13lld\n", epoch, totals[0] * world / (double)seen,
+                   totals[1] * world / (double)seen, test_acc, (double)state.scale,
+                   (long long)state.skipped_steps);
+            fflush(stdout);
+        }
+    }
+    if (want_timing && rank == 0 && steps > 0)
+        printf("mean step time %.3f ms over %ld steps (batch %ld on each of %d processes)\n",
+               1e3 * step_seconds / (double)steps, steps, shard, world);
+    if (want_checksum) {
+        /* every rank, one line each: the test compares them */
+        printf("rank %d of %d: %ld steps, parameter checksum %08x, loss scale %g, skipped steps %lld\n", rank,
+               world, steps, (unsigned)checksum(&state), (double)state.scale, (long long)state.skipped_steps);
         fflush(stdout);
     }
 
     int status = 0;
-    int rc = digits_save(&state, out_path);
-    if (rc != AMP_OK) {
+    /* one writer: every process holds the same state */
+    int rc = rank == 0 ? digits_save(&state, out_path) : AMP_OK;
+    if (rank != 0) {
+        status = test_acc < min_accuracy ? EXIT_ACCURACY : 0;
+    } else if (rc != AMP_OK) {
         fprintf(stderr, "train: cannot write %s: %s\n", out_path, digits_strerror(rc));
         status = EXIT_FILE;
     } else {
@@ -375,5 +499,6 @@ int main(int argc, char **argv)
     free(train.y);
     free(test.x);
     free(test.y);
+    amp_coll_finalize();
     return status;
 }

@@ -36,12 +36,17 @@ extern "C" {
 typedef struct { uint16_t bits; } amp_bf16;
 typedef struct { uint16_t bits; } amp_f16;
 
-typedef enum { AMP_F64, AMP_F32, AMP_BF16, AMP_F16, AMP_I64, AMP_I32, AMP_BOOL } amp_dtype;
+/* AMP_C64 and AMP_C128 (last, so the real dtypes keep their values) are
+ * complex64 and complex128, amp_c64 / amp_c128 of amprt/complex.h: the
+ * generic element access below reads their real part and stores a real
+ * number (imaginary part 0), and the checkpoint writer does not take them. */
+typedef enum { AMP_F64, AMP_F32, AMP_BF16, AMP_F16, AMP_I64, AMP_I32, AMP_BOOL, AMP_C64, AMP_C128 } amp_dtype;
 
-/* Bytes per element (bool is one byte holding 0 or 1); 0 for a value that
- * is not an amp_dtype. */
+/* Bytes per element (bool is one byte holding 0 or 1; a complex element
+ * both parts); 0 for a value that is not an amp_dtype. */
 size_t amp_dtype_size(amp_dtype t);
-/* "f64", "f32", "bf16", "f16", "i64", "i32", "bool"; "invalid" otherwise. */
+/* "f64", "f32", "bf16", "f16", "i64", "i32", "bool", "c64", "c128";
+ * "invalid" otherwise. */
 const char *amp_dtype_name(amp_dtype t);
 
 /* ---- Scalar conversions --------------------------------------------------
@@ -207,9 +212,13 @@ enum amp_status {
     AMP_ERR_IO,                  /* a file could not be opened or read */
     AMP_ERR_OUT_OF_MEMORY,       /* malloc failed */
     AMP_ERR_WEIGHTS_UNEXPECTED,  /* a weights file holds a tensor the model does not have */
-    AMP_ERR_SINGULAR             /* emitted model entry points: inverse, cholesky or solve
+    AMP_ERR_SINGULAR,            /* emitted model entry points: inverse, cholesky or solve
                                     met a singular or not positive-definite matrix
                                     (where PyTorch raises; the _ex ops return info) */
+    AMP_ERR_COLLECTIVE,          /* amprt/collective.h: MPI did not start, a setting
+                                    it does not take, or a dtype it cannot reduce */
+    AMP_ERR_NO_CONVERGENCE       /* amprt/complex.h: eig's QR iteration did not converge
+                                    (where PyTorch's linalg.eig raises) */
 };
 
 /* Never NULL: a static message, or a generic one for an unknown code. */
@@ -334,6 +343,12 @@ typedef enum {
 #include "amprt/train.h"
 #include "amprt/extra.h"
 #include "amprt/more.h"
+#include "amprt/collective.h"
+#include "amprt/backward_nn.h"
+#include "amprt/random.h"
+#include "amprt/backward_more.h"
+#include "amprt/backward_linalg.h"
+#include "amprt/complex.h"
 
 /* Every typed family, for one dtype. */
 #define AMP_ALL_OF_TYPE(X, T)                                                            \
@@ -345,7 +360,10 @@ typedef enum {
     AMP_BACKWARD_OF_CTYPE(X, T, AMP_CTYPE_##T)                                           \
     AMP_TRAIN_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
     AMP_EXTRA_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
-    AMP_MORE_OF_CTYPE(X, T, AMP_CTYPE_##T)
+    AMP_MORE_OF_CTYPE(X, T, AMP_CTYPE_##T)                                               \
+    AMP_BACKWARD_NN_OF_CTYPE(X, T, AMP_CTYPE_##T)                                        \
+    AMP_RANDOM_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
+    AMP_BACKWARD_MORE_OF_CTYPE(X, T, AMP_CTYPE_##T)
 
 /* f32, bf16 and f16 compute in f32; f64 (the reference evaluation, and the
  * ops PyTorch runs in f64) in f64.  Linear algebra is f32 and f64 only. */
@@ -358,8 +376,11 @@ typedef enum {
     AMP_LINALG_OF_CTYPE(X, f32, float)                                                   \
     AMP_MORE_LINALG_OF_CTYPE(X, f64, double)                                             \
     AMP_MORE_LINALG_OF_CTYPE(X, f32, float)                                              \
+    AMP_BACKWARD_LINALG_OF_CTYPE(X, f64, double)                                         \
+    AMP_BACKWARD_LINALG_OF_CTYPE(X, f32, float)                                          \
     AMP_DATA_KERNELS(X)                                                                  \
     AMP_TRAIN_KERNELS(X)                                                                 \
+    AMP_COMPLEX_KERNELS(X)                                                               \
     AMP_FOR_EACH_CAST(X)
 
 #define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;

@@ -89,6 +89,8 @@ static AMP_ALWAYS_INLINE float amp_ld(amp_dtype t, const void *base, int64_t i)
     case AMP_I64: return (float)((const int64_t *)base)[i];
     case AMP_I32: return (float)((const int32_t *)base)[i];
     case AMP_BOOL: return ((const uint8_t *)base)[i] ? 1.0f : 0.0f;
+    case AMP_C64: return ((const float *)base)[2 * i]; /* the real part */
+    case AMP_C128: return (float)((const double *)base)[2 * i];
     }
     return 0.0f;
 }
@@ -98,6 +100,7 @@ static AMP_ALWAYS_INLINE double amp_ldd(amp_dtype t, const void *base, int64_t i
 {
     switch (t) {
     case AMP_F64: return ((const double *)base)[i];
+    case AMP_C128: return ((const double *)base)[2 * i];
     case AMP_I64: return (double)((const int64_t *)base)[i];
     case AMP_I32: return (double)((const int32_t *)base)[i];
     default: return (double)amp_ld(t, base, i);
@@ -145,6 +148,8 @@ static AMP_ALWAYS_INLINE void amp_st(amp_dtype t, void *base, int64_t i, float v
     case AMP_I64: ((int64_t *)base)[i] = amp_f32_to_i64_sat(v); return;
     case AMP_I32: ((int32_t *)base)[i] = amp_f32_to_i32_sat(v); return;
     case AMP_BOOL: ((uint8_t *)base)[i] = (uint8_t)(v != 0.0f); return;
+    case AMP_C64: ((float *)base)[2 * i] = v; ((float *)base)[2 * i + 1] = 0; return;
+    case AMP_C128: ((double *)base)[2 * i] = v; ((double *)base)[2 * i + 1] = 0; return;
     }
 }
 
@@ -152,7 +157,10 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
 {
     if (t == AMP_F64)
         ((double *)base)[i] = v;
-    else
+    else if (t == AMP_C128) {
+        ((double *)base)[2 * i] = v;
+        ((double *)base)[2 * i + 1] = 0;
+    } else
         amp_st(t, base, i, (float)v);
 }
 
@@ -171,6 +179,9 @@ const amp_kernel_table *amp_kernel_table_for(const char *isa);
 void amp_isa_avx2_fill(amp_kernel_table *t);
 void amp_isa_avx512_fill(amp_kernel_table *t);
 void amp_isa_avx512bf16_fill(amp_kernel_table *t);
+/* The AVX-512 kernels beyond the GEMM (isa_avx512_eltwise.c), for both
+ * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
+void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);
 
 /*
  * The blocked, packed GEMM (isa_gemm.c) and its micro-kernel contract.
@@ -227,6 +238,26 @@ typedef struct amp_gemm_kernel {
  * the work over the thread pool when large enough. */
 void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a,
                    const void *b, const void *c, const void *bias, void *y);
+
+/* The same product (no C, no bias) left in f32, unrounded to t: for
+ * sums that continue after the GEMM (conv_transpose's col2im). */
+void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
+                       float *y);
+
+/* y = conv(x, w) + bias (amp_conv_desc semantics, bias may be NULL) as
+ * GEMMs of the packed weights and im2col blocks of x (isa_conv.c), on the
+ * micro-kernels of k; f32, bf16 and f16 (other dtypes, and an empty sum,
+ * go to the reference).  Splits the work over the thread pool. */
+void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
+                   const void *bias, void *y);
+/* conv_backward_weight the same way: per group one GEMM of dy and the
+ * im2col matrices, summed over the images (isa_conv.c). */
+void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                                   const void *dy, void *dw);
+/* conv_transpose (a conv's input gradient) as a GEMM of the weights and x
+ * into an f32 col, then a col2im gather rounding each output once. */
+void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                             const void *w, const void *bias, void *y);
 
 /* The thread pool: run fn(ctx, task, slot) for every task < ntasks on up
  * to nthreads threads (the caller is one of them, slot 0; slots are <

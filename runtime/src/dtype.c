@@ -18,6 +18,8 @@ size_t amp_dtype_size(amp_dtype t)
     case AMP_I64: return sizeof(int64_t);
     case AMP_I32: return sizeof(int32_t);
     case AMP_BOOL: return sizeof(uint8_t);
+    case AMP_C64: return 2 * sizeof(float);
+    case AMP_C128: return 2 * sizeof(double);
     }
     return 0;
 }
@@ -32,6 +34,8 @@ const char *amp_dtype_name(amp_dtype t)
     case AMP_I64: return "i64";
     case AMP_I32: return "i32";
     case AMP_BOOL: return "bool";
+    case AMP_C64: return "c64";
+    case AMP_C128: return "c128";
     }
     return "invalid";
 }

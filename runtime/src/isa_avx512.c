@@ -12,6 +12,10 @@
  *               treats bf16 subnormal inputs as zero and flushes subnormal
  *               f32 results (as PyTorch/oneDNN's bf16 GEMM on this ISA).
  *
+ * The same descriptors serve conv and its gradients (isa_conv.c, through
+ * ISA_GEMM_ENTRIES); the vectorized kernels between the convolutions are
+ * in isa_avx512_eltwise.c, installed by amp_isa_avx512_fill too.
+ *
  * Everything here is compiled for its ISA through target attributes only,
  * and runs only after dispatch.c's CPU check.
  */
@@ -290,6 +294,7 @@ void amp_isa_avx512_fill(amp_kernel_table *t)
     ISA_GEMM_FILL(t, avx512, f32);
     ISA_GEMM_FILL(t, avx512, bf16);
     ISA_GEMM_FILL(t, avx512, f16);
+    amp_isa_avx512_fill_eltwise(t);
 }
 
 void amp_isa_avx512bf16_fill(amp_kernel_table *t)

@@ -36,8 +36,8 @@ static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * AMP_GEMM_NC_MAX] ALIGN
 
 typedef struct gemm_job {
     const amp_gemm_kernel *k;
-    amp_dtype t;
-    size_t es;
+    amp_dtype t, yt; /* operands', and the output's (t, or f32: amp_fast_gemm_f32) */
+    size_t es, yes;
     const amp_gemm_desc *d;
     const char *a, *b, *c, *bias;
     char *y;
@@ -62,8 +62,8 @@ static void epilogue(const gemm_job *j, int64_t ob, int64_t m0, int64_t n0, cons
         const char *crow = j->add_c ? j->c + (size_t)(cb * d->c_stride[0] + m * d->c_stride[1] + n * d->c_stride[2]) * j->es
                                     : NULL;
         const char *brow = j->bias != NULL ? j->bias + (size_t)n * j->es : NULL;
-        char *yrow = j->y + (size_t)((ob * d->M + m) * d->N + n) * j->es;
-        j->k->epi(j->t, cols, w + r * ldw + c0, j->alpha, j->beta, crow, d->c_stride[2], brow, yrow);
+        char *yrow = j->y + (size_t)((ob * d->M + m) * d->N + n) * j->yes;
+        j->k->epi(j->yt, cols, w + r * ldw + c0, j->alpha, j->beta, crow, d->c_stride[2], brow, yrow);
     }
 }
 
@@ -118,8 +118,8 @@ static void gemm_task(void *ctx, int64_t task, int slot)
     }
 }
 
-void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
-                   const void *c, const void *bias, void *y)
+static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const amp_gemm_desc *d, const void *a,
+                      const void *b, const void *c, const void *bias, void *y)
 {
     gemm_job j;
     const int64_t out_batches = d->sum_batch ? 1 : d->batch;
@@ -131,6 +131,8 @@ void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d
     j.k = k;
     j.t = t;
     j.es = amp_dtype_size(t);
+    j.yt = yt;
+    j.yes = amp_dtype_size(yt);
     j.d = d;
     j.a = a;
     j.b = b;
@@ -166,4 +168,18 @@ void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d
         }
     }
     amp_parallel_run(threads, out_batches * j.m_chunks * j.n_chunks, gemm_task, &j);
+}
+
+void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
+                   const void *c, const void *bias, void *y)
+{
+    fast_gemm(k, t, t, d, a, b, c, bias, y);
+}
+
+/* The epilogue's only store is then to f32 (no C, no bias to read in t):
+ * epi(AMP_F32, ...) with c and bias NULL stores alpha * w. */
+void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
+                       float *y)
+{
+    fast_gemm(k, t, AMP_F32, d, a, b, NULL, NULL, y);
 }

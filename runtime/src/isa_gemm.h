@@ -3,7 +3,9 @@
  * isa_avx512.c, isa_avx512bf16.c) share: generic packing bodies (inlined
  * into each file's target-specific wrappers, so the compiler may vectorize
  * them for that ISA) and the table entries that route linear, matmul and
- * gemm into the blocked driver amp_fast_gemm (isa_gemm.c).  The contract of
+ * gemm into the blocked driver amp_fast_gemm (isa_gemm.c), and conv,
+ * conv_transpose and conv_backward_weight into isa_conv.c's drivers, all
+ * on the same micro-kernels.  The contract of
  * packing, micro-kernels and epilogues is in amprt_internal.h.
  */
 #ifndef ISA_GEMM_H
@@ -130,6 +132,23 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 },   \
                             { 0, 0, 0 }, 1.0, 0.0, 0 };                                           \
         amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                              \
+    }                                                                                             \
+    static void PREFIX##_conv_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                 \
+                                  const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,              \
+                                  AMP_CTYPE_##T *y)                                               \
+    {                                                                                             \
+        amp_fast_conv(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                                     \
+    }                                                                                             \
+    static void PREFIX##_conv_backward_weight_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x, \
+                                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)     \
+    {                                                                                             \
+        amp_fast_conv_backward_weight(KERN, AMP_DTYPE_##T, d, x, dy, dw);                         \
+    }                                                                                             \
+    static void PREFIX##_conv_transpose_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,       \
+                                            const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,    \
+                                            AMP_CTYPE_##T *y)                                     \
+    {                                                                                             \
+        amp_fast_conv_transpose(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                           \
     }
 
 #define ISA_GEMM_FILL(t, PREFIX, T)                                                               \
@@ -137,6 +156,9 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
         (t)->linear_##T = PREFIX##_linear_##T;                                                    \
         (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
+        (t)->conv_##T = PREFIX##_conv_##T;                                                        \
+        (t)->conv_backward_weight_##T = PREFIX##_conv_backward_weight_##T;                        \
+        (t)->conv_transpose_##T = PREFIX##_conv_transpose_##T;                                    \
     } while (0)
 
 #endif /* ISA_GEMM_H */

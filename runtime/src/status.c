@@ -25,6 +25,8 @@ const char *amp_strerror(int code)
     case AMP_ERR_OUT_OF_MEMORY: return "out of memory";
     case AMP_ERR_WEIGHTS_UNEXPECTED: return "the weights file holds a tensor the model does not have";
     case AMP_ERR_SINGULAR: return "a matrix is singular or not positive definite";
+    case AMP_ERR_COLLECTIVE: return "a collective operation (MPI) could not start or was given what it cannot reduce";
+    case AMP_ERR_NO_CONVERGENCE: return "an iterative algorithm (eig's QR iteration) did not converge";
     }
     return "unknown amprt status code";
 }

@@ -436,9 +436,26 @@ int tiny_update(tiny_train_state *s)
     if (!s)
         return AMP_ERR_NULL_ARG;
     int32_t found_inf = 0;
+    /* data parallelism: each gradient becomes its mean over the processes
+     * (amprt/collective.h: bucketed all-reduces; nothing in one process) */
+    {
+        const amp_coll_tensor grads[2] = {
+            {s->grad.fc_weight, (size_t)(12), AMP_F32},
+            {s->grad.fc_bias, (size_t)(3), AMP_F32},
+        };
+        const int rc = amp_allreduce_mean(grads, 2);
+        if (rc != AMP_OK)
+            return rc;
+    }
     /* unscale, detecting inf and NaN in the same pass */
     amp_unscale_f32((size_t)(12), s->grad.fc_weight, 1.0 / (double)s->scale, &found_inf);
     amp_unscale_f32((size_t)(3), s->grad.fc_bias, 1.0 / (double)s->scale, &found_inf);
+    /* skip the step on every process if any found an inf or NaN */
+    {
+        const int rc = amp_allreduce_max_i32(&found_inf);
+        if (rc != AMP_OK)
+            return rc;
+    }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
         const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1, 0x0p+0, 0x0p+0, 0, 0};

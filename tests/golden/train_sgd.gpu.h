@@ -114,9 +114,10 @@ int tiny_train_init(tiny_train_state *s, void *storage, size_t storage_bytes, co
 void tiny_train_params(const tiny_train_state *s, tiny_params *params);
 /* The two halves of a step: forward, loss and backward, adding this
  * micro-batch's gradients (of the scaled loss) into s->grad; and the
- * update: unscale with the inf/NaN check, clip, the optimizer, the
- * scaler, zero the gradients.  Between them a caller may combine the
- * gradients of several processes (data parallelism). */
+ * update: average the gradients over the processes of a data-parallel
+ * run (amprt/collective.h; nothing to do in one process), unscale with
+ * the inf/NaN check, take found_inf's maximum over the processes, clip,
+ * the optimizer, the scaler, zero the gradients. */
 int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *outputs,
       const tiny_dims *dims, void *arena, size_t arena_bytes);
 int tiny_update(tiny_train_state *s);

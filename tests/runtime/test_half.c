@@ -708,6 +708,7 @@ static void test_dtype_size_and_name(void **state)
     } want[] = {
         { AMP_F64, 8, "f64" }, { AMP_F32, 4, "f32" }, { AMP_BF16, 2, "bf16" }, { AMP_F16, 2, "f16" },
         { AMP_I64, 8, "i64" }, { AMP_I32, 4, "i32" }, { AMP_BOOL, 1, "bool" },
+        { AMP_C64, 8, "c64" }, { AMP_C128, 16, "c128" },
     };
     (void)state;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

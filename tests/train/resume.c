@@ -6,8 +6,12 @@
  * pending) and again after 8; then, in a fresh state loaded from each
  * checkpoint, replays the remaining micro-batches.  Every parameter,
  * gradient, optimizer buffer and scalar must equal the uninterrupted run's
- * bit for bit.  Also: loading a file that does not match fails and leaves
- * the state untouched; a checkpoint write never leaves a temporary behind.
+ * bit for bit; the model's dropout draws from the state's generator and
+ * its batch_norm updates running statistics, so the seed, the counter and
+ * the buffers must travel in the checkpoint too.  The masks matter: the
+ * same seed gives the same run, another seed another one.  Also: loading a
+ * file that does not match fails and leaves the state untouched; a
+ * checkpoint write never leaves a temporary behind.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -53,7 +57,8 @@ static int same_state(const resume_train_state *a, const unsigned char *sa, cons
 {
     return memcmp(sa, sb, RESUME_STATE_BYTES) == 0 && a->lr == b->lr && a->scale == b->scale &&
            a->growth_tracker == b->growth_tracker && a->step == b->step && a->skipped_steps == b->skipped_steps &&
-           a->last_step_skipped == b->last_step_skipped && a->micro_step == b->micro_step;
+           a->last_step_skipped == b->last_step_skipped && a->micro_step == b->micro_step &&
+           a->rng_seed == b->rng_seed && a->rng_offset == b->rng_offset;
 }
 
 static int no_temporaries(void)
@@ -71,7 +76,7 @@ static int no_temporaries(void)
 
 int main(void)
 {
-    static float w1[32 * 64], b1[32], w2[10 * 32], b2[10];
+    static float w1[32 * 64], b1[32], w2[10 * 32], b2[10], rmean[32], rvar[32];
     for (int i = 0; i < 32 * 64; i++)
         w1[i] = (float)((uniform() * 2 - 1) / 8);
     for (int i = 0; i < 32; i++)
@@ -80,13 +85,16 @@ int main(void)
         w2[i] = (float)((uniform() * 2 - 1) / 6);
     for (int i = 0; i < 10; i++)
         b2[i] = (float)((uniform() * 2 - 1) / 6);
+    for (int i = 0; i < 32; i++)
+        rvar[i] = 1; /* BatchNorm's initial running statistics: mean 0, variance 1 */
     for (int k = 0; k < STEPS; k++)
         for (int i = 0; i < B * 64; i++)
             x[k][i] = (float)uniform();
     for (int k = 0; k < STEPS; k++)
         for (int i = 0; i < B; i++)
             y[k][i] = (int64_t)(uniform() * 10);
-    resume_params init = {w1, b1, w2, b2};
+    resume_params init = {.fc1_weight = w1, .fc1_bias = b1, .fc2_weight = w2, .fc2_bias = b2,
+                          .bn_running_mean = rmean, .bn_running_var = rvar};
     resume_dims dims = {B};
     size_t bytes = resume_train_arena_bytes(&dims);
     void *arena = malloc(bytes);
@@ -94,6 +102,7 @@ int main(void)
     resume_train_state a, b, c;
     if (!arena || resume_train_init(&a, store_a, sizeof store_a, &init) != AMP_OK)
         return 1;
+    a.rng_seed = 0x243f6a88; /* the caller's seed */
 
     /* the uninterrupted run, saving twice on the way */
     if (run(&a, 0, 5, arena, bytes) || resume_save(&a, "at5.safetensors") != AMP_OK)
@@ -112,8 +121,14 @@ int main(void)
     for (int at = 5; at <= 8; at += 3) {
         char path[32];
         snprintf(path, sizeof path, "at%d.safetensors", at);
-        if (resume_train_init(&b, store_b, sizeof store_b, &init) != AMP_OK || resume_load(&b, path) != AMP_OK ||
-            run(&b, at, STEPS, arena, bytes))
+        if (resume_train_init(&b, store_b, sizeof store_b, &init) != AMP_OK || resume_load(&b, path) != AMP_OK)
+            return 1;
+        if (b.rng_seed != a.rng_seed || b.rng_offset != at) {
+            fprintf(stderr, "resume: the checkpoint at %d holds seed %lld, counter %lld\n", at, (long long)b.rng_seed,
+                    (long long)b.rng_offset);
+            failed = 1;
+        }
+        if (run(&b, at, STEPS, arena, bytes))
             return 1;
         if (!same_state(&a, store_a, &b, store_b)) {
             fprintf(stderr, "resume: resumed from micro-batch %d, the state differs from the uninterrupted run's\n", at);
@@ -122,6 +137,27 @@ int main(void)
             printf("resumed from micro-batch %d: bit-identical after %d more (step %lld, scale %g, skipped %lld)\n", at,
                    STEPS - at, (long long)b.step, (double)b.scale, (long long)b.skipped_steps);
         }
+    }
+
+    /* the masks are the seed's: the same seed replays the run, another
+     * seed gives other parameters */
+    for (int seed = 0; seed < 2; seed++) {
+        if (resume_train_init(&c, store_c, sizeof store_c, &init) != AMP_OK)
+            return 1;
+        c.rng_seed = seed ? a.rng_seed + 1 : a.rng_seed;
+        if (run(&c, 0, STEPS, arena, bytes))
+            return 1;
+        /* the storage alone: the parameters, buffers and optimizer state */
+        int same = seed ? memcmp(store_a, store_c, RESUME_STATE_BYTES) == 0 : same_state(&a, store_a, &c, store_c);
+        if (same != !seed) {
+            fprintf(stderr, "resume: a run with %s seed %s the first run\n", seed ? "another" : "the same",
+                    seed ? "equals" : "differs from");
+            failed = 1;
+        }
+    }
+    if (a.rng_offset != STEPS) {
+        fprintf(stderr, "resume: the counter is %lld after %d micro-batches\n", (long long)a.rng_offset, (int)STEPS);
+        failed = 1;
     }
 
     /* a file from another point leaves... a truncated file changes nothing */

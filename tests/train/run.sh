@@ -4,7 +4,9 @@
 #    on tpu (bf16), gpu (f16, dynamic loss scaling) and cpu (bf16);
 #  - loss scaling: with its loss shrunk by 2^-24, the f16 MLP's gradients
 #    underflow without a scaler and it does not learn; with one it does;
-#  - a checkpoint saved and loaded continues training bit-exactly.
+#  - a checkpoint saved and loaded continues training bit-exactly (dropout's
+#    generator and batch_norm's running statistics included);
+#  - batch_norm(training=true) trains as PyTorch's does.
 # The MLP trains 10 epochs and the CNN 6 (~30 s each with the reference kernels).
 set -u
 BUILD=${1:-build}
@@ -62,6 +64,31 @@ if "$BUILD/ampc" tests/train/resume.amp -t gpu -o "$dir/resume.c" &&
 else
     cat "$dir/log" 2>/dev/null
     bad "a checkpoint saved and loaded continues training bit-exactly"
+fi
+
+# batch_norm(training=true) in the training step, against PyTorch.
+dir=$OUT/bn_torch
+mkdir -p "$dir"
+if "$BUILD/ampc" tests/train/bn_torch.amp -t cpu -o "$dir/bn_torch.c" &&
+    cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" -o "$dir/bn_torch" \
+        tests/train/bn_torch.c "$dir/bn_torch.c" "$BUILD/libamprt.a" -lm -lpthread &&
+    "$dir/bn_torch" > "$dir/log" 2>&1; then
+    ok "$(cat "$dir/log")"
+else
+    cat "$dir/log" 2>/dev/null
+    bad "batch_norm(training=true) trains as PyTorch's does"
+fi
+
+# ... whose running statistics must be buffers: an error with a caret.
+"$BUILD/ampc" tests/train/bn_input_stats.amp -t tpu -o "$dir/bad.c" > "$dir/bad.log" 2>&1
+status=$?
+if [ "$status" -eq 1 ] && [ ! -e "$dir/bad.c" ] &&
+    grep -q 'bn_input_stats.amp:9:7: error: batch_norm: in training mode the running statistics are updated in place' "$dir/bad.log" &&
+    grep -q '^ *| *\^~' "$dir/bad.log"; then
+    ok "batch_norm(training=true) with inputs as running statistics: a located error"
+else
+    cat "$dir/bad.log"
+    bad "batch_norm(training=true) with inputs as running statistics is an error (exit $status)"
 fi
 
 echo "train: $pass passed, $fail failed"

@@ -17,18 +17,20 @@
 
 #include "ampc.h"
 
-enum { NT = DT_F64 - DT_BOOL + 1 };
+enum { NT = DT_C128 - DT_BOOL + 1 };
 
 /* promote[a][b], indexed from DT_BOOL */
 static const DType promote[NT][NT] = {
-    /*            bool     i32      i64      bf16     f16      f32      f64 */
-    /* bool */ {DT_BOOL, DT_I32, DT_I64, DT_BF16, DT_F16, DT_F32, DT_F64},
-    /* i32  */ {DT_I32, DT_I32, DT_I64, DT_BF16, DT_F16, DT_F32, DT_F64},
-    /* i64  */ {DT_I64, DT_I64, DT_I64, DT_BF16, DT_F16, DT_F32, DT_F64},
-    /* bf16 */ {DT_BF16, DT_BF16, DT_BF16, DT_BF16, DT_F32, DT_F32, DT_F64},
-    /* f16  */ {DT_F16, DT_F16, DT_F16, DT_F32, DT_F16, DT_F32, DT_F64},
-    /* f32  */ {DT_F32, DT_F32, DT_F32, DT_F32, DT_F32, DT_F32, DT_F64},
-    /* f64  */ {DT_F64, DT_F64, DT_F64, DT_F64, DT_F64, DT_F64, DT_F64},
+    /*            bool     i32      i64      bf16     f16      f32      f64      c64      c128 (torch.promote_types) */
+    /* bool */ {DT_BOOL, DT_I32, DT_I64, DT_BF16, DT_F16, DT_F32, DT_F64, DT_C64, DT_C128},
+    /* i32  */ {DT_I32, DT_I32, DT_I64, DT_BF16, DT_F16, DT_F32, DT_F64, DT_C64, DT_C128},
+    /* i64  */ {DT_I64, DT_I64, DT_I64, DT_BF16, DT_F16, DT_F32, DT_F64, DT_C64, DT_C128},
+    /* bf16 */ {DT_BF16, DT_BF16, DT_BF16, DT_BF16, DT_F32, DT_F32, DT_F64, DT_C64, DT_C128},
+    /* f16  */ {DT_F16, DT_F16, DT_F16, DT_F32, DT_F16, DT_F32, DT_F64, DT_C64, DT_C128},
+    /* f32  */ {DT_F32, DT_F32, DT_F32, DT_F32, DT_F32, DT_F32, DT_F64, DT_C64, DT_C128},
+    /* f64  */ {DT_F64, DT_F64, DT_F64, DT_F64, DT_F64, DT_F64, DT_F64, DT_C128, DT_C128},
+    /* c64  */ {DT_C64, DT_C64, DT_C64, DT_C64, DT_C64, DT_C64, DT_C128, DT_C64, DT_C128},
+    /* c128 */ {DT_C128, DT_C128, DT_C128, DT_C128, DT_C128, DT_C128, DT_C128, DT_C128, DT_C128},
 };
 
 static void promote_matches_pytorch_table(void **state)
@@ -56,20 +58,27 @@ static void promote_named_cases(void **state)
     assert_int_equal(dtype_promote(DT_BOOL, DT_I32), DT_I32);
     assert_int_equal(dtype_promote(DT_F16, DT_F64), DT_F64);
     assert_int_equal(dtype_promote(DT_I32, DT_I64), DT_I64);
+    assert_int_equal(dtype_promote(DT_F32, DT_C64), DT_C64);   /* complex is the higher category */
+    assert_int_equal(dtype_promote(DT_F64, DT_C64), DT_C128);  /* ...and takes the wider real part */
+    assert_int_equal(dtype_promote(DT_BF16, DT_C64), DT_C64);
+    assert_int_equal(dtype_promote(DT_F16, DT_C64), DT_C64);
+    assert_true(!dtype_is_float(DT_C64) && dtype_is_complex(DT_C128)); /* never autocast-eligible */
+    assert_int_equal(dtype_to_real(DT_C128), DT_F64);
+    assert_int_equal(dtype_to_complex(DT_F32), DT_C64);
 }
 
 static void promote_is_symmetric(void **state)
 {
     (void)state;
-    for (DType a = DT_BOOL; a <= DT_F64; a++)
-        for (DType b = DT_BOOL; b <= DT_F64; b++)
+    for (DType a = DT_BOOL; a <= DT_C128; a++)
+        for (DType b = DT_BOOL; b <= DT_C128; b++)
             assert_int_equal(dtype_promote(a, b), dtype_promote(b, a));
 }
 
 static void names_round_trip(void **state)
 {
     (void)state;
-    static const char *const names[NT] = {"bool", "i32", "i64", "bf16", "f16", "f32", "f64"};
+    static const char *const names[NT] = {"bool", "i32", "i64", "bf16", "f16", "f32", "f64", "c64", "c128"};
     for (int i = 0; i < NT; i++) {
         DType t = (DType)(DT_BOOL + i);
         assert_string_equal(dtype_name(t), names[i]);
@@ -102,6 +111,8 @@ static void c_types_sizes_and_enums(void **state)
         {DT_I64, "int64_t", "AMP_I64", 8, CAT_INT},    {DT_BF16, "amp_bf16", "AMP_BF16", 2, CAT_FLOAT},
         {DT_F16, "amp_f16", "AMP_F16", 2, CAT_FLOAT},  {DT_F32, "float", "AMP_F32", 4, CAT_FLOAT},
         {DT_F64, "double", "AMP_F64", 8, CAT_FLOAT},
+        /* interleaved (re, im) structs of amprt/complex.h */
+        {DT_C64, "amp_c64", "AMP_C64", 8, CAT_COMPLEX}, {DT_C128, "amp_c128", "AMP_C128", 16, CAT_COMPLEX},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         assert_string_equal(dtype_c_type(want[i].t), want[i].c_type);

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""torch_models.py: the model benchmarks of `make bench`, PyTorch's side and
+the side-by-side driver.
+
+  torch_models.py weights DIR
+      Writes DIR/<model>.safetensors, the state_dict of each benchmarked
+      model (fixed seed), which ampc's model_bench loads too, so both sides
+      compute on identical parameters.
+  torch_models.py compare DIR [ROUNDS]
+      For each case, ROUNDS times (default 3) in alternation: runs ampc's
+      DIR/<model>/model_bench (AMPRT_THREADS=2), then times the same model
+      in PyTorch (torch.set_num_threads(2), torch.autocast('cpu',
+      dtype=torch.bfloat16)); each a median of several calls after
+      warm-up.  Alternating keeps both sides under the same machine load.
+      Prints, per case, the median over the rounds of each side's median,
+      the ratio ampc / PyTorch (time: lower is better for ampc) and the
+      target; then the best round of each side and their ratio (on a
+      shared machine a side whose second thread is descheduled loses a
+      whole round: the best rounds show each side unhindered).
+
+The models are the ones ampc compiles (examples/mlp.amp, examples/lenet5.amp,
+examples/resnet18.amp, bench/resnet18_train.amp, examples/digits/mlp.amp),
+written here as PyTorch modules with the same state_dict keys.  Batch norm
+in the ResNet-18 training step uses running statistics (module in eval
+mode), as nn.amp's BatchNorm2d does.  Run with /usr/bin/python3
+(python3-torch, python3-torchvision)."""
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+THREADS = 2
+
+
+class Mlp(nn.Module):
+    """examples/mlp.amp (nll_loss of log_softmax) and examples/digits/mlp.amp
+    (cross_entropy): the same two layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+class LeNet5(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(400, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        h = F.max_pool2d(F.relu(self.conv2(h)), 2)
+        h = torch.flatten(h, 1)
+        h = F.relu(self.fc1(h))
+        h = F.relu(self.fc2(h))
+        return self.fc3(h)
+
+
+def make_model(name):
+    torch.manual_seed(0)
+    if name in ("mlp", "digits_mlp"):
+        return Mlp()
+    if name == "lenet5":
+        return LeNet5()
+    return torchvision.models.resnet18()
+
+
+# model file name, ampc binary dir, input shape per sample
+MODELS = {
+    "mlp": ("mlp", (64,)),
+    "lenet5": ("lenet5", (1, 32, 32)),
+    "resnet18": ("resnet18", (3, 224, 224)),
+    "resnet18_train": ("resnet18", (3, 224, 224)),
+    "digits_mlp": ("digits_mlp", (64,)),
+}
+
+# (binary, mode, batch, calls per timing, target ratio ampc/PyTorch time, target text)
+CASES = [
+    ("mlp", "infer", 1, 200, None, ""),
+    ("mlp", "infer", 8, 200, None, ""),
+    ("lenet5", "infer", 1, 100, None, ""),
+    ("lenet5", "infer", 8, 100, None, ""),
+    ("resnet18", "infer", 1, 7, 0.7, "<= 0.70"),
+    ("resnet18", "infer", 8, 5, 0.7, "<= 0.70"),
+    ("resnet18_train", "train", 8, 3, 0.8, "<= 0.80"),
+    ("digits_mlp", "train", 64, 200, 0.05, "<= 0.05 (20x faster)"),
+]
+
+
+def write_safetensors(path, state):
+    """The safetensors format: an 8-byte little-endian header length, a JSON
+    header naming each tensor's dtype, shape and byte range, the data."""
+    header, blobs, offset = {}, [], 0
+    names = {torch.float32: "F32", torch.int64: "I64"}
+    for key, t in state.items():
+        t = t.detach().contiguous().cpu()
+        data = t.numpy().tobytes()
+        header[key] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":"))
+    text += " " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text.encode())
+        for b in blobs:
+            f.write(b)
+
+
+def inputs(name, batch):
+    g = torch.Generator().manual_seed(1)
+    x = torch.rand((batch,) + MODELS[name][1], generator=g) * 2 - 1
+    y = torch.arange(batch) % 10
+    return x, y
+
+
+def torch_step(name, mode, model, opt, x, y):
+    if mode == "infer":
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            logits = model(x)
+            if name == "mlp":  # examples/mlp.amp computes its loss too
+                F.nll_loss(F.log_softmax(logits, dim=1), y)
+        return
+    opt.zero_grad(set_to_none=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+
+
+def torch_time(name, mode, batch, calls):
+    torch.set_num_threads(THREADS)
+    model = make_model(name)
+    model.eval()  # batch norm on running statistics in every case (see the docstring)
+    opt = None
+    if mode == "train":
+        lr = 0.1 if name == "digits_mlp" else 0.01
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    x, y = inputs(name, batch)
+    for _ in range(2):
+        torch_step(name, mode, model, opt, x, y)
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        torch_step(name, mode, model, opt, x, y)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def ampc_time(d, name, mode, batch, calls):
+    env = dict(os.environ, AMPRT_THREADS=str(THREADS))
+    out = subprocess.run([os.path.join(d, name, "model_bench"), os.path.join(d, MODELS[name][0] + ".safetensors"),
+                          mode, str(batch), str(calls)], env=env, check=True, capture_output=True, text=True).stdout
+    w = out.split()
+    return float(w[3])
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "weights":
+        os.makedirs(args[1], exist_ok=True)
+        for name in ("mlp", "lenet5", "resnet18", "digits_mlp"):
+            write_safetensors(os.path.join(args[1], name + ".safetensors"), make_model(name).state_dict())
+        return
+    if len(args) not in (2, 3) or args[0] != "compare":
+        sys.exit(__doc__)
+    d = args[1]
+    rounds = int(args[2]) if len(args) == 3 else 3
+    print(f"torch {torch.__version__}, {THREADS} threads, autocast cpu bf16; ampc AMPRT_THREADS={THREADS}; "
+          f"median of {rounds} alternating rounds (each a median of N calls)")
+    print(f"{'case':24} {'N':>4} {'ampc ms':>9} {'PyTorch ms':>11} {'ratio':>6}  {'target':22} {'met':4}"
+          f" {'best ampc':>9} {'best PyTorch':>12} {'ratio':>6}")
+    for name, mode, batch, calls, target, text in CASES:
+        mine, theirs = [], []
+        for _ in range(rounds):
+            mine.append(ampc_time(d, name, mode, batch, calls))
+            theirs.append(torch_time(name, mode, batch, calls))
+        a, t = statistics.median(mine), statistics.median(theirs)
+        ratio = a / t
+        met = "" if target is None else ("yes" if ratio <= target else "NO")
+        label = f"{name} {mode}"
+        # the best round of each side: what each does when the machine lets it
+        ba, bt = min(mine), min(theirs)
+        print(f"{label:24} {batch:4} {a:9.3f} {t:11.3f} {ratio:6.2f}  {text:22} {met:4} {ba:9.3f} {bt:12.3f}"
+              f" {ba / bt:6.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

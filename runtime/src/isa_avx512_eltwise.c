@@ -1,0 +1,488 @@
+/*
+ * isa_avx512_eltwise.c - the AVX-512 kernels of the "avx512" and
+ * "avx512bf16" sets beyond the GEMM: relu, add, batch_norm (running
+ * statistics), the f32 <-> bf16/f16 casts, 2-d max_pool and max_pool's
+ * backward, for f32, bf16 and f16 storage.  They are what a convolutional network runs between its
+ * convolutions (resnet18's profile: relu, max_pool, batch_norm, add).
+ *
+ * Each computes exactly what its reference kernel computes, element by
+ * element (the same f32 operations in the same order, no contraction into
+ * FMA, the same one rounding to the storage dtype), so tests compare them
+ * bit for bit.  Large arrays are split into chunks on the thread pool; the
+ * result does not depend on the split.
+ *
+ * Compiled for AVX-512 through target attributes only; installed by
+ * amp_isa_avx512_fill after dispatch.c's CPU check.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "ref_window.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+
+/* Elements per pool task, and the size below which one thread does it all
+ * (waking the pool costs more than it saves on a few hundred KB). */
+#define CHUNK ((size_t)1 << 16)
+#define PARALLEL_MIN ((size_t)1 << 17)
+
+static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
+
+/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
+ * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off lanes
+ * are 0. */
+TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
+{
+    switch (t) {
+    case AMP_BF16: {
+        __m512i u = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16);
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+        return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
+    }
+    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    default: return _mm512_maskz_loadu_ps(m, p);
+    }
+}
+
+/* Round 16 f32 lanes to dtype t as amp_st does (bf16: nearest even, NaN
+ * quieted; f16: vcvtps2ph, nearest even) and store the lanes of m. */
+TARGET static inline void store16(amp_dtype t, void *p, __mmask16 m, __m512 v)
+{
+    switch (t) {
+    case AMP_BF16: {
+        const __m512i u = _mm512_castps_si512(v);
+        const __m512i hi = _mm512_srli_epi32(u, 16);
+        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                     _mm512_and_si512(hi, _mm512_set1_epi32(1)));
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                      _mm512_set1_epi32(0x7f800000));
+        r = _mm512_srli_epi32(r, 16);
+        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+        _mm256_mask_storeu_epi16(p, m, _mm512_cvtepi32_epi16(r));
+        return;
+    }
+    case AMP_F16:
+        _mm256_mask_storeu_epi16(p, m, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        return;
+    default: _mm512_mask_storeu_ps(p, m, v); return;
+    }
+}
+
+/* ---- chunked, pooled loops ---------------------------------------------------- */
+
+typedef struct {
+    void (*body)(const void *ctx, size_t begin, size_t end);
+    const void *ctx;
+    size_t n, per_task;
+} chunk_job;
+
+static void chunk_task(void *ctx, int64_t task, int slot)
+{
+    const chunk_job *j = ctx;
+    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
+    (void)slot;
+    j->body(j->ctx, begin, end);
+}
+
+/* body(ctx, begin, end) over [0, n) units of `unit` elements each, on the
+ * pool in tasks of about CHUNK elements when there are enough of them. */
+static void run_chunked(size_t n, size_t unit, void (*body)(const void *, size_t, size_t), const void *ctx)
+{
+    chunk_job j = { body, ctx, n, CHUNK / (unit ? unit : 1) + 1 };
+    if (n * unit < PARALLEL_MIN || amp_get_threads() == 1) {
+        body(ctx, 0, n);
+        return;
+    }
+    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), chunk_task, &j);
+}
+
+/* ---- relu --------------------------------------------------------------------
+ * v < 0 ? 0 : v on the stored bits: an element becomes +0 exactly when it
+ * is negative and not -0 and not NaN (sign set, magnitude in (0, inf]);
+ * every other element is copied, so NaN payloads and -0 survive as in the
+ * reference (whose bf16/f16 round trip through f32 also quiets a
+ * signalling NaN: so does this). */
+
+typedef struct {
+    amp_dtype t;
+    const void *x;
+    void *y;
+} unary_ctx;
+
+TARGET static void relu_body(const void *c_, size_t begin, size_t end)
+{
+    const unary_ctx *c = c_;
+    if (c->t == AMP_F32) {
+        const uint32_t *x = c->x;
+        uint32_t *y = c->y;
+        for (size_t i = begin; i < end; i += 16) {
+            __mmask16 m = tail_mask(end - i);
+            __m512i v = _mm512_maskz_loadu_epi32(m, x + i);
+            __m512i mag = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
+            __mmask16 neg = _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)0x80000000u)) &
+                            _mm512_test_epi32_mask(mag, mag) &
+                            _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
+            _mm512_mask_storeu_epi32(y + i, m, _mm512_maskz_mov_epi32((__mmask16)~neg, v));
+        }
+        return;
+    }
+    {
+        const uint16_t *x = c->x;
+        uint16_t *y = c->y;
+        const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
+        for (size_t i = begin; i < end; i += 32) {
+            size_t left = end - i;
+            __mmask32 m = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1);
+            __m512i v = _mm512_maskz_loadu_epi16(m, x + i);
+            __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+            __mmask32 neg = _mm512_test_epi16_mask(v, _mm512_set1_epi16((short)0x8000)) &
+                            _mm512_test_epi16_mask(mag, mag) & _mm512_cmple_epu16_mask(mag, _mm512_set1_epi16(inf));
+            /* the reference's round trip through f32 quiets a signalling NaN */
+            __mmask32 nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(inf));
+            v = _mm512_mask_mov_epi16(v, nan, _mm512_or_si512(v, _mm512_set1_epi16(quiet)));
+            _mm512_mask_storeu_epi16(y + i, m, _mm512_maskz_mov_epi16((__mmask32)~neg, v));
+        }
+    }
+}
+
+/* ---- add ---------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    const void *a, *b;
+    void *y;
+} binary_ctx;
+
+TARGET static void add_body(const void *c_, size_t begin, size_t end)
+{
+    const binary_ctx *c = c_;
+    const size_t es = amp_dtype_size(c->t);
+    for (size_t i = begin; i < end; i += 16) {
+        __mmask16 m = tail_mask(end - i);
+        __m512 v = _mm512_add_ps(load16(c->t, (const char *)c->a + i * es, m),
+                                 load16(c->t, (const char *)c->b + i * es, m));
+        store16(c->t, (char *)c->y + i * es, m, v);
+    }
+}
+
+/* ---- casts -------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype from, to;
+    const void *x;
+    void *y;
+} cast_ctx;
+
+TARGET static void cast_body(const void *c_, size_t begin, size_t end)
+{
+    const cast_ctx *c = c_;
+    const size_t fs = amp_dtype_size(c->from), ts = amp_dtype_size(c->to);
+    for (size_t i = begin; i < end; i += 16) {
+        __mmask16 m = tail_mask(end - i);
+        store16(c->to, (char *)c->y + i * ts, m, load16(c->from, (const char *)c->x + i * fs, m));
+    }
+}
+
+/* ---- batch_norm (running statistics) --------------------------------------------
+ * Per channel the reference's scalars: rstd = 1 / sqrt(var + eps) in f32;
+ * per element ((v - mean) * rstd) * weight + bias, each operation rounded
+ * to f32, then the one rounding to t. */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t C, HxW;
+    const void *x, *mean, *var, *weight, *bias;
+    double eps;
+    void *y;
+} bn_ctx;
+
+/* Chunks here are whole (n, c) planes: [begin, end) counts planes. */
+TARGET static void bn_body(const void *c_, size_t begin, size_t end)
+{
+    const bn_ctx *c = c_;
+    const size_t es = amp_dtype_size(c->t);
+    for (size_t plane = begin; plane < end; plane++) {
+        const int64_t ch = (int64_t)plane % c->C;
+        const float mean = amp_ld(c->pt, c->mean, ch);
+        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
+        const __m512 vmean = _mm512_set1_ps(mean), vrstd = _mm512_set1_ps(rstd);
+        const __m512 vw = _mm512_set1_ps(c->weight != NULL ? amp_ld(c->pt, c->weight, ch) : 1.0f);
+        const __m512 vb = _mm512_set1_ps(c->bias != NULL ? amp_ld(c->pt, c->bias, ch) : 0.0f);
+        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
+        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
+        for (int64_t s = 0; s < c->HxW; s += 16) {
+            __mmask16 m = tail_mask((size_t)(c->HxW - s));
+            __m512 r = _mm512_mul_ps(_mm512_sub_ps(load16(c->t, x + (size_t)s * es, m), vmean), vrstd);
+            if (c->weight != NULL)
+                r = _mm512_mul_ps(r, vw);
+            if (c->bias != NULL)
+                r = _mm512_add_ps(r, vb);
+            store16(c->t, y + (size_t)s * es, m, r);
+        }
+    }
+}
+
+static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                            const void *running_mean, const void *running_var, const void *weight, const void *bias,
+                            double eps, void *y)
+{
+    bn_ctx c = { t, pt, C, HxW, x, running_mean, running_var, weight, bias, eps, y };
+    if (N <= 0 || C <= 0 || HxW <= 0)
+        return;
+    run_chunked((size_t)(N * C), (size_t)HxW, bn_body, &c);
+}
+
+/* ---- max_pool, 2-d, dilation 1, no indices ----------------------------------------
+ * Each input row of the window is widened to f32 into a buffer padded with
+ * -inf on both sides (a -inf tap never wins the reference's comparison, so
+ * padding it is the same as skipping it), then 16 outputs at a time take
+ * best = (v > best || isnan(v)) ? v : best over the taps in the
+ * reference's order (rows, then columns): the same value, the same NaN. */
+
+#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
+
+typedef struct {
+    amp_dtype t;
+    pool_geometry g;
+    int64_t planes;
+    const void *x;
+    void *y;
+} pool_ctx;
+
+TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
+{
+    const pool_ctx *c = c_;
+    const pool_geometry *g = &c->g;
+    const size_t es = amp_dtype_size(c->t);
+    const int64_t kh = g->kernel[1], kw = g->kernel[2], sh = g->stride[1], sw = g->stride[2];
+    const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
+    const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 15) / 16;
+    /* Input column q of the row being read is at rowbuf[pw + q]; everything
+     * else stays -inf.  max_pool_fast checked that the taps fit. */
+    float rowbuf[POOL_ROW_MAX] __attribute__((aligned(64)));
+    __m512 best[POOL_ROW_MAX / 16];
+    const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)sw));
+    for (int64_t q = 0; q < POOL_ROW_MAX; q++)
+        rowbuf[q] = -INFINITY;
+    for (size_t plane = begin; plane < end; plane++) {
+        const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
+        char *yp = (char *)c->y + plane * (size_t)(out_h * out_w) * es;
+        for (int64_t oh = 0; oh < out_h; oh++) {
+            /* The reference's window: rows [oh sh - ph, + kh), cut to the input. */
+            int64_t r0 = oh * sh - ph, r1 = r0 + kh;
+            if (r0 < 0)
+                r0 = 0;
+            if (r1 > in_h)
+                r1 = in_h;
+            for (int64_t v = 0; v < nvec; v++)
+                best[v] = _mm512_set1_ps(-INFINITY);
+            for (int64_t r = r0; r < r1; r++) {
+                const char *xr = xp + (size_t)(r * in_w) * es;
+                for (int64_t q = 0; q < in_w; q += 16) {
+                    __mmask16 m = tail_mask((size_t)(in_w - q));
+                    _mm512_mask_storeu_ps(rowbuf + pw + q, m, load16(c->t, xr + (size_t)q * es, m));
+                }
+                for (int64_t v = 0; v < nvec; v++) {
+                    /* lanes past the row's last output read nothing */
+                    const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+                    const float *base = rowbuf + v * 16 * sw;
+                    __m512 b = best[v];
+                    for (int64_t k = 0; k < kw; k++) {
+                        __m512 x = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane, base + k, 4);
+                        __mmask16 take =
+                            _mm512_cmp_ps_mask(x, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+                        b = _mm512_mask_mov_ps(b, take, x);
+                    }
+                    best[v] = b;
+                }
+            }
+            for (int64_t v = 0; v < nvec; v++)
+                store16(c->t, yp + (size_t)(oh * out_w + v * 16) * es, tail_mask((size_t)(out_w - v * 16)), best[v]);
+        }
+    }
+}
+
+static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
+{
+    pool_ctx c;
+    int simple = d->nspatial == 2 && indices == NULL;
+    c.g = pool_geometry_of(d);
+    for (int i = 1; i < 3 && simple; i++)
+        simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
+    /* rowbuf and best[] bounds: every tap, and the input row at its
+     * offset, inside the buffer (a wider pool goes to the reference) */
+    simple = simple && (c.g.out[2] - 1) * c.g.stride[2] + c.g.kernel[2] <= POOL_ROW_MAX &&
+             c.g.padding[2] + c.g.in[2] <= POOL_ROW_MAX;
+    if (!simple) {
+        switch (t) {
+        case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
+        case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
+        default: amp_ref_max_pool_f16(d, x, y, indices); break;
+        }
+        return;
+    }
+    c.t = t;
+    c.planes = d->planes;
+    c.x = x;
+    c.y = y;
+    if (d->planes <= 0 || c.g.out_plane <= 0)
+        return;
+    run_chunked((size_t)d->planes, (size_t)c.g.in_plane, max_pool_body, &c);
+}
+
+/* ---- max_pool_backward ---------------------------------------------------------
+ * dx of max_pool: each output's dy added to the input element the forward
+ * chose (strictly greater or NaN wins, scanning the window as the
+ * forward does).  The reference walks every output once per 2048-element
+ * chunk of the input plane; here each output's choice is found once per
+ * plane and added into an f32 plane of sums, in the same output order, so
+ * every sum is the reference's, bit for bit.  Planes run on the pool, each
+ * slot with its own sums (malloc'ed per call). */
+
+typedef struct {
+    amp_dtype t;
+    pool_geometry g;
+    const void *x, *dy;
+    void *dx;
+    float *sums; /* in_plane floats per pool slot */
+} pool_bw_ctx;
+
+static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
+{
+    const pool_bw_ctx *c = ctx;
+    const pool_geometry *g = &c->g;
+    const size_t es = amp_dtype_size(c->t);
+    const char *x = (const char *)c->x + (size_t)(plane * g->in_plane) * es;
+    const char *dy = (const char *)c->dy + (size_t)(plane * g->out_plane) * es;
+    float *sum = c->sums + slot * g->in_plane;
+    int64_t op = 0;
+    for (int64_t i = 0; i < g->in_plane; i++)
+        sum[i] = 0.0f;
+    for (int64_t o0 = 0; o0 < g->out[0]; o0++)
+        for (int64_t o1 = 0; o1 < g->out[1]; o1++)
+            for (int64_t o2 = 0; o2 < g->out[2]; o2++, op++) {
+                const window w0 = max_window(g, 0, o0), w1 = max_window(g, 1, o1), w2 = max_window(g, 2, o2);
+                float best = -INFINITY;
+                int64_t best_index = (w0.start * g->in[1] + w1.start) * g->in[2] + w2.start;
+                for (int64_t a = w0.start; a < w0.end; a += g->dilation[0])
+                    for (int64_t b = w1.start; b < w1.end; b += g->dilation[1])
+                        for (int64_t e = w2.start; e < w2.end; e += g->dilation[2]) {
+                            const int64_t index = (a * g->in[1] + b) * g->in[2] + e;
+                            const float v = amp_ld(c->t, x, index);
+                            if (v > best || isnan(v)) {
+                                best = v;
+                                best_index = index;
+                            }
+                        }
+                if (best_index >= 0 && best_index < g->in_plane)
+                    sum[best_index] += amp_ld(c->t, dy, op);
+            }
+    for (int64_t i = 0; i < g->in_plane; i++)
+        amp_st(c->t, (char *)c->dx + (size_t)(plane * g->in_plane) * es, i, sum[i]);
+}
+
+static void max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx)
+{
+    pool_bw_ctx c;
+    int threads = amp_get_threads();
+    c.t = t;
+    c.g = pool_geometry_of(d);
+    c.x = x;
+    c.dy = dy;
+    c.dx = dx;
+    if (d->planes <= 0 || c.g.in_plane <= 0)
+        return;
+    c.sums = malloc((size_t)(AMP_MAX_THREADS * c.g.in_plane) * sizeof(float));
+    if (c.sums == NULL) { /* the reference needs no memory */
+        switch (t) {
+        case AMP_F32: amp_ref_max_pool_backward_f32(d, x, dy, dx); break;
+        case AMP_BF16: amp_ref_max_pool_backward_bf16(d, x, dy, dx); break;
+        default: amp_ref_max_pool_backward_f16(d, x, dy, dx); break;
+        }
+        return;
+    }
+    if ((size_t)(d->planes * c.g.in_plane) < PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
+    free(c.sums);
+}
+
+/* ---- table entries ------------------------------------------------------------ */
+
+#define ENTRIES(T)                                                                                \
+    static void relu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        unary_ctx c = { AMP_DTYPE_##T, x, y };                                                    \
+        run_chunked(n, 1, relu_body, &c);                                                            \
+    }                                                                                             \
+    static void add_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        binary_ctx c = { AMP_DTYPE_##T, a, b, y };                                                \
+        run_chunked(n, 1, add_body, &c);                                                             \
+    }                                                                                             \
+    static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
+                               amp_dtype pt, const void *rm, const void *rv, const void *w,       \
+                               const void *b, double eps, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        if (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) {                                   \
+            amp_ref_batch_norm_##T(N, C, HxW, x, pt, rm, rv, w, b, eps, y);                        \
+            return;                                                                               \
+        }                                                                                         \
+        batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);                   \
+    }                                                                                             \
+    static void max_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y,     \
+                             int64_t *indices)                                                    \
+    {                                                                                             \
+        max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
+    }                                                                                             \
+    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
+                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
+    {                                                                                             \
+        max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx);                                      \
+    }
+
+ENTRIES(f32)
+ENTRIES(bf16)
+ENTRIES(f16)
+
+#define CAST_ENTRY(S, D)                                                                          \
+    static void cast_##S##_##D(size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y)                 \
+    {                                                                                             \
+        cast_ctx c = { AMP_DTYPE_##S, AMP_DTYPE_##D, x, y };                                      \
+        run_chunked(n, 1, cast_body, &c);                                                            \
+    }
+CAST_ENTRY(f32, bf16)
+CAST_ENTRY(bf16, f32)
+CAST_ENTRY(f32, f16)
+CAST_ENTRY(f16, f32)
+
+void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
+{
+#define FILL(T)                                                                                   \
+    t->relu_##T = relu_##T;                                                                       \
+    t->add_##T = add_##T;                                                                         \
+    t->batch_norm_##T = batch_norm_##T;                                                           \
+    t->max_pool_##T = max_pool_##T;                                                               \
+    t->max_pool_backward_##T = max_pool_backward_##T;
+    FILL(f32)
+    FILL(bf16)
+    FILL(f16)
+#undef FILL
+    t->cast_f32_bf16 = cast_f32_bf16;
+    t->cast_bf16_f32 = cast_bf16_f32;
+    t->cast_f32_f16 = cast_f32_f16;
+    t->cast_f16_f32 = cast_f16_f32;
+}
+
+#else
+
+void amp_isa_avx512_fill_eltwise(amp_kernel_table *t) { (void)t; }
+
+#endif

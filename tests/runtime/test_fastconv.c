@@ -1,0 +1,452 @@
+/*
+ * test_fastconv.c - the optimized convolution and its gradients (conv,
+ * conv_transpose and conv_backward_weight of every kernel set this CPU
+ * supports, selected through amp_kernel_table_for, and the public
+ * amp_conv_<T> under whichever set AMPRT_ISA chose) against the reference
+ * kernel and an oracle in double, for f32, bf16 and f16, on 1 and 2
+ * threads.
+ *
+ * The bound is test_fastgemm.c's: an output y of dtype T is correct if
+ *     |y - oracle| <= u_T |oracle| + (1 + u_T) acc + floor_T
+ * where acc = (K + 2) 2^-24 (sum over taps |x w| + |bias|) bounds any f32
+ * summation order over the K = in_channels/groups x kernel taps, and u_T is
+ * the one final rounding.  The reference kernel meets the same bound, so
+ * the two may differ by twice it, and that is checked too.  Inputs are
+ * uniform in [-1, 1] (no subnormals: vdpbf16ps flushes them), rounded into
+ * T before either kernel reads them.  The shapes cover 1-, 2- and 3-d,
+ * stride, padding (taps entirely in it, too), dilation, groups (depthwise
+ * too), 1 x 1 convolutions with and without the direct (copy-free) path,
+ * odd sizes that are no multiple of any tile, K beyond one cache block,
+ * more output channels than one row block and more output positions than
+ * one column block.  Results must be identical on 1 and 2 threads.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/src/amprt_internal.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static float uniform(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (float)((double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2.0 - 1.0);
+}
+
+static void *random_buf(amp_dtype t, size_t n)
+{
+    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        amp_store_from_f32(t, p, i, uniform());
+    return p;
+}
+
+static double ld(amp_dtype t, const void *p, int64_t i) { return amp_load_as_f32(t, p, (size_t)i); }
+
+static double unit_roundoff(amp_dtype t) { return t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11; }
+static double underflow_floor(amp_dtype t) { return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25; }
+
+#define KCALL(k, t, op, ...)                                                                      \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+static void public_conv(amp_dtype t, const amp_conv_desc *d, const void *x, const void *w, const void *b, void *y)
+{
+    switch (t) {
+    case AMP_F32: amp_conv_f32(d, x, w, b, y); break;
+    case AMP_BF16: amp_conv_bf16(d, x, w, b, y); break;
+    default: amp_conv_f16(d, x, w, b, y); break;
+    }
+}
+
+typedef struct {
+    const char *what;
+    int nspatial;
+    int64_t batch, cin, cout, groups;
+    int64_t in[3], kernel[3], stride[3], padding[3], dilation[3];
+    int bias;
+} ccase;
+
+static const ccase cases[] = {
+    { "3x3 pad 1", 2, 2, 5, 7, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "1x1 direct", 2, 2, 16, 13, 1, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0 },
+    { "1x1 stride 2", 2, 3, 9, 20, 1, { 9, 8 }, { 1, 1 }, { 2, 2 }, { 0, 0 }, { 1, 1 }, 1 },
+    { "1x1 padded", 2, 1, 4, 5, 1, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 1, 2 }, { 1, 1 }, 1 },
+    { "7x7 stride 2 pad 3", 2, 2, 3, 20, 1, { 23, 19 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 0 },
+    { "dilation", 2, 1, 6, 9, 1, { 13, 10 }, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 2, 3 }, 1 },
+    { "stride 3, uneven", 2, 2, 5, 11, 1, { 17, 14 }, { 4, 3 }, { 3, 2 }, { 1, 0 }, { 1, 1 }, 1 },
+    { "taps all in padding", 2, 1, 3, 4, 1, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 1 },
+    { "groups 2", 2, 2, 8, 12, 2, { 7, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "groups 3, stride 2", 2, 1, 9, 6, 3, { 11, 8 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "depthwise", 2, 2, 6, 6, 6, { 10, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "depthwise x2", 2, 1, 5, 10, 5, { 8, 8 }, { 5, 5 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 1 },
+    { "1-d", 1, 3, 7, 10, 1, { 31 }, { 5 }, { 2 }, { 2 }, { 1 }, 1 },
+    { "1-d direct", 1, 2, 33, 17, 1, { 29 }, { 1 }, { 1 }, { 0 }, { 1 }, 1 },
+    { "3-d", 3, 2, 3, 5, 1, { 5, 6, 7 }, { 3, 2, 3 }, { 1, 2, 1 }, { 1, 0, 1 }, { 1, 1, 2 }, 1 },
+    { "K over one block", 2, 1, 70, 14, 1, { 6, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "direct, K over one block", 2, 1, 600, 13, 1, { 3, 4 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0 },
+    { "many output channels", 2, 1, 4, 400, 1, { 4, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "many output positions", 2, 2, 3, 13, 1, { 23, 21 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "resnet-like, threaded", 2, 2, 32, 48, 1, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+};
+
+static void fill_desc(const ccase *c, amp_conv_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    d->nspatial = c->nspatial;
+    d->batch = c->batch;
+    d->in_channels = c->cin;
+    d->out_channels = c->cout;
+    d->groups = c->groups;
+    for (int i = 0; i < c->nspatial; i++) {
+        d->in_size[i] = c->in[i];
+        d->kernel[i] = c->kernel[i];
+        d->stride[i] = c->stride[i];
+        d->padding[i] = c->padding[i];
+        d->dilation[i] = c->dilation[i];
+        d->out_size[i] = (c->in[i] + 2 * c->padding[i] - c->dilation[i] * (c->kernel[i] - 1) - 1) / c->stride[i] + 1;
+        assert_true(d->out_size[i] >= 1);
+    }
+}
+
+static int64_t prod(const int64_t *v, int n)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= v[i];
+    return p;
+}
+
+static void run_case(const amp_kernel_table *k, amp_dtype t, const ccase *c)
+{
+    amp_conv_desc d;
+    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, nw, ny;
+    void *x, *w, *bias, *y[2], *yref, *ypub;
+    const double u = unit_roundoff(t);
+    fill_desc(c, &d);
+    in_plane = prod(d.in_size, d.nspatial);
+    out_plane = prod(d.out_size, d.nspatial);
+    kplane = prod(d.kernel, d.nspatial);
+    cin_g = d.in_channels / d.groups;
+    cout_g = d.out_channels / d.groups;
+    nx = d.batch * d.in_channels * in_plane;
+    nw = d.out_channels * cin_g * kplane;
+    ny = d.batch * d.out_channels * out_plane;
+    x = random_buf(t, (size_t)nx);
+    w = random_buf(t, (size_t)nw);
+    bias = c->bias ? random_buf(t, (size_t)d.out_channels) : NULL;
+    for (int th = 0; th < 2; th++) {
+        y[th] = malloc((size_t)ny * amp_dtype_size(t));
+        assert_non_null(y[th]);
+        amp_set_threads(th + 1);
+        KCALL(k, t, conv, &d, x, w, bias, y[th]);
+    }
+    assert_memory_equal(y[0], y[1], (size_t)ny * amp_dtype_size(t));
+    yref = malloc((size_t)ny * amp_dtype_size(t));
+    ypub = malloc((size_t)ny * amp_dtype_size(t));
+    assert_non_null(yref);
+    assert_non_null(ypub);
+    KCALL(&amp_ref_kernel_table, t, conv, &d, x, w, bias, yref);
+    public_conv(t, &d, x, w, bias, ypub);
+
+    for (int64_t n = 0; n < d.batch; n++)
+        for (int64_t co = 0; co < d.out_channels; co++)
+            for (int64_t op = 0; op < out_plane; op++) {
+                int64_t o[3] = { 0, 0, 0 }, rest = op, yi = (n * d.out_channels + co) * out_plane + op;
+                double s = 0, mag = 0, bound, v, r, pv;
+                for (int i = d.nspatial - 1; i >= 0; i--) {
+                    o[i] = rest % d.out_size[i];
+                    rest /= d.out_size[i];
+                }
+                for (int64_t ci = 0; ci < cin_g; ci++)
+                    for (int64_t kp = 0; kp < kplane; kp++) {
+                        int64_t kk[3] = { 0, 0, 0 }, krest = kp, off = 0, inside = 1;
+                        double p;
+                        for (int i = d.nspatial - 1; i >= 0; i--) {
+                            kk[i] = krest % d.kernel[i];
+                            krest /= d.kernel[i];
+                        }
+                        for (int i = 0; i < d.nspatial; i++) {
+                            int64_t pos = o[i] * d.stride[i] - d.padding[i] + kk[i] * d.dilation[i];
+                            if (pos < 0 || pos >= d.in_size[i])
+                                inside = 0;
+                            off = off * d.in_size[i] + pos;
+                        }
+                        if (!inside)
+                            continue;
+                        p = ld(t, x, (n * d.in_channels + co / cout_g * cin_g + ci) * in_plane + off) *
+                            ld(t, w, (co * cin_g + ci) * kplane + kp);
+                        s += p;
+                        mag += fabs(p);
+                    }
+                if (bias != NULL) {
+                    s += ld(t, bias, co);
+                    mag += fabs(ld(t, bias, co));
+                }
+                bound = u * fabs(s) + (1 + u) * (double)(cin_g * kplane + 2) * 0x1p-24 * mag + underflow_floor(t);
+                v = ld(t, y[0], yi);
+                r = ld(t, yref, yi);
+                pv = ld(t, ypub, yi);
+                if (!(fabs(v - s) <= bound))
+                    fail_msg("%s %s %s [%lld]: got %.9g, oracle %.9g, bound %.3g", k->isa, amp_dtype_name(t), c->what,
+                             (long long)yi, v, s, bound);
+                if (!(fabs(v - r) <= 2 * bound))
+                    fail_msg("%s %s %s [%lld]: got %.9g, reference %.9g, bound %.3g", k->isa, amp_dtype_name(t),
+                             c->what, (long long)yi, v, r, 2 * bound);
+                if (!(fabs(pv - s) <= bound))
+                    fail_msg("public amp_conv (%s) %s %s [%lld]: got %.9g, oracle %.9g", amp_isa_name(),
+                             amp_dtype_name(t), c->what, (long long)yi, pv, s);
+            }
+    free(x);
+    free(w);
+    free(bias);
+    free(y[0]);
+    free(y[1]);
+    free(yref);
+    free(ypub);
+}
+
+/* conv_backward_weight on the same shapes: dw[co, ci, k] = sum over n, o
+ * of dy[n, co, o] x[n, group start + ci, tap k of o]; the bound's sum runs
+ * over batch x out_plane products. */
+static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const ccase *c)
+{
+    amp_conv_desc d;
+    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, ndy, nw;
+    void *x, *dy, *dw[2], *dwref;
+    const double u = unit_roundoff(t);
+    fill_desc(c, &d);
+    in_plane = prod(d.in_size, d.nspatial);
+    out_plane = prod(d.out_size, d.nspatial);
+    kplane = prod(d.kernel, d.nspatial);
+    cin_g = d.in_channels / d.groups;
+    cout_g = d.out_channels / d.groups;
+    nx = d.batch * d.in_channels * in_plane;
+    ndy = d.batch * d.out_channels * out_plane;
+    nw = d.out_channels * cin_g * kplane;
+    x = random_buf(t, (size_t)nx);
+    dy = random_buf(t, (size_t)ndy);
+    for (int th = 0; th < 2; th++) {
+        dw[th] = malloc((size_t)nw * amp_dtype_size(t));
+        assert_non_null(dw[th]);
+        amp_set_threads(th + 1);
+        KCALL(k, t, conv_backward_weight, &d, x, dy, dw[th]);
+    }
+    assert_memory_equal(dw[0], dw[1], (size_t)nw * amp_dtype_size(t));
+    dwref = malloc((size_t)nw * amp_dtype_size(t));
+    assert_non_null(dwref);
+    KCALL(&amp_ref_kernel_table, t, conv_backward_weight, &d, x, dy, dwref);
+    for (int64_t co = 0; co < d.out_channels; co++)
+        for (int64_t ci = 0; ci < cin_g; ci++)
+            for (int64_t kp = 0; kp < kplane; kp++) {
+                int64_t kk[3] = { 0, 0, 0 }, krest = kp, wi = (co * cin_g + ci) * kplane + kp;
+                double s = 0, mag = 0, bound, v, r;
+                for (int i = d.nspatial - 1; i >= 0; i--) {
+                    kk[i] = krest % d.kernel[i];
+                    krest /= d.kernel[i];
+                }
+                for (int64_t n = 0; n < d.batch; n++)
+                    for (int64_t op = 0; op < out_plane; op++) {
+                        int64_t rest = op, off = 0, inside = 1, o[3] = { 0, 0, 0 };
+                        double p;
+                        for (int i = d.nspatial - 1; i >= 0; i--) {
+                            o[i] = rest % d.out_size[i];
+                            rest /= d.out_size[i];
+                        }
+                        for (int i = 0; i < d.nspatial; i++) {
+                            int64_t pos = o[i] * d.stride[i] - d.padding[i] + kk[i] * d.dilation[i];
+                            if (pos < 0 || pos >= d.in_size[i])
+                                inside = 0;
+                            off = off * d.in_size[i] + pos;
+                        }
+                        if (!inside)
+                            continue;
+                        p = ld(t, dy, (n * d.out_channels + co) * out_plane + op) *
+                            ld(t, x, (n * d.in_channels + co / cout_g * cin_g + ci) * in_plane + off);
+                        s += p;
+                        mag += fabs(p);
+                    }
+                bound = u * fabs(s) + (1 + u) * (double)(d.batch * out_plane + 2) * 0x1p-24 * mag +
+                        underflow_floor(t);
+                v = ld(t, dw[0], wi);
+                r = ld(t, dwref, wi);
+                if (!(fabs(v - s) <= bound))
+                    fail_msg("%s %s %s backward_weight [%lld]: got %.9g, oracle %.9g, bound %.3g", k->isa,
+                             amp_dtype_name(t), c->what, (long long)wi, v, s, bound);
+                if (!(fabs(v - r) <= 2 * bound))
+                    fail_msg("%s %s %s backward_weight [%lld]: got %.9g, reference %.9g", k->isa, amp_dtype_name(t),
+                             c->what, (long long)wi, v, r);
+            }
+    free(x);
+    free(dy);
+    free(dw[0]);
+    free(dw[1]);
+    free(dwref);
+}
+
+/* conv_transpose with the adjoint geometry of case c (the input gradient
+ * of c's conv, which is how training calls it), with a bias when c has
+ * one: y[n, co, o] = bias[co] + sum over ci of the group and taps k with
+ * i stride - padding + k dilation = o of x[n, ci, i] w[ci, co', k]. */
+static void run_transpose(const amp_kernel_table *k, amp_dtype t, const ccase *c)
+{
+    amp_conv_desc f, d;
+    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, nw, ny;
+    void *x, *w, *bias, *y[2], *yref;
+    const double u = unit_roundoff(t);
+    fill_desc(c, &f);
+    d = f; /* the transposed conv: channels and sizes swapped */
+    d.in_channels = f.out_channels;
+    d.out_channels = f.in_channels;
+    for (int i = 0; i < 3; i++) {
+        d.in_size[i] = f.out_size[i];
+        d.out_size[i] = f.in_size[i];
+    }
+    in_plane = prod(d.in_size, d.nspatial);
+    out_plane = prod(d.out_size, d.nspatial);
+    kplane = prod(d.kernel, d.nspatial);
+    cin_g = d.in_channels / d.groups;
+    cout_g = d.out_channels / d.groups;
+    nx = d.batch * d.in_channels * in_plane;
+    nw = d.in_channels * cout_g * kplane;
+    ny = d.batch * d.out_channels * out_plane;
+    x = random_buf(t, (size_t)nx);
+    w = random_buf(t, (size_t)nw);
+    bias = c->bias ? random_buf(t, (size_t)d.out_channels) : NULL;
+    for (int th = 0; th < 2; th++) {
+        y[th] = malloc((size_t)ny * amp_dtype_size(t));
+        assert_non_null(y[th]);
+        amp_set_threads(th + 1);
+        KCALL(k, t, conv_transpose, &d, x, w, bias, y[th]);
+    }
+    assert_memory_equal(y[0], y[1], (size_t)ny * amp_dtype_size(t));
+    yref = malloc((size_t)ny * amp_dtype_size(t));
+    assert_non_null(yref);
+    KCALL(&amp_ref_kernel_table, t, conv_transpose, &d, x, w, bias, yref);
+    for (int64_t n = 0; n < d.batch; n++)
+        for (int64_t co = 0; co < d.out_channels; co++)
+            for (int64_t op = 0; op < out_plane; op++) {
+                int64_t o[3] = { 0, 0, 0 }, rest = op, yi = (n * d.out_channels + co) * out_plane + op;
+                int64_t grp = co / cout_g;
+                double s = 0, mag = 0, bound, v, r;
+                for (int i = d.nspatial - 1; i >= 0; i--) {
+                    o[i] = rest % d.out_size[i];
+                    rest /= d.out_size[i];
+                }
+                for (int64_t ci = grp * cin_g; ci < (grp + 1) * cin_g; ci++)
+                    for (int64_t kp = 0; kp < kplane; kp++) {
+                        int64_t kk[3] = { 0, 0, 0 }, krest = kp, off = 0, inside = 1;
+                        double p;
+                        for (int i = d.nspatial - 1; i >= 0; i--) {
+                            kk[i] = krest % d.kernel[i];
+                            krest /= d.kernel[i];
+                        }
+                        for (int i = 0; i < d.nspatial; i++) {
+                            int64_t scaled = o[i] + d.padding[i] - kk[i] * d.dilation[i];
+                            if (scaled < 0 || scaled % d.stride[i] != 0 || scaled / d.stride[i] >= d.in_size[i])
+                                inside = 0;
+                            off = off * d.in_size[i] + (inside ? scaled / d.stride[i] : 0);
+                        }
+                        if (!inside)
+                            continue;
+                        p = ld(t, x, (n * d.in_channels + ci) * in_plane + off) *
+                            ld(t, w, (ci * cout_g + co % cout_g) * kplane + kp);
+                        s += p;
+                        mag += fabs(p);
+                    }
+                if (bias != NULL) {
+                    s += ld(t, bias, co);
+                    mag += fabs(ld(t, bias, co));
+                }
+                bound = u * fabs(s) + (1 + u) * (double)(cin_g * kplane + 2) * 0x1p-24 * mag + underflow_floor(t);
+                v = ld(t, y[0], yi);
+                r = ld(t, yref, yi);
+                if (!(fabs(v - s) <= bound))
+                    fail_msg("%s %s %s transpose [%lld]: got %.9g, oracle %.9g, bound %.3g", k->isa,
+                             amp_dtype_name(t), c->what, (long long)yi, v, s, bound);
+                if (!(fabs(v - r) <= 2 * bound))
+                    fail_msg("%s %s %s transpose [%lld]: got %.9g, reference %.9g", k->isa, amp_dtype_name(t),
+                             c->what, (long long)yi, v, r);
+            }
+    free(x);
+    free(w);
+    free(bias);
+    free(y[0]);
+    free(y[1]);
+    free(yref);
+}
+
+/* A NaN in x reaches exactly the outputs whose windows read it. */
+static void run_nan(const amp_kernel_table *k, amp_dtype t)
+{
+    const ccase c = { "nan", 2, 1, 2, 3, 1, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 };
+    amp_conv_desc d;
+    void *x, *w, *y;
+    fill_desc(&c, &d);
+    x = random_buf(t, 2 * 36);
+    w = random_buf(t, 3 * 2 * 9);
+    y = malloc(3 * 36 * amp_dtype_size(t));
+    assert_non_null(y);
+    amp_store_from_f32(t, x, 36 + 2 * 6 + 4, NAN); /* channel 1, (2, 4) */
+    KCALL(k, t, conv, &d, x, w, NULL, y);
+    for (int64_t co = 0; co < 3; co++)
+        for (int64_t oh = 0; oh < 6; oh++)
+            for (int64_t ow = 0; ow < 6; ow++) {
+                int reads = oh >= 1 && oh <= 3 && ow >= 3 && ow <= 5;
+                assert_int_equal(isnan(ld(t, y, (co * 6 + oh) * 6 + ow)) != 0, reads);
+            }
+    free(x);
+    free(w);
+    free(y);
+}
+
+static void test_isa(void **state)
+{
+    const char *isa = *state;
+    const amp_kernel_table *k = amp_kernel_table_for(isa);
+    static const amp_dtype types[] = { AMP_F32, AMP_BF16, AMP_F16 };
+    if (k == NULL) {
+        printf("   %s: not supported by this CPU, skipped\n", isa);
+        skip();
+    }
+    assert_string_equal(k->isa, isa);
+    for (size_t ti = 0; ti < 3; ti++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            run_case(k, types[ti], &cases[i]);
+            run_backward_weight(k, types[ti], &cases[i]);
+            run_transpose(k, types[ti], &cases[i]);
+        }
+        run_nan(k, types[ti]);
+    }
+    amp_set_threads(0);
+}
+
+int main(void)
+{
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

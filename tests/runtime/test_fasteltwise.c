@@ -1,0 +1,270 @@
+/*
+ * test_fasteltwise.c - the optimized kernels between the convolutions
+ * (relu, add, batch_norm with running statistics, the f32 <-> bf16/f16
+ * casts, max_pool and its backward) of every kernel set this CPU
+ * supports, against the reference kernels, bit for bit: the optimized kernels perform the same
+ * f32 operations in the same order with the same one rounding, so any
+ * difference is a bug.  Inputs mix ordinary values with the cases a
+ * vector rewrite gets wrong: NaN (with payloads), +-inf, +-0, subnormals,
+ * values that round up on narrowing; lengths are odd and span the vector
+ * tails and the pool's chunking (1 and 2 threads give the same bits).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/src/amprt_internal.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 0x2545f4914f6cdd1dull;
+}
+
+static float special(void)
+{
+    static const float v[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f, 3.4e38f, -5e-8f };
+    return v[next() % (sizeof v / sizeof v[0])];
+}
+
+/* Mostly uniform in [-4, 4] (1 in 16 special), stored in t; for bf16 and
+ * f16 a few raw bit patterns too (their own NaN payloads, subnormals). */
+static void *random_buf(amp_dtype t, size_t n)
+{
+    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next();
+        if (t != AMP_F32 && r % 32 == 0)
+            ((uint16_t *)p)[i] = (uint16_t)(r >> 20);
+        else
+            amp_store_from_f32(t, p, i, r % 16 == 1 ? special() : (float)((double)(r >> 11) * 0x1p-53 * 8 - 4));
+    }
+    return p;
+}
+
+#define KCALL(k, t, op, ...)                                                                      \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+static const amp_kernel_table *ref(void) { return &amp_ref_kernel_table; }
+
+/* Bit for bit; where nan_any, a NaN matches any NaN: when both operands of
+ * an addition are NaN, which payload the sum carries depends on the
+ * operand order the compiler picked for the reference (C leaves it open),
+ * so only the NaN-ness of such elements is the kernels' contract. */
+static void expect_same(const void *got, const void *want, size_t bytes, const char *isa, const char *what,
+                        amp_dtype t, size_t n, int nan_any)
+{
+    size_t es = amp_dtype_size(t);
+    for (size_t i = 0; i < bytes / es; i++) {
+        const char *g = (const char *)got + i * es, *w = (const char *)want + i * es;
+        double gv = amp_load_as_f32(t, got, i), wv = amp_load_as_f32(t, want, i);
+        if (memcmp(g, w, es) == 0 || (nan_any && isnan(gv) && isnan(wv)))
+            continue;
+        fail_msg("%s %s %s (n = %zu) differs at [%zu]: %.9g, reference %.9g", isa, what, amp_dtype_name(t), n, i,
+                 gv, wv);
+    }
+}
+
+static void run_unary_binary(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    size_t bytes = n * amp_dtype_size(t);
+    void *a = random_buf(t, n), *b = random_buf(t, n), *y = malloc(bytes + 1), *w = malloc(bytes + 1);
+    assert_non_null(y);
+    assert_non_null(w);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, relu, n, a, y);
+        KCALL(ref(), t, relu, n, a, w);
+        expect_same(y, w, bytes, k->isa, "relu", t, n, 0);
+        KCALL(k, t, add, n, a, b, y);
+        KCALL(ref(), t, add, n, a, b, w);
+        expect_same(y, w, bytes, k->isa, "add", t, n, 1);
+    }
+    free(a);
+    free(b);
+    free(y);
+    free(w);
+}
+
+static void run_casts(const amp_kernel_table *k, size_t n)
+{
+    float *f = random_buf(AMP_F32, n), *f2 = malloc(n * 4 + 1), *f3 = malloc(n * 4 + 1);
+    uint16_t *h = malloc(n * 2 + 1), *h2 = malloc(n * 2 + 1);
+    void *bsrc = random_buf(AMP_BF16, n), *hsrc = random_buf(AMP_F16, n);
+    assert_true(f2 && f3 && h && h2);
+    k->cast_f32_bf16(n, f, (amp_bf16 *)h);
+    ref()->cast_f32_bf16(n, f, (amp_bf16 *)h2);
+    expect_same(h, h2, n * 2, k->isa, "cast f32 ->", AMP_BF16, n, 0);
+    k->cast_f32_f16(n, f, (amp_f16 *)h);
+    ref()->cast_f32_f16(n, f, (amp_f16 *)h2);
+    expect_same(h, h2, n * 2, k->isa, "cast f32 ->", AMP_F16, n, 0);
+    k->cast_bf16_f32(n, bsrc, f2);
+    ref()->cast_bf16_f32(n, bsrc, f3);
+    expect_same(f2, f3, n * 4, k->isa, "cast bf16 ->", AMP_F32, n, 0);
+    k->cast_f16_f32(n, hsrc, f2);
+    ref()->cast_f16_f32(n, hsrc, f3);
+    expect_same(f2, f3, n * 4, k->isa, "cast f16 ->", AMP_F32, n, 0);
+    free(f);
+    free(f2);
+    free(f3);
+    free(h);
+    free(h2);
+    free(bsrc);
+    free(hsrc);
+}
+
+static void run_batch_norm(const amp_kernel_table *k, amp_dtype t, amp_dtype pt, int64_t N, int64_t C, int64_t HxW,
+                           int affine)
+{
+    size_t n = (size_t)(N * C * HxW), bytes = n * amp_dtype_size(t);
+    void *x = random_buf(t, n), *y = malloc(bytes + 1), *w = malloc(bytes + 1);
+    void *mean = random_buf(pt, (size_t)C), *var = malloc((size_t)C * amp_dtype_size(pt));
+    void *weight = affine ? random_buf(pt, (size_t)C) : NULL, *bias = affine ? random_buf(pt, (size_t)C) : NULL;
+    assert_true(y && w && var);
+    for (int64_t c = 0; c < C; c++) /* a variance: >= 0, 0 too */
+        amp_store_from_f32(pt, var, (size_t)c, c % 7 == 0 ? 0.0f : (float)(next() % 1000) * 0.01f);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, batch_norm, N, C, HxW, x, pt, mean, var, weight, bias, 1e-5, y);
+        KCALL(ref(), t, batch_norm, N, C, HxW, x, pt, mean, var, weight, bias, 1e-5, w);
+        expect_same(y, w, bytes, k->isa, "batch_norm", t, n, 1);
+    }
+    free(x);
+    free(y);
+    free(w);
+    free(mean);
+    free(var);
+    free(weight);
+    free(bias);
+}
+
+typedef struct {
+    int64_t planes, h, w, k[2], s[2], p[2], dil;
+    int with_indices;
+} pcase;
+
+static void run_max_pool(const amp_kernel_table *k, amp_dtype t, const pcase *c)
+{
+    amp_pool_desc d;
+    size_t nx, ny;
+    void *x, *y, *w;
+    int64_t *iy = NULL, *iw = NULL;
+    memset(&d, 0, sizeof d);
+    d.nspatial = 2;
+    d.planes = c->planes;
+    d.in_size[0] = c->h;
+    d.in_size[1] = c->w;
+    for (int i = 0; i < 2; i++) {
+        d.kernel[i] = c->k[i];
+        d.stride[i] = c->s[i];
+        d.padding[i] = c->p[i];
+        d.dilation[i] = c->dil;
+        d.out_size[i] = (d.in_size[i] + 2 * c->p[i] - c->dil * (c->k[i] - 1) - 1) / c->s[i] + 1;
+    }
+    nx = (size_t)(c->planes * c->h * c->w);
+    ny = (size_t)(c->planes * d.out_size[0] * d.out_size[1]);
+    x = random_buf(t, nx);
+    y = malloc(ny * amp_dtype_size(t) + 1);
+    w = malloc(ny * amp_dtype_size(t) + 1);
+    assert_true(y && w);
+    if (c->with_indices) {
+        iy = malloc(ny * sizeof *iy);
+        iw = malloc(ny * sizeof *iw);
+        assert_true(iy && iw);
+    }
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, max_pool, &d, x, y, iy);
+        KCALL(ref(), t, max_pool, &d, x, w, iw);
+        expect_same(y, w, ny * amp_dtype_size(t), k->isa, "max_pool", t, ny, 0);
+        if (iy != NULL)
+            assert_memory_equal(iy, iw, ny * sizeof *iy);
+    }
+    { /* the backward: dy to the chosen elements, summed in output order */
+        void *dy = random_buf(t, ny), *dx = malloc(nx * amp_dtype_size(t) + 1);
+        void *dxr = malloc(nx * amp_dtype_size(t) + 1);
+        assert_true(dx && dxr);
+        for (int th = 1; th <= 2; th++) {
+            amp_set_threads(th);
+            KCALL(k, t, max_pool_backward, &d, x, dy, dx);
+            KCALL(ref(), t, max_pool_backward, &d, x, dy, dxr);
+            expect_same(dx, dxr, nx * amp_dtype_size(t), k->isa, "max_pool_backward", t, nx, 1);
+        }
+        free(dy);
+        free(dx);
+        free(dxr);
+    }
+    free(x);
+    free(y);
+    free(w);
+    free(iy);
+    free(iw);
+}
+
+static const pcase pool_cases[] = {
+    { 3, 9, 9, { 3, 3 }, { 2, 2 }, { 1, 1 }, 1, 0 },          /* resnet's stem pool */
+    { 70, 112, 112, { 3, 3 }, { 2, 2 }, { 1, 1 }, 1, 0 },     /* its size: many tasks */
+    { 4, 8, 8, { 2, 2 }, { 2, 2 }, { 0, 0 }, 1, 0 },          /* lenet's */
+    { 5, 13, 37, { 3, 2 }, { 1, 3 }, { 1, 1 }, 1, 0 },        /* odd sizes, stride 3 */
+    { 2, 6, 40, { 4, 5 }, { 2, 1 }, { 2, 2 }, 1, 0 },         /* stride 1 along rows */
+    { 2, 11, 11, { 3, 3 }, { 2, 2 }, { 1, 1 }, 2, 0 },        /* dilation: the reference */
+    { 2, 7, 7, { 3, 3 }, { 2, 2 }, { 1, 1 }, 1, 1 },          /* indices: the reference */
+};
+
+static void test_isa(void **state)
+{
+    const char *isa = *state;
+    const amp_kernel_table *k = amp_kernel_table_for(isa);
+    static const amp_dtype types[] = { AMP_F32, AMP_BF16, AMP_F16 };
+    static const size_t lengths[] = { 0, 1, 15, 16, 17, 33, 1000, 300001 };
+    if (k == NULL) {
+        printf("   %s: not supported by this CPU, skipped\n", isa);
+        skip();
+    }
+    for (size_t ti = 0; ti < 3; ti++) {
+        amp_dtype t = types[ti];
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+            run_unary_binary(k, t, lengths[li]);
+        run_batch_norm(k, t, AMP_F32, 2, 5, 49, 1);
+        run_batch_norm(k, t, AMP_F32, 3, 64, 3136, 1); /* pooled */
+        run_batch_norm(k, t, t, 1, 7, 17, 0);
+        run_batch_norm(k, t, AMP_F64, 1, 3, 20, 1); /* f64 parameters: the reference's path */
+        for (size_t i = 0; i < sizeof pool_cases / sizeof pool_cases[0]; i++)
+            run_max_pool(k, t, &pool_cases[i]);
+    }
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+        run_casts(k, lengths[li]);
+    amp_set_threads(0);
+}
+
+int main(void)
+{
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
