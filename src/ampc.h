@@ -693,6 +693,7 @@ struct Node {
     Value *scratch;       /* working memory the kernel needs, live during the node only */
     Node *fwd;            /* GRAD: the forward node differentiated (NULL: the loss seed) */
     int grad_input[4];    /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
+    Value *dy_more[3];    /* GRAD: the gradients of fwd's more_out[0..] (NULL: none flows); in[0] may then be NULL */
     Scalar scalar;        /* FORM_BINARY with a scalar operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
     int64_t dim;          /* softmax: normalised reduction dim */
@@ -703,6 +704,12 @@ struct Node {
     bool dead;
     Expr *src;            /* the call or cast it was lowered from; NULL for output copies */
 };
+
+/* Every value a node reads, for the passes that walk them (liveness,
+ * dead code, printers): in[0..nin), then a GRAD node's dy_more, which must
+ * stay alive until it runs as much as its inputs.  Entries may be NULL. */
+static inline int node_nreads(const Node *n) { return n->nin + 3; }
+static inline Value *node_read(const Node *n, int k) { return k < n->nin ? n->in[k] : n->dy_more[k - n->nin]; }
 
 struct Graph {
     Vec *values;  /* every Value, by id */

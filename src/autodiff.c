@@ -12,6 +12,9 @@
  *   - for every other op, one GRAD node computing the gradients of all its
  *     inputs that need one, in the dtype the op ran in (autograd runs each
  *     backward in its forward's dtype); emit_grad.c writes its kernel calls;
+ *     it reads the gradients of the op's other results too (dy_more: R of
+ *     qr, S and Vh (V) of the SVDs, eigh's eigenvectors), and runs when only
+ *     those have one (its dy is then NULL, a zero gradient);
  *   - an add where a value feeds several ops and so receives several
  *     gradients.
  * g->grads lists each trainable parameter with its gradient value.  An op
@@ -31,6 +34,23 @@ static bool differentiable_input(const Node *n, int k)
         return false;
     /* index operands, and class-probability targets, get no gradient */
     return !op_index_arg(n->op, k);
+}
+
+/* Whether the GRAD rule of n takes the gradient of its result more_out[r]
+ * (the backward kernels take every result's gradient, NULL for none). */
+static bool more_result_differentiable(const Node *n, int r)
+{
+    switch (n->op->id) {
+    case OP_QR: case OP_LINALG_QR: /* R */
+    case OP_LINALG_EIGH:           /* the eigenvectors */
+        return r == 0;
+    case OP_LINALG_SVD: case OP_SVD: /* S, and Vh (torch.svd's V, transposed by the rule) */
+        return r <= 1;
+    case OP_LSTM_CELL: /* the cell state, which an unrolled lstm's next step reads */
+        return r == 0;
+    default:
+        return false;
+    }
 }
 
 static Value *new_temp(Ctx *c, Node *def, Type t)
@@ -108,7 +128,7 @@ bool autodiff(Ctx *c)
     bool ok = true;
     for (int i = nforward - 1; i >= 0; i--) {
         Node *n = VEC_AT(g->nodes, i);
-        Value *dy = grad[n->out->id];
+        Value *dy = req[n->out->id] ? grad[n->out->id] : NULL;
         bool through_more = false;
         for (int r = 0; r < n->nmore; r++)
             through_more |= grad[n->more_out[r]->id] != NULL;
@@ -119,15 +139,19 @@ bool autodiff(Ctx *c)
             ok = false;
             continue;
         }
+        bool more_ok = true;
         for (int r = 0; r < n->nmore; r++) {
-            if (grad[n->more_out[r]->id]) {
-                error_at(c, n->loc, "the gradient through the other results of %s is not supported yet", n->op->name);
-                ok = false;
+            if (grad[n->more_out[r]->id] && !more_result_differentiable(n, r)) {
+                error_at(c, n->loc, "the gradient through result %d of %s%s is not supported yet", r + 2, n->op->name,
+                         n->op->id == OP_LSTM_CELL ? " (its cell state)" : "");
+                more_ok = ok = false;
             }
         }
-        if (!dy || !req[n->out->id])
+        if (!more_ok)
             continue;
         if (n->op->id == OP_CAST) {
+            if (!dy)
+                continue;
             /* the gradient goes back to the source dtype: PyTorch's ToCopyBackward */
             Value *src = n->in[0];
             if (!req[src->id])
@@ -185,6 +209,10 @@ bool autodiff(Ctx *c)
             b->in[1 + k] = n->in[k];
         b->in[7] = n->out;
         b->nin = 8;
+        /* NULL where no gradient reaches a result, and dy (in[0]) NULL
+         * when only the other results have one: the rule takes it as 0 */
+        for (int r = 0; r < n->nmore; r++)
+            b->dy_more[r] = grad[n->more_out[r]->id];
         b->why = arena_printf(c->arena, "gradient of %s, in %s as its forward", n->op->name,
                               dtype_name(n->out->type.dtype));
         int nout = 0;

@@ -49,9 +49,9 @@ static double path_roundoff(Ctx *c, Value *v, bool *seen)
      * compute dtype (f32, or f64): sums over up to ~10^4 terms */
     DType t = n->out->type.dtype;
     double u = unit_roundoff(t) + (dtype_is_float(t) ? 128 * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0);
-    for (int k = 0; k < n->nin; k++)
-        if (n->in[k])
-            u += path_roundoff(c, n->in[k], seen);
+    for (int k = 0; k < node_nreads(n); k++)
+        if (node_read(n, k))
+            u += path_roundoff(c, node_read(n, k), seen);
     return u;
 }
 

@@ -155,9 +155,9 @@ bool emit_dot(Ctx *c, Output *out)
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         op_node(c, o, n);
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k])
-                buf_printf(o, "  %s -> %s;\n", value_id(c, n->in[k]), value_id(c, n->out));
+        for (int k = 0; k < node_nreads(n); k++)
+            if (node_read(n, k))
+                buf_printf(o, "  %s -> %s;\n", value_id(c, node_read(n, k)), value_id(c, n->out));
     }
     for (int i = 0; i < g->outputs->len; i++) {
         Value *v = VEC_AT(g->outputs, i);

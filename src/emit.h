@@ -23,6 +23,12 @@ typedef struct Emitter {
     const char *dim_params; /* "B, T" for macros, "" with no dims */
     const char *macro_names[MAX_SYMS]; /* "(B)": dims as macro arguments */
     bool uses_rc;       /* some kernel returns a status the forward checks */
+    /* Called by emit_body right after each node's code, when set: lets the
+     * training step act on a value as soon as it is final (emit_train.c
+     * adds each parameter's gradient there and pushes it to the
+     * all-reduce, overlapping the reduction with the rest of the backward). */
+    void (*after_node)(struct Emitter *e, Node *n);
+    void *after_node_data;
 } Emitter;
 
 /* emit_c.c */

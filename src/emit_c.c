@@ -900,8 +900,11 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_m
         buf_printf(o, "    unsigned char *const slot%d = slot%d + %s_PAD_(%s);\n", s, s - 1, P, size.data);
     }
 
-    for (int i = 0; i < g->nodes->len; i++)
+    for (int i = 0; i < g->nodes->len; i++) {
         emit_node(e, VEC_AT(g->nodes, i));
+        if (e->after_node)
+            e->after_node(e, VEC_AT(g->nodes, i));
+    }
 }
 
 static bool valid_prefix(const char *s)

@@ -27,7 +27,9 @@ const char *grad_of(Emitter *e, Node *b, int k)
     return NULL;
 }
 
-const char *dy_of(Emitter *e, Node *b) { return e->cname[b->in[0]->id]; }
+/* "NULL" when no gradient reaches the first result (only the ops whose
+ * rules take one, autodiff.c's more_result_differentiable, get there) */
+const char *dy_of(Emitter *e, Node *b) { return b->in[0] ? e->cname[b->in[0]->id] : "NULL"; }
 const char *x_of(Emitter *e, Node *b, int k) { return b->fwd->in[k] ? e->cname[b->fwd->in[k]->id] : "NULL"; }
 const char *y_of(Emitter *e, Node *b) { return e->cname[b->fwd->out->id]; }
 const Shape *xs_of(Node *b, int k) { return &b->fwd->in[k]->type.shape; }

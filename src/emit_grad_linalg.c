@@ -42,14 +42,22 @@
  * Matrices have a fixed size (the forward kernels require it); the batch may
  * be symbolic.  Only a node's inputs and first result outlive the forward
  * in the memory plan, so what else a rule needs (pivots, R, the singular
- * vectors) is recomputed into its scratch by the same forward kernel.  The
- * gradients through the other results (eigh's eigenvectors, the SVDs' S and
- * Vh, qr's R) are refused by autodiff.c.
+ * vectors) is recomputed into its scratch by the same forward kernel (so
+ * with the forward's signs).  The gradients through the other results
+ * (eigh's eigenvectors, the SVDs' S and Vh or V, qr's R) reach the
+ * rules as dy_more, each NULL when none flows, as is dy when only the
+ * others have one: the backward kernels take NULL as a zero gradient.
  */
 #include "emit.h"
 
 #include <amprt.h>
 #include <string.h>
+
+/* The gradient of the forward's result more_out[r], or "NULL". */
+static const char *dy_more_of(Emitter *e, Node *b, int r)
+{
+    return b->dy_more[r] ? e->cname[b->dy_more[r]->id] : "NULL";
+}
 
 /* ---- which ops: the rule --------------------------------------------------------- */
 
@@ -179,7 +187,8 @@ static bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n)
  *   lu_solve          [backward work: 2 n n]
  *   householder_product, orgqr, ormqr  [backward work]
  *   linalg_lu_factor  [LU: batch n n][pivots: batch n i32][info: batch i32]
- *   svd, linalg_svd   [U: batch m k][S: batch k][Vh: batch k n][backward work][svd work]
+ *   svd, linalg_svd   [U: batch m k][S: batch k][Vh: batch k n][svd's dV^T: batch k n, if any]
+ *                     [backward work][svd work]
  *   matrix_exp        [block: batch 4 n n][its exp: batch 4 n n][matrix_exp's double work] */
 bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t)
 {
@@ -274,7 +283,9 @@ bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t)
         if (!fixed_matrix(s, &m, &n))
             return true;
         int64_t k = m < n ? m : n;
-        bytes = poly_mul(c, batch_count(c, s), poly_const(c, (m * k + k + k * n) * es));
+        /* U, S, Vh again; then torch.svd's dV transposed into a dVh */
+        int64_t dvh = id == OP_SVD && b->dy_more[1] ? k * n : 0;
+        bytes = poly_mul(c, batch_count(c, s), poly_const(c, (m * k + k + k * n + dvh) * es));
         bytes = poly_add(c, bytes, poly_const(c, (int64_t)AMP_SVD_BACKWARD_WORK_ELEMS(m, n) * es +
                                                      (int64_t)AMP_SVD_WORK_BYTES(m, n, es)));
         break;
@@ -544,8 +555,8 @@ static void grad_cholesky_solve(Emitter *e, Node *b)
     neg_times_factor(e, t, batch, n, upper, c0, x_of(e, b, 1), grad_of(e, b, 1));
 }
 
-/* eigvalsh, and eigh through its eigenvalues: the eigenvectors again (the
- * forward may not have kept them), then V diag(dw) V^T. */
+/* eigvalsh, and eigh: the eigenvectors again (the forward may not have
+ * kept them), then V (diag(dw) + F o skew(V^T dV)) V^T. */
 static void grad_eigh(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -562,8 +573,8 @@ static void grad_eigh(Emitter *e, Node *b)
     bool upper = strcmp(arg_str(e->c, f->src, "UPLO", "L"), "U") == 0;
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, nc, upper, x_of(e, b, 0),
                w, v, work);
-    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, NULL, %s, %s);\n", kernel(e, "eigh_backward", t), batch, nc, w, v,
-               dy_of(e, b), grad_of(e, b, 0), bwork);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "eigh_backward", t), batch, nc, w, v,
+               dy_of(e, b), f->op->id == OP_LINALG_EIGH ? dy_more_of(e, b, 0) : "NULL", grad_of(e, b, 0), bwork);
 }
 
 /* svdvals, nuclear_norm: the reduced SVD again, then U diag(ds) Vh; the
@@ -678,8 +689,8 @@ static void grad_matrix_exp(Emitter *e, Node *b)
                nc);
 }
 
-/* qr, linalg_qr through Q: Q and R again (R may not have been kept), then
- * (dQ + Q copyltu(-dQ^T Q)) R^-T.  A [m, n], m >= n (the rule). */
+/* qr, linalg_qr: Q and R again (R may not have been kept), then
+ * (dQ + Q copyltu(R dR^T - dQ^T Q)) R^-T.  A [m, n], m >= n (the rule). */
 static void grad_qr(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -694,12 +705,14 @@ static void grad_qr(Emitter *e, Node *b)
                                                          (long long)(n * n)));
     buf_printf(e->out, "    %s(%s, %lld, %lld, 0, %s, %s, %s, %s);\n", kernel(e, "qr", t), batch, (long long)m,
                (long long)n, x_of(e, b, 0), q, r, work);
-    buf_printf(e->out, "    %s(%s, %lld, %lld, %s, %s, %s, NULL, %s, %s);\n", kernel(e, "qr_backward", t), batch,
-               (long long)m, (long long)n, q, r, dy_of(e, b), grad_of(e, b, 0), bwork);
+    buf_printf(e->out, "    %s(%s, %lld, %lld, %s, %s, %s, %s, %s, %s);\n", kernel(e, "qr_backward", t), batch,
+               (long long)m, (long long)n, q, r, dy_of(e, b), dy_more_of(e, b, 0), grad_of(e, b, 0), bwork);
 }
 
-/* svd, linalg_svd through U: the reduced SVD again, then amp_svd_backward
- * with dU alone. */
+/* svd, linalg_svd: the reduced SVD again (the full matrices are the
+ * reduced ones: the rule takes them of square matrices only), then
+ * amp_svd_backward with dU, dS and dVh: linalg_svd's third result's
+ * gradient, or torch.svd's dV [n, k] transposed into the scratch. */
 static void grad_svd(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -711,14 +724,23 @@ static void grad_svd(Emitter *e, Node *b)
     const char *batch = batch_c(e, s);
     const char *u = scratch_at(e, b, t, "0"), *sv = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k)));
     const char *vh = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k + k)));
-    const char *end = mul_c(e, batch, i64_c(e, m * k + k + k * n));
+    const char *dvh = dy_more_of(e, b, 1);
+    bool transpose_dv = f->op->id == OP_SVD && b->dy_more[1];
+    const char *end = mul_c(e, batch, i64_c(e, m * k + k + k * n + (transpose_dv ? k * n : 0)));
+    if (transpose_dv) {
+        /* dVh[j][l] = dV[l][j] */
+        dvh = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k + k + k * n)));
+        copy_block(e, batch, i64_c(e, k), i64_c(e, n), dy_more_of(e, b, 1), i64_c(e, n * k), "1", i64_c(e, k), dvh,
+                   i64_c(e, k * n), i64_c(e, n));
+    }
     const char *bwork = scratch_at(e, b, t, end);
     const char *work = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %lld", end,
                                                          (long long)AMP_SVD_BACKWARD_WORK_ELEMS(m, n)));
     buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, (long long)m,
                (long long)n, x_of(e, b, 0), u, sv, vh, work);
-    buf_printf(e->out, "    %s(%s, %lld, %lld, %s, %s, %s, %s, NULL, NULL, %s, %s);\n", kernel(e, "svd_backward", t),
-               batch, (long long)m, (long long)n, u, sv, vh, dy_of(e, b), grad_of(e, b, 0), bwork);
+    buf_printf(e->out, "    %s(%s, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "svd_backward", t),
+               batch, (long long)m, (long long)n, u, sv, vh, dy_of(e, b), dy_more_of(e, b, 0), dvh, grad_of(e, b, 0),
+               bwork);
 }
 
 /* linalg_lu_factor: the pivots again (the forward's are not kept for the

@@ -168,12 +168,12 @@ static void grad_rnn_cell(Emitter *e, Node *b)
                    dtype_name(src->type.dtype), dtype_name(t), numel_c(e, &src->type.shape), e->cname[src->id], b_hh);
     }
     buf_printf(e->out,
-               "    %s(%d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, (double *)(void *)%s, %s, %s, %s, %s, %s, "
-               "%s, %s);\n",
+               "    %s(%d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, (double *)(void *)%s, %s, %s, %s, %s, "
+               "%s, %s, %s);\n",
                kernel(e, "rnn_cell_backward", f->out->type.dtype), kind, B, poly_c(e, sx->dims[sx->ndim - 1]), H,
                x_of(e, b, 0), x_of(e, b, 1), lstm ? x_of(e, b, 2) : "NULL",
                x_of(e, b, w), x_of(e, b, w + 1), x_of(e, b, w + 2), b_hh, dy_of(e, b),
-               e->cname[b->scratch->id], or_null(grad_of(e, b, 0)), or_null(grad_of(e, b, 1)),
+               lstm && b->dy_more[0] ? e->cname[b->dy_more[0]->id] : "NULL", e->cname[b->scratch->id], or_null(grad_of(e, b, 0)), or_null(grad_of(e, b, 1)),
                lstm ? or_null(grad_of(e, b, 2)) : "NULL", or_null(grad_of(e, b, w)), or_null(grad_of(e, b, w + 1)),
                or_null(grad_of(e, b, w + 2)), or_null(grad_of(e, b, w + 3)));
 }

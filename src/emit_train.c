@@ -7,9 +7,11 @@
  * _train_step, _save and _load (docs/training.md).
  *
  * The step: forward and backward (the graph), then in plain C around
- * libamprt calls: add this micro-batch's gradients to the state's; at the
- * accumulation boundary average them over the processes of a data-parallel
- * run (one amp_allreduce_mean call; the runtime buckets it), unscale them
+ * libamprt calls: add each of this micro-batch's gradients to the state's
+ * as soon as it is final and, on the micro-batch that completes a step,
+ * push it to the all-reduce over the processes of a data-parallel run (so
+ * the reduction overlaps the rest of the backward; the runtime buckets it);
+ * at the accumulation boundary wait for that reduction, unscale them
  * in one pass that also detects inf and NaN, max-reduce found_inf over the
  * processes, clip by the global norm, run the optimizer with found_inf passed in
  * (the update is skipped element-wise: sync-free, as torch_xla's
@@ -270,6 +272,55 @@ static void emit_checkpoint(Emitter *e, Buf *o)
     buf_puts(o, "    amp_st_close(file);\n    return rc;\n}\n\n");
 }
 
+/* What the backward does with each trainable parameter's gradient, as
+ * soon as the node computing it has run (emit_body's after_node hook):
+ * adds it into s->grad, and on the micro-batch that completes the step
+ * pushes s->grad to the all-reduce, so that the late layers' gradients
+ * (the backward visits them first) travel while the earlier layers'
+ * backward computes.  done[i]: params[i]'s gradient is handled. */
+typedef struct GradSink {
+    const TrainConfig *t;
+    int ntrainable;
+    bool begun; /* the amp_allreduce_begin is emitted */
+    bool *done;
+} GradSink;
+
+static void emit_grad_sink(Emitter *e, GradSink *k, int i)
+{
+    Buf *o = e->out;
+    Value *v = VEC_AT(e->g->params, i);
+    const char *name = e->member[v->id];
+    /* _train_step counts micro_step after the backward: the last micro-batch
+     * of an accumulation sees accumulate - 1 */
+    const char *when = k->t->accumulate == 1
+                           ? ""
+                           : arena_printf(e->c->arena, "    if (s->micro_step == %lld)\n",
+                                          (long long)k->t->accumulate - 1);
+    k->done[i] = true;
+    buf_printf(o, "    /* %s's gradient is final: into the state's, and on to the all-reduce */\n", v->name);
+    buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype), numel_of(e, v),
+               name, e->cname[v->grad->id], name);
+    buf_printf(o, "%s    {\n        const amp_coll_tensor grad = {s->grad.%s, (size_t)(%s), %s};\n", when, name,
+               numel_of(e, v), dtype_amp_enum(v->type.dtype));
+    if (k->begun)
+        buf_puts(o, "        const int rc = amp_allreduce_push(&grad);\n");
+    else /* the first gradient to be final opens the reduction */
+        buf_printf(o, "        int rc = amp_allreduce_begin(%d);\n        if (rc == AMP_OK)\n"
+                      "            rc = amp_allreduce_push(&grad);\n", k->ntrainable);
+    k->begun = true;
+    buf_puts(o, "        if (rc != AMP_OK)\n            return rc;\n    }\n");
+}
+
+static void grads_after_node(Emitter *e, Node *n)
+{
+    GradSink *k = e->after_node_data;
+    for (int i = 0; i < e->g->params->len; i++) {
+        Value *v = VEC_AT(e->g->params, i);
+        if (trainable(v) && !k->done[i] && v->grad->kind == V_TEMP && v->grad->def == n)
+            emit_grad_sink(e, k, i);
+    }
+}
+
 static void emit_step(Emitter *e, Buf *o)
 {
     Ctx *c = e->c;
@@ -294,18 +345,30 @@ static void emit_step(Emitter *e, Buf *o)
     buf_printf(o, "    /* the seed of the backward pass: GradScaler's scale(loss), over the %lld micro-batch%s */\n",
                (long long)t->accumulate, t->accumulate == 1 ? "" : "es");
     buf_printf(o, "    const double grad_seed = (double)s->scale / %lld.0;\n", (long long)t->accumulate);
+    GradSink sink = {.t = t, .done = arena_alloc(c->arena, (size_t)(g->params->len + 1) * sizeof *sink.done)};
+    for (int i = 0; i < g->params->len; i++) {
+        sink.ntrainable += trainable(VEC_AT(g->params, i));
+        sink.done[i] = false;
+    }
+    if (sink.ntrainable > 0)
+        /* A backward that returned an error after its first push, or one no
+         * _update followed, left its reduction open: finishing it here keeps
+         * the sums right (the mean of the gradients reduced so far, the same
+         * on every process, plus the next ones' mean is the mean of all). */
+        buf_puts(o, "    /* a reduction an earlier backward left open (amprt/collective.h) */\n"
+                    "    if (amp_allreduce_open())\n        (void)amp_allreduce_finish();\n");
+    e->after_node = grads_after_node;
+    e->after_node_data = &sink;
     emit_body(e, o, "s->", arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES%s", P, args));
+    e->after_node = NULL;
+    e->after_node_data = NULL;
     if (draws_random(e))
         buf_puts(o, "    s->rng_offset++; /* the next micro-batch draws new masks */\n");
 
-    buf_puts(o, "\n    /* this micro-batch's gradients, added to the state's */\n");
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        if (!trainable(v))
-            continue;
-        buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype),
-                   numel_of(e, v), e->member[v->id], e->cname[v->grad->id], e->member[v->id]);
-    }
+    /* gradients no node computes (none yet, but nothing forbids them) */
+    for (int i = 0; i < g->params->len; i++)
+        if (trainable(VEC_AT(g->params, i)) && !sink.done[i])
+            emit_grad_sink(e, &sink, i);
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 
     buf_printf(o, "int %s_update(%s_train_state *s)\n{\n", p, p);
@@ -315,8 +378,8 @@ static void emit_step(Emitter *e, Buf *o)
     for (int i = 0; i < g->params->len; i++)
         ntrainable += trainable(VEC_AT(g->params, i));
     if (ntrainable > 0) {
-        /* One call with every gradient, so the runtime can pack them into
-         * a few large buckets; the same call with or without MPI. */
+        /* Every gradient in one list, so the runtime can pack them into a
+         * few large buckets; the same calls with or without MPI. */
         buf_puts(o, "    /* data parallelism: each gradient becomes its mean over the processes\n"
                     "     * (amprt/collective.h: bucketed all-reduces; nothing in one process) */\n    {\n");
         buf_printf(o, "        const amp_coll_tensor grads[%d] = {\n", ntrainable);
@@ -326,7 +389,11 @@ static void emit_step(Emitter *e, Buf *o)
                 buf_printf(o, "            {s->grad.%s, (size_t)(%s), %s},\n", e->member[v->id], numel_of(e, v),
                            dtype_amp_enum(v->type.dtype));
         }
-        buf_printf(o, "        };\n        const int rc = amp_allreduce_mean(grads, %d);\n"
+        /* the backward pushed them on the micro-batch that completed the
+         * step; a caller's own _backward/_update (micro_step untouched)
+         * did not when it accumulates, and then they go in one call here */
+        buf_printf(o, "        };\n        /* the backward pushed them when it completed the step: wait for those */\n"
+                      "        const int rc = amp_allreduce_open() ? amp_allreduce_finish() : amp_allreduce_mean(grads, %d);\n"
                       "        if (rc != AMP_OK)\n            return rc;\n    }\n", ntrainable);
     }
     if (t->scaler != SCALER_NONE) {

@@ -205,9 +205,9 @@ static const char *input_dtypes(Ctx *c, const Node *n, const char *sep)
     buf_init(&b, c->arena);
     buf_puts(&b, "");
     int k = 0;
-    for (int i = 0; i < n->nin; i++)
-        if (n->in[i])
-            buf_printf(&b, "%s%s", k++ ? sep : "", dtype_name(n->in[i]->type.dtype));
+    for (int i = 0; i < node_nreads(n); i++)
+        if (node_read(n, i))
+            buf_printf(&b, "%s%s", k++ ? sep : "", dtype_name(node_read(n, i)->type.dtype));
     return b.data;
 }
 
@@ -406,11 +406,11 @@ static void explain_json(Ctx *c, Buf *o)
         json_str(o, n->op->name);
         buf_puts(o, ", \"inputs\": [");
         int k = 0;
-        for (int j = 0; j < n->nin; j++) {
-            if (!n->in[j])
+        for (int j = 0; j < node_nreads(n); j++) {
+            if (!node_read(n, j))
                 continue;
             buf_puts(o, k++ ? ", " : "");
-            json_str(o, dtype_name(n->in[j]->type.dtype));
+            json_str(o, dtype_name(node_read(n, j)->type.dtype));
         }
         buf_puts(o, "], \"output\": ");
         json_str(o, dtype_name(n->out->type.dtype));

@@ -67,6 +67,12 @@ void ir_dump(Ctx *c, FILE *out)
             print_value(c, out, n->in[k]);
             first = false;
         }
+        for (int k = n->nin; k < node_nreads(n); k++) /* a GRAD node's gradients of later results */
+            if (node_read(n, k)) {
+                fprintf(out, "%sd_result%d=", first ? "" : ", ", k - n->nin + 2);
+                print_value(c, out, node_read(n, k));
+                first = false;
+            }
         if (n->scalar.text)
             fprintf(out, "%s%s%s", first ? "" : ", ", n->scalar.negate ? "-" : "", n->scalar.text);
         if (n->op->form == FORM_SOFTMAX)
@@ -120,6 +126,10 @@ bool ir_verify(Ctx *c, const char *after_pass)
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
                     node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(computes));
         }
+        for (int k = node->nin; k < node_nreads(node); k++)
+            if (node_read(node, k) && !defined[node_read(node, k)->id])
+                ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id, node->op->name,
+                    node_read(node, k)->id);
         if (defined[node->out->id])
             ICE("after %s: %%%d is defined twice", after_pass, node->out->id);
         defined[node->out->id] = true;

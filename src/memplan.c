@@ -93,9 +93,9 @@ bool memplan(Ctx *c)
     }
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k])
-                n->in[k]->last_use = i;
+        for (int k = 0; k < node_nreads(n); k++)
+            if (node_read(n, k))
+                node_read(n, k)->last_use = i;
     }
 
     /* the training step reads the gradients after the last node */

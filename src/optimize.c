@@ -43,6 +43,9 @@ static void cast_cse(Ctx *c)
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && replace[n->in[k]->id])
                 n->in[k] = replace[n->in[k]->id];
+        for (int r = 0; r < 3; r++)
+            if (n->dy_more[r] && replace[n->dy_more[r]->id])
+                n->dy_more[r] = replace[n->dy_more[r]->id];
     }
 }
 
@@ -57,9 +60,9 @@ static void mark_live(Ctx *c, Value *root)
         if (v->kind != V_TEMP || !v->def || !v->def->dead)
             continue;
         v->def->dead = false;
-        for (int k = 0; k < v->def->nin; k++)
-            if (v->def->in[k])
-                vec_push(c, stack, v->def->in[k]);
+        for (int k = 0; k < node_nreads(v->def); k++)
+            if (node_read(v->def, k))
+                vec_push(c, stack, node_read(v->def, k));
     }
 }
 
@@ -87,9 +90,9 @@ static void dead_code(Ctx *c)
         ((Value *)VEC_AT(g->values, i))->nuses = 0;
     for (int i = 0; i < kept->len; i++) {
         Node *n = VEC_AT(kept, i);
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k])
-                n->in[k]->nuses++;
+        for (int k = 0; k < node_nreads(n); k++)
+            if (node_read(n, k))
+                node_read(n, k)->nuses++;
     }
 }
 

@@ -75,3 +75,46 @@ int amp_coll_check_tensors(const amp_coll_tensor *tensors, int n)
     }
     return AMP_OK;
 }
+
+/* The open push-style reduction: called from one thread, like the rest. */
+static int push_open;
+static int push_expected, push_count;
+
+int amp_coll_begin_check(int n)
+{
+    if (n < 0)
+        return AMP_ERR_BAD_DIM;
+    if (push_open)
+        return AMP_ERR_COLLECTIVE;
+    push_open = 1;
+    push_expected = n;
+    push_count = 0;
+    return AMP_OK;
+}
+
+int amp_coll_push_check(const amp_coll_tensor *t, int *index)
+{
+    if (!push_open)
+        return AMP_ERR_COLLECTIVE;
+    if (!t)
+        return AMP_ERR_NULL_ARG;
+    int rc = amp_coll_check_tensors(t, 1);
+    if (rc != AMP_OK)
+        return rc;
+    if (push_count == push_expected)
+        return AMP_ERR_BAD_DIM;
+    *index = push_count++;
+    return AMP_OK;
+}
+
+int amp_coll_finish_check(void)
+{
+    if (!push_open)
+        return AMP_ERR_COLLECTIVE;
+    push_open = 0;
+    return push_count == push_expected ? AMP_OK : AMP_ERR_BAD_DIM;
+}
+
+void amp_coll_push_reset(void) { push_open = 0; }
+
+int amp_allreduce_open(void) { return push_open; }

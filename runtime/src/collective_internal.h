@@ -24,4 +24,24 @@ size_t amp_coll_bucket_bytes(void);
 /* AMP_OK, or the error amp_allreduce_mean returns for these arguments. */
 int amp_coll_check_tensors(const amp_coll_tensor *tensors, int n);
 
+/* The bookkeeping of amp_allreduce_begin/push/finish both builds share, so
+ * that both accept and reject the same sequences of calls.
+ *  amp_coll_begin_check   AMP_OK and opens a reduction of n tensors, or
+ *                         AMP_ERR_BAD_DIM (n < 0) / AMP_ERR_COLLECTIVE (one
+ *                         is already open), opening nothing.
+ *  amp_coll_push_check    AMP_OK, the tensor's index in the open reduction
+ *                         (0..n-1) in *index, and counts it; or AMP_ERR_
+ *                         COLLECTIVE (none open), AMP_ERR_NULL_ARG,
+ *                         amp_coll_check_tensors' errors, AMP_ERR_BAD_DIM
+ *                         (all n already pushed); a refused tensor is not
+ *                         counted.
+ *  amp_coll_finish_check  closes the open reduction: AMP_OK, AMP_ERR_BAD_DIM
+ *                         (fewer than n were pushed; it is closed anyway),
+ *                         or AMP_ERR_COLLECTIVE (none was open).
+ *  amp_coll_push_reset    closes it without a check (amp_coll_finalize). */
+int amp_coll_begin_check(int n);
+int amp_coll_push_check(const amp_coll_tensor *t, int *index);
+int amp_coll_finish_check(void);
+void amp_coll_push_reset(void);
+
 #endif

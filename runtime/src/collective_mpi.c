@@ -4,16 +4,19 @@
  * through a duplicate so that our non-blocking reductions can never match
  * the caller's own messages.
  *
- * amp_allreduce_mean packs the tensors into two alternating staging
- * buffers (buckets) of the wire type: f32 by default, bf16 on request,
- * f64 for f64 tensors (those go in buckets of their own, after the
- * others).  Each bucket is reduced with one MPI_Iallreduce started as soon
- * as it is packed; while it travels, the next one is packed, and a bucket
- * is unpacked (scaled by 1/world, rounded to the tensor's dtype) once its
- * reduction completes.  The sum itself is MPI's: Open MPI's algorithms
- * leave the same bits on every process (each partial sum is formed once
- * and sent on, or formed symmetrically from two commuting operands), which
- * tests/mpi checks by comparing parameter checksums across processes.
+ * amp_allreduce_push packs each tensor, as it comes, into two alternating
+ * staging buffers (buckets) of the wire type: f32 by default, bf16 on
+ * request, f64 for f64 tensors (those go in buckets of their own, packed
+ * by amp_allreduce_finish after the others).  Each bucket is reduced with
+ * one MPI_Iallreduce started as soon as it is full (finish sends the last,
+ * partial one); while it travels, the next one is packed, and a bucket is
+ * unpacked (scaled by 1/world, rounded to the tensor's dtype) once its
+ * reduction completes.  amp_allreduce_mean is begin, a push of each tensor
+ * and finish, so both ways reduce the same buckets to the same bits.  The
+ * sum itself is MPI's: Open MPI's algorithms leave the same bits on every
+ * process (each partial sum is formed once and sent on, or formed
+ * symmetrically from two commuting operands), which tests/mpi checks by
+ * comparing parameter checksums across processes.
  *
  * bf16 on the wire has no MPI type, so it travels as MPI_UINT16_T with a
  * user operation that adds two bf16 values in f32 and rounds the sum to
@@ -34,6 +37,13 @@ static int env_read;
 /* The staging buffers, grown to the bucket size on first use. */
 static void *stage[2];
 static size_t stage_bytes;
+
+/* The tensors of the open reduction, in push order (the cursors of the
+ * buckets index this list), and whether it communicates at all (a world
+ * of 1 only keeps the bookkeeping). */
+static amp_coll_tensor *list;
+static int list_cap, list_n;
+static int communicating;
 
 static void bf16_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 {
@@ -103,6 +113,11 @@ int amp_coll_finalize(void)
     free(stage[1]);
     stage[0] = stage[1] = NULL;
     stage_bytes = 0;
+    free(list);
+    list = NULL;
+    list_cap = list_n = 0;
+    communicating = 0;
+    amp_coll_push_reset();
     if (started_mpi && !down)
         MPI_Finalize();
     started_mpi = 0;
@@ -226,38 +241,171 @@ static void unpack(const amp_coll_tensor *t, int n, amp_dtype wire, cursor c, co
     }
 }
 
-/* The reductions of one wire type, two buckets in flight at most.
- * pending[b]: bucket b was sent and is not unpacked yet (its request may
- * already have completed, in pack's MPI_Test). */
-static void reduce_kind(const amp_coll_tensor *t, int n, amp_dtype wire)
+/* ---- the reduction, one tensor at a time -------------------------------- */
+
+/* The reductions of one wire type, two buckets in flight at most: the
+ * bucket being filled, stage[b], and the other one, sent and possibly not
+ * unpacked yet.  pending[b]: bucket b was sent and is not unpacked yet (its
+ * request may already have completed, in an MPI_Test).  A bucket is waited
+ * for only when it is to be filled again, so that a caller pushing tensors
+ * as its backward produces them keeps computing while both travel. */
+typedef struct stream {
+    amp_dtype wire;
+    MPI_Datatype type;
+    MPI_Op op;
+    size_t cap; /* elements per bucket */
+    int b;      /* the bucket being filled */
+    size_t fill;
+    cursor from[2];
+    size_t count[2];
+    int pending[2];
+    MPI_Request req[2];
+} stream;
+
+static stream cur;
+
+static void stream_start(stream *s, amp_dtype wire)
 {
-    const size_t esize = amp_dtype_size(wire);
-    const size_t cap = stage_bytes / esize;
-    MPI_Datatype type = wire == AMP_F64 ? MPI_DOUBLE : wire == AMP_F32 ? MPI_FLOAT : MPI_UINT16_T;
-    MPI_Op op = wire == AMP_BF16 ? bf16_sum_op : MPI_SUM;
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    cursor from[2], c = {0, 0};
-    size_t count[2] = {0, 0};
-    int pending[2] = {0, 0};
-    for (int b = 0;; b ^= 1) {
-        if (pending[b]) {
-            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
-            unpack(t, n, wire, from[b], stage[b], count[b]);
-            pending[b] = 0;
-        }
-        from[b] = c;
-        count[b] = pack(t, n, wire, &c, stage[b], cap, &req[b ^ 1]);
-        if (count[b] == 0)
-            break;
-        /* cap <= 2^30 / 2, so the count fits an int */
-        MPI_Iallreduce(MPI_IN_PLACE, stage[b], (int)count[b], type, op, comm, &req[b]);
-        pending[b] = 1;
+    s->wire = wire;
+    s->type = wire == AMP_F64 ? MPI_DOUBLE : wire == AMP_F32 ? MPI_FLOAT : MPI_UINT16_T;
+    s->op = wire == AMP_BF16 ? bf16_sum_op : MPI_SUM;
+    s->cap = stage_bytes / amp_dtype_size(wire);
+    s->b = 0;
+    s->fill = 0;
+    for (int b = 0; b < 2; b++) {
+        s->count[b] = 0;
+        s->pending[b] = 0;
+        s->req[b] = MPI_REQUEST_NULL;
     }
-    for (int b = 0; b < 2; b++)
-        if (pending[b]) {
-            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
-            unpack(t, n, wire, from[b], stage[b], count[b]);
+}
+
+static void stream_wait(stream *s, int b)
+{
+    if (!s->pending[b])
+        return;
+    MPI_Wait(&s->req[b], MPI_STATUS_IGNORE);
+    unpack(list, list_n, s->wire, s->from[b], stage[b], s->count[b]);
+    s->pending[b] = 0;
+}
+
+/* Starts the reduction of the bucket being filled, if it holds anything. */
+static void stream_send(stream *s)
+{
+    int b = s->b;
+    if (s->fill == 0)
+        return;
+    s->count[b] = s->fill;
+    /* cap <= 2^30 / 2, so the count fits an int */
+    MPI_Iallreduce(MPI_IN_PLACE, stage[b], (int)s->count[b], s->type, s->op, comm, &s->req[b]);
+    s->pending[b] = 1;
+    s->b = b ^ 1;
+    s->fill = 0;
+}
+
+/* Packs list[i] (of the stream's wire type) into the buckets, sending each
+ * one that fills up. */
+static void stream_add(stream *s, int i)
+{
+    cursor c = {i, 0};
+    /* pack is given the list up to i only, so it stops at this tensor's end
+     * (moving c past it) rather than packing later ones twice */
+    while (c.i == i && c.j < list[i].n) {
+        int b = s->b;
+        if (s->fill == 0) {
+            stream_wait(s, b);
+            s->from[b] = c;
         }
+        size_t k = pack(list, i + 1, s->wire, &c, (char *)stage[b] + s->fill * amp_dtype_size(s->wire),
+                        s->cap - s->fill, &s->req[b ^ 1]);
+        s->fill += k;
+        if (s->fill == s->cap)
+            stream_send(s);
+    }
+}
+
+/* Sends the last, partial bucket and waits for both. */
+static void stream_flush(stream *s)
+{
+    stream_send(s);
+    stream_wait(s, s->b ^ 1); /* the older one first */
+    stream_wait(s, s->b);
+}
+
+static int ensure_stage(void)
+{
+    if (stage_bytes == amp_coll_bucket_bytes())
+        return AMP_OK;
+    free(stage[0]);
+    free(stage[1]);
+    stage_bytes = amp_coll_bucket_bytes();
+    stage[0] = malloc(stage_bytes);
+    stage[1] = malloc(stage_bytes);
+    if (!stage[0] || !stage[1]) {
+        free(stage[0]);
+        free(stage[1]);
+        stage[0] = stage[1] = NULL;
+        stage_bytes = 0;
+        return AMP_ERR_OUT_OF_MEMORY;
+    }
+    return AMP_OK;
+}
+
+int amp_allreduce_begin(int n_tensors)
+{
+    int rc = amp_coll_begin_check(n_tensors);
+    if (rc != AMP_OK)
+        return rc;
+    rc = join();
+    if (rc == AMP_OK && world > 1) {
+        rc = ensure_stage();
+        if (rc == AMP_OK && list_cap < n_tensors) {
+            amp_coll_tensor *grown = realloc(list, (size_t)n_tensors * sizeof *list);
+            if (grown) {
+                list = grown;
+                list_cap = n_tensors;
+            } else
+                rc = AMP_ERR_OUT_OF_MEMORY;
+        }
+    }
+    if (rc != AMP_OK) {
+        amp_coll_push_reset(); /* nothing is open after a failed begin */
+        return rc;
+    }
+    communicating = world > 1;
+    list_n = 0;
+    if (communicating)
+        stream_start(&cur, amp_coll_allreduce_dtype());
+    return AMP_OK;
+}
+
+/* f64 tensors travel in buckets of their own, after the others (finish),
+ * so a list reduced by pushes packs exactly as amp_allreduce_mean does. */
+int amp_allreduce_push(const amp_coll_tensor *t)
+{
+    int index;
+    int rc = amp_coll_push_check(t, &index);
+    if (rc != AMP_OK || !communicating)
+        return rc;
+    list[index] = *t;
+    list_n = index + 1;
+    if (wire_of(t->dtype) == cur.wire)
+        stream_add(&cur, index);
+    return AMP_OK;
+}
+
+int amp_allreduce_finish(void)
+{
+    int rc = amp_coll_finish_check();
+    if (rc == AMP_ERR_COLLECTIVE || !communicating)
+        return rc;
+    stream_flush(&cur);
+    stream_start(&cur, AMP_F64);
+    for (int i = 0; i < list_n; i++)
+        if (list[i].dtype == AMP_F64)
+            stream_add(&cur, i);
+    stream_flush(&cur);
+    communicating = 0;
+    return rc;
 }
 
 int amp_allreduce_mean(const amp_coll_tensor *tensors, int n)
@@ -265,28 +413,12 @@ int amp_allreduce_mean(const amp_coll_tensor *tensors, int n)
     int rc = amp_coll_check_tensors(tensors, n);
     if (rc != AMP_OK)
         return rc;
-    rc = join();
+    rc = amp_allreduce_begin(n);
     if (rc != AMP_OK)
         return rc;
-    if (world == 1)
-        return AMP_OK;
-    if (stage_bytes != amp_coll_bucket_bytes()) {
-        free(stage[0]);
-        free(stage[1]);
-        stage_bytes = amp_coll_bucket_bytes();
-        stage[0] = malloc(stage_bytes);
-        stage[1] = malloc(stage_bytes);
-        if (!stage[0] || !stage[1]) {
-            free(stage[0]);
-            free(stage[1]);
-            stage[0] = stage[1] = NULL;
-            stage_bytes = 0;
-            return AMP_ERR_OUT_OF_MEMORY;
-        }
-    }
-    reduce_kind(tensors, n, amp_coll_allreduce_dtype());
-    reduce_kind(tensors, n, AMP_F64);
-    return AMP_OK;
+    for (int i = 0; i < n; i++)
+        amp_allreduce_push(&tensors[i]); /* checked above: cannot fail */
+    return amp_allreduce_finish();
 }
 
 int amp_allreduce_max_i32(int32_t *v)

@@ -24,6 +24,7 @@ int amp_coll_init(int *argc, char ***argv)
 int amp_coll_finalize(void)
 {
     joined = 0;
+    amp_coll_push_reset();
     return AMP_OK;
 }
 
@@ -33,8 +34,23 @@ const char *amp_coll_backend(void) { return "single"; }
 
 int amp_allreduce_mean(const amp_coll_tensor *tensors, int n)
 {
-    return amp_coll_check_tensors(tensors, n);
+    int rc = amp_coll_check_tensors(tensors, n);
+    if (rc == AMP_OK && amp_allreduce_open())
+        return AMP_ERR_COLLECTIVE; /* as the MPI build, whose mean is a begin */
+    return rc;
 }
+
+/* The push-style reduction over one process: only the bookkeeping, so a
+ * misordered sequence of calls fails here as it does under MPI. */
+int amp_allreduce_begin(int n_tensors) { return amp_coll_begin_check(n_tensors); }
+
+int amp_allreduce_push(const amp_coll_tensor *t)
+{
+    int index;
+    return amp_coll_push_check(t, &index);
+}
+
+int amp_allreduce_finish(void) { return amp_coll_finish_check(); }
 
 int amp_allreduce_max_i32(int32_t *v)
 {

@@ -144,17 +144,18 @@ static AMP_ALWAYS_INLINE void im2col_row(size_t es, const conv_geometry *g, cons
         const int64_t id = r->od * g->stride[0] - g->padding[0] + kd * g->dilation[0];
         const int64_t ih = r->oh * g->stride[1] - g->padding[1] + kh * g->dilation[1];
         char *o = dst + (size_t)r->col * es;
-        int64_t lo, hi;
-        const char *row;
+        int64_t lo, hi, base;
         if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
             memset(o, 0, (size_t)r->len * es);
             continue;
         }
+        /* the input row; base may be negative (left padding), so offsets
+         * are added only where they land inside it */
+        const char *row = xc + (size_t)((id * g->in[1] + ih) * in2) * es;
         /* Output q of the run reads input column base + q s2: inside for q
          * in [lo, hi). */
         {
-            const int64_t base = r->ow0 * s2 - g->padding[2] + kw * g->dilation[2];
-            row = xc + (size_t)((id * g->in[1] + ih) * in2 + base) * es;
+            base = r->ow0 * s2 - g->padding[2] + kw * g->dilation[2];
             if (s2 == 1) {
                 lo = base >= 0 ? 0 : -base;
                 hi = in2 - base;
@@ -166,11 +167,11 @@ static AMP_ALWAYS_INLINE void im2col_row(size_t es, const conv_geometry *g, cons
         lo = min64(lo, r->len);
         hi = hi < lo ? lo : min64(hi, r->len);
         memset(o, 0, (size_t)lo * es);
-        if (s2 == 1)
-            memcpy(o + (size_t)lo * es, row + (size_t)lo * es, (size_t)(hi - lo) * es);
-        else
+        if (s2 == 1 && hi > lo)
+            memcpy(o + (size_t)lo * es, row + (size_t)(base + lo) * es, (size_t)(hi - lo) * es);
+        else if (s2 != 1)
             for (int64_t q = lo; q < hi; q++)
-                memcpy(o + (size_t)q * es, row + (size_t)(q * s2) * es, es);
+                memcpy(o + (size_t)q * es, row + (size_t)(base + q * s2) * es, es);
         memset(o + (size_t)hi * es, 0, (size_t)(r->len - hi) * es);
     }
 }

@@ -25,12 +25,14 @@
         int kind, int64_t B, int64_t I, int64_t H, const AMP_CTYPE_##T *x,                        \
         const AMP_CTYPE_##T *hx, const AMP_CTYPE_##T *cx, const AMP_CTYPE_##T *w_ih,              \
         const AMP_CTYPE_##T *w_hh, const AMP_CTYPE_##T *b_ih, const AMP_CTYPE_##T *b_hh,          \
-        const AMP_CTYPE_##T *dhy, double *work, AMP_CTYPE_##T *dx, AMP_CTYPE_##T *dhx,            \
+        const AMP_CTYPE_##T *dhy, const AMP_CTYPE_##T *dcy, double *work, AMP_CTYPE_##T *dx,      \
+        AMP_CTYPE_##T *dhx,                                                                       \
         AMP_CTYPE_##T *dcx, AMP_CTYPE_##T *dw_ih, AMP_CTYPE_##T *dw_hh, AMP_CTYPE_##T *db_ih,     \
         AMP_CTYPE_##T *db_hh)                                                                     \
     {                                                                                             \
         REF_BODY_##T(rnn_cell_backward)(AMP_DTYPE_##T, kind, B, I, H, x, hx, cx, w_ih, w_hh,      \
-                                        b_ih, b_hh, dhy, work, dx, dhx, dcx, dw_ih, dw_hh, db_ih, \
+                                        b_ih, b_hh, dhy, dcy, work, dx, dhx, dcx, dw_ih, dw_hh,   \
+                                        db_ih,                                                    \
                                         db_hh);                                                   \
     }                                                                                             \
     void amp_ref_conv_tbc_backward_##T(int64_t time, int64_t batch, int64_t in, int64_t kernel,   \

@@ -331,6 +331,9 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
         return AMP_ERR_NULL_ARG;
     /* the seed of the backward pass: GradScaler's scale(loss), over the 1 micro-batch */
     const double grad_seed = (double)s->scale / 1.0;
+    /* a reduction an earlier backward left open (amprt/collective.h) */
+    if (amp_allreduce_open())
+        (void)amp_allreduce_finish();
     int rc;
     const int64_t B = dims->B;
     if (B < 0)
@@ -420,14 +423,28 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32 */
     float *const t15 = (float *)slot0; /* f32[3] */
     amp_cast_f16_f32((size_t)(3), t14, t15);
+    /* fc.bias's gradient is final: into the state's, and on to the all-reduce */
+    amp_add_f32((size_t)(3), s->grad.fc_bias, t15, s->grad.fc_bias);
+    {
+        const amp_coll_tensor grad = {s->grad.fc_bias, (size_t)(3), AMP_F32};
+        int rc = amp_allreduce_begin(2);
+        if (rc == AMP_OK)
+            rc = amp_allreduce_push(&grad);
+        if (rc != AMP_OK)
+            return rc;
+    }
 
     /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32 */
     float *const t16 = (float *)slot1; /* f32[3, 4] */
     amp_cast_f16_f32((size_t)(12), t13, t16);
-
-    /* this micro-batch's gradients, added to the state's */
+    /* fc.weight's gradient is final: into the state's, and on to the all-reduce */
     amp_add_f32((size_t)(12), s->grad.fc_weight, t16, s->grad.fc_weight);
-    amp_add_f32((size_t)(3), s->grad.fc_bias, t15, s->grad.fc_bias);
+    {
+        const amp_coll_tensor grad = {s->grad.fc_weight, (size_t)(12), AMP_F32};
+        const int rc = amp_allreduce_push(&grad);
+        if (rc != AMP_OK)
+            return rc;
+    }
     return AMP_OK;
 }
 
@@ -443,7 +460,8 @@ int tiny_update(tiny_train_state *s)
             {s->grad.fc_weight, (size_t)(12), AMP_F32},
             {s->grad.fc_bias, (size_t)(3), AMP_F32},
         };
-        const int rc = amp_allreduce_mean(grads, 2);
+        /* the backward pushed them when it completed the step: wait for those */
+        const int rc = amp_allreduce_open() ? amp_allreduce_finish() : amp_allreduce_mean(grads, 2);
         if (rc != AMP_OK)
             return rc;
     }

@@ -11,7 +11,9 @@
  * the check is exact.  One case is built to differ between the wire types
  * (1 + 2^-10 survives f32 and rounds to 1 in bf16), so a bf16 setting that
  * did nothing would fail.  Each process also compares its results with
- * process 0's, byte for byte.  Prints "ok ..." lines from rank 0; exits
+ * process 0's, byte for byte.  The push-style reduction is compared with
+ * amp_allreduce_mean on values whose sums are not exact (rough()), so
+ * only the same buckets give the same bits.  Prints "ok ..." lines from rank 0; exits
  * non-zero on any failure.
  */
 #include <mpi.h>
@@ -142,6 +144,84 @@ static void check_inf_spreads(void)
         fail("an inf on one process is an inf on all", 19, g[19], 1.0 / 0.0);
 }
 
+/* A value that is not a short binary fraction, different on each process,
+ * so the sum's bits depend on how MPI groups the elements: the push-style
+ * reduction is exact only if it builds the very buckets the list form does. */
+static double rough(int k, size_t i, int r)
+{
+    return value(k, i, r) + 0.1 * (double)(r + 1) / (double)(i + 3) + 1e-3 * (double)k;
+}
+
+/* amp_allreduce_begin/push/finish against amp_allreduce_mean of the same
+ * list, byte for byte, with the tensors pushed in reverse order (as the
+ * emitted backward does, last layer first) and some work between pushes. */
+static void check_push(amp_dtype wire)
+{
+    void *a[NT], *b[NT];
+    amp_coll_tensor ta[NT], tb[NT];
+    volatile double work = 0;
+    amp_coll_set_allreduce_dtype(wire);
+    for (int k = 0; k < NT; k++) {
+        int src = NT - 1 - k; /* list order: the reverse of sizes[] */
+        size_t bytes = sizes[src] * amp_dtype_size(dtypes[src]);
+        a[k] = malloc(bytes + 1);
+        b[k] = malloc(bytes + 1);
+        for (size_t i = 0; i < sizes[src]; i++)
+            store(dtypes[src], a[k], i, rough(src, i, rank));
+        memcpy(b[k], a[k], bytes);
+        ta[k] = (amp_coll_tensor){a[k], sizes[src], dtypes[src]};
+        tb[k] = (amp_coll_tensor){b[k], sizes[src], dtypes[src]};
+    }
+    if (amp_allreduce_mean(ta, NT) != AMP_OK)
+        fail("amp_allreduce_mean status", 0, 0, 0);
+    if (amp_allreduce_open() != 0 || amp_allreduce_begin(NT) != AMP_OK || amp_allreduce_open() != 1)
+        fail("amp_allreduce_begin opens a reduction", 0, 0, 0);
+    /* a list-form reduction or a second begin while one is open is refused */
+    if (amp_allreduce_mean(ta, NT) != AMP_ERR_COLLECTIVE || amp_allreduce_begin(1) != AMP_ERR_COLLECTIVE)
+        fail("mean or begin refused while a reduction is open", 0, 0, 0);
+    for (int k = 0; k < NT; k++) {
+        if (amp_allreduce_push(&tb[k]) != AMP_OK)
+            fail("amp_allreduce_push status", (size_t)k, 0, 0);
+        for (int w = 0; w < 20000; w++) /* the backward's next node */
+            work = work + 1.0;
+    }
+    if (amp_allreduce_push(&tb[0]) != AMP_ERR_BAD_DIM) /* one more than begin said */
+        fail("a push beyond n is refused", 0, 0, 0);
+    if (amp_allreduce_finish() != AMP_OK || amp_allreduce_open() != 0)
+        fail("amp_allreduce_finish status", 0, 0, 0);
+    for (int k = 0; k < NT; k++) {
+        size_t bytes = tb[k].n * amp_dtype_size(tb[k].dtype);
+        if (memcmp(a[k], b[k], bytes) != 0)
+            fail(wire == AMP_BF16 ? "push = mean, bit for bit (bf16 wire)" : "push = mean, bit for bit (f32 wire)",
+                 (size_t)k, 0, 0);
+        same_everywhere(b[k], bytes, "pushed results differ between processes");
+        free(a[k]);
+        free(b[k]);
+    }
+    amp_coll_set_allreduce_dtype(AMP_F32);
+}
+
+/* The sequences the bookkeeping refuses, identically on every process. */
+static void check_push_misuse(void)
+{
+    float g[3] = {1, 2, 3};
+    amp_coll_tensor t = {g, 3, AMP_F32}, bad = {g, 3, AMP_I32};
+    if (amp_allreduce_push(&t) != AMP_ERR_COLLECTIVE || amp_allreduce_finish() != AMP_ERR_COLLECTIVE)
+        fail("push or finish without begin is refused", 0, 0, 0);
+    if (amp_allreduce_begin(-1) != AMP_ERR_BAD_DIM || amp_allreduce_open() != 0)
+        fail("begin(-1) is refused and opens nothing", 0, 0, 0);
+    /* two announced, one pushed: it is reduced, and finish says so */
+    if (amp_allreduce_begin(2) != AMP_OK || amp_allreduce_push(NULL) != AMP_ERR_NULL_ARG ||
+        amp_allreduce_push(&bad) != AMP_ERR_COLLECTIVE || amp_allreduce_push(&t) != AMP_OK ||
+        amp_allreduce_finish() != AMP_ERR_BAD_DIM || amp_allreduce_open() != 0)
+        fail("a short push sequence", 0, 0, 0);
+    for (int i = 0; i < 3; i++) /* every process had the same values: the mean is each */
+        if (g[i] != (float)((double)(i + 1) * (double)world) * (float)(1.0 / (double)world))
+            fail("the pushed tensor of a short sequence is reduced", (size_t)i, g[i], i + 1);
+    if (amp_allreduce_begin(0) != AMP_OK || amp_allreduce_finish() != AMP_OK)
+        fail("an empty push sequence", 0, 0, 0);
+}
+
 static void check_max(void)
 {
     for (int who = 0; who < world; who++) {
@@ -171,13 +251,17 @@ int main(int argc, char **argv)
     check_mean(AMP_BF16);
     check_wire_rounding();
     check_inf_spreads();
+    check_push(AMP_F32);
+    check_push(AMP_BF16);
+    check_push_misuse();
     check_max();
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     const char *bucket = getenv("AMPRT_ALLREDUCE_BUCKET_BYTES");
     if (rank == 0 && total == 0)
         printf("ok   collectives on %d processes: bucketed mean (f32 and bf16 wire; f32, bf16, f16, f64 tensors; "
-               "%s-byte buckets), identical on every process; inf spreads; found_inf max\n", world,
+               "%s-byte buckets), identical on every process; begin/push/finish = mean bit for bit, and its misuse refused; inf spreads; "
+               "found_inf max\n", world,
                bucket ? bucket : "default 4 Mi");
     amp_coll_finalize();
     return total != 0;

@@ -10,6 +10,9 @@
 #  - mpirun -np 2, each process on half of every batch of 64, against one
 #    process on the whole batch: the parameters after 22 steps agree within
 #    the tolerance below, and are bit-identical on the two processes;
+#  - the same with 256-byte buckets, so that the emitted backward's pushes
+#    start reductions while it computes;
+#  - the MLP with accumulate = 2 (pushes on every second micro-batch only);
 #  - the same with the gradients all-reduced in bf16: still identical on
 #    both processes, within the looser bf16 tolerance;
 #  - an inf in one process's input at step 5 (f16 with a dynamic loss
@@ -98,12 +101,13 @@ fi
 # ---- the digits MLP -------------------------------------------------------------
 cc $CFLAGS -o "$OUT/compare" tests/mpi/compare.c "$BUILD/libamprt.a" -lm -lpthread || bad "tests/mpi/compare.c builds"
 
-# build NAME AMPC-FLAGS: NAME/train1 (no MPI) and NAME/trainm (MPI) of the MLP
+# build NAME AMPC-FLAGS [MODEL]: NAME/train1 (no MPI) and NAME/trainm (MPI)
+# of the MLP (or MODEL, a variant of it)
 build() {
     dir=$OUT/$1
     mkdir -p "$dir"
     # shellcheck disable=SC2086
-    "$BUILD/ampc" examples/digits/mlp.amp $2 --prefix=digits -o "$dir/digits.c" &&
+    "$BUILD/ampc" "${3:-examples/digits/mlp.amp}" $2 --prefix=digits -o "$dir/digits.c" &&
         cc $CFLAGS -I"$dir" -o "$dir/train1" examples/digits/train.c "$dir/digits.c" "$BUILD/libamprt.a" \
             -lm -lpthread &&
         mpicc $CFLAGS -I"$dir" -o "$dir/trainm" examples/digits/train.c "$dir/digits.c" "$RT/libamprt.a" \
@@ -142,6 +146,16 @@ if build f32 "-t gpu --autocast-op linear=f32"; then
     else
         bad "2 processes x 32 samples = 1 process x 64 samples (f32): $res"
     fi
+    # 256-byte buckets: the backward's pushes fill and send buckets while
+    # it still computes (the default 4 MiB hold all 38 KB until _update)
+    if AMPRT_ALLREDUCE_BUCKET_BYTES=256 $MPIRUN -x AMPRT_ALLREDUCE_BUCKET_BYTES -np 2 "$d/trainm" --steps=$STEPS \
+        --checksum $DATA "$d/small.st" 1 0 > "$d/small.log" 2>&1 && same_params "$d/small.log" 2 &&
+        res=$("$OUT/compare" "$d/small.st" "$d/single.st" $TOL_F32); then
+        ok "256-byte buckets, sent during the backward: identical on both processes; $res"
+    else
+        cat "$d/small.log"
+        bad "256-byte buckets: within $TOL_F32 of one process, identically on both"
+    fi
     # bf16 on the wire
     if AMPRT_ALLREDUCE_DTYPE=bf16 $MPIRUN -x AMPRT_ALLREDUCE_DTYPE -np 2 "$d/trainm" --steps=$STEPS --checksum \
         $DATA "$d/bf16.st" 1 0 > "$d/bf16.log" 2>&1 && same_params "$d/bf16.log" 2 &&
@@ -154,6 +168,26 @@ if build f32 "-t gpu --autocast-op linear=f32"; then
     fi
 else
     bad "the f32 MLP builds"
+fi
+
+# accumulate = 2: the backward pushes on the second micro-batch of each
+# step only (the first adds into s->grad and waits), so 2 processes x 32
+# samples x 2 micro-batches are 1 process x 64 x 2
+mkdir -p "$OUT/acc"
+sed 's/^  train {$/  train {\n    accumulate = 2/' examples/digits/mlp.amp > "$OUT/acc/mlp.amp"
+if grep -q 'accumulate = 2' "$OUT/acc/mlp.amp" && build acc "-t gpu --autocast-op linear=f32" "$OUT/acc/mlp.amp"; then
+    d=$OUT/acc
+    if "$d/train1" --steps=$STEPS $DATA "$d/one.st" 1 0 > "$d/one.log" 2>&1 &&
+        $MPIRUN -np 2 "$d/trainm" --steps=$STEPS --checksum $DATA "$d/two.st" 1 0 > "$d/two.log" 2>&1 &&
+        same_params "$d/two.log" 2 && res=$("$OUT/compare" "$d/two.st" "$d/one.st" $TOL_F32) &&
+        ! "$OUT/compare" "$d/one.st" "$OUT/f32/single.st" 0 > /dev/null; then
+        ok "accumulate = 2 (pushed on the completing micro-batch): identical on both processes; $res"
+    else
+        cat "$d/two.log"
+        bad "accumulate = 2: 2 processes within $TOL_F32 of one, identically on both"
+    fi
+else
+    bad "the MLP with accumulate = 2 builds"
 fi
 
 if build f16 "-t gpu"; then

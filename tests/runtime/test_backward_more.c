@@ -550,7 +550,7 @@ static void test_row_loss_backward(void **state)
  * triplet's swap tie splits it in half. */
 static void test_margin_fixed(void **state)
 {
-    static const int64_t n2[] = { 2 }, one[] = { 1 };
+    static const int64_t n2[] = { 2 }, one[] = { 1 }, row1[] = { 1, 1 }; /* [N, D] strides, N = D = 1 */
     static const double a[] = { 0.5, 0.0 }, b[] = { 0.25, 1.0 }, t[] = { 1.0, -1.0 }, dl[] = { 2.0 };
     /* z = -(0.5 - 0.25) + 0.25 = 0: passes g = 2; z = (0 - 1) + 0.25 < 0: none */
     static const double want_da[] = { -2.0, 0.0 }, want_db[] = { 2.0, 0.0 }, want_dt[] = { -0.5, 0.0 };
@@ -566,7 +566,7 @@ static void test_margin_fixed(void **state)
     bw_expect_torch("margin_ranking da", da, want_da, 2, 0);
     bw_expect_torch("margin_ranking db", db, want_db, 2, 0);
     bw_expect_torch("margin_ranking dtarget", dt, want_dt, 2, 0);
-    amp_triplet_margin_loss_backward_f64(1, 1, ta, one, tp, one, tn, one, 5.0, 1.0, 0.0, 1, AMP_REDUCTION_SUM, dl,
+    amp_triplet_margin_loss_backward_f64(1, 1, ta, row1, tp, row1, tn, row1, 5.0, 1.0, 0.0, 1, AMP_REDUCTION_SUM, dl,
                                          ga, gp, gn, work);
     bw_expect_torch("triplet swap tie da", ga, want_ta, 1, 0);
     bw_expect_torch("triplet swap tie dp", gp, want_tp, 1, 0);

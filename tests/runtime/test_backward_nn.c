@@ -56,7 +56,7 @@ static void rnn_backward(const bw_case *c, const amp_kernel_table *k, amp_dtype 
     assert_non_null(work);
     int lstm = r->kind == AMP_RNN_LSTM;
     KCALL(k, t, rnn_cell_backward, r->kind, r->B, r->I, r->H, in[RX], in[RHX], lstm ? in[RCX] : NULL, in[RWI],
-          in[RWH], r->biases ? in[RBI] : NULL, r->biases ? in[RBH] : NULL, dy, work, out[RX], out[RHX], out[RCX],
+          in[RWH], r->biases ? in[RBI] : NULL, r->biases ? in[RBH] : NULL, dy, NULL, work, out[RX], out[RHX], out[RCX],
           out[RWI], out[RWH], out[RBI], out[RBH]);
     free(work);
 }
@@ -116,6 +116,64 @@ static void test_rnn_cell_backward(void **state)
     }
 }
 
+/* lstm's cell-state gradient dcy (an unrolled lstm's c_t feeds the next
+ * step): with dhy NULL, every gradient of L = <dcy, cy> against central
+ * differences of the f64 forward's cy; and dhy and dcy together add. */
+static double lstm_cy_loss(int64_t B, int64_t I, int64_t H, double *const *in, const double *dcy)
+{
+    double hy[16], cy[16], L = 0;
+    amp_ref_rnn_cell_f64(AMP_RNN_LSTM, B, I, H, in[0], in[1], in[2], in[3], in[4], in[5], in[6], hy, cy);
+    for (int64_t o = 0; o < B * H; o++)
+        L += dcy[o] * cy[o];
+    return L;
+}
+
+static void test_lstm_cell_state_gradient(void **state)
+{
+    (void)state;
+    enum { B = 2, I = 3, H = 2, GH = 4 * H };
+    static double x[B * I], hx[B * H], cx[B * H], wi[GH * I], wh[GH * H], bi[GH], bh[GH], dcy[B * H], dhy[B * H];
+    double *in[7] = {x, hx, cx, wi, wh, bi, bh};
+    const size_t n[7] = {B * I, B * H, B * H, GH * I, GH * H, GH, GH};
+    uint32_t seed = 12345;
+    for (int k = 0; k < 7; k++)
+        for (size_t i = 0; i < n[k]; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            in[k][i] = (double)(seed >> 8) / (double)(1u << 24) * 2 - 1;
+        }
+    for (int o = 0; o < B * H; o++) {
+        dcy[o] = 0.25 + 0.5 * o;
+        dhy[o] = 1.0 - 0.3 * o;
+    }
+    double g[7][GH * I], g2[7][GH * I], work[AMP_RNN_CELL_BACKWARD_WORK_ELEMS(B, H)];
+    amp_rnn_cell_backward_f64(AMP_RNN_LSTM, B, I, H, x, hx, cx, wi, wh, bi, bh, NULL, dcy, work, g[0], g[1], g[2],
+                              g[3], g[4], g[5], g[6]);
+    for (int k = 0; k < 7; k++)
+        for (size_t i = 0; i < n[k]; i++) {
+            const double h = 1e-6, keep = in[k][i];
+            in[k][i] = keep + h;
+            double up = lstm_cy_loss(B, I, H, in, dcy);
+            in[k][i] = keep - h;
+            double down = lstm_cy_loss(B, I, H, in, dcy);
+            in[k][i] = keep;
+            double fd = (up - down) / (2 * h);
+            if (fabs(fd - g[k][i]) > 1e-7 * (1 + fabs(fd))) {
+                print_error("lstm dcy: operand %d element %zu: kernel %.12g, finite differences %.12g\n", k, i,
+                            g[k][i], fd);
+                fail();
+            }
+        }
+    /* linear in (dhy, dcy): both at once is the sum of each alone */
+    double h_only[7][GH * I];
+    amp_rnn_cell_backward_f64(AMP_RNN_LSTM, B, I, H, x, hx, cx, wi, wh, bi, bh, dhy, NULL, work, h_only[0],
+                              h_only[1], h_only[2], h_only[3], h_only[4], h_only[5], h_only[6]);
+    amp_rnn_cell_backward_f64(AMP_RNN_LSTM, B, I, H, x, hx, cx, wi, wh, bi, bh, dhy, dcy, work, g2[0], g2[1], g2[2],
+                              g2[3], g2[4], g2[5], g2[6]);
+    for (int k = 0; k < 7; k++)
+        for (size_t i = 0; i < n[k]; i++)
+            assert_true(fabs(g2[k][i] - (g[k][i] + h_only[k][i])) <= 1e-12 * (1 + fabs(g2[k][i])));
+}
+
 /* Only the wanted gradients are written: NULL outputs are skipped, and
  * the others are unchanged by which ones are wanted. */
 static void test_rnn_cell_backward_subsets(void **state)
@@ -130,9 +188,9 @@ static void test_rnn_cell_backward_subsets(void **state)
     tensor only_dwh = tensor_new(AMP_F32, (size_t)(GH * H));
     double work[AMP_RNN_CELL_BACKWARD_WORK_ELEMS(2, 4)];
     amp_rnn_cell_backward_f32(AMP_RNN_GRU, B, I, H, x.data, hx.data, NULL, wi.data, wh.data, NULL, NULL, dy.data,
-                              work, dx.data, dhx.data, NULL, dwi.data, all_dwh.data, NULL, NULL);
+                              NULL, work, dx.data, dhx.data, NULL, dwi.data, all_dwh.data, NULL, NULL);
     amp_rnn_cell_backward_f32(AMP_RNN_GRU, B, I, H, x.data, hx.data, NULL, wi.data, wh.data, NULL, NULL, dy.data,
-                              work, NULL, NULL, NULL, NULL, only_dwh.data, NULL, NULL);
+                              NULL, work, NULL, NULL, NULL, NULL, only_dwh.data, NULL, NULL);
     assert_memory_equal(all_dwh.data, only_dwh.data, (size_t)(GH * H) * sizeof(float));
     tensor *ts[] = {&x, &hx, &wi, &wh, &dy, &all_dwh, &dx, &dhx, &dwi, &only_dwh};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
@@ -523,7 +581,7 @@ static void test_gru_cell_closed_form(void **state)
     const double want_dwi[3] = {drp * x, dzp * x, dnp * x}, want_dwh[3] = {drp * h, dzp * h, dnp * r * h};
     const double want_dbi[3] = {drp, dzp, dnp}, want_dbh[3] = {drp, dzp, dnp * r};
     double dx, dh, dwi[3], dwh[3], dbi[3], dbh[3], work[AMP_RNN_CELL_BACKWARD_WORK_ELEMS(1, 1)];
-    amp_rnn_cell_backward_f64(AMP_RNN_GRU, 1, 1, 1, &x, &h, NULL, wi, wh, bi, bh, &dy, work, &dx, &dh, NULL, dwi,
+    amp_rnn_cell_backward_f64(AMP_RNN_GRU, 1, 1, 1, &x, &h, NULL, wi, wh, bi, bh, &dy, NULL, work, &dx, &dh, NULL, dwi,
                               dwh, dbi, dbh);
     bw_expect_torch("gru dx", &dx, &want_dx, 1, 1e-14);
     bw_expect_torch("gru dhx", &dh, &want_dh, 1, 1e-14);
@@ -538,6 +596,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rnn_cell_backward),
         cmocka_unit_test(test_rnn_cell_backward_subsets),
+        cmocka_unit_test(test_lstm_cell_state_gradient),
         cmocka_unit_test(test_gru_cell_closed_form),
         cmocka_unit_test(test_conv_tbc_backward),
         cmocka_unit_test(test_index_put_backward),

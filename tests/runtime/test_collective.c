@@ -124,6 +124,80 @@ static void test_mean_rejects_bad_arguments(void **state)
     assert_true(x == 1.0f);
 }
 
+/* The push-style reduction over one process leaves every bit as it was
+ * (the emitted backward pushes its gradients through it) and keeps the
+ * same bookkeeping as the MPI build. */
+static void test_push_keeps_every_bit(void **state)
+{
+    static const uint32_t f32_bits[] = {0x7fc01234u, 0x80000000u, 0x00000001u, 0x3eaaaaabu};
+    static const uint64_t f64_bits[] = {0x7ff8000000000123u, 0x3fd5555555555555u};
+    static const uint16_t half_bits[] = {0x7e01u, 0x0001u, 0x3c01u};
+    float f[4];
+    double d[2];
+    amp_bf16 b[3];
+    amp_f16 h[3];
+    (void)state;
+    memcpy(f, f32_bits, sizeof f);
+    memcpy(d, f64_bits, sizeof d);
+    memcpy(b, half_bits, sizeof b);
+    memcpy(h, half_bits, sizeof h);
+    const amp_coll_tensor t[] = {{h, 3, AMP_F16}, {d, 2, AMP_F64}, {b, 3, AMP_BF16}, {f, 4, AMP_F32}, {NULL, 0, AMP_F64}};
+    assert_int_equal(amp_coll_set_allreduce_dtype(AMP_BF16), AMP_OK); /* no rounding to bf16 either */
+    assert_int_equal(amp_allreduce_open(), 0);
+    assert_int_equal(amp_allreduce_begin(5), AMP_OK);
+    assert_int_equal(amp_allreduce_open(), 1);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(amp_allreduce_push(&t[i]), AMP_OK);
+    assert_int_equal(amp_allreduce_open(), 1); /* open until finish */
+    assert_int_equal(amp_allreduce_finish(), AMP_OK);
+    assert_int_equal(amp_allreduce_open(), 0);
+    assert_memory_equal(f, f32_bits, sizeof f);
+    assert_memory_equal(d, f64_bits, sizeof d);
+    assert_memory_equal(b, half_bits, sizeof b);
+    assert_memory_equal(h, half_bits, sizeof h);
+}
+
+static void test_push_rejects_misuse(void **state)
+{
+    float x = 1;
+    amp_coll_tensor t = {&x, 1, AMP_F32};
+    (void)state;
+    /* nothing open */
+    assert_int_equal(amp_allreduce_push(&t), AMP_ERR_COLLECTIVE);
+    assert_int_equal(amp_allreduce_finish(), AMP_ERR_COLLECTIVE);
+    assert_int_equal(amp_allreduce_begin(-1), AMP_ERR_BAD_DIM);
+    assert_int_equal(amp_allreduce_open(), 0); /* a refused begin opens nothing */
+    /* an empty reduction */
+    assert_int_equal(amp_allreduce_begin(0), AMP_OK);
+    assert_int_equal(amp_allreduce_push(&t), AMP_ERR_BAD_DIM);
+    assert_int_equal(amp_allreduce_finish(), AMP_OK);
+    /* while one is open: no second begin, no list-form mean */
+    assert_int_equal(amp_allreduce_begin(2), AMP_OK);
+    assert_int_equal(amp_allreduce_begin(2), AMP_ERR_COLLECTIVE);
+    assert_int_equal(amp_allreduce_mean(&t, 1), AMP_ERR_COLLECTIVE);
+    assert_int_equal(amp_allreduce_push(NULL), AMP_ERR_NULL_ARG);
+    t.dtype = AMP_I32;
+    assert_int_equal(amp_allreduce_push(&t), AMP_ERR_COLLECTIVE);
+    t.dtype = AMP_F32;
+    t.data = NULL;
+    assert_int_equal(amp_allreduce_push(&t), AMP_ERR_NULL_ARG);
+    t.data = &x;
+    assert_int_equal(amp_allreduce_push(&t), AMP_OK); /* the refused ones did not count */
+    assert_int_equal(amp_allreduce_push(&t), AMP_OK);
+    assert_int_equal(amp_allreduce_push(&t), AMP_ERR_BAD_DIM); /* a third of two */
+    assert_int_equal(amp_allreduce_finish(), AMP_OK);
+    /* fewer pushed than announced: closed anyway, with an error */
+    assert_int_equal(amp_allreduce_begin(3), AMP_OK);
+    assert_int_equal(amp_allreduce_push(&t), AMP_OK);
+    assert_int_equal(amp_allreduce_finish(), AMP_ERR_BAD_DIM);
+    assert_int_equal(amp_allreduce_open(), 0);
+    assert_int_equal(amp_allreduce_begin(1), AMP_OK);
+    /* amp_coll_finalize closes an open reduction */
+    assert_int_equal(amp_coll_finalize(), AMP_OK);
+    assert_int_equal(amp_allreduce_open(), 0);
+    assert_true(x == 1.0f);
+}
+
 static void test_wire_dtype_setting(void **state)
 {
     (void)state;
@@ -195,6 +269,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mean_keeps_every_bit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_keeps_the_value, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mean_rejects_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push_keeps_every_bit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push_rejects_misuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wire_dtype_setting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_environment_rejected, setup, teardown),

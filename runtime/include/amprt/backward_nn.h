@@ -10,8 +10,10 @@
  *
  *  rnn_cell_backward  the gradients of amp_rnn_cell (arguments as its:
  *      kind, B, I, H, x, hx, cx, w_ih, w_hh, b_ih, b_hh, NULL biases being
- *      zero) for dhy, the gradient of hy [B, H]; the cell state's result cy
- *      gets none (lstm: dcy = 0).  Writes dx [B, I], dhx [B, H], dcx [B, H]
+ *      zero) for dhy, the gradient of hy [B, H], and (lstm) dcy, the
+ *      gradient of the cell state cy [B, H]; a NULL one is zero (an
+ *      unrolled lstm's last step has no dcy, a step whose hy nothing uses
+ *      no dhy).  Writes dx [B, I], dhx [B, H], dcx [B, H]
  *      (lstm only), dw_ih [G*H, I], dw_hh [G*H, H], db_ih and db_hh [G*H].
  *      The gates are recomputed from the inputs exactly as the forward
  *      computes them (pre-activations in the compute type, never rounded),
@@ -86,10 +88,10 @@
     X(rnn_cell_backward_##T, void,                                                       \
       (int kind, int64_t B, int64_t I, int64_t H, const CT *x, const CT *hx,             \
        const CT *cx, const CT *w_ih, const CT *w_hh, const CT *b_ih, const CT *b_hh,     \
-       const CT *dhy, double *work, CT *dx, CT *dhx, CT *dcx, CT *dw_ih, CT *dw_hh,      \
-       CT *db_ih, CT *db_hh),                                                            \
-      (kind, B, I, H, x, hx, cx, w_ih, w_hh, b_ih, b_hh, dhy, work, dx, dhx, dcx, dw_ih, \
-       dw_hh, db_ih, db_hh))                                                             \
+       const CT *dhy, const CT *dcy, double *work, CT *dx, CT *dhx, CT *dcx, CT *dw_ih,  \
+       CT *dw_hh, CT *db_ih, CT *db_hh),                                                 \
+      (kind, B, I, H, x, hx, cx, w_ih, w_hh, b_ih, b_hh, dhy, dcy, work, dx, dhx, dcx,   \
+       dw_ih, dw_hh, db_ih, db_hh))                                                             \
     X(conv_tbc_backward_##T, void,                                                       \
       (int64_t time, int64_t batch, int64_t in, int64_t kernel, int64_t out, int64_t pad, \
        const CT *x, const CT *w, const CT *dy, CT *dx, CT *dw, CT *dbias),               \

@@ -51,6 +51,32 @@
  *                     A failure of MPI itself aborts every process (MPI's
  *                     default handler): a process that returned an error
  *                     would leave the others waiting in the collective.
+ *                     Not while a push-style reduction (below) is open
+ *                     (AMP_ERR_COLLECTIVE).
+ *  amp_allreduce_begin, amp_allreduce_push, amp_allreduce_finish
+ *                     the same reduction, a tensor at a time, so it can run
+ *                     while the caller computes the rest (the emitted
+ *                     backward pushes each gradient once it is final):
+ *                     begin(n) opens a reduction of n tensors; push(t)
+ *                     packs *t (the struct is copied, the data must stay
+ *                     put until finish) and starts each bucket's reduction
+ *                     once it is full, polling those in flight; finish()
+ *                     sends the last bucket, waits for all and leaves every
+ *                     pushed tensor as amp_allreduce_mean of the same list
+ *                     would, bit for bit.  Every process pushes the same
+ *                     list in the same order.  With a world of 1 they only
+ *                     check their arguments and touch no data.
+ *                     begin: AMP_ERR_BAD_DIM (n < 0), AMP_ERR_COLLECTIVE
+ *                     (one is already open), AMP_ERR_OUT_OF_MEMORY (then
+ *                     nothing is open).  push: AMP_ERR_COLLECTIVE (none
+ *                     open), AMP_ERR_NULL_ARG (t, or a non-empty tensor's
+ *                     data), AMP_ERR_COLLECTIVE (a dtype it cannot reduce),
+ *                     AMP_ERR_BAD_DIM (n were pushed already); a refused
+ *                     tensor is not reduced.  finish: AMP_ERR_COLLECTIVE
+ *                     (none open), AMP_ERR_BAD_DIM (fewer than n pushed:
+ *                     those that were are reduced and it is closed anyway).
+ *  amp_allreduce_open 1 between a successful begin and its finish, else 0:
+ *                     lets a caller tell whether the tensors were pushed.
  *  amp_allreduce_max_i32  *v becomes the maximum of *v over the processes.
  *  amp_coll_set_allreduce_dtype  AMP_F32 (the default) or AMP_BF16: the
  *                     element type the f32/bf16/f16 buckets travel and sum
@@ -60,7 +86,7 @@
  *                     must choose the same one.
  *  amp_coll_allreduce_dtype  the one in use.
  *
- * Buckets: the tensors are packed, in list order and split where they do
+ * Buckets: the tensors are packed, in list (push) order and split where they do
  * not fit, into staging buffers of AMPRT_ALLREDUCE_BUCKET_BYTES (default 4
  * MiB, at least 64 bytes), so a model's gradients take a few large
  * reductions rather than one per tensor.  Two buffers alternate: while one
@@ -81,6 +107,10 @@ int amp_coll_rank(void);
 int amp_coll_world(void);
 const char *amp_coll_backend(void);
 int amp_allreduce_mean(const amp_coll_tensor *tensors, int n);
+int amp_allreduce_begin(int n_tensors);
+int amp_allreduce_push(const amp_coll_tensor *t);
+int amp_allreduce_finish(void);
+int amp_allreduce_open(void);
 int amp_allreduce_max_i32(int32_t *v);
 int amp_coll_set_allreduce_dtype(amp_dtype dtype);
 amp_dtype amp_coll_allreduce_dtype(void);
