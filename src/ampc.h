@@ -660,6 +660,11 @@ typedef enum { V_INPUT, V_PARAM, V_BUFFER, V_TEMP } ValueKind;
 
 typedef struct Node Node;
 
+/* A GRAD node computes one gradient per forward operand that needs one:
+ * of the six operands it reads (in[1..6]), and lstm_cell's seventh, b_hh
+ * (autodiff.c), so every operand of an unrolled lstm step can train. */
+#define MAX_NODE_GRADS 7
+
 typedef struct Value {
     int id;
     ValueKind kind;
@@ -688,11 +693,12 @@ struct Node {
     Value *in[8];         /* by parameter position; NULL for non-tensor parameters */
     int nin;
     Value *out;
-    Value *more_out[3]; /* the results after the first, of ops with several */
+    Value *more_out[MAX_NODE_GRADS - 1]; /* the results after the first, of ops with several
+                                          * (a GRAD node's: one per operand needing a gradient) */
     int nmore;
     Value *scratch;       /* working memory the kernel needs, live during the node only */
     Node *fwd;            /* GRAD: the forward node differentiated (NULL: the loss seed) */
-    int grad_input[4];    /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
+    int grad_input[MAX_NODE_GRADS]; /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
     Value *dy_more[3];    /* GRAD: the gradients of fwd's more_out[0..] (NULL: none flows); in[0] may then be NULL */
     Scalar scalar;        /* FORM_BINARY with a scalar operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */

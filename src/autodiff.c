@@ -172,8 +172,12 @@ bool autodiff(Ctx *c)
             ok = false;
             continue;
         }
+        /* a GRAD node reads the forward's first six operands (in[1..6]);
+         * lstm_cell's seventh, b_hh, gets a gradient too: its rule reads
+         * b_hh from the forward node (emit_grad_nn.c) */
         int nin = n->nin < 6 ? n->nin : 6, wanted = 0;
-        for (int k = 0; k < nin; k++) {
+        int nslots = n->op->id == OP_LSTM_CELL && n->nin > 6 ? 7 : nin;
+        for (int k = 0; k < nslots; k++) {
             /* a float operand in an index position (cross_entropy's class
              * probabilities) that depends on a parameter: PyTorch would
              * differentiate it, ampc does not yet, so it must not be silent */
@@ -195,7 +199,7 @@ bool autodiff(Ctx *c)
             }
             wanted++;
         }
-        for (int k = 6; k < n->nin; k++)
+        for (int k = nslots; k < n->nin; k++)
             if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
                 error_at(c, n->loc, "%s: a gradient for operand %d is not supported", n->op->name, k + 1);
                 ok = false;
@@ -216,12 +220,12 @@ bool autodiff(Ctx *c)
         b->why = arena_printf(c->arena, "gradient of %s, in %s as its forward", n->op->name,
                               dtype_name(n->out->type.dtype));
         int nout = 0;
-        for (int k = 0; k < nin; k++) {
+        for (int k = 0; k < nslots; k++) {
             if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k) || grad_input_missing(c, n, k))
                 continue;
             /* the same value twice (x * x): one gradient per operand slot */
-            if (nout == 4) {
-                error_at(c, n->loc, "%s: more than four operands need a gradient", n->op->name);
+            if (nout == MAX_NODE_GRADS) {
+                error_at(c, n->loc, "%s: more than %d operands need a gradient", n->op->name, MAX_NODE_GRADS);
                 ok = false;
                 break;
             }

@@ -96,6 +96,10 @@ bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
 bool dropout_draws(Ctx *c, const Node *n);
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
 
+/* nuclear_norm, or linalg_matrix_norm(ord="nuc"): the sum of the singular
+ * values, computed (and differentiated) through the SVD */
+bool is_nuclear_norm(Ctx *c, const Node *n);
+
 /* emit_ops.c: the call(s) computing node n into y (its output's C name).
  * Reports (and emits nothing) for an op or dtype without a kernel. */
 void emit_op(Emitter *e, Node *n, const char *y);

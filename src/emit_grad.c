@@ -116,10 +116,7 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
     case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D: case OP_CONV_TRANSPOSE3D: case OP_ADDCMUL: case OP_ADDCDIV:
     case OP_FROBENIUS_NORM: case OP_EINSUM: case OP_TENSORDOT: case OP_LINALG_VECDOT: case OP_BILINEAR:
         return NULL;
-    case OP_LINALG_MATRIX_NORM:
-        if (n->src && strcmp(arg_str(c, n->src, "ord", "fro"), "fro") != 0)
-            return arena_printf(c->arena, "%s: only ord=\"fro\" has a gradient (the nuclear norm's needs the SVD's)",
-                                n->op->name);
+    case OP_LINALG_MATRIX_NORM: /* "fro" here, "nuc" through the SVD (emit_grad_linalg.c) */
         return NULL;
     case OP_DROPOUT: /* the training step regenerates its mask (emit_dropout_draw) */
         return NULL;
@@ -1515,6 +1512,8 @@ void emit_grad(Emitter *e, Node *b)
         grad_gather(e, b);
         return;
     case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
+        if (is_nuclear_norm(e->c, f) && emit_grad_linalg(e, b))
+            return;
         grad_reduction_kernel(e, b);
         return;
     case OP_CUMSUM:

@@ -193,7 +193,7 @@ static bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n)
 bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t)
 {
     const Node *f = b->fwd;
-    OpId id = f->op->id;
+    OpId id = is_nuclear_norm(c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
     if (!linalg_op(id))
         return false;
     *t = (Type){.dtype = DT_NONE};
@@ -595,11 +595,13 @@ static void grad_svdvals(Emitter *e, Node *b)
     const char *work = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k + 2 * k + k * n)));
     buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, (long long)m,
                (long long)n, x_of(e, b, 0), u, sv, vh, work);
-    if (f->op->id == OP_NUCLEAR_NORM) {
+    if (is_nuclear_norm(e->c, f)) {
+        /* every singular value of matrix i gets dY[i] */
         open_block(e);
-        buf_printf(e->out, "        const int64_t shape[] = {%lld};\n", (long long)k);
-        buf_puts(e->out, "        const int64_t x_stride[] = {0};\n        const int64_t y_stride[] = {1};\n");
-        buf_printf(e->out, "        amp_copy_strided(sizeof *(%s), 1, shape, %s, x_stride, %s, y_stride);\n", ds,
+        buf_printf(e->out, "        const int64_t shape[] = {%s, %lld};\n", batch, (long long)k);
+        buf_printf(e->out, "        const int64_t x_stride[] = {1, 0};\n        const int64_t y_stride[] = {%lld, 1};\n",
+                   (long long)k);
+        buf_printf(e->out, "        amp_copy_strided(sizeof *(%s), 2, shape, %s, x_stride, %s, y_stride);\n", ds,
                    dy_of(e, b), ds);
         close_block(e);
     } else {
@@ -804,7 +806,7 @@ static void grad_ormqr(Emitter *e, Node *b)
 bool emit_grad_linalg(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    OpId id = f->op->id;
+    OpId id = is_nuclear_norm(e->c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
     if (!linalg_op(id))
         return false;
     DType t = f->out->type.dtype;

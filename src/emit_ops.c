@@ -449,6 +449,8 @@ static void emit_pad(Emitter *e, Node *n, const char *y)
 
 /* ---- reductions and normalisation ---------------------------------------------- */
 
+static void emit_svd_op(Emitter *e, Node *n, const char *y);
+
 static void emit_reduce(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
@@ -480,8 +482,8 @@ static void emit_reduce(Emitter *e, Node *n, const char *y)
         is_norm = true;
         break;
     case OP_LINALG_MATRIX_NORM:
-        if (strcmp(arg_str(c, n->src, "ord", "fro"), "fro") != 0) {
-            unsupported(e, n, "only ord=\"fro\" has a runtime kernel (the nuclear norm needs the SVD)");
+        if (is_nuclear_norm(c, n)) {
+            emit_svd_op(e, n, y);
             return;
         }
         is_norm = true;
@@ -1761,12 +1763,19 @@ static void emit_pair_dim(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-/* svd's and nuclear_norm's scratch before amp_svd's work: svd's vh
- * (kv x n elements per matrix), or nuclear_norm's k singular values. */
+bool is_nuclear_norm(Ctx *c, const Node *n)
+{
+    return n->op->id == OP_NUCLEAR_NORM ||
+           (n->op->id == OP_LINALG_MATRIX_NORM && n->src && strcmp(arg_str(c, n->src, "ord", "fro"), "nuc") == 0);
+}
+
+/* svd's and the nuclear norm's scratch before amp_svd's work: svd's vh
+ * (kv x n elements per matrix), or the nuclear norm's k singular values
+ * (per matrix). */
 static int64_t svd_scratch_elems(Ctx *c, const Node *n, int64_t m, int64_t cols)
 {
     int64_t k = m < cols ? m : cols;
-    if (n->op->id == OP_NUCLEAR_NORM)
+    if (is_nuclear_norm(c, n))
         return k;
     bool some = n->src ? arg_bool(c, n->src, "some", true) : true;
     bool uv = n->src ? arg_bool(c, n->src, "compute_uv", true) : true;
@@ -1791,16 +1800,19 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y)
     const char *ct = dtype_c_type(t), *scratch = e->cname[n->scratch->id];
     const char *batch = dims_product(e, s, 0, nd - 2);
     int64_t k = rows < cols ? rows : cols, elems = svd_scratch_elems(c, n, rows, cols);
-    const char *work = arena_printf(c->arena, "%s + (size_t)(%s) * %lld", scratch, n->op->id == OP_SVD ? batch : "1",
+    bool nuclear = is_nuclear_norm(c, n);
+    const char *work = arena_printf(c->arena, "%s + (size_t)(%s) * %lld", scratch,
+                                    n->op->id == OP_SVD || nuclear ? batch : "1",
                                     (long long)(elems * (int64_t)dtype_size(t)));
     const char *buf = arena_printf(c->arena, "(%s *)(void *)%s", ct, scratch);
-    if (n->op->id == OP_NUCLEAR_NORM) {
-        buf_printf(e->out, "    %s(1, %lld, %lld, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t),
+    if (nuclear) {
+        /* the singular values of every matrix, then one sum per matrix */
+        buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t), batch,
                    (long long)rows, (long long)cols, in_c(e, n, 0), buf, work);
         open_block(e);
-        buf_printf(e->out, "        const int64_t shape[] = {%lld};\n        const uint8_t reduce[] = {1};\n",
-                   (long long)k);
-        buf_printf(e->out, "        %s(1, shape, reduce, %s, %s);\n", kernel(e, "sum", t), buf, y);
+        buf_printf(e->out, "        const int64_t shape[] = {%s, %lld};\n        const uint8_t reduce[] = {0, 1};\n",
+                   batch, (long long)k);
+        buf_printf(e->out, "        %s(2, shape, reduce, %s, %s);\n", kernel(e, "sum", t), buf, y);
         close_block(e);
         return;
     }
@@ -2038,7 +2050,7 @@ Type op_scratch_type(Ctx *c, const Node *n)
         return none;
     int64_t rows, cols;
     bool fixed = poly_is_const(s->dims[s->ndim - 2], &rows) && poly_is_const(s->dims[s->ndim - 1], &cols);
-    if ((id == OP_SVD || id == OP_NUCLEAR_NORM) && fixed && is_kernel_float(n->out->type.dtype)) {
+    if ((id == OP_SVD || is_nuclear_norm(c, n)) && fixed && is_kernel_float(n->out->type.dtype)) {
         /* svd_scratch_elems per matrix (svd: per batch entry), then the work */
         int64_t esize = dtype_size(n->out->type.dtype);
         Poly *per = poly_const(c, svd_scratch_elems(c, n, rows, cols) * esize);

@@ -572,6 +572,7 @@ def linalg_svd(t):
         o_u=cols(u), o_s=s, o_v=cols(v), o_ub=cols(ub), o_sb=sb, o_vb=cols(vb), o_uw=cols(uw), o_sw=sw, o_vw=cols(vw),
         o_uf=cols(uf.narrow(1, 0, 3)), o_sf=sf, o_vf=cols(vf), o_un=un, o_sn=sn, o_vn=vn,
         o_nuc=torch.nuclear_norm(a), o_nuc_k=torch.nuclear_norm(w, keepdim=True),
+        o_mnuc=torch.linalg.matrix_norm(ab, ord="nuc"), o_mnuc_k=torch.linalg.matrix_norm(w, ord="nuc", keepdim=True),
     )
 
 
