@@ -529,7 +529,11 @@ static void conv_bias_grad(Emitter *e, Node *b, int ns)
     close_block(e);
 }
 
-void grad_conv(Emitter *e, Node *b)
+/* conv and conv_transpose, the one the other's adjoint: dx is the other op
+ * on dy with in and out swapped and the same weight (for conv_transpose's
+ * dx, a plain conv: no output_padding), dw the forward's own backward
+ * kernel, db dy summed over the batch and the positions. */
+static void grad_conv_pair(Emitter *e, Node *b, bool transposed)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -537,21 +541,25 @@ void grad_conv(Emitter *e, Node *b)
     if (!emit_conv_desc(e, f))
         return;
     if (grad_of(e, b, 0)) {
-        /* dx: the transposed convolution of dy, with in and out swapped */
         buf_puts(e->out, "        amp_conv_desc dt = d;\n");
         buf_puts(e->out, "        dt.in_channels = d.out_channels;\n        dt.out_channels = d.in_channels;\n");
+        for (int i = 0; transposed && i < 3; i++)
+            buf_printf(e->out, "        dt.output_padding[%d] = 0;\n", i);
         for (int i = 0; i < ns; i++)
             buf_printf(e->out, "        dt.in_size[%d] = d.out_size[%d];\n        dt.out_size[%d] = d.in_size[%d];\n", i,
                        i, i, i);
-        buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, "conv_transpose", t), dy_of(e, b),
-                   x_of(e, b, 1), grad_of(e, b, 0));
+        buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, transposed ? "conv" : "conv_transpose", t),
+                   dy_of(e, b), x_of(e, b, 1), grad_of(e, b, 0));
     }
     if (grad_of(e, b, 1))
-        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "conv_backward_weight", t), x_of(e, b, 0),
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n",
+                   kernel(e, transposed ? "conv_transpose_backward_weight" : "conv_backward_weight", t), x_of(e, b, 0),
                    dy_of(e, b), grad_of(e, b, 1));
     close_block(e);
     conv_bias_grad(e, b, ns);
 }
+
+void grad_conv(Emitter *e, Node *b) { grad_conv_pair(e, b, false); }
 
 static void grad_pool(Emitter *e, Node *b)
 {
@@ -1063,33 +1071,7 @@ static void grad_trace(Emitter *e, Node *b)
     close_block(e);
 }
 
-/* conv_transpose: dx = the convolution of dy (in and out swapped, the
- * same weight), dw from the backward kernel, db = dy summed over the batch
- * and the positions. */
-void grad_conv_transpose(Emitter *e, Node *b)
-{
-    Node *f = b->fwd;
-    DType t = f->out->type.dtype;
-    int ns = f->op->id == OP_CONVOLUTION ? xs_of(b, 1)->ndim - 2 : spatial_dims_of(f->op->id);
-    if (!emit_conv_desc(e, f))
-        return;
-    if (grad_of(e, b, 0)) {
-        buf_puts(e->out, "        amp_conv_desc dt = d;\n");
-        buf_puts(e->out, "        dt.in_channels = d.out_channels;\n        dt.out_channels = d.in_channels;\n");
-        for (int i = 0; i < 3; i++)
-            buf_printf(e->out, "        dt.output_padding[%d] = 0;\n", i);
-        for (int i = 0; i < ns; i++)
-            buf_printf(e->out, "        dt.in_size[%d] = d.out_size[%d];\n        dt.out_size[%d] = d.in_size[%d];\n", i,
-                       i, i, i);
-        buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, "conv", t), dy_of(e, b), x_of(e, b, 1),
-                   grad_of(e, b, 0));
-    }
-    if (grad_of(e, b, 1))
-        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "conv_transpose_backward_weight", t),
-                   x_of(e, b, 0), dy_of(e, b), grad_of(e, b, 1));
-    close_block(e);
-    conv_bias_grad(e, b, ns);
-}
+void grad_conv_transpose(Emitter *e, Node *b) { grad_conv_pair(e, b, true); }
 
 /* addcmul: y = input + value t1 t2; addcdiv: y = input + value t1 / t2.
  * Each tensor operand's gradient is formed over the output shape in the

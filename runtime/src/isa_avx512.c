@@ -22,10 +22,10 @@
 #include <immintrin.h>
 
 #include "isa_gemm.h"
+#include "isa_avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
-#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
 #define AVX512BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 
 #define MR 12
@@ -230,28 +230,6 @@ AVX512BF16_TARGET static void pack_b_bf16(amp_dtype t, const void *b, int64_t rs
 
 /* ---- epilogue ---------------------------------------------------------------- */
 
-AVX512_TARGET static inline void store16(amp_dtype t, void *p, __mmask16 m, __m512 v)
-{
-    switch (t) {
-    case AMP_BF16: {
-        /* amp_f32_to_bf16, 16 lanes: round to nearest even, NaN quieted. */
-        const __m512i u = _mm512_castps_si512(v);
-        const __m512i hi = _mm512_srli_epi32(u, 16);
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
-                                     _mm512_and_si512(hi, _mm512_set1_epi32(1)));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                      _mm512_set1_epi32(0x7f800000));
-        r = _mm512_srli_epi32(r, 16);
-        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-        _mm256_mask_storeu_epi16(p, m, _mm512_cvtepi32_epi16(r));
-        return;
-    }
-    case AMP_F16:
-        _mm256_mask_storeu_epi16(p, m, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        return;
-    default: _mm512_mask_storeu_ps(p, m, v); return;
-    }
-}
 
 AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c,
                               int64_t c_cs, const void *bias, void *y)

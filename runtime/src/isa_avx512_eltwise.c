@@ -21,10 +21,11 @@
 
 #include "amprt_internal.h"
 #include "ref_window.h"
+#include "isa_avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
-#define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define TARGET AVX512_TARGET
 
 /* Elements per pool task, and the size below which one thread does it all
  * (waking the pool costs more than it saves on a few hundred KB). */
@@ -50,29 +51,6 @@ TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
     }
 }
 
-/* Round 16 f32 lanes to dtype t as amp_st does (bf16: nearest even, NaN
- * quieted; f16: vcvtps2ph, nearest even) and store the lanes of m. */
-TARGET static inline void store16(amp_dtype t, void *p, __mmask16 m, __m512 v)
-{
-    switch (t) {
-    case AMP_BF16: {
-        const __m512i u = _mm512_castps_si512(v);
-        const __m512i hi = _mm512_srli_epi32(u, 16);
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
-                                     _mm512_and_si512(hi, _mm512_set1_epi32(1)));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                      _mm512_set1_epi32(0x7f800000));
-        r = _mm512_srli_epi32(r, 16);
-        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-        _mm256_mask_storeu_epi16(p, m, _mm512_cvtepi32_epi16(r));
-        return;
-    }
-    case AMP_F16:
-        _mm256_mask_storeu_epi16(p, m, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        return;
-    default: _mm512_mask_storeu_ps(p, m, v); return;
-    }
-}
 
 /* ---- chunked, pooled loops ---------------------------------------------------- */
 

@@ -31,39 +31,8 @@
 
 #include "../../runtime/src/amprt_internal.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (float)((double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2.0 - 1.0);
-}
-
-static void *random_buf(amp_dtype t, size_t n)
-{
-    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++)
-        amp_store_from_f32(t, p, i, uniform());
-    return p;
-}
-
-static double ld(amp_dtype t, const void *p, int64_t i) { return amp_load_as_f32(t, p, (size_t)i); }
-
-static double unit_roundoff(amp_dtype t) { return t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11; }
-static double underflow_floor(amp_dtype t) { return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25; }
-
-/* Call op of table k for dtype t. */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
+#define FAST_TEST_SEED 0x9e3779b97f4a7c15ull
+#include "fast_test_util.h"
 
 typedef struct {
     const char *what;
