@@ -120,7 +120,7 @@ test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 test-runtime: $(RUNTIME_TESTS)
 	@for t in $^; do echo "== $$t"; $$t || exit 1; done
 	CC="$(CC)" PROBE_CFLAGS="$(SAN_FLAGS)" sh tests/runtime/run-isas.sh $(BUILD) \
-	    test_kernels test_gemm test_fastgemm test_fastconv test_fasteltwise test_dispatch test_backward_unary
+	    test_kernels test_gemm test_fastgemm test_fastconv test_conv_ex test_fasteltwise test_fastbackward test_fastloss test_dispatch test_backward_unary
 
 test-golden: $(BUILD)/ampc
 	sh tests/golden/run.sh $(BUILD)/ampc

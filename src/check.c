@@ -487,6 +487,33 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
         buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, AMP_F64, (size_t)(%s), %a);\n",
                    v->output_name, v->cname, dtype_amp_enum(v->type.dtype), r->cname, n, tol);
     }
+    /* the weights prepared once (<prefix>_prepare) must change no bit of
+     * any output: run again from a prepared block and compare */
+    buf_puts(o, "\n    /* <prefix>_forward_prepared: bit for bit what <prefix>_forward gives */\n");
+    buf_printf(o, "    void *prepared = check_alloc(%s_prepared_bytes(), AMP_BOOL);\n", p);
+    buf_printf(o, "    rc = %s_prepare(&params, prepared, %s_prepared_bytes());\n", p, p);
+    buf_printf(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"check: %s_prepare: %%s\\n\", %s_strerror(rc));\n"
+                  "        return 2;\n    }\n", p, p);
+    buf_printf(o, "    %s_outputs prep_outputs;\n    memset(&prep_outputs, 0, sizeof prep_outputs);\n", p);
+    for (int i = 0; i < model->outputs->len; i++) {
+        Value *v = VEC_AT(model->outputs, i);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        buf_printf(o, "    prep_outputs.%s = check_alloc((size_t)(%s), %s);\n", v->cname, n, dtype_amp_enum(v->type.dtype));
+    }
+    buf_printf(o, "    rc = %s_forward_prepared(prepared, &params, &inputs, &prep_outputs, &dims, arena, arena_bytes);\n", p);
+    buf_printf(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"check: %s_forward_prepared: %%s\\n\", %s_strerror(rc));\n"
+                  "        return 2;\n    }\n", p, p);
+    buf_puts(o, "    int prepared_differs = 0;\n");
+    for (int i = 0; i < model->outputs->len; i++) {
+        Value *v = VEC_AT(model->outputs, i);
+        const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
+        buf_printf(o, "    prepared_differs |= memcmp(outputs.%s, prep_outputs.%s, (size_t)(%s) * amp_dtype_size(%s)) != 0;\n",
+                   v->cname, v->cname, n, dtype_amp_enum(v->type.dtype));
+    }
+    buf_puts(o, "    if (prepared_differs) {\n"
+                "        puts(\"check: the prepared forward's outputs differ from the forward's\");\n"
+                "        failed = 1;\n    }\n");
+
     /* the dump: every tensor with its shape, evaluated with the run's dims */
     int ntensors = model->inputs->len + model->params->len + 2 * model->outputs->len;
     buf_printf(o, "    if (dump) {\n        check_tensor ts[%d];\n        int n = 0;\n", ntensors ? ntensors : 1);

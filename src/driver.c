@@ -106,7 +106,8 @@ static bool compile_training(Ctx *c)
     Graph *inference = c->graph;
     c->graph = NULL;
     bool ok = run_graph_pass(c, "lower", lower) && run_graph_pass(c, "autodiff", autodiff) &&
-              run_graph_pass(c, "optimize", optimize) && run_graph_pass(c, "memplan", memplan);
+              run_graph_pass(c, "optimize", optimize) && run_graph_pass(c, "fuse", fuse) &&
+              run_graph_pass(c, "memplan", memplan);
     c->train_graph = c->graph;
     c->graph = inference;
     return ok;
@@ -124,6 +125,7 @@ int ampc_compile(Ctx *c, SourceFile *src, Output *out)
            && read_training(c)
            && run_graph_pass(c, "lower", lower)
            && run_graph_pass(c, "optimize", optimize)
+           && run_graph_pass(c, "fuse", fuse)
            && run_graph_pass(c, "memplan", memplan)
            && compile_training(c)
            && explain(c)

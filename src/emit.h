@@ -29,6 +29,15 @@ typedef struct Emitter {
      * all-reduce, overlapping the reduction with the rest of the backward). */
     void (*after_node)(struct Emitter *e, Node *n);
     void *after_node_data;
+    /* Weights prepared once by <prefix>_prepare (emit_c.c): per value id,
+     * the prepared block's entry holding the value (a parameter's cast, by
+     * the cast's result) or a convolution's packed weights (by the
+     * convolution's result); -1: none.  NULL in the training step, whose
+     * weights change every step. */
+    int *prep_cast, *prep_packed;
+    Node **prep_node;   /* per entry: the convolution or the cast it holds */
+    int nprep;
+    uint64_t prep_magic; /* written first in the block: whose it is */
 } Emitter;
 
 /* emit_c.c */
@@ -88,6 +97,16 @@ bool operands_ok(Emitter *e, Node *n, DType t);
 extern const char *const reduction_enum[];
 const char *unary_params(Emitter *e, Node *n, double *p0, double *p1);
 bool emit_conv_desc(Emitter *e, Node *n);
+/* The calls of a fused group (fuse.c), at its last node: one amp_conv_ex */
+void emit_fused_conv(Emitter *e, Node *last, const char *y);
+/* Whether a convolution's weights can be packed once by <prefix>_prepare:
+ * a forward convolution in f32, bf16 or f16 whose weight is a parameter
+ * (or buffer) of its dtype or a cast of an f32 one, with constant channel
+ * and kernel sizes; *src is then that parameter */
+bool conv_weights_preparable(Ctx *c, const Node *n, Value **src);
+/* The desc fields <prefix>_prepare needs (channels, groups, kernel) in a
+ * block-local `amp_conv_desc d` */
+void emit_conv_weight_desc(Emitter *e, const Node *n);
 void emit_pool_desc(Emitter *e, Node *n);
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
 /* dropout in training mode: whether node n draws a mask, and the call

@@ -24,7 +24,7 @@ static const char *const reserved[] = {
     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
     "true", "false", "NULL", "params", "inputs", "outputs", "dims", "arena", "arena_bytes", "base", "rc",
     "shape", "a_stride", "b_stride", "main", "errno", "assert", "INFINITY", "NAN", "size_t", "int64_t",
-    "int32_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "memcpy", "_Bool",
+    "int32_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "memcpy", "_Bool", "prepared", "post",
 };
 
 static bool name_taken(Emitter *e, const char *s)
@@ -458,6 +458,21 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     buf_printf(h, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p), "", p);
     buf_printf(h, "const char *%s_strerror(int code);\n\n", p);
+    buf_puts(h, "/* Weights prepared once: <prefix>_prepare converts the parameters the\n"
+                " * forward casts to a lower precision and packs the convolutions' weights\n"
+                " * for the kernels, into `prepared` (at least <prefix>_prepared_bytes()\n"
+                " * bytes, aligned as malloc's); <prefix>_forward_prepared then skips that\n"
+                " * work on every call and computes exactly what <prefix>_forward does.\n"
+                " * Prepare again after changing a parameter.  A block is only valid in\n"
+                " * the process that prepared it (its layout follows the CPU's kernels)\n"
+                " * and at the address it was prepared at (do not copy it elsewhere);\n"
+                " * another model's block gives AMP_ERR_BAD_PREPARED. */\n");
+    buf_printf(h, "size_t %s_prepared_bytes(void);\n", p);
+    buf_printf(h, "int %s_prepare(const %s_params *params, void *prepared, size_t prepared_bytes);\n", p, p);
+    buf_printf(h, "int %s_forward_prepared(const void *prepared, const %s_params *params, const %s_inputs *inputs,\n",
+               p, p, p);
+    buf_printf(h, "    %*s %s_outputs *outputs, const %s_dims *dims, void *arena, size_t arena_bytes);\n\n",
+               (int)strlen(p), "", p, p);
     emit_load_weights_decl(e, h);
     if (e->train)
         emit_train_decls(e->train, e, h);
@@ -601,6 +616,94 @@ static void emit_matmul(Emitter *e, Node *n, const char *y)
                N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
 }
 
+/* ---- weights prepared once ---------------------------------------------------
+ *
+ * <prefix>_prepare converts the parameters the forward casts (f32 ->
+ * bf16, say) and packs the convolutions' weights into the kernels' panel
+ * layout, once, into a caller's block; <prefix>_forward_prepared then
+ * reads them from there instead of redoing both on every call.  The block
+ * starts with a header: the model's magic, the entry count, and each
+ * entry's byte offset (packed sizes depend on the kernel set chosen at run
+ * time, so offsets are computed then, not here). */
+
+/* Whether a cast's result can be kept in the prepared block: a parameter's
+ * (or buffer's) conversion between float dtypes, of constant size. */
+static bool cast_preparable(Ctx *c, const Node *n)
+{
+    Value *x = n->in[0];
+    int64_t k;
+    return (x->kind == V_PARAM || x->kind == V_BUFFER) && !n->out->is_output && supported_dtype(x->type.dtype) &&
+           supported_dtype(n->out->type.dtype) && x->type.dtype != n->out->type.dtype &&
+           poly_is_const(shape_numel(c, &n->out->type.shape), &k);
+}
+
+/* Which casts and convolutions the prepared block holds (inference only). */
+static void plan_prepared(Emitter *e)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    int nv = g->values->len;
+    e->prep_cast = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *e->prep_cast);
+    e->prep_packed = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *e->prep_packed);
+    e->prep_node = arena_alloc(c->arena, (size_t)(g->nodes->len + 1) * sizeof *e->prep_node);
+    for (int i = 0; i <= nv; i++)
+        e->prep_cast[i] = e->prep_packed[i] = -1;
+    e->nprep = 0;
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        Value *src;
+        if (conv_weights_preparable(c, n, &src)) {
+            e->prep_packed[n->out->id] = e->nprep;
+            e->prep_node[e->nprep++] = n;
+        }
+    }
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        if (n->op->form != FORM_CAST || !cast_preparable(c, n))
+            continue;
+        /* read only as packed convolution weights: nothing more to keep */
+        bool only_packed = true;
+        for (int j = 0; j < g->nodes->len; j++) {
+            Node *m = VEC_AT(g->nodes, j);
+            for (int k = 0; k < node_nreads(m); k++)
+                if (node_read(m, k) == n->out && !(k == 1 && e->prep_packed[m->out->id] >= 0))
+                    only_packed = false;
+        }
+        if (only_packed) {
+            e->prep_cast[n->out->id] = -2;
+            continue;
+        }
+        e->prep_cast[n->out->id] = e->nprep;
+        e->prep_node[e->nprep++] = n;
+    }
+}
+
+/* A cast of a parameter: read from the prepared block when there is one. */
+static void emit_prepared_cast(Emitter *e, Node *n)
+{
+    Ctx *c = e->c;
+    Buf *o = e->out;
+    Value *v = n->out, *x = n->in[0];
+    DType t = v->type.dtype;
+    const char *ct = dtype_c_type(t);
+    const char *y = c_ident(e, x->name ? arena_printf(c->arena, "%s_%s", x->name, dtype_name(t))
+                                       : arena_printf(c->arena, "t%d", v->id));
+    const char *cast = arena_printf(c->arena, "amp_cast_%s_%s((size_t)(%s), %s, ", dtype_name(x->type.dtype),
+                                    dtype_name(t), numel_c(e, &v->type.shape), e->cname[x->id]);
+    e->cname[v->id] = y;
+    int k = e->prep_cast[v->id];
+    if (k >= 0) {
+        buf_printf(o, "    const %s *%s = %s_prepared_entry_(prepared, %d); /* %s, cast by %s_prepare */\n", ct, y,
+                   e->prefix, k, type_comment(e, &v->type), e->prefix);
+        buf_printf(o, "    if (!%s) {\n        %s(%s *)slot%d);\n        %s = (const %s *)slot%d;\n    }\n", y, cast, ct,
+                   v->slot, y, ct, v->slot);
+        return;
+    }
+    buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s */\n", ct, y, ct, v->slot, type_comment(e, &v->type));
+    buf_printf(o, "    if (!prepared) /* else the convolution reads the weights %s_prepare packed */\n        %s%s);\n",
+               e->prefix, cast, y);
+}
+
 void emit_node(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
@@ -621,6 +724,12 @@ void emit_node(Emitter *e, Node *n)
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
+    if (n->absorbed_by) {
+        /* fuse.c: computed inside the convolution call of its group's last node */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the convolution below */\n", base_name(n->loc.file->name), line,
+                   what, n->why ? n->why : "");
+        return;
+    }
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");
     if (c->opts->line_directives) {
         /* the path as given, so a debugger finds the file from the build's
@@ -647,6 +756,10 @@ void emit_node(Emitter *e, Node *n)
         return;
     }
 
+    if (n->op->form == FORM_CAST && e->prep_cast && e->prep_cast[v->id] != -1) {
+        emit_prepared_cast(e, n);
+        return;
+    }
     const char *y;
     if (v->is_output) {
         y = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
@@ -680,6 +793,10 @@ void emit_node(Emitter *e, Node *n)
         e->cname[r->id] = name;
     }
 
+    if (n->fused[0]) {
+        emit_fused_conv(e, n, y);
+        return;
+    }
     const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
     const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
     switch (n->op->form) {
@@ -804,6 +921,79 @@ static void emit_dim_checks(Emitter *e)
     }
 }
 
+/* <prefix>_prepared_bytes, <prefix>_prepare and the entries' accessor. */
+static void emit_prepare(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    const char *p = e->prefix, *P = e->PREFIX;
+    buf_printf(o, "#define %s_PREPARED_MAGIC 0x%016llxull\n\n", P, (unsigned long long)e->prep_magic);
+    if (e->nprep)
+        buf_printf(o, "/* Entry k of a prepared block (its offset is in the header), or NULL\n"
+                  " * without a block. */\n"
+                  "static const void *%s_prepared_entry_(const void *prepared, int k)\n{\n"
+                  "    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;\n"
+                  "}\n\n", p);
+    Buf sizes, fill;
+    buf_init(&sizes, c->arena);
+    buf_init(&fill, c->arena);
+    Buf *saved = e->out;
+    for (int k = 0; k < e->nprep; k++) {
+        Node *n = e->prep_node[k];
+        DType t = n->out->type.dtype;
+        if (n->op->form == FORM_CAST) {
+            Value *x = n->in[0];
+            const char *bytes = arena_printf(c->arena, "%s_PAD_((size_t)(%s) * sizeof(%s))", P,
+                                             numel_c(e, &n->out->type.shape), dtype_c_type(t));
+            buf_printf(&sizes, "    bytes += %s; /* %s as %s */\n", bytes, x->name, dtype_name(t));
+            buf_printf(&fill, "    head[%d] = at; /* %s as %s */\n", 2 + k, x->name, dtype_name(t));
+            buf_printf(&fill, "    amp_cast_%s_%s((size_t)(%s), params->%s, (%s *)(base + at));\n    at += %s;\n",
+                       dtype_name(x->type.dtype), dtype_name(t), numel_c(e, &n->out->type.shape), e->member[x->id],
+                       dtype_c_type(t), bytes);
+            continue;
+        }
+        Value *w = NULL;
+        conv_weights_preparable(c, n, &w);
+        e->out = &sizes;
+        buf_printf(&sizes, "    { /* %s, packed for %s */\n", w->name, n->op->name);
+        emit_conv_weight_desc(e, n);
+        buf_printf(&sizes, "        bytes += %s_PAD_(amp_conv_packed_bytes_%s(&d));\n    }\n", P, dtype_name(t));
+        e->out = &fill;
+        buf_printf(&fill, "    { /* %s, packed for %s */\n", w->name, n->op->name);
+        emit_conv_weight_desc(e, n);
+        buf_printf(&fill, "        head[%d] = at;\n", 2 + k);
+        buf_printf(&fill, "        amp_conv_pack_weights_%s(&d, %s, params->%s, base + at);\n", dtype_name(t),
+                   dtype_amp_enum(w->type.dtype), e->member[w->id]);
+        buf_printf(&fill, "        at += %s_PAD_(amp_conv_packed_bytes_%s(&d));\n    }\n", P, dtype_name(t));
+    }
+    e->out = saved;
+    buf_printf(o, "size_t %s_prepared_bytes(void)\n{\n", p);
+    /* 64 bytes more: the entries start on a cache line (the packed
+     * panels' alignment) wherever malloc put the block */
+    buf_printf(o, "    size_t bytes = %s_PAD_(sizeof(uint64_t) * %d)%s;\n%s    return bytes;\n}\n\n", P, 2 + e->nprep,
+               e->nprep ? " + 64" : "", sizes.data ? sizes.data : "");
+    buf_printf(o, "int %s_prepare(const %s_params *params, void *prepared, size_t prepared_bytes)\n{\n", p, p);
+    buf_puts(o, "    if (!params || !prepared)\n        return AMP_ERR_NULL_ARG;\n");
+    Buf null_check;
+    buf_init(&null_check, c->arena);
+    for (int k = 0; k < e->nprep; k++) {
+        Node *n = e->prep_node[k];
+        Value *w = n->in[0];
+        if (n->op->form != FORM_CAST)
+            conv_weights_preparable(c, n, &w);
+        buf_printf(&null_check, "%s!params->%s", null_check.len ? " || " : "", e->member[w->id]);
+    }
+    if (null_check.len)
+        buf_printf(o, "    if (%s)\n        return AMP_ERR_NULL_ARG;\n", null_check.data);
+    buf_printf(o, "    if (prepared_bytes < %s_prepared_bytes())\n        return AMP_ERR_ARENA_TOO_SMALL;\n", p);
+    buf_printf(o, "    uint64_t *const head = prepared;\n");
+    if (e->nprep)
+        buf_printf(o, "    unsigned char *const base = prepared;\n"
+                      "    size_t at = %s_PAD_((uintptr_t)base + sizeof(uint64_t) * %d) - (uintptr_t)base;\n", P,
+                   2 + e->nprep);
+    buf_printf(o, "%s    head[0] = %s_PREPARED_MAGIC;\n    head[1] = %d;\n    return AMP_OK;\n}\n\n",
+               fill.data ? fill.data : "", P, e->nprep);
+}
+
 static void emit_source(Emitter *e, Buf *o, const char *provenance)
 {
     Ctx *c = e->c;
@@ -827,12 +1017,21 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     if (c->opts->embed_weights && !emit_embedded_weights(e, o))
         return;
 
-    buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
-    buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
+    emit_prepare(e, o);
+    buf_printf(o, "int %s_forward_prepared(const void *prepared, const %s_params *params, const %s_inputs *inputs,\n",
+               p, p, p);
+    buf_printf(o, "    %*s %s_outputs *outputs, const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n",
+               (int)strlen(p), "", p, p);
     buf_puts(o, "    if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))\n"
                 "        return AMP_ERR_NULL_ARG;\n");
+    buf_printf(o, "    if (prepared && (((const uint64_t *)prepared)[0] != %s_PREPARED_MAGIC ||\n"
+                  "                     ((const uint64_t *)prepared)[1] != %d))\n"
+                  "        return AMP_ERR_BAD_PREPARED;\n", P, e->nprep);
     emit_body(e, o, "params->", arena_printf(c->arena, "%s_ARENA_BYTES%s", P, args));
-    buf_puts(o, "    return AMP_OK;\n}\n");
+    buf_puts(o, "    return AMP_OK;\n}\n\n");
+    buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
+    buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
+    buf_printf(o, "    return %s_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);\n}\n", p);
 }
 
 /* The body of an entry point running graph e->g: dims, checks, the names
@@ -1016,6 +1215,8 @@ bool emit_c(Ctx *c, Output *out)
         dtype_name(c->policy->low), policy, base_name(c->main_file->name), c->policy->target,
         c->opts->prefix ? " --prefix " : "", c->opts->prefix ? c->opts->prefix : "", autocast_options_text(c));
 
+    plan_prepared(&e);
+    e.prep_magic = fnv1a(h, prov, strlen(prov));
     buf_init(&out->c_file, c->arena);
     buf_init(&out->h_file, c->arena);
     emit_header(&e, &out->h_file, prov);

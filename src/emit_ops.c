@@ -875,13 +875,82 @@ bool emit_conv_desc(Emitter *e, Node *n)
     return true;
 }
 
+bool conv_weights_preparable(Ctx *c, const Node *n, Value **src)
+{
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION) ||
+        conv_is_transposed(c, (Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
+        return false;
+    Value *w = n->in[1];
+    if (w->kind == V_TEMP && w->def && w->def->op->id == OP_CAST && w->def->in[0]->type.dtype == DT_F32)
+        w = w->def->in[0];
+    else if (w->type.dtype != t)
+        return false;
+    if (w->kind != V_PARAM && w->kind != V_BUFFER)
+        return false;
+    const Shape *sx = in_shape((Node *)n, 0), *sw = &w->type.shape;
+    int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
+    int64_t k;
+    if (sx->ndim < ns + 1 || !poly_is_const(sx->dims[sx->ndim - ns - 1], &k))
+        return false;
+    for (int i = 0; i < sw->ndim; i++)
+        if (!poly_is_const(sw->dims[i], &k))
+            return false;
+    *src = w;
+    return true;
+}
+
+void emit_conv_weight_desc(Emitter *e, const Node *n)
+{
+    Node *m = (Node *)n;
+    const Shape *sx = in_shape(m, 0), *sw = in_shape(m, 1);
+    int ns = n->op->id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(n->op->id);
+    buf_printf(e->out, "        const amp_conv_desc d = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .groups = %s, .kernel = %s,\n", ns,
+               i64_c(e, arg_int(e->c, n->src, "groups", 1)), spatial_array(e, sw, ns));
+    buf_printf(e->out, "            .in_channels = %s, .out_channels = %s,\n        };\n",
+               poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, sw->dims[0]));
+}
+
+/* The packed weights of convolution n in the prepared block, as C ("NULL"
+ * when its weights are not prepared). */
+static const char *packed_weights_c(Emitter *e, const Node *n)
+{
+    int k = e->prep_packed ? e->prep_packed[n->out->id] : -1;
+    return k < 0 ? "NULL" : arena_printf(e->c->arena, "%s_prepared_entry_(prepared, %d)", e->prefix, k);
+}
+
 static void emit_conv(Emitter *e, Node *n, const char *y)
 {
     bool transposed = conv_is_transposed(e->c, n);
     if (!emit_conv_desc(e, n))
         return;
-    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, transposed ? "conv_transpose" : "conv", n->out->type.dtype),
-               in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), y);
+    if (!transposed && e->prep_packed && e->prep_packed[n->out->id] >= 0)
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, NULL, %s);\n", kernel(e, "conv_ex", n->out->type.dtype),
+                   in_c(e, n, 0), in_c(e, n, 1), packed_weights_c(e, n), in_c(e, n, 2), y);
+    else
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n",
+                   kernel(e, transposed ? "conv_transpose" : "conv", n->out->type.dtype), in_c(e, n, 0),
+                   in_c(e, n, 1), in_c(e, n, 2), y);
+    close_block(e);
+}
+
+void emit_fused_conv(Emitter *e, Node *last, const char *y)
+{
+    Node *conv = last->fused[0], *bn = last->fused[1];
+    Value *residual = fused_residual(last);
+    if (!emit_conv_desc(e, conv))
+        return;
+    buf_printf(e->out, "        const amp_conv_post post = {\n");
+    buf_printf(e->out, "            .bn_mean = %s, .bn_var = %s,\n", in_c(e, bn, 1), in_c(e, bn, 2));
+    buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, bn, 3), in_c(e, bn, 4));
+    buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(bn, 1, 4),
+               double_c(e, arg_number(e->c, bn->src, "eps", "1e-05", DT_F64)));
+    buf_printf(e->out, "            .residual = %s, .relu = %d,\n        };\n",
+               residual ? e->cname[residual->id] : "NULL", last->fused[3] != NULL);
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, &post, %s);\n", kernel(e, "conv_ex", conv->out->type.dtype),
+               in_c(e, conv, 0), in_c(e, conv, 1), packed_weights_c(e, conv), in_c(e, conv, 2), y);
     close_block(e);
 }
 

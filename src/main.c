@@ -30,7 +30,7 @@ static const char usage_text[] =
     "                       name in lower case)\n"
     "  --policy=FILE        use this autocast policy instead of the target's\n"
     "                       built-in one (format: docs/policies.md)\n"
-    "  --dump=PASS          print the IR after PASS (lower, optimize, memplan;\n"
+    "  --dump=PASS          print the IR after PASS (lower, optimize, fuse, memplan;\n"
     "                       autodiff for the training step's graph)\n"
     "  -g                   emit #line directives, so a debugger steps through\n"
     "                       the .amp source\n"
@@ -40,6 +40,9 @@ static const char usage_text[] =
     "                       were in an autocast { } block\n"
     "  --embed-weights=FILE put the parameters and buffers of a safetensors FILE\n"
     "                       into the C as const arrays (<prefix>_embedded_params)\n"
+    "  --no-fuse            one kernel call per op: no convolution epilogues\n"
+    "                       (fusing changes no result; this is for reading and\n"
+    "                       profiling the calls one by one)\n"
     "\n"
     "Seeing and steering autocast:\n"
     "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
@@ -386,7 +389,8 @@ int main(int argc, char **argv)
     }
     argc = take_dep_options(argc, argv, args, &dep, &opts);
     argv = args;
-    enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST, OPT_EMBED_WEIGHTS };
+    enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST, OPT_EMBED_WEIGHTS,
+           OPT_NO_FUSE };
     static const struct option long_opts[] = {
         {"target", required_argument, NULL, 't'},   {"output", required_argument, NULL, 'o'},
         {"header", required_argument, NULL, OPT_HEADER}, {"prefix", required_argument, NULL, OPT_PREFIX},
@@ -394,6 +398,7 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, OPT_VERSION},
         {"autocast", no_argument, NULL, OPT_AUTOCAST}, {"include", required_argument, NULL, 'I'},
         {"embed-weights", required_argument, NULL, OPT_EMBED_WEIGHTS},
+        {"no-fuse", no_argument, NULL, OPT_NO_FUSE},
         AUTOCAST_LONG_OPTS
         {NULL, 0, NULL, 0},
     };
@@ -428,12 +433,16 @@ int main(int argc, char **argv)
         case OPT_EMBED_WEIGHTS:
             opts.embed_weights = optarg;
             break;
+        case OPT_NO_FUSE:
+            opts.no_fuse = true;
+            break;
         case OPT_POLICY:
             opts.policy_path = optarg;
             break;
         case OPT_DUMP:
-            if (strcmp(optarg, "lower") && strcmp(optarg, "optimize") && strcmp(optarg, "memplan"))
-                usage_error("--dump takes lower, optimize or memplan, not '%s'", optarg);
+            if (strcmp(optarg, "lower") && strcmp(optarg, "autodiff") && strcmp(optarg, "optimize") &&
+                strcmp(optarg, "fuse") && strcmp(optarg, "memplan"))
+                usage_error("--dump takes lower, autodiff, optimize, fuse or memplan, not '%s'", optarg);
             opts.dump_pass = optarg;
             break;
         case OPT_EXPLAIN:

@@ -97,6 +97,18 @@ bool memplan(Ctx *c)
             if (node_read(n, k))
                 node_read(n, k)->last_use = i;
     }
+    /* a fused group (fuse.c) runs as one call at its last node: what its
+     * nodes read stays alive until then, so the call's output never shares
+     * a slot with the convolution's input or the residual */
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        for (int f = 0; f < 4; f++) {
+            Node *m = n->fused[f];
+            for (int k = 0; m && k < node_nreads(m); k++)
+                if (node_read(m, k) && node_read(m, k)->last_use < i)
+                    node_read(m, k)->last_use = i;
+        }
+    }
 
     /* the training step reads the gradients after the last node */
     for (int i = 0; g->grads && i < g->grads->len; i++) {
@@ -108,6 +120,8 @@ bool memplan(Ctx *c)
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
+        if (n->absorbed_by) /* computed inside its group's call: no buffer */
+            continue;
         place(c, g, slot_free_after, n->out, i);
         for (int r = 0; r < n->nmore; r++)
             place(c, g, slot_free_after, n->more_out[r], i);

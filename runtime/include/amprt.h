@@ -217,8 +217,10 @@ enum amp_status {
                                     (where PyTorch raises; the _ex ops return info) */
     AMP_ERR_COLLECTIVE,          /* amprt/collective.h: MPI did not start, a setting
                                     it does not take, or a dtype it cannot reduce */
-    AMP_ERR_NO_CONVERGENCE       /* amprt/complex.h: eig's QR iteration did not converge
+    AMP_ERR_NO_CONVERGENCE,      /* amprt/complex.h: eig's QR iteration did not converge
                                     (where PyTorch's linalg.eig raises) */
+    AMP_ERR_BAD_PREPARED         /* emitted <prefix>_forward_prepared: the block was not
+                                    written by this model's <prefix>_prepare */
 };
 
 /* Never NULL: a static message, or a generic one for an unknown code. */

@@ -182,6 +182,17 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t);
 /* The AVX-512 kernels beyond the GEMM (isa_avx512_eltwise.c), for both
  * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);
+/* The AVX-512 gradient and optimizer kernels (isa_avx512_backward.c), for
+ * both AVX-512 sets: relu_backward, batch_norm_backward (running
+ * statistics), sgd. */
+void amp_isa_avx512_fill_backward(amp_kernel_table *t);
+/* isa_avx512_reduce.c: sum over [kept, reduced, kept] masks (bit-exact). */
+void amp_isa_avx512_fill_reduce(amp_kernel_table *t);
+/* isa_avx512_loss.c: cross_entropy forward and backward (bit-exact). */
+void amp_isa_avx512_fill_loss(amp_kernel_table *t);
+/* isa_avx512_loss.c's exp of 16 floats (libm's expf, bit for bit), for
+ * tests; only on a CPU with AVX-512. */
+void amp_avx512_exp16(const float *in, float *out);
 
 /*
  * The blocked, packed GEMM (isa_gemm.c) and its micro-kernel contract.
@@ -213,7 +224,29 @@ void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);
  * where the alpha product is skipped when alpha == 1, the c term when c is
  * NULL, the bias term when bias is NULL; each product and sum rounded to f32
  * in that order (as the reference kernels do), then one rounding to t.
+ *
+ * post(t, rows, n, p, residual, y, ld) (may be NULL: isa_conv.c then runs
+ * the reference kernels on each segment, which are that set's separate
+ * kernels too): conv_ex's fused post-ops on rows row segments of n elements
+ * of dtype t that epi has just stored, row r at y + r ld elements (one
+ * output channel each, with p[r]'s batch_norm scalars), bit for bit as the
+ * set's separate batch_norm, add and relu kernels compute them: v = y[j]
+ * widened; if p->bn, v = ((v - mean) * rstd) [* weight] [+ bias], each
+ * operation rounded to f32 (no FMA), then rounded to t; if residual is not
+ * NULL (row r's at residual + r ld), v = round_t(v + residual[j]) (read as
+ * amp_ld reads it; of two NaNs, y's, as the AVX-512 add kernel returns
+ * it); if p->relu, v = v < 0 ? 0 : v (NaN and -0 kept); y[j] = v.
+ * (batch_norm parameters of a dtype other than f32, bf16, f16, which the
+ * AVX-512 batch_norm leaves to the reference, get the reference batch_norm
+ * first and p->bn = 0 here.)
  */
+typedef struct amp_conv_post_row {
+    int bn, bn_weight, bn_bias, relu;  /* which steps run (weight, bias: only with bn) */
+    float mean, rstd, weight, bias;    /* the channel's batch_norm scalars */
+    const amp_conv_post *post;         /* where they come from, and */
+    int64_t channel;                   /* the row's output channel */
+} amp_conv_post_row;
+
 typedef struct amp_gemm_kernel {
     const char *name;
     int mr, nr, kpair;
@@ -223,6 +256,8 @@ typedef struct amp_gemm_kernel {
     void (*pack_b)(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst);
     void (*epi)(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c, int64_t c_cs,
                 const void *bias, void *y);
+    void (*post)(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual, void *y,
+                 int64_t ld);
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */
@@ -250,6 +285,23 @@ void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_des
  * go to the reference).  Splits the work over the thread pool. */
 void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
                    const void *bias, void *y);
+/* conv_ex's parts (amprt/spatial.h) on the same micro-kernels: the packed
+ * weights are a 64-byte header (naming k, t and the shape, so a buffer
+ * packed for another kernel set or shape fails an assert) followed by the
+ * A panels amp_fast_conv packs per call (groups x k blocks x panels);
+ * amp_fast_conv_ex runs amp_fast_conv's tasks on them (or packs w itself
+ * when packed is NULL) and applies post in each tile's epilogue, right
+ * after epi stores the tile's row segments.  Other dtypes go to the
+ * reference. */
+size_t amp_fast_conv_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d);
+void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
+                                const void *w, void *packed);
+void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
+                      const void *packed, const void *bias, const amp_conv_post *post, void *y);
+/* The AVX-512 post (isa_avx512_eltwise.c, with the batch_norm, add and
+ * relu kernels it must match) for the AVX-512 descriptors. */
+void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
+                          void *y, int64_t ld);
 /* conv_backward_weight the same way: per group one GEMM of dy and the
  * im2col matrices, summed over the images (isa_conv.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,

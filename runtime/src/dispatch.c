@@ -161,6 +161,7 @@ const char *amp_isa_name(void)
  * depends on the kernel's return type. */
 #define AMP_FORWARD_void(call) call;
 #define AMP_FORWARD_int(call) return call;
+#define AMP_FORWARD_size_t(call) return call;
 #define AMP_DEFINE_PUBLIC(name, ret, params, args) \
     ret amp_##name params { AMP_FORWARD_##ret(kernels()->name args) }
 AMP_FOR_EACH_KERNEL(AMP_DEFINE_PUBLIC)

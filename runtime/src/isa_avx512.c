@@ -204,9 +204,88 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
         }
         return;
     }
+    if (ws == 1 && width == W && W % 8 == 0) {
+        /* a full 8-wide panel (small_gemm_bf16's 8-row A of a transposed
+         * operand): rows k and k + 1 interleaved 8 columns at a time */
+        int64_t u, kcu = k / 2;
+        for (u = 0; u < kcu; u++) {
+            const uint16_t *r0 = s + 2 * u * ks, *r1 = r0 + ks;
+            for (int i = 0; i < W; i += 8) {
+                __m128i lo = _mm_loadu_si128((const __m128i *)(r0 + i)), hi = _mm_loadu_si128((const __m128i *)(r1 + i));
+                _mm_storeu_si128((__m128i *)(dst + u * W + i), _mm_unpacklo_epi16(lo, hi));
+                _mm_storeu_si128((__m128i *)(dst + u * W + i + 4), _mm_unpackhi_epi16(lo, hi));
+            }
+        }
+        if (k & 1) {
+            const uint16_t *r0 = s + (k - 1) * ks;
+            for (int i = 0; i < W; i += 8) {
+                __m128i lo = _mm_loadu_si128((const __m128i *)(r0 + i));
+                _mm_storeu_si128((__m128i *)(dst + kcu * W + i), _mm_unpacklo_epi16(lo, _mm_setzero_si128()));
+                _mm_storeu_si128((__m128i *)(dst + kcu * W + i + 4), _mm_unpackhi_epi16(lo, _mm_setzero_si128()));
+            }
+        }
+        return;
+    }
+    if (ws == 1) {
+        /* other widths (small_gemm_bf16's 12-row A panels, partial 8-row
+         * ones): 16 at a time, storing only the panel's W lanes */
+        int64_t u, kcu = k / 2;
+        for (u = 0; u < kcu; u++) {
+            const uint16_t *r0 = s + 2 * u * ks, *r1 = r0 + ks;
+            for (int i = 0; i < W; i += 16) {
+                int left = width - i;
+                __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
+                __mmask16 sm = W - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (W - i)) - 1);
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i));
+                __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1 + i));
+                _mm512_mask_storeu_epi32(dst + u * W + i, sm, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+        if (k & 1) {
+            const uint16_t *r0 = s + (k - 1) * ks;
+            for (int i = 0; i < W; i += 16) {
+                int left = width - i;
+                __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
+                __mmask16 sm = W - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (W - i)) - 1);
+                _mm512_mask_storeu_epi32(dst + kcu * W + i, sm, _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i)));
+            }
+        }
+        return;
+    }
     if (ks == 1 && width == W && W % 4 == 0) {
         /* A row-major: a pair of k is one 32-bit unit of a row. */
         int64_t done = transpose_units((const char *)s, (size_t)ws * 2, k / 2, dst, W);
+        if (2 * done < k)
+            isa_pack_bf16_body(s + 2 * done, ws, ks, width, k - 2 * done, dst + done * W, W);
+        return;
+    }
+    if (ks == 1 && width >= 4 && width < W && W % 4 == 0) {
+        /* A partial panel of the same (small_gemm_bf16's 10-column B of a
+         * linear's weights): the first width & ~3 rows by 4 x 4
+         * transposes, the last few one unit at a time, zeros beyond. */
+        const int w4 = width & ~3;
+        int64_t u, done = 0;
+        for (; done + 4 <= k / 2; done += 4)
+            for (int i = 0; i < w4; i += 4) {
+                const char *p = (const char *)(s + (size_t)i * ws) + (size_t)done * 4;
+                const size_t rb = (size_t)ws * 2;
+                __m128 r0 = _mm_loadu_ps((const float *)p), r1 = _mm_loadu_ps((const float *)(p + rb));
+                __m128 r2 = _mm_loadu_ps((const float *)(p + 2 * rb)), r3 = _mm_loadu_ps((const float *)(p + 3 * rb));
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                _mm_storeu_ps((float *)(dst + done * W + i), r0);
+                _mm_storeu_ps((float *)(dst + (done + 1) * W + i), r1);
+                _mm_storeu_ps((float *)(dst + (done + 2) * W + i), r2);
+                _mm_storeu_ps((float *)(dst + (done + 3) * W + i), r3);
+            }
+        for (u = 0; u < done; u++) {
+            uint32_t *o = dst + u * W;
+            for (int i = w4; i < width; i++) {
+                const uint16_t *q = s + (size_t)i * ws + 2 * u;
+                o[i] = (uint32_t)q[0] | (uint32_t)q[1] << 16;
+            }
+            for (int i = width; i < W; i++)
+                o[i] = 0;
+        }
         if (2 * done < k)
             isa_pack_bf16_body(s + 2 * done, ws, ks, width, k - 2 * done, dst + done * W, W);
         return;
@@ -253,13 +332,206 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
     }
 }
 
+/* ---- small bf16 GEMMs (avx512bf16): one pass, epilogue from registers ------------ *
+ *
+ * A model's small layers (a 64-row batch through a 64 -> 128 -> 10
+ * perceptron, forward and backward) spend more in the blocked driver's
+ * bookkeeping - the per-row epilogue calls reading W back, 12-row tiles
+ * half empty, 32-column panels a third used - than in vdpbf16ps.  Below
+ * the driver's parallel threshold (it runs them on one thread anyway) and
+ * when K fits one k block, this path packs the same panels, runs the same
+ * chain of vdpbf16ps per output element (units in k order from zero, so
+ * the same f32 sum), and applies epi's arithmetic (alpha product, beta C
+ * term, bias, one rounding to bf16) to the accumulators in registers; the
+ * tile shape, picked to waste the fewest rows and columns (8 or 12 rows x
+ * 32 columns, 16 x 16 for N <= 16), changes no result.  So the output is
+ * bit for bit the blocked driver's, on any thread count.  Everything else
+ * (K > 512, addbmm's summed batches, a strided C, larger products) goes
+ * to amp_fast_gemm. */
+
+#define SMALL_MAX_FLOPS (4.0 * 1024 * 1024) /* isa_gemm.c's PARALLEL_MIN_FLOPS */
+#define SMALL_B_UNITS 8192                  /* all of packed B: 32 KB of stack */
+#define SMALL_MR_MAX 16
+
+typedef struct {
+    char *y;                /* the tile's top-left output element */
+    size_t y_rs;            /* bytes between output rows */
+    const char *c, *bias;   /* the same element of C, and of bias (NULL: none) */
+    size_t c_rs;
+    float alpha, beta;
+    __mmask16 m0, m1;       /* columns of the tile's first and second 16 */
+} small_epi;
+
+/* epi's arithmetic on one row's 16 columns held in a register. */
+AVX512BF16_TARGET static inline void small_store(const small_epi *e, int i, int v, __m512 acc)
+{
+    const __mmask16 m = v ? e->m1 : e->m0;
+    if (e->alpha != 1.0f)
+        acc = _mm512_mul_ps(_mm512_set1_ps(e->alpha), acc);
+    if (e->c != NULL)
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(e->beta),
+                                               load16(AMP_BF16, e->c + (size_t)i * e->c_rs + (size_t)v * 32, m)));
+    if (e->bias != NULL)
+        acc = _mm512_add_ps(acc, load16(AMP_BF16, e->bias + (size_t)v * 32, m));
+    store16(AMP_BF16, e->y + (size_t)i * e->y_rs + (size_t)v * 32, m, acc);
+}
+
+#define S_DECL2(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+#define S_DECL1(i) __m512 c##i##a = _mm512_setzero_ps();
+#define S_STEP2(i)                                                                                \
+    av = _mm512_set1_epi32((int)pa[i]);                                                           \
+    c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);                              \
+    c##i##b = _mm512_dpbf16_ps(c##i##b, (__m512bh)av, (__m512bh)b1);
+#define S_STEP1(i)                                                                                \
+    av = _mm512_set1_epi32((int)pa[i]);                                                           \
+    c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
+#define S_EPI2(i)                                                                                 \
+    if (i < rows) {                                                                               \
+        small_store(e, i, 0, c##i##a);                                                            \
+        if (e->m1)                                                                                \
+            small_store(e, i, 1, c##i##b);                                                        \
+    }
+#define S_EPI1(i)                                                                                 \
+    if (i < rows)                                                                                 \
+        small_store(e, i, 0, c##i##a);
+
+#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROWS12(X) ROWS8(X) X(8) X(9) X(10) X(11)
+#define ROWS16(X) ROWS12(X) X(12) X(13) X(14) X(15)
+
+/* An MRV x 16 NV tile: A panel [u][MRV], B panel [u][16 NV], then the
+ * epilogue of its first `rows` rows. */
+#define SMALL_KERNEL(MRV, NV)                                                                     \
+    AVX512BF16_TARGET static void small_##MRV##x##NV(int64_t kcu, const uint32_t *pa, const uint32_t *pb, \
+                                                     const small_epi *e, int rows)                \
+    {                                                                                             \
+        ROWS##MRV(S_DECL##NV)                                                                     \
+        for (int64_t u = 0; u < kcu; u++) {                                                       \
+            __m512i b0 = _mm512_load_si512(pb), av;                                               \
+            __m512i b1 = NV == 2 ? _mm512_load_si512(pb + 16) : b0;                               \
+            (void)b1;                                                                             \
+            ROWS##MRV(S_STEP##NV)                                                                 \
+            pa += MRV;                                                                            \
+            pb += 16 * NV;                                                                        \
+        }                                                                                         \
+        ROWS##MRV(S_EPI##NV)                                                                      \
+    }
+
+SMALL_KERNEL(12, 2)
+SMALL_KERNEL(8, 2)
+SMALL_KERNEL(12, 1)
+SMALL_KERNEL(8, 1)
+SMALL_KERNEL(16, 1)
+
+typedef void (*small_fn)(int64_t, const uint32_t *, const uint32_t *, const small_epi *, int);
+
+/* y = alpha A B + beta C + bias as amp_fast_gemm with kernel_bf16 computes
+ * it, when the problem is small (see above); returns 0, doing nothing,
+ * otherwise. */
+typedef struct {
+    const amp_gemm_desc *d;
+    const uint16_t *abase, *c, *bias;
+    uint16_t *y;
+    const uint32_t *pb;
+    int64_t ob, kcu, npanels, mr, ntiles;
+    int add_c;
+    small_fn wide_k, last_k;
+} small_job;
+
+/* Row tiles [t0, t1) of output batch j->ob: each tile's A panel packed,
+ * then its tiles across every panel. */
+AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_t t1)
+{
+    uint32_t pa[SMALL_MR_MAX * AMP_GEMM_KCU_MAX] __attribute__((aligned(64)));
+    const amp_gemm_desc *d = j->d;
+    const int64_t cb = d->sum_batch ? 0 : j->ob;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t i0 = t * j->mr;
+        const int rows = (int)(d->M - i0 < j->mr ? d->M - i0 : j->mr);
+        pack_bf16_panel(j->abase + i0 * d->a_stride[1], d->a_stride[1], d->a_stride[2], rows, d->K, pa, (int)j->mr);
+        for (int64_t p = 0; p < j->npanels; p++) {
+            const int64_t j0 = p * 32, cols = d->N - j0 < 32 ? d->N - j0 : 32;
+            small_epi e;
+            e.y = (char *)(j->y + (j->ob * d->M + i0) * d->N + j0);
+            e.y_rs = (size_t)d->N * 2;
+            e.c = j->add_c ? (const char *)(j->c + cb * d->c_stride[0] + i0 * d->c_stride[1] + j0) : NULL;
+            e.c_rs = (size_t)d->c_stride[1] * 2;
+            e.bias = j->bias != NULL ? (const char *)(j->bias + j0) : NULL;
+            e.alpha = (float)d->alpha;
+            e.beta = (float)d->beta;
+            e.m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
+            e.m1 = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+            (p == j->npanels - 1 ? j->last_k : j->wide_k)(j->kcu, pa, j->pb + p * j->kcu * 32, &e, rows);
+        }
+    }
+}
+
+/* y = alpha A B + beta C + bias as amp_fast_gemm with kernel_bf16 computes
+ * it, when the problem is small (see above); returns 0, doing nothing,
+ * otherwise.  On the calling thread only: splitting products this small
+ * over the pool did not pay on a shared 2-CPU machine (the hand-over and
+ * the output's cache lines moving between cores cost about what the
+ * second core saves, and a preempted worker costs far more). */
+AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint16_t *a, const uint16_t *b,
+                                             const uint16_t *c, const uint16_t *bias, uint16_t *y)
+{
+    uint32_t pb[SMALL_B_UNITS] __attribute__((aligned(64)));
+    const int64_t out_batches = d->sum_batch ? 1 : d->batch;
+    const int add_c = c != NULL && d->beta != 0.0;
+    const double flops = 2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch;
+    small_job j;
+    int narrow;
+
+    if (d->M <= 0 || d->N <= 0 || out_batches <= 0 || d->K <= 0 || d->K > 2 * AMP_GEMM_KCU_MAX ||
+        (d->sum_batch && d->batch != 1) || (add_c && d->c_stride[2] != 1))
+        return 0;
+    if (flops >= SMALL_MAX_FLOPS)
+        return 0;
+    j.kcu = (d->K + 1) / 2;
+    j.npanels = (d->N + 31) / 32;
+    if (j.kcu * j.npanels * 32 > SMALL_B_UNITS)
+        return 0;
+    j.d = d;
+    j.c = c;
+    j.bias = bias;
+    j.y = y;
+    j.pb = pb;
+    j.add_c = add_c;
+    /* the tile: 16 x 16 for one narrow panel; else 8 or 12 rows (fewest
+     * padded rows, 12 on a tie), 16 columns for a last panel of <= 16 */
+    narrow = d->N <= 16;
+    if (narrow) {
+        j.mr = 16;
+        j.wide_k = j.last_k = small_16x1;
+    } else {
+        j.mr = (d->M + 7) / 8 * 8 < (d->M + 11) / 12 * 12 ? 8 : 12;
+        j.wide_k = j.mr == 8 ? small_8x2 : small_12x2;
+        j.last_k = (d->N - (j.npanels - 1) * 32) <= 16 ? (j.mr == 8 ? small_8x1 : small_12x1) : j.wide_k;
+    }
+    j.ntiles = (d->M + j.mr - 1) / j.mr;
+    for (int64_t ob = 0; ob < out_batches; ob++) {
+        const int64_t bi = d->sum_batch ? 0 : ob;
+        const uint16_t *bbase = b + bi * d->b_stride[0];
+        j.ob = ob;
+        j.abase = a + bi * d->a_stride[0];
+        for (int64_t p = 0; p < j.npanels; p++) {
+            const int64_t j0 = p * 32, cols = d->N - j0 < 32 ? d->N - j0 : 32;
+            const int W = p == j.npanels - 1 && j.last_k != j.wide_k ? 16 : narrow ? 16 : 32;
+            pack_bf16_panel(bbase + j0 * d->b_stride[2], d->b_stride[2], d->b_stride[1], (int)cols, d->K,
+                            pb + p * j.kcu * 32, W);
+        }
+        small_tiles(&j, 0, j.ntiles);
+    }
+    return 1;
+}
+
 /* ---- the sets ------------------------------------------------------------------- */
 
 static const amp_gemm_kernel kernel_f32 = {
-    "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi,
+    "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
 };
 static const amp_gemm_kernel kernel_bf16 = {
-    "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi,
+    "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)
@@ -267,18 +539,49 @@ ISA_GEMM_ENTRIES(avx512, bf16, &kernel_f32)
 ISA_GEMM_ENTRIES(avx512, f16, &kernel_f32)
 ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16)
 
+/* The avx512bf16 set's bf16 gemm, linear and matmul: small_gemm_bf16 when
+ * it applies, else the blocked driver (the same result either way). */
+static void avx512bf16s_gemm_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b, const amp_bf16 *c,
+                                  amp_bf16 *y)
+{
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, (uint16_t *)y))
+        avx512bf16_gemm_bf16(d, a, b, c, y);
+}
+
+static void avx512bf16s_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
+                                    const amp_bf16 *bias, amp_bf16 *y)
+{
+    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
+    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, (uint16_t *)y))
+        avx512bf16_linear_bf16(M, N, K, x, w, bias, y);
+}
+
+static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const amp_bf16 *a,
+                                    int64_t a_batch_stride, const amp_bf16 *b, int64_t b_batch_stride, amp_bf16 *c)
+{
+    amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 }, { 0, 0, 0 }, 1.0, 0.0, 0 };
+    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, (uint16_t *)c))
+        avx512bf16_matmul_bf16(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);
+}
+
 void amp_isa_avx512_fill(amp_kernel_table *t)
 {
     ISA_GEMM_FILL(t, avx512, f32);
     ISA_GEMM_FILL(t, avx512, bf16);
     ISA_GEMM_FILL(t, avx512, f16);
     amp_isa_avx512_fill_eltwise(t);
+    amp_isa_avx512_fill_backward(t);
+    amp_isa_avx512_fill_reduce(t);
+    amp_isa_avx512_fill_loss(t);
 }
 
 void amp_isa_avx512bf16_fill(amp_kernel_table *t)
 {
     amp_isa_avx512_fill(t);
     ISA_GEMM_FILL(t, avx512bf16, bf16);
+    t->gemm_bf16 = avx512bf16s_gemm_bf16;
+    t->linear_bf16 = avx512bf16s_linear_bf16;
+    t->matmul_bf16 = avx512bf16s_matmul_bf16;
 }
 
 #else /* not x86: dispatch.c never selects these sets */

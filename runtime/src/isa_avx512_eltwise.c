@@ -2,14 +2,19 @@
  * isa_avx512_eltwise.c - the AVX-512 kernels of the "avx512" and
  * "avx512bf16" sets beyond the GEMM: relu, add, batch_norm (running
  * statistics), the f32 <-> bf16/f16 casts, 2-d max_pool and max_pool's
- * backward, for f32, bf16 and f16 storage.  They are what a convolutional network runs between its
- * convolutions (resnet18's profile: relu, max_pool, batch_norm, add).
+ * backward, for f32, bf16 and f16 storage, and conv_ex's fused post-ops
+ * (the same batch_norm, add and relu on a tile of a convolution's output,
+ * for isa_conv.c's epilogue).  They are what a convolutional network runs
+ * between its convolutions (resnet18's profile: relu, max_pool,
+ * batch_norm, add).
  *
  * Each computes exactly what its reference kernel computes, element by
  * element (the same f32 operations in the same order, no contraction into
  * FMA, the same one rounding to the storage dtype), so tests compare them
- * bit for bit.  Large arrays are split into chunks on the thread pool; the
- * result does not depend on the split.
+ * bit for bit.  (Which NaN a sum or product of two NaNs returns, the C
+ * reference leaves to its compiler; here it is fixed to the left
+ * operand's: see "which NaN" below.)  Large arrays are split into chunks on
+ * the thread pool; the result does not depend on the split.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -51,6 +56,49 @@ TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
     }
 }
 
+
+/* ---- which NaN -------------------------------------------------------------------
+ * Of two NaN operands, x86 returns the first source's (quieted); but
+ * multiplication and addition commute, and a compiler (clang does) may
+ * swap _mm512_mul_ps(a, b)'s operands, so which NaN comes out of a + b or
+ * a * b would depend on the compiler and on the code around it.  The
+ * kernels below that must agree with each other bit for bit (batch_norm
+ * and add, and conv_ex's post, which repeats them) therefore fix it: a
+ * NaN a gives a, quieted, whatever the order (a + b and a * b with one
+ * NaN operand give that one either way).  The fix runs only for vectors
+ * whose result has a NaN lane, so ordinary data pays one compare. */
+
+/* lanes where a is NaN take a, quieted, instead of r */
+TARGET static inline __m512 nan_of_first(__m512 a, __m512 r)
+{
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q),
+                              _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x00400000))));
+}
+
+/* a + b, a NaN a winning */
+TARGET static inline __m512 add_first(__m512 a, __m512 b)
+{
+    const __m512 r = _mm512_add_ps(a, b);
+    return _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q) ? nan_of_first(a, r) : r;
+}
+
+/* batch_norm's ((v - mean) * rstd) [* w] [+ b], each step's NaN operand
+ * on the left winning (v - mean: the subtraction does not commute). */
+TARGET static inline __m512 bn16(__m512 v, __m512 mean, __m512 rstd, __m512 w, __m512 b, int has_w, int has_b)
+{
+    const __m512 d = _mm512_sub_ps(v, mean);
+    __m512 r = _mm512_mul_ps(d, rstd), rw, rb;
+    if (has_w)
+        r = _mm512_mul_ps(r, w);
+    if (has_b)
+        r = _mm512_add_ps(r, b);
+    if (!_mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q))
+        return r;
+    r = nan_of_first(d, _mm512_mul_ps(d, rstd));
+    rw = has_w ? nan_of_first(r, _mm512_mul_ps(r, w)) : r;
+    rb = has_b ? nan_of_first(rw, _mm512_add_ps(rw, b)) : rw;
+    return rb;
+}
 
 /* ---- chunked, pooled loops ---------------------------------------------------- */
 
@@ -143,8 +191,8 @@ TARGET static void add_body(const void *c_, size_t begin, size_t end)
     const size_t es = amp_dtype_size(c->t);
     for (size_t i = begin; i < end; i += 16) {
         __mmask16 m = tail_mask(end - i);
-        __m512 v = _mm512_add_ps(load16(c->t, (const char *)c->a + i * es, m),
-                                 load16(c->t, (const char *)c->b + i * es, m));
+        __m512 v = add_first(load16(c->t, (const char *)c->a + i * es, m),
+                             load16(c->t, (const char *)c->b + i * es, m));
         store16(c->t, (char *)c->y + i * es, m, v);
     }
 }
@@ -196,11 +244,8 @@ TARGET static void bn_body(const void *c_, size_t begin, size_t end)
         char *y = (char *)c->y + plane * (size_t)c->HxW * es;
         for (int64_t s = 0; s < c->HxW; s += 16) {
             __mmask16 m = tail_mask((size_t)(c->HxW - s));
-            __m512 r = _mm512_mul_ps(_mm512_sub_ps(load16(c->t, x + (size_t)s * es, m), vmean), vrstd);
-            if (c->weight != NULL)
-                r = _mm512_mul_ps(r, vw);
-            if (c->bias != NULL)
-                r = _mm512_add_ps(r, vb);
+            const __m512 r =
+                bn16(load16(c->t, x + (size_t)s * es, m), vmean, vrstd, vw, vb, c->weight != NULL, c->bias != NULL);
             store16(c->t, y + (size_t)s * es, m, r);
         }
     }
@@ -390,6 +435,74 @@ static void max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const vo
         threads = 1;
     amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
     free(c.sums);
+}
+
+/* ---- conv_ex's fused post-ops ------------------------------------------------------
+ * A tile's output row segments (amprt_internal.h's post contract):
+ * batch_norm as bn_body above (bn16), add as add_body (add_first), relu as
+ * the reference's v < 0 ? 0 : v,
+ * each step's result rounded to t in the register (round16: the value a
+ * store16 and a load16 give) before the next step reads it. */
+
+/* v rounded to dtype t and widened back to f32, as store16 then load16. */
+TARGET static inline __m512 round16(amp_dtype t, __m512 v)
+{
+    switch (t) {
+    case AMP_BF16: {
+        /* store16's rounding, the 16 kept bits put back on top; a NaN keeps
+         * its top payload with the quiet bit set, as amp_f32_to_bf16 does */
+        const __m512i u = _mm512_castps_si512(v);
+        const __m512i hi = _mm512_srli_epi32(u, 16);
+        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                                       _mm512_and_si512(hi, _mm512_set1_epi32(1))),
+                                      16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                      _mm512_set1_epi32(0x7f800000));
+        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(r, 16));
+    }
+    case AMP_F16: return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    default: return v;
+    }
+}
+
+/* Row by row, each 16 lanes at a time (m: the lanes of the last). */
+TARGET static inline void conv_post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
+                                         const void *residual, void *y, int64_t ld)
+{
+    const size_t es = amp_dtype_size(t);
+    const __m512 zero = _mm512_setzero_ps();
+    for (int64_t r = 0; r < rows; r++) {
+        const amp_conv_post_row *p = &pr[r];
+        const int bn = p->bn, bn_weight = p->bn_weight, bn_bias = p->bn_bias, relu = p->relu;
+        const __m512 vmean = _mm512_set1_ps(p->mean), vrstd = _mm512_set1_ps(p->rstd);
+        const __m512 vw = _mm512_set1_ps(p->weight), vb = _mm512_set1_ps(p->bias);
+        char *yr = (char *)y + (size_t)(r * ld) * es;
+        const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
+        for (int64_t j = 0; j < n; j += 16) {
+            const __mmask16 m = tail_mask((size_t)(n - j));
+            __m512 v = load16(t, yr + (size_t)j * es, m);
+            if (bn) {
+                v = round16(t, bn16(v, vmean, vrstd, vw, vb, bn_weight, bn_bias));
+            }
+            if (rr != NULL)
+                v = round16(t, add_first(v, load16(t, rr + (size_t)j * es, m)));
+            if (relu) /* false for NaN and -0: both kept */
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+            store16(t, yr + (size_t)j * es, m, v);
+        }
+    }
+}
+
+TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p,
+                                 const void *residual, void *y, int64_t ld)
+{
+    switch (t) {
+    case AMP_F32: conv_post_body(AMP_F32, rows, n, p, residual, y, ld); break;
+    case AMP_BF16: conv_post_body(AMP_BF16, rows, n, p, residual, y, ld); break;
+    case AMP_F16: conv_post_body(AMP_F16, rows, n, p, residual, y, ld); break;
+    default: break; /* isa_conv.c runs conv_ex on f32, bf16 and f16 only */
+    }
 }
 
 /* ---- table entries ------------------------------------------------------------ */

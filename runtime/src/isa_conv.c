@@ -14,9 +14,12 @@
  * it is stored ([M][P]).  col is the im2col matrix: col[k, p] is the input
  * element tap k of output p reads, or 0 in the padding.
  *
- *   1. The weights are packed once per call into the micro-kernel's A
- *      panels for every group and k block (on the pool: tasks are (group,
- *      k block, panel)), in a malloc'ed buffer.
+ *   1. The weights are packed into the micro-kernel's A panels for every
+ *      group and k block (on the pool: tasks are (group, k block, panel)):
+ *      per call into a malloc'ed buffer (amp_fast_conv, and amp_fast_conv_ex
+ *      without packed weights), or once, at model load, into the caller's
+ *      buffer behind a header (amp_fast_conv_pack_weights), which
+ *      amp_fast_conv_ex then reads instead of packing.
  *   2. The output is cut into tasks: (image, group, block of up to
  *      AMP_GEMM_MB_MAX rows, block of up to NB_MAX columns).  Per k block a
  *      task writes the im2col rows of its columns into a per-slot buffer
@@ -27,7 +30,10 @@
  *      row blocks do not each rebuild them), packs them into B panels, and runs
  *      the micro-kernel over its rows; on the last k block each tile's
  *      epilogue (the bias, the one rounding to the storage dtype) runs at
- *      once, while the tile is in L1.
+ *      once, while the tile is in L1, and so do conv_ex's post-ops
+ *      (batch_norm, residual add, relu: the kernel's post, or
+ *      post_generic) on the tile's row segments right after epi stores
+ *      them.
  *
  * Arithmetic, compared with the reference (ref_conv.inc): the same f32
  * products in the same k order, but summed per k block and the blocks'
@@ -35,8 +41,12 @@
  * contributes w x 0 instead of being skipped (so a non-finite weight gives
  * NaN there, as an im2col convolution in PyTorch does).  Every output
  * element is summed by one task in a fixed order, so results do not depend
- * on the thread count.
+ * on the thread count.  The post-ops are elementwise and repeat the
+ * separate kernels' operations, roundings included, so conv_ex equals
+ * conv followed by batch_norm, add and relu bit for bit.
  */
+#include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +67,10 @@ static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * NB_MAX] ALIGN64;
 static unsigned char col_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * 4 * NB_MAX] ALIGN64;
 /* One row's bias replicated across a tile (the epilogue adds bias[j]). */
 static unsigned char bias_buf[AMP_MAX_THREADS][AMP_GEMM_NR_MAX * 4] ALIGN64;
+/* One A micro-panel's weights rounded from f32 source weights to t before
+ * packing (up to mr rows of kc elements: kc x size <= KCU_MAX x 4 bytes, as
+ * for col_buf). */
+static unsigned char wconv_buf[AMP_MAX_THREADS][AMP_GEMM_MR_MAX * AMP_GEMM_KCU_MAX * 4] ALIGN64;
 
 /* Below this many flops a single thread is faster than waking the pool. */
 #define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
@@ -87,9 +101,21 @@ typedef struct conv_job {
     int64_t M, K, P, kstep, nkb, panels;
     int64_t group_units; /* units of packed A per group */
     const char *x, *w, *bias;
+    amp_dtype wt; /* w's dtype (packing: t, or f32 rounded to t first) */
     char *y;
-    uint32_t *pa;
+    const uint32_t *pa; /* the packed weights the tasks read */
+    uint32_t *pa_out;   /* where pack_weights_task writes them */
     int64_t mb, nb, m_chunks, n_chunks;
+    /* conv_ex's post-ops (NULL: none), the function running them on a
+     * tile's rows, each output channel's parameters (NULL: each tile
+     * computes its rows'), and whether the batch_norm step goes to the
+     * reference kernel first (a vectorized post with parameters of a dtype
+     * the set's batch_norm leaves to the reference). */
+    const amp_conv_post *post;
+    void (*post_fn)(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
+                    void *y, int64_t ld);
+    const amp_conv_post_row *post_rows;
+    int bn_first;
 } conv_job;
 
 /* Units before k block kb's panels in a group's packed A: every earlier
@@ -99,6 +125,28 @@ static int64_t a_block_offset(const conv_job *j, int64_t kb)
     return kb * j->k->kcu * j->panels * j->k->mr;
 }
 
+/* The shape of the problem and of its packed weights (M, K, P, the k
+ * blocks, panels and units per group), from d alone. */
+static void conv_plan(conv_job *j, const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d)
+{
+    memset(j, 0, sizeof *j);
+    j->g = conv_geometry_of(d);
+    j->M = d->out_channels / d->groups;
+    j->K = d->in_channels / d->groups * j->g.kernel_plane;
+    j->P = j->g.out_plane;
+    j->k = k;
+    j->t = t;
+    j->wt = t;
+    j->es = amp_dtype_size(t);
+    j->d = d;
+    j->kstep = (int64_t)k->kcu * k->kpair;
+    j->nkb = cdiv(j->K, j->kstep);
+    j->panels = cdiv(j->M, k->mr);
+    j->group_units = j->K > 0 && j->M > 0 ? a_block_offset(j, j->nkb - 1) +
+                                                j->panels * k->mr * cdiv(j->K - (j->nkb - 1) * j->kstep, k->kpair)
+                                          : 0;
+}
+
 static void pack_weights_task(void *ctx, int64_t task, int slot)
 {
     const conv_job *j = ctx;
@@ -106,12 +154,28 @@ static void pack_weights_task(void *ctx, int64_t task, int slot)
     const int64_t per_group = j->nkb * j->panels;
     const int64_t grp = task / per_group, kb = task % per_group / j->panels, ip = task % j->panels;
     const int64_t k0 = kb * j->kstep, kc = min64(j->kstep, j->K - k0), kcu = cdiv(kc, k->kpair);
-    const int64_t m0 = ip * k->mr;
-    (void)slot;
-    k->pack_a(j->t, j->w + (size_t)((grp * j->M + m0) * j->K + k0) * j->es, j->K, 1, (int)min64(k->mr, j->M - m0),
-              kc, j->pa + grp * j->group_units + a_block_offset(j, kb) + ip * kcu * k->mr);
+    const int64_t m0 = ip * k->mr, rows = min64(k->mr, j->M - m0);
+    const char *a = j->w + (size_t)((grp * j->M + m0) * j->K + k0) * amp_dtype_size(j->wt);
+    int64_t rs = j->K;
+    if (j->wt != j->t) {
+        /* f32 source weights: round the panel's rows to t, element for
+         * element as amp_cast_f32_<t> does, then pack those. */
+        unsigned char *buf = wconv_buf[slot];
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t kk = 0; kk < kc; kk++)
+                amp_st(j->t, buf, i * kc + kk, amp_ld(j->wt, a, i * j->K + kk));
+        a = (const char *)buf;
+        rs = kc;
+    }
+    k->pack_a(j->t, a, rs, 1, (int)rows, kc, j->pa_out + grp * j->group_units + a_block_offset(j, kb) + ip * kcu * k->mr);
 }
 
+/* Pack j->w (dtype j->wt) into j->pa_out on up to `threads` threads. */
+static void pack_weights(conv_job *j, int threads)
+{
+    if (j->group_units > 0)
+        amp_parallel_run(threads, j->d->groups * j->nkb * j->panels, pack_weights_task, j);
+}
 
 /* The task's columns [p0, p0 + n) cut at output-row ends (at most n runs);
  * returns the number of runs.  Computed once per task, so the im2col rows
@@ -210,6 +274,107 @@ static void full_im2col_task(void *ctx, int64_t task, int slot)
     }
 }
 
+/* ---- conv_ex's post-ops ---------------------------------------------------------
+ * Without a vectorized post in the kernel, each row segment goes through
+ * the reference kernels themselves (batch_norm of one channel over n
+ * elements, add, relu): the separate kernels of every set without its own
+ * (avx2 and ref) are these, so the results are theirs by construction,
+ * down to which NaN an operation on two NaNs returns (which the compiler
+ * decides by its operand order). */
+
+static int fast_dtype(amp_dtype t) { return t == AMP_F32 || t == AMP_BF16 || t == AMP_F16; }
+
+/* Element i of an array of es-byte elements, or NULL. */
+static const void *at(const void *base, size_t es, int64_t i)
+{
+    return base != NULL ? (const char *)base + (size_t)i * es : NULL;
+}
+
+/* The reference batch_norm of channel co on n elements at y. */
+#define REF_BN(T)                                                                                 \
+    amp_ref_batch_norm_##T(1, 1, n, y, post->bn_dtype, at(post->bn_mean, ps, co), at(post->bn_var, ps, co), \
+                           at(post->bn_weight, ps, co), at(post->bn_bias, ps, co), post->bn_eps, y)
+
+static void bn_generic(amp_dtype t, int64_t n, const amp_conv_post *post, int64_t co, void *y)
+{
+    const size_t ps = amp_dtype_size(post->bn_dtype);
+    switch (t) {
+    case AMP_F32: REF_BN(f32); break;
+    case AMP_BF16: REF_BN(bf16); break;
+    case AMP_F16: REF_BN(f16); break;
+    case AMP_F64: REF_BN(f64); break;
+    default: break;
+    }
+}
+
+#define POST_GENERIC_ROW(T)                                                                       \
+    do {                                                                                          \
+        if (p->bn)                                                                                \
+            bn_generic(AMP_DTYPE_##T, n, p->post, p->channel, yr);                                \
+        if (rr != NULL)                                                                           \
+            amp_ref_add_##T((size_t)n, yr, rr, yr);                                               \
+        if (p->relu)                                                                              \
+            amp_ref_relu_##T((size_t)n, yr, yr);                                                  \
+    } while (0)
+
+static void post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr, const void *residual,
+                         void *y, int64_t ld)
+{
+    const size_t es = amp_dtype_size(t);
+    for (int64_t r = 0; r < rows; r++) {
+        const amp_conv_post_row *p = &pr[r];
+        void *yr = (char *)y + (size_t)(r * ld) * es;
+        const void *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
+        switch (t) {
+        case AMP_F32: POST_GENERIC_ROW(f32); break;
+        case AMP_BF16: POST_GENERIC_ROW(bf16); break;
+        case AMP_F16: POST_GENERIC_ROW(f16); break;
+        case AMP_F64: POST_GENERIC_ROW(f64); break;
+        default: break;
+        }
+    }
+}
+
+/* Channel co's post parameters: batch_norm's scalars as ref_norm.inc's
+ * batch_norm computes them in float (mean, rstd = 1 / sqrt(var +
+ * (float)eps), weight, bias). */
+static void post_row_of(const amp_conv_post *post, int bn_first, int64_t co, amp_conv_post_row *p)
+{
+    memset(p, 0, sizeof *p);
+    p->bn = post->bn_mean != NULL && !bn_first;
+    p->bn_weight = p->bn && post->bn_weight != NULL;
+    p->bn_bias = p->bn && post->bn_bias != NULL;
+    p->relu = post->relu != 0;
+    p->post = post;
+    p->channel = co;
+    if (post->bn_mean != NULL) {
+        const amp_dtype pt = post->bn_dtype;
+        const float var = amp_ld(pt, post->bn_var, co);
+        p->mean = amp_ld(pt, post->bn_mean, co);
+        p->rstd = 1 / sqrtf(var + (float)post->bn_eps);
+        p->weight = post->bn_weight != NULL ? amp_ld(pt, post->bn_weight, co) : 1.0f;
+        p->bias = post->bn_bias != NULL ? amp_ld(pt, post->bn_bias, co) : 0.0f;
+    }
+}
+
+/* The post-ops of a tile's rows: channels co .. co + rows - 1, n elements
+ * each from offset yoff of y (rows P apart), right after their epilogue. */
+static void run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff, int64_t n)
+{
+    const amp_conv_post *post = j->post;
+    amp_conv_post_row local[AMP_GEMM_MR_MAX];
+    const amp_conv_post_row *pr = j->post_rows != NULL ? j->post_rows + co : local;
+    char *y = j->y + yoff * j->es;
+    if (j->post_rows == NULL)
+        for (int64_t r = 0; r < rows; r++)
+            post_row_of(post, j->bn_first, co + r, &local[r]);
+    if (j->bn_first)
+        for (int64_t r = 0; r < rows; r++)
+            bn_generic(j->t, n, post, co + r, y + (size_t)(r * j->P) * j->es);
+    j->post_fn(j->t, rows, n, pr, post->residual != NULL ? (const char *)post->residual + yoff * j->es : NULL, y,
+               j->P);
+}
+
 static void conv_task(void *ctx, int64_t task, int slot)
 {
     const conv_job *j = ctx;
@@ -272,80 +437,155 @@ static void conv_task(void *ctx, int64_t task, int slot)
                 k->micro(kcu, pa_block + ip * kcu * mr, pb + jr / nr * kcu * nr, wt, ldw, kb > 0);
                 if (!last)
                     continue;
-                for (int64_t r = ir; r < min64(ir + mr, mlen); r++) {
-                    const int64_t co = grp * j->M + m0 + r, cols = min64(nr, nlen - jr);
+                const int64_t rows = min64(mr, mlen - ir), cols = min64(nr, nlen - jr);
+                const int64_t co0 = grp * j->M + m0 + ir;
+                const size_t yoff0 = (size_t)((n * d->out_channels + co0) * j->P + p0 + jr);
+                for (int64_t r = 0; r < rows; r++) {
+                    const int64_t co = co0 + r;
                     const void *brow = NULL;
                     if (j->bias != NULL) {
                         for (int64_t q = 0; q < cols; q++)
                             memcpy(brep + q * es, j->bias + (size_t)co * es, es);
                         brow = brep;
                     }
-                    k->epi(j->t, cols, w + r * ldw + jr, 1.0f, 0.0f, NULL, 0, brow,
-                           j->y + (size_t)((n * d->out_channels + co) * j->P + p0 + jr) * es);
+                    k->epi(j->t, cols, w + (ir + r) * ldw + jr, 1.0f, 0.0f, NULL, 0, brow,
+                           j->y + (yoff0 + (size_t)(r * j->P)) * es);
                 }
+                if (j->post != NULL) /* the tile's rows, while they are in L1 */
+                    run_post(j, co0, rows, yoff0, cols);
             }
     }
 }
 
-static void reference_conv(amp_dtype t, const amp_conv_desc *d, const void *x, const void *w, const void *bias,
-                           void *y)
+/* The reference conv_ex (packed, when not NULL, in the reference's layout). */
+static void reference_conv_ex(amp_dtype t, const amp_conv_desc *d, const void *x, const void *w, const void *packed,
+                              const void *bias, const amp_conv_post *post, void *y)
 {
     switch (t) {
-    case AMP_F32: amp_ref_conv_f32(d, x, w, bias, y); break;
-    case AMP_BF16: amp_ref_conv_bf16(d, x, w, bias, y); break;
-    case AMP_F16: amp_ref_conv_f16(d, x, w, bias, y); break;
-    default: amp_ref_conv_f64(d, x, w, bias, y); break;
+    case AMP_F32: amp_ref_conv_ex_f32(d, x, w, packed, bias, post, y); break;
+    case AMP_BF16: amp_ref_conv_ex_bf16(d, x, w, packed, bias, post, y); break;
+    case AMP_F16: amp_ref_conv_ex_f16(d, x, w, packed, bias, post, y); break;
+    default: amp_ref_conv_ex_f64(d, x, w, packed, bias, post, y); break;
     }
 }
 
-void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
-                   const void *bias, void *y)
+/* The packed weights' header: what they were packed for.  64 bytes, so the
+ * panels after it keep the buffer's 64-byte alignment. */
+#define PACKED_MAGIC 0x31766e6f63706d61ull /* "ampconv1" */
+typedef union {
+    struct {
+        uint64_t magic;
+        const amp_gemm_kernel *k;
+        int64_t t, groups, M, K, group_units;
+    } h;
+    unsigned char bytes[64];
+} packed_header;
+typedef char packed_header_is_64_bytes[sizeof(packed_header) == 64 ? 1 : -1];
+
+size_t amp_fast_conv_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d)
+{
+    conv_job j;
+    if (!fast_dtype(t))
+        return amp_ref_conv_packed_bytes_f64(d); /* only f64 is not fast */
+    conv_plan(&j, k, t, d);
+    return sizeof(packed_header) + (size_t)(d->groups * j.group_units) * sizeof(uint32_t);
+}
+
+void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
+                                const void *w, void *packed)
+{
+    conv_job j;
+    packed_header hd;
+    int threads = amp_get_threads();
+    if (!fast_dtype(t)) {
+        amp_ref_conv_pack_weights_f64(d, src, w, packed);
+        return;
+    }
+    conv_plan(&j, k, t, d);
+    memset(&hd, 0, sizeof hd);
+    hd.h.magic = PACKED_MAGIC;
+    hd.h.k = k;
+    hd.h.t = t;
+    hd.h.groups = d->groups;
+    hd.h.M = j.M;
+    hd.h.K = j.K;
+    hd.h.group_units = j.group_units;
+    memcpy(packed, &hd, sizeof hd);
+    j.w = w;
+    j.wt = src;
+    j.pa_out = (uint32_t *)((char *)packed + sizeof hd);
+    if ((double)d->groups * (double)j.M * (double)j.K < PARALLEL_MIN_FLOPS / 16)
+        threads = 1;
+    pack_weights(&j, threads);
+}
+
+void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
+                      const void *packed, const void *bias, const amp_conv_post *post, void *y)
 {
     conv_job j;
     int threads;
     int64_t mb_max, tasks;
-    size_t pa_bytes;
+    uint32_t *pa_own = NULL;
+    amp_conv_post_row *rows_own = NULL;
 
-    memset(&j, 0, sizeof j);
-    j.g = conv_geometry_of(d);
-    j.M = d->out_channels / d->groups;
-    j.K = d->in_channels / d->groups * j.g.kernel_plane;
-    j.P = j.g.out_plane;
+    if (!fast_dtype(t)) { /* f64: packed is the reference's layout */
+        reference_conv_ex(t, d, x, w, packed, bias, post, y);
+        return;
+    }
+    conv_plan(&j, k, t, d);
+    if (packed != NULL) {
+        const packed_header *hd = packed;
+        (void)hd;
+        assert(hd->h.magic == PACKED_MAGIC && "conv_ex: packed is not from conv_pack_weights");
+        assert(hd->h.k == k && hd->h.t == t && "conv_ex: weights packed under another kernel set or dtype");
+        assert(hd->h.groups == d->groups && hd->h.M == j.M && hd->h.K == j.K && hd->h.group_units == j.group_units &&
+               "conv_ex: weights packed for another shape");
+    }
+    if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu)
+        post = NULL;
     if (d->batch <= 0 || j.M <= 0 || j.P <= 0)
         return;
     /* An empty sum (no input channels or taps) has nothing to multiply:
-     * the reference writes the bias alone. */
-    if (j.K == 0 || (t != AMP_F32 && t != AMP_BF16 && t != AMP_F16)) {
-        reference_conv(t, d, x, w, bias, y);
+     * the reference writes the bias alone (reading no weights). */
+    if (j.K == 0) {
+        reference_conv_ex(t, d, x, packed != NULL ? NULL : w, NULL, bias, post, y);
         return;
     }
-    j.k = k;
-    j.t = t;
-    j.es = amp_dtype_size(t);
-    j.d = d;
     j.x = x;
-    j.w = w;
     j.bias = bias;
     j.y = y;
     j.direct = 1;
     for (int i = 0; i < 3; i++)
         if (j.g.kernel[i] != 1 || j.g.stride[i] != 1 || j.g.padding[i] != 0 || j.g.in[i] != j.g.out[i])
             j.direct = 0;
-    j.kstep = (int64_t)k->kcu * k->kpair;
-    j.nkb = cdiv(j.K, j.kstep);
-    j.panels = cdiv(j.M, k->mr);
-    j.group_units = a_block_offset(&j, j.nkb - 1) + j.panels * k->mr * cdiv(j.K - (j.nkb - 1) * j.kstep, k->kpair);
-    pa_bytes = (size_t)(d->groups * j.group_units) * sizeof(uint32_t);
-    j.pa = malloc(pa_bytes);
-    if (j.pa == NULL) { /* no memory for the packed weights: the reference needs none */
-        reference_conv(t, d, x, w, bias, y);
-        return;
-    }
 
     threads = amp_get_threads();
     if (2.0 * (double)d->batch * (double)d->groups * (double)j.M * (double)j.K * (double)j.P < PARALLEL_MIN_FLOPS)
         threads = 1;
-    amp_parallel_run(threads, d->groups * j.nkb * j.panels, pack_weights_task, &j);
+    if (packed != NULL) {
+        j.pa = (const uint32_t *)((const char *)packed + sizeof(packed_header));
+    } else {
+        pa_own = malloc((size_t)(d->groups * j.group_units) * sizeof(uint32_t));
+        if (pa_own == NULL) { /* no memory for the packed weights: the reference needs none */
+            reference_conv_ex(t, d, x, w, NULL, bias, post, y);
+            return;
+        }
+        j.w = w;
+        j.pa_out = pa_own;
+        pack_weights(&j, threads);
+        j.pa = pa_own;
+    }
+    if (post != NULL) {
+        j.post = post;
+        j.post_fn = k->post != NULL ? k->post : post_generic;
+        j.bn_first = post->bn_mean != NULL && k->post != NULL && !fast_dtype(post->bn_dtype);
+        /* without memory, each tile computes its rows' parameters */
+        rows_own = malloc((size_t)d->out_channels * sizeof *rows_own);
+        if (rows_own != NULL)
+            for (int64_t co = 0; co < d->out_channels; co++)
+                post_row_of(post, j.bn_first, co, &rows_own[co]);
+        j.post_rows = rows_own;
+    }
 
     /* Equal-sized chunks: rows in multiples of mr, columns of nr. */
     mb_max = AMP_GEMM_MB_MAX / k->mr * k->mr;
@@ -384,7 +624,14 @@ void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d
     } else {
         amp_parallel_run(threads, tasks, conv_task, &j);
     }
-    free(j.pa);
+    free(rows_own);
+    free(pa_own);
+}
+
+void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
+                   const void *bias, void *y)
+{
+    amp_fast_conv_ex(k, t, d, x, w, NULL, bias, NULL, y);
 }
 
 /* ---- the weight gradient ----------------------------------------------------
@@ -394,8 +641,14 @@ void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d
  * sum_batch), A = the group's rows of dy ([M][P] per image, as stored), B =
  * col_n transposed (read with strides, no copy), every element of dw summed
  * in f32 over all n and p and rounded once.  The im2col matrices of all
- * images of a group are built first (on the pool, one task per image) in
- * one malloc'ed buffer. */
+ * images of a group are built first (on the pool, in tasks of WGRAD_ROWS
+ * rows) in one malloc'ed buffer.  When they are large (over
+ * WGRAD_CHUNK_MIN_TOTAL bytes: a network's first layers), the images go
+ * in chunks of about WGRAD_CHUNK_BYTES of im2col instead, so that the
+ * GEMM packs a chunk's matrices from cache rather than memory: each
+ * chunk's product left in f32 (amp_fast_gemm_f32), the chunks' products
+ * added in image order, and the total rounded to t once (a summation
+ * order of its own; tolerance, as the GEMM's block sums). */
 
 typedef struct {
     const conv_job *j;
@@ -403,17 +656,26 @@ typedef struct {
     char *cols;
     const out_run *runs;
     int64_t nruns;
+    int64_t n0; /* the chunk's first image (wgrad_im2col_rows_task) */
 } wgrad_job;
 
-static void wgrad_im2col_task(void *ctx, int64_t n, int slot)
+/* Rows [part WGRAD_ROWS, + WGRAD_ROWS) of image n0 + task / parts's im2col
+ * matrix into cols (the chunk's images one after another). */
+#define WGRAD_ROWS 64
+#define WGRAD_CHUNK_BYTES ((size_t)4 << 20)
+/* Total im2col bytes up to which one GEMM over every image stays faster
+ * (measured on resnet18's layers: chunks won at 14 and 29 MB, lost at 7). */
+#define WGRAD_CHUNK_MIN_TOTAL ((size_t)10 << 20)
+static void wgrad_im2col_rows_task(void *ctx, int64_t task, int slot)
 {
     const wgrad_job *w = ctx;
     const conv_job *j = w->j;
     const size_t es = j->es;
-    const char *ximg = w->xgroup + (size_t)(n * j->d->in_channels * j->g.in_plane) * es;
+    const int64_t parts = cdiv(j->K, WGRAD_ROWS), n = task / parts, part = task % parts;
+    const char *ximg = w->xgroup + (size_t)((w->n0 + n) * j->d->in_channels * j->g.in_plane) * es;
     char *col = w->cols + (size_t)(n * j->K * j->P) * es;
     (void)slot;
-    for (int64_t kg = 0; kg < j->K; kg++) {
+    for (int64_t kg = part * WGRAD_ROWS; kg < min64((part + 1) * WGRAD_ROWS, j->K); kg++) {
         const int64_t c = kg / j->g.kernel_plane, kp = kg % j->g.kernel_plane;
         const int64_t kd = kp / (j->g.kernel[1] * j->g.kernel[2]), kh = kp / j->g.kernel[2] % j->g.kernel[1];
         const char *xc = ximg + (size_t)(c * j->g.in_plane) * es;
@@ -442,9 +704,12 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     wgrad_job w;
     out_run *runs;
     size_t cols_bytes;
+    int64_t chunk;
+    float *acc = NULL, *part = NULL;
     int threads = amp_get_threads();
 
     memset(&j, 0, sizeof j);
+    memset(&w, 0, sizeof w);
     j.g = conv_geometry_of(d);
     j.M = d->out_channels / d->groups;
     j.K = d->in_channels / d->groups * j.g.kernel_plane;
@@ -460,12 +725,27 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     j.t = t;
     j.es = amp_dtype_size(t);
     j.d = d;
-    cols_bytes = (size_t)(d->batch * j.K * j.P) * j.es;
+    /* Images per im2col chunk: all of them when their matrices are small;
+     * else as many as fit WGRAD_CHUNK_BYTES (at least one), each chunk's
+     * product summed in f32 and the chunks' sums added in image order,
+     * rounded to t once at the end, so that a chunk's matrix is still in
+     * cache when the GEMM packs it. */
+    chunk = (int64_t)(WGRAD_CHUNK_BYTES / ((size_t)(j.K * j.P) * j.es));
+    if (chunk < 1)
+        chunk = 1;
+    if (chunk >= d->batch || (size_t)(d->batch * j.K * j.P) * j.es <= WGRAD_CHUNK_MIN_TOTAL)
+        chunk = d->batch;
+    cols_bytes = (size_t)(chunk * j.K * j.P) * j.es;
     w.cols = malloc(cols_bytes);
     runs = malloc((size_t)j.P * sizeof *runs);
-    if (w.cols == NULL || runs == NULL) { /* the reference needs no memory */
+    if (chunk < d->batch) {
+        acc = malloc((size_t)(j.M * j.K) * 2 * sizeof *acc);
+        part = acc != NULL ? acc + j.M * j.K : NULL;
+    }
+    if (w.cols == NULL || runs == NULL || (chunk < d->batch && acc == NULL)) { /* the reference needs no memory */
         free(w.cols);
         free(runs);
+        free(acc);
         reference_conv_backward_weight(t, d, x, dy, dw);
         return;
     }
@@ -477,10 +757,9 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
         threads = 1;
     for (int64_t grp = 0; grp < d->groups; grp++) {
         amp_gemm_desc gd;
+        char *dwg = (char *)dw + (size_t)(grp * j.M * j.K) * j.es;
         w.xgroup = (const char *)x + (size_t)(grp * (d->in_channels / d->groups) * j.g.in_plane) * j.es;
-        amp_parallel_run(threads, d->batch, wgrad_im2col_task, &w);
         memset(&gd, 0, sizeof gd);
-        gd.batch = d->batch;
         gd.M = j.M;
         gd.N = j.K;
         gd.K = j.P;
@@ -493,9 +772,26 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
         gd.alpha = 1.0;
         gd.beta = 0.0;
         gd.sum_batch = 1;
-        amp_fast_gemm(k, t, &gd, (const char *)dy + (size_t)(grp * j.M * j.P) * j.es, w.cols, NULL, NULL,
-                      (char *)dw + (size_t)(grp * j.M * j.K) * j.es);
+        for (int64_t n0 = 0; n0 < d->batch; n0 += chunk) {
+            const int64_t nc = min64(chunk, d->batch - n0);
+            const char *dyc = (const char *)dy + (size_t)((n0 * d->out_channels + grp * j.M) * j.P) * j.es;
+            w.n0 = n0;
+            amp_parallel_run(threads, nc * cdiv(j.K, WGRAD_ROWS), wgrad_im2col_rows_task, &w);
+            gd.batch = nc;
+            if (chunk == d->batch) { /* one product, rounded to t by the GEMM */
+                amp_fast_gemm(k, t, &gd, dyc, w.cols, NULL, NULL, dwg);
+                break;
+            }
+            amp_fast_gemm_f32(k, t, &gd, dyc, w.cols, n0 == 0 ? acc : part);
+            if (n0 > 0)
+                for (int64_t i = 0; i < j.M * j.K; i++)
+                    acc[i] += part[i];
+        }
+        if (chunk < d->batch)
+            for (int64_t i = 0; i < j.M * j.K; i++)
+                amp_st(t, dwg, i, acc[i]);
     }
+    free(acc);
     free(runs);
     free(w.cols);
 }
@@ -514,7 +810,9 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
  *      tap k of output o reads is tabulated per spatial dim (-1: none).
  *
  * The f32 col is malloc'ed per call: out_channels/groups x kernel taps x
- * input positions. */
+ * input positions.  This is the general path; stride 1, and dilation 1
+ * with strides on larger planes, run as convolutions instead (the two
+ * sections below). */
 
 typedef struct {
     const conv_job *j;
@@ -577,6 +875,322 @@ static void reference_conv_transpose(amp_dtype t, const amp_conv_desc *d, const 
     }
 }
 
+/* ---- conv_transpose of stride 1 as a convolution ------------------------------
+ *
+ * With stride 1 a transposed convolution is a plain one: output o reads
+ * input i = o + padding - k dilation, so with the taps reversed (k' =
+ * kernel - 1 - k) it is o - padding' + k' dilation for padding' =
+ * dilation (kernel - 1) - padding, which must be >= 0 (output_padding
+ * must be 0; the output size is then the same).  The weights
+ * [in_channels, out_channels/groups, kernel...] become the convolution's
+ * [out_channels, in_channels/groups, kernel...], per group with the two
+ * channel dims swapped and every kernel plane reversed (reversing each
+ * spatial index of a row-major plane reverses its flat index), in a
+ * malloc'ed buffer; then amp_fast_conv computes y, bias included, with no
+ * col matrix and no col2im pass.  Its sums run in another order than the
+ * reference's (tolerance, not bits: tests/runtime/test_fastconv.c), and a
+ * tap in the padding contributes w x 0, as amp_fast_conv's do. */
+
+/* d's convolution form in *c, when d has one. */
+static int transpose_as_conv(const amp_conv_desc *d, amp_conv_desc *c)
+{
+    if (d->nspatial < 1 || d->nspatial > 3)
+        return 0;
+    *c = *d;
+    for (int i = 0; i < d->nspatial; i++) {
+        const int64_t pad = d->dilation[i] * (d->kernel[i] - 1) - d->padding[i];
+        if (d->stride[i] != 1 || d->output_padding[i] != 0 || d->dilation[i] < 1 || pad < 0 ||
+            d->out_size[i] != d->in_size[i] + 2 * pad - d->dilation[i] * (d->kernel[i] - 1))
+            return 0;
+        c->padding[i] = pad;
+        c->output_padding[i] = 0;
+    }
+    return 1;
+}
+
+typedef struct {
+    size_t es;
+    int64_t in_g, out_g, kplane, groups;
+    const char *w;
+    char *wf;
+} flip_job;
+
+#define FLIP_CHANNELS 16 /* output channels per task */
+
+/* Output channels [task FLIP_CHANNELS, + FLIP_CHANNELS) of the flipped
+ * weights: wf[co, ci', kplane - 1 - kp] = w[g in_g + ci', co', kp] for
+ * co = g out_g + co'. */
+static void flip_task(void *ctx, int64_t task, int slot)
+{
+    const flip_job *f = ctx;
+    const int64_t kp_n = f->kplane, co_end = min64((task + 1) * FLIP_CHANNELS, f->groups * f->out_g);
+    (void)slot;
+    for (int64_t co = task * FLIP_CHANNELS; co < co_end; co++) {
+        const int64_t grp = co / f->out_g, cop = co % f->out_g;
+        for (int64_t ci = 0; ci < f->in_g; ci++) {
+            const size_t src = (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * kp_n);
+            const size_t dst = (size_t)((co * f->in_g + ci) * kp_n);
+            if (f->es == 2) {
+                const uint16_t *s = (const uint16_t *)f->w + src;
+                uint16_t *o = (uint16_t *)f->wf + dst;
+                for (int64_t kp = 0; kp < kp_n; kp++)
+                    o[kp_n - 1 - kp] = s[kp];
+            } else {
+                const uint32_t *s = (const uint32_t *)f->w + src;
+                uint32_t *o = (uint32_t *)f->wf + dst;
+                for (int64_t kp = 0; kp < kp_n; kp++)
+                    o[kp_n - 1 - kp] = s[kp];
+            }
+        }
+    }
+}
+
+/* y as amp_fast_conv of x and the flipped weights; 0 (nothing done) when
+ * d has no convolution form or there is no memory for the weights. */
+static int transpose_by_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                             const void *w, const void *bias, void *y)
+{
+    amp_conv_desc c;
+    flip_job f;
+    size_t bytes;
+    int threads = amp_get_threads();
+    if (!transpose_as_conv(d, &c))
+        return 0;
+    f.es = amp_dtype_size(t);
+    f.groups = d->groups;
+    f.in_g = d->in_channels / d->groups;
+    f.out_g = d->out_channels / d->groups;
+    f.kplane = conv_geometry_of(d).kernel_plane;
+    bytes = (size_t)(d->out_channels * f.in_g * f.kplane) * f.es;
+    f.w = w;
+    f.wf = malloc(bytes ? bytes : 1);
+    if (f.wf == NULL)
+        return 0;
+    if ((double)bytes < PARALLEL_MIN_FLOPS / 8) /* a small copy: not worth waking the pool */
+        threads = 1;
+    amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), flip_task, &f);
+    amp_fast_conv(k, t, &c, x, f.wf, bias, y);
+    free(f.wf);
+    return 1;
+}
+
+/* ---- conv_transpose of stride > 1 as one convolution per output phase ----------
+ *
+ * With dilation 1, the outputs o = s q + r of one residue r (per spatial
+ * dim; a phase is one residue per dim) read only the taps k = k0 + s m,
+ * k0 = (r + padding) mod s, m < L = ceil((kernel - k0) / s), at inputs
+ * i = q + c - m, c = (r + padding - k0) / s: a stride-1 convolution of x
+ * with the sub-kernel of those taps reversed, padding' = L - 1 - c.  So
+ * each phase is one amp_fast_conv (sub-kernel weights built as for stride
+ * 1, in a malloc'ed buffer) into a temporary output, padded symmetrically
+ * by P = max(0, padding', the right edge's need) and read from offset
+ * e = P - padding' (a few edge outputs computed and dropped), whose
+ * values are then copied to y with stride s.  A phase with no taps (L 0:
+ * kernel < stride) gets the bias alone, as the reference's empty sum.
+ * Each output is still one sum rounded once; the order differs from the
+ * reference's, as for stride 1 (tolerance, not bits). */
+
+typedef struct {
+    int64_t s, r, k0, L, c, P, e, nq, outc;
+} phase_dim;
+
+/* Output positions per phase below which col2im is kept. */
+#define PHASE_MIN_PLANE 100
+
+typedef struct {
+    size_t es;
+    const conv_geometry *g;
+    phase_dim ph[3];
+    int64_t in_g, out_g, groups, Lplane;
+    const char *w;
+    char *wf;
+    const char *tmp;   /* the phase's conv output [N, Cout, outc...], or NULL (no taps) */
+    const char *bias;  /* NULL: none */
+    amp_dtype t;
+    char *y;
+    int64_t out_channels;
+} phase_job;
+
+/* The sub-kernel of output channels [task FLIP_CHANNELS, + FLIP_CHANNELS):
+ * wf[co, ci', j] = w[g in_g + ci', co', k(j)], k_i(j_i) = k0_i + s_i (L_i - 1 - j_i). */
+static void phase_weights_task(void *ctx, int64_t task, int slot)
+{
+    const phase_job *f = ctx;
+    const conv_geometry *g = f->g;
+    const int64_t co_end = min64((task + 1) * FLIP_CHANNELS, f->groups * f->out_g);
+    (void)slot;
+    for (int64_t co = task * FLIP_CHANNELS; co < co_end; co++) {
+        const int64_t grp = co / f->out_g, cop = co % f->out_g;
+        for (int64_t ci = 0; ci < f->in_g; ci++) {
+            const char *src = f->w + (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * g->kernel_plane) * f->es;
+            char *dst = f->wf + (size_t)((co * f->in_g + ci) * f->Lplane) * f->es;
+            int64_t j = 0;
+            for (int64_t a = 0; a < f->ph[0].L; a++)
+                for (int64_t b = 0; b < f->ph[1].L; b++)
+                    for (int64_t e = 0; e < f->ph[2].L; e++, j++) {
+                        const int64_t ka = f->ph[0].k0 + f->ph[0].s * (f->ph[0].L - 1 - a);
+                        const int64_t kb = f->ph[1].k0 + f->ph[1].s * (f->ph[1].L - 1 - b);
+                        const int64_t ke = f->ph[2].k0 + f->ph[2].s * (f->ph[2].L - 1 - e);
+                        memcpy(dst + (size_t)j * f->es, src + (size_t)((ka * g->kernel[1] + kb) * g->kernel[2] + ke) * f->es,
+                               f->es);
+                    }
+        }
+    }
+}
+
+/* Copies the phase's outputs of plane (n, co) = task into y (or writes the
+ * bias alone when the phase has no taps). */
+static void phase_scatter_task(void *ctx, int64_t task, int slot)
+{
+    const phase_job *f = ctx;
+    const conv_geometry *g = f->g;
+    const phase_dim *p = f->ph;
+    const size_t es = f->es;
+    const int64_t co = task % f->out_channels;
+    const int64_t cplane = p[0].outc * p[1].outc * p[2].outc;
+    char *yp = f->y + (size_t)(task * g->out_plane) * es;
+    const char *tp = f->tmp != NULL ? f->tmp + (size_t)(task * cplane) * es : NULL;
+    float fill = 0.0f;
+    (void)slot;
+    if (tp == NULL && f->bias != NULL)
+        fill = 0.0f + amp_ld(f->t, f->bias, co); /* the reference's empty sum plus the bias */
+    for (int64_t a = 0; a < p[0].nq; a++)
+        for (int64_t b = 0; b < p[1].nq; b++) {
+            const int64_t orow = ((p[0].s * a + p[0].r) * g->out[1] + p[1].s * b + p[1].r) * g->out[2] + p[2].r;
+            if (tp == NULL) {
+                for (int64_t e = 0; e < p[2].nq; e++)
+                    amp_st(f->t, yp, orow + p[2].s * e, fill);
+                continue;
+            }
+            {
+                const char *trow = tp + (size_t)(((a + p[0].e) * p[1].outc + b + p[1].e) * p[2].outc + p[2].e) * es;
+                char *o = yp + (size_t)orow * es;
+                const size_t ostep = (size_t)p[2].s * es;
+                if (es == 2)
+                    for (int64_t e = 0; e < p[2].nq; e++)
+                        memcpy(o + (size_t)e * ostep, trow + (size_t)e * 2, 2);
+                else
+                    for (int64_t e = 0; e < p[2].nq; e++)
+                        memcpy(o + (size_t)e * ostep, trow + (size_t)e * 4, 4);
+            }
+        }
+}
+
+/* Phase number `phase`'s per-dim geometry in ph[3] (the last dim's
+ * residue varying fastest); *taps is its sub-kernel's size.  Returns 0
+ * when the phase has no outputs. */
+static int phase_dims(const conv_geometry *g, int64_t phase, phase_dim *ph, int64_t *taps)
+{
+    int empty = 0;
+    *taps = 1;
+    for (int i = 2; i >= 0; i--) {
+        phase_dim *p = &ph[i];
+        const int64_t K = g->kernel[i], pad = g->padding[i], I = g->in[i], O = g->out[i];
+        int64_t padc;
+        p->s = g->stride[i];
+        p->r = phase % p->s;
+        phase /= p->s;
+        p->nq = p->r < O ? (O - p->r + p->s - 1) / p->s : 0;
+        p->k0 = (p->r + pad) % p->s;
+        p->L = p->k0 < K ? (K - 1 - p->k0) / p->s + 1 : 0;
+        p->c = (p->r + pad - p->k0) / p->s;
+        padc = p->L - 1 - p->c;
+        p->P = 0;
+        if (padc > p->P)
+            p->P = padc;
+        if (p->nq - 1 - padc - I + p->L > p->P)
+            p->P = p->nq - 1 - padc - I + p->L;
+        p->e = p->P - padc;
+        p->outc = I + 2 * p->P - p->L + 1;
+        empty |= p->nq == 0;
+        *taps *= p->L;
+    }
+    return !empty;
+}
+
+/* y by phases; 0 (nothing done) when d is not for it (a dilation, no
+ * stride above 1) or memory runs out. */
+static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                               const void *w, const void *bias, void *y)
+{
+    const conv_geometry g = conv_geometry_of(d);
+    const int lead = 3 - d->nspatial;
+    phase_job f;
+    int64_t nphases = 1, max_lplane = 1, max_cplane = 1, strided = 0;
+    size_t wbytes, tbytes;
+    char *tmp;
+    int threads = amp_get_threads();
+    if (d->nspatial < 1 || d->nspatial > 3)
+        return 0;
+    for (int i = 0; i < 3; i++) {
+        if (g.dilation[i] != 1 || g.stride[i] < 1 || g.padding[i] < 0)
+            return 0;
+        strided |= g.stride[i] > 1;
+        nphases *= g.stride[i];
+    }
+    /* Small planes (a network's last layers) give each phase's GEMM too few
+     * columns to beat one col2im GEMM over all taps (measured on resnet18's
+     * 14 x 14 outputs: slower; 28 x 28 and up: faster). */
+    if (!strided || g.out_plane / nphases < PHASE_MIN_PLANE)
+        return 0;
+    for (int64_t phase = 0; phase < nphases; phase++) { /* the buffers' sizes */
+        int64_t taps;
+        if (!phase_dims(&g, phase, f.ph, &taps))
+            continue;
+        if (taps > max_lplane)
+            max_lplane = taps;
+        if (f.ph[0].outc * f.ph[1].outc * f.ph[2].outc > max_cplane)
+            max_cplane = f.ph[0].outc * f.ph[1].outc * f.ph[2].outc;
+    }
+    memset(&f, 0, sizeof f);
+    f.es = amp_dtype_size(t);
+    f.g = &g;
+    f.groups = d->groups;
+    f.in_g = d->in_channels / d->groups;
+    f.out_g = d->out_channels / d->groups;
+    f.w = w;
+    f.t = t;
+    f.y = y;
+    f.bias = bias;
+    f.out_channels = d->out_channels;
+    wbytes = (size_t)(d->out_channels * f.in_g * max_lplane) * f.es;
+    tbytes = (size_t)(d->batch * d->out_channels * max_cplane) * f.es;
+    f.wf = malloc(wbytes ? wbytes : 1);
+    tmp = malloc(tbytes ? tbytes : 1);
+    if (f.wf == NULL || tmp == NULL) {
+        free(f.wf);
+        free(tmp);
+        return 0;
+    }
+    if ((double)(tbytes + wbytes) < PARALLEL_MIN_FLOPS / 8)
+        threads = 1;
+    for (int64_t phase = 0; phase < nphases; phase++) {
+        int64_t taps;
+        amp_conv_desc c = *d;
+        if (!phase_dims(&g, phase, f.ph, &taps))
+            continue;
+        f.Lplane = taps;
+        f.tmp = NULL;
+        if (taps > 0) {
+            for (int i = 0; i < d->nspatial; i++) {
+                const phase_dim *p = &f.ph[lead + i];
+                c.stride[i] = 1;
+                c.kernel[i] = p->L;
+                c.padding[i] = p->P;
+                c.output_padding[i] = 0;
+                c.out_size[i] = p->outc;
+            }
+            amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), phase_weights_task, &f);
+            amp_fast_conv(k, t, &c, x, f.wf, bias, tmp);
+            f.tmp = tmp;
+        }
+        amp_parallel_run(threads, d->batch * d->out_channels, phase_scatter_task, &f);
+    }
+    free(f.wf);
+    free(tmp);
+    return 1;
+}
+
 void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                              const void *w, const void *bias, void *y)
 {
@@ -597,6 +1211,8 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
         reference_conv_transpose(t, d, x, w, bias, y);
         return;
     }
+    if (transpose_by_conv(k, t, d, x, w, bias, y) || transpose_by_phases(k, t, d, x, w, bias, y))
+        return;
     j.t = t;
     j.es = amp_dtype_size(t);
     j.d = d;

@@ -3,8 +3,9 @@
  * isa_avx512.c, isa_avx512bf16.c) share: generic packing bodies (inlined
  * into each file's target-specific wrappers, so the compiler may vectorize
  * them for that ISA) and the table entries that route linear, matmul and
- * gemm into the blocked driver amp_fast_gemm (isa_gemm.c), and conv,
- * conv_transpose and conv_backward_weight into isa_conv.c's drivers, all
+ * gemm into the blocked driver amp_fast_gemm (isa_gemm.c), and conv (and
+ * conv_ex with its weight packing), conv_transpose and conv_backward_weight
+ * into isa_conv.c's drivers, all
  * on the same micro-kernels.  The contract of
  * packing, micro-kernels and epilogues is in amprt_internal.h.
  */
@@ -139,6 +140,22 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     {                                                                                             \
         amp_fast_conv(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                                     \
     }                                                                                             \
+    static size_t PREFIX##_conv_packed_bytes_##T(const amp_conv_desc *d)                          \
+    {                                                                                             \
+        return amp_fast_conv_packed_bytes(KERN, AMP_DTYPE_##T, d);                                \
+    }                                                                                             \
+    static void PREFIX##_conv_pack_weights_##T(const amp_conv_desc *d, amp_dtype src, const void *w, \
+                                               void *packed)                                      \
+    {                                                                                             \
+        amp_fast_conv_pack_weights(KERN, AMP_DTYPE_##T, d, src, w, packed);                       \
+    }                                                                                             \
+    static void PREFIX##_conv_ex_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,              \
+                                     const AMP_CTYPE_##T *w, const void *packed,                  \
+                                     const AMP_CTYPE_##T *bias, const amp_conv_post *post,        \
+                                     AMP_CTYPE_##T *y)                                            \
+    {                                                                                             \
+        amp_fast_conv_ex(KERN, AMP_DTYPE_##T, d, x, w, packed, bias, post, y);                    \
+    }                                                                                             \
     static void PREFIX##_conv_backward_weight_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x, \
                                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)     \
     {                                                                                             \
@@ -157,6 +174,9 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         (t)->linear_##T = PREFIX##_linear_##T;                                                    \
         (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
         (t)->conv_##T = PREFIX##_conv_##T;                                                        \
+        (t)->conv_packed_bytes_##T = PREFIX##_conv_packed_bytes_##T;                              \
+        (t)->conv_pack_weights_##T = PREFIX##_conv_pack_weights_##T;                              \
+        (t)->conv_ex_##T = PREFIX##_conv_ex_##T;                                                  \
         (t)->conv_backward_weight_##T = PREFIX##_conv_backward_weight_##T;                        \
         (t)->conv_transpose_##T = PREFIX##_conv_transpose_##T;                                    \
     } while (0)

@@ -12,7 +12,12 @@
  * kernel 1, stride 1 and no padding, so the extra loops run once and change
  * nothing.
  * output_padding is not read: it only widens out_size, which is given.
+ *
+ * conv_ex's reference (at the end) is its specification: conv, then the
+ * reference batch_norm, add and relu; its packed weights are w in T.
  */
+#include <string.h>
+
 #include "amprt_internal.h"
 #include "ref_window.h"
 
@@ -76,3 +81,62 @@ CONV_KERNELS(f64, dacc)
 CONV_KERNELS(f32, facc)
 CONV_KERNELS(bf16, facc)
 CONV_KERNELS(f16, facc)
+
+/* conv_ex (amprt/spatial.h): the packed weights are the weight tensor
+ * itself in T, and conv_ex is the composition it is specified as: conv,
+ * then batch_norm, add and relu, each a reference kernel. */
+static size_t packed_count(const amp_conv_desc *d)
+{
+    conv_geometry g = conv_geometry_of(d);
+    return (size_t)(d->out_channels * (d->in_channels / d->groups) * g.kernel_plane);
+}
+
+/* Element for element: a copy when src is t, else src widened and rounded
+ * to t once (f32 -> t exactly as amp_cast_f32_<t> does). */
+static AMP_ALWAYS_INLINE void pack_weights(amp_dtype t, const amp_conv_desc *d, amp_dtype src, const void *w,
+                                           void *packed)
+{
+    const size_t n = packed_count(d);
+    if (src == t) {
+        memcpy(packed, w, n * amp_dtype_size(t));
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        amp_std(t, packed, (int64_t)i, amp_ldd(src, w, (int64_t)i));
+}
+
+#define CONV_EX_KERNELS(T)                                                                        \
+    size_t amp_ref_conv_packed_bytes_##T(const amp_conv_desc *d)                                  \
+    {                                                                                             \
+        return packed_count(d) * sizeof(AMP_CTYPE_##T);                                           \
+    }                                                                                             \
+    void amp_ref_conv_pack_weights_##T(const amp_conv_desc *d, amp_dtype src, const void *w,      \
+                                       void *packed)                                              \
+    {                                                                                             \
+        pack_weights(AMP_DTYPE_##T, d, src, w, packed);                                           \
+    }                                                                                             \
+    void amp_ref_conv_ex_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                      \
+                             const AMP_CTYPE_##T *w, const void *packed,                          \
+                             const AMP_CTYPE_##T *bias, const amp_conv_post *post,                \
+                             AMP_CTYPE_##T *y)                                                    \
+    {                                                                                             \
+        conv_geometry g = conv_geometry_of(d);                                                    \
+        size_t n;                                                                                 \
+        amp_ref_conv_##T(d, x, packed != NULL ? (const AMP_CTYPE_##T *)packed : w, bias, y);      \
+        if (post == NULL || d->batch <= 0 || d->out_channels <= 0 || g.out_plane <= 0)            \
+            return;                                                                               \
+        n = (size_t)(d->batch * d->out_channels * g.out_plane);                                   \
+        if (post->bn_mean != NULL)                                                                \
+            amp_ref_batch_norm_##T(d->batch, d->out_channels, g.out_plane, y, post->bn_dtype,     \
+                                   post->bn_mean, post->bn_var, post->bn_weight, post->bn_bias,  \
+                                   post->bn_eps, y);                                              \
+        if (post->residual != NULL)                                                               \
+            amp_ref_add_##T(n, y, post->residual, y);                                             \
+        if (post->relu)                                                                           \
+            amp_ref_relu_##T(n, y, y);                                                            \
+    }
+
+CONV_EX_KERNELS(f64)
+CONV_EX_KERNELS(f32)
+CONV_EX_KERNELS(bf16)
+CONV_EX_KERNELS(f16)

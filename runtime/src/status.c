@@ -27,6 +27,7 @@ const char *amp_strerror(int code)
     case AMP_ERR_SINGULAR: return "a matrix is singular or not positive definite";
     case AMP_ERR_COLLECTIVE: return "a collective operation (MPI) could not start or was given what it cannot reduce";
     case AMP_ERR_NO_CONVERGENCE: return "an iterative algorithm (eig's QR iteration) did not converge";
+    case AMP_ERR_BAD_PREPARED: return "the prepared weights were not written by this model's prepare function";
     }
     return "unknown amprt status code";
 }

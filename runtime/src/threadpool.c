@@ -3,15 +3,26 @@
  * count API (amp_set_threads / amp_get_threads).
  *
  * Workers are created lazily, the first time a parallel run needs them, and
- * then wait on a condition variable for the next run; nothing creates a
- * thread per call.  A run hands out task numbers from a shared counter, so
- * which thread runs a task varies, but each task's result does not (the
+ * then wait for the next run, spinning a while (back-to-back runs, a
+ * model's layers, hand over in well under a microsecond) and then asleep
+ * on a condition variable; nothing creates a thread per call.
+ *
+ * A run is published as one 64-bit word, `state`: the run's number in the
+ * high half, the next unclaimed task in the low half.  A thread claims a
+ * task by a compare-and-swap on it, so a worker that wakes late, after its
+ * run is over or while the next one is under way, cannot claim a task of a
+ * run it did not see (its run number no longer matches).  The caller runs
+ * tasks too (slot 0; worker i is slot i), and returns once `completed`
+ * counts every task: it never waits for a worker that did not get to claim
+ * anything (a descheduled one costs nothing), only for tasks in progress.
+ * Which thread runs a task varies, but each task's result does not (the
  * GEMM's tasks own disjoint output blocks and sum in a fixed order).
- * Runs are serialized by one lock: the caller of amp_parallel_run is slot
- * 0, worker i is slot i, and a slot's static buffers (isa_gemm.c) belong to
- * whichever task runs in it.  After fork() the child starts with no workers.
+ * Runs are serialized by one lock, so a slot's static buffers
+ * (isa_gemm.c) belong to whichever task runs in it.  After fork() the
+ * child starts with no workers.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,23 +30,22 @@
 #include "amprt_internal.h"
 
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one run at a time */
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;  /* sleeping workers */
 static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
 
-static int n_workers;            /* created so far (slots 1..n_workers) */
-static unsigned long generation; /* bumped per run */
-static int run_workers;          /* workers taking part in the current run */
-static int finished;             /* of them, how many are done */
+static int n_workers;        /* created so far (slots 1..n_workers) */
+static uint64_t state;       /* run number << 32 | next task (atomic) */
+static int run_threads;      /* threads taking part in the current run (slots below) (atomic) */
+static int64_t completed;    /* tasks of the current run done (atomic) */
+static int sleepers;         /* workers asleep or about to be (atomic) */
+static uint32_t start_run[AMP_MAX_THREADS]; /* per slot: the run number before the one creating it */
+/* the current run (atomic, relaxed: published by the release of `state`) */
 static void (*run_fn)(void *, int64_t, int);
 static void *run_ctx;
 static int64_t run_tasks;
-static int64_t next_task; /* under __atomic builtins */
-static unsigned long start_generation[AMP_MAX_THREADS]; /* per slot, at creation */
 
 static int threads_setting; /* 0: not yet read from the environment */
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
-static int atfork_registered;
 
 static int clamp_threads(long n)
 {
@@ -73,20 +83,27 @@ void amp_set_threads(int n)
     __atomic_store_n(&threads_setting, n < 1 ? default_threads() : clamp_threads(n), __ATOMIC_RELAXED);
 }
 
-static void run_tasks_as(int slot)
+/* Claim and run tasks of run `run` until none is left (or the run is no
+ * longer current). */
+static void run_tasks_as(uint32_t run, int slot)
 {
+    uint64_t cur = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
     for (;;) {
-        int64_t task = __atomic_fetch_add(&next_task, 1, __ATOMIC_RELAXED);
-        if (task >= run_tasks)
+        if ((uint32_t)(cur >> 32) != run || (int64_t)(cur & 0xffffffffu) >= __atomic_load_n(&run_tasks, __ATOMIC_RELAXED))
             return;
-        run_fn(run_ctx, task, slot);
+        if (__atomic_compare_exchange_n(&state, &cur, cur + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            __atomic_load_n(&run_fn, __ATOMIC_RELAXED)(__atomic_load_n(&run_ctx, __ATOMIC_RELAXED),
+                                                      (int64_t)(cur & 0xffffffffu), slot);
+            __atomic_add_fetch(&completed, 1, __ATOMIC_RELEASE);
+            cur = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+        }
     }
 }
 
-/* Spinning briefly before sleeping on a condition variable keeps the
- * hand-off between back-to-back products (a model's layers) in the
- * microseconds a futex wake-up would cost. */
-#define SPIN_ITERATIONS 1000
+/* Spinning before sleeping keeps the hand-off between back-to-back runs
+ * (a model's layers, a few microseconds apart) off the futex: about 100 us
+ * of pause instructions on current x86 (some 25 ns each). */
+#define SPIN_ITERATIONS 4000
 
 static void cpu_relax(void)
 {
@@ -95,29 +112,35 @@ static void cpu_relax(void)
 #endif
 }
 
+static uint32_t current_run(void) { return (uint32_t)(__atomic_load_n(&state, __ATOMIC_ACQUIRE) >> 32); }
+
 static void *worker(void *arg)
 {
-    int slot = (int)(intptr_t)arg;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&pool_lock);
-    seen = start_generation[slot]; /* the run that created it is still to do */
+    const int slot = (int)(intptr_t)arg;
+    /* the run after start_run is the one that created it: take part */
+    uint32_t seen = __atomic_load_n(&start_run[slot], __ATOMIC_ACQUIRE);
     for (;;) {
-        if (generation == seen) {
-            pthread_mutex_unlock(&pool_lock);
-            for (int i = 0; i < SPIN_ITERATIONS && __atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen; i++)
-                cpu_relax();
+        uint32_t run;
+        for (int i = 0; i < SPIN_ITERATIONS && current_run() == seen; i++)
+            cpu_relax();
+        if (current_run() == seen) {
+            /* Asleep until a run starts.  Dekker with amp_parallel_run:
+             * sleepers is raised before the run number is read again (both
+             * sequentially consistent), and the caller bumps the run before
+             * it reads sleepers, so one of the two sees the other; the
+             * broadcast is under pool_lock, which this thread holds from
+             * the check into the wait. */
             pthread_mutex_lock(&pool_lock);
+            __atomic_add_fetch(&sleepers, 1, __ATOMIC_SEQ_CST);
+            while ((uint32_t)(__atomic_load_n(&state, __ATOMIC_SEQ_CST) >> 32) == seen)
+                pthread_cond_wait(&work_cv, &pool_lock);
+            __atomic_sub_fetch(&sleepers, 1, __ATOMIC_SEQ_CST);
+            pthread_mutex_unlock(&pool_lock);
         }
-        while (generation == seen)
-            pthread_cond_wait(&work_cv, &pool_lock);
-        seen = generation;
-        if (slot > run_workers)
-            continue; /* not needed this run */
-        pthread_mutex_unlock(&pool_lock);
-        run_tasks_as(slot);
-        pthread_mutex_lock(&pool_lock);
-        if (__atomic_add_fetch(&finished, 1, __ATOMIC_RELEASE) == run_workers)
-            pthread_cond_signal(&done_cv);
+        run = current_run();
+        seen = run;
+        if (slot < __atomic_load_n(&run_threads, __ATOMIC_ACQUIRE))
+            run_tasks_as(run, slot);
     }
     return NULL;
 }
@@ -128,23 +151,30 @@ static void after_fork_child(void)
     pthread_mutex_init(&run_lock, NULL);
     pthread_mutex_init(&pool_lock, NULL);
     pthread_cond_init(&work_cv, NULL);
-    pthread_cond_init(&done_cv, NULL);
     n_workers = 0;
+    sleepers = 0;
 }
 
 void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx)
 {
+    static int atfork_registered;
     int want;
+    uint32_t run;
     pthread_mutex_lock(&run_lock);
+    run = (uint32_t)(__atomic_load_n(&state, __ATOMIC_RELAXED) >> 32);
+    if (ntasks >= (int64_t)0xffffffff) { /* beyond a 32-bit task index: on this thread */
+        for (int64_t t = 0; t < ntasks; t++)
+            fn(ctx, t, 0);
+        pthread_mutex_unlock(&run_lock);
+        return;
+    }
+    /* Close the finished run's word first (every task claimed), so that
+     * no late worker can claim anything while the new run is written. */
+    __atomic_store_n(&state, (uint64_t)run << 32 | 0xffffffffu, __ATOMIC_SEQ_CST);
     want = clamp_threads(nthreads);
     if (want > ntasks)
         want = (int)(ntasks < 1 ? 1 : ntasks);
-    run_fn = fn;
-    run_ctx = ctx;
-    run_tasks = ntasks;
-    __atomic_store_n(&next_task, 0, __ATOMIC_RELAXED);
     if (want > 1) {
-        pthread_mutex_lock(&pool_lock);
         if (!atfork_registered)
             atfork_registered = pthread_atfork(NULL, NULL, after_fork_child) == 0;
         while (n_workers < want - 1) {
@@ -152,7 +182,7 @@ void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_
             pthread_attr_t attr;
             pthread_attr_init(&attr);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            start_generation[n_workers + 1] = generation;
+            __atomic_store_n(&start_run[n_workers + 1], run, __ATOMIC_RELEASE);
             if (pthread_create(&tid, &attr, worker, (void *)(intptr_t)(n_workers + 1)) != 0) {
                 pthread_attr_destroy(&attr);
                 break; /* run with the workers we have */
@@ -160,22 +190,30 @@ void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_
             pthread_attr_destroy(&attr);
             n_workers++;
         }
-        run_workers = want - 1 < n_workers ? want - 1 : n_workers;
-        finished = 0;
-        if (run_workers > 0) {
-            __atomic_store_n(&generation, generation + 1, __ATOMIC_RELEASE);
-            pthread_cond_broadcast(&work_cv);
-        }
-        pthread_mutex_unlock(&pool_lock);
-        run_tasks_as(0);
-        for (int i = 0; i < SPIN_ITERATIONS && __atomic_load_n(&finished, __ATOMIC_ACQUIRE) < run_workers; i++)
-            cpu_relax();
+        if (want > n_workers + 1)
+            want = n_workers + 1;
+    }
+    /* Publish the run, then its number (with the next task 0): a thread
+     * that sees the number sees the rest. */
+    __atomic_store_n(&run_fn, fn, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_ctx, ctx, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_tasks, ntasks, __ATOMIC_RELAXED);
+    __atomic_store_n(&completed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&run_threads, want, __ATOMIC_RELEASE);
+    run++;
+    __atomic_store_n(&state, (uint64_t)run << 32, __ATOMIC_SEQ_CST);
+    if (want > 1 && __atomic_load_n(&sleepers, __ATOMIC_SEQ_CST) > 0) {
         pthread_mutex_lock(&pool_lock);
-        while (finished < run_workers)
-            pthread_cond_wait(&done_cv, &pool_lock);
+        pthread_cond_broadcast(&work_cv);
         pthread_mutex_unlock(&pool_lock);
-    } else {
-        run_tasks_as(0);
+    }
+    run_tasks_as(run, 0);
+    /* Every task is claimed now; wait for those still running elsewhere. */
+    for (unsigned i = 0; __atomic_load_n(&completed, __ATOMIC_ACQUIRE) < ntasks; i++) {
+        if (i < SPIN_ITERATIONS)
+            cpu_relax();
+        else
+            sched_yield();
     }
     pthread_mutex_unlock(&run_lock);
 }

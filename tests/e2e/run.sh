@@ -209,5 +209,14 @@ else
 fi
 grep '^ok ' "$OUT/check.log" | sed 's/^ok   /     /'
 
+# Fused convolution epilogues and prepared weights change no bit.
+if sh tests/e2e/fusion.sh "$BUILD" > "$OUT/fusion.log" 2>&1; then
+    ok "$(tail -n 1 "$OUT/fusion.log"): fused and prepared forwards bit-identical to one call per op"
+else
+    grep -v '^ok ' "$OUT/fusion.log"
+    bad "fused and prepared forwards bit-identical to one call per op (see $OUT/fusion.log)"
+fi
+grep '^ok ' "$OUT/fusion.log" | sed 's/^ok   /     /'
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

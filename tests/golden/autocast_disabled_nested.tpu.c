@@ -57,11 +57,53 @@ done:
     return rc;
 }
 
-int nested_forward(const nested_params *params, const nested_inputs *inputs, nested_outputs *outputs,
-           const nested_dims *dims, void *arena, size_t arena_bytes)
+#define NESTED_PREPARED_MAGIC 0x1560e498717c2aa7ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *nested_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t nested_prepared_bytes(void)
+{
+    size_t bytes = NESTED_PAD_(sizeof(uint64_t) * 4) + 64;
+    bytes += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16)); /* w1 as bf16 */
+    bytes += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16)); /* w2 as bf16 */
+    return bytes;
+}
+
+int nested_prepare(const nested_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w1 || !params->w2)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < nested_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = NESTED_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
+    head[2] = at; /* w1 as bf16 */
+    amp_cast_f32_bf16((size_t)(64), params->w1, (amp_bf16 *)(base + at));
+    at += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16));
+    head[3] = at; /* w2 as bf16 */
+    amp_cast_f32_bf16((size_t)(64), params->w2, (amp_bf16 *)(base + at));
+    at += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16));
+    head[0] = NESTED_PREPARED_MAGIC;
+    head[1] = 2;
+    return AMP_OK;
+}
+
+int nested_forward_prepared(const void *prepared, const nested_params *params, const nested_inputs *inputs,
+           nested_outputs *outputs, const nested_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != NESTED_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 2))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -84,8 +126,11 @@ int nested_forward(const nested_params *params, const nested_inputs *inputs, nes
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const w1_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
-    amp_cast_f32_bf16((size_t)(64), w1, w1_bf16);
+    const amp_bf16 *w1_bf16 = nested_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by nested_prepare */
+    if (!w1_bf16) {
+        amp_cast_f32_bf16((size_t)(64), w1, (amp_bf16 *)slot1);
+        w1_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* autocast_disabled_nested.amp:9: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const h = (amp_bf16 *)slot2; /* bf16[B, 8] */
@@ -99,10 +144,19 @@ int nested_forward(const nested_params *params, const nested_inputs *inputs, nes
     amp_linear_f32(B, 8, 8, x, w2, NULL, outputs->k);
 
     /* autocast_disabled_nested.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const w2_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
-    amp_cast_f32_bf16((size_t)(64), w2, w2_bf16);
+    const amp_bf16 *w2_bf16 = nested_prepared_entry_(prepared, 1); /* bf16[8, 8], cast by nested_prepare */
+    if (!w2_bf16) {
+        amp_cast_f32_bf16((size_t)(64), w2, (amp_bf16 *)slot1);
+        w2_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* autocast_disabled_nested.amp:14: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 8, 8, g, w2_bf16, NULL, outputs->o);
     return AMP_OK;
+}
+
+int nested_forward(const nested_params *params, const nested_inputs *inputs, nested_outputs *outputs,
+           const nested_dims *dims, void *arena, size_t arena_bytes)
+{
+    return nested_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

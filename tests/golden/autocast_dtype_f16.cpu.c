@@ -49,11 +49,53 @@ done:
     return rc;
 }
 
-int half_forward(const half_params *params, const half_inputs *inputs, half_outputs *outputs,
-         const half_dims *dims, void *arena, size_t arena_bytes)
+#define HALF_PREPARED_MAGIC 0x24facd4600578977ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *half_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t half_prepared_bytes(void)
+{
+    size_t bytes = HALF_PAD_(sizeof(uint64_t) * 4) + 64;
+    bytes += HALF_PAD_((size_t)(12) * sizeof(amp_f16)); /* w as f16 */
+    bytes += HALF_PAD_((size_t)(12) * sizeof(amp_bf16)); /* w as bf16 */
+    return bytes;
+}
+
+int half_prepare(const half_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w || !params->w)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < half_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = HALF_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
+    head[2] = at; /* w as f16 */
+    amp_cast_f32_f16((size_t)(12), params->w, (amp_f16 *)(base + at));
+    at += HALF_PAD_((size_t)(12) * sizeof(amp_f16));
+    head[3] = at; /* w as bf16 */
+    amp_cast_f32_bf16((size_t)(12), params->w, (amp_bf16 *)(base + at));
+    at += HALF_PAD_((size_t)(12) * sizeof(amp_bf16));
+    head[0] = HALF_PREPARED_MAGIC;
+    head[1] = 2;
+    return AMP_OK;
+}
+
+int half_forward_prepared(const void *prepared, const half_params *params, const half_inputs *inputs,
+         half_outputs *outputs, const half_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != HALF_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 2))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -75,8 +117,11 @@ int half_forward(const half_params *params, const half_inputs *inputs, half_outp
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
-    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
-    amp_cast_f32_f16((size_t)(12), w, w_f16);
+    const amp_f16 *w_f16 = half_prepared_entry_(prepared, 0); /* f16[3, 4], cast by half_prepare */
+    if (!w_f16) {
+        amp_cast_f32_f16((size_t)(12), w, (amp_f16 *)slot1);
+        w_f16 = (const amp_f16 *)slot1;
+    }
 
     /* autocast_dtype_f16.amp:7: linear in f16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_linear_f16(B, 3, 4, x_f16, w_f16, NULL, outputs->y);
@@ -86,10 +131,19 @@ int half_forward(const half_params *params, const half_inputs *inputs, half_outp
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
-    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[3, 4] */
-    amp_cast_f32_bf16((size_t)(12), w, w_bf16);
+    const amp_bf16 *w_bf16 = half_prepared_entry_(prepared, 1); /* bf16[3, 4], cast by half_prepare */
+    if (!w_bf16) {
+        amp_cast_f32_bf16((size_t)(12), w, (amp_bf16 *)slot1);
+        w_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* autocast_dtype_f16.amp:9: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_linear_bf16(B, 3, 4, x_bf16, w_bf16, NULL, outputs->z);
     return AMP_OK;
+}
+
+int half_forward(const half_params *params, const half_inputs *inputs, half_outputs *outputs,
+         const half_dims *dims, void *arena, size_t arena_bytes)
+{
+    return half_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

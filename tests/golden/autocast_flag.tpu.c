@@ -49,11 +49,49 @@ done:
     return rc;
 }
 
-int whole_forward(const whole_params *params, const whole_inputs *inputs, whole_outputs *outputs,
-          const whole_dims *dims, void *arena, size_t arena_bytes)
+#define WHOLE_PREPARED_MAGIC 0x57d974d1c982ac31ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *whole_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t whole_prepared_bytes(void)
+{
+    size_t bytes = WHOLE_PAD_(sizeof(uint64_t) * 3) + 64;
+    bytes += WHOLE_PAD_((size_t)(12) * sizeof(amp_bf16)); /* w as bf16 */
+    return bytes;
+}
+
+int whole_prepare(const whole_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < whole_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = WHOLE_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
+    head[2] = at; /* w as bf16 */
+    amp_cast_f32_bf16((size_t)(12), params->w, (amp_bf16 *)(base + at));
+    at += WHOLE_PAD_((size_t)(12) * sizeof(amp_bf16));
+    head[0] = WHOLE_PREPARED_MAGIC;
+    head[1] = 1;
+    return AMP_OK;
+}
+
+int whole_forward_prepared(const void *prepared, const whole_params *params, const whole_inputs *inputs,
+          whole_outputs *outputs, const whole_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != WHOLE_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 1))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -75,10 +113,19 @@ int whole_forward(const whole_params *params, const whole_inputs *inputs, whole_
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* autocast_flag.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[3, 4] */
-    amp_cast_f32_bf16((size_t)(12), w, w_bf16);
+    const amp_bf16 *w_bf16 = whole_prepared_entry_(prepared, 0); /* bf16[3, 4], cast by whole_prepare */
+    if (!w_bf16) {
+        amp_cast_f32_bf16((size_t)(12), w, (amp_bf16 *)slot1);
+        w_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* autocast_flag.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 3, 4, x_bf16, w_bf16, NULL, outputs->y);
     return AMP_OK;
+}
+
+int whole_forward(const whole_params *params, const whole_inputs *inputs, whole_outputs *outputs,
+          const whole_dims *dims, void *arena, size_t arena_bytes)
+{
+    return whole_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -57,11 +57,53 @@ done:
     return rc;
 }
 
-int forms_forward(const forms_params *params, const forms_inputs *inputs, forms_outputs *outputs,
-          const forms_dims *dims, void *arena, size_t arena_bytes)
+#define FORMS_PREPARED_MAGIC 0x9627aa15369dfb7cull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *forms_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t forms_prepared_bytes(void)
+{
+    size_t bytes = FORMS_PAD_(sizeof(uint64_t) * 4) + 64;
+    bytes += FORMS_PAD_((size_t)(16) * sizeof(amp_bf16)); /* proj.weight as bf16 */
+    bytes += FORMS_PAD_((size_t)(16) * sizeof(amp_bf16)); /* w as bf16 */
+    return bytes;
+}
+
+int forms_prepare(const forms_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->proj_weight || !params->w)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < forms_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = FORMS_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
+    head[2] = at; /* proj.weight as bf16 */
+    amp_cast_f32_bf16((size_t)(16), params->proj_weight, (amp_bf16 *)(base + at));
+    at += FORMS_PAD_((size_t)(16) * sizeof(amp_bf16));
+    head[3] = at; /* w as bf16 */
+    amp_cast_f32_bf16((size_t)(16), params->w, (amp_bf16 *)(base + at));
+    at += FORMS_PAD_((size_t)(16) * sizeof(amp_bf16));
+    head[0] = FORMS_PREPARED_MAGIC;
+    head[1] = 2;
+    return AMP_OK;
+}
+
+int forms_forward_prepared(const void *prepared, const forms_params *params, const forms_inputs *inputs,
+          forms_outputs *outputs, const forms_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != FORMS_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 2))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -83,8 +125,11 @@ int forms_forward(const forms_params *params, const forms_inputs *inputs, forms_
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const proj_weight_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4] */
-    amp_cast_f32_bf16((size_t)(16), proj_weight, proj_weight_bf16);
+    const amp_bf16 *proj_weight_bf16 = forms_prepared_entry_(prepared, 0); /* bf16[4, 4], cast by forms_prepare */
+    if (!proj_weight_bf16) {
+        amp_cast_f32_bf16((size_t)(16), proj_weight, (amp_bf16 *)slot1);
+        proj_weight_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* autocast_forms.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 4, 4, x_bf16, proj_weight_bf16, NULL, outputs->a);
@@ -93,8 +138,11 @@ int forms_forward(const forms_params *params, const forms_inputs *inputs, forms_
     amp_linear_f32(B, 4, 4, x, w, NULL, outputs->b);
 
     /* autocast_forms.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4] */
-    amp_cast_f32_bf16((size_t)(16), w, w_bf16);
+    const amp_bf16 *w_bf16 = forms_prepared_entry_(prepared, 1); /* bf16[4, 4], cast by forms_prepare */
+    if (!w_bf16) {
+        amp_cast_f32_bf16((size_t)(16), w, (amp_bf16 *)slot1);
+        w_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* autocast_forms.amp:15: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 4, 4, x_bf16, w_bf16, NULL, outputs->c);
@@ -102,4 +150,10 @@ int forms_forward(const forms_params *params, const forms_inputs *inputs, forms_
     /* autocast_forms.amp:17: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 4, 4, x, w, NULL, outputs->d);
     return AMP_OK;
+}
+
+int forms_forward(const forms_params *params, const forms_inputs *inputs, forms_outputs *outputs,
+          const forms_dims *dims, void *arena, size_t arena_bytes)
+{
+    return forms_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

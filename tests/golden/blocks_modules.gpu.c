@@ -89,11 +89,69 @@ done:
     return rc;
 }
 
-int net_forward(const net_params *params, const net_inputs *inputs, net_outputs *outputs,
-        const net_dims *dims, void *arena, size_t arena_bytes)
+#define NET_PREPARED_MAGIC 0x02332c8e11ba1556ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *net_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t net_prepared_bytes(void)
+{
+    size_t bytes = NET_PAD_(sizeof(uint64_t) * 8) + 64;
+    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* stack.0.layers.0.fc.weight as f16 */
+    bytes += NET_PAD_((size_t)(8) * sizeof(amp_f16)); /* stack.0.layers.0.fc.bias as f16 */
+    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* stack.0.layers.1.fc.weight as f16 */
+    bytes += NET_PAD_((size_t)(8) * sizeof(amp_f16)); /* stack.0.layers.1.fc.bias as f16 */
+    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* stack.1.layers.0.fc.weight as f16 */
+    bytes += NET_PAD_((size_t)(8) * sizeof(amp_f16)); /* stack.1.layers.0.fc.bias as f16 */
+    return bytes;
+}
+
+int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->stack_0_layers_0_fc_weight || !params->stack_0_layers_0_fc_bias || !params->stack_0_layers_1_fc_weight || !params->stack_0_layers_1_fc_bias || !params->stack_1_layers_0_fc_weight || !params->stack_1_layers_0_fc_bias)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < net_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = NET_PAD_((uintptr_t)base + sizeof(uint64_t) * 8) - (uintptr_t)base;
+    head[2] = at; /* stack.0.layers.0.fc.weight as f16 */
+    amp_cast_f32_f16((size_t)(64), params->stack_0_layers_0_fc_weight, (amp_f16 *)(base + at));
+    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
+    head[3] = at; /* stack.0.layers.0.fc.bias as f16 */
+    amp_cast_f32_f16((size_t)(8), params->stack_0_layers_0_fc_bias, (amp_f16 *)(base + at));
+    at += NET_PAD_((size_t)(8) * sizeof(amp_f16));
+    head[4] = at; /* stack.0.layers.1.fc.weight as f16 */
+    amp_cast_f32_f16((size_t)(64), params->stack_0_layers_1_fc_weight, (amp_f16 *)(base + at));
+    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
+    head[5] = at; /* stack.0.layers.1.fc.bias as f16 */
+    amp_cast_f32_f16((size_t)(8), params->stack_0_layers_1_fc_bias, (amp_f16 *)(base + at));
+    at += NET_PAD_((size_t)(8) * sizeof(amp_f16));
+    head[6] = at; /* stack.1.layers.0.fc.weight as f16 */
+    amp_cast_f32_f16((size_t)(64), params->stack_1_layers_0_fc_weight, (amp_f16 *)(base + at));
+    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
+    head[7] = at; /* stack.1.layers.0.fc.bias as f16 */
+    amp_cast_f32_f16((size_t)(8), params->stack_1_layers_0_fc_bias, (amp_f16 *)(base + at));
+    at += NET_PAD_((size_t)(8) * sizeof(amp_f16));
+    head[0] = NET_PREPARED_MAGIC;
+    head[1] = 6;
+    return AMP_OK;
+}
+
+int net_forward_prepared(const void *prepared, const net_params *params, const net_inputs *inputs,
+        net_outputs *outputs, const net_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != NET_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 6))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -121,12 +179,18 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     amp_cast_f32_f16((size_t)(8*B), x, x_f16);
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const stack_0_layers_0_fc_weight_f16 = (amp_f16 *)slot1; /* f16[8, 8] */
-    amp_cast_f32_f16((size_t)(64), stack_0_layers_0_fc_weight, stack_0_layers_0_fc_weight_f16);
+    const amp_f16 *stack_0_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 0); /* f16[8, 8], cast by net_prepare */
+    if (!stack_0_layers_0_fc_weight_f16) {
+        amp_cast_f32_f16((size_t)(64), stack_0_layers_0_fc_weight, (amp_f16 *)slot1);
+        stack_0_layers_0_fc_weight_f16 = (const amp_f16 *)slot1;
+    }
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const stack_0_layers_0_fc_bias_f16 = (amp_f16 *)slot2; /* f16[8] */
-    amp_cast_f32_f16((size_t)(8), stack_0_layers_0_fc_bias, stack_0_layers_0_fc_bias_f16);
+    const amp_f16 *stack_0_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 1); /* f16[8], cast by net_prepare */
+    if (!stack_0_layers_0_fc_bias_f16) {
+        amp_cast_f32_f16((size_t)(8), stack_0_layers_0_fc_bias, (amp_f16 *)slot2);
+        stack_0_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
+    }
 
     /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const t10 = (amp_f16 *)slot3; /* f16[B, 8] */
@@ -137,12 +201,18 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     amp_relu_f16((size_t)(8*B), t10, stack_0_layers_0_result2);
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const stack_0_layers_1_fc_weight_f16 = (amp_f16 *)slot1; /* f16[8, 8] */
-    amp_cast_f32_f16((size_t)(64), stack_0_layers_1_fc_weight, stack_0_layers_1_fc_weight_f16);
+    const amp_f16 *stack_0_layers_1_fc_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[8, 8], cast by net_prepare */
+    if (!stack_0_layers_1_fc_weight_f16) {
+        amp_cast_f32_f16((size_t)(64), stack_0_layers_1_fc_weight, (amp_f16 *)slot1);
+        stack_0_layers_1_fc_weight_f16 = (const amp_f16 *)slot1;
+    }
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const stack_0_layers_1_fc_bias_f16 = (amp_f16 *)slot2; /* f16[8] */
-    amp_cast_f32_f16((size_t)(8), stack_0_layers_1_fc_bias, stack_0_layers_1_fc_bias_f16);
+    const amp_f16 *stack_0_layers_1_fc_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[8], cast by net_prepare */
+    if (!stack_0_layers_1_fc_bias_f16) {
+        amp_cast_f32_f16((size_t)(8), stack_0_layers_1_fc_bias, (amp_f16 *)slot2);
+        stack_0_layers_1_fc_bias_f16 = (const amp_f16 *)slot2;
+    }
 
     /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const t14 = (amp_f16 *)slot3; /* f16[B, 8] */
@@ -153,12 +223,18 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     amp_relu_f16((size_t)(8*B), t14, stack_0_layers_1_result3);
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); cast once and reused (weight cache) */
-    amp_f16 *const stack_1_layers_0_fc_weight_f16 = (amp_f16 *)slot1; /* f16[8, 8] */
-    amp_cast_f32_f16((size_t)(64), stack_1_layers_0_fc_weight, stack_1_layers_0_fc_weight_f16);
+    const amp_f16 *stack_1_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 4); /* f16[8, 8], cast by net_prepare */
+    if (!stack_1_layers_0_fc_weight_f16) {
+        amp_cast_f32_f16((size_t)(64), stack_1_layers_0_fc_weight, (amp_f16 *)slot1);
+        stack_1_layers_0_fc_weight_f16 = (const amp_f16 *)slot1;
+    }
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); cast once and reused (weight cache) */
-    amp_f16 *const stack_1_layers_0_fc_bias_f16 = (amp_f16 *)slot2; /* f16[8] */
-    amp_cast_f32_f16((size_t)(8), stack_1_layers_0_fc_bias, stack_1_layers_0_fc_bias_f16);
+    const amp_f16 *stack_1_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 5); /* f16[8], cast by net_prepare */
+    if (!stack_1_layers_0_fc_bias_f16) {
+        amp_cast_f32_f16((size_t)(8), stack_1_layers_0_fc_bias, (amp_f16 *)slot2);
+        stack_1_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
+    }
 
     /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const t18 = (amp_f16 *)slot3; /* f16[B, 8] */
@@ -175,4 +251,10 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
     amp_relu_f16((size_t)(8*B), t22, outputs->c);
     return AMP_OK;
+}
+
+int net_forward(const net_params *params, const net_inputs *inputs, net_outputs *outputs,
+        const net_dims *dims, void *arena, size_t arena_bytes)
+{
+    return net_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

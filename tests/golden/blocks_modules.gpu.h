@@ -70,6 +70,20 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
         const net_dims *dims, void *arena, size_t arena_bytes);
 const char *net_strerror(int code);
 
+/* Weights prepared once: <prefix>_prepare converts the parameters the
+ * forward casts to a lower precision and packs the convolutions' weights
+ * for the kernels, into `prepared` (at least <prefix>_prepared_bytes()
+ * bytes, aligned as malloc's); <prefix>_forward_prepared then skips that
+ * work on every call and computes exactly what <prefix>_forward does.
+ * Prepare again after changing a parameter.  A block is only valid in
+ * the process that prepared it (its layout follows the CPU's kernels)
+ * and at the address it was prepared at (do not copy it elsewhere);
+ * another model's block gives AMP_ERR_BAD_PREPARED. */
+size_t net_prepared_bytes(void);
+int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes);
+int net_forward_prepared(const void *prepared, const net_params *params, const net_inputs *inputs,
+        net_outputs *outputs, const net_dims *dims, void *arena, size_t arena_bytes);
+
 /* Bytes of storage <prefix>_load_weights fills: every parameter and buffer. */
 #define NET_WEIGHTS_BYTES ((size_t)960)
 

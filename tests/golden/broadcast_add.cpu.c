@@ -22,11 +22,34 @@ const char *bcast_strerror(int code)
     return amp_strerror(code);
 }
 
-int bcast_forward(const bcast_params *params, const bcast_inputs *inputs, bcast_outputs *outputs,
-          const bcast_dims *dims, void *arena, size_t arena_bytes)
+#define BCAST_PREPARED_MAGIC 0xc6b62f37c0a98c66ull
+
+size_t bcast_prepared_bytes(void)
+{
+    size_t bytes = BCAST_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int bcast_prepare(const bcast_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < bcast_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = BCAST_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int bcast_forward_prepared(const void *prepared, const bcast_params *params, const bcast_inputs *inputs,
+          bcast_outputs *outputs, const bcast_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != BCAST_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
@@ -78,4 +101,10 @@ int bcast_forward(const bcast_params *params, const bcast_inputs *inputs, bcast_
     /* broadcast_add.amp:12: div in f32: autocast is off here: follows its inputs */
     amp_div_f32((size_t)(4*B*T), b, c, outputs->d);
     return AMP_OK;
+}
+
+int bcast_forward(const bcast_params *params, const bcast_inputs *inputs, bcast_outputs *outputs,
+          const bcast_dims *dims, void *arena, size_t arena_bytes)
+{
+    return bcast_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

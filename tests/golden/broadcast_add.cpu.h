@@ -66,6 +66,20 @@ int bcast_forward(const bcast_params *params, const bcast_inputs *inputs, bcast_
           const bcast_dims *dims, void *arena, size_t arena_bytes);
 const char *bcast_strerror(int code);
 
+/* Weights prepared once: <prefix>_prepare converts the parameters the
+ * forward casts to a lower precision and packs the convolutions' weights
+ * for the kernels, into `prepared` (at least <prefix>_prepared_bytes()
+ * bytes, aligned as malloc's); <prefix>_forward_prepared then skips that
+ * work on every call and computes exactly what <prefix>_forward does.
+ * Prepare again after changing a parameter.  A block is only valid in
+ * the process that prepared it (its layout follows the CPU's kernels)
+ * and at the address it was prepared at (do not copy it elsewhere);
+ * another model's block gives AMP_ERR_BAD_PREPARED. */
+size_t bcast_prepared_bytes(void);
+int bcast_prepare(const bcast_params *params, void *prepared, size_t prepared_bytes);
+int bcast_forward_prepared(const void *prepared, const bcast_params *params, const bcast_inputs *inputs,
+          bcast_outputs *outputs, const bcast_dims *dims, void *arena, size_t arena_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,11 +20,34 @@ const char *spectrum_strerror(int code)
     return amp_strerror(code);
 }
 
-int spectrum_forward(const spectrum_params *params, const spectrum_inputs *inputs, spectrum_outputs *outputs,
-             const spectrum_dims *dims, void *arena, size_t arena_bytes)
+#define SPECTRUM_PREPARED_MAGIC 0x1772e7254f747b5aull
+
+size_t spectrum_prepared_bytes(void)
+{
+    size_t bytes = SPECTRUM_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int spectrum_prepare(const spectrum_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < spectrum_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = SPECTRUM_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int spectrum_forward_prepared(const void *prepared, const spectrum_params *params, const spectrum_inputs *inputs,
+             spectrum_outputs *outputs, const spectrum_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != SPECTRUM_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
     if (B < 0)
@@ -156,4 +179,10 @@ int spectrum_forward(const spectrum_params *params, const spectrum_inputs *input
     /* complex_spectrum.amp:20: add in f32: not in any cpu list: follows its inputs */
     amp_add_f32((size_t)(9*B), t26, t27, outputs->h);
     return AMP_OK;
+}
+
+int spectrum_forward(const spectrum_params *params, const spectrum_inputs *inputs, spectrum_outputs *outputs,
+             const spectrum_dims *dims, void *arena, size_t arena_bytes)
+{
+    return spectrum_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

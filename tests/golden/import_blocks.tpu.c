@@ -73,11 +73,61 @@ done:
     return rc;
 }
 
-int net_forward(const net_params *params, const net_inputs *inputs, net_outputs *outputs,
-        const net_dims *dims, void *arena, size_t arena_bytes)
+#define NET_PREPARED_MAGIC 0x8462cf0dbddd53b8ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *net_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t net_prepared_bytes(void)
+{
+    size_t bytes = NET_PAD_(sizeof(uint64_t) * 6) + 64;
+    bytes += NET_PAD_((size_t)(64) * sizeof(amp_bf16)); /* fc1.weight as bf16 */
+    bytes += NET_PAD_((size_t)(16) * sizeof(amp_bf16)); /* fc1.bias as bf16 */
+    bytes += NET_PAD_((size_t)(32) * sizeof(amp_bf16)); /* fc2.weight as bf16 */
+    bytes += NET_PAD_((size_t)(2) * sizeof(amp_bf16)); /* fc2.bias as bf16 */
+    return bytes;
+}
+
+int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < net_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = NET_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
+    head[2] = at; /* fc1.weight as bf16 */
+    amp_cast_f32_bf16((size_t)(64), params->fc1_weight, (amp_bf16 *)(base + at));
+    at += NET_PAD_((size_t)(64) * sizeof(amp_bf16));
+    head[3] = at; /* fc1.bias as bf16 */
+    amp_cast_f32_bf16((size_t)(16), params->fc1_bias, (amp_bf16 *)(base + at));
+    at += NET_PAD_((size_t)(16) * sizeof(amp_bf16));
+    head[4] = at; /* fc2.weight as bf16 */
+    amp_cast_f32_bf16((size_t)(32), params->fc2_weight, (amp_bf16 *)(base + at));
+    at += NET_PAD_((size_t)(32) * sizeof(amp_bf16));
+    head[5] = at; /* fc2.bias as bf16 */
+    amp_cast_f32_bf16((size_t)(2), params->fc2_bias, (amp_bf16 *)(base + at));
+    at += NET_PAD_((size_t)(2) * sizeof(amp_bf16));
+    head[0] = NET_PREPARED_MAGIC;
+    head[1] = 4;
+    return AMP_OK;
+}
+
+int net_forward_prepared(const void *prepared, const net_params *params, const net_inputs *inputs,
+        net_outputs *outputs, const net_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != NET_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 4))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -105,12 +155,18 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[16, 4] */
-    amp_cast_f32_bf16((size_t)(64), fc1_weight, fc1_weight_bf16);
+    const amp_bf16 *fc1_weight_bf16 = net_prepared_entry_(prepared, 0); /* bf16[16, 4], cast by net_prepare */
+    if (!fc1_weight_bf16) {
+        amp_cast_f32_bf16((size_t)(64), fc1_weight, (amp_bf16 *)slot1);
+        fc1_weight_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc1_bias_bf16 = (amp_bf16 *)slot2; /* bf16[16] */
-    amp_cast_f32_bf16((size_t)(16), fc1_bias, fc1_bias_bf16);
+    const amp_bf16 *fc1_bias_bf16 = net_prepared_entry_(prepared, 1); /* bf16[16], cast by net_prepare */
+    if (!fc1_bias_bf16) {
+        amp_cast_f32_bf16((size_t)(16), fc1_bias, (amp_bf16 *)slot2);
+        fc1_bias_bf16 = (const amp_bf16 *)slot2;
+    }
 
     /* blocks.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const fc1_result1 = (amp_bf16 *)slot3; /* bf16[B, 16] */
@@ -121,14 +177,26 @@ int net_forward(const net_params *params, const net_inputs *inputs, net_outputs 
     amp_relu_bf16((size_t)(16*B), fc1_result1, fc2_x);
 
     /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot1; /* bf16[2, 16] */
-    amp_cast_f32_bf16((size_t)(32), fc2_weight, fc2_weight_bf16);
+    const amp_bf16 *fc2_weight_bf16 = net_prepared_entry_(prepared, 2); /* bf16[2, 16], cast by net_prepare */
+    if (!fc2_weight_bf16) {
+        amp_cast_f32_bf16((size_t)(32), fc2_weight, (amp_bf16 *)slot1);
+        fc2_weight_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc2_bias_bf16 = (amp_bf16 *)slot2; /* bf16[2] */
-    amp_cast_f32_bf16((size_t)(2), fc2_bias, fc2_bias_bf16);
+    const amp_bf16 *fc2_bias_bf16 = net_prepared_entry_(prepared, 3); /* bf16[2], cast by net_prepare */
+    if (!fc2_bias_bf16) {
+        amp_cast_f32_bf16((size_t)(2), fc2_bias, (amp_bf16 *)slot2);
+        fc2_bias_bf16 = (const amp_bf16 *)slot2;
+    }
 
     /* blocks.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 2, 16, fc2_x, fc2_weight_bf16, fc2_bias_bf16, outputs->y);
     return AMP_OK;
+}
+
+int net_forward(const net_params *params, const net_inputs *inputs, net_outputs *outputs,
+        const net_dims *dims, void *arena, size_t arena_bytes)
+{
+    return net_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

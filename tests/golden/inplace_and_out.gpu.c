@@ -49,11 +49,49 @@ done:
     return rc;
 }
 
-int inplace_forward(const inplace_params *params, const inplace_inputs *inputs, inplace_outputs *outputs,
-            const inplace_dims *dims, void *arena, size_t arena_bytes)
+#define INPLACE_PREPARED_MAGIC 0xbe4d20bf30c11766ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *inplace_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t inplace_prepared_bytes(void)
+{
+    size_t bytes = INPLACE_PAD_(sizeof(uint64_t) * 3) + 64;
+    bytes += INPLACE_PAD_((size_t)(16) * sizeof(amp_f16)); /* w as f16 */
+    return bytes;
+}
+
+int inplace_prepare(const inplace_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < inplace_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = INPLACE_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
+    head[2] = at; /* w as f16 */
+    amp_cast_f32_f16((size_t)(16), params->w, (amp_f16 *)(base + at));
+    at += INPLACE_PAD_((size_t)(16) * sizeof(amp_f16));
+    head[0] = INPLACE_PREPARED_MAGIC;
+    head[1] = 1;
+    return AMP_OK;
+}
+
+int inplace_forward_prepared(const void *prepared, const inplace_params *params, const inplace_inputs *inputs,
+            inplace_outputs *outputs, const inplace_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != INPLACE_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 1))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -75,8 +113,11 @@ int inplace_forward(const inplace_params *params, const inplace_inputs *inputs, 
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* inplace_and_out.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[4, 4] */
-    amp_cast_f32_f16((size_t)(16), w, w_f16);
+    const amp_f16 *w_f16 = inplace_prepared_entry_(prepared, 0); /* f16[4, 4], cast by inplace_prepare */
+    if (!w_f16) {
+        amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
+        w_f16 = (const amp_f16 *)slot1;
+    }
 
     /* inplace_and_out.amp:7: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const h = (amp_f16 *)slot2; /* f16[B, 4] */
@@ -100,4 +141,10 @@ int inplace_forward(const inplace_params *params, const inplace_inputs *inputs, 
     /* inplace_and_out.amp:11: cast f32 -> f16: stored into 'z', the f16 destination of add */
     amp_cast_f32_f16((size_t)(4*B), t9, outputs->z);
     return AMP_OK;
+}
+
+int inplace_forward(const inplace_params *params, const inplace_inputs *inputs, inplace_outputs *outputs,
+            const inplace_dims *dims, void *arena, size_t arena_bytes)
+{
+    return inplace_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

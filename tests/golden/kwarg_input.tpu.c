@@ -20,11 +20,34 @@ const char *k_strerror(int code)
     return amp_strerror(code);
 }
 
-int k_forward(const k_params *params, const k_inputs *inputs, k_outputs *outputs,
-      const k_dims *dims, void *arena, size_t arena_bytes)
+#define K_PREPARED_MAGIC 0x20412d8165a3b102ull
+
+size_t k_prepared_bytes(void)
+{
+    size_t bytes = K_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int k_prepare(const k_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < k_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = K_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int k_forward_prepared(const void *prepared, const k_params *params, const k_inputs *inputs,
+      k_outputs *outputs, const k_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != K_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -38,4 +61,10 @@ int k_forward(const k_params *params, const k_inputs *inputs, k_outputs *outputs
     /* kwarg_input.amp:4: softmax in f32: autocast is off here: follows its inputs */
     amp_softmax_f32(B, 4, 1, x, outputs->y);
     return AMP_OK;
+}
+
+int k_forward(const k_params *params, const k_inputs *inputs, k_outputs *outputs,
+      const k_dims *dims, void *arena, size_t arena_bytes)
+{
+    return k_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -22,11 +22,34 @@ const char *mm_strerror(int code)
     return amp_strerror(code);
 }
 
-int mm_forward(const mm_params *params, const mm_inputs *inputs, mm_outputs *outputs,
-       const mm_dims *dims, void *arena, size_t arena_bytes)
+#define MM_PREPARED_MAGIC 0xbd9f70a47b0d2aabull
+
+size_t mm_prepared_bytes(void)
+{
+    size_t bytes = MM_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int mm_prepare(const mm_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < mm_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = MM_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int mm_forward_prepared(const void *prepared, const mm_params *params, const mm_inputs *inputs,
+       mm_outputs *outputs, const mm_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != MM_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
@@ -80,4 +103,10 @@ int mm_forward(const mm_params *params, const mm_inputs *inputs, mm_outputs *out
     /* matmul_shapes.amp:13: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_matmul_bf16(1, 1, 1, 16, v_bf16, 0, v_bf16, 0, outputs->dot);
     return AMP_OK;
+}
+
+int mm_forward(const mm_params *params, const mm_inputs *inputs, mm_outputs *outputs,
+       const mm_dims *dims, void *arena, size_t arena_bytes)
+{
+    return mm_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -20,11 +20,34 @@ const char *spellings_strerror(int code)
     return amp_strerror(code);
 }
 
-int spellings_forward(const spellings_params *params, const spellings_inputs *inputs, spellings_outputs *outputs,
-              const spellings_dims *dims, void *arena, size_t arena_bytes)
+#define SPELLINGS_PREPARED_MAGIC 0xe8665d741c614821ull
+
+size_t spellings_prepared_bytes(void)
+{
+    size_t bytes = SPELLINGS_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int spellings_prepare(const spellings_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < spellings_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = SPELLINGS_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int spellings_forward_prepared(const void *prepared, const spellings_params *params, const spellings_inputs *inputs,
+              spellings_outputs *outputs, const spellings_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != SPELLINGS_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -53,4 +76,10 @@ int spellings_forward(const spellings_params *params, const spellings_inputs *in
     /* method_and_namespace.amp:8: softmax in f32: autocast is off here: follows its inputs */
     amp_softmax_f32(B, 4, 1, c, outputs->d);
     return AMP_OK;
+}
+
+int spellings_forward(const spellings_params *params, const spellings_inputs *inputs, spellings_outputs *outputs,
+              const spellings_dims *dims, void *arena, size_t arena_bytes)
+{
+    return spellings_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

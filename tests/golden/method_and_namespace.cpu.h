@@ -53,6 +53,20 @@ int spellings_forward(const spellings_params *params, const spellings_inputs *in
               const spellings_dims *dims, void *arena, size_t arena_bytes);
 const char *spellings_strerror(int code);
 
+/* Weights prepared once: <prefix>_prepare converts the parameters the
+ * forward casts to a lower precision and packs the convolutions' weights
+ * for the kernels, into `prepared` (at least <prefix>_prepared_bytes()
+ * bytes, aligned as malloc's); <prefix>_forward_prepared then skips that
+ * work on every call and computes exactly what <prefix>_forward does.
+ * Prepare again after changing a parameter.  A block is only valid in
+ * the process that prepared it (its layout follows the CPU's kernels)
+ * and at the address it was prepared at (do not copy it elsewhere);
+ * another model's block gives AMP_ERR_BAD_PREPARED. */
+size_t spellings_prepared_bytes(void);
+int spellings_prepare(const spellings_params *params, void *prepared, size_t prepared_bytes);
+int spellings_forward_prepared(const void *prepared, const spellings_params *params, const spellings_inputs *inputs,
+              spellings_outputs *outputs, const spellings_dims *dims, void *arena, size_t arena_bytes);
+
 #ifdef __cplusplus
 }
 #endif

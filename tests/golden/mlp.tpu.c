@@ -73,11 +73,61 @@ done:
     return rc;
 }
 
-int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs *outputs,
-        const mlp_dims *dims, void *arena, size_t arena_bytes)
+#define MLP_PREPARED_MAGIC 0xcf7e3835e1c7c64bull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *mlp_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t mlp_prepared_bytes(void)
+{
+    size_t bytes = MLP_PAD_(sizeof(uint64_t) * 6) + 64;
+    bytes += MLP_PAD_((size_t)(8192) * sizeof(amp_bf16)); /* fc1.weight as bf16 */
+    bytes += MLP_PAD_((size_t)(128) * sizeof(amp_bf16)); /* fc1.bias as bf16 */
+    bytes += MLP_PAD_((size_t)(1280) * sizeof(amp_bf16)); /* fc2.weight as bf16 */
+    bytes += MLP_PAD_((size_t)(10) * sizeof(amp_bf16)); /* fc2.bias as bf16 */
+    return bytes;
+}
+
+int mlp_prepare(const mlp_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < mlp_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = MLP_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
+    head[2] = at; /* fc1.weight as bf16 */
+    amp_cast_f32_bf16((size_t)(8192), params->fc1_weight, (amp_bf16 *)(base + at));
+    at += MLP_PAD_((size_t)(8192) * sizeof(amp_bf16));
+    head[3] = at; /* fc1.bias as bf16 */
+    amp_cast_f32_bf16((size_t)(128), params->fc1_bias, (amp_bf16 *)(base + at));
+    at += MLP_PAD_((size_t)(128) * sizeof(amp_bf16));
+    head[4] = at; /* fc2.weight as bf16 */
+    amp_cast_f32_bf16((size_t)(1280), params->fc2_weight, (amp_bf16 *)(base + at));
+    at += MLP_PAD_((size_t)(1280) * sizeof(amp_bf16));
+    head[5] = at; /* fc2.bias as bf16 */
+    amp_cast_f32_bf16((size_t)(10), params->fc2_bias, (amp_bf16 *)(base + at));
+    at += MLP_PAD_((size_t)(10) * sizeof(amp_bf16));
+    head[0] = MLP_PREPARED_MAGIC;
+    head[1] = 4;
+    return AMP_OK;
+}
+
+int mlp_forward_prepared(const void *prepared, const mlp_params *params, const mlp_inputs *inputs,
+        mlp_outputs *outputs, const mlp_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != MLP_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 4))
+        return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
     if (B < 0)
@@ -108,12 +158,18 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
     amp_cast_f32_bf16((size_t)(64*B), x, x_bf16);
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[128, 64] */
-    amp_cast_f32_bf16((size_t)(8192), fc1_weight, fc1_weight_bf16);
+    const amp_bf16 *fc1_weight_bf16 = mlp_prepared_entry_(prepared, 0); /* bf16[128, 64], cast by mlp_prepare */
+    if (!fc1_weight_bf16) {
+        amp_cast_f32_bf16((size_t)(8192), fc1_weight, (amp_bf16 *)slot1);
+        fc1_weight_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc1_bias_bf16 = (amp_bf16 *)slot2; /* bf16[128] */
-    amp_cast_f32_bf16((size_t)(128), fc1_bias, fc1_bias_bf16);
+    const amp_bf16 *fc1_bias_bf16 = mlp_prepared_entry_(prepared, 1); /* bf16[128], cast by mlp_prepare */
+    if (!fc1_bias_bf16) {
+        amp_cast_f32_bf16((size_t)(128), fc1_bias, (amp_bf16 *)slot2);
+        fc1_bias_bf16 = (const amp_bf16 *)slot2;
+    }
 
     /* mlp.amp:13: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const t9 = (amp_bf16 *)slot3; /* bf16[B, 128] */
@@ -124,12 +180,18 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
     amp_relu_bf16((size_t)(128*B), t9, h);
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot1; /* bf16[10, 128] */
-    amp_cast_f32_bf16((size_t)(1280), fc2_weight, fc2_weight_bf16);
+    const amp_bf16 *fc2_weight_bf16 = mlp_prepared_entry_(prepared, 2); /* bf16[10, 128], cast by mlp_prepare */
+    if (!fc2_weight_bf16) {
+        amp_cast_f32_bf16((size_t)(1280), fc2_weight, (amp_bf16 *)slot1);
+        fc2_weight_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const fc2_bias_bf16 = (amp_bf16 *)slot2; /* bf16[10] */
-    amp_cast_f32_bf16((size_t)(10), fc2_bias, fc2_bias_bf16);
+    const amp_bf16 *fc2_bias_bf16 = mlp_prepared_entry_(prepared, 3); /* bf16[10], cast by mlp_prepare */
+    if (!fc2_bias_bf16) {
+        amp_cast_f32_bf16((size_t)(10), fc2_bias, (amp_bf16 *)slot2);
+        fc2_bias_bf16 = (const amp_bf16 *)slot2;
+    }
 
     /* mlp.amp:14: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 10, 128, h, fc2_weight_bf16, fc2_bias_bf16, outputs->logits);
@@ -147,4 +209,10 @@ int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs 
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
+}
+
+int mlp_forward(const mlp_params *params, const mlp_inputs *inputs, mlp_outputs *outputs,
+        const mlp_dims *dims, void *arena, size_t arena_bytes)
+{
+    return mlp_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

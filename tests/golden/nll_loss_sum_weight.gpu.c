@@ -57,11 +57,49 @@ done:
     return rc;
 }
 
-int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outputs *outputs,
-         const loss_dims *dims, void *arena, size_t arena_bytes)
+#define LOSS_PREPARED_MAGIC 0xc333e0a815ef3480ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *loss_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t loss_prepared_bytes(void)
+{
+    size_t bytes = LOSS_PAD_(sizeof(uint64_t) * 3) + 64;
+    bytes += LOSS_PAD_((size_t)(100) * sizeof(amp_f16)); /* fc.weight as f16 */
+    return bytes;
+}
+
+int loss_prepare(const loss_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->fc_weight)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < loss_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = LOSS_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
+    head[2] = at; /* fc.weight as f16 */
+    amp_cast_f32_f16((size_t)(100), params->fc_weight, (amp_f16 *)(base + at));
+    at += LOSS_PAD_((size_t)(100) * sizeof(amp_f16));
+    head[0] = LOSS_PREPARED_MAGIC;
+    head[1] = 1;
+    return AMP_OK;
+}
+
+int loss_forward_prepared(const void *prepared, const loss_params *params, const loss_inputs *inputs,
+         loss_outputs *outputs, const loss_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != LOSS_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 1))
+        return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
     if (B < 0)
@@ -88,8 +126,11 @@ int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outp
     amp_cast_f32_f16((size_t)(10*B), x, x_f16);
 
     /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[10, 10] */
-    amp_cast_f32_f16((size_t)(100), fc_weight, fc_weight_f16);
+    const amp_f16 *fc_weight_f16 = loss_prepared_entry_(prepared, 0); /* f16[10, 10], cast by loss_prepare */
+    if (!fc_weight_f16) {
+        amp_cast_f32_f16((size_t)(100), fc_weight, (amp_f16 *)slot1);
+        fc_weight_f16 = (const amp_f16 *)slot1;
+    }
 
     /* nll_loss_sum_weight.amp:11: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const t6 = (amp_f16 *)slot2; /* f16[B, 10] */
@@ -113,4 +154,10 @@ int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outp
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
+}
+
+int loss_forward(const loss_params *params, const loss_inputs *inputs, loss_outputs *outputs,
+         const loss_dims *dims, void *arena, size_t arena_bytes)
+{
+    return loss_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -57,11 +57,34 @@ done:
     return rc;
 }
 
-int plain_forward(const plain_params *params, const plain_inputs *inputs, plain_outputs *outputs,
-          const plain_dims *dims, void *arena, size_t arena_bytes)
+#define PLAIN_PREPARED_MAGIC 0xfacfdce9e34f9195ull
+
+size_t plain_prepared_bytes(void)
+{
+    size_t bytes = PLAIN_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int plain_prepare(const plain_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < plain_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = PLAIN_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int plain_forward_prepared(const void *prepared, const plain_params *params, const plain_inputs *inputs,
+          plain_outputs *outputs, const plain_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != PLAIN_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
     if (B < 0)
@@ -92,4 +115,10 @@ int plain_forward(const plain_params *params, const plain_inputs *inputs, plain_
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
+}
+
+int plain_forward(const plain_params *params, const plain_inputs *inputs, plain_outputs *outputs,
+          const plain_dims *dims, void *arena, size_t arena_bytes)
+{
+    return plain_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -89,11 +89,69 @@ done:
     return rc;
 }
 
-int cells_forward(const cells_params *params, const cells_inputs *inputs, cells_outputs *outputs,
-          const cells_dims *dims, void *arena, size_t arena_bytes)
+#define CELLS_PREPARED_MAGIC 0xce27be6d8fa08300ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *cells_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t cells_prepared_bytes(void)
+{
+    size_t bytes = CELLS_PAD_(sizeof(uint64_t) * 8) + 64;
+    bytes += CELLS_PAD_((size_t)(80) * sizeof(amp_f16)); /* w_ih as f16 */
+    bytes += CELLS_PAD_((size_t)(100) * sizeof(amp_f16)); /* w_hh as f16 */
+    bytes += CELLS_PAD_((size_t)(20) * sizeof(amp_f16)); /* b_ih as f16 */
+    bytes += CELLS_PAD_((size_t)(20) * sizeof(amp_f16)); /* b_hh as f16 */
+    bytes += CELLS_PAD_((size_t)(60) * sizeof(amp_f16)); /* g_ih as f16 */
+    bytes += CELLS_PAD_((size_t)(75) * sizeof(amp_f16)); /* g_hh as f16 */
+    return bytes;
+}
+
+int cells_prepare(const cells_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w_ih || !params->w_hh || !params->b_ih || !params->b_hh || !params->g_ih || !params->g_hh)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < cells_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = CELLS_PAD_((uintptr_t)base + sizeof(uint64_t) * 8) - (uintptr_t)base;
+    head[2] = at; /* w_ih as f16 */
+    amp_cast_f32_f16((size_t)(80), params->w_ih, (amp_f16 *)(base + at));
+    at += CELLS_PAD_((size_t)(80) * sizeof(amp_f16));
+    head[3] = at; /* w_hh as f16 */
+    amp_cast_f32_f16((size_t)(100), params->w_hh, (amp_f16 *)(base + at));
+    at += CELLS_PAD_((size_t)(100) * sizeof(amp_f16));
+    head[4] = at; /* b_ih as f16 */
+    amp_cast_f32_f16((size_t)(20), params->b_ih, (amp_f16 *)(base + at));
+    at += CELLS_PAD_((size_t)(20) * sizeof(amp_f16));
+    head[5] = at; /* b_hh as f16 */
+    amp_cast_f32_f16((size_t)(20), params->b_hh, (amp_f16 *)(base + at));
+    at += CELLS_PAD_((size_t)(20) * sizeof(amp_f16));
+    head[6] = at; /* g_ih as f16 */
+    amp_cast_f32_f16((size_t)(60), params->g_ih, (amp_f16 *)(base + at));
+    at += CELLS_PAD_((size_t)(60) * sizeof(amp_f16));
+    head[7] = at; /* g_hh as f16 */
+    amp_cast_f32_f16((size_t)(75), params->g_hh, (amp_f16 *)(base + at));
+    at += CELLS_PAD_((size_t)(75) * sizeof(amp_f16));
+    head[0] = CELLS_PREPARED_MAGIC;
+    head[1] = 6;
+    return AMP_OK;
+}
+
+int cells_forward_prepared(const void *prepared, const cells_params *params, const cells_inputs *inputs,
+          cells_outputs *outputs, const cells_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != CELLS_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 6))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -136,33 +194,57 @@ int cells_forward(const cells_params *params, const cells_inputs *inputs, cells_
     amp_cast_f32_f16((size_t)(5*B), c, c_f16);
 
     /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const w_ih_f16 = (amp_f16 *)slot3; /* f16[20, 4] */
-    amp_cast_f32_f16((size_t)(80), w_ih, w_ih_f16);
+    const amp_f16 *w_ih_f16 = cells_prepared_entry_(prepared, 0); /* f16[20, 4], cast by cells_prepare */
+    if (!w_ih_f16) {
+        amp_cast_f32_f16((size_t)(80), w_ih, (amp_f16 *)slot3);
+        w_ih_f16 = (const amp_f16 *)slot3;
+    }
 
     /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const w_hh_f16 = (amp_f16 *)slot4; /* f16[20, 5] */
-    amp_cast_f32_f16((size_t)(100), w_hh, w_hh_f16);
+    const amp_f16 *w_hh_f16 = cells_prepared_entry_(prepared, 1); /* f16[20, 5], cast by cells_prepare */
+    if (!w_hh_f16) {
+        amp_cast_f32_f16((size_t)(100), w_hh, (amp_f16 *)slot4);
+        w_hh_f16 = (const amp_f16 *)slot4;
+    }
 
     /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const b_ih_f16 = (amp_f16 *)slot5; /* f16[20] */
-    amp_cast_f32_f16((size_t)(20), b_ih, b_ih_f16);
+    const amp_f16 *b_ih_f16 = cells_prepared_entry_(prepared, 2); /* f16[20], cast by cells_prepare */
+    if (!b_ih_f16) {
+        amp_cast_f32_f16((size_t)(20), b_ih, (amp_f16 *)slot5);
+        b_ih_f16 = (const amp_f16 *)slot5;
+    }
 
     /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const b_hh_f16 = (amp_f16 *)slot6; /* f16[20] */
-    amp_cast_f32_f16((size_t)(20), b_hh, b_hh_f16);
+    const amp_f16 *b_hh_f16 = cells_prepared_entry_(prepared, 3); /* f16[20], cast by cells_prepare */
+    if (!b_hh_f16) {
+        amp_cast_f32_f16((size_t)(20), b_hh, (amp_f16 *)slot6);
+        b_hh_f16 = (const amp_f16 *)slot6;
+    }
 
     /* rnn_cells.amp:16: lstm_cell in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_rnn_cell_f16(0, B, 4, 5, x_f16, h_f16, c_f16, w_ih_f16, w_hh_f16, b_ih_f16, b_hh_f16, outputs->hy, outputs->cy);
 
     /* rnn_cells.amp:17: cast f32 -> f16: for gru_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const g_ih_f16 = (amp_f16 *)slot1; /* f16[15, 4] */
-    amp_cast_f32_f16((size_t)(60), g_ih, g_ih_f16);
+    const amp_f16 *g_ih_f16 = cells_prepared_entry_(prepared, 4); /* f16[15, 4], cast by cells_prepare */
+    if (!g_ih_f16) {
+        amp_cast_f32_f16((size_t)(60), g_ih, (amp_f16 *)slot1);
+        g_ih_f16 = (const amp_f16 *)slot1;
+    }
 
     /* rnn_cells.amp:17: cast f32 -> f16: for gru_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const g_hh_f16 = (amp_f16 *)slot2; /* f16[15, 5] */
-    amp_cast_f32_f16((size_t)(75), g_hh, g_hh_f16);
+    const amp_f16 *g_hh_f16 = cells_prepared_entry_(prepared, 5); /* f16[15, 5], cast by cells_prepare */
+    if (!g_hh_f16) {
+        amp_cast_f32_f16((size_t)(75), g_hh, (amp_f16 *)slot2);
+        g_hh_f16 = (const amp_f16 *)slot2;
+    }
 
     /* rnn_cells.amp:17: gru_cell in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_rnn_cell_f16(1, B, 4, 5, x_f16, outputs->hy, NULL, g_ih_f16, g_hh_f16, NULL, NULL, outputs->gy, NULL);
     return AMP_OK;
+}
+
+int cells_forward(const cells_params *params, const cells_inputs *inputs, cells_outputs *outputs,
+          const cells_dims *dims, void *arena, size_t arena_bytes)
+{
+    return cells_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -49,11 +49,49 @@ done:
     return rc;
 }
 
-int scalars_forward(const scalars_params *params, const scalars_inputs *inputs, scalars_outputs *outputs,
-            const scalars_dims *dims, void *arena, size_t arena_bytes)
+#define SCALARS_PREPARED_MAGIC 0x4955175bc7da94fbull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *scalars_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t scalars_prepared_bytes(void)
+{
+    size_t bytes = SCALARS_PAD_(sizeof(uint64_t) * 3) + 64;
+    bytes += SCALARS_PAD_((size_t)(16) * sizeof(amp_f16)); /* w as f16 */
+    return bytes;
+}
+
+int scalars_prepare(const scalars_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < scalars_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = SCALARS_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
+    head[2] = at; /* w as f16 */
+    amp_cast_f32_f16((size_t)(16), params->w, (amp_f16 *)(base + at));
+    at += SCALARS_PAD_((size_t)(16) * sizeof(amp_f16));
+    head[0] = SCALARS_PREPARED_MAGIC;
+    head[1] = 1;
+    return AMP_OK;
+}
+
+int scalars_forward_prepared(const void *prepared, const scalars_params *params, const scalars_inputs *inputs,
+            scalars_outputs *outputs, const scalars_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != SCALARS_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 1))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -75,8 +113,11 @@ int scalars_forward(const scalars_params *params, const scalars_inputs *inputs, 
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[4, 4] */
-    amp_cast_f32_f16((size_t)(16), w, w_f16);
+    const amp_f16 *w_f16 = scalars_prepared_entry_(prepared, 0); /* f16[4, 4], cast by scalars_prepare */
+    if (!w_f16) {
+        amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
+        w_f16 = (const amp_f16 *)slot1;
+    }
 
     /* scalar_ops.amp:8: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const h = (amp_f16 *)slot2; /* f16[B, 4] */
@@ -108,4 +149,10 @@ int scalars_forward(const scalars_params *params, const scalars_inputs *inputs, 
     /* scalar_ops.amp:14: sub in f16: not in any gpu list: follows its inputs */
     amp_sub_scalar_f16((size_t)(4*B), t10, -0x1.4p+1f /* -2.5 */, outputs->f);
     return AMP_OK;
+}
+
+int scalars_forward(const scalars_params *params, const scalars_inputs *inputs, scalars_outputs *outputs,
+            const scalars_dims *dims, void *arena, size_t arena_bytes)
+{
+    return scalars_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

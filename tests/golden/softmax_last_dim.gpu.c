@@ -22,11 +22,34 @@ const char *attn_strerror(int code)
     return amp_strerror(code);
 }
 
-int attn_forward(const attn_params *params, const attn_inputs *inputs, attn_outputs *outputs,
-         const attn_dims *dims, void *arena, size_t arena_bytes)
+#define ATTN_PREPARED_MAGIC 0x45be250e7e47a642ull
+
+size_t attn_prepared_bytes(void)
+{
+    size_t bytes = ATTN_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int attn_prepare(const attn_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < attn_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = ATTN_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int attn_forward_prepared(const void *prepared, const attn_params *params, const attn_inputs *inputs,
+         attn_outputs *outputs, const attn_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != ATTN_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
@@ -69,4 +92,10 @@ int attn_forward(const attn_params *params, const attn_inputs *inputs, attn_outp
     /* softmax_last_dim.amp:9: softmax in f32: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
     amp_softmax_f32(B*T, T, 1, t6, outputs->p);
     return AMP_OK;
+}
+
+int attn_forward(const attn_params *params, const attn_inputs *inputs, attn_outputs *outputs,
+         const attn_dims *dims, void *arena, size_t arena_bytes)
+{
+    return attn_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

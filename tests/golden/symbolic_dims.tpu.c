@@ -22,11 +22,34 @@ const char *dims_strerror(int code)
     return amp_strerror(code);
 }
 
-int dims_forward(const dims_params *params, const dims_inputs *inputs, dims_outputs *outputs,
-         const dims_dims *dims, void *arena, size_t arena_bytes)
+#define DIMS_PREPARED_MAGIC 0xe466d40faaffae4bull
+
+size_t dims_prepared_bytes(void)
+{
+    size_t bytes = DIMS_PAD_(sizeof(uint64_t) * 2);
+    return bytes;
+}
+
+int dims_prepare(const dims_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < dims_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    head[0] = DIMS_PREPARED_MAGIC;
+    head[1] = 0;
+    return AMP_OK;
+}
+
+int dims_forward_prepared(const void *prepared, const dims_params *params, const dims_inputs *inputs,
+         dims_outputs *outputs, const dims_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != DIMS_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 0))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
@@ -69,4 +92,10 @@ int dims_forward(const dims_params *params, const dims_inputs *inputs, dims_outp
     /* symbolic_dims.amp:10: relu in f32: autocast is off here: follows its inputs */
     amp_relu_f32((size_t)(4*B - 4), z, outputs->g);
     return AMP_OK;
+}
+
+int dims_forward(const dims_params *params, const dims_inputs *inputs, dims_outputs *outputs,
+         const dims_dims *dims, void *arena, size_t arena_bytes)
+{
+    return dims_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -49,11 +49,49 @@ done:
     return rc;
 }
 
-int tied_forward(const tied_params *params, const tied_inputs *inputs, tied_outputs *outputs,
-         const tied_dims *dims, void *arena, size_t arena_bytes)
+#define TIED_PREPARED_MAGIC 0x3bc8f1aa659807d1ull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *tied_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t tied_prepared_bytes(void)
+{
+    size_t bytes = TIED_PAD_(sizeof(uint64_t) * 3) + 64;
+    bytes += TIED_PAD_((size_t)(64) * sizeof(amp_bf16)); /* w as bf16 */
+    return bytes;
+}
+
+int tied_prepare(const tied_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->w)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < tied_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = TIED_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
+    head[2] = at; /* w as bf16 */
+    amp_cast_f32_bf16((size_t)(64), params->w, (amp_bf16 *)(base + at));
+    at += TIED_PAD_((size_t)(64) * sizeof(amp_bf16));
+    head[0] = TIED_PREPARED_MAGIC;
+    head[1] = 1;
+    return AMP_OK;
+}
+
+int tied_forward_prepared(const void *prepared, const tied_params *params, const tied_inputs *inputs,
+         tied_outputs *outputs, const tied_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != TIED_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 1))
+        return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
@@ -75,8 +113,11 @@ int tied_forward(const tied_params *params, const tied_inputs *inputs, tied_outp
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* tied_weights.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); cast once and reused (weight cache) */
-    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
-    amp_cast_f32_bf16((size_t)(64), w, w_bf16);
+    const amp_bf16 *w_bf16 = tied_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by tied_prepare */
+    if (!w_bf16) {
+        amp_cast_f32_bf16((size_t)(64), w, (amp_bf16 *)slot1);
+        w_bf16 = (const amp_bf16 *)slot1;
+    }
 
     /* tied_weights.amp:7: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const t4 = (amp_bf16 *)slot2; /* bf16[B, 8] */
@@ -89,4 +130,10 @@ int tied_forward(const tied_params *params, const tied_inputs *inputs, tied_outp
     /* tied_weights.amp:8: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_bf16(B, 8, 8, h, w_bf16, NULL, outputs->o);
     return AMP_OK;
+}
+
+int tied_forward(const tied_params *params, const tied_inputs *inputs, tied_outputs *outputs,
+         const tied_dims *dims, void *arena, size_t arena_bytes)
+{
+    return tied_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }

@@ -57,11 +57,53 @@ done:
     return rc;
 }
 
-int tiny_forward(const tiny_params *params, const tiny_inputs *inputs, tiny_outputs *outputs,
-         const tiny_dims *dims, void *arena, size_t arena_bytes)
+#define TINY_PREPARED_MAGIC 0xdd9c7c95f30d2e0aull
+
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *tiny_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
+size_t tiny_prepared_bytes(void)
+{
+    size_t bytes = TINY_PAD_(sizeof(uint64_t) * 4) + 64;
+    bytes += TINY_PAD_((size_t)(12) * sizeof(amp_f16)); /* fc.weight as f16 */
+    bytes += TINY_PAD_((size_t)(3) * sizeof(amp_f16)); /* fc.bias as f16 */
+    return bytes;
+}
+
+int tiny_prepare(const tiny_params *params, void *prepared, size_t prepared_bytes)
+{
+    if (!params || !prepared)
+        return AMP_ERR_NULL_ARG;
+    if (!params->fc_weight || !params->fc_bias)
+        return AMP_ERR_NULL_ARG;
+    if (prepared_bytes < tiny_prepared_bytes())
+        return AMP_ERR_ARENA_TOO_SMALL;
+    uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = TINY_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
+    head[2] = at; /* fc.weight as f16 */
+    amp_cast_f32_f16((size_t)(12), params->fc_weight, (amp_f16 *)(base + at));
+    at += TINY_PAD_((size_t)(12) * sizeof(amp_f16));
+    head[3] = at; /* fc.bias as f16 */
+    amp_cast_f32_f16((size_t)(3), params->fc_bias, (amp_f16 *)(base + at));
+    at += TINY_PAD_((size_t)(3) * sizeof(amp_f16));
+    head[0] = TINY_PREPARED_MAGIC;
+    head[1] = 2;
+    return AMP_OK;
+}
+
+int tiny_forward_prepared(const void *prepared, const tiny_params *params, const tiny_inputs *inputs,
+         tiny_outputs *outputs, const tiny_dims *dims, void *arena, size_t arena_bytes)
 {
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
+    if (prepared && (((const uint64_t *)prepared)[0] != TINY_PREPARED_MAGIC ||
+                     ((const uint64_t *)prepared)[1] != 2))
+        return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
     if (B < 0)
@@ -88,12 +130,18 @@ int tiny_forward(const tiny_params *params, const tiny_inputs *inputs, tiny_outp
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
-    amp_cast_f32_f16((size_t)(12), fc_weight, fc_weight_f16);
+    const amp_f16 *fc_weight_f16 = tiny_prepared_entry_(prepared, 0); /* f16[3, 4], cast by tiny_prepare */
+    if (!fc_weight_f16) {
+        amp_cast_f32_f16((size_t)(12), fc_weight, (amp_f16 *)slot1);
+        fc_weight_f16 = (const amp_f16 *)slot1;
+    }
 
     /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const fc_bias_f16 = (amp_f16 *)slot2; /* f16[3] */
-    amp_cast_f32_f16((size_t)(3), fc_bias, fc_bias_f16);
+    const amp_f16 *fc_bias_f16 = tiny_prepared_entry_(prepared, 1); /* f16[3], cast by tiny_prepare */
+    if (!fc_bias_f16) {
+        amp_cast_f32_f16((size_t)(3), fc_bias, (amp_f16 *)slot2);
+        fc_bias_f16 = (const amp_f16 *)slot2;
+    }
 
     /* train_sgd.amp:10: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_linear_f16(B, 3, 4, x_f16, fc_weight_f16, fc_bias_f16, outputs->logits);
@@ -107,6 +155,12 @@ int tiny_forward(const tiny_params *params, const tiny_inputs *inputs, tiny_outp
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
+}
+
+int tiny_forward(const tiny_params *params, const tiny_inputs *inputs, tiny_outputs *outputs,
+         const tiny_dims *dims, void *arena, size_t arena_bytes)
+{
+    return tiny_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);
 }
 
 /* ---- training (docs/training.md) ---- */

@@ -364,6 +364,38 @@ static void run_transpose(const amp_kernel_table *k, amp_dtype t, const ccase *c
     free(yref);
 }
 
+/* More shapes for conv_transpose alone: stride 1 (the optimized sets run
+ * it as a convolution of the flipped weights, padding dilation (kernel -
+ * 1) - padding) with every padding from 0 to kernel - 1, uneven kernels
+ * and paddings, groups, depthwise, dilation, 1-d and 3-d, enough channels
+ * for several k blocks; strides on small planes (the col2im path) and on
+ * larger ones (one convolution per output phase). */
+static const ccase transpose_cases[] = {
+    { "t: 3x3 no padding", 2, 2, 6, 5, 1, { 8, 9 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1 },
+    { "t: 3x3 pad 2", 2, 1, 4, 7, 1, { 5, 6 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, 0 },
+    { "t: 5x3 uneven pads", 2, 2, 5, 6, 1, { 9, 10 }, { 5, 3 }, { 1, 1 }, { 1, 2 }, { 1, 1 }, 1 },
+    { "t: grouped 3x3", 2, 2, 12, 8, 4, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "t: depthwise 3x3", 2, 3, 8, 8, 8, { 6, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "t: dilation 2", 2, 1, 5, 6, 1, { 12, 11 }, { 3, 3 }, { 1, 1 }, { 1, 2 }, { 2, 2 }, 1 },
+    { "t: 1-d", 1, 2, 7, 9, 1, { 20 }, { 4 }, { 1 }, { 3 }, { 1 }, 1 },
+    { "t: 3-d", 3, 1, 3, 4, 1, { 4, 5, 6 }, { 3, 3, 2 }, { 1, 1, 1 }, { 1, 0, 1 }, { 1, 1, 1 }, 1 },
+    { "t: layer4-like, threaded", 2, 2, 64, 160, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "t: stride 2 in one dim", 2, 1, 4, 6, 1, { 9, 8 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+    /* strides > 1 on planes large enough for the phase path (one
+     * convolution per output residue; smaller planes keep col2im) */
+    { "t: phases 3x3 stride 2", 2, 2, 6, 5, 1, { 29, 24 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "t: phases 1x1 stride 2", 2, 1, 8, 12, 1, { 30, 22 }, { 1, 1 }, { 2, 2 }, { 0, 0 }, { 1, 1 }, 1 },
+    { "t: phases kernel < stride, groups", 2, 1, 6, 9, 3, { 34, 32 }, { 4, 2 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, 1 },
+    { "t: phases 1-d", 1, 2, 5, 7, 1, { 400 }, { 5 }, { 2 }, { 2 }, { 1 }, 0 },
+};
+
+/* conv_backward_weight alone on an im2col too large for one GEMM over
+ * every image: the optimized sets sum it in chunks of images (in f32, one
+ * rounding at the end); 7 images make the last chunk a partial one. */
+static const ccase wgrad_cases[] = {
+    { "w: chunked im2col", 2, 7, 16, 4, 1, { 81, 81 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+};
+
 /* A NaN in x reaches exactly the outputs whose windows read it. */
 static void run_nan(const amp_kernel_table *k, amp_dtype t)
 {
@@ -404,6 +436,10 @@ static void test_isa(void **state)
             run_backward_weight(k, types[ti], &cases[i]);
             run_transpose(k, types[ti], &cases[i]);
         }
+        for (size_t i = 0; i < sizeof transpose_cases / sizeof transpose_cases[0]; i++)
+            run_transpose(k, types[ti], &transpose_cases[i]);
+        for (size_t i = 0; i < sizeof wgrad_cases / sizeof wgrad_cases[0]; i++)
+            run_backward_weight(k, types[ti], &wgrad_cases[i]);
         run_nan(k, types[ti]);
     }
     amp_set_threads(0);

@@ -13,7 +13,9 @@
  * of any tile or block), K = 0 and 1, K beyond one cache block, transposed
  * and strided operands, broadcast batches, sum_batch, alpha, beta with a NaN
  * C (beta 0 must ignore it), C broadcast along rows, and a strided C.
- * Results must also be identical on 1 and 2 threads.  Buffers are
+ * Results must also be identical on 1 and 2 threads, and a small product
+ * (avx512bf16's one-pass path) identical to the same rows of a product
+ * large enough for the blocked driver.  Buffers are
  * malloc'ed with exactly their element count, for ASan.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -261,6 +263,143 @@ static void test_isa(void **state)
     amp_set_threads(0);
 }
 
+/* Small products (avx512bf16's small_gemm_bf16: below the parallel
+ * threshold, K in one k block) must give exactly the blocked driver's
+ * bits.  Each case runs twice on the same buffers: with M rows (the small
+ * path) and with Mbig rows (over the threshold: the blocked driver, on 2
+ * threads); every output element depends only on its own row and column,
+ * so the first M rows must match bit for bit.  The shapes are a digits
+ * MLP's training step (64 -> 128 -> 10, batch 64) and the tile edges:
+ * 8/12/16-row tiles, N <= 16, a last panel of <= 16 columns, odd K, K at
+ * the k block's limit, alpha, beta with C (and a NaN in it), bias,
+ * batches, sum_batch over one batch. */
+typedef struct {
+    const char *what;
+    int64_t batch, M, N, K;
+    int a_t, b_t, c_mode; /* c_mode: 0 none, 1 full, 2 row broadcast */
+    double alpha, beta;
+    int sum_batch, linear, special;
+} scase;
+
+static const scase small_cases[] = {
+    { "digits fc1", 1, 64, 128, 64, 0, 0, 0, 1, 0, 0, 1, 0 },
+    { "digits fc2", 1, 64, 10, 128, 0, 0, 0, 1, 0, 0, 1, 0 },
+    { "digits dX2", 1, 64, 128, 10, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "digits dW2", 1, 10, 128, 64, 1, 0, 0, 1, 0, 0, 0, 0 },
+    { "digits dW1", 1, 128, 64, 64, 1, 0, 0, 1, 0, 0, 0, 0 },
+    { "12-row tiles, last panel narrow", 1, 13, 45, 33, 0, 1, 0, 1, 0, 0, 0, 0 },
+    { "N 16", 1, 30, 16, 31, 1, 1, 0, -0.5, 0, 0, 0, 0 },
+    { "N 1, K 1", 1, 5, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "N 17, bias", 1, 9, 17, 40, 0, 0, 0, 1, 0, 0, 1, 0 },
+    { "K at the block limit", 1, 7, 33, 512, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "K odd, transposed", 1, 20, 40, 511, 1, 1, 0, 1, 0, 0, 0, 0 },
+    { "K past the block", 1, 7, 33, 513, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "addmm, NaN in C", 1, 24, 70, 20, 0, 0, 1, 0.5, 2, 0, 0, 1 },
+    { "C row broadcast", 1, 16, 64, 24, 0, 1, 2, 1, -1, 0, 0, 0 },
+    { "batched", 3, 11, 40, 30, 1, 0, 0, 1, 0, 0, 0, 0 },
+    { "sum_batch of one", 1, 20, 50, 60, 0, 0, 1, 1, 1, 1, 0, 0 },
+    { "NaN and inf operands", 1, 14, 35, 9, 0, 0, 0, 1, 0, 0, 0, 2 },
+};
+
+static void run_small_case(const amp_kernel_table *k, const scase *g)
+{
+    const amp_dtype t = AMP_BF16;
+    const int64_t B = g->batch, M = g->M, N = g->N, K = g->K;
+    /* rows enough for 2 M N K B >= 8 Mflop, well over the threshold */
+    const int64_t Mbig = M + (8 * 1024 * 1024 / (2 * N * K * B) + 1);
+    const int64_t out_b = g->sum_batch ? 1 : B;
+    void *a = random_buf(t, (size_t)(B * Mbig * K)), *b = random_buf(t, (size_t)(B * K * N));
+    void *c = g->c_mode ? random_buf(t, (size_t)(out_b * Mbig * N)) : NULL, *bias = random_buf(t, (size_t)N);
+    void *ys = malloc((size_t)(out_b * M * N) * 2), *yb = malloc((size_t)(out_b * Mbig * N) * 2);
+    amp_gemm_desc d;
+    assert_true(ys && yb);
+    if (g->special == 1)
+        for (int64_t i = 0; i < out_b * Mbig * N; i += 7)
+            amp_store_from_f32(t, c, (size_t)i, NAN);
+    if (K >= 4 && g->special != 2)
+        /* +-2^20 at k = 0 and 2 (two different units) of every row, times
+         * 1: summed in k order they cancel before the other products come
+         * in; in any other order the other products are rounded to 2^20's
+         * precision (1/8), which shows in bf16.  So the test sees the
+         * summation order, not only the oracle's bound. */
+        for (int64_t m = 0; m < Mbig; m++)
+            for (int kk = 0; kk <= 2; kk += 2) {
+                const int64_t ai = g->linear ? m * K + kk : g->a_t ? kk * Mbig + m : m * K + kk;
+                for (int64_t bb = 0; bb < B; bb++)
+                    amp_store_from_f32(t, a, (size_t)(bb * Mbig * K + ai), kk ? -0x1p20f : 0x1p20f);
+                for (int64_t n = 0; n < N; n++)
+                    for (int64_t bb = 0; bb < B; bb++)
+                        amp_store_from_f32(t, b,
+                                           (size_t)(bb * K * N + (g->linear ? n * K + kk : g->b_t ? n * K + kk : kk * N + n)),
+                                           1.0f);
+            }
+    if (g->special == 2) {
+        amp_store_from_f32(t, a, (size_t)(3 * K + 4), NAN);
+        amp_store_from_f32(t, b, (size_t)(2 * N + 20), INFINITY);
+        amp_store_from_f32(t, b, (size_t)(5 * N + 7), -INFINITY);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t m = pass ? Mbig : M; /* the same buffers; the rows' strides keep Mbig */
+        void *y = pass ? yb : ys;
+        amp_set_threads(pass + 1);
+        if (g->linear) {
+            k->linear_bf16(m, N, K, a, b, bias, y);
+            continue;
+        }
+        memset(&d, 0, sizeof d);
+        d.batch = B;
+        d.M = m;
+        d.N = N;
+        d.K = K;
+        d.a_stride[0] = Mbig * K;
+        d.a_stride[1] = g->a_t ? 1 : K;
+        d.a_stride[2] = g->a_t ? Mbig : 1;
+        d.b_stride[0] = K * N;
+        d.b_stride[1] = g->b_t ? 1 : N;
+        d.b_stride[2] = g->b_t ? K : 1;
+        d.c_stride[0] = Mbig * N;
+        d.c_stride[1] = g->c_mode == 1 ? N : 0;
+        d.c_stride[2] = 1;
+        d.alpha = g->alpha;
+        d.beta = g->beta;
+        d.sum_batch = g->sum_batch;
+        k->gemm_bf16(&d, a, b, c, y);
+    }
+    for (int64_t ob = 0; ob < out_b; ob++)
+        if (memcmp((char *)ys + (size_t)(ob * M * N) * 2, (char *)yb + (size_t)(ob * Mbig * N) * 2,
+                   (size_t)(M * N) * 2) != 0)
+            for (int64_t i = 0; i < M * N; i++) {
+                uint16_t vs, vb;
+                memcpy(&vs, (char *)ys + (size_t)(ob * M * N + i) * 2, 2);
+                memcpy(&vb, (char *)yb + (size_t)(ob * Mbig * N + i) * 2, 2);
+                if (vs != vb)
+                    fail_msg("%s: small %s [%lld][%lld]: 0x%04x, blocked driver 0x%04x", k->isa, g->what,
+                             (long long)ob, (long long)i, vs, vb);
+            }
+    free(a);
+    free(b);
+    free(c);
+    free(bias);
+    free(ys);
+    free(yb);
+}
+
+static void test_small_vs_blocked(void **state)
+{
+    (void)state;
+    for (int s = 0; s < 3; s++) {
+        static const char *isas[] = { "avx512bf16", "avx512", "avx2" };
+        const amp_kernel_table *k = amp_kernel_table_for(isas[s]);
+        if (k == NULL) {
+            printf("   %s: not supported by this CPU, skipped\n", isas[s]);
+            continue;
+        }
+        for (size_t i = 0; i < sizeof small_cases / sizeof small_cases[0]; i++)
+            run_small_case(k, &small_cases[i]);
+    }
+    amp_set_threads(0);
+}
+
 static void test_threads_api(void **state)
 {
     (void)state;
@@ -293,6 +432,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
+        cmocka_unit_test(test_small_vs_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

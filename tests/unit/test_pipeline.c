@@ -415,10 +415,11 @@ static void parameter_used_twice_is_cast_once(void **state)
                              "  output o\n}\n"),
                      EXIT_OK);
     const char *c = c_text(f);
-    assert_int_equal(count_lines_with(c, "amp_cast_f32_bf16(", ", w, w_bf16)"), 1);
+    assert_int_equal(count_lines_with(c, "amp_cast_f32_bf16(", ", w, (amp_bf16 *)slot"), 1);
     assert_int_equal(count_lines_with(c, "amp_linear_bf16(", "w_bf16"), 2); /* both linears read the one cast */
     assert_contains(c, "cast once and reused (weight cache)");
-    assert_int_equal(count(c, "amp_cast_f32_bf16("), 2); /* w, and x for the first linear */
+    /* x for the first linear, w in the forward, w in <prefix>_prepare */
+    assert_int_equal(count(c, "amp_cast_f32_bf16("), 3);
 }
 
 static void same_parameter_in_two_dtypes_is_cast_twice(void **state)
@@ -636,6 +637,118 @@ static void softmax_with_integer_dtype_blames_the_dtype(void **state)
     assert_contains(diags(f), "i32");
 }
 
+/* ---- fuse.c and the prepared weights ---------------------------------------- */
+
+static const char resblock[] =
+    "model Res(B) {\n  input x: f32[B, 4, 6, 6]\n  param w1: f32[4, 4, 3, 3]\n  param w2: f32[4, 4, 1, 1]\n"
+    "  param g: f32[4]\n  param b: f32[4]\n  buffer m: f32[4]\n  buffer v: f32[4]\n"
+    "  autocast {\n    r = conv2d(x, w2)\n"
+    "    h = relu(batch_norm(conv2d(x, w1, padding=1), m, v, g, b) + r)\n    o = r * 2\n  }\n"
+    "  output h\n  output o\n}\n";
+
+static void conv_batch_norm_add_relu_is_one_call(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_CPU, resblock), EXIT_OK);
+    const char *c = c_text(f);
+    /* r is read by the add and by o: its convolution stays alone */
+    assert_int_equal(count(c, "amp_conv_ex_bf16(&d, x_bf16, w2_bf16, res_prepared_entry_(prepared, 0), NULL, NULL, r);"), 1);
+    assert_int_equal(count(c, "amp_conv_ex_bf16(&d, x_bf16, w1_bf16, res_prepared_entry_(prepared, 1), NULL, &post, outputs->h);"), 1);
+    assert_contains(c, ".bn_mean = m, .bn_var = v,");
+    assert_contains(c, ".bn_weight = g, .bn_bias = b,");
+    assert_contains(c, ".residual = r, .relu = 1,");
+    assert_lacks(c, "amp_batch_norm_bf16(");
+    assert_lacks(c, "amp_relu_bf16(");
+    assert_lacks(c, "amp_add_bf16(");
+    assert_int_equal(count(c, "fused into the convolution below"), 3);
+    assert_compiles(f);
+}
+
+static void add_of_two_batch_norms_joins_one_group(void **state)
+{
+    /* resnet's downsampling block: both operands of the add are a fused
+     * conv + batch_norm; the add and relu join exactly one of the groups */
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_CPU,
+                             "model D(B) {\n  input x: f32[B, 4, 6, 6]\n  param w1: f32[4, 4, 3, 3]\n"
+                             "  param w2: f32[4, 4, 1, 1]\n  buffer m: f32[4]\n  buffer v: f32[4]\n"
+                             "  autocast {\n    a = batch_norm(conv2d(x, w1, padding=1), m, v)\n"
+                             "    i = batch_norm(conv2d(x, w2), m, v)\n    h = relu(a + i)\n  }\n  output h\n}\n"),
+                     EXIT_OK);
+    const char *c = c_text(f);
+    assert_int_equal(count(c, "&post"), 2);
+    assert_int_equal(count(c, ".relu = 1,"), 1);
+    assert_int_equal(count(c, ".residual = NULL, .relu = 0,"), 1);
+    assert_int_equal(count(c, "fused into the convolution below"), 4);
+    assert_compiles(f);
+}
+
+static void no_fuse_keeps_one_call_per_op(void **state)
+{
+    Fixture *f = *state;
+    f->opts.no_fuse = true;
+    assert_int_equal(compile(f, TARGET_CPU, resblock), EXIT_OK);
+    const char *c = c_text(f);
+    assert_lacks(c, "&post");
+    assert_lacks(c, "fused into");
+    assert_int_equal(count(c, "amp_batch_norm_bf16("), 1);
+    assert_int_equal(count(c, "amp_add_bf16("), 1);
+    assert_int_equal(count(c, "amp_relu_bf16("), 1);
+}
+
+static void batch_norm_in_f32_is_not_fused(void **state)
+{
+    /* on tpu batch_norm is on the fp32 list: a cast separates it from the
+     * bf16 convolution, and the two dtypes cannot share one call */
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_TPU, resblock), EXIT_OK);
+    const char *c = c_text(f);
+    assert_lacks(c, "&post");
+    assert_int_equal(count(c, "amp_batch_norm_f32("), 1);
+}
+
+static void training_step_keeps_what_the_backward_reads(void **state)
+{
+    /* the backward reads the convolution's and the relu's results: the
+     * training step fuses nothing, the inference forward fuses all four */
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_CPU,
+                             "model T(B) {\n  input x: f32[B, 2, 4, 4]\n  input y: i64[B]\n  param w: f32[2, 2, 3, 3]\n"
+                             "  param g: f32[2]\n  param b: f32[2]\n  buffer m: f32[2]\n  buffer v: f32[2]\n"
+                             "  autocast {\n    h = relu(batch_norm(conv2d(x, w, padding=1), m, v, g, b) + x)\n"
+                             "    loss = cross_entropy(flatten(h, 1), y)\n  }\n"
+                             "  output h\n  minimize loss\n  train {\n    optimizer = sgd(lr=0.1)\n  }\n}\n"),
+                     EXIT_OK);
+    const char *c = c_text(f);
+    const char *train = strstr(c, "int t_backward(");
+    assert_non_null(train);
+    assert_lacks(train, "&post");
+    assert_contains(train, "amp_conv_bf16(");
+    assert_int_equal(count(c, "&post"), 1);
+}
+
+static void prepared_forward_reads_the_casts_once(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_TPU,
+                             "model Tied(B) {\n  input x: f32[B, 8]\n  param w: f32[8, 8]\n"
+                             "  autocast {\n    h = relu(linear(x, w))\n    o = linear(h, w)\n  }\n"
+                             "  output o\n}\n"),
+                     EXIT_OK);
+    const char *c = c_text(f);
+    const char *h = f->out.h_file.data;
+    assert_contains(h, "size_t tied_prepared_bytes(void);");
+    assert_contains(h, "int tied_prepare(const tied_params *params, void *prepared, size_t prepared_bytes);");
+    assert_contains(h, "int tied_forward_prepared(const void *prepared, const tied_params *params,");
+    /* prepare casts w once; the forward reads it from the block, or casts it itself without one */
+    assert_int_equal(count(c, "amp_cast_f32_bf16((size_t)(64), params->w, (amp_bf16 *)(base + at));"), 1);
+    assert_contains(c, "const amp_bf16 *w_bf16 = tied_prepared_entry_(prepared, 0);");
+    assert_contains(c, "if (!w_bf16) {");
+    assert_contains(c, "return tied_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);");
+    assert_contains(c, "return AMP_ERR_BAD_PREPARED;");
+    assert_compiles(f);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -672,6 +785,12 @@ int main(void)
         T(arena_independent_of_dims_compiles_warning_free),
         T(very_long_expression_does_not_crash),
         T(softmax_with_integer_dtype_blames_the_dtype),
+        T(conv_batch_norm_add_relu_is_one_call),
+        T(add_of_two_batch_norms_joins_one_group),
+        T(no_fuse_keeps_one_call_per_op),
+        T(batch_norm_in_f32_is_not_fused),
+        T(training_step_keeps_what_the_backward_reads),
+        T(prepared_forward_reads_the_casts_once),
     };
 #undef T
     return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);

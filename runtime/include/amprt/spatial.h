@@ -49,6 +49,44 @@ typedef struct amp_conv_desc {
     int64_t stride[3], padding[3], dilation[3], output_padding[3];
 } amp_conv_desc;
 
+/* conv_ex: a convolution with its weights packed once (at model load) and
+ * the eval-mode batch_norm, residual add and relu that follow it fused
+ * into its epilogue.
+ *
+ *  conv_packed_bytes   bytes conv_pack_weights writes for desc d under the
+ *                  active kernel set: it depends only on groups, in and out
+ *                  channels and the kernel (not on batch or spatial sizes).
+ *                  The reference set's layout is the weight tensor itself
+ *                  in T (out_channels x in_channels/groups x kernel
+ *                  elements); an optimized set's is its GEMM micro-kernel's
+ *                  panels behind a 64-byte header, valid only in the process
+ *                  (and kernel set) that packed it.
+ *  conv_pack_weights   packs w ([out_channels, in_channels/groups,
+ *                  kernel...], dtype src: T itself, or f32, which is rounded
+ *                  to T element for element exactly as amp_cast_f32_T
+ *                  rounds) into packed (conv_packed_bytes bytes, 64-byte
+ *                  aligned).
+ *  conv_ex         y = post(conv(x, w_T) + bias): exactly (bit for bit) what
+ *                  amp_conv_T(d, x, w_T, bias, y), then, when post is not
+ *                  NULL, amp_batch_norm_T(batch, out_channels, out_plane, y,
+ *                  post->bn_dtype, bn_mean, bn_var, bn_weight, bn_bias,
+ *                  bn_eps, y) if bn_mean is not NULL, amp_add_T(n, y,
+ *                  residual, y) if residual is not NULL and amp_relu_T(n, y,
+ *                  y) if relu, give, on any thread count.  packed != NULL:
+ *                  the weights are packed's (from conv_pack_weights_T with
+ *                  the same groups, channels and kernel; w_T is the packed
+ *                  source rounded to T) and w is ignored (may be NULL);
+ *                  packed == NULL: w as amp_conv_T takes it.  residual has
+ *                  y's shape and dtype and must not overlap y. */
+typedef struct amp_conv_post {
+    const void *bn_mean, *bn_var;    /* eval-mode batch_norm over the output channels; bn_mean NULL: none */
+    const void *bn_weight, *bn_bias; /* either may be NULL (as amp_batch_norm_T) */
+    amp_dtype bn_dtype;              /* dtype of those four arrays (f32 in practice) */
+    double bn_eps;
+    const void *residual;            /* NULL: none; else dtype T, same shape as y: y = y + residual */
+    int relu;                        /* nonzero: y = relu(y) */
+} amp_conv_post;
+
 typedef struct amp_pool_desc {
     int nspatial;
     int64_t planes; /* N * C */
@@ -72,6 +110,14 @@ typedef struct amp_upsample_desc {
 #define AMP_SPATIAL_OF_CTYPE(X, T, CT)                                                   \
     X(conv_##T, void, (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y), \
       (d, x, w, bias, y))                                                                \
+    X(conv_packed_bytes_##T, size_t, (const amp_conv_desc *d), (d))                      \
+    X(conv_pack_weights_##T, void,                                                       \
+      (const amp_conv_desc *d, amp_dtype src, const void *w, void *packed),              \
+      (d, src, w, packed))                                                               \
+    X(conv_ex_##T, void,                                                                 \
+      (const amp_conv_desc *d, const CT *x, const CT *w, const void *packed, const CT *bias, \
+       const amp_conv_post *post, CT *y),                                                \
+      (d, x, w, packed, bias, post, y))                                                  \
     X(conv_transpose_##T, void,                                                          \
       (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y),         \
       (d, x, w, bias, y))                                                                \

@@ -1,0 +1,586 @@
+/*
+ * isa_avx512_backward.c - the AVX-512 gradient and optimizer kernels of the
+ * "avx512" and "avx512bf16" sets: relu_backward (threshold_backward),
+ * batch_norm_backward in its running-statistics form (training 0), the
+ * sgd update and 2-d max_pool_backward, for f32, bf16 and f16 storage.
+ * They are the parts of a convolutional network's training step between
+ * the convolutions (resnet18's backward: relu_backward and
+ * batch_norm_backward after every convolution, max_pool_backward at the
+ * stem, sgd on every parameter).
+ *
+ * Each computes exactly what its reference kernel computes (the same f32
+ * operations in the same order, no contraction into FMA, the same one
+ * rounding to the storage dtype), so tests compare them bit for bit
+ * (tests/runtime/test_fastbackward.c).  Large arrays are split into chunks
+ * on the thread pool; the result does not depend on the split.
+ *
+ *  relu_backward   dx = x <= 0 ? 0 : dy, decided on the stored bits of x
+ *                  (zero, or sign set and not NaN) and dy copied (bf16/f16:
+ *                  a signalling NaN quieted, as the reference's round trip
+ *                  through f32 does).
+ *  batch_norm_backward (training 0)  per channel the reference's sums
+ *                  sum_dy += g and sum_dy_xhat += g ((x - mean) rstd), over
+ *                  n then s, sequentially: 16 channels at a time, one per
+ *                  lane (16 x 16 blocks of channels x positions loaded as
+ *                  rows and transposed in registers), so every lane adds in
+ *                  the reference's order; then dx = (g w) rstd plane by
+ *                  plane.  Tasks on the pool are blocks of 16
+ *                  channels.  training 1, and parameters in f64, go to the
+ *                  reference.
+ *  sgd             the reference's formula per element, 16 at a time.
+ *  max_pool_backward (2-d, dilation 1)  the forward's choice made 16
+ *                  outputs at a time, the dy then summed in output order
+ *                  (see its section); other geometries keep the set's
+ *                  previous kernel (isa_avx512_eltwise.c's).
+ *
+ * Compiled for AVX-512 through target attributes only; installed by
+ * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
+ * dispatch.c's CPU check.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "isa_avx512_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#define TARGET AVX512_TARGET
+
+/* Elements per pool task, and the size below which one thread does it all. */
+#define CHUNK ((size_t)1 << 16)
+#define PARALLEL_MIN ((size_t)1 << 17)
+
+static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
+
+/* bf16 bits in the high halves of 32-bit lanes, as f32, a signalling NaN
+ * quieted (amp_bf16_to_f32). */
+TARGET static inline __m512 bf16_bits_to_f32(__m512i u)
+{
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
+}
+
+/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
+ * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off lanes
+ * are 0. */
+TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
+{
+    switch (t) {
+    case AMP_BF16: return bf16_bits_to_f32(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    default: return _mm512_maskz_loadu_ps(m, p);
+    }
+}
+
+/* ---- chunked, pooled loops ---------------------------------------------------- */
+
+typedef struct {
+    void (*body)(const void *ctx, size_t begin, size_t end);
+    const void *ctx;
+    size_t n, per_task;
+} chunk_job;
+
+static void chunk_task(void *ctx, int64_t task, int slot)
+{
+    const chunk_job *j = ctx;
+    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
+    (void)slot;
+    j->body(j->ctx, begin, end);
+}
+
+/* body(ctx, begin, end) over [0, n) elements, on the pool in tasks of
+ * CHUNK elements (a multiple of 32, so only the last task has a vector
+ * tail) when there are enough of them. */
+static void run_chunked(size_t n, void (*body)(const void *, size_t, size_t), const void *ctx)
+{
+    chunk_job j = { body, ctx, n, CHUNK };
+    if (n < PARALLEL_MIN || amp_get_threads() == 1) {
+        body(ctx, 0, n);
+        return;
+    }
+    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), chunk_task, &j);
+}
+
+/* ---- relu_backward -------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    const void *x, *dy;
+    void *dx;
+} relu_bw_ctx;
+
+TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
+{
+    const relu_bw_ctx *c = c_;
+    if (c->t == AMP_F32) {
+        const uint32_t *x = c->x, *dy = c->dy;
+        uint32_t *dx = c->dx;
+        for (size_t i = begin; i < end; i += 16) {
+            const __mmask16 m = tail_mask(end - i);
+            const __m512i xv = _mm512_maskz_loadu_epi32(m, x + i);
+            const __m512i mag = _mm512_and_si512(xv, _mm512_set1_epi32(0x7fffffff));
+            /* x <= 0: +-0, or the sign set and not NaN */
+            const __mmask16 le0 =
+                _mm512_testn_epi32_mask(mag, mag) |
+                (_mm512_test_epi32_mask(xv, _mm512_set1_epi32((int)0x80000000u)) &
+                 _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000)));
+            const __m512i g = _mm512_maskz_loadu_epi32(m & (__mmask16)~le0, dy + i);
+            _mm512_mask_storeu_epi32(dx + i, m, g);
+        }
+        return;
+    }
+    {
+        const uint16_t *x = c->x, *dy = c->dy;
+        uint16_t *dx = c->dx;
+        const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
+        for (size_t i = begin; i < end; i += 32) {
+            const size_t left = end - i;
+            const __mmask32 m = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1);
+            const __m512i xv = _mm512_maskz_loadu_epi16(m, x + i);
+            const __m512i xmag = _mm512_and_si512(xv, _mm512_set1_epi16(0x7fff));
+            const __mmask32 le0 = _mm512_testn_epi16_mask(xmag, xmag) |
+                                  (_mm512_test_epi16_mask(xv, _mm512_set1_epi16((short)0x8000)) &
+                                   _mm512_cmple_epu16_mask(xmag, _mm512_set1_epi16(inf)));
+            __m512i g = _mm512_maskz_loadu_epi16(m & (__mmask32)~le0, dy + i);
+            const __m512i gmag = _mm512_and_si512(g, _mm512_set1_epi16(0x7fff));
+            /* the reference's round trip of dy through f32 quiets a signalling NaN */
+            const __mmask32 nan = _mm512_cmpgt_epu16_mask(gmag, _mm512_set1_epi16(inf));
+            g = _mm512_mask_mov_epi16(g, nan, _mm512_or_si512(g, _mm512_set1_epi16(quiet)));
+            _mm512_mask_storeu_epi16(dx + i, m, g);
+        }
+    }
+}
+
+static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void *dy, void *dx)
+{
+    relu_bw_ctx c = { t, x, dy, dx };
+    run_chunked(n, relu_backward_body, &c);
+}
+
+/* ---- batch_norm_backward, running statistics ------------------------------------- */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t N, C, HxW;
+    const void *x, *mean, *var, *weight;
+    double eps;
+    const void *dy;
+    void *dx, *dweight, *dbias;
+} bn_bw_ctx;
+
+/* Transposes 16 x 16 f32: lane j of r[i] goes to lane i of r[j]. */
+TARGET static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int i = 0; i < 16; i += 8)
+        for (int j = 0; j < 4; j++) {
+            t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
+            t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
+        }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+/* Channels [16 task, 16 task + 16). */
+TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
+{
+    const bn_bw_ctx *c = ctx;
+    const amp_dtype t = c->t, pt = c->pt;
+    const size_t es = amp_dtype_size(t);
+    const int64_t c0 = task * 16, nc = c->C - c0 < 16 ? c->C - c0 : 16, HxW = c->HxW;
+    const __mmask16 m = tail_mask((size_t)nc);
+    float meanv[16], rstdv[16], wv[16], sdy[16], sdx[16];
+    __m512 vmean, vrstd, sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
+    (void)slot;
+    for (int64_t l = 0; l < 16; l++) {
+        const int64_t ch = c0 + (l < nc ? l : 0);
+        wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+        meanv[l] = amp_ld(pt, c->mean, ch);
+        rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    }
+    vmean = _mm512_loadu_ps(meanv);
+    vrstd = _mm512_loadu_ps(rstdv);
+    if (HxW == 1) {
+        /* [N, C]: the 16 channels of an image are contiguous */
+        for (int64_t n = 0; n < c->N; n++) {
+            const size_t off = (size_t)(n * c->C + c0) * es;
+            const __m512 g = load16(t, (const char *)c->dy + off, m);
+            const __m512 xv = load16(t, (const char *)c->x + off, m);
+            sum_dy = _mm512_add_ps(sum_dy, g);
+            sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vmean), vrstd)));
+        }
+    } else {
+        /* 16 channels x 16 positions at a time: the channels' rows loaded
+         * (channels past C as zeros), transposed so that vector j holds
+         * position s0 + j of every channel, then added in s order */
+        for (int64_t n = 0; n < c->N; n++) {
+            const size_t plane0 = (size_t)((n * c->C + c0) * HxW) * es;
+            const char *dyp = (const char *)c->dy + plane0, *xp = (const char *)c->x + plane0;
+            for (int64_t s0 = 0; s0 < HxW; s0 += 16) {
+                const int64_t ns = HxW - s0 < 16 ? HxW - s0 : 16;
+                const __mmask16 sm = tail_mask((size_t)ns);
+                __m512 g[16], xv[16];
+                for (int64_t l = 0; l < 16; l++) {
+                    const size_t off = (size_t)(l * HxW + s0) * es;
+                    g[l] = l < nc ? load16(t, dyp + off, sm) : _mm512_setzero_ps();
+                    xv[l] = l < nc ? load16(t, xp + off, sm) : _mm512_setzero_ps();
+                }
+                transpose16(g);
+                transpose16(xv);
+                for (int64_t j = 0; j < ns; j++) {
+                    sum_dy = _mm512_add_ps(sum_dy, g[j]);
+                    sum_dy_xhat = _mm512_add_ps(sum_dy_xhat,
+                                                _mm512_mul_ps(g[j], _mm512_mul_ps(_mm512_sub_ps(xv[j], vmean), vrstd)));
+                }
+            }
+        }
+    }
+    /* dx = (g w) rstd (after the sums: dx may be dy) */
+    if (HxW > 1) {
+        for (int64_t l = 0; l < nc; l++) {
+            const __m512 vw = _mm512_set1_ps(wv[l]), vr = _mm512_set1_ps(rstdv[l]);
+            for (int64_t n = 0; n < c->N; n++) {
+                const size_t plane = (size_t)((n * c->C + c0 + l) * HxW) * es;
+                const char *dyp = (const char *)c->dy + plane;
+                char *dxp = (char *)c->dx + plane;
+                for (int64_t s = 0; s < HxW; s += 16) {
+                    const __mmask16 mm = tail_mask((size_t)(HxW - s));
+                    const __m512 g = load16(t, dyp + (size_t)s * es, mm);
+                    store16(t, dxp + (size_t)s * es, mm, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                }
+            }
+        }
+    } else { /* HxW 1: image by image */
+        const __m512 vw = _mm512_loadu_ps(wv);
+        for (int64_t n = 0; n < c->N; n++) {
+            const size_t off = (size_t)(n * c->C + c0) * es;
+            const __m512 g = load16(t, (const char *)c->dy + off, m);
+            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vrstd));
+        }
+    }
+    _mm512_storeu_ps(sdy, sum_dy);
+    _mm512_storeu_ps(sdx, sum_dy_xhat);
+    for (int64_t l = 0; l < nc; l++) {
+        if (c->dweight != NULL)
+            amp_st(pt, c->dweight, c0 + l, sdx[l]);
+        if (c->dbias != NULL)
+            amp_st(pt, c->dbias, c0 + l, sdy[l]);
+    }
+}
+
+static void batch_norm_backward_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                                     const void *mean, const void *var, const void *weight, double eps,
+                                     const void *dy, void *dx, void *dweight, void *dbias)
+{
+    bn_bw_ctx c = { t, pt, N, C, HxW, x, mean, var, weight, eps, dy, dx, dweight, dbias };
+    int threads = amp_get_threads();
+    if (C <= 0)
+        return;
+    if ((size_t)(N * C * HxW) < PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, (C + 15) / 16, bn_backward_task, &c);
+}
+
+/* ---- sgd ---------------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    void *p, *buf;
+    const void *g;
+    float lr, m, keep, wd;
+    int use_wd, use_m, maximize, nesterov, first;
+} sgd_ctx;
+
+TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
+{
+    const sgd_ctx *c = c_;
+    const amp_dtype t = c->t;
+    const size_t es = amp_dtype_size(t);
+    const __m512 lr = _mm512_set1_ps(c->lr), mom = _mm512_set1_ps(c->m), keep = _mm512_set1_ps(c->keep);
+    const __m512 wd = _mm512_set1_ps(c->wd);
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    for (size_t i = begin; i < end; i += 16) {
+        const __mmask16 m = tail_mask(end - i);
+        char *pp = (char *)c->p + i * es;
+        const __m512 pi = load16(t, pp, m);
+        __m512 d = load16(t, (const char *)c->g + i * es, m);
+        if (c->maximize)
+            d = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(d), sign));
+        if (c->use_wd)
+            d = _mm512_add_ps(d, _mm512_mul_ps(wd, pi));
+        if (c->use_m) {
+            char *bp = (char *)c->buf + i * es;
+            const __m512 b =
+                c->first ? d : _mm512_add_ps(_mm512_mul_ps(mom, load16(t, bp, m)), _mm512_mul_ps(keep, d));
+            store16(t, bp, m, b);
+            d = c->nesterov ? _mm512_add_ps(d, _mm512_mul_ps(mom, b)) : b;
+        }
+        store16(t, pp, m, _mm512_sub_ps(pi, _mm512_mul_ps(lr, d)));
+    }
+}
+
+static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
+                     int32_t found_inf)
+{
+    /* the reference's scalars, rounded to f32 as it rounds them */
+    sgd_ctx c;
+    if (found_inf)
+        return;
+    c.t = t;
+    c.p = p;
+    c.buf = buf;
+    c.g = g;
+    c.lr = (float)h->lr;
+    c.m = (float)h->momentum;
+    c.keep = (float)(1.0 - h->dampening);
+    c.wd = (float)h->weight_decay;
+    c.use_wd = h->weight_decay != 0;
+    c.use_m = h->momentum != 0;
+    c.maximize = h->maximize;
+    c.nesterov = h->nesterov;
+    c.first = step == 0;
+    run_chunked(n, sgd_body, &c);
+}
+
+/* ---- max_pool_backward, 2-d, dilation 1 ---------------------------------------------
+ * dx of max_pool: each output's dy added to the input element the forward
+ * chose (strictly greater or NaN wins, taps scanned rows then columns, as
+ * the reference scans them).  The choice is made 16 outputs of a row at a
+ * time, as isa_avx512_eltwise.c's max_pool does: each input row of the
+ * window widened to f32 in a buffer padded with -inf (a -inf tap never
+ * wins, so padding it is skipping it), every lane tracking its best value
+ * and that value's flat input index, starting, as the reference does, at
+ * the window's first element.  Then, in output order, one scalar pass
+ * adds each dy into an f32 plane of sums at its chosen index: the same
+ * additions in the same order as the reference, so the same bits.  Planes
+ * run on the pool, each slot with its own sums and indices (malloc'ed per
+ * call).  Other geometries keep the kernel set's previous max_pool_backward. */
+
+#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
+
+typedef struct {
+    amp_dtype t;
+    int64_t in_h, in_w, out_h, out_w, kh, kw, sh, sw, ph, pw;
+    const void *x, *dy;
+    void *dx;
+    float *sums;   /* in_h in_w floats per pool slot */
+    int32_t *idx;  /* out_w indices per pool slot */
+} mpb_ctx;
+
+TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
+{
+    const mpb_ctx *c = ctx;
+    const amp_dtype t = c->t;
+    const size_t es = amp_dtype_size(t);
+    const int64_t in_w = c->in_w, out_w = c->out_w, sw = c->sw, pw = c->pw, kw = c->kw;
+    const int64_t in_plane = c->in_h * in_w, nvec = (out_w + 15) / 16;
+    const char *x = (const char *)c->x + (size_t)(plane * in_plane) * es;
+    const char *dy = (const char *)c->dy + (size_t)(plane * c->out_h * out_w) * es;
+    char *dx = (char *)c->dx + (size_t)(plane * in_plane) * es;
+    float *sum = c->sums + (size_t)slot * (size_t)in_plane;
+    int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 16);
+    float rowbuf[POOL_ROW_MAX] __attribute__((aligned(64)));
+    __m512 best[POOL_ROW_MAX / 16];
+    __m512i bidx[POOL_ROW_MAX / 16];
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i lane_sw = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)sw));
+    for (int64_t q = 0; q < POOL_ROW_MAX; q++)
+        rowbuf[q] = -INFINITY;
+    memset(sum, 0, (size_t)in_plane * sizeof *sum);
+    for (int64_t oh = 0; oh < c->out_h; oh++) {
+        int64_t r0 = oh * c->sh - c->ph, r1 = r0 + c->kh;
+        if (r0 < 0)
+            r0 = 0;
+        if (r1 > c->in_h)
+            r1 = c->in_h;
+        for (int64_t v = 0; v < nvec; v++) {
+            /* the reference's start: the window's first element */
+            const __m512i col0 = _mm512_add_epi32(lane_sw, _mm512_set1_epi32((int)(v * 16 * sw - pw)));
+            best[v] = _mm512_set1_ps(-INFINITY);
+            bidx[v] = _mm512_add_epi32(_mm512_max_epi32(col0, _mm512_setzero_si512()),
+                                       _mm512_set1_epi32((int)(r0 * in_w)));
+        }
+        for (int64_t r = r0; r < r1; r++) {
+            const char *xr = x + (size_t)(r * in_w) * es;
+            for (int64_t q = 0; q < in_w; q += 16) {
+                const __mmask16 qm = tail_mask((size_t)(in_w - q));
+                _mm512_mask_storeu_ps(rowbuf + pw + q, qm, load16(t, xr + (size_t)q * es, qm));
+            }
+            for (int64_t v = 0; v < nvec; v++) {
+                /* lanes past the row's last output read nothing */
+                const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+                const float *base = rowbuf + v * 16 * sw;
+                /* flat index of tap 0 of each lane's window in row r */
+                const __m512i at0 = _mm512_add_epi32(lane_sw, _mm512_set1_epi32((int)(r * in_w + v * 16 * sw - pw)));
+                __m512 b = best[v];
+                __m512i bi = bidx[v];
+                for (int64_t k = 0; k < kw; k++) {
+                    const __m512 xv = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane_sw, base + k, 4);
+                    const __mmask16 take =
+                        _mm512_cmp_ps_mask(xv, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
+                    b = _mm512_mask_mov_ps(b, take, xv);
+                    bi = _mm512_mask_mov_epi32(bi, take, _mm512_add_epi32(at0, _mm512_set1_epi32((int)k)));
+                }
+                best[v] = b;
+                bidx[v] = bi;
+            }
+        }
+        for (int64_t v = 0; v < nvec; v++)
+            _mm512_storeu_si512(idx + v * 16, bidx[v]);
+        {
+            const int64_t o0 = oh * out_w;
+            for (int64_t ow = 0; ow < out_w; ow++)
+                sum[idx[ow]] += amp_ld(t, dy, o0 + ow);
+        }
+    }
+    for (int64_t i = 0; i < in_plane; i += 16) {
+        const __mmask16 m = tail_mask((size_t)(in_plane - i));
+        store16(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
+    }
+}
+
+/* The set's max_pool_backward before amp_isa_avx512_fill_backward replaced
+ * it (the same function in both AVX-512 sets): the geometries the task
+ * above does not take. */
+static void (*prev_max_pool_backward_f32)(const amp_pool_desc *, const float *, const float *, float *);
+static void (*prev_max_pool_backward_bf16)(const amp_pool_desc *, const amp_bf16 *, const amp_bf16 *, amp_bf16 *);
+static void (*prev_max_pool_backward_f16)(const amp_pool_desc *, const amp_f16 *, const amp_f16 *, amp_f16 *);
+
+/* 1 when the vector task handles d (and fills c's geometry). */
+static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
+{
+    if (d->nspatial != 2 || d->dilation[0] != 1 || d->dilation[1] != 1)
+        return 0;
+    c->in_h = d->in_size[0];
+    c->in_w = d->in_size[1];
+    c->out_h = d->out_size[0];
+    c->out_w = d->out_size[1];
+    c->kh = d->kernel[0];
+    c->kw = d->kernel[1];
+    c->sh = d->stride[0];
+    c->sw = d->stride[1];
+    c->ph = d->padding[0];
+    c->pw = d->padding[1];
+    if (c->in_h < 1 || c->in_w < 1 || c->out_h < 1 || c->out_w < 1 || c->kh < 1 || c->kw < 1 || c->sh < 1 ||
+        c->sw < 1 || c->ph < 0 || c->pw < 0 || c->ph >= c->kh || c->pw >= c->kw)
+        return 0;
+    /* every window starts inside the input (so is not empty); the row
+     * buffer holds every tap and the row at its offset; indices fit int32 */
+    if ((c->out_h - 1) * c->sh - c->ph >= c->in_h || (c->out_w - 1) * c->sw - c->pw >= c->in_w)
+        return 0;
+    if (((c->out_w + 15) / 16 * 16 - 1) * c->sw + c->kw > POOL_ROW_MAX || c->pw + c->in_w > POOL_ROW_MAX)
+        return 0;
+    if (c->in_h * c->in_w + ((c->out_w + 15) / 16 * 16 + 1) * c->sw + c->kw >= (int64_t)1 << 31)
+        return 0;
+    return 1;
+}
+
+/* 1 when done (else the caller runs the previous kernel). */
+static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx)
+{
+    mpb_ctx c;
+    int threads = amp_get_threads();
+    int64_t in_plane, idx_per_slot;
+    if (!max_pool_backward_simple(d, &c))
+        return 0;
+    if (d->planes <= 0)
+        return 1;
+    c.t = t;
+    c.x = x;
+    c.dy = dy;
+    c.dx = dx;
+    in_plane = c.in_h * c.in_w;
+    idx_per_slot = (c.out_w + 15) / 16 * 16;
+    c.sums = malloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
+    c.idx = malloc((size_t)(AMP_MAX_THREADS * idx_per_slot) * sizeof(int32_t));
+    if (c.sums == NULL || c.idx == NULL) {
+        free(c.sums);
+        free(c.idx);
+        return 0;
+    }
+    if ((size_t)(d->planes * in_plane) < PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
+    free(c.sums);
+    free(c.idx);
+    return 1;
+}
+
+/* ---- table entries ------------------------------------------------------------------ */
+
+#define ENTRIES(T)                                                                                \
+    static void relu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,       \
+                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                     \
+    {                                                                                             \
+        if (x == NULL) { /* the reference reads 0 for every x */                                 \
+            amp_ref_relu_backward_##T(n, x, y, dy, dx);                                           \
+            return;                                                                               \
+        }                                                                                         \
+        relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                          \
+    }                                                                                             \
+    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
+                                        amp_dtype pt, const void *rm, const void *rv,             \
+                                        const void *w, int training, double eps,                  \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
+                                        void *db)                                                 \
+    {                                                                                             \
+        if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 ||          \
+            HxW <= 0) {                                                                           \
+            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
+                                            dw, db);                                              \
+            return;                                                                               \
+        }                                                                                         \
+        batch_norm_backward_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, eps, dy, dx, dw, db); \
+    }                                                                                             \
+    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
+                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
+    {                                                                                             \
+        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx))                                 \
+            prev_max_pool_backward_##T(d, x, dy, dx);                                             \
+    }                                                                                             \
+    static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
+                        const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \
+    {                                                                                             \
+        sgd_fast(AMP_DTYPE_##T, n, p, g, buf, h, step, found_inf);                                \
+    }
+
+ENTRIES(f32)
+ENTRIES(bf16)
+ENTRIES(f16)
+
+void amp_isa_avx512_fill_backward(amp_kernel_table *t)
+{
+#define FILL(T)                                                                                   \
+    t->relu_backward_##T = relu_backward_##T;                                                     \
+    t->batch_norm_backward_##T = batch_norm_backward_##T;                                         \
+    t->sgd_##T = sgd_##T;                                                                         \
+    if (t->max_pool_backward_##T != max_pool_backward_##T)                                        \
+        prev_max_pool_backward_##T = t->max_pool_backward_##T;                                    \
+    t->max_pool_backward_##T = max_pool_backward_##T;
+    FILL(f32)
+    FILL(bf16)
+    FILL(f16)
+#undef FILL
+}
+
+#else
+
+void amp_isa_avx512_fill_backward(amp_kernel_table *t) { (void)t; }
+
+#endif

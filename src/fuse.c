@@ -1,0 +1,120 @@
+/* fuse.c: convolution epilogues.
+ *
+ * Requires: an optimized graph in schedule order.  Produces: groups of a
+ * convolution and what follows it, run as one kernel call
+ * (amp_conv_ex_<T>):
+ *
+ *     conv -> batch_norm (running statistics) [-> add(., residual)] [-> relu]
+ *
+ * where each intermediate result has exactly one reader, the next op of
+ * the group, and is not an output.  The group's last node gets
+ * fused[] = {conv, batch_norm, add, relu} and the others absorbed_by =
+ * that node: emit_c.c writes the call where the last node stands (every
+ * operand of the group is computed by then), and the absorbed nodes only
+ * as comments.  memplan.c gives absorbed results no buffer and keeps the
+ * group's operands alive until the call, so its output never shares a
+ * slot with the convolution's input.
+ *
+ * The runtime applies the fused ops to each output tile with the separate
+ * kernels' arithmetic, rounding to the storage dtype after every op as
+ * they do, so fusing changes no bit of any result; it saves the three
+ * passes over memory (and the buffers) the separate calls cost.
+ *
+ * May break: nothing; nodes and values stay where they are.
+ */
+#include "ampc.h"
+
+#include <string.h>
+
+static bool fusable_dtype(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16 || t == DT_F64; }
+
+static bool is_forward_conv(Ctx *c, const Node *n)
+{
+    switch (n->op->id) {
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
+        return true;
+    case OP_CONVOLUTION:
+        return n->src && !arg_bool(c, n->src, "transposed", false);
+    default:
+        return false;
+    }
+}
+
+/* The one node reading v, or NULL when v is an output, has another
+ * number of readers (or one node reads it twice), or its reader is in a
+ * group already (an add of two batch_norms joins the first's group). */
+static Node *sole_reader(Value *v, int *nreads, Node **reader)
+{
+    if (v->is_output || nreads[v->id] != 1)
+        return NULL;
+    Node *n = reader[v->id];
+    return n->absorbed_by || n->fused[0] ? NULL : n;
+}
+
+bool fuse(Ctx *c)
+{
+    Graph *g = c->graph;
+    int nv = g->values->len;
+    int *nreads = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *nreads);
+    Node **reader = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *reader);
+    memset(nreads, 0, (size_t)(nv + 1) * sizeof *nreads);
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        n->fused[0] = n->fused[1] = n->fused[2] = n->fused[3] = NULL;
+        n->absorbed_by = NULL;
+        for (int k = 0; k < node_nreads(n); k++) {
+            Value *v = node_read(n, k);
+            if (v) {
+                nreads[v->id]++;
+                reader[v->id] = n;
+            }
+        }
+    }
+    /* the training step's batch_norm(training=true) uses batch statistics */
+    bool training_graph = g->grads != NULL;
+    if (c->opts->no_fuse)
+        return ir_verify(c, "fuse");
+
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *conv = VEC_AT(g->nodes, i);
+        DType t = conv->out->type.dtype;
+        if (!is_forward_conv(c, conv) || !fusable_dtype(t) || conv->absorbed_by)
+            continue;
+        Node *bn = sole_reader(conv->out, nreads, reader);
+        if (!bn || bn->op->id != OP_BATCH_NORM || bn->in[0] != conv->out || bn->out->type.dtype != t ||
+            !bn->in[1] || !bn->in[2] || !bn->src ||
+            (training_graph && arg_bool(c, bn->src, "training", false)))
+            continue;
+        Node *last = bn, *add = NULL, *relu = NULL;
+        Node *next = sole_reader(bn->out, nreads, reader);
+        if (next && next->op->id == OP_ADD && next->nin == 2 && next->out->type.dtype == t &&
+            next->in[0] != next->in[1] && shape_equal(&next->in[0]->type.shape, &next->out->type.shape) &&
+            shape_equal(&next->in[1]->type.shape, &next->out->type.shape) &&
+            next->in[0]->type.dtype == t && next->in[1]->type.dtype == t) {
+            add = last = next;
+            next = sole_reader(add->out, nreads, reader);
+        }
+        if (next && next->op->id == OP_RELU && next->out->type.dtype == t) {
+            relu = last = next;
+        }
+        last->fused[0] = conv;
+        last->fused[1] = bn;
+        last->fused[2] = add;
+        last->fused[3] = relu;
+        Node *group[4] = {conv, bn, add, relu};
+        for (int k = 0; k < 4; k++)
+            if (group[k] && group[k] != last)
+                group[k]->absorbed_by = last;
+    }
+    return ir_verify(c, "fuse");
+}
+
+/* The residual operand of a fused group's add (the one that is not the
+ * batch_norm's result), or NULL without an add. */
+Value *fused_residual(const Node *last)
+{
+    const Node *add = last->fused[2];
+    if (!add)
+        return NULL;
+    return add->in[0] == last->fused[1]->out ? add->in[1] : add->in[0];
+}

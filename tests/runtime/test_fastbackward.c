@@ -1,0 +1,385 @@
+/*
+ * test_fastbackward.c - the optimized gradient and optimizer kernels
+ * (relu_backward, batch_norm_backward with running statistics, sgd,
+ * 2-d max_pool_backward) of
+ * every kernel set this CPU supports, against the reference kernels, bit
+ * for bit: the optimized kernels perform the same f32 operations in the
+ * same order with the same one rounding (batch_norm's dweight and dbias
+ * sums too: each channel summed sequentially in the reference's order),
+ * so any difference is a bug.  Inputs mix ordinary values with the cases
+ * a vector rewrite gets wrong: NaN (with payloads, signalling ones too),
+ * +-inf, +-0, subnormals, values that round up on narrowing; lengths are
+ * odd and span the vector tails and the pool's chunking, and every case
+ * runs on 1 and 2 threads (the same bits).  Paths that go to the
+ * reference (batch_norm in training, f64 parameters) are checked too.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/src/amprt_internal.h"
+
+static uint64_t rng = 0x5851f42d4c957f2dull;
+
+static uint64_t next(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 0x2545f4914f6cdd1dull;
+}
+
+static float special(void)
+{
+    static const float v[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f, 3.4e38f, -5e-8f };
+    return v[next() % (sizeof v / sizeof v[0])];
+}
+
+/* Mostly uniform in [-4, 4] (1 in 16 special) stored in t, and 1 in 32 a
+ * raw bit pattern (NaN payloads, signalling NaNs, subnormals).  f64 (for
+ * parameters) gets values only. */
+static void *random_buf(amp_dtype t, size_t n)
+{
+    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next();
+        if (t == AMP_F32 && r % 32 == 0)
+            ((uint32_t *)p)[i] = (uint32_t)(r >> 13);
+        else if ((t == AMP_BF16 || t == AMP_F16) && r % 32 == 0)
+            ((uint16_t *)p)[i] = (uint16_t)(r >> 20);
+        else
+            amp_store_from_f32(t, p, i, r % 16 == 1 ? special() : (float)((double)(r >> 11) * 0x1p-53 * 8 - 4));
+    }
+    return p;
+}
+
+static void *copy_of(const void *p, size_t bytes)
+{
+    void *q = malloc(bytes ? bytes : 1);
+    assert_non_null(q);
+    memcpy(q, p, bytes);
+    return q;
+}
+
+#define KCALL(k, t, op, ...)                                                                      \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+static const amp_kernel_table *ref(void) { return &amp_ref_kernel_table; }
+
+/* Bit for bit; where nan_any, a NaN matches any NaN: when both operands of
+ * an operation are NaN, which payload the result carries depends on the
+ * operand order the compiler picked for the reference (C leaves it open),
+ * so only the NaN-ness of such elements is the kernels' contract. */
+static void expect_same(const void *got, const void *want, size_t n, amp_dtype t, const char *isa, const char *what,
+                        int nan_any)
+{
+    const size_t es = amp_dtype_size(t);
+    for (size_t i = 0; i < n; i++) {
+        const char *g = (const char *)got + i * es, *w = (const char *)want + i * es;
+        double gv = amp_load_as_f32(t, got, i), wv = amp_load_as_f32(t, want, i);
+        if (memcmp(g, w, es) == 0 || (nan_any && isnan(gv) && isnan(wv)))
+            continue;
+        fail_msg("%s %s %s (n = %zu) differs at [%zu]: %.9g, reference %.9g", isa, what, amp_dtype_name(t), n, i, gv,
+                 wv);
+    }
+}
+
+/* ---- relu_backward ------------------------------------------------------------ */
+
+static void run_relu_backward(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    const size_t bytes = n * amp_dtype_size(t);
+    void *x = random_buf(t, n), *y = random_buf(t, n), *dy = random_buf(t, n);
+    void *dx = malloc(bytes + 1), *want = malloc(bytes + 1);
+    assert_true(dx && want);
+    KCALL(ref(), t, relu_backward, n, x, y, dy, want);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memset(dx, 0x5a, bytes);
+        KCALL(k, t, relu_backward, n, x, y, dy, dx);
+        expect_same(dx, want, n, t, k->isa, "relu_backward", 0);
+        { /* in place: dx is dy */
+            void *io = copy_of(dy, bytes);
+            KCALL(k, t, relu_backward, n, x, y, io, io);
+            expect_same(io, want, n, t, k->isa, "relu_backward in place", 0);
+            free(io);
+        }
+        /* no x: the reference's x = 0 everywhere */
+        KCALL(k, t, relu_backward, n, NULL, y, dy, dx);
+        KCALL(ref(), t, relu_backward, n, NULL, y, dy, want);
+        expect_same(dx, want, n, t, k->isa, "relu_backward without x", 0);
+        KCALL(ref(), t, relu_backward, n, x, y, dy, want);
+    }
+    free(x);
+    free(y);
+    free(dy);
+    free(dx);
+    free(want);
+}
+
+/* ---- batch_norm_backward ---------------------------------------------------------- */
+
+typedef struct {
+    int64_t N, C, HxW;
+    amp_dtype pt;
+    int affine, grads, training;
+} bncase;
+
+static const bncase bn_cases[] = {
+    { 2, 5, 49, AMP_F32, 1, 1, 0 },     /* resnet's last planes, one partial channel block */
+    { 3, 64, 3136, AMP_F32, 1, 1, 0 },  /* its first: several blocks on the pool */
+    { 8, 33, 7, AMP_F32, 1, 1, 0 },     /* a one-channel block at the end */
+    { 1, 7, 17, AMP_F32, 0, 1, 0 },     /* no weight */
+    { 5, 19, 1, AMP_F32, 1, 1, 0 },     /* HxW 1: [N, C] */
+    { 3, 17, 2, AMP_F32, 1, 1, 0 },     /* HxW 2 */
+    { 2, 16, 9, AMP_F32, 1, 0, 0 },     /* no dweight, dbias */
+    { 2, 21, 10, AMP_BF16, 1, 1, 0 },   /* parameters in bf16 */
+    { 2, 6, 11, AMP_F16, 1, 1, 0 },     /* and in f16 */
+    { 1, 3, 20, AMP_F64, 1, 1, 0 },     /* f64 parameters: the reference's path */
+    { 2, 5, 13, AMP_F32, 1, 1, 1 },     /* training: the reference's path */
+    { 0, 5, 13, AMP_F32, 1, 1, 0 },     /* no images: zero sums */
+};
+
+static void run_batch_norm_backward(const amp_kernel_table *k, amp_dtype t, const bncase *c)
+{
+    const size_t n = (size_t)(c->N * c->C * c->HxW), bytes = n * amp_dtype_size(t);
+    const size_t C = (size_t)c->C, pbytes = C * amp_dtype_size(c->pt);
+    void *x = random_buf(t, n), *dy = random_buf(t, n), *dx = malloc(bytes + 1), *want = malloc(bytes + 1);
+    void *mean = random_buf(c->pt, C), *var = malloc(pbytes + 1);
+    void *weight = c->affine ? random_buf(c->pt, C) : NULL;
+    void *dw = malloc(pbytes + 1), *db = malloc(pbytes + 1), *dw_want = malloc(pbytes + 1), *db_want = malloc(pbytes + 1);
+    char what[256];
+    assert_true(dx && want && var && dw && db && dw_want && db_want);
+    for (size_t ch = 0; ch < C; ch++) /* a variance: >= 0, 0 too, and once NaN */
+        amp_store_from_f32(c->pt, var, ch, ch % 7 == 0 ? 0.0f : ch == 5 ? NAN : (float)(next() % 1000) * 0.01f);
+    snprintf(what, sizeof what, "batch_norm_backward [%lld, %lld, %lld] params %s%s", (long long)c->N,
+             (long long)c->C, (long long)c->HxW, amp_dtype_name(c->pt), c->training ? " training" : "");
+    KCALL(ref(), t, batch_norm_backward, c->N, c->C, c->HxW, x, c->pt, mean, var, weight, c->training, 1e-5, dy, want,
+          c->grads ? dw_want : NULL, c->grads ? db_want : NULL);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memset(dx, 0x5a, bytes);
+        memset(dw, 0x5a, pbytes);
+        memset(db, 0x5a, pbytes);
+        KCALL(k, t, batch_norm_backward, c->N, c->C, c->HxW, x, c->pt, mean, var, weight, c->training, 1e-5, dy, dx,
+              c->grads ? dw : NULL, c->grads ? db : NULL);
+        expect_same(dx, want, n, t, k->isa, what, 1);
+        if (c->grads) {
+            expect_same(dw, dw_want, C, c->pt, k->isa, what, 1);
+            expect_same(db, db_want, C, c->pt, k->isa, what, 1);
+        }
+        if (!c->training) { /* in place: dx is dy */
+            void *io = copy_of(dy, bytes);
+            KCALL(k, t, batch_norm_backward, c->N, c->C, c->HxW, x, c->pt, mean, var, weight, 0, 1e-5, io, io,
+                  c->grads ? dw : NULL, c->grads ? db : NULL);
+            expect_same(io, want, n, t, k->isa, what, 1);
+            if (c->grads) {
+                expect_same(dw, dw_want, C, c->pt, k->isa, what, 1);
+                expect_same(db, db_want, C, c->pt, k->isa, what, 1);
+            }
+            free(io);
+        }
+    }
+    free(x);
+    free(dy);
+    free(dx);
+    free(want);
+    free(mean);
+    free(var);
+    free(weight);
+    free(dw);
+    free(db);
+    free(dw_want);
+    free(db_want);
+}
+
+/* ---- sgd ---------------------------------------------------------------------------- */
+
+static const amp_sgd_hparams sgd_cases[] = {
+    { 0.01, 0.9, 0.0, 0.0, 0, 0 },   /* the resnet bench's */
+    { 0.1, 0.0, 0.0, 0.0, 0, 0 },    /* plain */
+    { 0.05, 0.9, 0.1, 1e-4, 0, 0 },  /* dampening, weight decay */
+    { 0.05, 0.8, 0.0, 5e-4, 1, 0 },  /* nesterov */
+    { 0.03, 0.7, 0.2, 1e-3, 1, 1 },  /* and maximize */
+    { 0.2, 0.0, 0.0, 1e-2, 0, 1 },   /* maximize, decay, no momentum */
+};
+
+static void run_sgd(const amp_kernel_table *k, amp_dtype t, const amp_sgd_hparams *h, size_t n)
+{
+    const size_t bytes = n * amp_dtype_size(t);
+    void *p0 = random_buf(t, n), *g = random_buf(t, n), *b0 = random_buf(t, n);
+    static const int64_t steps[] = { 0, 3 };
+    char what[256];
+    for (size_t si = 0; si < 2; si++)
+        for (int32_t found_inf = 0; found_inf <= 1; found_inf++) {
+            void *pw = copy_of(p0, bytes), *bw = copy_of(b0, bytes);
+            snprintf(what, sizeof what, "sgd (lr %g m %g damp %g wd %g nesterov %d maximize %d) step %lld inf %d",
+                     h->lr, h->momentum, h->dampening, h->weight_decay, h->nesterov, h->maximize,
+                     (long long)steps[si], (int)found_inf);
+            KCALL(ref(), t, sgd, n, pw, g, h->momentum != 0 ? bw : NULL, h, steps[si], found_inf);
+            for (int th = 1; th <= 2; th++) {
+                void *p = copy_of(p0, bytes), *b = copy_of(b0, bytes);
+                amp_set_threads(th);
+                KCALL(k, t, sgd, n, p, g, h->momentum != 0 ? b : NULL, h, steps[si], found_inf);
+                expect_same(p, pw, n, t, k->isa, what, 1);
+                expect_same(b, bw, n, t, k->isa, what, 1);
+                free(p);
+                free(b);
+            }
+            free(pw);
+            free(bw);
+        }
+    free(p0);
+    free(g);
+    free(b0);
+}
+
+/* ---- max_pool_backward ------------------------------------------------------------ */
+
+typedef struct {
+    int nspatial;
+    int64_t planes, in[3], k[3], s[3], p[3], dil;
+    int all_neg_inf; /* plane 0 all -inf: every window keeps its first element */
+} pcase;
+
+static const pcase pool_cases[] = {
+    { 2, 3, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, 1, 1 },        /* resnet's stem pool */
+    { 2, 64, { 112, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, 1, 0 },   /* its size: many tasks */
+    { 2, 4, { 8, 8 }, { 2, 2 }, { 2, 2 }, { 0, 0 }, 1, 0 },        /* lenet's */
+    { 2, 5, { 13, 37 }, { 3, 2 }, { 1, 3 }, { 1, 1 }, 1, 1 },      /* odd sizes, stride 3 */
+    { 2, 2, { 6, 40 }, { 4, 5 }, { 2, 1 }, { 2, 2 }, 1, 0 },       /* stride 1: overlapping sums */
+    { 2, 3, { 5, 5 }, { 5, 5 }, { 1, 1 }, { 2, 2 }, 1, 1 },        /* windows as big as the plane */
+    { 2, 2, { 3, 70 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, 1, 0 },       /* rows over several vectors */
+    { 2, 2, { 11, 11 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, 2, 0 },      /* dilation: the previous kernel */
+    { 1, 3, { 29 }, { 3 }, { 2 }, { 1 }, 1, 0 },                   /* 1-d: the previous kernel */
+    { 3, 2, { 4, 5, 6 }, { 2, 2, 2 }, { 2, 2, 2 }, { 0, 1, 1 }, 1, 0 }, /* 3-d: the previous kernel */
+};
+
+static void run_max_pool_backward(const amp_kernel_table *k, amp_dtype t, const pcase *c)
+{
+    amp_pool_desc d;
+    size_t nx = (size_t)c->planes, ny = (size_t)c->planes, in_plane = 1;
+    void *x, *dy, *dx, *want;
+    char what[96];
+    memset(&d, 0, sizeof d);
+    d.nspatial = c->nspatial;
+    d.planes = c->planes;
+    for (int i = 0; i < c->nspatial; i++) {
+        d.in_size[i] = c->in[i];
+        d.kernel[i] = c->k[i];
+        d.stride[i] = c->s[i];
+        d.padding[i] = c->p[i];
+        d.dilation[i] = c->dil;
+        d.out_size[i] = (c->in[i] + 2 * c->p[i] - c->dil * (c->k[i] - 1) - 1) / c->s[i] + 1;
+        nx *= (size_t)c->in[i];
+        ny *= (size_t)d.out_size[i];
+        in_plane *= (size_t)c->in[i];
+    }
+    x = random_buf(t, nx);
+    dy = random_buf(t, ny);
+    dx = malloc(nx * amp_dtype_size(t) + 1);
+    want = malloc(nx * amp_dtype_size(t) + 1);
+    assert_true(dx && want);
+    if (c->all_neg_inf)
+        for (size_t i = 0; i < in_plane; i++)
+            amp_store_from_f32(t, x, i, -INFINITY);
+    snprintf(what, sizeof what, "max_pool_backward %d-d [%lld x %lld]", c->nspatial, (long long)c->planes,
+             (long long)in_plane);
+    KCALL(ref(), t, max_pool_backward, &d, x, dy, want);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memset(dx, 0x5a, nx * amp_dtype_size(t));
+        KCALL(k, t, max_pool_backward, &d, x, dy, dx);
+        expect_same(dx, want, nx, t, k->isa, what, 1);
+    }
+    free(x);
+    free(dy);
+    free(dx);
+    free(want);
+}
+
+/* ---- driver ------------------------------------------------------------------------------ */
+
+static const amp_dtype types[] = { AMP_F32, AMP_BF16, AMP_F16 };
+static const size_t lengths[] = { 0, 1, 15, 16, 17, 31, 32, 33, 1000, 65537, 300001 };
+
+static const amp_kernel_table *table_or_skip(void **state)
+{
+    const char *isa = *state;
+    const amp_kernel_table *k = amp_kernel_table_for(isa);
+    if (k == NULL) {
+        printf("   %s: not supported by this CPU, skipped\n", isa);
+        skip();
+    }
+    assert_string_equal(k->isa, isa);
+    return k;
+}
+
+static void test_relu_backward(void **state)
+{
+    const amp_kernel_table *k = table_or_skip(state);
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+            run_relu_backward(k, types[ti], lengths[li]);
+    amp_set_threads(0);
+}
+
+static void test_batch_norm_backward(void **state)
+{
+    const amp_kernel_table *k = table_or_skip(state);
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t i = 0; i < sizeof bn_cases / sizeof bn_cases[0]; i++)
+            run_batch_norm_backward(k, types[ti], &bn_cases[i]);
+    amp_set_threads(0);
+}
+
+static void test_sgd(void **state)
+{
+    const amp_kernel_table *k = table_or_skip(state);
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t c = 0; c < sizeof sgd_cases / sizeof sgd_cases[0]; c++)
+            for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+                run_sgd(k, types[ti], &sgd_cases[c], lengths[li]);
+    amp_set_threads(0);
+}
+
+static void test_max_pool_backward(void **state)
+{
+    const amp_kernel_table *k = table_or_skip(state);
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t i = 0; i < sizeof pool_cases / sizeof pool_cases[0]; i++)
+            run_max_pool_backward(k, types[ti], &pool_cases[i]);
+    amp_set_threads(0);
+}
+
+int main(void)
+{
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+#define PER_ISA(fn)                                                                               \
+    cmocka_unit_test_prestate(fn, (void *)isas[0]), cmocka_unit_test_prestate(fn, (void *)isas[1]), \
+        cmocka_unit_test_prestate(fn, (void *)isas[2]), cmocka_unit_test_prestate(fn, (void *)isas[3])
+    const struct CMUnitTest tests[] = {
+        PER_ISA(test_relu_backward),
+        PER_ISA(test_batch_norm_backward),
+        PER_ISA(test_sgd),
+        PER_ISA(test_max_pool_backward),
+    };
+#undef PER_ISA
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
