@@ -9,21 +9,14 @@
  * the sum of exp(x - max) over the classes in class order, each softmax
  * and gradient - is the reference's own sequence of f32 operations, with
  * the same operand order and no contraction into FMA (only intrinsics do
- * arithmetic here, and the explicit FMAs are those of the exp below).
+ * arithmetic here; exp is libm's, below).
  * What crosses rows (the reduction's total and weight sum) is added up
  * in scalar code, in row order, as the reference does.  log is libm's logf
  * per row, called as the reference calls it.
  *
- * exp is libm's expf (glibc 2.27 and later, sysdeps/ieee754/flt-32/e_expf.c,
- * as its FMA variant __expf_fma computes it, which is the one glibc picks
- * on every CPU with AVX-512) evaluated 8 lanes at a time in double: the
- * same table, the same constants, the same double operations and FMAs in
- * the same order, and the same final rounding to float, so the same
- * result.  Lanes outside expf's fast path (|x| >= 88, inf, NaN) call
- * expf itself.  Since the reference's exp is whatever libm this
- * process runs on, amp_isa_avx512_fill_loss first checks the vector exp
- * against expf on a spread of arguments and installs these kernels only
- * when every one agrees (else the reference kernels stay).
+ * exp is libm's expf itself, called per lane (16 calls per vector): the
+ * reference calls it per element, and the vectors only reorder which row
+ * is worked on when, never what a row computes.
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
  * reduction); everything else goes to the reference kernels.
@@ -44,70 +37,14 @@
 
 /* ---- expf, 16 lanes ---------------------------------------------------------- */
 
-/* glibc's __exp2f_data (EXP2F_TABLE_BITS 5, EXP2F_POLY_ORDER 3): tab[i] =
- * bits(2^(i/32)) - (i << 52) / 32, and the scaled constants. */
-static const uint64_t exp_tab[32] __attribute__((aligned(64))) = {
-    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51, 0x3fef72b83c7d517b,
-    0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1, 0x3fef06fe0a31b715, 0x3feef1a7373aa9cb,
-    0x3feedea64c123422, 0x3feece086061892d, 0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429,
-    0x3feea47eb03a5585, 0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
-    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d, 0x3feee89f995ad3ad,
-    0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
-    0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
-};
-#define EXP_INVLN2N 0x40471547652b82feULL /* 32 / ln 2 */
-#define EXP_SHIFT 0x4338000000000000ULL   /* 0x1.8p52 */
-#define EXP_C0 0x3ebc6af84b912394ULL
-#define EXP_C1 0x3f2ebfce50fac4f3ULL
-#define EXP_C2 0x3f962e42ff0c52d6ULL
-
-TARGET static inline __m512d dconst(uint64_t bits) { return _mm512_castsi512_pd(_mm512_set1_epi64((long long)bits)); }
-
-/* e_expf.c's fast path on 8 doubles xd (the float arguments, widened):
- *   kd = fma(InvLn2N, xd, SHIFT); ki = bits(kd); kd -= SHIFT;
- *   r = fma(InvLn2N, xd, -kd); s = double(T[ki % 32] + (ki << 47));
- *   z = fma(r, C0, C1); r2 = r * r; y = fma(r, C2, 1); y = fma(z, r2, y);
- *   y = y * s  (then rounded to float by the caller). */
-TARGET static inline __m256 exp8(__m256 x)
-{
-    const __m512d xd = _mm512_cvtps_pd(x), inv = dconst(EXP_INVLN2N), shift = dconst(EXP_SHIFT);
-    __m512d kd = _mm512_fmadd_pd(inv, xd, shift);
-    const __m512i ki = _mm512_castpd_si512(kd);
-    kd = _mm512_sub_pd(kd, shift);
-    const __m512d r = _mm512_fmsub_pd(inv, xd, kd);
-    const __m512i lo = _mm512_load_si512(exp_tab), lo2 = _mm512_load_si512(exp_tab + 8);
-    const __m512i hi = _mm512_load_si512(exp_tab + 16), hi2 = _mm512_load_si512(exp_tab + 24);
-    const __m512i tlo = _mm512_permutex2var_epi64(lo, ki, lo2), thi = _mm512_permutex2var_epi64(hi, ki, hi2);
-    const __mmask8 upper = _mm512_test_epi64_mask(ki, _mm512_set1_epi64(16));
-    const __m512i t = _mm512_add_epi64(_mm512_mask_blend_epi64(upper, tlo, thi), _mm512_slli_epi64(ki, 47));
-    const __m512d s = _mm512_castsi512_pd(t);
-    const __m512d z = _mm512_fmadd_pd(r, dconst(EXP_C0), dconst(EXP_C1));
-    const __m512d r2 = _mm512_mul_pd(r, r);
-    __m512d y = _mm512_fmadd_pd(r, dconst(EXP_C2), _mm512_set1_pd(1.0));
-    y = _mm512_fmadd_pd(z, r2, y);
-    y = _mm512_mul_pd(y, s);
-    return _mm512_cvtpd_ps(y);
-}
-
-/* expf of 16 lanes, each equal to libm's expf of it (see the top). */
+/* expf of 16 lanes: libm's, lane by lane (see the top). */
 TARGET static __m512 exp16(__m512 x)
 {
-    /* e_expf.c's fast path: top12(x) & 0x7ff <= top12(88.0f) - 1 */
-    const __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(x), 20), _mm512_set1_epi32(0x7ff));
-    const __mmask16 special = _mm512_cmpgt_epi32_mask(top, _mm512_set1_epi32(0x42a));
-    const __m256 lo = exp8(_mm512_castps512_ps256(x));
-    const __m256 hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-    __m512 e = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
-    if (special) {
-        float in[16], out[16];
-        _mm512_storeu_ps(in, x);
-        _mm512_storeu_ps(out, e);
-        for (int l = 0; l < 16; l++)
-            if (special >> l & 1)
-                out[l] = expf(in[l]);
-        e = _mm512_loadu_ps(out);
-    }
-    return e;
+    float in[16] __attribute__((aligned(64))), out[16] __attribute__((aligned(64)));
+    _mm512_store_ps(in, x);
+    for (int l = 0; l < 16; l++)
+        out[l] = expf(in[l]);
+    return _mm512_load_ps(out);
 }
 
 /* ---- one group of up to 16 rows --------------------------------------------- */
@@ -398,47 +335,8 @@ TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void 
 
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_ENTRIES)
 
-/* The vector exp against this process's expf: 16 K arguments spread over
- * every binade from 2^-79 to 2^7 (the fast path and beyond), and its edges;
- * about 0.1 ms, once. */
-TARGET static int exp_agrees(void)
-{
-    static const float edges[] = { 0.0f, -0.0f, 1.0f, -1.0f, 0x1.62e42ep6f, -0x1.9fe368p6f, -0x1.9d1d9ep6f,
-                                   0x1.5ffffep6f, -0x1.5ffffep6f, 1e-30f, -1e-30f, 0x1p-149f, 87.9f, -87.9f };
-    float in[16], out[16];
-    uint32_t state = 0x9e3779b9u;
-    for (int i = 0; i < 1024 + 1; i++) {
-        for (int l = 0; l < 16; l++) {
-            if (i == 1024) {
-                in[l] = edges[l % (sizeof edges / sizeof edges[0])];
-                continue;
-            }
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            /* any float of magnitude below 2^7 (the fast path and beyond) */
-            uint32_t bits = (state & 0x807fffffu) | ((0x30u + (state >> 23) % 0x56u) << 23);
-            memcpy(&in[l], &bits, sizeof bits);
-        }
-        _mm512_storeu_ps(out, exp16(_mm512_loadu_ps(in)));
-        for (int l = 0; l < 16; l++) {
-            float want = expf(in[l]);
-            if (memcmp(&want, &out[l], sizeof want) != 0)
-                return 0;
-        }
-    }
-    return 1;
-}
-
 void amp_isa_avx512_fill_loss(amp_kernel_table *t)
 {
-    /* once per process (dispatch.c fills the tables under pthread_once;
-     * both AVX-512 sets come here) */
-    static int agrees = -1;
-    if (agrees < 0)
-        agrees = exp_agrees();
-    if (!agrees)
-        return; /* not glibc's expf: keep the reference loss kernels */
 #define LOSS_FILL(T)                                                                              \
     t->cross_entropy_##T = avx512_cross_entropy_##T;                                              \
     t->cross_entropy_backward_##T = avx512_cross_entropy_backward_##T;
@@ -446,16 +344,8 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t)
 #undef LOSS_FILL
 }
 
-/* For tests: the vector exp (16 lanes), so test_fastloss can compare it
- * with expf over whole ranges of floats. */
-TARGET void amp_avx512_exp16(const float *in, float *out)
-{
-    _mm512_storeu_ps(out, exp16(_mm512_loadu_ps(in)));
-}
-
 #else
 
 void amp_isa_avx512_fill_loss(amp_kernel_table *t) { (void)t; }
-void amp_avx512_exp16(const float *in, float *out) { for (int l = 0; l < 16; l++) out[l] = expf(in[l]); }
 
 #endif

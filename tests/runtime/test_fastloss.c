@@ -242,33 +242,6 @@ static void test_isa(void **state)
     amp_set_threads(0);
 }
 
-/* The vector exp: every 13th float, each sign, against expf. */
-static void test_exp_sweep(void **state)
-{
-    float in[16], out[16];
-    uint64_t bad = 0, count = 0;
-    (void)state;
-    if (amp_kernel_table_for("avx512") == NULL) {
-        printf("   avx512: not supported by this CPU, skipped\n");
-        skip();
-    }
-    for (uint64_t b = 0; b < 0x100000000ull; b += 16 * 13) {
-        for (int l = 0; l < 16; l++) {
-            uint32_t bits = (uint32_t)(b + (uint64_t)l * 13);
-            memcpy(&in[l], &bits, sizeof bits);
-        }
-        amp_avx512_exp16(in, out);
-        for (int l = 0; l < 16; l++) {
-            float want = expf(in[l]);
-            count++;
-            if (memcmp(&want, &out[l], sizeof want) != 0 && !(isnan(want) && isnan(out[l])) && bad++ < 5)
-                printf("   exp(%a) = %a, expf %a\n", (double)in[l], (double)out[l], (double)want);
-        }
-    }
-    printf("   exp sweep: %llu arguments, %llu differ\n", (unsigned long long)count, (unsigned long long)bad);
-    assert_true(bad == 0);
-}
-
 int main(void)
 {
     static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
@@ -277,7 +250,6 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
-        cmocka_unit_test(test_exp_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
