@@ -50,6 +50,7 @@ typedef struct Env {
 typedef struct Expander {
     Ctx *c;
     Vec *instances;
+    StrMap *instance_by_path; /* path -> Instance: a loop may declare thousands */
     int nesting;
     int statements;
     int results; /* numbers the results of calls */
@@ -189,12 +190,7 @@ static const char *local_name(Expander *x, const Env *env, const char *name)
 
 static Instance *find_instance(Expander *x, const char *path)
 {
-    for (int i = 0; i < x->instances->len; i++) {
-        Instance *in = VEC_AT(x->instances, i);
-        if (strcmp(in->path, path) == 0)
-            return in;
-    }
-    return NULL;
+    return strmap_get(x->instance_by_path, path);
 }
 
 static Block *find_block(Expander *x, Expr *name)
@@ -514,6 +510,7 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
         env_push(x, &inner, bp->name->text, values[j], st->loc);
     }
     vec_push(x->c, x->instances, inst);
+    strmap_put(x->instance_by_path, inst->path, inst);
     x->nesting++;
     expand_decls(x, &inner, b->body, out);
     x->nesting--;
@@ -638,7 +635,7 @@ static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_
 
 bool expand(Ctx *c)
 {
-    Expander x = {.c = c, .instances = vec_new(c)};
+    Expander x = {.c = c, .instances = vec_new(c), .instance_by_path = strmap_new(c->arena)};
     Env top = {0};
     Vec *body = vec_new(c);
     expand_code(&x, &top, c->model->body, body, false);
