@@ -244,23 +244,6 @@ typedef struct amp_conv_post_row {
     int64_t channel;                   /* the row's output channel */
 } amp_conv_post_row;
 
-/* pack_b_im2col (optional; isa_conv.c packs the im2col B panels of a
- * convolution straight from its input with it, or with the generic
- * isa_pack_b_im2col_body of isa_gemm.h when it is NULL): one unit row u of
- * a task's B block, i.e. unit u of every micro-panel, the block's columns
- * given as runs (each within one output row).  Half h (< kpair) of the
- * unit of run column q (task column col + q) is the element at src[h] +
- * (q - lo[h]) * stride elements of dtype t for q in [lo[h], hi[h]), else 0
- * (lo[h] == hi[h] when the row is all padding, or beyond an odd k; src[h]
- * then may be NULL).  The units go where pack_b would put them: task
- * column c at dst[(c / nr) * kcu * nr + c % nr] (dst = the block's first
- * panel + u nr units), converted as pack_b converts them. */
-typedef struct amp_im2col_run {
-    int64_t col, len;
-    const void *src[2];
-    int64_t lo[2], hi[2];
-} amp_im2col_run;
-
 typedef struct amp_gemm_kernel {
     const char *name;
     int mr, nr, kpair;
@@ -272,8 +255,6 @@ typedef struct amp_gemm_kernel {
                 const void *bias, void *y);
     void (*post)(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual, void *y,
                  int64_t ld);
-    void (*pack_b_im2col)(amp_dtype t, int64_t stride, const amp_im2col_run *runs, int64_t nruns, int64_t kcu,
-                          void *dst);
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */
