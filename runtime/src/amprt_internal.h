@@ -244,6 +244,26 @@ typedef struct amp_conv_post_row {
     int64_t channel;                   /* the row's output channel */
 } amp_conv_post_row;
 
+/* pack_b_im2col (optional; isa_conv.c packs the im2col B panels of a
+ * convolution straight from its input with it, or with the generic
+ * isa_pack_b_im2col_body of isa_gemm.h when it is NULL): one unit row u of
+ * a task's B block, i.e. unit u of every micro-panel.  The block's columns
+ * are cut into nruns runs, run ri = columns [col[ri], col[ri + 1]) (each
+ * within one output row, in column order from col[0] = 0 to col[nruns], a
+ * multiple of nr <= AMP_IM2COL_COLS_MAX; the last panel's columns past the
+ * block's own are a run of zeros).  Half h (< kpair) of the unit of run
+ * column q (column col[ri] + q) is, with tp = &tap[h][ri], the element
+ * plane[h] + tp->off + (q - tp->lo) * stride (elements of dtype t) for q
+ * in [tp->lo, tp->hi), else 0 (tp->lo == tp->hi when the row is all
+ * padding; tap[h] == NULL: every unit's half is 0, beyond an odd k).  The
+ * units go where pack_b would put them: column c at dst[(c / nr) * kcu *
+ * nr + c % nr] (dst = the block's first panel + u nr units), converted as
+ * pack_b converts them. */
+#define AMP_IM2COL_COLS_MAX 192
+typedef struct amp_im2col_tap {
+    int64_t off, lo, hi;
+} amp_im2col_tap;
+
 typedef struct amp_gemm_kernel {
     const char *name;
     int mr, nr, kpair;
@@ -255,6 +275,8 @@ typedef struct amp_gemm_kernel {
                 const void *bias, void *y);
     void (*post)(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual, void *y,
                  int64_t ld);
+    void (*pack_b_im2col)(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
+                          const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */

@@ -307,6 +307,65 @@ AVX512BF16_TARGET static void pack_b_bf16(amp_dtype t, const void *b, int64_t rs
     pack_bf16_panel(b, cs, rs, cols, k, dst, NR);
 }
 
+/* pack_b_im2col of the bf16 kernel (contract in amprt_internal.h): each
+ * run 16 columns at a time into a row of units over the task's columns
+ * (a run's last store may spill past its end: the next run, or the
+ * slack, takes those lanes), then the row copied into the micro-panels.
+ * Each half's 16 elements load unmasked when all are inside its source
+ * row, else under the mask of those that are (masked-off lanes read
+ * nothing, so the address of lane 0 may lie outside the row: it is formed
+ * as an integer).  Stride 2 loads 32 elements and keeps the even ones;
+ * other strides take the generic body. */
+static inline uint32_t lanes_in(int64_t a, int64_t b, int scale)
+{
+    /* bits [a scale, b scale) of 32 with a, b clamped to [0, 16] */
+    a = a < 0 ? 0 : a > 16 ? 16 : a;
+    b = b < a ? a : b > 16 ? 16 : b;
+    return (uint32_t)((((uint64_t)1 << ((b - a) * scale)) - 1) << (a * scale));
+}
+
+AVX512BF16_TARGET static inline __m512i im2col_half16(const amp_im2col_tap *tp, const char *plane, int64_t q,
+                                                    int64_t stride)
+{
+    const int64_t lo = tp->lo, hi = tp->hi;
+    const uintptr_t p = (uintptr_t)plane + (uintptr_t)((tp->off + (q - lo) * stride) * 2);
+    if (q >= lo && (stride == 1 ? q + 16 <= hi : q + 16 < hi)) /* (stride 2 reads one element past lane 15's) */
+        return stride == 1 ? _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p))
+                           : _mm512_and_si512(_mm512_loadu_si512((const void *)p), _mm512_set1_epi32(0xffff));
+    if (q + 16 <= lo || q >= hi)
+        return _mm512_setzero_si512();
+    if (stride == 1)
+        return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16((__mmask16)lanes_in(lo - q, hi - q, 1), (const void *)p));
+    return _mm512_maskz_loadu_epi16((__mmask32)(lanes_in(lo - q, hi - q, 2) & 0x55555555u), (const void *)p);
+}
+
+AVX512BF16_TARGET static void pack_b_im2col_bf16(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
+                                                 const amp_im2col_tap *const tap[2], const void *const plane[2],
+                                                 int64_t kcu, void *dst_)
+{
+    static const amp_im2col_tap none = { 0, 0, 0 };
+    uint32_t row[AMP_IM2COL_COLS_MAX + 16] __attribute__((aligned(64)));
+    uint32_t *dst = dst_;
+    (void)t;
+    if ((stride != 1 && stride != 2) || nruns <= 0 || col[nruns] > AMP_IM2COL_COLS_MAX) {
+        isa_pack_b_im2col_body(2, stride, col, nruns, tap, plane, kcu, dst, NR);
+        return;
+    }
+    for (int64_t ri = 0; ri < nruns; ri++) {
+        const amp_im2col_tap *t0 = tap[0] != NULL ? &tap[0][ri] : &none, *t1 = tap[1] != NULL ? &tap[1][ri] : &none;
+        const int64_t len = col[ri + 1] - col[ri];
+        uint32_t *o = row + col[ri];
+        for (int64_t q = 0; q < len; q += 16)
+            _mm512_storeu_si512(o + q, _mm512_or_si512(im2col_half16(t0, plane[0], q, stride),
+                                                       _mm512_slli_epi32(im2col_half16(t1, plane[1], q, stride), 16)));
+    }
+    for (int64_t c = 0; c < col[nruns]; c += NR) {
+        uint32_t *d = dst + c / NR * kcu * NR;
+        _mm512_storeu_si512(d, _mm512_load_si512(row + c));
+        _mm512_storeu_si512(d + 16, _mm512_load_si512(row + c + 16));
+    }
+}
+
 /* ---- epilogue ---------------------------------------------------------------- */
 
 
@@ -529,9 +588,11 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
+    NULL,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
+    pack_b_im2col_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)

@@ -22,13 +22,23 @@
  *      amp_fast_conv_ex then reads instead of packing.
  *   2. The output is cut into tasks: (image, group, block of up to
  *      AMP_GEMM_MB_MAX rows, block of up to NB_MAX columns).  Per k block a
- *      task writes the im2col rows of its columns into a per-slot buffer
- *      (so the copy stays in L2; a 1 x 1, stride-1, unpadded convolution
- *      reads x directly, with no copy; when the rows are split into
- *      several blocks, as for the small planes of a network's last layers,
- *      the whole im2col matrices are built once beforehand instead, so the
- *      row blocks do not each rebuild them), packs them into B panels, and runs
- *      the micro-kernel over its rows; on the last k block each tile's
+ *      task packs the im2col rows of its columns into B panels and runs
+ *      the micro-kernel over its rows.  The packing goes straight from x
+ *      (the im2col-pack: the task's columns cut at output-row ends into
+ *      runs, each kernel position's taps over them tabulated once per
+ *      task (source offset and in-range span per run), then per unit of k
+ *      its rows' taps and channel planes handed to the kernel's
+ *      pack_b_im2col, or to isa_pack_b_im2col_body where the packing is a
+ *      plain copy: bf16 pairs, f32 units of f32); kernels whose packing
+ *      converts (bf16 and
+ *      f16 on the f32 micro-kernel) write the im2col rows into a per-slot
+ *      buffer first (so the copy stays in L2) and pack those.  A 1 x 1,
+ *      stride-1, unpadded convolution packs x itself, with no im2col.
+ *      When the rows are split into several blocks, as for the small
+ *      planes of a network's last layers, every task's B blocks are packed
+ *      once beforehand (or, without the im2col-pack, the whole im2col
+ *      matrices built), so the row blocks do not each redo it.  On the
+ *      last k block each tile's
  *      epilogue (the bias, the one rounding to the storage dtype) runs at
  *      once, while the tile is in L1, and so do conv_ex's post-ops
  *      (batch_norm, residual add, relu: the kernel's post, or
@@ -51,6 +61,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "isa_gemm.h"
 #include "ref_window.h"
 
 #define ALIGN64 __attribute__((aligned(64)))
@@ -58,7 +69,7 @@
 /* Columns per task at most (a multiple of every kernel's nr): with
  * AMP_GEMM_KCU_MAX units of k, the im2col block, the packed B block and the
  * accumulator stay within L2. */
-#define NB_MAX 192
+#define NB_MAX AMP_IM2COL_COLS_MAX
 
 static float w_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * NB_MAX] ALIGN64;
 static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * NB_MAX] ALIGN64;
@@ -92,10 +103,19 @@ typedef struct conv_job {
     const amp_conv_desc *d;
     conv_geometry g;
     int direct; /* 1 x 1, stride 1, no padding: col is x itself */
+    /* Else, whether the tasks pack their B panels straight from x (the
+     * kernel's pack_b_im2col, or isa_pack_b_im2col_body where the packing
+     * is a plain copy) rather than through im2col rows in col_buf. */
+    int im2col_pack;
     /* When the rows are split over several tasks, the whole im2col matrix
      * of every (image, group), [K][P] each, built once beforehand (so the
      * row blocks of one column block do not each rebuild it); else NULL. */
     char *fullcol;
+    /* With im2col_pack, instead: every task's B blocks packed once
+     * beforehand (fullpack_task): (image, group, column chunk)'s cdiv(K,
+     * kpair) x nb units apart, k block kb at kb x kcu x ldw units into
+     * its chunk's; else NULL. */
+    uint32_t *fullpack;
     const out_run *all_runs;
     int64_t n_all_runs;
     int64_t M, K, P, kstep, nkb, panels;
@@ -238,6 +258,157 @@ static AMP_ALWAYS_INLINE void im2col_row(size_t es, const conv_geometry *g, cons
                 memcpy(o + (size_t)q * es, row + (size_t)(base + q * s2) * es, es);
         memset(o + (size_t)hi * es, 0, (size_t)(r->len - hi) * es);
     }
+}
+
+/* A task's runs as the im2col-pack reads them: per run the input
+ * position of its first output at kernel position 0 (stride and padding
+ * applied; the taps add their dilated offsets). */
+typedef struct {
+    int64_t id, ih, iw;
+} run_origin;
+
+/* The taps of kernel position (kd, kh, kw) over nruns runs (amp_im2col_tap:
+ * the same elements im2col_row copies, offsets within a channel plane),
+ * and one of zeros for the run of zeros after them. */
+static void im2col_taps(const conv_geometry *g, int64_t kd, int64_t kh, int64_t kw, const run_origin *ro,
+                        const int64_t *col, int64_t nruns, amp_im2col_tap *tap)
+{
+    const int64_t s2 = g->stride[2], in2 = g->in[2];
+    const int64_t dd = kd * g->dilation[0], dh = kh * g->dilation[1], dw = kw * g->dilation[2];
+    for (int64_t ri = 0; ri < nruns; ri++) {
+        amp_im2col_tap *o = &tap[ri];
+        const int64_t id = ro[ri].id + dd, ih = ro[ri].ih + dh, base = ro[ri].iw + dw, len = col[ri + 1] - col[ri];
+        int64_t lo, hi;
+        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+            o->off = o->lo = o->hi = 0;
+            continue;
+        }
+        if (s2 == 1) {
+            lo = base >= 0 ? 0 : -base;
+            hi = in2 - base;
+        } else {
+            lo = base >= 0 ? 0 : cdiv(-base, s2);
+            hi = base >= in2 ? 0 : cdiv(in2 - base, s2);
+        }
+        lo = min64(lo, len);
+        hi = hi < lo ? lo : min64(hi, len);
+        o->lo = lo;
+        o->hi = hi;
+        o->off = hi > lo ? (id * g->in[1] + ih) * in2 + base + lo * s2 : 0;
+    }
+    tap[nruns].off = tap[nruns].lo = tap[nruns].hi = 0;
+}
+
+/* The generic pack_b_im2col (a kernel without its own, packing by plain
+ * copies: j->im2col_pack tells). */
+static void pack_b_im2col_generic(const amp_gemm_kernel *k, int64_t stride, const int64_t *col, int64_t nruns,
+                                  const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu,
+                                  void *dst)
+{
+    if (k->kpair == 2)
+        isa_pack_b_im2col_body(2, stride, col, nruns, tap, plane, kcu, dst, k->nr);
+    else
+        isa_pack_b_im2col_body(1, stride, col, nruns, tap, plane, kcu, dst, k->nr);
+}
+
+/* Every kernel position's taps of a task's runs, per slot (when they fit:
+ * kernel_plane x (runs + 1) taps). */
+#define TAPS_MAX 4096
+static amp_im2col_tap tap_buf[AMP_MAX_THREADS][TAPS_MAX];
+
+/* The im2col-pack state of a task's columns [p0, p0 + nlen): its runs
+ * (and a run of zeros up to ldw), their origins, and the taps of every
+ * kernel position (in tap_buf; else NULL, and each unit computes its
+ * rows' taps into scratch). */
+typedef struct {
+    int64_t nruns; /* runs, with the zero run (possibly empty) */
+    int64_t col[NB_MAX + 2];
+    run_origin ro[NB_MAX];
+    amp_im2col_tap *taps;
+    amp_im2col_tap scratch[2][NB_MAX + 1];
+} pack_cols;
+
+static void pack_cols_init(const conv_job *j, int64_t p0, int64_t nlen, int slot, pack_cols *pc)
+{
+    out_run runs[NB_MAX];
+    const int64_t nruns = output_runs(&j->g, p0, nlen, runs);
+    const conv_geometry *g = &j->g;
+    for (int64_t ri = 0; ri < nruns; ri++) {
+        pc->col[ri] = runs[ri].col;
+        pc->ro[ri].id = runs[ri].od * g->stride[0] - g->padding[0];
+        pc->ro[ri].ih = runs[ri].oh * g->stride[1] - g->padding[1];
+        pc->ro[ri].iw = runs[ri].ow0 * g->stride[2] - g->padding[2];
+    }
+    pc->col[nruns] = nlen;
+    pc->col[nruns + 1] = round_up(nlen, j->k->nr);
+    pc->nruns = nruns + 1;
+    pc->taps = NULL;
+    if (g->kernel_plane * (nruns + 1) <= TAPS_MAX) {
+        pc->taps = tap_buf[slot];
+        for (int64_t kp = 0; kp < g->kernel_plane; kp++)
+            im2col_taps(g, kp / (g->kernel[1] * g->kernel[2]), kp / g->kernel[2] % g->kernel[1], kp % g->kernel[2],
+                        pc->ro, pc->col, nruns, pc->taps + kp * (nruns + 1));
+    }
+}
+
+/* k block kb of the columns pc of image ximg's group (x's first channel
+ * of it) packed into B panels at pb, straight from x: per unit its rows'
+ * taps and channel planes, to the kernel's pack_b_im2col. */
+static void pack_b_block(const conv_job *j, const char *ximg, int64_t kb, pack_cols *pc, uint32_t *pb)
+{
+    const amp_gemm_kernel *k = j->k;
+    const conv_geometry *g = &j->g;
+    const int kpair = k->kpair;
+    const int64_t k0 = kb * j->kstep, kc = min64(j->kstep, j->K - k0), kcu = cdiv(kc, kpair);
+    const int64_t nall = pc->nruns;
+    /* row k0's (channel, kernel position), then counted on */
+    int64_t c = k0 / g->kernel_plane, kp = k0 % g->kernel_plane;
+    for (int64_t u = 0; u < kcu; u++) {
+        const amp_im2col_tap *tap[2] = { NULL, NULL };
+        const void *plane[2] = { NULL, NULL };
+        for (int h = 0; h < kpair && u * kpair + h < kc; h++) { /* (an odd k's last unit: a zero high half) */
+            plane[h] = ximg + (size_t)(c * g->in_plane) * j->es;
+            if (pc->taps != NULL) {
+                tap[h] = pc->taps + kp * nall;
+            } else {
+                im2col_taps(g, kp / (g->kernel[1] * g->kernel[2]), kp / g->kernel[2] % g->kernel[1], kp % g->kernel[2],
+                            pc->ro, pc->col, nall - 1, pc->scratch[h]);
+                tap[h] = pc->scratch[h];
+            }
+            if (++kp == g->kernel_plane) {
+                kp = 0;
+                c++;
+            }
+        }
+        if (k->pack_b_im2col != NULL)
+            k->pack_b_im2col(j->t, g->stride[2], pc->col, nall, tap, plane, kcu, pb + u * k->nr);
+        else
+            pack_b_im2col_generic(k, g->stride[2], pc->col, nall, tap, plane, kcu, pb + u * k->nr);
+    }
+}
+
+/* The first of (image n, group grp, column chunk nc)'s units in fullpack. */
+static uint32_t *fullpack_chunk(const conv_job *j, int64_t n, int64_t grp, int64_t nc)
+{
+    return j->fullpack + (size_t)(((n * j->d->groups + grp) * j->n_chunks + nc) * cdiv(j->K, j->k->kpair) * j->nb);
+}
+
+/* Every k block of task = (image, group, column chunk)'s columns into
+ * fullpack. */
+static void fullpack_task(void *ctx, int64_t task, int slot)
+{
+    const conv_job *j = ctx;
+    const int64_t n = task / (j->d->groups * j->n_chunks), grp = task / j->n_chunks % j->d->groups;
+    const int64_t nc = task % j->n_chunks, p0 = nc * j->nb, nlen = min64(j->nb, j->P - p0);
+    const char *ximg = j->x + (size_t)((n * j->d->in_channels + grp * (j->d->in_channels / j->d->groups)) *
+                                       j->g.in_plane) * j->es;
+    uint32_t *chunk = fullpack_chunk(j, n, grp, nc);
+    pack_cols pc;
+    if (nlen <= 0)
+        return;
+    pack_cols_init(j, p0, nlen, slot, &pc);
+    for (int64_t kb = 0; kb < j->nkb; kb++)
+        pack_b_block(j, ximg, kb, &pc, chunk + kb * j->k->kcu * round_up(nlen, j->k->nr));
 }
 
 static void im2col_row16(const conv_geometry *g, const char *xc, int64_t kd, int64_t kh, int64_t kw,
@@ -392,28 +563,37 @@ static void conv_task(void *ctx, int64_t task, int slot)
     const char *ximg = j->x + (size_t)((n * d->in_channels + grp * cin_g) * j->g.in_plane) * es;
     const uint32_t *pa_group = j->pa + grp * j->group_units;
     float *w = w_buf[slot];
-    uint32_t *pb = b_buf[slot];
+    uint32_t *pb = b_buf[slot]; /* (or the block's in fullpack) */
     char *col = (char *)col_buf[slot];
     unsigned char *brep = bias_buf[slot];
 
     out_run runs[NB_MAX];
+    pack_cols pc;
     int64_t nruns;
 
     if (mlen <= 0 || nlen <= 0)
         return;
-    nruns = j->direct || j->fullcol != NULL ? 0 : output_runs(&j->g, p0, nlen, runs);
+    nruns = j->direct || j->fullcol != NULL || j->fullpack != NULL || j->im2col_pack
+                ? 0
+                : output_runs(&j->g, p0, nlen, runs);
+    if (j->im2col_pack && j->fullpack == NULL)
+        pack_cols_init(j, p0, nlen, slot, &pc);
     for (int64_t kb = 0; kb < j->nkb; kb++) {
         const int64_t k0 = kb * j->kstep, kc = min64(j->kstep, j->K - k0), kcu = cdiv(kc, k->kpair);
         const int last = kb == j->nkb - 1;
         const uint32_t *pa_block = pa_group + a_block_offset(j, kb);
-        const char *bsrc;
-        int64_t brs;
-        if (j->fullcol != NULL) {
+        const char *bsrc = NULL;
+        int64_t brs = 0;
+        if (j->fullpack != NULL) {
+            pb = fullpack_chunk(j, n, grp, nc) + kb * k->kcu * ldw;
+        } else if (j->fullcol != NULL) {
             bsrc = j->fullcol + (size_t)(((n * d->groups + grp) * j->K + k0) * j->P + p0) * es;
             brs = j->P;
         } else if (j->direct) {
             bsrc = ximg + (size_t)(k0 * j->g.in_plane + p0) * es;
             brs = j->g.in_plane;
+        } else if (j->im2col_pack) {
+            pack_b_block(j, ximg, kb, &pc, pb);
         } else {
             for (int64_t kk = 0; kk < kc; kk++) {
                 const int64_t kg = k0 + kk, c = kg / j->g.kernel_plane, kp = kg % j->g.kernel_plane;
@@ -428,8 +608,10 @@ static void conv_task(void *ctx, int64_t task, int slot)
             bsrc = col;
             brs = nlen;
         }
-        for (int64_t jr = 0; jr < nlen; jr += nr)
-            k->pack_b(j->t, bsrc + (size_t)jr * es, brs, 1, (int)min64(nr, nlen - jr), kc, pb + jr / nr * kcu * nr);
+        if (bsrc != NULL)
+            for (int64_t jr = 0; jr < nlen; jr += nr)
+                k->pack_b(j->t, bsrc + (size_t)jr * es, brs, 1, (int)min64(nr, nlen - jr), kc,
+                          pb + jr / nr * kcu * nr);
         for (int64_t jr = 0; jr < nlen; jr += nr)
             for (int64_t ir = 0; ir < mlen; ir += mr) {
                 const int64_t ip = (m0 + ir) / mr; /* m0 is a multiple of mr */
@@ -558,6 +740,8 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
     for (int i = 0; i < 3; i++)
         if (j.g.kernel[i] != 1 || j.g.stride[i] != 1 || j.g.padding[i] != 0 || j.g.in[i] != j.g.out[i])
             j.direct = 0;
+    j.im2col_pack = !j.direct && (k->pack_b_im2col != NULL || (k->kpair == 2 && t == AMP_BF16) ||
+                                  (k->kpair == 1 && t == AMP_F32));
 
     threads = amp_get_threads();
     if (2.0 * (double)d->batch * (double)d->groups * (double)j.M * (double)j.K * (double)j.P < PARALLEL_MIN_FLOPS)
@@ -610,7 +794,17 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
     tasks = d->batch * d->groups * j.m_chunks * j.n_chunks;
     /* Row blocks split: build each im2col matrix once (if memory allows;
      * else every task builds its own blocks, as without a split). */
-    if (!j.direct && j.m_chunks > 1) {
+    if (!j.direct && j.m_chunks > 1 && j.im2col_pack) {
+        /* 64-byte aligned, as the micro-kernel reads B panels */
+        char *raw = malloc((size_t)(d->batch * d->groups * j.n_chunks * cdiv(j.K, k->kpair) * j.nb) *
+                               sizeof *j.fullpack + 64);
+        if (raw != NULL) {
+            j.fullpack = (uint32_t *)(void *)(raw + (64 - (uintptr_t)raw % 64) % 64);
+            amp_parallel_run(threads, d->batch * d->groups * j.n_chunks, fullpack_task, &j);
+        }
+        amp_parallel_run(threads, tasks, conv_task, &j);
+        free(raw);
+    } else if (!j.direct && j.m_chunks > 1) {
         out_run *all_runs = malloc((size_t)j.P * sizeof *all_runs);
         j.fullcol = all_runs != NULL ? malloc((size_t)(d->batch * d->groups * j.K * j.P) * j.es) : NULL;
         if (j.fullcol != NULL) {

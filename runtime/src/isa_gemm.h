@@ -81,6 +81,51 @@ static AMP_ALWAYS_INLINE void isa_pack_bf16_body(const uint16_t *s, int64_t ws, 
     }
 }
 
+/* pack_b_im2col's contract (amprt_internal.h) in plain C, for a kernel
+ * whose packing is a plain copy: bf16 pairs (kpair 2, es 2) or f32 units
+ * of f32 elements (kpair 1, es 4); W = nr.  Each run is cut at the
+ * micro-panels' edges; within a piece, half h's units are 0 before lo,
+ * the source elements up to hi, 0 after. */
+static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, const int64_t *col, int64_t nruns,
+                                                     const amp_im2col_tap *const tap[2], const void *const plane[2],
+                                                     int64_t kcu, uint32_t *dst, int W)
+{
+    static const amp_im2col_tap none = { 0, 0, 0 };
+    for (int64_t ri = 0; ri < nruns; ri++) {
+        const int64_t len = col[ri + 1] - col[ri];
+        const amp_im2col_tap *t0 = tap[0] != NULL ? &tap[0][ri] : &none;
+        const amp_im2col_tap *t1 = kpair == 2 && tap[1] != NULL ? &tap[1][ri] : &none;
+        for (int64_t q = 0; q < len;) {
+            const int64_t c = col[ri] + q, n = W - c % W < len - q ? W - c % W : len - q;
+            uint32_t *o = dst + c / W * kcu * W + c % W; /* o[i - q]: run column i */
+            if (kpair == 1) {
+                const int64_t lo = t0->lo > q ? t0->lo : q, hi = t0->hi < q + n ? t0->hi : q + n;
+                const char *s0 = t0->hi > t0->lo ? (const char *)plane[0] + (size_t)t0->off * 4 : NULL;
+                int64_t i = q;
+                for (; i < lo && i < q + n; i++)
+                    o[i - q] = 0;
+                if (stride == 1 && hi > i) {
+                    memcpy(o + (i - q), s0 + (size_t)(i - t0->lo) * 4, (size_t)(hi - i) * 4);
+                    i = hi;
+                }
+                for (; i < hi; i++)
+                    memcpy(o + (i - q), s0 + (size_t)((i - t0->lo) * stride) * 4, 4);
+                for (; i < q + n; i++)
+                    o[i - q] = 0;
+            } else {
+                const uint16_t *s0 = t0->hi > t0->lo ? (const uint16_t *)plane[0] + t0->off : NULL;
+                const uint16_t *s1 = t1->hi > t1->lo ? (const uint16_t *)plane[1] + t1->off : NULL;
+                for (int64_t i = q; i < q + n; i++) {
+                    const uint32_t a = i >= t0->lo && i < t0->hi ? s0[(i - t0->lo) * stride] : 0;
+                    const uint32_t b = i >= t1->lo && i < t1->hi ? s1[(i - t1->lo) * stride] : 0;
+                    o[i - q] = a | b << 16;
+                }
+            }
+            q += n;
+        }
+    }
+}
+
 /* Specialize the f32 packing per storage dtype (the switch leaves the loop). */
 #define ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W)                                    \
     do {                                                                                          \

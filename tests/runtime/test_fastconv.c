@@ -18,7 +18,8 @@
  * too), 1 x 1 convolutions with and without the direct (copy-free) path,
  * odd sizes that are no multiple of any tile, K beyond one cache block,
  * more output channels than one row block and more output positions than
- * one column block.  Results must be identical on 1 and 2 threads.
+ * one column block, and the im2col-pack's edges (im2col_cases).  Results
+ * must be identical on 1 and 2 threads.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -397,6 +398,24 @@ static const ccase wgrad_cases[] = {
 };
 
 /* A NaN in x reaches exactly the outputs whose windows read it. */
+/* Forward only: the im2col-pack's cases (isa_conv.c packs B straight from
+ * x): k pairs straddling two channels (odd K), padding on every side,
+ * rows longer than one 16-column vector (unmasked loads) at stride 1 and
+ * 2, dilation with stride, 1-row planes, rows split into several
+ * blocks (the B blocks packed once beforehand) with an odd last k block,
+ * and more runs x kernel positions than the per-task tap table holds. */
+static const ccase im2col_cases[] = {
+    { "i: 1-row plane, pad 1", 2, 2, 5, 9, 1, { 1, 37 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "i: wide rows, 5x5 pad 2", 2, 1, 3, 10, 1, { 6, 45 }, { 5, 5 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, 1 },
+    { "i: stride 2, wide rows", 2, 2, 5, 7, 1, { 7, 71 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "i: stride 2, dilation 2, wide", 2, 1, 3, 6, 1, { 9, 80 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 2, 2 }, 1 },
+    { "i: 7x7 stride 2, rows split", 2, 1, 3, 400, 1, { 9, 60 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 1 },
+    { "i: rows split, odd last k block", 2, 1, 61, 400, 1, { 5, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "i: 1-d wide, pad 3", 1, 2, 3, 5, 1, { 100 }, { 7 }, { 1 }, { 3 }, { 1 }, 1 },
+    { "i: stride 3 (generic body)", 2, 1, 3, 5, 1, { 6, 70 }, { 3, 4 }, { 1, 3 }, { 1, 2 }, { 1, 1 }, 1 },
+    { "i: 1-wide output rows (taps per unit)", 2, 1, 2, 5, 1, { 200, 7 }, { 7, 7 }, { 1, 1 }, { 3, 0 }, { 1, 1 }, 1 },
+};
+
 static void run_nan(const amp_kernel_table *k, amp_dtype t)
 {
     const ccase c = { "nan", 2, 1, 2, 3, 1, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 };
@@ -440,6 +459,8 @@ static void test_isa(void **state)
             run_transpose(k, types[ti], &transpose_cases[i]);
         for (size_t i = 0; i < sizeof wgrad_cases / sizeof wgrad_cases[0]; i++)
             run_backward_weight(k, types[ti], &wgrad_cases[i]);
+        for (size_t i = 0; i < sizeof im2col_cases / sizeof im2col_cases[0]; i++)
+            run_case(k, types[ti], &im2col_cases[i]);
         run_nan(k, types[ti]);
     }
     amp_set_threads(0);
