@@ -24,46 +24,11 @@
 
 #include "../../runtime/src/amprt_internal.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+#define BITEXACT_TEST_SEED 0x9e3779b97f4a7c15ull
+#include "bitexact_test_util.h"
 
-static uint64_t next(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545f4914f6cdd1dull;
-}
+static void *random_buf(amp_dtype t, size_t n) { return special_buf(t, n, 0); }
 
-static float special(void)
-{
-    static const float v[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f, 3.4e38f, -5e-8f };
-    return v[next() % (sizeof v / sizeof v[0])];
-}
-
-/* Mostly uniform in [-4, 4] (1 in 16 special), stored in t; for bf16 and
- * f16 a few raw bit patterns too (their own NaN payloads, subnormals). */
-static void *random_buf(amp_dtype t, size_t n)
-{
-    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = next();
-        if (t != AMP_F32 && r % 32 == 0)
-            ((uint16_t *)p)[i] = (uint16_t)(r >> 20);
-        else
-            amp_store_from_f32(t, p, i, r % 16 == 1 ? special() : (float)((double)(r >> 11) * 0x1p-53 * 8 - 4));
-    }
-    return p;
-}
-
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
 
 static const amp_kernel_table *ref(void) { return &amp_ref_kernel_table; }
 

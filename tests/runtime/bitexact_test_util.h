@@ -1,0 +1,54 @@
+/* bitexact_test_util.h: what the bit-for-bit tests of the optimized kernel
+ * sets (test_fasteltwise.c, test_fastbackward.c) share: a generator, the
+ * special values a vector rewrite gets wrong, buffers mixing them with
+ * ordinary values, and a call through a kernel table by dtype.  The
+ * including file defines BITEXACT_TEST_SEED, its generator's start. */
+#ifndef AMPRT_BITEXACT_TEST_UTIL_H
+#define AMPRT_BITEXACT_TEST_UTIL_H
+
+static uint64_t rng = BITEXACT_TEST_SEED;
+
+static uint64_t next(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 0x2545f4914f6cdd1dull;
+}
+
+static float special(void)
+{
+    static const float v[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f, 3.4e38f, -5e-8f };
+    return v[next() % (sizeof v / sizeof v[0])];
+}
+
+/* Mostly uniform in [-4, 4] (1 in 16 special), stored in t; 1 in 32 a raw
+ * bit pattern (NaN payloads, signalling NaNs, subnormals) for bf16 and
+ * f16, and for f32 too when raw_f32.  f64 (parameters) gets values only. */
+static void *special_buf(amp_dtype t, size_t n, int raw_f32)
+{
+    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next();
+        if (raw_f32 && t == AMP_F32 && r % 32 == 0)
+            ((uint32_t *)p)[i] = (uint32_t)(r >> 13);
+        else if ((t == AMP_BF16 || t == AMP_F16) && r % 32 == 0)
+            ((uint16_t *)p)[i] = (uint16_t)(r >> 20);
+        else
+            amp_store_from_f32(t, p, i, r % 16 == 1 ? special() : (float)((double)(r >> 11) * 0x1p-53 * 8 - 4));
+    }
+    return p;
+}
+
+/* Call op of table k for dtype t (f32, bf16, else f16). */
+#define KCALL(k, t, op, ...)                                                                      \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+#endif
