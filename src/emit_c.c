@@ -657,19 +657,22 @@ static void plan_prepared(Emitter *e)
             e->prep_node[e->nprep++] = n;
         }
     }
+    /* per value: read other than as a packed convolution's weights (one
+     * pass, so planning stays linear in the graph) */
+    bool *read_unpacked = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *read_unpacked);
+    memset(read_unpacked, 0, (size_t)(nv + 1) * sizeof *read_unpacked);
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *m = VEC_AT(g->nodes, i);
+        for (int k = 0; k < node_nreads(m); k++)
+            if (node_read(m, k) && !(k == 1 && e->prep_packed[m->out->id] >= 0))
+                read_unpacked[node_read(m, k)->id] = true;
+    }
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         if (n->op->form != FORM_CAST || !cast_preparable(c, n))
             continue;
         /* read only as packed convolution weights: nothing more to keep */
-        bool only_packed = true;
-        for (int j = 0; j < g->nodes->len; j++) {
-            Node *m = VEC_AT(g->nodes, j);
-            for (int k = 0; k < node_nreads(m); k++)
-                if (node_read(m, k) == n->out && !(k == 1 && e->prep_packed[m->out->id] >= 0))
-                    only_packed = false;
-        }
-        if (only_packed) {
+        if (!read_unpacked[n->out->id]) {
             e->prep_cast[n->out->id] = -2;
             continue;
         }
