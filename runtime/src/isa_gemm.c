@@ -11,11 +11,13 @@
  *     for each k block (kc = kcu * kpair values of k)
  *       pack B[k block][task columns] into nr-wide micro-panels
  *       for each mc-row block: pack A[rows][k block] into mr-row panels
- *         for each nr x mr tile: micro-kernel into the task's f32
- *           accumulator block W (first pass stores, later ones add);
- *           on the last pass the tile's epilogue (alpha, beta * C, bias,
- *           the one rounding to the output dtype) runs at once, while
- *           the tile is in L1.
+ *         for each mr-row strip: the micro-kernel on each of its mr x nr
+ *           tiles, into the task's f32 accumulator block W (first pass
+ *           stores, later ones add); on the last pass the strip's
+ *           epilogue (alpha, beta * C, bias, the one rounding to the
+ *           output dtype) runs at once, while the strip is in L1, one
+ *           call per row over all the task's columns (per tile it was
+ *           mr calls of nr columns: 10% of a 512^3 bf16 product).
  *
  * Every output element is summed by one task in a fixed order (k blocks in
  * order, f32 throughout), so results do not depend on the thread count.
@@ -105,13 +107,13 @@ static void gemm_task(void *ctx, int64_t task, int slot)
                 for (int64_t ir = 0; ir < mcl; ir += mr)
                     k->pack_a(j->t, abase + (size_t)((ic + ir) * d->a_stride[1] + k0 * d->a_stride[2]) * j->es,
                               d->a_stride[1], d->a_stride[2], (int)min64(mr, mcl - ir), kc, pa + ir / mr * kcu * mr);
-                for (int64_t jr = 0; jr < nlen; jr += nr)
-                    for (int64_t ir = 0; ir < mcl; ir += mr) {
-                        float *wt = w + (ic + ir) * ldw + jr;
-                        k->micro(kcu, pa + ir / mr * kcu * mr, pb + jr / nr * kcu * nr, wt, ldw, !first);
-                        if (last)
-                            epilogue(j, ob, m0, n0, w, ldw, ic + ir, min64(mr, mcl - ir), jr, min64(nr, nlen - jr));
-                    }
+                for (int64_t ir = 0; ir < mcl; ir += mr) {
+                    for (int64_t jr = 0; jr < nlen; jr += nr)
+                        k->micro(kcu, pa + ir / mr * kcu * mr, pb + jr / nr * kcu * nr, w + (ic + ir) * ldw + jr, ldw,
+                                 !first);
+                    if (last)
+                        epilogue(j, ob, m0, n0, w, ldw, ic + ir, min64(mr, mcl - ir), 0, nlen);
+                }
             }
             first = 0;
         }
@@ -153,8 +155,11 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
     j.mb = round_up(cdiv(d->M, j.m_chunks), k->mr);
     j.n_chunks = cdiv(d->N, k->nc);
     j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);
-    /* Enough tasks for every thread, splitting the larger side. */
-    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < 4 * threads) {
+    /* Enough tasks for every thread, splitting the larger side: two per
+     * thread, so a thread slowed by other work gets help, but no more -
+     * each task packs its own A and B blocks, and more, narrower tasks
+     * pack the same A rows again (4 per thread cost 5-8% at N = 512). */
+    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < 2 * threads) {
         if (j.nb > k->nr && (j.nb >= j.mb || j.mb <= k->mr)) {
             j.n_chunks *= 2;
             j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);
