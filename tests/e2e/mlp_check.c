@@ -243,6 +243,38 @@ int main(void)
         free(storage);
     }
 
+    /* weights prepared once (mlp_prepare): the same outputs, bit for bit;
+     * a block that is not this model's prepared block is refused */
+    {
+        const size_t prepared_bytes = mlp_prepared_bytes();
+        uint64_t *prepared = malloc(prepared_bytes);
+        static unsigned char prepared_logits[16 * OUT * 4];
+        float prepared_loss;
+        mlp_outputs pout = {.logits = (void *)prepared_logits, .loss = &prepared_loss};
+        expect(prepared != NULL, "allocate the prepared block");
+        expect(mlp_prepare(&params, prepared, prepared_bytes - 1) == AMP_ERR_ARENA_TOO_SMALL,
+               "a prepared block one byte short is refused");
+        expect(mlp_prepare(&params, prepared, prepared_bytes) == AMP_OK, "mlp_prepare fills the block");
+        expect(mlp_forward_prepared(prepared, &params, &inputs, &pout, &dims, arena, arena_bytes) == AMP_OK &&
+                   memcmp(prepared_logits, logits_mem, sizeof prepared_logits) == 0 &&
+                   memcmp(&prepared_loss, &loss, sizeof loss) == 0,
+               "the prepared forward gives bit-identical outputs");
+        prepared[0] ^= 1; /* another model's (or target's, or prefix's) magic */
+        expect(mlp_forward_prepared(prepared, &params, &inputs, &pout, &dims, arena, arena_bytes) ==
+                   AMP_ERR_BAD_PREPARED,
+               "a block with another model's magic gives AMP_ERR_BAD_PREPARED");
+        prepared[0] ^= 1;
+        prepared[1] += 1;
+        expect(mlp_forward_prepared(prepared, &params, &inputs, &pout, &dims, arena, arena_bytes) ==
+                   AMP_ERR_BAD_PREPARED,
+               "a block with another entry count gives AMP_ERR_BAD_PREPARED");
+        memset(prepared, 0, prepared_bytes);
+        expect(mlp_forward_prepared(prepared, &params, &inputs, &pout, &dims, arena, arena_bytes) ==
+                   AMP_ERR_BAD_PREPARED,
+               "a block never prepared (zeroed) gives AMP_ERR_BAD_PREPARED");
+        free(prepared);
+    }
+
     /* the entry point's contract */
     expect(mlp_forward(&params, &inputs, &outputs, &dims, arena, arena_bytes - 1) == AMP_ERR_ARENA_TOO_SMALL,
            "a one-byte-short arena is refused");

@@ -53,6 +53,11 @@ for target in tpu gpu cpu; do
     done
 done
 
+# A prepared block carries its model's magic, which differs per target (and
+# model, and prefix): one target's block is refused by another's forward.
+magics=$(for target in tpu gpu cpu; do sed -n 's/^#define MLP_PREPARED_MAGIC //p' "$OUT/$target/mlp.c"; done | sort -u | wc -l)
+if [ "$magics" -eq 3 ]; then ok "each target's prepared block has its own magic"; else bad "each target's prepared block has its own magic ($magics distinct of 3)"; fi
+
 # The targets' rules differ, so must their code.
 if cmp -s "$OUT/tpu/mlp.c" "$OUT/gpu/mlp.c"; then bad "tpu and gpu emit different C"; else ok "tpu and gpu emit different C"; fi
 grep -q 'amp_linear_bf16' "$OUT/tpu/mlp.c" && grep -q 'amp_linear_f16' "$OUT/gpu/mlp.c" &&
