@@ -7,17 +7,25 @@ BUILD=${1:-build}
 passed=0
 failed=0
 failed_names=""
+times=""
 run() {
     name=$1
     shift
     echo
     echo "######## $name"
+    start=$(date +%s)
     if "$@"; then
         passed=$((passed + 1))
+        result=passed
     else
         failed=$((failed + 1))
         failed_names="$failed_names $name"
+        result=FAILED
     fi
+    # the time per suite, so a suite that grows shows in the CI log
+    seconds=$(($(date +%s) - start))
+    echo "######## $name: $result in $seconds s"
+    times="$times $name=${seconds}s"
 }
 run unit make --no-print-directory BUILD="$BUILD" test-unit
 run runtime make --no-print-directory BUILD="$BUILD" test-runtime
@@ -34,5 +42,6 @@ run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-60}"
 run fuzz-weights sh tests/fuzz/run-safetensors.sh "$BUILD" "${AMPC_FUZZ_SECONDS_WEIGHTS:-20}"
 echo
 [ -n "$failed_names" ] && echo "failed suites:$failed_names"
+echo "suite times:$times"
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
