@@ -9,14 +9,15 @@
  * the sum of exp(x - max) over the classes in class order, each softmax
  * and gradient - is the reference's own sequence of f32 operations, with
  * the same operand order and no contraction into FMA (only intrinsics do
- * arithmetic here; exp is libm's, below).
+ * arithmetic here; exp is amp_expf, below).
  * What crosses rows (the reduction's total and weight sum) is added up
  * in scalar code, in row order, as the reference does.  log is libm's logf
  * per row, called as the reference calls it.
  *
- * exp is libm's expf itself, called per lane (16 calls per vector): the
- * reference calls it per element, and the vectors only reorder which row
- * is worked on when, never what a row computes.
+ * exp is the runtime's own amp_expf (amp_expf.h), which the reference
+ * calls per element: a chain of double operations that exp16 performs on
+ * 8 lanes at a time, so the vectors only reorder which row is worked on
+ * when, never what a row computes.
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
  * reduction); everything else goes to the reference kernels.
@@ -29,22 +30,52 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "amp_expf.h"
 #include "isa_avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
 #define TARGET AVX512_TARGET
 
-/* ---- expf, 16 lanes ---------------------------------------------------------- */
+/* ---- exp, 16 lanes -------------------------------------------------------------- */
 
-/* expf of 16 lanes: libm's, lane by lane (see the top). */
+/* amp_expf (amp_expf.h) of 8 lanes in double: the same operations, in the
+ * same order, as the scalar definition. */
+TARGET static __m256 exp8(__m256 xf)
+{
+    const __m512d x = _mm512_max_pd(_mm512_min_pd(_mm512_cvtps_pd(xf), _mm512_set1_pd(89.0)),
+                                    _mm512_set1_pd(-104.0));
+    const __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(AMP_EXPF_INV_LN2)),
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* -k by its sign bit, as the scalar -k (0 - k would give +0 for k = +0) */
+    const __m512d nk = _mm512_castsi512_pd(
+        _mm512_xor_si512(_mm512_castpd_si512(k), _mm512_set1_epi64((long long)0x8000000000000000ull)));
+    __m512d r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_HI), x), p;
+    r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_LO), r);
+    p = _mm512_fmadd_pd(_mm512_set1_pd(AMP_EXPF_C11), r, _mm512_set1_pd(AMP_EXPF_C10));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C9));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C8));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C7));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C6));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C4));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C2));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    /* scalef: p * 2^k, exact here (the result is a normal double) */
+    return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
+}
+
+/* amp_expf of 16 lanes; NaN lanes keep their NaN (the clamp above would
+ * turn them into a number: min/max return the second operand for NaN). */
 TARGET static __m512 exp16(__m512 x)
 {
-    float in[16] __attribute__((aligned(64))), out[16] __attribute__((aligned(64)));
-    _mm512_store_ps(in, x);
-    for (int l = 0; l < 16; l++)
-        out[l] = expf(in[l]);
-    return _mm512_load_ps(out);
+    const __m256 lo = exp8(_mm512_castps512_ps256(x));
+    const __m256 hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+    const __m512 e = _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+    return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
 }
 
 /* ---- one group of up to 16 rows --------------------------------------------- */
@@ -113,7 +144,7 @@ static void fill_cols(source *src, float *cols)
 }
 
 /* The reference's log_softmax_shift for every lane: m = the running max
- * (v > m replaces it), then sum += expf(v - m) in class order, and
+ * (v > m replaces it), then sum += amp_expf(v - m) in class order, and
  * log_sum = logf(sum) per lane. */
 TARGET static void shift16(const source *src, __m512 *max, __m512 *log_sum)
 {

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "amp_expf.h"
 
 #define LOSS_ENUMERATOR(op, X, T, CT) LBW_##op,
 typedef enum { AMP_POINTWISE_LOSSES(LOSS_ENUMERATOR, ~, ~, ~) } loss_backward_op;

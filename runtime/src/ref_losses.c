@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "amp_expf.h"
 
 typedef enum {
     LOSS_MSE,
