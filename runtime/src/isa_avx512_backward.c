@@ -447,7 +447,9 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
  * window widened to f32 in a buffer padded with -inf (a -inf tap never
  * wins, so padding it is skipping it), every lane tracking its best value
  * and that value's flat input index, starting, as the reference does, at
- * the window's first element.  Then, in output order, one scalar pass
+ * the window's first element.  A tap of 16 outputs is a contiguous load
+ * at stride 1, and at stride 2 one from the row split into its even and
+ * odd elements; a gather otherwise.  Then, in output order, one scalar pass
  * adds each dy into an f32 plane of sums at its chosen index: the same
  * additions in the same order as the reference, so the same bits.  Planes
  * run on the pool, each slot with its own sums and indices (malloc'ed per
@@ -484,6 +486,14 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     for (int64_t q = 0; q < POOL_ROW_MAX; q++)
         rowbuf[q] = -INFINITY;
     memset(sum, 0, (size_t)in_plane * sizeof *sum);
+    /* Stride 2: the row buffer split into its even and odd elements
+     * (evod[0], evod[1]), so that a tap of 16 outputs is one contiguous
+     * load instead of a gather; when the split row fits. */
+    const int64_t split = sw == 2 ? (nvec * 16 + (kw + 1) / 2 + 15) / 16 * 16 : 0;
+    const int use_split = sw == 2 && 2 * split <= POOL_ROW_MAX;
+    float evod[2][POOL_ROW_MAX / 2] __attribute__((aligned(64)));
+    const __m512i even_i = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd_i = _mm512_add_epi32(even_i, _mm512_set1_epi32(1));
     for (int64_t oh = 0; oh < c->out_h; oh++) {
         int64_t r0 = oh * c->sh - c->ph, r1 = r0 + c->kh;
         if (r0 < 0)
@@ -503,6 +513,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
                 const __mmask16 qm = tail_mask((size_t)(in_w - q));
                 _mm512_mask_storeu_ps(rowbuf + pw + q, qm, load16(t, xr + (size_t)q * es, qm));
             }
+            for (int64_t q = 0; use_split && q < split; q += 16) {
+                const __m512 a = _mm512_load_ps(rowbuf + 2 * q), b = _mm512_load_ps(rowbuf + 2 * q + 16);
+                _mm512_store_ps(evod[0] + q, _mm512_permutex2var_ps(a, even_i, b));
+                _mm512_store_ps(evod[1] + q, _mm512_permutex2var_ps(a, odd_i, b));
+            }
             for (int64_t v = 0; v < nvec; v++) {
                 /* lanes past the row's last output read nothing */
                 const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
@@ -512,7 +527,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
                 __m512 b = best[v];
                 __m512i bi = bidx[v];
                 for (int64_t k = 0; k < kw; k++) {
-                    const __m512 xv = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane_sw, base + k, 4);
+                    /* tap k of lane i: rowbuf[v 16 sw + i sw + k] (-inf where m is clear) */
+                    const __m512 xv =
+                        sw == 1     ? _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, base + k)
+                        : use_split ? _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, evod[k & 1] + v * 16 + k / 2)
+                                    : _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane_sw, base + k, 4);
                     const __mmask16 take =
                         _mm512_cmp_ps_mask(xv, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
                     b = _mm512_mask_mov_ps(b, take, xv);
@@ -532,7 +551,7 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
     for (int64_t i = 0; i < in_plane; i += 16) {
         const __mmask16 m = tail_mask((size_t)(in_plane - i));
-        store16(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
+        store16_fast(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
     }
 }
 
