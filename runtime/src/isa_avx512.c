@@ -105,12 +105,16 @@ AVX512_TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 
 
 /* Transposes 32-bit units: unit (u, i) at base + i * row_bytes + 4 u goes
  * to dst[u * W + i], for i < W (a multiple of 4) and u < nunits rounded
- * down to a multiple of 4, 4 x 4 blocks at a time; returns the units done. */
+ * down to a multiple of 4, 4 x 4 blocks at a time; returns the units done.
+ * Four rows at a time along their whole length: a few long read streams
+ * (W rows read 16 bytes each in turn defeat the prefetchers when the
+ * source is not in cache, as the weight gradient's B often is not); the
+ * panel written is small and stays in L1. */
 AVX512_TARGET static int64_t transpose_units(const char *base, size_t row_bytes, int64_t nunits, uint32_t *dst, int W)
 {
-    int64_t u;
-    for (u = 0; u + 4 <= nunits; u += 4)
-        for (int i = 0; i < W; i += 4) {
+    const int64_t units = nunits & ~(int64_t)3;
+    for (int i = 0; i < W; i += 4)
+        for (int64_t u = 0; u < units; u += 4) {
             const char *p = base + (size_t)i * row_bytes + (size_t)u * 4;
             __m128 r0 = _mm_loadu_ps((const float *)p), r1 = _mm_loadu_ps((const float *)(p + row_bytes));
             __m128 r2 = _mm_loadu_ps((const float *)(p + 2 * row_bytes));
@@ -121,7 +125,7 @@ AVX512_TARGET static int64_t transpose_units(const char *base, size_t row_bytes,
             _mm_storeu_ps((float *)(dst + (u + 2) * W + i), r2);
             _mm_storeu_ps((float *)(dst + (u + 3) * W + i), r3);
         }
-    return u;
+    return units;
 }
 
 /* f32 panels, W = MR (A) or NR (B).  Rows along the panel's width that are

@@ -21,10 +21,13 @@
  *  batch_norm_backward (training 0)  per channel the reference's sums
  *                  sum_dy += g and sum_dy_xhat += g ((x - mean) rstd), over
  *                  n then s, sequentially: 16 channels at a time, one per
- *                  lane (16 x 16 blocks of channels x positions loaded as
- *                  rows and transposed in registers), so every lane adds in
- *                  the reference's order; then dx = (g w) rstd plane by
- *                  plane.  Tasks on the pool are blocks of 16
+ *                  lane, so every lane adds in the reference's order.  One
+ *                  pass over memory: spans of 256 positions of each of the
+ *                  16 channel rows read in turn (long runs stream; 16 rows
+ *                  read 16 positions at a time do not), dx = (g w) rstd
+ *                  stored and g and its xhat term kept in f32 in an L1
+ *                  buffer, whose 16 x 16 blocks are then transposed in
+ *                  registers and added.  Tasks on the pool are blocks of 16
  *                  channels.  training 1, and parameters in f64, go to the
  *                  reference.
  *  sgd             the reference's formula per element, 16 at a time.
@@ -74,6 +77,39 @@ TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
     case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
     default: return _mm512_maskz_loadu_ps(m, p);
     }
+}
+
+/* store16 (isa_avx512_store.h's rounding) without the masked truncating
+ * store (vpmovdw to memory with a mask) the compiler makes of its
+ * cvtepi32_epi16 + masked store: that one is slow on Zen (about a third of
+ * batch_norm_backward's time, measured); the 16-bit halves are gathered
+ * in a register by vpermw and stored as 32 bytes, masked only at a tail. */
+TARGET static inline void store16_fast(amp_dtype t, void *p, __mmask16 m, __m512 v)
+{
+    if (t == AMP_BF16 || t == AMP_F16) {
+        __m256i h;
+        if (t == AMP_BF16) {
+            const __m512i u = _mm512_castps_si512(v);
+            const __m512i hi = _mm512_srli_epi32(u, 16);
+            const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                          _mm512_set1_epi32(0x7f800000));
+            const __m512i even = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 30, 28, 26, 24, 22,
+                                                  20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+            __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                         _mm512_and_si512(hi, _mm512_set1_epi32(1)));
+            r = _mm512_srli_epi32(r, 16);
+            r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+            h = _mm512_castsi512_si256(_mm512_permutexvar_epi16(even, r));
+        } else {
+            h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        }
+        if (m == (__mmask16)0xffff)
+            _mm256_storeu_si256((__m256i *)p, h);
+        else
+            _mm256_mask_storeu_epi16(p, m, h);
+        return;
+    }
+    _mm512_mask_storeu_ps(p, m, v);
 }
 
 /* ---- chunked, pooled loops ---------------------------------------------------- */
@@ -176,38 +212,65 @@ typedef struct {
 TARGET static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
 {
     __m512 t[16];
+#pragma GCC unroll 16
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 16; i += 4) {
         r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
         r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
         r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
         r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 16; i += 8)
+#pragma GCC unroll 16
         for (int j = 0; j < 4; j++) {
             t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
             t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
         }
+#pragma GCC unroll 16
     for (int j = 0; j < 8; j++) {
         r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
         r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
     }
 }
 
-/* Channels [16 task, 16 task + 16). */
-TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
+/* Positions per channel row read at a time (a multiple of 16). */
+#define BN_BW_SPAN 256
+
+/* acc plus, in j order, vector j < ns of the 16 x 16 block at column q
+ * of rows[16] transposed (lane l: row l's element q + j). */
+TARGET static inline __attribute__((always_inline)) __m512 add_columns(__m512 acc, float rows[16][BN_BW_SPAN],
+                                                                        int64_t q, int64_t ns)
 {
-    const bn_bw_ctx *c = ctx;
-    const amp_dtype t = c->t, pt = c->pt;
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++)
+        r[l] = _mm512_load_ps(&rows[l][q]);
+    transpose16(r);
+    if (ns == 16) {
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            acc = _mm512_add_ps(acc, r[j]);
+    } else {
+        for (int j = 0; j < ns; j++)
+            acc = _mm512_add_ps(acc, r[j]);
+    }
+    return acc;
+}
+
+/* Channels [16 task, 16 task + 16). */
+TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_t task, const amp_dtype t)
+{
+    const amp_dtype pt = c->pt;
     const size_t es = amp_dtype_size(t);
     const int64_t c0 = task * 16, nc = c->C - c0 < 16 ? c->C - c0 : 16, HxW = c->HxW;
     const __mmask16 m = tail_mask((size_t)nc);
     float meanv[16], rstdv[16], wv[16], sdy[16], sdx[16];
     __m512 vmean, vrstd, sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
-    (void)slot;
     for (int64_t l = 0; l < 16; l++) {
         const int64_t ch = c0 + (l < nc ? l : 0);
         wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
@@ -226,52 +289,58 @@ TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
             sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vmean), vrstd)));
         }
     } else {
-        /* 16 channels x 16 positions at a time: the channels' rows loaded
-         * (channels past C as zeros), transposed so that vector j holds
-         * position s0 + j of every channel, then added in s order */
+        /* BN_BW_SPAN positions of the 16 channels at a time: each
+         * channel's row read once, in runs of BN_BW_SPAN (long enough for
+         * the reads to stream), its dx stored, g and its term
+         * g ((x - mean) rstd) kept in f32 in gbuf/pbuf; then 16 x 16
+         * blocks of those transposed so that vector j holds position
+         * s0 + j of every channel, and added in s order */
+        float gbuf[16][BN_BW_SPAN] __attribute__((aligned(64)));
+        float pbuf[16][BN_BW_SPAN] __attribute__((aligned(64)));
+        memset(gbuf, 0, sizeof gbuf); /* channels past C stay zero */
+        memset(pbuf, 0, sizeof pbuf);
         for (int64_t n = 0; n < c->N; n++) {
             const size_t plane0 = (size_t)((n * c->C + c0) * HxW) * es;
             const char *dyp = (const char *)c->dy + plane0, *xp = (const char *)c->x + plane0;
-            for (int64_t s0 = 0; s0 < HxW; s0 += 16) {
-                const int64_t ns = HxW - s0 < 16 ? HxW - s0 : 16;
-                const __mmask16 sm = tail_mask((size_t)ns);
-                __m512 g[16], xv[16];
-                for (int64_t l = 0; l < 16; l++) {
-                    const size_t off = (size_t)(l * HxW + s0) * es;
-                    g[l] = l < nc ? load16(t, dyp + off, sm) : _mm512_setzero_ps();
-                    xv[l] = l < nc ? load16(t, xp + off, sm) : _mm512_setzero_ps();
+            char *dxp = (char *)c->dx + plane0;
+            for (int64_t s0 = 0; s0 < HxW; s0 += BN_BW_SPAN) {
+                const int64_t span = HxW - s0 < BN_BW_SPAN ? HxW - s0 : BN_BW_SPAN;
+                for (int64_t l = 0; l < nc; l++) {
+                    const __m512 vw = _mm512_set1_ps(wv[l]), vr = _mm512_set1_ps(rstdv[l]);
+                    if (s0 + span < HxW) /* the row's next span: many rows at once defeat the prefetchers */
+                        for (int64_t q = 0; q < span * (int64_t)es; q += 64) {
+                            _mm_prefetch(dyp + (size_t)((l * HxW + s0 + span)) * es + q, _MM_HINT_T0);
+                            _mm_prefetch(xp + (size_t)((l * HxW + s0 + span)) * es + q, _MM_HINT_T0);
+                        }
+                    const __m512 vm = _mm512_set1_ps(meanv[l]);
+                    for (int64_t q = 0; q < span; q += 16) {
+                        /* dx may be dy or x: this span of both is read */
+                        const size_t off = (size_t)(l * HxW + s0 + q) * es;
+                        const __mmask16 sm = tail_mask((size_t)(span - q));
+                        const __m512 g = load16(t, dyp + off, sm), xv = load16(t, xp + off, sm);
+                        store16_fast(t, dxp + off, sm, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                        _mm512_store_ps(&gbuf[l][q], g);
+                        _mm512_store_ps(&pbuf[l][q], _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
+                    }
                 }
-                transpose16(g);
-                transpose16(xv);
-                for (int64_t j = 0; j < ns; j++) {
-                    sum_dy = _mm512_add_ps(sum_dy, g[j]);
-                    sum_dy_xhat = _mm512_add_ps(sum_dy_xhat,
-                                                _mm512_mul_ps(g[j], _mm512_mul_ps(_mm512_sub_ps(xv[j], vmean), vrstd)));
+                for (int64_t q = 0; q < span; q += 16) {
+                    const int64_t ns = span - q < 16 ? span - q : 16;
+                    /* one array at a time: 16 rows and the transpose's
+                     * 16 temporaries fill the 32 registers */
+                    sum_dy = add_columns(sum_dy, gbuf, q, ns);
+                    sum_dy_xhat = add_columns(sum_dy_xhat, pbuf, q, ns);
                 }
             }
         }
     }
-    /* dx = (g w) rstd (after the sums: dx may be dy) */
-    if (HxW > 1) {
-        for (int64_t l = 0; l < nc; l++) {
-            const __m512 vw = _mm512_set1_ps(wv[l]), vr = _mm512_set1_ps(rstdv[l]);
-            for (int64_t n = 0; n < c->N; n++) {
-                const size_t plane = (size_t)((n * c->C + c0 + l) * HxW) * es;
-                const char *dyp = (const char *)c->dy + plane;
-                char *dxp = (char *)c->dx + plane;
-                for (int64_t s = 0; s < HxW; s += 16) {
-                    const __mmask16 mm = tail_mask((size_t)(HxW - s));
-                    const __m512 g = load16(t, dyp + (size_t)s * es, mm);
-                    store16(t, dxp + (size_t)s * es, mm, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
-                }
-            }
-        }
-    } else { /* HxW 1: image by image */
+    /* dx = (g w) rstd: done with the sums when HxW > 1; for HxW 1 after
+     * them (dx may be dy) */
+    if (HxW == 1) {
         const __m512 vw = _mm512_loadu_ps(wv);
         for (int64_t n = 0; n < c->N; n++) {
             const size_t off = (size_t)(n * c->C + c0) * es;
             const __m512 g = load16(t, (const char *)c->dy + off, m);
-            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vrstd));
+            store16_fast(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vrstd));
         }
     }
     _mm512_storeu_ps(sdy, sum_dy);
@@ -281,6 +350,18 @@ TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
             amp_st(pt, c->dweight, c0 + l, sdx[l]);
         if (c->dbias != NULL)
             amp_st(pt, c->dbias, c0 + l, sdy[l]);
+    }
+}
+
+/* Per storage dtype, so that load16 and store16 compile to their one case. */
+TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
+{
+    const bn_bw_ctx *c = ctx;
+    (void)slot;
+    switch (c->t) {
+    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
+    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
+    default: bn_backward_body(c, task, AMP_F32); break;
     }
 }
 
@@ -366,7 +447,9 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
  * window widened to f32 in a buffer padded with -inf (a -inf tap never
  * wins, so padding it is skipping it), every lane tracking its best value
  * and that value's flat input index, starting, as the reference does, at
- * the window's first element.  Then, in output order, one scalar pass
+ * the window's first element.  A tap of 16 outputs is a contiguous load
+ * at stride 1, and at stride 2 one from the row split into its even and
+ * odd elements; a gather otherwise.  Then, in output order, one scalar pass
  * adds each dy into an f32 plane of sums at its chosen index: the same
  * additions in the same order as the reference, so the same bits.  Planes
  * run on the pool, each slot with its own sums and indices (malloc'ed per
@@ -403,6 +486,14 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     for (int64_t q = 0; q < POOL_ROW_MAX; q++)
         rowbuf[q] = -INFINITY;
     memset(sum, 0, (size_t)in_plane * sizeof *sum);
+    /* Stride 2: the row buffer split into its even and odd elements
+     * (evod[0], evod[1]), so that a tap of 16 outputs is one contiguous
+     * load instead of a gather; when the split row fits. */
+    const int64_t split = sw == 2 ? (nvec * 16 + (kw + 1) / 2 + 15) / 16 * 16 : 0;
+    const int use_split = sw == 2 && 2 * split <= POOL_ROW_MAX;
+    float evod[2][POOL_ROW_MAX / 2] __attribute__((aligned(64)));
+    const __m512i even_i = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd_i = _mm512_add_epi32(even_i, _mm512_set1_epi32(1));
     for (int64_t oh = 0; oh < c->out_h; oh++) {
         int64_t r0 = oh * c->sh - c->ph, r1 = r0 + c->kh;
         if (r0 < 0)
@@ -422,6 +513,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
                 const __mmask16 qm = tail_mask((size_t)(in_w - q));
                 _mm512_mask_storeu_ps(rowbuf + pw + q, qm, load16(t, xr + (size_t)q * es, qm));
             }
+            for (int64_t q = 0; use_split && q < split; q += 16) {
+                const __m512 a = _mm512_load_ps(rowbuf + 2 * q), b = _mm512_load_ps(rowbuf + 2 * q + 16);
+                _mm512_store_ps(evod[0] + q, _mm512_permutex2var_ps(a, even_i, b));
+                _mm512_store_ps(evod[1] + q, _mm512_permutex2var_ps(a, odd_i, b));
+            }
             for (int64_t v = 0; v < nvec; v++) {
                 /* lanes past the row's last output read nothing */
                 const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
@@ -431,7 +527,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
                 __m512 b = best[v];
                 __m512i bi = bidx[v];
                 for (int64_t k = 0; k < kw; k++) {
-                    const __m512 xv = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane_sw, base + k, 4);
+                    /* tap k of lane i: rowbuf[v 16 sw + i sw + k] (-inf where m is clear) */
+                    const __m512 xv =
+                        sw == 1     ? _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, base + k)
+                        : use_split ? _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, evod[k & 1] + v * 16 + k / 2)
+                                    : _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane_sw, base + k, 4);
                     const __mmask16 take =
                         _mm512_cmp_ps_mask(xv, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
                     b = _mm512_mask_mov_ps(b, take, xv);
@@ -451,7 +551,7 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
     for (int64_t i = 0; i < in_plane; i += 16) {
         const __mmask16 m = tail_mask((size_t)(in_plane - i));
-        store16(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
+        store16_fast(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
     }
 }
 

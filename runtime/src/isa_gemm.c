@@ -33,6 +33,10 @@ static float w_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_NC_MAX] ALIGN64;
 static uint32_t a_buf[AMP_MAX_THREADS][AMP_GEMM_MC_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
 static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * AMP_GEMM_NC_MAX] ALIGN64;
 
+/* Output elements below which a sum_batch product gets one task per
+ * thread (see fast_gemm). */
+#define SMALL_SUMMED_OUTPUT 32768
+
 /* Below this many flops a single thread is faster than waking the pool. */
 #define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
 
@@ -158,8 +162,14 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
     /* Enough tasks for every thread, splitting the larger side: two per
      * thread, so a thread slowed by other work gets help, but no more -
      * each task packs its own A and B blocks, and more, narrower tasks
-     * pack the same A rows again (4 per thread cost 5-8% at N = 512). */
-    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < 2 * threads) {
+     * pack the same A rows again (4 per thread cost 5-8% at N = 512).
+     * One per thread for a small output summed over a long K (sum_batch:
+     * the resnet18 stem's weight gradient, 64 x 147 over 8 x 12544
+     * products), where every task packs its rows' A and columns' B over
+     * all of K, so more tasks mostly repack the same operands (stem at 2
+     * threads: 6.6 -> 5.2 ms). */
+    const int64_t tasks_per_thread = d->sum_batch && d->M * d->N < SMALL_SUMMED_OUTPUT ? 1 : 2;
+    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < tasks_per_thread * threads) {
         if (j.nb > k->nr && (j.nb >= j.mb || j.mb <= k->mr)) {
             j.n_chunks *= 2;
             j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);
