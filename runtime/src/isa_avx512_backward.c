@@ -79,39 +79,6 @@ TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
     }
 }
 
-/* store16 (isa_avx512_store.h's rounding) without the masked truncating
- * store (vpmovdw to memory with a mask) the compiler makes of its
- * cvtepi32_epi16 + masked store: that one is slow on Zen (about a third of
- * batch_norm_backward's time, measured); the 16-bit halves are gathered
- * in a register by vpermw and stored as 32 bytes, masked only at a tail. */
-TARGET static inline void store16_fast(amp_dtype t, void *p, __mmask16 m, __m512 v)
-{
-    if (t == AMP_BF16 || t == AMP_F16) {
-        __m256i h;
-        if (t == AMP_BF16) {
-            const __m512i u = _mm512_castps_si512(v);
-            const __m512i hi = _mm512_srli_epi32(u, 16);
-            const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                          _mm512_set1_epi32(0x7f800000));
-            const __m512i even = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 30, 28, 26, 24, 22,
-                                                  20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-            __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
-                                         _mm512_and_si512(hi, _mm512_set1_epi32(1)));
-            r = _mm512_srli_epi32(r, 16);
-            r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-            h = _mm512_castsi512_si256(_mm512_permutexvar_epi16(even, r));
-        } else {
-            h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        }
-        if (m == (__mmask16)0xffff)
-            _mm256_storeu_si256((__m256i *)p, h);
-        else
-            _mm256_mask_storeu_epi16(p, m, h);
-        return;
-    }
-    _mm512_mask_storeu_ps(p, m, v);
-}
-
 /* ---- chunked, pooled loops ---------------------------------------------------- */
 
 typedef struct {
@@ -318,7 +285,7 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_
                         const size_t off = (size_t)(l * HxW + s0 + q) * es;
                         const __mmask16 sm = tail_mask((size_t)(span - q));
                         const __m512 g = load16(t, dyp + off, sm), xv = load16(t, xp + off, sm);
-                        store16_fast(t, dxp + off, sm, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                        store16(t, dxp + off, sm, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
                         _mm512_store_ps(&gbuf[l][q], g);
                         _mm512_store_ps(&pbuf[l][q], _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
                     }
@@ -340,7 +307,7 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_
         for (int64_t n = 0; n < c->N; n++) {
             const size_t off = (size_t)(n * c->C + c0) * es;
             const __m512 g = load16(t, (const char *)c->dy + off, m);
-            store16_fast(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vrstd));
+            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vrstd));
         }
     }
     _mm512_storeu_ps(sdy, sum_dy);
@@ -551,7 +518,7 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
     for (int64_t i = 0; i < in_plane; i += 16) {
         const __mmask16 m = tail_mask((size_t)(in_plane - i));
-        store16_fast(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
+        store16(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
     }
 }
 

@@ -490,8 +490,7 @@ TARGET static inline void conv_post_body(amp_dtype t, int64_t rows, int64_t n, c
             if (relu) /* false for NaN and -0: both kept */
                 v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
             if (t == AMP_BF16) /* v is a bf16 value (loaded, or round16ed; relu keeps that): its top half is it */
-                _mm256_mask_storeu_epi16(yr + (size_t)j * es, m,
-                                         _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16)));
+                store_words16(yr + (size_t)j * es, m, _mm512_srli_epi32(_mm512_castps_si512(v), 16));
             else
                 store16(t, yr + (size_t)j * es, m, v);
         }
