@@ -264,7 +264,9 @@ static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, cons
 /* ---- max_pool, 2-d, dilation 1, no indices ----------------------------------------
  * Each input row of the window is widened to f32 into a buffer padded with
  * -inf on both sides (a -inf tap never wins the reference's comparison, so
- * padding it is the same as skipping it), then 16 outputs at a time take
+ * padding it is the same as skipping it), then 16 outputs at a time (each
+ * tap one vector load at stride 1, two and a vpermt2ps at stride 2, a
+ * gather otherwise: the gathers were most of resnet18's pool) take
  * best = (v > best || isnan(v)) ? v : best over the taps in the
  * reference's order (rows, then columns): the same value, the same NaN. */
 
@@ -288,11 +290,13 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
     const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 15) / 16;
     /* Input column q of the row being read is at rowbuf[pw + q]; everything
      * else stays -inf.  max_pool_fast checked that the taps fit. */
-    float rowbuf[POOL_ROW_MAX] __attribute__((aligned(64)));
+    /* (+ 64: stride 1 and 2 read whole vectors, past the last output's taps) */
+    float rowbuf[POOL_ROW_MAX + 64] __attribute__((aligned(64)));
     __m512 best[POOL_ROW_MAX / 16];
     const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32((int)sw));
-    for (int64_t q = 0; q < POOL_ROW_MAX; q++)
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     for (size_t plane = begin; plane < end; plane++) {
         const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
@@ -318,7 +322,16 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
                     const float *base = rowbuf + v * 16 * sw;
                     __m512 b = best[v];
                     for (int64_t k = 0; k < kw; k++) {
-                        __m512 x = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane, base + k, 4);
+                        /* tap k of the 16 outputs: rowbuf[base + k + i sw]; stride 1
+                         * and 2 as whole-vector loads (lanes past the row's outputs
+                         * take values never stored), others gathered */
+                        __m512 x;
+                        if (sw == 1)
+                            x = _mm512_loadu_ps(base + k);
+                        else if (sw == 2)
+                            x = _mm512_permutex2var_ps(_mm512_loadu_ps(base + k), even, _mm512_loadu_ps(base + k + 16));
+                        else
+                            x = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane, base + k, 4);
                         __mmask16 take =
                             _mm512_cmp_ps_mask(x, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
                         b = _mm512_mask_mov_ps(b, take, x);
