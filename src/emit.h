@@ -29,6 +29,11 @@ typedef struct Emitter {
      * all-reduce, overlapping the reduction with the rest of the backward). */
     void (*after_node)(struct Emitter *e, Node *n);
     void *after_node_data;
+    /* Per value id: a bf16/f16 -> f32 cast of a parameter's gradient that
+     * emit_node leaves to the training step's gradient sink, which adds
+     * the cast's input into the state's gradient in one call
+     * (amp_grad_accumulate_<S>, emit_train.c); NULL: none. */
+    const bool *grad_cast_in_sink;
     /* Weights prepared once by <prefix>_prepare (emit_c.c): per value id,
      * the prepared block's entry holding the value (a parameter's cast, by
      * the cast's result) or a convolution's packed weights (by the

@@ -727,6 +727,12 @@ void emit_node(Emitter *e, Node *n)
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
+    if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
+        /* emit_train.c: the sink below widens and adds in one call */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; added into the state's gradient below */\n", base_name(n->loc.file->name),
+                   line, what, n->why ? n->why : "");
+        return;
+    }
     if (n->absorbed_by) {
         /* fuse.c: computed inside the convolution call of its group's last node */
         buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the convolution below */\n", base_name(n->loc.file->name), line,

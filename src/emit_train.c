@@ -298,8 +298,14 @@ static void emit_grad_sink(Emitter *e, GradSink *k, int i)
                                           (long long)k->t->accumulate - 1);
     k->done[i] = true;
     buf_printf(o, "    /* %s's gradient is final: into the state's, and on to the all-reduce */\n", v->name);
-    buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype), numel_of(e, v),
-               name, e->cname[v->grad->id], name);
+    if (e->grad_cast_in_sink[v->grad->id]) {
+        const Value *low = v->grad->def->in[0];
+        buf_printf(o, "    amp_grad_accumulate_%s((size_t)(%s), s->grad.%s, %s);\n", dtype_name(low->type.dtype),
+                   numel_of(e, v), name, e->cname[low->id]);
+    } else {
+        buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype),
+                   numel_of(e, v), name, e->cname[v->grad->id], name);
+    }
     buf_printf(o, "%s    {\n        const amp_coll_tensor grad = {s->grad.%s, (size_t)(%s), %s};\n", when, name,
                numel_of(e, v), dtype_amp_enum(v->type.dtype));
     if (k->begun)
@@ -309,6 +315,37 @@ static void emit_grad_sink(Emitter *e, GradSink *k, int i)
                       "            rc = amp_allreduce_push(&grad);\n", k->ntrainable);
     k->begun = true;
     buf_puts(o, "        if (rc != AMP_OK)\n            return rc;\n    }\n");
+}
+
+/* The gradients the sink takes straight from a bf16/f16 value: an f32
+ * parameter's gradient computed in the low dtype and only widened, by a
+ * cast nothing else reads.  amp_grad_accumulate_<S> adds the low-dtype
+ * value into s->grad in one pass, bit for bit what the cast and
+ * amp_add_f32 gave (the widening is exact), without the f32 temporary. */
+static const bool *grad_casts_in_sink(Emitter *e)
+{
+    Graph *g = e->g;
+    int nv = g->values->len;
+    bool *in_sink = arena_alloc(e->c->arena, (size_t)(nv + 1) * sizeof *in_sink);
+    int *nreads = arena_alloc(e->c->arena, (size_t)(nv + 1) * sizeof *nreads);
+    memset(in_sink, 0, (size_t)(nv + 1) * sizeof *in_sink);
+    memset(nreads, 0, (size_t)(nv + 1) * sizeof *nreads);
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        for (int k = 0; k < node_nreads(n); k++)
+            if (node_read(n, k))
+                nreads[node_read(n, k)->id]++;
+    }
+    for (int i = 0; i < g->params->len; i++) {
+        Value *v = VEC_AT(g->params, i);
+        if (!trainable(v) || v->grad->kind != V_TEMP || v->grad->is_output || nreads[v->grad->id] != 0)
+            continue;
+        Node *n = v->grad->def;
+        DType low = n && n->op->id == OP_CAST ? n->in[0]->type.dtype : DT_F32;
+        if (v->type.dtype == DT_F32 && v->grad->type.dtype == DT_F32 && (low == DT_BF16 || low == DT_F16))
+            in_sink[v->grad->id] = true;
+    }
+    return in_sink;
 }
 
 static void grads_after_node(Emitter *e, Node *n)
@@ -359,6 +396,7 @@ static void emit_step(Emitter *e, Buf *o)
                     "    if (amp_allreduce_open())\n        (void)amp_allreduce_finish();\n");
     e->after_node = grads_after_node;
     e->after_node_data = &sink;
+    e->grad_cast_in_sink = grad_casts_in_sink(e);
     emit_body(e, o, "s->", arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES%s", P, args));
     e->after_node = NULL;
     e->after_node_data = NULL;
@@ -369,6 +407,7 @@ static void emit_step(Emitter *e, Buf *o)
     for (int i = 0; i < g->params->len; i++)
         if (trainable(VEC_AT(g->params, i)) && !sink.done[i])
             emit_grad_sink(e, &sink, i);
+    e->grad_cast_in_sink = NULL;
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 
     buf_printf(o, "int %s_update(%s_train_state *s)\n{\n", p, p);

@@ -197,6 +197,37 @@ TARGET static void add_body(const void *c_, size_t begin, size_t end)
     }
 }
 
+/* ---- grad_accumulate: acc += (float)g, add_body's f32 sum of acc and the widened g */
+
+typedef struct {
+    amp_dtype t; /* g's */
+    float *acc;
+    const void *g;
+} accumulate_ctx;
+
+TARGET static void accumulate_body(const void *c_, size_t begin, size_t end)
+{
+    const accumulate_ctx *c = c_;
+    const size_t es = amp_dtype_size(c->t);
+    for (size_t i = begin; i < end; i += 16) {
+        __mmask16 m = tail_mask(end - i);
+        __m512 v = add_first(_mm512_maskz_loadu_ps(m, c->acc + i), load16(c->t, (const char *)c->g + i * es, m));
+        _mm512_mask_storeu_ps(c->acc + i, m, v);
+    }
+}
+
+static void grad_accumulate_bf16(size_t n, float *acc, const amp_bf16 *g)
+{
+    accumulate_ctx c = { AMP_BF16, acc, g };
+    run_chunked(n, 1, accumulate_body, &c);
+}
+
+static void grad_accumulate_f16(size_t n, float *acc, const amp_f16 *g)
+{
+    accumulate_ctx c = { AMP_F16, acc, g };
+    run_chunked(n, 1, accumulate_body, &c);
+}
+
 /* ---- casts -------------------------------------------------------------------- */
 
 typedef struct {
@@ -582,6 +613,8 @@ void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
     FILL(bf16)
     FILL(f16)
 #undef FILL
+    t->grad_accumulate_bf16 = grad_accumulate_bf16;
+    t->grad_accumulate_f16 = grad_accumulate_f16;
     t->cast_f32_bf16 = cast_f32_bf16;
     t->cast_bf16_f32 = cast_bf16_f32;
     t->cast_f32_f16 = cast_f32_f16;

@@ -57,6 +57,16 @@ TRAIN_KERNELS(f32)
 TRAIN_KERNELS(bf16)
 TRAIN_KERNELS(f16)
 
+/* The widening is exact; the sum is amp_ref_add_f32's a + b in f32. */
+#define GRAD_ACCUMULATE(S)                                                                        \
+    void amp_ref_grad_accumulate_##S(size_t n, float *acc, const AMP_CTYPE_##S *g)                \
+    {                                                                                             \
+        for (size_t i = 0; i < n; i++)                                                            \
+            acc[i] = acc[i] + amp_ld(AMP_DTYPE_##S, g, (int64_t)i);                               \
+    }
+GRAD_ACCUMULATE(bf16)
+GRAD_ACCUMULATE(f16)
+
 /* x rounded to float; beyond float's range (from the halfway point between
  * FLT_MAX and 2^128 up) infinity, as IEEE rounds, without the conversion
  * C leaves undefined. */

@@ -474,11 +474,9 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
         amp_sum_f16(2, shape, reduce, t12, t14);
     }
 
-    /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32 */
-    float *const t15 = (float *)slot0; /* f32[3] */
-    amp_cast_f16_f32((size_t)(3), t14, t15);
+    /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32; added into the state's gradient below */
     /* fc.bias's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(3), s->grad.fc_bias, t15, s->grad.fc_bias);
+    amp_grad_accumulate_f16((size_t)(3), s->grad.fc_bias, t14);
     {
         const amp_coll_tensor grad = {s->grad.fc_bias, (size_t)(3), AMP_F32};
         int rc = amp_allreduce_begin(2);
@@ -488,11 +486,9 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
             return rc;
     }
 
-    /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32 */
-    float *const t16 = (float *)slot1; /* f32[3, 4] */
-    amp_cast_f16_f32((size_t)(12), t13, t16);
+    /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32; added into the state's gradient below */
     /* fc.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(12), s->grad.fc_weight, t16, s->grad.fc_weight);
+    amp_grad_accumulate_f16((size_t)(12), s->grad.fc_weight, t13);
     {
         const amp_coll_tensor grad = {s->grad.fc_weight, (size_t)(12), AMP_F32};
         const int rc = amp_allreduce_push(&grad);

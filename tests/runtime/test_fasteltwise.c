@@ -71,6 +71,43 @@ static void run_unary_binary(const amp_kernel_table *k, amp_dtype t, size_t n)
     free(w);
 }
 
+/* grad_accumulate: the set's against the reference's, and both against
+ * the reference's cast to f32 followed by its add_f32 (the two calls the
+ * emitted training step made before), on special values, 1 and 2 threads. */
+static void run_grad_accumulate(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    float *acc0 = random_buf(AMP_F32, n), *got = malloc(n * 4 + 1), *want = malloc(n * 4 + 1);
+    float *wide = malloc(n * 4 + 1), *two = malloc(n * 4 + 1);
+    void *g = random_buf(t, n);
+    assert_true(got && want && wide && two);
+    if (t == AMP_BF16)
+        ref()->cast_bf16_f32(n, g, wide);
+    else
+        ref()->cast_f16_f32(n, g, wide);
+    ref()->add_f32(n, acc0, wide, two);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memcpy(got, acc0, n * 4);
+        memcpy(want, acc0, n * 4);
+        if (t == AMP_BF16) {
+            k->grad_accumulate_bf16(n, got, g);
+            ref()->grad_accumulate_bf16(n, want, g);
+        } else {
+            k->grad_accumulate_f16(n, got, g);
+            ref()->grad_accumulate_f16(n, want, g);
+        }
+        expect_same(got, want, n * 4, k->isa, t == AMP_BF16 ? "grad_accumulate bf16 into" : "grad_accumulate f16 into",
+                    AMP_F32, n, 1);
+        expect_same(want, two, n * 4, "ref", "grad_accumulate = cast + add_f32 into", AMP_F32, n, 1);
+    }
+    free(acc0);
+    free(got);
+    free(want);
+    free(wide);
+    free(two);
+    free(g);
+}
+
 static void run_casts(const amp_kernel_table *k, size_t n)
 {
     float *f = random_buf(AMP_F32, n), *f2 = malloc(n * 4 + 1), *f3 = malloc(n * 4 + 1);
@@ -217,8 +254,11 @@ static void test_isa(void **state)
         for (size_t i = 0; i < sizeof pool_cases / sizeof pool_cases[0]; i++)
             run_max_pool(k, t, &pool_cases[i]);
     }
-    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         run_casts(k, lengths[li]);
+        run_grad_accumulate(k, AMP_BF16, lengths[li]);
+        run_grad_accumulate(k, AMP_F16, lengths[li]);
+    }
     amp_set_threads(0);
 }
 

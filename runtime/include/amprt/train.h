@@ -19,6 +19,10 @@
  *                 Products are formed in double and rounded to float once,
  *                 as PyTorch's kernel does.  growth_interval <= 0 never
  *                 grows; the tracker saturates at INT32_MAX.
+ *  grad_accumulate_S  acc[i] = acc[i] + (float)g[i], an f32 addition: an
+ *                 f32 parameter's accumulated gradient taking a bf16/f16
+ *                 micro-batch gradient, bit for bit cast_S_f32 into a
+ *                 temporary and then add_f32(acc, temporary), in one pass.
  *  sgd            d = maximize ? -g : g; d += wd p (if wd != 0); momentum
  *                 m != 0: buf = step == 0 ? d : m buf + (1 - dampening) d;
  *                 d = nesterov ? d + m buf : buf; p -= lr d.  `step` counts
@@ -85,6 +89,8 @@ typedef struct amp_adam_hparams {
       (n, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, h, step, found_inf))
 
 #define AMP_TRAIN_KERNELS(X)                                                             \
+    X(grad_accumulate_bf16, void, (size_t n, float *acc, const amp_bf16 *g), (n, acc, g)) \
+    X(grad_accumulate_f16, void, (size_t n, float *acc, const amp_f16 *g), (n, acc, g))   \
     X(scaler_update, void,                                                               \
       (float *scale, int32_t *growth_tracker, int32_t found_inf, double growth_factor,   \
        double backoff_factor, int64_t growth_interval),                                  \
