@@ -24,6 +24,10 @@ SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fn
 CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) -Isrc -Iruntime/include -I$(BUILD)/gen
 CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -Iruntime/include
 LDFLAGS  += $(SAN_FLAGS)
+# Each object records the headers it included (-MMD), so an edit to any
+# header rebuilds exactly what read it; -MP keeps a deleted header from
+# breaking the build.  The .d files are read at the end of this Makefile.
+DEPFLAGS := -MMD -MP
 
 COMPILER_SRCS := $(filter-out src/main.c,$(wildcard src/*.c))
 COMPILER_OBJS := $(COMPILER_SRCS:src/%.c=$(BUILD)/obj/%.o) \
@@ -71,7 +75,7 @@ $(BUILD)/gen/policies.c: $(POLICIES) scripts/embed-policies.sh
 
 $(BUILD)/obj/%.o: src/%.c src/ampc.h src/ops.def $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 	@mkdir -p $(BUILD)/obj
-	$(CC) $(CFLAGS_COMPILER) -c -o $@ $<
+	$(CC) $(CFLAGS_COMPILER) $(DEPFLAGS) -c -o $@ $<
 
 # Generated code is not ours to make warning-free: flex's output trips -Wextra.
 $(BUILD)/obj/%.o: $(BUILD)/gen/%.c src/ampc.h $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
@@ -92,7 +96,7 @@ $(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 
 $(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/include/amprt/*.h runtime/src/*.h runtime/src/*.inc)
 	@mkdir -p $(BUILD)/rtobj
-	$(CC) $(CFLAGS_RUNTIME) -c -o $@ $<
+	$(CC) $(CFLAGS_RUNTIME) $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/rtobj/collective_mpi.o: CFLAGS_RUNTIME += $(MPI_CFLAGS)
 
@@ -106,11 +110,11 @@ $(BUILD)/libamprt.so: $(RUNTIME_OBJS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS_COMPILER) -o $@ $< $(BUILD)/libampc.a $(AMPC_RT_OBJS) $(LDFLAGS) -lcmocka -lgmp -lm
+	$(CC) $(CFLAGS_COMPILER) $(DEPFLAGS) -o $@ $< $(BUILD)/libampc.a $(AMPC_RT_OBJS) $(LDFLAGS) -lcmocka -lgmp -lm
 
 $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread $(MPI_LIBS)
+	$(CC) $(CFLAGS_RUNTIME) $(DEPFLAGS) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread $(MPI_LIBS)
 
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
@@ -180,3 +184,6 @@ clean:
 
 include mk/install.mk
 -include mk/bench.mk
+
+# the header dependencies the compiles above recorded (DEPFLAGS)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/rtobj/*.d $(BUILD)/tests/*.d)
