@@ -260,6 +260,21 @@ typedef struct amp_conv_post_row {
  * nr + c % nr] (dst = the block's first panel + u nr units), converted as
  * pack_b converts them. */
 #define AMP_IM2COL_COLS_MAX 192
+
+/* pack_b_rows (optional; faster than pack_b_im2col where isa_conv.c can
+ * use it): the same unit row u of a task's B block, its elements read
+ * from a zero-padded copy of the input (isa_conv.c's pad_buf), so that no
+ * tap needs a bounds check: half h of run ri's column q (column col[ri] +
+ * q, q < col[ri + 1] - col[ri]) is src[h][off[ri] + q stride] (2-byte
+ * elements; src[h] == NULL: 0), for nruns runs in column order from col[0]
+ * = 0 to col[nruns] <= AMP_IM2COL_COLS_MAX; the columns from col[nruns] up
+ * to the next multiple of nr are 0.  stride is 1 or 2.  It may read up to
+ * 32 elements past a run's last one (the copy's slack: their values land
+ * only in lanes a later run or the zeros overwrite).  The units go where
+ * pack_b_im2col puts them. */
+typedef void amp_pack_b_rows_fn(int64_t stride, const int64_t *col, const int64_t *off, int64_t nruns,
+                                const void *const src[2], int64_t kcu, void *dst);
+
 typedef struct amp_im2col_tap {
     int64_t off, lo, hi;
 } amp_im2col_tap;
@@ -277,6 +292,7 @@ typedef struct amp_gemm_kernel {
                  int64_t ld);
     void (*pack_b_im2col)(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
+    amp_pack_b_rows_fn *pack_b_rows; /* NULL: none (kpair 2, 2-byte storage only) */
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */

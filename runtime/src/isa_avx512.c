@@ -370,6 +370,67 @@ AVX512BF16_TARGET static void pack_b_im2col_bf16(amp_dtype t, int64_t stride, co
     }
 }
 
+/* pack_b_rows of the bf16 kernel (contract in amprt_internal.h): no
+ * bounds, so each 16 columns of a run are two unmasked loads and one
+ * word interleave (stride 1: the 16 elements of each half side by side;
+ * stride 2: the even elements of 32), stored into a row of units over
+ * the task's columns that is then copied into the micro-panels, as
+ * pack_b_im2col_bf16 does.  A run's last 16 may spill past its end into
+ * the next run's columns, which that run then writes, or into the zeros
+ * written last. */
+AVX512BF16_TARGET static inline __m512i rows_unit16(const uint16_t *a, const uint16_t *b, int64_t q, int stride)
+{
+    if (stride == 1) {
+        /* words 2i and 2i + 1 of the result: a[q + i], b[q + i] */
+        const __m512i pick = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
+                                              38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+        const __m512i va = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(a + q)));
+        const __m512i vb = b != NULL ? _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(b + q)))
+                                     : _mm512_setzero_si512();
+        return _mm512_permutex2var_epi16(va, pick, vb);
+    }
+    {
+        /* the even words of a's 32 stay; b's even words move up into the odd ones */
+        const __m512i va = _mm512_loadu_si512((const void *)(a + 2 * q));
+        const __m512i vb = b != NULL ? _mm512_slli_epi32(_mm512_loadu_si512((const void *)(b + 2 * q)), 16)
+                                     : _mm512_setzero_si512();
+        return _mm512_mask_blend_epi16((__mmask32)0xaaaaaaaau, va, vb);
+    }
+}
+
+AVX512BF16_TARGET static inline void pack_b_rows_body(int stride, const int64_t *col, const int64_t *off,
+                                                      int64_t nruns, const void *const src[2], int64_t kcu,
+                                                      uint32_t *dst)
+{
+    uint32_t row[AMP_IM2COL_COLS_MAX + 32] __attribute__((aligned(64)));
+    const uint16_t *a = src[0], *b = src[1];
+    const int64_t n = col[nruns];
+    for (int64_t ri = 0; ri < nruns; ri++) {
+        const uint16_t *ar = a + off[ri], *br = b != NULL ? b + off[ri] : NULL;
+        const int64_t len = col[ri + 1] - col[ri];
+        uint32_t *o = row + col[ri];
+        for (int64_t q = 0; q < len; q += 16)
+            _mm512_storeu_si512(o + q, rows_unit16(ar, br, q, stride));
+    }
+    /* the last panel's columns past the block's: zeros (up to 31 of them) */
+    _mm512_storeu_si512(row + n, _mm512_setzero_si512());
+    _mm512_storeu_si512(row + n + 16, _mm512_setzero_si512());
+    for (int64_t c = 0; c < n; c += NR) {
+        uint32_t *d = dst + c / NR * kcu * NR;
+        _mm512_storeu_si512(d, _mm512_load_si512(row + c));
+        _mm512_storeu_si512(d + 16, _mm512_load_si512(row + c + 16));
+    }
+}
+
+AVX512BF16_TARGET static void pack_b_rows_bf16(int64_t stride, const int64_t *col, const int64_t *off, int64_t nruns,
+                                               const void *const src[2], int64_t kcu, void *dst)
+{
+    if (stride == 1)
+        pack_b_rows_body(1, col, off, nruns, src, kcu, dst);
+    else
+        pack_b_rows_body(2, col, off, nruns, src, kcu, dst);
+}
+
 /* ---- epilogue ---------------------------------------------------------------- */
 
 
@@ -592,11 +653,11 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
-    NULL,
+    NULL, NULL,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
-    pack_b_im2col_bf16,
+    pack_b_im2col_bf16, pack_b_rows_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)
