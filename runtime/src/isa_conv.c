@@ -668,6 +668,28 @@ static void run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff, i
  * long gone from L1/L2, fetched while the strip's micro-kernels run (its
  * short runs, 12 rows P apart, escape the hardware prefetchers: loading
  * it was half the post-ops' time). */
+/* n copies of the es-byte element at e into dst (the bias of a row,
+ * replicated for the epilogue): typed stores, not n calls of memcpy with
+ * a size unknown at compile time, which made a biased convolution's
+ * epilogue 2.5 times slower than its products. */
+static void fill_elems(void *dst, const void *e, size_t es, int64_t n)
+{
+    if (es == 2) {
+        uint16_t v, *o = dst;
+        memcpy(&v, e, 2);
+        for (int64_t q = 0; q < n; q++)
+            o[q] = v;
+    } else if (es == 4) {
+        uint32_t v, *o = dst;
+        memcpy(&v, e, 4);
+        for (int64_t q = 0; q < n; q++)
+            o[q] = v;
+    } else {
+        for (int64_t q = 0; q < n; q++)
+            memcpy((char *)dst + (size_t)q * es, e, es);
+    }
+}
+
 static void prefetch_rows(const char *p, int64_t rows, size_t stride, size_t bytes)
 {
     for (int64_t r = 0; r < rows; r++)
@@ -760,8 +782,7 @@ static void conv_task(void *ctx, int64_t task, int slot)
                 const int64_t co = co0 + r;
                 const void *brow = NULL;
                 if (j->bias != NULL) {
-                    for (int64_t q = 0; q < cols; q++)
-                        memcpy(brep + q * es, j->bias + (size_t)co * es, es);
+                    fill_elems(brep, j->bias + (size_t)co * es, es, cols);
                     brow = brep;
                 }
                 k->epi(j->t, cols, w + (ir + r) * ldw, 1.0f, 0.0f, NULL, 0, brow,
