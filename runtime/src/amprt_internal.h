@@ -244,6 +244,13 @@ typedef struct amp_conv_post_row {
     int64_t channel;                   /* the row's output channel */
 } amp_conv_post_row;
 
+/* Per-call work buffers of the optimized kernels (scratch.c): like
+ * malloc and free, 64-byte aligned, but large blocks are kept for the
+ * next call rather than unmapped (so a training step does not page-fault
+ * its buffers in again every call). */
+void *amp_scratch_alloc(size_t bytes);
+void amp_scratch_free(void *p);
+
 /* pack_b_im2col (optional; isa_conv.c packs the im2col B panels of a
  * convolution straight from its input with it, or with the generic
  * isa_pack_b_im2col_body of isa_gemm.h when it is NULL): one unit row u of
@@ -275,6 +282,13 @@ typedef struct amp_conv_post_row {
 typedef void amp_pack_b_rows_fn(int64_t stride, const int64_t *col, const int64_t *off, int64_t nruns,
                                 const void *const src[2], int64_t kcu, void *dst);
 
+/* pack_b_trows (optional; the weight gradient's direct packing in
+ * isa_conv.c): units of one B micro-panel whose columns come from rows
+ * of 2-byte elements: unit u of column i (< nr) is the pair rows[i][2 u]
+ * (low half), rows[i][2 u + 1] (high half), for u < units, stored at
+ * dst[u nr + i] as pack_b stores a panel's units. */
+typedef void amp_pack_b_trows_fn(const void *const *rows, int64_t units, void *dst);
+
 typedef struct amp_im2col_tap {
     int64_t off, lo, hi;
 } amp_im2col_tap;
@@ -292,7 +306,8 @@ typedef struct amp_gemm_kernel {
                  int64_t ld);
     void (*pack_b_im2col)(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
-    amp_pack_b_rows_fn *pack_b_rows; /* NULL: none (kpair 2, 2-byte storage only) */
+    amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (kpair 2, 2-byte storage only) */
+    amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (kpair 2, 2-byte storage only) */
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */

@@ -431,6 +431,34 @@ AVX512BF16_TARGET static void pack_b_rows_bf16(int64_t stride, const int64_t *co
         pack_b_rows_body(2, col, off, nruns, src, kcu, dst);
 }
 
+/* pack_b_trows of the bf16 kernel (contract in amprt_internal.h): a
+ * transpose of 32-bit units, 4 columns x 4 units at a time (one 16-byte
+ * load per column, _MM_TRANSPOSE4_PS, one 16-byte store per unit), as
+ * transpose_units does for rows a fixed stride apart; the units past the
+ * last multiple of 4 one at a time. */
+AVX512BF16_TARGET static void pack_b_trows_bf16(const void *const *rows, int64_t units, void *dst_)
+{
+    uint32_t *dst = dst_;
+    const int64_t units4 = units & ~(int64_t)3;
+    for (int i = 0; i < NR; i += 4) {
+        const char *r0 = rows[i], *r1 = rows[i + 1], *r2 = rows[i + 2], *r3 = rows[i + 3];
+        for (int64_t u = 0; u < units4; u += 4) {
+            __m128 a = _mm_loadu_ps((const float *)(const void *)(r0 + 4 * u));
+            __m128 b = _mm_loadu_ps((const float *)(const void *)(r1 + 4 * u));
+            __m128 c = _mm_loadu_ps((const float *)(const void *)(r2 + 4 * u));
+            __m128 e = _mm_loadu_ps((const float *)(const void *)(r3 + 4 * u));
+            _MM_TRANSPOSE4_PS(a, b, c, e);
+            _mm_storeu_ps((float *)(dst + u * NR + i), a);
+            _mm_storeu_ps((float *)(dst + (u + 1) * NR + i), b);
+            _mm_storeu_ps((float *)(dst + (u + 2) * NR + i), c);
+            _mm_storeu_ps((float *)(dst + (u + 3) * NR + i), e);
+        }
+        for (int64_t u = units4; u < units; u++)
+            for (int q = 0; q < 4; q++)
+                memcpy(dst + u * NR + i + q, (const char *)rows[i + q] + 4 * u, 4);
+    }
+}
+
 /* ---- epilogue ---------------------------------------------------------------- */
 
 
@@ -653,11 +681,11 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
-    NULL, NULL,
+    NULL, NULL, NULL,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
-    pack_b_im2col_bf16, pack_b_rows_bf16,
+    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)

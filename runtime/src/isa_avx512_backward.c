@@ -574,18 +574,18 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
     c.dx = dx;
     in_plane = c.in_h * c.in_w;
     idx_per_slot = (c.out_w + 15) / 16 * 16;
-    c.sums = malloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
-    c.idx = malloc((size_t)(AMP_MAX_THREADS * idx_per_slot) * sizeof(int32_t));
+    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
+    c.idx = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * idx_per_slot) * sizeof(int32_t));
     if (c.sums == NULL || c.idx == NULL) {
-        free(c.sums);
-        free(c.idx);
+        amp_scratch_free(c.sums);
+        amp_scratch_free(c.idx);
         return 0;
     }
     if ((size_t)(d->planes * in_plane) < PARALLEL_MIN)
         threads = 1;
     amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
-    free(c.sums);
-    free(c.idx);
+    amp_scratch_free(c.sums);
+    amp_scratch_free(c.idx);
     return 1;
 }
 

@@ -466,7 +466,7 @@ static void max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const vo
     c.dx = dx;
     if (d->planes <= 0 || c.g.in_plane <= 0)
         return;
-    c.sums = malloc((size_t)(AMP_MAX_THREADS * c.g.in_plane) * sizeof(float));
+    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * c.g.in_plane) * sizeof(float));
     if (c.sums == NULL) { /* the reference needs no memory */
         switch (t) {
         case AMP_F32: amp_ref_max_pool_backward_f32(d, x, dy, dx); break;
@@ -478,7 +478,7 @@ static void max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const vo
     if ((size_t)(d->planes * c.g.in_plane) < PARALLEL_MIN)
         threads = 1;
     amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
-    free(c.sums);
+    amp_scratch_free(c.sums);
 }
 
 /* ---- conv_ex's fused post-ops ------------------------------------------------------

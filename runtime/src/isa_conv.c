@@ -904,7 +904,7 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
     if (packed != NULL) {
         j.pa = (const uint32_t *)((const char *)packed + sizeof(packed_header));
     } else {
-        pa_own = malloc((size_t)(d->groups * j.group_units) * sizeof(uint32_t));
+        pa_own = amp_scratch_alloc((size_t)(d->groups * j.group_units) * sizeof(uint32_t));
         if (pa_own == NULL) { /* no memory for the packed weights: the reference needs none */
             reference_conv_ex(t, d, x, w, NULL, bias, post, y);
             return;
@@ -919,7 +919,7 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
         j.post_fn = k->post != NULL ? k->post : post_generic;
         j.bn_first = post->bn_mean != NULL && k->post != NULL && !fast_dtype(post->bn_dtype);
         /* without memory, each tile computes its rows' parameters */
-        rows_own = malloc((size_t)d->out_channels * sizeof *rows_own);
+        rows_own = amp_scratch_alloc((size_t)d->out_channels * sizeof *rows_own);
         if (rows_own != NULL)
             for (int64_t co = 0; co < d->out_channels; co++)
                 post_row_of(post, j.bn_first, co, &rows_own[co]);
@@ -960,30 +960,30 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
      * else every task builds its own blocks, as without a split). */
     if (!j.direct && j.m_chunks > 1 && j.im2col_pack) {
         /* 64-byte aligned, as the micro-kernel reads B panels */
-        char *raw = malloc((size_t)(d->batch * d->groups * j.n_chunks * cdiv(j.K, k->kpair) * j.nb) *
+        char *raw = amp_scratch_alloc((size_t)(d->batch * d->groups * j.n_chunks * cdiv(j.K, k->kpair) * j.nb) *
                                sizeof *j.fullpack + 64);
         if (raw != NULL) {
             j.fullpack = (uint32_t *)(void *)(raw + (64 - (uintptr_t)raw % 64) % 64);
             amp_parallel_run(threads, d->batch * d->groups * j.n_chunks, fullpack_task, &j);
         }
         amp_parallel_run(threads, tasks, conv_task, &j);
-        free(raw);
+        amp_scratch_free(raw);
     } else if (!j.direct && j.m_chunks > 1) {
-        out_run *all_runs = malloc((size_t)j.P * sizeof *all_runs);
-        j.fullcol = all_runs != NULL ? malloc((size_t)(d->batch * d->groups * j.K * j.P) * j.es) : NULL;
+        out_run *all_runs = amp_scratch_alloc((size_t)j.P * sizeof *all_runs);
+        j.fullcol = all_runs != NULL ? amp_scratch_alloc((size_t)(d->batch * d->groups * j.K * j.P) * j.es) : NULL;
         if (j.fullcol != NULL) {
             j.all_runs = all_runs;
             j.n_all_runs = output_runs(&j.g, 0, j.P, all_runs);
             amp_parallel_run(threads, d->batch * d->groups, full_im2col_task, &j);
         }
         amp_parallel_run(threads, tasks, conv_task, &j);
-        free(j.fullcol);
-        free(all_runs);
+        amp_scratch_free(j.fullcol);
+        amp_scratch_free(all_runs);
     } else {
         amp_parallel_run(threads, tasks, conv_task, &j);
     }
-    free(rows_own);
-    free(pa_own);
+    amp_scratch_free(rows_own);
+    amp_scratch_free(pa_own);
 }
 
 void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
@@ -1044,6 +1044,208 @@ static void wgrad_im2col_rows_task(void *ctx, int64_t task, int slot)
     }
 }
 
+/* ---- the weight gradient, direct (kernels with pack_b_trows) -----------------
+ *
+ * The same product without the im2col matrices in memory: a task owns the
+ * columns [k0, k0 + nb) and rows [m0, m0 + mb) of dw and sums them over
+ * every image and output position p, in k blocks of up to kcu units (p
+ * pairs) within an image.  Per block it copies the input rows the block's
+ * positions read, for the channels of its columns, zero-padded, into
+ * pad_buf (at horizontal stride 2 each row split into its even and odd
+ * columns, so that a tap's elements are contiguous), packs B from those
+ * rows with the kernel's pack_b_trows (a tap's row over an output row's
+ * positions is contiguous there), packs its rows of dy as A, and runs the
+ * micro-kernel, accumulating in w_buf from the first block to the last.
+ * Each element is one chain of vdpbf16ps over all images and positions in
+ * order, rounded to t once, on any thread count (nb and mb only say which
+ * task computes it).  Output rows of even width only (a unit, two
+ * adjacent positions, then never straddles two rows), 2-d and 1-d, no
+ * horizontal dilation, horizontal stride 1 or 2, kernels of more than one
+ * tap (a 1 x 1 kernel's im2col is a strided copy of x, and repacking dy
+ * per column block costs it more than the copy saves). */
+
+/* A per-slot packed A block: up to AMP_GEMM_MB_MAX rows x kcu units. */
+static uint32_t wgrad_a_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
+
+typedef struct {
+    const amp_gemm_kernel *k;
+    const amp_conv_desc *d;
+    conv_geometry g;
+    amp_dtype t;
+    const char *x, *dy;
+    char *dw;
+    int64_t M, K, P, mb, nb, m_chunks, n_chunks;
+    int64_t row_len, half_w; /* elements per padded row; stride 2: per phase */
+} wgrad_direct_job;
+
+/* Output rows a block of up to kstep positions spans, and the padded input
+ * rows those read (per channel). */
+static int64_t wgrad_block_rows(const wgrad_direct_job *w, int64_t kstep)
+{
+    const int64_t out_rows = min64(w->g.out[1], (kstep - 1) / w->g.out[2] + 2);
+    return (out_rows - 1) * w->g.stride[1] + (w->g.kernel[1] - 1) * w->g.dilation[1] + 1;
+}
+
+/* Channels [c0, c0 + nch) of image ximg, input rows from ih0 on (rows of
+ * them), into pad (channel c's rows rows_max apart): each row_len elements, input column -padding first,
+ * zero outside the input; at stride 2 the even columns, then the odd. */
+static void wgrad_pad_copy(const wgrad_direct_job *w, const char *ximg, int64_t c0, int64_t nch, int64_t rows_max,
+                           int64_t ih0, int64_t rows, uint16_t *pad)
+{
+    const conv_geometry *g = &w->g;
+    const int64_t in2 = g->in[2], p2 = g->padding[2];
+    for (int64_t c = 0; c < nch; c++)
+        for (int64_t r = 0; r < rows; r++) {
+            uint16_t *o = pad + (c * rows_max + r) * w->row_len;
+            const int64_t ih = ih0 + r;
+            const uint16_t *src = (const uint16_t *)(const void *)ximg + ((c0 + c) * g->in[1] + ih) * in2;
+            if (ih < 0 || ih >= g->in[1]) {
+                memset(o, 0, (size_t)w->row_len * 2);
+                continue;
+            }
+            if (g->stride[2] == 1) {
+                const int64_t left = min64(p2, w->row_len), right = min64(w->row_len, p2 + in2);
+                memset(o, 0, (size_t)left * 2);
+                if (right > left)
+                    memcpy(o + left, src + (left - p2), (size_t)(right - left) * 2);
+                if (right < w->row_len)
+                    memset(o + (right > left ? right : left), 0, (size_t)(w->row_len - (right > left ? right : left)) * 2);
+            } else {
+                /* phase ph's entry e is padded column 2 e + ph, input
+                 * column 2 e + ph - p2: inside for e in [lo, hi) */
+                for (int ph = 0; ph < 2; ph++) {
+                    uint16_t *op = o + ph * w->half_w;
+                    const int64_t lo = min64(p2 > ph ? cdiv(p2 - ph, 2) : 0, w->half_w);
+                    int64_t hi = in2 - 1 + p2 - ph < 0 ? 0 : (in2 - 1 + p2 - ph) / 2 + 1;
+                    hi = hi < lo ? lo : min64(hi, w->half_w);
+                    memset(op, 0, (size_t)lo * 2);
+                    im2col_copy_stride2_16((char *)(op + lo), (const char *)(src + 2 * lo + ph - p2), hi - lo);
+                    memset(op + hi, 0, (size_t)(w->half_w - hi) * 2);
+                }
+            }
+        }
+}
+
+static void wgrad_direct_task(void *ctx, int64_t task, int slot)
+{
+    const wgrad_direct_job *w = ctx;
+    const amp_gemm_kernel *k = w->k;
+    const conv_geometry *g = &w->g;
+    const amp_conv_desc *d = w->d;
+    const int mr = k->mr, nr = k->nr;
+    const int64_t per_group = w->m_chunks * w->n_chunks;
+    const int64_t grp = task / per_group, mc = task % per_group / w->n_chunks, nc = task % w->n_chunks;
+    const int64_t m0 = mc * w->mb, k0 = nc * w->nb;
+    const int64_t mlen = min64(w->mb, w->M - m0), ncols = min64(w->nb, w->K - k0), ldw = round_up(ncols, nr);
+    const int64_t cin_g = d->in_channels / d->groups, kplane = g->kernel_plane, kstep = (int64_t)k->kcu * 2;
+    const int64_t c_lo = k0 / kplane, nch = (k0 + ncols - 1) / kplane - c_lo + 1;
+    const int64_t wout = g->out[2], s1 = g->stride[1], rows_max = wgrad_block_rows(w, kstep);
+    /* each of the task's columns (and the zero ones up to ldw): where its
+     * tap's row starts in the padded copy, relative to a block's first
+     * output row and column 0 (channel c's rows rows_max apart; the zero
+     * row after the last channel's) */
+    int64_t col_off[NB_MAX];
+    float *acc = w_buf[slot];
+    uint32_t *pb = b_buf[slot], *pa = wgrad_a_buf[slot];
+    uint16_t *pad = (uint16_t *)(void *)pad_buf[slot];
+    const void *tap_rows[AMP_GEMM_MR_MAX * 4];
+    int first = 1;
+
+    if (mlen <= 0 || ncols <= 0)
+        return;
+    for (int64_t i = 0; i < ldw; i++) {
+        const int64_t kk = k0 + i, c = kk / kplane - c_lo, kp = kk % kplane;
+        const int64_t kh = kp / g->kernel[2], kw = kp % g->kernel[2];
+        col_off[i] = i >= ncols ? nch * rows_max * w->row_len
+                                : (c * rows_max + kh * g->dilation[1]) * w->row_len +
+                                      (g->stride[2] == 1 ? kw : (kw & 1) * w->half_w + (kw >> 1));
+    }
+    memset(pad + nch * rows_max * w->row_len, 0, (size_t)(w->row_len + wout) * 2);
+    for (int64_t n = 0; n < d->batch; n++) {
+        const char *ximg = w->x + (size_t)((n * d->in_channels + grp * cin_g) * g->in_plane) * 2;
+        const char *dyimg = w->dy + (size_t)((n * d->out_channels + grp * w->M + m0) * w->P) * 2;
+        for (int64_t p0 = 0; p0 < w->P; p0 += kstep) {
+            const int64_t plen = min64(kstep, w->P - p0), kcu = plen / 2;
+            const int64_t oh_a = p0 / wout, oh_b = (p0 + plen - 1) / wout;
+            const int64_t prows = (oh_b - oh_a) * s1 + (g->kernel[1] - 1) * g->dilation[1] + 1;
+            wgrad_pad_copy(w, ximg, c_lo, nch, rows_max, oh_a * s1 - g->padding[1], prows, pad);
+            /* B: per output row of the block, each column's tap row over it */
+            for (int64_t p = p0; p < p0 + plen;) {
+                const int64_t oh = p / wout, ow = p % wout, len = min64(wout - ow, p0 + plen - p);
+                const int64_t row_base = (oh - oh_a) * s1 * w->row_len + ow;
+                for (int64_t jr = 0; jr < ncols; jr += nr) {
+                    for (int i = 0; i < nr; i++)
+                        tap_rows[i] = pad + col_off[jr + i] + (jr + i < ncols ? row_base : 0);
+                    k->pack_b_trows(tap_rows, len / 2, pb + jr / nr * kcu * nr + (p - p0) / 2 * nr);
+                }
+                p += len;
+            }
+            /* A: the task's rows of dy over the block's positions */
+            for (int64_t ir = 0; ir < mlen; ir += mr)
+                k->pack_a(w->t, dyimg + (size_t)(ir * w->P + p0) * 2, w->P, 1, (int)min64(mr, mlen - ir), plen,
+                          pa + ir / mr * kcu * mr);
+            for (int64_t ir = 0; ir < mlen; ir += mr)
+                for (int64_t jr = 0; jr < ncols; jr += nr)
+                    k->micro(kcu, pa + ir / mr * kcu * mr, pb + jr / nr * kcu * nr, acc + ir * ldw + jr, ldw, !first);
+            first = 0;
+        }
+    }
+    for (int64_t r = 0; r < mlen; r++)
+        k->epi(w->t, ncols, acc + r * ldw, 1.0f, 0.0f, NULL, 0, NULL,
+               w->dw + (size_t)((grp * w->M + m0 + r) * w->K + k0) * 2);
+}
+
+/* dw by wgrad_direct_task when the kernel, dtype and shape allow it;
+ * returns 0 (nothing done) otherwise. */
+static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *dy,
+                        void *dw, int threads)
+{
+    wgrad_direct_job w;
+    int64_t tasks, mb_max;
+    memset(&w, 0, sizeof w);
+    w.g = conv_geometry_of(d);
+    if (k->pack_b_trows == NULL || k->kpair != 2 || amp_dtype_size(t) != 2 || w.g.in[0] != 1 || w.g.out[0] != 1 ||
+        w.g.kernel[0] != 1 || w.g.dilation[2] != 1 || (w.g.stride[2] != 1 && w.g.stride[2] != 2) ||
+        w.g.out[2] % 2 != 0 || w.g.kernel_plane == 1 || k->nr > 4 * AMP_GEMM_MR_MAX)
+        return 0;
+    w.k = k;
+    w.d = d;
+    w.t = t;
+    w.x = x;
+    w.dy = dy;
+    w.dw = dw;
+    w.M = d->out_channels / d->groups;
+    w.K = d->in_channels / d->groups * w.g.kernel_plane;
+    w.P = w.g.out_plane;
+    w.row_len = (w.g.out[2] - 1) * w.g.stride[2] + w.g.kernel[2];
+    if (w.g.stride[2] == 2) {
+        w.half_w = (w.row_len + 1) / 2;
+        w.row_len = 2 * w.half_w;
+    }
+    mb_max = AMP_GEMM_MB_MAX / k->mr * k->mr;
+    w.m_chunks = cdiv(w.M, mb_max);
+    w.mb = round_up(cdiv(w.M, w.m_chunks), k->mr);
+    w.n_chunks = cdiv(w.K, NB_MAX);
+    w.nb = round_up(cdiv(w.K, w.n_chunks), k->nr);
+    /* enough tasks for the threads: narrower column blocks (each repacks
+     * its rows of dy, so not narrower than needed) */
+    while (threads > 1 && d->groups * w.m_chunks * w.n_chunks < 2 * threads && w.nb > k->nr) {
+        w.nb = round_up(cdiv(w.nb, 2), k->nr);
+        w.n_chunks = cdiv(w.K, w.nb);
+    }
+    /* the widest block's channels, rows and the zero row must fit pad_buf */
+    {
+        const int64_t nch = (w.nb + w.g.kernel_plane - 1) / w.g.kernel_plane + 1;
+        const double bytes = ((double)nch * (double)wgrad_block_rows(&w, (int64_t)k->kcu * 2) + 1) *
+                                 (double)w.row_len * 2 + (double)w.g.out[2] * 2;
+        if (bytes > (double)PAD_BUF_BYTES)
+            return 0;
+    }
+    tasks = d->groups * w.m_chunks * w.n_chunks;
+    amp_parallel_run(threads, tasks, wgrad_direct_task, &w);
+    return 1;
+}
+
 static void reference_conv_backward_weight(amp_dtype t, const amp_conv_desc *d, const void *x, const void *dy,
                                            void *dw)
 {
@@ -1083,6 +1285,11 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     j.t = t;
     j.es = amp_dtype_size(t);
     j.d = d;
+    if (2.0 * (double)d->batch * (double)d->groups * (double)j.M * (double)j.K * (double)j.P < PARALLEL_MIN_FLOPS)
+        threads = 1;
+    if (wgrad_direct(k, t, d, x, dy, dw, threads))
+        return;
+    threads = amp_get_threads();
     /* Images per im2col chunk: all of them when their matrices are small;
      * else as many as fit WGRAD_CHUNK_BYTES (at least one), each chunk's
      * product summed in f32 and the chunks' sums added in image order,
@@ -1094,16 +1301,16 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     if (chunk >= d->batch || (size_t)(d->batch * j.K * j.P) * j.es <= WGRAD_CHUNK_MIN_TOTAL)
         chunk = d->batch;
     cols_bytes = (size_t)(chunk * j.K * j.P) * j.es;
-    w.cols = malloc(cols_bytes);
-    runs = malloc((size_t)j.P * sizeof *runs);
+    w.cols = amp_scratch_alloc(cols_bytes);
+    runs = amp_scratch_alloc((size_t)j.P * sizeof *runs);
     if (chunk < d->batch) {
-        acc = malloc((size_t)(j.M * j.K) * 2 * sizeof *acc);
+        acc = amp_scratch_alloc((size_t)(j.M * j.K) * 2 * sizeof *acc);
         part = acc != NULL ? acc + j.M * j.K : NULL;
     }
     if (w.cols == NULL || runs == NULL || (chunk < d->batch && acc == NULL)) { /* the reference needs no memory */
-        free(w.cols);
-        free(runs);
-        free(acc);
+        amp_scratch_free(w.cols);
+        amp_scratch_free(runs);
+        amp_scratch_free(acc);
         reference_conv_backward_weight(t, d, x, dy, dw);
         return;
     }
@@ -1149,9 +1356,9 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
             for (int64_t i = 0; i < j.M * j.K; i++)
                 amp_st(t, dwg, i, acc[i]);
     }
-    free(acc);
-    free(runs);
-    free(w.cols);
+    amp_scratch_free(acc);
+    amp_scratch_free(runs);
+    amp_scratch_free(w.cols);
 }
 
 /* ---- conv_transpose ----------------------------------------------------------
@@ -1321,14 +1528,14 @@ static int transpose_by_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_co
     f.kplane = conv_geometry_of(d).kernel_plane;
     bytes = (size_t)(d->out_channels * f.in_g * f.kplane) * f.es;
     f.w = w;
-    f.wf = malloc(bytes ? bytes : 1);
+    f.wf = amp_scratch_alloc(bytes ? bytes : 1);
     if (f.wf == NULL)
         return 0;
     if ((double)bytes < PARALLEL_MIN_FLOPS / 8) /* a small copy: not worth waking the pool */
         threads = 1;
     amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), flip_task, &f);
     amp_fast_conv(k, t, &c, x, f.wf, bias, y);
-    free(f.wf);
+    amp_scratch_free(f.wf);
     return 1;
 }
 
@@ -1513,11 +1720,11 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
     f.out_channels = d->out_channels;
     wbytes = (size_t)(d->out_channels * f.in_g * max_lplane) * f.es;
     tbytes = (size_t)(d->batch * d->out_channels * max_cplane) * f.es;
-    f.wf = malloc(wbytes ? wbytes : 1);
-    tmp = malloc(tbytes ? tbytes : 1);
+    f.wf = amp_scratch_alloc(wbytes ? wbytes : 1);
+    tmp = amp_scratch_alloc(tbytes ? tbytes : 1);
     if (f.wf == NULL || tmp == NULL) {
-        free(f.wf);
-        free(tmp);
+        amp_scratch_free(f.wf);
+        amp_scratch_free(tmp);
         return 0;
     }
     if ((double)(tbytes + wbytes) < PARALLEL_MIN_FLOPS / 8)
@@ -1544,8 +1751,8 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
         }
         amp_parallel_run(threads, d->batch * d->out_channels, phase_scatter_task, &f);
     }
-    free(f.wf);
-    free(tmp);
+    amp_scratch_free(f.wf);
+    amp_scratch_free(tmp);
     return 1;
 }
 
@@ -1576,13 +1783,13 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
     j.d = d;
     for (int i = 0; i < 3; i++)
         tab_len += j.g.out[i] * j.g.kernel[i];
-    col = malloc((size_t)(j.M * j.g.kernel_plane * j.g.in_plane) * sizeof *col);
-    tabs = malloc((size_t)tab_len * sizeof *tabs);
-    acc = malloc((size_t)(AMP_MAX_THREADS * j.g.out[2]) * sizeof *acc);
+    col = amp_scratch_alloc((size_t)(j.M * j.g.kernel_plane * j.g.in_plane) * sizeof *col);
+    tabs = amp_scratch_alloc((size_t)tab_len * sizeof *tabs);
+    acc = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * j.g.out[2]) * sizeof *acc);
     if (col == NULL || tabs == NULL || acc == NULL) { /* the reference needs no memory */
-        free(col);
-        free(tabs);
-        free(acc);
+        amp_scratch_free(col);
+        amp_scratch_free(tabs);
+        amp_scratch_free(acc);
         reference_conv_transpose(t, d, x, w, bias, y);
         return;
     }
@@ -1624,7 +1831,7 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
             c.bias = bias != NULL ? (const char *)bias + (size_t)(grp * j.M) * j.es : NULL;
             amp_parallel_run(threads, j.M, col2im_task, &c);
         }
-    free(col);
-    free(tabs);
-    free(acc);
+    amp_scratch_free(col);
+    amp_scratch_free(tabs);
+    amp_scratch_free(acc);
 }

@@ -395,6 +395,15 @@ static const ccase transpose_cases[] = {
  * rounding at the end); 7 images make the last chunk a partial one. */
 static const ccase wgrad_cases[] = {
     { "w: chunked im2col", 2, 7, 16, 4, 1, { 81, 81 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    /* the direct weight gradient (even output rows): an image's positions
+     * in several k blocks, the last partial; stride 2 with its even/odd
+     * column split and wide padding; row and column blocks of dw; 1-d */
+    { "w: direct, several position blocks", 2, 2, 5, 7, 1, { 30, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "w: direct, stride 2, 7x7 pad 3", 2, 1, 3, 20, 1, { 47, 64 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 0 },
+    { "w: direct, row and column blocks", 2, 1, 40, 400, 1, { 6, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "w: direct, stride 2 by rows only", 2, 2, 6, 9, 1, { 13, 19 }, { 3, 4 }, { 2, 1 }, { 1, 2 }, { 2, 1 }, 0 },
+    { "w: direct, 1-d wide", 1, 2, 2, 3, 1, { 1100 }, { 3 }, { 1 }, { 1 }, { 1 }, 0 },
+    { "w: direct, 1-d, kernel 2", 1, 1, 3, 5, 1, { 41 }, { 2 }, { 1 }, { 0 }, { 1 }, 0 },
 };
 
 /* A NaN in x reaches exactly the outputs whose windows read it. */
