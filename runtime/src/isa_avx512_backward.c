@@ -355,31 +355,73 @@ typedef struct {
     int use_wd, use_m, maximize, nesterov, first;
 } sgd_ctx;
 
+/* One element vector of the reference's step: d = g (negated to
+ * maximize), + wd p, the momentum buffer b = first ? d : m b + keep d,
+ * d = nesterov ? d + m b : b, p - lr d; each flag a constant in the
+ * specialized loops below. */
+TARGET static AMP_ALWAYS_INLINE __m512 sgd16(const sgd_ctx *c, __m512 pi, __m512 d, __m512 *b, int maximize,
+                                             int use_wd, int use_m, int first, int nesterov)
+{
+    if (maximize)
+        d = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(d), _mm512_set1_epi32((int)0x80000000u)));
+    if (use_wd)
+        d = _mm512_add_ps(d, _mm512_mul_ps(_mm512_set1_ps(c->wd), pi));
+    if (use_m) {
+        *b = first ? d
+                   : _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(c->m), *b), _mm512_mul_ps(_mm512_set1_ps(c->keep), d));
+        d = nesterov ? _mm512_add_ps(d, _mm512_mul_ps(_mm512_set1_ps(c->m), *b)) : *b;
+    }
+    return _mm512_sub_ps(pi, _mm512_mul_ps(_mm512_set1_ps(c->lr), d));
+}
+
+TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end, int maximize,
+                                              int use_wd, int use_m, int first, int nesterov)
+{
+    const size_t es = size_of_storage(t);
+    char *p = c->p, *buf = c->buf;
+    const char *g = c->g;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        __m512 b = use_m && !first ? load16_all(t, buf + i * es) : _mm512_setzero_ps();
+        const __m512 r = sgd16(c, load16_all(t, p + i * es), load16_all(t, g + i * es), &b, maximize, use_wd, use_m,
+                               first, nesterov);
+        if (use_m)
+            store16_all(t, buf + i * es, b);
+        store16_all(t, p + i * es, r);
+    }
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        __m512 b = use_m && !first ? load16(t, buf + i * es, m) : _mm512_setzero_ps();
+        const __m512 r = sgd16(c, load16(t, p + i * es, m), load16(t, g + i * es, m), &b, maximize, use_wd, use_m,
+                               first, nesterov);
+        if (use_m)
+            store16(t, buf + i * es, m, b);
+        store16(t, p + i * es, m, r);
+    }
+}
+
+/* The common steps (momentum, no weight decay, plain) specialized per
+ * dtype and first step; every other combination in one loop that tests
+ * its flags. */
+TARGET static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end)
+{
+    if (c->use_m && !c->maximize && !c->use_wd && !c->nesterov) {
+        if (c->first)
+            sgd_loop(t, c, begin, end, 0, 0, 1, 1, 0);
+        else
+            sgd_loop(t, c, begin, end, 0, 0, 1, 0, 0);
+    } else {
+        sgd_loop(t, c, begin, end, c->maximize, c->use_wd, c->use_m, c->first, c->nesterov);
+    }
+}
+
 TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
 {
     const sgd_ctx *c = c_;
-    const amp_dtype t = c->t;
-    const size_t es = amp_dtype_size(t);
-    const __m512 lr = _mm512_set1_ps(c->lr), mom = _mm512_set1_ps(c->m), keep = _mm512_set1_ps(c->keep);
-    const __m512 wd = _mm512_set1_ps(c->wd);
-    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-    for (size_t i = begin; i < end; i += 16) {
-        const __mmask16 m = tail_mask(end - i);
-        char *pp = (char *)c->p + i * es;
-        const __m512 pi = load16(t, pp, m);
-        __m512 d = load16(t, (const char *)c->g + i * es, m);
-        if (c->maximize)
-            d = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(d), sign));
-        if (c->use_wd)
-            d = _mm512_add_ps(d, _mm512_mul_ps(wd, pi));
-        if (c->use_m) {
-            char *bp = (char *)c->buf + i * es;
-            const __m512 b =
-                c->first ? d : _mm512_add_ps(_mm512_mul_ps(mom, load16(t, bp, m)), _mm512_mul_ps(keep, d));
-            store16(t, bp, m, b);
-            d = c->nesterov ? _mm512_add_ps(d, _mm512_mul_ps(mom, b)) : b;
-        }
-        store16(t, pp, m, _mm512_sub_ps(pi, _mm512_mul_ps(lr, d)));
+    switch (c->t) {
+    case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;
+    case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;
+    default: sgd_dtype(AMP_F32, c, begin, end); break;
     }
 }
 

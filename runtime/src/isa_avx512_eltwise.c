@@ -56,7 +56,6 @@ TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
     }
 }
 
-
 /* ---- which NaN -------------------------------------------------------------------
  * Of two NaN operands, x86 returns the first source's (quieted); but
  * multiplication and addition commute, and a compiler (clang does) may
@@ -185,15 +184,29 @@ typedef struct {
     void *y;
 } binary_ctx;
 
+/* Per dtype (t a constant in each call below): whole vectors, then one
+ * masked tail. */
+TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+{
+    const size_t es = size_of_storage(t);
+    const char *a = c->a, *b = c->b;
+    char *y = c->y;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        store16_all(t, y + i * es, add_first(load16_all(t, a + i * es), load16_all(t, b + i * es)));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16(t, y + i * es, m, add_first(load16(t, a + i * es, m), load16(t, b + i * es, m)));
+    }
+}
+
 TARGET static void add_body(const void *c_, size_t begin, size_t end)
 {
     const binary_ctx *c = c_;
-    const size_t es = amp_dtype_size(c->t);
-    for (size_t i = begin; i < end; i += 16) {
-        __mmask16 m = tail_mask(end - i);
-        __m512 v = add_first(load16(c->t, (const char *)c->a + i * es, m),
-                             load16(c->t, (const char *)c->b + i * es, m));
-        store16(c->t, (char *)c->y + i * es, m, v);
+    switch (c->t) {
+    case AMP_BF16: add_loop(AMP_BF16, c, begin, end); break;
+    case AMP_F16: add_loop(AMP_F16, c, begin, end); break;
+    default: add_loop(AMP_F32, c, begin, end); break;
     }
 }
 
@@ -205,15 +218,26 @@ typedef struct {
     const void *g;
 } accumulate_ctx;
 
+TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const accumulate_ctx *c, size_t begin, size_t end)
+{
+    const char *g = c->g;
+    float *acc = c->acc;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        _mm512_storeu_ps(acc + i, add_first(_mm512_loadu_ps(acc + i), load16_all(t, g + i * 2)));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        _mm512_mask_storeu_ps(acc + i, m, add_first(_mm512_maskz_loadu_ps(m, acc + i), load16(t, g + i * 2, m)));
+    }
+}
+
 TARGET static void accumulate_body(const void *c_, size_t begin, size_t end)
 {
     const accumulate_ctx *c = c_;
-    const size_t es = amp_dtype_size(c->t);
-    for (size_t i = begin; i < end; i += 16) {
-        __mmask16 m = tail_mask(end - i);
-        __m512 v = add_first(_mm512_maskz_loadu_ps(m, c->acc + i), load16(c->t, (const char *)c->g + i * es, m));
-        _mm512_mask_storeu_ps(c->acc + i, m, v);
-    }
+    if (c->t == AMP_BF16)
+        accumulate_loop(AMP_BF16, c, begin, end);
+    else
+        accumulate_loop(AMP_F16, c, begin, end);
 }
 
 static void grad_accumulate_bf16(size_t n, float *acc, const amp_bf16 *g)
@@ -236,14 +260,32 @@ typedef struct {
     void *y;
 } cast_ctx;
 
+TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const cast_ctx *c, size_t begin,
+                                               size_t end)
+{
+    const size_t fs = size_of_storage(from), ts = size_of_storage(to);
+    const char *x = c->x;
+    char *y = c->y;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        store16_all(to, y + i * ts, load16_all(from, x + i * fs));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16(to, y + i * ts, m, load16(from, x + i * fs, m));
+    }
+}
+
 TARGET static void cast_body(const void *c_, size_t begin, size_t end)
 {
     const cast_ctx *c = c_;
-    const size_t fs = amp_dtype_size(c->from), ts = amp_dtype_size(c->to);
-    for (size_t i = begin; i < end; i += 16) {
-        __mmask16 m = tail_mask(end - i);
-        store16(c->to, (char *)c->y + i * ts, m, load16(c->from, (const char *)c->x + i * fs, m));
-    }
+    if (c->from == AMP_F32 && c->to == AMP_BF16)
+        cast_loop(AMP_F32, AMP_BF16, c, begin, end);
+    else if (c->from == AMP_BF16 && c->to == AMP_F32)
+        cast_loop(AMP_BF16, AMP_F32, c, begin, end);
+    else if (c->from == AMP_F32 && c->to == AMP_F16)
+        cast_loop(AMP_F32, AMP_F16, c, begin, end);
+    else
+        cast_loop(AMP_F16, AMP_F32, c, begin, end);
 }
 
 /* ---- batch_norm (running statistics) --------------------------------------------

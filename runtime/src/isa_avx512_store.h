@@ -1,6 +1,7 @@
 /* isa_avx512_store.h: the AVX-512 store every AVX-512 kernel file rounds
- * its f32 results with (isa_avx512.c's GEMM epilogue, isa_avx512_eltwise.c),
- * so that both round exactly as the reference's amp_st does. */
+ * its f32 results with (isa_avx512.c's GEMM epilogue, isa_avx512_eltwise.c,
+ * isa_avx512_backward.c), so that all round exactly as the reference's
+ * amp_st does; and the element-wise kernels' unmasked loads. */
 #ifndef AMPRT_ISA_AVX512_STORE_H
 #define AMPRT_ISA_AVX512_STORE_H
 
@@ -56,6 +57,37 @@ AVX512_TARGET static inline void store16(amp_dtype t, void *p, __mmask16 m, __m5
     default: _mm512_mask_storeu_ps(p, m, v); return;
     }
 }
+
+/* 16 values of dtype t (f32, bf16, f16) at p as f32, as amp_ld reads
+ * them (bf16: a signalling NaN quieted; vcvtph2ps does that for f16), all
+ * lanes, unmasked; and store16 of all 16 lanes, unmasked.  The element-wise
+ * kernels' main loops run on these and leave masks to one tail (a
+ * constant all-ones mask still costs a mask register and, stored, a slower
+ * instruction). */
+AVX512_TARGET static inline __m512 load16_all(amp_dtype t, const void *p)
+{
+    switch (t) {
+    case AMP_BF16: {
+        const __m512i u = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                      _mm512_set1_epi32(0x7f800000));
+        return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
+    }
+    case AMP_F16: return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+    default: return _mm512_loadu_ps(p);
+    }
+}
+
+AVX512_TARGET static inline void store16_all(amp_dtype t, void *p, __m512 v)
+{
+    if (t == AMP_F32)
+        _mm512_storeu_ps(p, v);
+    else
+        store16(t, p, (__mmask16)0xffff, v);
+}
+
+/* bytes per element of those three dtypes, a constant where t is */
+static inline size_t size_of_storage(amp_dtype t) { return t == AMP_F32 ? 4 : 2; }
 
 #endif
 #endif
