@@ -1054,15 +1054,17 @@ static void wgrad_im2col_rows_task(void *ctx, int64_t task, int slot)
  * pad_buf (at horizontal stride 2 each row split into its even and odd
  * columns, so that a tap's elements are contiguous), packs B from those
  * rows with the kernel's pack_b_trows (a tap's row over an output row's
- * positions is contiguous there), packs its rows of dy as A, and runs the
- * micro-kernel, accumulating in w_buf from the first block to the last.
+ * positions is contiguous there), packs its rows of dy as A (or, with
+ * several column blocks, takes them from dy packed once beforehand for
+ * all of them), and runs the micro-kernel, accumulating in w_buf from the
+ * first block to the last.
  * Each element is one chain of vdpbf16ps over all images and positions in
  * order, rounded to t once, on any thread count (nb and mb only say which
  * task computes it).  Output rows of even width only (a unit, two
  * adjacent positions, then never straddles two rows), 2-d and 1-d, no
  * horizontal dilation, horizontal stride 1 or 2, kernels of more than one
- * tap (a 1 x 1 kernel's im2col is a strided copy of x, and repacking dy
- * per column block costs it more than the copy saves). */
+ * tap (a 1 x 1 kernel's im2col is a strided copy of x: the GEMM path
+ * measured faster). */
 
 /* A per-slot packed A block: up to AMP_GEMM_MB_MAX rows x kcu units. */
 static uint32_t wgrad_a_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
@@ -1076,7 +1078,29 @@ typedef struct {
     char *dw;
     int64_t M, K, P, mb, nb, m_chunks, n_chunks;
     int64_t row_len, half_w; /* elements per padded row; stride 2: per phase */
+    /* With several column blocks, dy packed as A once for all of them
+     * (wgrad_pack_dy_task): (group, image, k block)'s panels of every row
+     * a_block units apart, block kb's strip s at s kcu mr units into its
+     * own; else NULL, and each task packs its rows. */
+    uint32_t *apack;
+    int64_t pblocks, a_block;
 } wgrad_direct_job;
+
+/* dy of task = (group, image, k block of positions) packed as A, every
+ * row of the group, into apack. */
+static void wgrad_pack_dy_task(void *ctx, int64_t task, int slot)
+{
+    const wgrad_direct_job *w = ctx;
+    const amp_gemm_kernel *k = w->k;
+    const int64_t kstep = (int64_t)k->kcu * 2, pb = task % w->pblocks, n = task / w->pblocks % w->d->batch;
+    const int64_t grp = task / (w->pblocks * w->d->batch), p0 = pb * kstep, plen = min64(kstep, w->P - p0);
+    const char *dyb = w->dy + (size_t)((n * w->d->out_channels + grp * w->M) * w->P + p0) * 2;
+    uint32_t *dst = w->apack + task * w->a_block;
+    (void)slot;
+    for (int64_t ir = 0; ir < w->M; ir += k->mr)
+        k->pack_a(w->t, dyb + (size_t)(ir * w->P) * 2, w->P, 1, (int)min64(k->mr, w->M - ir), plen,
+                  dst + ir / k->mr * (plen / 2) * k->mr);
+}
 
 /* Output rows a block of up to kstep positions spans, and the padded input
  * rows those read (per channel). */
@@ -1181,9 +1205,12 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
                 p += len;
             }
             /* A: the task's rows of dy over the block's positions */
-            for (int64_t ir = 0; ir < mlen; ir += mr)
-                k->pack_a(w->t, dyimg + (size_t)(ir * w->P + p0) * 2, w->P, 1, (int)min64(mr, mlen - ir), plen,
-                          pa + ir / mr * kcu * mr);
+            if (w->apack != NULL)
+                pa = w->apack + ((grp * d->batch + n) * w->pblocks + p0 / kstep) * w->a_block + m0 / mr * kcu * mr;
+            else
+                for (int64_t ir = 0; ir < mlen; ir += mr)
+                    k->pack_a(w->t, dyimg + (size_t)(ir * w->P + p0) * 2, w->P, 1, (int)min64(mr, mlen - ir), plen,
+                              pa + ir / mr * kcu * mr);
             for (int64_t ir = 0; ir < mlen; ir += mr)
                 for (int64_t jr = 0; jr < ncols; jr += nr)
                     k->micro(kcu, pa + ir / mr * kcu * mr, pb + jr / nr * kcu * nr, acc + ir * ldw + jr, ldw, !first);
@@ -1242,7 +1269,15 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
             return 0;
     }
     tasks = d->groups * w.m_chunks * w.n_chunks;
+    if (w.n_chunks > 1) { /* (if memory allows) */
+        w.pblocks = cdiv(w.P, (int64_t)k->kcu * 2);
+        w.a_block = round_up(w.M, k->mr) * k->kcu;
+        w.apack = amp_scratch_alloc((size_t)(d->groups * d->batch * w.pblocks * w.a_block) * sizeof *w.apack);
+        if (w.apack != NULL)
+            amp_parallel_run(threads, d->groups * d->batch * w.pblocks, wgrad_pack_dy_task, &w);
+    }
     amp_parallel_run(threads, tasks, wgrad_direct_task, &w);
+    amp_scratch_free(w.apack);
     return 1;
 }
 
