@@ -470,6 +470,18 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
         isa_epi_scalar(t, 0, n, w, alpha, beta, c, c_cs, bias, y);
         return;
     }
+    if (t == AMP_BF16 && alpha == 1.0f && c == NULL && bias == NULL) {
+        /* a convolution's usual epilogue (no bias): the rounding alone,
+         * whole vectors unmasked */
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16)
+            store16(AMP_BF16, (char *)y + j * 2, (__mmask16)0xffff, _mm512_loadu_ps(w + j));
+        if (j < n) {
+            const __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+            store16(AMP_BF16, (char *)y + j * 2, m, _mm512_maskz_loadu_ps(m, w + j));
+        }
+        return;
+    }
     for (int64_t j = 0; j < n; j += 16) {
         int64_t left = n - j;
         __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);

@@ -552,34 +552,74 @@ TARGET static inline __m512 round16(amp_dtype t, __m512 v)
     }
 }
 
-/* Row by row, each 16 lanes at a time (m: the lanes of the last). */
-TARGET static inline void conv_post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
-                                         const void *residual, void *y, int64_t ld)
+/* One row's post-ops on 16 values v (loaded as load16 reads them). */
+TARGET static AMP_ALWAYS_INLINE __m512 post16(amp_dtype t, __m512 v, __m512 vmean, __m512 vrstd, __m512 vw,
+                                              __m512 vb, int bn, int bn_weight, int bn_bias, int relu,
+                                              __m512 residual, int has_residual)
 {
-    const size_t es = amp_dtype_size(t);
-    const __m512 zero = _mm512_setzero_ps();
+    if (bn)
+        v = round16(t, bn16(v, vmean, vrstd, vw, vb, bn_weight, bn_bias));
+    if (has_residual)
+        v = round16(t, add_first(v, residual));
+    if (relu) /* false for NaN and -0: both kept */
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    return v;
+}
+
+/* v's 16 lanes stored; in bf16 v is a bf16 value (loaded, or round16ed;
+ * relu keeps that), so its top half is it. */
+TARGET static AMP_ALWAYS_INLINE void post_store(amp_dtype t, char *p, __mmask16 m, __m512 v)
+{
+    if (t == AMP_BF16)
+        store_words16(p, m, _mm512_srli_epi32(_mm512_castps_si512(v), 16));
+    else
+        store16(t, p, m, v);
+}
+
+/* One row: whole vectors unmasked, then the tail; the flags constants in
+ * the common cases (conv_post_row below). */
+TARGET static AMP_ALWAYS_INLINE void conv_post_row(amp_dtype t, int64_t n, const amp_conv_post_row *p, const char *rr,
+                                                   char *yr, int bn, int bn_weight, int bn_bias, int relu,
+                                                   int has_residual)
+{
+    const size_t es = size_of_storage(t);
+    const __m512 vmean = _mm512_set1_ps(p->mean), vrstd = _mm512_set1_ps(p->rstd);
+    const __m512 vw = _mm512_set1_ps(p->weight), vb = _mm512_set1_ps(p->bias);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const __m512 r = has_residual ? load16_all(t, rr + (size_t)j * es) : _mm512_setzero_ps();
+        post_store(t, yr + (size_t)j * es, (__mmask16)0xffff,
+                   post16(t, load16_all(t, yr + (size_t)j * es), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
+                          r, has_residual));
+    }
+    if (j < n) {
+        const __mmask16 m = tail_mask((size_t)(n - j));
+        const __m512 r = has_residual ? load16(t, rr + (size_t)j * es, m) : _mm512_setzero_ps();
+        post_store(t, yr + (size_t)j * es, m,
+                   post16(t, load16(t, yr + (size_t)j * es, m), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu, r,
+                          has_residual));
+    }
+}
+
+/* Row by row; a network's usual rows (batch_norm with weight and bias,
+ * relu, with or without the residual) get loops of their own. */
+TARGET static AMP_ALWAYS_INLINE void conv_post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
+                                                    const void *residual, void *y, int64_t ld)
+{
+    const size_t es = size_of_storage(t);
     for (int64_t r = 0; r < rows; r++) {
         const amp_conv_post_row *p = &pr[r];
-        const int bn = p->bn, bn_weight = p->bn_weight, bn_bias = p->bn_bias, relu = p->relu;
-        const __m512 vmean = _mm512_set1_ps(p->mean), vrstd = _mm512_set1_ps(p->rstd);
-        const __m512 vw = _mm512_set1_ps(p->weight), vb = _mm512_set1_ps(p->bias);
         char *yr = (char *)y + (size_t)(r * ld) * es;
         const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
-        for (int64_t j = 0; j < n; j += 16) {
-            const __mmask16 m = tail_mask((size_t)(n - j));
-            __m512 v = load16(t, yr + (size_t)j * es, m);
-            if (bn) {
-                v = round16(t, bn16(v, vmean, vrstd, vw, vb, bn_weight, bn_bias));
-            }
-            if (rr != NULL)
-                v = round16(t, add_first(v, load16(t, rr + (size_t)j * es, m)));
-            if (relu) /* false for NaN and -0: both kept */
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
-            if (t == AMP_BF16) /* v is a bf16 value (loaded, or round16ed; relu keeps that): its top half is it */
-                store_words16(yr + (size_t)j * es, m, _mm512_srli_epi32(_mm512_castps_si512(v), 16));
-            else
-                store16(t, yr + (size_t)j * es, m, v);
-        }
+        const int usual = p->bn && p->bn_weight && p->bn_bias;
+        if (usual && p->relu && rr == NULL)
+            conv_post_row(t, n, p, rr, yr, 1, 1, 1, 1, 0);
+        else if (usual && p->relu)
+            conv_post_row(t, n, p, rr, yr, 1, 1, 1, 1, 1);
+        else if (usual && rr == NULL)
+            conv_post_row(t, n, p, rr, yr, 1, 1, 1, 0, 0);
+        else
+            conv_post_row(t, n, p, rr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL);
     }
 }
 
