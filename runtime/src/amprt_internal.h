@@ -289,11 +289,6 @@ typedef void amp_pack_b_rows_fn(int64_t stride, const int64_t *col, const int64_
  * dst[u nr + i] as pack_b stores a panel's units. */
 typedef void amp_pack_b_trows_fn(const void *const *rows, int64_t units, void *dst);
 
-/* pad_row (optional; isa_conv.c's padded copies): one zero-padded row of
- * 2-byte elements, dst[b] = src[b] for lo <= b < hi, else 0, for b < w
- * (0 <= lo <= hi <= w); src[b] outside [lo, hi) is never read. */
-typedef void amp_pad_row_fn(void *dst, const void *src, int64_t w, int64_t lo, int64_t hi);
-
 typedef struct amp_im2col_tap {
     int64_t off, lo, hi;
 } amp_im2col_tap;
@@ -313,7 +308,6 @@ typedef struct amp_gemm_kernel {
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
     amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (kpair 2, 2-byte storage only) */
     amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (kpair 2, 2-byte storage only) */
-    amp_pad_row_fn *pad_row;           /* NULL: none (2-byte storage only) */
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */

@@ -459,23 +459,6 @@ AVX512BF16_TARGET static void pack_b_trows_bf16(const void *const *rows, int64_t
     }
 }
 
-/* pad_row of the 2-byte kernels (contract in amprt_internal.h): 32
- * elements per step, each a load masked to the lanes inside [lo, hi)
- * (the others read nothing, so src may lie outside them: its address is
- * formed as an integer) and one store, masked only at the row's end. */
-AVX512_TARGET static void pad_row16(void *dst, const void *src, int64_t w, int64_t lo, int64_t hi)
-{
-    for (int64_t b = 0; b < w; b += 32) {
-        const __mmask32 inside = (__mmask32)lanes_in(lo - b, hi - b, 1) |
-                                 (__mmask32)((uint64_t)lanes_in(lo - b - 16, hi - b - 16, 1) << 16);
-        const __m512i v = _mm512_maskz_loadu_epi16(inside, (const void *)((uintptr_t)src + (uintptr_t)(b * 2)));
-        if (w - b >= 32)
-            _mm512_storeu_si512((char *)dst + b * 2, v);
-        else
-            _mm512_mask_storeu_epi16((char *)dst + b * 2, (__mmask32)(((uint64_t)1 << (w - b)) - 1), v);
-    }
-}
-
 /* ---- epilogue ---------------------------------------------------------------- */
 
 
@@ -710,11 +693,11 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
-    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_row16,
+    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)

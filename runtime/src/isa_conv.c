@@ -408,15 +408,6 @@ static void pad_copy(const conv_job *j, const char *ximg, int64_t cin, int64_t o
                 memset(o, 0, (size_t)w * es);
                 continue;
             }
-            /* short rows in one masked copy; longer ones measured faster
-             * through the C library (resnet18: rows of 9 to 30 against 58
-             * and 229) */
-            if (j->k->pad_row != NULL && w <= 32) { /* (the origin, column -padding, as an integer: it may lie before x) */
-                const uintptr_t origin = (uintptr_t)ximg + (uintptr_t)(((c * g->in[1] + ih) * g->in[2]) * (int64_t)es) -
-                                         (uintptr_t)(g->padding[2] * (int64_t)es);
-                j->k->pad_row(o, (const void *)origin, w, left, right);
-                continue;
-            }
             memset(o, 0, (size_t)left * es);
             memcpy(o + (size_t)left * es, ximg + (size_t)((c * g->in[1] + ih) * g->in[2] + left - g->padding[2]) * es,
                    (size_t)(right - left) * es);
@@ -1131,17 +1122,12 @@ static void wgrad_pad_copy(const wgrad_direct_job *w, const char *ximg, int64_t 
         for (int64_t r = 0; r < rows; r++) {
             uint16_t *o = pad + (c * rows_max + r) * w->row_len;
             const int64_t ih = ih0 + r;
-            const uint16_t *src;
+            const uint16_t *src = (const uint16_t *)(const void *)ximg + ((c0 + c) * g->in[1] + ih) * in2;
             if (ih < 0 || ih >= g->in[1]) {
                 memset(o, 0, (size_t)w->row_len * 2);
                 continue;
             }
-            src = (const uint16_t *)(const void *)ximg + ((c0 + c) * g->in[1] + ih) * in2;
-            if (g->stride[2] == 1 && w->k->pad_row != NULL && w->row_len <= 32) {
-                const int64_t left = min64(p2, w->row_len), right = min64(w->row_len, p2 + in2);
-                w->k->pad_row(o, (const void *)((uintptr_t)src - (uintptr_t)(p2 * 2)), w->row_len, left,
-                              right > left ? right : left);
-            } else if (g->stride[2] == 1) {
+            if (g->stride[2] == 1) {
                 const int64_t left = min64(p2, w->row_len), right = min64(w->row_len, p2 + in2);
                 memset(o, 0, (size_t)left * 2);
                 if (right > left)
