@@ -1122,11 +1122,12 @@ static void wgrad_pad_copy(const wgrad_direct_job *w, const char *ximg, int64_t 
         for (int64_t r = 0; r < rows; r++) {
             uint16_t *o = pad + (c * rows_max + r) * w->row_len;
             const int64_t ih = ih0 + r;
-            const uint16_t *src = (const uint16_t *)(const void *)ximg + ((c0 + c) * g->in[1] + ih) * in2;
+            const uint16_t *src;
             if (ih < 0 || ih >= g->in[1]) {
                 memset(o, 0, (size_t)w->row_len * 2);
                 continue;
             }
+            src = (const uint16_t *)(const void *)ximg + ((c0 + c) * g->in[1] + ih) * in2;
             if (g->stride[2] == 1) {
                 const int64_t left = min64(p2, w->row_len), right = min64(w->row_len, p2 + in2);
                 memset(o, 0, (size_t)left * 2);
