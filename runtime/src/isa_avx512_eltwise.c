@@ -353,6 +353,90 @@ typedef struct {
     void *y;
 } pool_ctx;
 
+/* The update of the reference's scan: x wins when greater or NaN. */
+TARGET static AMP_ALWAYS_INLINE __m512 pool_take(__m512 best, __m512 x)
+{
+    const __mmask16 take = _mm512_cmp_ps_mask(x, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_mov_ps(best, take, x);
+}
+
+/* Tap k of the 16 outputs at base (stride sw): rowbuf[base + k + i sw];
+ * stride 1 and 2 as whole-vector loads (lanes past the row's outputs take
+ * values never stored), others gathered. */
+TARGET static AMP_ALWAYS_INLINE __m512 pool_tap(const float *base, int64_t k, int64_t sw, __mmask16 m, __m512i lane)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    if (sw == 1)
+        return _mm512_loadu_ps(base + k);
+    if (sw == 2)
+        return _mm512_permutex2var_ps(_mm512_loadu_ps(base + k), even, _mm512_loadu_ps(base + k + 16));
+    return _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane, base + k, 4);
+}
+
+/* Vectors of a kernel's rows of row maxima (kh x nvec) the separable
+ * pass keeps on the stack. */
+#define POOL_RING_VECS 256
+
+/* The same scan, separable: each input row's maximum over each window's
+ * columns computed once (the scan over that row's taps, columns in
+ * order), into a ring of the last kh rows, then each output row the scan
+ * over its window's rows of those.  The rule (a greater value or a NaN
+ * wins) makes the scan's result the last NaN in the order, or else the
+ * first of the largest values; row by row, then over the rows, it finds
+ * the same one.  Each input row is widened and scanned once instead of
+ * once per window holding it. */
+TARGET static void max_pool_separable(const pool_ctx *c, size_t begin, size_t end, float *rowbuf)
+{
+    const pool_geometry *g = &c->g;
+    const size_t es = amp_dtype_size(c->t);
+    const int64_t kh = g->kernel[1], kw = g->kernel[2], sh = g->stride[1], sw = g->stride[2];
+    const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
+    const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 15) / 16;
+    __m512 ring[POOL_RING_VECS];
+    const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)sw));
+    for (size_t plane = begin; plane < end; plane++) {
+        const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
+        char *yp = (char *)c->y + plane * (size_t)(out_h * out_w) * es;
+        int64_t done = 0; /* input rows [0, done) have their maxima in the ring */
+        for (int64_t oh = 0; oh < out_h; oh++) {
+            int64_t r0 = oh * sh - ph, r1 = r0 + kh;
+            if (r0 < 0)
+                r0 = 0;
+            if (r1 > in_h)
+                r1 = in_h;
+            if (done < r0)
+                done = r0;
+            for (; done < r1; done++) {
+                const char *xr = xp + (size_t)(done * in_w) * es;
+                __m512 *rm = ring + (done % kh) * nvec;
+                for (int64_t q = 0; q < in_w; q += 16) {
+                    const __mmask16 m = tail_mask((size_t)(in_w - q));
+                    /* the input streams from memory: fetch four rows ahead
+                     * (the address, past the plane at its end, as an
+                     * integer; a prefetch never faults) */
+                    _mm_prefetch((const char *)((uintptr_t)xr + (uintptr_t)((4 * in_w + q) * (int64_t)es)), _MM_HINT_T0);
+                    _mm512_mask_storeu_ps(rowbuf + pw + q, m, load16(c->t, xr + (size_t)q * es, m));
+                }
+                for (int64_t v = 0; v < nvec; v++) {
+                    const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+                    const float *base = rowbuf + v * 16 * sw;
+                    __m512 b = _mm512_set1_ps(-INFINITY);
+                    for (int64_t k = 0; k < kw; k++)
+                        b = pool_take(b, pool_tap(base, k, sw, m, lane));
+                    rm[v] = b;
+                }
+            }
+            for (int64_t v = 0; v < nvec; v++) {
+                __m512 b = _mm512_set1_ps(-INFINITY);
+                for (int64_t r = r0; r < r1; r++)
+                    b = pool_take(b, ring[(r % kh) * nvec + v]);
+                store16(c->t, yp + (size_t)(oh * out_w + v * 16) * es, tail_mask((size_t)(out_w - v * 16)), b);
+            }
+        }
+    }
+}
+
 TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
 {
     const pool_ctx *c = c_;
@@ -371,6 +455,10 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
+    if (kh * nvec <= POOL_RING_VECS) {
+        max_pool_separable(c, begin, end, rowbuf);
+        return;
+    }
     for (size_t plane = begin; plane < end; plane++) {
         const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
         char *yp = (char *)c->y + plane * (size_t)(out_h * out_w) * es;
