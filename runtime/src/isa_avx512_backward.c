@@ -520,6 +520,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
             const char *xr = x + (size_t)(r * in_w) * es;
             for (int64_t q = 0; q < in_w; q += 16) {
                 const __mmask16 qm = tail_mask((size_t)(in_w - q));
+                /* x streams in from memory (the forward wrote it long
+                 * before): fetch four rows ahead (the address as an
+                 * integer, past the plane at its end; a prefetch never
+                 * faults) */
+                _mm_prefetch((const char *)((uintptr_t)xr + (uintptr_t)((4 * in_w + q) * (int64_t)es)), _MM_HINT_T0);
                 _mm512_mask_storeu_ps(rowbuf + pw + q, qm, load16(t, xr + (size_t)q * es, qm));
             }
             for (int64_t q = 0; use_split && q < split; q += 16) {
