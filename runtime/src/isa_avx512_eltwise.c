@@ -140,20 +140,41 @@ typedef struct {
     void *y;
 } unary_ctx;
 
+/* relu of 16 f32 lanes on the bits: +0 where negative (sign set,
+ * magnitude in (0, inf]), else the lane itself. */
+TARGET static AMP_ALWAYS_INLINE __m512i relu32(__m512i v)
+{
+    const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 neg = _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)0x80000000u)) &
+                          _mm512_test_epi32_mask(mag, mag) & _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
+    return _mm512_maskz_mov_epi32((__mmask16)~neg, v);
+}
+
+/* The same for 32 lanes of bf16 or f16, a signalling NaN quieted (the
+ * reference's round trip through f32 does that). */
+TARGET static AMP_ALWAYS_INLINE __m512i relu16(__m512i v, short inf, short quiet)
+{
+    const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+    const __mmask32 neg = _mm512_test_epi16_mask(v, _mm512_set1_epi16((short)0x8000)) &
+                          _mm512_test_epi16_mask(mag, mag) & _mm512_cmple_epu16_mask(mag, _mm512_set1_epi16(inf));
+    const __mmask32 nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(inf));
+    v = _mm512_mask_mov_epi16(v, nan, _mm512_or_si512(v, _mm512_set1_epi16(quiet)));
+    return _mm512_maskz_mov_epi16((__mmask32)~neg, v);
+}
+
+/* Whole vectors unmasked, then one masked tail. */
 TARGET static void relu_body(const void *c_, size_t begin, size_t end)
 {
     const unary_ctx *c = c_;
+    size_t i = begin;
     if (c->t == AMP_F32) {
         const uint32_t *x = c->x;
         uint32_t *y = c->y;
-        for (size_t i = begin; i < end; i += 16) {
-            __mmask16 m = tail_mask(end - i);
-            __m512i v = _mm512_maskz_loadu_epi32(m, x + i);
-            __m512i mag = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
-            __mmask16 neg = _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)0x80000000u)) &
-                            _mm512_test_epi32_mask(mag, mag) &
-                            _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
-            _mm512_mask_storeu_epi32(y + i, m, _mm512_maskz_mov_epi32((__mmask16)~neg, v));
+        for (; i + 16 <= end; i += 16)
+            _mm512_storeu_si512(y + i, relu32(_mm512_loadu_si512(x + i)));
+        if (i < end) {
+            const __mmask16 m = tail_mask(end - i);
+            _mm512_mask_storeu_epi32(y + i, m, relu32(_mm512_maskz_loadu_epi32(m, x + i)));
         }
         return;
     }
@@ -161,17 +182,11 @@ TARGET static void relu_body(const void *c_, size_t begin, size_t end)
         const uint16_t *x = c->x;
         uint16_t *y = c->y;
         const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
-        for (size_t i = begin; i < end; i += 32) {
-            size_t left = end - i;
-            __mmask32 m = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1);
-            __m512i v = _mm512_maskz_loadu_epi16(m, x + i);
-            __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
-            __mmask32 neg = _mm512_test_epi16_mask(v, _mm512_set1_epi16((short)0x8000)) &
-                            _mm512_test_epi16_mask(mag, mag) & _mm512_cmple_epu16_mask(mag, _mm512_set1_epi16(inf));
-            /* the reference's round trip through f32 quiets a signalling NaN */
-            __mmask32 nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(inf));
-            v = _mm512_mask_mov_epi16(v, nan, _mm512_or_si512(v, _mm512_set1_epi16(quiet)));
-            _mm512_mask_storeu_epi16(y + i, m, _mm512_maskz_mov_epi16((__mmask32)~neg, v));
+        for (; i + 32 <= end; i += 32)
+            _mm512_storeu_si512(y + i, relu16(_mm512_loadu_si512(x + i), inf, quiet));
+        if (i < end) {
+            const __mmask32 m = (__mmask32)((1u << (end - i)) - 1);
+            _mm512_mask_storeu_epi16(y + i, m, relu16(_mm512_maskz_loadu_epi16(m, x + i), inf, quiet));
         }
     }
 }
