@@ -317,25 +317,46 @@ typedef struct {
 } bn_ctx;
 
 /* Chunks here are whole (n, c) planes: [begin, end) counts planes. */
-TARGET static void bn_body(const void *c_, size_t begin, size_t end)
+/* Per dtype and whether weight and bias are given (constants in the
+ * calls below): whole vectors unmasked, then one masked tail. */
+TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, size_t begin, size_t end, int has_w,
+                                               int has_b)
 {
-    const bn_ctx *c = c_;
-    const size_t es = amp_dtype_size(c->t);
+    const size_t es = size_of_storage(t);
     for (size_t plane = begin; plane < end; plane++) {
         const int64_t ch = (int64_t)plane % c->C;
         const float mean = amp_ld(c->pt, c->mean, ch);
         const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
         const __m512 vmean = _mm512_set1_ps(mean), vrstd = _mm512_set1_ps(rstd);
-        const __m512 vw = _mm512_set1_ps(c->weight != NULL ? amp_ld(c->pt, c->weight, ch) : 1.0f);
-        const __m512 vb = _mm512_set1_ps(c->bias != NULL ? amp_ld(c->pt, c->bias, ch) : 0.0f);
+        const __m512 vw = _mm512_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
+        const __m512 vb = _mm512_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
         const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
         char *y = (char *)c->y + plane * (size_t)c->HxW * es;
-        for (int64_t s = 0; s < c->HxW; s += 16) {
-            __mmask16 m = tail_mask((size_t)(c->HxW - s));
-            const __m512 r =
-                bn16(load16(c->t, x + (size_t)s * es, m), vmean, vrstd, vw, vb, c->weight != NULL, c->bias != NULL);
-            store16(c->t, y + (size_t)s * es, m, r);
+        int64_t s = 0;
+        for (; s + 16 <= c->HxW; s += 16)
+            store16_all(t, y + (size_t)s * es, bn16(load16_all(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
+        if (s < c->HxW) {
+            const __mmask16 m = tail_mask((size_t)(c->HxW - s));
+            store16(t, y + (size_t)s * es, m, bn16(load16(t, x + (size_t)s * es, m), vmean, vrstd, vw, vb, has_w, has_b));
         }
+    }
+}
+
+TARGET static void bn_body(const void *c_, size_t begin, size_t end)
+{
+    const bn_ctx *c = c_;
+    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
+    if (has_w && has_b) {
+        switch (c->t) {
+        case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, 1, 1); return;
+        case AMP_F16: bn_planes(AMP_F16, c, begin, end, 1, 1); return;
+        default: bn_planes(AMP_F32, c, begin, end, 1, 1); return;
+        }
+    }
+    switch (c->t) {
+    case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, has_w, has_b); return;
+    case AMP_F16: bn_planes(AMP_F16, c, begin, end, has_w, has_b); return;
+    default: bn_planes(AMP_F32, c, begin, end, has_w, has_b); return;
     }
 }
 
