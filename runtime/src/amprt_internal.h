@@ -308,6 +308,14 @@ typedef struct amp_gemm_kernel {
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
     amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (kpair 2, 2-byte storage only) */
     amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (kpair 2, 2-byte storage only) */
+    /* micro_out (optional; bf16 storage): micro on a product's last k
+     * block with epi's epilogue for alpha 1, no C and no bias done in the
+     * registers: the tile's sums (w's added first when accumulate, as
+     * micro adds them) rounded to bf16 as epi rounds them, rows x cols of
+     * them (rows <= mr, cols <= nr) stored at y, ldy elements apart; w
+     * is read, never written.  Bit for bit micro, then epi row by row. */
+    void (*micro_out)(int64_t kcu, const void *pa, const void *pb, const float *w, int64_t ldw, int accumulate,
+                      void *y, int64_t ldy, int rows, int cols);
 } amp_gemm_kernel;
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */

@@ -89,6 +89,41 @@ AVX512BF16_TARGET static void micro_bf16(int64_t kcu, const void *pa_, const voi
     ALL_ROWS(STORE_ROW)
 }
 
+/* micro_bf16 on a last k block, with epi's bias-free, alpha-1 epilogue
+ * applied in the registers (contract of micro_out in amprt_internal.h):
+ * the same sums (w's partial sums added first when accumulate), rounded
+ * to bf16 by store16 and stored into rows x cols of y (row stride ldy
+ * elements), so the tile never goes through w. */
+#define OUT_ROW(i)                                                                                \
+    if (i < rows) {                                                                               \
+        if (accumulate) {                                                                         \
+            c##i##a = _mm512_add_ps(_mm512_load_ps(w + i * ldw), c##i##a);                        \
+            c##i##b = _mm512_add_ps(_mm512_load_ps(w + i * ldw + 16), c##i##b);                   \
+        }                                                                                         \
+        store16(AMP_BF16, yb + (size_t)(i * ldy) * 2, ma, c##i##a);                                \
+        if (mb)                                                                                   \
+            store16(AMP_BF16, yb + (size_t)(i * ldy + 16) * 2, mb, c##i##b);                       \
+    }
+
+AVX512BF16_TARGET static void micro_out_bf16(int64_t kcu, const void *pa_, const void *pb_, const float *w,
+                                             int64_t ldw, int accumulate, void *y, int64_t ldy, int rows, int cols)
+{
+    const uint32_t *pa = pa_, *pb = pb_;
+    char *yb = y;
+    const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
+    const __mmask16 mb = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+    ALL_ROWS(DECL_ROW)
+    for (int64_t u = 0; u < kcu; u++) {
+        __m512i b0 = _mm512_load_si512(pb), b1 = _mm512_load_si512(pb + 16), av;
+        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
+        _mm_prefetch((const char *)(pb + 8 * NR + 16), _MM_HINT_T0);
+        ALL_ROWS(BF16_ROW)
+        pa += MR;
+        pb += NR;
+    }
+    ALL_ROWS(OUT_ROW)
+}
+
 /* ---- packing ---------------------------------------------------------------- */
 
 /* 16 values of dtype t at p (mask m) as f32. */
@@ -693,11 +728,11 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
-    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16,
+    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, micro_out_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)

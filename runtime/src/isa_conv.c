@@ -721,6 +721,8 @@ static void conv_task(void *ctx, int64_t task, int slot)
     out_run runs[NB_MAX];
     pack_cols pc;
     int64_t nruns;
+    /* bf16 without a bias: the last k block's epilogue in the registers */
+    const int out_in_registers = k->micro_out != NULL && j->t == AMP_BF16 && j->bias == NULL;
 
     if (mlen <= 0 || nlen <= 0)
         return;
@@ -769,15 +771,25 @@ static void conv_task(void *ctx, int64_t task, int slot)
                 prefetch_rows((const char *)j->post->residual +
                                   (size_t)((n * d->out_channels + grp * j->M + m0 + ir) * j->P + p0) * es,
                               min64(mr, mlen - ir), (size_t)j->P * es, (size_t)nlen * es);
+            const int64_t rows = min64(mr, mlen - ir), cols = nlen;
+            const int64_t co0 = grp * j->M + m0 + ir;
+            const size_t yoff0 = (size_t)((n * d->out_channels + co0) * j->P + p0);
+            if (last && out_in_registers) {
+                /* the epilogue in the micro-kernel's registers, then the
+                 * post-ops on the strip's rows while they are in L1 */
+                for (int64_t jr = 0; jr < nlen; jr += nr)
+                    k->micro_out(kcu, pa_block + ip * kcu * mr, pb + jr / nr * kcu * nr, w + ir * ldw + jr, ldw,
+                                 kb > 0, j->y + (yoff0 + (size_t)jr) * es, j->P, (int)rows, (int)min64(nr, nlen - jr));
+                if (j->post != NULL)
+                    run_post(j, co0, rows, yoff0, cols);
+                continue;
+            }
             for (int64_t jr = 0; jr < nlen; jr += nr)
                 k->micro(kcu, pa_block + ip * kcu * mr, pb + jr / nr * kcu * nr, w + ir * ldw + jr, ldw, kb > 0);
             if (!last)
                 continue;
             /* the strip's epilogue and post-ops, row by row over all the
              * task's columns, while the strip is in L1 */
-            const int64_t rows = min64(mr, mlen - ir), cols = nlen;
-            const int64_t co0 = grp * j->M + m0 + ir;
-            const size_t yoff0 = (size_t)((n * d->out_channels + co0) * j->P + p0);
             for (int64_t r = 0; r < rows; r++) {
                 const int64_t co = co0 + r;
                 const void *brow = NULL;
