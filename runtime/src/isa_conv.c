@@ -34,7 +34,9 @@
  *      2), the task first copies the input rows its columns read,
  *      zero-padded, into pad_buf, so the packing needs no bounds per tap
  *      (about a third of pack_b_im2col's time on resnet18's 3 x 3
- *      layers).  Kernels whose packing converts (bf16 and
+ *      layers); where a small plane would leave its last panel mostly
+ *      empty, the columns then run across the images (conv_job's span).
+ *      Kernels whose packing converts (bf16 and
  *      f16 on the f32 micro-kernel) write the im2col rows into a per-slot
  *      buffer first (so the copy stays in L2) and pack those.  A 1 x 1,
  *      stride-1, unpadded convolution packs x itself, with no im2col.
@@ -92,7 +94,7 @@ static unsigned char wconv_buf[AMP_MAX_THREADS][AMP_GEMM_MR_MAX * AMP_GEMM_KCU_M
 
 /* The zero-padded input rows of a task (pack_b_rows), channels x rows x
  * pad_w elements of 2 bytes, and a slack the packing may read past them. */
-#define PAD_BUF_BYTES ((size_t)256 * 1024)
+#define PAD_BUF_BYTES ((size_t)512 * 1024)
 #define PAD_SLACK_ELEMS 64
 static unsigned char pad_buf[AMP_MAX_THREADS][PAD_BUF_BYTES + 2 * PAD_SLACK_ELEMS] ALIGN64;
 
@@ -126,6 +128,14 @@ typedef struct conv_job {
      * the copy's row length: the padded input columns the output's reach. */
     int padded;
     int64_t pad_w;
+    /* With padded, whether the tasks' columns run across images: the
+     * columns are then batch x P, all images' positions in order (so the
+     * last panel of a small plane, resnet18's 7 x 7 and 14 x 14, is not
+     * mostly empty), cols is that count (else P) and images 1 (else the
+     * batch: the images the tasks are cut per); span_rows: the padded
+     * rows every image segment of a task gets. */
+    int span;
+    int64_t cols, images, span_rows;
     /* When the rows are split over several tasks, the whole im2col matrix
      * of every (image, group), [K][P] each, built once beforehand (so the
      * row blocks of one column block do not each rebuild it); else NULL. */
@@ -419,8 +429,40 @@ static void pad_copy(const conv_job *j, const char *ximg, int64_t cin, int64_t o
 static void pack_cols_init(const conv_job *j, const char *ximg, int64_t p0, int64_t nlen, int slot, pack_cols *pc)
 {
     out_run runs[NB_MAX];
-    const int64_t nruns = output_runs(&j->g, p0, nlen, runs);
     const conv_geometry *g = &j->g;
+    int64_t nruns;
+    pc->taps = NULL;
+    pc->pad = NULL;
+    if (j->padded && j->span) {
+        /* the columns cut into image segments, each one's rows copied
+         * into its own block of pad (span_rows rows per channel), its
+         * runs' offsets pointing into that block */
+        const int64_t cin = j->d->in_channels / j->d->groups, rows = j->span_rows;
+        const size_t block = (size_t)(cin * rows * j->pad_w);
+        char *pad = (char *)pad_buf[slot];
+        int64_t count = 0, seg = 0;
+        for (int64_t q = p0; q < p0 + nlen; seg++) {
+            const int64_t img = q / j->P, p = q % j->P, len = min64(j->P - p, p0 + nlen - q);
+            const int64_t got = output_runs(g, p, len, runs + count), oh0 = runs[count].oh;
+            for (int64_t ri = count; ri < count + got; ri++) {
+                runs[ri].col += q - p0;
+                pc->col[ri] = runs[ri].col;
+                pc->pad_off[ri] = (int64_t)(seg * block) + (runs[ri].oh - oh0) * g->stride[1] * j->pad_w +
+                                  runs[ri].ow0 * g->stride[2];
+            }
+            pad_copy(j, ximg + (size_t)(img * j->d->in_channels * g->in_plane) * j->es, cin, oh0, rows,
+                     pad + seg * block * j->es);
+            count += got;
+            q += len;
+        }
+        pc->col[count] = nlen;
+        pc->col[count + 1] = round_up(nlen, j->k->nr);
+        pc->nruns = count + 1;
+        pc->pad_rows = rows;
+        pc->pad = pad;
+        return;
+    }
+    nruns = output_runs(&j->g, p0, nlen, runs);
     for (int64_t ri = 0; ri < nruns; ri++) {
         pc->col[ri] = runs[ri].col;
         pc->ro[ri].id = runs[ri].od * g->stride[0] - g->padding[0];
@@ -516,7 +558,7 @@ static void fullpack_task(void *ctx, int64_t task, int slot)
 {
     const conv_job *j = ctx;
     const int64_t n = task / (j->d->groups * j->n_chunks), grp = task / j->n_chunks % j->d->groups;
-    const int64_t nc = task % j->n_chunks, p0 = nc * j->nb, nlen = min64(j->nb, j->P - p0);
+    const int64_t nc = task % j->n_chunks, p0 = nc * j->nb, nlen = min64(j->nb, j->cols - p0);
     const char *ximg = j->x + (size_t)((n * j->d->in_channels + grp * (j->d->in_channels / j->d->groups)) *
                                        j->g.in_plane) * j->es;
     uint32_t *chunk = fullpack_chunk(j, n, grp, nc);
@@ -697,6 +739,58 @@ static void prefetch_rows(const char *p, int64_t rows, size_t stride, size_t byt
             __builtin_prefetch(p + (size_t)r * stride + off, 0, 3);
 }
 
+/* A strip's last k block when the columns run across images (j->span):
+ * columns [q0, q0 + nlen) of batch x P.  A panel inside one image gets
+ * its epilogue in the registers (micro_out, when the kernel has it and
+ * there is no bias); one straddling two images goes through w, and its
+ * epilogue runs per image segment; then the post-ops, per segment. */
+static void span_strip_out(const conv_job *j, int64_t kcu, const uint32_t *pa, const uint32_t *pb, float *w,
+                           int64_t ldw, int accumulate, int64_t co0, int rows, int64_t q0, int64_t nlen, int slot)
+{
+    const amp_gemm_kernel *k = j->k;
+    const int64_t nr = k->nr, P = j->P, cout = j->d->out_channels;
+    const size_t es = j->es;
+    unsigned char *brep = bias_buf[slot];
+    const int regs = k->micro_out != NULL && j->t == AMP_BF16 && j->bias == NULL;
+    for (int64_t jr = 0; jr < nlen; jr += nr) {
+        const int64_t q = q0 + jr, pcols = min64(nr, nlen - jr), img = q / P;
+        const uint32_t *panel = pb + jr / nr * kcu * nr;
+        if (regs && (q + pcols - 1) / P == img) {
+            k->micro_out(kcu, pa, panel, w + jr, ldw, accumulate,
+                         j->y + (size_t)((img * cout + co0) * P + q % P) * es, P, rows, (int)pcols);
+            continue;
+        }
+        k->micro(kcu, pa, panel, w + jr, ldw, accumulate);
+        for (int64_t c = 0; c < pcols;) {
+            const int64_t im = (q + c) / P, p = (q + c) % P, len = min64(P - p, pcols - c);
+            for (int r = 0; r < rows; r++) {
+                const void *brow = NULL;
+                if (j->bias != NULL) {
+                    fill_elems(brep, j->bias + (size_t)(co0 + r) * es, es, len);
+                    brow = brep;
+                }
+                k->epi(j->t, len, w + r * ldw + jr + c, 1.0f, 0.0f, NULL, 0, brow,
+                       j->y + (size_t)((im * cout + co0 + r) * P + p) * es);
+            }
+            c += len;
+        }
+    }
+    if (j->post != NULL)
+        for (int64_t c = 0; c < nlen;) {
+            const int64_t im = (q0 + c) / P, p = (q0 + c) % P, len = min64(P - p, nlen - c);
+            run_post(j, co0, rows, (size_t)((im * cout + co0) * P + p), len);
+            c += len;
+        }
+}
+
+/* The columns cols positions take in micro-panels when cut into
+ * equal blocks of up to NB_MAX (the last block's panels rounded up). */
+static int64_t padded_columns(int64_t cols, int64_t nr)
+{
+    const int64_t nb = round_up(cdiv(cols, cdiv(cols, NB_MAX)), nr), n = cdiv(cols, nb);
+    return (n - 1) * nb + round_up(cols - (n - 1) * nb, nr);
+}
+
 static void conv_task(void *ctx, int64_t task, int slot)
 {
     const conv_job *j = ctx;
@@ -708,7 +802,7 @@ static void conv_task(void *ctx, int64_t task, int slot)
     const int64_t n = task / per_image, grp = task % per_image / (j->m_chunks * j->n_chunks);
     const int64_t mc = task % (j->m_chunks * j->n_chunks) / j->n_chunks, nc = task % j->n_chunks;
     const int64_t m0 = mc * j->mb, p0 = nc * j->nb;
-    const int64_t mlen = min64(j->mb, j->M - m0), nlen = min64(j->nb, j->P - p0);
+    const int64_t mlen = min64(j->mb, j->M - m0), nlen = min64(j->nb, j->cols - p0);
     const int64_t ldw = round_up(nlen, nr);
     const int64_t cin_g = d->in_channels / d->groups;
     const char *ximg = j->x + (size_t)((n * d->in_channels + grp * cin_g) * j->g.in_plane) * es;
@@ -767,13 +861,18 @@ static void conv_task(void *ctx, int64_t task, int slot)
                           pb + jr / nr * kcu * nr);
         for (int64_t ir = 0; ir < mlen; ir += mr) {
             const int64_t ip = (m0 + ir) / mr; /* m0 is a multiple of mr */
-            if (last && j->post != NULL && j->post->residual != NULL)
+            if (last && j->post != NULL && j->post->residual != NULL && !j->span)
                 prefetch_rows((const char *)j->post->residual +
                                   (size_t)((n * d->out_channels + grp * j->M + m0 + ir) * j->P + p0) * es,
                               min64(mr, mlen - ir), (size_t)j->P * es, (size_t)nlen * es);
             const int64_t rows = min64(mr, mlen - ir), cols = nlen;
             const int64_t co0 = grp * j->M + m0 + ir;
             const size_t yoff0 = (size_t)((n * d->out_channels + co0) * j->P + p0);
+            if (last && j->span) {
+                span_strip_out(j, kcu, pa_block + ip * kcu * mr, pb, w + ir * ldw, ldw, kb > 0, co0, (int)rows, p0,
+                               nlen, slot);
+                continue;
+            }
             if (last && out_in_registers) {
                 /* the epilogue in the micro-kernel's registers, then the
                  * post-ops on the strip's rows while they are in L1 */
@@ -938,18 +1037,43 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
         j.post_rows = rows_own;
     }
 
+    /* The padded packing (pack_b_rows) where the kernel has it: 2-d and
+     * 1-d convolutions at its horizontal strides, when a task's rows fit
+     * pad_buf (checked below, once the column blocks are known). */
+    const int pad_able = j.im2col_pack && k->pack_b_rows != NULL && j.es == 2 && j.g.in[0] == 1 &&
+                         j.g.out[0] == 1 && j.g.kernel[0] == 1 && (j.g.stride[2] == 1 || j.g.stride[2] == 2);
+    const int64_t cin_g = d->in_channels / d->groups;
+    j.pad_w = (j.g.out[2] - 1) * j.g.stride[2] + (j.g.kernel[2] - 1) * j.g.dilation[2] + 1;
+    j.cols = j.P;
+    j.images = d->batch;
+    /* Columns across images when a small plane leaves its last panel
+     * mostly empty (resnet18's 7 x 7: 49 of 64 columns busy; 14 x 14: 196
+     * of 256) and the images' segments of a block fit pad_buf. */
+    if (pad_able && d->batch > 1) {
+        const int64_t per_img = padded_columns(j.P, k->nr) - j.P;
+        const int64_t q = d->batch * j.P, across = padded_columns(q, k->nr) - q;
+        const int64_t segs = min64(d->batch, (NB_MAX - 1) / j.P + 2);
+        const int64_t rows = pad_rows_of(&j.g, min64(j.g.out[1], (NB_MAX - 1) / j.g.out[2] + 2));
+        if (20 * per_img > j.P && 2 * across * j.P < per_img * q &&
+            (double)segs * (double)cin_g * (double)rows * (double)j.pad_w * 2.0 <= (double)PAD_BUF_BYTES) {
+            j.span = 1;
+            j.span_rows = rows;
+            j.cols = q;
+            j.images = 1;
+        }
+    }
     /* Equal-sized chunks: rows in multiples of mr, columns of nr. */
     mb_max = AMP_GEMM_MB_MAX / k->mr * k->mr;
     j.m_chunks = cdiv(j.M, mb_max);
     j.mb = round_up(cdiv(j.M, j.m_chunks), k->mr);
-    j.n_chunks = cdiv(j.P, NB_MAX);
-    j.nb = round_up(cdiv(j.P, j.n_chunks), k->nr);
+    j.n_chunks = cdiv(j.cols, NB_MAX);
+    j.nb = round_up(cdiv(j.cols, j.n_chunks), k->nr);
     /* Enough tasks for every thread, splitting the larger side. */
-    while (threads > 1 && d->batch * d->groups * j.m_chunks * j.n_chunks < 4 * threads) {
+    while (threads > 1 && j.images * d->groups * j.m_chunks * j.n_chunks < 4 * threads) {
         if (j.nb > k->nr && (j.nb >= j.mb || j.mb <= k->mr)) {
             j.n_chunks *= 2;
-            j.nb = round_up(cdiv(j.P, j.n_chunks), k->nr);
-            j.n_chunks = cdiv(j.P, j.nb);
+            j.nb = round_up(cdiv(j.cols, j.n_chunks), k->nr);
+            j.n_chunks = cdiv(j.cols, j.nb);
         } else if (j.mb > k->mr) {
             j.m_chunks *= 2;
             j.mb = round_up(cdiv(j.M, j.m_chunks), k->mr);
@@ -958,25 +1082,23 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
             break;
         }
     }
-    tasks = d->batch * d->groups * j.m_chunks * j.n_chunks;
-    /* Pack from padded copies where the kernel can and a task's rows fit
-     * pad_buf (2-d and 1-d convolutions, the kernel's strides). */
-    if (j.im2col_pack && k->pack_b_rows != NULL && j.es == 2 && j.g.in[0] == 1 && j.g.out[0] == 1 &&
-        j.g.kernel[0] == 1 && (j.g.stride[2] == 1 || j.g.stride[2] == 2)) {
+    tasks = j.images * d->groups * j.m_chunks * j.n_chunks;
+    if (j.span) {
+        j.padded = 1; /* (its size checked above, for the widest block) */
+    } else if (pad_able) {
         const int64_t out_rows = min64(j.g.out[1], (j.nb - 1) / j.g.out[2] + 2);
-        j.pad_w = (j.g.out[2] - 1) * j.g.stride[2] + (j.g.kernel[2] - 1) * j.g.dilation[2] + 1;
-        j.padded = (double)(d->in_channels / d->groups) * (double)pad_rows_of(&j.g, out_rows) * (double)j.pad_w *
-                       (double)j.es <= (double)PAD_BUF_BYTES;
+        j.padded = (double)cin_g * (double)pad_rows_of(&j.g, out_rows) * (double)j.pad_w * (double)j.es <=
+                   (double)PAD_BUF_BYTES;
     }
     /* Row blocks split: build each im2col matrix once (if memory allows;
      * else every task builds its own blocks, as without a split). */
     if (!j.direct && j.m_chunks > 1 && j.im2col_pack) {
         /* 64-byte aligned, as the micro-kernel reads B panels */
-        char *raw = amp_scratch_alloc((size_t)(d->batch * d->groups * j.n_chunks * cdiv(j.K, k->kpair) * j.nb) *
-                               sizeof *j.fullpack + 64);
+        char *raw = amp_scratch_alloc((size_t)(j.images * d->groups * j.n_chunks * cdiv(j.K, k->kpair) * j.nb) *
+                                      sizeof *j.fullpack + 64);
         if (raw != NULL) {
             j.fullpack = (uint32_t *)(void *)(raw + (64 - (uintptr_t)raw % 64) % 64);
-            amp_parallel_run(threads, d->batch * d->groups * j.n_chunks, fullpack_task, &j);
+            amp_parallel_run(threads, j.images * d->groups * j.n_chunks, fullpack_task, &j);
         }
         amp_parallel_run(threads, tasks, conv_task, &j);
         amp_scratch_free(raw);
