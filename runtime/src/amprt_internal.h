@@ -289,6 +289,16 @@ typedef void amp_pack_b_rows_fn(int64_t stride, const int64_t *col, const int64_
  * dst[u nr + i] as pack_b stores a panel's units. */
 typedef void amp_pack_b_trows_fn(const void *const *rows, int64_t units, void *dst);
 
+/* pad_rows (optional; isa_conv.c's zero-padded copies of input rows, 2-byte
+ * elements): for c < cin and r < rows, row (c, r) of dst (c rows + r)
+ * w elements in) is input row ih0 + r of channel c (x + c plane + ih in_w
+ * elements), each element b < w being input column b - left, or 0
+ * outside the input (rows outside [0, in_h) all 0).  x_end: the end of
+ * the input tensor, which is not read past.  It may write up to 32
+ * elements past the last row (the buffer's slack). */
+typedef void amp_pad_rows_fn(void *dst, const void *x, int64_t plane, int64_t cin, int64_t ih0, int64_t rows,
+                             int64_t in_h, int64_t in_w, int64_t left, int64_t w, const void *x_end);
+
 typedef struct amp_im2col_tap {
     int64_t off, lo, hi;
 } amp_im2col_tap;
@@ -308,6 +318,7 @@ typedef struct amp_gemm_kernel {
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
     amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (kpair 2, 2-byte storage only) */
     amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (kpair 2, 2-byte storage only) */
+    amp_pad_rows_fn *pad_rows;         /* NULL: none (2-byte storage only) */
     /* micro_out (optional; bf16 storage): micro on a product's last k
      * block with epi's epilogue for alpha 1, no C and no bias done in the
      * registers: the tile's sums (w's added first when accumulate, as

@@ -494,6 +494,43 @@ AVX512BF16_TARGET static void pack_b_trows_bf16(const void *const *rows, int64_t
     }
 }
 
+/* pad_rows of the 2-byte kernels (contract in amprt_internal.h): each row
+ * as whole 32-element stores only, the left zeros, then the data, then
+ * the right zeros, each step overwriting what the one before wrote past
+ * its end (and the last row's past the row, into the slack); the data
+ * loaded whole, masked only where 32 elements would run past the input
+ * tensor.  (Masked stores, and loads masked in every step, measured
+ * slower than the C library's calls this replaces.) */
+AVX512_TARGET static void pad_rows16(void *dst_, const void *x_, int64_t plane, int64_t cin, int64_t ih0, int64_t rows,
+                                     int64_t in_h, int64_t in_w, int64_t left, int64_t w, const void *x_end)
+{
+    uint16_t *dst = dst_;
+    const uint16_t *x = x_, *end = x_end;
+    const __m512i zero = _mm512_setzero_si512();
+    const int64_t lo = left < w ? left : w, hi = left + in_w < w ? left + in_w : w;
+    for (int64_t c = 0; c < cin; c++)
+        for (int64_t r = 0; r < rows; r++) {
+            uint16_t *o = dst + (c * rows + r) * w;
+            const int64_t ih = ih0 + r;
+            if (ih < 0 || ih >= in_h || hi <= lo) {
+                for (int64_t b = 0; b < w; b += 32)
+                    _mm512_storeu_si512(o + b, zero);
+                continue;
+            }
+            const uint16_t *row = x + c * plane + ih * in_w; /* output element b: row[b - left] */
+            for (int64_t b = 0; b < lo; b += 32)
+                _mm512_storeu_si512(o + b, zero);
+            for (int64_t b = lo; b < hi; b += 32) {
+                const uint16_t *p = row + (b - left);
+                const __m512i v = end - p >= 32 ? _mm512_loadu_si512(p)
+                                                : _mm512_maskz_loadu_epi16((__mmask32)(((uint64_t)1 << (end - p)) - 1), p);
+                _mm512_storeu_si512(o + b, v);
+            }
+            for (int64_t b = hi; b < w; b += 32)
+                _mm512_storeu_si512(o + b, zero);
+        }
+}
+
 /* ---- epilogue ---------------------------------------------------------------- */
 
 
@@ -728,11 +765,11 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
-    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, micro_out_bf16,
+    pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_rows16, micro_out_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)

@@ -410,6 +410,12 @@ static void pad_copy(const conv_job *j, const char *ximg, int64_t cin, int64_t o
     const size_t es = j->es;
     const int64_t w = j->pad_w, left = min64(g->padding[2], w), right = min64(w, g->padding[2] + g->in[2]);
     const int64_t ih0 = oh0 * g->stride[1] - g->padding[1];
+    if (j->k->pad_rows != NULL) {
+        const char *x_end = j->x + (size_t)(j->d->batch * j->d->in_channels * g->in_plane) * es;
+        j->k->pad_rows(pad, ximg, g->in_plane, cin, ih0, rows, g->in[1], g->in[2], g->padding[2], w, x_end);
+        memset(pad + (size_t)(cin * rows * w) * es, 0, PAD_SLACK_ELEMS * es);
+        return;
+    }
     for (int64_t c = 0; c < cin; c++)
         for (int64_t r = 0; r < rows; r++) {
             char *o = pad + (size_t)((c * rows + r) * w) * es;
