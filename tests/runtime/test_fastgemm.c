@@ -272,7 +272,7 @@ static void test_isa(void **state)
  * MLP's training step (64 -> 128 -> 10, batch 64) and the tile edges:
  * 8/12/16-row tiles, N <= 16, a last panel of <= 16 columns, odd K, K at
  * the k block's limit, alpha, beta with C (and a NaN in it), bias,
- * batches, sum_batch over one batch. */
+ * batches, sum_batch over one batch, outputs scaled into subnormals. */
 typedef struct {
     const char *what;
     int64_t batch, M, N, K;
@@ -299,6 +299,9 @@ static const scase small_cases[] = {
     { "batched", 3, 11, 40, 30, 1, 0, 0, 1, 0, 0, 0, 0 },
     { "sum_batch of one", 1, 20, 50, 60, 0, 0, 1, 1, 1, 1, 0, 0 },
     { "NaN and inf operands", 1, 14, 35, 9, 0, 0, 0, 1, 0, 0, 0, 2 },
+    /* f32 sums scaled into subnormals: the bf16 rounding of the epilogue
+     * must keep them (vcvtneps2bf16 alone would give zeros) */
+    { "subnormal outputs", 1, 20, 40, 30, 0, 0, 0, 0x1p-131, 0, 0, 0, 0 },
 };
 
 static void run_small_case(const amp_kernel_table *k, const scase *g)
