@@ -87,9 +87,10 @@ static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * NB_MAX] ALIGN64;
 static unsigned char col_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * 4 * NB_MAX] ALIGN64;
 /* One row's bias replicated across a strip (the epilogue adds bias[j]). */
 static unsigned char bias_buf[AMP_MAX_THREADS][NB_MAX * 4] ALIGN64;
-/* One A micro-panel's weights rounded from f32 source weights to t before
- * packing (up to mr rows of kc elements: kc x size <= KCU_MAX x 4 bytes, as
- * for col_buf). */
+/* One A micro-panel's weights rounded from f32 source weights to t, or
+ * gathered from a transposed convolution's weights (flip), before packing
+ * (up to mr rows of kc elements: kc x size <= KCU_MAX x 4 bytes, as for
+ * col_buf). */
 static unsigned char wconv_buf[AMP_MAX_THREADS][AMP_GEMM_MR_MAX * AMP_GEMM_KCU_MAX * 4] ALIGN64;
 
 /* The zero-padded input rows of a task (pack_b_rows), channels x rows x
@@ -165,6 +166,10 @@ typedef struct conv_job {
                     void *y, int64_t ld);
     const amp_conv_post_row *post_rows;
     int bn_first;
+    /* w holds conv_transpose weights [groups in_g][M][kernel_plane], packed
+     * as this convolution's [groups M][in_g kernel_plane] with the taps
+     * reversed (transpose_by_conv's flipped kernel, never stored) */
+    int flip;
 } conv_job;
 
 /* Units before k block kb's panels in a group's packed A: every earlier
@@ -206,7 +211,38 @@ static void pack_weights_task(void *ctx, int64_t task, int slot)
     const int64_t m0 = ip * k->mr, rows = min64(k->mr, j->M - m0);
     const char *a = j->w + (size_t)((grp * j->M + m0) * j->K + k0) * amp_dtype_size(j->wt);
     int64_t rs = j->K;
-    if (j->wt != j->t) {
+    if (j->flip) {
+        /* row m, column ci kernel_plane + kp: w[grp in_g + ci][m][kernel_plane - 1 - kp] */
+        const int64_t kpn = j->g.kernel_plane, in_g = j->K / kpn;
+        unsigned char *buf = wconv_buf[slot];
+        /* input channel k0 / kpn from tap k0 % kpn, then whole channels;
+         * each channel's taps of the panel's rows are one run of memory
+         * (rows x kpn elements), read in order */
+        const char *src = j->w + (size_t)(((grp * in_g + k0 / kpn) * j->M + m0) * kpn) * j->es;
+        const size_t ci_step = (size_t)(j->M * kpn) * j->es;
+        int64_t kk = 0, kp = k0 % kpn;
+        while (kk < kc) {
+            const int64_t n = min64(kpn - kp, kc - kk);
+            for (int64_t i = 0; i < rows; i++) {
+                if (j->es == 2) {
+                    const uint16_t *r = (const uint16_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
+                    uint16_t *o = (uint16_t *)(void *)buf + i * kc + kk;
+                    for (int64_t e = 0; e < n; e++)
+                        o[e] = r[-e];
+                } else {
+                    const uint32_t *r = (const uint32_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
+                    uint32_t *o = (uint32_t *)(void *)buf + i * kc + kk;
+                    for (int64_t e = 0; e < n; e++)
+                        o[e] = r[-e];
+                }
+            }
+            kk += n;
+            kp = 0;
+            src += ci_step;
+        }
+        a = (const char *)buf;
+        rs = kc;
+    } else if (j->wt != j->t) {
         /* f32 source weights: round the panel's rows to t, element for
          * element as amp_cast_f32_<t> does, then pack those. */
         unsigned char *buf = wconv_buf[slot];
@@ -973,8 +1009,11 @@ void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp
     pack_weights(&j, threads);
 }
 
-void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
-                      const void *packed, const void *bias, const amp_conv_post *post, void *y)
+/* amp_fast_conv_ex, or with flip (transpose_by_conv; packed and post
+ * NULL, t a fast dtype, K > 0) w read as conv_job.flip says; returns 0,
+ * having done nothing, where flipped weights find no memory to pack into. */
+static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
+                    int flip, const void *packed, const void *bias, const amp_conv_post *post, void *y)
 {
     conv_job j;
     int threads;
@@ -984,9 +1023,10 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
 
     if (!fast_dtype(t)) { /* f64: packed is the reference's layout */
         reference_conv_ex(t, d, x, w, packed, bias, post, y);
-        return;
+        return 1;
     }
     conv_plan(&j, k, t, d);
+    j.flip = flip;
     if (packed != NULL) {
         const packed_header *hd = packed;
         (void)hd;
@@ -998,12 +1038,12 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
     if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu)
         post = NULL;
     if (d->batch <= 0 || j.M <= 0 || j.P <= 0)
-        return;
+        return 1;
     /* An empty sum (no input channels or taps) has nothing to multiply:
      * the reference writes the bias alone (reading no weights). */
     if (j.K == 0) {
         reference_conv_ex(t, d, x, packed != NULL ? NULL : w, NULL, bias, post, y);
-        return;
+        return 1;
     }
     j.x = x;
     j.bias = bias;
@@ -1023,8 +1063,10 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
     } else {
         pa_own = amp_scratch_alloc((size_t)(d->groups * j.group_units) * sizeof(uint32_t));
         if (pa_own == NULL) { /* no memory for the packed weights: the reference needs none */
+            if (flip)
+                return 0;
             reference_conv_ex(t, d, x, w, NULL, bias, post, y);
-            return;
+            return 1;
         }
         j.w = w;
         j.pa_out = pa_own;
@@ -1124,6 +1166,13 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
     }
     amp_scratch_free(rows_own);
     amp_scratch_free(pa_own);
+    return 1;
+}
+
+void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
+                      const void *packed, const void *bias, const amp_conv_post *post, void *y)
+{
+    (void)conv_run(k, t, d, x, w, 0, packed, bias, post, y);
 }
 
 void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
@@ -1544,34 +1593,46 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
  * i stride - padding + k dilation = o.  Per image and group:
  *
  *   1. col[(co', k), i] = sum over ci of w[ci, co', k] x[n, ci, i]: one
- *      GEMM (A = w read transposed, B = x as stored), left in f32;
+ *      GEMM (A = w read transposed, B = x as stored), left in f32; on
+ *      small input planes one GEMM for several images, their x copied
+ *      side by side first (B = [ci][image, i]);
  *   2. col2im, as a gather so that each output is one sum rounded once:
  *      y[n, co, o] = sum over k (in order) of col[(co', k), i(o, k)], plus
  *      the bias after the sum, as the reference adds it.  Which input i a
  *      tap k of output o reads is tabulated per spatial dim (-1: none).
  *
- * The f32 col is malloc'ed per call: out_channels/groups x kernel taps x
- * input positions.  This is the general path; stride 1, and dilation 1
+ * The f32 col is a scratch buffer per call: out_channels/groups x kernel
+ * taps x input positions (x the images of one GEMM).  This is the general path; stride 1, and dilation 1
  * with strides on larger planes, run as convolutions instead (the two
  * sections below). */
 
+/* The col2im path's images per GEMM: together where an input plane has
+ * fewer positions than COL_BATCH_PLANE, up to COL_BATCH_BYTES of col. */
+#define COL_BATCH_PLANE 256
+#define COL_BATCH_BYTES ((size_t)8 << 20)
+
 typedef struct {
     const conv_job *j;
-    const float *col;
+    const float *col;      /* [(co', k)][images x input positions] */
+    int64_t col_rs;        /* floats per row of col */
     const int64_t *tab[3]; /* tab[i][o * kernel[i] + k]: the input index, or -1 */
     float *acc;            /* out[2] floats per pool slot */
-    char *ybase;           /* y of (image, group) */
+    char *ybase;           /* y of (the first image, group) */
+    size_t y_image;        /* bytes from one image's y to the next's */
     const char *bias;      /* bias of the group, or NULL */
 } col2im_job;
 
-static void col2im_task(void *ctx, int64_t co, int slot)
+/* Task: (image i of the GEMM's, output channel co of the group). */
+static void col2im_task(void *ctx, int64_t task, int slot)
 {
     const col2im_job *c = ctx;
     const conv_job *j = c->j;
     const conv_geometry *g = &j->g;
     const int64_t kplane = g->kernel_plane, in12 = g->in[1] * g->in[2];
+    const int64_t image = task / j->M, co = task % j->M;
+    const float *col = c->col + image * g->in_plane;
     float *acc = c->acc + slot * g->out[2];
-    char *y = c->ybase + (size_t)(co * j->P) * j->es;
+    char *y = c->ybase + (size_t)image * c->y_image + (size_t)(co * j->P) * j->es;
     for (int64_t od = 0; od < g->out[0]; od++)
         for (int64_t oh = 0; oh < g->out[1]; oh++) {
             for (int64_t ow = 0; ow < g->out[2]; ow++)
@@ -1586,7 +1647,7 @@ static void col2im_task(void *ctx, int64_t co, int slot)
                         continue;
                     for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
                         const int64_t kp = (kd * g->kernel[1] + kh) * g->kernel[2] + kw;
-                        const float *row = c->col + (size_t)((co * kplane + kp) * g->in_plane + id * in12 + ih * g->in[2]);
+                        const float *row = col + (size_t)((co * kplane + kp) * c->col_rs + id * in12 + ih * g->in[2]);
                         const int64_t *tw = c->tab[2] + kw;
                         for (int64_t ow = 0; ow < g->out[2]; ow++) {
                             const int64_t iw = tw[ow * g->kernel[2]];
@@ -1649,70 +1710,19 @@ static int transpose_as_conv(const amp_conv_desc *d, amp_conv_desc *c)
     return 1;
 }
 
-typedef struct {
-    size_t es;
-    int64_t in_g, out_g, kplane, groups;
-    const char *w;
-    char *wf;
-} flip_job;
+#define FLIP_CHANNELS 16 /* output channels per task (phase_weights_task) */
 
-#define FLIP_CHANNELS 16 /* output channels per task */
-
-/* Output channels [task FLIP_CHANNELS, + FLIP_CHANNELS) of the flipped
- * weights: wf[co, ci', kplane - 1 - kp] = w[g in_g + ci', co', kp] for
- * co = g out_g + co'. */
-static void flip_task(void *ctx, int64_t task, int slot)
-{
-    const flip_job *f = ctx;
-    const int64_t kp_n = f->kplane, co_end = min64((task + 1) * FLIP_CHANNELS, f->groups * f->out_g);
-    (void)slot;
-    for (int64_t co = task * FLIP_CHANNELS; co < co_end; co++) {
-        const int64_t grp = co / f->out_g, cop = co % f->out_g;
-        for (int64_t ci = 0; ci < f->in_g; ci++) {
-            const size_t src = (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * kp_n);
-            const size_t dst = (size_t)((co * f->in_g + ci) * kp_n);
-            if (f->es == 2) {
-                const uint16_t *s = (const uint16_t *)f->w + src;
-                uint16_t *o = (uint16_t *)f->wf + dst;
-                for (int64_t kp = 0; kp < kp_n; kp++)
-                    o[kp_n - 1 - kp] = s[kp];
-            } else {
-                const uint32_t *s = (const uint32_t *)f->w + src;
-                uint32_t *o = (uint32_t *)f->wf + dst;
-                for (int64_t kp = 0; kp < kp_n; kp++)
-                    o[kp_n - 1 - kp] = s[kp];
-            }
-        }
-    }
-}
-
-/* y as amp_fast_conv of x and the flipped weights; 0 (nothing done) when
- * d has no convolution form or there is no memory for the weights. */
+/* y as amp_fast_conv of x and the flipped weights wf[co, ci', kplane - 1 -
+ * kp] = w[g in_g + ci', co', kp] (co = g out_g + co'), which the packing
+ * reads from w directly (conv_job.flip); 0 (nothing done) when d has no
+ * convolution form or there is no memory for the packed weights. */
 static int transpose_by_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                              const void *w, const void *bias, void *y)
 {
     amp_conv_desc c;
-    flip_job f;
-    size_t bytes;
-    int threads = amp_get_threads();
     if (!transpose_as_conv(d, &c))
         return 0;
-    f.es = amp_dtype_size(t);
-    f.groups = d->groups;
-    f.in_g = d->in_channels / d->groups;
-    f.out_g = d->out_channels / d->groups;
-    f.kplane = conv_geometry_of(d).kernel_plane;
-    bytes = (size_t)(d->out_channels * f.in_g * f.kplane) * f.es;
-    f.w = w;
-    f.wf = amp_scratch_alloc(bytes ? bytes : 1);
-    if (f.wf == NULL)
-        return 0;
-    if ((double)bytes < PARALLEL_MIN_FLOPS / 8) /* a small copy: not worth waking the pool */
-        threads = 1;
-    amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), flip_task, &f);
-    amp_fast_conv(k, t, &c, x, f.wf, bias, y);
-    amp_scratch_free(f.wf);
-    return 1;
+    return conv_run(k, t, &c, x, w, 1, NULL, bias, NULL, y);
 }
 
 /* ---- conv_transpose of stride > 1 as one convolution per output phase ----------
@@ -1792,15 +1802,34 @@ static void phase_scatter_task(void *ctx, int64_t task, int slot)
     char *yp = f->y + (size_t)(task * g->out_plane) * es;
     const char *tp = f->tmp != NULL ? f->tmp + (size_t)(task * cplane) * es : NULL;
     float fill = 0.0f;
+    uint32_t fill_bits = 0; /* fill rounded to t: the element's bytes */
     (void)slot;
     if (tp == NULL && f->bias != NULL)
         fill = 0.0f + amp_ld(f->t, f->bias, co); /* the reference's empty sum plus the bias */
+    if (tp == NULL) {
+        unsigned char one[8]; /* amp_st's widest element */
+        amp_st(f->t, one, 0, fill);
+        if (es == 2) {
+            uint16_t h;
+            memcpy(&h, one, 2);
+            fill_bits = h;
+        } else {
+            memcpy(&fill_bits, one, 4);
+        }
+    }
     for (int64_t a = 0; a < p[0].nq; a++)
         for (int64_t b = 0; b < p[1].nq; b++) {
             const int64_t orow = ((p[0].s * a + p[0].r) * g->out[1] + p[1].s * b + p[1].r) * g->out[2] + p[2].r;
             if (tp == NULL) {
-                for (int64_t e = 0; e < p[2].nq; e++)
-                    amp_st(f->t, yp, orow + p[2].s * e, fill);
+                if (es == 2) {
+                    uint16_t *o = (uint16_t *)(void *)(yp + (size_t)orow * 2);
+                    for (int64_t e = 0; e < p[2].nq; e++)
+                        o[p[2].s * e] = (uint16_t)fill_bits;
+                } else {
+                    uint32_t *o = (uint32_t *)(void *)(yp + (size_t)orow * 4);
+                    for (int64_t e = 0; e < p[2].nq; e++)
+                        o[p[2].s * e] = fill_bits;
+                }
                 continue;
             }
             {
@@ -1937,8 +1966,9 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
 {
     conv_job j;
     col2im_job c;
-    int64_t in_g, tab_len = 0, *tabs;
+    int64_t in_g, tab_len = 0, *tabs, per_image, images = 1;
     float *col, *acc;
+    char *xb = NULL;
     int threads = amp_get_threads();
 
     memset(&j, 0, sizeof j);
@@ -1959,10 +1989,24 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
     j.d = d;
     for (int i = 0; i < 3; i++)
         tab_len += j.g.out[i] * j.g.kernel[i];
-    col = amp_scratch_alloc((size_t)(j.M * j.g.kernel_plane * j.g.in_plane) * sizeof *col);
+    /* Small input planes (a network's last layers) give a GEMM per image
+     * too few columns: images go together, their inputs copied side by
+     * side (xb: [in_g][images x in_plane]), up to COL_BATCH_BYTES of col. */
+    per_image = j.M * j.g.kernel_plane * j.g.in_plane;
+    if (j.g.in_plane < COL_BATCH_PLANE && d->batch > 1) {
+        images = (int64_t)(COL_BATCH_BYTES / sizeof *col) / per_image;
+        images = images < 1 ? 1 : images > d->batch ? d->batch : images;
+    }
+    col = amp_scratch_alloc((size_t)(per_image * images) * sizeof *col);
+    if (images > 1) {
+        xb = amp_scratch_alloc((size_t)(in_g * images * j.g.in_plane) * j.es);
+        if (xb == NULL)
+            images = 1;
+    }
     tabs = amp_scratch_alloc((size_t)tab_len * sizeof *tabs);
     acc = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * j.g.out[2]) * sizeof *acc);
     if (col == NULL || tabs == NULL || acc == NULL) { /* the reference needs no memory */
+        amp_scratch_free(xb);
         amp_scratch_free(col);
         amp_scratch_free(tabs);
         amp_scratch_free(acc);
@@ -1985,28 +2029,39 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
     c.j = &j;
     c.col = col;
     c.acc = acc;
-    if (2.0 * (double)(j.M * j.g.kernel_plane) * (double)in_g * (double)j.g.in_plane < PARALLEL_MIN_FLOPS)
+    if (2.0 * (double)(j.M * j.g.kernel_plane) * (double)in_g * (double)(j.g.in_plane * images) < PARALLEL_MIN_FLOPS)
         threads = 1;
-    for (int64_t n = 0; n < d->batch; n++)
+    c.y_image = (size_t)(d->out_channels * j.P) * j.es;
+    for (int64_t n = 0; n < d->batch; n += images)
         for (int64_t grp = 0; grp < d->groups; grp++) {
+            const int64_t count = min64(images, d->batch - n);
+            const size_t plane_bytes = (size_t)j.g.in_plane * j.es;
+            const char *b = (const char *)x + (size_t)((n * d->in_channels + grp * in_g) * j.g.in_plane) * j.es;
             amp_gemm_desc gd;
+            if (images > 1) {
+                for (int64_t ci = 0; ci < in_g; ci++)
+                    for (int64_t i = 0; i < count; i++)
+                        memcpy(xb + (size_t)(ci * count + i) * plane_bytes,
+                               b + (size_t)(i * d->in_channels + ci) * plane_bytes, plane_bytes);
+                b = xb;
+            }
             memset(&gd, 0, sizeof gd);
             gd.batch = 1;
             gd.M = j.M * j.g.kernel_plane;
-            gd.N = j.g.in_plane;
+            gd.N = count * j.g.in_plane;
             gd.K = in_g;
             gd.a_stride[1] = 1;
             gd.a_stride[2] = gd.M;
-            gd.b_stride[1] = j.g.in_plane;
+            gd.b_stride[1] = gd.N;
             gd.b_stride[2] = 1;
             gd.alpha = 1.0;
-            amp_fast_gemm_f32(k, t, &gd, (const char *)w + (size_t)(grp * in_g * gd.M) * j.es,
-                              (const char *)x + (size_t)((n * d->in_channels + grp * in_g) * j.g.in_plane) * j.es,
-                              col);
+            amp_fast_gemm_f32(k, t, &gd, (const char *)w + (size_t)(grp * in_g * gd.M) * j.es, b, col);
+            c.col_rs = gd.N;
             c.ybase = (char *)y + (size_t)((n * d->out_channels + grp * j.M) * j.P) * j.es;
             c.bias = bias != NULL ? (const char *)bias + (size_t)(grp * j.M) * j.es : NULL;
-            amp_parallel_run(threads, j.M, col2im_task, &c);
+            amp_parallel_run(threads, count * j.M, col2im_task, &c);
         }
+    amp_scratch_free(xb);
     amp_scratch_free(col);
     amp_scratch_free(tabs);
     amp_scratch_free(acc);
