@@ -327,7 +327,26 @@ typedef struct amp_gemm_kernel {
      * is read, never written.  Bit for bit micro, then epi row by row. */
     void (*micro_out)(int64_t kcu, const void *pa, const void *pb, const float *w, int64_t ldw, int accumulate,
                       void *y, int64_t ldy, int rows, int cols);
+    /* narrow (optional): the same set with fewer rows per tile (its own
+     * micro, micro_out and pack_a; B's packing identical), which the
+     * convolutions take for row counts the wide tile would pad much more
+     * (amp_conv_rows_kernel: 64 output channels in 12-row tiles compute 72) */
+    const struct amp_gemm_kernel *narrow;
 } amp_gemm_kernel;
+
+/* k, or its narrow variant where that pads M to fewer tile rows by over
+ * 1/16 of M; every path that packs or reads a convolution's weights for
+ * M rows per group picks its kernel by this. */
+static inline const amp_gemm_kernel *amp_conv_rows_kernel(const amp_gemm_kernel *k, int64_t M)
+{
+    const amp_gemm_kernel *n = k->narrow;
+    if (n != NULL && M > 0) {
+        const int64_t wide = (M + k->mr - 1) / k->mr * k->mr, thin = (M + n->mr - 1) / n->mr * n->mr;
+        if (16 * (wide - thin) > M)
+            return n;
+    }
+    return k;
+}
 
 /* Compile-time bounds of the blocking (the per-thread buffers' sizes). */
 #define AMP_GEMM_KCU_MAX 256

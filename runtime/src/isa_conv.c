@@ -188,6 +188,7 @@ static void conv_plan(conv_job *j, const amp_gemm_kernel *k, amp_dtype t, const 
     j->M = d->out_channels / d->groups;
     j->K = d->in_channels / d->groups * j->g.kernel_plane;
     j->P = j->g.out_plane;
+    k = amp_conv_rows_kernel(k, j->M); /* callers continue with j->k */
     j->k = k;
     j->t = t;
     j->wt = t;
@@ -992,6 +993,7 @@ void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp
         return;
     }
     conv_plan(&j, k, t, d);
+    k = j.k;
     memset(&hd, 0, sizeof hd);
     hd.h.magic = PACKED_MAGIC;
     hd.h.k = k;
@@ -1026,6 +1028,7 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
         return 1;
     }
     conv_plan(&j, k, t, d);
+    k = j.k;
     j.flip = flip;
     if (packed != NULL) {
         const packed_header *hd = packed;
@@ -1501,6 +1504,7 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     j.P = j.g.out_plane;
     if (j.M <= 0 || j.K <= 0)
         return;
+    k = amp_conv_rows_kernel(k, j.M);
     /* No products to sum (or a dtype the GEMM does not take): the
      * reference, which writes the zeros. */
     if (d->batch <= 0 || j.P <= 0 || (t != AMP_F32 && t != AMP_BF16 && t != AMP_F16)) {

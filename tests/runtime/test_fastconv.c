@@ -18,7 +18,8 @@
  * too), 1 x 1 convolutions with and without the direct (copy-free) path,
  * odd sizes that are no multiple of any tile, K beyond one cache block,
  * more output channels than one row block and more output positions than
- * one column block, and the im2col-pack's edges (im2col_cases).  Results
+ * one column block, output channels in 8-row tiles (64), and the
+ * im2col-pack's edges (im2col_cases).  Results
  * must be identical on 1 and 2 threads.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -77,6 +78,8 @@ static const ccase cases[] = {
     { "many output channels", 2, 1, 4, 400, 1, { 4, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     { "many output positions", 2, 2, 3, 13, 1, { 23, 21 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     { "resnet-like, threaded", 2, 2, 32, 48, 1, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    /* 64 output channels: avx512bf16's 8-row tiles (12-row ones would pad to 72) */
+    { "64 channels, 8-row tiles", 2, 2, 24, 64, 1, { 12, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
 };
 
 static void fill_desc(const ccase *c, amp_conv_desc *d)
