@@ -1652,12 +1652,16 @@ static void col2im_task(void *ctx, int64_t task, int slot)
                     for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
                         const int64_t kp = (kd * g->kernel[1] + kh) * g->kernel[2] + kw;
                         const float *row = col + (size_t)((co * kplane + kp) * c->col_rs + id * in12 + ih * g->in[2]);
-                        const int64_t *tw = c->tab[2] + kw;
-                        for (int64_t ow = 0; ow < g->out[2]; ow++) {
-                            const int64_t iw = tw[ow * g->kernel[2]];
-                            if (iw >= 0)
+                        const int64_t *tw = c->tab[2] + kw, sw = g->stride[2];
+                        /* the outputs tap kw reaches: from the first, every
+                         * stride-th, each the next input (iw stride = ow +
+                         * padding - kw dilation), up to the row's end */
+                        int64_t ow = 0;
+                        while (ow < g->out[2] && tw[ow * g->kernel[2]] < 0)
+                            ow++;
+                        if (ow < g->out[2])
+                            for (int64_t iw = tw[ow * g->kernel[2]]; ow < g->out[2] && iw < g->in[2]; ow += sw, iw++)
                                 acc[ow] += row[iw];
-                        }
                     }
                 }
             }
@@ -1757,6 +1761,7 @@ typedef struct {
     const conv_geometry *g;
     phase_dim ph[3];
     int64_t in_g, out_g, groups, Lplane;
+    const int64_t *taps; /* [Lplane]: the kernel position (in w's plane) of sub-kernel tap j */
     const char *w;
     char *wf;
     const char *tmp;   /* the phase's conv output [N, Cout, outc...], or NULL (no taps) */
@@ -1777,18 +1782,19 @@ static void phase_weights_task(void *ctx, int64_t task, int slot)
     for (int64_t co = task * FLIP_CHANNELS; co < co_end; co++) {
         const int64_t grp = co / f->out_g, cop = co % f->out_g;
         for (int64_t ci = 0; ci < f->in_g; ci++) {
-            const char *src = f->w + (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * g->kernel_plane) * f->es;
-            char *dst = f->wf + (size_t)((co * f->in_g + ci) * f->Lplane) * f->es;
-            int64_t j = 0;
-            for (int64_t a = 0; a < f->ph[0].L; a++)
-                for (int64_t b = 0; b < f->ph[1].L; b++)
-                    for (int64_t e = 0; e < f->ph[2].L; e++, j++) {
-                        const int64_t ka = f->ph[0].k0 + f->ph[0].s * (f->ph[0].L - 1 - a);
-                        const int64_t kb = f->ph[1].k0 + f->ph[1].s * (f->ph[1].L - 1 - b);
-                        const int64_t ke = f->ph[2].k0 + f->ph[2].s * (f->ph[2].L - 1 - e);
-                        memcpy(dst + (size_t)j * f->es, src + (size_t)((ka * g->kernel[1] + kb) * g->kernel[2] + ke) * f->es,
-                               f->es);
-                    }
+            const size_t src = (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * g->kernel_plane);
+            const size_t dst = (size_t)((co * f->in_g + ci) * f->Lplane);
+            if (f->es == 2) {
+                const uint16_t *sp = (const uint16_t *)(const void *)f->w + src;
+                uint16_t *dp = (uint16_t *)(void *)f->wf + dst;
+                for (int64_t j = 0; j < f->Lplane; j++)
+                    dp[j] = sp[f->taps[j]];
+            } else {
+                const uint32_t *sp = (const uint32_t *)(const void *)f->w + src;
+                uint32_t *dp = (uint32_t *)(void *)f->wf + dst;
+                for (int64_t j = 0; j < f->Lplane; j++)
+                    dp[j] = sp[f->taps[j]];
+            }
         }
     }
 }
@@ -1893,6 +1899,7 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
     int64_t nphases = 1, max_lplane = 1, max_cplane = 1, strided = 0;
     size_t wbytes, tbytes;
     char *tmp;
+    int64_t *tap_pos;
     int threads = amp_get_threads();
     if (d->nspatial < 1 || d->nspatial > 3)
         return 0;
@@ -1931,11 +1938,14 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
     tbytes = (size_t)(d->batch * d->out_channels * max_cplane) * f.es;
     f.wf = amp_scratch_alloc(wbytes ? wbytes : 1);
     tmp = amp_scratch_alloc(tbytes ? tbytes : 1);
-    if (f.wf == NULL || tmp == NULL) {
+    tap_pos = amp_scratch_alloc((size_t)max_lplane * sizeof *tap_pos);
+    if (f.wf == NULL || tmp == NULL || tap_pos == NULL) {
         amp_scratch_free(f.wf);
         amp_scratch_free(tmp);
+        amp_scratch_free(tap_pos);
         return 0;
     }
+    f.taps = tap_pos;
     if ((double)(tbytes + wbytes) < PARALLEL_MIN_FLOPS / 8)
         threads = 1;
     for (int64_t phase = 0; phase < nphases; phase++) {
@@ -1946,6 +1956,14 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
         f.Lplane = taps;
         f.tmp = NULL;
         if (taps > 0) {
+            /* tap j = (a, b, e): kernel position k_i = k0_i + s_i (L_i - 1 - j_i) */
+            int64_t j = 0;
+            for (int64_t a = 0; a < f.ph[0].L; a++)
+                for (int64_t b = 0; b < f.ph[1].L; b++)
+                    for (int64_t e = 0; e < f.ph[2].L; e++, j++)
+                        tap_pos[j] = ((f.ph[0].k0 + f.ph[0].s * (f.ph[0].L - 1 - a)) * g.kernel[1] +
+                                      f.ph[1].k0 + f.ph[1].s * (f.ph[1].L - 1 - b)) * g.kernel[2] +
+                                     f.ph[2].k0 + f.ph[2].s * (f.ph[2].L - 1 - e);
             for (int i = 0; i < d->nspatial; i++) {
                 const phase_dim *p = &f.ph[lead + i];
                 c.stride[i] = 1;
@@ -1962,6 +1980,7 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
     }
     amp_scratch_free(f.wf);
     amp_scratch_free(tmp);
+    amp_scratch_free(tap_pos);
     return 1;
 }
 
