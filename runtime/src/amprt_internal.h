@@ -182,6 +182,8 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t);
 /* The AVX-512 kernels beyond the GEMM (isa_avx512_eltwise.c), for both
  * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);
+/* ... and what the avx512bf16 set replaces of them (the f32 -> bf16 cast). */
+void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t);
 /* The AVX-512 gradient and optimizer kernels (isa_avx512_backward.c), for
  * both AVX-512 sets: relu_backward, batch_norm_backward (running
  * statistics), sgd. */

@@ -26,31 +26,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 
-#define AVX512BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 
 #define MR 12
 #define NR 32
-
-/* store16(AMP_BF16, ...) in the AVX512-BF16 kernels: vcvtneps2bf16 rounds
- * as amp_st does (nearest even; a NaN keeps its top bits, quieted) except
- * that it reads denormal inputs as zero, so a vector holding one takes
- * store16's integer rounding instead.  One conversion in place of a dozen
- * integer operations: the epilogue of a small GEMM's tile (K = 64) was a
- * fifth of its time. */
-AVX512BF16_TARGET static inline void store16_bf16(void *p, __mmask16 m, __m512 v)
-{
-    const __m512i u = _mm512_castps_si512(v);
-    const __mmask16 tiny = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
-    if (_mm512_mask_test_epi32_mask(tiny, u, _mm512_set1_epi32(0x007fffff))) {
-        store16(AMP_BF16, p, m, v);
-        return;
-    }
-    const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
-    if (m == (__mmask16)0xffff)
-        _mm256_storeu_si256((__m256i *)p, h);
-    else
-        _mm256_mask_storeu_epi16(p, m, h);
-}
 
 /* ---- f32 micro-kernel ------------------------------------------------------ */
 
@@ -890,6 +868,7 @@ void amp_isa_avx512_fill(amp_kernel_table *t)
 void amp_isa_avx512bf16_fill(amp_kernel_table *t)
 {
     amp_isa_avx512_fill(t);
+    amp_isa_avx512bf16_fill_eltwise(t);
     ISA_GEMM_FILL(t, avx512bf16, bf16);
     t->gemm_bf16 = avx512bf16s_gemm_bf16;
     t->linear_bf16 = avx512bf16s_linear_bf16;

@@ -807,6 +807,33 @@ CAST_ENTRY(bf16, f32)
 CAST_ENTRY(f32, f16)
 CAST_ENTRY(f16, f32)
 
+/* The avx512bf16 set's f32 -> bf16 cast: store16_bf16's vcvtneps2bf16
+ * (the same bits; a training step casts every weight each step). */
+AVX512BF16_TARGET static void cast_f32_bf16_native_body(const void *c_, size_t begin, size_t end)
+{
+    const cast_ctx *c = c_;
+    const float *x = c->x;
+    uint16_t *y = c->y;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        store16_bf16(y + i, (__mmask16)0xffff, _mm512_loadu_ps(x + i));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16_bf16(y + i, m, _mm512_maskz_loadu_ps(m, x + i));
+    }
+}
+
+static void cast_f32_bf16_native(size_t n, const float *x, amp_bf16 *y)
+{
+    cast_ctx c = { AMP_F32, AMP_BF16, x, y };
+    run_chunked(n, 1, cast_f32_bf16_native_body, &c);
+}
+
+void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t)
+{
+    t->cast_f32_bf16 = cast_f32_bf16_native;
+}
+
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
 {
 #define FILL(T)                                                                                   \
@@ -830,5 +857,6 @@ void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
 #else
 
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t) { (void)t; }
+void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t) { (void)t; }
 
 #endif
