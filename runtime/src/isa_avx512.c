@@ -72,26 +72,34 @@ AVX512_TARGET static void micro_f32(int64_t kcu, const void *pa_, const void *pb
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);                              \
     c##i##b = _mm512_dpbf16_ps(c##i##b, (__m512bh)av, (__m512bh)b1);
 
-AVX512BF16_TARGET static void micro_bf16(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw,
-                                         int accumulate)
-{
-    const uint32_t *pa = pa_, *pb = pb_;
-    ALL_ROWS(DECL_ROW)
-    for (int64_t u = 0; u < kcu; u++) {
-        __m512i b0 = _mm512_load_si512(pb), b1 = _mm512_load_si512(pb + 16), av;
-        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(pb + 8 * NR + 16), _MM_HINT_T0);
-        ALL_ROWS(BF16_ROW)
-        pa += MR;
-        pb += NR;
+/* The k loop of the bf16 kernels: per unit (a pair of k), B's two
+ * vectors and MRV rows of A broadcast, ROWS_OF(BF16_ROW) over them. */
+#define BF16_K_LOOP(ROWS_OF, MRV)                                                                 \
+    for (int64_t u = 0; u < kcu; u++) {                                                           \
+        __m512i b0 = _mm512_load_si512(pb), b1 = _mm512_load_si512(pb + 16), av;                  \
+        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);                                   \
+        _mm_prefetch((const char *)(pb + 8 * NR + 16), _MM_HINT_T0);                              \
+        ROWS_OF(BF16_ROW)                                                                         \
+        pa += MRV;                                                                                \
+        pb += NR;                                                                                 \
     }
-    ALL_ROWS(STORE_ROW)
-}
+
+/* micro (contract in amprt_internal.h) on MRV x 32 tiles: the tile's f32
+ * sums into w (added to w's when accumulate). */
+#define BF16_MICRO(NAME, ROWS_OF, MRV)                                                            \
+    AVX512BF16_TARGET static void NAME(int64_t kcu, const void *pa_, const void *pb_, float *w,   \
+                                       int64_t ldw, int accumulate)                               \
+    {                                                                                             \
+        const uint32_t *pa = pa_, *pb = pb_;                                                      \
+        ROWS_OF(DECL_ROW)                                                                         \
+        BF16_K_LOOP(ROWS_OF, MRV)                                                                 \
+        ROWS_OF(STORE_ROW)                                                                        \
+    }
 
 /* micro_bf16 on a last k block, with epi's bias-free, alpha-1 epilogue
  * applied in the registers (contract of micro_out in amprt_internal.h):
  * the same sums (w's partial sums added first when accumulate), rounded
- * to bf16 by store16 and stored into rows x cols of y (row stride ldy
+ * to bf16 by store16_bf16 and stored into rows x cols of y (row stride ldy
  * elements), so the tile never goes through w. */
 #define OUT_ROW(i)                                                                                \
     if (i < rows) {                                                                               \
@@ -104,65 +112,30 @@ AVX512BF16_TARGET static void micro_bf16(int64_t kcu, const void *pa_, const voi
             store16_bf16(yb + (size_t)(i * ldy + 16) * 2, mb, c##i##b);                           \
     }
 
-AVX512BF16_TARGET static void micro_out_bf16(int64_t kcu, const void *pa_, const void *pb_, const float *w,
-                                             int64_t ldw, int accumulate, void *y, int64_t ldy, int rows, int cols)
-{
-    const uint32_t *pa = pa_, *pb = pb_;
-    char *yb = y;
-    const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
-    const __mmask16 mb = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-    ALL_ROWS(DECL_ROW)
-    for (int64_t u = 0; u < kcu; u++) {
-        __m512i b0 = _mm512_load_si512(pb), b1 = _mm512_load_si512(pb + 16), av;
-        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(pb + 8 * NR + 16), _MM_HINT_T0);
-        ALL_ROWS(BF16_ROW)
-        pa += MR;
-        pb += NR;
+#define BF16_MICRO_OUT(NAME, ROWS_OF, MRV)                                                        \
+    AVX512BF16_TARGET static void NAME(int64_t kcu, const void *pa_, const void *pb_, const float *w, \
+                                       int64_t ldw, int accumulate, void *y, int64_t ldy, int rows, \
+                                       int cols)                                                  \
+    {                                                                                             \
+        const uint32_t *pa = pa_, *pb = pb_;                                                      \
+        char *yb = y;                                                                             \
+        const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);                \
+        const __mmask16 mb = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1); \
+        ROWS_OF(DECL_ROW)                                                                         \
+        BF16_K_LOOP(ROWS_OF, MRV)                                                                 \
+        ROWS_OF(OUT_ROW)                                                                          \
     }
-    ALL_ROWS(OUT_ROW)
-}
 
-/* The same two kernels on 8-row tiles (kernel_bf16_8: M a multiple of 8
- * that 12-row tiles would pad by a ninth, as resnet's 64 channels): 16
- * accumulators, B's loads shared by 8 rows instead of 12. */
+/* 12-row tiles (kernel_bf16), and 8-row ones (kernel_bf16_8: output
+ * channels that 12-row tiles would pad by over a sixteenth, as resnet's
+ * 64): 16 accumulators, B's loads shared by 8 rows instead of 12. */
 #define ROWS8_OF(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define MR8 8
 
-AVX512BF16_TARGET static void micro_bf16_8(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw,
-                                           int accumulate)
-{
-    const uint32_t *pa = pa_, *pb = pb_;
-    ROWS8_OF(DECL_ROW)
-    for (int64_t u = 0; u < kcu; u++) {
-        __m512i b0 = _mm512_load_si512(pb), b1 = _mm512_load_si512(pb + 16), av;
-        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(pb + 8 * NR + 16), _MM_HINT_T0);
-        ROWS8_OF(BF16_ROW)
-        pa += MR8;
-        pb += NR;
-    }
-    ROWS8_OF(STORE_ROW)
-}
-
-AVX512BF16_TARGET static void micro_out_bf16_8(int64_t kcu, const void *pa_, const void *pb_, const float *w,
-                                               int64_t ldw, int accumulate, void *y, int64_t ldy, int rows, int cols)
-{
-    const uint32_t *pa = pa_, *pb = pb_;
-    char *yb = y;
-    const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
-    const __mmask16 mb = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-    ROWS8_OF(DECL_ROW)
-    for (int64_t u = 0; u < kcu; u++) {
-        __m512i b0 = _mm512_load_si512(pb), b1 = _mm512_load_si512(pb + 16), av;
-        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(pb + 8 * NR + 16), _MM_HINT_T0);
-        ROWS8_OF(BF16_ROW)
-        pa += MR8;
-        pb += NR;
-    }
-    ROWS8_OF(OUT_ROW)
-}
+BF16_MICRO(micro_bf16, ALL_ROWS, MR)
+BF16_MICRO(micro_bf16_8, ROWS8_OF, MR8)
+BF16_MICRO_OUT(micro_out_bf16, ALL_ROWS, MR)
+BF16_MICRO_OUT(micro_out_bf16_8, ROWS8_OF, MR8)
 
 /* ---- packing ---------------------------------------------------------------- */
 
