@@ -121,12 +121,56 @@ TARGET static inline __m512 col(const source *src, int64_t c)
     return column(src->t, src->x, src->row0, src->C, src->g, c);
 }
 
-static void fill_cols(source *src, float *cols)
+/* A 16 x 16 block of f32 transposed in registers (r[i] lane j <-> r[j]
+ * lane i): pairs of rows, then of 2, 4 and 8 rows interleaved. */
+TARGET static void transpose16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+        const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    /* r[4g + j], 128-bit lane L: rows 4g..4g+3 of column 4L + j */
+    for (int h = 0; h < 16; h += 8)
+        for (int j = 0; j < 4; j++) {
+            t[h + j] = _mm512_shuffle_f32x4(r[h + j], r[h + 4 + j], 0x88);
+            t[h + 4 + j] = _mm512_shuffle_f32x4(r[h + j], r[h + 4 + j], 0xdd);
+        }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+        r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+        r[4 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0x88);
+        r[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xdd);
+    }
+}
+
+TARGET static void fill_cols(source *src, float *cols)
 {
     const int64_t C = src->C;
     src->cols = NULL;
     if (C > CACHE_C)
         return;
+    if (src->t == AMP_F32 && C <= 16) {
+        /* each row one masked load, then one transpose */
+        const __mmask16 m = (__mmask16)((1u << C) - 1);
+        __m512 r[16];
+        for (int l = 0; l < 16; l++)
+            r[l] = l < src->g->rows ? _mm512_maskz_loadu_ps(m, (const float *)src->x + (src->row0 + l) * C)
+                                    : _mm512_setzero_ps();
+        transpose16(r);
+        for (int64_t c = 0; c < C; c++)
+            _mm512_store_ps(cols + c * 16, r[c]);
+        src->cols = cols;
+        return;
+    }
     for (int l = 0; l < 16; l++)
         if (l < src->g->rows) {
             const int64_t base = (src->row0 + l) * C;
@@ -143,17 +187,51 @@ static void fill_cols(source *src, float *cols)
     src->cols = cols;
 }
 
-/* The reference's log_softmax_shift for every lane: m = the running max
- * (v > m replaces it), then sum += amp_expf(v - m) in class order, and
- * log_sum = logf(sum) per lane. */
-TARGET static void shift16(const source *src, __m512 *max, __m512 *log_sum)
+/* The cached columns (gradients by then) back to the group's rows. */
+TARGET static void store_cols(const source *src, void *dx)
 {
-    __m512 m = _mm512_set1_ps(-INFINITY), sum = _mm512_setzero_ps();
-    float s[16];
+    const int64_t C = src->C;
+    const float *cols = src->cols;
+    if (src->t == AMP_F32 && C <= 16) {
+        const __mmask16 m = (__mmask16)((1u << C) - 1);
+        __m512 r[16];
+        for (int c = 0; c < 16; c++)
+            r[c] = c < C ? _mm512_load_ps(cols + c * 16) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int l = 0; l < src->g->rows; l++)
+            _mm512_mask_storeu_ps((float *)dx + (src->row0 + l) * C, m, r[l]);
+        return;
+    }
+    for (int l = 0; l < src->g->rows; l++) {
+        const int64_t base = (src->row0 + l) * C;
+        if (src->t == AMP_F32)
+            for (int64_t c = 0; c < C; c++)
+                ((float *)dx)[base + c] = cols[c * 16 + l];
+        else
+            for (int64_t c = 0; c < C; c++)
+                amp_st(src->t, dx, base + c, cols[c * 16 + l]);
+    }
+}
+
+/* The running max of every lane over the classes (v > m replaces it). */
+TARGET static __m512 max16(const source *src)
+{
+    __m512 m = _mm512_set1_ps(-INFINITY);
     for (int64_t c = 0; c < src->C; c++) {
         const __m512 v = col(src, c);
         m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ), v);
     }
+    return m;
+}
+
+/* The reference's log_softmax_shift for every lane: m = max16, then
+ * sum += amp_expf(v - m) in class order, and log_sum = logf(sum) per
+ * lane. */
+TARGET static void shift16(const source *src, __m512 *max, __m512 *log_sum)
+{
+    const __m512 m = max16(src);
+    __m512 sum = _mm512_setzero_ps();
+    float s[16];
     for (int64_t c = 0; c < src->C; c++)
         sum = _mm512_add_ps(sum, exp16(_mm512_sub_ps(col(src, c), m)));
     _mm512_storeu_ps(s, sum);
@@ -284,7 +362,7 @@ TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void 
     }
     for (int64_t row0 = 0; row0 < N; row0 += 16) {
         group g;
-        __m512 max, log_sum, s, total, zero = _mm512_setzero_ps();
+        __m512 max, sum = _mm512_setzero_ps(), s, total, zero = _mm512_setzero_ps();
         __m512i kv;
         float cols[CACHE_C * 16] __attribute__((aligned(64)));
         source src = { t, x, row0, C, &g, NULL };
@@ -303,18 +381,28 @@ TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void 
             s = _mm512_set1_ps(scale);
         }
         fill_cols(&src, cols);
-        shift16(&src, &max, &log_sum);
+        /* the reference's softmax_shift_bw: max, then sum of e_c =
+         * amp_expf(x_c - max) in class order; the cached columns keep e_c */
+        max = max16(&src);
+        for (int64_t c = 0; c < C; c++) {
+            const __m512 e = exp16(_mm512_sub_ps(col(&src, c), max));
+            sum = _mm512_add_ps(sum, e);
+            if (src.cols != NULL)
+                _mm512_store_ps(src.cols + c * 16, e);
+        }
         /* total = -(1 - 0) * wk * s = ((-1) * wk) * s; g_c = total at the
-         * target, 0 elsewhere; dx_c = g_c - softmax_c * total. */
+         * target, 0 elsewhere; dx_c = g_c - (e_c / sum) * total. */
         total = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(-1.0f), _mm512_loadu_ps(g.wk)), s);
         kv = _mm512_loadu_si512(g.k);
         for (int64_t c = 0; c < C; c++) {
-            const __m512 softmax = exp16(_mm512_sub_ps(_mm512_sub_ps(col(&src, c), max), log_sum));
+            const __m512 e = src.cols != NULL ? _mm512_load_ps(src.cols + c * 16)
+                                              : exp16(_mm512_sub_ps(col(&src, c), max));
+            const __m512 softmax = _mm512_div_ps(e, sum);
             const __m512 gc = _mm512_mask_mov_ps(zero, _mm512_cmpeq_epi32_mask(kv, _mm512_set1_epi32((int)c)), total);
             /* ignored rows: 0 */
             const __m512 d = _mm512_maskz_mov_ps(g.live, _mm512_sub_ps(gc, _mm512_mul_ps(softmax, total)));
             if (src.cols != NULL) {
-                _mm512_store_ps(src.cols + c * 16, d); /* column c is read for the last time */
+                _mm512_store_ps(src.cols + c * 16, d);
             } else if (t == AMP_F32) {
                 _mm512_mask_i32scatter_ps((float *)dx + row0 * C + c,
                                           (__mmask16)(g.rows == 16 ? 0xffff : (1u << g.rows) - 1), g.offs, d, 4);
@@ -326,15 +414,7 @@ TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void 
             }
         }
         if (src.cols != NULL) /* the gradients, back to rows */
-            for (int l = 0; l < g.rows; l++) {
-                const int64_t base = (row0 + l) * C;
-                if (t == AMP_F32)
-                    for (int64_t c = 0; c < C; c++)
-                        ((float *)dx)[base + c] = src.cols[c * 16 + l];
-                else
-                    for (int64_t c = 0; c < C; c++)
-                        amp_st(t, dx, base + c, src.cols[c * 16 + l]);
-            }
+            store_cols(&src, dx);
     }
 }
 
