@@ -733,6 +733,13 @@ void emit_node(Emitter *e, Node *n)
                    line, what, n->why ? n->why : "");
         return;
     }
+    if (n->absorbed_by && n->absorbed_by->with_forward == n) {
+        /* fuse.c: a loss computed by its gradient's call, into its output */
+        e->cname[v->id] = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed with its gradient below */\n", base_name(n->loc.file->name),
+                   line, what, n->why ? n->why : "");
+        return;
+    }
     if (n->absorbed_by) {
         /* fuse.c: computed inside the convolution call of its group's last node */
         buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the convolution below */\n", base_name(n->loc.file->name), line,

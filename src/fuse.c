@@ -1,4 +1,5 @@
-/* fuse.c: convolution epilogues.
+/* fuse.c: convolution epilogues, and a training step's loss with its
+ * gradient.
  *
  * Requires: an optimized graph in schedule order.  Produces: groups of a
  * convolution and what follows it, run as one kernel call
@@ -20,6 +21,14 @@
  * they do, so fusing changes no bit of any result; it saves the three
  * passes over memory (and the buffers) the separate calls cost.
  *
+ * In the training graph, a cross_entropy with class targets whose result
+ * (an output: the loss) nothing reads before its gradient node runs is
+ * computed by that node's call, amp_cross_entropy_with_grad_<T>: the loss
+ * and the gradient of the logits in one pass over them (the two kernels'
+ * results, bit for bit).  The gradient node gets with_forward = the
+ * cross_entropy, which is absorbed_by it; the gradient node already reads
+ * everything the forward does, so their buffers live until the call.
+ *
  * May break: nothing; nodes and values stay where they are.
  */
 #include "ampc.h"
@@ -38,6 +47,28 @@ static bool is_forward_conv(Ctx *c, const Node *n)
     default:
         return false;
     }
+}
+
+/* The cross_entropy of class targets that gradient node b (at schedule
+ * index at) can compute with its own call, or NULL: its only gradient is
+ * the logits', its result is an output (no buffer of its own to keep),
+ * and no node between the two reads that result. */
+static Node *loss_with_grad(const Graph *g, const Node *b, int at)
+{
+    Node *f = b->fwd;
+    if (b->op->id != OP_GRAD || !f || f->op->id != OP_CROSS_ENTROPY || f->absorbed_by || !f->src ||
+        !f->in[1] || f->in[1]->type.dtype != DT_I64 || !fusable_dtype(f->out->type.dtype) || !f->out->is_output ||
+        b->nmore != 0 || b->grad_input[0] != 0 || !b->in[0])
+        return NULL;
+    for (int i = at - 1; i >= 0; i--) {
+        Node *n = VEC_AT(g->nodes, i);
+        if (n == f)
+            return f;
+        for (int k = 0; k < node_nreads(n); k++)
+            if (node_read(n, k) == f->out)
+                return NULL;
+    }
+    return NULL;
 }
 
 /* The one node reading v, or NULL when v is an output, has another
@@ -62,6 +93,7 @@ bool fuse(Ctx *c)
         Node *n = VEC_AT(g->nodes, i);
         n->fused[0] = n->fused[1] = n->fused[2] = n->fused[3] = NULL;
         n->absorbed_by = NULL;
+        n->with_forward = NULL;
         for (int k = 0; k < node_nreads(n); k++) {
             Value *v = node_read(n, k);
             if (v) {
@@ -105,6 +137,15 @@ bool fuse(Ctx *c)
         for (int k = 0; k < 4; k++)
             if (group[k] && group[k] != last)
                 group[k]->absorbed_by = last;
+    }
+
+    for (int i = 0; training_graph && i < g->nodes->len; i++) {
+        Node *b = VEC_AT(g->nodes, i);
+        Node *f = loss_with_grad(g, b, i);
+        if (f) {
+            b->with_forward = f;
+            f->absorbed_by = b;
+        }
     }
     return ir_verify(c, "fuse");
 }

@@ -1,7 +1,9 @@
 /*
- * isa_avx512_loss.c - the AVX-512 cross_entropy (class targets) and its
- * backward, for f32, bf16 and f16 storage, of the "avx512" and
- * "avx512bf16" sets: the loss of a classifier's training step.
+ * isa_avx512_loss.c - the AVX-512 cross_entropy (class targets), its
+ * backward, and the two in one call (cross_entropy_with_grad, one pass
+ * over each group of rows for both), for f32, bf16 and f16 storage, of
+ * the "avx512" and "avx512bf16" sets: the loss of a classifier's training
+ * step.
  *
  * Bit for bit the reference (ref_losses.inc: class_loss, and
  * ref_backward_loss.inc: class_backward).  The lanes of a vector are 16
@@ -224,23 +226,6 @@ TARGET static __m512 max16(const source *src)
     return m;
 }
 
-/* The reference's log_softmax_shift for every lane: m = max16, then
- * sum += amp_expf(v - m) in class order, and log_sum = logf(sum) per
- * lane. */
-TARGET static void shift16(const source *src, __m512 *max, __m512 *log_sum)
-{
-    const __m512 m = max16(src);
-    __m512 sum = _mm512_setzero_ps();
-    float s[16];
-    for (int64_t c = 0; c < src->C; c++)
-        sum = _mm512_add_ps(sum, exp16(_mm512_sub_ps(col(src, c), m)));
-    _mm512_storeu_ps(s, sum);
-    for (int l = 0; l < 16; l++)
-        s[l] = l < src->g->rows ? logf(s[l]) : 0.0f;
-    *max = m;
-    *log_sum = _mm512_loadu_ps(s);
-}
-
 /* A group's rows (up to 16 from row0), targets and weights; ignored rows
  * and lanes past the rows get target 0 and weight 0 and stay out of
  * `live`.  (The forward checked the targets; the backward trusts them, as
@@ -289,136 +274,159 @@ static int check_targets(int64_t N, int64_t C, int64_t inner, const void *x, con
 /* Gathers of one row's C classes use 32-bit offsets l * C + c. */
 #define FAST_MAX_C ((int64_t)1 << 26)
 
-/* ---- forward ------------------------------------------------------------------ */
+/* ---- one group: its losses and its gradient -------------------------------------- */
 
-TARGET static int class_loss(amp_dtype t, int64_t N, int64_t C, const void *x, const int64_t *target,
-                             const void *weight, int64_t ignore_index, int reduction, void *y)
+typedef struct {
+    amp_dtype t;
+    int64_t N, C;
+    const void *x, *weight, *dloss;
+    const int64_t *target;
+    int64_t ignore_index;
+    int reduction;
+    float scale; /* the backward's dloss / weight sum (MEAN), dloss (SUM) */
+} class_args;
+
+/* The group of rows from row0 (some live): each lane's loss into lv when
+ * lv != NULL (the reference's class_loss), the rows' gradients into dx
+ * when dx != NULL (its class_backward).  Both start from the same max and
+ * sum of e_c = amp_expf(x_c - max), in class order. */
+TARGET static void class_group(const class_args *a, int64_t row0, const group *g, float *lv, void *dx)
+{
+    const amp_dtype t = a->t;
+    const int64_t C = a->C;
+    const __m512 zero = _mm512_setzero_ps();
+    float cols[CACHE_C * 16] __attribute__((aligned(64)));
+    source src = { t, a->x, row0, C, g, NULL };
+    __m512 max, sum = zero;
+    fill_cols(&src, cols);
+    max = max16(&src);
+    for (int64_t c = 0; c < C; c++) {
+        const __m512 e = exp16(_mm512_sub_ps(col(&src, c), max));
+        sum = _mm512_add_ps(sum, e);
+        if (dx != NULL && src.cols != NULL)
+            _mm512_store_ps(src.cols + c * 16, e); /* x_c is not read again */
+    }
+    if (lv != NULL) {
+        /* loss = -w * ((x[k] - max) - log_sum), log_sum = logf(sum) per row */
+        float ls[16];
+        __m512 xk;
+        _mm512_storeu_ps(ls, sum);
+        for (int l = 0; l < 16; l++)
+            ls[l] = l < g->rows ? logf(ls[l]) : 0.0f;
+        if (t == AMP_F32) {
+            __m512i idx = _mm512_add_epi32(g->offs, _mm512_loadu_si512(g->k));
+            xk = _mm512_mask_i32gather_ps(zero, g->live, idx, (const float *)a->x + row0 * C, 4);
+        } else {
+            float v[16] = { 0 };
+            for (int l = 0; l < g->rows; l++)
+                if (g->live >> l & 1)
+                    v[l] = amp_ld(t, a->x, (row0 + l) * C + g->k[l]);
+            xk = _mm512_loadu_ps(v);
+        }
+        /* -w is a negation: flip the sign bit (0 - w would give +0 for w = +0) */
+        _mm512_storeu_ps(lv, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_xor_si512(
+                                               _mm512_castps_si512(_mm512_loadu_ps(g->wk)),
+                                               _mm512_set1_epi32((int)0x80000000u))),
+                                           _mm512_sub_ps(_mm512_sub_ps(xk, max), _mm512_loadu_ps(ls))));
+    }
+    if (dx == NULL)
+        return;
+    __m512 s, total;
+    if (a->reduction == AMP_REDUCTION_NONE) {
+        float sv[16] = { 0 };
+        for (int l = 0; l < g->rows; l++)
+            sv[l] = amp_ld(t, a->dloss, row0 + l);
+        s = _mm512_loadu_ps(sv);
+    } else {
+        s = _mm512_set1_ps(a->scale);
+    }
+    /* total = -(1 - 0) * wk * s = ((-1) * wk) * s; g_c = total at the
+     * target, 0 elsewhere; dx_c = g_c - (e_c / sum) * total. */
+    total = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(-1.0f), _mm512_loadu_ps(g->wk)), s);
+    const __m512i kv = _mm512_loadu_si512(g->k);
+    for (int64_t c = 0; c < C; c++) {
+        const __m512 e = src.cols != NULL ? _mm512_load_ps(src.cols + c * 16) : exp16(_mm512_sub_ps(col(&src, c), max));
+        const __m512 softmax = _mm512_div_ps(e, sum);
+        const __m512 gc = _mm512_mask_mov_ps(zero, _mm512_cmpeq_epi32_mask(kv, _mm512_set1_epi32((int)c)), total);
+        /* ignored rows: 0 */
+        const __m512 d = _mm512_maskz_mov_ps(g->live, _mm512_sub_ps(gc, _mm512_mul_ps(softmax, total)));
+        if (src.cols != NULL) {
+            _mm512_store_ps(src.cols + c * 16, d);
+        } else if (t == AMP_F32) {
+            _mm512_mask_i32scatter_ps((float *)dx + row0 * C + c,
+                                      (__mmask16)(g->rows == 16 ? 0xffff : (1u << g->rows) - 1), g->offs, d, 4);
+        } else {
+            float dv[16];
+            _mm512_storeu_ps(dv, d);
+            for (int l = 0; l < g->rows; l++)
+                amp_st(t, dx, (row0 + l) * C + c, dv[l]);
+        }
+    }
+    if (src.cols != NULL) /* the gradients, back to rows */
+        store_cols(&src, dx);
+}
+
+/* The backward's scale, as the reference computes it (before any row). */
+static float class_scale(const class_args *a)
+{
+    if (a->reduction == AMP_REDUCTION_MEAN) {
+        float weight_sum = 0;
+        for (int64_t p = 0; p < a->N; p++)
+            if (a->target[p] != a->ignore_index)
+                weight_sum += a->weight != NULL ? amp_ld(a->t, a->weight, a->target[p]) : 1;
+        return amp_ld(a->t, a->dloss, 0) / weight_sum;
+    }
+    if (a->reduction == AMP_REDUCTION_SUM)
+        return amp_ld(a->t, a->dloss, 0);
+    return 0;
+}
+
+/* ---- the loss (want_loss: into y), its gradient (dx != NULL), or both ---------- */
+
+TARGET static int class_run(class_args *a, int want_loss, void *y, void *dx)
 {
     float total = 0, weight_sum = 0;
-    int status = check_targets(N, C, 1, x, target, ignore_index, reduction, y);
-    if (status != AMP_OK)
-        return status;
-    for (int64_t row0 = 0; row0 < N; row0 += 16) {
+    if (want_loss) {
+        int status = check_targets(a->N, a->C, 1, a->x, a->target, a->ignore_index, a->reduction, y);
+        if (status != AMP_OK)
+            return status;
+    }
+    if (dx != NULL)
+        a->scale = class_scale(a);
+    for (int64_t row0 = 0; row0 < a->N; row0 += 16) {
         group g;
-        __m512 max, log_sum, xk, loss;
         float lv[16];
-        load_group(t, row0, N, C, target, weight, ignore_index, &g);
-        if (g.live) {
-            float cols[CACHE_C * 16] __attribute__((aligned(64)));
-            source src = { t, x, row0, C, &g, NULL };
-            fill_cols(&src, cols);
-            shift16(&src, &max, &log_sum);
-            /* loss = -w * ((x[k] - max) - log_sum) */
-            if (t == AMP_F32) {
-                __m512i idx = _mm512_add_epi32(g.offs, _mm512_loadu_si512(g.k));
-                xk = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), g.live, idx, (const float *)x + row0 * C, 4);
-            } else {
-                float v[16] = { 0 };
-                for (int l = 0; l < g.rows; l++)
-                    if (g.live >> l & 1)
-                        v[l] = amp_ld(t, x, (row0 + l) * C + g.k[l]);
-                xk = _mm512_loadu_ps(v);
-            }
-            /* -w is a negation: flip the sign bit (0 - w would give +0 for w = +0) */
-            loss = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_loadu_ps(g.wk)),
-                                                                      _mm512_set1_epi32((int)0x80000000u))),
-                                 _mm512_sub_ps(_mm512_sub_ps(xk, max), log_sum));
-            _mm512_storeu_ps(lv, loss);
-        }
+        load_group(a->t, row0, a->N, a->C, a->target, a->weight, a->ignore_index, &g);
+        if (g.live)
+            class_group(a, row0, &g, want_loss ? lv : NULL, dx);
+        else if (dx != NULL)
+            for (int64_t e = row0 * a->C; e < (row0 + g.rows) * a->C; e++)
+                amp_st(a->t, dx, e, 0.0f);
+        if (!want_loss)
+            continue;
         for (int l = 0; l < g.rows; l++) {
             if (!(g.live >> l & 1)) {
-                if (reduction == AMP_REDUCTION_NONE)
-                    amp_st(t, y, row0 + l, 0.0f);
+                if (a->reduction == AMP_REDUCTION_NONE)
+                    amp_st(a->t, y, row0 + l, 0.0f);
                 continue;
             }
-            if (reduction == AMP_REDUCTION_NONE)
-                amp_st(t, y, row0 + l, lv[l]);
+            if (a->reduction == AMP_REDUCTION_NONE)
+                amp_st(a->t, y, row0 + l, lv[l]);
             total += lv[l];
             weight_sum += g.wk[l];
         }
     }
-    if (reduction == AMP_REDUCTION_MEAN)
-        amp_st(t, y, 0, total / weight_sum);
-    else if (reduction == AMP_REDUCTION_SUM)
-        amp_st(t, y, 0, total);
+    if (want_loss && a->reduction == AMP_REDUCTION_MEAN)
+        amp_st(a->t, y, 0, total / weight_sum);
+    else if (want_loss && a->reduction == AMP_REDUCTION_SUM)
+        amp_st(a->t, y, 0, total);
     return AMP_OK;
 }
 
-/* ---- backward ----------------------------------------------------------------- */
-
-TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void *x, const int64_t *target,
-                                  const void *weight, int64_t ignore_index, int reduction, const void *dloss,
-                                  void *dx)
-{
-    float scale = 0;
-    if (reduction == AMP_REDUCTION_MEAN) {
-        float weight_sum = 0;
-        for (int64_t p = 0; p < N; p++)
-            if (target[p] != ignore_index)
-                weight_sum += weight != NULL ? amp_ld(t, weight, target[p]) : 1;
-        scale = amp_ld(t, dloss, 0) / weight_sum;
-    } else if (reduction == AMP_REDUCTION_SUM) {
-        scale = amp_ld(t, dloss, 0);
-    }
-    for (int64_t row0 = 0; row0 < N; row0 += 16) {
-        group g;
-        __m512 max, sum = _mm512_setzero_ps(), s, total, zero = _mm512_setzero_ps();
-        __m512i kv;
-        float cols[CACHE_C * 16] __attribute__((aligned(64)));
-        source src = { t, x, row0, C, &g, NULL };
-        load_group(t, row0, N, C, target, weight, ignore_index, &g);
-        if (!g.live) {
-            for (int64_t e = row0 * C; e < (row0 + g.rows) * C; e++)
-                amp_st(t, dx, e, 0.0f);
-            continue;
-        }
-        if (reduction == AMP_REDUCTION_NONE) {
-            float sv[16] = { 0 };
-            for (int l = 0; l < g.rows; l++)
-                sv[l] = amp_ld(t, dloss, row0 + l);
-            s = _mm512_loadu_ps(sv);
-        } else {
-            s = _mm512_set1_ps(scale);
-        }
-        fill_cols(&src, cols);
-        /* the reference's softmax_shift_bw: max, then sum of e_c =
-         * amp_expf(x_c - max) in class order; the cached columns keep e_c */
-        max = max16(&src);
-        for (int64_t c = 0; c < C; c++) {
-            const __m512 e = exp16(_mm512_sub_ps(col(&src, c), max));
-            sum = _mm512_add_ps(sum, e);
-            if (src.cols != NULL)
-                _mm512_store_ps(src.cols + c * 16, e);
-        }
-        /* total = -(1 - 0) * wk * s = ((-1) * wk) * s; g_c = total at the
-         * target, 0 elsewhere; dx_c = g_c - (e_c / sum) * total. */
-        total = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(-1.0f), _mm512_loadu_ps(g.wk)), s);
-        kv = _mm512_loadu_si512(g.k);
-        for (int64_t c = 0; c < C; c++) {
-            const __m512 e = src.cols != NULL ? _mm512_load_ps(src.cols + c * 16)
-                                              : exp16(_mm512_sub_ps(col(&src, c), max));
-            const __m512 softmax = _mm512_div_ps(e, sum);
-            const __m512 gc = _mm512_mask_mov_ps(zero, _mm512_cmpeq_epi32_mask(kv, _mm512_set1_epi32((int)c)), total);
-            /* ignored rows: 0 */
-            const __m512 d = _mm512_maskz_mov_ps(g.live, _mm512_sub_ps(gc, _mm512_mul_ps(softmax, total)));
-            if (src.cols != NULL) {
-                _mm512_store_ps(src.cols + c * 16, d);
-            } else if (t == AMP_F32) {
-                _mm512_mask_i32scatter_ps((float *)dx + row0 * C + c,
-                                          (__mmask16)(g.rows == 16 ? 0xffff : (1u << g.rows) - 1), g.offs, d, 4);
-            } else {
-                float dv[16];
-                _mm512_storeu_ps(dv, d);
-                for (int l = 0; l < g.rows; l++)
-                    amp_st(t, dx, (row0 + l) * C + c, dv[l]);
-            }
-        }
-        if (src.cols != NULL) /* the gradients, back to rows */
-            store_cols(&src, dx);
-    }
-}
-
 /* ---- the table entries ------------------------------------------------------------ */
+
+/* The fast path: inner 1, no label smoothing, C within 32-bit offsets. */
+#define FAST_CASE(inner, label_smoothing, C) ((inner) == 1 && !((label_smoothing) > 0) && (C) <= FAST_MAX_C)
 
 #define LOSS_ENTRIES(T)                                                                               \
     static int avx512_cross_entropy_##T(int64_t N, int64_t C, int64_t inner, const AMP_CTYPE_##T *x,     \
@@ -426,10 +434,11 @@ TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void 
                                         int64_t ignore_index, double label_smoothing, int reduction,     \
                                         AMP_CTYPE_##T *y)                                                \
     {                                                                                                    \
-        if (inner != 1 || label_smoothing > 0 || C > FAST_MAX_C)                                         \
+        class_args a = { AMP_DTYPE_##T, N, C, x, weight, NULL, target, ignore_index, reduction, 0 };     \
+        if (!FAST_CASE(inner, label_smoothing, C))                                                       \
             return amp_ref_cross_entropy_##T(N, C, inner, x, target, weight, ignore_index,               \
                                              label_smoothing, reduction, y);                             \
-        return class_loss(AMP_DTYPE_##T, N, C, x, target, weight, ignore_index, reduction, y);           \
+        return class_run(&a, 1, y, NULL);                                                                   \
     }                                                                                                    \
     static void avx512_cross_entropy_backward_##T(int64_t N, int64_t C, int64_t inner,                   \
                                                   const AMP_CTYPE_##T *x, const int64_t *target,         \
@@ -437,11 +446,25 @@ TARGET static void class_backward(amp_dtype t, int64_t N, int64_t C, const void 
                                                   double label_smoothing, int reduction,                 \
                                                   const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *dx)         \
     {                                                                                                    \
-        if (inner != 1 || label_smoothing > 0 || C > FAST_MAX_C || N < 0 || C < 0)                       \
+        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
+        if (!FAST_CASE(inner, label_smoothing, C) || N < 0 || C < 0)                                     \
             amp_ref_cross_entropy_backward_##T(N, C, inner, x, target, weight, ignore_index,             \
                                                label_smoothing, reduction, dloss, dx);                   \
         else                                                                                             \
-            class_backward(AMP_DTYPE_##T, N, C, x, target, weight, ignore_index, reduction, dloss, dx);  \
+            (void)class_run(&a, 0, NULL, dx);                                                               \
+    }                                                                                                    \
+    static int avx512_cross_entropy_with_grad_##T(int64_t N, int64_t C, int64_t inner,                   \
+                                                  const AMP_CTYPE_##T *x, const int64_t *target,         \
+                                                  const AMP_CTYPE_##T *weight, int64_t ignore_index,     \
+                                                  double label_smoothing, int reduction,                 \
+                                                  const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *y,          \
+                                                  AMP_CTYPE_##T *dx)                                     \
+    {                                                                                                    \
+        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
+        if (!FAST_CASE(inner, label_smoothing, C))                                                       \
+            return amp_ref_cross_entropy_with_grad_##T(N, C, inner, x, target, weight, ignore_index,     \
+                                                       label_smoothing, reduction, dloss, y, dx);        \
+        return class_run(&a, 1, y, dx);                                                                     \
     }
 
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_ENTRIES)
@@ -450,7 +473,8 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t)
 {
 #define LOSS_FILL(T)                                                                              \
     t->cross_entropy_##T = avx512_cross_entropy_##T;                                              \
-    t->cross_entropy_backward_##T = avx512_cross_entropy_backward_##T;
+    t->cross_entropy_backward_##T = avx512_cross_entropy_backward_##T;                            \
+    t->cross_entropy_with_grad_##T = avx512_cross_entropy_with_grad_##T;
     AMP_FOR_EACH_KERNEL_DTYPE(LOSS_FILL)
 #undef LOSS_FILL
 }

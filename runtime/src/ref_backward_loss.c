@@ -46,6 +46,20 @@ typedef enum { AMP_POINTWISE_LOSSES(LOSS_ENUMERATOR, ~, ~, ~) } loss_backward_op
         REF_BODY_##T(class_backward)(AMP_DTYPE_##T, 1, N, C, inner, x, target, weight,            \
                                      ignore_index, label_smoothing, reduction, dloss, dx);        \
     }                                                                                             \
+    int amp_ref_cross_entropy_with_grad_##T(int64_t N, int64_t C, int64_t inner,                  \
+                                            const AMP_CTYPE_##T *x, const int64_t *target,        \
+                                            const AMP_CTYPE_##T *weight, int64_t ignore_index,    \
+                                            double label_smoothing, int reduction,                \
+                                            const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *y,         \
+                                            AMP_CTYPE_##T *dx)                                    \
+    {                                                                                             \
+        int status = amp_ref_cross_entropy_##T(N, C, inner, x, target, weight, ignore_index,      \
+                                               label_smoothing, reduction, y);                    \
+        if (status == AMP_OK)                                                                     \
+            amp_ref_cross_entropy_backward_##T(N, C, inner, x, target, weight, ignore_index,      \
+                                               label_smoothing, reduction, dloss, dx);            \
+        return status;                                                                            \
+    }                                                                                             \
     void amp_ref_cross_entropy_prob_backward_##T(int64_t N, int64_t C, int64_t inner,             \
                                                  const AMP_CTYPE_##T *x,                          \
                                                  const AMP_CTYPE_##T *target,                     \

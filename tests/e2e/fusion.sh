@@ -13,6 +13,13 @@
 # bit for bit.  The test first makes sure the fused compile really fuses
 # (its C calls amp_conv_ex with a post-op block).
 #
+# Then the training step: the digits MLP compiled as ampc compiles it
+# (its cross_entropy loss computed by its gradient's call,
+# amp_cross_entropy_with_grad) and with --no-fuse (the two calls), each
+# trained for one epoch (23 steps) by examples/digits/train.c: the printed losses,
+# accuracies and parameter checksum and the saved parameters must be
+# identical.
+#
 # Prints one ok/FAIL line per model and target and a last line
 # "fusion: P passed, F failed"; exits 1 on any failure.
 set -u
@@ -66,6 +73,44 @@ for entry in "tests/golden/conv_fusion.amp B=3" "examples/resnet18.amp B=1"; do
             bad "$name/$target: fused and --no-fuse outputs differ"
         fi
     done
+done
+for target in cpu gpu; do
+    for mode in fused plain; do
+        flags=
+        [ "$mode" = plain ] && flags=--no-fuse
+        dir=$OUT/digits_${target}_$mode
+        mkdir -p "$dir"
+        # shellcheck disable=SC2086
+        if ! "$AMPC" examples/digits/mlp.amp -t "$target" --prefix=digits $flags -o "$dir/digits.c"; then
+            bad "digits/$target: ampc $flags"
+            continue 2
+        fi
+        # shellcheck disable=SC2086
+        if ! cc -std=c99 -O2 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" \
+                -o "$dir/train" examples/digits/train.c "$dir/digits.c" "$BUILD/libamprt.a" -lm -lpthread; then
+            bad "digits/$target: the $mode training program builds warning-free"
+            continue 2
+        fi
+        # one epoch; no accuracy required (the log is compared)
+        if ! "$dir/train" --steps=40 --checksum examples/digits/digits.bin "$dir/trained.safetensors" 1 0 \
+                > "$dir/log" 2>&1; then
+            cat "$dir/log"
+            bad "digits/$target: the $mode training run"
+            continue 2
+        fi
+        grep -v '^saved ' "$dir/log" > "$dir/log.cmp"
+    done
+    fused=$(grep -c 'amp_cross_entropy_with_grad_' "$OUT/digits_${target}_fused/digits.c")
+    plain=$(grep -c 'amp_cross_entropy_with_grad_' "$OUT/digits_${target}_plain/digits.c")
+    if [ "$fused" -ne 1 ] || [ "$plain" -ne 0 ]; then
+        bad "digits/$target: $fused loss-with-gradient calls with fusion, $plain with --no-fuse"
+    elif cmp -s "$OUT/digits_${target}_fused/log.cmp" "$OUT/digits_${target}_plain/log.cmp" &&
+            cmp -s "$OUT/digits_${target}_fused/trained.safetensors" "$OUT/digits_${target}_plain/trained.safetensors"; then
+        ok "digits/$target: loss with its gradient in one call; an epoch of training identical to --no-fuse"
+    else
+        diff "$OUT/digits_${target}_fused/log.cmp" "$OUT/digits_${target}_plain/log.cmp"
+        bad "digits/$target: fused and --no-fuse training differ"
+    fi
 done
 echo "fusion: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -431,10 +431,7 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     float *const logits_f32 = (float *)slot3; /* f32[B, 3] */
     amp_cast_f16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
-    if (rc != AMP_OK)
-        return rc;
+    /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list); computed with its gradient below */
 
     /* train_sgd.amp:14: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t10 = (float *)slot4; /* f32[] */
@@ -442,7 +439,9 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
 
     /* train_sgd.amp:11: backward in f32: gradient of cross_entropy, in f32 as its forward */
     float *const t11 = (float *)slot5; /* f32[B, 3] */
-    amp_cross_entropy_backward_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, t11);
+    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
+    if (rc != AMP_OK)
+        return rc;
 
     /* train_sgd.amp:11: cast f32 -> f16: gradient of the cast f16 -> f32: back to f16 */
     amp_f16 *const t12 = (amp_f16 *)slot3; /* f16[B, 3] */

@@ -1,13 +1,14 @@
 /*
  * test_fastloss.c - the optimized loss and reduction kernels of every
  * kernel set this CPU supports against the reference kernels, bit for bit:
- * cross_entropy (class targets) and its backward (isa_avx512_loss.c), and
+ * cross_entropy (class targets), its backward and the two in one call
+ * (cross_entropy_with_grad, isa_avx512_loss.c), and
  * sum (isa_avx512_reduce.c).  They perform the reference's f32 operations
  * in the reference's order, with libm's own expf reproduced exactly, so
  * any difference is a bug; only NaN payloads are free (the reference's
  * compiler may order the operands of a commutative addition either way).
  *
- * Inputs: odd and vector-edge sizes (rows 1..70, classes 1..40), weights
+ * Inputs: odd and vector-edge sizes (rows 0..70, classes 1..100), weights
  * or none, ignore_index on some rows or all of them, every reduction,
  * NaN, +-inf, huge logits (exp's slow path), bf16/f16 storage; 1 and 2
  * threads.  And the vector exp itself against expf over a sweep of every
@@ -118,6 +119,13 @@ static void run_cross_entropy(const amp_kernel_table *k, amp_dtype t, int64_t N,
                 ref()->cross_entropy_backward_f16(N, C, 1, x, target, wt, ignore, 0.0, red, dloss, dxr);
             }
             expect_same(dx, dxr, (size_t)(N * C + 1), t, k->isa, "cross_entropy_backward", N, C);
+            /* both in one call: the two results above, bit for bit */
+            memset(y, 0x5a, (size_t)(N + 1) * es);
+            memset(dx, 0x5a, (size_t)(N * C + 1) * es);
+            rc = KCALL(k, t, cross_entropy_with_grad, N, C, 1, x, target, wt, ignore, 0.0, red, dloss, y, dx);
+            assert_int_equal(rc, rcr);
+            expect_same(y, yr, rc == AMP_OK ? ny : (size_t)(N + 1), t, k->isa, "cross_entropy_with_grad y", N, C);
+            expect_same(dx, dxr, (size_t)(N * C + 1), t, k->isa, "cross_entropy_with_grad dx", N, C);
         }
     }
     free(x);
@@ -141,6 +149,17 @@ static void run_bad_target(const amp_kernel_table *k)
     assert_int_equal(k->cross_entropy_f32(6, 3, 1, x, target, NULL, -100, 0.0, 7, y), AMP_ERR_BAD_REDUCTION);
     assert_int_equal(k->cross_entropy_f32(-1, 3, 1, x, target, NULL, -100, 0.0, 0, y), AMP_ERR_BAD_DIM);
     assert_int_equal(k->cross_entropy_f32(2, 3, 1, x, target, NULL, -100, 0.0, 1, NULL), AMP_ERR_NULL_ARG);
+    /* the fused call: the forward's status, neither output written */
+    float dl = 1.0f, dx[6 * 3];
+    for (int i = 0; i < 18; i++)
+        dx[i] = 5.0f;
+    assert_int_equal(k->cross_entropy_with_grad_f32(6, 3, 1, x, target, NULL, -100, 0.0, AMP_REDUCTION_MEAN, &dl, y, dx),
+                     AMP_ERR_TARGET_OUT_OF_RANGE);
+    assert_true(y[0] == 7.0f && y[1] == 7.0f);
+    for (int i = 0; i < 18; i++)
+        assert_true(dx[i] == 5.0f);
+    assert_int_equal(k->cross_entropy_with_grad_f32(2, 3, 1, x, target, NULL, -100, 0.0, 1, &dl, NULL, dx),
+                     AMP_ERR_NULL_ARG);
 }
 
 /* The paths the fast kernels hand to the reference: inner > 1, label
@@ -162,6 +181,9 @@ static void run_reference_paths(const amp_kernel_table *k)
     k->cross_entropy_backward_f32(12, 5, 1, x, target, NULL, -100, 0.1, 0, dl, dx);
     ref()->cross_entropy_backward_f32(12, 5, 1, x, target, NULL, -100, 0.1, 0, dl, dxr);
     expect_same(dx, dxr, 60, AMP_F32, k->isa, "cross_entropy_backward smoothing", 12, 5);
+    assert_int_equal(k->cross_entropy_with_grad_f32(12, 5, 1, x, target, NULL, -100, 0.1, 0, dl, y, dx), AMP_OK);
+    expect_same(y, yr, 12, AMP_F32, k->isa, "cross_entropy_with_grad smoothing y", 12, 5);
+    expect_same(dx, dxr, 60, AMP_F32, k->isa, "cross_entropy_with_grad smoothing dx", 12, 5);
     free(x);
 }
 

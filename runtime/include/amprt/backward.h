@@ -40,6 +40,11 @@
  *  cross_entropy_backward      dx for cross_entropy with class targets
  *      (softmax recomputed from x); label_smoothing as the forward.
  *  cross_entropy_prob_backward the same with probability targets.
+ *  cross_entropy_with_grad     cross_entropy (class targets) into y and
+ *      its cross_entropy_backward into dx in one call, bit for bit the two
+ *      kernels called in turn (status and checks: the forward's; dx is
+ *      written only on AMP_OK): the training step's loss and its
+ *      gradient, sharing one pass over the logits.
  *  <loss>_backward (pointwise losses)  dinput for the forward's arguments,
  *      by PyTorch's backward kernels: binary_cross_entropy divides by
  *      max((1 - x) x, 1e-12); smooth_l1 (also with beta 0) and huber take
@@ -126,6 +131,11 @@
        const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
        const CT *dloss, CT *dx),                                                         \
       (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, dloss, dx)) \
+    X(cross_entropy_with_grad_##T, int,                                                  \
+      (int64_t N, int64_t C, int64_t inner, const CT *x, const int64_t *target,          \
+       const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
+       const CT *dloss, CT *y, CT *dx),                                                  \
+      (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, dloss, y, dx)) \
     X(cross_entropy_prob_backward_##T, void,                                             \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const CT *target,               \
        const CT *weight, double label_smoothing, int reduction, const CT *dloss, CT *dx), \
