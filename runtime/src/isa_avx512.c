@@ -679,7 +679,52 @@ SMALL_KERNEL(12, 1)
 SMALL_KERNEL(8, 1)
 SMALL_KERNEL(16, 1)
 
+/* The same tiles reading A where it is: a row-major A with an even K (and
+ * an even row stride) already holds each unit (row i, k pair u) as the
+ * 32-bit word u of its row, the word its packed panel would hold, so the
+ * panel copy is skipped (for 64 x 64 and 64 x 128 activations it cost a
+ * quarter of their products).  Rows past `rows` read row 0 instead (their
+ * sums are never stored). */
+AVX512BF16_TARGET static inline uint32_t word_at(const uint32_t *p)
+{
+    uint32_t w;
+    memcpy(&w, p, sizeof w); /* a bf16 row need only be 2-byte aligned */
+    return w;
+}
+#define D_ROW(i) const uint32_t *a##i = a + (size_t)(i < rows ? i : 0) * lda;
+#define D_STEP2(i)                                                                                \
+    av = _mm512_set1_epi32((int)word_at(a##i + u));                                               \
+    c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);                              \
+    c##i##b = _mm512_dpbf16_ps(c##i##b, (__m512bh)av, (__m512bh)b1);
+#define D_STEP1(i)                                                                                \
+    av = _mm512_set1_epi32((int)word_at(a##i + u));                                               \
+    c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
+
+#define SMALL_KERNEL_DIRECT(MRV, NV)                                                              \
+    AVX512BF16_TARGET static void direct_##MRV##x##NV(int64_t kcu, const uint32_t *a, size_t lda,  \
+                                                      const uint32_t *pb, const small_epi *e,     \
+                                                      int rows)                                   \
+    {                                                                                             \
+        ROWS##MRV(S_DECL##NV)                                                                     \
+        ROWS##MRV(D_ROW)                                                                          \
+        for (int64_t u = 0; u < kcu; u++) {                                                       \
+            __m512i b0 = _mm512_load_si512(pb), av;                                               \
+            __m512i b1 = NV == 2 ? _mm512_load_si512(pb + 16) : b0;                               \
+            (void)b1;                                                                             \
+            ROWS##MRV(D_STEP##NV)                                                                 \
+            pb += 16 * NV;                                                                        \
+        }                                                                                         \
+        ROWS##MRV(S_EPI##NV)                                                                      \
+    }
+
+SMALL_KERNEL_DIRECT(12, 2)
+SMALL_KERNEL_DIRECT(8, 2)
+SMALL_KERNEL_DIRECT(12, 1)
+SMALL_KERNEL_DIRECT(8, 1)
+SMALL_KERNEL_DIRECT(16, 1)
+
 typedef void (*small_fn)(int64_t, const uint32_t *, const uint32_t *, const small_epi *, int);
+typedef void (*direct_fn)(int64_t, const uint32_t *, size_t, const uint32_t *, const small_epi *, int);
 
 /* y = alpha A B + beta C + bias as amp_fast_gemm with kernel_bf16 computes
  * it, when the problem is small (see above); returns 0, doing nothing,
@@ -692,6 +737,7 @@ typedef struct {
     int64_t ob, kcu, npanels, mr, ntiles;
     int add_c;
     small_fn wide_k, last_k;
+    direct_fn wide_d, last_d; /* A read in place (NULL: packed) */
 } small_job;
 
 /* Row tiles [t0, t1) of output batch j->ob: each tile's A panel packed,
@@ -704,7 +750,9 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
     for (int64_t t = t0; t < t1; t++) {
         const int64_t i0 = t * j->mr;
         const int rows = (int)(d->M - i0 < j->mr ? d->M - i0 : j->mr);
-        pack_bf16_panel(j->abase + i0 * d->a_stride[1], d->a_stride[1], d->a_stride[2], rows, d->K, pa, (int)j->mr);
+        const uint16_t *arow = j->abase + i0 * d->a_stride[1];
+        if (j->wide_d == NULL)
+            pack_bf16_panel(arow, d->a_stride[1], d->a_stride[2], rows, d->K, pa, (int)j->mr);
         for (int64_t p = 0; p < j->npanels; p++) {
             const int64_t j0 = p * 32, cols = d->N - j0 < 32 ? d->N - j0 : 32;
             small_epi e;
@@ -717,7 +765,12 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
             e.beta = (float)d->beta;
             e.m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
             e.m1 = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
-            (p == j->npanels - 1 ? j->last_k : j->wide_k)(j->kcu, pa, j->pb + p * j->kcu * 32, &e, rows);
+            if (j->wide_d != NULL)
+                (p == j->npanels - 1 ? j->last_d : j->wide_d)(j->kcu, (const uint32_t *)(const void *)arow,
+                                                              (size_t)d->a_stride[1] / 2, j->pb + p * j->kcu * 32,
+                                                              &e, rows);
+            else
+                (p == j->npanels - 1 ? j->last_k : j->wide_k)(j->kcu, pa, j->pb + p * j->kcu * 32, &e, rows);
         }
     }
 }
@@ -759,11 +812,20 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
     if (narrow) {
         j.mr = 16;
         j.wide_k = j.last_k = small_16x1;
+        j.wide_d = j.last_d = direct_16x1;
     } else {
         j.mr = (d->M + 7) / 8 * 8 < (d->M + 11) / 12 * 12 ? 8 : 12;
         j.wide_k = j.mr == 8 ? small_8x2 : small_12x2;
-        j.last_k = (d->N - (j.npanels - 1) * 32) <= 16 ? (j.mr == 8 ? small_8x1 : small_12x1) : j.wide_k;
+        j.wide_d = j.mr == 8 ? direct_8x2 : direct_12x2;
+        j.last_k = j.wide_k;
+        j.last_d = j.wide_d;
+        if (d->N - (j.npanels - 1) * 32 <= 16) {
+            j.last_k = j.mr == 8 ? small_8x1 : small_12x1;
+            j.last_d = j.mr == 8 ? direct_8x1 : direct_12x1;
+        }
     }
+    if (d->a_stride[2] != 1 || d->K % 2 != 0 || d->a_stride[1] % 2 != 0)
+        j.wide_d = j.last_d = NULL; /* A is packed */
     j.ntiles = (d->M + j.mr - 1) / j.mr;
     for (int64_t ob = 0; ob < out_batches; ob++) {
         const int64_t bi = d->sum_batch ? 0 : ob;

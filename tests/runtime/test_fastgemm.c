@@ -271,7 +271,8 @@ static void test_isa(void **state)
  * so the first M rows must match bit for bit.  The shapes are a digits
  * MLP's training step (64 -> 128 -> 10, batch 64) and the tile edges:
  * 8/12/16-row tiles, N <= 16, a last panel of <= 16 columns, odd K, K at
- * the k block's limit, alpha, beta with C (and a NaN in it), bias,
+ * the k block's limit, A read in place (row-major, even K) or packed,
+ * alpha, beta with C (and a NaN in it), bias,
  * batches, sum_batch over one batch, outputs scaled into subnormals. */
 typedef struct {
     const char *what;
@@ -302,6 +303,8 @@ static const scase small_cases[] = {
     /* f32 sums scaled into subnormals: the bf16 rounding of the epilogue
      * must keep them (vcvtneps2bf16 alone would give zeros) */
     { "subnormal outputs", 1, 20, 40, 30, 0, 0, 0, 0x1p-131, 0, 0, 0, 0 },
+    /* A read in place (row-major, even K): a partial 16-row tile */
+    { "N 10, 16-row tiles, 5 rows left", 1, 21, 10, 36, 0, 0, 0, 1, 0, 0, 1, 0 },
 };
 
 static void run_small_case(const amp_kernel_table *k, const scase *g)
