@@ -718,6 +718,9 @@ struct Node {
     /* fuse.c: a cross_entropy whose gradient node computes the loss too
      * (amp_cross_entropy_with_grad_<T>); the forward is absorbed_by it. */
     struct Node *with_forward; /* on the GRAD node: the cross_entropy */
+    /* fuse.c: a linear whose only reader is a relu, computed by the relu's
+     * call (amp_linear_relu_<T>); the linear is absorbed_by the relu. */
+    struct Node *fused_linear; /* on the relu */
 };
 
 /* Every value a node reads, for the passes that walk them (liveness,

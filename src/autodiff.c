@@ -213,6 +213,14 @@ bool autodiff(Ctx *c)
             b->in[1 + k] = n->in[k];
         b->in[7] = n->out;
         b->nin = 8;
+        /* what the rule never reads need not stay alive for it (and leaves
+         * the forward free to fuse: fuse.c's linear -> relu): a linear's
+         * gradients use x and w, not y; relu's uses y (y <= 0 exactly
+         * where x <= 0, NaN passing in both), not x */
+        if (n->op->id == OP_LINEAR)
+            b->in[7] = NULL;
+        if (n->op->id == OP_RELU)
+            b->in[1] = NULL;
         /* NULL where no gradient reaches a result, and dy (in[0]) NULL
          * when only the other results have one: the rule takes it as 0 */
         for (int r = 0; r < n->nmore; r++)

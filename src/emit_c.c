@@ -741,9 +741,9 @@ void emit_node(Emitter *e, Node *n)
         return;
     }
     if (n->absorbed_by) {
-        /* fuse.c: computed inside the convolution call of its group's last node */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the convolution below */\n", base_name(n->loc.file->name), line,
-                   what, n->why ? n->why : "");
+        /* fuse.c: computed inside the call of its group's last node */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", base_name(n->loc.file->name), line,
+                   what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
         return;
     }
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");
@@ -811,6 +811,15 @@ void emit_node(Emitter *e, Node *n)
 
     if (n->fused[0]) {
         emit_fused_conv(e, n, y);
+        return;
+    }
+    if (n->fused_linear) { /* fuse.c: the linear's product, its relu in the same call */
+        const Node *lin = n->fused_linear;
+        const Shape *xs = &lin->in[0]->type.shape, *ws = &lin->in[1]->type.shape;
+        buf_printf(o, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear_relu", t),
+                   dims_product(e, xs, 0, xs->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]),
+                   e->cname[lin->in[0]->id], e->cname[lin->in[1]->id],
+                   lin->in[2] ? e->cname[lin->in[2]->id] : "NULL", y);
         return;
     }
     const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;

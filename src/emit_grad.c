@@ -331,9 +331,11 @@ static void grad_unary(Emitter *e, Node *b)
                    dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, 0));
         return;
     }
+    /* relu's gradient node does not keep x (autodiff.c): its kernel tests
+     * x <= 0, which y <= 0 answers identically, so y stands in for x */
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n",
-               kernel(e, arena_printf(e->c->arena, "%s_backward", unary_kernel_name(e->c, f)), t), n, x_of(e, b, 0),
-               y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
+               kernel(e, arena_printf(e->c->arena, "%s_backward", unary_kernel_name(e->c, f)), t), n,
+               id == OP_RELU ? y_of(e, b) : x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
 }
 
 /* maximum, atan2, pow of two tensors: both gradients over the output

@@ -1,5 +1,5 @@
-/* fuse.c: convolution epilogues, and a training step's loss with its
- * gradient.
+/* fuse.c: convolution epilogues, a linear's relu, and a training step's
+ * loss with its gradient.
  *
  * Requires: an optimized graph in schedule order.  Produces: groups of a
  * convolution and what follows it, run as one kernel call
@@ -20,6 +20,14 @@
  * kernels' arithmetic, rounding to the storage dtype after every op as
  * they do, so fusing changes no bit of any result; it saves the three
  * passes over memory (and the buffers) the separate calls cost.
+ *
+ * A linear whose one reader is a relu (of its dtype; the linear's result
+ * not an output) runs as one amp_linear_relu_<T> call where the relu
+ * stands (relu->fused_linear; the linear absorbed_by it): the relu applied
+ * to each tile of the product, after its one rounding, as the relu kernel
+ * would.  In the training graph the relu's gradient reads y, not x, and
+ * the linear's reads x and w, not y (autodiff.c), so the product needs no
+ * buffer there either.
  *
  * In the training graph, a cross_entropy with class targets whose result
  * (an output: the loss) nothing reads before its gradient node runs is
@@ -94,6 +102,7 @@ bool fuse(Ctx *c)
         n->fused[0] = n->fused[1] = n->fused[2] = n->fused[3] = NULL;
         n->absorbed_by = NULL;
         n->with_forward = NULL;
+        n->fused_linear = NULL;
         for (int k = 0; k < node_nreads(n); k++) {
             Value *v = node_read(n, k);
             if (v) {
@@ -137,6 +146,19 @@ bool fuse(Ctx *c)
         for (int k = 0; k < 4; k++)
             if (group[k] && group[k] != last)
                 group[k]->absorbed_by = last;
+    }
+
+    /* linear -> relu: one amp_linear_relu_<T> call where the relu stands */
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *lin = VEC_AT(g->nodes, i);
+        if (lin->op->id != OP_LINEAR || lin->absorbed_by || !fusable_dtype(lin->out->type.dtype))
+            continue;
+        Node *relu = sole_reader(lin->out, nreads, reader);
+        if (!relu || relu->op->id != OP_RELU || relu->in[0] != lin->out ||
+            relu->out->type.dtype != lin->out->type.dtype)
+            continue;
+        relu->fused_linear = lin;
+        lin->absorbed_by = relu;
     }
 
     for (int i = 0; training_graph && i < g->nodes->len; i++) {

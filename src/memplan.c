@@ -99,11 +99,12 @@ bool memplan(Ctx *c)
     }
     /* a fused group (fuse.c) runs as one call at its last node: what its
      * nodes read stays alive until then, so the call's output never shares
-     * a slot with the convolution's input or the residual */
+     * a slot with the convolution's input or the residual (or a linear's
+     * operands, for linear -> relu) */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        for (int f = 0; f < 4; f++) {
-            Node *m = n->fused[f];
+        for (int f = 0; f < 5; f++) {
+            Node *m = f < 4 ? n->fused[f] : n->fused_linear;
             for (int k = 0; m && k < node_nreads(m); k++)
                 if (node_read(m, k) && node_read(m, k)->last_use < i)
                     node_read(m, k)->last_use = i;

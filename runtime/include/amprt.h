@@ -272,6 +272,8 @@ typedef enum {
  *                    b are read through their own element strides, 0 meaning
  *                    broadcast along that dim.
  *  linear            y[M,N] = x[M,K] w[N,K]^T + bias[N]; bias may be NULL.
+ *  linear_relu       relu(linear(...)), bit for bit the two kernels in turn
+ *                    (the relu of the rounded product): an MLP layer.
  *  matmul            c[i][M,N] = a[i][M,K] b[i][K,N] for i < batch, with
  *                    a[i] = a + i * a_batch_stride (likewise b; 0 broadcasts).
  *  softmax,          along an axis of length dim and stride inner, for each
@@ -298,6 +300,9 @@ typedef enum {
     AMP_BCAST_ROW(X, mul, T, CT)                                                         \
     AMP_BCAST_ROW(X, div, T, CT)                                                         \
     X(linear_##T, void,                                                                  \
+      (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const CT *bias, CT *y), \
+      (M, N, K, x, w, bias, y))                                                          \
+    X(linear_relu_##T, void,                                                             \
       (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const CT *bias, CT *y), \
       (M, N, K, x, w, bias, y))                                                          \
     X(matmul_##T, void,                                                                  \

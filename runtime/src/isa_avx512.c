@@ -618,8 +618,35 @@ typedef struct {
     __mmask16 m0, m1;       /* columns of the tile's first and second 16 */
 } small_epi;
 
-/* epi's arithmetic on one row's 16 columns held in a register. */
-AVX512BF16_TARGET static inline void small_store(const small_epi *e, int i, int v, __m512 acc)
+/* relu on 16 bf16 values' bits, as the relu kernel does it: +0 where the
+ * value is negative (sign set, magnitude in (0, inf]), else the value. */
+AVX512BF16_TARGET static inline __m256i relu_bf16_bits(__m256i h)
+{
+    const __m256i mag = _mm256_and_si256(h, _mm256_set1_epi16(0x7fff));
+    const __mmask16 neg = _mm256_test_epi16_mask(h, _mm256_set1_epi16((short)0x8000)) &
+                          _mm256_test_epi16_mask(mag, mag) &
+                          _mm256_cmple_epu16_mask(mag, _mm256_set1_epi16(0x7f80));
+    return _mm256_maskz_mov_epi16((__mmask16)~neg, h);
+}
+
+/* relu_bf16_bits(round16_bf16(v)) in one instruction more than the
+ * rounding: without subnormal lanes, max(+0, v) before vcvtneps2bf16 is
+ * the same (vmaxps returns its second operand, v, for a NaN and for -0;
+ * a negative v rounds to a negative bf16, never to -0, unless it is
+ * subnormal).  Vectors with subnormals round by integers, then relu. */
+AVX512BF16_TARGET static inline __m256i relu_round16_bf16(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __mmask16 tiny = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
+    if (_mm512_mask_test_epi32_mask(tiny, u, _mm512_set1_epi32(0x007fffff)))
+        return relu_bf16_bits(round16_bf16(v));
+    return (__m256i)_mm512_cvtneps_pbh(_mm512_max_ps(_mm512_setzero_ps(), v));
+}
+
+/* epi's arithmetic on one row's 16 columns held in a register; relu (a
+ * constant: the kernels come in both kinds, so that each stays small)
+ * then as the relu kernel would after the product (linear_relu). */
+AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, int i, int v, __m512 acc, int relu)
 {
     const __mmask16 m = v ? e->m1 : e->m0;
     if (e->alpha != 1.0f)
@@ -629,6 +656,15 @@ AVX512BF16_TARGET static inline void small_store(const small_epi *e, int i, int 
                                                load16(AMP_BF16, e->c + (size_t)i * e->c_rs + (size_t)v * 32, m)));
     if (e->bias != NULL)
         acc = _mm512_add_ps(acc, load16(AMP_BF16, e->bias + (size_t)v * 32, m));
+    if (relu) { /* round, then relu */
+        const __m256i h = relu_round16_bf16(acc);
+        char *y = e->y + (size_t)i * e->y_rs + (size_t)v * 32;
+        if (m == (__mmask16)0xffff) /* a masked store is slow on Zen even with every lane set */
+            _mm256_storeu_si256((__m256i *)(void *)y, h);
+        else
+            _mm256_mask_storeu_epi16(y, m, h);
+        return;
+    }
     store16_bf16(e->y + (size_t)i * e->y_rs + (size_t)v * 32, m, acc);
 }
 
@@ -643,13 +679,13 @@ AVX512BF16_TARGET static inline void small_store(const small_epi *e, int i, int 
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
 #define S_EPI2(i)                                                                                 \
     if (i < rows) {                                                                               \
-        small_store(e, i, 0, c##i##a);                                                            \
+        small_store(e, i, 0, c##i##a, relu);                                                      \
         if (e->m1)                                                                                \
-            small_store(e, i, 1, c##i##b);                                                        \
+            small_store(e, i, 1, c##i##b, relu);                                                  \
     }
 #define S_EPI1(i)                                                                                 \
     if (i < rows)                                                                                 \
-        small_store(e, i, 0, c##i##a);
+        small_store(e, i, 0, c##i##a, relu);
 
 #define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define ROWS12(X) ROWS8(X) X(8) X(9) X(10) X(11)
@@ -657,10 +693,12 @@ AVX512BF16_TARGET static inline void small_store(const small_epi *e, int i, int 
 
 /* An MRV x 16 NV tile: A panel [u][MRV], B panel [u][16 NV], then the
  * epilogue of its first `rows` rows. */
-#define SMALL_KERNEL(MRV, NV)                                                                     \
-    AVX512BF16_TARGET static void small_##MRV##x##NV(int64_t kcu, const uint32_t *pa, const uint32_t *pb, \
-                                                     const small_epi *e, int rows)                \
+#define SMALL_KERNEL(MRV, NV, SUFFIX, RELU)                                                       \
+    AVX512BF16_TARGET static void small_##MRV##x##NV##SUFFIX(int64_t kcu, const uint32_t *pa,      \
+                                                             const uint32_t *pb, const small_epi *e, \
+                                                             int rows)                            \
     {                                                                                             \
+        const int relu = RELU;                                                                    \
         ROWS##MRV(S_DECL##NV)                                                                     \
         for (int64_t u = 0; u < kcu; u++) {                                                       \
             __m512i b0 = _mm512_load_si512(pb), av;                                               \
@@ -672,12 +710,15 @@ AVX512BF16_TARGET static inline void small_store(const small_epi *e, int i, int 
         }                                                                                         \
         ROWS##MRV(S_EPI##NV)                                                                      \
     }
+#define SMALL_KERNELS(SUFFIX, RELU)                                                               \
+    SMALL_KERNEL(12, 2, SUFFIX, RELU)                                                             \
+    SMALL_KERNEL(8, 2, SUFFIX, RELU)                                                              \
+    SMALL_KERNEL(12, 1, SUFFIX, RELU)                                                             \
+    SMALL_KERNEL(8, 1, SUFFIX, RELU)                                                              \
+    SMALL_KERNEL(16, 1, SUFFIX, RELU)
 
-SMALL_KERNEL(12, 2)
-SMALL_KERNEL(8, 2)
-SMALL_KERNEL(12, 1)
-SMALL_KERNEL(8, 1)
-SMALL_KERNEL(16, 1)
+SMALL_KERNELS(, 0)
+SMALL_KERNELS(_relu, 1)
 
 /* The same tiles reading A where it is: a row-major A with an even K (and
  * an even row stride) already holds each unit (row i, k pair u) as the
@@ -700,11 +741,12 @@ AVX512BF16_TARGET static inline uint32_t word_at(const uint32_t *p)
     av = _mm512_set1_epi32((int)word_at(a##i + u));                                               \
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
 
-#define SMALL_KERNEL_DIRECT(MRV, NV)                                                              \
-    AVX512BF16_TARGET static void direct_##MRV##x##NV(int64_t kcu, const uint32_t *a, size_t lda,  \
-                                                      const uint32_t *pb, const small_epi *e,     \
-                                                      int rows)                                   \
+#define SMALL_KERNEL_DIRECT(MRV, NV, SUFFIX, RELU)                                                \
+    AVX512BF16_TARGET static void direct_##MRV##x##NV##SUFFIX(int64_t kcu, const uint32_t *a,      \
+                                                              size_t lda, const uint32_t *pb,     \
+                                                              const small_epi *e, int rows)       \
     {                                                                                             \
+        const int relu = RELU;                                                                    \
         ROWS##MRV(S_DECL##NV)                                                                     \
         ROWS##MRV(D_ROW)                                                                          \
         for (int64_t u = 0; u < kcu; u++) {                                                       \
@@ -716,12 +758,15 @@ AVX512BF16_TARGET static inline uint32_t word_at(const uint32_t *p)
         }                                                                                         \
         ROWS##MRV(S_EPI##NV)                                                                      \
     }
+#define SMALL_KERNELS_DIRECT(SUFFIX, RELU)                                                        \
+    SMALL_KERNEL_DIRECT(12, 2, SUFFIX, RELU)                                                      \
+    SMALL_KERNEL_DIRECT(8, 2, SUFFIX, RELU)                                                       \
+    SMALL_KERNEL_DIRECT(12, 1, SUFFIX, RELU)                                                      \
+    SMALL_KERNEL_DIRECT(8, 1, SUFFIX, RELU)                                                       \
+    SMALL_KERNEL_DIRECT(16, 1, SUFFIX, RELU)
 
-SMALL_KERNEL_DIRECT(12, 2)
-SMALL_KERNEL_DIRECT(8, 2)
-SMALL_KERNEL_DIRECT(12, 1)
-SMALL_KERNEL_DIRECT(8, 1)
-SMALL_KERNEL_DIRECT(16, 1)
+SMALL_KERNELS_DIRECT(, 0)
+SMALL_KERNELS_DIRECT(_relu, 1)
 
 typedef void (*small_fn)(int64_t, const uint32_t *, const uint32_t *, const small_epi *, int);
 typedef void (*direct_fn)(int64_t, const uint32_t *, size_t, const uint32_t *, const small_epi *, int);
@@ -782,7 +827,7 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
  * the output's cache lines moving between cores cost about what the
  * second core saves, and a preempted worker costs far more). */
 AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint16_t *a, const uint16_t *b,
-                                             const uint16_t *c, const uint16_t *bias, uint16_t *y)
+                                             const uint16_t *c, const uint16_t *bias, int relu, uint16_t *y)
 {
     uint32_t pb[SMALL_B_UNITS] __attribute__((aligned(64)));
     const int64_t out_batches = d->sum_batch ? 1 : d->batch;
@@ -809,20 +854,28 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
     /* the tile: 16 x 16 for one narrow panel; else 8 or 12 rows (fewest
      * padded rows, 12 on a tie), 16 columns for a last panel of <= 16 */
     narrow = d->N <= 16;
-    if (narrow) {
-        j.mr = 16;
-        j.wide_k = j.last_k = small_16x1;
-        j.wide_d = j.last_d = direct_16x1;
-    } else {
-        j.mr = (d->M + 7) / 8 * 8 < (d->M + 11) / 12 * 12 ? 8 : 12;
-        j.wide_k = j.mr == 8 ? small_8x2 : small_12x2;
-        j.wide_d = j.mr == 8 ? direct_8x2 : direct_12x2;
-        j.last_k = j.wide_k;
-        j.last_d = j.wide_d;
-        if (d->N - (j.npanels - 1) * 32 <= 16) {
-            j.last_k = j.mr == 8 ? small_8x1 : small_12x1;
-            j.last_d = j.mr == 8 ? direct_8x1 : direct_12x1;
+    {
+        /* [relu][shape]: 16x1, 8x2, 12x2, 8x1, 12x1 */
+        static const small_fn packed[2][5] = { { small_16x1, small_8x2, small_12x2, small_8x1, small_12x1 },
+                                               { small_16x1_relu, small_8x2_relu, small_12x2_relu, small_8x1_relu,
+                                                 small_12x1_relu } };
+        static const direct_fn direct[2][5] = { { direct_16x1, direct_8x2, direct_12x2, direct_8x1, direct_12x1 },
+                                                { direct_16x1_relu, direct_8x2_relu, direct_12x2_relu,
+                                                  direct_8x1_relu, direct_12x1_relu } };
+        const int r = relu != 0;
+        int wide, last;
+        if (narrow) {
+            j.mr = 16;
+            wide = last = 0;
+        } else {
+            j.mr = (d->M + 7) / 8 * 8 < (d->M + 11) / 12 * 12 ? 8 : 12;
+            wide = j.mr == 8 ? 1 : 2;
+            last = d->N - (j.npanels - 1) * 32 <= 16 ? wide + 2 : wide;
         }
+        j.wide_k = packed[r][wide];
+        j.last_k = packed[r][last];
+        j.wide_d = direct[r][wide];
+        j.last_d = direct[r][last];
     }
     if (d->a_stride[2] != 1 || d->K % 2 != 0 || d->a_stride[1] % 2 != 0)
         j.wide_d = j.last_d = NULL; /* A is packed */
@@ -869,7 +922,7 @@ ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16)
 static void avx512bf16s_gemm_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b, const amp_bf16 *c,
                                   amp_bf16 *y)
 {
-    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, (uint16_t *)y))
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, 0, (uint16_t *)y))
         avx512bf16_gemm_bf16(d, a, b, c, y);
 }
 
@@ -877,15 +930,25 @@ static void avx512bf16s_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_b
                                     const amp_bf16 *bias, amp_bf16 *y)
 {
     amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, (uint16_t *)y))
+    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, 0, (uint16_t *)y))
         avx512bf16_linear_bf16(M, N, K, x, w, bias, y);
+}
+
+/* linear_relu: the relu in the small path's epilogue, else after the
+ * blocked product (the same bits either way). */
+static void avx512bf16s_linear_relu_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
+                                         const amp_bf16 *bias, amp_bf16 *y)
+{
+    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
+    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, 1, (uint16_t *)y))
+        avx512bf16_linear_relu_bf16(M, N, K, x, w, bias, y);
 }
 
 static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const amp_bf16 *a,
                                     int64_t a_batch_stride, const amp_bf16 *b, int64_t b_batch_stride, amp_bf16 *c)
 {
     amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, (uint16_t *)c))
+    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, 0, (uint16_t *)c))
         avx512bf16_matmul_bf16(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);
 }
 
@@ -907,6 +970,7 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t)
     ISA_GEMM_FILL(t, avx512bf16, bf16);
     t->gemm_bf16 = avx512bf16s_gemm_bf16;
     t->linear_bf16 = avx512bf16s_linear_bf16;
+    t->linear_relu_bf16 = avx512bf16s_linear_relu_bf16;
     t->matmul_bf16 = avx512bf16s_matmul_bf16;
 }
 

@@ -170,6 +170,15 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };      \
         amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                              \
     }                                                                                             \
+    /* the product, then the active set's relu over it (the same bits) */                        \
+    static void PREFIX##_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x, \
+                                         const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,       \
+                                         AMP_CTYPE_##T *y)                                        \
+    {                                                                                             \
+        PREFIX##_linear_##T(M, N, K, x, w, bias, y);                                              \
+        if (M > 0 && N > 0)                                                                       \
+            amp_relu_##T((size_t)(M * N), y, y);                                                  \
+    }                                                                                             \
     static void PREFIX##_matmul_##T(int64_t batch, int64_t M, int64_t N, int64_t K,               \
                                     const AMP_CTYPE_##T *a, int64_t a_batch_stride,               \
                                     const AMP_CTYPE_##T *b, int64_t b_batch_stride,               \
@@ -217,6 +226,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     do {                                                                                          \
         (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
         (t)->linear_##T = PREFIX##_linear_##T;                                                    \
+        (t)->linear_relu_##T = PREFIX##_linear_relu_##T;                                          \
         (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
         (t)->conv_##T = PREFIX##_conv_##T;                                                        \
         (t)->conv_packed_bytes_##T = PREFIX##_conv_packed_bytes_##T;                              \

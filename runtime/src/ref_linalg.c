@@ -1,5 +1,6 @@
 /*
- * ref_linalg.c - reference linear (x w^T + bias) and batched matmul.
+ * ref_linalg.c - reference linear (x w^T + bias), linear_relu (its relu,
+ * by the relu kernel), and batched matmul.
  *
  * Each output element is one f32 dot product (f64 for f64), accumulated in
  * index order k = 0 .. K-1 from zero and rounded to the storage dtype once. For linear
@@ -21,6 +22,14 @@
                             const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias, AMP_CTYPE_##T *y)  \
     {                                                                                             \
         REF_BODY_##T(linear)(AMP_DTYPE_##T, M, N, K, x, w, bias, y);                              \
+    }                                                                                             \
+    void amp_ref_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,         \
+                                 const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,               \
+                                 AMP_CTYPE_##T *y)                                                \
+    {                                                                                             \
+        amp_ref_linear_##T(M, N, K, x, w, bias, y);                                               \
+        if (M > 0 && N > 0)                                                                       \
+            amp_ref_relu_##T((size_t)(M * N), y, y);                                              \
     }                                                                                             \
     void amp_ref_matmul_##T(int64_t batch, int64_t M, int64_t N, int64_t K,                       \
                             const AMP_CTYPE_##T *a, int64_t a_batch_stride,                       \

@@ -48,7 +48,7 @@ typedef struct nested_outputs {
 #define NESTED_K_DTYPE AMP_F32
 #define NESTED_K_NUMEL(B) ((size_t)(8*(int64_t)(B)))
 
-/* The arena: 5 buffers in 3 slots reused by liveness (without reuse: 48*B + 256 bytes). */
+/* The arena: 4 buffers in 3 slots reused by liveness (without reuse: 32*B + 256 bytes). */
 #define NESTED_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define NESTED_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
 #define NESTED_ARENA_BYTES(B) ((size_t)(NESTED_PAD_(16*(int64_t)(B)) + NESTED_PAD_(128) + NESTED_PAD_(16*(int64_t)(B))))

@@ -192,13 +192,11 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const t10 = (amp_f16 *)slot3; /* f16[B, 8] */
-    amp_linear_f16(B, 8, 8, x_f16, stack_0_layers_0_fc_weight_f16, stack_0_layers_0_fc_bias_f16, t10);
+    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
-    amp_f16 *const stack_0_layers_0_result2 = (amp_f16 *)slot0; /* f16[B, 8] */
-    amp_relu_f16((size_t)(8*B), t10, stack_0_layers_0_result2);
+    amp_f16 *const stack_0_layers_0_result2 = (amp_f16 *)slot3; /* f16[B, 8] */
+    amp_linear_relu_f16(B, 8, 8, x_f16, stack_0_layers_0_fc_weight_f16, stack_0_layers_0_fc_bias_f16, stack_0_layers_0_result2);
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     const amp_f16 *stack_0_layers_1_fc_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[8, 8], cast by net_prepare */
@@ -214,13 +212,11 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_1_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const t14 = (amp_f16 *)slot3; /* f16[B, 8] */
-    amp_linear_f16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_f16, stack_0_layers_1_fc_bias_f16, t14);
+    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
     amp_f16 *const stack_0_layers_1_result3 = (amp_f16 *)slot0; /* f16[B, 8] */
-    amp_relu_f16((size_t)(8*B), t14, stack_0_layers_1_result3);
+    amp_linear_relu_f16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_f16, stack_0_layers_1_fc_bias_f16, stack_0_layers_1_result3);
 
     /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); cast once and reused (weight cache) */
     const amp_f16 *stack_1_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 4); /* f16[8, 8], cast by net_prepare */
@@ -236,20 +232,16 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_1_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const t18 = (amp_f16 *)slot3; /* f16[B, 8] */
-    amp_linear_f16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, t18);
+    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
-    amp_f16 *const stack_1_layers_0_result5 = (amp_f16 *)slot0; /* f16[B, 8] */
-    amp_relu_f16((size_t)(8*B), t18, stack_1_layers_0_result5);
+    amp_f16 *const stack_1_layers_0_result5 = (amp_f16 *)slot3; /* f16[B, 8] */
+    amp_linear_relu_f16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const t22 = (amp_f16 *)slot3; /* f16[B, 8] */
-    amp_linear_f16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, t22);
+    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
-    amp_relu_f16((size_t)(8*B), t22, outputs->c);
+    amp_linear_relu_f16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, outputs->c);
     return AMP_OK;
 }
 

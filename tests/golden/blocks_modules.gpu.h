@@ -57,7 +57,7 @@ typedef struct net_outputs {
 #define NET_C_DTYPE AMP_F16
 #define NET_C_NUMEL(B) ((size_t)(8*(int64_t)(B)))
 
-/* The arena: 14 buffers in 4 slots reused by liveness (without reuse: 128*B + 432 bytes). */
+/* The arena: 10 buffers in 4 slots reused by liveness (without reuse: 64*B + 432 bytes). */
 #define NET_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define NET_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
 #define NET_ARENA_BYTES(B) ((size_t)(NET_PAD_(16*(int64_t)(B)) + NET_PAD_(128) + NET_PAD_(16) + NET_PAD_(16*(int64_t)(B))))

@@ -192,13 +192,11 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const t10 = (amp_bf16 *)slot3; /* bf16[B, 8] */
-    amp_linear_bf16(B, 8, 8, x_bf16, stack_0_layers_0_fc_weight_bf16, stack_0_layers_0_fc_bias_bf16, t10);
+    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const stack_0_layers_0_result2 = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_relu_bf16((size_t)(8*B), t10, stack_0_layers_0_result2);
+    amp_bf16 *const stack_0_layers_0_result2 = (amp_bf16 *)slot3; /* bf16[B, 8] */
+    amp_linear_relu_bf16(B, 8, 8, x_bf16, stack_0_layers_0_fc_weight_bf16, stack_0_layers_0_fc_bias_bf16, stack_0_layers_0_result2);
 
     /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     const amp_bf16 *stack_0_layers_1_fc_weight_bf16 = net_prepared_entry_(prepared, 2); /* bf16[8, 8], cast by net_prepare */
@@ -214,13 +212,11 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_1_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const t14 = (amp_bf16 *)slot3; /* bf16[B, 8] */
-    amp_linear_bf16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_bf16, stack_0_layers_1_fc_bias_bf16, t14);
+    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const stack_0_layers_1_result3 = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_relu_bf16((size_t)(8*B), t14, stack_0_layers_1_result3);
+    amp_linear_relu_bf16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_bf16, stack_0_layers_1_fc_bias_bf16, stack_0_layers_1_result3);
 
     /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); cast once and reused (weight cache) */
     const amp_bf16 *stack_1_layers_0_fc_weight_bf16 = net_prepared_entry_(prepared, 4); /* bf16[8, 8], cast by net_prepare */
@@ -236,20 +232,16 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_1_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const t18 = (amp_bf16 *)slot3; /* bf16[B, 8] */
-    amp_linear_bf16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, t18);
+    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const stack_1_layers_0_result5 = (amp_bf16 *)slot0; /* bf16[B, 8] */
-    amp_relu_bf16((size_t)(8*B), t18, stack_1_layers_0_result5);
+    amp_bf16 *const stack_1_layers_0_result5 = (amp_bf16 *)slot3; /* bf16[B, 8] */
+    amp_linear_relu_bf16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const t22 = (amp_bf16 *)slot3; /* bf16[B, 8] */
-    amp_linear_bf16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, t22);
+    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
 
     /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_relu_bf16((size_t)(8*B), t22, outputs->c);
+    amp_linear_relu_bf16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, outputs->c);
     return AMP_OK;
 }
 

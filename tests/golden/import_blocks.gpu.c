@@ -146,7 +146,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     if (!x || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->y)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + NET_PAD_(32*B);
+    unsigned char *const slot1 = slot0 + NET_PAD_(NET_MAX_(8*B, 64));
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(32);
 
@@ -168,26 +168,24 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks.amp:5: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const fc1_result1 = (amp_f16 *)slot3; /* f16[B, 16] */
-    amp_linear_f16(B, 16, 4, x_f16, fc1_weight_f16, fc1_bias_f16, fc1_result1);
+    /* blocks.amp:5: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
 
     /* import_blocks.amp:8: relu in f16: not in any gpu list: follows its inputs */
-    amp_f16 *const fc2_x = (amp_f16 *)slot0; /* f16[B, 16] */
-    amp_relu_f16((size_t)(16*B), fc1_result1, fc2_x);
+    amp_f16 *const fc2_x = (amp_f16 *)slot3; /* f16[B, 16] */
+    amp_linear_relu_f16(B, 16, 4, x_f16, fc1_weight_f16, fc1_bias_f16, fc2_x);
 
     /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     const amp_f16 *fc2_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[2, 16], cast by net_prepare */
     if (!fc2_weight_f16) {
-        amp_cast_f32_f16((size_t)(32), fc2_weight, (amp_f16 *)slot1);
-        fc2_weight_f16 = (const amp_f16 *)slot1;
+        amp_cast_f32_f16((size_t)(32), fc2_weight, (amp_f16 *)slot0);
+        fc2_weight_f16 = (const amp_f16 *)slot0;
     }
 
     /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     const amp_f16 *fc2_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[2], cast by net_prepare */
     if (!fc2_bias_f16) {
-        amp_cast_f32_f16((size_t)(2), fc2_bias, (amp_f16 *)slot2);
-        fc2_bias_f16 = (const amp_f16 *)slot2;
+        amp_cast_f32_f16((size_t)(2), fc2_bias, (amp_f16 *)slot1);
+        fc2_bias_f16 = (const amp_f16 *)slot1;
     }
 
     /* blocks.amp:5: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */

@@ -51,10 +51,10 @@ typedef struct net_outputs {
 #define NET_Y_DTYPE AMP_BF16
 #define NET_Y_NUMEL(B) ((size_t)(2*(int64_t)(B)))
 
-/* The arena: 7 buffers in 4 slots reused by liveness (without reuse: 72*B + 228 bytes). */
+/* The arena: 6 buffers in 4 slots reused by liveness (without reuse: 40*B + 228 bytes). */
 #define NET_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define NET_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define NET_ARENA_BYTES(B) ((size_t)(NET_PAD_(32*(int64_t)(B)) + NET_PAD_(128) + NET_PAD_(32) + NET_PAD_(32*(int64_t)(B))))
+#define NET_ARENA_BYTES(B) ((size_t)(NET_PAD_(NET_MAX_(8*(int64_t)(B), 64)) + NET_PAD_(128) + NET_PAD_(32) + NET_PAD_(32*(int64_t)(B))))
 size_t net_arena_bytes(const net_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -149,7 +149,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + MLP_PAD_(256*B);
+    unsigned char *const slot1 = slot0 + MLP_PAD_(MLP_MAX_(128*B, 2560));
     unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, 40*B));
     unsigned char *const slot3 = slot2 + MLP_PAD_(256);
 
@@ -171,26 +171,24 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* mlp.amp:13: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
-    amp_f16 *const t9 = (amp_f16 *)slot3; /* f16[B, 128] */
-    amp_linear_f16(B, 128, 64, x_f16, fc1_weight_f16, fc1_bias_f16, t9);
+    /* mlp.amp:13: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
 
     /* mlp.amp:13: relu in f16: not in any gpu list: follows its inputs */
-    amp_f16 *const h = (amp_f16 *)slot0; /* f16[B, 128] */
-    amp_relu_f16((size_t)(128*B), t9, h);
+    amp_f16 *const h = (amp_f16 *)slot3; /* f16[B, 128] */
+    amp_linear_relu_f16(B, 128, 64, x_f16, fc1_weight_f16, fc1_bias_f16, h);
 
     /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     const amp_f16 *fc2_weight_f16 = mlp_prepared_entry_(prepared, 2); /* f16[10, 128], cast by mlp_prepare */
     if (!fc2_weight_f16) {
-        amp_cast_f32_f16((size_t)(1280), fc2_weight, (amp_f16 *)slot1);
-        fc2_weight_f16 = (const amp_f16 *)slot1;
+        amp_cast_f32_f16((size_t)(1280), fc2_weight, (amp_f16 *)slot0);
+        fc2_weight_f16 = (const amp_f16 *)slot0;
     }
 
     /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     const amp_f16 *fc2_bias_f16 = mlp_prepared_entry_(prepared, 3); /* f16[10], cast by mlp_prepare */
     if (!fc2_bias_f16) {
-        amp_cast_f32_f16((size_t)(10), fc2_bias, (amp_f16 *)slot2);
-        fc2_bias_f16 = (const amp_f16 *)slot2;
+        amp_cast_f32_f16((size_t)(10), fc2_bias, (amp_f16 *)slot1);
+        fc2_bias_f16 = (const amp_f16 *)slot1;
     }
 
     /* mlp.amp:14: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */

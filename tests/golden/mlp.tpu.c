@@ -149,7 +149,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
-    unsigned char *const slot1 = slot0 + MLP_PAD_(256*B);
+    unsigned char *const slot1 = slot0 + MLP_PAD_(MLP_MAX_(128*B, 2560));
     unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, 40*B));
     unsigned char *const slot3 = slot2 + MLP_PAD_(256);
 
@@ -171,26 +171,24 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* mlp.amp:13: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const t9 = (amp_bf16 *)slot3; /* bf16[B, 128] */
-    amp_linear_bf16(B, 128, 64, x_bf16, fc1_weight_bf16, fc1_bias_bf16, t9);
+    /* mlp.amp:13: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
 
     /* mlp.amp:13: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
-    amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 128] */
-    amp_relu_bf16((size_t)(128*B), t9, h);
+    amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 128] */
+    amp_linear_relu_bf16(B, 128, 64, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     const amp_bf16 *fc2_weight_bf16 = mlp_prepared_entry_(prepared, 2); /* bf16[10, 128], cast by mlp_prepare */
     if (!fc2_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(1280), fc2_weight, (amp_bf16 *)slot1);
-        fc2_weight_bf16 = (const amp_bf16 *)slot1;
+        amp_cast_f32_bf16((size_t)(1280), fc2_weight, (amp_bf16 *)slot0);
+        fc2_weight_bf16 = (const amp_bf16 *)slot0;
     }
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     const amp_bf16 *fc2_bias_bf16 = mlp_prepared_entry_(prepared, 3); /* bf16[10], cast by mlp_prepare */
     if (!fc2_bias_bf16) {
-        amp_cast_f32_bf16((size_t)(10), fc2_bias, (amp_bf16 *)slot2);
-        fc2_bias_bf16 = (const amp_bf16 *)slot2;
+        amp_cast_f32_bf16((size_t)(10), fc2_bias, (amp_bf16 *)slot1);
+        fc2_bias_bf16 = (const amp_bf16 *)slot1;
     }
 
     /* mlp.amp:14: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */

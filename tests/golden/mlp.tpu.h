@@ -57,10 +57,10 @@ typedef struct mlp_outputs {
 #define MLP_LOSS_DTYPE AMP_F32
 #define MLP_LOSS_NUMEL(B) ((size_t)(1))
 
-/* The arena: 9 buffers in 4 slots reused by liveness (without reuse: 720*B + 19220 bytes). */
+/* The arena: 8 buffers in 4 slots reused by liveness (without reuse: 464*B + 19220 bytes). */
 #define MLP_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define MLP_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define MLP_ARENA_BYTES(B) ((size_t)(MLP_PAD_(256*(int64_t)(B)) + MLP_PAD_(MLP_MAX_(16384, 40*(int64_t)(B))) + MLP_PAD_(256) + MLP_PAD_(256*(int64_t)(B))))
+#define MLP_ARENA_BYTES(B) ((size_t)(MLP_PAD_(MLP_MAX_(128*(int64_t)(B), 2560)) + MLP_PAD_(MLP_MAX_(16384, 40*(int64_t)(B))) + MLP_PAD_(256) + MLP_PAD_(256*(int64_t)(B))))
 size_t mlp_arena_bytes(const mlp_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -75,12 +75,10 @@ int dims_forward_prepared(const void *prepared, const dims_params *params, const
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
 
-    /* symbolic_dims.amp:8: linear in f32: autocast is off here: follows its inputs */
-    float *const t3 = (float *)slot0; /* f32[B, 8] */
-    amp_linear_f32(B, 8, 2*T + 1, x, w, NULL, t3);
+    /* symbolic_dims.amp:8: linear in f32: autocast is off here: follows its inputs; fused into the relu below */
 
     /* symbolic_dims.amp:8: relu in f32: autocast is off here: follows its inputs */
-    amp_relu_f32((size_t)(8*B), t3, outputs->h);
+    amp_linear_relu_f32(B, 8, 2*T + 1, x, w, NULL, outputs->h);
 
     /* symbolic_dims.amp:9: relu in f32: autocast is off here: follows its inputs */
     float *const t5 = (float *)slot0; /* f32[B, 2*T + 1] */

@@ -52,10 +52,10 @@ typedef struct dims_outputs {
 #define DIMS_G_DTYPE AMP_F32
 #define DIMS_G_NUMEL(B, T) ((size_t)(4*(int64_t)(B) - 4))
 
-/* The arena: 2 buffers in 1 slot reused by liveness (without reuse: 8*B*T + 36*B bytes). */
+/* The arena: 1 buffer in 1 slot reused by liveness (without reuse: 8*B*T + 4*B bytes). */
 #define DIMS_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define DIMS_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define DIMS_ARENA_BYTES(B, T) ((size_t)(DIMS_PAD_(DIMS_MAX_(32*(int64_t)(B), 8*(int64_t)(B)*(int64_t)(T) + 4*(int64_t)(B)))))
+#define DIMS_ARENA_BYTES(B, T) ((size_t)(DIMS_PAD_(8*(int64_t)(B)*(int64_t)(T) + 4*(int64_t)(B))))
 size_t dims_arena_bytes(const dims_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch

@@ -42,7 +42,7 @@ typedef struct tied_outputs {
 #define TIED_O_DTYPE AMP_BF16
 #define TIED_O_NUMEL(B) ((size_t)(8*(int64_t)(B)))
 
-/* The arena: 4 buffers in 3 slots reused by liveness (without reuse: 48*B + 128 bytes). */
+/* The arena: 3 buffers in 3 slots reused by liveness (without reuse: 32*B + 128 bytes). */
 #define TIED_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define TIED_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
 #define TIED_ARENA_BYTES(B) ((size_t)(TIED_PAD_(16*(int64_t)(B)) + TIED_PAD_(128) + TIED_PAD_(16*(int64_t)(B))))

@@ -386,9 +386,8 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     unsigned char *const slot1 = slot0 + REREAD_PAD_(REREAD_MAX_(8*B, 12));
     unsigned char *const slot2 = slot1 + REREAD_PAD_(48);
     unsigned char *const slot3 = slot2 + REREAD_PAD_(6);
-    unsigned char *const slot4 = slot3 + REREAD_PAD_(6*B);
+    unsigned char *const slot4 = slot3 + REREAD_PAD_(REREAD_MAX_(12*B, 24));
     unsigned char *const slot5 = slot4 + REREAD_PAD_(12*B);
-    unsigned char *const slot6 = slot5 + REREAD_PAD_(REREAD_MAX_(12*B, 24));
 
     /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
@@ -419,15 +418,15 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     amp_mul_scalar_f32((size_t)(1), outputs->ce, 0x1p-1f /* 0.5 */, outputs->loss);
 
     /* train_loss_reread.amp:16: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
-    float *const t11 = (float *)slot5; /* f32[] */
+    float *const t11 = (float *)slot3; /* f32[] */
     t11[0] = (float)grad_seed;
 
     /* train_loss_reread.amp:13: backward in f32: gradient of mul, in f32 as its forward */
-    float *const t12 = (float *)slot6; /* f32[] */
+    float *const t12 = (float *)slot5; /* f32[] */
     amp_mul_scalar_f32((size_t)(1), t11, 0x1p-1f /* 0.5 */, t12);
 
     /* train_loss_reread.amp:12: backward in f32: gradient of cross_entropy, in f32 as its forward */
-    float *const t13 = (float *)slot5; /* f32[B, 3] */
+    float *const t13 = (float *)slot3; /* f32[B, 3] */
     amp_cross_entropy_backward_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t12, t13);
 
     /* train_loss_reread.amp:12: cast f32 -> bf16: gradient of the cast bf16 -> f32: back to bf16 */
@@ -435,8 +434,8 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     amp_cast_f32_bf16((size_t)(3*B), t13, t14);
 
     /* train_loss_reread.amp:11: backward in bf16: gradient of linear, in bf16 as its forward */
-    amp_bf16 *const t15 = (amp_bf16 *)slot5; /* bf16[3, 4] */
-    amp_bf16 *const t16 = (amp_bf16 *)slot6; /* bf16[3] */
+    amp_bf16 *const t15 = (amp_bf16 *)slot3; /* bf16[3, 4] */
+    amp_bf16 *const t16 = (amp_bf16 *)slot5; /* bf16[3] */
     {
         amp_gemm_desc d = {0};
         d.batch = 1;

@@ -112,7 +112,7 @@ typedef struct reread_train_state {
 
 /* Bytes of storage the state points into. */
 #define REREAD_STATE_BYTES ((size_t)256)
-#define REREAD_TRAIN_ARENA_BYTES(B) ((size_t)(REREAD_PAD_(REREAD_MAX_(8*(int64_t)(B), 12)) + REREAD_PAD_(48) + REREAD_PAD_(6) + REREAD_PAD_(6*(int64_t)(B)) + REREAD_PAD_(12*(int64_t)(B)) + REREAD_PAD_(REREAD_MAX_(12*(int64_t)(B), 24)) + REREAD_PAD_(6)))
+#define REREAD_TRAIN_ARENA_BYTES(B) ((size_t)(REREAD_PAD_(REREAD_MAX_(8*(int64_t)(B), 12)) + REREAD_PAD_(48) + REREAD_PAD_(6) + REREAD_PAD_(REREAD_MAX_(12*(int64_t)(B), 24)) + REREAD_PAD_(12*(int64_t)(B)) + REREAD_PAD_(6)))
 size_t reread_train_arena_bytes(const reread_dims *dims);
 
 /* Lays the state out in `storage` (at least <PREFIX>_STATE_BYTES bytes,

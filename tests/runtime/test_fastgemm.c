@@ -305,6 +305,8 @@ static const scase small_cases[] = {
     { "subnormal outputs", 1, 20, 40, 30, 0, 0, 0, 0x1p-131, 0, 0, 0, 0 },
     /* A read in place (row-major, even K): a partial 16-row tile */
     { "N 10, 16-row tiles, 5 rows left", 1, 21, 10, 36, 0, 0, 0, 1, 0, 0, 1, 0 },
+    /* linear_relu of NaN and +-inf products */
+    { "linear, NaN and inf operands", 1, 14, 35, 10, 0, 0, 0, 1, 0, 0, 1, 2 },
 };
 
 static void run_small_case(const amp_kernel_table *k, const scase *g)
@@ -371,6 +373,23 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         d.sum_batch = g->sum_batch;
         k->gemm_bf16(&d, a, b, c, y);
     }
+    if (g->linear) {
+        /* linear_relu, small (M rows: the relu in the epilogue) and blocked
+         * (Mbig: the relu kernel after the product): the reference relu of
+         * the products above, bit for bit */
+        void *rs = malloc((size_t)(M * N) * 2), *rb = malloc((size_t)(Mbig * N) * 2);
+        assert_true(rs && rb);
+        amp_set_threads(1);
+        k->linear_relu_bf16(M, N, K, a, b, bias, rs);
+        amp_set_threads(2);
+        k->linear_relu_bf16(Mbig, N, K, a, b, bias, rb);
+        amp_ref_relu_bf16((size_t)(M * N), ys, ys);
+        amp_ref_relu_bf16((size_t)(Mbig * N), yb, yb);
+        if (memcmp(rs, ys, (size_t)(M * N) * 2) != 0 || memcmp(rb, yb, (size_t)(Mbig * N) * 2) != 0)
+            fail_msg("%s: small %s: linear_relu differs from relu(linear)", k->isa, g->what);
+        free(rs);
+        free(rb);
+    }
     for (int64_t ob = 0; ob < out_b; ob++)
         if (memcmp((char *)ys + (size_t)(ob * M * N) * 2, (char *)yb + (size_t)(ob * Mbig * N) * 2,
                    (size_t)(M * N) * 2) != 0)
@@ -388,6 +407,48 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
     free(bias);
     free(ys);
     free(yb);
+}
+
+/* linear_relu where the product plus the bias is a tiny f32 subnormal
+ * (+-2^-139): it rounds to bf16 +-0, and relu keeps -0, so the fused
+ * epilogue may not take the relu before the rounding (which gives +0).
+ * The product itself is exact and normal (vdpbf16ps flushes subnormal
+ * sums): x = 1 + 2^-7, w = -+2^-125 (1 + 2^-7), bias = +-2^-125 (1 + 2^-6),
+ * the sign alternating by column; K = 2 (a zero second term: A read in
+ * place) and K = 1 (A packed). */
+static void test_linear_relu_tiny(void **state)
+{
+    (void)state;
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+    enum { M = 3, N = 16 };
+    amp_bf16 x[M * 2], w[N * 2], bias[N], y[M * N];
+    for (int K = 1; K <= 2; K++) {
+        for (int m = 0; m < M; m++) {
+            amp_store_from_f32(AMP_BF16, x, (size_t)(m * K), 1 + 0x1p-7f);
+            if (K == 2)
+                amp_store_from_f32(AMP_BF16, x, (size_t)(m * K + 1), 0.0f);
+        }
+        for (int n = 0; n < N; n++) {
+            const float sign = n % 2 ? 1.0f : -1.0f;
+            amp_store_from_f32(AMP_BF16, w, (size_t)(n * K), sign * 0x1p-125f * (1 + 0x1p-7f));
+            if (K == 2)
+                amp_store_from_f32(AMP_BF16, w, (size_t)(n * K + 1), 0.0f);
+            amp_store_from_f32(AMP_BF16, bias, (size_t)n, -sign * 0x1p-125f * (1 + 0x1p-6f));
+        }
+        for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+            const amp_kernel_table *k = amp_kernel_table_for(isas[s]);
+            if (k == NULL)
+                continue;
+            k->linear_relu_bf16(M, N, K, x, w, bias, y);
+            for (int i = 0; i < M * N; i++) {
+                uint16_t bits;
+                memcpy(&bits, &y[i], 2);
+                if (bits != (i % 2 ? 0x0000 : 0x8000))
+                    fail_msg("%s: linear_relu K %d [%d]: 0x%04x, want 0x%04x", isas[s], K, i, bits,
+                             i % 2 ? 0 : 0x8000);
+            }
+        }
+    }
 }
 
 static void test_small_vs_blocked(void **state)
@@ -439,6 +500,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
         cmocka_unit_test(test_small_vs_blocked),
+        cmocka_unit_test(test_linear_relu_tiny),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -313,8 +313,9 @@ static void mlp_on_tpu_runs_linear_in_bf16_and_log_softmax_in_f32(void **state)
     assert_int_equal(compile(f, TARGET_TPU, mlp), EXIT_OK);
     assert_string_equal(diags(f), "");
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_bf16("), 2);
-    assert_int_equal(count(c, "amp_relu_bf16("), 1);         /* relu is on the TPU bf16 list */
+    assert_int_equal(count(c, "amp_linear_bf16("), 1);
+    /* relu is on the TPU bf16 list; fuse.c runs it with its linear */
+    assert_int_equal(count(c, "amp_linear_relu_bf16("), 1);
     assert_int_equal(count(c, "amp_log_softmax_f32("), 1);   /* TPU fp32 list */
     assert_int_equal(count(c, "amp_nll_loss_f32("), 1);
     assert_int_equal(count(c, "amp_cast_bf16_f32("), 1);     /* logits up to f32 for log_softmax */
@@ -330,8 +331,8 @@ static void mlp_on_gpu_runs_linear_in_f16_and_log_softmax_in_f32(void **state)
     assert_int_equal(compile(f, TARGET_GPU, mlp), EXIT_OK);
     assert_string_equal(diags(f), "");
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_f16("), 2);
-    assert_int_equal(count(c, "amp_relu_f16("), 1); /* not listed on CUDA: follows its f16 input */
+    assert_int_equal(count(c, "amp_linear_f16("), 1);
+    assert_int_equal(count(c, "amp_linear_relu_f16("), 1); /* relu not listed on CUDA: follows its f16 input */
     assert_contains(c, "relu in f16: not in any gpu list: follows its inputs");
     assert_int_equal(count(c, "amp_log_softmax_f32("), 1); /* fp32_set_opt_dtype */
     assert_contains(c, "log_softmax in f32: fp32_set_opt_dtype on gpu");
@@ -347,7 +348,8 @@ static void mlp_on_cpu_runs_log_softmax_in_its_bf16_input(void **state)
     assert_int_equal(compile(f, TARGET_CPU, mlp), EXIT_OK);
     assert_string_equal(diags(f), "");
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_bf16("), 2);
+    assert_int_equal(count(c, "amp_linear_bf16("), 1);
+    assert_int_equal(count(c, "amp_linear_relu_bf16("), 1);
     assert_int_equal(count(c, "amp_log_softmax_bf16("), 1);
     assert_contains(c, "log_softmax in bf16: not in any cpu list: follows its inputs");
     assert_lacks(c, "amp_log_softmax_f32(");
@@ -383,8 +385,8 @@ static void disabled_region_inside_autocast_follows_inputs(void **state)
                              "  }\n  output g, k\n}\n"),
                      EXIT_OK);
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_f16("), 1);
-    assert_int_equal(count(c, "amp_relu_f16("), 1);   /* its input is already f16 */
+    /* relu's input is already f16 (relu runs with it: fuse.c) */
+    assert_int_equal(count(c, "amp_linear_relu_f16("), 1);
     assert_int_equal(count(c, "amp_linear_f32("), 1); /* autocast off: f32 in, f32 out */
     assert_int_equal(count_lines_with(c, "linear in f32", "autocast is off here"), 1);
 }
@@ -404,6 +406,28 @@ static void explicit_dtype_is_not_autocast(void **state)
     assert_int_equal(count(c, "amp_softmax_f16("), 1);
 }
 
+/* fuse.c's linear -> relu: only when the relu is the product's one reader;
+ * --no-fuse keeps the two calls. */
+static void linear_relu_fuses_only_a_sole_reader(void **state)
+{
+    Fixture *f = *state;
+    const char *model = "model M(B) {\n  input x: f32[B, 4]\n  param w: f32[4, 4]\n"
+                        "  h = linear(x, w)\n  g = relu(h)\n  k = relu(linear(x, w))\n"
+                        "  output g, h, k\n}\n";
+    assert_int_equal(compile(f, TARGET_TPU, model), EXIT_OK);
+    const char *c = c_text(f);
+    assert_int_equal(count(c, "amp_linear_f32("), 1);      /* h is an output too */
+    assert_int_equal(count(c, "amp_relu_f32("), 1);
+    assert_int_equal(count(c, "amp_linear_relu_f32("), 1); /* k's linear has no other reader */
+    assert_int_equal(count(c, "; fused into the relu below */"), 1);
+    f->opts.no_fuse = true;
+    assert_int_equal(compile(f, TARGET_TPU, model), EXIT_OK);
+    c = c_text(f);
+    assert_int_equal(count(c, "amp_linear_f32("), 2);
+    assert_int_equal(count(c, "amp_relu_f32("), 2);
+    assert_lacks(c, "amp_linear_relu_f32(");
+}
+
 /* ---- the weight cache ------------------------------------------------------ */
 
 static void parameter_used_twice_is_cast_once(void **state)
@@ -416,7 +440,9 @@ static void parameter_used_twice_is_cast_once(void **state)
                      EXIT_OK);
     const char *c = c_text(f);
     assert_int_equal(count_lines_with(c, "amp_cast_f32_bf16(", ", w, (amp_bf16 *)slot"), 1);
-    assert_int_equal(count_lines_with(c, "amp_linear_bf16(", "w_bf16"), 2); /* both linears read the one cast */
+    /* both linears (the first with its relu: fuse.c) read the one cast */
+    assert_int_equal(count_lines_with(c, "amp_linear_bf16(", "w_bf16"), 1);
+    assert_int_equal(count_lines_with(c, "amp_linear_relu_bf16(", "w_bf16"), 1);
     assert_contains(c, "cast once and reused (weight cache)");
     /* x for the first linear, w in the forward, w in <prefix>_prepare */
     assert_int_equal(count(c, "amp_cast_f32_bf16("), 3);
@@ -772,6 +798,7 @@ int main(void)
         T(no_autocast_means_no_casts),
         T(disabled_region_inside_autocast_follows_inputs),
         T(explicit_dtype_is_not_autocast),
+        T(linear_relu_fuses_only_a_sole_reader),
         T(parameter_used_twice_is_cast_once),
         T(same_parameter_in_two_dtypes_is_cast_twice),
         T(output_is_deterministic),
