@@ -721,6 +721,11 @@ struct Node {
     /* fuse.c: a linear whose only reader is a relu, computed by the relu's
      * call (amp_linear_relu_<T>); the linear is absorbed_by the relu. */
     struct Node *fused_linear; /* on the relu */
+    /* fuse.c: a linear's gradient node whose input gradient is read only by
+     * the gradient of the relu that made that input: the product is masked
+     * in its epilogue (amp_gemm_relu_backward_<T>) and written as the relu
+     * gradient's result; that node is absorbed_by this one. */
+    struct Node *relu_grad; /* on the linear's GRAD node */
 };
 
 /* Every value a node reads, for the passes that walk them (liveness,

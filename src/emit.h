@@ -71,6 +71,7 @@ typedef struct Gemm {
     const char *A, *B, *C;
     double alpha, beta;
     bool sum_batch;
+    const char *relu_y; /* gemm_relu_backward: the relu's output masking the product (NULL: a plain gemm) */
 } Gemm;
 const char *in_c(Emitter *e, Node *n, int k);
 const Shape *in_shape(Node *n, int k);

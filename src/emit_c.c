@@ -740,6 +740,12 @@ void emit_node(Emitter *e, Node *n)
                    line, what, n->why ? n->why : "");
         return;
     }
+    if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
+        /* fuse.c: written by the linear gradient's product above */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the linear's gradient above */\n",
+                   base_name(n->loc.file->name), line, what, n->why ? n->why : "");
+        return;
+    }
     if (n->absorbed_by) {
         /* fuse.c: computed inside the call of its group's last node */
         buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", base_name(n->loc.file->name), line,
@@ -777,7 +783,16 @@ void emit_node(Emitter *e, Node *n)
         return;
     }
     const char *y;
-    if (v->is_output) {
+    if (n->relu_grad) {
+        /* fuse.c: this gradient goes on through the relu into that node's
+         * result, which its buffer holds; the input gradient has none */
+        Value *r = n->relu_grad->out;
+        y = c_ident(e, arena_printf(c->arena, "t%d", r->id));
+        buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s, through the relu */\n", dtype_c_type(r->type.dtype), y,
+                   dtype_c_type(r->type.dtype), r->slot, type_comment(e, &r->type));
+        e->cname[r->id] = y;
+        e->cname[v->id] = y;
+    } else if (v->is_output) {
         y = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
         e->cname[v->id] = y;
     } else {

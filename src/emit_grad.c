@@ -412,8 +412,17 @@ static void grad_linear(Emitter *e, Node *b)
     const Shape *sx = xs_of(b, 0), *sw = xs_of(b, 1);
     const char *M = dims_product(e, sx, 0, sx->ndim - 1), *N = poly_c(e, sw->dims[0]), *K = poly_c(e, sw->dims[1]);
     const char *dy = dy_of(e, b);
-    if (grad_of(e, b, 0)) /* dx [M, K] = dy [M, N] w [N, K] */
+    if (grad_of(e, b, 0) && b->relu_grad) {
+        /* fuse.c: dx through the relu that made x, in the product's epilogue
+         * (into the relu gradient's buffer: its node is absorbed) */
+        Gemm g = {.batch = "1", .M = M, .N = K, .K = N, .A = dy, .B = x_of(e, b, 1), .alpha = 1, .beta = 0,
+                  .relu_y = x_of(e, b, 0)};
+        g.a[0] = "0", g.a[1] = N, g.a[2] = "1";
+        g.b[0] = "0", g.b[1] = K, g.b[2] = "1";
+        emit_gemm_call(e, t, &g, grad_of(e, b, 0));
+    } else if (grad_of(e, b, 0)) { /* dx [M, K] = dy [M, N] w [N, K] */
         gemm(e, t, "1", M, K, N, dy, "0", N, "1", x_of(e, b, 1), "0", K, "1", false, grad_of(e, b, 0));
+    }
     if (grad_of(e, b, 1)) /* dw [N, K] = dy^T [N, M] x [M, K] */
         gemm(e, t, "1", N, K, M, dy, "0", "1", N, x_of(e, b, 0), "0", K, "1", false, grad_of(e, b, 1));
     if (grad_of(e, b, 2)) { /* db [N] = the rows of dy summed */

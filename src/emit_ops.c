@@ -1137,7 +1137,10 @@ void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
             buf_printf(e->out, "        d.c_stride[%d] = %s;\n", i, g->cs[i]);
     buf_printf(e->out, "        d.alpha = %s;\n        d.beta = %s;\n        d.sum_batch = %d;\n", double_c(e, g->alpha),
                double_c(e, g->beta), g->sum_batch);
-    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, "gemm", t), g->A, g->B, g->C ? g->C : "NULL", y);
+    if (g->relu_y) /* fuse.c: the relu's gradient in the product's epilogue */
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, "gemm_relu_backward", t), g->A, g->B, g->relu_y, y);
+    else
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, "gemm", t), g->A, g->B, g->C ? g->C : "NULL", y);
     close_block(e);
 }
 

@@ -29,6 +29,13 @@
  * the linear's reads x and w, not y (autodiff.c), so the product needs no
  * buffer there either.
  *
+ * In the training graph, a linear's gradient node whose input gradient is
+ * read only by the gradient of the relu that made that input masks its
+ * product by the relu's output (amp_gemm_relu_backward_<T>: +0 where
+ * y <= 0, as relu_backward) and writes the relu gradient's result itself
+ * (linear GRAD ->relu_grad; the relu's GRAD absorbed_by it); the input
+ * gradient itself then needs no buffer.
+ *
  * In the training graph, a cross_entropy with class targets whose result
  * (an output: the loss) nothing reads before its gradient node runs is
  * computed by that node's call, amp_cross_entropy_with_grad_<T>: the loss
@@ -103,6 +110,7 @@ bool fuse(Ctx *c)
         n->absorbed_by = NULL;
         n->with_forward = NULL;
         n->fused_linear = NULL;
+        n->relu_grad = NULL;
         for (int k = 0; k < node_nreads(n); k++) {
             Value *v = node_read(n, k);
             if (v) {
@@ -159,6 +167,28 @@ bool fuse(Ctx *c)
             continue;
         relu->fused_linear = lin;
         lin->absorbed_by = relu;
+    }
+
+    /* a linear's input gradient straight through the relu before it */
+    Node **definer = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *definer);
+    memset(definer, 0, (size_t)(nv + 1) * sizeof *definer);
+    for (int i = 0; training_graph && i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        definer[n->out->id] = n;
+    }
+    for (int i = 0; training_graph && i < g->nodes->len; i++) {
+        Node *br = VEC_AT(g->nodes, i);
+        if (br->op->id != OP_GRAD || !br->fwd || br->fwd->op->id != OP_RELU || !br->in[0] || br->absorbed_by)
+            continue;
+        Value *dy = br->in[0];
+        Node *bl = definer[dy->id];
+        if (!bl || bl->op->id != OP_GRAD || !bl->fwd || bl->fwd->op->id != OP_LINEAR || bl->out != dy ||
+            bl->grad_input[0] != 0 || bl->fwd->in[0] != br->fwd->out || bl->absorbed_by || bl->relu_grad ||
+            dy->is_output || nreads[dy->id] != 1 || dy->type.dtype != br->out->type.dtype ||
+            !fusable_dtype(dy->type.dtype))
+            continue;
+        bl->relu_grad = br;
+        br->absorbed_by = bl;
     }
 
     for (int i = 0; training_graph && i < g->nodes->len; i++) {

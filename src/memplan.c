@@ -123,7 +123,9 @@ bool memplan(Ctx *c)
         Node *n = VEC_AT(g->nodes, i);
         if (n->absorbed_by) /* computed inside its group's call: no buffer */
             continue;
-        place(c, g, slot_free_after, n->out, i);
+        /* a linear's gradient writing its relu gradient's result (fuse.c):
+         * that buffer instead of the input gradient's, from here on */
+        place(c, g, slot_free_after, n->relu_grad ? n->relu_grad->out : n->out, i);
         for (int r = 0; r < n->nmore; r++)
             place(c, g, slot_free_after, n->more_out[r], i);
         if (n->scratch) /* read by its own node only */

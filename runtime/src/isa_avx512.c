@@ -616,6 +616,8 @@ typedef struct {
     size_t c_rs;
     float alpha, beta;
     __mmask16 m0, m1;       /* columns of the tile's first and second 16 */
+    const char *mask;       /* gemm_relu_backward: the same element of y */
+    size_t mask_rs;
 } small_epi;
 
 /* relu on 16 bf16 values' bits, as the relu kernel does it: +0 where the
@@ -643,10 +645,15 @@ AVX512BF16_TARGET static inline __m256i relu_round16_bf16(__m512 v)
     return (__m256i)_mm512_cvtneps_pbh(_mm512_max_ps(_mm512_setzero_ps(), v));
 }
 
-/* epi's arithmetic on one row's 16 columns held in a register; relu (a
- * constant: the kernels come in both kinds, so that each stays small)
- * then as the relu kernel would after the product (linear_relu). */
-AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, int i, int v, __m512 acc, int relu)
+/* What the epilogue does after the rounding (a constant per kernel: the
+ * kernels come in each kind, so that none grows): nothing; relu, as the
+ * relu kernel would after the product (linear_relu); or +0 where y <= 0,
+ * as relu_backward would (gemm_relu_backward). */
+enum { EPI_PLAIN, EPI_RELU, EPI_RELU_BACKWARD };
+
+/* epi's arithmetic on one row's 16 columns held in a register, then the
+ * kernel's kind of epilogue. */
+AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, int i, int v, __m512 acc, int kind)
 {
     const __mmask16 m = v ? e->m1 : e->m0;
     if (e->alpha != 1.0f)
@@ -656,9 +663,19 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, 
                                                load16(AMP_BF16, e->c + (size_t)i * e->c_rs + (size_t)v * 32, m)));
     if (e->bias != NULL)
         acc = _mm512_add_ps(acc, load16(AMP_BF16, e->bias + (size_t)v * 32, m));
-    if (relu) { /* round, then relu */
-        const __m256i h = relu_round16_bf16(acc);
+    if (kind != EPI_PLAIN) {
+        __m256i h;
         char *y = e->y + (size_t)i * e->y_rs + (size_t)v * 32;
+        if (kind == EPI_RELU) {
+            h = relu_round16_bf16(acc);
+        } else {
+            /* relu_backward's x <= 0 ? 0 : dy, as f32: keep where y > 0 or NaN */
+            const char *yp = e->mask + (size_t)i * e->mask_rs + (size_t)v * 32;
+            const __m256i yv = m == (__mmask16)0xffff ? _mm256_loadu_si256((const __m256i *)(const void *)yp)
+                                                      : _mm256_maskz_loadu_epi16(m, yp);
+            const __m512 yf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(yv), 16));
+            h = _mm256_maskz_mov_epi16(_mm512_cmp_ps_mask(yf, _mm512_setzero_ps(), _CMP_NLE_UQ), round16_bf16(acc));
+        }
         if (m == (__mmask16)0xffff) /* a masked store is slow on Zen even with every lane set */
             _mm256_storeu_si256((__m256i *)(void *)y, h);
         else
@@ -679,13 +696,13 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, 
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
 #define S_EPI2(i)                                                                                 \
     if (i < rows) {                                                                               \
-        small_store(e, i, 0, c##i##a, relu);                                                      \
+        small_store(e, i, 0, c##i##a, kind);                                                      \
         if (e->m1)                                                                                \
-            small_store(e, i, 1, c##i##b, relu);                                                  \
+            small_store(e, i, 1, c##i##b, kind);                                                  \
     }
 #define S_EPI1(i)                                                                                 \
     if (i < rows)                                                                                 \
-        small_store(e, i, 0, c##i##a, relu);
+        small_store(e, i, 0, c##i##a, kind);
 
 #define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define ROWS12(X) ROWS8(X) X(8) X(9) X(10) X(11)
@@ -693,12 +710,12 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, 
 
 /* An MRV x 16 NV tile: A panel [u][MRV], B panel [u][16 NV], then the
  * epilogue of its first `rows` rows. */
-#define SMALL_KERNEL(MRV, NV, SUFFIX, RELU)                                                       \
+#define SMALL_KERNEL(MRV, NV, SUFFIX, KIND)                                                       \
     AVX512BF16_TARGET static void small_##MRV##x##NV##SUFFIX(int64_t kcu, const uint32_t *pa,      \
                                                              const uint32_t *pb, const small_epi *e, \
                                                              int rows)                            \
     {                                                                                             \
-        const int relu = RELU;                                                                    \
+        const int kind = KIND;                                                                    \
         ROWS##MRV(S_DECL##NV)                                                                     \
         for (int64_t u = 0; u < kcu; u++) {                                                       \
             __m512i b0 = _mm512_load_si512(pb), av;                                               \
@@ -710,15 +727,16 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, 
         }                                                                                         \
         ROWS##MRV(S_EPI##NV)                                                                      \
     }
-#define SMALL_KERNELS(SUFFIX, RELU)                                                               \
-    SMALL_KERNEL(12, 2, SUFFIX, RELU)                                                             \
-    SMALL_KERNEL(8, 2, SUFFIX, RELU)                                                              \
-    SMALL_KERNEL(12, 1, SUFFIX, RELU)                                                             \
-    SMALL_KERNEL(8, 1, SUFFIX, RELU)                                                              \
-    SMALL_KERNEL(16, 1, SUFFIX, RELU)
+#define SMALL_KERNELS(SUFFIX, KIND)                                                               \
+    SMALL_KERNEL(12, 2, SUFFIX, KIND)                                                             \
+    SMALL_KERNEL(8, 2, SUFFIX, KIND)                                                              \
+    SMALL_KERNEL(12, 1, SUFFIX, KIND)                                                             \
+    SMALL_KERNEL(8, 1, SUFFIX, KIND)                                                              \
+    SMALL_KERNEL(16, 1, SUFFIX, KIND)
 
-SMALL_KERNELS(, 0)
-SMALL_KERNELS(_relu, 1)
+SMALL_KERNELS(, EPI_PLAIN)
+SMALL_KERNELS(_relu, EPI_RELU)
+SMALL_KERNELS(_rbw, EPI_RELU_BACKWARD)
 
 /* The same tiles reading A where it is: a row-major A with an even K (and
  * an even row stride) already holds each unit (row i, k pair u) as the
@@ -741,12 +759,12 @@ AVX512BF16_TARGET static inline uint32_t word_at(const uint32_t *p)
     av = _mm512_set1_epi32((int)word_at(a##i + u));                                               \
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
 
-#define SMALL_KERNEL_DIRECT(MRV, NV, SUFFIX, RELU)                                                \
+#define SMALL_KERNEL_DIRECT(MRV, NV, SUFFIX, KIND)                                                \
     AVX512BF16_TARGET static void direct_##MRV##x##NV##SUFFIX(int64_t kcu, const uint32_t *a,      \
                                                               size_t lda, const uint32_t *pb,     \
                                                               const small_epi *e, int rows)       \
     {                                                                                             \
-        const int relu = RELU;                                                                    \
+        const int kind = KIND;                                                                    \
         ROWS##MRV(S_DECL##NV)                                                                     \
         ROWS##MRV(D_ROW)                                                                          \
         for (int64_t u = 0; u < kcu; u++) {                                                       \
@@ -758,15 +776,16 @@ AVX512BF16_TARGET static inline uint32_t word_at(const uint32_t *p)
         }                                                                                         \
         ROWS##MRV(S_EPI##NV)                                                                      \
     }
-#define SMALL_KERNELS_DIRECT(SUFFIX, RELU)                                                        \
-    SMALL_KERNEL_DIRECT(12, 2, SUFFIX, RELU)                                                      \
-    SMALL_KERNEL_DIRECT(8, 2, SUFFIX, RELU)                                                       \
-    SMALL_KERNEL_DIRECT(12, 1, SUFFIX, RELU)                                                      \
-    SMALL_KERNEL_DIRECT(8, 1, SUFFIX, RELU)                                                       \
-    SMALL_KERNEL_DIRECT(16, 1, SUFFIX, RELU)
+#define SMALL_KERNELS_DIRECT(SUFFIX, KIND)                                                        \
+    SMALL_KERNEL_DIRECT(12, 2, SUFFIX, KIND)                                                      \
+    SMALL_KERNEL_DIRECT(8, 2, SUFFIX, KIND)                                                       \
+    SMALL_KERNEL_DIRECT(12, 1, SUFFIX, KIND)                                                      \
+    SMALL_KERNEL_DIRECT(8, 1, SUFFIX, KIND)                                                       \
+    SMALL_KERNEL_DIRECT(16, 1, SUFFIX, KIND)
 
-SMALL_KERNELS_DIRECT(, 0)
-SMALL_KERNELS_DIRECT(_relu, 1)
+SMALL_KERNELS_DIRECT(, EPI_PLAIN)
+SMALL_KERNELS_DIRECT(_relu, EPI_RELU)
+SMALL_KERNELS_DIRECT(_rbw, EPI_RELU_BACKWARD)
 
 typedef void (*small_fn)(int64_t, const uint32_t *, const uint32_t *, const small_epi *, int);
 typedef void (*direct_fn)(int64_t, const uint32_t *, size_t, const uint32_t *, const small_epi *, int);
@@ -776,7 +795,7 @@ typedef void (*direct_fn)(int64_t, const uint32_t *, size_t, const uint32_t *, c
  * otherwise. */
 typedef struct {
     const amp_gemm_desc *d;
-    const uint16_t *abase, *c, *bias;
+    const uint16_t *abase, *c, *bias, *mask;
     uint16_t *y;
     const uint32_t *pb;
     int64_t ob, kcu, npanels, mr, ntiles;
@@ -810,6 +829,8 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
             e.beta = (float)d->beta;
             e.m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
             e.m1 = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+            e.mask = j->mask != NULL ? (const char *)(j->mask + (j->ob * d->M + i0) * d->N + j0) : NULL;
+            e.mask_rs = e.y_rs;
             if (j->wide_d != NULL)
                 (p == j->npanels - 1 ? j->last_d : j->wide_d)(j->kcu, (const uint32_t *)(const void *)arow,
                                                               (size_t)d->a_stride[1] / 2, j->pb + p * j->kcu * 32,
@@ -827,7 +848,8 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
  * the output's cache lines moving between cores cost about what the
  * second core saves, and a preempted worker costs far more). */
 AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint16_t *a, const uint16_t *b,
-                                             const uint16_t *c, const uint16_t *bias, int relu, uint16_t *y)
+                                             const uint16_t *c, const uint16_t *bias, int kind, const uint16_t *mask,
+                                             uint16_t *y)
 {
     uint32_t pb[SMALL_B_UNITS] __attribute__((aligned(64)));
     const int64_t out_batches = d->sum_batch ? 1 : d->batch;
@@ -851,18 +873,23 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
     j.y = y;
     j.pb = pb;
     j.add_c = add_c;
+    j.mask = mask;
     /* the tile: 16 x 16 for one narrow panel; else 8 or 12 rows (fewest
      * padded rows, 12 on a tie), 16 columns for a last panel of <= 16 */
     narrow = d->N <= 16;
     {
-        /* [relu][shape]: 16x1, 8x2, 12x2, 8x1, 12x1 */
-        static const small_fn packed[2][5] = { { small_16x1, small_8x2, small_12x2, small_8x1, small_12x1 },
+        /* [kind][shape]: 16x1, 8x2, 12x2, 8x1, 12x1 */
+        static const small_fn packed[3][5] = { { small_16x1, small_8x2, small_12x2, small_8x1, small_12x1 },
                                                { small_16x1_relu, small_8x2_relu, small_12x2_relu, small_8x1_relu,
-                                                 small_12x1_relu } };
-        static const direct_fn direct[2][5] = { { direct_16x1, direct_8x2, direct_12x2, direct_8x1, direct_12x1 },
+                                                 small_12x1_relu },
+                                               { small_16x1_rbw, small_8x2_rbw, small_12x2_rbw, small_8x1_rbw,
+                                                 small_12x1_rbw } };
+        static const direct_fn direct[3][5] = { { direct_16x1, direct_8x2, direct_12x2, direct_8x1, direct_12x1 },
                                                 { direct_16x1_relu, direct_8x2_relu, direct_12x2_relu,
-                                                  direct_8x1_relu, direct_12x1_relu } };
-        const int r = relu != 0;
+                                                  direct_8x1_relu, direct_12x1_relu },
+                                                { direct_16x1_rbw, direct_8x2_rbw, direct_12x2_rbw,
+                                                  direct_8x1_rbw, direct_12x1_rbw } };
+        const int r = kind;
         int wide, last;
         if (narrow) {
             j.mr = 16;
@@ -922,7 +949,7 @@ ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16)
 static void avx512bf16s_gemm_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b, const amp_bf16 *c,
                                   amp_bf16 *y)
 {
-    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, 0, (uint16_t *)y))
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, EPI_PLAIN, NULL, (uint16_t *)y))
         avx512bf16_gemm_bf16(d, a, b, c, y);
 }
 
@@ -930,8 +957,18 @@ static void avx512bf16s_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_b
                                     const amp_bf16 *bias, amp_bf16 *y)
 {
     amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, 0, (uint16_t *)y))
+    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, EPI_PLAIN, NULL, (uint16_t *)y))
         avx512bf16_linear_bf16(M, N, K, x, w, bias, y);
+}
+
+/* gemm_relu_backward: the mask in the small path's epilogue, else after
+ * the blocked product (the same bits either way). */
+static void avx512bf16s_gemm_relu_backward_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b,
+                                                const amp_bf16 *y, amp_bf16 *dx)
+{
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, EPI_RELU_BACKWARD,
+                         (const uint16_t *)y, (uint16_t *)dx))
+        avx512bf16_gemm_relu_backward_bf16(d, a, b, y, dx);
 }
 
 /* linear_relu: the relu in the small path's epilogue, else after the
@@ -940,7 +977,7 @@ static void avx512bf16s_linear_relu_bf16(int64_t M, int64_t N, int64_t K, const 
                                          const amp_bf16 *bias, amp_bf16 *y)
 {
     amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, 1, (uint16_t *)y))
+    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, EPI_RELU, NULL, (uint16_t *)y))
         avx512bf16_linear_relu_bf16(M, N, K, x, w, bias, y);
 }
 
@@ -948,7 +985,7 @@ static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t
                                     int64_t a_batch_stride, const amp_bf16 *b, int64_t b_batch_stride, amp_bf16 *c)
 {
     amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, 0, (uint16_t *)c))
+    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, EPI_PLAIN, NULL, (uint16_t *)c))
         avx512bf16_matmul_bf16(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);
 }
 
@@ -971,6 +1008,7 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t)
     t->gemm_bf16 = avx512bf16s_gemm_bf16;
     t->linear_bf16 = avx512bf16s_linear_bf16;
     t->linear_relu_bf16 = avx512bf16s_linear_relu_bf16;
+    t->gemm_relu_backward_bf16 = avx512bf16s_gemm_relu_backward_bf16;
     t->matmul_bf16 = avx512bf16s_matmul_bf16;
 }
 

@@ -163,6 +163,16 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     {                                                                                             \
         amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                  \
     }                                                                                             \
+    /* the product, then the active set's relu_backward over it (the same bits) */               \
+    static void PREFIX##_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,   \
+                                                const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *y,   \
+                                                AMP_CTYPE_##T *dx)                                \
+    {                                                                                             \
+        const int64_t out_batches = d->sum_batch ? 1 : d->batch;                                  \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, NULL, NULL, dx);                              \
+        if (out_batches > 0 && d->M > 0 && d->N > 0)                                              \
+            amp_relu_backward_##T((size_t)(out_batches * d->M * d->N), y, y, dx, dx);             \
+    }                                                                                             \
     static void PREFIX##_linear_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,      \
                                     const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,            \
                                     AMP_CTYPE_##T *y)                                             \
@@ -225,6 +235,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
 #define ISA_GEMM_FILL(t, PREFIX, T)                                                               \
     do {                                                                                          \
         (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
+        (t)->gemm_relu_backward_##T = PREFIX##_gemm_relu_backward_##T;                            \
         (t)->linear_##T = PREFIX##_linear_##T;                                                    \
         (t)->linear_relu_##T = PREFIX##_linear_relu_##T;                                          \
         (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \

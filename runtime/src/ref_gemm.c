@@ -31,6 +31,15 @@
     {                                                                                             \
         gemm##ACC_SUFFIX(AMP_DTYPE_##T, d, a, b, c, y);                                           \
     }                                                                                             \
+    void amp_ref_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,           \
+                                        const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *y,           \
+                                        AMP_CTYPE_##T *dx)                                        \
+    {                                                                                             \
+        const int64_t out_batches = d->sum_batch ? 1 : d->batch;                                  \
+        gemm##ACC_SUFFIX(AMP_DTYPE_##T, d, a, b, NULL, dx);                                       \
+        if (out_batches > 0 && d->M > 0 && d->N > 0)                                              \
+            amp_ref_relu_backward_##T((size_t)(out_batches * d->M * d->N), y, y, dx, dx);         \
+    }                                                                                             \
     void amp_ref_contract_##T(const amp_contract_desc *d, const AMP_CTYPE_##T *const *operands,   \
                               AMP_CTYPE_##T *y)                                                   \
     {                                                                                             \

@@ -390,6 +390,32 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         free(rs);
         free(rb);
     }
+    if (!g->linear && !g->c_mode) {
+        /* gemm_relu_backward, small (M rows) and blocked (Mbig): the
+         * reference relu_backward of the products above, given a y with
+         * zeros of both signs, negatives and NaN */
+        void *my = random_buf(t, (size_t)(out_b * Mbig * N)), *rs = malloc((size_t)(out_b * M * N) * 2);
+        void *rb = malloc((size_t)(out_b * Mbig * N) * 2), *es = malloc((size_t)(out_b * M * N) * 2);
+        assert_true(rs && rb && es);
+        for (int64_t i = 0; i < out_b * Mbig * N; i += 5)
+            amp_store_from_f32(t, my, (size_t)i, i % 3 ? 0.0f : i % 2 ? -0.0f : NAN);
+        for (int64_t ob = 0; ob < out_b; ob++) /* y of the M-row product: the first M rows of each batch */
+            memcpy((char *)es + (size_t)(ob * M * N) * 2, (char *)my + (size_t)(ob * Mbig * N) * 2, (size_t)(M * N) * 2);
+        amp_set_threads(1);
+        d.M = M;
+        k->gemm_relu_backward_bf16(&d, a, b, es, rs);
+        amp_set_threads(2);
+        d.M = Mbig;
+        k->gemm_relu_backward_bf16(&d, a, b, my, rb);
+        amp_ref_relu_backward_bf16((size_t)(out_b * M * N), es, es, ys, es);
+        amp_ref_relu_backward_bf16((size_t)(out_b * Mbig * N), my, my, yb, my);
+        if (memcmp(rs, es, (size_t)(out_b * M * N) * 2) != 0 || memcmp(rb, my, (size_t)(out_b * Mbig * N) * 2) != 0)
+            fail_msg("%s: small %s: gemm_relu_backward differs from relu_backward(gemm)", k->isa, g->what);
+        free(my);
+        free(rs);
+        free(rb);
+        free(es);
+    }
     for (int64_t ob = 0; ob < out_b; ob++)
         if (memcmp((char *)ys + (size_t)(ob * M * N) * 2, (char *)yb + (size_t)(ob * Mbig * N) * 2,
                    (size_t)(M * N) * 2) != 0)

@@ -10,6 +10,11 @@
  *             contiguous [batch][M][N]; with sum_batch, y is [M][N] and
  *             holds the sum over b (addbmm).  Covers mm, bmm, mv, dot,
  *             addmm, addmv, addr, baddbmm, addbmm, transposed operands.
+ *  gemm_relu_backward   dx = relu_backward of gemm(d, a, b, NULL): each
+ *             element of the rounded product, or +0 where y (laid out as
+ *             dx: the output of the relu the product is the gradient of)
+ *             is <= 0, bit for bit gemm then relu_backward(y, y, ., dx):
+ *             a linear's input gradient through the relu before it.
  *  contract   y[o] = sum over the summed indices of the product of the
  *             operands (einsum, tensordot, bilinear).  Indices 0..n_out-1
  *             are y's dims in order (y contiguous), n_out..n_index-1 are
@@ -127,6 +132,9 @@ typedef struct amp_sdpa_desc {
 #define AMP_MATMUL_OF_CTYPE(X, T, CT)                                                    \
     X(gemm_##T, void, (const amp_gemm_desc *d, const CT *a, const CT *b, const CT *c, CT *y), \
       (d, a, b, c, y))                                                                   \
+    X(gemm_relu_backward_##T, void,                                                      \
+      (const amp_gemm_desc *d, const CT *a, const CT *b, const CT *y, CT *dx),           \
+      (d, a, b, y, dx))                                                                  \
     X(contract_##T, void, (const amp_contract_desc *d, const CT *const *operands, CT *y), \
       (d, operands, y))                                                                  \
     X(sdpa_##T, void,                                                                    \
