@@ -172,6 +172,18 @@ bool autodiff(Ctx *c)
             ok = false;
             continue;
         }
+        /* a + b of the result's shape and dtype (a residual connection):
+         * each operand's gradient is dy itself, shared, not a copy per
+         * operand (x + x still sums dy with itself, in accumulate) */
+        if (n->op->id == OP_ADD && n->nin == 2 && dy && n->in[0] && n->in[1] &&
+            shape_equal(&n->in[0]->type.shape, &n->out->type.shape) &&
+            shape_equal(&n->in[1]->type.shape, &n->out->type.shape) &&
+            n->in[0]->type.dtype == n->out->type.dtype && n->in[1]->type.dtype == n->out->type.dtype) {
+            for (int k = 0; k < 2; k++)
+                if (req[n->in[k]->id] && differentiable_input(n, k))
+                    accumulate(c, grad, n->in[k], dy, n->loc);
+            continue;
+        }
         /* a GRAD node reads the forward's first six operands (in[1..6]);
          * lstm_cell's seventh, b_hh, gets a gradient too: its rule reads
          * b_hh from the forward node (emit_grad_nn.c) */
