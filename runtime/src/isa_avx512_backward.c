@@ -505,6 +505,7 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     float *sum = c->sums + (size_t)slot * (size_t)in_plane;
     int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 16);
     float rowbuf[POOL_ROW_MAX] __attribute__((aligned(64)));
+    float dyrow[POOL_ROW_MAX] __attribute__((aligned(64))); /* out_w <= POOL_ROW_MAX (see max_pool_backward_simple) */
     __m512 best[POOL_ROW_MAX / 16];
     __m512i bidx[POOL_ROW_MAX / 16];
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -572,13 +573,16 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
                 bidx[v] = bi;
             }
         }
-        for (int64_t v = 0; v < nvec; v++)
+        for (int64_t v = 0; v < nvec; v++) {
+            /* the row's dy as f32 beside its indices, so the ordered pass
+             * below is loads and adds only (amp_ld per element was most of
+             * the kernel's time) */
+            const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
             _mm512_storeu_si512(idx + v * 16, bidx[v]);
-        {
-            const int64_t o0 = oh * out_w;
-            for (int64_t ow = 0; ow < out_w; ow++)
-                sum[idx[ow]] += amp_ld(t, dy, o0 + ow);
+            _mm512_store_ps(dyrow + v * 16, load16(t, dy + (size_t)(oh * out_w + v * 16) * es, m));
         }
+        for (int64_t ow = 0; ow < out_w; ow++)
+            sum[idx[ow]] += dyrow[ow];
     }
     for (int64_t i = 0; i < in_plane; i += 16) {
         const __mmask16 m = tail_mask((size_t)(in_plane - i));
