@@ -715,6 +715,8 @@ struct Node {
      * run as one kernel call, made where the group's last node stands. */
     struct Node *fused[4];   /* on the last node: conv, batch_norm, add, relu (NULL: not in the group) */
     struct Node *absorbed_by; /* on the others: the last node, whose call computes this one */
+    bool fused_raw;          /* on the last node: the convolution's own result is kept too (post.raw:
+                              * the training step's batch_norm gradient reads it) */
     /* fuse.c: a cross_entropy whose gradient node computes the loss too
      * (amp_cross_entropy_with_grad_<T>); the forward is absorbed_by it. */
     struct Node *with_forward; /* on the GRAD node: the cross_entropy */

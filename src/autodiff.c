@@ -226,11 +226,13 @@ bool autodiff(Ctx *c)
         b->in[7] = n->out;
         b->nin = 8;
         /* what the rule never reads need not stay alive for it (and leaves
-         * the forward free to fuse: fuse.c's linear -> relu): a linear's
-         * gradients use x and w, not y; relu's uses y (y <= 0 exactly
-         * where x <= 0, NaN passing in both), not x */
-        if (n->op->id == OP_LINEAR)
-            b->in[7] = NULL;
+         * the forward free to fuse: fuse.c's linear -> relu and conv ->
+         * batch_norm -> add -> relu): the gradients of a linear, a
+         * convolution and batch_norm use their inputs, not y; relu's uses
+         * y (y <= 0 exactly where x <= 0, NaN passing in both), not x */
+        if (n->op->id == OP_LINEAR || n->op->id == OP_CONV1D || n->op->id == OP_CONV2D ||
+            n->op->id == OP_CONV3D || n->op->id == OP_BATCH_NORM)
+            b->in[7] = NULL; /* their rules read the inputs, never y */
         if (n->op->id == OP_RELU)
             b->in[1] = NULL;
         /* NULL where no gradient reaches a result, and dy (in[0]) NULL

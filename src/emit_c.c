@@ -750,6 +750,13 @@ void emit_node(Emitter *e, Node *n)
         /* fuse.c: computed inside the call of its group's last node */
         buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", base_name(n->loc.file->name), line,
                    what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
+        if (n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n) {
+            /* kept by that call for the gradient nodes (post.raw) */
+            const char *name = c_ident(e, v->name ? v->name : arena_printf(c->arena, "t%d", v->id));
+            buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s, the convolution's own result */\n",
+                       dtype_c_type(t), name, dtype_c_type(t), v->slot, type_comment(e, &v->type));
+            e->cname[v->id] = name;
+        }
         return;
     }
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");

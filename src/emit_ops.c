@@ -947,8 +947,11 @@ void emit_fused_conv(Emitter *e, Node *last, const char *y)
     buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, bn, 3), in_c(e, bn, 4));
     buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(bn, 1, 4),
                double_c(e, arg_number(e->c, bn->src, "eps", "1e-05", DT_F64)));
-    buf_printf(e->out, "            .residual = %s, .relu = %d,\n        };\n",
-               residual ? e->cname[residual->id] : "NULL", last->fused[3] != NULL);
+    buf_printf(e->out, "            .residual = %s, .relu = %d,\n", residual ? e->cname[residual->id] : "NULL",
+               last->fused[3] != NULL);
+    if (last->fused_raw) /* the convolution's own result too, for the gradients */
+        buf_printf(e->out, "            .raw = %s,\n", e->cname[conv->out->id]);
+    buf_printf(e->out, "        };\n");
     buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, &post, %s);\n", kernel(e, "conv_ex", conv->out->type.dtype),
                in_c(e, conv, 0), in_c(e, conv, 1), packed_weights_c(e, conv), in_c(e, conv, 2), y);
     close_block(e);

@@ -8,7 +8,11 @@
  *     conv -> batch_norm (running statistics) [-> add(., residual)] [-> relu]
  *
  * where each intermediate result has exactly one reader, the next op of
- * the group, and is not an output.  The group's last node gets
+ * the group, and is not an output; in the training graph the convolution's
+ * result may also be read by gradient nodes (batch_norm's reads it; the
+ * other rules read no result of the group but its last): the call then
+ * writes it too (amp_conv_post.raw, Node.fused_raw), and it keeps its
+ * buffer.  The group's last node gets
  * fused[] = {conv, batch_norm, add, relu} and the others absorbed_by =
  * that node: emit_c.c writes the call where the last node stands (every
  * operand of the group is computed by then), and the absorbed nodes only
@@ -102,12 +106,16 @@ bool fuse(Ctx *c)
     Graph *g = c->graph;
     int nv = g->values->len;
     int *nreads = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *nreads);
+    int *nfwd = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *nfwd); /* reads by forward nodes */
     Node **reader = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *reader);
+    Node **fwd_reader = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *fwd_reader);
     memset(nreads, 0, (size_t)(nv + 1) * sizeof *nreads);
+    memset(nfwd, 0, (size_t)(nv + 1) * sizeof *nfwd);
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         n->fused[0] = n->fused[1] = n->fused[2] = n->fused[3] = NULL;
         n->absorbed_by = NULL;
+        n->fused_raw = false;
         n->with_forward = NULL;
         n->fused_linear = NULL;
         n->relu_grad = NULL;
@@ -116,6 +124,10 @@ bool fuse(Ctx *c)
             if (v) {
                 nreads[v->id]++;
                 reader[v->id] = n;
+                if (n->op->id != OP_GRAD) {
+                    nfwd[v->id]++;
+                    fwd_reader[v->id] = n;
+                }
             }
         }
     }
@@ -129,7 +141,15 @@ bool fuse(Ctx *c)
         DType t = conv->out->type.dtype;
         if (!is_forward_conv(c, conv) || !fusable_dtype(t) || conv->absorbed_by)
             continue;
+        /* in the training graph the convolution's result may also be read
+         * by gradient nodes (batch_norm's): the call then keeps it too */
         Node *bn = sole_reader(conv->out, nreads, reader);
+        bool raw = false;
+        if (!bn && training_graph && !conv->out->is_output && nfwd[conv->out->id] == 1 &&
+            !fwd_reader[conv->out->id]->absorbed_by && !fwd_reader[conv->out->id]->fused[0]) {
+            bn = fwd_reader[conv->out->id];
+            raw = true;
+        }
         if (!bn || bn->op->id != OP_BATCH_NORM || bn->in[0] != conv->out || bn->out->type.dtype != t ||
             !bn->in[1] || !bn->in[2] || !bn->src ||
             (training_graph && arg_bool(c, bn->src, "training", false)))
@@ -148,6 +168,7 @@ bool fuse(Ctx *c)
         }
         last->fused[0] = conv;
         last->fused[1] = bn;
+        last->fused_raw = raw;
         last->fused[2] = add;
         last->fused[3] = relu;
         Node *group[4] = {conv, bn, add, relu};

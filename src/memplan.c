@@ -121,7 +121,9 @@ bool memplan(Ctx *c)
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        if (n->absorbed_by) /* computed inside its group's call: no buffer */
+        /* computed inside its group's call: no buffer, unless the call
+         * keeps it for gradient nodes (fuse.c: a convolution's raw result) */
+        if (n->absorbed_by && !(n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n))
             continue;
         /* a linear's gradient writing its relu gradient's result (fuse.c):
          * that buffer instead of the input gradient's, from here on */

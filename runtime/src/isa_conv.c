@@ -738,6 +738,10 @@ static void run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff, i
     amp_conv_post_row local[AMP_GEMM_MR_MAX];
     const amp_conv_post_row *pr = j->post_rows != NULL ? j->post_rows + co : local;
     char *y = j->y + yoff * j->es;
+    if (post->raw != NULL) /* the convolution's own result, before the post-ops, while in L1 */
+        for (int64_t r = 0; r < rows; r++)
+            memcpy((char *)post->raw + (yoff + (size_t)(r * j->P)) * j->es, y + (size_t)(r * j->P) * j->es,
+                   (size_t)n * j->es);
     if (j->post_rows == NULL)
         for (int64_t r = 0; r < rows; r++)
             post_row_of(post, j->bn_first, co + r, &local[r]);
@@ -1038,7 +1042,7 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
         assert(hd->h.groups == d->groups && hd->h.M == j.M && hd->h.K == j.K && hd->h.group_units == j.group_units &&
                "conv_ex: weights packed for another shape");
     }
-    if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu)
+    if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu && post->raw == NULL)
         post = NULL;
     if (d->batch <= 0 || j.M <= 0 || j.P <= 0)
         return 1;

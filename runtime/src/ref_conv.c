@@ -126,6 +126,8 @@ static AMP_ALWAYS_INLINE void pack_weights(amp_dtype t, const amp_conv_desc *d, 
         if (post == NULL || d->batch <= 0 || d->out_channels <= 0 || g.out_plane <= 0)            \
             return;                                                                               \
         n = (size_t)(d->batch * d->out_channels * g.out_plane);                                   \
+        if (post->raw != NULL)                                                                    \
+            memcpy(post->raw, y, n * sizeof(AMP_CTYPE_##T));                                      \
         if (post->bn_mean != NULL)                                                                \
             amp_ref_batch_norm_##T(d->batch, d->out_channels, g.out_plane, y, post->bn_dtype,     \
                                    post->bn_mean, post->bn_var, post->bn_weight, post->bn_bias,  \

@@ -383,6 +383,26 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const ccase *c)
                     KCALL4(k, t, conv_ex, &d, x, wm == 0 ? w : NULL, pk, bb, pp, y);
                     check_equal(k, t, c->what, v, wnames[wm], with_bias, th, y, want, s.ny);
                 }
+                if (v == 0 || v == (BN | BN_W | BN_B | RES | RELU) || v == (BN | RELU)) {
+                    /* post->raw: the convolution's own result too (a
+                     * training step's batch_norm gradient reads it); with
+                     * no post-op (v 0) the post carries raw alone */
+                    amp_conv_post pr = p;
+                    void *raw = malloc((size_t)s.ny * es), *want_raw = malloc((size_t)s.ny * es);
+                    assert_true(raw && want_raw);
+                    if (v == 0)
+                        memset(&pr, 0, sizeof pr);
+                    pr.raw = raw;
+                    expected(k, t, &d, x, wt, bb, NULL, want_raw);
+                    amp_set_threads(2);
+                    memset(y, 0xa5, (size_t)s.ny * es);
+                    memset(raw, 0x5a, (size_t)s.ny * es);
+                    KCALL4(k, t, conv_ex, &d, x, wm == 0 ? w : NULL, pk, bb, &pr, y);
+                    check_equal(k, t, c->what, v, wnames[wm], with_bias, 2, y, want, s.ny);
+                    check_equal(k, t, "post->raw", v, wnames[wm], with_bias, 2, raw, want_raw, s.ny);
+                    free(raw);
+                    free(want_raw);
+                }
             }
     }
     amp_set_threads(0);

@@ -735,8 +735,10 @@ static void batch_norm_in_f32_is_not_fused(void **state)
 
 static void training_step_keeps_what_the_backward_reads(void **state)
 {
-    /* the backward reads the convolution's and the relu's results: the
-     * training step fuses nothing, the inference forward fuses all four */
+    /* the backward reads the convolution's result (batch_norm's gradient)
+     * and the relu's: the training step's conv -> batch_norm call keeps the
+     * convolution's result too (post.raw; the add is f32 here: x is), the
+     * inference forward fuses all four */
     Fixture *f = *state;
     assert_int_equal(compile(f, TARGET_CPU,
                              "model T(B) {\n  input x: f32[B, 2, 4, 4]\n  input y: i64[B]\n  param w: f32[2, 2, 3, 3]\n"
@@ -748,9 +750,12 @@ static void training_step_keeps_what_the_backward_reads(void **state)
     const char *c = c_text(f);
     const char *train = strstr(c, "int t_backward(");
     assert_non_null(train);
-    assert_lacks(train, "&post");
-    assert_contains(train, "amp_conv_bf16(");
-    assert_int_equal(count(c, "&post"), 1);
+    assert_int_equal(count(train, "&post"), 1);
+    assert_lacks(train, "amp_conv_bf16(");
+    assert_lacks(train, "amp_batch_norm_bf16(");
+    assert_int_equal(count(train, ".raw = t"), 1);
+    assert_contains(train, "the convolution's own result");
+    assert_int_equal(count(c, "&post"), 2);
 }
 
 static void prepared_forward_reads_the_casts_once(void **state)

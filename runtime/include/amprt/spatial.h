@@ -77,7 +77,9 @@ typedef struct amp_conv_desc {
  *                  the same groups, channels and kernel; w_T is the packed
  *                  source rounded to T) and w is ignored (may be NULL);
  *                  packed == NULL: w as amp_conv_T takes it.  residual has
- *                  y's shape and dtype and must not overlap y. */
+ *                  y's shape and dtype and must not overlap y.  post->raw,
+ *                  when not NULL, also receives amp_conv_T's result (y's
+ *                  shape and dtype, overlapping neither y nor residual). */
 typedef struct amp_conv_post {
     const void *bn_mean, *bn_var;    /* eval-mode batch_norm over the output channels; bn_mean NULL: none */
     const void *bn_weight, *bn_bias; /* either may be NULL (as amp_batch_norm_T) */
@@ -85,6 +87,8 @@ typedef struct amp_conv_post {
     double bn_eps;
     const void *residual;            /* NULL: none; else dtype T, same shape as y: y = y + residual */
     int relu;                        /* nonzero: y = relu(y) */
+    void *raw;                       /* NULL: none; else T, y's shape: conv(x, w) + bias before the post-ops
+                                      * (what a training step's batch_norm gradient reads) */
 } amp_conv_post;
 
 typedef struct amp_pool_desc {
