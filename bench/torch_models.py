@@ -196,8 +196,9 @@ def main():
         label = f"{name} {mode}"
         # the best round of each side: what each does when the machine lets it
         ba, bt = min(mine), min(theirs)
-        print(f"{label:24} {batch:4} {a:9.3f} {t:11.3f} {ratio:6.2f}  {text:22} {met:4} {ba:9.3f} {bt:12.3f}"
-              f" {ba / bt:6.2f}", flush=True)
+        # four significant digits: the digits step is about 0.013 ms
+        print(f"{label:24} {batch:4} {a:9.4g} {t:11.4g} {ratio:6.3f}  {text:22} {met:4} {ba:9.4g} {bt:12.4g}"
+              f" {ba / bt:6.3f}", flush=True)
 
 
 if __name__ == "__main__":
