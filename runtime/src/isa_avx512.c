@@ -949,15 +949,25 @@ ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16)
 static void avx512bf16s_gemm_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b, const amp_bf16 *c,
                                   amp_bf16 *y)
 {
-    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, EPI_PLAIN, NULL, (uint16_t *)y))
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, EPI_PLAIN, NULL,
+                         (uint16_t *)y))
         avx512bf16_gemm_bf16(d, a, b, c, y);
+}
+
+/* y = x w^T + bias through small_gemm_bf16 with the epilogue `kind`: 0
+ * when the product is not small (nothing done). */
+static int small_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
+                             const amp_bf16 *bias, int kind, amp_bf16 *y)
+{
+    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
+    return small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, kind, NULL,
+                           (uint16_t *)y);
 }
 
 static void avx512bf16s_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
                                     const amp_bf16 *bias, amp_bf16 *y)
 {
-    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, EPI_PLAIN, NULL, (uint16_t *)y))
+    if (!small_linear_bf16(M, N, K, x, w, bias, EPI_PLAIN, y))
         avx512bf16_linear_bf16(M, N, K, x, w, bias, y);
 }
 
@@ -976,8 +986,7 @@ static void avx512bf16s_gemm_relu_backward_bf16(const amp_gemm_desc *d, const am
 static void avx512bf16s_linear_relu_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
                                          const amp_bf16 *bias, amp_bf16 *y)
 {
-    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, EPI_RELU, NULL, (uint16_t *)y))
+    if (!small_linear_bf16(M, N, K, x, w, bias, EPI_RELU, y))
         avx512bf16_linear_relu_bf16(M, N, K, x, w, bias, y);
 }
 

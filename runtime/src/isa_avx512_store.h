@@ -30,23 +30,28 @@ AVX512_TARGET static inline void store_words16(void *p, __mmask16 m, __m512i r)
         _mm256_mask_storeu_epi16(p, m, h);
 }
 
+/* 16 f32 lanes rounded to bf16 as amp_st does (nearest even, NaN
+ * quieted), by integers: each lane's low 16 bits. */
+AVX512_TARGET static inline __m512i bf16_words_of(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                 _mm512_and_si512(hi, _mm512_set1_epi32(1)));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    r = _mm512_srli_epi32(r, 16);
+    return _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+}
+
 /* Round 16 f32 lanes to dtype t as amp_st does (bf16: nearest even, NaN
  * quieted; f16: vcvtps2ph, nearest even) and store the lanes of m. */
 AVX512_TARGET static inline void store16(amp_dtype t, void *p, __mmask16 m, __m512 v)
 {
     switch (t) {
-    case AMP_BF16: {
-        const __m512i u = _mm512_castps_si512(v);
-        const __m512i hi = _mm512_srli_epi32(u, 16);
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
-                                     _mm512_and_si512(hi, _mm512_set1_epi32(1)));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                      _mm512_set1_epi32(0x7f800000));
-        r = _mm512_srli_epi32(r, 16);
-        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-        store_words16(p, m, r);
+    case AMP_BF16:
+        store_words16(p, m, bf16_words_of(v));
         return;
-    }
     case AMP_F16: {
         const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         if (m == (__mmask16)0xffff)
@@ -101,17 +106,8 @@ AVX512BF16_TARGET static inline __m256i round16_bf16(__m512 v)
 {
     const __m512i u = _mm512_castps_si512(v);
     const __mmask16 tiny = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
-    if (_mm512_mask_test_epi32_mask(tiny, u, _mm512_set1_epi32(0x007fffff))) {
-        /* store16's integer rounding, kept in a register */
-        const __m512i hi = _mm512_srli_epi32(u, 16);
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
-                                     _mm512_and_si512(hi, _mm512_set1_epi32(1)));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                      _mm512_set1_epi32(0x7f800000));
-        r = _mm512_srli_epi32(r, 16);
-        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-        return _mm512_cvtepi32_epi16(r);
-    }
+    if (_mm512_mask_test_epi32_mask(tiny, u, _mm512_set1_epi32(0x007fffff)))
+        return _mm512_cvtepi32_epi16(bf16_words_of(v)); /* store16's integer rounding */
     return (__m256i)_mm512_cvtneps_pbh(v);
 }
 
