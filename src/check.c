@@ -319,6 +319,9 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
                 "    void *p = malloc(n ? n * amp_dtype_size(t) : 1);\n"
                 "    if (!p || check_nallocs == 4096) {\n        fputs(\"check: out of memory\\n\", stderr);\n        exit(2);\n    }\n"
                 "    check_allocs[check_nallocs++] = p;\n"
+                "    /* every byte 0xff (a NaN in each float dtype): whatever reads\n"
+                "     * memory nothing wrote shows, not stale or zero bytes */\n"
+                "    memset(p, 0xff, n ? n * amp_dtype_size(t) : 1);\n"
                 "    return p;\n}\n\n"
                 "static void check_free_all(void)\n{\n"
                 "    while (check_nallocs > 0)\n        free(check_allocs[--check_nallocs]);\n}\n\n");
