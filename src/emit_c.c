@@ -682,6 +682,17 @@ static void plan_prepared(Emitter *e)
 }
 
 /* A cast of a parameter: read from the prepared block when there is one. */
+/* Declares v's buffer in its slot, named by the C identifier made from
+ * base, with its type (and note) in a comment; records that name as v's. */
+static const char *declare_slot(Emitter *e, Value *v, const char *base, const char *note)
+{
+    const char *name = c_ident(e, base), *ct = dtype_c_type(v->type.dtype);
+    buf_printf(e->out, "    %s *const %s = (%s *)slot%d; /* %s%s */\n", ct, name, ct, v->slot, type_comment(e, &v->type),
+               note);
+    e->cname[v->id] = name;
+    return name;
+}
+
 static void emit_prepared_cast(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
@@ -752,10 +763,7 @@ void emit_node(Emitter *e, Node *n)
                    what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
         if (n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n) {
             /* kept by that call for the gradient nodes (post.raw) */
-            const char *name = c_ident(e, v->name ? v->name : arena_printf(c->arena, "t%d", v->id));
-            buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s, the convolution's own result */\n",
-                       dtype_c_type(t), name, dtype_c_type(t), v->slot, type_comment(e, &v->type));
-            e->cname[v->id] = name;
+            declare_slot(e, v, v->name ? v->name : arena_printf(c->arena, "t%d", v->id), ", the convolution's own result");
         }
         return;
     }
@@ -794,21 +802,15 @@ void emit_node(Emitter *e, Node *n)
         /* fuse.c: this gradient goes on through the relu into that node's
          * result, which its buffer holds; the input gradient has none */
         Value *r = n->relu_grad->out;
-        y = c_ident(e, arena_printf(c->arena, "t%d", r->id));
-        buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s, through the relu */\n", dtype_c_type(r->type.dtype), y,
-                   dtype_c_type(r->type.dtype), r->slot, type_comment(e, &r->type));
-        e->cname[r->id] = y;
+        y = declare_slot(e, r, arena_printf(c->arena, "t%d", r->id), ", through the relu");
         e->cname[v->id] = y;
     } else if (v->is_output) {
         y = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
         e->cname[v->id] = y;
     } else {
-        y = c_ident(e, v->name ? v->name
-                    : n->op->id == OP_CAST && n->in[0]->name ? arena_printf(c->arena, "%s_%s", n->in[0]->name, dtype_name(t))
-                    : arena_printf(c->arena, "t%d", v->id));
-        buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s */\n", dtype_c_type(t), y, dtype_c_type(t), v->slot,
-                   type_comment(e, &v->type));
-        e->cname[v->id] = y;
+        y = declare_slot(e, v, v->name ? v->name
+                               : n->op->id == OP_CAST && n->in[0]->name ? arena_printf(c->arena, "%s_%s", n->in[0]->name, dtype_name(t))
+                               : arena_printf(c->arena, "t%d", v->id), "");
     }
 
     /* the other results, and scratch memory, live in slots too */
@@ -820,14 +822,13 @@ void emit_node(Emitter *e, Node *n)
             e->cname[r->id] = arena_printf(c->arena, "outputs->%s", e->member[r->id]);
             continue;
         }
-        const char *name = c_ident(e, r->name ? r->name : k < n->nmore ? arena_printf(c->arena, "t%d", r->id)
-                                                                       : arena_printf(c->arena, "scratch%d", r->id));
-        if (k < n->nmore)
-            buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s */\n", dtype_c_type(r->type.dtype), name,
-                       dtype_c_type(r->type.dtype), r->slot, type_comment(e, &r->type));
-        else
-            buf_printf(o, "    unsigned char *const %s = slot%d; /* %s bytes of the kernel's working memory */\n",
-                       name, r->slot, poly_c(e, r->type.shape.dims[0]));
+        if (k < n->nmore) {
+            declare_slot(e, r, r->name ? r->name : arena_printf(c->arena, "t%d", r->id), "");
+            continue;
+        }
+        const char *name = c_ident(e, r->name ? r->name : arena_printf(c->arena, "scratch%d", r->id));
+        buf_printf(o, "    unsigned char *const %s = slot%d; /* %s bytes of the kernel's working memory */\n",
+                   name, r->slot, poly_c(e, r->type.shape.dims[0]));
         e->cname[r->id] = name;
     }
 
