@@ -202,6 +202,53 @@ static void conv_plan(conv_job *j, const amp_gemm_kernel *k, amp_dtype t, const 
                                           : 0;
 }
 
+/* Columns kk .. kk + n - 1 of a flipped weight panel (rows x kc elements
+ * at buf) from one input channel's taps of those rows (src: rows x kpn
+ * elements): column kk + e of row i is tap kpn - 1 - kp - e of row i. */
+static AMP_ALWAYS_INLINE void flip_taps16(unsigned char *buf, int64_t kc, int64_t kk, const char *src, int64_t rows,
+                                          int64_t kpn, int64_t kp, int64_t n)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        const uint16_t *r = (const uint16_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
+        uint16_t *o = (uint16_t *)(void *)buf + i * kc + kk;
+        for (int64_t e = 0; e < n; e++)
+            o[e] = r[-e];
+    }
+}
+
+/* flip_taps16 of a whole 3 x 3 channel, spelt out: the compiler does
+ * not unroll the nine-element loop at -O2, and its loop overhead was
+ * most of the copy's time. */
+static void flip_taps16_3x3(unsigned char *buf, int64_t kc, int64_t kk, const char *src, int64_t rows)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        const uint16_t *r = (const uint16_t *)(const void *)src + i * 9;
+        uint16_t *o = (uint16_t *)(void *)buf + i * kc + kk;
+        const uint16_t r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], r4 = r[4], r5 = r[5], r6 = r[6], r7 = r[7],
+                       r8 = r[8];
+        o[0] = r8;
+        o[1] = r7;
+        o[2] = r6;
+        o[3] = r5;
+        o[4] = r4;
+        o[5] = r3;
+        o[6] = r2;
+        o[7] = r1;
+        o[8] = r0;
+    }
+}
+
+static void flip_taps32(unsigned char *buf, int64_t kc, int64_t kk, const char *src, int64_t rows, int64_t kpn,
+                        int64_t kp, int64_t n)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        const uint32_t *r = (const uint32_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
+        uint32_t *o = (uint32_t *)(void *)buf + i * kc + kk;
+        for (int64_t e = 0; e < n; e++)
+            o[e] = r[-e];
+    }
+}
+
 static void pack_weights_task(void *ctx, int64_t task, int slot)
 {
     const conv_job *j = ctx;
@@ -224,19 +271,20 @@ static void pack_weights_task(void *ctx, int64_t task, int slot)
         int64_t kk = 0, kp = k0 % kpn;
         while (kk < kc) {
             const int64_t n = min64(kpn - kp, kc - kk);
-            for (int64_t i = 0; i < rows; i++) {
-                if (j->es == 2) {
-                    const uint16_t *r = (const uint16_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
-                    uint16_t *o = (uint16_t *)(void *)buf + i * kc + kk;
-                    for (int64_t e = 0; e < n; e++)
-                        o[e] = r[-e];
-                } else {
-                    const uint32_t *r = (const uint32_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
-                    uint32_t *o = (uint32_t *)(void *)buf + i * kc + kk;
-                    for (int64_t e = 0; e < n; e++)
-                        o[e] = r[-e];
-                }
-            }
+            /* the next channels' taps: short runs far apart, which the
+             * hardware prefetchers miss (the weights come from L3 or
+             * memory: the forward pass used them long ago) */
+            if (kk + n < kc)
+                for (size_t off = 0; off < (size_t)(rows * kpn) * j->es; off += 64)
+                    __builtin_prefetch(src + 4 * ci_step + off, 0, 3);
+            if (j->es == 2 && kp == 0 && n == kpn && kpn == 9)
+                flip_taps16_3x3(buf, kc, kk, src, rows);
+            else if (j->es == 2 && kp == 0 && n == kpn && kpn == 1)
+                flip_taps16(buf, kc, kk, src, rows, 1, 0, 1);
+            else if (j->es == 2)
+                flip_taps16(buf, kc, kk, src, rows, kpn, kp, n);
+            else
+                flip_taps32(buf, kc, kk, src, rows, kpn, kp, n);
             kk += n;
             kp = 0;
             src += ci_step;
