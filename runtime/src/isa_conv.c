@@ -1792,14 +1792,17 @@ static int transpose_by_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_co
  * k0 = (r + padding) mod s, m < L = ceil((kernel - k0) / s), at inputs
  * i = q + c - m, c = (r + padding - k0) / s: a stride-1 convolution of x
  * with the sub-kernel of those taps reversed, padding' = L - 1 - c.  So
- * each phase is one amp_fast_conv (sub-kernel weights built as for stride
- * 1, in a malloc'ed buffer) into a temporary output, padded symmetrically
- * by P = max(0, padding', the right edge's need) and read from offset
- * e = P - padding' (a few edge outputs computed and dropped), whose
- * values are then copied to y with stride s.  A phase with no taps (L 0:
- * kernel < stride) gets the bias alone, as the reference's empty sum.
- * Each output is still one sum rounded once; the order differs from the
- * reference's, as for stride 1 (tolerance, not bits). */
+ * each phase is one amp_fast_conv into a temporary output of its own,
+ * padded symmetrically by P = max(0, padding', the right edge's need) and
+ * read from offset e = P - padding' (a few edge outputs computed and
+ * dropped).  The phases' sub-kernels are all gathered in one pass over w
+ * (the phases partition the taps, so together they are w's size), and
+ * one pass over y interleaves every phase's outputs into it, each row of
+ * y written whole while it is in L1 (a pass per phase made y's lines
+ * travel once per phase).  A phase with no taps (L 0: kernel < stride)
+ * gets the bias alone, as the reference's empty sum.  Each output is
+ * still one sum rounded once; the order differs from the reference's, as
+ * for stride 1 (tolerance, not bits). */
 
 typedef struct {
     int64_t s, r, k0, L, c, P, e, nq, outc;
@@ -1809,66 +1812,109 @@ typedef struct {
 #define PHASE_MIN_PLANE 40
 
 typedef struct {
+    phase_dim ph[3];
+    int64_t taps;           /* sub-kernel taps (0: none, or no outputs) */
+    int64_t cplane;         /* its conv output's plane */
+    const int64_t *tap_pos; /* [taps]: the kernel position (in w's plane) of sub-kernel tap j */
+    char *wf;               /* the sub-kernel [Cout][in_g][taps] */
+    char *tmp;              /* the conv output [N, Cout, cplane] */
+} phase;
+
+typedef struct {
     size_t es;
     const conv_geometry *g;
-    phase_dim ph[3];
-    int64_t in_g, out_g, groups, Lplane;
-    const int64_t *taps; /* [Lplane]: the kernel position (in w's plane) of sub-kernel tap j */
+    const phase *phases;
+    int64_t nphases, in_g, out_g, groups, out_channels;
     const char *w;
-    char *wf;
-    const char *tmp;   /* the phase's conv output [N, Cout, outc...], or NULL (no taps) */
-    const char *bias;  /* NULL: none */
+    const char *bias; /* NULL: none */
     amp_dtype t;
     char *y;
-    int64_t out_channels;
 } phase_job;
 
-/* The sub-kernel of output channels [task FLIP_CHANNELS, + FLIP_CHANNELS):
- * wf[co, ci', j] = w[g in_g + ci', co', k(j)], k_i(j_i) = k0_i + s_i (L_i - 1 - j_i). */
+/* Every phase's sub-kernel for output channels [task FLIP_CHANNELS, +
+ * FLIP_CHANNELS): wf[co, ci', j] = w[g in_g + ci', co', k(j)], k_i(j_i) =
+ * k0_i + s_i (L_i - 1 - j_i).  Per phase, channels ci' outermost: the
+ * taps read are one run of memory per ci' (the chunk's channels side by
+ * side), which the first phase brings into the cache for the others. */
 static void phase_weights_task(void *ctx, int64_t task, int slot)
 {
     const phase_job *f = ctx;
-    const conv_geometry *g = f->g;
-    const int64_t co_end = min64((task + 1) * FLIP_CHANNELS, f->groups * f->out_g);
+    const int64_t kplane = f->g->kernel_plane;
+    const int64_t co0 = task * FLIP_CHANNELS, co_end = min64(co0 + FLIP_CHANNELS, f->groups * f->out_g);
     (void)slot;
-    for (int64_t co = task * FLIP_CHANNELS; co < co_end; co++) {
+    for (int64_t co = co0; co < co_end; co++) {
         const int64_t grp = co / f->out_g, cop = co % f->out_g;
-        for (int64_t ci = 0; ci < f->in_g; ci++) {
-            const size_t src = (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * g->kernel_plane);
-            const size_t dst = (size_t)((co * f->in_g + ci) * f->Lplane);
-            if (f->es == 2) {
-                const uint16_t *sp = (const uint16_t *)(const void *)f->w + src;
-                uint16_t *dp = (uint16_t *)(void *)f->wf + dst;
-                for (int64_t j = 0; j < f->Lplane; j++)
-                    dp[j] = sp[f->taps[j]];
-            } else {
-                const uint32_t *sp = (const uint32_t *)(const void *)f->w + src;
-                uint32_t *dp = (uint32_t *)(void *)f->wf + dst;
-                for (int64_t j = 0; j < f->Lplane; j++)
-                    dp[j] = sp[f->taps[j]];
+        if (co != co0 && cop != 0)
+            continue; /* each group's run of the chunk's channels is done at its first */
+        const int64_t run = min64(co_end, (grp + 1) * f->out_g) - co;
+        for (int64_t p = 0; p < f->nphases; p++) {
+            const phase *ph = &f->phases[p];
+            const int64_t taps = ph->taps;
+            if (taps == 0)
+                continue;
+            for (int64_t ci = 0; ci < f->in_g; ci++) {
+                const size_t src = (size_t)(((grp * f->in_g + ci) * f->out_g + cop) * kplane);
+                const size_t dst = (size_t)((co * f->in_g + ci) * taps), dst_step = (size_t)(f->in_g * taps);
+                if (f->es == 2) {
+                    const uint16_t *sp = (const uint16_t *)(const void *)f->w + src;
+                    uint16_t *dp = (uint16_t *)(void *)ph->wf + dst;
+                    if (taps == 1) /* a 1 x 1 kernel's phase: a transpose */
+                        for (int64_t c = 0; c < run; c++)
+                            dp[(size_t)c * dst_step] = sp[c * kplane + ph->tap_pos[0]];
+                    else
+                        for (int64_t c = 0; c < run; c++)
+                            for (int64_t j = 0; j < taps; j++)
+                                dp[(size_t)c * dst_step + (size_t)j] = sp[c * kplane + ph->tap_pos[j]];
+                } else {
+                    const uint32_t *sp = (const uint32_t *)(const void *)f->w + src;
+                    uint32_t *dp = (uint32_t *)(void *)ph->wf + dst;
+                    for (int64_t c = 0; c < run; c++)
+                        for (int64_t j = 0; j < taps; j++)
+                            dp[(size_t)c * dst_step + (size_t)j] = sp[c * kplane + ph->tap_pos[j]];
+                }
             }
         }
     }
 }
 
-/* Copies the phase's outputs of plane (n, co) = task into y (or writes the
- * bias alone when the phase has no taps). */
+/* o[2 e] = lo[e] for e < nlo, o[2 e + 1] = hi[e] for e < nhi (nlo - nhi
+ * is 0 or 1), of 2-byte elements; a NULL source gives fill instead.  The
+ * pairs go as 32-bit stores, eight at a time (a loop the compiler turns
+ * into vector code at -O2). */
+static void interleave2_16(uint16_t *o, const uint16_t *lo, const uint16_t *hi, uint16_t fill, int64_t nlo,
+                           int64_t nhi)
+{
+    const uint16_t fills[8] = { fill, fill, fill, fill, fill, fill, fill, fill };
+    uint32_t pair[8];
+    int64_t e = 0;
+    for (; e + 8 <= nhi; e += 8) {
+        const uint16_t *a = lo != NULL ? lo + e : fills, *b = hi != NULL ? hi + e : fills;
+        for (int i = 0; i < 8; i++)
+            pair[i] = (uint32_t)a[i] | (uint32_t)b[i] << 16;
+        memcpy(o + 2 * e, pair, sizeof pair);
+    }
+    for (; e < nhi; e++) {
+        pair[0] = (uint32_t)(lo != NULL ? lo[e] : fill) | (uint32_t)(hi != NULL ? hi[e] : fill) << 16;
+        memcpy(o + 2 * e, pair, 4);
+    }
+    if (nlo > nhi)
+        o[2 * nhi] = lo != NULL ? lo[nhi] : fill;
+}
+
+/* Plane (n, co) = task of y from every phase's outputs (or the bias alone
+ * where a phase has no taps), row by row. */
 static void phase_scatter_task(void *ctx, int64_t task, int slot)
 {
     const phase_job *f = ctx;
     const conv_geometry *g = f->g;
-    const phase_dim *p = f->ph;
     const size_t es = f->es;
     const int64_t co = task % f->out_channels;
-    const int64_t cplane = p[0].outc * p[1].outc * p[2].outc;
+    const int64_t s0 = g->stride[0], s1 = g->stride[1], s2 = g->stride[2];
     char *yp = f->y + (size_t)(task * g->out_plane) * es;
-    const char *tp = f->tmp != NULL ? f->tmp + (size_t)(task * cplane) * es : NULL;
-    float fill = 0.0f;
-    uint32_t fill_bits = 0; /* fill rounded to t: the element's bytes */
+    uint32_t fill_bits = 0; /* the empty sum plus the bias, rounded to t: the element's bytes */
     (void)slot;
-    if (tp == NULL && f->bias != NULL)
-        fill = 0.0f + amp_ld(f->t, f->bias, co); /* the reference's empty sum plus the bias */
-    if (tp == NULL) {
+    {
+        const float fill = f->bias != NULL ? 0.0f + amp_ld(f->t, f->bias, co) : 0.0f;
         unsigned char one[8]; /* amp_st's widest element */
         amp_st(f->t, one, 0, fill);
         if (es == 2) {
@@ -1879,32 +1925,40 @@ static void phase_scatter_task(void *ctx, int64_t task, int slot)
             memcpy(&fill_bits, one, 4);
         }
     }
-    for (int64_t a = 0; a < p[0].nq; a++)
-        for (int64_t b = 0; b < p[1].nq; b++) {
-            const int64_t orow = ((p[0].s * a + p[0].r) * g->out[1] + p[1].s * b + p[1].r) * g->out[2] + p[2].r;
-            if (tp == NULL) {
-                if (es == 2) {
-                    uint16_t *o = (uint16_t *)(void *)(yp + (size_t)orow * 2);
-                    for (int64_t e = 0; e < p[2].nq; e++)
-                        o[p[2].s * e] = (uint16_t)fill_bits;
-                } else {
-                    uint32_t *o = (uint32_t *)(void *)(yp + (size_t)orow * 4);
-                    for (int64_t e = 0; e < p[2].nq; e++)
-                        o[p[2].s * e] = fill_bits;
+    for (int64_t od = 0; od < g->out[0]; od++)
+        for (int64_t oh = 0; oh < g->out[1]; oh++) {
+            const int64_t row_phase = (od % s0 * s1 + oh % s1) * s2;
+            char *o = yp + (size_t)((od * g->out[1] + oh) * g->out[2]) * es;
+            const char *src[2] = { NULL, NULL };
+            int64_t nq[2] = { 0, 0 };
+            for (int64_t r2 = 0; r2 < s2; r2++) {
+                const phase *ph = &f->phases[row_phase + r2];
+                const phase_dim *p = ph->ph;
+                const char *trow = NULL;
+                if (ph->taps > 0)
+                    trow = ph->tmp + (size_t)(task * ph->cplane +
+                                              ((od / s0 + p[0].e) * p[1].outc + oh / s1 + p[1].e) * p[2].outc +
+                                              p[2].e) *
+                                         es;
+                if (es == 2 && s2 == 2) {
+                    src[r2] = trow;
+                    nq[r2] = p[2].nq;
+                    continue;
                 }
-                continue;
+                for (int64_t e = 0; e < p[2].nq; e++) {
+                    char *oe = o + (size_t)(s2 * e + r2) * es;
+                    if (es == 2) {
+                        const uint16_t v = trow != NULL ? ((const uint16_t *)(const void *)trow)[e] : (uint16_t)fill_bits;
+                        memcpy(oe, &v, 2);
+                    } else {
+                        const uint32_t v = trow != NULL ? ((const uint32_t *)(const void *)trow)[e] : fill_bits;
+                        memcpy(oe, &v, 4);
+                    }
+                }
             }
-            {
-                const char *trow = tp + (size_t)(((a + p[0].e) * p[1].outc + b + p[1].e) * p[2].outc + p[2].e) * es;
-                char *o = yp + (size_t)orow * es;
-                const size_t ostep = (size_t)p[2].s * es;
-                if (es == 2)
-                    for (int64_t e = 0; e < p[2].nq; e++)
-                        memcpy(o + (size_t)e * ostep, trow + (size_t)e * 2, 2);
-                else
-                    for (int64_t e = 0; e < p[2].nq; e++)
-                        memcpy(o + (size_t)e * ostep, trow + (size_t)e * 4, 4);
-            }
+            if (es == 2 && s2 == 2)
+                interleave2_16((uint16_t *)(void *)o, (const uint16_t *)(const void *)src[0],
+                               (const uint16_t *)(const void *)src[1], (uint16_t)fill_bits, nq[0], nq[1]);
         }
 }
 
@@ -1948,9 +2002,9 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
     const conv_geometry g = conv_geometry_of(d);
     const int lead = 3 - d->nspatial;
     phase_job f;
-    int64_t nphases = 1, max_lplane = 1, max_cplane = 1, strided = 0;
-    size_t wbytes, tbytes;
-    char *tmp;
+    phase *phases;
+    int64_t nphases = 1, strided = 0, wlen = 0, tlen = 0;
+    char *wf, *tmp;
     int64_t *tap_pos;
     int threads = amp_get_threads();
     if (d->nspatial < 1 || d->nspatial > 3)
@@ -1967,18 +2021,27 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
      * 0.95 ms and 3x3 2.52 / 2.71 ms; 28 x 28 and up, phases by far. */
     if (!strided || g.out_plane / nphases < PHASE_MIN_PLANE)
         return 0;
-    for (int64_t phase = 0; phase < nphases; phase++) { /* the buffers' sizes */
-        int64_t taps;
-        if (!phase_dims(&g, phase, f.ph, &taps))
-            continue;
-        if (taps > max_lplane)
-            max_lplane = taps;
-        if (f.ph[0].outc * f.ph[1].outc * f.ph[2].outc > max_cplane)
-            max_cplane = f.ph[0].outc * f.ph[1].outc * f.ph[2].outc;
+    phases = amp_scratch_alloc((size_t)nphases * sizeof *phases);
+    tap_pos = amp_scratch_alloc((size_t)g.kernel_plane * sizeof *tap_pos);
+    if (phases == NULL || tap_pos == NULL) {
+        amp_scratch_free(phases);
+        amp_scratch_free(tap_pos);
+        return 0;
+    }
+    for (int64_t p = 0; p < nphases; p++) { /* geometry, taps and the buffers' sizes */
+        phase *ph = &phases[p];
+        if (!phase_dims(&g, p, ph->ph, &ph->taps))
+            ph->taps = 0;
+        ph->cplane = ph->ph[0].outc * ph->ph[1].outc * ph->ph[2].outc;
+        wlen += d->out_channels * (d->in_channels / d->groups) * ph->taps;
+        if (ph->taps > 0)
+            tlen += d->batch * d->out_channels * ph->cplane;
     }
     memset(&f, 0, sizeof f);
     f.es = amp_dtype_size(t);
     f.g = &g;
+    f.phases = phases;
+    f.nphases = nphases;
     f.groups = d->groups;
     f.in_g = d->in_channels / d->groups;
     f.out_g = d->out_channels / d->groups;
@@ -1987,52 +2050,61 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
     f.y = y;
     f.bias = bias;
     f.out_channels = d->out_channels;
-    wbytes = (size_t)(d->out_channels * f.in_g * max_lplane) * f.es;
-    tbytes = (size_t)(d->batch * d->out_channels * max_cplane) * f.es;
-    f.wf = amp_scratch_alloc(wbytes ? wbytes : 1);
-    tmp = amp_scratch_alloc(tbytes ? tbytes : 1);
-    tap_pos = amp_scratch_alloc((size_t)max_lplane * sizeof *tap_pos);
-    if (f.wf == NULL || tmp == NULL || tap_pos == NULL) {
-        amp_scratch_free(f.wf);
+    wf = amp_scratch_alloc(wlen ? (size_t)wlen * f.es : 1);
+    tmp = amp_scratch_alloc(tlen ? (size_t)tlen * f.es : 1);
+    if (wf == NULL || tmp == NULL) {
+        amp_scratch_free(wf);
         amp_scratch_free(tmp);
+        amp_scratch_free(phases);
         amp_scratch_free(tap_pos);
         return 0;
     }
-    f.taps = tap_pos;
-    if ((double)(tbytes + wbytes) < PARALLEL_MIN_FLOPS / 8)
-        threads = 1;
-    for (int64_t phase = 0; phase < nphases; phase++) {
-        int64_t taps;
-        amp_conv_desc c = *d;
-        if (!phase_dims(&g, phase, f.ph, &taps))
-            continue;
-        f.Lplane = taps;
-        f.tmp = NULL;
-        if (taps > 0) {
-            /* tap j = (a, b, e): kernel position k_i = k0_i + s_i (L_i - 1 - j_i) */
+    {
+        int64_t woff = 0, toff = 0, tapoff = 0;
+        for (int64_t p = 0; p < nphases; p++) {
+            phase *ph = &phases[p];
+            const phase_dim *q = ph->ph;
             int64_t j = 0;
-            for (int64_t a = 0; a < f.ph[0].L; a++)
-                for (int64_t b = 0; b < f.ph[1].L; b++)
-                    for (int64_t e = 0; e < f.ph[2].L; e++, j++)
-                        tap_pos[j] = ((f.ph[0].k0 + f.ph[0].s * (f.ph[0].L - 1 - a)) * g.kernel[1] +
-                                      f.ph[1].k0 + f.ph[1].s * (f.ph[1].L - 1 - b)) * g.kernel[2] +
-                                     f.ph[2].k0 + f.ph[2].s * (f.ph[2].L - 1 - e);
-            for (int i = 0; i < d->nspatial; i++) {
-                const phase_dim *p = &f.ph[lead + i];
-                c.stride[i] = 1;
-                c.kernel[i] = p->L;
-                c.padding[i] = p->P;
-                c.output_padding[i] = 0;
-                c.out_size[i] = p->outc;
-            }
-            amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), phase_weights_task, &f);
-            amp_fast_conv(k, t, &c, x, f.wf, bias, tmp);
-            f.tmp = tmp;
+            ph->wf = wf + (size_t)woff * f.es;
+            ph->tmp = tmp + (size_t)toff * f.es;
+            ph->tap_pos = tap_pos + tapoff;
+            if (ph->taps == 0)
+                continue;
+            /* tap j = (a, b, e): kernel position k_i = k0_i + s_i (L_i - 1 - j_i) */
+            for (int64_t a = 0; a < q[0].L; a++)
+                for (int64_t b = 0; b < q[1].L; b++)
+                    for (int64_t e = 0; e < q[2].L; e++, j++)
+                        tap_pos[tapoff + j] = ((q[0].k0 + q[0].s * (q[0].L - 1 - a)) * g.kernel[1] + q[1].k0 +
+                                               q[1].s * (q[1].L - 1 - b)) *
+                                                  g.kernel[2] +
+                                              q[2].k0 + q[2].s * (q[2].L - 1 - e);
+            woff += d->out_channels * f.in_g * ph->taps;
+            toff += d->batch * d->out_channels * ph->cplane;
+            tapoff += ph->taps;
         }
-        amp_parallel_run(threads, d->batch * d->out_channels, phase_scatter_task, &f);
     }
-    amp_scratch_free(f.wf);
+    if ((double)(tlen + wlen) * (double)f.es < PARALLEL_MIN_FLOPS / 8)
+        threads = 1;
+    amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), phase_weights_task, &f);
+    for (int64_t p = 0; p < nphases; p++) {
+        const phase *ph = &phases[p];
+        amp_conv_desc c = *d;
+        if (ph->taps == 0)
+            continue;
+        for (int i = 0; i < d->nspatial; i++) {
+            const phase_dim *q = &ph->ph[lead + i];
+            c.stride[i] = 1;
+            c.kernel[i] = q->L;
+            c.padding[i] = q->P;
+            c.output_padding[i] = 0;
+            c.out_size[i] = q->outc;
+        }
+        amp_fast_conv(k, t, &c, x, ph->wf, bias, ph->tmp);
+    }
+    amp_parallel_run(threads, d->batch * d->out_channels, phase_scatter_task, &f);
+    amp_scratch_free(wf);
     amp_scratch_free(tmp);
+    amp_scratch_free(phases);
     amp_scratch_free(tap_pos);
     return 1;
 }

@@ -389,6 +389,9 @@ static const ccase transpose_cases[] = {
      * convolution per output residue; smaller planes keep col2im) */
     { "t: phases 3x3 stride 2", 2, 2, 6, 5, 1, { 29, 24 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
     { "t: phases 1x1 stride 2", 2, 1, 8, 12, 1, { 30, 22 }, { 1, 1 }, { 2, 2 }, { 0, 0 }, { 1, 1 }, 1 },
+    /* odd output rows: the even phase one element longer than the odd */
+    { "t: phases 3x3 stride 2, odd width", 2, 2, 7, 6, 1, { 20, 27 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "t: phases 1x1 stride 2, odd width", 2, 1, 5, 9, 1, { 18, 25 }, { 1, 1 }, { 2, 2 }, { 0, 0 }, { 1, 1 }, 0 },
     { "t: phases kernel < stride, groups", 2, 1, 6, 9, 3, { 34, 32 }, { 4, 2 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, 1 },
     { "t: phases 1-d", 1, 2, 5, 7, 1, { 400 }, { 5 }, { 2 }, { 2 }, { 1 }, 0 },
 };
