@@ -15,7 +15,10 @@
  * in one pass that also detects inf and NaN, max-reduce found_inf over the
  * processes, clip by the global norm, run the optimizer with found_inf passed in
  * (the update is skipped element-wise: sync-free, as torch_xla's
- * optimizers), update the scaler, and zero the gradients.
+ * optimizers), update the scaler, and mark the gradients consumed:
+ * s->grad_live 0, so the next backward stores its gradients instead of
+ * adding them to zeros (PyTorch's zero_grad(set_to_none=True): no pass
+ * writing zeros, and none reading them back).
  */
 #include "emit.h"
 
@@ -90,7 +93,10 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
                 "    int32_t last_step_skipped; /* whether the last update was skipped (inf/NaN gradients) */\n"
                 "    int64_t step;              /* optimizer updates made (skipped ones not counted) */\n"
                 "    int64_t skipped_steps;     /* updates skipped for inf/NaN gradients */\n"
-                "    int64_t micro_step;        /* micro-batches accumulated since the last update */\n");
+                "    int64_t micro_step;        /* micro-batches accumulated since the last update */\n"
+                "    int32_t grad_live;         /* 1: grad holds the gradients since the last update; 0 (after\n"
+                "                                * _train_init and _update): it holds none, and the next\n"
+                "                                * _backward stores its gradients instead of adding them */\n");
     if (draws_random(e))
         buf_puts(h, "    /* dropout's generator (Philox4x32-10, amprt/random.h): a mask is a function of the\n"
                     "     * seed, the counter and the element, so it is reproducible and the backward\n"
@@ -126,7 +132,7 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
                 " * update: average the gradients over the processes of a data-parallel\n"
                 " * run (amprt/collective.h; nothing to do in one process), unscale with\n"
                 " * the inf/NaN check, take found_inf's maximum over the processes, clip,\n"
-                " * the optimizer, the scaler, zero the gradients. */\n");
+                " * the optimizer, the scaler; then the gradients are consumed (grad_live 0). */\n");
     buf_printf(h, "int %s_backward(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(h, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes);\n", (int)strlen(p) - 3, "", p);
     buf_printf(h, "int %s_update(%s_train_state *s);\n", p, p);
@@ -176,6 +182,7 @@ static int checkpoint_entries(Emitter *e, Buf *o, bool load)
         {"train.last_step_skipped", "last_step_skipped", "AMP_I32"},
         {"train.skipped_steps", "skipped_steps", "AMP_I64"},
         {"train.micro_step", "micro_step", "AMP_I64"},
+        {"train.grad_live", "grad_live", "AMP_I32"},
     };
     static const struct { const char *key, *field, *dtype; } rng[] = {
         {"train.rng_seed", "rng_seed", "AMP_I64"},
@@ -274,7 +281,8 @@ static void emit_checkpoint(Emitter *e, Buf *o)
 
 /* What the backward does with each trainable parameter's gradient, as
  * soon as the node computing it has run (emit_body's after_node hook):
- * adds it into s->grad, and on the micro-batch that completes the step
+ * adds it into s->grad (stores it there when s->grad_live says s->grad
+ * holds nothing yet), and on the micro-batch that completes the step
  * pushes s->grad to the all-reduce, so that the late layers' gradients
  * (the backward visits them first) travel while the earlier layers'
  * backward computes.  done[i]: params[i]'s gradient is handled. */
@@ -300,11 +308,15 @@ static void emit_grad_sink(Emitter *e, GradSink *k, int i)
     buf_printf(o, "    /* %s's gradient is final: into the state's, and on to the all-reduce */\n", v->name);
     if (e->grad_cast_in_sink[v->grad->id]) {
         const Value *low = v->grad->def->in[0];
-        buf_printf(o, "    amp_grad_accumulate_%s((size_t)(%s), s->grad.%s, %s);\n", dtype_name(low->type.dtype),
-                   numel_of(e, v), name, e->cname[low->id]);
+        const char *lt = dtype_name(low->type.dtype);
+        buf_printf(o, "    if (s->grad_live)\n        amp_grad_accumulate_%s((size_t)(%s), s->grad.%s, %s);\n"
+                      "    else\n        amp_cast_%s_f32((size_t)(%s), %s, s->grad.%s);\n",
+                   lt, numel_of(e, v), name, e->cname[low->id], lt, numel_of(e, v), e->cname[low->id], name);
     } else {
-        buf_printf(o, "    %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n", kernel(e, "add", v->type.dtype),
-                   numel_of(e, v), name, e->cname[v->grad->id], name);
+        buf_printf(o, "    if (s->grad_live)\n        %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n"
+                      "    else\n        memcpy(s->grad.%s, %s, (size_t)(%s) * sizeof *s->grad.%s);\n",
+                   kernel(e, "add", v->type.dtype), numel_of(e, v), name, e->cname[v->grad->id], name, name,
+                   e->cname[v->grad->id], numel_of(e, v), name);
     }
     buf_printf(o, "%s    {\n        const amp_coll_tensor grad = {s->grad.%s, (size_t)(%s), %s};\n", when, name,
                numel_of(e, v), dtype_amp_enum(v->type.dtype));
@@ -408,6 +420,8 @@ static void emit_step(Emitter *e, Buf *o)
         if (trainable(VEC_AT(g->params, i)) && !sink.done[i])
             emit_grad_sink(e, &sink, i);
     e->grad_cast_in_sink = NULL;
+    if (sink.ntrainable > 0)
+        buf_puts(o, "    s->grad_live = 1;\n");
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 
     buf_printf(o, "int %s_update(%s_train_state *s)\n{\n", p, p);
@@ -416,6 +430,19 @@ static void emit_step(Emitter *e, Buf *o)
     int ntrainable = 0;
     for (int i = 0; i < g->params->len; i++)
         ntrainable += trainable(VEC_AT(g->params, i));
+    if (ntrainable > 0) {
+        /* an update with no backward since the last one steps on zero
+         * gradients, as it did when the update zeroed them */
+        buf_puts(o, "    /* no backward since the last update: the gradients are zero */\n"
+                    "    if (!s->grad_live) {\n");
+        for (int i = 0; i < g->params->len; i++) {
+            Value *v = VEC_AT(g->params, i);
+            if (trainable(v))
+                buf_printf(o, "        memset(s->grad.%s, 0, (size_t)(%s) * sizeof *s->grad.%s);\n", e->member[v->id],
+                           numel_of(e, v), e->member[v->id]);
+        }
+        buf_puts(o, "    }\n");
+    }
     if (ntrainable > 0) {
         /* Every gradient in one list, so the runtime can pack them into a
          * few large buckets; the same calls with or without MPI. */
@@ -497,13 +524,9 @@ static void emit_step(Emitter *e, Buf *o)
     if (t->scaler == SCALER_DYNAMIC)
         buf_printf(o, "    amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, %a, %a, %lld);\n", t->growth_factor,
                    t->backoff_factor, (long long)t->growth_interval);
-    buf_puts(o, "    /* zero_grad */\n");
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        if (trainable(v))
-            buf_printf(o, "    memset(s->grad.%s, 0, (size_t)(%s) * sizeof *s->grad.%s);\n", e->member[v->id],
-                       numel_of(e, v), e->member[v->id]);
-    }
+    /* zero_grad(set_to_none=True): the next backward stores */
+    buf_puts(o, "    /* zero_grad: the gradients are consumed; the next backward stores its own */\n"
+                "    s->grad_live = 0;\n");
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 
     buf_printf(o, "int %s_train_step(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);

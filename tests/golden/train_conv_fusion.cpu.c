@@ -382,7 +382,7 @@ void trainconv_train_params(const trainconv_train_state *s, trainconv_params *pa
 
 int trainconv_save(const trainconv_train_state *s, const char *path)
 {
-    amp_st_entry entries[19];
+    amp_st_entry entries[20];
     if (!s || !path)
         return AMP_ERR_NULL_ARG;
     memset(entries, 0, sizeof entries);
@@ -488,12 +488,16 @@ int trainconv_save(const trainconv_train_state *s, const char *path)
     entries[18].dtype = AMP_I64;
     entries[18].ndim = 0;
     entries[18].data = &s->micro_step;
-    return amp_st_write(path, entries, 19);
+    entries[19].name = "train.grad_live";
+    entries[19].dtype = AMP_I32;
+    entries[19].ndim = 0;
+    entries[19].data = &s->grad_live;
+    return amp_st_write(path, entries, 20);
 }
 
 int trainconv_load(trainconv_train_state *s, const char *path)
 {
-    amp_st_entry entries[19];
+    amp_st_entry entries[20];
     amp_st_file *file;
     int rc;
     if (!s || !path)
@@ -601,15 +605,19 @@ int trainconv_load(trainconv_train_state *s, const char *path)
     entries[18].dtype = AMP_I64;
     entries[18].ndim = 0;
     entries[18].data = (void *)&s->micro_step;
+    entries[19].name = "train.grad_live";
+    entries[19].dtype = AMP_I32;
+    entries[19].ndim = 0;
+    entries[19].data = (void *)&s->grad_live;
     rc = amp_st_open(path, &file);
     if (rc != AMP_OK)
         return rc;
-    if (amp_st_count(file) != 19) {
+    if (amp_st_count(file) != 20) {
         amp_st_close(file);
         return AMP_ERR_WEIGHTS_UNEXPECTED;
     }
     /* every tensor checked before any is copied: a bad file changes nothing */
-    for (int i = 0; i < 19; i++) {
+    for (int i = 0; i < 20; i++) {
         const amp_st_tensor *t = amp_st_find(file, entries[i].name);
         int same = t && t->dtype == entries[i].dtype && t->ndim == entries[i].ndim;
         for (int d = 0; same && d < t->ndim; d++)
@@ -620,7 +628,7 @@ int trainconv_load(trainconv_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
-    for (int i = 0; i < 19 && rc == AMP_OK; i++)
+    for (int i = 0; i < 20 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
     amp_st_close(file);
@@ -827,7 +835,10 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
 
     /* train_conv_fusion.amp:18: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(768), s->grad.fc_weight, t28);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(768), s->grad.fc_weight, t28);
+    else
+        amp_cast_bf16_f32((size_t)(768), t28, s->grad.fc_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc_weight, (size_t)(768), AMP_F32};
         int rc = amp_allreduce_begin(5);
@@ -885,7 +896,10 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
 
     /* train_conv_fusion.amp:17: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* w1's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(144), s->grad.w1, t36);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(144), s->grad.w1, t36);
+    else
+        amp_cast_bf16_f32((size_t)(144), t36, s->grad.w1);
     {
         const amp_coll_tensor grad = {s->grad.w1, (size_t)(144), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
@@ -907,7 +921,10 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     float *const t43 = (float *)slot2; /* f32[4] */
     amp_add_f32((size_t)(4), t33, t41, t43);
     /* gamma's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(4), s->grad.gamma, t43, s->grad.gamma);
+    if (s->grad_live)
+        amp_add_f32((size_t)(4), s->grad.gamma, t43, s->grad.gamma);
+    else
+        memcpy(s->grad.gamma, t43, (size_t)(4) * sizeof *s->grad.gamma);
     {
         const amp_coll_tensor grad = {s->grad.gamma, (size_t)(4), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
@@ -919,7 +936,10 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     float *const t44 = (float *)slot6; /* f32[4] */
     amp_add_f32((size_t)(4), t34, t42, t44);
     /* beta's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(4), s->grad.beta, t44, s->grad.beta);
+    if (s->grad_live)
+        amp_add_f32((size_t)(4), s->grad.beta, t44, s->grad.beta);
+    else
+        memcpy(s->grad.beta, t44, (size_t)(4) * sizeof *s->grad.beta);
     {
         const amp_coll_tensor grad = {s->grad.beta, (size_t)(4), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
@@ -948,13 +968,17 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
 
     /* train_conv_fusion.amp:16: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* w0's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(144), s->grad.w0, t45);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(144), s->grad.w0, t45);
+    else
+        amp_cast_bf16_f32((size_t)(144), t45, s->grad.w0);
     {
         const amp_coll_tensor grad = {s->grad.w0, (size_t)(144), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
         if (rc != AMP_OK)
             return rc;
     }
+    s->grad_live = 1;
     return AMP_OK;
 }
 
@@ -963,6 +987,14 @@ int trainconv_update(trainconv_train_state *s)
     if (!s)
         return AMP_ERR_NULL_ARG;
     int32_t found_inf = 0;
+    /* no backward since the last update: the gradients are zero */
+    if (!s->grad_live) {
+        memset(s->grad.w0, 0, (size_t)(144) * sizeof *s->grad.w0);
+        memset(s->grad.w1, 0, (size_t)(144) * sizeof *s->grad.w1);
+        memset(s->grad.gamma, 0, (size_t)(4) * sizeof *s->grad.gamma);
+        memset(s->grad.beta, 0, (size_t)(4) * sizeof *s->grad.beta);
+        memset(s->grad.fc_weight, 0, (size_t)(768) * sizeof *s->grad.fc_weight);
+    }
     /* data parallelism: each gradient becomes its mean over the processes
      * (amprt/collective.h: bucketed all-reduces; nothing in one process) */
     {
@@ -990,12 +1022,8 @@ int trainconv_update(trainconv_train_state *s)
     s->step += !found_inf;
     s->skipped_steps += found_inf;
     s->last_step_skipped = found_inf;
-    /* zero_grad */
-    memset(s->grad.w0, 0, (size_t)(144) * sizeof *s->grad.w0);
-    memset(s->grad.w1, 0, (size_t)(144) * sizeof *s->grad.w1);
-    memset(s->grad.gamma, 0, (size_t)(4) * sizeof *s->grad.gamma);
-    memset(s->grad.beta, 0, (size_t)(4) * sizeof *s->grad.beta);
-    memset(s->grad.fc_weight, 0, (size_t)(768) * sizeof *s->grad.fc_weight);
+    /* zero_grad: the gradients are consumed; the next backward stores its own */
+    s->grad_live = 0;
     return AMP_OK;
 }
 

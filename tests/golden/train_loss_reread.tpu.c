@@ -207,7 +207,7 @@ void reread_train_params(const reread_train_state *s, reread_params *params)
 
 int reread_save(const reread_train_state *s, const char *path)
 {
-    amp_st_entry entries[11];
+    amp_st_entry entries[12];
     if (!s || !path)
         return AMP_ERR_NULL_ARG;
     memset(entries, 0, sizeof entries);
@@ -261,12 +261,16 @@ int reread_save(const reread_train_state *s, const char *path)
     entries[10].dtype = AMP_I64;
     entries[10].ndim = 0;
     entries[10].data = &s->micro_step;
-    return amp_st_write(path, entries, 11);
+    entries[11].name = "train.grad_live";
+    entries[11].dtype = AMP_I32;
+    entries[11].ndim = 0;
+    entries[11].data = &s->grad_live;
+    return amp_st_write(path, entries, 12);
 }
 
 int reread_load(reread_train_state *s, const char *path)
 {
-    amp_st_entry entries[11];
+    amp_st_entry entries[12];
     amp_st_file *file;
     int rc;
     if (!s || !path)
@@ -322,15 +326,19 @@ int reread_load(reread_train_state *s, const char *path)
     entries[10].dtype = AMP_I64;
     entries[10].ndim = 0;
     entries[10].data = (void *)&s->micro_step;
+    entries[11].name = "train.grad_live";
+    entries[11].dtype = AMP_I32;
+    entries[11].ndim = 0;
+    entries[11].data = (void *)&s->grad_live;
     rc = amp_st_open(path, &file);
     if (rc != AMP_OK)
         return rc;
-    if (amp_st_count(file) != 11) {
+    if (amp_st_count(file) != 12) {
         amp_st_close(file);
         return AMP_ERR_WEIGHTS_UNEXPECTED;
     }
     /* every tensor checked before any is copied: a bad file changes nothing */
-    for (int i = 0; i < 11; i++) {
+    for (int i = 0; i < 12; i++) {
         const amp_st_tensor *t = amp_st_find(file, entries[i].name);
         int same = t && t->dtype == entries[i].dtype && t->ndim == entries[i].ndim;
         for (int d = 0; same && d < t->ndim; d++)
@@ -341,7 +349,7 @@ int reread_load(reread_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
-    for (int i = 0; i < 11 && rc == AMP_OK; i++)
+    for (int i = 0; i < 12 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
     amp_st_close(file);
@@ -461,7 +469,10 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
 
     /* train_loss_reread.amp:11: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc.bias's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(3), s->grad.fc_bias, t16);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(3), s->grad.fc_bias, t16);
+    else
+        amp_cast_bf16_f32((size_t)(3), t16, s->grad.fc_bias);
     {
         const amp_coll_tensor grad = {s->grad.fc_bias, (size_t)(3), AMP_F32};
         int rc = amp_allreduce_begin(2);
@@ -473,13 +484,17 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
 
     /* train_loss_reread.amp:11: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(12), s->grad.fc_weight, t15);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(12), s->grad.fc_weight, t15);
+    else
+        amp_cast_bf16_f32((size_t)(12), t15, s->grad.fc_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc_weight, (size_t)(12), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
         if (rc != AMP_OK)
             return rc;
     }
+    s->grad_live = 1;
     return AMP_OK;
 }
 
@@ -488,6 +503,11 @@ int reread_update(reread_train_state *s)
     if (!s)
         return AMP_ERR_NULL_ARG;
     int32_t found_inf = 0;
+    /* no backward since the last update: the gradients are zero */
+    if (!s->grad_live) {
+        memset(s->grad.fc_weight, 0, (size_t)(12) * sizeof *s->grad.fc_weight);
+        memset(s->grad.fc_bias, 0, (size_t)(3) * sizeof *s->grad.fc_bias);
+    }
     /* data parallelism: each gradient becomes its mean over the processes
      * (amprt/collective.h: bucketed all-reduces; nothing in one process) */
     {
@@ -509,9 +529,8 @@ int reread_update(reread_train_state *s)
     s->step += !found_inf;
     s->skipped_steps += found_inf;
     s->last_step_skipped = found_inf;
-    /* zero_grad */
-    memset(s->grad.fc_weight, 0, (size_t)(12) * sizeof *s->grad.fc_weight);
-    memset(s->grad.fc_bias, 0, (size_t)(3) * sizeof *s->grad.fc_bias);
+    /* zero_grad: the gradients are consumed; the next backward stores its own */
+    s->grad_live = 0;
     return AMP_OK;
 }
 

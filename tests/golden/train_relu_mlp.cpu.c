@@ -278,7 +278,7 @@ void twolayer_train_params(const twolayer_train_state *s, twolayer_params *param
 
 int twolayer_save(const twolayer_train_state *s, const char *path)
 {
-    amp_st_entry entries[19];
+    amp_st_entry entries[20];
     if (!s || !path)
         return AMP_ERR_NULL_ARG;
     memset(entries, 0, sizeof entries);
@@ -376,12 +376,16 @@ int twolayer_save(const twolayer_train_state *s, const char *path)
     entries[18].dtype = AMP_I64;
     entries[18].ndim = 0;
     entries[18].data = &s->micro_step;
-    return amp_st_write(path, entries, 19);
+    entries[19].name = "train.grad_live";
+    entries[19].dtype = AMP_I32;
+    entries[19].ndim = 0;
+    entries[19].data = &s->grad_live;
+    return amp_st_write(path, entries, 20);
 }
 
 int twolayer_load(twolayer_train_state *s, const char *path)
 {
-    amp_st_entry entries[19];
+    amp_st_entry entries[20];
     amp_st_file *file;
     int rc;
     if (!s || !path)
@@ -481,15 +485,19 @@ int twolayer_load(twolayer_train_state *s, const char *path)
     entries[18].dtype = AMP_I64;
     entries[18].ndim = 0;
     entries[18].data = (void *)&s->micro_step;
+    entries[19].name = "train.grad_live";
+    entries[19].dtype = AMP_I32;
+    entries[19].ndim = 0;
+    entries[19].data = (void *)&s->grad_live;
     rc = amp_st_open(path, &file);
     if (rc != AMP_OK)
         return rc;
-    if (amp_st_count(file) != 19) {
+    if (amp_st_count(file) != 20) {
         amp_st_close(file);
         return AMP_ERR_WEIGHTS_UNEXPECTED;
     }
     /* every tensor checked before any is copied: a bad file changes nothing */
-    for (int i = 0; i < 19; i++) {
+    for (int i = 0; i < 20; i++) {
         const amp_st_tensor *t = amp_st_find(file, entries[i].name);
         int same = t && t->dtype == entries[i].dtype && t->ndim == entries[i].ndim;
         for (int d = 0; same && d < t->ndim; d++)
@@ -500,7 +508,7 @@ int twolayer_load(twolayer_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
-    for (int i = 0; i < 19 && rc == AMP_OK; i++)
+    for (int i = 0; i < 20 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
     amp_st_close(file);
@@ -648,7 +656,10 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
 
     /* train_relu_mlp.amp:15: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc2.bias's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(4), s->grad.fc2_bias, t21);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(4), s->grad.fc2_bias, t21);
+    else
+        amp_cast_bf16_f32((size_t)(4), t21, s->grad.fc2_bias);
     {
         const amp_coll_tensor grad = {s->grad.fc2_bias, (size_t)(4), AMP_F32};
         int rc = amp_allreduce_begin(4);
@@ -660,7 +671,10 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
 
     /* train_relu_mlp.amp:15: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc2.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(64), s->grad.fc2_weight, t20);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(64), s->grad.fc2_weight, t20);
+    else
+        amp_cast_bf16_f32((size_t)(64), t20, s->grad.fc2_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc2_weight, (size_t)(64), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
@@ -698,7 +712,10 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
 
     /* train_relu_mlp.amp:14: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc1.bias's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(16), s->grad.fc1_bias, t26);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(16), s->grad.fc1_bias, t26);
+    else
+        amp_cast_bf16_f32((size_t)(16), t26, s->grad.fc1_bias);
     {
         const amp_coll_tensor grad = {s->grad.fc1_bias, (size_t)(16), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
@@ -708,13 +725,17 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
 
     /* train_relu_mlp.amp:14: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; added into the state's gradient below */
     /* fc1.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_bf16((size_t)(128), s->grad.fc1_weight, t25);
+    if (s->grad_live)
+        amp_grad_accumulate_bf16((size_t)(128), s->grad.fc1_weight, t25);
+    else
+        amp_cast_bf16_f32((size_t)(128), t25, s->grad.fc1_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc1_weight, (size_t)(128), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
         if (rc != AMP_OK)
             return rc;
     }
+    s->grad_live = 1;
     return AMP_OK;
 }
 
@@ -723,6 +744,13 @@ int twolayer_update(twolayer_train_state *s)
     if (!s)
         return AMP_ERR_NULL_ARG;
     int32_t found_inf = 0;
+    /* no backward since the last update: the gradients are zero */
+    if (!s->grad_live) {
+        memset(s->grad.fc1_weight, 0, (size_t)(128) * sizeof *s->grad.fc1_weight);
+        memset(s->grad.fc1_bias, 0, (size_t)(16) * sizeof *s->grad.fc1_bias);
+        memset(s->grad.fc2_weight, 0, (size_t)(64) * sizeof *s->grad.fc2_weight);
+        memset(s->grad.fc2_bias, 0, (size_t)(4) * sizeof *s->grad.fc2_bias);
+    }
     /* data parallelism: each gradient becomes its mean over the processes
      * (amprt/collective.h: bucketed all-reduces; nothing in one process) */
     {
@@ -748,11 +776,8 @@ int twolayer_update(twolayer_train_state *s)
     s->step += !found_inf;
     s->skipped_steps += found_inf;
     s->last_step_skipped = found_inf;
-    /* zero_grad */
-    memset(s->grad.fc1_weight, 0, (size_t)(128) * sizeof *s->grad.fc1_weight);
-    memset(s->grad.fc1_bias, 0, (size_t)(16) * sizeof *s->grad.fc1_bias);
-    memset(s->grad.fc2_weight, 0, (size_t)(64) * sizeof *s->grad.fc2_weight);
-    memset(s->grad.fc2_bias, 0, (size_t)(4) * sizeof *s->grad.fc2_bias);
+    /* zero_grad: the gradients are consumed; the next backward stores its own */
+    s->grad_live = 0;
     return AMP_OK;
 }
 

@@ -124,6 +124,9 @@ typedef struct twolayer_train_state {
     int64_t step;              /* optimizer updates made (skipped ones not counted) */
     int64_t skipped_steps;     /* updates skipped for inf/NaN gradients */
     int64_t micro_step;        /* micro-batches accumulated since the last update */
+    int32_t grad_live;         /* 1: grad holds the gradients since the last update; 0 (after
+                                * _train_init and _update): it holds none, and the next
+                                * _backward stores its gradients instead of adding them */
 } twolayer_train_state;
 
 /* Bytes of storage the state points into. */
@@ -143,7 +146,7 @@ void twolayer_train_params(const twolayer_train_state *s, twolayer_params *param
  * update: average the gradients over the processes of a data-parallel
  * run (amprt/collective.h; nothing to do in one process), unscale with
  * the inf/NaN check, take found_inf's maximum over the processes, clip,
- * the optimizer, the scaler, zero the gradients. */
+ * the optimizer, the scaler; then the gradients are consumed (grad_live 0). */
 int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, twolayer_outputs *outputs,
           const twolayer_dims *dims, void *arena, size_t arena_bytes);
 int twolayer_update(twolayer_train_state *s);

@@ -190,7 +190,7 @@ void residual_train_params(const residual_train_state *s, residual_params *param
 
 int residual_save(const residual_train_state *s, const char *path)
 {
-    amp_st_entry entries[13];
+    amp_st_entry entries[14];
     if (!s || !path)
         return AMP_ERR_NULL_ARG;
     memset(entries, 0, sizeof entries);
@@ -258,12 +258,16 @@ int residual_save(const residual_train_state *s, const char *path)
     entries[12].dtype = AMP_I64;
     entries[12].ndim = 0;
     entries[12].data = &s->micro_step;
-    return amp_st_write(path, entries, 13);
+    entries[13].name = "train.grad_live";
+    entries[13].dtype = AMP_I32;
+    entries[13].ndim = 0;
+    entries[13].data = &s->grad_live;
+    return amp_st_write(path, entries, 14);
 }
 
 int residual_load(residual_train_state *s, const char *path)
 {
-    amp_st_entry entries[13];
+    amp_st_entry entries[14];
     amp_st_file *file;
     int rc;
     if (!s || !path)
@@ -333,15 +337,19 @@ int residual_load(residual_train_state *s, const char *path)
     entries[12].dtype = AMP_I64;
     entries[12].ndim = 0;
     entries[12].data = (void *)&s->micro_step;
+    entries[13].name = "train.grad_live";
+    entries[13].dtype = AMP_I32;
+    entries[13].ndim = 0;
+    entries[13].data = (void *)&s->grad_live;
     rc = amp_st_open(path, &file);
     if (rc != AMP_OK)
         return rc;
-    if (amp_st_count(file) != 13) {
+    if (amp_st_count(file) != 14) {
         amp_st_close(file);
         return AMP_ERR_WEIGHTS_UNEXPECTED;
     }
     /* every tensor checked before any is copied: a bad file changes nothing */
-    for (int i = 0; i < 13; i++) {
+    for (int i = 0; i < 14; i++) {
         const amp_st_tensor *t = amp_st_find(file, entries[i].name);
         int same = t && t->dtype == entries[i].dtype && t->ndim == entries[i].ndim;
         for (int d = 0; same && d < t->ndim; d++)
@@ -352,7 +360,7 @@ int residual_load(residual_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
-    for (int i = 0; i < 13 && rc == AMP_OK; i++)
+    for (int i = 0; i < 14 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
     amp_st_close(file);
@@ -464,7 +472,10 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         amp_gemm_f32(&d, t11, r, NULL, t13);
     }
     /* head.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(32), s->grad.head_weight, t13, s->grad.head_weight);
+    if (s->grad_live)
+        amp_add_f32((size_t)(32), s->grad.head_weight, t13, s->grad.head_weight);
+    else
+        memcpy(s->grad.head_weight, t13, (size_t)(32) * sizeof *s->grad.head_weight);
     {
         const amp_coll_tensor grad = {s->grad.head_weight, (size_t)(32), AMP_F32};
         int rc = amp_allreduce_begin(3);
@@ -512,7 +523,10 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         amp_gemm_f32(&d, t12, h_2, NULL, t15);
     }
     /* fc2.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(64), s->grad.fc2_weight, t15, s->grad.fc2_weight);
+    if (s->grad_live)
+        amp_add_f32((size_t)(64), s->grad.fc2_weight, t15, s->grad.fc2_weight);
+    else
+        memcpy(s->grad.fc2_weight, t15, (size_t)(64) * sizeof *s->grad.fc2_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc2_weight, (size_t)(64), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
@@ -544,13 +558,17 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         amp_gemm_f32(&d, t16, x, NULL, t17);
     }
     /* fc1.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_add_f32((size_t)(64), s->grad.fc1_weight, t17, s->grad.fc1_weight);
+    if (s->grad_live)
+        amp_add_f32((size_t)(64), s->grad.fc1_weight, t17, s->grad.fc1_weight);
+    else
+        memcpy(s->grad.fc1_weight, t17, (size_t)(64) * sizeof *s->grad.fc1_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc1_weight, (size_t)(64), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
         if (rc != AMP_OK)
             return rc;
     }
+    s->grad_live = 1;
     return AMP_OK;
 }
 
@@ -559,6 +577,12 @@ int residual_update(residual_train_state *s)
     if (!s)
         return AMP_ERR_NULL_ARG;
     int32_t found_inf = 0;
+    /* no backward since the last update: the gradients are zero */
+    if (!s->grad_live) {
+        memset(s->grad.fc1_weight, 0, (size_t)(64) * sizeof *s->grad.fc1_weight);
+        memset(s->grad.fc2_weight, 0, (size_t)(64) * sizeof *s->grad.fc2_weight);
+        memset(s->grad.head_weight, 0, (size_t)(32) * sizeof *s->grad.head_weight);
+    }
     /* data parallelism: each gradient becomes its mean over the processes
      * (amprt/collective.h: bucketed all-reduces; nothing in one process) */
     {
@@ -582,10 +606,8 @@ int residual_update(residual_train_state *s)
     s->step += !found_inf;
     s->skipped_steps += found_inf;
     s->last_step_skipped = found_inf;
-    /* zero_grad */
-    memset(s->grad.fc1_weight, 0, (size_t)(64) * sizeof *s->grad.fc1_weight);
-    memset(s->grad.fc2_weight, 0, (size_t)(64) * sizeof *s->grad.fc2_weight);
-    memset(s->grad.head_weight, 0, (size_t)(32) * sizeof *s->grad.head_weight);
+    /* zero_grad: the gradients are consumed; the next backward stores its own */
+    s->grad_live = 0;
     return AMP_OK;
 }
 

@@ -208,7 +208,7 @@ void tiny_train_params(const tiny_train_state *s, tiny_params *params)
 
 int tiny_save(const tiny_train_state *s, const char *path)
 {
-    amp_st_entry entries[13];
+    amp_st_entry entries[14];
     if (!s || !path)
         return AMP_ERR_NULL_ARG;
     memset(entries, 0, sizeof entries);
@@ -273,12 +273,16 @@ int tiny_save(const tiny_train_state *s, const char *path)
     entries[12].dtype = AMP_I64;
     entries[12].ndim = 0;
     entries[12].data = &s->micro_step;
-    return amp_st_write(path, entries, 13);
+    entries[13].name = "train.grad_live";
+    entries[13].dtype = AMP_I32;
+    entries[13].ndim = 0;
+    entries[13].data = &s->grad_live;
+    return amp_st_write(path, entries, 14);
 }
 
 int tiny_load(tiny_train_state *s, const char *path)
 {
-    amp_st_entry entries[13];
+    amp_st_entry entries[14];
     amp_st_file *file;
     int rc;
     if (!s || !path)
@@ -345,15 +349,19 @@ int tiny_load(tiny_train_state *s, const char *path)
     entries[12].dtype = AMP_I64;
     entries[12].ndim = 0;
     entries[12].data = (void *)&s->micro_step;
+    entries[13].name = "train.grad_live";
+    entries[13].dtype = AMP_I32;
+    entries[13].ndim = 0;
+    entries[13].data = (void *)&s->grad_live;
     rc = amp_st_open(path, &file);
     if (rc != AMP_OK)
         return rc;
-    if (amp_st_count(file) != 13) {
+    if (amp_st_count(file) != 14) {
         amp_st_close(file);
         return AMP_ERR_WEIGHTS_UNEXPECTED;
     }
     /* every tensor checked before any is copied: a bad file changes nothing */
-    for (int i = 0; i < 13; i++) {
+    for (int i = 0; i < 14; i++) {
         const amp_st_tensor *t = amp_st_find(file, entries[i].name);
         int same = t && t->dtype == entries[i].dtype && t->ndim == entries[i].ndim;
         for (int d = 0; same && d < t->ndim; d++)
@@ -364,7 +372,7 @@ int tiny_load(tiny_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
-    for (int i = 0; i < 13 && rc == AMP_OK; i++)
+    for (int i = 0; i < 14 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
     amp_st_close(file);
@@ -475,7 +483,10 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
 
     /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32; added into the state's gradient below */
     /* fc.bias's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_f16((size_t)(3), s->grad.fc_bias, t14);
+    if (s->grad_live)
+        amp_grad_accumulate_f16((size_t)(3), s->grad.fc_bias, t14);
+    else
+        amp_cast_f16_f32((size_t)(3), t14, s->grad.fc_bias);
     {
         const amp_coll_tensor grad = {s->grad.fc_bias, (size_t)(3), AMP_F32};
         int rc = amp_allreduce_begin(2);
@@ -487,13 +498,17 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
 
     /* train_sgd.amp:10: cast f16 -> f32: gradient of the cast f32 -> f16: back to f32; added into the state's gradient below */
     /* fc.weight's gradient is final: into the state's, and on to the all-reduce */
-    amp_grad_accumulate_f16((size_t)(12), s->grad.fc_weight, t13);
+    if (s->grad_live)
+        amp_grad_accumulate_f16((size_t)(12), s->grad.fc_weight, t13);
+    else
+        amp_cast_f16_f32((size_t)(12), t13, s->grad.fc_weight);
     {
         const amp_coll_tensor grad = {s->grad.fc_weight, (size_t)(12), AMP_F32};
         const int rc = amp_allreduce_push(&grad);
         if (rc != AMP_OK)
             return rc;
     }
+    s->grad_live = 1;
     return AMP_OK;
 }
 
@@ -502,6 +517,11 @@ int tiny_update(tiny_train_state *s)
     if (!s)
         return AMP_ERR_NULL_ARG;
     int32_t found_inf = 0;
+    /* no backward since the last update: the gradients are zero */
+    if (!s->grad_live) {
+        memset(s->grad.fc_weight, 0, (size_t)(12) * sizeof *s->grad.fc_weight);
+        memset(s->grad.fc_bias, 0, (size_t)(3) * sizeof *s->grad.fc_bias);
+    }
     /* data parallelism: each gradient becomes its mean over the processes
      * (amprt/collective.h: bucketed all-reduces; nothing in one process) */
     {
@@ -533,9 +553,8 @@ int tiny_update(tiny_train_state *s)
     s->skipped_steps += found_inf;
     s->last_step_skipped = found_inf;
     amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, 0x1p+1, 0x1p-1, 2000);
-    /* zero_grad */
-    memset(s->grad.fc_weight, 0, (size_t)(12) * sizeof *s->grad.fc_weight);
-    memset(s->grad.fc_bias, 0, (size_t)(3) * sizeof *s->grad.fc_bias);
+    /* zero_grad: the gradients are consumed; the next backward stores its own */
+    s->grad_live = 0;
     return AMP_OK;
 }
 

@@ -112,6 +112,9 @@ typedef struct tiny_train_state {
     int64_t step;              /* optimizer updates made (skipped ones not counted) */
     int64_t skipped_steps;     /* updates skipped for inf/NaN gradients */
     int64_t micro_step;        /* micro-batches accumulated since the last update */
+    int32_t grad_live;         /* 1: grad holds the gradients since the last update; 0 (after
+                                * _train_init and _update): it holds none, and the next
+                                * _backward stores its gradients instead of adding them */
 } tiny_train_state;
 
 /* Bytes of storage the state points into. */
@@ -131,7 +134,7 @@ void tiny_train_params(const tiny_train_state *s, tiny_params *params);
  * update: average the gradients over the processes of a data-parallel
  * run (amprt/collective.h; nothing to do in one process), unscale with
  * the inf/NaN check, take found_inf's maximum over the processes, clip,
- * the optimizer, the scaler, zero the gradients. */
+ * the optimizer, the scaler; then the gradients are consumed (grad_live 0). */
 int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *outputs,
       const tiny_dims *dims, void *arena, size_t arena_bytes);
 int tiny_update(tiny_train_state *s);

@@ -6,6 +6,7 @@
 #    underflow without a scaler and it does not learn; with one it does;
 #  - a checkpoint saved and loaded continues training bit-exactly (dropout's
 #    generator and batch_norm's running statistics included);
+#  - an update consumes the gradients and the next backward stores its own;
 #  - batch_norm(training=true) trains as PyTorch's does.
 # The MLP trains 10 epochs and the CNN 6 (~30 s each with the reference kernels).
 set -u
@@ -64,6 +65,19 @@ if "$BUILD/ampc" tests/train/resume.amp -t gpu -o "$dir/resume.c" &&
 else
     cat "$dir/log" 2>/dev/null
     bad "a checkpoint saved and loaded continues training bit-exactly"
+fi
+
+# What s->grad holds across _backward and _update (grad_live).
+dir=$OUT/grad_live
+mkdir -p "$dir"
+if "$BUILD/ampc" examples/digits/mlp.amp -t cpu --prefix=digits -o "$dir/digits.c" &&
+    cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" -o "$dir/grad_live" \
+        tests/train/grad_live.c "$dir/digits.c" "$BUILD/libamprt.a" -lm -lpthread &&
+    (cd "$dir" && ./grad_live) > "$dir/log" 2>&1; then
+    ok "$(cat "$dir/log")"
+else
+    cat "$dir/log" 2>/dev/null
+    bad "s->grad across backward and update (grad_live)"
 fi
 
 # batch_norm(training=true) in the training step, against PyTorch.
