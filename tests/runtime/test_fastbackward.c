@@ -241,6 +241,9 @@ static const pcase pool_cases[] = {
     { 2, 2, { 6, 40 }, { 4, 5 }, { 2, 1 }, { 2, 2 }, 1, 0 },       /* stride 1: overlapping sums */
     { 2, 3, { 5, 5 }, { 5, 5 }, { 1, 1 }, { 2, 2 }, 1, 1 },        /* windows as big as the plane */
     { 2, 2, { 3, 70 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, 1, 0 },       /* rows over several vectors */
+    { 2, 3, { 10, 45 }, { 3, 3 }, { 2, 2 }, { 0, 1 }, 1, 0 },      /* stride 2, odd padding parity */
+    { 2, 2, { 17, 53 }, { 5, 6 }, { 3, 4 }, { 2, 3 }, 1, 0 },      /* stride 4: the pull's residues */
+    { 2, 2, { 9, 40 }, { 2, 2 }, { 1, 17 }, { 0, 1 }, 1, 0 },      /* stride 17: the previous kernel */
     { 2, 2, { 11, 11 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, 2, 0 },      /* dilation: the previous kernel */
     { 1, 3, { 29 }, { 3 }, { 2 }, { 1 }, 1, 0 },                   /* 1-d: the previous kernel */
     { 3, 2, { 4, 5, 6 }, { 2, 2, 2 }, { 2, 2, 2 }, { 0, 1, 1 }, 1, 0 }, /* 3-d: the previous kernel */
