@@ -273,7 +273,9 @@ static void test_isa(void **state)
  * 8/12/16-row tiles, N <= 16, a last panel of <= 16 columns, odd K, K at
  * the k block's limit, A read in place (row-major, even K) or packed,
  * alpha, beta with C (and a NaN in it), bias,
- * batches, sum_batch over one batch, outputs scaled into subnormals. */
+ * batches, sum_batch over one batch, outputs scaled into subnormals.
+ * The small path runs on 1 and on 2 threads (from 0.75 MFLOP it splits
+ * the panels or the row tiles between two threads), with the same bits. */
 typedef struct {
     const char *what;
     int64_t batch, M, N, K;
@@ -307,6 +309,11 @@ static const scase small_cases[] = {
     { "N 10, 16-row tiles, 5 rows left", 1, 21, 10, 36, 0, 0, 0, 1, 0, 0, 1, 0 },
     /* linear_relu of NaN and +-inf products */
     { "linear, NaN and inf operands", 1, 14, 35, 10, 0, 0, 0, 1, 0, 0, 1, 2 },
+    /* split on two threads: by panels (A in place; 3 panels, the last
+     * narrow), by row tiles (A packed; 9 tiles of 12 rows), per batch */
+    { "split by panels, last narrow", 1, 64, 80, 96, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "split by row tiles, odd count", 1, 100, 90, 64, 1, 0, 0, 1, 0, 0, 0, 0 },
+    { "split, batched", 2, 64, 128, 64, 0, 1, 0, 1, 0, 0, 0, 0 },
 };
 
 static void run_small_case(const amp_kernel_table *k, const scase *g)
@@ -346,10 +353,13 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         amp_store_from_f32(t, b, (size_t)(2 * N + 20), INFINITY);
         amp_store_from_f32(t, b, (size_t)(5 * N + 7), -INFINITY);
     }
-    for (int pass = 0; pass < 2; pass++) {
-        const int64_t m = pass ? Mbig : M; /* the same buffers; the rows' strides keep Mbig */
-        void *y = pass ? yb : ys;
-        amp_set_threads(pass + 1);
+    void *ys1 = malloc((size_t)(out_b * M * N) * 2);
+    assert_true(ys1 != NULL);
+    for (int pass = -1; pass < 2; pass++) {
+        /* pass -1: the small path on 1 thread; 0: on 2; 1: the blocked driver */
+        const int64_t m = pass > 0 ? Mbig : M; /* the same buffers; the rows' strides keep Mbig */
+        void *y = pass > 0 ? yb : pass == 0 ? ys : ys1;
+        amp_set_threads(pass < 0 ? 1 : 2);
         if (g->linear) {
             k->linear_bf16(m, N, K, a, b, bias, y);
             continue;
@@ -373,15 +383,17 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         d.sum_batch = g->sum_batch;
         k->gemm_bf16(&d, a, b, c, y);
     }
+    if (memcmp(ys, ys1, (size_t)(out_b * M * N) * 2) != 0)
+        fail_msg("%s: small %s: 1 and 2 threads differ", k->isa, g->what);
+    free(ys1);
     if (g->linear) {
         /* linear_relu, small (M rows: the relu in the epilogue) and blocked
          * (Mbig: the relu kernel after the product): the reference relu of
          * the products above, bit for bit */
         void *rs = malloc((size_t)(M * N) * 2), *rb = malloc((size_t)(Mbig * N) * 2);
         assert_true(rs && rb);
-        amp_set_threads(1);
-        k->linear_relu_bf16(M, N, K, a, b, bias, rs);
         amp_set_threads(2);
+        k->linear_relu_bf16(M, N, K, a, b, bias, rs);
         k->linear_relu_bf16(Mbig, N, K, a, b, bias, rb);
         amp_ref_relu_bf16((size_t)(M * N), ys, ys);
         amp_ref_relu_bf16((size_t)(Mbig * N), yb, yb);
@@ -401,10 +413,9 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
             amp_store_from_f32(t, my, (size_t)i, i % 3 ? 0.0f : i % 2 ? -0.0f : NAN);
         for (int64_t ob = 0; ob < out_b; ob++) /* y of the M-row product: the first M rows of each batch */
             memcpy((char *)es + (size_t)(ob * M * N) * 2, (char *)my + (size_t)(ob * Mbig * N) * 2, (size_t)(M * N) * 2);
-        amp_set_threads(1);
+        amp_set_threads(2);
         d.M = M;
         k->gemm_relu_backward_bf16(&d, a, b, es, rs);
-        amp_set_threads(2);
         d.M = Mbig;
         k->gemm_relu_backward_bf16(&d, a, b, my, rb);
         amp_ref_relu_backward_bf16((size_t)(out_b * M * N), es, es, ys, es);
