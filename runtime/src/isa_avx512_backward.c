@@ -192,148 +192,94 @@ typedef struct {
     void *dx, *dweight, *dbias;
 } bn_bw_ctx;
 
-/* Transposes 16 x 16 f32: lane j of r[i] goes to lane i of r[j]. */
-TARGET static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
+/* The reference's tree over 16 lanes (ref_backward_norm.inc's sum16):
+ * a[l] += a[l + w] for w = 8, 4, 2, 1. */
+static float sum16_tree(float a[16])
 {
-    __m512 t[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 4) {
-        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
-        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 8)
-#pragma GCC unroll 16
-        for (int j = 0; j < 4; j++) {
-            t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
-            t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
-        }
-#pragma GCC unroll 16
-    for (int j = 0; j < 8; j++) {
-        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
-    }
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            a[l] += a[l + w];
+    return a[0];
 }
 
-/* Positions per channel row read at a time (a multiple of 16). */
-#define BN_BW_SPAN 256
-
-/* acc plus, in j order, vector j < ns of the 16 x 16 block at column q
- * of rows[16] transposed (lane l: row l's element q + j). */
-TARGET static inline __attribute__((always_inline)) __m512 add_columns(__m512 acc, float rows[16][BN_BW_SPAN],
-                                                                        int64_t q, int64_t ns)
-{
-    __m512 r[16];
-#pragma GCC unroll 16
-    for (int l = 0; l < 16; l++)
-        r[l] = _mm512_load_ps(&rows[l][q]);
-    transpose16(r);
-    if (ns == 16) {
-#pragma GCC unroll 16
-        for (int j = 0; j < 16; j++)
-            acc = _mm512_add_ps(acc, r[j]);
-    } else {
-        for (int j = 0; j < ns; j++)
-            acc = _mm512_add_ps(acc, r[j]);
-    }
-    return acc;
-}
-
-/* Channels [16 task, 16 task + 16). */
+/* Channels [16 task, 16 task + 16).  Each channel's sums as the
+ * reference takes them: 16 lanes, lane s mod 16 of each image's row, in
+ * (n, s) order (a row's vectors straight from memory, its tail masked),
+ * then the reference's tree; dx = (g w) rstd in the same pass. */
 TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_t task, const amp_dtype t)
 {
     const amp_dtype pt = c->pt;
     const size_t es = amp_dtype_size(t);
     const int64_t c0 = task * 16, nc = c->C - c0 < 16 ? c->C - c0 : 16, HxW = c->HxW;
-    const __mmask16 m = tail_mask((size_t)nc);
-    float meanv[16], rstdv[16], wv[16], sdy[16], sdx[16];
-    __m512 vmean, vrstd, sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
-    for (int64_t l = 0; l < 16; l++) {
-        const int64_t ch = c0 + (l < nc ? l : 0);
-        wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-        meanv[l] = amp_ld(pt, c->mean, ch);
-        rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
-    }
-    vmean = _mm512_loadu_ps(meanv);
-    vrstd = _mm512_loadu_ps(rstdv);
+    float lanes[16];
     if (HxW == 1) {
-        /* [N, C]: the 16 channels of an image are contiguous */
+        /* [N, C]: the 16 channels of an image side by side, each summed
+         * over n in its own lane (the reference's lane 0; its tree adds
+         * the 15 empty lanes' +0 to a sum that began at +0, which changes
+         * nothing) */
+        const __mmask16 m = tail_mask((size_t)nc);
+        float wv[16], meanv[16], rstdv[16], sdy[16], sdx[16];
+        for (int64_t l = 0; l < 16; l++) {
+            const int64_t ch = c0 + (l < nc ? l : 0);
+            wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+            meanv[l] = amp_ld(pt, c->mean, ch);
+            rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+        }
+        const __m512 vw = _mm512_loadu_ps(wv), vm = _mm512_loadu_ps(meanv), vr = _mm512_loadu_ps(rstdv);
+        __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
         for (int64_t n = 0; n < c->N; n++) {
             const size_t off = (size_t)(n * c->C + c0) * es;
-            const __m512 g = load16(t, (const char *)c->dy + off, m);
-            const __m512 xv = load16(t, (const char *)c->x + off, m);
+            const __m512 g = load16(t, (const char *)c->dy + off, m), xv = load16(t, (const char *)c->x + off, m);
+            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
             sum_dy = _mm512_add_ps(sum_dy, g);
-            sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vmean), vrstd)));
+            sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
         }
-    } else {
-        /* BN_BW_SPAN positions of the 16 channels at a time: each
-         * channel's row read once, in runs of BN_BW_SPAN (long enough for
-         * the reads to stream), its dx stored, g and its term
-         * g ((x - mean) rstd) kept in f32 in gbuf/pbuf; then 16 x 16
-         * blocks of those transposed so that vector j holds position
-         * s0 + j of every channel, and added in s order */
-        float gbuf[16][BN_BW_SPAN] __attribute__((aligned(64)));
-        float pbuf[16][BN_BW_SPAN] __attribute__((aligned(64)));
-        memset(gbuf, 0, sizeof gbuf); /* channels past C stay zero */
-        memset(pbuf, 0, sizeof pbuf);
+        _mm512_storeu_ps(sdy, sum_dy);
+        _mm512_storeu_ps(sdx, sum_dy_xhat);
+        for (int64_t l = 0; l < nc; l++) {
+            if (c->dweight != NULL)
+                amp_st(pt, c->dweight, c0 + l, sdx[l]);
+            if (c->dbias != NULL)
+                amp_st(pt, c->dbias, c0 + l, sdy[l]);
+        }
+        return;
+    }
+    for (int64_t l = 0; l < nc; l++) {
+        const int64_t ch = c0 + l;
+        const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+        const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+        const __m512 vw = _mm512_set1_ps(w), vr = _mm512_set1_ps(rstd), vm = _mm512_set1_ps(mean);
+        __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
+        float sdy, sdx;
         for (int64_t n = 0; n < c->N; n++) {
-            const size_t plane0 = (size_t)((n * c->C + c0) * HxW) * es;
-            const char *dyp = (const char *)c->dy + plane0, *xp = (const char *)c->x + plane0;
-            char *dxp = (char *)c->dx + plane0;
-            for (int64_t s0 = 0; s0 < HxW; s0 += BN_BW_SPAN) {
-                const int64_t span = HxW - s0 < BN_BW_SPAN ? HxW - s0 : BN_BW_SPAN;
-                for (int64_t l = 0; l < nc; l++) {
-                    const __m512 vw = _mm512_set1_ps(wv[l]), vr = _mm512_set1_ps(rstdv[l]);
-                    if (s0 + span < HxW) /* the row's next span: many rows at once defeat the prefetchers */
-                        for (int64_t q = 0; q < span * (int64_t)es; q += 64) {
-                            _mm_prefetch(dyp + (size_t)((l * HxW + s0 + span)) * es + q, _MM_HINT_T0);
-                            _mm_prefetch(xp + (size_t)((l * HxW + s0 + span)) * es + q, _MM_HINT_T0);
-                        }
-                    const __m512 vm = _mm512_set1_ps(meanv[l]);
-                    for (int64_t q = 0; q < span; q += 16) {
-                        /* dx may be dy or x: this span of both is read */
-                        const size_t off = (size_t)(l * HxW + s0 + q) * es;
-                        const __mmask16 sm = tail_mask((size_t)(span - q));
-                        const __m512 g = load16(t, dyp + off, sm), xv = load16(t, xp + off, sm);
-                        store16(t, dxp + off, sm, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
-                        _mm512_store_ps(&gbuf[l][q], g);
-                        _mm512_store_ps(&pbuf[l][q], _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
-                    }
-                }
-                for (int64_t q = 0; q < span; q += 16) {
-                    const int64_t ns = span - q < 16 ? span - q : 16;
-                    /* one array at a time: 16 rows and the transpose's
-                     * 16 temporaries fill the 32 registers */
-                    sum_dy = add_columns(sum_dy, gbuf, q, ns);
-                    sum_dy_xhat = add_columns(sum_dy_xhat, pbuf, q, ns);
-                }
+            const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+            const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
+            char *dxp = (char *)c->dx + row;
+            int64_t q = 0;
+            /* dx may be dy or x: each vector of both is read before its dx is stored */
+            for (; q + 16 <= HxW; q += 16) {
+                const __m512 g = load16_all(t, dyp + (size_t)q * es), xv = load16_all(t, xp + (size_t)q * es);
+                store16_all(t, dxp + (size_t)q * es, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                sum_dy = _mm512_add_ps(sum_dy, g);
+                sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
+            }
+            if (q < HxW) {
+                const __mmask16 m = tail_mask((size_t)(HxW - q));
+                const __m512 g = load16(t, dyp + (size_t)q * es, m), xv = load16(t, xp + (size_t)q * es, m);
+                store16(t, dxp + (size_t)q * es, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                sum_dy = _mm512_mask_add_ps(sum_dy, m, sum_dy, g);
+                sum_dy_xhat = _mm512_mask_add_ps(sum_dy_xhat, m, sum_dy_xhat,
+                                                 _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
             }
         }
-    }
-    /* dx = (g w) rstd: done with the sums when HxW > 1; for HxW 1 after
-     * them (dx may be dy) */
-    if (HxW == 1) {
-        const __m512 vw = _mm512_loadu_ps(wv);
-        for (int64_t n = 0; n < c->N; n++) {
-            const size_t off = (size_t)(n * c->C + c0) * es;
-            const __m512 g = load16(t, (const char *)c->dy + off, m);
-            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vrstd));
-        }
-    }
-    _mm512_storeu_ps(sdy, sum_dy);
-    _mm512_storeu_ps(sdx, sum_dy_xhat);
-    for (int64_t l = 0; l < nc; l++) {
+        _mm512_storeu_ps(lanes, sum_dy);
+        sdy = sum16_tree(lanes);
+        _mm512_storeu_ps(lanes, sum_dy_xhat);
+        sdx = sum16_tree(lanes);
         if (c->dweight != NULL)
-            amp_st(pt, c->dweight, c0 + l, sdx[l]);
+            amp_st(pt, c->dweight, ch, sdx);
         if (c->dbias != NULL)
-            amp_st(pt, c->dbias, c0 + l, sdy[l]);
+            amp_st(pt, c->dbias, ch, sdy);
     }
 }
 

@@ -103,7 +103,8 @@ typedef struct {
     int affine, grads, training;
     /* x and dy without special values: with one in 16 special, every
      * channel's sums of a long row are NaN or inf (which match any
-     * NaN/inf), so only finite data checks their order */
+     * NaN/inf), so only finite data checks their order; 2: finite, and
+     * channel 1's dy all -0 (its sums +0, as they start from +0) */
     int finite;
 } bncase;
 
@@ -125,6 +126,8 @@ static const bncase bn_cases[] = {
     { 1, 3, 20, AMP_F64, 1, 1, 0, 0 },     /* f64 parameters: the reference's path */
     { 2, 5, 13, AMP_F32, 1, 1, 1, 0 },     /* training: the reference's path */
     { 0, 5, 13, AMP_F32, 1, 1, 0, 0 },     /* no images: zero sums */
+    { 3, 5, 20, AMP_F32, 1, 1, 0, 2 },     /* a channel of -0 gradients */
+    { 6, 5, 1, AMP_F32, 1, 1, 0, 2 },      /* the same in [N, C] */
 };
 
 static void run_batch_norm_backward(const amp_kernel_table *k, amp_dtype t, const bncase *c)
@@ -141,6 +144,9 @@ static void run_batch_norm_backward(const amp_kernel_table *k, amp_dtype t, cons
         amp_store_from_f32(t, x, i, (float)((double)(next() >> 11) * 0x1p-53 * 8 - 4));
         amp_store_from_f32(t, dy, i, (float)((double)(next() >> 11) * 0x1p-53 * 8 - 4));
     }
+    for (int64_t im = 0; c->finite == 2 && im < c->N; im++)
+        for (int64_t s = 0; s < c->HxW; s++)
+            amp_store_from_f32(t, dy, (size_t)((im * c->C + 1) * c->HxW + s), -0.0f);
     for (size_t ch = 0; ch < C; ch++) /* a variance: >= 0, 0 too, and once NaN */
         amp_store_from_f32(c->pt, var, ch, ch % 7 == 0 ? 0.0f : ch == 5 ? NAN : (float)(next() % 1000) * 0.01f);
     snprintf(what, sizeof what, "batch_norm_backward [%lld, %lld, %lld] params %s%s", (long long)c->N,
