@@ -408,5 +408,10 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
  * running in it.  Workers are created on first use and persist. */
 #define AMP_MAX_THREADS 16
 void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx);
+/* amp_parallel_run when no other run holds the pool (returns 1), else
+ * nothing (returns 0): for work small enough that waiting for the pool
+ * (another thread of the caller's program running a model) would cost
+ * more than doing it on the calling thread. */
+int amp_parallel_try_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx);
 
 #endif /* AMPRT_INTERNAL_H */

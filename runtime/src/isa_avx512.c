@@ -958,7 +958,12 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
         if (split) {
             if (j.wide_d == NULL || j.npanels < 2)
                 small_pack_b(&j, 0, j.npanels);
-            amp_parallel_run(2, 2, small_half_task, &j);
+            /* the pool busy with another of the program's threads: both
+             * halves here rather than wait for it */
+            if (!amp_parallel_try_run(2, 2, small_half_task, &j)) {
+                small_half_task(&j, 0, 0);
+                small_half_task(&j, 1, 0);
+            }
             continue;
         }
         small_pack_b(&j, 0, j.npanels);

@@ -155,12 +155,12 @@ static void after_fork_child(void)
     sleepers = 0;
 }
 
-void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx)
+/* The run, with run_lock held by the caller (released here). */
+static void run_locked(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx)
 {
     static int atfork_registered;
     int want;
     uint32_t run;
-    pthread_mutex_lock(&run_lock);
     run = (uint32_t)(__atomic_load_n(&state, __ATOMIC_RELAXED) >> 32);
     if (ntasks >= (int64_t)0xffffffff) { /* beyond a 32-bit task index: on this thread */
         for (int64_t t = 0; t < ntasks; t++)
@@ -216,4 +216,18 @@ void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_
             sched_yield();
     }
     pthread_mutex_unlock(&run_lock);
+}
+
+void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx)
+{
+    pthread_mutex_lock(&run_lock);
+    run_locked(nthreads, ntasks, fn, ctx);
+}
+
+int amp_parallel_try_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx)
+{
+    if (pthread_mutex_trylock(&run_lock) != 0)
+        return 0;
+    run_locked(nthreads, ntasks, fn, ctx);
+    return 1;
 }

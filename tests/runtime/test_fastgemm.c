@@ -21,6 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -504,6 +505,67 @@ static void test_small_vs_blocked(void **state)
     amp_set_threads(0);
 }
 
+/* A small product large enough to split (two threads) while another
+ * thread of the program keeps the pool busy with blocked products: the
+ * split runs both halves on its own thread when the pool is taken, and
+ * every result is the same bits (avx512bf16's small path; elsewhere the
+ * blocked driver, waiting for the pool). */
+typedef struct {
+    const amp_kernel_table *k;
+    const void *a, *b;
+    void *y;
+    int rounds, done; /* done: set (atomically) when the rounds are over */
+} busy_ctx;
+
+static void *keep_pool_busy(void *arg)
+{
+    busy_ctx *c = arg;
+    amp_gemm_desc d = { 1, 256, 256, 256, { 0, 256, 1 }, { 0, 256, 1 }, { 0, 0, 0 }, 1.0, 0.0, 0 };
+    for (int r = 0; r < c->rounds; r++)
+        c->k->gemm_bf16(&d, c->a, c->b, NULL, c->y);
+    __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_small_with_pool_busy(void **state)
+{
+    const amp_kernel_table *k = amp_kernel_table_for("avx512bf16");
+    (void)state;
+    if (k == NULL) {
+        printf("   avx512bf16: not supported by this CPU, skipped\n");
+        skip();
+    }
+    amp_set_threads(2);
+    {
+        void *x = random_buf(AMP_BF16, 64 * 64), *w = random_buf(AMP_BF16, 128 * 64), *bias = random_buf(AMP_BF16, 128);
+        void *want = malloc(64 * 128 * 2), *got = malloc(64 * 128 * 2);
+        void *ba = random_buf(AMP_BF16, 256 * 256), *bb = random_buf(AMP_BF16, 256 * 256), *by = malloc(256 * 256 * 2);
+        busy_ctx c = { k, ba, bb, by, 40, 0 };
+        pthread_t other;
+        assert_true(want && got && by);
+        k->linear_bf16(64, 128, 64, x, w, bias, want);
+        assert_int_equal(pthread_create(&other, NULL, keep_pool_busy, &c), 0);
+        /* until the other thread is done (its products hold the pool
+         * most of the time, so most splits here find it taken) */
+        for (int r = 0; r < 100 || !__atomic_load_n(&c.done, __ATOMIC_ACQUIRE); r++) {
+            memset(got, 0x5a, 64 * 128 * 2);
+            k->linear_bf16(64, 128, 64, x, w, bias, got);
+            if (memcmp(got, want, 64 * 128 * 2) != 0)
+                fail_msg("avx512bf16: 64 x 128 x 64 linear beside a busy pool differs (round %d)", r);
+        }
+        pthread_join(other, NULL);
+        free(x);
+        free(w);
+        free(bias);
+        free(want);
+        free(got);
+        free(ba);
+        free(bb);
+        free(by);
+    }
+    amp_set_threads(0);
+}
+
 static void test_threads_api(void **state)
 {
     (void)state;
@@ -537,6 +599,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
         cmocka_unit_test(test_small_vs_blocked),
+        cmocka_unit_test(test_small_with_pool_busy),
         cmocka_unit_test(test_linear_relu_tiny),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
