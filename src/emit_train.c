@@ -442,8 +442,6 @@ static void emit_step(Emitter *e, Buf *o)
                            numel_of(e, v), e->member[v->id]);
         }
         buf_puts(o, "    }\n");
-    }
-    if (ntrainable > 0) {
         /* Every gradient in one list, so the runtime can pack them into a
          * few large buckets; the same calls with or without MPI. */
         buf_puts(o, "    /* data parallelism: each gradient becomes its mean over the processes\n"

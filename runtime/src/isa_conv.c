@@ -205,8 +205,8 @@ static void conv_plan(conv_job *j, const amp_gemm_kernel *k, amp_dtype t, const 
 /* Columns kk .. kk + n - 1 of a flipped weight panel (rows x kc elements
  * at buf) from one input channel's taps of those rows (src: rows x kpn
  * elements): column kk + e of row i is tap kpn - 1 - kp - e of row i. */
-static AMP_ALWAYS_INLINE void flip_taps16(unsigned char *buf, int64_t kc, int64_t kk, const char *src, int64_t rows,
-                                          int64_t kpn, int64_t kp, int64_t n)
+static void flip_taps16(unsigned char *buf, int64_t kc, int64_t kk, const char *src, int64_t rows, int64_t kpn,
+                        int64_t kp, int64_t n)
 {
     for (int64_t i = 0; i < rows; i++) {
         const uint16_t *r = (const uint16_t *)(const void *)src + i * kpn + (kpn - 1 - kp);
@@ -273,14 +273,14 @@ static void pack_weights_task(void *ctx, int64_t task, int slot)
             const int64_t n = min64(kpn - kp, kc - kk);
             /* the next channels' taps: short runs far apart, which the
              * hardware prefetchers miss (the weights come from L3 or
-             * memory: the forward pass used them long ago) */
+             * memory: the forward pass used them long ago); the address
+             * as an integer, as it may lie past w (a prefetch never
+             * faults) */
             if (kk + n < kc)
                 for (size_t off = 0; off < (size_t)(rows * kpn) * j->es; off += 64)
-                    __builtin_prefetch(src + 4 * ci_step + off, 0, 3);
+                    __builtin_prefetch((const char *)((uintptr_t)src + 4 * ci_step + off), 0, 3);
             if (j->es == 2 && kp == 0 && n == kpn && kpn == 9)
                 flip_taps16_3x3(buf, kc, kk, src, rows);
-            else if (j->es == 2 && kp == 0 && n == kpn && kpn == 1)
-                flip_taps16(buf, kc, kk, src, rows, 1, 0, 1);
             else if (j->es == 2)
                 flip_taps16(buf, kc, kk, src, rows, kpn, kp, n);
             else
@@ -1858,13 +1858,9 @@ static void phase_weights_task(void *ctx, int64_t task, int slot)
                 if (f->es == 2) {
                     const uint16_t *sp = (const uint16_t *)(const void *)f->w + src;
                     uint16_t *dp = (uint16_t *)(void *)ph->wf + dst;
-                    if (taps == 1) /* a 1 x 1 kernel's phase: a transpose */
-                        for (int64_t c = 0; c < run; c++)
-                            dp[(size_t)c * dst_step] = sp[c * kplane + ph->tap_pos[0]];
-                    else
-                        for (int64_t c = 0; c < run; c++)
-                            for (int64_t j = 0; j < taps; j++)
-                                dp[(size_t)c * dst_step + (size_t)j] = sp[c * kplane + ph->tap_pos[j]];
+                    for (int64_t c = 0; c < run; c++)
+                        for (int64_t j = 0; j < taps; j++)
+                            dp[(size_t)c * dst_step + (size_t)j] = sp[c * kplane + ph->tap_pos[j]];
                 } else {
                     const uint32_t *sp = (const uint32_t *)(const void *)f->w + src;
                     uint32_t *dp = (uint32_t *)(void *)ph->wf + dst;
