@@ -1304,11 +1304,19 @@ static void wgrad_im2col_rows_task(void *ctx, int64_t task, int slot)
  * first block to the last.
  * Each element is one chain of vdpbf16ps over all images and positions in
  * order, rounded to t once, on any thread count (nb and mb only say which
- * task computes it).  Output rows of even width only (a unit, two
+ * task computes it).  Except where the whole of dw is one block (a
+ * network's first layer: few columns): a task per half of the images
+ * then, each half's chain left in f32 and the two added and rounded after
+ * them (WGRAD_IMAGE_PARTS), which gives both threads equal work without
+ * repacking B; that depends on the shape alone, so the result still does
+ * not depend on the thread count.  Output rows of even width only (a unit, two
  * adjacent positions, then never straddles two rows), 2-d and 1-d, no
  * horizontal dilation, horizontal stride 1 or 2, kernels of more than one
  * tap (a 1 x 1 kernel's im2col is a strided copy of x: the GEMM path
  * measured faster). */
+
+/* The image halves dw's sum is split into when dw is one block. */
+#define WGRAD_IMAGE_PARTS 2
 
 /* A per-slot packed A block: up to AMP_GEMM_MB_MAX rows x kcu units. */
 static uint32_t wgrad_a_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
@@ -1328,6 +1336,11 @@ typedef struct {
      * own; else NULL, and each task packs its rows. */
     uint32_t *apack;
     int64_t pblocks, a_block;
+    /* images [part per_part, + per_part) are task / (tasks per part)'s;
+     * with parts > 1 each part's f32 sums go to partial ([part][group
+     * rows][K]), added and rounded after the tasks */
+    int64_t parts, per_part;
+    float *partial;
 } wgrad_direct_job;
 
 /* dy of task = (group, image, k block of positions) packed as A, every
@@ -1402,8 +1415,9 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
     const conv_geometry *g = &w->g;
     const amp_conv_desc *d = w->d;
     const int mr = k->mr, nr = k->nr;
-    const int64_t per_group = w->m_chunks * w->n_chunks;
-    const int64_t grp = task / per_group, mc = task % per_group / w->n_chunks, nc = task % w->n_chunks;
+    const int64_t per_group = w->m_chunks * w->n_chunks, part = task / (d->groups * per_group);
+    const int64_t grp = task / per_group % d->groups, mc = task % per_group / w->n_chunks, nc = task % w->n_chunks;
+    const int64_t n_lo = part * w->per_part, n_hi = min64(d->batch, n_lo + w->per_part);
     const int64_t m0 = mc * w->mb, k0 = nc * w->nb;
     const int64_t mlen = min64(w->mb, w->M - m0), ncols = min64(w->nb, w->K - k0), ldw = round_up(ncols, nr);
     const int64_t cin_g = d->in_channels / d->groups, kplane = g->kernel_plane, kstep = (int64_t)k->kcu * 2;
@@ -1430,7 +1444,7 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
                                       (g->stride[2] == 1 ? kw : (kw & 1) * w->half_w + (kw >> 1));
     }
     memset(pad + nch * rows_max * w->row_len, 0, (size_t)(w->row_len + wout) * 2);
-    for (int64_t n = 0; n < d->batch; n++) {
+    for (int64_t n = n_lo; n < n_hi; n++) {
         const char *ximg = w->x + (size_t)((n * d->in_channels + grp * cin_g) * g->in_plane) * 2;
         const char *dyimg = w->dy + (size_t)((n * d->out_channels + grp * w->M + m0) * w->P) * 2;
         for (int64_t p0 = 0; p0 < w->P; p0 += kstep) {
@@ -1462,9 +1476,13 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
             first = 0;
         }
     }
-    for (int64_t r = 0; r < mlen; r++)
-        k->epi(w->t, ncols, acc + r * ldw, 1.0f, 0.0f, NULL, 0, NULL,
-               w->dw + (size_t)((grp * w->M + m0 + r) * w->K + k0) * 2);
+    for (int64_t r = 0; r < mlen; r++) {
+        const int64_t row = grp * w->M + m0 + r;
+        if (w->parts > 1)
+            memcpy(w->partial + (part * d->groups * w->M + row) * w->K + k0, acc + r * ldw, (size_t)ncols * sizeof *acc);
+        else
+            k->epi(w->t, ncols, acc + r * ldw, 1.0f, 0.0f, NULL, 0, NULL, w->dw + (size_t)(row * w->K + k0) * 2);
+    }
 }
 
 /* dw by wgrad_direct_task when the kernel, dtype and shape allow it;
@@ -1499,9 +1517,11 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
     w.mb = round_up(cdiv(w.M, w.m_chunks), k->mr);
     w.n_chunks = cdiv(w.K, NB_MAX);
     w.nb = round_up(cdiv(w.K, w.n_chunks), k->nr);
+    w.parts = d->groups * w.m_chunks * w.n_chunks == 1 && d->batch > 1 ? WGRAD_IMAGE_PARTS : 1;
+    w.per_part = cdiv(d->batch, w.parts);
     /* enough tasks for the threads: narrower column blocks (each repacks
      * its rows of dy, so not narrower than needed) */
-    while (threads > 1 && d->groups * w.m_chunks * w.n_chunks < 2 * threads && w.nb > k->nr) {
+    while (threads > 1 && w.parts * d->groups * w.m_chunks * w.n_chunks < 2 * threads && w.nb > k->nr) {
         w.nb = round_up(cdiv(w.nb, 2), k->nr);
         w.n_chunks = cdiv(w.K, w.nb);
     }
@@ -1513,7 +1533,12 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
         if (bytes > (double)PAD_BUF_BYTES)
             return 0;
     }
-    tasks = d->groups * w.m_chunks * w.n_chunks;
+    tasks = w.parts * d->groups * w.m_chunks * w.n_chunks;
+    if (w.parts > 1) {
+        w.partial = amp_scratch_alloc((size_t)(w.parts * d->groups * w.M * w.K) * sizeof *w.partial);
+        if (w.partial == NULL)
+            return 0;
+    }
     if (w.n_chunks > 1) { /* (if memory allows) */
         w.pblocks = cdiv(w.P, (int64_t)k->kcu * 2);
         w.a_block = round_up(w.M, k->mr) * k->kcu;
@@ -1522,6 +1547,15 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
             amp_parallel_run(threads, d->groups * d->batch * w.pblocks, wgrad_pack_dy_task, &w);
     }
     amp_parallel_run(threads, tasks, wgrad_direct_task, &w);
+    if (w.parts > 1) { /* the parts' sums in order, rounded once */
+        const int64_t total = d->groups * w.M * w.K;
+        float *sum = w.partial;
+        for (int64_t part = 1; part < w.parts; part++)
+            for (int64_t i = 0; i < total; i++)
+                sum[i] += w.partial[part * total + i];
+        k->epi(t, total, sum, 1.0f, 0.0f, NULL, 0, NULL, dw);
+    }
+    amp_scratch_free(w.partial);
     amp_scratch_free(w.apack);
     return 1;
 }

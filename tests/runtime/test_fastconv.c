@@ -406,6 +406,9 @@ static const ccase wgrad_cases[] = {
      * column split and wide padding; row and column blocks of dw; 1-d */
     { "w: direct, several position blocks", 2, 2, 5, 7, 1, { 30, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
     { "w: direct, stride 2, 7x7 pad 3", 2, 1, 3, 20, 1, { 47, 64 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 0 },
+    /* dw one block (few columns): the images' sum in two parts, 3 images
+     * making them unequal */
+    { "w: direct, one block, image parts", 2, 3, 3, 20, 1, { 30, 36 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 0 },
     { "w: direct, row and column blocks", 2, 1, 40, 400, 1, { 6, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
     { "w: direct, stride 2 by rows only", 2, 2, 6, 9, 1, { 13, 19 }, { 3, 4 }, { 2, 1 }, { 1, 2 }, { 2, 1 }, 0 },
     { "w: direct, 1-d wide", 1, 2, 2, 3, 1, { 1100 }, { 3 }, { 1 }, { 1 }, { 1 }, 0 },
