@@ -34,6 +34,15 @@ typedef struct Emitter {
      * the cast's input into the state's gradient in one call
      * (amp_grad_accumulate_<S>, emit_train.c); NULL: none. */
     const bool *grad_cast_in_sink;
+    /* Per value id, grad_in_state: the low-dtype input of such a cast is
+     * a convolution's weight gradient nothing else reads, which its call
+     * writes widened straight into the state's gradient, grad_state_member
+     * ("s->grad.<member>"), adding when grad_live
+     * (amp_conv_backward_weight_to_f32_<S>): no buffer of its own, and the
+     * sink has only the all-reduce left to do.  NULL outside the training
+     * step. */
+    const char **grad_state_member;
+    const bool *grad_in_state;
     /* Weights prepared once by <prefix>_prepare (emit_c.c): per value id,
      * the prepared block's entry holding the value (a parameter's cast, by
      * the cast's result) or a convolution's packed weights (by the
@@ -144,6 +153,7 @@ void emit_grad(Emitter *e, Node *n);
  * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
  * input k and result; xs_of, ys_of: their shapes. */
 const char *grad_of(Emitter *e, Node *b, int k);
+bool conv_weight_grad_to_f32(Emitter *e, const Value *v);
 const char *dy_of(Emitter *e, Node *b);
 const char *x_of(Emitter *e, Node *b, int k);
 const char *y_of(Emitter *e, Node *b);

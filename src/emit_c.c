@@ -739,9 +739,11 @@ void emit_node(Emitter *e, Node *n)
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
     if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
-        /* emit_train.c: the sink below widens and adds in one call */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; added into the state's gradient below */\n", base_name(n->loc.file->name),
-                   line, what, n->why ? n->why : "");
+        /* emit_train.c: the sink below widens and adds in one call, or
+         * the weight gradient's call above did */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "",
+                   e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
+                                                  : "added into the state's gradient below");
         return;
     }
     if (n->absorbed_by && n->absorbed_by->with_forward == n) {
@@ -807,6 +809,8 @@ void emit_node(Emitter *e, Node *n)
     } else if (v->is_output) {
         y = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
         e->cname[v->id] = y;
+    } else if (e->grad_in_state && e->grad_in_state[v->id]) {
+        y = e->cname[v->id] = NULL; /* written into the state's gradient (emit_train.c) */
     } else {
         y = declare_slot(e, v, v->name ? v->name
                                : n->op->id == OP_CAST && n->in[0]->name ? arena_printf(c->arena, "%s_%s", n->in[0]->name, dtype_name(t))
@@ -820,6 +824,10 @@ void emit_node(Emitter *e, Node *n)
             continue;
         if (r->is_output) {
             e->cname[r->id] = arena_printf(c->arena, "outputs->%s", e->member[r->id]);
+            continue;
+        }
+        if (k < n->nmore && e->grad_in_state && e->grad_in_state[r->id]) {
+            e->cname[r->id] = NULL; /* written into the state's gradient (emit_train.c) */
             continue;
         }
         if (k < n->nmore) {

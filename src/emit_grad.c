@@ -27,6 +27,15 @@ const char *grad_of(Emitter *e, Node *b, int k)
     return NULL;
 }
 
+/* The value grad_of names, or NULL. */
+static const Value *grad_value(Node *b, int k)
+{
+    for (int r = 0; r <= b->nmore; r++)
+        if (b->grad_input[r] == k)
+            return r == 0 ? b->out : b->more_out[r - 1];
+    return NULL;
+}
+
 /* "NULL" when no gradient reaches the first result (only the ops whose
  * rules take one, autodiff.c's more_result_differentiable, get there) */
 const char *dy_of(Emitter *e, Node *b) { return b->in[0] ? e->cname[b->in[0]->id] : "NULL"; }
@@ -569,15 +578,40 @@ static void grad_conv_pair(Emitter *e, Node *b, bool transposed)
         buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, transposed ? "conv" : "conv_transpose", t),
                    dy_of(e, b), x_of(e, b, 1), grad_of(e, b, 0));
     }
-    if (grad_of(e, b, 1))
+    const Value *dw = grad_value(b, 1);
+    if (dw && e->grad_in_state && e->grad_in_state[dw->id]) {
+        /* emit_train.c: only widened into the state's gradient, so
+         * written there straight from the tiles */
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, s->grad_live);\n", kernel(e, "conv_backward_weight_to_f32", t),
+                   x_of(e, b, 0), dy_of(e, b), e->grad_state_member[dw->id]);
+    } else if (dw) {
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n",
                    kernel(e, transposed ? "conv_transpose_backward_weight" : "conv_backward_weight", t), x_of(e, b, 0),
                    dy_of(e, b), grad_of(e, b, 1));
+    }
     close_block(e);
     conv_bias_grad(e, b, ns);
 }
 
 void grad_conv(Emitter *e, Node *b) { grad_conv_pair(e, b, false); }
+
+/* Whether v is a (not transposed) convolution's bf16/f16 weight gradient,
+ * which grad_conv_pair can write widened into an f32 buffer. */
+bool conv_weight_grad_to_f32(Emitter *e, const Value *v)
+{
+    Node *b = v->def, *f = b ? b->fwd : NULL;
+    if (!f || b->op->id != OP_GRAD || grad_value(b, 1) != v ||
+        (v->type.dtype != DT_BF16 && v->type.dtype != DT_F16))
+        return false;
+    switch (f->op->id) {
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
+        return true;
+    case OP_CONVOLUTION:
+        return !arg_bool(e->c, f->src, "transposed", false);
+    default:
+        return false;
+    }
+}
 
 static void grad_pool(Emitter *e, Node *b)
 {

@@ -305,14 +305,18 @@ static void emit_grad_sink(Emitter *e, GradSink *k, int i)
                            : arena_printf(e->c->arena, "    if (s->micro_step == %lld)\n",
                                           (long long)k->t->accumulate - 1);
     k->done[i] = true;
-    buf_printf(o, "    /* %s's gradient is final: into the state's, and on to the all-reduce */\n", v->name);
-    if (e->grad_cast_in_sink[v->grad->id]) {
+    if (e->grad_cast_in_sink[v->grad->id] && e->grad_in_state[v->grad->def->in[0]->id]) {
+        buf_printf(o, "    /* %s's gradient is final (its call above wrote it into the state's): on to the all-reduce */\n",
+                   v->name);
+    } else if (e->grad_cast_in_sink[v->grad->id]) {
+        buf_printf(o, "    /* %s's gradient is final: into the state's, and on to the all-reduce */\n", v->name);
         const Value *low = v->grad->def->in[0];
         const char *lt = dtype_name(low->type.dtype);
         buf_printf(o, "    if (s->grad_live)\n        amp_grad_accumulate_%s((size_t)(%s), s->grad.%s, %s);\n"
                       "    else\n        amp_cast_%s_f32((size_t)(%s), %s, s->grad.%s);\n",
                    lt, numel_of(e, v), name, e->cname[low->id], lt, numel_of(e, v), e->cname[low->id], name);
     } else {
+        buf_printf(o, "    /* %s's gradient is final: into the state's, and on to the all-reduce */\n", v->name);
         buf_printf(o, "    if (s->grad_live)\n        %s((size_t)(%s), s->grad.%s, %s, s->grad.%s);\n"
                       "    else\n        memcpy(s->grad.%s, %s, (size_t)(%s) * sizeof *s->grad.%s);\n",
                    kernel(e, "add", v->type.dtype), numel_of(e, v), name, e->cname[v->grad->id], name, name,
@@ -334,7 +338,7 @@ static void emit_grad_sink(Emitter *e, GradSink *k, int i)
  * cast nothing else reads.  amp_grad_accumulate_<S> adds the low-dtype
  * value into s->grad in one pass, bit for bit what the cast and
  * amp_add_f32 gave (the widening is exact), without the f32 temporary. */
-static const bool *grad_casts_in_sink(Emitter *e)
+static const bool *grad_casts_in_sink(Emitter *e, const char **state_member, bool *in_state)
 {
     Graph *g = e->g;
     int nv = g->values->len;
@@ -354,8 +358,14 @@ static const bool *grad_casts_in_sink(Emitter *e)
             continue;
         Node *n = v->grad->def;
         DType low = n && n->op->id == OP_CAST ? n->in[0]->type.dtype : DT_F32;
-        if (v->type.dtype == DT_F32 && v->grad->type.dtype == DT_F32 && (low == DT_BF16 || low == DT_F16))
+        if (v->type.dtype == DT_F32 && v->grad->type.dtype == DT_F32 && (low == DT_BF16 || low == DT_F16)) {
+            const Value *lv = n->in[0];
             in_sink[v->grad->id] = true;
+            if (lv->kind == V_TEMP && !lv->is_output && nreads[lv->id] == 1 && conv_weight_grad_to_f32(e, lv)) {
+                state_member[lv->id] = arena_printf(e->c->arena, "s->grad.%s", e->member[v->id]);
+                in_state[lv->id] = true;
+            }
+        }
     }
     return in_sink;
 }
@@ -408,7 +418,18 @@ static void emit_step(Emitter *e, Buf *o)
                     "    if (amp_allreduce_open())\n        (void)amp_allreduce_finish();\n");
     e->after_node = grads_after_node;
     e->after_node_data = &sink;
-    e->grad_cast_in_sink = grad_casts_in_sink(e);
+    {
+        int nv = g->values->len + 1;
+        const char **member = arena_alloc(c->arena, (size_t)nv * sizeof *member);
+        bool *in_state = arena_alloc(c->arena, (size_t)nv * sizeof *in_state);
+        for (int i = 0; i < nv; i++) {
+            member[i] = NULL;
+            in_state[i] = false;
+        }
+        e->grad_cast_in_sink = grad_casts_in_sink(e, member, in_state);
+        e->grad_state_member = member;
+        e->grad_in_state = in_state;
+    }
     emit_body(e, o, "s->", arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES%s", P, args));
     e->after_node = NULL;
     e->after_node_data = NULL;
@@ -420,6 +441,8 @@ static void emit_step(Emitter *e, Buf *o)
         if (trainable(VEC_AT(g->params, i)) && !sink.done[i])
             emit_grad_sink(e, &sink, i);
     e->grad_cast_in_sink = NULL;
+    e->grad_state_member = NULL;
+    e->grad_in_state = NULL;
     if (sink.ntrainable > 0)
         buf_puts(o, "    s->grad_live = 1;\n");
     buf_puts(o, "    return AMP_OK;\n}\n\n");

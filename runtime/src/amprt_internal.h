@@ -396,6 +396,9 @@ void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_p
  * im2col matrices, summed over the images (isa_conv.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                                    const void *dy, void *dw);
+/* The same, into f32 (amp_conv_backward_weight_to_f32_<t>, t bf16 or f16). */
+void amp_fast_conv_backward_weight_to_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d,
+                                          const void *x, const void *dy, float *dw, int accumulate);
 /* conv_transpose (a conv's input gradient) as a GEMM of the weights and x
  * into an f32 col, then a col2im gather rounding each output once. */
 void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,

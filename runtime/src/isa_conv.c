@@ -1315,6 +1315,49 @@ static void wgrad_im2col_rows_task(void *ctx, int64_t task, int slot)
  * tap (a 1 x 1 kernel's im2col is a strided copy of x: the GEMM path
  * measured faster). */
 
+/* Where the weight gradient goes: dw in t; or, with dw32 set, f32 elements,
+ * each sum rounded to t as for dw and then widened, stored or (accumulate)
+ * added (amp_conv_backward_weight_to_f32_<t>). */
+typedef struct {
+    void *dw;
+    float *dw32;
+    int accumulate;
+} wgrad_out;
+
+/* n t elements at low, widened into dw32 (stored or added) by the set's
+ * own cast and grad_accumulate (the public calls dispatch to it). */
+static void widen_into(amp_dtype t, size_t n, const void *low, float *dw32, int accumulate)
+{
+    if (t == AMP_BF16) {
+        if (accumulate)
+            amp_grad_accumulate_bf16(n, dw32, low);
+        else
+            amp_cast_bf16_f32(n, low, dw32);
+    } else {
+        if (accumulate)
+            amp_grad_accumulate_f16(n, dw32, low);
+        else
+            amp_cast_f16_f32(n, low, dw32);
+    }
+}
+
+/* n sums at acc, rounded to t by the kernel's epilogue, into o at element
+ * at (t is 2 bytes wide where o->dw32 is set). */
+static void wgrad_store(const amp_gemm_kernel *k, amp_dtype t, const wgrad_out *o, int64_t at, int64_t n,
+                        const float *acc)
+{
+    uint16_t low[NB_MAX];
+    if (o->dw32 == NULL) {
+        k->epi(t, n, acc, 1.0f, 0.0f, NULL, 0, NULL, (char *)o->dw + (size_t)at * amp_dtype_size(t));
+        return;
+    }
+    for (int64_t i = 0; i < n; i += NB_MAX) {
+        const int64_t m = min64(NB_MAX, n - i);
+        k->epi(t, m, acc + i, 1.0f, 0.0f, NULL, 0, NULL, low);
+        widen_into(t, (size_t)m, low, o->dw32 + at + i, o->accumulate);
+    }
+}
+
 /* The image halves dw's sum is split into when dw is one block. */
 #define WGRAD_IMAGE_PARTS 2
 
@@ -1327,7 +1370,7 @@ typedef struct {
     conv_geometry g;
     amp_dtype t;
     const char *x, *dy;
-    char *dw;
+    const wgrad_out *out;
     int64_t M, K, P, mb, nb, m_chunks, n_chunks;
     int64_t row_len, half_w; /* elements per padded row; stride 2: per phase */
     /* With several column blocks, dy packed as A once for all of them
@@ -1481,14 +1524,14 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
         if (w->parts > 1)
             memcpy(w->partial + (part * d->groups * w->M + row) * w->K + k0, acc + r * ldw, (size_t)ncols * sizeof *acc);
         else
-            k->epi(w->t, ncols, acc + r * ldw, 1.0f, 0.0f, NULL, 0, NULL, w->dw + (size_t)(row * w->K + k0) * 2);
+            wgrad_store(k, w->t, w->out, row * w->K + k0, ncols, acc + r * ldw);
     }
 }
 
 /* dw by wgrad_direct_task when the kernel, dtype and shape allow it;
  * returns 0 (nothing done) otherwise. */
 static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *dy,
-                        void *dw, int threads)
+                        const wgrad_out *out, int threads)
 {
     wgrad_direct_job w;
     int64_t tasks, mb_max;
@@ -1503,7 +1546,7 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
     w.t = t;
     w.x = x;
     w.dy = dy;
-    w.dw = dw;
+    w.out = out;
     w.M = d->out_channels / d->groups;
     w.K = d->in_channels / d->groups * w.g.kernel_plane;
     w.P = w.g.out_plane;
@@ -1553,7 +1596,7 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
         for (int64_t part = 1; part < w.parts; part++)
             for (int64_t i = 0; i < total; i++)
                 sum[i] += w.partial[part * total + i];
-        k->epi(t, total, sum, 1.0f, 0.0f, NULL, 0, NULL, dw);
+        wgrad_store(k, t, out, 0, total, sum);
     }
     amp_scratch_free(w.partial);
     amp_scratch_free(w.apack);
@@ -1571,9 +1614,47 @@ static void reference_conv_backward_weight(amp_dtype t, const amp_conv_desc *d, 
     }
 }
 
+/* The threads the direct weight gradient of d runs on: one below
+ * PARALLEL_MIN_FLOPS. */
+static int wgrad_threads(const amp_conv_desc *d)
+{
+    const conv_geometry g = conv_geometry_of(d);
+    const double flops = 2.0 * (double)d->batch * (double)d->out_channels * (double)(d->in_channels / d->groups) *
+                         (double)g.kernel_plane * (double)g.out_plane;
+    return flops < PARALLEL_MIN_FLOPS ? 1 : amp_get_threads();
+}
+
+void amp_fast_conv_backward_weight_to_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d,
+                                          const void *x, const void *dy, float *dw, int accumulate)
+{
+    const wgrad_out out = { NULL, dw, accumulate };
+    const conv_geometry g = conv_geometry_of(d);
+    const int64_t n = d->out_channels * (d->in_channels / d->groups) * g.kernel_plane;
+    void *low;
+    if (n <= 0)
+        return;
+    /* straight from the tiles where the direct path takes d */
+    if (d->batch > 0 && g.out_plane > 0 &&
+        wgrad_direct(amp_conv_rows_kernel(k, d->out_channels / d->groups), t, d, x, dy, &out, wgrad_threads(d)))
+        return;
+    /* else dw in t, then widened */
+    low = amp_scratch_alloc((size_t)n * amp_dtype_size(t));
+    if (low == NULL) { /* the reference needs no memory */
+        if (t == AMP_BF16)
+            amp_ref_conv_backward_weight_to_f32_bf16(d, x, dy, dw, accumulate);
+        else
+            amp_ref_conv_backward_weight_to_f32_f16(d, x, dy, dw, accumulate);
+        return;
+    }
+    amp_fast_conv_backward_weight(k, t, d, x, dy, low);
+    widen_into(t, (size_t)n, low, dw, accumulate);
+    amp_scratch_free(low);
+}
+
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                                    const void *dy, void *dw)
 {
+    const wgrad_out out = { dw, NULL, 0 };
     conv_job j;
     wgrad_job w;
     out_run *runs;
@@ -1600,11 +1681,8 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     j.t = t;
     j.es = amp_dtype_size(t);
     j.d = d;
-    if (2.0 * (double)d->batch * (double)d->groups * (double)j.M * (double)j.K * (double)j.P < PARALLEL_MIN_FLOPS)
-        threads = 1;
-    if (wgrad_direct(k, t, d, x, dy, dw, threads))
+    if (wgrad_direct(k, t, d, x, dy, &out, wgrad_threads(d)))
         return;
-    threads = amp_get_threads();
     /* Images per im2col chunk: all of them when their matrices are small;
      * else as many as fit WGRAD_CHUNK_BYTES (at least one), each chunk's
      * product summed in f32 and the chunks' sums added in image order,

@@ -225,6 +225,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     {                                                                                             \
         amp_fast_conv_backward_weight(KERN, AMP_DTYPE_##T, d, x, dy, dw);                         \
     }                                                                                             \
+    ISA_GEMM_TO_F32_##T(PREFIX, KERN)                                                             \
     static void PREFIX##_conv_transpose_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,       \
                                             const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,    \
                                             AMP_CTYPE_##T *y)                                     \
@@ -245,6 +246,23 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         (t)->conv_ex_##T = PREFIX##_conv_ex_##T;                                                  \
         (t)->conv_backward_weight_##T = PREFIX##_conv_backward_weight_##T;                        \
         (t)->conv_transpose_##T = PREFIX##_conv_transpose_##T;                                    \
+        ISA_GEMM_FILL_TO_F32_##T(t, PREFIX);                                                      \
     } while (0)
+
+/* The 2-byte dtypes' weight gradient into f32 (amprt/train.h); none for f32. */
+#define ISA_GEMM_TO_F32_f32(PREFIX, KERN)
+#define ISA_GEMM_TO_F32_LOW(PREFIX, KERN, T)                                                      \
+    static void PREFIX##_conv_backward_weight_to_f32_##T(const amp_conv_desc *d,                  \
+                                                         const AMP_CTYPE_##T *x,                  \
+                                                         const AMP_CTYPE_##T *dy, float *dw,      \
+                                                         int accumulate)                          \
+    {                                                                                             \
+        amp_fast_conv_backward_weight_to_f32(KERN, AMP_DTYPE_##T, d, x, dy, dw, accumulate);      \
+    }
+#define ISA_GEMM_TO_F32_bf16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, bf16)
+#define ISA_GEMM_TO_F32_f16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, f16)
+#define ISA_GEMM_FILL_TO_F32_f32(t, PREFIX) ((void)0)
+#define ISA_GEMM_FILL_TO_F32_bf16(t, PREFIX) ((t)->conv_backward_weight_to_f32_bf16 = PREFIX##_conv_backward_weight_to_f32_bf16)
+#define ISA_GEMM_FILL_TO_F32_f16(t, PREFIX) ((t)->conv_backward_weight_to_f32_f16 = PREFIX##_conv_backward_weight_to_f32_f16)
 
 #endif /* ISA_GEMM_H */

@@ -103,7 +103,7 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
     void amp_ref_conv_backward_weight_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,         \
                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)             \
     {                                                                                             \
-        REF_BODY_##T(conv_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw);                          \
+        REF_BODY_##T(conv_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw, 0);                       \
     }                                                                                             \
     void amp_ref_conv_transpose_backward_weight_##T(const amp_conv_desc *d,                       \
                                                     const AMP_CTYPE_##T *x,                       \
@@ -134,3 +134,14 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
 
 SPATIAL_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(SPATIAL_BW_KERNELS)
+
+/* conv_backward_weight_to_f32 (amprt/train.h): the sums as
+ * conv_backward_weight_S rounds them, widened into the f32 dw. */
+#define CONV_BW_TO_F32(T)                                                                         \
+    void amp_ref_conv_backward_weight_to_f32_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,  \
+                                                 const AMP_CTYPE_##T *dy, float *dw, int accumulate) \
+    {                                                                                             \
+        REF_BODY_##T(conv_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw, accumulate ? 2 : 1);       \
+    }
+CONV_BW_TO_F32(bf16)
+CONV_BW_TO_F32(f16)

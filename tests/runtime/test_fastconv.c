@@ -198,6 +198,41 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const ccase *c)
     free(ypub);
 }
 
+/* conv_backward_weight_to_f32, the set's (on 1 and 2 threads) and the
+ * reference's, stored and added into prior contents: bit for bit the dw
+ * conv_backward_weight gave (low, lowref) widened, or added widened. */
+static void check_to_f32(const amp_kernel_table *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *dy,
+                         const void *low, const void *lowref, int64_t nw)
+{
+    float *got = malloc((size_t)nw * sizeof *got), *want = malloc((size_t)nw * sizeof *want);
+    assert_non_null(got);
+    assert_non_null(want);
+    for (int set = 0; set < 2; set++)
+        for (int th = 1; th <= 2; th++)
+            for (int accumulate = 0; accumulate < 2; accumulate++) {
+                const amp_kernel_table *kt = set == 0 ? k : &amp_ref_kernel_table;
+                const void *from = set == 0 ? low : lowref;
+                if (set == 1 && th == 2) /* the reference runs on one thread anyway */
+                    continue;
+                for (int64_t i = 0; i < nw; i++) {
+                    got[i] = (float)(i % 7) * 0.375f - 1.0f; /* contents to add to (or overwrite) */
+                    want[i] = accumulate ? got[i] + (float)ld(t, from, i) : (float)ld(t, from, i);
+                }
+                amp_set_threads(th);
+                if (t == AMP_BF16)
+                    kt->conv_backward_weight_to_f32_bf16(d, x, dy, got, accumulate);
+                else
+                    kt->conv_backward_weight_to_f32_f16(d, x, dy, got, accumulate);
+                for (int64_t i = 0; i < nw; i++)
+                    if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
+                        fail_msg("%s %s conv_backward_weight_to_f32 (accumulate %d, %d threads) [%lld]: got %.9g, "
+                                 "want %.9g",
+                                 kt->isa, amp_dtype_name(t), accumulate, th, (long long)i, got[i], want[i]);
+            }
+    free(got);
+    free(want);
+}
+
 /* conv_backward_weight on the same shapes: dw[co, ci, k] = sum over n, o
  * of dy[n, co, o] x[n, group start + ci, tap k of o]; the bound's sum runs
  * over batch x out_plane products. */
@@ -269,6 +304,8 @@ static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const cc
                     fail_msg("%s %s %s backward_weight [%lld]: got %.9g, reference %.9g", k->isa, amp_dtype_name(t),
                              c->what, (long long)wi, v, r);
             }
+    if (t != AMP_F32)
+        check_to_f32(k, t, &d, x, dy, dw[0], dwref, nw);
     free(x);
     free(dy);
     free(dw[0]);

@@ -2,7 +2,9 @@
  * grad_live.c - what s->grad holds across _backward and _update
  * (docs/training.md): the update consumes the gradients (grad_live 0)
  * instead of zeroing them, and the next backward stores its own.  With
- * examples/digits/mlp.amp compiled -t cpu --prefix=digits:
+ * examples/digits/mlp.amp compiled -t cpu --prefix=digits (or, built with
+ * -DDIGITS_CNN, examples/digits/cnn.amp, whose convolutions write their
+ * weight gradients straight into s->grad):
  *  1. backward(b1) then backward(b2) leaves g(b1) + g(b2) (f32 adds);
  *  2. after an update, backward(b2) leaves g(b2) (what adding it to
  *     zeroed gradients leaves), not the stale gradients plus g(b2);
@@ -19,28 +21,35 @@
 #include "digits.h"
 
 #define B 16
+#ifdef DIGITS_CNN
+#define NPARAM 6
+#define PARAMS(p) {p conv1_weight, p conv1_bias, p conv2_weight, p conv2_bias, p fc_weight, p fc_bias}
+static const size_t numel[NPARAM] = {16 * 9, 16, 32 * 16 * 9, 32, 10 * 128, 10};
+#else
 #define NPARAM 4
+#define PARAMS(p) {p fc1_weight, p fc1_bias, p fc2_weight, p fc2_bias}
+static const size_t numel[NPARAM] = {128 * 64, 128, 10 * 128, 10};
+#endif
+#define NUMEL_MAX (128 * 64)
 
 static float *param_of(digits_train_state *s, int i)
 {
-    float *p[NPARAM] = {s->fc1_weight, s->fc1_bias, s->fc2_weight, s->fc2_bias};
+    float *p[NPARAM] = PARAMS(s->);
     return p[i];
 }
 
 static float *grad_of(digits_train_state *s, int i)
 {
-    float *p[NPARAM] = {s->grad.fc1_weight, s->grad.fc1_bias, s->grad.fc2_weight, s->grad.fc2_bias};
+    float *p[NPARAM] = PARAMS(s->grad.);
     return p[i];
 }
-
-static const size_t numel[NPARAM] = {128 * 64, 128, 10 * 128, 10};
 
 static float x[2][B * 64];
 static int64_t y[2][B];
 static amp_bf16 logits[B * 10];
 static float loss;
 static digits_params init;
-static float w1[128 * 64], b1[128], w2[10 * 128], b2[10];
+static float initial[NPARAM][NUMEL_MAX];
 static unsigned char *arena;
 static size_t arena_bytes;
 
@@ -114,18 +123,14 @@ int main(void)
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < B; i++)
             y[k][i] = (i * 7 + k * 3) % 10;
-    for (size_t i = 0; i < sizeof w1 / sizeof w1[0]; i++)
-        w1[i] = (float)((int)(i * 37 % 101) - 50) / 400.0f;
-    for (size_t i = 0; i < sizeof w2 / sizeof w2[0]; i++)
-        w2[i] = (float)((int)(i * 53 % 89) - 44) / 300.0f;
-    for (int i = 0; i < 128; i++)
-        b1[i] = (float)(i % 7 - 3) / 50.0f;
-    for (int i = 0; i < 10; i++)
-        b2[i] = (float)(i % 3 - 1) / 20.0f;
-    init.fc1_weight = w1;
-    init.fc1_bias = b1;
-    init.fc2_weight = w2;
-    init.fc2_bias = b2;
+    for (int i = 0; i < NPARAM; i++)
+        for (size_t e = 0; e < numel[i]; e++)
+            initial[i][e] = (float)((int)(e * (37 + 16 * (size_t)i) % 101) - 50) / 400.0f;
+    {
+        const float **p[NPARAM] = PARAMS(&init.);
+        for (int i = 0; i < NPARAM; i++)
+            *p[i] = initial[i];
+    }
     {
         const digits_dims dims = {B};
         arena_bytes = digits_train_arena_bytes(&dims);

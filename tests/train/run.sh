@@ -67,18 +67,23 @@ else
     bad "a checkpoint saved and loaded continues training bit-exactly"
 fi
 
-# What s->grad holds across _backward and _update (grad_live).
-dir=$OUT/grad_live
-mkdir -p "$dir"
-if "$BUILD/ampc" examples/digits/mlp.amp -t cpu --prefix=digits -o "$dir/digits.c" &&
-    cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror -Iruntime/include -I"$dir" -o "$dir/grad_live" \
-        tests/train/grad_live.c "$dir/digits.c" "$BUILD/libamprt.a" -lm -lpthread &&
-    (cd "$dir" && ./grad_live) > "$dir/log" 2>&1; then
-    ok "$(cat "$dir/log")"
-else
-    cat "$dir/log" 2>/dev/null
-    bad "s->grad across backward and update (grad_live)"
-fi
+# What s->grad holds across _backward and _update (grad_live): the MLP's
+# gradients pass the sink; the CNN's convolutions write theirs into s->grad.
+for model in mlp cnn; do
+    dir=$OUT/grad_live-$model
+    mkdir -p "$dir"
+    define=
+    [ "$model" = cnn ] && define=-DDIGITS_CNN
+    if "$BUILD/ampc" examples/digits/$model.amp -t cpu --prefix=digits -o "$dir/digits.c" &&
+        cc -std=c99 -O2 -Wall -Wextra -pedantic -Werror $define -Iruntime/include -I"$dir" -o "$dir/grad_live" \
+            tests/train/grad_live.c "$dir/digits.c" "$BUILD/libamprt.a" -lm -lpthread &&
+        (cd "$dir" && ./grad_live) > "$dir/log" 2>&1; then
+        ok "$model: $(cat "$dir/log")"
+    else
+        cat "$dir/log" 2>/dev/null
+        bad "$model: s->grad across backward and update (grad_live)"
+    fi
+done
 
 # batch_norm(training=true) in the training step, against PyTorch.
 dir=$OUT/bn_torch

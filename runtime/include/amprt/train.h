@@ -23,6 +23,14 @@
  *                 f32 parameter's accumulated gradient taking a bf16/f16
  *                 micro-batch gradient, bit for bit cast_S_f32 into a
  *                 temporary and then add_f32(acc, temporary), in one pass.
+ *  conv_backward_weight_to_f32_S  conv_backward_weight_S's dw (amprt/
+ *                 backward.h), each element rounded to S as that kernel
+ *                 rounds it, then widened into the f32 dw: stored
+ *                 (accumulate 0: cast_S_f32's result) or added
+ *                 (accumulate 1: grad_accumulate_S's).  Bit for bit the
+ *                 two kernels in turn, without the S temporary: an f32
+ *                 parameter's gradient written straight from the weight
+ *                 gradient's tiles into the training state.
  *  sgd            d = maximize ? -g : g; d += wd p (if wd != 0); momentum
  *                 m != 0: buf = step == 0 ? d : m buf + (1 - dampening) d;
  *                 d = nesterov ? d + m buf : buf; p -= lr d.  `step` counts
@@ -91,6 +99,14 @@ typedef struct amp_adam_hparams {
 #define AMP_TRAIN_KERNELS(X)                                                             \
     X(grad_accumulate_bf16, void, (size_t n, float *acc, const amp_bf16 *g), (n, acc, g)) \
     X(grad_accumulate_f16, void, (size_t n, float *acc, const amp_f16 *g), (n, acc, g))   \
+    X(conv_backward_weight_to_f32_bf16, void,                                            \
+      (const amp_conv_desc *d, const amp_bf16 *x, const amp_bf16 *dy, float *dw,         \
+       int accumulate),                                                                  \
+      (d, x, dy, dw, accumulate))                                                        \
+    X(conv_backward_weight_to_f32_f16, void,                                             \
+      (const amp_conv_desc *d, const amp_f16 *x, const amp_f16 *dy, float *dw,           \
+       int accumulate),                                                                  \
+      (d, x, dy, dw, accumulate))                                                        \
     X(scaler_update, void,                                                               \
       (float *scale, int32_t *growth_tracker, int32_t found_inf, double growth_factor,   \
        double backoff_factor, int64_t growth_interval),                                  \
