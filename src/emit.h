@@ -38,8 +38,8 @@ typedef struct Emitter {
      * a convolution's weight gradient nothing else reads, which its call
      * writes widened straight into the state's gradient, grad_state_member
      * ("s->grad.<member>"), adding when grad_live
-     * (amp_conv_backward_weight_to_f32_<S>): no buffer of its own, and the
-     * sink has only the all-reduce left to do.  NULL outside the training
+     * (amp_conv_backward_weight_to_f32_<S>): its slot is never declared
+     * or written, and the sink has only the all-reduce left to do.  NULL outside the training
      * step. */
     const char **grad_state_member;
     const bool *grad_in_state;
