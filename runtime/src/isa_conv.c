@@ -1986,31 +1986,39 @@ static void phase_weights_task(void *ctx, int64_t task, int slot)
 }
 
 /* o[2 e] = lo[e] for e < nlo, o[2 e + 1] = hi[e] for e < nhi (nlo - nhi
- * is 0 or 1), of 2-byte elements; a NULL source gives fill instead.  The
- * pairs go as 32-bit stores, eight at a time (a loop the compiler turns
- * into vector code at -O2). */
-static void interleave2_16(uint16_t *o, const uint16_t *lo, const uint16_t *hi, uint16_t fill, int64_t nlo,
-                           int64_t nhi)
+ * is 0 or 1), of 2-byte elements.  The pairs go as 32-bit stores, eight
+ * at a time (a loop the compiler turns into vector code at -O2), the last
+ * eight overlapping the ones before them where the row has more; a row of
+ * fewer than eight pairs (7 x 7 planes' phases) one pair at a time. */
+static void interleave2_16(uint16_t *o, const uint16_t *lo, const uint16_t *hi, int64_t nlo, int64_t nhi)
 {
-    const uint16_t fills[8] = { fill, fill, fill, fill, fill, fill, fill, fill };
     uint32_t pair[8];
-    int64_t e = 0;
-    for (; e + 8 <= nhi; e += 8) {
-        const uint16_t *a = lo != NULL ? lo + e : fills, *b = hi != NULL ? hi + e : fills;
-        for (int i = 0; i < 8; i++)
-            pair[i] = (uint32_t)a[i] | (uint32_t)b[i] << 16;
-        memcpy(o + 2 * e, pair, sizeof pair);
-    }
-    for (; e < nhi; e++) {
-        pair[0] = (uint32_t)(lo != NULL ? lo[e] : fill) | (uint32_t)(hi != NULL ? hi[e] : fill) << 16;
-        memcpy(o + 2 * e, pair, 4);
+    if (nhi >= 8) {
+        for (int64_t e = 0;; e += 8) {
+            if (e + 8 > nhi)
+                e = nhi - 8;
+            for (int i = 0; i < 8; i++)
+                pair[i] = (uint32_t)lo[e + i] | (uint32_t)hi[e + i] << 16;
+            memcpy(o + 2 * e, pair, sizeof pair);
+            if (e + 8 == nhi)
+                break;
+        }
+    } else {
+        for (int64_t e = 0; e < nhi; e++) {
+            pair[0] = (uint32_t)lo[e] | (uint32_t)hi[e] << 16;
+            memcpy(o + 2 * e, pair, 4);
+        }
     }
     if (nlo > nhi)
-        o[2 * nhi] = lo != NULL ? lo[nhi] : fill;
+        o[2 * nhi] = lo[nhi];
 }
 
 /* Plane (n, co) = task of y from every phase's outputs (or the bias alone
  * where a phase has no taps), row by row. */
+/* A row of fill elements, for the 2-byte interleave's phases with no taps. */
+#define FILL_ROW_MAX 2048
+static uint16_t fill_row[AMP_MAX_THREADS][FILL_ROW_MAX];
+
 static void phase_scatter_task(void *ctx, int64_t task, int slot)
 {
     const phase_job *f = ctx;
@@ -2018,9 +2026,9 @@ static void phase_scatter_task(void *ctx, int64_t task, int slot)
     const size_t es = f->es;
     const int64_t co = task % f->out_channels;
     const int64_t s0 = g->stride[0], s1 = g->stride[1], s2 = g->stride[2];
+    const int pairs = es == 2 && s2 == 2 && (g->out[2] + 1) / 2 <= FILL_ROW_MAX;
     char *yp = f->y + (size_t)(task * g->out_plane) * es;
     uint32_t fill_bits = 0; /* the empty sum plus the bias, rounded to t: the element's bytes */
-    (void)slot;
     {
         const float fill = f->bias != NULL ? 0.0f + amp_ld(f->t, f->bias, co) : 0.0f;
         unsigned char one[8]; /* amp_st's widest element */
@@ -2033,9 +2041,14 @@ static void phase_scatter_task(void *ctx, int64_t task, int slot)
             memcpy(&fill_bits, one, 4);
         }
     }
-    for (int64_t od = 0; od < g->out[0]; od++)
-        for (int64_t oh = 0; oh < g->out[1]; oh++) {
-            const int64_t row_phase = (od % s0 * s1 + oh % s1) * s2;
+    if (pairs)
+        for (int64_t e = 0; e < (g->out[2] + 1) / 2; e++)
+            fill_row[slot][e] = (uint16_t)fill_bits;
+    /* output row (od, oh) = (s0 qd + rd, s1 qh + rh), the quotients and
+     * residues counted along instead of divided out per row */
+    for (int64_t od = 0, qd = 0, rd = 0; od < g->out[0]; od++, rd = rd + 1 == s0 ? 0 : rd + 1, qd += rd == 0)
+        for (int64_t oh = 0, qh = 0, rh = 0; oh < g->out[1]; oh++, rh = rh + 1 == s1 ? 0 : rh + 1, qh += rh == 0) {
+            const int64_t row_phase = (rd * s1 + rh) * s2;
             char *o = yp + (size_t)((od * g->out[1] + oh) * g->out[2]) * es;
             const char *src[2] = { NULL, NULL };
             int64_t nq[2] = { 0, 0 };
@@ -2045,11 +2058,10 @@ static void phase_scatter_task(void *ctx, int64_t task, int slot)
                 const char *trow = NULL;
                 if (ph->taps > 0)
                     trow = ph->tmp + (size_t)(task * ph->cplane +
-                                              ((od / s0 + p[0].e) * p[1].outc + oh / s1 + p[1].e) * p[2].outc +
-                                              p[2].e) *
+                                              ((qd + p[0].e) * p[1].outc + qh + p[1].e) * p[2].outc + p[2].e) *
                                          es;
-                if (es == 2 && s2 == 2) {
-                    src[r2] = trow;
+                if (pairs) {
+                    src[r2] = trow != NULL ? trow : (const char *)fill_row[slot];
                     nq[r2] = p[2].nq;
                     continue;
                 }
@@ -2064,9 +2076,9 @@ static void phase_scatter_task(void *ctx, int64_t task, int slot)
                     }
                 }
             }
-            if (es == 2 && s2 == 2)
+            if (pairs)
                 interleave2_16((uint16_t *)(void *)o, (const uint16_t *)(const void *)src[0],
-                               (const uint16_t *)(const void *)src[1], (uint16_t)fill_bits, nq[0], nq[1]);
+                               (const uint16_t *)(const void *)src[1], nq[0], nq[1]);
         }
 }
 
