@@ -727,7 +727,7 @@ struct Node {
      * the gradient of the relu that made that input: the product is masked
      * in its epilogue (amp_gemm_relu_backward_<T>) and written as the relu
      * gradient's result; that node is absorbed_by this one. */
-    struct Node *relu_grad; /* on the linear's GRAD node */
+    struct Node *relu_grad; /* on the linear's or max_pool's GRAD node */
 };
 
 /* Every value a node reads, for the passes that walk them (liveness,

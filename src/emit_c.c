@@ -754,9 +754,9 @@ void emit_node(Emitter *e, Node *n)
         return;
     }
     if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
-        /* fuse.c: written by the linear gradient's product above */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the linear's gradient above */\n",
-                   base_name(n->loc.file->name), line, what, n->why ? n->why : "");
+        /* fuse.c: written by the linear's or max_pool's gradient above */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s's gradient above */\n",
+                   base_name(n->loc.file->name), line, what, n->why ? n->why : "", n->absorbed_by->fwd->op->name);
         return;
     }
     if (n->absorbed_by) {

@@ -630,8 +630,11 @@ static void grad_pool(Emitter *e, Node *b)
     }
     emit_pool_desc(e, f);
     if (id == OP_MAX_POOL2D || id == OP_MAX_POOL3D)
-        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "max_pool_backward", t), x_of(e, b, 0), dy_of(e, b),
-                   grad_of(e, b, 0));
+        /* fuse.c: with relu_grad, on through the relu whose output x is
+         * (into the relu gradient's buffer: its node is absorbed) */
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n",
+                   kernel(e, b->relu_grad ? "max_pool_relu_backward" : "max_pool_backward", t), x_of(e, b, 0),
+                   dy_of(e, b), grad_of(e, b, 0));
     else
         buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "avg_pool_backward", t), dy_of(e, b), grad_of(e, b, 0));
     close_block(e);

@@ -38,7 +38,10 @@
  * product by the relu's output (amp_gemm_relu_backward_<T>: +0 where
  * y <= 0, as relu_backward) and writes the relu gradient's result itself
  * (linear GRAD ->relu_grad; the relu's GRAD absorbed_by it); the input
- * gradient itself then needs no buffer.
+ * gradient itself then needs no buffer.  A max_pool's gradient does the
+ * same (amp_max_pool_relu_backward_<T>: the mask as each plane's sums are
+ * stored), saving a pass over the largest activations of a network whose
+ * stem pools a relu (resnet's).
  *
  * In the training graph, a cross_entropy with class targets whose result
  * (an output: the loss) nothing reads before its gradient node runs is
@@ -190,7 +193,8 @@ bool fuse(Ctx *c)
         lin->absorbed_by = relu;
     }
 
-    /* a linear's input gradient straight through the relu before it */
+    /* a linear's or a max_pool's input gradient straight through the relu
+     * before it */
     Node **definer = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *definer);
     memset(definer, 0, (size_t)(nv + 1) * sizeof *definer);
     for (int i = 0; training_graph && i < g->nodes->len; i++) {
@@ -203,7 +207,9 @@ bool fuse(Ctx *c)
             continue;
         Value *dy = br->in[0];
         Node *bl = definer[dy->id];
-        if (!bl || bl->op->id != OP_GRAD || !bl->fwd || bl->fwd->op->id != OP_LINEAR || bl->out != dy ||
+        if (!bl || bl->op->id != OP_GRAD || !bl->fwd ||
+            (bl->fwd->op->id != OP_LINEAR && bl->fwd->op->id != OP_MAX_POOL2D && bl->fwd->op->id != OP_MAX_POOL3D) ||
+            bl->out != dy ||
             bl->grad_input[0] != 0 || bl->fwd->in[0] != br->fwd->out || bl->absorbed_by || bl->relu_grad ||
             dy->is_output || nreads[dy->id] != 1 || dy->type.dtype != br->out->type.dtype ||
             !fusable_dtype(dy->type.dtype))

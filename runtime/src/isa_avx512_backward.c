@@ -425,7 +425,10 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
  * adds each dy into an f32 plane of sums at its chosen index: the same
  * additions in the same order as the reference, so the same bits.  Planes
  * run on the pool, each slot with its own sums and indices (malloc'ed per
- * call).  Other geometries keep the kernel set's previous max_pool_backward. */
+ * call).  Other geometries keep the kernel set's previous max_pool_backward.
+ * max_pool_relu_backward masks each plane's sums by relu_backward's test
+ * on x (relu_bw32 on x widened: the same lanes pass) as they are stored:
+ * rounding then masking, or masking then rounding, gives the same bits. */
 
 #define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
 
@@ -436,6 +439,7 @@ typedef struct {
     void *dx;
     float *sums;   /* in_h in_w floats per pool slot */
     int32_t *idx;  /* out_w indices per pool slot */
+    int relu;      /* max_pool_relu_backward: dx through the relu whose output x is */
 } mpb_ctx;
 
 TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
@@ -532,7 +536,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
     for (int64_t i = 0; i < in_plane; i += 16) {
         const __mmask16 m = tail_mask((size_t)(in_plane - i));
-        store16(t, dx + (size_t)i * es, m, _mm512_maskz_loadu_ps(m, sum + i));
+        __m512 v = _mm512_maskz_loadu_ps(m, sum + i);
+        if (c->relu)
+            v = _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16(t, x + (size_t)i * es, m)),
+                                              _mm512_castps_si512(v)));
+        store16(t, dx + (size_t)i * es, m, v);
     }
 }
 
@@ -573,7 +581,8 @@ static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
 }
 
 /* 1 when done (else the caller runs the previous kernel). */
-static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx)
+static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
+                                  int relu)
 {
     mpb_ctx c;
     int threads = amp_get_threads();
@@ -586,6 +595,7 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
     c.x = x;
     c.dy = dy;
     c.dx = dx;
+    c.relu = relu;
     in_plane = c.in_h * c.in_w;
     idx_per_slot = (c.out_w + 15) / 16 * 16;
     c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
@@ -632,8 +642,20 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
     static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
     {                                                                                             \
-        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx))                                 \
+        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
             prev_max_pool_backward_##T(d, x, dy, dx);                                             \
+    }                                                                                             \
+    static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
+                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
+    {                                                                                             \
+        size_t n = d->planes > 0 ? (size_t)d->planes : 0;                                         \
+        if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
+            return;                                                                               \
+        /* the two kernels in turn, the relu's in place */                                        \
+        for (int i = 0; i < d->nspatial; i++)                                                     \
+            n *= d->in_size[i] > 0 ? (size_t)d->in_size[i] : 0;                                   \
+        prev_max_pool_backward_##T(d, x, dy, dx);                                                 \
+        relu_backward_fast(AMP_DTYPE_##T, n, x, dx, dx);                                          \
     }                                                                                             \
     static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
                         const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \
@@ -653,7 +675,8 @@ void amp_isa_avx512_fill_backward(amp_kernel_table *t)
     t->sgd_##T = sgd_##T;                                                                         \
     if (t->max_pool_backward_##T != max_pool_backward_##T)                                        \
         prev_max_pool_backward_##T = t->max_pool_backward_##T;                                    \
-    t->max_pool_backward_##T = max_pool_backward_##T;
+    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
+    t->max_pool_relu_backward_##T = max_pool_relu_backward_##T;
     FILL(f32)
     FILL(bf16)
     FILL(f16)

@@ -292,6 +292,21 @@ static void run_max_pool_backward(const amp_kernel_table *k, amp_dtype t, const 
         KCALL(k, t, max_pool_backward, &d, x, dy, dx);
         expect_same(dx, want, nx, t, k->isa, what, 1);
     }
+    /* max_pool_relu_backward: the reference's two kernels in turn (x as
+     * the relu's output: its negative elements are masked as relu_backward
+     * masks them), from the set and from the reference */
+    KCALL(ref(), t, relu_backward, nx, x, x, want, want);
+    snprintf(what, sizeof what, "max_pool_relu_backward %d-d [%lld x %lld]", c->nspatial, (long long)c->planes,
+             (long long)in_plane);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memset(dx, 0x5a, nx * amp_dtype_size(t));
+        KCALL(k, t, max_pool_relu_backward, &d, x, dy, dx);
+        expect_same(dx, want, nx, t, k->isa, what, 1);
+    }
+    memset(dx, 0x5a, nx * amp_dtype_size(t));
+    KCALL(ref(), t, max_pool_relu_backward, &d, x, dy, dx);
+    expect_same(dx, want, nx, t, "ref", what, 1);
     free(x);
     free(dy);
     free(dx);

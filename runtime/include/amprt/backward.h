@@ -53,6 +53,10 @@
  *      margin term where margin - x >= 0 (clamp_min's subgradient).
  *  max_pool_backward     dx: each dy added to the input element the forward
  *      chose (the first maximum in the window, NaN winning, as forward).
+ *  max_pool_relu_backward  the same for a max_pool of a relu's output x,
+ *      continued through the relu: relu_backward (x as its input and
+ *      output) of max_pool_backward's dx, in one call, bit for bit the two
+ *      kernels in turn.
  *  avg_pool_backward, adaptive_avg_pool_backward, upsample_backward: the
  *      adjoints of the forward kernels (dx accumulates every window's share).
  *  conv_backward_weight  dw for conv (d as the forward): dw[co, ci, k] =
@@ -142,6 +146,8 @@
       (N, C, inner, x, target, weight, label_smoothing, reduction, dloss, dx))           \
     AMP_POINTWISE_LOSSES(AMP_LOSS_BACKWARD_ROW, X, T, CT)                                \
     X(max_pool_backward_##T, void,                                                       \
+      (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
+    X(max_pool_relu_backward_##T, void,                                                  \
       (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
     X(avg_pool_backward_##T, void, (const amp_pool_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
     X(adaptive_avg_pool_backward_##T, void,                                              \
