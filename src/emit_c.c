@@ -754,9 +754,13 @@ void emit_node(Emitter *e, Node *n)
         return;
     }
     if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
-        /* fuse.c: written by the linear's or max_pool's gradient above */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s's gradient above */\n",
-                   base_name(n->loc.file->name), line, what, n->why ? n->why : "", n->absorbed_by->fwd->op->name);
+        /* fuse.c: written by the linear's or max_pool's gradient, or the
+         * sum, above */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s above */\n", base_name(n->loc.file->name), line, what,
+                   n->why ? n->why : "",
+                   n->absorbed_by->op->id == OP_ADD
+                       ? "sum"
+                       : arena_printf(c->arena, "%s's gradient", n->absorbed_by->fwd->op->name));
         return;
     }
     if (n->absorbed_by) {
@@ -842,6 +846,12 @@ void emit_node(Emitter *e, Node *n)
 
     if (n->fused[0]) {
         emit_fused_conv(e, n, y);
+        return;
+    }
+    if (n->relu_grad && n->op->id == OP_ADD) { /* fuse.c: the sum on through the relu */
+        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, "add_relu_backward", t),
+                   numel_c(e, &v->type.shape), e->cname[n->relu_grad->fwd->out->id], e->cname[n->in[0]->id],
+                   e->cname[n->in[1]->id], y);
         return;
     }
     if (n->fused_linear) { /* fuse.c: the linear's product, its relu in the same call */

@@ -41,7 +41,9 @@
  * gradient itself then needs no buffer.  A max_pool's gradient does the
  * same (amp_max_pool_relu_backward_<T>: the mask as each plane's sums are
  * stored), saving a pass over the largest activations of a network whose
- * stem pools a relu (resnet's).
+ * stem pools a relu (resnet's); and so does the add summing two gradients
+ * of a relu's output (a residual block's input, read by both its paths),
+ * amp_add_relu_backward_<T>: the sum, rounded as add rounds it, masked.
  *
  * In the training graph, a cross_entropy with class targets whose result
  * (an output: the loss) nothing reads before its gradient node runs is
@@ -193,8 +195,8 @@ bool fuse(Ctx *c)
         lin->absorbed_by = relu;
     }
 
-    /* a linear's or a max_pool's input gradient straight through the relu
-     * before it */
+    /* a linear's or a max_pool's input gradient, or a sum of two gradients,
+     * straight through the relu before it */
     Node **definer = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *definer);
     memset(definer, 0, (size_t)(nv + 1) * sizeof *definer);
     for (int i = 0; training_graph && i < g->nodes->len; i++) {
@@ -207,12 +209,19 @@ bool fuse(Ctx *c)
             continue;
         Value *dy = br->in[0];
         Node *bl = definer[dy->id];
-        if (!bl || bl->op->id != OP_GRAD || !bl->fwd ||
-            (bl->fwd->op->id != OP_LINEAR && bl->fwd->op->id != OP_MAX_POOL2D && bl->fwd->op->id != OP_MAX_POOL3D) ||
-            bl->out != dy ||
-            bl->grad_input[0] != 0 || bl->fwd->in[0] != br->fwd->out || bl->absorbed_by || bl->relu_grad ||
-            dy->is_output || nreads[dy->id] != 1 || dy->type.dtype != br->out->type.dtype ||
-            !fusable_dtype(dy->type.dtype))
+        if (!bl || bl->out != dy || bl->absorbed_by || bl->relu_grad || dy->is_output || nreads[dy->id] != 1 ||
+            dy->type.dtype != br->out->type.dtype || !fusable_dtype(dy->type.dtype))
+            continue;
+        bool grad_of_input = bl->op->id == OP_GRAD && bl->fwd &&
+                             (bl->fwd->op->id == OP_LINEAR || bl->fwd->op->id == OP_MAX_POOL2D ||
+                              bl->fwd->op->id == OP_MAX_POOL3D) &&
+                             bl->grad_input[0] == 0 && bl->fwd->in[0] == br->fwd->out;
+        /* autodiff.c's sum of two gradients of the relu's output */
+        bool sum = bl->op->id == OP_ADD && bl->nin == 2 && bl->in[0] && bl->in[1] &&
+                   shape_equal(&bl->in[0]->type.shape, &dy->type.shape) &&
+                   shape_equal(&bl->in[1]->type.shape, &dy->type.shape) &&
+                   bl->in[0]->type.dtype == dy->type.dtype && bl->in[1]->type.dtype == dy->type.dtype;
+        if (!grad_of_input && !sum)
             continue;
         bl->relu_grad = br;
         br->absorbed_by = bl;

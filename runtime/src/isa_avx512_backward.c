@@ -116,16 +116,7 @@ typedef struct {
     void *dx;
 } relu_bw_ctx;
 
-/* dx of 16 f32 lanes: dy where x > 0 or NaN, else 0 (x <= 0: +-0, or the
- * sign set and not NaN), on the bits. */
-TARGET static AMP_ALWAYS_INLINE __m512i relu_bw32(__m512i xv, __m512i g)
-{
-    const __m512i mag = _mm512_and_si512(xv, _mm512_set1_epi32(0x7fffffff));
-    const __mmask16 le0 = _mm512_testn_epi32_mask(mag, mag) |
-                          (_mm512_test_epi32_mask(xv, _mm512_set1_epi32((int)0x80000000u)) &
-                           _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000)));
-    return _mm512_maskz_mov_epi32((__mmask16)~le0, g);
-}
+/* relu_bw32 (16 f32 lanes): isa_avx512_store.h. */
 
 /* The same for 32 lanes of bf16 or f16 (inf: the dtype's infinity,
  * quiet: its quiet bit), and the reference's round trip of dy through f32

@@ -758,6 +758,48 @@ TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp
     }
 }
 
+/* ---- add_relu_backward: add's a + b (add_first, rounded to t as its
+ * store rounds, round16), then relu_backward through the relu whose output
+ * y is (relu_bw32 on y widened: the same lanes pass as relu_backward's
+ * test on y in t); the rounded sum is representable in t, so the store
+ * is exact.  A sum of two gradients of a relu's output: one pass instead
+ * of add's and relu_backward's, with no buffer between them. */
+
+typedef struct {
+    amp_dtype t;
+    const void *y, *a, *b;
+    void *dx;
+} add_relu_bw_ctx;
+
+TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const add_relu_bw_ctx *c, size_t begin, size_t end)
+{
+    const size_t es = size_of_storage(t);
+    const char *y = c->y, *a = c->a, *b = c->b;
+    char *dx = c->dx;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        const __m512 s = round16(t, add_first(load16_all(t, a + i * es), load16_all(t, b + i * es)));
+        store16_all(t, dx + i * es,
+                    _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16_all(t, y + i * es)), _mm512_castps_si512(s))));
+    }
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        const __m512 s = round16(t, add_first(load16(t, a + i * es, m), load16(t, b + i * es, m)));
+        store16(t, dx + i * es, m,
+                _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16(t, y + i * es, m)), _mm512_castps_si512(s))));
+    }
+}
+
+TARGET static void add_relu_bw_body(const void *c_, size_t begin, size_t end)
+{
+    const add_relu_bw_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: add_relu_bw_loop(AMP_BF16, c, begin, end); break;
+    case AMP_F16: add_relu_bw_loop(AMP_F16, c, begin, end); break;
+    default: add_relu_bw_loop(AMP_F32, c, begin, end); break;
+    }
+}
+
 /* ---- table entries ------------------------------------------------------------ */
 
 #define ENTRIES(T)                                                                                \
@@ -770,6 +812,12 @@ TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp
     {                                                                                             \
         binary_ctx c = { AMP_DTYPE_##T, a, b, y };                                                \
         run_chunked(n, 1, add_body, &c);                                                             \
+    }                                                                                             \
+    static void add_relu_backward_##T(size_t n, const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *a,   \
+                                      const AMP_CTYPE_##T *b, AMP_CTYPE_##T *dx)                  \
+    {                                                                                             \
+        add_relu_bw_ctx c = { AMP_DTYPE_##T, y, a, b, dx };                                       \
+        run_chunked(n, 1, add_relu_bw_body, &c);                                                  \
     }                                                                                             \
     static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
                                amp_dtype pt, const void *rm, const void *rv, const void *w,       \
@@ -839,6 +887,7 @@ void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
 #define FILL(T)                                                                                   \
     t->relu_##T = relu_##T;                                                                       \
     t->add_##T = add_##T;                                                                         \
+    t->add_relu_backward_##T = add_relu_backward_##T;                                             \
     t->batch_norm_##T = batch_norm_##T;                                                           \
     t->max_pool_##T = max_pool_##T;                                                               \
     t->max_pool_backward_##T = max_pool_backward_##T;

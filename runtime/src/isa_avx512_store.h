@@ -120,6 +120,17 @@ AVX512BF16_TARGET static inline void store16_bf16(void *p, __mmask16 m, __m512 v
         _mm256_mask_storeu_epi16(p, m, h);
 }
 
+/* relu_backward of 16 f32 lanes, on the bits: g where x > 0 or NaN, else
+ * +0 (x <= 0: +-0, or the sign set and not NaN). */
+AVX512_TARGET static inline __m512i relu_bw32(__m512i xv, __m512i g)
+{
+    const __m512i mag = _mm512_and_si512(xv, _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 le0 = _mm512_testn_epi32_mask(mag, mag) |
+                          (_mm512_test_epi32_mask(xv, _mm512_set1_epi32((int)0x80000000u)) &
+                           _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000)));
+    return _mm512_maskz_mov_epi32((__mmask16)~le0, g);
+}
+
 /* bytes per element of those three dtypes, a constant where t is */
 static inline size_t size_of_storage(amp_dtype t) { return t == AMP_F32 ? 4 : 2; }
 

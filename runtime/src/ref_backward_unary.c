@@ -116,3 +116,23 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
 
 UNARY_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(UNARY_BW_KERNELS)
+
+/* add_relu_backward: the reference's add and relu_backward in turn, a
+ * chunk at a time through a buffer on the stack (no allocation; dx may
+ * be a, b or y, each element read before it is written). */
+#define ADD_RELU_CHUNK 1024
+#define ADD_RELU_BW(T)                                                                        \
+    void amp_ref_add_relu_backward_##T(size_t n, const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *a, \
+                                       const AMP_CTYPE_##T *b, AMP_CTYPE_##T *dx)             \
+    {                                                                                         \
+        AMP_CTYPE_##T sum[ADD_RELU_CHUNK];                                                    \
+        for (size_t k = 0; k < n; k += ADD_RELU_CHUNK) {                                      \
+            const size_t m = n - k < ADD_RELU_CHUNK ? n - k : ADD_RELU_CHUNK;                 \
+            amp_ref_add_##T(m, a + k, b + k, sum);                                            \
+            amp_ref_relu_backward_##T(m, y + k, y + k, sum, dx + k);                          \
+        }                                                                                     \
+    }
+ADD_RELU_BW(f64)
+ADD_RELU_BW(f32)
+ADD_RELU_BW(bf16)
+ADD_RELU_BW(f16)

@@ -95,6 +95,46 @@ static void run_relu_backward(const amp_kernel_table *k, amp_dtype t, size_t n)
     free(want);
 }
 
+/* add_relu_backward: the reference's add then relu_backward (y as the
+ * relu's input and output), bit for bit, from the set and from the
+ * reference's own; special values in a, b (NaNs on either side, infs
+ * summing to NaN, -0) and y (-0, NaN, negatives).  Where a and b are both
+ * NaN, any NaN (add's own contract: the set's add keeps a's). */
+static void run_add_relu_backward(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    const size_t bytes = n * amp_dtype_size(t);
+    void *y = random_buf(t, n), *a = random_buf(t, n), *b = random_buf(t, n);
+    void *dx = malloc(bytes + 1), *sum = malloc(bytes + 1), *want = malloc(bytes + 1);
+    assert_true(dx && sum && want);
+    for (size_t i = 0; i < n; i += 7) {
+        switch (i / 7 % 6) {
+        case 0: amp_store_from_f32(t, a, i, NAN); break;
+        case 1: amp_store_from_f32(t, b, i, -NAN); break;
+        case 2: amp_store_from_f32(t, a, i, INFINITY), amp_store_from_f32(t, b, i, -INFINITY); break;
+        case 3: amp_store_from_f32(t, a, i, -0.0f), amp_store_from_f32(t, b, i, -0.0f); break;
+        case 4: amp_store_from_f32(t, y, i, -0.0f); break;
+        default: amp_store_from_f32(t, y, i, NAN); break;
+        }
+    }
+    KCALL(ref(), t, add, n, a, b, sum);
+    KCALL(ref(), t, relu_backward, n, y, y, sum, want);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memset(dx, 0x5a, bytes);
+        KCALL(k, t, add_relu_backward, n, y, a, b, dx);
+        expect_same(dx, want, n, t, k->isa, "add_relu_backward", 1);
+    }
+    memset(dx, 0x5a, bytes);
+    KCALL(ref(), t, add_relu_backward, n, y, a, b, dx);
+    expect_same(dx, want, n, t, "ref", "add_relu_backward", 1);
+    free(y);
+    free(a);
+    free(b);
+    free(dx);
+    free(sum);
+    free(want);
+}
+
 /* ---- batch_norm_backward ---------------------------------------------------------- */
 
 typedef struct {
@@ -335,7 +375,7 @@ static void test_relu_backward(void **state)
     const amp_kernel_table *k = table_or_skip(state);
     for (size_t ti = 0; ti < 3; ti++)
         for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
-            run_relu_backward(k, types[ti], lengths[li]);
+            run_relu_backward(k, types[ti], lengths[li]), run_add_relu_backward(k, types[ti], lengths[li]);
     amp_set_threads(0);
 }
 

@@ -21,6 +21,10 @@
  *      reciprocal (-dy*y^2), sigmoid (dy*y*(1-y)), tanh (dy*(1-y^2)),
  *      acos, asin, cosh, sinh, tan, erfinv, expm1, log10, log2, log1p,
  *      abs (sign(x), 0 at 0), gelu, gelu_tanh, silu: PyTorch's formulas.
+ *  add_relu_backward     relu_backward (y the relu's output, as its input
+ *      and output) of add's a + b: the sum of two gradients of a relu's
+ *      output going on through it, in one call, bit for bit add then
+ *      relu_backward.
  *  softplus_backward (p0 beta, p1 threshold), clamp_backward (p0 min, p1
  *      max: dy where min <= x <= max, else 0, so a NaN x gets 0, as
  *      PyTorch's where((x >= min) & (x <= max), dy, 0)),
@@ -149,6 +153,8 @@
       (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
     X(max_pool_relu_backward_##T, void,                                                  \
       (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
+    X(add_relu_backward_##T, void,                                                       \
+      (size_t n, const CT *y, const CT *a, const CT *b, CT *dx), (n, y, a, b, dx))       \
     X(avg_pool_backward_##T, void, (const amp_pool_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
     X(adaptive_avg_pool_backward_##T, void,                                              \
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
