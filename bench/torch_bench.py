@@ -1,12 +1,17 @@
 #!/usr/bin/python3
-"""torch_bench.py AMPC_RESULTS [--f32-only] [--label LABEL]
+"""torch_bench.py GEMM_BENCH [--rounds R] [--sizes N...] [--f32-only] [--label LABEL]
 
-Times torch.matmul (square N x N x N, bf16 and f32; f32 only with
---f32-only) on torch.set_num_threads(2), median of 9 timed runs after a
-warm-up, at the sizes found in AMPC_RESULTS (the output of gemm_bench),
-then prints a side-by-side table with ampc's figures and the ratios.
+GEMM side by side: runs ampc's GEMM_BENCH (bench/gemm_bench.c: amp_matmul
+for bf16, f16 and f32 on 1 and 2 threads, each figure a median of 9 calls)
+and torch.matmul (square N x N x N, bf16 and f32, torch.set_num_threads(2),
+median of 9 timed runs after a warm-up), alternating, R rounds (default 3):
+each round times every size on both sides, so a change in the machine's
+state between rounds reaches both.  Prints, per case, the median over the
+rounds of each side's GFLOP/s and the median of the rounds' ratios
+(ampc / PyTorch; f16 storage against ampc's own f32 of the same round).
 Run with /usr/bin/python3 (python3-torch)."""
 import statistics
+import subprocess
 import sys
 import time
 
@@ -30,43 +35,62 @@ def gflops(n, dtype, threads):
     return 2.0 * n ** 3 / statistics.median(times) * 1e-9
 
 
+def ampc_round(gemm_bench, sizes):
+    """{(dtype, N, threads): GFLOP/s} of one gemm_bench run, and its kernel set."""
+    out = subprocess.run([gemm_bench] + [str(n) for n in sizes], check=True, capture_output=True,
+                         text=True).stdout
+    figures, isa = {}, "?"
+    for line in out.splitlines():
+        w = line.split()
+        if line.startswith("# isa"):
+            isa = w[2]
+        elif w and w[0] == "ampc":
+            figures[(w[1], int(w[2]), int(w[3]))] = float(w[4])
+    return figures, isa
+
+
 def main():
     args = sys.argv[1:]
+    if not args or args[0].startswith("-"):
+        sys.exit(__doc__)
+    gemm_bench = args[0]
     f32_only = "--f32-only" in args
-    label = "PyTorch"
-    if "--label" in args:
-        label = args[args.index("--label") + 1]
-    path = args[0]
-    ampc = {}
-    isa = "?"
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if line.startswith("# isa"):
-                isa = w[2]
-            elif w and w[0] == "ampc":
-                ampc[(w[1], int(w[2]), int(w[3]))] = float(w[4])
-    sizes = sorted({k[1] for k in ampc})
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads max; ampc kernel set {isa}")
-    print(f"{'dtype':6} {'N':>5} {'thr':>3} {'ampc GF/s':>10} {label + ' GF/s':>22} {'ratio':>6}   notes")
+    label = args[args.index("--label") + 1] if "--label" in args else "PyTorch"
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
+    sizes = [256, 512, 1024]
+    if "--sizes" in args:
+        i = args.index("--sizes") + 1
+        sizes = []
+        while i < len(args) and not args[i].startswith("-"):
+            sizes.append(int(args[i]))
+            i += 1
     dtypes = ["f32"] if f32_only else ["bf16", "f16", "f32"]
+    mine, theirs, isa = [], [], "?"
+    for _ in range(rounds):
+        figures, isa = ampc_round(gemm_bench, sizes)
+        mine.append(figures)
+        theirs.append({(dt, n): gflops(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
+                       for n in sizes for dt in dtypes if dt != "f16"})
+    print(f"torch {torch.__version__}, 2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
+          "medians over them, ratio = median of the rounds' ratios")
+    print(f"{'dtype':6} {'N':>5} {'thr':>3} {'ampc GF/s':>10} {label + ' GF/s':>22} {'ratio':>6}   notes")
     for n in sizes:
         for dt in dtypes:
             for thr in (1, 2):
-                mine = ampc.get((dt, n, thr))
-                if mine is None:
+                if (dt, n, thr) not in mine[0]:
                     continue
+                m = statistics.median(r[(dt, n, thr)] for r in mine)
                 if dt == "f16":
-                    ref = ampc.get(("f32", n, thr))
-                    print(f"{dt:6} {n:5} {thr:3} {mine:10.1f} {'(ampc f32) ' + format(ref, '.1f'):>22} "
-                          f"{mine / ref:6.2f}   vs ampc's own f32")
-                    continue
-                if thr != 2:
-                    print(f"{dt:6} {n:5} {thr:3} {mine:10.1f} {'':>22} {'':>6}")
-                    continue
-                tdt = torch.bfloat16 if dt == "bf16" else torch.float32
-                theirs = gflops(n, tdt, 2)
-                print(f"{dt:6} {n:5} {thr:3} {mine:10.1f} {theirs:22.1f} {mine / theirs:6.2f}")
+                    ref = statistics.median(r[("f32", n, thr)] for r in mine)
+                    ratio = statistics.median(r[(dt, n, thr)] / r[("f32", n, thr)] for r in mine)
+                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'(ampc f32) ' + format(ref, '.1f'):>22} "
+                          f"{ratio:6.2f}   vs ampc's own f32")
+                elif thr != 2:
+                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'':>22} {'':>6}")
+                else:
+                    t = statistics.median(r[(dt, n)] for r in theirs)
+                    ratio = statistics.median(a[(dt, n, thr)] / b[(dt, n)] for a, b in zip(mine, theirs))
+                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}")
 
 
 if __name__ == "__main__":

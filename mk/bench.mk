@@ -1,8 +1,9 @@
 # make bench: GEMM GFLOP/s of the runtime (bench/gemm_bench.c: square
-# N = 256, 512, 1024, bf16/f16/f32, 1 and 2 threads, median of 9) next to
-# PyTorch's torch.matmul in the same run (bench/torch_bench.py, 2 threads),
-# then the f32 comparison again with OpenBLAS free to pick its own kernels
-# (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for that command only).
+# N = 256, 512, 1024, bf16/f16/f32, 1 and 2 threads, median of 9) and
+# PyTorch's torch.matmul (2 threads), alternating, BENCH_ROUNDS rounds
+# (bench/torch_bench.py runs both), then the f32 comparison again with
+# OpenBLAS free to pick its own kernels (OPENBLAS_CORETYPE and
+# OPENBLAS_L2_SIZE unset for that command only).
 # Then the models (bench/model_bench.c + bench/torch_models.py): inference
 # of mlp, lenet5 and resnet18 at batch 1 and 8 and training steps of
 # resnet18 (batch 8) and the digits MLP (batch 64), ampc (-t cpu, bf16
@@ -49,11 +50,10 @@ $(BUILD)/bench/gemm_bench: bench/gemm_bench.c $(BUILD)/libamprt.a
 
 bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
-	$(BUILD)/bench/gemm_bench $(BENCH_SIZES) | tee $(BUILD)/bench/ampc.txt
-	@echo "== side by side (PyTorch as its environment runs it)"
-	$(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/ampc.txt
+	@echo "== GEMM side by side, alternating (PyTorch as its environment runs it)"
+	$(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES)
 	@echo "== f32 against OpenBLAS's own kernel choice (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE unset)"
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/ampc.txt \
-	    --f32-only --label "PyTorch/OpenBLAS-auto"
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench \
+	    --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES) --f32-only --label "PyTorch/OpenBLAS-auto"
 	@echo "== models: ampc (-t cpu) against PyTorch autocast bf16, 2 threads"
 	$(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)

@@ -167,8 +167,13 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
      * the resnet18 stem's weight gradient, 64 x 147 over 8 x 12544
      * products), where every task packs its rows' A and columns' B over
      * all of K, so more tasks mostly repack the same operands (stem at 2
-     * threads: 6.6 -> 5.2 ms). */
-    const int64_t tasks_per_thread = d->sum_batch && d->M * d->N < SMALL_SUMMED_OUTPUT ? 1 : 2;
+     * threads: 6.6 -> 5.2 ms).  One per thread, too, where the packing
+     * converts (f16 or bf16 storage on an f32 micro-kernel: kpair 1), so
+     * that the duplicated packing costs most: f16 at N = 512 on 2 threads
+     * 397-415 -> 428-438 GFLOP/s, alternating; f32 and the bf16 kernel
+     * unchanged. */
+    const int converting = k->kpair == 1 && j.es == 2;
+    const int64_t tasks_per_thread = (d->sum_batch && d->M * d->N < SMALL_SUMMED_OUTPUT) || converting ? 1 : 2;
     while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < tasks_per_thread * threads) {
         if (j.nb > k->nr && (j.nb >= j.mb || j.mb <= k->mr)) {
             j.n_chunks *= 2;
