@@ -18,6 +18,7 @@ import time
 import torch
 
 RUNS = 9
+PAUSE = 0.5  # seconds
 
 
 def gflops(n, dtype, threads):
@@ -67,8 +68,12 @@ def main():
     dtypes = ["f32"] if f32_only else ["bf16", "f16", "f32"]
     mine, theirs, isa = [], [], "?"
     for _ in range(rounds):
+        # a pause before each side: the other's idle threads may still spin
+        # for a while after its last call, on the CPUs the next one times
+        time.sleep(PAUSE)
         figures, isa = ampc_round(gemm_bench, sizes)
         mine.append(figures)
+        time.sleep(PAUSE)
         theirs.append({(dt, n): gflops(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
                        for n in sizes for dt in dtypes if dt != "f16"})
     print(f"torch {torch.__version__}, 2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
