@@ -337,7 +337,10 @@ static void emit_grad_sink(Emitter *e, GradSink *k, int i)
  * parameter's gradient computed in the low dtype and only widened, by a
  * cast nothing else reads.  amp_grad_accumulate_<S> adds the low-dtype
  * value into s->grad in one pass, bit for bit what the cast and
- * amp_add_f32 gave (the widening is exact), without the f32 temporary. */
+ * amp_add_f32 gave (the widening is exact), without the f32 temporary.
+ * Where that value is a convolution's weight gradient read by the cast
+ * alone, state_member and in_state say so: the convolution's call writes
+ * it into s->grad itself (emit.h, grad_in_state). */
 static const bool *grad_casts_in_sink(Emitter *e, const char **state_member, bool *in_state)
 {
     Graph *g = e->g;
