@@ -47,6 +47,7 @@
 
 #include "amprt_internal.h"
 #include "isa_avx512_store.h"
+#include "ref_window.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -639,14 +640,11 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
     static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
                                            const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
     {                                                                                             \
-        size_t n = d->planes > 0 ? (size_t)d->planes : 0;                                         \
         if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
             return;                                                                               \
         /* the two kernels in turn, the relu's in place */                                        \
-        for (int i = 0; i < d->nspatial; i++)                                                     \
-            n *= d->in_size[i] > 0 ? (size_t)d->in_size[i] : 0;                                   \
         prev_max_pool_backward_##T(d, x, dy, dx);                                                 \
-        relu_backward_fast(AMP_DTYPE_##T, n, x, dx, dx);                                          \
+        relu_backward_fast(AMP_DTYPE_##T, pool_input_numel(d), x, dx, dx);                        \
     }                                                                                             \
     static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
                         const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \

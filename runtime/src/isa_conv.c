@@ -1635,37 +1635,73 @@ static int wgrad_threads(const amp_conv_desc *d)
     return flops < PARALLEL_MIN_FLOPS ? 1 : amp_get_threads();
 }
 
+/* The reference into o (no memory needed): dw in t, or widened into f32. */
+static void reference_wgrad(amp_dtype t, const amp_conv_desc *d, const void *x, const void *dy, const wgrad_out *o)
+{
+    if (o->dw32 == NULL)
+        reference_conv_backward_weight(t, d, x, dy, o->dw);
+    else if (t == AMP_BF16)
+        amp_ref_conv_backward_weight_to_f32_bf16(d, x, dy, o->dw32, o->accumulate);
+    else
+        amp_ref_conv_backward_weight_to_f32_f16(d, x, dy, o->dw32, o->accumulate);
+}
+
+static void wgrad_by_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                          const void *dy, void *dw);
+
+/* dw into o: straight from the tiles where the direct path takes d; else
+ * by the im2col GEMMs, in t (into scratch memory first, then widened, for
+ * an f32 o). */
+static void conv_backward_weight_into(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                                      const void *dy, const wgrad_out *o)
+{
+    const conv_geometry g = conv_geometry_of(d);
+    const int64_t M = d->out_channels / d->groups, K = d->in_channels / d->groups * g.kernel_plane;
+    void *low;
+    if (M <= 0 || K <= 0)
+        return;
+    k = amp_conv_rows_kernel(k, M);
+    /* No products to sum (or a dtype the GEMM does not take): the
+     * reference, which writes the zeros. */
+    if (d->batch <= 0 || g.out_plane <= 0 || (t != AMP_F32 && t != AMP_BF16 && t != AMP_F16)) {
+        reference_wgrad(t, d, x, dy, o);
+        return;
+    }
+    if (wgrad_direct(k, t, d, x, dy, o, wgrad_threads(d)))
+        return;
+    if (o->dw32 == NULL) {
+        wgrad_by_gemm(k, t, d, x, dy, o->dw);
+        return;
+    }
+    low = amp_scratch_alloc((size_t)(d->groups * M * K) * amp_dtype_size(t));
+    if (low == NULL) {
+        reference_wgrad(t, d, x, dy, o);
+        return;
+    }
+    wgrad_by_gemm(k, t, d, x, dy, low);
+    widen_into(t, (size_t)(d->groups * M * K), low, o->dw32, o->accumulate);
+    amp_scratch_free(low);
+}
+
 void amp_fast_conv_backward_weight_to_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d,
                                           const void *x, const void *dy, float *dw, int accumulate)
 {
     const wgrad_out out = { NULL, dw, accumulate };
-    const conv_geometry g = conv_geometry_of(d);
-    const int64_t n = d->out_channels * (d->in_channels / d->groups) * g.kernel_plane;
-    void *low;
-    if (n <= 0)
-        return;
-    /* straight from the tiles where the direct path takes d */
-    if (d->batch > 0 && g.out_plane > 0 &&
-        wgrad_direct(amp_conv_rows_kernel(k, d->out_channels / d->groups), t, d, x, dy, &out, wgrad_threads(d)))
-        return;
-    /* else dw in t, then widened */
-    low = amp_scratch_alloc((size_t)n * amp_dtype_size(t));
-    if (low == NULL) { /* the reference needs no memory */
-        if (t == AMP_BF16)
-            amp_ref_conv_backward_weight_to_f32_bf16(d, x, dy, dw, accumulate);
-        else
-            amp_ref_conv_backward_weight_to_f32_f16(d, x, dy, dw, accumulate);
-        return;
-    }
-    amp_fast_conv_backward_weight(k, t, d, x, dy, low);
-    widen_into(t, (size_t)n, low, dw, accumulate);
-    amp_scratch_free(low);
+    conv_backward_weight_into(k, t, d, x, dy, &out);
 }
 
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                                    const void *dy, void *dw)
 {
     const wgrad_out out = { dw, NULL, 0 };
+    conv_backward_weight_into(k, t, d, x, dy, &out);
+}
+
+/* dw in t by the im2col matrices and GEMMs (d has products to sum; k the
+ * rows kernel of its M). */
+static void wgrad_by_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                          const void *dy, void *dw)
+{
     conv_job j;
     wgrad_job w;
     out_run *runs;
@@ -1681,20 +1717,9 @@ void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const 
     j.M = d->out_channels / d->groups;
     j.K = d->in_channels / d->groups * j.g.kernel_plane;
     j.P = j.g.out_plane;
-    if (j.M <= 0 || j.K <= 0)
-        return;
-    k = amp_conv_rows_kernel(k, j.M);
-    /* No products to sum (or a dtype the GEMM does not take): the
-     * reference, which writes the zeros. */
-    if (d->batch <= 0 || j.P <= 0 || (t != AMP_F32 && t != AMP_BF16 && t != AMP_F16)) {
-        reference_conv_backward_weight(t, d, x, dy, dw);
-        return;
-    }
     j.t = t;
     j.es = amp_dtype_size(t);
     j.d = d;
-    if (wgrad_direct(k, t, d, x, dy, &out, wgrad_threads(d)))
-        return;
     /* Images per im2col chunk: all of them when their matrices are small;
      * else as many as fit WGRAD_CHUNK_BYTES (at least one), each chunk's
      * product summed in f32 and the chunks' sums added in image order,

@@ -79,11 +79,9 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
     void amp_ref_max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,       \
                                             const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)           \
     {                                                                                             \
-        size_t n = d->planes > 0 ? (size_t)d->planes : 0;                                         \
-        for (int i = 0; i < d->nspatial; i++)                                                     \
-            n *= d->in_size[i] > 0 ? (size_t)d->in_size[i] : 0;                                   \
         amp_ref_max_pool_backward_##T(d, x, dy, dx);                                              \
-        amp_ref_relu_backward_##T(n, x, x, dx, dx); /* element by element: in place */            \
+        /* element by element: in place */                                                        \
+        amp_ref_relu_backward_##T(pool_input_numel(d), x, x, dx, dx);                             \
     }                                                                                             \
     void amp_ref_avg_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *dy,           \
                                        AMP_CTYPE_##T *dx)                                         \

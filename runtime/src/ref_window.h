@@ -39,6 +39,13 @@ static AMP_ALWAYS_INLINE pool_geometry pool_geometry_of(const amp_pool_desc *d)
     return g;
 }
 
+/* Elements of a pool's input (0 for a descriptor with none). */
+static AMP_ALWAYS_INLINE size_t pool_input_numel(const amp_pool_desc *d)
+{
+    const int64_t in_plane = pool_geometry_of(d).in_plane;
+    return d->planes > 0 && in_plane > 0 ? (size_t)(d->planes * in_plane) : 0;
+}
+
 /* Input positions [start, end) of one dim's window (max_pool steps through
  * it by the dilation). */
 typedef struct {
