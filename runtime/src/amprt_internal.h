@@ -224,12 +224,13 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t);
  * NULL, the bias term when bias is NULL; each product and sum rounded to f32
  * in that order (as the reference kernels do), then one rounding to t.
  *
- * post(t, rows, n, p, residual, y, ld) (may be NULL: isa_conv.c then runs
- * the reference kernels on each segment, which are that set's separate
+ * post(t, rows, n, p, residual, src, y, ld) (may be NULL: isa_conv.c then
+ * runs the reference kernels on each segment, which are that set's separate
  * kernels too): conv_ex's fused post-ops on rows row segments of n elements
- * of dtype t that epi has just stored, row r at y + r ld elements (one
- * output channel each, with p[r]'s batch_norm scalars), bit for bit as the
- * set's separate batch_norm, add and relu kernels compute them: v = y[j]
+ * of dtype t that epi has just stored at src (y itself, or conv_ex's raw
+ * output), row r at src + r ld elements, written to y + r ld (one output
+ * channel each, with p[r]'s batch_norm scalars), bit for bit as the set's
+ * separate batch_norm, add and relu kernels compute them: v = src[j]
  * widened; if p->bn, v = ((v - mean) * rstd) [* weight] [+ bias], each
  * operation rounded to f32 (no FMA), then rounded to t; if residual is not
  * NULL (row r's at residual + r ld), v = round_t(v + residual[j]) (read as
@@ -314,8 +315,8 @@ typedef struct amp_gemm_kernel {
     void (*pack_b)(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst);
     void (*epi)(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c, int64_t c_cs,
                 const void *bias, void *y);
-    void (*post)(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual, void *y,
-                 int64_t ld);
+    void (*post)(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
+                 const void *src, void *y, int64_t ld);
     void (*pack_b_im2col)(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
     amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (kpair 2, 2-byte storage only) */
@@ -391,7 +392,7 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
 /* The AVX-512 post (isa_avx512_eltwise.c, with the batch_norm, add and
  * relu kernels it must match) for the AVX-512 descriptors. */
 void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
-                          void *y, int64_t ld);
+                          const void *src, void *y, int64_t ld);
 /* conv_backward_weight the same way: per group one GEMM of dy and the
  * im2col matrices, summed over the images (isa_conv.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,

@@ -703,8 +703,8 @@ TARGET static AMP_ALWAYS_INLINE void post_store(amp_dtype t, char *p, __mmask16 
 /* One row: whole vectors unmasked, then the tail; the flags constants in
  * the common cases (conv_post_row below). */
 TARGET static AMP_ALWAYS_INLINE void conv_post_row(amp_dtype t, int64_t n, const amp_conv_post_row *p, const char *rr,
-                                                   char *yr, int bn, int bn_weight, int bn_bias, int relu,
-                                                   int has_residual)
+                                                   const char *sr, char *yr, int bn, int bn_weight, int bn_bias,
+                                                   int relu, int has_residual)
 {
     const size_t es = size_of_storage(t);
     const __m512 vmean = _mm512_set1_ps(p->mean), vrstd = _mm512_set1_ps(p->rstd);
@@ -713,14 +713,14 @@ TARGET static AMP_ALWAYS_INLINE void conv_post_row(amp_dtype t, int64_t n, const
     for (; j + 16 <= n; j += 16) {
         const __m512 r = has_residual ? load16_all(t, rr + (size_t)j * es) : _mm512_setzero_ps();
         post_store(t, yr + (size_t)j * es, (__mmask16)0xffff,
-                   post16(t, load16_all(t, yr + (size_t)j * es), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
+                   post16(t, load16_all(t, sr + (size_t)j * es), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
                           r, has_residual));
     }
     if (j < n) {
         const __mmask16 m = tail_mask((size_t)(n - j));
         const __m512 r = has_residual ? load16(t, rr + (size_t)j * es, m) : _mm512_setzero_ps();
         post_store(t, yr + (size_t)j * es, m,
-                   post16(t, load16(t, yr + (size_t)j * es, m), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu, r,
+                   post16(t, load16(t, sr + (size_t)j * es, m), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu, r,
                           has_residual));
     }
 }
@@ -728,32 +728,33 @@ TARGET static AMP_ALWAYS_INLINE void conv_post_row(amp_dtype t, int64_t n, const
 /* Row by row; a network's usual rows (batch_norm with weight and bias,
  * relu, with or without the residual) get loops of their own. */
 TARGET static AMP_ALWAYS_INLINE void conv_post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
-                                                    const void *residual, void *y, int64_t ld)
+                                                    const void *residual, const void *src, void *y, int64_t ld)
 {
     const size_t es = size_of_storage(t);
     for (int64_t r = 0; r < rows; r++) {
         const amp_conv_post_row *p = &pr[r];
         char *yr = (char *)y + (size_t)(r * ld) * es;
+        const char *sr = (const char *)src + (size_t)(r * ld) * es;
         const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
         const int usual = p->bn && p->bn_weight && p->bn_bias;
         if (usual && p->relu && rr == NULL)
-            conv_post_row(t, n, p, rr, yr, 1, 1, 1, 1, 0);
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0);
         else if (usual && p->relu)
-            conv_post_row(t, n, p, rr, yr, 1, 1, 1, 1, 1);
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1);
         else if (usual && rr == NULL)
-            conv_post_row(t, n, p, rr, yr, 1, 1, 1, 0, 0);
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0);
         else
-            conv_post_row(t, n, p, rr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL);
+            conv_post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL);
     }
 }
 
 TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p,
-                                 const void *residual, void *y, int64_t ld)
+                                 const void *residual, const void *src, void *y, int64_t ld)
 {
     switch (t) {
-    case AMP_F32: conv_post_body(AMP_F32, rows, n, p, residual, y, ld); break;
-    case AMP_BF16: conv_post_body(AMP_BF16, rows, n, p, residual, y, ld); break;
-    case AMP_F16: conv_post_body(AMP_F16, rows, n, p, residual, y, ld); break;
+    case AMP_F32: conv_post_body(AMP_F32, rows, n, p, residual, src, y, ld); break;
+    case AMP_BF16: conv_post_body(AMP_BF16, rows, n, p, residual, src, y, ld); break;
+    case AMP_F16: conv_post_body(AMP_F16, rows, n, p, residual, src, y, ld); break;
     default: break; /* isa_conv.c runs conv_ex on f32, bf16 and f16 only */
     }
 }
