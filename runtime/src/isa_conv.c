@@ -2289,7 +2289,11 @@ static int transpose_by_phases(const amp_gemm_kernel *k, amp_dtype t, const amp_
             tapoff += ph->taps;
         }
     }
-    if ((double)(tlen + wlen) * (double)f.es < PARALLEL_MIN_FLOPS / 8)
+    /* The gather and the scatter move the sub-kernels, the phases'
+     * outputs and y: on one thread only when all of that is small (y
+     * counted too: resnet18's 1 x 1 stride-2 input gradients, 460 KB of
+     * sub-kernels and outputs but 800 KB of y, ran both on one thread) */
+    if ((double)(tlen + wlen + d->batch * d->out_channels * g.out_plane) * (double)f.es < PARALLEL_MIN_FLOPS / 8)
         threads = 1;
     amp_parallel_run(threads, cdiv(d->out_channels, FLIP_CHANNELS), phase_weights_task, &f);
     for (int64_t p = 0; p < nphases; p++) {
