@@ -1760,7 +1760,7 @@ static void wgrad_by_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_
     w.x = x;
     w.runs = runs;
     w.nruns = output_runs(&j.g, 0, j.P, runs);
-    if ((double)cols_bytes < PARALLEL_MIN_FLOPS / 8) /* a small im2col: not worth waking the pool */
+    if ((double)cols_bytes < PARALLEL_MIN_FLOPS / 32) /* a small im2col: not worth waking the pool */
         threads = 1;
     /* One product over every image of planes smaller than a k block (a
      * 7 x 7 plane's 49 positions made every micro-kernel call a short
