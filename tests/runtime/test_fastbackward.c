@@ -353,6 +353,44 @@ static void run_max_pool_backward(const amp_kernel_table *k, amp_dtype t, const 
     free(want);
 }
 
+/* ---- adaptive_avg_pool_backward ------------------------------------------------------------ */
+
+/* To one position per plane (a global average pool: the set's own fill)
+ * and to others (the reference's loops), against the reference; dy with
+ * NaN, inf, -0 (0 + -0 is +0) and values whose share rounds. */
+typedef struct {
+    int nspatial;
+    int64_t planes, in[3], out[3];
+} apcase;
+
+static const apcase ap_cases[] = {
+    { 2, 4096, { 7, 7 }, { 1, 1 } }, /* resnet18's head */
+    { 1, 33, { 10 }, { 1 } },
+    { 3, 17, { 3, 5, 2 }, { 1, 1, 1 } },
+    { 2, 9, { 1, 1 }, { 1, 1 } },
+    { 2, 0, { 4, 4 }, { 1, 1 } },
+    { 2, 12, { 7, 7 }, { 2, 3 } }, /* not global: the reference */
+};
+
+static void run_adaptive_avg_pool_backward(const amp_kernel_table *k, amp_dtype t, const apcase *c)
+{
+    int64_t in_plane = 1, out_plane = 1;
+    for (int i = 0; i < c->nspatial; i++)
+        in_plane *= c->in[i], out_plane *= c->out[i];
+    const size_t nx = (size_t)(c->planes * in_plane), ny = (size_t)(c->planes * out_plane);
+    void *dy = random_buf(t, ny + 1), *dx = malloc(nx * amp_dtype_size(t) + 1), *want = malloc(nx * amp_dtype_size(t) + 1);
+    assert_true(dx && want);
+    for (size_t i = 0; i < ny; i += 5)
+        amp_store_from_f32(t, dy, i, i % 4 == 0 ? NAN : i % 4 == 1 ? -INFINITY : i % 4 == 2 ? -0.0f : 3.0f);
+    KCALL(ref(), t, adaptive_avg_pool_backward, c->nspatial, c->planes, c->in, c->out, dy, want);
+    memset(dx, 0x5a, nx * amp_dtype_size(t));
+    KCALL(k, t, adaptive_avg_pool_backward, c->nspatial, c->planes, c->in, c->out, dy, dx);
+    expect_same(dx, want, nx, t, k->isa, "adaptive_avg_pool_backward", 0);
+    free(dy);
+    free(dx);
+    free(want);
+}
+
 /* ---- driver ------------------------------------------------------------------------------ */
 
 static const amp_dtype types[] = { AMP_F32, AMP_BF16, AMP_F16 };
@@ -398,6 +436,14 @@ static void test_sgd(void **state)
     amp_set_threads(0);
 }
 
+static void test_adaptive_avg_pool_backward(void **state)
+{
+    const amp_kernel_table *k = table_or_skip(state);
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t i = 0; i < sizeof ap_cases / sizeof ap_cases[0]; i++)
+            run_adaptive_avg_pool_backward(k, types[ti], &ap_cases[i]);
+}
+
 static void test_max_pool_backward(void **state)
 {
     const amp_kernel_table *k = table_or_skip(state);
@@ -418,6 +464,7 @@ int main(void)
         PER_ISA(test_batch_norm_backward),
         PER_ISA(test_sgd),
         PER_ISA(test_max_pool_backward),
+        PER_ISA(test_adaptive_avg_pool_backward),
     };
 #undef PER_ISA
     return cmocka_run_group_tests(tests, NULL, NULL);
