@@ -233,6 +233,47 @@ static const pcase pool_cases[] = {
     { 2, 7, 7, { 3, 3 }, { 2, 2 }, { 1, 1 }, 1, 1 },          /* indices: the reference */
 };
 
+/* adaptive_avg_pool to one position per plane (the set's lanes of 16
+ * planes, the last group's scalar chain) and to others (the reference),
+ * against the reference: planes not a multiple of 16, one of 16, fewer;
+ * x with NaN, inf and -0 (a plane of -0 sums to +0). */
+typedef struct {
+    int nspatial;
+    int64_t planes, in[3], out[3];
+} apcase;
+
+static const apcase ap_cases[] = {
+    { 2, 4096, { 7, 7 }, { 1, 1 } }, /* resnet18's head */
+    { 2, 37, { 3, 5 }, { 1, 1 } },
+    { 1, 16, { 100 }, { 1 } },
+    { 3, 40, { 2, 3, 4 }, { 1, 1, 1 } },
+    { 2, 5, { 1, 1 }, { 1, 1 } },
+    { 2, 0, { 4, 4 }, { 1, 1 } },
+    { 2, 20, { 7, 7 }, { 3, 2 } }, /* not global: the reference */
+};
+
+static void run_adaptive_avg_pool(const amp_kernel_table *k, amp_dtype t, const apcase *c)
+{
+    int64_t in_plane = 1, out_plane = 1;
+    for (int i = 0; i < c->nspatial; i++)
+        in_plane *= c->in[i], out_plane *= c->out[i];
+    const size_t es = amp_dtype_size(t), nx = (size_t)(c->planes * in_plane), ny = (size_t)(c->planes * out_plane);
+    void *x = random_buf(t, nx + 1), *y = malloc(ny * es + 1), *want = malloc(ny * es + 1);
+    assert_true(y && want);
+    for (size_t i = 0; i < nx; i += 97)
+        amp_store_from_f32(t, x, i, i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY);
+    if (c->planes > 1) /* plane 1 all -0 */
+        for (int64_t i = 0; i < in_plane; i++)
+            amp_store_from_f32(t, x, (size_t)(in_plane + i), -0.0f);
+    KCALL(ref(), t, adaptive_avg_pool, c->nspatial, c->planes, c->in, c->out, x, want);
+    memset(y, 0x5a, ny * es);
+    KCALL(k, t, adaptive_avg_pool, c->nspatial, c->planes, c->in, c->out, x, y);
+    expect_same(y, want, ny * es, k->isa, "adaptive_avg_pool", t, ny, 1);
+    free(x);
+    free(y);
+    free(want);
+}
+
 static void test_isa(void **state)
 {
     const char *isa = *state;
@@ -253,6 +294,8 @@ static void test_isa(void **state)
         run_batch_norm(k, t, AMP_F64, 1, 3, 20, 1); /* f64 parameters: the reference's path */
         for (size_t i = 0; i < sizeof pool_cases / sizeof pool_cases[0]; i++)
             run_max_pool(k, t, &pool_cases[i]);
+        for (size_t i = 0; i < sizeof ap_cases / sizeof ap_cases[0]; i++)
+            run_adaptive_avg_pool(k, t, &ap_cases[i]);
     }
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         run_casts(k, lengths[li]);
