@@ -41,6 +41,36 @@ static void *special_buf(amp_dtype t, size_t n, int raw_f32)
     return p;
 }
 
+/* adaptive_avg_pool's shapes, for the forward and the gradient: to one
+ * position per plane (a global average pool, which the AVX-512 sets run
+ * themselves: planes a multiple of 16 and not, fewer than 16, none; 1-d to
+ * 3-d) and to others (the reference). */
+typedef struct {
+    int nspatial;
+    int64_t planes, in[3], out[3];
+} apcase;
+
+static const apcase ap_cases[] = {
+    { 2, 4096, { 7, 7 }, { 1, 1 } }, /* resnet18's head */
+    { 2, 37, { 3, 5 }, { 1, 1 } },
+    { 1, 33, { 10 }, { 1 } },
+    { 1, 16, { 100 }, { 1 } },
+    { 3, 40, { 2, 3, 4 }, { 1, 1, 1 } },
+    { 2, 9, { 1, 1 }, { 1, 1 } },
+    { 2, 0, { 4, 4 }, { 1, 1 } },
+    { 2, 20, { 7, 7 }, { 3, 2 } }, /* not global: the reference */
+};
+
+/* The case's input and output elements. */
+static void ap_sizes(const apcase *c, size_t *nx, size_t *ny)
+{
+    int64_t in_plane = 1, out_plane = 1;
+    for (int i = 0; i < c->nspatial; i++)
+        in_plane *= c->in[i], out_plane *= c->out[i];
+    *nx = (size_t)(c->planes * in_plane);
+    *ny = (size_t)(c->planes * out_plane);
+}
+
 /* Call op of table k for dtype t (f32, bf16, else f16). */
 #define KCALL(k, t, op, ...)                                                                      \
     do {                                                                                          \
