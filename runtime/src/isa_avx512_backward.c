@@ -663,25 +663,11 @@ ENTRIES(f16)
  * (dy[p] divided by each dim's window size in turn, in float, then added
  * to the zero its sum starts from), rounded to t
  * once; so each plane is one value written in_plane times.  Other output
- * sizes go to the reference. */
-static void adaptive_avg_pool_backward_fast(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
-                                            const int64_t *out_size, const void *dy, void *dx)
+ * sizes go to the reference (global_pool_of, ref_window.h, decides). */
+static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
+                                     int64_t in_plane, const void *dy, void *dx)
 {
     const size_t es = amp_dtype_size(t);
-    int64_t in_plane = 1;
-    int global = nspatial >= 1 && nspatial <= 3 && planes >= 0;
-    for (int i = 0; global && i < nspatial; i++) {
-        global = out_size[i] == 1 && in_size[i] >= 1;
-        in_plane *= in_size[i];
-    }
-    if (!global) {
-        switch (t) {
-        case AMP_F32: amp_ref_adaptive_avg_pool_backward_f32(nspatial, planes, in_size, out_size, dy, dx); break;
-        case AMP_BF16: amp_ref_adaptive_avg_pool_backward_bf16(nspatial, planes, in_size, out_size, dy, dx); break;
-        default: amp_ref_adaptive_avg_pool_backward_f16(nspatial, planes, in_size, out_size, dy, dx); break;
-        }
-        return;
-    }
     for (int64_t p = 0; p < planes; p++) {
         /* (the reference's divisions by the padded dims' 1 change nothing
          * but a signalling NaN's quiet bit, which 0 + share sets too) */
@@ -709,7 +695,11 @@ static void adaptive_avg_pool_backward_fast(amp_dtype t, int nspatial, int64_t p
                                                const int64_t *out_size, const AMP_CTYPE_##T *dy,  \
                                                AMP_CTYPE_##T *dx)                                 \
     {                                                                                             \
-        adaptive_avg_pool_backward_fast(AMP_DTYPE_##T, nspatial, planes, in_size, out_size, dy, dx); \
+        int64_t in_plane;                                                                         \
+        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
+            global_avg_pool_backward(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, dy, dx);  \
+        else                                                                                      \
+            amp_ref_adaptive_avg_pool_backward_##T(nspatial, planes, in_size, out_size, dy, dx);   \
     }
 ADAPTIVE_AVG_POOL_BACKWARD(f32)
 ADAPTIVE_AVG_POOL_BACKWARD(bf16)

@@ -846,23 +846,6 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
     }
 }
 
-/* 1 when every output size is 1 (and the lanes' offsets fit 32 bits):
- * global_avg_pool's case; its plane size into *in_plane. */
-static int global_pool_of(int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,
-                          int64_t *in_plane)
-{
-    int64_t n = 1;
-    if (nspatial < 1 || nspatial > 3 || planes < 0)
-        return 0;
-    for (int i = 0; i < nspatial; i++) {
-        if (out_size[i] != 1 || in_size[i] < 1 || in_size[i] > ((int64_t)1 << 26) / n)
-            return 0;
-        n *= in_size[i];
-    }
-    *in_plane = n;
-    return 16 * n < ((int64_t)1 << 31);
-}
-
 /* ---- table entries ------------------------------------------------------------ */
 
 #define ENTRIES(T)                                                                                \

@@ -46,6 +46,25 @@ static AMP_ALWAYS_INLINE size_t pool_input_numel(const amp_pool_desc *d)
     return d->planes > 0 && in_plane > 0 ? (size_t)(d->planes * in_plane) : 0;
 }
 
+/* Whether an adaptive pool's every output size is 1 (a global average
+ * pool, which the AVX-512 sets run with kernels of their own, forward and
+ * gradient), its plane's elements into *in_plane; 0 too for planes whose
+ * offsets 16 planes apart would not fit 32 bits (the forward's lanes). */
+static AMP_ALWAYS_INLINE int global_pool_of(int nspatial, int64_t planes, const int64_t *in_size,
+                                            const int64_t *out_size, int64_t *in_plane)
+{
+    int64_t n = 1;
+    if (nspatial < 1 || nspatial > 3 || planes < 0)
+        return 0;
+    for (int i = 0; i < nspatial; i++) {
+        if (out_size[i] != 1 || in_size[i] < 1 || in_size[i] > ((int64_t)1 << 26) / n)
+            return 0;
+        n *= in_size[i];
+    }
+    *in_plane = n;
+    return 1;
+}
+
 /* Input positions [start, end) of one dim's window (max_pool steps through
  * it by the dilation). */
 typedef struct {
