@@ -326,7 +326,10 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
     const int64_t out_b = g->sum_batch ? 1 : B;
     void *a = random_buf(t, (size_t)(B * Mbig * K)), *b = random_buf(t, (size_t)(B * K * N));
     void *c = g->c_mode ? random_buf(t, (size_t)(out_b * Mbig * N)) : NULL, *bias = random_buf(t, (size_t)N);
-    void *ys = malloc((size_t)(out_b * M * N) * 2), *yb = malloc((size_t)(out_b * Mbig * N) * 2);
+    /* GUARD elements past ys's end, set to a pattern: a tile's masked
+     * columns past the last row must stay unwritten */
+    enum { GUARD = 32 };
+    void *ys = malloc((size_t)(out_b * M * N + GUARD) * 2), *yb = malloc((size_t)(out_b * Mbig * N) * 2);
     amp_gemm_desc d;
     assert_true(ys && yb);
     if (g->special == 1)
@@ -354,8 +357,10 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         amp_store_from_f32(t, b, (size_t)(2 * N + 20), INFINITY);
         amp_store_from_f32(t, b, (size_t)(5 * N + 7), -INFINITY);
     }
-    void *ys1 = malloc((size_t)(out_b * M * N) * 2);
+    void *ys1 = malloc((size_t)(out_b * M * N + GUARD) * 2);
     assert_true(ys1 != NULL);
+    memset((char *)ys + (size_t)(out_b * M * N) * 2, 0x5a, GUARD * 2);
+    memset((char *)ys1 + (size_t)(out_b * M * N) * 2, 0x5a, GUARD * 2);
     for (int pass = -1; pass < 2; pass++) {
         /* pass -1: the small path on 1 thread; 0: on 2; 1: the blocked driver */
         const int64_t m = pass > 0 ? Mbig : M; /* the same buffers; the rows' strides keep Mbig */
@@ -386,13 +391,18 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
     }
     if (memcmp(ys, ys1, (size_t)(out_b * M * N) * 2) != 0)
         fail_msg("%s: small %s: 1 and 2 threads differ", k->isa, g->what);
+    for (size_t i = 0; i < GUARD * 2; i++)
+        if (((unsigned char *)ys)[(size_t)(out_b * M * N) * 2 + i] != 0x5a ||
+            ((unsigned char *)ys1)[(size_t)(out_b * M * N) * 2 + i] != 0x5a)
+            fail_msg("%s: small %s: written past the output's end", k->isa, g->what);
     free(ys1);
     if (g->linear) {
         /* linear_relu, small (M rows: the relu in the epilogue) and blocked
          * (Mbig: the relu kernel after the product): the reference relu of
          * the products above, bit for bit */
-        void *rs = malloc((size_t)(M * N) * 2), *rb = malloc((size_t)(Mbig * N) * 2);
+        void *rs = malloc((size_t)(M * N + GUARD) * 2), *rb = malloc((size_t)(Mbig * N) * 2);
         assert_true(rs && rb);
+        memset((char *)rs + (size_t)(M * N) * 2, 0x5a, GUARD * 2);
         amp_set_threads(2);
         k->linear_relu_bf16(M, N, K, a, b, bias, rs);
         k->linear_relu_bf16(Mbig, N, K, a, b, bias, rb);
@@ -400,6 +410,9 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         amp_ref_relu_bf16((size_t)(Mbig * N), yb, yb);
         if (memcmp(rs, ys, (size_t)(M * N) * 2) != 0 || memcmp(rb, yb, (size_t)(Mbig * N) * 2) != 0)
             fail_msg("%s: small %s: linear_relu differs from relu(linear)", k->isa, g->what);
+        for (size_t i = 0; i < GUARD * 2; i++)
+            if (((unsigned char *)rs)[(size_t)(M * N) * 2 + i] != 0x5a)
+                fail_msg("%s: small %s: linear_relu wrote past the output's end", k->isa, g->what);
         free(rs);
         free(rb);
     }
@@ -407,9 +420,10 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         /* gemm_relu_backward, small (M rows) and blocked (Mbig): the
          * reference relu_backward of the products above, given a y with
          * zeros of both signs, negatives and NaN */
-        void *my = random_buf(t, (size_t)(out_b * Mbig * N)), *rs = malloc((size_t)(out_b * M * N) * 2);
+        void *my = random_buf(t, (size_t)(out_b * Mbig * N)), *rs = malloc((size_t)(out_b * M * N + GUARD) * 2);
         void *rb = malloc((size_t)(out_b * Mbig * N) * 2), *es = malloc((size_t)(out_b * M * N) * 2);
         assert_true(rs && rb && es);
+        memset((char *)rs + (size_t)(out_b * M * N) * 2, 0x5a, GUARD * 2);
         for (int64_t i = 0; i < out_b * Mbig * N; i += 5)
             amp_store_from_f32(t, my, (size_t)i, i % 3 ? 0.0f : i % 2 ? -0.0f : NAN);
         for (int64_t ob = 0; ob < out_b; ob++) /* y of the M-row product: the first M rows of each batch */
@@ -423,6 +437,9 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         amp_ref_relu_backward_bf16((size_t)(out_b * Mbig * N), my, my, yb, my);
         if (memcmp(rs, es, (size_t)(out_b * M * N) * 2) != 0 || memcmp(rb, my, (size_t)(out_b * Mbig * N) * 2) != 0)
             fail_msg("%s: small %s: gemm_relu_backward differs from relu_backward(gemm)", k->isa, g->what);
+        for (size_t i = 0; i < GUARD * 2; i++)
+            if (((unsigned char *)rs)[(size_t)(out_b * M * N) * 2 + i] != 0x5a)
+                fail_msg("%s: small %s: gemm_relu_backward wrote past the output's end", k->isa, g->what);
         free(my);
         free(rs);
         free(rb);
@@ -453,40 +470,60 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
  * The product itself is exact and normal (vdpbf16ps flushes subnormal
  * sums): x = 1 + 2^-7, w = -+2^-125 (1 + 2^-7), bias = +-2^-125 (1 + 2^-6),
  * the sign alternating by column; K = 2 (a zero second term: A read in
- * place) and K = 1 (A packed). */
+ * place) and K = 1 (A packed).  Then linear alone with bias = +-2^-125:
+ * the sums are +-(2^-131 + 2^-139), subnormal in f32, and round to the
+ * bf16 subnormal +-2^-131 (0x0004), where vcvtneps2bf16 alone would give
+ * +-0.  N = 16 runs avx512bf16's 16 x 16 tiles, N = 64 its 8 x 32 ones
+ * (3 of 8 rows used). */
 static void test_linear_relu_tiny(void **state)
 {
     (void)state;
     static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
-    enum { M = 3, N = 16 };
-    amp_bf16 x[M * 2], w[N * 2], bias[N], y[M * N];
-    for (int K = 1; K <= 2; K++) {
-        for (int m = 0; m < M; m++) {
-            amp_store_from_f32(AMP_BF16, x, (size_t)(m * K), 1 + 0x1p-7f);
-            if (K == 2)
-                amp_store_from_f32(AMP_BF16, x, (size_t)(m * K + 1), 0.0f);
-        }
-        for (int n = 0; n < N; n++) {
-            const float sign = n % 2 ? 1.0f : -1.0f;
-            amp_store_from_f32(AMP_BF16, w, (size_t)(n * K), sign * 0x1p-125f * (1 + 0x1p-7f));
-            if (K == 2)
-                amp_store_from_f32(AMP_BF16, w, (size_t)(n * K + 1), 0.0f);
-            amp_store_from_f32(AMP_BF16, bias, (size_t)n, -sign * 0x1p-125f * (1 + 0x1p-6f));
-        }
-        for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-            const amp_kernel_table *k = amp_kernel_table_for(isas[s]);
-            if (k == NULL)
-                continue;
-            k->linear_relu_bf16(M, N, K, x, w, bias, y);
-            for (int i = 0; i < M * N; i++) {
-                uint16_t bits;
-                memcpy(&bits, &y[i], 2);
-                if (bits != (i % 2 ? 0x0000 : 0x8000))
-                    fail_msg("%s: linear_relu K %d [%d]: 0x%04x, want 0x%04x", isas[s], K, i, bits,
-                             i % 2 ? 0 : 0x8000);
+    enum { M = 3, NMAX = 64 };
+    amp_bf16 x[M * 2], w[NMAX * 2], bias[NMAX], y[M * NMAX];
+    for (int N = 16; N <= NMAX; N += NMAX - 16)
+        for (int K = 1; K <= 2; K++) {
+            for (int m = 0; m < M; m++) {
+                amp_store_from_f32(AMP_BF16, x, (size_t)(m * K), 1 + 0x1p-7f);
+                if (K == 2)
+                    amp_store_from_f32(AMP_BF16, x, (size_t)(m * K + 1), 0.0f);
+            }
+            for (int n = 0; n < N; n++) {
+                const float sign = n % 2 ? 1.0f : -1.0f;
+                amp_store_from_f32(AMP_BF16, w, (size_t)(n * K), sign * 0x1p-125f * (1 + 0x1p-7f));
+                if (K == 2)
+                    amp_store_from_f32(AMP_BF16, w, (size_t)(n * K + 1), 0.0f);
+                amp_store_from_f32(AMP_BF16, bias, (size_t)n, -sign * 0x1p-125f * (1 + 0x1p-6f));
+            }
+            for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+                const amp_kernel_table *k = amp_kernel_table_for(isas[s]);
+                if (k == NULL)
+                    continue;
+                k->linear_relu_bf16(M, N, K, x, w, bias, y);
+                for (int i = 0; i < M * N; i++) {
+                    uint16_t bits;
+                    memcpy(&bits, &y[i], 2);
+                    if (bits != (i % 2 ? 0x0000 : 0x8000))
+                        fail_msg("%s: linear_relu N %d K %d [%d]: 0x%04x, want 0x%04x", isas[s], N, K, i, bits,
+                                 i % 2 ? 0 : 0x8000);
+                }
+            }
+            for (int n = 0; n < N; n++)
+                amp_store_from_f32(AMP_BF16, bias, (size_t)n, (n % 2 ? -1.0f : 1.0f) * 0x1p-125f);
+            for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+                const amp_kernel_table *k = amp_kernel_table_for(isas[s]);
+                if (k == NULL)
+                    continue;
+                k->linear_bf16(M, N, K, x, w, bias, y);
+                for (int i = 0; i < M * N; i++) {
+                    uint16_t bits;
+                    memcpy(&bits, &y[i], 2);
+                    if (bits != (i % 2 ? 0x0004 : 0x8004))
+                        fail_msg("%s: linear N %d K %d [%d]: 0x%04x, want 0x%04x", isas[s], N, K, i, bits,
+                                 i % 2 ? 0x0004 : 0x8004);
+                }
             }
         }
-    }
 }
 
 static void test_small_vs_blocked(void **state)
