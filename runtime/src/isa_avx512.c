@@ -673,9 +673,7 @@ AVX512BF16_TARGET static inline __m256i relu_bf16_bits(__m256i h)
  * subnormal).  Vectors with subnormals round by integers, then relu. */
 AVX512BF16_TARGET static inline __m256i relu_round16_bf16(__m512 v)
 {
-    const __m512i u = _mm512_castps_si512(v);
-    const __mmask16 tiny = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
-    if (_mm512_mask_test_epi32_mask(tiny, u, _mm512_set1_epi32(0x007fffff)))
+    if (subnormal_lanes(v))
         return relu_bf16_bits(round16_bf16(v));
     return (__m256i)_mm512_cvtneps_pbh(_mm512_max_ps(_mm512_setzero_ps(), v));
 }
@@ -745,14 +743,6 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void fast_store(char *y, const char *
         _mm256_storeu_si256((__m256i *)(void *)y, h);
     else
         _mm256_mask_storeu_epi16(y, m, h);
-}
-
-/* Lanes of v holding a subnormal f32. */
-AVX512BF16_TARGET static inline __mmask16 subnormal_lanes(__m512 v)
-{
-    const __m512i u = _mm512_castps_si512(v);
-    return _mm512_mask_test_epi32_mask(_mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), u,
-                                       _mm512_set1_epi32(0x007fffff));
 }
 
 #define S_DECL2(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();

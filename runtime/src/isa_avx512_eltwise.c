@@ -290,13 +290,38 @@ TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, con
     }
 }
 
+/* bf16 -> f32 as load16 reads it, 32 values at a time: a signalling NaN
+ * quieted on the words (bit 6 set where the magnitude is over 0x7f80),
+ * then each word made the top half of its f32 by one vpermt2w with zeros
+ * (half the instructions of widening, shifting and fixing each 16). */
+TARGET static void widen_bf16_loop(const cast_ctx *c, size_t begin, size_t end)
+{
+    const uint16_t *x = c->x;
+    float *y = c->y;
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i first = _mm512_set_epi16(47, 0, 46, 0, 45, 0, 44, 0, 43, 0, 42, 0, 41, 0, 40, 0, 39, 0, 38, 0, 37,
+                                           0, 36, 0, 35, 0, 34, 0, 33, 0, 32, 0);
+    const __m512i second = _mm512_add_epi16(first, _mm512_set1_epi32(16 << 16));
+    size_t i = begin;
+    for (; i + 32 <= end; i += 32) {
+        __m512i w = _mm512_loadu_si512(x + i);
+        const __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(w, _mm512_set1_epi16(0x7fff)),
+                                                      _mm512_set1_epi16(0x7f80));
+        w = _mm512_mask_mov_epi16(w, nan, _mm512_or_si512(w, _mm512_set1_epi16(0x0040)));
+        _mm512_storeu_si512(y + i, _mm512_permutex2var_epi16(zero, first, w));
+        _mm512_storeu_si512(y + i + 16, _mm512_permutex2var_epi16(zero, second, w));
+    }
+    if (i < end)
+        cast_loop(AMP_BF16, AMP_F32, c, i, end);
+}
+
 TARGET static void cast_body(const void *c_, size_t begin, size_t end)
 {
     const cast_ctx *c = c_;
     if (c->from == AMP_F32 && c->to == AMP_BF16)
         cast_loop(AMP_F32, AMP_BF16, c, begin, end);
     else if (c->from == AMP_BF16 && c->to == AMP_F32)
-        cast_loop(AMP_BF16, AMP_F32, c, begin, end);
+        widen_bf16_loop(c, begin, end);
     else if (c->from == AMP_F32 && c->to == AMP_F16)
         cast_loop(AMP_F32, AMP_F16, c, begin, end);
     else
@@ -919,6 +944,23 @@ AVX512BF16_TARGET static void cast_f32_bf16_native_body(const void *c_, size_t b
     const float *x = c->x;
     uint16_t *y = c->y;
     size_t i = begin;
+    /* 64 at a time with one subnormal test (a test and branch per 16
+     * values cost about as much as the conversion) */
+    for (; i + 64 <= end; i += 64) {
+        const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+        const __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
+        if (subnormal_lanes(v0) | subnormal_lanes(v1) | subnormal_lanes(v2) | subnormal_lanes(v3)) {
+            store16_bf16(y + i, (__mmask16)0xffff, v0);
+            store16_bf16(y + i + 16, (__mmask16)0xffff, v1);
+            store16_bf16(y + i + 32, (__mmask16)0xffff, v2);
+            store16_bf16(y + i + 48, (__mmask16)0xffff, v3);
+            continue;
+        }
+        _mm256_storeu_si256((__m256i *)(y + i), (__m256i)_mm512_cvtneps_pbh(v0));
+        _mm256_storeu_si256((__m256i *)(y + i + 16), (__m256i)_mm512_cvtneps_pbh(v1));
+        _mm256_storeu_si256((__m256i *)(y + i + 32), (__m256i)_mm512_cvtneps_pbh(v2));
+        _mm256_storeu_si256((__m256i *)(y + i + 48), (__m256i)_mm512_cvtneps_pbh(v3));
+    }
     for (; i + 16 <= end; i += 16)
         store16_bf16(y + i, (__mmask16)0xffff, _mm512_loadu_ps(x + i));
     if (i < end) {

@@ -94,6 +94,16 @@ AVX512_TARGET static inline void store16_all(amp_dtype t, void *p, __m512 v)
 
 #define AVX512BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 
+/* Lanes of v holding a subnormal f32 (exponent 0, mantissa not 0): the
+ * lanes vcvtneps2bf16 would read as zero.  Callers with several vectors
+ * OR these and test once. */
+AVX512_TARGET static inline __mmask16 subnormal_lanes(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    return _mm512_mask_test_epi32_mask(_mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), u,
+                                       _mm512_set1_epi32(0x007fffff));
+}
+
 /* store16(AMP_BF16, ...) for code compiled for AVX512-BF16 (the
  * avx512bf16 set's GEMM epilogues and its f32 -> bf16 cast):
  * vcvtneps2bf16 rounds as amp_st does (nearest even; a NaN keeps its top
@@ -104,9 +114,7 @@ AVX512_TARGET static inline void store16_all(amp_dtype t, void *p, __m512 v)
  * the rounding alone, the 16 bf16 values in a register. */
 AVX512BF16_TARGET static inline __m256i round16_bf16(__m512 v)
 {
-    const __m512i u = _mm512_castps_si512(v);
-    const __mmask16 tiny = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
-    if (_mm512_mask_test_epi32_mask(tiny, u, _mm512_set1_epi32(0x007fffff)))
+    if (subnormal_lanes(v))
         return _mm512_cvtepi32_epi16(bf16_words_of(v)); /* store16's integer rounding */
     return (__m256i)_mm512_cvtneps_pbh(v);
 }
