@@ -684,6 +684,16 @@ AVX512BF16_TARGET static inline __m256i relu_round16_bf16(__m512 v)
  * as relu_backward would (gemm_relu_backward). */
 enum { EPI_PLAIN, EPI_RELU, EPI_RELU_BACKWARD };
 
+/* gemm_relu_backward's lanes to keep: relu_backward's x <= 0 ? 0 : dy, as
+ * f32, keeps the lanes where y (16 bf16 at yp, those of m) is > 0 or NaN. */
+AVX512BF16_TARGET static inline __mmask16 relu_backward_keep(const char *yp, __mmask16 m)
+{
+    const __m256i yv = m == (__mmask16)0xffff ? _mm256_loadu_si256((const __m256i *)(const void *)yp)
+                                              : _mm256_maskz_loadu_epi16(m, yp);
+    const __m512 yf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(yv), 16));
+    return _mm512_cmp_ps_mask(yf, _mm512_setzero_ps(), _CMP_NLE_UQ);
+}
+
 /* epi's arithmetic on one row's 16 columns held in a register, then the
  * kernel's kind of epilogue. */
 AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, int i, int v, __m512 acc, int kind)
@@ -699,20 +709,12 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, 
     if (kind != EPI_PLAIN) {
         __m256i h;
         char *y = e->y + (size_t)i * e->y_rs + (size_t)v * 32;
-        if (kind == EPI_RELU) {
+        if (kind == EPI_RELU)
             h = relu_round16_bf16(acc);
-        } else {
-            /* relu_backward's x <= 0 ? 0 : dy, as f32: keep where y > 0 or NaN */
-            const char *yp = e->mask + (size_t)i * e->mask_rs + (size_t)v * 32;
-            const __m256i yv = m == (__mmask16)0xffff ? _mm256_loadu_si256((const __m256i *)(const void *)yp)
-                                                      : _mm256_maskz_loadu_epi16(m, yp);
-            const __m512 yf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(yv), 16));
-            h = _mm256_maskz_mov_epi16(_mm512_cmp_ps_mask(yf, _mm512_setzero_ps(), _CMP_NLE_UQ), round16_bf16(acc));
-        }
-        if (m == (__mmask16)0xffff) /* a masked store is slow on Zen even with every lane set */
-            _mm256_storeu_si256((__m256i *)(void *)y, h);
         else
-            _mm256_mask_storeu_epi16(y, m, h);
+            h = _mm256_maskz_mov_epi16(relu_backward_keep(e->mask + (size_t)i * e->mask_rs + (size_t)v * 32, m),
+                                       round16_bf16(acc));
+        store_bf16_lanes(y, m, h);
         return;
     }
     store16_bf16(e->y + (size_t)i * e->y_rs + (size_t)v * 32, m, acc);
@@ -728,21 +730,13 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void fast_store(char *y, const char *
                                                            int kind)
 {
     __m256i h;
-    if (kind == EPI_RELU) {
+    if (kind == EPI_RELU)
         h = (__m256i)_mm512_cvtneps_pbh(_mm512_max_ps(_mm512_setzero_ps(), acc));
-    } else if (kind == EPI_RELU_BACKWARD) {
-        const __m256i yv = m == (__mmask16)0xffff ? _mm256_loadu_si256((const __m256i *)(const void *)yp)
-                                                  : _mm256_maskz_loadu_epi16(m, yp);
-        const __m512 yf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(yv), 16));
-        h = _mm256_maskz_mov_epi16(_mm512_cmp_ps_mask(yf, _mm512_setzero_ps(), _CMP_NLE_UQ),
-                                   (__m256i)_mm512_cvtneps_pbh(acc));
-    } else {
-        h = (__m256i)_mm512_cvtneps_pbh(acc);
-    }
-    if (m == (__mmask16)0xffff)
-        _mm256_storeu_si256((__m256i *)(void *)y, h);
+    else if (kind == EPI_RELU_BACKWARD)
+        h = _mm256_maskz_mov_epi16(relu_backward_keep(yp, m), (__m256i)_mm512_cvtneps_pbh(acc));
     else
-        _mm256_mask_storeu_epi16(y, m, h);
+        h = (__m256i)_mm512_cvtneps_pbh(acc);
+    store_bf16_lanes(y, m, h);
 }
 
 #define S_DECL2(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();

@@ -119,13 +119,18 @@ AVX512BF16_TARGET static inline __m256i round16_bf16(__m512 v)
     return (__m256i)_mm512_cvtneps_pbh(v);
 }
 
-AVX512BF16_TARGET static inline void store16_bf16(void *p, __mmask16 m, __m512 v)
+/* 16 bf16 (or f16) words into the lanes m of p. */
+AVX512_TARGET static inline void store_bf16_lanes(void *p, __mmask16 m, __m256i h)
 {
-    const __m256i h = round16_bf16(v);
-    if (m == (__mmask16)0xffff)
+    if (m == (__mmask16)0xffff) /* a masked store is slow on Zen even with every lane set */
         _mm256_storeu_si256((__m256i *)p, h);
     else
         _mm256_mask_storeu_epi16(p, m, h);
+}
+
+AVX512BF16_TARGET static inline void store16_bf16(void *p, __mmask16 m, __m512 v)
+{
+    store_bf16_lanes(p, m, round16_bf16(v));
 }
 
 /* relu_backward of 16 f32 lanes, on the bits: g where x > 0 or NaN, else
