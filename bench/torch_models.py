@@ -153,8 +153,11 @@ def torch_time(name, mode, batch, calls):
         lr = 0.1 if name == "digits_mlp" else 0.01
         opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     x, y = inputs(name, batch)
-    for _ in range(2):
+    # at least 2 calls and 20 ms of them, as bench/model_bench.c warms up
+    start, warm = time.perf_counter(), 0
+    while warm < 2 or time.perf_counter() - start < 0.020:
         torch_step(name, mode, model, opt, x, y)
+        warm += 1
     times = []
     for _ in range(calls):
         t0 = time.perf_counter()

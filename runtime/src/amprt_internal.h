@@ -179,6 +179,11 @@ const amp_kernel_table *amp_kernel_table_for(const char *isa);
 void amp_isa_avx2_fill(amp_kernel_table *t);
 void amp_isa_avx512_fill(amp_kernel_table *t);
 void amp_isa_avx512bf16_fill(amp_kernel_table *t);
+/* Whether avx512bf16's small products of 0.75 MFLOP and up split between
+ * two threads (isa_avx512.c): 0 (the default) as measured per shape, 1
+ * always, -1 never.  The results are the same bits either way; tests pin
+ * it to run both paths. */
+void amp_small_split_policy(int policy);
 /* The AVX-512 kernels beyond the GEMM (isa_avx512_eltwise.c), for both
  * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);

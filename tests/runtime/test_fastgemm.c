@@ -533,10 +533,45 @@ static void test_small_vs_blocked(void **state)
             printf("   %s: not supported by this CPU, skipped\n", isas[s]);
             continue;
         }
+        /* two threads always split the products that may split */
+        amp_small_split_policy(1);
         for (size_t i = 0; i < sizeof small_cases / sizeof small_cases[0]; i++)
             run_small_case(k, &small_cases[i]);
+        amp_small_split_policy(0);
     }
     amp_set_threads(0);
+}
+
+/* The measured choice (isa_avx512.c's split_choose): a splittable
+ * product, 300 calls on two threads, one thread or two as measured call
+ * by call (both are tried, and the choice may change midway); every
+ * result the one-thread bits. */
+static void test_small_split_measured(void **state)
+{
+    const amp_kernel_table *k = amp_kernel_table_for("avx512bf16");
+    void *x = random_buf(AMP_BF16, 64 * 64), *w = random_buf(AMP_BF16, 128 * 64), *bias = random_buf(AMP_BF16, 128);
+    void *want = malloc(64 * 128 * 2), *got = malloc(64 * 128 * 2);
+    (void)state;
+    assert_true(want && got);
+    if (k == NULL) {
+        printf("   avx512bf16: not supported by this CPU, skipped\n");
+    } else {
+        amp_set_threads(1);
+        k->linear_relu_bf16(64, 128, 64, x, w, bias, want);
+        amp_set_threads(2);
+        for (int r = 0; r < 300; r++) {
+            memset(got, 0x5a, 64 * 128 * 2);
+            k->linear_relu_bf16(64, 128, 64, x, w, bias, got);
+            if (memcmp(got, want, 64 * 128 * 2) != 0)
+                fail_msg("avx512bf16: 64 x 128 x 64 linear_relu, call %d of the measured choice, differs", r);
+        }
+        amp_set_threads(0);
+    }
+    free(x);
+    free(w);
+    free(bias);
+    free(want);
+    free(got);
 }
 
 /* A small product large enough to split (two threads) while another
@@ -570,6 +605,7 @@ static void test_small_with_pool_busy(void **state)
         skip();
     }
     amp_set_threads(2);
+    amp_small_split_policy(1); /* every call tries the pool */
     {
         void *x = random_buf(AMP_BF16, 64 * 64), *w = random_buf(AMP_BF16, 128 * 64), *bias = random_buf(AMP_BF16, 128);
         void *want = malloc(64 * 128 * 2), *got = malloc(64 * 128 * 2);
@@ -597,6 +633,7 @@ static void test_small_with_pool_busy(void **state)
         free(bb);
         free(by);
     }
+    amp_small_split_policy(0);
     amp_set_threads(0);
 }
 
@@ -634,6 +671,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
         cmocka_unit_test(test_small_vs_blocked),
         cmocka_unit_test(test_small_with_pool_busy),
+        cmocka_unit_test(test_small_split_measured),
         cmocka_unit_test(test_linear_relu_tiny),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
