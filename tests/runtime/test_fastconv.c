@@ -450,7 +450,50 @@ static const ccase wgrad_cases[] = {
     { "w: direct, stride 2 by rows only", 2, 2, 6, 9, 1, { 13, 19 }, { 3, 4 }, { 2, 1 }, { 1, 2 }, { 2, 1 }, 0 },
     { "w: direct, 1-d wide", 1, 2, 2, 3, 1, { 1100 }, { 3 }, { 1 }, { 1 }, { 1 }, 0 },
     { "w: direct, 1-d, kernel 2", 1, 1, 3, 5, 1, { 41 }, { 2 }, { 1 }, { 0 }, { 1 }, 0 },
+    /* odd output widths (the flat copy): position blocks whose pairs
+     * straddle output rows, the last block odd (675 = 512 + 163); stride 2
+     * in both dimensions (row phases); 1-d at an odd width */
+    { "w: flat, several position blocks", 2, 2, 5, 7, 1, { 27, 25 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "w: flat, stride 2, odd width", 2, 2, 6, 9, 1, { 15, 13 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "w: flat, 5x3 uneven pads", 2, 3, 4, 7, 1, { 9, 11 }, { 5, 3 }, { 1, 1 }, { 2, 0 }, { 1, 1 }, 0 },
+    { "w: flat, 1-d odd", 1, 2, 3, 5, 1, { 43 }, { 3 }, { 1 }, { 1 }, { 1 }, 0 },
 };
+
+/* An infinity in x reaches exactly the weight gradients whose taps read
+ * it: at an odd output width (7 x 7, one position block of 49, its last
+ * unit half zero) an infinity in the last input row, read by no tap of
+ * row 0, must not leak into that tap through the block's tail, nor one in
+ * row 0 into the taps of the last row. */
+static void run_wgrad_inf(const amp_kernel_table *k, amp_dtype t)
+{
+    const ccase c = { "wgrad inf", 2, 2, 3, 5, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 };
+    const int64_t plane = 49, nw = 5 * 3 * 9;
+    amp_conv_desc d;
+    void *x, *dy, *dw, *dwref;
+    fill_desc(&c, &d);
+    x = random_buf(t, 2 * 3 * plane);
+    dy = random_buf(t, 2 * 5 * plane);
+    dw = malloc((size_t)nw * amp_dtype_size(t));
+    dwref = malloc((size_t)nw * amp_dtype_size(t));
+    assert_non_null(dw);
+    assert_non_null(dwref);
+    amp_store_from_f32(t, x, (1 * 3 + 2) * plane + 6 * 7 + 0, INFINITY); /* image 1, channel 2, (6, 0) */
+    amp_store_from_f32(t, x, (0 * 3 + 0) * plane + 6 * 7 + 6, INFINITY); /* image 0, channel 0, (6, 6) */
+    amp_store_from_f32(t, x, (1 * 3 + 1) * plane + 0 * 7 + 3, -INFINITY); /* image 1, channel 1, (0, 3) */
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, conv_backward_weight, &d, x, dy, dw);
+        KCALL(&amp_ref_kernel_table, t, conv_backward_weight, &d, x, dy, dwref);
+        for (int64_t i = 0; i < nw; i++)
+            if (isfinite(ld(t, dw, i)) != isfinite(ld(t, dwref, i)))
+                fail_msg("%s %s wgrad inf [%lld]: got %g, reference %g", k->isa, amp_dtype_name(t), (long long)i,
+                         ld(t, dw, i), ld(t, dwref, i));
+    }
+    free(x);
+    free(dy);
+    free(dw);
+    free(dwref);
+}
 
 /* A NaN in x reaches exactly the outputs whose windows read it. */
 /* Forward only: the im2col-pack's cases (isa_conv.c packs B straight from
@@ -517,6 +560,7 @@ static void test_isa(void **state)
         for (size_t i = 0; i < sizeof im2col_cases / sizeof im2col_cases[0]; i++)
             run_case(k, types[ti], &im2col_cases[i]);
         run_nan(k, types[ti]);
+        run_wgrad_inf(k, types[ti]);
     }
     amp_set_threads(0);
 }
