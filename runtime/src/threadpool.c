@@ -7,21 +7,30 @@
  * model's layers, hand over in well under a microsecond) and then asleep
  * on a condition variable; nothing creates a thread per call.
  *
- * A run is published as one 64-bit word, `state`: the run's number in the
- * high half, the next unclaimed task in the low half.  A thread claims
- * tasks by a compare-and-swap on it, so a worker that wakes late, after
- * its run is over or while the next one is under way, cannot claim a task
- * of a run it did not see (its run number no longer matches).  It claims
- * them in guided chunks (a 1 / (2 threads) share of those left, at least
- * one): a resnet18 training step runs some 30,000 tasks (weight packing,
- * per-plane copies, element-wise chunks), and claiming each alone moved
- * `state` and `completed` between the CPUs twice a task, which costs
- * 100-300 ns a move when the two vCPUs are far apart; the chunks shrink
- * towards the end, so the last ones still balance the threads.  The caller
- * runs tasks too (slot 0; worker i is slot i), and returns once
+ * A run is published as one 64-bit word, `state`, the run's number in its
+ * high half.  Its tasks are cut into one contiguous home range per thread
+ * taking part (slot s: the s-th of them), each with a claim word on a
+ * cache line of its own: the run's number in the high half, the range's
+ * next unclaimed task in the low half.  A thread claims tasks by a
+ * compare-and-swap on a claim word, half of what is left of the range at a
+ * time, so a worker that wakes late, after its run is over or while the
+ * next one is under way, cannot claim a task of a run it did not see (its
+ * run number no longer matches).  It empties its own range first, then
+ * helps with the others'.  Why:
+ *   - a model's kernels order their tasks by image (or by memory), so a
+ *     thread keeps to the same images from layer to layer and reads what
+ *     it wrote itself;
+ *   - while each is in its own range the threads write no common line but
+ *     `completed` (a resnet18 training step runs some 30,000 tasks;
+ *     claiming each from one shared word moved that word and the count
+ *     between the CPUs twice a task, at 100-300 ns a move when this
+ *     virtual machine's two vCPUs are far apart);
+ *   - the halving chunks end in single tasks, so the threads still finish
+ *     together.
+ * The caller runs tasks too (slot 0; worker i is slot i), and returns once
  * `completed` counts every task: it never waits for a worker that did not
- * get to claim anything (a descheduled one costs nothing), only for tasks
- * in progress.
+ * get to claim anything (a descheduled one costs nothing: the others
+ * empty its range), only for tasks in progress.
  * Which thread runs a task varies, but each task's result does not (the
  * GEMM's tasks own disjoint output blocks and sum in a fixed order).
  * Runs are serialized by one lock, so a slot's static buffers
@@ -44,7 +53,13 @@ static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;
  * the run's description, which they only read while it runs. */
 #define LINE_ALIGNED __attribute__((aligned(64)))
 static int n_workers;        /* created so far (slots 1..n_workers) */
-static uint64_t state LINE_ALIGNED;     /* run number << 32 | next task (atomic) */
+static uint64_t state LINE_ALIGNED;     /* run number << 32 (atomic) */
+/* Per slot, the claim word of its home range of tasks: run number << 32 |
+ * next task of the range (atomic), each on a line of its own. */
+static struct {
+    uint64_t word;
+    char pad[64 - sizeof(uint64_t)];
+} claim[AMP_MAX_THREADS] LINE_ALIGNED;
 static int64_t completed LINE_ALIGNED;  /* tasks of the current run done (atomic) */
 static int sleepers LINE_ALIGNED;       /* workers asleep or about to be (atomic) */
 static uint32_t start_run[AMP_MAX_THREADS]; /* per slot: the run number before the one creating it */
@@ -54,6 +69,7 @@ static struct {
     void *ctx;
     int64_t tasks;
     int threads; /* threads taking part (slots below) */
+    int64_t range_end[AMP_MAX_THREADS]; /* slot i's home range ends here (starts at i's predecessor's end) */
 } run_desc LINE_ALIGNED;
 #define run_fn run_desc.fn
 #define run_ctx run_desc.ctx
@@ -99,33 +115,42 @@ void amp_set_threads(int n)
     __atomic_store_n(&threads_setting, n < 1 ? default_threads() : clamp_threads(n), __ATOMIC_RELAXED);
 }
 
-/* Claim and run tasks of run `run` until none is left (or the run is no
- * longer current), a guided chunk at a time. */
-static void run_tasks_as(uint32_t run, int slot)
+/* Claim and run tasks of range r of run `run`, half of what is left of
+ * it at a time, until it is empty (1) or the run is over (0). */
+static int run_range(uint32_t run, int r, int slot)
 {
-    uint64_t cur = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    uint64_t cur = __atomic_load_n(&claim[r].word, __ATOMIC_ACQUIRE);
     for (;;) {
         const int64_t next = (int64_t)(cur & 0xffffffffu);
-        int64_t ntasks, chunk;
+        int64_t end, chunk;
         if ((uint32_t)(cur >> 32) != run)
-            return;
-        /* (the run's description, seen through the acquire of a state
-         * that carries its number) */
-        ntasks = __atomic_load_n(&run_tasks, __ATOMIC_RELAXED);
-        if (next >= ntasks)
-            return;
-        chunk = (ntasks - next) / (2 * (int64_t)__atomic_load_n(&run_threads, __ATOMIC_RELAXED));
-        if (chunk < 1)
-            chunk = 1;
-        if (__atomic_compare_exchange_n(&state, &cur, cur + (uint64_t)chunk, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            return 0;
+        /* (the run's description, seen through the acquire of a claim
+         * word that carries its number) */
+        end = __atomic_load_n(&run_desc.range_end[r], __ATOMIC_RELAXED);
+        if (next >= end)
+            return 1;
+        chunk = (end - next + 1) / 2;
+        if (__atomic_compare_exchange_n(&claim[r].word, &cur, cur + (uint64_t)chunk, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
             void (*fn)(void *, int64_t, int) = __atomic_load_n(&run_fn, __ATOMIC_RELAXED);
             void *ctx = __atomic_load_n(&run_ctx, __ATOMIC_RELAXED);
             for (int64_t t = next; t < next + chunk; t++)
                 fn(ctx, t, slot);
             __atomic_add_fetch(&completed, chunk, __ATOMIC_RELEASE);
-            cur = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+            cur = __atomic_load_n(&claim[r].word, __ATOMIC_ACQUIRE);
         }
     }
+}
+
+/* The tasks of run `run` that slot can get: its home range first, then
+ * the others' in turn. */
+static void run_tasks_as(uint32_t run, int slot)
+{
+    const int threads = __atomic_load_n(&run_threads, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < threads; i++)
+        if (!run_range(run, (slot + i) % threads, slot))
+            return;
 }
 
 /* Spinning before sleeping keeps the hand-off between back-to-back runs
@@ -196,9 +221,11 @@ static void run_locked(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64
         pthread_mutex_unlock(&run_lock);
         return;
     }
-    /* Close the finished run's word first (every task claimed), so that
-     * no late worker can claim anything while the new run is written. */
-    __atomic_store_n(&state, (uint64_t)run << 32 | 0xffffffffu, __ATOMIC_SEQ_CST);
+    /* Close the finished run's claim words first (every task claimed), so
+     * that no late worker can claim anything while the new run is
+     * written. */
+    for (int i = 0; i < AMP_MAX_THREADS; i++)
+        __atomic_store_n(&claim[i].word, (uint64_t)run << 32 | 0xffffffffu, __ATOMIC_SEQ_CST);
     want = clamp_threads(nthreads);
     if (want > ntasks)
         want = (int)(ntasks < 1 ? 1 : ntasks);
@@ -229,6 +256,10 @@ static void run_locked(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64
     __atomic_store_n(&completed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&run_threads, want, __ATOMIC_RELEASE);
     run++;
+    for (int i = 0; i < want; i++) {
+        __atomic_store_n(&run_desc.range_end[i], (i + 1) * ntasks / want, __ATOMIC_RELAXED);
+        __atomic_store_n(&claim[i].word, (uint64_t)run << 32 | (uint64_t)(i * ntasks / want), __ATOMIC_RELEASE);
+    }
     __atomic_store_n(&state, (uint64_t)run << 32, __ATOMIC_SEQ_CST);
     if (want > 1 && __atomic_load_n(&sleepers, __ATOMIC_SEQ_CST) > 0) {
         pthread_mutex_lock(&pool_lock);

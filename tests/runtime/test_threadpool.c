@@ -2,7 +2,7 @@
  * test_threadpool.c - the runtime's pool (threadpool.c): every task of a
  * run runs exactly once, on a slot below the run's thread count, whatever
  * the number of tasks and threads and however the threads claim them
- * (guided chunks); back-to-back runs of different sizes never mix; a busy
+ * (home ranges, then the others'); back-to-back runs of different sizes never mix; a busy
  * pool makes amp_parallel_try_run decline.
  */
 #include <stdarg.h>
