@@ -1593,7 +1593,8 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
         const int64_t kk = k0 + i, c = kk / kplane - c_lo, kp = kk % kplane;
         const int64_t kh = kp / kW, kw = kp % kW;
         if (w->flat)
-            col_off[i] = i >= ncols ? nch * kW * s1 * plane_len : ((c * kW + kw) * s1 + kh % s1) * plane_len + kh / s1 * wout;
+            col_off[i] = i >= ncols ? nch * kW * s1 * plane_len
+                                    : ((c * kW + kw) * s1 + kh % s1) * plane_len + kh / s1 * wout;
         else
             col_off[i] = i >= ncols ? nch * rows_max * w->row_len
                                     : (c * rows_max + kh * g->dilation[1]) * w->row_len +
