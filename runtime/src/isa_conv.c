@@ -905,7 +905,11 @@ static void conv_task(void *ctx, int64_t task, int slot)
     const size_t es = j->es;
     const int64_t per_image = d->groups * j->m_chunks * j->n_chunks;
     const int64_t n = task / per_image, grp = task % per_image / (j->m_chunks * j->n_chunks);
-    const int64_t mc = task % (j->m_chunks * j->n_chunks) / j->n_chunks, nc = task % j->n_chunks;
+    /* row blocks innermost: the pool's home ranges then split an image by
+     * its columns (positions), as the next layer reads them, and the
+     * tasks sharing a column block (its B, packed once in fullpack) are
+     * neighbours */
+    const int64_t nc = task % (j->m_chunks * j->n_chunks) / j->m_chunks, mc = task % j->m_chunks;
     const int64_t m0 = mc * j->mb, p0 = nc * j->nb;
     const int64_t mlen = min64(j->mb, j->M - m0), nlen = min64(j->nb, j->cols - p0);
     const int64_t ldw = round_up(nlen, nr);
