@@ -16,7 +16,10 @@ the side-by-side driver.
       the ratio ampc / PyTorch (time: lower is better for ampc) and the
       target; then the best round of each side and their ratio (on a
       shared machine a side whose second thread is descheduled loses a
-      whole round: the best rounds show each side unhindered).
+      whole round: the best rounds show each side unhindered), and the
+      range of the cross-CPU round trips DIR/vcpu_probe measured as
+      ampc's rounds started (long ones mark a machine whose two vCPUs
+      are far apart; see docs/benchmarks.md).
 
 The models are the ones ampc compiles (examples/mlp.amp, examples/lenet5.amp,
 examples/resnet18.amp, bench/resnet18_train.amp, examples/digits/mlp.amp),
@@ -174,6 +177,16 @@ def ampc_time(d, name, mode, batch, calls):
     return float(w[3])
 
 
+def vcpu_round_trip(d):
+    """The cross-CPU cache-line round trip in ns (bench/vcpu_probe.c), or
+    None where the probe is not built."""
+    probe = os.path.join(d, "vcpu_probe")
+    if not os.path.exists(probe):
+        return None
+    out = subprocess.run([probe], check=True, capture_output=True, text=True).stdout
+    return float(out.split()[1])
+
+
 def main():
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "weights":
@@ -188,15 +201,21 @@ def main():
     print(f"torch {torch.__version__}, {THREADS} threads, autocast cpu bf16; ampc AMPRT_THREADS={THREADS}; "
           f"median of {rounds} alternating rounds (each a median of N calls)")
     print(f"{'case':24} {'N':>4} {'ampc ms':>9} {'PyTorch ms':>11} {'ratio':>6}  {'target':22} {'met':4}"
-          f" {'best ampc':>9} {'best PyTorch':>12} {'ratio':>6}")
+          f" {'best ampc':>9} {'best PyTorch':>12} {'ratio':>6}  {'vCPU round trip ns':18}")
     for name, mode, batch, calls, target, text in CASES:
-        mine, theirs = [], []
+        mine, theirs, trips = [], [], []
         for _ in range(rounds):
             # a pause before each side: PyTorch's idle threads may still
             # spin for a while after its last call, on the CPUs ampc's
             # threads then need (the digits step, 200 calls of 12 us, fits
             # in that window)
             time.sleep(PAUSE)
+            # how far apart the CPUs are as the round starts: on a shared
+            # virtual machine, spells of 600 ns and more are those in which
+            # two-thread kernels slow down (docs/benchmarks.md)
+            rt = vcpu_round_trip(d)
+            if rt is not None:
+                trips.append(rt)
             mine.append(ampc_time(d, name, mode, batch, calls))
             time.sleep(PAUSE)
             theirs.append(torch_time(name, mode, batch, calls))
@@ -207,8 +226,9 @@ def main():
         # the best round of each side: what each does when the machine lets it
         ba, bt = min(mine), min(theirs)
         # four significant digits: the digits step is about 0.013 ms
+        trip = f"{min(trips):.0f}-{max(trips):.0f}" if trips else "-"
         print(f"{label:24} {batch:4} {a:9.4g} {t:11.4g} {ratio:6.3f}  {text:22} {met:4} {ba:9.4g} {bt:12.4g}"
-              f" {ba / bt:6.3f}", flush=True)
+              f" {ba / bt:6.3f}  {trip:18}", flush=True)
 
 
 if __name__ == "__main__":

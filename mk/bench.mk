@@ -40,7 +40,12 @@ $(BUILD)/bench/weights.stamp: bench/torch_models.py
 	$(BENCH_PYTHON) bench/torch_models.py weights $(BUILD)/bench
 	touch $@
 
-bench-models: $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp
+# The cross-CPU round trip printed beside each case (bench/vcpu_probe.c).
+$(BUILD)/bench/vcpu_probe: bench/vcpu_probe.c
+	@mkdir -p $(BUILD)/bench
+	$(CC) -std=c99 $(OPT) $(WARN) -o $@ $< -lpthread
+
+bench-models: $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp $(BUILD)/bench/vcpu_probe
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	$(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
 
@@ -48,7 +53,7 @@ $(BUILD)/bench/gemm_bench: bench/gemm_bench.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=c99 $(OPT) $(WARN) -Iruntime/include -o $@ $< $(BUILD)/libamprt.a -lm -lpthread
 
-bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp
+bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp $(BUILD)/bench/vcpu_probe
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@echo "== GEMM side by side, alternating (PyTorch as its environment runs it)"
 	$(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES)
