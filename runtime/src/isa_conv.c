@@ -1333,15 +1333,16 @@ static void wgrad_im2col_rows_task(void *ctx, int64_t task, int slot)
  * Each element is one chain of vdpbf16ps over all images and positions in
  * order, rounded to t once, on any thread count (nb and mb only say which
  * task computes it).  Except where the whole of dw is one block (a
- * network's first layer: few columns): a task per half of the images
- * then, each half's chain left in f32 and the two added and rounded after
- * them (WGRAD_IMAGE_PARTS), which gives both threads equal work without
- * repacking B; that depends on the shape alone, so the result still does
- * not depend on the thread count.  Output rows of even width only (a unit, two
- * adjacent positions, then never straddles two rows), 2-d and 1-d, no
- * horizontal dilation, horizontal stride 1 or 2, kernels of more than one
- * tap (a 1 x 1 kernel's im2col is a strided copy of x: the GEMM path
- * measured faster). */
+ * network's first layer: few columns): a task per part of the images
+ * then (up to WGRAD_IMAGE_PARTS, none empty), each part's chain left in
+ * f32 and the parts added in order and rounded after them, which lets the
+ * threads share the work evenly without repacking B; that depends on the
+ * shape alone, so the result still does not depend on the thread count.
+ * 2-d and 1-d, no horizontal dilation, horizontal stride 1 or 2, kernels
+ * of more than one tap (a 1 x 1 kernel's im2col is a strided copy of x:
+ * the GEMM path measured faster).  Output rows of odd width (where a
+ * unit, two adjacent positions, can straddle two rows) go through the
+ * flat copy (wgrad_flat_copy), without vertical dilation. */
 
 /* Where the weight gradient goes: dw in t; or, with dw32 set, f32 elements,
  * each sum rounded to t as for dw and then widened, stored or (accumulate)
@@ -1386,8 +1387,11 @@ static void wgrad_store(const amp_gemm_kernel *k, amp_dtype t, const wgrad_out *
     }
 }
 
-/* The image halves dw's sum is split into when dw is one block. */
-#define WGRAD_IMAGE_PARTS 2
+/* The parts of the images dw's sum is split into when dw is one block:
+ * four, so that a thread that starts late or runs slow hands a part over
+ * (resnet18's stem on two threads: 3.1-3.5 ms with two parts, 2.9-3.2
+ * with four). */
+#define WGRAD_IMAGE_PARTS 4
 
 /* A per-slot packed A block: up to AMP_GEMM_MB_MAX rows x kcu units. */
 static uint32_t wgrad_a_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
@@ -1727,8 +1731,9 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
     w.mb = round_up(cdiv(w.M, w.m_chunks), k->mr);
     w.n_chunks = cdiv(w.K, NB_MAX);
     w.nb = round_up(cdiv(w.K, w.n_chunks), k->nr);
-    w.parts = d->groups * w.m_chunks * w.n_chunks == 1 && d->batch > 1 ? WGRAD_IMAGE_PARTS : 1;
+    w.parts = d->groups * w.m_chunks * w.n_chunks == 1 ? min64(WGRAD_IMAGE_PARTS, d->batch) : 1;
     w.per_part = cdiv(d->batch, w.parts);
+    w.parts = cdiv(d->batch, w.per_part); /* none empty (5 images: 2, 2, 1) */
     /* enough tasks for the threads: narrower column blocks (each repacks
      * its rows of dy, so not narrower than needed) */
     while (threads > 1 && w.parts * d->groups * w.m_chunks * w.n_chunks < 2 * threads && w.nb > k->nr) {

@@ -446,6 +446,8 @@ static const ccase wgrad_cases[] = {
     /* dw one block (few columns): the images' sum in two parts, 3 images
      * making them unequal */
     { "w: direct, one block, image parts", 2, 3, 3, 20, 1, { 30, 36 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 0 },
+    /* 5 images in parts of 2, 2 and 1 (four parts of cdiv(5, 4) would leave one empty) */
+    { "w: direct, one block, 5 images", 2, 5, 3, 16, 1, { 20, 24 }, { 7, 7 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, 0 },
     { "w: direct, row and column blocks", 2, 1, 40, 400, 1, { 6, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
     { "w: direct, stride 2 by rows only", 2, 2, 6, 9, 1, { 13, 19 }, { 3, 4 }, { 2, 1 }, { 1, 2 }, { 2, 1 }, 0 },
     { "w: direct, 1-d wide", 1, 2, 2, 3, 1, { 1100 }, { 3 }, { 1 }, { 1 }, { 1 }, 0 },
