@@ -155,6 +155,10 @@ static const bncase bn_cases[] = {
     { 2, 20, 300, AMP_F32, 1, 1, 0, 0 },   /* rows longer than the kernel's span of 256, a 44 tail */
     { 2, 20, 300, AMP_F32, 1, 1, 0, 1 },   /* finite data: dweight and dbias checked too */
     { 3, 64, 3136, AMP_F32, 1, 1, 0, 1 },
+    /* tasks of 3 channels (12000 elements each), the last of 1; of 1
+     * channel (40000 elements: the stem's size) */
+    { 4, 10, 3000, AMP_F32, 1, 1, 0, 1 },
+    { 2, 5, 20000, AMP_F32, 1, 1, 0, 1 },
     { 8, 33, 7, AMP_F32, 1, 1, 0, 1 },
     { 5, 19, 1, AMP_F32, 1, 1, 0, 1 },
     { 1, 7, 17, AMP_F32, 0, 1, 0, 0 },     /* no weight */
