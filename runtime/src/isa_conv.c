@@ -1748,8 +1748,11 @@ static int wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_de
         if (w.flat) {
             w.flat_rows = min64(w.g.out[1], (kstep - 1) / w.g.out[2] + 2) + (w.g.kernel[1] - 1) / w.g.stride[1];
             w.group = w.P <= kstep ? k->kcu / cdiv(w.P, 2) : 0;
-            bytes = ((double)nch * (double)w.g.kernel[2] * (double)w.g.stride[1] * (double)w.flat_rows *
-                         (double)w.g.out[2] + (double)kstep) * 2;
+            /* (group mode copies into flatx: pad holds the zero row alone) */
+            bytes = ((w.group > 0 ? 0.0
+                                  : (double)nch * (double)w.g.kernel[2] * (double)w.g.stride[1] *
+                                        (double)w.flat_rows * (double)w.g.out[2]) +
+                     (double)kstep) * 2;
         }
         if (bytes > (double)PAD_BUF_BYTES)
             return 0;

@@ -223,8 +223,9 @@ static void run_locked(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64
     }
     /* Close the finished run's claim words first (every task claimed), so
      * that no late worker can claim anything while the new run is
-     * written. */
-    for (int i = 0; i < AMP_MAX_THREADS; i++)
+     * written: those of its threads (older words carry older run
+     * numbers, which no worker of this run matches). */
+    for (int i = 0; i < __atomic_load_n(&run_threads, __ATOMIC_RELAXED); i++)
         __atomic_store_n(&claim[i].word, (uint64_t)run << 32 | 0xffffffffu, __ATOMIC_SEQ_CST);
     want = clamp_threads(nthreads);
     if (want > ntasks)
