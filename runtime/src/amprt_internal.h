@@ -311,6 +311,13 @@ typedef struct amp_im2col_tap {
     int64_t off, lo, hi;
 } amp_im2col_tap;
 
+/* One segment of micro_taps_out's stores: the columns of mask (bit c:
+ * column c of the tile, c < 32) at element at + c of a row. */
+typedef struct {
+    uint32_t mask;
+    int64_t at;
+} amp_tap_seg;
+
 typedef struct amp_gemm_kernel {
     const char *name;
     int mr, nr, kpair;
@@ -340,6 +347,25 @@ typedef struct amp_gemm_kernel {
      * convolutions take for row counts the wide tile would pad much more
      * (amp_conv_rows_kernel: 64 output channels in 12-row tiles compute 72) */
     const struct amp_gemm_kernel *narrow;
+    /* micro_taps (optional; kpair 2, 2-byte storage): micro with B read
+     * straight from rows of 2-byte elements instead of packed panels:
+     * unit u of column c (< nr) is the pair src[off[2 u] + c] (low half),
+     * src[off[2 u + 1] + c] (high half), for u < kcu.  A stride-1
+     * convolution's units are taps of a zero-padded copy of x at fixed
+     * offsets (isa_conv.c's taps mode), so it needs no B packing.  Bit
+     * for bit micro on the panels pack_b would make of those units. */
+    void (*micro_taps)(int64_t kcu, const void *pa, const void *src, const int32_t *off, float *w, int64_t ldw,
+                       int accumulate);
+    /* micro_taps_out (optional, with micro_taps): micro_taps on a last k
+     * block with micro_out's epilogue (the same sums rounded to bf16 as
+     * epi rounds them; w read, never written), the tile's columns stored
+     * by segments: for s < nseg, column c of row i (< rows) goes to
+     * element i ldy + seg[s].at + c of y where bit c of seg[s].mask is
+     * set (no element outside the masks is touched, so seg[s].at may
+     * place column 0 before y).  Bit for bit micro_taps, then epi. */
+    void (*micro_taps_out)(int64_t kcu, const void *pa, const void *src, const int32_t *off, const float *w,
+                           int64_t ldw, int accumulate, void *y, int64_t ldy, int rows, const amp_tap_seg *seg,
+                           int nseg);
 } amp_gemm_kernel;
 
 /* k, or its narrow variant where that pads M to fewer tile rows by over
@@ -389,6 +415,13 @@ void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d
  * when packed is NULL) and applies post in each tile's epilogue, right
  * after epi stores the tile's row segments.  Other dtypes go to the
  * reference. */
+/* Whether amp_fast_conv and amp_fast_conv_ex may take taps mode where it
+ * applies (the default, 1): a test sets 0 to compare the packed path,
+ * which gives the same bits. */
+void amp_fast_conv_allow_taps(int allow);
+/* How many convolutions have taken taps mode so far (so that a test can
+ * check its shapes reach it). */
+int64_t amp_fast_conv_taps_taken(void);
 size_t amp_fast_conv_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d);
 void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
                                 const void *w, void *packed);

@@ -137,6 +137,83 @@ AVX512_TARGET static void micro_f32(int64_t kcu, const void *pa_, const void *pb
 
 BF16_MICRO(micro_bf16, ALL_ROWS, MR)
 BF16_MICRO(micro_bf16_8, ROWS8_OF, MR8)
+
+/* micro_taps (contract in amprt_internal.h): per unit, 32 elements from
+ * each half's row, interleaved into the two vectors pack_b_rows would
+ * have stored (one permute per 16 columns), then the same vdpbf16ps
+ * chain as micro on them. */
+#define BF16_TAPS_MICRO(NAME, ROWS_OF, MRV)                                                       \
+    AVX512BF16_TARGET static void NAME(int64_t kcu, const void *pa_, const void *src_,            \
+                                       const int32_t *off, float *w, int64_t ldw, int accumulate) \
+    {                                                                                             \
+        const uint32_t *pa = pa_;                                                                 \
+        const uint16_t *src = src_;                                                               \
+        const __m512i pick_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, \
+                                                 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0); \
+        const __m512i pick_hi = _mm512_add_epi16(pick_lo, _mm512_set1_epi16(16));                 \
+        ROWS_OF(DECL_ROW)                                                                         \
+        for (int64_t u = 0; u < kcu; u++) {                                                       \
+            const __m512i lo = _mm512_loadu_si512((const void *)(src + off[2 * u]));              \
+            const __m512i hi = _mm512_loadu_si512((const void *)(src + off[2 * u + 1]));          \
+            const __m512i b0 = _mm512_permutex2var_epi16(lo, pick_lo, hi);                        \
+            const __m512i b1 = _mm512_permutex2var_epi16(lo, pick_hi, hi);                        \
+            __m512i av;                                                                           \
+            ROWS_OF(BF16_ROW)                                                                     \
+            pa += MRV;                                                                            \
+        }                                                                                         \
+        ROWS_OF(STORE_ROW)                                                                        \
+    }
+
+/* micro_taps_out (contract in amprt_internal.h): micro_taps' sums
+ * rounded as micro_out rounds them, each row's two halves stored into
+ * the lanes of each segment. */
+#define TAPS_OUT_ROW(i)                                                                           \
+    if (i < rows) {                                                                               \
+        __m256i ha, hb;                                                                           \
+        if (accumulate) {                                                                         \
+            c##i##a = _mm512_add_ps(_mm512_load_ps(w + i * ldw), c##i##a);                        \
+            c##i##b = _mm512_add_ps(_mm512_load_ps(w + i * ldw + 16), c##i##b);                   \
+        }                                                                                         \
+        ha = round16_bf16(c##i##a);                                                               \
+        hb = round16_bf16(c##i##b);                                                               \
+        for (int s = 0; s < nseg; s++) {                                                          \
+            /* (uintptr_t: a segment's column 0 may lie before y) */                              \
+            void *at = (void *)((uintptr_t)y + (uintptr_t)((i * ldy + seg[s].at) * 2));           \
+            if (seg[s].mask & 0xffffu)                                                            \
+                store_bf16_lanes(at, (__mmask16)(seg[s].mask & 0xffffu), ha);                     \
+            if (seg[s].mask >> 16)                                                                \
+                store_bf16_lanes((char *)at + 32, (__mmask16)(seg[s].mask >> 16), hb);            \
+        }                                                                                         \
+    }
+
+#define BF16_TAPS_MICRO_OUT(NAME, ROWS_OF, MRV)                                                   \
+    AVX512BF16_TARGET static void NAME(int64_t kcu, const void *pa_, const void *src_,            \
+                                       const int32_t *off, const float *w, int64_t ldw,           \
+                                       int accumulate, void *y, int64_t ldy, int rows,            \
+                                       const amp_tap_seg *seg, int nseg)                          \
+    {                                                                                             \
+        const uint32_t *pa = pa_;                                                                 \
+        const uint16_t *src = src_;                                                               \
+        const __m512i pick_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, \
+                                                 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0); \
+        const __m512i pick_hi = _mm512_add_epi16(pick_lo, _mm512_set1_epi16(16));                 \
+        ROWS_OF(DECL_ROW)                                                                         \
+        for (int64_t u = 0; u < kcu; u++) {                                                       \
+            const __m512i lo = _mm512_loadu_si512((const void *)(src + off[2 * u]));              \
+            const __m512i hi = _mm512_loadu_si512((const void *)(src + off[2 * u + 1]));          \
+            const __m512i b0 = _mm512_permutex2var_epi16(lo, pick_lo, hi);                        \
+            const __m512i b1 = _mm512_permutex2var_epi16(lo, pick_hi, hi);                        \
+            __m512i av;                                                                           \
+            ROWS_OF(BF16_ROW)                                                                     \
+            pa += MRV;                                                                            \
+        }                                                                                         \
+        ROWS_OF(TAPS_OUT_ROW)                                                                     \
+    }
+
+BF16_TAPS_MICRO(micro_taps_bf16, ALL_ROWS, MR)
+BF16_TAPS_MICRO(micro_taps_bf16_8, ROWS8_OF, MR8)
+BF16_TAPS_MICRO_OUT(micro_taps_out_bf16, ALL_ROWS, MR)
+BF16_TAPS_MICRO_OUT(micro_taps_out_bf16_8, ROWS8_OF, MR8)
 BF16_MICRO_OUT(micro_out_bf16, ALL_ROWS, MR)
 BF16_MICRO_OUT(micro_out_bf16_8, ROWS8_OF, MR8)
 
@@ -1170,16 +1247,17 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
 
 static const amp_gemm_kernel kernel_f32 = {
     "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx512_conv_post,
-    NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const amp_gemm_kernel kernel_bf16_8 = {
     "avx512bf16-8x32", MR8, NR, 2, 256, 192, 512, micro_bf16_8, pack_a_bf16_8, pack_b_bf16, epi,
     amp_avx512_conv_post, pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_rows16, micro_out_bf16_8,
-    NULL,
+    NULL, micro_taps_bf16_8, micro_taps_out_bf16_8,
 };
 static const amp_gemm_kernel kernel_bf16 = {
     "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
     pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_rows16, micro_out_bf16, &kernel_bf16_8,
+    micro_taps_bf16, micro_taps_out_bf16,
 };
 
 ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)

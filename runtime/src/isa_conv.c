@@ -36,6 +36,11 @@
  *      (about a third of pack_b_im2col's time on resnet18's 3 x 3
  *      layers); where a small plane would leave its last panel mostly
  *      empty, the columns then run across the images (conv_job's span).
+ *      With a kernel's micro_taps (bf16; stride 1, where the columns
+ *      do not run across images), nothing is packed: taps mode
+ *      (conv_job.taps, taps_task) copies the task's input rows padded
+ *      and the micro-kernel reads each unit's halves from the copy at
+ *      per-k offsets, interleaving them in registers.
  *      Kernels whose packing converts (bf16 and
  *      f16 on the f32 micro-kernel) write the im2col rows into a per-slot
  *      buffer first (so the copy stays in L2) and pack those.  A 1 x 1,
@@ -99,6 +104,9 @@ static unsigned char wconv_buf[AMP_MAX_THREADS][AMP_GEMM_MR_MAX * AMP_GEMM_KCU_M
 #define PAD_BUF_BYTES ((size_t)512 * 1024)
 #define PAD_SLACK_ELEMS 64
 static unsigned char pad_buf[AMP_MAX_THREADS][PAD_BUF_BYTES + 2 * PAD_SLACK_ELEMS] ALIGN64;
+
+/* Columns per task at most in taps mode (conv_job.taps). */
+#define TAPS_NB_MAX 2048
 
 /* Below this many flops a single thread is faster than waking the pool. */
 #define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
@@ -174,6 +182,19 @@ typedef struct conv_job {
      * as this convolution's [groups M][in_g kernel_plane] with the taps
      * reversed (transpose_by_conv's flipped kernel, never stored) */
     int flip;
+    /* Taps mode (the kernel's micro_taps; stride 1, 2-d or 1-d, not span):
+     * no B packing at all.  The columns are then positions of the padded
+     * plane, q = oh pad_w + ow for ow < pad_w (cols = (out_h - 1) pad_w +
+     * out_w per image; ow >= out_w computed and dropped), so that 32
+     * columns' taps are 32 consecutive elements of the task's padded copy
+     * of x (taps_rows rows per channel): unit u's halves read it at
+     * taps_off[2 u] and taps_off[2 u + 1] (k = channel x kernel plane +
+     * (kh, kw): its channel's rows plus kh dilation pad_w + kw dilation)
+     * from the tile's first column.  Same units, same order: bit for bit
+     * the packed path. */
+    int taps;
+    int64_t taps_rows;
+    int32_t *taps_off;
 } conv_job;
 
 /* Units before k block kb's panels in a group's packed A: every earlier
@@ -1014,6 +1035,139 @@ static void conv_task(void *ctx, int64_t task, int slot)
     }
 }
 
+/* The output positions of taps-mode columns [q, q + cols) (cols <= 32)
+ * as micro_taps_out's segments, one per output row they reach: the
+ * columns ow < out_w of row oh go to position oh out_w + ow, i.e. tile
+ * column c to q + c - oh (pad_w - out_w). */
+static int taps_segments(const conv_job *j, int64_t q, int64_t cols, amp_tap_seg *seg)
+{
+    const int64_t pw = j->pad_w, ow_n = j->g.out[2];
+    int nseg = 0;
+    for (int64_t oh = q / pw; oh * pw < q + cols; oh++) {
+        const int64_t a = (oh * pw > q ? oh * pw : q) - q, b = min64(oh * pw + ow_n, q + cols) - q;
+        if (a >= b)
+            continue;
+        seg[nseg].mask = (uint32_t)(((b == 32 ? 0 : (uint64_t)1 << b) - ((uint64_t)1 << a)) & 0xffffffffu);
+        seg[nseg].at = q - oh * (pw - ow_n);
+        nseg++;
+    }
+    return nseg;
+}
+
+/* The post-ops of a taps-mode strip whose tiles stored rows co0 .. co0 +
+ * rows - 1 of columns [q0, q0 + nlen): the output positions those
+ * columns reach, one run in the output plane. */
+static void taps_post(const conv_job *j, int64_t n, int64_t co0, int64_t rows, int64_t q0, int64_t nlen)
+{
+    const int64_t pw = j->pad_w, ow_n = j->g.out[2], qe = q0 + nlen - 1;
+    const int64_t first = q0 % pw < ow_n ? q0 : (q0 / pw + 1) * pw;
+    const int64_t last = qe % pw < ow_n ? qe : qe / pw * pw + ow_n - 1;
+    if (first > last)
+        return;
+    {
+        const int64_t p0 = first / pw * ow_n + first % pw, p1 = last / pw * ow_n + last % pw;
+        run_post(j, co0, rows, (size_t)((n * j->d->out_channels + co0) * j->P + p0), p1 - p0 + 1);
+    }
+}
+
+/* The epilogue and post-ops of a taps-mode strip: rows co0 .. co0 + rows
+ * - 1 of task columns [q0, q0 + nlen) (padded-plane positions of image n,
+ * sums in w, ldw apart), each output row's segment stored where it goes
+ * in the output plane; the dropped columns ow >= out_w are skipped. */
+static void taps_strip_out(const conv_job *j, const float *w, int64_t ldw, int64_t n, int64_t co0, int64_t rows,
+                           int64_t q0, int64_t nlen, int slot)
+{
+    const amp_gemm_kernel *k = j->k;
+    const int64_t pw = j->pad_w, ow_n = j->g.out[2], P = j->P, cout = j->d->out_channels;
+    const size_t es = j->es;
+    unsigned char *brep = bias_buf[slot];
+    for (int64_t oh = q0 / pw; oh * pw < q0 + nlen; oh++) {
+        const int64_t qs = oh * pw > q0 ? oh * pw : q0, qe = min64(oh * pw + ow_n, q0 + nlen);
+        for (int64_t q = qs; q < qe; q += NB_MAX) { /* (bias_buf holds NB_MAX elements) */
+            const int64_t len = min64(NB_MAX, qe - q), p = oh * ow_n + (q - oh * pw);
+            for (int64_t r = 0; r < rows; r++) {
+                const void *brow = NULL;
+                if (j->bias != NULL) {
+                    fill_elems(brep, j->bias + (size_t)(co0 + r) * es, es, len);
+                    brow = brep;
+                }
+                k->epi(j->t, len, w + r * ldw + (q - q0), 1.0f, 0.0f, NULL, 0, brow,
+                       j->out + (size_t)((n * cout + co0 + r) * P + p) * es);
+            }
+        }
+    }
+    if (j->post != NULL)
+        taps_post(j, n, co0, rows, q0, nlen);
+}
+
+/* conv_task in taps mode: the task's padded rows copied once, then per k
+ * block and strip of rows the micro-kernel straight on them. */
+static void taps_task(void *ctx, int64_t task, int slot)
+{
+    const conv_job *j = ctx;
+    const amp_gemm_kernel *k = j->k;
+    const amp_conv_desc *d = j->d;
+    const int mr = k->mr, nr = k->nr;
+    const int64_t per_image = d->groups * j->m_chunks * j->n_chunks;
+    const int64_t n = task / per_image, grp = task % per_image / (j->m_chunks * j->n_chunks);
+    const int64_t nc = task % (j->m_chunks * j->n_chunks) / j->m_chunks, mc = task % j->m_chunks;
+    const int64_t m0 = mc * j->mb, q0 = nc * j->nb;
+    const int64_t mlen = min64(j->mb, j->M - m0), nlen = min64(j->nb, j->cols - q0);
+    const int64_t ldw = round_up(nlen, nr), cin_g = d->in_channels / d->groups, oh0 = q0 / j->pad_w;
+    const char *ximg = j->x + (size_t)((n * d->in_channels + grp * cin_g) * j->g.in_plane) * j->es;
+    const uint32_t *pa_group = j->pa + grp * j->group_units;
+    char *pad = (char *)pad_buf[slot];
+    /* column q0 in the copy, whose first row is output row oh0's first */
+    const char *src0 = pad + (size_t)(q0 - oh0 * j->pad_w) * j->es;
+    float *w = w_buf[slot];
+    /* bf16 without a bias: the last k block's epilogue in the registers */
+    const int out_in_registers = k->micro_taps_out != NULL && j->t == AMP_BF16 && j->bias == NULL;
+
+    if (mlen <= 0 || nlen <= 0)
+        return;
+    pad_copy(j, ximg, cin_g, oh0, j->taps_rows, pad);
+    for (int64_t kb = 0; kb < j->nkb; kb++) {
+        const int64_t k0 = kb * j->kstep, kcu = min64(j->kstep, j->K - k0) / 2;
+        const uint32_t *pa_block = pa_group + a_block_offset(j, kb);
+        const int last = kb == j->nkb - 1;
+        for (int64_t ir = 0; ir < mlen; ir += mr) {
+            const int64_t ip = (m0 + ir) / mr, co0 = grp * j->M + m0 + ir, rows = min64(mr, mlen - ir);
+            if (last && out_in_registers) {
+                char *ystrip = j->out + (size_t)((n * d->out_channels + co0) * j->P) * j->es;
+                for (int64_t jr = 0; jr < nlen; jr += nr) {
+                    amp_tap_seg seg[AMP_GEMM_NR_MAX + 1];
+                    const int nseg = taps_segments(j, q0 + jr, min64(nr, nlen - jr), seg);
+                    k->micro_taps_out(kcu, pa_block + ip * kcu * mr, src0 + (size_t)jr * j->es, j->taps_off + k0,
+                                      w + ir * ldw + jr, ldw, kb > 0, ystrip, j->P, (int)rows, seg, nseg);
+                }
+                if (j->post != NULL)
+                    taps_post(j, n, co0, rows, q0, nlen);
+                continue;
+            }
+            for (int64_t jr = 0; jr < nlen; jr += nr)
+                k->micro_taps(kcu, pa_block + ip * kcu * mr, src0 + (size_t)jr * j->es, j->taps_off + k0,
+                              w + ir * ldw + jr, ldw, kb > 0);
+            if (last)
+                taps_strip_out(j, w + ir * ldw, ldw, n, co0, rows, q0, nlen, slot);
+        }
+    }
+}
+
+/* Whether convolutions may take taps mode, and how many have taken it
+ * (amp_fast_conv_allow_taps, amp_fast_conv_taps_taken). */
+static int taps_allowed = 1;
+static int64_t taps_taken;
+
+void amp_fast_conv_allow_taps(int allow)
+{
+    taps_allowed = allow;
+}
+
+int64_t amp_fast_conv_taps_taken(void)
+{
+    return __atomic_load_n(&taps_taken, __ATOMIC_RELAXED);
+}
+
 /* The reference conv_ex (packed, when not NULL, in the reference's layout). */
 static void reference_conv_ex(amp_dtype t, const amp_conv_desc *d, const void *x, const void *w, const void *packed,
                               const void *bias, const amp_conv_post *post, void *y)
@@ -1085,7 +1239,7 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
 {
     conv_job j;
     int threads;
-    int64_t mb_max, tasks;
+    int64_t mb_max, nb_max, taps_nb_max, tasks;
     uint32_t *pa_own = NULL;
     amp_conv_post_row *rows_own = NULL;
 
@@ -1182,11 +1336,41 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
             j.images = 1;
         }
     }
-    /* Equal-sized chunks: rows in multiples of mr, columns of nr. */
+    /* Taps mode (conv_job.taps) where the kernel has micro_taps, for the
+     * planes the columns do not run across images in (span pays more
+     * there: resnet18's 14 x 14 and 7 x 7, which would compute and drop
+     * a column in 15 and 8), when the copy's slack covers a tile's
+     * overrun (taps_task) and pad_buf at least a few tiles' rows. */
+    taps_nb_max = 0;
+    if (taps_allowed && pad_able && !j.span && k->micro_taps != NULL && t == AMP_BF16 && j.g.stride[1] == 1 &&
+        j.g.stride[2] == 1 && j.K % 2 == 0 && (j.g.kernel[2] - 1) * j.g.dilation[2] + 32 <= PAD_SLACK_ELEMS &&
+        j.g.padding[2] + 32 <= PAD_SLACK_ELEMS) {
+        /* rows of in_w + padding: a row's right padding is the next
+         * row's left (and the slack's, after the last), so at 3 x 3 one
+         * column per row is computed and dropped */
+        const int64_t pw = j.g.in[2] + j.g.padding[2] > j.g.out[2] ? j.g.in[2] + j.g.padding[2] : j.g.out[2];
+        /* the output rows a task's copy can hold, so the columns it can
+         * have: nb columns reach at most (nb + pw - 2) / pw + 1 rows */
+        const int64_t rows_fit = (int64_t)(PAD_BUF_BYTES / ((size_t)cin_g * (size_t)pw * 2)) -
+                                 (j.g.kernel[1] - 1) * j.g.dilation[1];
+        if (rows_fit >= 2) {
+            taps_nb_max = min64(TAPS_NB_MAX, (rows_fit - 1) * pw + 1) / k->nr * k->nr;
+            if (taps_nb_max >= 4 * k->nr)
+                j.taps_off = amp_scratch_alloc((size_t)j.K * sizeof *j.taps_off);
+        }
+        if (j.taps_off != NULL) {
+            j.taps = 1;
+            j.pad_w = pw;
+            j.cols = (j.g.out[1] - 1) * pw + j.g.out[2];
+        }
+    }
+    /* Equal-sized chunks: rows in multiples of mr, columns of nr (in taps
+     * mode as many as w_buf holds for the rows, up to TAPS_NB_MAX). */
     mb_max = AMP_GEMM_MB_MAX / k->mr * k->mr;
     j.m_chunks = cdiv(j.M, mb_max);
     j.mb = round_up(cdiv(j.M, j.m_chunks), k->mr);
-    j.n_chunks = cdiv(j.cols, NB_MAX);
+    nb_max = j.taps ? min64(taps_nb_max, AMP_GEMM_MB_MAX * NB_MAX / j.mb / k->nr * k->nr) : NB_MAX;
+    j.n_chunks = cdiv(j.cols, nb_max);
     j.nb = round_up(cdiv(j.cols, j.n_chunks), k->nr);
     /* Enough tasks for every thread, splitting the larger side. */
     while (threads > 1 && j.images * d->groups * j.m_chunks * j.n_chunks < 4 * threads) {
@@ -1203,6 +1387,22 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
         }
     }
     tasks = j.images * d->groups * j.m_chunks * j.n_chunks;
+    if (j.taps) {
+        /* rows per channel: those of the output rows nb columns can
+         * reach, and the kernel's reach below them */
+        j.taps_rows = min64(j.g.out[1], (j.nb + j.pad_w - 2) / j.pad_w + 1) + (j.g.kernel[1] - 1) * j.g.dilation[1];
+        for (int64_t kk = 0; kk < j.K; kk++) {
+            const int64_t c = kk / j.g.kernel_plane, kp = kk % j.g.kernel_plane;
+            j.taps_off[kk] = (int32_t)((c * j.taps_rows + kp / j.g.kernel[2] * j.g.dilation[1]) * j.pad_w +
+                                       kp % j.g.kernel[2] * j.g.dilation[2]);
+        }
+        amp_parallel_run(threads, tasks, taps_task, &j);
+        __atomic_fetch_add(&taps_taken, 1, __ATOMIC_RELAXED);
+        amp_scratch_free(j.taps_off);
+        amp_scratch_free(rows_own);
+        amp_scratch_free(pa_own);
+        return 1;
+    }
     if (j.span) {
         j.padded = 1; /* (its size checked above, for the widest block) */
     } else if (pad_able) {

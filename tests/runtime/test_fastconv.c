@@ -539,6 +539,152 @@ static void run_nan(const amp_kernel_table *k, amp_dtype t)
     free(y);
 }
 
+/* Taps mode (the avx512bf16 set's bf16 convolutions of stride 1 whose
+ * columns do not run across images: no B packing, the micro-kernel reading
+ * a padded copy of x at per-unit offsets) against the packed path it
+ * replaces, which gives the same bits by construction: conv (with and
+ * without bias), conv_ex (batch_norm, residual, relu and raw together, and
+ * packed weights) and the stride-1 conv_transpose (run as a convolution
+ * of the flipped weights), on 1 and 2 threads; every case must take taps
+ * mode.  The shapes: rows straddling the 32-column tiles, 8-row tiles with
+ * two k blocks, more output channels than a row block, 5 x 5 with padding
+ * 2, dilation, no padding, padding wider than the kernel's reach (rows
+ * longer than in_w + padding), uneven kernel and padding, groups, 1-d
+ * rows longer than a task, a tall narrow plane, and channels enough that
+ * the padded copy holds only a few rows (small tasks, many k blocks). */
+static const ccase taps_cases[] = {
+    { "taps 3x3", 2, 1, 8, 12, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "taps 64 channels, 2 k blocks", 2, 1, 64, 64, 1, { 9, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "taps 400 output channels", 2, 1, 4, 400, 1, { 6, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "taps 5x5 pad 2", 2, 1, 10, 7, 1, { 5, 40 }, { 5, 5 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, 1 },
+    { "taps dilation 2", 2, 1, 6, 10, 1, { 13, 10 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+    { "taps no padding", 2, 1, 16, 16, 1, { 7, 9 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0 },
+    { "taps padding 3 at 3x3", 2, 1, 4, 6, 1, { 6, 5 }, { 3, 3 }, { 1, 1 }, { 3, 3 }, { 1, 1 }, 1 },
+    { "taps uneven", 2, 1, 6, 9, 1, { 10, 12 }, { 3, 2 }, { 1, 1 }, { 1, 0 }, { 1, 1 }, 1 },
+    { "taps groups 2", 2, 2, 8, 12, 2, { 7, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "taps 1-d", 1, 1, 2, 5, 1, { 3000 }, { 3 }, { 1 }, { 1 }, { 1 }, 1 },
+    { "taps tall plane", 2, 1, 32, 20, 1, { 200, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "taps few rows per task", 2, 1, 1000, 2, 1, { 8, 20 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+};
+
+static void run_taps(const amp_kernel_table *k, const ccase *c)
+{
+    const amp_dtype t = AMP_BF16;
+    amp_conv_desc d, tr;
+    int64_t in_plane, out_plane, kplane, nx, nw, ny, taken;
+    void *x, *w, *bias, *res, *packed, *y[3], *raw[3];
+    float *mean, *var, *gamma, *beta;
+    amp_conv_post post;
+    fill_desc(c, &d);
+    in_plane = prod(d.in_size, d.nspatial);
+    out_plane = prod(d.out_size, d.nspatial);
+    kplane = prod(d.kernel, d.nspatial);
+    nx = d.batch * d.in_channels * in_plane;
+    nw = d.out_channels * (d.in_channels / d.groups) * kplane;
+    ny = d.batch * d.out_channels * out_plane;
+    x = random_buf(t, (size_t)nx);
+    w = random_buf(t, (size_t)nw);
+    bias = random_buf(t, (size_t)d.out_channels);
+    res = random_buf(t, (size_t)ny);
+    mean = malloc((size_t)d.out_channels * sizeof *mean);
+    var = malloc((size_t)d.out_channels * sizeof *var);
+    gamma = malloc((size_t)d.out_channels * sizeof *gamma);
+    beta = malloc((size_t)d.out_channels * sizeof *beta);
+    packed = malloc(k->conv_packed_bytes_bf16(&d));
+    assert_true(mean != NULL && var != NULL && gamma != NULL && beta != NULL && packed != NULL);
+    for (int64_t co = 0; co < d.out_channels; co++) {
+        mean[co] = 0.01f * (float)(co % 7);
+        var[co] = 0.5f + 0.1f * (float)(co % 5);
+        gamma[co] = 1.0f - 0.05f * (float)(co % 3);
+        beta[co] = 0.02f * (float)(co % 4) - 0.03f;
+    }
+    k->conv_pack_weights_bf16(&d, AMP_BF16, w, packed);
+    memset(&post, 0, sizeof post);
+    post.bn_mean = mean;
+    post.bn_var = var;
+    post.bn_weight = gamma;
+    post.bn_bias = beta;
+    post.bn_dtype = AMP_F32;
+    post.bn_eps = 1e-5;
+    post.residual = res;
+    post.relu = 1;
+    for (int i = 0; i < 3; i++) {
+        y[i] = malloc((size_t)ny * 2);
+        raw[i] = malloc((size_t)ny * 2);
+        assert_true(y[i] != NULL && raw[i] != NULL);
+    }
+
+    /* y[0]: the packed path; y[1], y[2]: taps mode on 1 and 2 threads */
+    for (int pass = 0; pass < 4; pass++) {
+        for (int i = 0; i < 3; i++) {
+            amp_fast_conv_allow_taps(i > 0);
+            amp_set_threads(i == 2 ? 2 : 1);
+            taken = amp_fast_conv_taps_taken();
+            memset(y[i], 0xff, (size_t)ny * 2);
+            memset(raw[i], 0xff, (size_t)ny * 2);
+            post.raw = raw[i];
+            switch (pass) {
+            case 0: k->conv_bf16(&d, x, w, NULL, y[i]); break;
+            case 1: k->conv_bf16(&d, x, w, bias, y[i]); break;
+            case 2: k->conv_ex_bf16(&d, x, w, NULL, NULL, &post, y[i]); break;
+            default: k->conv_ex_bf16(&d, x, NULL, packed, bias, &post, y[i]); break;
+            }
+            if (i > 0 && amp_fast_conv_taps_taken() == taken)
+                fail_msg("%s: pass %d did not take taps mode", c->what, pass);
+        }
+        amp_fast_conv_allow_taps(1);
+        for (int i = 1; i < 3; i++) {
+            if (memcmp(y[0], y[i], (size_t)ny * 2) != 0)
+                fail_msg("%s: pass %d: taps mode on %d thread(s) differs from the packed path", c->what, pass, i);
+            if (pass >= 2 && memcmp(raw[0], raw[i], (size_t)ny * 2) != 0)
+                fail_msg("%s: pass %d: taps mode's raw output on %d thread(s) differs", c->what, pass, i);
+        }
+    }
+
+    /* the stride-1 transposed convolution of the same shape: dy of y's
+     * shape in, x's shape out (a convolution's input gradient) */
+    tr = d;
+    tr.in_channels = d.out_channels;
+    tr.out_channels = d.in_channels;
+    for (int i = 0; i < 3; i++) {
+        tr.in_size[i] = d.out_size[i];
+        tr.out_size[i] = d.in_size[i];
+    }
+    /* (as a convolution, when its padding dilation (kernel - 1) - padding
+     * is not negative: its K, in_channels / groups x taps, must be even) */
+    if (tr.in_channels / tr.groups * kplane % 2 == 0 && tr.padding[0] <= (tr.kernel[0] - 1) * tr.dilation[0] &&
+        (tr.nspatial < 2 || tr.padding[1] <= (tr.kernel[1] - 1) * tr.dilation[1])) {
+        for (int i = 0; i < 3; i++) {
+            y[i] = realloc(y[i], (size_t)nx * 2);
+            assert_non_null(y[i]);
+            amp_fast_conv_allow_taps(i > 0);
+            amp_set_threads(i == 2 ? 2 : 1);
+            taken = amp_fast_conv_taps_taken();
+            k->conv_transpose_bf16(&tr, res, w, NULL, y[i]);
+            if (i > 0 && amp_fast_conv_taps_taken() == taken)
+                fail_msg("%s: the transposed convolution did not take taps mode", c->what);
+        }
+        amp_fast_conv_allow_taps(1);
+        for (int i = 1; i < 3; i++)
+            if (memcmp(y[0], y[i], (size_t)nx * 2) != 0)
+                fail_msg("%s: transposed, taps mode on %d thread(s) differs from the packed path", c->what, i);
+    }
+    amp_set_threads(0);
+    for (int i = 0; i < 3; i++) {
+        free(y[i]);
+        free(raw[i]);
+    }
+    free(x);
+    free(w);
+    free(bias);
+    free(res);
+    free(mean);
+    free(var);
+    free(gamma);
+    free(beta);
+    free(packed);
+}
+
 static void test_isa(void **state)
 {
     const char *isa = *state;
@@ -561,6 +707,11 @@ static void test_isa(void **state)
             run_backward_weight(k, types[ti], &wgrad_cases[i]);
         for (size_t i = 0; i < sizeof im2col_cases / sizeof im2col_cases[0]; i++)
             run_case(k, types[ti], &im2col_cases[i]);
+        for (size_t i = 0; i < sizeof taps_cases / sizeof taps_cases[0]; i++) {
+            run_case(k, types[ti], &taps_cases[i]);
+            if (types[ti] == AMP_BF16 && strcmp(k->isa, "avx512bf16") == 0)
+                run_taps(k, &taps_cases[i]);
+        }
         run_nan(k, types[ti]);
         run_wgrad_inf(k, types[ti]);
     }
