@@ -138,29 +138,33 @@ AVX512_TARGET static void micro_f32(int64_t kcu, const void *pa_, const void *pb
 BF16_MICRO(micro_bf16, ALL_ROWS, MR)
 BF16_MICRO(micro_bf16_8, ROWS8_OF, MR8)
 
-/* micro_taps (contract in amprt_internal.h): per unit, 32 elements from
- * each half's row, interleaved into the two vectors pack_b_rows would
- * have stored (one permute per 16 columns), then the same vdpbf16ps
- * chain as micro on them. */
+/* The k loop of the taps kernels (micro_taps, contract in
+ * amprt_internal.h): per unit, 32 elements from each half's row,
+ * interleaved into the two vectors pack_b_rows would have stored (one
+ * permute per 16 columns), then the same vdpbf16ps chain as micro's on
+ * them. */
+#define BF16_TAPS_K_LOOP(ROWS_OF, MRV)                                                            \
+    const __m512i pick_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, \
+                                             39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0); \
+    const __m512i pick_hi = _mm512_add_epi16(pick_lo, _mm512_set1_epi16(16));                     \
+    ROWS_OF(DECL_ROW)                                                                             \
+    for (int64_t u = 0; u < kcu; u++) {                                                           \
+        const __m512i lo = _mm512_loadu_si512((const void *)(src + off[2 * u]));                  \
+        const __m512i hi = _mm512_loadu_si512((const void *)(src + off[2 * u + 1]));              \
+        const __m512i b0 = _mm512_permutex2var_epi16(lo, pick_lo, hi);                            \
+        const __m512i b1 = _mm512_permutex2var_epi16(lo, pick_hi, hi);                            \
+        __m512i av;                                                                               \
+        ROWS_OF(BF16_ROW)                                                                         \
+        pa += MRV;                                                                                \
+    }
+
 #define BF16_TAPS_MICRO(NAME, ROWS_OF, MRV)                                                       \
     AVX512BF16_TARGET static void NAME(int64_t kcu, const void *pa_, const void *src_,            \
                                        const int32_t *off, float *w, int64_t ldw, int accumulate) \
     {                                                                                             \
         const uint32_t *pa = pa_;                                                                 \
         const uint16_t *src = src_;                                                               \
-        const __m512i pick_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, \
-                                                 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0); \
-        const __m512i pick_hi = _mm512_add_epi16(pick_lo, _mm512_set1_epi16(16));                 \
-        ROWS_OF(DECL_ROW)                                                                         \
-        for (int64_t u = 0; u < kcu; u++) {                                                       \
-            const __m512i lo = _mm512_loadu_si512((const void *)(src + off[2 * u]));              \
-            const __m512i hi = _mm512_loadu_si512((const void *)(src + off[2 * u + 1]));          \
-            const __m512i b0 = _mm512_permutex2var_epi16(lo, pick_lo, hi);                        \
-            const __m512i b1 = _mm512_permutex2var_epi16(lo, pick_hi, hi);                        \
-            __m512i av;                                                                           \
-            ROWS_OF(BF16_ROW)                                                                     \
-            pa += MRV;                                                                            \
-        }                                                                                         \
+        BF16_TAPS_K_LOOP(ROWS_OF, MRV)                                                            \
         ROWS_OF(STORE_ROW)                                                                        \
     }
 
@@ -194,19 +198,7 @@ BF16_MICRO(micro_bf16_8, ROWS8_OF, MR8)
     {                                                                                             \
         const uint32_t *pa = pa_;                                                                 \
         const uint16_t *src = src_;                                                               \
-        const __m512i pick_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, \
-                                                 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0); \
-        const __m512i pick_hi = _mm512_add_epi16(pick_lo, _mm512_set1_epi16(16));                 \
-        ROWS_OF(DECL_ROW)                                                                         \
-        for (int64_t u = 0; u < kcu; u++) {                                                       \
-            const __m512i lo = _mm512_loadu_si512((const void *)(src + off[2 * u]));              \
-            const __m512i hi = _mm512_loadu_si512((const void *)(src + off[2 * u + 1]));          \
-            const __m512i b0 = _mm512_permutex2var_epi16(lo, pick_lo, hi);                        \
-            const __m512i b1 = _mm512_permutex2var_epi16(lo, pick_hi, hi);                        \
-            __m512i av;                                                                           \
-            ROWS_OF(BF16_ROW)                                                                     \
-            pa += MRV;                                                                            \
-        }                                                                                         \
+        BF16_TAPS_K_LOOP(ROWS_OF, MRV)                                                            \
         ROWS_OF(TAPS_OUT_ROW)                                                                     \
     }
 
