@@ -107,6 +107,13 @@ static unsigned char pad_buf[AMP_MAX_THREADS][PAD_BUF_BYTES + 2 * PAD_SLACK_ELEM
 
 /* Columns per task at most in taps mode (conv_job.taps). */
 #define TAPS_NB_MAX 2048
+/* A taps-mode task's micro_taps_out segments, worked out once per task
+ * (every strip of rows stores its tiles by the same ones): tile i's are
+ * taps_seg[slot][taps_seg_first[slot][i]] up to tile i + 1's first.  A
+ * tile has one per output row it reaches, so all of them are at most a
+ * task's tiles plus its rows: fewer than 2 TAPS_NB_MAX + 2. */
+static amp_tap_seg taps_seg[AMP_MAX_THREADS][2 * TAPS_NB_MAX + 2];
+static int taps_seg_first[AMP_MAX_THREADS][TAPS_NB_MAX + 1];
 
 /* Below this many flops a single thread is faster than waking the pool. */
 #define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
@@ -1126,6 +1133,14 @@ static void taps_task(void *ctx, int64_t task, int slot)
     if (mlen <= 0 || nlen <= 0)
         return;
     pad_copy(j, ximg, cin_g, oh0, j->taps_rows, pad);
+    if (out_in_registers) {
+        int *first = taps_seg_first[slot], count = 0;
+        for (int64_t jr = 0; jr < nlen; jr += nr) {
+            first[jr / nr] = count;
+            count += taps_segments(j, q0 + jr, min64(nr, nlen - jr), taps_seg[slot] + count);
+        }
+        first[cdiv(nlen, nr)] = count;
+    }
     for (int64_t kb = 0; kb < j->nkb; kb++) {
         const int64_t k0 = kb * j->kstep, kcu = min64(j->kstep, j->K - k0) / 2;
         const uint32_t *pa_block = pa_group + a_block_offset(j, kb);
@@ -1135,10 +1150,10 @@ static void taps_task(void *ctx, int64_t task, int slot)
             if (last && out_in_registers) {
                 char *ystrip = j->out + (size_t)((n * d->out_channels + co0) * j->P) * j->es;
                 for (int64_t jr = 0; jr < nlen; jr += nr) {
-                    amp_tap_seg seg[AMP_GEMM_NR_MAX + 1];
-                    const int nseg = taps_segments(j, q0 + jr, min64(nr, nlen - jr), seg);
+                    const int *first = taps_seg_first[slot] + jr / nr;
                     k->micro_taps_out(kcu, pa_block + ip * kcu * mr, src0 + (size_t)jr * j->es, j->taps_off + k0,
-                                      w + ir * ldw + jr, ldw, kb > 0, ystrip, j->P, (int)rows, seg, nseg);
+                                      w + ir * ldw + jr, ldw, kb > 0, ystrip, j->P, (int)rows,
+                                      taps_seg[slot] + first[0], first[1] - first[0]);
                 }
                 if (j->post != NULL)
                     taps_post(j, n, co0, rows, q0, nlen);
@@ -1387,6 +1402,13 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
         }
     }
     tasks = j.images * d->groups * j.m_chunks * j.n_chunks;
+    if (j.span) {
+        j.padded = 1; /* (its size checked above, for the widest block) */
+    } else if (pad_able && !j.taps) {
+        const int64_t out_rows = min64(j.g.out[1], (j.nb - 1) / j.g.out[2] + 2);
+        j.padded = (double)cin_g * (double)pad_rows_of(&j.g, out_rows) * (double)j.pad_w * (double)j.es <=
+                   (double)PAD_BUF_BYTES;
+    }
     if (j.taps) {
         /* rows per channel: those of the output rows nb columns can
          * reach, and the kernel's reach below them */
@@ -1398,21 +1420,10 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
         }
         amp_parallel_run(threads, tasks, taps_task, &j);
         __atomic_fetch_add(&taps_taken, 1, __ATOMIC_RELAXED);
-        amp_scratch_free(j.taps_off);
-        amp_scratch_free(rows_own);
-        amp_scratch_free(pa_own);
-        return 1;
-    }
-    if (j.span) {
-        j.padded = 1; /* (its size checked above, for the widest block) */
-    } else if (pad_able) {
-        const int64_t out_rows = min64(j.g.out[1], (j.nb - 1) / j.g.out[2] + 2);
-        j.padded = (double)cin_g * (double)pad_rows_of(&j.g, out_rows) * (double)j.pad_w * (double)j.es <=
-                   (double)PAD_BUF_BYTES;
-    }
-    /* Row blocks split: build each im2col matrix once (if memory allows;
-     * else every task builds its own blocks, as without a split). */
-    if (!j.direct && j.m_chunks > 1 && j.im2col_pack) {
+    } else if (!j.direct && j.m_chunks > 1 && j.im2col_pack) {
+        /* Row blocks split: build each im2col matrix once (if memory
+         * allows; else every task builds its own blocks, as without a
+         * split). */
         /* 64-byte aligned, as the micro-kernel reads B panels */
         char *raw = amp_scratch_alloc((size_t)(j.images * d->groups * j.n_chunks * cdiv(j.K, k->kpair) * j.nb) *
                                       sizeof *j.fullpack + 64);
@@ -1436,6 +1447,7 @@ static int conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *
     } else {
         amp_parallel_run(threads, tasks, conv_task, &j);
     }
+    amp_scratch_free(j.taps_off);
     amp_scratch_free(rows_own);
     amp_scratch_free(pa_own);
     return 1;
