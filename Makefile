@@ -16,12 +16,16 @@ CC       ?= cc
 SANITIZE ?=
 OPT      ?= -O2
 
+# The compiler's layers, each in its folder, each header including the one
+# below it: core <- front <- middle <- back <- ampc.h (docs/architecture.md).
+COMPILER_DIRS := src src/core src/front src/middle src/back
+
 WARN     := -Wall -Wextra -pedantic -Werror
 SAN_LIST  := address,undefined
 SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 # The compiler uses C11 (_Noreturn, _Alignas) and POSIX; the runtime and the
 # code ampc emits are C99.
-CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) -Isrc -Iruntime/include -I$(BUILD)/gen
+CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) $(addprefix -I,$(COMPILER_DIRS)) -Iruntime/include -I$(BUILD)/gen
 CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -Iruntime/include
 LDFLAGS  += $(SAN_FLAGS)
 # Each object records the headers it included (-MMD), so an edit to any
@@ -29,8 +33,8 @@ LDFLAGS  += $(SAN_FLAGS)
 # breaking the build.  The .d files are read at the end of this Makefile.
 DEPFLAGS := -MMD -MP
 
-COMPILER_SRCS := $(filter-out src/main.c,$(wildcard src/*.c))
-COMPILER_OBJS := $(COMPILER_SRCS:src/%.c=$(BUILD)/obj/%.o) \
+COMPILER_SRCS := $(filter-out src/main.c,$(wildcard $(addsuffix /*.c,$(COMPILER_DIRS))))
+COMPILER_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(COMPILER_SRCS)) \
                  $(BUILD)/obj/parser.o $(BUILD)/obj/lexer.o $(BUILD)/obj/policies.o
 # MPI=1: the collectives of data-parallel training on MPI (collective_mpi.c,
 # docs/distributed.md) instead of the one-process ones; the library's names,
@@ -73,12 +77,12 @@ $(BUILD)/gen/policies.c: $(POLICIES) scripts/embed-policies.sh
 	@mkdir -p $(BUILD)/gen
 	sh scripts/embed-policies.sh $(POLICIES) > $@
 
-$(BUILD)/obj/%.o: src/%.c src/ampc.h src/ops.def $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
-	@mkdir -p $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c src/core/ops.def $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMPILER) $(DEPFLAGS) -c -o $@ $<
 
 # Generated code is not ours to make warning-free: flex's output trips -Wextra.
-$(BUILD)/obj/%.o: $(BUILD)/gen/%.c src/ampc.h $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+$(BUILD)/obj/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 	@mkdir -p $(BUILD)/obj
 	$(CC) $(CFLAGS_COMPILER) -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings -c -o $@ $<
 
@@ -186,4 +190,4 @@ include mk/install.mk
 -include mk/bench.mk
 
 # the header dependencies the compiles above recorded (DEPFLAGS)
--include $(wildcard $(BUILD)/obj/*.d $(BUILD)/rtobj/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/rtobj/*.d $(BUILD)/tests/*.d)

@@ -24,7 +24,7 @@
 # uninstall removes those files and lib/cmake/ampc/ (the only directory
 # that is ampc's alone); shared directories such as bin/ stay.
 #
-# The version has one source, AMPC_VERSION in src/ampc.h.
+# The version has one source, AMPC_VERSION in src/core/core.h.
 
 PREFIX       ?= /usr/local
 DESTDIR      ?=
@@ -36,9 +36,9 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR     ?= $(LIBDIR)/cmake/ampc
 INSTALL      ?= install
 
-AMPC_VERSION  := $(shell sed -n 's/^.define AMPC_VERSION "\([^"]*\)".*/\1/p' src/ampc.h)
+AMPC_VERSION  := $(shell sed -n 's/^.define AMPC_VERSION "\([^"]*\)".*/\1/p' src/core/core.h)
 ifneq ($(words $(subst ., ,$(AMPC_VERSION))),3)
-$(error mk/install.mk: no MAJOR.MINOR.PATCH AMPC_VERSION in src/ampc.h (found '$(AMPC_VERSION)'))
+$(error mk/install.mk: no MAJOR.MINOR.PATCH AMPC_VERSION in src/core/core.h (found '$(AMPC_VERSION)'))
 endif
 # The runtime's soname follows the major version: libamprt.so.0 for 0.x.y.
 AMPRT_SOMAJOR := $(firstword $(subst ., ,$(AMPC_VERSION)))

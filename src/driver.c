@@ -7,65 +7,8 @@
  */
 #include "ampc.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-Ctx *ctx_new(const Options *opts, FILE *diag_out)
-{
-    Arena *a = arena_new();
-    Ctx *c = arena_alloc(a, sizeof *c);
-    c->arena = a;
-    c->opts = opts;
-    c->diag_out = diag_out;
-    c->deps = vec_new(c);
-    ops_init(c);
-    return c;
-}
-
-void ctx_free(Ctx *c)
-{
-    if (c)
-        arena_free(c->arena);
-}
-
-SourceFile *source_read(Ctx *c, const char *path)
-{
-    bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f) {
-        error_plain(c, "cannot open %s: %s", path, strerror(errno));
-        c->io_error = true;
-        return NULL;
-    }
-    Buf b;
-    buf_init(&b, c->arena);
-    char chunk[65536];
-    size_t n;
-    bool has_nul = false;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        has_nul |= memchr(chunk, '\0', n) != NULL;
-        char *s = arena_strndup(c->arena, chunk, n);
-        if (has_nul)
-            break;
-        buf_puts(&b, s);
-    }
-    bool failed = ferror(f);
-    if (!is_stdin)
-        fclose(f);
-    if (failed) {
-        error_plain(c, "cannot read %s: %s", path, strerror(errno));
-        c->io_error = true;
-        return NULL;
-    }
-    if (has_nul) {
-        error_plain(c, "%s is not a text file (it contains a NUL byte)", path);
-        return NULL;
-    }
-    if (!is_stdin)
-        vec_push(c, c->deps, arena_strdup(c->arena, path));
-    return source_from_text(c, is_stdin ? "<stdin>" : path, b.data, b.len);
-}
 
 typedef bool (*GraphPass)(Ctx *c);
 
@@ -80,6 +23,34 @@ static bool run_graph_pass(Ctx *c, const char *name, GraphPass pass)
     return true;
 }
 
+/* --emit=check: the model's C, then the same source compiled again with
+ * every floating value in f64 and autocast's decisions overridden (the
+ * reference evaluation), then the harness comparing the two. */
+static bool emit_check_program(Ctx *c, Output *out)
+{
+    Output model = {0};
+    if (!check_harness_supports(c) || !emit_c(c, &model))
+        return false;
+    Options ropts = *c->opts;
+    ropts.reference_f64 = true;
+    ropts.prefix = arena_printf(c->arena, "%s_ref", model_prefix(c));
+    ropts.emit = EMIT_C;
+    ropts.explain = EXPLAIN_NONE;
+    ropts.no_warnings = true;
+    ropts.line_directives = false;
+    ropts.dump_pass = NULL;
+    Ctx *rc = ctx_new(&ropts, c->diag_out);
+    SourceFile *rsrc = source_from_text(rc, c->main_file->name, c->main_file->text, c->main_file->len);
+    Output ref = {0};
+    bool ok = ampc_compile(rc, rsrc, &ref) == EXIT_OK;
+    if (!ok)
+        error_plain(c, "the f64 reference evaluation of the model did not compile (reported above)");
+    else
+        ok = emit_check(c, &model, rc, &ref, out);
+    ctx_free(rc);
+    return ok;
+}
+
 /* The output the command line asked for: C (the default), the graph for
  * Graphviz (--emit=dot), or nothing (--explain without -o). */
 static bool emit(Ctx *c, Output *out)
@@ -88,7 +59,7 @@ static bool emit(Ctx *c, Output *out)
     case EMIT_DOT:
         return emit_dot(c, out);
     case EMIT_CHECK:
-        return emit_check(c, out);
+        return emit_check_program(c, out);
     case EMIT_NOTHING:
         return true;
     default:

@@ -84,9 +84,9 @@ make --no-print-directory -s "$GEN/parser.c" "$GEN/lexer.c" "$GEN/policies.c" BU
 }
 
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS_FUZZ="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -Isrc -Iruntime/include -I$GEN"
+CFLAGS_FUZZ="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -Isrc -Isrc/core -Isrc/front -Isrc/middle -Isrc/back -Iruntime/include -I$GEN"
 GEN_WARN="-Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings"
-DEPS="src/ampc.h src/ops.def $GEN/parser.h $GEN/lexer.h $FUZZ_SRC/run.sh"
+DEPS="src/ampc.h src/core/ops.def $GEN/parser.h $GEN/lexer.h $FUZZ_SRC/run.sh"
 
 # compile SRC OBJ [EXTRA FLAGS]: only when OBJ is missing or older than its inputs
 compile() {
@@ -109,7 +109,7 @@ compile() {
 
 echo "== building $OUT/fuzz_frontend with $CC_FUZZ"
 OBJS=
-for src in src/*.c; do
+for src in src/*.c src/core/*.c src/front/*.c src/middle/*.c src/back/*.c; do
     [ "$src" = src/main.c ] && continue
     obj=$OUT/obj/$(basename "$src" .c).o
     compile "$src" "$obj" -Wall -Wextra || { echo "run.sh: FAILED: compiling $src" >&2; exit 1; }

@@ -53,7 +53,7 @@ else
     trap 'exit 130' INT TERM
 fi
 
-version=$(sed -n 's/^#define AMPC_VERSION "\([^"]*\)".*/\1/p' src/ampc.h)
+version=$(sed -n 's/^#define AMPC_VERSION "\([^"]*\)".*/\1/p' src/core/core.h)
 major=${version%%.*}
 
 # Newer-than tests need the clock to move past the last write.
@@ -162,9 +162,9 @@ fi
 check_soname "$stage$sprefix"
 "$stage$sprefix/bin/ampc" --version > "$tmp/version.log" 2>&1
 if [ "$(cat "$tmp/version.log")" = "ampc $version" ]; then
-    ok "installed ampc --version says ampc $version (src/ampc.h)"
+    ok "installed ampc --version says ampc $version (src/core/core.h)"
 else
-    bad "installed ampc --version says ampc $version (src/ampc.h)" "$tmp/version.log"
+    bad "installed ampc --version says ampc $version (src/core/core.h)" "$tmp/version.log"
 fi
 
 man=$stage$sprefix/share/man/man1/ampc.1

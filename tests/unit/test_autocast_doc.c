@@ -1,5 +1,5 @@
 /*
- * test_autocast_doc.c - docs/autocast.md's tables match src/ops.def and
+ * test_autocast_doc.c - docs/autocast.md's tables match src/core/ops.def and
  * the policy files (scripts/gen-autocast-doc.sh).
  *
  * The tables in the document are generated; this fails when someone edits

@@ -11,64 +11,13 @@
  * parameters (lower.c's limit).  The copies share the name, so name=
  * binds the first, and error messages show the signature as written.
  */
-#include "ampc.h"
+#include "core.h"
 
 #include <string.h>
 
-bool infer_cast(Ctx *c, Expr *call);
-bool infer_unary(Ctx *c, Expr *call);
-bool infer_binary(Ctx *c, Expr *call);
-bool infer_linear(Ctx *c, Expr *call);
-bool infer_matmul(Ctx *c, Expr *call);
-bool infer_softmax(Ctx *c, Expr *call);
-bool infer_nll_loss(Ctx *c, Expr *call);
-bool infer_float_unary(Ctx *c, Expr *call);
-bool infer_activation(Ctx *c, Expr *call);
-bool infer_prelu(Ctx *c, Expr *call);
-bool infer_clamp(Ctx *c, Expr *call);
-bool infer_pow(Ctx *c, Expr *call);
-bool infer_maximum(Ctx *c, Expr *call);
-bool infer_sort(Ctx *c, Expr *call);
-bool infer_where(Ctx *c, Expr *call);
-bool infer_dropout(Ctx *c, Expr *call);
-bool infer_reduce(Ctx *c, Expr *call);
-bool infer_trace(Ctx *c, Expr *call);
-bool infer_norm(Ctx *c, Expr *call);
-bool infer_embedding(Ctx *c, Expr *call);
-bool infer_mm(Ctx *c, Expr *call);
-bool infer_einsum(Ctx *c, Expr *call);
-bool infer_conv(Ctx *c, Expr *call);
-bool infer_pool(Ctx *c, Expr *call);
-bool infer_flatten(Ctx *c, Expr *call);
-bool infer_reshape(Ctx *c, Expr *call);
-bool infer_permute(Ctx *c, Expr *call);
-bool infer_squeeze(Ctx *c, Expr *call);
-bool infer_cat(Ctx *c, Expr *call);
-bool infer_index_copy(Ctx *c, Expr *call);
-bool infer_cross_entropy(Ctx *c, Expr *call);
-bool infer_pointwise_loss(Ctx *c, Expr *call);
-bool infer_addc(Ctx *c, Expr *call);
-bool infer_dot(Ctx *c, Expr *call);
-bool infer_bilinear(Ctx *c, Expr *call);
-bool infer_sdpa(Ctx *c, Expr *call);
-bool infer_cdist(Ctx *c, Expr *call);
-bool infer_linalg(Ctx *c, Expr *call);
-bool infer_upsample(Ctx *c, Expr *call);
-bool infer_pad(Ctx *c, Expr *call);
-bool infer_expand(Ctx *c, Expr *call);
-bool infer_narrow(Ctx *c, Expr *call);
-bool infer_gather(Ctx *c, Expr *call);
-bool infer_conv_tbc(Ctx *c, Expr *call);
-bool infer_class_loss(Ctx *c, Expr *call);
-bool infer_pair_loss(Ctx *c, Expr *call);
-bool infer_index_put(Ctx *c, Expr *call);
-bool infer_norm_reduce(Ctx *c, Expr *call);
-bool infer_distance(Ctx *c, Expr *call);
-bool infer_multi_dot(Ctx *c, Expr *call);
-
 static const OpInfo op_table[OP_COUNT] = {
 #define OP(ID, name_, sig, infer_, form_, flags_) \
-    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .infer = infer_, .form = form_, .flags = flags_},
+    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .form = form_, .flags = flags_},
 #include "ops.def"
 #undef OP
 };

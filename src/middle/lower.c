@@ -9,7 +9,7 @@
  * Numbers stay literal text in the IR (Scalar): the code generator rounds
  * each one once, into the dtype of the op that uses it.
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <string.h>
 

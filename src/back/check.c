@@ -21,7 +21,7 @@
  * kernel (an error of order one) fails it by orders of magnitude.
  * docs/check.md explains the numbers.
  */
-#include "ampc.h"
+#include "back.h"
 #include "emit.h"
 
 #include <math.h>
@@ -542,9 +542,9 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
     buf_puts(o, "    check_free_all();\n    return failed;\n}\n");
 }
 
-bool emit_check(Ctx *c, Output *out)
+/* The harness fills, compares and dumps real tensors only. */
+bool check_harness_supports(Ctx *c)
 {
-    /* the harness fills, compares and dumps real tensors only */
     for (int i = 0; i < c->graph->values->len; i++) {
         Value *v = VEC_AT(c->graph->values, i);
         if (dtype_is_complex(v->type.dtype)) {
@@ -553,28 +553,11 @@ bool emit_check(Ctx *c, Output *out)
             return false;
         }
     }
-    Output model = {0};
-    if (!emit_c(c, &model))
-        return false;
+    return true;
+}
 
-    /* the reference: the same text, compiled again in f64 */
-    Options ropts = *c->opts;
-    ropts.reference_f64 = true;
-    ropts.prefix = arena_printf(c->arena, "%s_ref", model_prefix(c));
-    ropts.emit = EMIT_C;
-    ropts.explain = EXPLAIN_NONE;
-    ropts.no_warnings = true;
-    ropts.line_directives = false;
-    ropts.dump_pass = NULL;
-    Ctx *rc = ctx_new(&ropts, c->diag_out);
-    SourceFile *rsrc = source_from_text(rc, c->main_file->name, c->main_file->text, c->main_file->len);
-    Output ref = {0};
-    int status = ampc_compile(rc, rsrc, &ref);
-    if (status != EXIT_OK) {
-        error_plain(c, "the f64 reference evaluation of the model did not compile (reported above)");
-        ctx_free(rc);
-        return false;
-    }
+bool emit_check(Ctx *c, const Output *model, Ctx *rc, const Output *ref, Output *out)
+{
     Graph *rg = rc->graph;
     if (rg->outputs->len != c->graph->outputs->len)
         ICE("the reference has %d outputs, the model %d", rg->outputs->len, c->graph->outputs->len);
@@ -586,12 +569,11 @@ bool emit_check(Ctx *c, Output *out)
                 " * reference evaluation, and a main() comparing the two on reproducible\n"
                 " * pseudo-random inputs and parameters.  Build with -lamprt -lm -lpthread;\n"
                 " * run with NAME=VALUE to set a dimension (each defaults to 2). */\n\n");
-    buf_puts(o, model.h_file.data);
-    append_without_own_include(o, &model.c_file);
+    buf_puts(o, model->h_file.data);
+    append_without_own_include(o, &model->c_file);
     buf_puts(o, "\n");
-    buf_puts(o, ref.h_file.data);
-    append_without_own_include(o, &ref.c_file);
-    emit_harness(c, c->graph, rg, rc->train_graph, model_prefix(c), ropts.prefix, o);
-    ctx_free(rc);
+    buf_puts(o, ref->h_file.data);
+    append_without_own_include(o, &ref->c_file);
+    emit_harness(c, c->graph, rg, rc->train_graph, model_prefix(c), rc->opts->prefix, o);
     return c->nerrors == 0;
 }

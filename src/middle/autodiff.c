@@ -21,7 +21,7 @@
  * on the path from a parameter to the loss with no gradient rule is a
  * compile-time error at that op.
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* dtype.c: element types and PyTorch's type promotion between them. */
-#include "ampc.h"
+#include "core.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * reaches no output; use counts on every value.
  * May break: node ids are no longer dense (schedule order is kept).
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <string.h>
 

@@ -15,7 +15,7 @@
  * Deterministic: names come from value and node numbers, which follow the
  * source, never from addresses.
  */
-#include "ampc.h"
+#include "back.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * error the user can fix, so it aborts with a message (the die-on-OOM
  * convention).
  */
-#include "ampc.h"
+#include "core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  *
  * Errors in a policy file are reported with file:line like model errors.
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <string.h>
 

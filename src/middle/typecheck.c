@@ -10,7 +10,7 @@
  * Literals are read with GMP: integers exactly (a dim that does not fit
  * int64 is an error, not a wrap-around).
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <gmp.h>
 #include <stdlib.h>
@@ -24,19 +24,6 @@ const char *type_to_string(Ctx *c, const Type *t)
 }
 
 /* ---- literals and dims ------------------------------------------------ */
-
-bool int_literal(Ctx *c, Expr *e, int64_t *out)
-{
-    mpz_t z;
-    mpz_init(z);
-    bool ok = mpz_set_str(z, e->text, 10) == 0 && mpz_fits_slong_p(z);
-    if (ok)
-        *out = mpz_get_si(z);
-    mpz_clear(z);
-    if (!ok)
-        error_at(c, e->loc, "integer %s is too large (the limit is 2^63 - 1)", e->text);
-    return ok;
-}
 
 /* An int argument: a literal, possibly negated (dim=-1). */
 static bool int_arg(Ctx *c, Expr *e, int64_t *out)
@@ -3599,10 +3586,18 @@ bool type_fits(Ctx *c, const Type *t, Loc loc)
     return false;
 }
 
+/* Each op's type rule, from the infer column of its ops.def row. */
+typedef bool (*TypeRule)(Ctx *c, Expr *call);
+static const TypeRule type_rules[OP_COUNT] = {
+#define OP(ID, name, sig, infer, form, flags) [OP_##ID] = infer,
+#include "ops.def"
+#undef OP
+};
+
 bool infer_call(Ctx *c, Expr *call)
 {
     /* complex operands reach only the ops of complex.c */
-    return complex_operands_ok(c, call) && call->op->infer(c, call) && type_fits(c, &call->type, call->loc);
+    return complex_operands_ok(c, call) && type_rules[call->op->id](c, call) && type_fits(c, &call->type, call->loc);
 }
 
 bool broadcast_shapes(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out)

@@ -11,7 +11,7 @@
  * scope (like `with`).  Dims of the model header are symbols too, usable
  * only inside shapes.
  */
-#include "ampc.h"
+#include "front.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
  * support aliasing.  First fit, preferring a free slot that already holds a
  * buffer of exactly this size (the common case: same-shape activations).
  */
-#include "ampc.h"
+#include "middle.h"
 
 Poly *value_bytes(Ctx *c, const Value *v)
 {

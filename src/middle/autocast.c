@@ -19,7 +19,7 @@
  * f32 and f64 type to the forced dtype.  docs/autocast.md tells the rules
  * in words; --explain (explain.c) prints each Decision.
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <string.h>
 

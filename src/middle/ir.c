@@ -5,7 +5,7 @@
  * the model's inputs, parameters and buffers (caller memory) and the
  * temporaries the nodes define (arena memory, placed by memplan).
  */
-#include "ampc.h"
+#include "middle.h"
 
 Value *ir_new_value(Ctx *c, ValueKind kind, Type type, const char *name)
 {

@@ -18,7 +18,7 @@
  * address or a number that depends on allocation.  The JSON form has the
  * same content with one object per op (docs/cli.md describes its fields).
  */
-#include "ampc.h"
+#include "back.h"
 #include "emit.h" /* dropout_draws */
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 #ifndef AMPC_EMIT_H
 #define AMPC_EMIT_H
 
-#include "ampc.h"
+#include "back.h"
 
 typedef struct Emitter {
     Ctx *c;

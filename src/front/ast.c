@@ -5,8 +5,9 @@
  * a function call all become E_CALL), but check nothing that needs names or
  * types: that is resolve's and typecheck's job.
  */
-#include "ampc.h"
+#include "front.h"
 
+#include <gmp.h>
 #include <string.h>
 
 /* Give e the depth of its deepest child plus one; refuse it past the cap. */
@@ -331,4 +332,19 @@ void parser_add_block(Parser *p, Block *b, Vec *decorators)
 void parser_add_import(Parser *p, const char *path, Loc loc)
 {
     vec_push(p->ctx, p->imports, new_string(p, path, loc));
+}
+
+/* An integer literal's exact value, read with GMP: a literal past
+ * 2^63 - 1 is an error, never a wrap-around. */
+bool int_literal(Ctx *c, Expr *e, int64_t *out)
+{
+    mpz_t z;
+    mpz_init(z);
+    bool ok = mpz_set_str(z, e->text, 10) == 0 && mpz_fits_slong_p(z);
+    if (ok)
+        *out = mpz_get_si(z);
+    mpz_clear(z);
+    if (!ok)
+        error_at(c, e->loc, "integer %s is too large (the limit is 2^63 - 1)", e->text);
+    return ok;
 }

@@ -10,7 +10,7 @@
  * pass can report several before the pipeline stops; compiler bugs go
  * through ice() instead and never look like a user's mistake.
  */
-#include "ampc.h"
+#include "core.h"
 
 #include <stdlib.h>
 #include <string.h>

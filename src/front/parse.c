@@ -5,7 +5,7 @@
  * A syntax error stops the parse (bison reports the first one; recovering
  * without statement terminators would mostly produce noise).
  */
-#include "ampc.h"
+#include "front.h"
 #include "parser.h"
 #include "lexer.h"
 
@@ -16,15 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t len)
-{
-    SourceFile *f = arena_alloc(c->arena, sizeof *f);
-    f->name = arena_strdup(c->arena, name);
-    f->text = arena_strndup(c->arena, text, len);
-    f->len = len;
-    return f;
-}
 
 /* Token names as bison spells them ("'('", "name", "\"model\"") turned into
  * the words of a message: "')'", "a name", "'model'". */

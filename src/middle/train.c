@@ -16,7 +16,7 @@
  * range is f32's (the seeds' best practice); asking for one under bf16 is
  * allowed and explained by a note.
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * even, into the format of the op that uses it.  Rounding twice (text ->
  * double -> float) can differ from rounding once; this never does.
  */
-#include "ampc.h"
+#include "core.h"
 
 #include <errno.h>
 #include <gmp.h>

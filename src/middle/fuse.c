@@ -55,7 +55,7 @@
  *
  * May break: nothing; nodes and values stay where they are.
  */
-#include "ampc.h"
+#include "middle.h"
 
 #include <string.h>
 

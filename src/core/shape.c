@@ -10,7 +10,7 @@
  * operation that would leave that range returns NULL
  * and the caller reports the tensor as too large.
  */
-#include "ampc.h"
+#include "core.h"
 
 #include <string.h>
 

@@ -19,7 +19,7 @@
  * closure.  Inlined statements keep their source locations, so errors
  * point into the block's body.
  */
-#include "ampc.h"
+#include "front.h"
 
 #include <string.h>
 

@@ -1,0 +1,290 @@
+/* middle.h: the middle end: types, autocast, the graph IR and its passes.
+ *
+ *   typecheck  shapes and dtypes as PyTorch infers them   (typecheck.c, complex.c)
+ *   policy     the target's autocast policy               (policy.c)
+ *   autocast   per-op decisions, explicit Cast nodes      (autocast.c)
+ *   train      the train { } section's settings           (train.c)
+ *   lower      AST -> graph IR in schedule order          (lower.c, ir.c)
+ *   autodiff   the training step's backward nodes         (autodiff.c)
+ *   optimize   cast CSE (weight cache), dead code         (optimize.c)
+ *   fuse       kernel groups run as one call              (fuse.c)
+ *   memplan    liveness, one static arena                 (memplan.c)
+ *
+ * It reads the front end's tree (front.h) up to lowering; the back end
+ * (back.h) reads only the IR.
+ */
+#ifndef AMPC_MIDDLE_H
+#define AMPC_MIDDLE_H
+
+#include "front.h"
+
+typedef enum {
+    POL_NONE = 0,       /* not listed: follows its inputs */
+    POL_LOWER,          /* lower_precision_fp: cast to the low dtype */
+    POL_FP32,           /* cast to f32 */
+    POL_FP32_SET_OPT_DTYPE,
+    POL_FP32_APPEND_DTYPE,
+    POL_PROMOTE,        /* widest eligible type */
+    POL_BANNED,
+} PolicyClass;
+
+typedef struct PolicyRow {
+    const char *op;
+    PolicyClass cls;
+    const char *source; /* provenance, shown by --explain and in comments */
+    DType low;          /* --autocast-op NAME=bf16|f16: this dtype, not the region's; else DT_NONE */
+} PolicyRow;
+
+typedef struct Policy {
+    const char *target;  /* "tpu" */
+    DType low;           /* default low dtype */
+    unsigned allowed;    /* bit per DType: the low dtypes dtype= may pick */
+    Vec *rows;           /* PolicyRow, in file order */
+    StrMap *by_op;       /* op name -> its row: looked up once per op */
+} Policy;
+
+const char *policy_class_name(PolicyClass cls);
+const char *target_name(Target t);
+bool target_from_name(const char *name, Target *t);
+bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol);
+const PolicyRow *policy_find(const Policy *pol, const char *op);
+/* Add a row, or replace the op's row (--autocast-op: the last word wins). */
+void policy_put(Ctx *c, Policy *pol, PolicyRow *row);
+
+/* The train { } section (train.c). */
+typedef enum { OPTIMIZER_NONE, OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
+typedef enum { SCALER_NONE, SCALER_STATIC, SCALER_DYNAMIC } ScalerKind;
+typedef struct TrainConfig {
+    Loc loc, loss_loc, scaler_loc;
+    OptimizerKind optimizer;
+    double lr, momentum, dampening, weight_decay, beta1, beta2, eps;
+    bool nesterov, maximize, amsgrad;
+    ScalerKind scaler;
+    double init_scale, growth_factor, backoff_factor;
+    int64_t growth_interval;
+    int64_t accumulate;    /* micro-batches per update */
+    double clip_grad_norm; /* 0: no clipping */
+} TrainConfig;
+
+bool typecheck(Ctx *c);                   /* typecheck.c */
+bool load_policy(Ctx *c);                 /* policy.c */
+bool autocast(Ctx *c);                    /* autocast.c */
+bool read_training(Ctx *c);               /* train.c: c->train from the train { } section */
+bool lower(Ctx *c);                       /* lower.c: sets c->graph */
+bool autodiff(Ctx *c);                    /* autodiff.c: the backward nodes (training only) */
+bool optimize(Ctx *c);                    /* optimize.c */
+bool fuse(Ctx *c);                        /* fuse.c */
+bool memplan(Ctx *c);                     /* memplan.c */
+
+/* Type rules shared by typecheck and autocast (typecheck.c). */
+bool infer_call(Ctx *c, Expr *call);
+/* The rule of each op, named in its ops.def row (typecheck.c, complex.c). */
+bool infer_cast(Ctx *c, Expr *call);
+bool infer_unary(Ctx *c, Expr *call);
+bool infer_binary(Ctx *c, Expr *call);
+bool infer_linear(Ctx *c, Expr *call);
+bool infer_matmul(Ctx *c, Expr *call);
+bool infer_softmax(Ctx *c, Expr *call);
+bool infer_nll_loss(Ctx *c, Expr *call);
+bool infer_float_unary(Ctx *c, Expr *call);
+bool infer_activation(Ctx *c, Expr *call);
+bool infer_prelu(Ctx *c, Expr *call);
+bool infer_clamp(Ctx *c, Expr *call);
+bool infer_pow(Ctx *c, Expr *call);
+bool infer_maximum(Ctx *c, Expr *call);
+bool infer_sort(Ctx *c, Expr *call);
+bool infer_where(Ctx *c, Expr *call);
+bool infer_dropout(Ctx *c, Expr *call);
+bool infer_reduce(Ctx *c, Expr *call);
+bool infer_trace(Ctx *c, Expr *call);
+bool infer_norm(Ctx *c, Expr *call);
+bool infer_embedding(Ctx *c, Expr *call);
+bool infer_mm(Ctx *c, Expr *call);
+bool infer_einsum(Ctx *c, Expr *call);
+bool infer_conv(Ctx *c, Expr *call);
+bool infer_pool(Ctx *c, Expr *call);
+bool infer_flatten(Ctx *c, Expr *call);
+bool infer_reshape(Ctx *c, Expr *call);
+bool infer_permute(Ctx *c, Expr *call);
+bool infer_squeeze(Ctx *c, Expr *call);
+bool infer_cat(Ctx *c, Expr *call);
+bool infer_index_copy(Ctx *c, Expr *call);
+bool infer_cross_entropy(Ctx *c, Expr *call);
+bool infer_pointwise_loss(Ctx *c, Expr *call);
+bool infer_addc(Ctx *c, Expr *call);
+bool infer_dot(Ctx *c, Expr *call);
+bool infer_bilinear(Ctx *c, Expr *call);
+bool infer_sdpa(Ctx *c, Expr *call);
+bool infer_cdist(Ctx *c, Expr *call);
+bool infer_linalg(Ctx *c, Expr *call);
+bool infer_upsample(Ctx *c, Expr *call);
+bool infer_pad(Ctx *c, Expr *call);
+bool infer_expand(Ctx *c, Expr *call);
+bool infer_narrow(Ctx *c, Expr *call);
+bool infer_gather(Ctx *c, Expr *call);
+bool infer_conv_tbc(Ctx *c, Expr *call);
+bool infer_class_loss(Ctx *c, Expr *call);
+bool infer_pair_loss(Ctx *c, Expr *call);
+bool infer_index_put(Ctx *c, Expr *call);
+bool infer_norm_reduce(Ctx *c, Expr *call);
+bool infer_distance(Ctx *c, Expr *call);
+bool infer_multi_dot(Ctx *c, Expr *call);
+/* the rules of the ops in amprt/more.h (typecheck.c) */
+bool infer_rnn_cell(Ctx *c, Expr *call);
+bool infer_max_unpool(Ctx *c, Expr *call);
+bool infer_quantile(Ctx *c, Expr *call);
+bool infer_linalg_more(Ctx *c, Expr *call);
+bool infer_ctc_loss(Ctx *c, Expr *call);
+int rnn_cell_gates(OpId id);
+/* complex.c: the complex-valued ops' rules, and the gate keeping complex
+ * operands out of every other op (called by infer_call) */
+bool infer_fft(Ctx *c, Expr *call);
+bool infer_stft(Ctx *c, Expr *call);
+bool infer_polar(Ctx *c, Expr *call);
+bool infer_complex_view(Ctx *c, Expr *call);
+bool infer_complex_part(Ctx *c, Expr *call);
+bool infer_linalg_eig(Ctx *c, Expr *call);
+bool op_takes_complex(OpId id);
+bool complex_operands_ok(Ctx *c, Expr *call);
+DType complex_operand_dtype(const Expr *call, int i, DType result);
+typedef enum { FFT_C2C, FFT_R2C, FFT_C2R } FftKind;
+FftKind fft_kind(OpId id);
+int fft_norm_code(const char *s); /* "backward" 0, "ortho" 1, "forward" 2, else -1 */
+int fft_plan_dims(Ctx *c, Expr *call, int ndim, int *dims, int64_t *lens);
+int stft_pad_mode_code(const char *s); /* constant 0, reflect 1, replicate 2, circular 3 */
+bool stft_params(Ctx *c, Expr *call, int64_t *n_fft, int64_t *hop, int64_t *win, int64_t *padded, bool *onesided);
+/* numpy broadcasting of two shapes, reported at call (typecheck.c) */
+bool broadcast_shapes(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
+bool type_fits(Ctx *c, const Type *t, Loc loc);
+const char *type_to_string(Ctx *c, const Type *t);
+int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
+/* A typechecked call's non-tensor arguments, or their defaults (typecheck.c;
+ * for the code generator, after typecheck has validated them). */
+Expr *arg_named(Expr *call, const char *name);
+int64_t arg_int(Ctx *c, Expr *call, const char *name, int64_t dflt);
+bool arg_bool(Ctx *c, Expr *call, const char *name, bool dflt);
+const char *arg_str(Ctx *c, Expr *call, const char *name, const char *dflt);
+double arg_number(Ctx *c, Expr *call, const char *name, const char *dflt, DType t);
+int arg_int_list(Ctx *c, Expr *call, const char *name, int64_t *out); /* int... varargs */
+/* " --autocast-op relu=f32 --force-dtype bf16": the options that changed the
+ * decisions, for provenance headers (empty when none were given). */
+const char *autocast_options_text(Ctx *c);
+/* The policy key of a call: "__matmul__" for a @ b, "cross_entropy_loss" for
+ * cross_entropy (PyTorch's aten name), else the op's name (autocast.c). */
+const struct PolicyRow *policy_row_for(Ctx *c, const Expr *call);
+
+/* ---- IR (ir.c) -------------------------------------------------------- */
+
+typedef enum { V_INPUT, V_PARAM, V_BUFFER, V_TEMP } ValueKind;
+
+typedef struct Node Node;
+
+/* A GRAD node computes one gradient per forward operand that needs one:
+ * of the six operands it reads (in[1..6]), and lstm_cell's seventh, b_hh
+ * (autodiff.c), so every operand of an unrolled lstm step can train. */
+#define MAX_NODE_GRADS 7
+
+typedef struct Value {
+    int id;
+    ValueKind kind;
+    Type type;
+    const char *name; /* source name, or NULL for temporaries */
+    Node *def;        /* V_TEMP: its defining node */
+    int nuses;
+    bool is_output;   /* written to the caller's output buffer */
+    const char *output_name;
+    int last_use;     /* memplan: schedule index of the last reader */
+    int slot;         /* memplan: arena slot, -1 for caller memory */
+    const char *cname; /* emit_c: the struct member naming caller memory */
+    struct Value *grad; /* autodiff: a parameter's gradient (NULL: none) */
+} Value;
+
+/* A scalar argument kept exactly as written (a literal). */
+typedef struct Scalar {
+    const char *text; /* literal text; the emitter rounds it once */
+    bool negate;
+    Loc loc;          /* the literal, for warnings about its range */
+} Scalar;
+
+struct Node {
+    int id;
+    const OpInfo *op;
+    Value *in[8];         /* by parameter position; NULL for non-tensor parameters */
+    int nin;
+    Value *out;
+    Value *more_out[MAX_NODE_GRADS - 1]; /* the results after the first, of ops with several
+                                          * (a GRAD node's: one per operand needing a gradient) */
+    int nmore;
+    Value *scratch;       /* working memory the kernel needs, live during the node only */
+    Node *fwd;            /* GRAD: the forward node differentiated (NULL: the loss seed) */
+    int grad_input[MAX_NODE_GRADS]; /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
+    Value *dy_more[3];    /* GRAD: the gradients of fwd's more_out[0..] (NULL: none flows); in[0] may then be NULL */
+    Scalar scalar;        /* FORM_BINARY with a scalar operand */
+    bool scalar_first;    /* 2 - x: the scalar is the left operand */
+    int64_t dim;          /* softmax: normalised reduction dim */
+    int64_t ignore_index; /* nll_loss */
+    int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
+    Loc loc;              /* the source expression */
+    const char *why;      /* the dtype decision (Decision.rule), or cast reason */
+    bool dead;
+    Expr *src;            /* the call or cast it was lowered from; NULL for output copies */
+    /* fuse.c: a convolution and the eval batch_norm, add and relu after it
+     * run as one kernel call, made where the group's last node stands. */
+    struct Node *fused[4];   /* on the last node: conv, batch_norm, add, relu (NULL: not in the group) */
+    struct Node *absorbed_by; /* on the others: the last node, whose call computes this one */
+    bool fused_raw;          /* on the last node: the convolution's own result is kept too (post.raw:
+                              * the training step's batch_norm gradient reads it) */
+    /* fuse.c: a cross_entropy whose gradient node computes the loss too
+     * (amp_cross_entropy_with_grad_<T>); the forward is absorbed_by it. */
+    struct Node *with_forward; /* on the GRAD node: the cross_entropy */
+    /* fuse.c: a linear whose only reader is a relu, computed by the relu's
+     * call (amp_linear_relu_<T>); the linear is absorbed_by the relu. */
+    struct Node *fused_linear; /* on the relu */
+    /* fuse.c: a linear's gradient node whose input gradient is read only by
+     * the gradient of the relu that made that input: the product is masked
+     * in its epilogue (amp_gemm_relu_backward_<T>) and written as the relu
+     * gradient's result; that node is absorbed_by this one. */
+    struct Node *relu_grad; /* on the linear's or max_pool's GRAD node */
+};
+
+/* Every value a node reads, for the passes that walk them (liveness,
+ * dead code, printers): in[0..nin), then a GRAD node's dy_more, which must
+ * stay alive until it runs as much as its inputs.  Entries may be NULL. */
+/* fuse.c: the residual operand of a fused group's add (NULL: no add). */
+Value *fused_residual(const Node *last);
+
+static inline int node_nreads(const Node *n) { return n->nin + 3; }
+static inline Value *node_read(const Node *n, int k) { return k < n->nin ? n->in[k] : n->dy_more[k - n->nin]; }
+
+struct Graph {
+    Vec *values;  /* every Value, by id */
+    Vec *nodes;   /* schedule order */
+    Vec *inputs;  /* V_INPUT, declaration order */
+    Vec *params;  /* V_PARAM, declaration order */
+    Vec *outputs; /* Values the forward function writes out */
+    Value *loss;  /* the minimize target, or NULL */
+    Vec *grads;   /* autodiff: the parameters that have a gradient (Value.grad), in order; NULL when not training */
+    /* memplan */
+    int nslots;
+    Vec *slot_sizes; /* per slot: Vec of Poly* in bytes; the slot is their max */
+};
+
+Value *ir_new_value(Ctx *c, ValueKind kind, Type type, const char *name);
+Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc);
+void ir_dump(Ctx *c, FILE *out);
+bool ir_verify(Ctx *c, const char *after_pass);
+Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
+/* The scratch buffer node n's kernel needs, dtype DT_NONE for none (emit_ops.c). */
+Type op_scratch_type(Ctx *c, const Node *n);
+Type complex_scratch_type(Ctx *c, const Node *n); /* emit_complex.c: the complex ops' */
+/* The scratch a GRAD node's kernels need (emit_grad.c). */
+Type grad_scratch_type(Ctx *c, const Node *n);
+/* NULL if emit_grad.c can differentiate node n, else the error to report. */
+const char *grad_rule_missing(Ctx *c, const Node *n);
+/* NULL if node n's rule gives operand k a gradient, else the error to report
+ * when that operand needs one (emit_grad.c). */
+const char *grad_input_missing(Ctx *c, const Node *n, int k);
+/* The bits of v, exactly representable in bf16 or f16 (literal.c). */
+uint16_t half_bits(double v, DType t);
+
+#endif
