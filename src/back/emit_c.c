@@ -726,7 +726,7 @@ void emit_node(Emitter *e, Node *n)
     DType t = v->type.dtype;
     int line, col;
     loc_line_col(n->loc, &line, &col);
-    if (n->op->form == FORM_NONE) {
+    if (!n->op->emit_rule) {
         /* typed, autocast and planned, so --explain and --emit=dot show it */
         error_at(c, n->loc, "op %s has no runtime kernel yet, so no C can be emitted for it "
                  "(--explain and --emit=dot work)", n->op->name);
@@ -863,6 +863,17 @@ void emit_node(Emitter *e, Node *n)
                    lin->in[2] ? e->cname[lin->in[2]->id] : "NULL", y);
         return;
     }
+    emit_op(e, n, y);
+}
+
+/* The ops whose kernel call follows from their kernel form alone (the
+ * form column of ops.def): casts, the arithmetic operators, relu, linear,
+ * matmul, softmax and nll_loss.  Their emit column names this function. */
+void emit_kernel_form(Emitter *e, Node *n, const char *y)
+{
+    Buf *o = e->out;
+    Value *v = n->out;
+    DType t = v->type.dtype;
     const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
     const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
     switch (n->op->form) {
@@ -920,11 +931,8 @@ void emit_node(Emitter *e, Node *n)
         buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
         break;
     }
-    case FORM_NONE:
-        ICE("op %s has no kernel form", n->op->name); /* reported at the top */
-    case FORM_OP:
-        emit_op(e, n, y);
-        break;
+    default:
+        ICE("op %s has no kernel form", n->op->name);
     }
 }
 

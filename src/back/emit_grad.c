@@ -1420,6 +1420,56 @@ static void grad_bilinear(Emitter *e, Node *b)
         sum_to(e, b->fwd->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 3), xs_of(b, 3));
 }
 
+/* pow: a tensor exponent has the binary rule, a number the unary one */
+static void grad_pow(Emitter *e, Node *b)
+{
+    if (b->fwd->in[1])
+        grad_binary_kernel(e, b);
+    else
+        grad_unary(e, b);
+}
+
+/* dropout: dx = dy * mask / (1 - p), the forward's kernel on dy, with the
+ * mask regenerated from the same counter rather than stored (no arena
+ * bytes, and Philox costs a few multiplies per element); the identity in
+ * evaluation mode */
+static void grad_dropout(Emitter *e, Node *b)
+{
+    if (!emit_dropout_draw(e, b->fwd, dy_of(e, b), grad_of(e, b, 0)))
+        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
+}
+
+/* reshape, view, flatten, squeeze, unsqueeze: the same elements */
+static void grad_view(Emitter *e, Node *b) { grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0)); }
+
+/* expand: summed over the broadcast dims */
+static void grad_expand(Emitter *e, Node *b)
+{
+    sum_to(e, b->fwd->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 0), xs_of(b, 0));
+}
+
+/* logsumexp and the norms: their reduction kernel's backward, but the
+ * nuclear norm's, which goes through the SVD */
+static void grad_norm_reduce(Emitter *e, Node *b)
+{
+    if (is_nuclear_norm(e->c, b->fwd))
+        grad_linalg(e, b);
+    else
+        grad_reduction_kernel(e, b);
+}
+
+/* Each op's gradient rule, from the grad column of its ops.def row. */
+typedef void (*GradRule)(Emitter *e, Node *b);
+static const GradRule grad_rules[OP_COUNT] = {
+#define GRAD(fn) fn
+#define NO_GRAD NULL
+#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = grad,
+#include "ops.def"
+#undef OP
+#undef GRAD
+#undef NO_GRAD
+};
+
 void emit_grad(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -1427,139 +1477,10 @@ void emit_grad(Emitter *e, Node *b)
         grad_seed(e, b);
         return;
     }
-    OpId id = f->op->id;
-    if (is_unary_with_backward(id)) {
-        grad_unary(e, b);
-        return;
-    }
-    switch (id) {
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG:
-        grad_arith(e, b);
-        return;
-    case OP_SOFTPLUS: case OP_CLAMP:
-        grad_unary(e, b);
-        return;
-    case OP_POW:
-        if (f->in[1])
-            grad_binary_kernel(e, b);
-        else
-            grad_unary(e, b);
-        return;
-    case OP_MAXIMUM: case OP_ATAN2:
-        grad_binary_kernel(e, b);
-        return;
-    case OP_WHERE:
-        grad_where(e, b);
-        return;
-    case OP_LINEAR:
-        grad_linear(e, b);
-        return;
-    case OP_MATMUL: case OP_MM: case OP_BMM:
-        grad_matmul(e, b);
-        return;
-    case OP_ADDMM: case OP_MV: case OP_DOT: case OP_VDOT: case OP_ADDMV: case OP_ADDR: case OP_BADDBMM: case OP_ADDBMM:
-        grad_gemm(e, b);
-        return;
-    case OP_TRACE:
-        grad_trace(e, b);
-        return;
-    case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D: case OP_CONV_TRANSPOSE3D:
-        grad_conv_transpose(e, b);
-        return;
-    case OP_ADDCMUL: case OP_ADDCDIV:
-        grad_addc(e, b);
-        return;
-    case OP_EINSUM:
-        grad_einsum(e, b);
-        return;
-    case OP_TENSORDOT:
-        grad_tensordot(e, b);
-        return;
-    case OP_LINALG_VECDOT:
-        grad_vecdot(e, b);
-        return;
-    case OP_BILINEAR:
-        grad_bilinear(e, b);
-        return;
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-        grad_softmax(e, b);
-        return;
-    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
-        grad_class_loss(e, b);
-        return;
-    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
-    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
-    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
-        grad_pointwise_loss(e, b);
-        return;
-    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
-        grad_conv(e, b);
-        return;
-    case OP_MAX_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL2D: case OP_AVG_POOL3D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL3D:
-        grad_pool(e, b);
-        return;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
-        grad_norm(e, b);
-        return;
-    case OP_EMBEDDING:
-        grad_embedding(e, b);
-        return;
-    case OP_DROPOUT:
-        /* dx = dy * mask / (1 - p): the forward's kernel on dy, with the
-         * mask regenerated from the same counter rather than stored (no
-         * arena bytes, and Philox costs a few multiplies per element) */
-        if (emit_dropout_draw(e, f, dy_of(e, b), grad_of(e, b, 0)))
-            return;
-        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
-        return;
-    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
-        return;
-    case OP_PERMUTE: case OP_TRANSPOSE:
-        grad_permute(e, b);
-        return;
-    case OP_EXPAND:
-        sum_to(e, f->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 0), xs_of(b, 0));
-        return;
-    case OP_NARROW: case OP_SLICE:
-        grad_slice(e, b);
-        return;
-    case OP_CAT: case OP_STACK:
-        grad_cat(e, b);
-        return;
-    case OP_SUM: case OP_MEAN:
-        grad_reduce(e, b);
-        return;
-    case OP_SCALED_DOT_PRODUCT_ATTENTION:
-        grad_sdpa(e, b);
-        return;
-    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
-    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
-        grad_upsample(e, b);
-        return;
-    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
-    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
-        grad_pad(e, b);
-        return;
-    case OP_INDEX_SELECT:
-        grad_index_select(e, b);
-        return;
-    case OP_GATHER:
-        grad_gather(e, b);
-        return;
-    case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
-        if (is_nuclear_norm(e->c, f) && emit_grad_linalg(e, b))
-            return;
-        grad_reduction_kernel(e, b);
-        return;
-    case OP_CUMSUM:
-        grad_cumsum(e, b);
-        return;
-    default:
-        if (emit_grad_linalg(e, b) || emit_grad_more(e, b) || emit_grad_nn(e, b))
-            return;
+    GradRule rule = grad_rules[f->op->id];
+    if (!rule) {
         unsupported(e, f, "has no gradient yet");
         return;
     }
+    rule(e, b);
 }

@@ -884,3 +884,10 @@ bool emit_grad_linalg(Emitter *e, Node *b)
     }
     return true;
 }
+
+/* The rule of every linear algebra op (the grad column's grad_linalg). */
+void grad_linalg(Emitter *e, Node *b)
+{
+    if (!emit_grad_linalg(e, b))
+        unsupported(e, b->fwd, "has no gradient yet");
+}

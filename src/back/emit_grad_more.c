@@ -204,7 +204,7 @@ static const char *scratch_as(Emitter *e, Node *b, const char *ctype, const char
 }
 
 /* prelu: x [outer, channels, inner] as emit_ops.c's emit_prelu. */
-static void grad_prelu(Emitter *e, Node *b)
+void grad_prelu(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0), *sw = xs_of(b, 1);
@@ -223,7 +223,7 @@ static void grad_prelu(Emitter *e, Node *b)
 }
 
 /* prod: the forward's reduce mask (emit_ops.c's emit_reduce). */
-static void grad_prod(Emitter *e, Node *b)
+void grad_prod(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0);
@@ -256,7 +256,7 @@ static void slices_of(Emitter *e, Node *b, const char **outer, const char **len,
         axis_split(e, sx, d, outer, len, inner);
 }
 
-static void grad_cumprod(Emitter *e, Node *b)
+void grad_cumprod(Emitter *e, Node *b)
 {
     const char *outer, *len, *inner;
     slices_of(e, b, &outer, &len, &inner);
@@ -273,7 +273,7 @@ static int quantile_interpolation(const char *s)
                                         : AMP_QUANTILE_LINEAR;
 }
 
-static void grad_quantile(Emitter *e, Node *b)
+void grad_quantile(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const char *outer, *len, *inner;
@@ -286,7 +286,7 @@ static void grad_quantile(Emitter *e, Node *b)
 }
 
 /* sort: dx = 0, then dx[indices[j]] += dy[j] along the dim. */
-static void grad_sort(Emitter *e, Node *b)
+void grad_sort(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -311,7 +311,7 @@ static void grad_sort(Emitter *e, Node *b)
 }
 
 /* dist(x, y, p) = ||x - y||_p: dx = norm_backward(x - y), dy = norm_backward(y - x). */
-static void grad_dist(Emitter *e, Node *b)
+void grad_dist(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -338,7 +338,7 @@ static void grad_dist(Emitter *e, Node *b)
 }
 
 /* cross: the dim as emit_ops.c's emit_pair_dim chooses it. */
-static void grad_cross(Emitter *e, Node *b)
+void grad_cross(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -405,7 +405,7 @@ static void full_grads_down(Emitter *e, Node *b, int nops, const Shape *full, co
 }
 
 /* cosine_similarity: the dim as emit_ops.c's emit_pair_dim chooses it. */
-static void grad_cosine_similarity(Emitter *e, Node *b)
+void grad_cosine_similarity(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -430,7 +430,7 @@ static void grad_cosine_similarity(Emitter *e, Node *b)
     full_grads_down(e, b, 2, &full, "0");
 }
 
-static void grad_margin_ranking(Emitter *e, Node *b)
+void grad_margin_ranking(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -464,7 +464,7 @@ static const char *rows_of(Emitter *e, const Shape *s, const Shape *full)
 }
 
 /* cosine_embedding_loss, triplet_margin_loss: rows n < N of length D. */
-static void grad_row_loss(Emitter *e, Node *b)
+void grad_row_loss(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -507,7 +507,7 @@ static void grad_row_loss(Emitter *e, Node *b)
 }
 
 /* renorm: x [outer, len, inner] around the dim (emit_ops.c's emit_renorm). */
-static void grad_renorm(Emitter *e, Node *b)
+void grad_renorm(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
@@ -523,7 +523,7 @@ static void grad_renorm(Emitter *e, Node *b)
 }
 
 /* cdist x1 [batch..., P, M], x2 [batch..., R, M]; pdist x [N, M]. */
-static void grad_distance(Emitter *e, Node *b)
+void grad_distance(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -553,7 +553,7 @@ static void grad_distance(Emitter *e, Node *b)
 }
 
 /* multi_margin_loss, multilabel_margin_loss: x [N, C] or [C] (N = 1). */
-static void grad_class_margin(Emitter *e, Node *b)
+void grad_class_margin(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -572,22 +572,3 @@ static void grad_class_margin(Emitter *e, Node *b)
                    x_of(e, b, 4), red, dy_of(e, b), grad_of(e, b, 0));
 }
 
-bool emit_grad_more(Emitter *e, Node *b)
-{
-    switch (b->fwd->op->id) {
-    case OP_PRELU: grad_prelu(e, b); return true;
-    case OP_PROD: grad_prod(e, b); return true;
-    case OP_CUMPROD: grad_cumprod(e, b); return true;
-    case OP_SORT: grad_sort(e, b); return true;
-    case OP_QUANTILE: case OP_NANQUANTILE: grad_quantile(e, b); return true;
-    case OP_DIST: grad_dist(e, b); return true;
-    case OP_CROSS: grad_cross(e, b); return true;
-    case OP_COSINE_SIMILARITY: grad_cosine_similarity(e, b); return true;
-    case OP_MARGIN_RANKING_LOSS: grad_margin_ranking(e, b); return true;
-    case OP_COSINE_EMBEDDING_LOSS: case OP_TRIPLET_MARGIN_LOSS: grad_row_loss(e, b); return true;
-    case OP_RENORM: grad_renorm(e, b); return true;
-    case OP_CDIST: case OP_PDIST: grad_distance(e, b); return true;
-    case OP_MULTI_MARGIN_LOSS: case OP_MULTILABEL_MARGIN_LOSS: grad_class_margin(e, b); return true;
-    default: return false;
-    }
-}

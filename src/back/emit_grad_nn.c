@@ -147,7 +147,7 @@ static const char *or_null(const char *s)
     return s ? s : "NULL";
 }
 
-static void grad_rnn_cell(Emitter *e, Node *b)
+void grad_rnn_cell(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     OpId id = f->op->id;
@@ -179,7 +179,7 @@ static void grad_rnn_cell(Emitter *e, Node *b)
 }
 
 /* conv_tbc: x [time, batch, in], w [kernel, in, out], bias [out] */
-static void grad_conv_tbc(Emitter *e, Node *b)
+void grad_conv_tbc(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0), *sw = xs_of(b, 1);
@@ -194,7 +194,7 @@ static void grad_conv_tbc(Emitter *e, Node *b)
  * zeroed (PyTorch's index_fill), dsource = dy's indexed rows (index_select;
  * a repeated index gives each of its source rows the row's gradient, as
  * PyTorch).  The forward checked the indices, so the statuses are AMP_OK. */
-static void grad_index_copy(Emitter *e, Node *b)
+void grad_index_copy(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -215,7 +215,7 @@ static void grad_index_copy(Emitter *e, Node *b)
 
 /* scatter_add(input, dim, index, src): dinput = dy, dsrc = dy gathered
  * along dim (src has index's shape: the forward refuses a larger one). */
-static void grad_scatter_add(Emitter *e, Node *b)
+void grad_scatter_add(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -236,7 +236,7 @@ static void grad_scatter_add(Emitter *e, Node *b)
  * written positions zeroed (amp_index_put of a broadcast zero) unless
  * accumulate; dvalues from amp_index_put_backward, read with the forward's
  * value strides (as emit_ops.c's emit_index_put computes them). */
-static void grad_index_put(Emitter *e, Node *b)
+void grad_index_put(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -302,7 +302,7 @@ static void grad_index_put(Emitter *e, Node *b)
 /* max_unpool2d/3d: dx[p, i] = dy[p, indices[p, i]] (PyTorch's
  * max_pool_double_backward), a gather over each plane; the forward
  * checked the indices. */
-static void grad_max_unpool(Emitter *e, Node *b)
+void grad_max_unpool(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     int ns = f->op->id == OP_MAX_UNPOOL3D ? 3 : 2;
@@ -320,7 +320,7 @@ static void grad_max_unpool(Emitter *e, Node *b)
 
 /* grid_sampler: both gradients from one amp_grid_sampler_backward call,
  * with the forward's arguments (emit_ops.c's emit_grid_sampler). */
-static void grad_grid_sampler(Emitter *e, Node *b)
+void grad_grid_sampler(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0), *so = ys_of(b);
@@ -341,7 +341,7 @@ static void grad_grid_sampler(Emitter *e, Node *b)
 /* ctc_loss: dlog_probs from amp_ctc_loss_backward, with the forward's
  * arguments (emit_ops.c's emit_ctc_loss; it checked the lengths and
  * labels). */
-static void grad_ctc_loss(Emitter *e, Node *b)
+void grad_ctc_loss(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sl = xs_of(b, 0), *st = xs_of(b, 1);
@@ -355,41 +355,11 @@ static void grad_ctc_loss(Emitter *e, Node *b)
                grad_of(e, b, 0));
 }
 
-bool emit_grad_nn(Emitter *e, Node *b)
+/* aten's convolution: transposed or not, by its flag */
+void grad_convolution(Emitter *e, Node *b)
 {
-    Node *f = b->fwd;
-    switch (f->op->id) {
-    case OP_LSTM_CELL: case OP_GRU_CELL: case OP_RNN_TANH_CELL: case OP_RNN_RELU_CELL:
-        grad_rnn_cell(e, b);
-        return true;
-    case OP_CONVOLUTION:
-        if (arg_bool(e->c, f->src, "transposed", false))
-            grad_conv_transpose(e, b);
-        else
-            grad_conv(e, b);
-        return true;
-    case OP_CONV_TBC:
-        grad_conv_tbc(e, b);
-        return true;
-    case OP_INDEX_COPY:
-        grad_index_copy(e, b);
-        return true;
-    case OP_SCATTER_ADD:
-        grad_scatter_add(e, b);
-        return true;
-    case OP_INDEX_PUT:
-        grad_index_put(e, b);
-        return true;
-    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
-        grad_max_unpool(e, b);
-        return true;
-    case OP_GRID_SAMPLER:
-        grad_grid_sampler(e, b);
-        return true;
-    case OP_CTC_LOSS:
-        grad_ctc_loss(e, b);
-        return true;
-    default:
-        return false;
-    }
+    if (arg_bool(e->c, b->fwd->src, "transposed", false))
+        grad_conv_transpose(e, b);
+    else
+        grad_conv(e, b);
 }

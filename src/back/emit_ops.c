@@ -2336,187 +2336,64 @@ bool op_returns_status(const Node *n)
     }
 }
 
+/* pow: a tensor exponent takes the binary kernel, a number the unary one */
+static void emit_pow(Emitter *e, Node *n, const char *y)
+{
+    if (n->in[1])
+        emit_binary_tensors(e, n, y);
+    else
+        emit_unary_param(e, n, y);
+}
+
+/* reshape, view, flatten, squeeze, unsqueeze: the same elements in the
+ * same order */
+static void emit_copy(Emitter *e, Node *n, const char *y)
+{
+    buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0), numel_c(e, out_shape(n)), y);
+}
+
+/* dropout: training mode draws a mask; evaluation mode is the identity */
+static void emit_dropout(Emitter *e, Node *n, const char *y)
+{
+    if (!emit_dropout_draw(e, n, in_c(e, n, 0), y))
+        emit_copy(e, n, y);
+}
+
+/* a GRAD node: its kernel calls are the forward op's gradient rule's */
+static void emit_grad_node(Emitter *e, Node *n, const char *y)
+{
+    (void)y;
+    emit_grad(e, n);
+}
+
+/* Each op's emitter, from the emit column of its ops.def row (NULL: no
+ * runtime kernel yet). */
+typedef void (*EmitRule)(Emitter *e, Node *n, const char *y);
+static const EmitRule emit_rules[OP_COUNT] = {
+#define EMIT(fn) fn
+#define NO_KERNEL NULL
+#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = emit,
+#include "ops.def"
+#undef OP
+#undef EMIT
+#undef NO_KERNEL
+};
+
 void emit_op(Emitter *e, Node *n, const char *y)
 {
-    DType t = n->out->type.dtype;
     OpId id = n->op->id;
-    if (id == OP_GRAD) {
-        emit_grad(e, n);
-        return;
-    }
-    if (op_takes_complex(id)) {
-        emit_complex(e, n, y); /* emit_complex.c */
-        return;
-    }
-    bool data_only = id == OP_RESHAPE || id == OP_VIEW || id == OP_FLATTEN || id == OP_SQUEEZE ||
-                     id == OP_UNSQUEEZE || id == OP_PERMUTE || id == OP_TRANSPOSE || id == OP_EXPAND ||
-                     id == OP_NARROW || id == OP_SLICE || id == OP_CAT || id == OP_STACK || id == OP_DROPOUT;
-    if (!data_only && !operands_ok(e, n, t))
-        return;
-    switch (id) {
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT: case OP_RECIPROCAL: case OP_SIGMOID: case OP_TANH:
-    case OP_ACOS: case OP_ASIN: case OP_COSH: case OP_SINH: case OP_TAN: case OP_ERFINV: case OP_EXPM1:
-    case OP_LOG10: case OP_LOG2: case OP_LOG1P: case OP_GELU: case OP_SILU:
-        emit_unary(e, n, y);
-        return;
-    case OP_SOFTPLUS: case OP_CLAMP:
-        emit_unary_param(e, n, y);
-        return;
-    case OP_POW:
-        if (n->in[1])
-            emit_binary_tensors(e, n, y);
-        else
-            emit_unary_param(e, n, y);
-        return;
-    case OP_MAXIMUM: case OP_ATAN2:
-        emit_binary_tensors(e, n, y);
-        return;
-    case OP_WHERE:
-        emit_where(e, n, y);
-        return;
-    case OP_ADDCMUL: case OP_ADDCDIV:
-        emit_addc(e, n, y);
-        return;
-    case OP_DROPOUT:
-        /* training mode draws a mask; evaluation mode is the identity */
-        if (emit_dropout_draw(e, n, in_c(e, n, 0), y))
-            return;
-        /* fall through */
-    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        /* the same elements in the same order */
-        buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
-                   numel_c(e, out_shape(n)), y);
-        return;
-    case OP_PERMUTE: case OP_TRANSPOSE:
-        emit_permute(e, n, y);
-        return;
-    case OP_EXPAND:
-        emit_expand(e, n, y);
-        return;
-    case OP_NARROW: case OP_SLICE:
-        emit_slice(e, n, y);
-        return;
-    case OP_CAT: case OP_STACK:
-        emit_cat(e, n, y);
-        return;
-    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
-    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
-        emit_pad(e, n, y);
-        return;
-    case OP_SUM: case OP_MEAN: case OP_PROD: case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM:
-    case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
-        emit_reduce(e, n, y);
-        return;
-    case OP_CUMSUM: case OP_CUMPROD:
-        emit_scan(e, n, y);
-        return;
-    case OP_SORT:
-        emit_sort(e, n, y);
-        return;
-    case OP_TRACE:
-        emit_trace(e, n, y);
-        return;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
-        emit_norm_layer(e, n, y);
-        return;
-    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
-    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
-    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
-        emit_pointwise_loss(e, n, y);
-        return;
-    case OP_CROSS_ENTROPY: case OP_NLL_LOSS2D:
-        emit_class_loss(e, n, y);
-        return;
-    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D: case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D:
-    case OP_CONV_TRANSPOSE3D: case OP_CONVOLUTION:
-        emit_conv(e, n, y);
-        return;
-    case OP_LSTM_CELL: case OP_GRU_CELL: case OP_RNN_TANH_CELL: case OP_RNN_RELU_CELL:
-        emit_rnn_cell(e, n, y);
-        return;
-    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
-        emit_max_unpool(e, n, y);
-        return;
-    case OP_QUANTILE: case OP_NANQUANTILE:
-        emit_quantile(e, n, y);
-        return;
-    case OP_CTC_LOSS:
-        emit_ctc_loss(e, n, y);
-        return;
-    case OP_LU_SOLVE: case OP_LINALG_LSTSQ: case OP_LINALG_MATRIX_EXP: case OP_LINALG_HOUSEHOLDER_PRODUCT:
-    case OP_ORGQR: case OP_ORMQR: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
-        emit_linalg_more(e, n, y);
-        return;
-    case OP_CONV_TBC:
-        emit_conv_tbc(e, n, y);
-        return;
-    case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL3D:
-    case OP_ADAPTIVE_AVG_POOL3D:
-        emit_pool(e, n, y);
-        return;
-    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
-    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
-        emit_upsample(e, n, y);
-        return;
-    case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY: case OP_GATHER: case OP_SCATTER_ADD:
-        emit_index(e, n, y);
-        return;
-    case OP_MM: case OP_BMM: case OP_ADDMM: case OP_BADDBMM: case OP_ADDBMM: case OP_ADDMV: case OP_ADDR:
-    case OP_MV: case OP_DOT: case OP_VDOT:
-        emit_mm(e, n, y);
-        return;
-    case OP_EINSUM:
-        emit_einsum(e, n, y);
-        return;
-    case OP_TENSORDOT:
-        emit_tensordot(e, n, y);
-        return;
-    case OP_CHAIN_MATMUL: case OP_LINALG_MULTI_DOT:
-        emit_multi_dot(e, n, y);
-        return;
-    case OP_BILINEAR:
-        emit_bilinear(e, n, y);
-        return;
-    case OP_LINALG_VECDOT:
-        emit_vecdot(e, n, y);
-        return;
-    case OP_SCALED_DOT_PRODUCT_ATTENTION:
-        emit_sdpa(e, n, y);
-        return;
-    case OP_CDIST: case OP_PDIST: case OP_DIST:
-        emit_distance(e, n, y);
-        return;
-    case OP_INVERSE: case OP_LINALG_INV_EX: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_CHOLESKY_EX:
-    case OP_CHOLESKY_INVERSE: case OP_CHOLESKY_SOLVE: case OP_LINALG_LU_FACTOR: case OP_LINALG_SOLVE:
-    case OP_TRIANGULAR_SOLVE: case OP_QR: case OP_LINALG_QR: case OP_LINALG_SVD: case OP_LINALG_SVDVALS:
-    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: case OP_PINVERSE:
-        emit_linalg(e, n, y);
-        return;
-    case OP_PRELU:
-        emit_prelu(e, n, y);
-        return;
-    case OP_RENORM:
-        emit_renorm(e, n, y);
-        return;
-    case OP_COSINE_SIMILARITY: case OP_CROSS:
-        emit_pair_dim(e, n, y);
-        return;
-    case OP_SVD: case OP_NUCLEAR_NORM:
-        emit_svd_op(e, n, y);
-        return;
-    case OP_INDEX_PUT:
-        emit_index_put(e, n, y);
-        return;
-    case OP_GRID_SAMPLER:
-        emit_grid_sampler(e, n, y);
-        return;
-    case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS: case OP_COSINE_EMBEDDING_LOSS:
-    case OP_MARGIN_RANKING_LOSS: case OP_TRIPLET_MARGIN_LOSS:
-        emit_margin_loss(e, n, y);
-        return;
-    default:
+    EmitRule rule = emit_rules[id];
+    if (!rule) {
+        /* typed, autocast and planned, so --explain and --emit=dot show it */
         error_at(e->c, n->loc, "op %s has no runtime kernel yet, so no C can be emitted for it "
                  "(--explain and --emit=dot work)", n->op->name);
         return;
     }
+    /* the data movers copy any dtype; the other kernels check theirs */
+    bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
+                     rule == emit_slice || rule == emit_cat;
+    if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
+        !operands_ok(e, n, n->out->type.dtype))
+        return;
+    rule(e, n, y);
 }
