@@ -124,15 +124,10 @@ bool conv_weights_preparable(Ctx *c, const Node *n, Value **src);
 void emit_conv_weight_desc(Emitter *e, const Node *n);
 void emit_pool_desc(Emitter *e, Node *n);
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
-/* dropout in training mode: whether node n draws a mask, and the call
- * applying f's mask to x into y in the training step (false, and nothing
- * written, where dropout is the identity) */
-bool dropout_draws(Ctx *c, const Node *n);
+/* dropout in training mode: the call applying f's mask to x into y in the
+ * training step (false, and nothing written, where dropout is the identity
+ * or dropout_draws says it draws none) */
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
-
-/* nuclear_norm, or linalg_matrix_norm(ord="nuc"): the sum of the singular
- * values, computed (and differentiated) through the SVD */
-bool is_nuclear_norm(Ctx *c, const Node *n);
 
 /* emit_ops.c: the call(s) computing node n into y (its output's C name),
  * by the emit rule its ops.def row names.  Reports (and emits nothing) for
@@ -206,17 +201,5 @@ void grad_row_loss(Emitter *e, Node *b);
 void grad_renorm(Emitter *e, Node *b);
 void grad_distance(Emitter *e, Node *b);
 void grad_class_margin(Emitter *e, Node *b);
-
-/* Whether each file's rules differentiate node n (and why not), which
- * operands get a gradient, and the scratch they need. */
-bool grad_rule_linalg(Ctx *c, const Node *n, const char **why);
-bool grad_input_linalg(Ctx *c, const Node *n, int k, const char **why);
-bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t);
-bool grad_rule_more(Ctx *c, const Node *n, const char **why);
-bool grad_input_more(Ctx *c, const Node *n, int k, const char **why);
-bool grad_scratch_more(Ctx *c, const Node *b, Type *t);
-bool grad_rule_nn(Ctx *c, const Node *n, const char **why);
-bool grad_input_nn(Ctx *c, const Node *n, int k, const char **why);
-bool grad_scratch_nn(Ctx *c, const Node *b, Type *t);
 
 #endif

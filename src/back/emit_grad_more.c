@@ -30,171 +30,6 @@
 #include <amprt.h> /* AMP_QUANTILE_* */
 #include <string.h>
 
-/* ---- which ops, and their scratch ------------------------------------------------ */
-
-bool grad_rule_more(Ctx *c, const Node *n, const char **why)
-{
-    switch (n->op->id) {
-    case OP_PROD: case OP_CUMPROD:
-        /* the backward kernels read x in the result's dtype: a node whose
-         * operand has another (prod(x, dtype=...)) is refused, not misread */
-        if (n->in[0] && n->in[0]->type.dtype != n->out->type.dtype) {
-            *why = arena_printf(c->arena, "%s: the gradient of a dtype-converting %s is not supported yet",
-                                n->op->name, n->op->name);
-            return true;
-        }
-        *why = NULL;
-        return true;
-    case OP_PRELU: case OP_SORT: case OP_QUANTILE: case OP_NANQUANTILE: case OP_DIST: case OP_CROSS:
-    case OP_COSINE_SIMILARITY: case OP_MARGIN_RANKING_LOSS: case OP_COSINE_EMBEDDING_LOSS: case OP_TRIPLET_MARGIN_LOSS:
-    case OP_RENORM: case OP_CDIST: case OP_PDIST: case OP_MULTI_MARGIN_LOSS: case OP_MULTILABEL_MARGIN_LOSS:
-        *why = NULL;
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool grad_input_more(Ctx *c, const Node *n, int k, const char **why)
-{
-    switch (n->op->id) {
-    case OP_MULTI_MARGIN_LOSS: case OP_MULTILABEL_MARGIN_LOSS:
-        /* the target is an index operand (autodiff.c never asks); the
-         * weight is not differentiable in PyTorch either */
-        *why = k == 0 ? NULL
-                      : arena_printf(c->arena, "%s: the gradient with respect to its weight is not supported (detach "
-                                               "it: make it an input or a buffer, not something computed from a "
-                                               "parameter)", n->op->name);
-        return true;
-    case OP_PRELU: case OP_PROD: case OP_CUMPROD: case OP_SORT: case OP_QUANTILE: case OP_NANQUANTILE:
-    case OP_DIST: case OP_CROSS: case OP_COSINE_SIMILARITY: case OP_MARGIN_RANKING_LOSS: case OP_COSINE_EMBEDDING_LOSS:
-    case OP_TRIPLET_MARGIN_LOSS: case OP_RENORM: case OP_CDIST: case OP_PDIST:
-        /* every floating operand of these has a gradient (cosine_embedding's
-         * target a zero one: it only selects a branch) */
-        *why = NULL;
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* `bytes` of scratch (a byte tensor, as grad_scratch_type's) */
-static Type scratch_bytes(Poly *bytes)
-{
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
-}
-
-/* The length of the slices a scan or quantile runs along (the whole
- * tensor for a quantile without dim). */
-static Poly *axis_len(Ctx *c, const Node *f)
-{
-    const Shape *s = &f->in[0]->type.shape;
-    int64_t d = f->src->dim;
-    if (s->ndim == 0)
-        return poly_const(c, 1);
-    return d < 0 ? shape_numel(c, s) : s->dims[d];
-}
-
-/* The broadcast shape of a forward's first nops operands (as emit_ops.c's
- * bcast_full), with cosine_embedding_loss's rule that a 1-D target also
- * broadcasts the rows. */
-static Shape full_shape(Ctx *c, const Node *f, int nops)
-{
-    Shape out = {0};
-    for (int k = 0; k < nops; k++)
-        if (f->in[k]->type.shape.ndim > out.ndim)
-            out.ndim = f->in[k]->type.shape.ndim;
-    for (int i = 0; i < out.ndim; i++) {
-        out.dims[i] = poly_const(c, 1);
-        for (int k = 0; k < nops; k++) {
-            const Shape *s = &f->in[k]->type.shape;
-            int j = s->ndim - out.ndim + i;
-            int64_t one;
-            if (j >= 0 && !(poly_is_const(s->dims[j], &one) && one == 1)) {
-                out.dims[i] = s->dims[j];
-                break;
-            }
-        }
-    }
-    const Shape *ts = f->op->id == OP_COSINE_EMBEDDING_LOSS ? &f->in[2]->type.shape : NULL;
-    int64_t one;
-    if (ts && out.ndim == 2 && ts->ndim == 1 && poly_is_const(out.dims[0], &one) && one == 1)
-        out.dims[0] = ts->dims[0];
-    return out;
-}
-
-/* The operands of a forward whose gradients its kernel writes over the
- * broadcast shape, and how many doubles of work it needs. */
-static int full_operands(const Node *f, Poly **work, Ctx *c)
-{
-    *work = NULL;
-    switch (f->op->id) {
-    case OP_COSINE_SIMILARITY: case OP_COSINE_EMBEDDING_LOSS:
-        return 2;
-    case OP_MARGIN_RANKING_LOSS:
-        return 3;
-    case OP_TRIPLET_MARGIN_LOSS: {
-        Shape full = full_shape(c, f, 3);
-        *work = poly_mul(c, full.ndim ? full.dims[full.ndim - 1] : poly_const(c, 1), poly_const(c, 3 * 8));
-        return 3;
-    }
-    default:
-        return 0;
-    }
-}
-
-bool grad_scratch_more(Ctx *c, const Node *b, Type *t)
-{
-    const Node *f = b->fwd;
-    DType dt = f->out->type.dtype;
-    /* every op reaches here (the other files' too): touch no operand
-     * before knowing the op is ours (einsum's first is no tensor) */
-    switch (f->op->id) {
-    case OP_PRELU: case OP_PROD: case OP_RENORM: case OP_MULTI_MARGIN_LOSS:
-        *t = (Type){.dtype = DT_NONE};
-        return true;
-    case OP_MULTILABEL_MARGIN_LOSS: case OP_CDIST: case OP_PDIST: {
-        /* one row's (sample's) gradient sums, as doubles */
-        const Shape *s = &f->in[0]->type.shape;
-        *t = scratch_bytes(poly_mul(c, s->ndim ? s->dims[s->ndim - 1] : poly_const(c, 1), poly_const(c, 8)));
-        return true;
-    }
-    case OP_CUMPROD: case OP_QUANTILE: case OP_NANQUANTILE:
-        /* one line's running products / sorted values, as doubles */
-        *t = scratch_bytes(poly_mul(c, axis_len(c, f), poly_const(c, 8)));
-        return true;
-    case OP_SORT:
-        /* the recomputed indices (i64), then the values (dtype) */
-        *t = scratch_bytes(poly_mul(c, shape_numel(c, &f->in[0]->type.shape), poly_const(c, 8 + dtype_size(dt))));
-        return true;
-    case OP_DIST:
-        /* the difference of the operands */
-        *t = scratch_bytes(poly_mul(c, shape_numel(c, &f->in[0]->type.shape), poly_const(c, dtype_size(dt))));
-        return true;
-    case OP_CROSS: {
-        /* one operand's gradient over the output shape, where one broadcasts */
-        bool bcast = !shape_equal(&f->in[0]->type.shape, &f->out->type.shape) ||
-                     !shape_equal(&f->in[1]->type.shape, &f->out->type.shape);
-        *t = bcast ? scratch_bytes(poly_mul(c, shape_numel(c, &f->out->type.shape), poly_const(c, dtype_size(dt))))
-                   : (Type){.dtype = DT_NONE};
-        return true;
-    }
-    case OP_COSINE_SIMILARITY: case OP_MARGIN_RANKING_LOSS: case OP_COSINE_EMBEDDING_LOSS:
-    case OP_TRIPLET_MARGIN_LOSS: {
-        /* the work doubles, then one full-shape gradient per operand */
-        Poly *work;
-        int k = full_operands(f, &work, c);
-        OpId id = f->op->id;
-        Shape full = full_shape(c, f, id == OP_COSINE_SIMILARITY || id == OP_COSINE_EMBEDDING_LOSS ? 2 : 3);
-        Poly *bytes = poly_mul(c, shape_numel(c, &full), poly_const(c, (int64_t)k * dtype_size(dt)));
-        *t = scratch_bytes(work ? poly_add(c, work, bytes) : bytes);
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
 /* ---- the rules ------------------------------------------------------------------- */
 
 static const char *scratch_as(Emitter *e, Node *b, const char *ctype, const char *byte_offset)
@@ -409,7 +244,7 @@ void grad_cosine_similarity(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    Shape full = full_shape(e->c, f, 2);
+    Shape full = grad_full_shape(e->c, f, 2);
     int nd = full.ndim;
     int64_t dim = nd ? 1 : 0;
     Expr *de = arg_named(f->src, "dim");
@@ -434,7 +269,7 @@ void grad_margin_ranking(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    Shape full = full_shape(e->c, f, 3);
+    Shape full = grad_full_shape(e->c, f, 3);
     const char *g[3];
     for (int k = 0; k < 3; k++)
         g[k] = full_grad(e, b, k, &full, "0");
@@ -470,9 +305,9 @@ void grad_row_loss(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     bool triplet = f->op->id == OP_TRIPLET_MARGIN_LOSS;
     Poly *work_bytes;
-    full_operands(f, &work_bytes, e->c);
+    grad_full_operands(f, &work_bytes, e->c);
     const char *work = work_bytes ? poly_c(e, work_bytes) : "0";
-    Shape full = full_shape(e->c, f, triplet ? 3 : 2);
+    Shape full = grad_full_shape(e->c, f, triplet ? 3 : 2);
     const char *N = full.ndim == 2 ? poly_c(e, full.dims[0]) : "1";
     const char *D = full.ndim ? poly_c(e, full.dims[full.ndim - 1]) : "1";
     const char *g[3];

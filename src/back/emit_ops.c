@@ -553,12 +553,6 @@ static const char *param_dtype_c(Node *n, int first, int last)
  * evaluation mode (docs/training.md). */
 static bool in_train_step(Emitter *e) { return e->c->train_graph && e->g == e->c->train_graph; }
 
-bool dropout_draws(Ctx *c, const Node *n)
-{
-    return n->op->id == OP_DROPOUT && n->src && arg_bool(c, n->src, "training", true) &&
-           arg_number(c, n->src, "p", "0.5", DT_F64) > 0;
-}
-
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
 {
     if (!in_train_step(e) || !dropout_draws(e->c, f))
@@ -1597,9 +1591,6 @@ static void emit_trace(Emitter *e, Node *n, const char *y)
 
 /* ---- linear algebra ------------------------------------------------------------- */
 
-static bool scratch_needs_info(OpId id);
-static int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize);
-
 static const char *more(Emitter *e, Node *n, int k) { return k < n->nmore ? e->cname[n->more_out[k]->id] : NULL; }
 
 static void emit_linalg(Emitter *e, Node *n, const char *y)
@@ -1621,7 +1612,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
     const char *scratch = n->scratch ? e->cname[n->scratch->id] : NULL;
     const char *info = NULL, *work = "NULL";
-    if (scratch && scratch_needs_info(n->op->id)) {
+    if (scratch && linalg_scratch_has_info(n->op->id)) {
         /* parenthesised: the status loop below indexes it as info[i], and
          * `(int32_t *)(void *)scratch[i]` would cast the i-th byte instead */
         info = arena_printf(c->arena, "((int32_t *)(void *)%s)", scratch);
@@ -1838,25 +1829,6 @@ static void emit_pair_dim(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-bool is_nuclear_norm(Ctx *c, const Node *n)
-{
-    return n->op->id == OP_NUCLEAR_NORM ||
-           (n->op->id == OP_LINALG_MATRIX_NORM && n->src && strcmp(arg_str(c, n->src, "ord", "fro"), "nuc") == 0);
-}
-
-/* svd's and the nuclear norm's scratch before amp_svd's work: svd's vh
- * (kv x n elements per matrix), or the nuclear norm's k singular values
- * (per matrix). */
-static int64_t svd_scratch_elems(Ctx *c, const Node *n, int64_t m, int64_t cols)
-{
-    int64_t k = m < cols ? m : cols;
-    if (is_nuclear_norm(c, n))
-        return k;
-    bool some = n->src ? arg_bool(c, n->src, "some", true) : true;
-    bool uv = n->src ? arg_bool(c, n->src, "compute_uv", true) : true;
-    return uv ? (some ? k : cols) * cols : 0;
-}
-
 static void emit_svd_op(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
@@ -2050,103 +2022,6 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
     default:
         ICE("not a margin loss: %s", n->op->name);
     }
-}
-
-/* Scratch memory of the linear algebra kernels: first the i32 info of
- * each matrix where the op has no info result of its own (8 bytes per
- * matrix, keeping what follows aligned for f64), then the kernel's `work`
- * (AMP_<KERNEL>_WORK_BYTES of amprt/linalg.h, for one matrix: the kernels
- * reuse it across the batch).  One byte buffer, typed bool[bytes]. */
-static bool scratch_needs_info(OpId id)
-{
-    return id == OP_INVERSE || id == OP_CHOLESKY || id == OP_LINALG_CHOLESKY || id == OP_LINALG_LU_FACTOR ||
-           id == OP_LINALG_SOLVE;
-}
-
-static int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize)
-{
-    switch (id) {
-    case OP_INVERSE: case OP_LINALG_INV_EX: return (int64_t)AMP_INV_EX_WORK_BYTES(n, esize);
-    case OP_LINALG_SOLVE: return (int64_t)AMP_SOLVE_WORK_BYTES(n, esize);
-    case OP_QR: case OP_LINALG_QR: return (int64_t)AMP_QR_WORK_BYTES(m, n, esize);
-    case OP_LINALG_SVD: case OP_LINALG_SVDVALS: return (int64_t)AMP_SVD_WORK_BYTES(m, n, esize);
-    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: return (int64_t)AMP_EIGH_WORK_BYTES(n, esize);
-    case OP_PINVERSE: return (int64_t)AMP_PINVERSE_WORK_BYTES(m, n, esize);
-    default: return 0;
-    }
-}
-
-Type op_scratch_type(Ctx *c, const Node *n)
-{
-    Type none = {.dtype = DT_NONE};
-    OpId id = n->op->id;
-    if (id == OP_GRAD)
-        return grad_scratch_type(c, n);
-    if (op_takes_complex(id))
-        return complex_scratch_type(c, n); /* emit_complex.c */
-    const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
-    if (id == OP_LINALG_LSTSQ || id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ||
-        id == OP_LINALG_TENSORSOLVE) {
-        DType t = n->out->type.dtype;
-        const Shape *so = &n->out->type.shape;
-        int64_t esize = dtype_size(t), p = 1, v;
-        int from = id == OP_LINALG_TENSORINV ? (int)arg_int(c, n->src, "ind", 2) : 0;
-        const Shape *sp = id == OP_LINALG_TENSORINV ? s : so; /* A's dims from ind, or X's */
-        for (int i = from; i < sp->ndim; i++)
-            p = p >= 0 && poly_is_const(sp->dims[i], &v) ? p * v : -1;
-        if (id == OP_LINALG_TENSORINV || id == OP_LINALG_TENSORSOLVE) {
-            if (p < 0)
-                return none;
-            size_t bytes = 8 + (id == OP_LINALG_TENSORINV ? AMP_INV_EX_WORK_BYTES(p, esize) : AMP_SOLVE_WORK_BYTES(p, esize));
-            return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, (int64_t)bytes)}}};
-        }
-        int64_t m, cols, k = 1;
-        if (s->ndim < 2 || !poly_is_const(s->dims[s->ndim - 2], &m) || !poly_is_const(s->dims[s->ndim - 1], &cols))
-            return none;
-        if (id == OP_LINALG_MATRIX_EXP)
-            return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, 8 * (int64_t)AMP_MATRIX_EXP_WORK_ELEMS(m))}}};
-        const Shape *sb = &n->in[1]->type.shape;
-        if (sb->ndim == s->ndim && !poly_is_const(sb->dims[sb->ndim - 1], &k))
-            return none;
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, 8 * (int64_t)AMP_LSTSQ_WORK_ELEMS(m, cols, k))}}};
-    }
-    if (id == OP_CTC_LOSS) {
-        /* two rows of alphas, 2 S + 1 each */
-        const Shape *st = &n->in[1]->type.shape;
-        Poly *w = poly_add(c, poly_mul(c, st->dims[st->ndim - 1], poly_const(c, 4)), poly_const(c, 2));
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, w, poly_const(c, 8))}}};
-    }
-    if (id == OP_QUANTILE || id == OP_NANQUANTILE) {
-        /* the sorted values of one slice, as doubles */
-        Poly *len = n->src->dim < 0 || s->ndim == 0 ? shape_numel(c, s) : s->dims[n->src->dim];
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, len, poly_const(c, 8))}}};
-    }
-    if (!s || s->ndim < 2)
-        return none;
-    int64_t rows, cols;
-    bool fixed = poly_is_const(s->dims[s->ndim - 2], &rows) && poly_is_const(s->dims[s->ndim - 1], &cols);
-    if ((id == OP_SVD || is_nuclear_norm(c, n)) && fixed && is_kernel_float(n->out->type.dtype)) {
-        /* svd_scratch_elems per matrix (svd: per batch entry), then the work */
-        int64_t esize = dtype_size(n->out->type.dtype);
-        Poly *per = poly_const(c, svd_scratch_elems(c, n, rows, cols) * esize);
-        Shape batch = {0};
-        for (int i = 0; i + 2 < s->ndim; i++)
-            batch.dims[batch.ndim++] = s->dims[i];
-        Poly *bytes = poly_add(c, poly_mul(c, shape_numel(c, &batch), per),
-                               poly_const(c, (int64_t)AMP_SVD_WORK_BYTES(rows, cols, esize)));
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
-    }
-    int64_t work = fixed ? linalg_work_bytes(id, rows, cols, dtype_size(n->out->type.dtype)) : 0;
-    bool info = scratch_needs_info(id);
-    if (!info && work == 0)
-        return none;
-    Shape batch = {0};
-    for (int i = 0; i + 2 < s->ndim; i++)
-        batch.dims[batch.ndim++] = s->dims[i];
-    Poly *bytes = poly_const(c, work);
-    if (info)
-        bytes = poly_add(c, bytes, poly_mul(c, shape_numel(c, &batch), poly_const(c, 8)));
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
 }
 
 /* ---- recurrent cells, max_unpool, quantile (amprt/more.h) ------------------------- */

@@ -274,16 +274,47 @@ Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc);
 void ir_dump(Ctx *c, FILE *out);
 bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
-/* The scratch buffer node n's kernel needs, dtype DT_NONE for none (emit_ops.c). */
+/* scratch.c: the scratch buffer node n's kernels need (forward or GRAD
+ * node), a DT_BOOL vector of its bytes; dtype DT_NONE for none. */
 Type op_scratch_type(Ctx *c, const Node *n);
-Type complex_scratch_type(Ctx *c, const Node *n); /* emit_complex.c: the complex ops' */
-/* The scratch a GRAD node's kernels need (emit_grad.c). */
-Type grad_scratch_type(Ctx *c, const Node *n);
-/* NULL if emit_grad.c can differentiate node n, else the error to report. */
+/* scratch.c: facts the emitters share with the sizes.  Whether s is a
+ * matrix (batch) of constant rows *m and columns *n; nuclear_norm, or
+ * linalg_matrix_norm(ord="nuc") (the sum of the singular values, computed
+ * and differentiated through the SVD); the elements svd's and the nuclear
+ * norm's scratch holds per matrix before amp_svd's work; an fft's
+ * transformed dims and their signal lengths (returns their count); the
+ * broadcast shape of a forward's first nops operands, whose gradients the
+ * cosine, margin-ranking and triplet kernels write over it, and how many
+ * of them (with *work, the doubles of work they need, or NULL). */
+bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n);
+bool is_nuclear_norm(Ctx *c, const Node *n);
+int64_t svd_scratch_elems(Ctx *c, const Node *n, int64_t m, int64_t cols);
+/* scratch.c: a forward linear algebra node's scratch is the i32 info of
+ * each matrix (8 bytes each) when linalg_scratch_has_info, then the
+ * kernel's work of linalg_work_bytes (for one matrix, m x n of esize). */
+bool linalg_scratch_has_info(OpId id);
+int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize);
+int fft_dims(Ctx *c, const Node *n, int *dims, Poly **lens);
+Shape grad_full_shape(Ctx *c, const Node *f, int nops);
+int grad_full_operands(const Node *f, Poly **work, Ctx *c);
+/* grad_rules.c: NULL if autodiff can differentiate node n (its op has a
+ * gradient rule and the rule takes this node), else the error to report. */
 const char *grad_rule_missing(Ctx *c, const Node *n);
-/* NULL if node n's rule gives operand k a gradient, else the error to report
- * when that operand needs one (emit_grad.c). */
+/* grad_rules.c: NULL if node n's rule gives operand k a gradient, else the
+ * error to report when that operand needs one. */
 const char *grad_input_missing(Ctx *c, const Node *n, int k);
+/* grad_rules.c: facts the gradient emitters share with the rules.  The ops
+ * emit_grad_linalg.c differentiates; the value lstm_cell's seventh operand,
+ * b_hh, is read from at the backward (a GRAD node carries the forward's
+ * first six operands): b_hh itself when it is not a temporary, or the
+ * parameter (input, buffer) a Cast (autocast's, or the f64 reference's)
+ * converted into it, cast again into the GRAD node's scratch, NULL when it
+ * is neither; whether that cast again is needed; whether node n is a
+ * dropout drawing a mask in training mode. */
+bool linalg_grad_op(OpId id);
+const Value *lstm_b_hh_source(const Node *n);
+bool lstm_b_hh_recast(const Node *n);
+bool dropout_draws(Ctx *c, const Node *n);
 /* The bits of v, exactly representable in bf16 or f16 (literal.c). */
 uint16_t half_bits(double v, DType t);
 
