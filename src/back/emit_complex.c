@@ -6,7 +6,8 @@
  * angle of a real tensor, which is amp_angle_<T>, and the parts of real
  * tensors (real, conj: the tensor itself; abs: amp_abs_<T>).  Each fills
  * its kernel's arguments from the node's proven shapes and the call's
- * arguments, which typecheck validated.
+ * arguments, which typecheck validated; their work arrays are the nodes'
+ * scratch, sized by scratch.c.
  */
 #include "emit.h"
 

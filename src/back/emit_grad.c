@@ -75,7 +75,7 @@ void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char 
 }
 
 /* A buffer of the forward output's shape, in dtype t, from the scratch
- * (grad_scratch_type reserves `count` of them). */
+ * (scratch.c's op_scratch_type reserves as many as the rule uses). */
 const char *scratch_buffer(Emitter *e, Node *b, DType t, int index)
 {
     return arena_printf(e->c->arena, "((%s *)(void *)%s + %d * (%s))", dtype_c_type(t), e->cname[b->scratch->id], index,

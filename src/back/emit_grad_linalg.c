@@ -1,8 +1,11 @@
 /* emit_grad_linalg.c: gradient rules of the linear algebra ops (inverse, solves, cholesky, qr, svd, eigh, ...).
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
- * computing a GRAD node's input gradients in its forward's dtype.  The four
- * entry points are described in emit.h.
+ * computing a GRAD node's input gradients in its forward's dtype.  Each
+ * op's rule is named in the grad column of its ops.def row (declared in
+ * emit.h); whether a node has a gradient and for which operands
+ * (grad_rules.c), and the size of its scratch (scratch.c, which documents
+ * each layout read here), are the middle end's.
  *
  * The rules are PyTorch's (its derivatives of the same ops), so gradients
  * agree with autograd's:

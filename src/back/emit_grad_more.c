@@ -1,8 +1,11 @@
 /* emit_grad_more.c: gradient rules of the other ops: activations, reductions, distances and margin losses.
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
- * computing a GRAD node's input gradients in its forward's dtype.  The four
- * entry points are described in emit.h.
+ * computing a GRAD node's input gradients in its forward's dtype.  Each
+ * op's rule is named in the grad column of its ops.def row (declared in
+ * emit.h); whether a node has a gradient and for which operands
+ * (grad_rules.c), and the size of its scratch (scratch.c, which documents
+ * each layout read here), are the middle end's.
  *
  * The rules, PyTorch's (derivatives.yaml):
  *   prelu      amp_prelu_backward (dx and the weight's sum)

@@ -19,7 +19,6 @@
  * same content with one object per op (docs/cli.md describes its fields).
  */
 #include "back.h"
-#include "emit.h" /* dropout_draws */
 
 #include <errno.h>
 #include <string.h>
