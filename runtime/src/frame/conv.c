@@ -76,8 +76,8 @@
 #endif
 
 #include "amprt_internal.h"
-#include "isa_gemm.h"
-#include "ref_window.h"
+#include "kernel_set.h"
+#include "ref/ref_window.h"
 
 #define ALIGN64 __attribute__((aligned(64)))
 
