@@ -537,3 +537,58 @@ bool infer_pad(Ctx *c, Expr *call)
     call->type.shape = out;
     return true;
 }
+
+/* ---- grid sampling ---------------------------------------------------- */
+
+/* grid_sampler: input [N, C, H, W] (or [N, C, D, H, W]) sampled at grid
+ * [N, H', W', 2] (or [N, D', H', W', 3]), giving [N, C, H', W'] (or
+ * [N, C, D', H', W']).  Reached through infer_index_put, which has checked
+ * that input and grid are tensors. */
+bool infer_grid_sampler(Ctx *c, Expr *call)
+{
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    Expr *g = arg(call, 1);
+    const Shape *gs = &g->type.shape;
+    if (!require_float(c, call, x))
+        return false;
+    if (x->type.dtype != g->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+        error_at(c, call->loc, "grid_sampler(): expected input and grid to have same dtype, but input has %s and "
+                 "grid has %s", dtype_name(x->type.dtype), dtype_name(g->type.dtype));
+        return false;
+    }
+    int64_t last;
+    if ((xs->ndim != 4 && xs->ndim != 5) || gs->ndim != xs->ndim) {
+        error_at(c, call->loc, "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, "
+                 "but got input with sizes %s and grid with sizes %s", shape_str(c, xs), shape_str(c, gs));
+        return false;
+    }
+    if (!dims_match(xs->dims[0], gs->dims[0])) {
+        error_at(c, call->loc, "grid_sampler(): expected grid and input to have same batch size, but got input with "
+                 "sizes %s and grid with sizes %s", shape_str(c, xs), shape_str(c, gs));
+        return false;
+    }
+    if (!const_dim(gs->dims[gs->ndim - 1], &last) || last != xs->ndim - 2) {
+        error_at(c, g->loc, "grid_sampler(): expected grid to have size %d in last dimension, but got grid with "
+                 "sizes %s", xs->ndim - 2, shape_str(c, gs));
+        return false;
+    }
+    int64_t mode, pad;
+    bool align;
+    if (!int_param(c, call, "interpolation_mode", 0, &mode) || !int_param(c, call, "padding_mode", 0, &pad) ||
+        !bool_param(c, call, "align_corners", false, &align))
+        return false;
+    if (mode < 0 || mode > 2 || pad < 0 || pad > 2 || (mode == 2 && xs->ndim == 5)) {
+        error_at(c, call->loc, "grid_sampler(): interpolation_mode is 0 (bilinear), 1 (nearest) or 2 (bicubic, "
+                 "4-D only) and padding_mode 0 (zeros), 1 (border) or 2 (reflection)");
+        return false;
+    }
+    /* [N, C, grid's spatial dims...] */
+    Shape out = *gs;
+    for (int i = gs->ndim - 1; i >= 2; i--)
+        out.dims[i] = gs->dims[i - 1];
+    out.dims[1] = xs->dims[1];
+    call->type.dtype = x->type.dtype;
+    call->type.shape = out;
+    return true;
+}
