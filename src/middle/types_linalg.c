@@ -552,6 +552,102 @@ static Type matrix_type(DType t, const Shape *batch, Poly *rows, Poly *cols)
     return r;
 }
 
+/* linalg.solve: A [..., n, n], B [..., n, k], or B [n] / [..., n] a
+ * vector when its batch is A's; left=false solves X A = B. */
+static bool linalg_solve_type(Ctx *c, Expr *call, Expr *x)
+{
+    const Shape *xs = &x->type.shape;
+    DType t = x->type.dtype;
+    if (!require_tensor(c, call, 1))
+        return false;
+    Expr *b = arg(call, 1);
+    if (!matrices(c, call, x, "A", true))
+        return false;
+    if (x->type.dtype != b->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+        error_at(c, call->loc, "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B "
+                 "of type %s instead", dtype_name(x->type.dtype), dtype_name(b->type.dtype));
+        return false;
+    }
+    bool left;
+    if (!bool_param(c, call, "left", true, &left))
+        return false;
+    const Shape *bs = &b->type.shape;
+    Poly *n = xs->dims[xs->ndim - 1];
+    Shape ba = leading(xs, 2);
+    if (!left) {
+        /* X A = B: B [..., k, n], X of B's shape */
+        if (bs->ndim < 2 || !dims_match(bs->dims[bs->ndim - 1], n)) {
+            error_at(c, call->loc, "linalg.solve: Incompatible shapes of A and B for the equation XA = B (%s and %s)",
+                     shape_str(c, xs), shape_str(c, bs));
+            return false;
+        }
+        Shape bb = leading(bs, 2), batch;
+        if (!broadcast(c, call, &ba, &bb, &batch))
+            return false;
+        call->type = matrix_type(t, &batch, bs->dims[bs->ndim - 2], n);
+        return true;
+    }
+    Shape a_rows = leading(xs, 1);
+    bool vector = bs->ndim == 1 || (bs->ndim == xs->ndim - 1 && shape_equal(bs, &a_rows));
+    Poly *rows = vector ? bs->dims[bs->ndim - 1] : bs->ndim >= 2 ? bs->dims[bs->ndim - 2] : NULL;
+    if (bs->ndim == 0 || !left || !rows || !dims_match(rows, n)) {
+        error_at(c, call->loc, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (%s and %s)",
+                 shape_str(c, xs), shape_str(c, bs));
+        return false;
+    }
+    Shape bb = leading(bs, vector ? 1 : 2), batch;
+    if (!broadcast(c, call, &ba, &bb, &batch))
+        return false;
+    call->type = matrix_type(t, &batch, n, vector ? NULL : bs->dims[bs->ndim - 1]);
+    return true;
+}
+
+/* cholesky_solve and triangular_solve: input is b [..., m, k]; the
+ * coefficients A [..., m, m]. */
+static bool coefficient_solve_type(Ctx *c, Expr *call, Expr *x)
+{
+    OpId id = call->op->id;
+    const Shape *xs = &x->type.shape;
+    DType t = x->type.dtype;
+    if (!require_tensor(c, call, 1))
+        return false;
+    Expr *a = arg(call, 1);
+    if (id == OP_TRIANGULAR_SOLVE) {
+        Expr *both[2] = {x, a};
+        for (int i = 0; i < 2; i++)
+            if (both[i]->type.shape.ndim < 2) {
+                error_at(c, both[i]->loc, "torch.triangular_solve: Expected %s to have at least 2 dimensions, "
+                         "but it has %d dimensions instead", i ? "A" : "b", both[i]->type.shape.ndim);
+                return false;
+            }
+    }
+    if (!matrices(c, call, x, "b", false) || !matrices(c, call, a, "A", true))
+        return false;
+    if (x->type.dtype != a->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
+        error_at(c, call->loc, "Expected b and A to have the same dtype, but found b of type %s and A of type %s "
+                 "instead.", dtype_name(x->type.dtype), dtype_name(a->type.dtype));
+        return false;
+    }
+    const Shape *as = &a->type.shape;
+    Poly *m = as->dims[as->ndim - 1];
+    if (!dims_match(m, xs->dims[xs->ndim - 2])) {
+        error_at(c, call->loc, "Incompatible matrix sizes for %s: each A matrix is %s by %s but each b matrix is "
+                 "%s by %s", id == OP_CHOLESKY_SOLVE ? "cholesky_solve" : "triangular_solve", dim_str(c, m),
+                 dim_str(c, m), dim_str(c, xs->dims[xs->ndim - 2]), dim_str(c, xs->dims[xs->ndim - 1]));
+        return false;
+    }
+    Shape bx = leading(xs, 2), ba = leading(as, 2), batch;
+    if (!broadcast(c, call, &bx, &ba, &batch))
+        return false;
+    call->type = matrix_type(t, &batch, m, xs->dims[xs->ndim - 1]);
+    if (id == OP_TRIANGULAR_SOLVE) {
+        Type coeff = matrix_type(t, &batch, m, m);
+        more_results(c, call, 1, &coeff);
+    }
+    bool upper;
+    return bool_param(c, call, "upper", id == OP_TRIANGULAR_SOLVE, &upper);
+}
+
 bool infer_linalg(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
@@ -565,91 +661,10 @@ bool infer_linalg(Ctx *c, Expr *call)
     bool square = id == OP_INVERSE || id == OP_LINALG_INV_EX || id == OP_CHOLESKY || id == OP_CHOLESKY_INVERSE ||
                   id == OP_LINALG_CHOLESKY || id == OP_LINALG_CHOLESKY_EX || id == OP_LINALG_EIGH ||
                   id == OP_LINALG_EIGVALSH;
-    if (id == OP_LINALG_SOLVE) {
-        /* A [..., n, n], B [..., n, k], or B [n] / [..., n] a vector when its batch is A's */
-        if (!require_tensor(c, call, 1))
-            return false;
-        Expr *b = arg(call, 1);
-        if (!matrices(c, call, x, "A", true))
-            return false;
-        if (x->type.dtype != b->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
-            error_at(c, call->loc, "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B "
-                     "of type %s instead", dtype_name(x->type.dtype), dtype_name(b->type.dtype));
-            return false;
-        }
-        bool left;
-        if (!bool_param(c, call, "left", true, &left))
-            return false;
-        const Shape *bs = &b->type.shape;
-        Poly *n = xs->dims[xs->ndim - 1];
-        Shape ba = leading(xs, 2);
-        if (!left) {
-            /* X A = B: B [..., k, n], X of B's shape */
-            if (bs->ndim < 2 || !dims_match(bs->dims[bs->ndim - 1], n)) {
-                error_at(c, call->loc, "linalg.solve: Incompatible shapes of A and B for the equation XA = B (%s and %s)",
-                         shape_str(c, xs), shape_str(c, bs));
-                return false;
-            }
-            Shape bb = leading(bs, 2), batch;
-            if (!broadcast(c, call, &ba, &bb, &batch))
-                return false;
-            call->type = matrix_type(t, &batch, bs->dims[bs->ndim - 2], n);
-            return true;
-        }
-        Shape a_rows = leading(xs, 1);
-        bool vector = bs->ndim == 1 || (bs->ndim == xs->ndim - 1 && shape_equal(bs, &a_rows));
-        Poly *rows = vector ? bs->dims[bs->ndim - 1] : bs->ndim >= 2 ? bs->dims[bs->ndim - 2] : NULL;
-        if (bs->ndim == 0 || !left || !rows || !dims_match(rows, n)) {
-            error_at(c, call->loc, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (%s and %s)",
-                     shape_str(c, xs), shape_str(c, bs));
-            return false;
-        }
-        Shape bb = leading(bs, vector ? 1 : 2), batch;
-        if (!broadcast(c, call, &ba, &bb, &batch))
-            return false;
-        call->type = matrix_type(t, &batch, n, vector ? NULL : bs->dims[bs->ndim - 1]);
-        return true;
-    }
-    if (id == OP_CHOLESKY_SOLVE || id == OP_TRIANGULAR_SOLVE) {
-        /* input is b [..., m, k]; the coefficients A [..., m, m] */
-        if (!require_tensor(c, call, 1))
-            return false;
-        Expr *a = arg(call, 1);
-        if (id == OP_TRIANGULAR_SOLVE) {
-            Expr *both[2] = {x, a};
-            for (int i = 0; i < 2; i++)
-                if (both[i]->type.shape.ndim < 2) {
-                    error_at(c, both[i]->loc, "torch.triangular_solve: Expected %s to have at least 2 dimensions, "
-                             "but it has %d dimensions instead", i ? "A" : "b", both[i]->type.shape.ndim);
-                    return false;
-                }
-        }
-        if (!matrices(c, call, x, "b", false) || !matrices(c, call, a, "A", true))
-            return false;
-        if (x->type.dtype != a->type.dtype && !(call->autocast_on && !c->autocast_ran)) {
-            error_at(c, call->loc, "Expected b and A to have the same dtype, but found b of type %s and A of type %s "
-                     "instead.", dtype_name(x->type.dtype), dtype_name(a->type.dtype));
-            return false;
-        }
-        const Shape *as = &a->type.shape;
-        Poly *m = as->dims[as->ndim - 1];
-        if (!dims_match(m, xs->dims[xs->ndim - 2])) {
-            error_at(c, call->loc, "Incompatible matrix sizes for %s: each A matrix is %s by %s but each b matrix is "
-                     "%s by %s", id == OP_CHOLESKY_SOLVE ? "cholesky_solve" : "triangular_solve", dim_str(c, m),
-                     dim_str(c, m), dim_str(c, xs->dims[xs->ndim - 2]), dim_str(c, xs->dims[xs->ndim - 1]));
-            return false;
-        }
-        Shape bx = leading(xs, 2), ba = leading(as, 2), batch;
-        if (!broadcast(c, call, &bx, &ba, &batch))
-            return false;
-        call->type = matrix_type(t, &batch, m, xs->dims[xs->ndim - 1]);
-        if (id == OP_TRIANGULAR_SOLVE) {
-            Type coeff = matrix_type(t, &batch, m, m);
-            more_results(c, call, 1, &coeff);
-        }
-        bool upper;
-        return bool_param(c, call, "upper", id == OP_TRIANGULAR_SOLVE, &upper);
-    }
+    if (id == OP_LINALG_SOLVE)
+        return linalg_solve_type(c, call, x);
+    if (id == OP_CHOLESKY_SOLVE || id == OP_TRIANGULAR_SOLVE)
+        return coefficient_solve_type(c, call, x);
     if (!matrices(c, call, x, "A", square))
         return false;
     Shape batch = leading(xs, 2);
@@ -833,6 +848,110 @@ static bool known_le(const Poly *a, const Poly *b)
     return dims_match(a, b) || (const_dim(a, &x) && const_dim(b, &y) && x <= y);
 }
 
+/* householder_product and orgqr: input [..., m, n] with n <= m and tau
+ * [..., k] with k <= n, giving input's type; ormqr multiplies other by
+ * that Q (left or right, transposed or not), giving other's type. */
+static bool householder_type(Ctx *c, Expr *call, Expr *x, const char *name)
+{
+    OpId id = call->op->id;
+    const Shape *xs = &x->type.shape;
+    Expr *tau = arg(call, 1);
+    const Shape *ts = &tau->type.shape;
+    if (xs->ndim < 2 || ts->ndim < 1) {
+        error_at(c, (xs->ndim < 2 ? x : tau)->loc, "%s: %s must have at least %d dimensions.", name,
+                 xs->ndim < 2 ? "input" : "tau", xs->ndim < 2 ? 2 : 1);
+        return false;
+    }
+    if (!more_same_dtype(c, call, x, tau, "input", "tau"))
+        return false;
+    Poly *m = xs->dims[xs->ndim - 2], *n = xs->dims[xs->ndim - 1], *k = ts->dims[ts->ndim - 1];
+    Shape xb = leading(xs, 2), tb = leading(ts, 1);
+    if (!shape_equal(&xb, &tb)) {
+        error_at(c, tau->loc, "%s: Expected batch dimensions of tau to be equal to input.shape[:-2], but got %s",
+                 name, shape_str(c, &tb));
+        return false;
+    }
+    if (id != OP_ORMQR) {
+        if (!known_le(n, m)) {
+            error_at(c, x->loc, "%s: input.shape[-2] must be greater than or equal to input.shape[-1]", name);
+            return false;
+        }
+        if (!known_le(k, n)) {
+            error_at(c, tau->loc, "%s: input.shape[-1] must be greater than or equal to tau.shape[-1]", name);
+            return false;
+        }
+        call->type = x->type;
+        return true;
+    }
+    Expr *o = arg(call, 2);
+    const Shape *os = &o->type.shape;
+    bool left, trans;
+    if (!bool_param(c, call, "left", true, &left) || !bool_param(c, call, "transpose", false, &trans) ||
+        !more_same_dtype(c, call, x, o, "input", "other"))
+        return false;
+    if (os->ndim != xs->ndim) {
+        error_at(c, o->loc, "torch.ormqr: other.dim() must be equal to input.dim()");
+        return false;
+    }
+    Poly *rows = os->dims[os->ndim - (left ? 2 : 1)];
+    if (!dims_match(rows, m)) {
+        error_at(c, o->loc, "torch.ormqr: other.shape[%d] must be equal to input.shape[-2]", left ? -2 : -1);
+        return false;
+    }
+    if (!known_le(k, n) || !known_le(k, m)) {
+        error_at(c, tau->loc, "torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-%d]",
+                 known_le(k, n) ? 2 : 1);
+        return false;
+    }
+    Shape ob = leading(os, 2);
+    if (!shape_equal(&ob, &xb)) {
+        error_at(c, o->loc, "torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but "
+                 "got %s", shape_str(c, &ob));
+        return false;
+    }
+    call->type = o->type;
+    return true;
+}
+
+/* linalg_tensorinv: ind= splits input's dims into a front and a back of
+ * equal product; the result has the back's dims, then the front's. */
+static bool tensorinv_type(Ctx *c, Expr *call, Expr *x)
+{
+    const Shape *xs = &x->type.shape;
+    DType t = x->type.dtype;
+    int64_t ind;
+    if (!int_param(c, call, "ind", 2, &ind))
+        return false;
+    if (ind <= 0) {
+        error_at(c, named(call, "ind") ? named(call, "ind")->loc : call->loc, "Expected a strictly positive "
+                 "integer for 'ind', but got %lld", (long long)ind);
+        return false;
+    }
+    if (ind > xs->ndim) {
+        error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                 "prod(self.shape[:ind]), but ind %lld exceeds the %d dimensions", (long long)ind, xs->ndim);
+        return false;
+    }
+    int64_t front = const_numel(xs, 0, (int)ind), back = const_numel(xs, (int)ind, xs->ndim);
+    if (front < 0 || back < 0) {
+        error_at(c, x->loc, "linalg_tensorinv(): the dims of %s must be known at compile time",
+                 shape_str(c, xs));
+        return false;
+    }
+    if (front != back) {
+        error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                 "prod(self.shape[:ind]), but got %lld != %lld", (long long)back, (long long)front);
+        return false;
+    }
+    Shape out = {0};
+    for (int i = (int)ind; i < xs->ndim; i++)
+        out.dims[out.ndim++] = xs->dims[i];
+    for (int i = 0; i < ind; i++)
+        out.dims[out.ndim++] = xs->dims[i];
+    call->type = (Type){.dtype = t, .shape = out};
+    return true;
+}
+
 bool infer_linalg_more(Ctx *c, Expr *call)
 {
     OpId id = call->op->id;
@@ -905,97 +1024,10 @@ bool infer_linalg_more(Ctx *c, Expr *call)
         return true;
     case OP_LINALG_HOUSEHOLDER_PRODUCT:
     case OP_ORGQR:
-    case OP_ORMQR: {
-        Expr *tau = arg(call, 1);
-        const Shape *ts = &tau->type.shape;
-        if (xs->ndim < 2 || ts->ndim < 1) {
-            error_at(c, (xs->ndim < 2 ? x : tau)->loc, "%s: %s must have at least %d dimensions.", name,
-                     xs->ndim < 2 ? "input" : "tau", xs->ndim < 2 ? 2 : 1);
-            return false;
-        }
-        if (!more_same_dtype(c, call, x, tau, "input", "tau"))
-            return false;
-        Poly *m = xs->dims[xs->ndim - 2], *n = xs->dims[xs->ndim - 1], *k = ts->dims[ts->ndim - 1];
-        Shape xb = leading(xs, 2), tb = leading(ts, 1);
-        if (!shape_equal(&xb, &tb)) {
-            error_at(c, tau->loc, "%s: Expected batch dimensions of tau to be equal to input.shape[:-2], but got %s",
-                     name, shape_str(c, &tb));
-            return false;
-        }
-        if (id != OP_ORMQR) {
-            if (!known_le(n, m)) {
-                error_at(c, x->loc, "%s: input.shape[-2] must be greater than or equal to input.shape[-1]", name);
-                return false;
-            }
-            if (!known_le(k, n)) {
-                error_at(c, tau->loc, "%s: input.shape[-1] must be greater than or equal to tau.shape[-1]", name);
-                return false;
-            }
-            call->type = x->type;
-            return true;
-        }
-        Expr *o = arg(call, 2);
-        const Shape *os = &o->type.shape;
-        bool left, trans;
-        if (!bool_param(c, call, "left", true, &left) || !bool_param(c, call, "transpose", false, &trans) ||
-            !more_same_dtype(c, call, x, o, "input", "other"))
-            return false;
-        if (os->ndim != xs->ndim) {
-            error_at(c, o->loc, "torch.ormqr: other.dim() must be equal to input.dim()");
-            return false;
-        }
-        Poly *rows = os->dims[os->ndim - (left ? 2 : 1)];
-        if (!dims_match(rows, m)) {
-            error_at(c, o->loc, "torch.ormqr: other.shape[%d] must be equal to input.shape[-2]", left ? -2 : -1);
-            return false;
-        }
-        if (!known_le(k, n) || !known_le(k, m)) {
-            error_at(c, tau->loc, "torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-%d]",
-                     known_le(k, n) ? 2 : 1);
-            return false;
-        }
-        Shape ob = leading(os, 2);
-        if (!shape_equal(&ob, &xb)) {
-            error_at(c, o->loc, "torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but "
-                     "got %s", shape_str(c, &ob));
-            return false;
-        }
-        call->type = o->type;
-        return true;
-    }
-    case OP_LINALG_TENSORINV: {
-        int64_t ind;
-        if (!int_param(c, call, "ind", 2, &ind))
-            return false;
-        if (ind <= 0) {
-            error_at(c, named(call, "ind") ? named(call, "ind")->loc : call->loc, "Expected a strictly positive "
-                     "integer for 'ind', but got %lld", (long long)ind);
-            return false;
-        }
-        if (ind > xs->ndim) {
-            error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
-                     "prod(self.shape[:ind]), but ind %lld exceeds the %d dimensions", (long long)ind, xs->ndim);
-            return false;
-        }
-        int64_t front = const_numel(xs, 0, (int)ind), back = const_numel(xs, (int)ind, xs->ndim);
-        if (front < 0 || back < 0) {
-            error_at(c, x->loc, "linalg_tensorinv(): the dims of %s must be known at compile time",
-                     shape_str(c, xs));
-            return false;
-        }
-        if (front != back) {
-            error_at(c, call->loc, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
-                     "prod(self.shape[:ind]), but got %lld != %lld", (long long)back, (long long)front);
-            return false;
-        }
-        Shape out = {0};
-        for (int i = (int)ind; i < xs->ndim; i++)
-            out.dims[out.ndim++] = xs->dims[i];
-        for (int i = 0; i < ind; i++)
-            out.dims[out.ndim++] = xs->dims[i];
-        call->type = (Type){.dtype = t, .shape = out};
-        return true;
-    }
+    case OP_ORMQR:
+        return householder_type(c, call, x, name);
+    case OP_LINALG_TENSORINV:
+        return tensorinv_type(c, call, x);
     case OP_LINALG_TENSORSOLVE: {
         Expr *b = arg(call, 1);
         const Shape *bs = &b->type.shape;
