@@ -377,19 +377,10 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
         usage_error("%s", "--emit=check writes one self-contained program; --header does not apply");
 }
 
-int main(int argc, char **argv)
+/* The command line's options into opts, and its one input file; exits
+ * (EXIT_OK or EXIT_USAGE) on --help, --version and every usage error. */
+static void parse_command_line(int argc, char **argv, Options *opts)
 {
-    Options opts = {.target = TARGET_CPU, .argc = argc, .argv = argv};
-    DepOptions dep = {0};
-    /* static: still reachable at exit on every path, so leak checkers stay quiet */
-    static char **args;
-    args = calloc((size_t)argc + 1, sizeof *args);
-    if (!args) {
-        fputs("ampc: out of memory\n", stderr);
-        return EXIT_INTERNAL;
-    }
-    argc = take_dep_options(argc, argv, args, &dep, &opts);
-    argv = args;
     enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST, OPT_EMBED_WEIGHTS,
            OPT_NO_FUSE };
     static const struct option long_opts[] = {
@@ -408,57 +399,57 @@ int main(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, ":t:o:hI:g", long_opts, NULL)) != -1) {
         switch (ch) {
         case 't':
-            if (!target_from_name(optarg, &opts.target))
+            if (!target_from_name(optarg, &opts->target))
                 usage_error("unknown target '%s'; expected tpu, gpu or cpu", optarg);
             break;
         case 'o':
-            opts.output_path = optarg;
+            opts->output_path = optarg;
             break;
         case OPT_HEADER:
-            opts.header_path = optarg;
+            opts->header_path = optarg;
             break;
         case OPT_PREFIX:
-            opts.prefix = optarg;
+            opts->prefix = optarg;
             break;
         case 'g':
-            opts.line_directives = true;
+            opts->line_directives = true;
             break;
         case 'I':
-            if (opts.ninclude_dirs == (int)(sizeof opts.include_dirs / sizeof opts.include_dirs[0]))
+            if (opts->ninclude_dirs == (int)(sizeof opts->include_dirs / sizeof opts->include_dirs[0]))
                 usage_error("%s", "too many -I directories");
-            opts.include_dirs[opts.ninclude_dirs++] = optarg;
+            opts->include_dirs[opts->ninclude_dirs++] = optarg;
             break;
         case OPT_AUTOCAST:
-            opts.autocast_all = true;
+            opts->autocast_all = true;
             break;
         case OPT_EMBED_WEIGHTS:
-            opts.embed_weights = optarg;
+            opts->embed_weights = optarg;
             break;
         case OPT_NO_FUSE:
-            opts.no_fuse = true;
+            opts->no_fuse = true;
             break;
         case OPT_POLICY:
-            opts.policy_path = optarg;
+            opts->policy_path = optarg;
             break;
         case OPT_DUMP:
             if (strcmp(optarg, "lower") && strcmp(optarg, "autodiff") && strcmp(optarg, "optimize") &&
                 strcmp(optarg, "fuse") && strcmp(optarg, "memplan"))
                 usage_error("--dump takes lower, autodiff, optimize, fuse or memplan, not '%s'", optarg);
-            opts.dump_pass = optarg;
+            opts->dump_pass = optarg;
             break;
         case OPT_EXPLAIN:
         case OPT_EMIT:
         case OPT_AUTOCAST_OP:
         case OPT_AUTOCAST_DTYPE:
         case OPT_FORCE_DTYPE:
-            autocast_option(ch, optarg, &opts);
+            autocast_option(ch, optarg, opts);
             break;
         case 'h':
             fputs(usage_text, stdout);
-            return EXIT_OK;
+            exit(EXIT_OK);
         case OPT_VERSION:
             printf("ampc %s\n", AMPC_VERSION);
-            return EXIT_OK;
+            exit(EXIT_OK);
         case ':':
             usage_error("option '%s' needs an argument", argv[optind - 1]);
         default:
@@ -469,7 +460,69 @@ int main(int argc, char **argv)
         usage_error("%s", "no input file");
     if (argc - optind > 1)
         usage_error("one input file at a time; got also '%s'", argv[optind + 1]);
-    opts.input_path = argv[optind];
+    opts->input_path = argv[optind];
+}
+
+/* Each output into a temporary beside its final name, then every one
+ * renamed into place, so that a failure leaves the old files whole. */
+static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const DepOptions *dep, bool to_stdout,
+                          bool write_header)
+{
+    const Options *o = c->opts;
+    Pending files[3] = {0};
+    int nfiles = 0;
+    bool ok = true;
+    if (to_stdout) {
+        ok = fwrite(out->c_file.data, 1, out->c_file.len, stdout) == out->c_file.len && fflush(stdout) == 0;
+        if (!ok)
+            fprintf(stderr, "ampc: error: cannot write to standard output: %s\n", strerror(errno));
+    } else {
+        ok = write_temp(c, o->output_path, &out->c_file, &files[nfiles]);
+        nfiles += ok;
+    }
+    if (ok && write_header) {
+        ok = write_temp(c, o->header_path, &out->h_file, &files[nfiles]);
+        nfiles += ok;
+    }
+    if (ok && dep->write) {
+        const char *path = dep->file ? dep->file : to_stdout ? NULL : replace_ext(c, o->output_path, ".d");
+        if (!path) {
+            fputs("ampc: error: -MD with -o - needs -MF FILE to name the depfile\n", stderr);
+            ok = false;
+        } else {
+            ok = write_temp(c, path, depfile, &files[nfiles]);
+            nfiles += ok;
+        }
+    }
+    for (int i = 0; i < nfiles; i++) {
+        if (!files[i].tmp) {
+            ok = ok && write_in_place(files[i].path, files[i].data);
+            continue;
+        }
+        if (ok && rename(files[i].tmp, files[i].path) != 0) {
+            fprintf(stderr, "ampc: error: cannot write %s: %s\n", files[i].path, strerror(errno));
+            ok = false;
+        }
+        if (!ok)
+            unlink(files[i].tmp);
+    }
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    Options opts = {.target = TARGET_CPU, .argc = argc, .argv = argv};
+    DepOptions dep = {0};
+    /* static: still reachable at exit on every path, so leak checkers stay quiet */
+    static char **args;
+    args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args) {
+        fputs("ampc: out of memory\n", stderr);
+        return EXIT_INTERNAL;
+    }
+    argc = take_dep_options(argc, argv, args, &dep, &opts);
+    argv = args;
+    parse_command_line(argc, argv, &opts);
     check_autocast_options(&opts, &dep);
 
     Ctx *c = ctx_new(&opts, stderr);
@@ -516,43 +569,7 @@ int main(int argc, char **argv)
         return printed ? EXIT_OK : EXIT_IO;
     }
 
-    Pending files[3] = {0};
-    int nfiles = 0;
-    bool ok = true;
-    if (to_stdout) {
-        ok = fwrite(out.c_file.data, 1, out.c_file.len, stdout) == out.c_file.len && fflush(stdout) == 0;
-        if (!ok)
-            fprintf(stderr, "ampc: error: cannot write to standard output: %s\n", strerror(errno));
-    } else {
-        ok = write_temp(c, opts.output_path, &out.c_file, &files[nfiles]);
-        nfiles += ok;
-    }
-    if (ok && write_header) {
-        ok = write_temp(c, opts.header_path, &out.h_file, &files[nfiles]);
-        nfiles += ok;
-    }
-    if (ok && dep.write) {
-        const char *path = dep.file ? dep.file : to_stdout ? NULL : replace_ext(c, opts.output_path, ".d");
-        if (!path) {
-            fputs("ampc: error: -MD with -o - needs -MF FILE to name the depfile\n", stderr);
-            ok = false;
-        } else {
-            ok = write_temp(c, path, &depfile, &files[nfiles]);
-            nfiles += ok;
-        }
-    }
-    for (int i = 0; i < nfiles; i++) {
-        if (!files[i].tmp) {
-            ok = ok && write_in_place(files[i].path, files[i].data);
-            continue;
-        }
-        if (ok && rename(files[i].tmp, files[i].path) != 0) {
-            fprintf(stderr, "ampc: error: cannot write %s: %s\n", files[i].path, strerror(errno));
-            ok = false;
-        }
-        if (!ok)
-            unlink(files[i].tmp);
-    }
+    bool ok = write_outputs(c, &out, &depfile, &dep, to_stdout, write_header);
     ctx_free(c);
     free(args);
     return ok ? EXIT_OK : EXIT_IO;

@@ -174,6 +174,14 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
  * amp_<name> entry points always use the set AMPRT_ISA chose. */
 const amp_kernel_table *amp_kernel_table_for(const char *isa);
 
+/* The CPU features the optimized sets need, as this architecture's
+ * runtime/src/<arch>/cpu.c reports them (0 where no set exists).  Each
+ * bit implies the ones before it. */
+#define AMP_CPU_AVX2 1u       /* AVX, AVX2, FMA, F16C; XCR0 SSE + AVX state */
+#define AMP_CPU_AVX512 2u     /* AVX-512F/BW/VL; XCR0 opmask + ZMM state */
+#define AMP_CPU_AVX512BF16 4u /* AVX512_BF16 */
+unsigned amp_cpu_features(void);
+
 /* Each optimized set's overrides, applied to a copy of the reference table
  * by dispatch.c (only after the CPU check said the ISA is there). */
 void amp_isa_avx2_fill(amp_kernel_table *t);

@@ -383,16 +383,12 @@ static void grads_after_node(Emitter *e, Node *n)
     }
 }
 
-static void emit_step(Emitter *e, Buf *o)
+/* <prefix>_train_arena_bytes: the training step's arena for given dims */
+static void emit_train_arena_bytes(Emitter *e, Buf *o)
 {
     Ctx *c = e->c;
-    Graph *g = e->g;
-    const TrainConfig *t = c->train;
     const char *p = e->prefix, *P = e->PREFIX;
     const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
-    const char *slots[3];
-    int nslots = optimizer_slots(t, slots);
-
     buf_printf(o, "size_t %s_train_arena_bytes(const %s_dims *dims)\n{\n", p, p);
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(o, "    const int64_t %s = dims->%s;\n    (void)%s;\n", c->sym_names[i], c->sym_names[i],
@@ -400,7 +396,17 @@ static void emit_step(Emitter *e, Buf *o)
     if (c->nsyms == 0)
         buf_puts(o, "    (void)dims;\n");
     buf_printf(o, "    return %s_TRAIN_ARENA_BYTES%s;\n}\n\n", P, args);
+}
 
+/* <prefix>_backward: the forward and backward of one micro-batch, each
+ * parameter's gradient added into the state as soon as it is final */
+static void emit_backward(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const TrainConfig *t = c->train;
+    const char *p = e->prefix, *P = e->PREFIX;
+    const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
     buf_printf(o, "int %s_backward(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p) - 3, "", p);
     buf_puts(o, "    if (!s || !inputs || !outputs || !dims || (!arena && arena_bytes))\n        return AMP_ERR_NULL_ARG;\n");
@@ -449,7 +455,18 @@ static void emit_step(Emitter *e, Buf *o)
     if (sink.ntrainable > 0)
         buf_puts(o, "    s->grad_live = 1;\n");
     buf_puts(o, "    return AMP_OK;\n}\n\n");
+}
 
+/* <prefix>_update: reduce, unscale, clip, step the optimizer, update the
+ * scale: sync-free, every value keeping its old one where found_inf */
+static void emit_update(Emitter *e, Buf *o)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const TrainConfig *t = c->train;
+    const char *p = e->prefix;
+    const char *slots[3];
+    int nslots = optimizer_slots(t, slots);
     buf_printf(o, "int %s_update(%s_train_state *s)\n{\n", p, p);
     buf_puts(o, "    if (!s)\n        return AMP_ERR_NULL_ARG;\n");
     buf_puts(o, "    int32_t found_inf = 0;\n");
@@ -552,7 +569,17 @@ static void emit_step(Emitter *e, Buf *o)
     buf_puts(o, "    /* zero_grad: the gradients are consumed; the next backward stores its own */\n"
                 "    s->grad_live = 0;\n");
     buf_puts(o, "    return AMP_OK;\n}\n\n");
+}
 
+/* The training step's entry points: its arena size, the backward of a
+ * micro-batch, the update, and the two in one call. */
+static void emit_step(Emitter *e, Buf *o)
+{
+    const TrainConfig *t = e->c->train;
+    const char *p = e->prefix;
+    emit_train_arena_bytes(e, o);
+    emit_backward(e, o);
+    emit_update(e, o);
     buf_printf(o, "int %s_train_step(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
     buf_printf(o, "    int rc = %s_backward(s, inputs, outputs, dims, arena, arena_bytes);\n", p);

@@ -1,6 +1,6 @@
 /* middle.h: the middle end: types, autocast, the graph IR and its passes.
  *
- *   typecheck  shapes and dtypes as PyTorch infers them   (typecheck.c, complex.c)
+ *   typecheck  shapes and dtypes as PyTorch infers them   (typecheck.c, types_*.c)
  *   policy     the target's autocast policy               (policy.c)
  *   autocast   per-op decisions, explicit Cast nodes      (autocast.c)
  *   train      the train { } section's settings           (train.c)
@@ -76,76 +76,14 @@ bool optimize(Ctx *c);                    /* optimize.c */
 bool fuse(Ctx *c);                        /* fuse.c */
 bool memplan(Ctx *c);                     /* memplan.c */
 
-/* Type rules shared by typecheck and autocast (typecheck.c). */
+/* The type rule of a call, by its ops.def row (typecheck.c; shared by
+ * typecheck and autocast).  The rules themselves, infer_*, are private to
+ * typecheck.c and the types_*.c files (types.h). */
 bool infer_call(Ctx *c, Expr *call);
-/* The rule of each op, named in its ops.def row (typecheck.c, complex.c). */
-bool infer_cast(Ctx *c, Expr *call);
-bool infer_unary(Ctx *c, Expr *call);
-bool infer_binary(Ctx *c, Expr *call);
-bool infer_linear(Ctx *c, Expr *call);
-bool infer_matmul(Ctx *c, Expr *call);
-bool infer_softmax(Ctx *c, Expr *call);
-bool infer_nll_loss(Ctx *c, Expr *call);
-bool infer_float_unary(Ctx *c, Expr *call);
-bool infer_activation(Ctx *c, Expr *call);
-bool infer_prelu(Ctx *c, Expr *call);
-bool infer_clamp(Ctx *c, Expr *call);
-bool infer_pow(Ctx *c, Expr *call);
-bool infer_maximum(Ctx *c, Expr *call);
-bool infer_sort(Ctx *c, Expr *call);
-bool infer_where(Ctx *c, Expr *call);
-bool infer_dropout(Ctx *c, Expr *call);
-bool infer_reduce(Ctx *c, Expr *call);
-bool infer_trace(Ctx *c, Expr *call);
-bool infer_norm(Ctx *c, Expr *call);
-bool infer_embedding(Ctx *c, Expr *call);
-bool infer_mm(Ctx *c, Expr *call);
-bool infer_einsum(Ctx *c, Expr *call);
-bool infer_conv(Ctx *c, Expr *call);
-bool infer_pool(Ctx *c, Expr *call);
-bool infer_flatten(Ctx *c, Expr *call);
-bool infer_reshape(Ctx *c, Expr *call);
-bool infer_permute(Ctx *c, Expr *call);
-bool infer_squeeze(Ctx *c, Expr *call);
-bool infer_cat(Ctx *c, Expr *call);
-bool infer_index_copy(Ctx *c, Expr *call);
-bool infer_cross_entropy(Ctx *c, Expr *call);
-bool infer_pointwise_loss(Ctx *c, Expr *call);
-bool infer_addc(Ctx *c, Expr *call);
-bool infer_dot(Ctx *c, Expr *call);
-bool infer_bilinear(Ctx *c, Expr *call);
-bool infer_sdpa(Ctx *c, Expr *call);
-bool infer_cdist(Ctx *c, Expr *call);
-bool infer_linalg(Ctx *c, Expr *call);
-bool infer_upsample(Ctx *c, Expr *call);
-bool infer_pad(Ctx *c, Expr *call);
-bool infer_expand(Ctx *c, Expr *call);
-bool infer_narrow(Ctx *c, Expr *call);
-bool infer_gather(Ctx *c, Expr *call);
-bool infer_conv_tbc(Ctx *c, Expr *call);
-bool infer_class_loss(Ctx *c, Expr *call);
-bool infer_pair_loss(Ctx *c, Expr *call);
-bool infer_index_put(Ctx *c, Expr *call);
-bool infer_norm_reduce(Ctx *c, Expr *call);
-bool infer_distance(Ctx *c, Expr *call);
-bool infer_multi_dot(Ctx *c, Expr *call);
-/* the rules of the ops in amprt/more.h (typecheck.c) */
-bool infer_rnn_cell(Ctx *c, Expr *call);
-bool infer_max_unpool(Ctx *c, Expr *call);
-bool infer_quantile(Ctx *c, Expr *call);
-bool infer_linalg_more(Ctx *c, Expr *call);
-bool infer_ctc_loss(Ctx *c, Expr *call);
-int rnn_cell_gates(OpId id);
-/* complex.c: the complex-valued ops' rules, and the gate keeping complex
- * operands out of every other op (called by infer_call) */
-bool infer_fft(Ctx *c, Expr *call);
-bool infer_stft(Ctx *c, Expr *call);
-bool infer_polar(Ctx *c, Expr *call);
-bool infer_complex_view(Ctx *c, Expr *call);
-bool infer_complex_part(Ctx *c, Expr *call);
-bool infer_linalg_eig(Ctx *c, Expr *call);
+int rnn_cell_gates(OpId id); /* types_rnn.c: 4 (lstm), 3 (gru), 1 (the plain cells) */
+/* types_complex.c: which ops take complex operands, and in which dtype
+ * each operand reaches the kernel */
 bool op_takes_complex(OpId id);
-bool complex_operands_ok(Ctx *c, Expr *call);
 DType complex_operand_dtype(const Expr *call, int i, DType result);
 typedef enum { FFT_C2C, FFT_R2C, FFT_C2R } FftKind;
 FftKind fft_kind(OpId id);
@@ -157,7 +95,7 @@ bool stft_params(Ctx *c, Expr *call, int64_t *n_fft, int64_t *hop, int64_t *win,
 bool broadcast_shapes(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
 bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);
-int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
+int reduction_code(const char *s); /* types_loss.c: "none" 0, "mean" 1, "sum" 2, else -1 */
 /* A typechecked call's non-tensor arguments, or their defaults (typecheck.c;
  * for the code generator, after typecheck has validated them). */
 Expr *arg_named(Expr *call, const char *name);

@@ -19,16 +19,17 @@
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "amprt_internal.h"
-#include "ref_window.h"
-#include "isa_avx512_store.h"
+#include "ref/ref_window.h"
+#include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
 
 #define TARGET AVX512_TARGET
 
@@ -1002,9 +1003,4 @@ void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
     t->cast_f16_f32 = cast_f16_f32;
 }
 
-#else
-
-void amp_isa_avx512_fill_eltwise(amp_kernel_table *t) { (void)t; }
-void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t) { (void)t; }
-
-#endif
+#endif /* x86 */

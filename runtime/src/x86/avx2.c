@@ -6,11 +6,12 @@
  * Compiled for AVX2 through target attributes only; runs only after
  * dispatch.c's CPU check.
  */
-#include <immintrin.h>
 
-#include "isa_gemm.h"
+#include "frame/kernel_set.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
 
 #define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
 
@@ -141,8 +142,4 @@ void amp_isa_avx2_fill(amp_kernel_table *t)
     ISA_GEMM_FILL(t, avx2, f16);
 }
 
-#else /* not x86: dispatch.c never selects this set */
-
-void amp_isa_avx2_fill(amp_kernel_table *t) { (void)t; }
-
-#endif
+#endif /* x86 */

@@ -15,12 +15,13 @@
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
  */
-#include <immintrin.h>
 
 #include "amprt_internal.h"
-#include "isa_avx512_store.h"
+#include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
 
 /* 16 values of dtype t as amp_ld reads them (bf16: a signalling NaN
  * quieted; vcvtph2ps quiets f16's); masked-off lanes are 0. */
@@ -120,8 +121,4 @@ void amp_isa_avx512_fill_reduce(amp_kernel_table *t)
 #undef SUM_FILL
 }
 
-#else
-
-void amp_isa_avx512_fill_reduce(amp_kernel_table *t) { (void)t; }
-
-#endif
+#endif /* x86 */

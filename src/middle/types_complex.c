@@ -1,7 +1,7 @@
-/* complex.c: the shape and dtype rules of the complex-valued ops.
+/* types_complex.c: the type rules of the complex-valued ops.
  *
- * Part of typecheck (the infer_* rules named by ops.def) and of autocast
- * (which operand dtype each kernel takes).  c64 and c128 are PyTorch's
+ * Part of typecheck (the infer_* rules named by ops.def, see types.h) and
+ * of autocast (which operand dtype each kernel takes).  c64 and c128 are PyTorch's
  * complex64 and complex128: their own promotion category above the
  * floating types (dtype.c), never eligible for autocast (autocast.c), and
  * taken only by the ops of this file; every other op rejects them here,
@@ -17,7 +17,7 @@
  * argument (s=, dim= of the n-dimensional transforms) is one int, which
  * PyTorch's int[1] schema type reads as a one-element list.
  */
-#include "middle.h"
+#include "types.h"
 
 #include <string.h>
 

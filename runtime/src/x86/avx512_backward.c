@@ -40,16 +40,17 @@
  * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
  * dispatch.c's CPU check.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "amprt_internal.h"
-#include "isa_avx512_store.h"
-#include "ref_window.h"
+#include "avx512_store.h"
+#include "ref/ref_window.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
 
 #define TARGET AVX512_TARGET
 
@@ -732,8 +733,4 @@ void amp_isa_avx512_fill_backward(amp_kernel_table *t)
 #undef FILL
 }
 
-#else
-
-void amp_isa_avx512_fill_backward(amp_kernel_table *t) { (void)t; }
-
-#endif
+#endif /* x86 */

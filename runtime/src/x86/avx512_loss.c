@@ -27,15 +27,16 @@
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
 #include "amprt_internal.h"
 #include "amp_expf.h"
-#include "isa_avx512_store.h"
+#include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
 
 #define TARGET AVX512_TARGET
 
@@ -479,8 +480,4 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t)
 #undef LOSS_FILL
 }
 
-#else
-
-void amp_isa_avx512_fill_loss(amp_kernel_table *t) { (void)t; }
-
-#endif
+#endif /* x86 */

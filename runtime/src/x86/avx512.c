@@ -19,16 +19,14 @@
  * Everything here is compiled for its ISA through target attributes only,
  * and runs only after dispatch.c's CPU check.
  */
+
+#include "frame/kernel_set.h"
+#include "avx512_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
 #include <immintrin.h>
-#if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h> /* __rdtsc */
-#endif
-
-#include "isa_gemm.h"
-#include "isa_avx512_store.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-
 
 #define MR 12
 #define NR 32
@@ -648,7 +646,6 @@ AVX512_TARGET static void pad_rows16(void *dst_, const void *x_, int64_t plane, 
 }
 
 /* ---- epilogue ---------------------------------------------------------------- */
-
 
 AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c,
                               int64_t c_cs, const void *bias, void *y)
@@ -1334,10 +1331,8 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t)
     t->matmul_bf16 = avx512bf16s_matmul_bf16;
 }
 
-#else /* not x86: dispatch.c never selects these sets */
+#else /* not x86: no AVX-512 set; the test hook does nothing */
 
-void amp_isa_avx512_fill(amp_kernel_table *t) { (void)t; }
-void amp_isa_avx512bf16_fill(amp_kernel_table *t) { (void)t; }
 void amp_small_split_policy(int policy) { (void)policy; }
 
-#endif
+#endif /* x86 */
