@@ -1,10 +1,11 @@
 /*
- * test_extra.c - the kernels of amprt/extra.h (prelu, renorm,
- * cosine_similarity, cross, index_put, index_put_mask, grid_sampler and the
- * margin losses), every dtype, through the public and the reference table,
- * against long double oracles written from the contracts (direct per-element
- * formulas, coordinates instead of flat offsets, reflection by repeated
- * mirroring, ...); the index and target checks; and fixed cases whose
+ * test_extra.c - prelu and cross (amprt/elementwise.h), renorm,
+ * cosine_similarity and the margin losses (amprt/reduce.h), index_put,
+ * index_put_mask and grid_sampler (amprt/spatial.h), every dtype,
+ * through the public and the reference table, against long double
+ * oracles written from the contracts (direct per-element formulas,
+ * coordinates instead of flat offsets, reflection by repeated mirroring,
+ * ...); the index and target checks; and fixed cases whose
  * answers were printed by PyTorch 1.13 in float64 (the program does not
  * need torch).  Conventions and the error bound: kernel_test_util.h.  Each
  * oracle returns the evaluation error in units of u_acc: roughly every

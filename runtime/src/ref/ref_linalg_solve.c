@@ -1,8 +1,9 @@
 /*
- * ref_more_linalg.c - reference kernels of amprt/more.h's linear algebra:
- * lu_solve, lstsq, matrix_exp, householder_product and ormqr, f32 and f64.
+ * ref_linalg_solve.c - reference kernels of the solves and matrix functions
+ * of amprt/linalg.h: lu_solve, lstsq, matrix_exp, householder_product and
+ * ormqr, f32 and f64.
  *
- * Bodies are in ref_more_linalg.inc, instantiated by ref_acc_twice.h; f32
+ * Bodies are in ref_linalg_solve.inc, instantiated by ref_acc_twice.h; f32
  * uses the float instantiation and f64 the double one, so every kernel
  * computes in T (PyTorch's LAPACK calls do).  lu_solve checks every pivot
  * before writing anything.
@@ -11,7 +12,7 @@
 
 #include "amprt_internal.h"
 
-static int more_check_pivots(int64_t n, int64_t m, const int32_t *pivots)
+static int ref_check_pivots(int64_t n, int64_t m, const int32_t *pivots)
 {
     for (int64_t i = 0; i < n; i++)
         if (pivots[i] < 1 || pivots[i] > m)
@@ -19,14 +20,14 @@ static int more_check_pivots(int64_t n, int64_t m, const int32_t *pivots)
     return AMP_OK;
 }
 
-#define REF_PART "ref_more_linalg.inc"
+#define REF_PART "ref_linalg_solve.inc"
 #include "ref_acc_twice.h"
 
-#define MORE_LINALG_KERNELS(T)                                                                    \
+#define LINALG_SOLVE_KERNELS(T)                                                                    \
     int amp_ref_lu_solve_##T(int64_t batch, int64_t m, int64_t k, const AMP_CTYPE_##T *LU,        \
                              const int32_t *pivots, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y)     \
     {                                                                                             \
-        int rc = more_check_pivots(batch * m, m, pivots);                                         \
+        int rc = ref_check_pivots(batch * m, m, pivots);                                         \
         if (rc == AMP_OK)                                                                         \
             REF_BODY_##T(lu_solve)(AMP_DTYPE_##T, batch, m, k, LU, pivots, b, y);                 \
         return rc;                                                                                \
@@ -56,5 +57,5 @@ static int more_check_pivots(int64_t n, int64_t m, const int32_t *pivots)
                             c, y);                                                                \
     }
 
-MORE_LINALG_KERNELS(f64)
-MORE_LINALG_KERNELS(f32)
+LINALG_SOLVE_KERNELS(f64)
+LINALG_SOLVE_KERNELS(f32)
