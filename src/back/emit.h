@@ -107,10 +107,10 @@ const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y);
-const char *unary_kernel_name(Ctx *c, Node *n);
+const char *unary_kernel_name(Node *n);
 bool operands_ok(Emitter *e, Node *n, DType t);
 extern const char *const reduction_enum[];
-const char *unary_params(Emitter *e, Node *n, double *p0, double *p1);
+const char *unary_params(Node *n, double *p0, double *p1);
 bool emit_conv_desc(Emitter *e, Node *n);
 /* The calls of a fused group (fuse.c), at its last node: one amp_conv_ex */
 void emit_fused_conv(Emitter *e, Node *last, const char *y);
@@ -118,7 +118,7 @@ void emit_fused_conv(Emitter *e, Node *last, const char *y);
  * a forward convolution in f32, bf16 or f16 whose weight is a parameter
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel
  * and kernel sizes; *src is then that parameter */
-bool conv_weights_preparable(Ctx *c, const Node *n, Value **src);
+bool conv_weights_preparable(const Node *n, Value **src);
 /* The desc fields <prefix>_prepare needs (channels, groups, kernel) in a
  * block-local `amp_conv_desc d` */
 void emit_conv_weight_desc(Emitter *e, const Node *n);
@@ -127,12 +127,12 @@ bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
 /* dropout in training mode: whether node n draws a mask, and the call
  * applying f's mask to x into y in the training step (false, and nothing
  * written, where dropout is the identity) */
-bool dropout_draws(Ctx *c, const Node *n);
+bool dropout_draws(const Node *n);
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
 
 /* nuclear_norm, or linalg_matrix_norm(ord="nuc"): the sum of the singular
  * values, computed (and differentiated) through the SVD */
-bool is_nuclear_norm(Ctx *c, const Node *n);
+bool is_nuclear_norm(const Node *n);
 
 /* emit_ops.c: the call(s) computing node n into y (its output's C name).
  * Reports (and emits nothing) for an op or dtype without a kernel. */
@@ -153,7 +153,7 @@ void emit_grad(Emitter *e, Node *n);
  * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
  * input k and result; xs_of, ys_of: their shapes. */
 const char *grad_of(Emitter *e, Node *b, int k);
-bool conv_weight_grad_to_f32(Emitter *e, const Value *v);
+bool conv_weight_grad_to_f32(const Value *v);
 const char *dy_of(Emitter *e, Node *b);
 const char *x_of(Emitter *e, Node *b, int k);
 const char *y_of(Emitter *e, Node *b);

@@ -34,8 +34,11 @@ static Type bytes_type(Ctx *c, Poly *doubles)
 static int fft_dims(Ctx *c, const Node *n, int *dims, Poly **lens)
 {
     const Shape *si = &n->in[0]->type.shape, *so = &n->out->type.shape;
-    int64_t given[MAX_DIMS];
-    int count = fft_plan_dims(c, n->src, si->ndim, dims, given);
+    int64_t given[MAX_DIMS], d[MAX_DIMS];
+    int count = attr_int_list(n, "fft_dims", d); /* the plan lowering made (fft_plan_dims) */
+    attr_int_list(n, "fft_lens", given);
+    for (int i = 0; i < count; i++)
+        dims[i] = (int)d[i];
     FftKind kind = fft_kind(n->op->id);
     for (int i = 0; i < count; i++) {
         bool last = i == count - 1;
@@ -78,7 +81,7 @@ Type complex_scratch_type(Ctx *c, const Node *n)
     case OP_STFT: {
         int64_t len;
         poly_is_const(si->dims[si->ndim - 1], &len);
-        int64_t n_fft = arg_int(c, n->src, "n_fft", 0);
+        int64_t n_fft = attr_int(n, "n_fft", 0);
         return bytes_type(c, poly_const(c, (int64_t)AMP_STFT_WORK_DOUBLES(len, n_fft)));
     }
     case OP_LINALG_EIG: case OP_LINALG_EIGVALS: {
@@ -123,8 +126,8 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
                shape_array(e, so), c_array(e, len_items, count));
     buf_printf(e->out, "        const amp_fft_desc d = {%d, in_shape, out_shape, %d, dims, lens, %s, %d, %s, %d};\n",
                si->ndim, count, kind == FFT_C2C ? "AMP_FFT_C2C" : kind == FFT_R2C ? "AMP_FFT_R2C" : "AMP_FFT_C2R",
-               inverse, fft_norm_code(arg_str(c, n->src, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
-                        : fft_norm_code(arg_str(c, n->src, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"
+               inverse, fft_norm_code(attr_str(n, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
+                        : fft_norm_code(attr_str(n, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"
                                                                                      : "AMP_FFT_NORM_BACKWARD",
                !dtype_is_complex(in_dtype(n, 0)));
     buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "fft", family(t)), in_c(e, n, 0), y, work_of(e, n));
@@ -133,16 +136,15 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
 
 static void emit_stft(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
-    int64_t n_fft, hop, win, padded;
-    bool onesided;
-    stft_params(c, n->src, &n_fft, &hop, &win, &padded, &onesided);
+    /* the frames lowering worked out (stft_params) */
+    int64_t n_fft = attr_int(n, "n_fft", 0), hop = attr_int(n, "frame_hop", 0), win = attr_int(n, "frame_len", 0);
+    bool onesided = attr_bool(n, "onesided", true);
     const Shape *si = in_shape(n, 0);
     int w = op_param_index(n->op, "window");
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s, %s);\n", kernel(e, "stft", n->out->type.dtype),
                si->ndim == 2 ? poly_c(e, si->dims[0]) : "1", poly_c(e, si->dims[si->ndim - 1]), i64_c(e, n_fft),
-               i64_c(e, hop), i64_c(e, win), in_c(e, n, w), arg_bool(c, n->src, "center", true),
-               stft_pad_mode_code(arg_str(c, n->src, "pad_mode", "reflect")), arg_bool(c, n->src, "normalized", false),
+               i64_c(e, hop), i64_c(e, win), in_c(e, n, w), attr_bool(n, "center", true),
+               stft_pad_mode_code(attr_str(n, "pad_mode", "reflect")), attr_bool(n, "normalized", false),
                onesided, in_c(e, n, 0), y, work_of(e, n));
 }
 

@@ -89,11 +89,11 @@ static bool same_batch(const Shape *a, const Shape *b)
 }
 
 /* qr's mode: 0 reduced, 1 complete, 2 r only (as the forward's kernel). */
-static int qr_mode(Ctx *c, const Node *n)
+static int qr_mode(const Node *n)
 {
     if (n->op->id == OP_QR)
-        return arg_bool(c, n->src, "some", true) ? 0 : 1;
-    const char *ms = arg_str(c, n->src, "mode", "reduced");
+        return attr_bool(n, "some", true) ? 0 : 1;
+    const char *ms = attr_str(n, "mode", "reduced");
     return strcmp(ms, "complete") == 0 ? 1 : strcmp(ms, "r") == 0 ? 2 : 0;
 }
 
@@ -114,7 +114,7 @@ bool grad_rule_linalg(Ctx *c, const Node *n, const char **why)
         int64_t m = 0, cols = 0;
         bool fixed = sa->ndim >= 2 && poly_is_const(sa->dims[sa->ndim - 2], &m) &&
                      poly_is_const(sa->dims[sa->ndim - 1], &cols);
-        int mode = qr_mode(c, n);
+        int mode = qr_mode(n);
         if (mode == 2)
             *why = "linalg_qr: the derivative of linalg.qr depends on Q, which is not computed when mode='r'; use "
                    "linalg_qr(A, mode=\"reduced\") to differentiate through it";
@@ -128,8 +128,8 @@ bool grad_rule_linalg(Ctx *c, const Node *n, const char **why)
     if (id == OP_SVD || id == OP_LINALG_SVD) {
         const Shape *sa = &n->in[0]->type.shape;
         bool square = sa->ndim >= 2 && poly_equal(sa->dims[sa->ndim - 2], sa->dims[sa->ndim - 1]);
-        bool full = id == OP_SVD ? !arg_bool(c, n->src, "some", true) : arg_bool(c, n->src, "full_matrices", true);
-        if (id == OP_SVD && !arg_bool(c, n->src, "compute_uv", true))
+        bool full = id == OP_SVD ? !attr_bool(n, "some", true) : attr_bool(n, "full_matrices", true);
+        if (id == OP_SVD && !attr_bool(n, "compute_uv", true))
             *why = "svd: setting compute_uv to false in torch.svd doesn't compute singular vectors, and hence the "
                    "backward cannot be computed";
         else if (full && !square)
@@ -139,7 +139,7 @@ bool grad_rule_linalg(Ctx *c, const Node *n, const char **why)
     }
     if (id == OP_LINALG_LU_FACTOR) {
         const Shape *sa = &n->in[0]->type.shape;
-        if (!arg_bool(c, n->src, "pivot", true))
+        if (!attr_bool(n, "pivot", true))
             *why = "linalg_lu_factor: the gradient without pivoting is not supported yet";
         else if (sa->ndim < 2 || !poly_equal(sa->dims[sa->ndim - 2], sa->dims[sa->ndim - 1]))
             *why = "linalg_lu_factor: the gradient of the LU of a non-square matrix is not supported yet";
@@ -193,7 +193,7 @@ static bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n)
 bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t)
 {
     const Node *f = b->fwd;
-    OpId id = is_nuclear_norm(c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
+    OpId id = is_nuclear_norm(f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
     if (!linalg_op(id))
         return false;
     *t = (Type){.dtype = DT_NONE};
@@ -265,7 +265,7 @@ bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t)
         int64_t k, rows, cols;
         if (!fixed_matrix(s, &m, &n) || !poly_is_const(st->dims[st->ndim - 1], &k) || !fixed_matrix(so, &rows, &cols))
             return true;
-        int64_t p = arg_bool(c, f->src, "left", true) ? cols : rows;
+        int64_t p = attr_bool(f, "left", true) ? cols : rows;
         bytes = poly_const(c, (int64_t)AMP_ORMQR_BACKWARD_WORK_ELEMS(m, k, p) * es);
         break;
     }
@@ -406,7 +406,7 @@ static void grad_inverse(Emitter *e, Node *b)
     const char *n, *batch;
     if (b->fwd->op->id == OP_LINALG_TENSORINV) { /* A viewed as [p, p], p the product of its dims from ind */
         const Shape *sa = xs_of(b, 0);
-        n = dims_product(e, sa, (int)arg_int(e->c, b->fwd->src, "ind", 2), sa->ndim);
+        n = dims_product(e, sa, (int)attr_int(b->fwd, "ind", 2), sa->ndim);
         batch = "1";
     } else {
         n = poly_c(e, s->dims[s->ndim - 1]);
@@ -440,7 +440,7 @@ static void grad_solve(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
     bool tensor = f->op->id == OP_LINALG_TENSORSOLVE;
-    bool left = tensor || arg_bool(e->c, f->src, "left", true);
+    bool left = tensor || attr_bool(f, "left", true);
     int nd = sa->ndim;
     /* tensorsolve: A viewed as [p, p], p = numel(X), and B, X as [p, 1] */
     const char *n = tensor ? numel_c(e, ys_of(b)) : poly_c(e, sa->dims[nd - 1]), *batch = tensor ? "1" : batch_c(e, sa);
@@ -472,13 +472,12 @@ static void grad_solve(Emitter *e, Node *b)
 static void grad_triangular_solve(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    Ctx *c = e->c;
     DType t = f->out->type.dtype;
     const Shape *sb = xs_of(b, 0), *sa = xs_of(b, 1);
     int nd = sa->ndim;
     const char *n = poly_c(e, sa->dims[nd - 1]), *k = poly_c(e, sb->dims[nd - 1]), *batch = batch_c(e, sa);
-    int upper = arg_bool(c, f->src, "upper", true), transpose = arg_bool(c, f->src, "transpose", false);
-    int unit = arg_bool(c, f->src, "unitriangular", false);
+    int upper = attr_bool(f, "upper", true), transpose = attr_bool(f, "transpose", false);
+    int unit = attr_bool(f, "unitriangular", false);
     const char *db = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_at(e, b, t, "0");
     /* dB = op(A)^-T dY */
     buf_printf(e->out, "    %s(%s, %s, %s, %d, %d, %d, %s, %s, %s);\n", kernel(e, "triangular_solve", t), batch, n, k,
@@ -493,7 +492,7 @@ static void grad_cholesky(Emitter *e, Node *b)
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_backward", f->out->type.dtype),
-               batch_c(e, s), poly_c(e, s->dims[s->ndim - 1]), arg_bool(e->c, f->src, "upper", false), y_of(e, b),
+               batch_c(e, s), poly_c(e, s->dims[s->ndim - 1]), attr_bool(f, "upper", false), y_of(e, b),
                dy_of(e, b), grad_of(e, b, 0));
 }
 
@@ -528,7 +527,7 @@ static void grad_cholesky_inverse(Emitter *e, Node *b)
     add_transpose(e, t, batch, n, dy_of(e, b), t0, t1); /* t1 = dY + dY^T */
     gemm_alpha(e, t, batch, n, n, n, y_of(e, b), plain, t1, plain, 1, t0);
     gemm_alpha(e, t, batch, n, n, n, t0, plain, y_of(e, b), plain, 1, t1);
-    neg_times_factor(e, t, batch, n, arg_bool(e->c, f->src, "upper", false), t1, x_of(e, b, 0), grad_of(e, b, 0));
+    neg_times_factor(e, t, batch, n, attr_bool(f, "upper", false), t1, x_of(e, b, 0), grad_of(e, b, 0));
 }
 
 /* cholesky_solve(B, L): X = (L L^T)^-1 B, B and X [n, k]. */
@@ -538,7 +537,7 @@ static void grad_cholesky_solve(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sb = xs_of(b, 0), *sl = xs_of(b, 1);
     int nd = sl->ndim;
-    bool upper = arg_bool(e->c, f->src, "upper", false);
+    bool upper = attr_bool(f, "upper", false);
     const char *n = poly_c(e, sl->dims[nd - 1]), *k = poly_c(e, sb->dims[nd - 1]), *batch = batch_c(e, sl);
     const char *nk = mul_c(e, n, k);
     const char *db = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_at(e, b, t, "0");
@@ -570,7 +569,7 @@ static void grad_eigh(Emitter *e, Node *b)
     const char *bwork = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %s", bn, bnn));
     const char *work = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %s + %lld", bn, bnn,
                                                          (long long)AMP_EIGH_BACKWARD_WORK_ELEMS(n)));
-    bool upper = strcmp(arg_str(e->c, f->src, "UPLO", "L"), "U") == 0;
+    bool upper = strcmp(attr_str(f, "UPLO", "L"), "U") == 0;
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, nc, upper, x_of(e, b, 0),
                w, v, work);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "eigh_backward", t), batch, nc, w, v,
@@ -595,7 +594,7 @@ static void grad_svdvals(Emitter *e, Node *b)
     const char *work = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k + 2 * k + k * n)));
     buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, (long long)m,
                (long long)n, x_of(e, b, 0), u, sv, vh, work);
-    if (is_nuclear_norm(e->c, f)) {
+    if (is_nuclear_norm(f)) {
         /* every singular value of matrix i gets dY[i] */
         open_block(e);
         buf_printf(e->out, "        const int64_t shape[] = {%s, %lld};\n", batch, (long long)k);
@@ -798,7 +797,7 @@ static void grad_ormqr(Emitter *e, Node *b)
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "ormqr_backward", t), batch_c(e, s), poly_c(e, s->dims[nd - 2]), poly_c(e, s->dims[nd - 1]),
                poly_c(e, st->dims[st->ndim - 1]), poly_c(e, so->dims[so->ndim - 2]), poly_c(e, so->dims[so->ndim - 1]),
-               arg_bool(e->c, f->src, "left", true), arg_bool(e->c, f->src, "transpose", false), x_of(e, b, 0),
+               attr_bool(f, "left", true), attr_bool(f, "transpose", false), x_of(e, b, 0),
                x_of(e, b, 1), x_of(e, b, 2), dy_of(e, b), da ? da : "NULL", dtau ? dtau : "NULL", dc ? dc : "NULL",
                scratch_at(e, b, t, "0"));
 }
@@ -806,7 +805,7 @@ static void grad_ormqr(Emitter *e, Node *b)
 bool emit_grad_linalg(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    OpId id = is_nuclear_norm(e->c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
+    OpId id = is_nuclear_norm(f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
     if (!linalg_op(id))
         return false;
     DType t = f->out->type.dtype;

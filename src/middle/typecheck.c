@@ -10,7 +10,7 @@
  * Literals are read with GMP: integers exactly (a dim that does not fit
  * int64 is an error, not a wrap-around).
  */
-#include "middle.h"
+#include "call_args.h"
 
 #include <gmp.h>
 #include <stdlib.h>
