@@ -76,8 +76,8 @@ static const char *index_bound(Ctx *c, Value *v)
                     return poly_to_c(c, n->in[1]->type.shape.dims[0], c->sym_names);
                 break;
             case OP_INDEX_SELECT: case OP_GATHER: case OP_SCATTER_ADD: case OP_INDEX_COPY:
-                if (k == 2 && n->src && s0->ndim)
-                    return poly_to_c(c, s0->dims[n->src->dim], c->sym_names);
+                if (k == 2 && s0->ndim)
+                    return poly_to_c(c, s0->dims[attr_int(n, "axis", 0)], c->sym_names);
                 break;
             default:
                 break;
@@ -137,15 +137,15 @@ static void fill_param(Ctx *c, Buf *o, Value *v, const char *ptr)
  * inference forward does not compute (dropout's mask, batch_norm's batch
  * statistics): the finite differences then evaluate the loss with the
  * training step itself.  *random: some op draws from the generator. */
-static bool train_mode_ops(Ctx *c, Graph *g, bool *random)
+static bool train_mode_ops(Graph *g, bool *random)
 {
     bool any = false;
     *random = false;
     for (int i = 0; g && i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        if (dropout_draws(c, n))
+        if (dropout_draws(n))
             *random = any = true;
-        else if (n->op->id == OP_BATCH_NORM && n->src && arg_bool(c, n->src, "training", false))
+        else if (n->op->id == OP_BATCH_NORM && attr_bool(n, "training", false))
             any = true;
     }
     return any;
@@ -197,7 +197,7 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
      * gradients overflow; they are unscaled in the same loop.  The
      * reference needs no scale. */
     buf_puts(o, "        rs.scale = 1.0f;\n");
-    bool random, train_mode = train_mode_ops(c, train, &random);
+    bool random, train_mode = train_mode_ops(train, &random);
     /* one seed and counter for every evaluation: the same masks everywhere
      * (the model's and the reference's are a function of them alone) */
     const char *rng_reset = "";

@@ -107,10 +107,10 @@ const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y);
-const char *unary_kernel_name(Ctx *c, Node *n);
+const char *unary_kernel_name(Node *n);
 bool operands_ok(Emitter *e, Node *n, DType t);
 extern const char *const reduction_enum[];
-const char *unary_params(Emitter *e, Node *n, double *p0, double *p1);
+const char *unary_params(Node *n, double *p0, double *p1);
 bool emit_conv_desc(Emitter *e, Node *n);
 /* The calls of a fused group (fuse.c), at its last node: one amp_conv_ex */
 void emit_fused_conv(Emitter *e, Node *last, const char *y);
@@ -118,7 +118,7 @@ void emit_fused_conv(Emitter *e, Node *last, const char *y);
  * a forward convolution in f32, bf16 or f16 whose weight is a parameter
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel
  * and kernel sizes; *src is then that parameter */
-bool conv_weights_preparable(Ctx *c, const Node *n, Value **src);
+bool conv_weights_preparable(const Node *n, Value **src);
 /* The desc fields <prefix>_prepare needs (channels, groups, kernel) in a
  * block-local `amp_conv_desc d` */
 void emit_conv_weight_desc(Emitter *e, const Node *n);
@@ -151,7 +151,7 @@ void emit_grad(Emitter *e, Node *n);
  * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
  * input k and result; xs_of, ys_of: their shapes. */
 const char *grad_of(Emitter *e, Node *b, int k);
-bool conv_weight_grad_to_f32(Emitter *e, const Value *v);
+bool conv_weight_grad_to_f32(const Value *v);
 const char *dy_of(Emitter *e, Node *b);
 const char *x_of(Emitter *e, Node *b, int k);
 const char *y_of(Emitter *e, Node *b);

@@ -47,8 +47,8 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
                shape_array(e, so), c_array(e, len_items, count));
     buf_printf(e->out, "        const amp_fft_desc d = {%d, in_shape, out_shape, %d, dims, lens, %s, %d, %s, %d};\n",
                si->ndim, count, kind == FFT_C2C ? "AMP_FFT_C2C" : kind == FFT_R2C ? "AMP_FFT_R2C" : "AMP_FFT_C2R",
-               inverse, fft_norm_code(arg_str(c, n->src, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
-                        : fft_norm_code(arg_str(c, n->src, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"
+               inverse, fft_norm_code(attr_str(n, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
+                        : fft_norm_code(attr_str(n, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"
                                                                                      : "AMP_FFT_NORM_BACKWARD",
                !dtype_is_complex(in_dtype(n, 0)));
     buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "fft", family(t)), in_c(e, n, 0), y, work_of(e, n));
@@ -57,16 +57,15 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
 
 static void emit_stft(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
-    int64_t n_fft, hop, win, padded;
-    bool onesided;
-    stft_params(c, n->src, &n_fft, &hop, &win, &padded, &onesided);
+    /* the frames lowering worked out (stft_params) */
+    int64_t n_fft = attr_int(n, "n_fft", 0), hop = attr_int(n, "frame_hop", 0), win = attr_int(n, "frame_len", 0);
+    bool onesided = attr_bool(n, "onesided", true);
     const Shape *si = in_shape(n, 0);
     int w = op_param_index(n->op, "window");
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s, %s);\n", kernel(e, "stft", n->out->type.dtype),
                si->ndim == 2 ? poly_c(e, si->dims[0]) : "1", poly_c(e, si->dims[si->ndim - 1]), i64_c(e, n_fft),
-               i64_c(e, hop), i64_c(e, win), in_c(e, n, w), arg_bool(c, n->src, "center", true),
-               stft_pad_mode_code(arg_str(c, n->src, "pad_mode", "reflect")), arg_bool(c, n->src, "normalized", false),
+               i64_c(e, hop), i64_c(e, win), in_c(e, n, w), attr_bool(n, "center", true),
+               stft_pad_mode_code(attr_str(n, "pad_mode", "reflect")), attr_bool(n, "normalized", false),
                onesided, in_c(e, n, 0), y, work_of(e, n));
 }
 

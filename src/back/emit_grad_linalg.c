@@ -165,7 +165,7 @@ static void grad_inverse(Emitter *e, Node *b)
     const char *n, *batch;
     if (b->fwd->op->id == OP_LINALG_TENSORINV) { /* A viewed as [p, p], p the product of its dims from ind */
         const Shape *sa = xs_of(b, 0);
-        n = dims_product(e, sa, (int)arg_int(e->c, b->fwd->src, "ind", 2), sa->ndim);
+        n = dims_product(e, sa, (int)attr_int(b->fwd, "ind", 2), sa->ndim);
         batch = "1";
     } else {
         n = poly_c(e, s->dims[s->ndim - 1]);
@@ -199,7 +199,7 @@ static void grad_solve(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
     bool tensor = f->op->id == OP_LINALG_TENSORSOLVE;
-    bool left = tensor || arg_bool(e->c, f->src, "left", true);
+    bool left = tensor || attr_bool(f, "left", true);
     int nd = sa->ndim;
     /* tensorsolve: A viewed as [p, p], p = numel(X), and B, X as [p, 1] */
     const char *n = tensor ? numel_c(e, ys_of(b)) : poly_c(e, sa->dims[nd - 1]), *batch = tensor ? "1" : batch_c(e, sa);
@@ -231,13 +231,12 @@ static void grad_solve(Emitter *e, Node *b)
 static void grad_triangular_solve(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    Ctx *c = e->c;
     DType t = f->out->type.dtype;
     const Shape *sb = xs_of(b, 0), *sa = xs_of(b, 1);
     int nd = sa->ndim;
     const char *n = poly_c(e, sa->dims[nd - 1]), *k = poly_c(e, sb->dims[nd - 1]), *batch = batch_c(e, sa);
-    int upper = arg_bool(c, f->src, "upper", true), transpose = arg_bool(c, f->src, "transpose", false);
-    int unit = arg_bool(c, f->src, "unitriangular", false);
+    int upper = attr_bool(f, "upper", true), transpose = attr_bool(f, "transpose", false);
+    int unit = attr_bool(f, "unitriangular", false);
     const char *db = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_at(e, b, t, "0");
     /* dB = op(A)^-T dY */
     buf_printf(e->out, "    %s(%s, %s, %s, %d, %d, %d, %s, %s, %s);\n", kernel(e, "triangular_solve", t), batch, n, k,
@@ -252,7 +251,7 @@ static void grad_cholesky(Emitter *e, Node *b)
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_backward", f->out->type.dtype),
-               batch_c(e, s), poly_c(e, s->dims[s->ndim - 1]), arg_bool(e->c, f->src, "upper", false), y_of(e, b),
+               batch_c(e, s), poly_c(e, s->dims[s->ndim - 1]), attr_bool(f, "upper", false), y_of(e, b),
                dy_of(e, b), grad_of(e, b, 0));
 }
 
@@ -287,7 +286,7 @@ static void grad_cholesky_inverse(Emitter *e, Node *b)
     add_transpose(e, t, batch, n, dy_of(e, b), t0, t1); /* t1 = dY + dY^T */
     gemm_alpha(e, t, batch, n, n, n, y_of(e, b), plain, t1, plain, 1, t0);
     gemm_alpha(e, t, batch, n, n, n, t0, plain, y_of(e, b), plain, 1, t1);
-    neg_times_factor(e, t, batch, n, arg_bool(e->c, f->src, "upper", false), t1, x_of(e, b, 0), grad_of(e, b, 0));
+    neg_times_factor(e, t, batch, n, attr_bool(f, "upper", false), t1, x_of(e, b, 0), grad_of(e, b, 0));
 }
 
 /* cholesky_solve(B, L): X = (L L^T)^-1 B, B and X [n, k]. */
@@ -297,7 +296,7 @@ static void grad_cholesky_solve(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sb = xs_of(b, 0), *sl = xs_of(b, 1);
     int nd = sl->ndim;
-    bool upper = arg_bool(e->c, f->src, "upper", false);
+    bool upper = attr_bool(f, "upper", false);
     const char *n = poly_c(e, sl->dims[nd - 1]), *k = poly_c(e, sb->dims[nd - 1]), *batch = batch_c(e, sl);
     const char *nk = mul_c(e, n, k);
     const char *db = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_at(e, b, t, "0");
@@ -329,7 +328,7 @@ static void grad_eigh(Emitter *e, Node *b)
     const char *bwork = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %s", bn, bnn));
     const char *work = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %s + %lld", bn, bnn,
                                                          (long long)AMP_EIGH_BACKWARD_WORK_ELEMS(n)));
-    bool upper = strcmp(arg_str(e->c, f->src, "UPLO", "L"), "U") == 0;
+    bool upper = strcmp(attr_str(f, "UPLO", "L"), "U") == 0;
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, nc, upper, x_of(e, b, 0),
                w, v, work);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "eigh_backward", t), batch, nc, w, v,
@@ -354,7 +353,7 @@ static void grad_svdvals(Emitter *e, Node *b)
     const char *work = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k + 2 * k + k * n)));
     buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, (long long)m,
                (long long)n, x_of(e, b, 0), u, sv, vh, work);
-    if (is_nuclear_norm(e->c, f)) {
+    if (is_nuclear_norm(f)) {
         /* every singular value of matrix i gets dY[i] */
         open_block(e);
         buf_printf(e->out, "        const int64_t shape[] = {%s, %lld};\n", batch, (long long)k);
@@ -557,7 +556,7 @@ static void grad_ormqr(Emitter *e, Node *b)
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "ormqr_backward", t), batch_c(e, s), poly_c(e, s->dims[nd - 2]), poly_c(e, s->dims[nd - 1]),
                poly_c(e, st->dims[st->ndim - 1]), poly_c(e, so->dims[so->ndim - 2]), poly_c(e, so->dims[so->ndim - 1]),
-               arg_bool(e->c, f->src, "left", true), arg_bool(e->c, f->src, "transpose", false), x_of(e, b, 0),
+               attr_bool(f, "left", true), attr_bool(f, "transpose", false), x_of(e, b, 0),
                x_of(e, b, 1), x_of(e, b, 2), dy_of(e, b), da ? da : "NULL", dtau ? dtau : "NULL", dc ? dc : "NULL",
                scratch_at(e, b, t, "0"));
 }
@@ -565,7 +564,7 @@ static void grad_ormqr(Emitter *e, Node *b)
 bool emit_grad_linalg(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    OpId id = is_nuclear_norm(e->c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
+    OpId id = is_nuclear_norm(f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
     if (!linalg_grad_op(id))
         return false;
     DType t = f->out->type.dtype;

@@ -66,7 +66,7 @@ void grad_prod(Emitter *e, Node *b)
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0);
     int nd = sx->ndim;
-    int64_t dim = f->src->dim;
+    int64_t dim = attr_int(f, "axis", 0);
     if (nd == 0) { /* the product of one element: dx = dy */
         grad_copy(e, grad_of(e, b, 0), dy_of(e, b), sx);
         return;
@@ -86,7 +86,7 @@ void grad_prod(Emitter *e, Node *b)
 static void slices_of(Emitter *e, Node *b, const char **outer, const char **len, const char **inner)
 {
     const Shape *sx = xs_of(b, 0);
-    int64_t d = b->fwd->src->dim;
+    int64_t d = attr_int(b->fwd, "axis", 0);
     *outer = *inner = "1";
     if (sx->ndim == 0 || d < 0)
         *len = numel_c(e, sx);
@@ -118,8 +118,8 @@ void grad_quantile(Emitter *e, Node *b)
     slices_of(e, b, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %d, %s, %s, %s, %s);\n",
                kernel(e, "quantile_backward", f->out->type.dtype), outer, len, inner,
-               double_c(e, arg_number(e->c, f->src, "q", "0", DT_F64)),
-               quantile_interpolation(arg_str(e->c, f->src, "interpolation", "linear")), f->op->id == OP_NANQUANTILE,
+               double_c(e, attr_number(f, "q", "0", DT_F64)),
+               quantile_interpolation(attr_str(f, "interpolation", "linear")), f->op->id == OP_NANQUANTILE,
                x_of(e, b, 0), dy_of(e, b), grad_of(e, b, 0), scratch_as(e, b, "double", "0"));
 }
 
@@ -129,7 +129,7 @@ void grad_sort(Emitter *e, Node *b)
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const Shape *s = xs_of(b, 0);
-    int64_t d = arg_int(e->c, f->src, "dim", -1);
+    int64_t d = attr_int(f, "dim", -1);
     if (s->ndim && d < 0)
         d += s->ndim;
     const char *outer, *len, *inner, *g = grad_of(e, b, 0);
@@ -141,7 +141,7 @@ void grad_sort(Emitter *e, Node *b)
     open_block(e);
     buf_printf(e->out, "        const int64_t lines[] = {%s, %s, %s};\n", outer, len, inner);
     buf_printf(e->out, "        %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "sort", t), outer, len, inner,
-               arg_bool(e->c, f->src, "descending", false), x_of(e, b, 0), vals, idx);
+               attr_bool(f, "descending", false), x_of(e, b, 0), vals, idx);
     /* a permutation of each line: every index is in range, so AMP_OK */
     buf_printf(e->out, "        (void)%s(3, lines, 1, %s, %s, lines, %s);\n", kernel(e, "scatter_add", t), idx,
                dy_of(e, b), g);
@@ -159,7 +159,7 @@ void grad_dist(Emitter *e, Node *b)
         return;
     }
     const char *n = numel_c(e, s), *diff = scratch_as(e, b, dtype_c_type(t), "0");
-    double p = arg_number(e->c, f->src, "p", "2", DT_F64);
+    double p = attr_number(f, "p", "2", DT_F64);
     for (int k = 0; k < 2; k++) {
         const char *g = grad_of(e, b, k);
         if (!g)
@@ -183,9 +183,8 @@ void grad_cross(Emitter *e, Node *b)
     const Shape *so = ys_of(b), *sa = xs_of(b, 0);
     int nd = so->ndim;
     int64_t dim = -1;
-    Expr *de = arg_named(f->src, "dim");
-    if (de && de->kind != E_NAME) {
-        dim = arg_int(e->c, f->src, "dim", 0);
+    if (attr_given(f, "dim")) {
+        dim = attr_int(f, "dim", 0);
         if (dim < 0)
             dim += nd;
     } else {
@@ -250,9 +249,8 @@ void grad_cosine_similarity(Emitter *e, Node *b)
     Shape full = grad_full_shape(e->c, f, 2);
     int nd = full.ndim;
     int64_t dim = nd ? 1 : 0;
-    Expr *de = arg_named(f->src, "dim");
-    if (de && de->kind != E_NAME)
-        dim = arg_int(e->c, f->src, "dim", 1);
+    if (attr_given(f, "dim"))
+        dim = attr_int(f, "dim", 1);
     if (nd && dim < 0)
         dim += nd;
     open_block(e);
@@ -262,7 +260,7 @@ void grad_cosine_similarity(Emitter *e, Node *b)
     const char *da = full_grad(e, b, 0, &full, "0"), *db = full_grad(e, b, 1, &full, "0");
     buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s, %s, %s, %s);\n",
                kernel(e, "cosine_similarity_backward", t), nd, (int)dim, x_of(e, b, 0), x_of(e, b, 1),
-               double_c(e, arg_number(e->c, f->src, "eps", "1e-08", DT_F64)), dy_of(e, b), da ? da : "NULL",
+               double_c(e, attr_number(f, "eps", "1e-08", DT_F64)), dy_of(e, b), da ? da : "NULL",
                db ? db : "NULL");
     close_block(e);
     full_grads_down(e, b, 2, &full, "0");
@@ -283,7 +281,7 @@ void grad_margin_ranking(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t t_stride[] = %s;\n", bcast_array(e, xs_of(b, 2), &full));
     buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s, t_stride, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "margin_ranking_loss_backward", t), full.ndim, x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2),
-               double_c(e, arg_number(e->c, f->src, "margin", "0.0", DT_F64)), reduction_enum[f->src->reduction],
+               double_c(e, attr_number(f, "margin", "0.0", DT_F64)), reduction_enum[attr_int(f, "reduction_code", 0)],
                dy_of(e, b), g[0] ? g[0] : "NULL", g[1] ? g[1] : "NULL", g[2] ? g[2] : "NULL");
     close_block(e);
     full_grads_down(e, b, 3, &full, "0");
@@ -316,7 +314,7 @@ void grad_row_loss(Emitter *e, Node *b)
     const char *g[3];
     for (int k = 0; k < 3; k++)
         g[k] = triplet || k < 2 ? full_grad(e, b, k, &full, work) : NULL;
-    const char *red = reduction_enum[f->src->reduction];
+    const char *red = reduction_enum[attr_int(f, "reduction_code", 0)];
     open_block(e);
     buf_printf(e->out, "        const int64_t s0[] = %s;\n", rows_of(e, xs_of(b, 0), &full));
     buf_printf(e->out, "        const int64_t s1[] = %s;\n", rows_of(e, xs_of(b, 1), &full));
@@ -324,10 +322,10 @@ void grad_row_loss(Emitter *e, Node *b)
         buf_printf(e->out, "        const int64_t s2[] = %s;\n", rows_of(e, xs_of(b, 2), &full));
         buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, s2, %s, %s, %s, %d, %s, %s, %s, %s, %s, %s);\n",
                    kernel(e, "triplet_margin_loss_backward", t), N, D, x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2),
-                   double_c(e, arg_number(e->c, f->src, "margin", "1.0", DT_F64)),
-                   double_c(e, arg_number(e->c, f->src, "p", "2.0", DT_F64)),
-                   double_c(e, arg_number(e->c, f->src, "eps", "1e-06", DT_F64)),
-                   arg_bool(e->c, f->src, "swap", false), red, dy_of(e, b), g[0] ? g[0] : "NULL",
+                   double_c(e, attr_number(f, "margin", "1.0", DT_F64)),
+                   double_c(e, attr_number(f, "p", "2.0", DT_F64)),
+                   double_c(e, attr_number(f, "eps", "1e-06", DT_F64)),
+                   attr_bool(f, "swap", false), red, dy_of(e, b), g[0] ? g[0] : "NULL",
                    g[1] ? g[1] : "NULL", g[2] ? g[2] : "NULL", scratch_as(e, b, "double", "0"));
     } else {
         const Shape *ts = xs_of(b, 2);
@@ -335,7 +333,7 @@ void grad_row_loss(Emitter *e, Node *b)
         bool tb = ts->ndim == 0 || (poly_is_const(ts->dims[0], &v1) && v1 == 1);
         buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, %s, %s, %s, %s, %s, %s);\n",
                    kernel(e, "cosine_embedding_loss_backward", t), N, D, x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2),
-                   tb ? "0" : "1", double_c(e, arg_number(e->c, f->src, "margin", "0.0", DT_F64)), red, dy_of(e, b),
+                   tb ? "0" : "1", double_c(e, attr_number(f, "margin", "0.0", DT_F64)), red, dy_of(e, b),
                    g[0] ? g[0] : "NULL", g[1] ? g[1] : "NULL");
     }
     close_block(e);
@@ -349,14 +347,14 @@ void grad_renorm(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
-    int64_t d = s->ndim ? arg_int(e->c, f->src, "dim", 0) : 0;
+    int64_t d = s->ndim ? attr_int(f, "dim", 0) : 0;
     if (d < 0)
         d += s->ndim;
     const char *outer, *len, *inner;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "renorm_backward", f->out->type.dtype),
-               outer, len, inner, double_c(e, arg_number(e->c, f->src, "p", "2", DT_F64)),
-               double_c(e, arg_number(e->c, f->src, "maxnorm", "0", DT_F64)), x_of(e, b, 0), dy_of(e, b),
+               outer, len, inner, double_c(e, attr_number(f, "p", "2", DT_F64)),
+               double_c(e, attr_number(f, "maxnorm", "0", DT_F64)), x_of(e, b, 0), dy_of(e, b),
                grad_of(e, b, 0));
 }
 
@@ -365,7 +363,7 @@ void grad_distance(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    double p = arg_number(e->c, f->src, "p", "2", DT_F64);
+    double p = attr_number(f, "p", "2", DT_F64);
     const Shape *s1 = xs_of(b, 0);
     int nd = s1->ndim;
     const char *work = scratch_as(e, b, "double", "0");
@@ -398,7 +396,7 @@ void grad_class_margin(Emitter *e, Node *b)
     const Shape *s = xs_of(b, 0);
     const char *N = s->ndim == 2 ? poly_c(e, s->dims[0]) : "1";
     const char *C = s->ndim ? poly_c(e, s->dims[s->ndim - 1]) : "1";
-    const char *red = reduction_enum[f->src->reduction];
+    const char *red = reduction_enum[attr_int(f, "reduction_code", 0)];
     if (f->op->id == OP_MULTILABEL_MARGIN_LOSS)
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "multilabel_margin_loss_backward", t),
                    N, C, x_of(e, b, 0), x_of(e, b, 1), red, dy_of(e, b), grad_of(e, b, 0),
@@ -406,7 +404,7 @@ void grad_class_margin(Emitter *e, Node *b)
     else
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %s, %s, %s, %s, %s);\n",
                    kernel(e, "multi_margin_loss_backward", t), N, C, x_of(e, b, 0), x_of(e, b, 1),
-                   (int)arg_int(e->c, f->src, "p", 1), double_c(e, arg_number(e->c, f->src, "margin", "1.0", DT_F64)),
+                   (int)attr_int(f, "p", 1), double_c(e, attr_number(f, "margin", "1.0", DT_F64)),
                    x_of(e, b, 4), red, dy_of(e, b), grad_of(e, b, 0));
 }
 

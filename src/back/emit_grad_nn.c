@@ -72,7 +72,7 @@ void grad_conv_tbc(Emitter *e, Node *b)
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "conv_tbc_backward", f->out->type.dtype), poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]),
                poly_c(e, sx->dims[2]), poly_c(e, sw->dims[0]), poly_c(e, sw->dims[2]),
-               i64_c(e, arg_int(e->c, f->src, "pad", 0)), x_of(e, b, 0), x_of(e, b, 1), dy_of(e, b),
+               i64_c(e, attr_int(f, "pad", 0)), x_of(e, b, 0), x_of(e, b, 1), dy_of(e, b),
                or_null(grad_of(e, b, 0)), or_null(grad_of(e, b, 1)), or_null(grad_of(e, b, 2)));
 }
 
@@ -85,7 +85,7 @@ void grad_index_copy(Emitter *e, Node *b)
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const char *outer, *len, *inner;
-    axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
+    axis_split(e, xs_of(b, 0), attr_int(f, "axis", 0), &outer, &len, &inner);
     const char *n_index = numel_c(e, xs_of(b, 2)), *g0 = grad_of(e, b, 0), *g3 = grad_of(e, b, 3);
     if (g0) {
         const char *zeros = arena_printf(e->c->arena, "((%s *)(void *)%s)", dtype_c_type(t), e->cname[b->scratch->id]);
@@ -114,7 +114,7 @@ void grad_scatter_add(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t index_shape[] = %s;\n", shape_array(e, si));
     buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
     buf_printf(e->out, "        (void)%s(%d, index_shape, %d, %s, x_shape, %s, %s);\n", kernel(e, "gather", t), sx->ndim,
-               (int)f->src->dim, dy_of(e, b), x_of(e, b, 2), grad_of(e, b, 3));
+               (int)attr_int(f, "axis", 0), dy_of(e, b), x_of(e, b, 2), grad_of(e, b, 3));
     close_block(e);
 }
 
@@ -127,7 +127,7 @@ void grad_index_put(Emitter *e, Node *b)
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const Shape *sx = xs_of(b, 0), *si = xs_of(b, 1), *sv = xs_of(b, 2);
-    bool acc = arg_bool(e->c, f->src, "accumulate", false);
+    bool acc = attr_bool(f, "accumulate", false);
     const char *g0 = grad_of(e, b, 0), *g2 = grad_of(e, b, 2);
     const char *work = b->scratch ? arena_printf(e->c->arena, "(double *)(void *)%s", e->cname[b->scratch->id]) : "NULL";
     const char *zs[MAX_DIMS];
@@ -216,8 +216,8 @@ void grad_grid_sampler(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
     buf_printf(e->out, "        %s(%d, %s, %s, in_size, out_size, %d, %d, %d, %s, %s, %s, (double *)(void *)%s, %s, %s);\n",
                kernel(e, "grid_sampler_backward", f->out->type.dtype), ns, poly_c(e, sx->dims[0]),
-               poly_c(e, sx->dims[1]), (int)arg_int(e->c, f->src, "interpolation_mode", 0),
-               (int)arg_int(e->c, f->src, "padding_mode", 0), arg_bool(e->c, f->src, "align_corners", false),
+               poly_c(e, sx->dims[1]), (int)attr_int(f, "interpolation_mode", 0),
+               (int)attr_int(f, "padding_mode", 0), attr_bool(f, "align_corners", false),
                x_of(e, b, 0), x_of(e, b, 1), dy_of(e, b), b->scratch ? e->cname[b->scratch->id] : "NULL",
                or_null(grad_of(e, b, 0)),
                or_null(grad_of(e, b, 1)));
@@ -236,15 +236,15 @@ void grad_ctc_loss(Emitter *e, Node *b)
                kernel(e, "ctc_loss_backward", f->out->type.dtype), poly_c(e, sl->dims[0]),
                batched ? poly_c(e, sl->dims[1]) : "1", poly_c(e, sl->dims[sl->ndim - 1]),
                poly_c(e, st->dims[st->ndim - 1]), x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2), x_of(e, b, 3),
-               i64_c(e, arg_int(e->c, f->src, "blank", 0)), reduction_code(arg_str(e->c, f->src, "reduction", "mean")),
-               arg_bool(e->c, f->src, "zero_infinity", false), dy_of(e, b), e->cname[b->scratch->id],
+               i64_c(e, attr_int(f, "blank", 0)), reduction_code(attr_str(f, "reduction", "mean")),
+               attr_bool(f, "zero_infinity", false), dy_of(e, b), e->cname[b->scratch->id],
                grad_of(e, b, 0));
 }
 
 /* aten's convolution: transposed or not, by its flag */
 void grad_convolution(Emitter *e, Node *b)
 {
-    if (arg_bool(e->c, b->fwd->src, "transposed", false))
+    if (attr_bool(b->fwd, "transposed", false))
         grad_conv_transpose(e, b);
     else
         grad_conv(e, b);

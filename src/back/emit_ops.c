@@ -172,10 +172,9 @@ bool operands_ok(Emitter *e, Node *n, DType t)
 
 /* ---- elementwise ------------------------------------------------------------ */
 
-const char *unary_kernel_name(Ctx *c, Node *n)
+const char *unary_kernel_name(Node *n)
 {
-    if (n->op->id == OP_GELU && n->src && n->src->kind == E_CALL &&
-        strcmp(arg_str(c, n->src, "approximate", "none"), "tanh") == 0)
+    if (n->op->id == OP_GELU && strcmp(attr_str(n, "approximate", "none"), "tanh") == 0)
         return "gelu_tanh";
     return n->op->name;
 }
@@ -183,33 +182,30 @@ const char *unary_kernel_name(Ctx *c, Node *n)
 static void emit_unary(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
-    buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, unary_kernel_name(e->c, n), t),
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, unary_kernel_name(n), t),
                numel_c(e, out_shape(n)), in_c(e, n, 0), y);
 }
 
 /* softplus, clamp and pow with a number exponent: y = f(x; p0, p1). */
 /* The kernel name and scalar parameters of softplus, clamp, pow(x, number). */
-const char *unary_params(Emitter *e, Node *n, double *p0_out, double *p1_out)
+const char *unary_params(Node *n, double *p0_out, double *p1_out)
 {
-    Ctx *c = e->c;
     DType ct = compute_dtype(n->out->type.dtype);
-    Expr *call = n->src;
     const char *name = n->op->name;
     double p0 = 0, p1 = 0;
     switch (n->op->id) {
     case OP_SOFTPLUS:
-        p0 = arg_number(c, call, "beta", "1", ct);
-        p1 = arg_number(c, call, "threshold", "20", ct);
+        p0 = attr_number(n, "beta", "1", ct);
+        p1 = attr_number(n, "threshold", "20", ct);
         break;
     case OP_CLAMP: {
-        Expr *lo = arg_named(call, "min"), *hi = arg_named(call, "max");
-        p0 = lo && lo->kind != E_NAME ? arg_number(c, call, "min", "0", ct) : -INFINITY;
-        p1 = hi && hi->kind != E_NAME ? arg_number(c, call, "max", "0", ct) : INFINITY;
+        p0 = attr_given(n, "min") ? attr_number(n, "min", "0", ct) : -INFINITY;
+        p1 = attr_given(n, "max") ? attr_number(n, "max", "0", ct) : INFINITY;
         break;
     }
     case OP_POW:
         name = "pow_scalar";
-        p0 = arg_number(c, call, "exponent", "1", ct);
+        p0 = attr_number(n, "exponent", "1", ct);
         break;
     default:
         ICE("no parameters known for %s", name);
@@ -222,7 +218,7 @@ const char *unary_params(Emitter *e, Node *n, double *p0_out, double *p1_out)
 static void emit_unary_param(Emitter *e, Node *n, const char *y)
 {
     double p0, p1;
-    const char *name = unary_params(e, n, &p0, &p1);
+    const char *name = unary_params(n, &p0, &p1);
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, n->out->type.dtype),
                numel_c(e, out_shape(n)), in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
 }
@@ -250,7 +246,7 @@ static void emit_binary_tensors(Emitter *e, Node *n, const char *y)
 /* A number operand of where(): a one-element array read with stride 0. */
 static const char *number_operand(Emitter *e, Node *n, const char *param, DType t, const char *local)
 {
-    double v = arg_number(e->c, n->src, param, "0", t == DT_F64 ? DT_F64 : t);
+    double v = attr_number(n, param, "0", t == DT_F64 ? DT_F64 : t);
     const char *init;
     switch (t) {
     case DT_BF16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_BF16)); break;
@@ -283,7 +279,7 @@ static void emit_addc(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
     const Shape *so = out_shape(n);
-    double value = arg_number(e->c, n->src, "value", "1", compute_dtype(t));
+    double value = attr_number(n, "value", "1", compute_dtype(t));
     open_block(e);
     buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
     for (int k = 0; k < 3; k++)
@@ -320,7 +316,7 @@ static void emit_permute(Emitter *e, Node *n, const char *y)
     for (int i = 0; i < nd; i++)
         perm[i] = i;
     if (n->op->id == OP_TRANSPOSE) {
-        int64_t a = arg_int(e->c, n->src, "dim0", 0), b = arg_int(e->c, n->src, "dim1", 0);
+        int64_t a = attr_int(n, "dim0", 0), b = attr_int(n, "dim1", 0);
         if (nd) {
             a = a < 0 ? a + nd : a;
             b = b < 0 ? b + nd : b;
@@ -329,7 +325,7 @@ static void emit_permute(Emitter *e, Node *n, const char *y)
         }
     } else {
         int64_t dims[MAX_DIMS * 2];
-        int k = arg_int_list(e->c, n->src, "dims", dims);
+        int k = attr_int_list(n, "dims", dims);
         for (int i = 0; i < k && i < nd; i++)
             perm[i] = (int)(dims[i] < 0 ? dims[i] + nd : dims[i]);
     }
@@ -350,10 +346,10 @@ static void emit_slice(Emitter *e, Node *n, const char *y)
     const Shape *sx = in_shape(n, 0);
     const char *xs[MAX_DIMS];
     contiguous_strides(e, sx, xs);
-    int d = (int)n->src->dim;
-    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, n->src->start), xs[d]);
-    if (n->src->step != 1)
-        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, n->src->step), xs[d]);
+    int d = (int)attr_int(n, "axis", 0);
+    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, attr_int(n, "axis_start", 0)), xs[d]);
+    if (attr_int(n, "axis_step", 0) != 1)
+        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, attr_int(n, "axis_step", 0)), xs[d]);
     emit_strided_copy(e, n, y, offset, xs);
 }
 
@@ -362,7 +358,7 @@ static void emit_cat(Emitter *e, Node *n, const char *y)
 {
     const Shape *so = out_shape(n);
     bool stack = n->op->id == OP_STACK;
-    int64_t dim = arg_int(e->c, n->src, "dim", 0);
+    int64_t dim = attr_int(n, "dim", 0);
     int nd = so->ndim;
     if (dim < 0)
         dim += nd;
@@ -403,19 +399,18 @@ static void emit_pad(Emitter *e, Node *n, const char *y)
     double value = 0;
     if (n->op->id == OP_PAD) {
         int64_t v[MAX_DIMS * 2 + 2];
-        int k = arg_int_list(e->c, n->src, "pad", v);
+        int k = attr_int_list(n, "pad", v);
         for (int i = 0; i < k / 2; i++) {
             before[nd - 1 - i] = v[2 * i];
             after[nd - 1 - i] = v[2 * i + 1];
         }
-        Expr *ve = arg_named(n->src, "value");
-        if (ve && ve->kind != E_NAME)
-            value = arg_number(e->c, n->src, "value", "0", compute_dtype(t));
+        if (attr_given(n, "value"))
+            value = attr_number(n, "value", "0", compute_dtype(t));
     } else {
         OpId id = n->op->id;
         int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1
                       : id == OP_REPLICATION_PAD3D ? 3 : 2;
-        int64_t p = arg_int(e->c, n->src, "padding", 0);
+        int64_t p = attr_int(n, "padding", 0);
         for (int i = 0; i < spatial; i++)
             before[nd - 1 - i] = after[nd - 1 - i] = p;
         mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
@@ -453,13 +448,12 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y);
 
 static void emit_reduce(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     DType t = n->out->type.dtype;
     const Shape *sx = in_shape(n, 0);
     int nd = sx->ndim;
     int64_t mask[MAX_DIMS];
     OpId id = n->op->id;
-    int64_t dim = n->src->dim;
+    int64_t dim = attr_int(n, "axis", 0);
     for (int i = 0; i < nd; i++)
         mask[i] = dim < 0 || dim == i;
     if (id == OP_LINALG_MATRIX_NORM || id == OP_FROBENIUS_NORM) {
@@ -471,18 +465,18 @@ static void emit_reduce(Emitter *e, Node *n, const char *y)
     bool is_norm = false;
     switch (id) {
     case OP_NORM:
-        p = arg_number(c, n->src, "p", "2", DT_F64);
+        p = attr_number(n, "p", "2", DT_F64);
         is_norm = true;
         break;
     case OP_LINALG_VECTOR_NORM:
-        p = arg_number(c, n->src, "ord", "2", DT_F64);
+        p = attr_number(n, "ord", "2", DT_F64);
         is_norm = true;
         break;
     case OP_FROBENIUS_NORM:
         is_norm = true;
         break;
     case OP_LINALG_MATRIX_NORM:
-        if (is_nuclear_norm(c, n)) {
+        if (is_nuclear_norm(n)) {
             emit_svd_op(e, n, y);
             return;
         }
@@ -521,7 +515,7 @@ void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const
 static void emit_scan(Emitter *e, Node *n, const char *y)
 {
     const char *outer, *len, *inner;
-    axis_split(e, in_shape(n, 0), n->src->dim, &outer, &len, &inner);
+    axis_split(e, in_shape(n, 0), attr_int(n, "axis", 0), &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, n->out->type.dtype), outer, len, inner,
                in_c(e, n, 0), y);
 }
@@ -529,13 +523,13 @@ static void emit_scan(Emitter *e, Node *n, const char *y)
 static void emit_sort(Emitter *e, Node *n, const char *y)
 {
     const Shape *s = in_shape(n, 0);
-    int64_t d = arg_int(e->c, n->src, "dim", -1);
+    int64_t d = attr_int(n, "dim", -1);
     if (s->ndim && d < 0)
         d += s->ndim;
     const char *outer, *len, *inner;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "sort", n->out->type.dtype), outer, len, inner,
-               arg_bool(e->c, n->src, "descending", false), in_c(e, n, 0), y, e->cname[n->more_out[0]->id]);
+               attr_bool(n, "descending", false), in_c(e, n, 0), y, e->cname[n->more_out[0]->id]);
 }
 
 static const char *param_dtype_c(Node *n, int first, int last)
@@ -555,7 +549,7 @@ static bool in_train_step(Emitter *e) { return e->c->train_graph && e->g == e->c
 
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
 {
-    if (!in_train_step(e) || !dropout_draws(e->c, f))
+    if (!in_train_step(e) || !dropout_draws(f))
         return false;
     if (!is_kernel_float(f->out->type.dtype)) {
         unsupported(e, f, arena_printf(e->c->arena, "training mode scales by 1 / (1 - p), which %s tensors cannot "
@@ -570,11 +564,11 @@ bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
         Node *m = VEC_AT(e->g->nodes, i);
         if (m == f)
             break;
-        stream += dropout_draws(e->c, m);
+        stream += dropout_draws(m);
     }
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, (uint64_t)s->rng_seed, %d, (uint64_t)s->rng_offset, %s);\n",
                kernel(e, "dropout", f->out->type.dtype), numel_c(e, &f->out->type.shape), x,
-               double_c(e, arg_number(e->c, f->src, "p", "0.5", DT_F64)), stream, y);
+               double_c(e, attr_number(f, "p", "0.5", DT_F64)), stream, y);
     return true;
 }
 
@@ -609,7 +603,7 @@ static bool emit_batch_norm_train(Emitter *e, Node *n, const char *y, double eps
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "batch_norm_train", n->out->type.dtype),
                poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd), in_c(e, n, 0),
                param_dtype_c(n, 1, 4), stats[0], stats[1], in_c(e, n, 3), in_c(e, n, 4),
-               double_c(e, arg_number(e->c, n->src, "momentum", "0.1", DT_F64)), double_c(e, eps), y);
+               double_c(e, attr_number(n, "momentum", "0.1", DT_F64)), double_c(e, eps), y);
     for (int k = 0; k < 2; k++) {
         Value *v = cast_back[k];
         if (!v)
@@ -628,7 +622,7 @@ static void emit_norm_layer(Emitter *e, Node *n, const char *y)
     DType t = n->out->type.dtype;
     const Shape *s = in_shape(n, 0);
     int nd = s->ndim;
-    double eps = arg_number(c, n->src, "eps", "1e-05", DT_F64);
+    double eps = attr_number(n, "eps", "1e-05", DT_F64);
     switch (n->op->id) {
     case OP_LAYER_NORM: {
         /* normalized_shape is one int until list literals: the last dim */
@@ -640,11 +634,11 @@ static void emit_norm_layer(Emitter *e, Node *n, const char *y)
     case OP_GROUP_NORM:
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "group_norm", t),
                    poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd),
-                   i64_c(e, arg_int(c, n->src, "num_groups", 1)), in_c(e, n, 0), param_dtype_c(n, 2, 3), in_c(e, n, 2),
+                   i64_c(e, attr_int(n, "num_groups", 1)), in_c(e, n, 0), param_dtype_c(n, 2, 3), in_c(e, n, 2),
                    in_c(e, n, 3), double_c(e, eps), y);
         break;
     case OP_BATCH_NORM: {
-        if (arg_bool(c, n->src, "training", false)) {
+        if (attr_bool(n, "training", false)) {
             if (!c->train) {
                 unsupported(e, n, "training=true normalises with batch statistics and updates the running ones, "
                                   "which a model without a train section does not do; pass training=false");
@@ -676,10 +670,8 @@ const char *const reduction_enum[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN"
  * false, with an error, for a form without a kernel. */
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
 {
-    Ctx *c = e->c;
-    Expr *call = n->src;
     double p0 = 0, p1 = 0, p2 = 0;
-    if (call->reduction > 2) {
+    if (attr_int(n, "reduction_code", 0) > 2) {
         unsupported(e, n, "reduction=\"batchmean\" has no runtime kernel yet; use \"sum\" and divide by the batch");
         return false;
     }
@@ -698,14 +690,14 @@ bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
         return false;
     }
     switch (n->op->id) {
-    case OP_SMOOTH_L1_LOSS: p0 = arg_number(c, call, "beta", "1.0", DT_F64); break;
-    case OP_HUBER_LOSS: p0 = arg_number(c, call, "delta", "1.0", DT_F64); break;
-    case OP_KL_DIV: p0 = arg_bool(c, call, "log_target", false); break;
-    case OP_HINGE_EMBEDDING_LOSS: p0 = arg_number(c, call, "margin", "1.0", DT_F64); break;
+    case OP_SMOOTH_L1_LOSS: p0 = attr_number(n, "beta", "1.0", DT_F64); break;
+    case OP_HUBER_LOSS: p0 = attr_number(n, "delta", "1.0", DT_F64); break;
+    case OP_KL_DIV: p0 = attr_bool(n, "log_target", false); break;
+    case OP_HINGE_EMBEDDING_LOSS: p0 = attr_number(n, "margin", "1.0", DT_F64); break;
     case OP_POISSON_NLL_LOSS:
-        p0 = arg_bool(c, call, "log_input", true);
-        p1 = arg_bool(c, call, "full", false);
-        p2 = arg_number(c, call, "eps", "1e-08", DT_F64);
+        p0 = attr_bool(n, "log_input", true);
+        p1 = attr_bool(n, "full", false);
+        p2 = attr_number(n, "eps", "1e-08", DT_F64);
         break;
     default: break;
     }
@@ -724,10 +716,9 @@ static void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
     if (!loss_params(e, n, p, &kw))
         return;
     double p0 = p[0], p1 = p[1], p2 = p[2];
-    Expr *call = n->src;
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t),
                numel_c(e, in_shape(n, 0)), in_c(e, n, 0), in_c(e, n, 1), kw >= 0 ? in_c(e, n, kw) : "NULL",
-               double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[call->reduction], y);
+               double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[attr_int(n, "reduction_code", 0)], y);
 }
 
 /* [N, C, d...] -> N, C, inner; [C] (one sample) -> 1, C, 1. */
@@ -748,29 +739,28 @@ static void emit_class_loss(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
-    Expr *call = n->src;
     const char *N, *C, *inner;
     class_split(e, in_shape(n, 0), &N, &C, &inner);
-    int64_t ignore = arg_int(c, call, "ignore_index", -100);
+    int64_t ignore = attr_int(n, "ignore_index", -100);
     const char *weight = in_c(e, n, 2);
     if (n->op->id == OP_CROSS_ENTROPY) {
-        double smoothing = arg_number(c, call, "label_smoothing", "0.0", DT_F64);
+        double smoothing = attr_number(n, "label_smoothing", "0.0", DT_F64);
         if (in_dtype(n, 1) != DT_I64) {
             buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "cross_entropy_prob", t), N,
                        C, inner, in_c(e, n, 0), in_c(e, n, 1), weight, double_c(e, smoothing),
-                       reduction_enum[call->reduction], y);
+                       reduction_enum[attr_int(n, "reduction_code", 0)], y);
             return;
         }
         emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                                              kernel(e, "cross_entropy", t), N, C, inner, in_c(e, n, 0), in_c(e, n, 1),
                                              weight, i64_c(e, ignore), double_c(e, smoothing),
-                                             reduction_enum[call->reduction], y));
+                                             reduction_enum[attr_int(n, "reduction_code", 0)], y));
         return;
     }
     /* nll_loss over [N, C, d...], and nll_loss2d */
     emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s)", kernel(e, "nll_loss_nd", t),
                                          N, C, inner, in_c(e, n, 0), in_c(e, n, 1), weight, i64_c(e, ignore),
-                                         reduction_enum[call->reduction], y));
+                                         reduction_enum[attr_int(n, "reduction_code", 0)], y));
 }
 
 /* ---- convolution, pooling, upsampling ------------------------------------------ */
@@ -813,11 +803,11 @@ const char *batch_of(Emitter *e, const Shape *s, int ns)
 }
 
 /* A transposed convolution: conv_transpose1d-3d, or aten's convolution(transposed=true). */
-static bool conv_is_transposed(Ctx *c, Node *n)
+static bool conv_is_transposed(Node *n)
 {
     OpId id = n->op->id;
     if (id == OP_CONVOLUTION)
-        return arg_bool(c, n->src, "transposed", false);
+        return attr_bool(n, "transposed", false);
     return id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
 }
 
@@ -825,18 +815,16 @@ static bool conv_is_transposed(Ctx *c, Node *n)
  * error) if the padding has no kernel. */
 bool emit_conv_desc(Emitter *e, Node *n)
 {
-    Ctx *c = e->c;
     OpId id = n->op->id;
-    bool transposed = conv_is_transposed(c, n);
+    bool transposed = conv_is_transposed(n);
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
     int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
-    int64_t groups = arg_int(c, n->src, "groups", 1);
-    int64_t stride = arg_int(c, n->src, "stride", 1), dil = arg_int(c, n->src, "dilation", 1);
-    int64_t outpad = transposed ? arg_int(c, n->src, "output_padding", 0) : 0;
+    int64_t groups = attr_int(n, "groups", 1);
+    int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
+    int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
     int64_t pad[3] = {0, 0, 0};
-    Expr *pe = arg_named(n->src, "padding");
-    if (pe && pe->kind == E_STRING) {
-        if (strcmp(pe->text, "same") == 0) {
+    if (attr_kind(n, "padding", ATTR_NONE) == ATTR_STR) {
+        if (strcmp(attr_str(n, "padding", ""), "same") == 0) {
             /* PyTorch pads total = dilation * (k - 1), the extra one on the
              * right; the kernel pads symmetrically, so odd totals need work */
             for (int i = 0; i < ns; i++) {
@@ -847,7 +835,7 @@ bool emit_conv_desc(Emitter *e, Node *n)
             }
         }
     } else {
-        int64_t p = arg_int(c, n->src, "padding", 0);
+        int64_t p = attr_int(n, "padding", 0);
         for (int i = 0; i < ns; i++)
             pad[i] = p;
     }
@@ -869,12 +857,12 @@ bool emit_conv_desc(Emitter *e, Node *n)
     return true;
 }
 
-bool conv_weights_preparable(Ctx *c, const Node *n, Value **src)
+bool conv_weights_preparable(const Node *n, Value **src)
 {
     DType t = n->out->type.dtype;
     OpId id = n->op->id;
     if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION) ||
-        conv_is_transposed(c, (Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
+        conv_is_transposed((Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
         return false;
     Value *w = n->in[1];
     if (w->kind == V_TEMP && w->def && w->def->op->id == OP_CAST && w->def->in[0]->type.dtype == DT_F32)
@@ -902,7 +890,7 @@ void emit_conv_weight_desc(Emitter *e, const Node *n)
     int ns = n->op->id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(n->op->id);
     buf_printf(e->out, "        const amp_conv_desc d = {\n");
     buf_printf(e->out, "            .nspatial = %d, .groups = %s, .kernel = %s,\n", ns,
-               i64_c(e, arg_int(e->c, n->src, "groups", 1)), spatial_array(e, sw, ns));
+               i64_c(e, attr_int(n, "groups", 1)), spatial_array(e, sw, ns));
     buf_printf(e->out, "            .in_channels = %s, .out_channels = %s,\n        };\n",
                poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, sw->dims[0]));
 }
@@ -917,7 +905,7 @@ static const char *packed_weights_c(Emitter *e, const Node *n)
 
 static void emit_conv(Emitter *e, Node *n, const char *y)
 {
-    bool transposed = conv_is_transposed(e->c, n);
+    bool transposed = conv_is_transposed(n);
     if (!emit_conv_desc(e, n))
         return;
     if (!transposed && e->prep_packed && e->prep_packed[n->out->id] >= 0)
@@ -940,7 +928,7 @@ void emit_fused_conv(Emitter *e, Node *last, const char *y)
     buf_printf(e->out, "            .bn_mean = %s, .bn_var = %s,\n", in_c(e, bn, 1), in_c(e, bn, 2));
     buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, bn, 3), in_c(e, bn, 4));
     buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(bn, 1, 4),
-               double_c(e, arg_number(e->c, bn->src, "eps", "1e-05", DT_F64)));
+               double_c(e, attr_number(bn, "eps", "1e-05", DT_F64)));
     buf_printf(e->out, "            .residual = %s, .relu = %d,\n", residual ? e->cname[residual->id] : "NULL",
                last->fused[3] != NULL);
     if (last->fused_raw) /* the convolution's own result too, for the gradients */
@@ -956,7 +944,7 @@ static void emit_conv_tbc(Emitter *e, Node *n, const char *y)
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "conv_tbc", n->out->type.dtype),
                poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]), poly_c(e, sx->dims[2]), poly_c(e, sw->dims[0]),
-               poly_c(e, sw->dims[2]), i64_c(e, arg_int(e->c, n->src, "pad", 0)), in_c(e, n, 0), in_c(e, n, 1),
+               poly_c(e, sw->dims[2]), i64_c(e, attr_int(n, "pad", 0)), in_c(e, n, 0), in_c(e, n, 1),
                in_c(e, n, 2), y);
 }
 
@@ -968,14 +956,13 @@ const char *planes_of(Emitter *e, const Shape *s, int ns)
 /* Opens a block declaring `amp_pool_desc d` for max/avg pool node n. */
 void emit_pool_desc(Emitter *e, Node *n)
 {
-    Ctx *c = e->c;
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
     bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
-    int64_t k = arg_int(c, n->src, "kernel_size", 1);
-    int64_t stride = arg_int(c, n->src, "stride", k), pad = arg_int(c, n->src, "padding", 0);
-    int64_t dil = is_max ? arg_int(c, n->src, "dilation", 1) : 1;
+    int64_t k = attr_int(n, "kernel_size", 1);
+    int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
+    int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
     open_block(e);
     buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
     buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
@@ -983,11 +970,10 @@ void emit_pool_desc(Emitter *e, Node *n)
     buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
     if (!is_max) {
         int64_t div = 0;
-        Expr *de = arg_named(n->src, "divisor_override");
-        if (de && de->kind != E_NAME)
-            div = arg_int(c, n->src, "divisor_override", 0);
+        if (attr_given(n, "divisor_override"))
+            div = attr_int(n, "divisor_override", 0);
         buf_printf(e->out, "            .count_include_pad = %d, .divisor_override = %s,\n",
-                   arg_bool(c, n->src, "count_include_pad", true), i64_c(e, div));
+                   attr_bool(n, "count_include_pad", true), i64_c(e, div));
     }
     buf_puts(e->out, "        };\n        amp_pool_desc d = pool;\n");
     buf_printf(e->out, "        d.planes = %s;\n", planes_of(e, sx, ns));
@@ -1024,7 +1010,6 @@ static void emit_pool(Emitter *e, Node *n, const char *y)
 
 static void emit_upsample(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
@@ -1032,14 +1017,13 @@ static void emit_upsample(Emitter *e, Node *n, const char *y)
     const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
                                                                                        : "AMP_UPSAMPLE_LINEAR";
     double scale = 0;
-    Expr *se = arg_named(n->src, "scale_factors");
-    if (se && se->kind != E_NAME)
-        scale = arg_number(c, n->src, "scale_factors", "0", DT_F64);
+    if (attr_given(n, "scale_factors"))
+        scale = attr_number(n, "scale_factors", "0", DT_F64);
     open_block(e);
     buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
                planes_of(e, sx, ns));
     buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
-               nearest ? 0 : arg_bool(c, n->src, "align_corners", false));
+               nearest ? 0 : attr_bool(n, "align_corners", false));
     for (int i = 0; i < ns; i++) {
         buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
         buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
@@ -1066,14 +1050,14 @@ static void emit_index(Emitter *e, Node *n, const char *y)
     }
     case OP_INDEX_SELECT: {
         const char *outer, *len, *inner;
-        axis_split(e, in_shape(n, 0), n->src->dim, &outer, &len, &inner);
+        axis_split(e, in_shape(n, 0), attr_int(n, "axis", 0), &outer, &len, &inner);
         call = arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s)", kernel(e, "index_select", t), outer, len, inner,
                             numel_c(e, in_shape(n, 2)), in_c(e, n, 0), in_c(e, n, 2), y);
         break;
     }
     case OP_INDEX_COPY: {
         const char *outer, *len, *inner;
-        int64_t d = n->src->dim;
+        int64_t d = attr_int(n, "axis", 0);
         axis_split(e, in_shape(n, 0), d, &outer, &len, &inner);
         buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
                    numel_c(e, in_shape(n, 0)), y);
@@ -1101,12 +1085,12 @@ static void emit_index(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
         if (n->op->id == OP_GATHER)
             call = arena_printf(c->arena, "%s(%d, index_shape, %d, %s, x_shape, %s, %s)", kernel(e, "gather", t),
-                                sx->ndim, (int)n->src->dim, in_c(e, n, 0), in_c(e, n, 2), y);
+                                sx->ndim, (int)attr_int(n, "axis", 0), in_c(e, n, 0), in_c(e, n, 2), y);
         else {
             buf_printf(e->out, "        memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
                        numel_c(e, sx), y);
             call = arena_printf(c->arena, "%s(%d, index_shape, %d, %s, %s, x_shape, %s)", kernel(e, "scatter_add", t),
-                                sx->ndim, (int)n->src->dim, in_c(e, n, 2), in_c(e, n, 3), y);
+                                sx->ndim, (int)attr_int(n, "axis", 0), in_c(e, n, 2), in_c(e, n, 3), y);
         }
         emit_checked(e, "        ", call);
         close_block(e);
@@ -1166,8 +1150,8 @@ static void emit_mm(Emitter *e, Node *n, const char *y)
     int a = added ? 1 : 0, b = a + 1;
     const Shape *sa = in_shape(n, a), *sb = in_shape(n, b);
     if (added) {
-        g.alpha = arg_number(c, n->src, "alpha", "1", ct);
-        g.beta = arg_number(c, n->src, "beta", "1", ct);
+        g.alpha = attr_number(n, "alpha", "1", ct);
+        g.beta = attr_number(n, "beta", "1", ct);
         g.C = in_c(e, n, 0);
     }
     g.A = in_c(e, n, a);
@@ -1268,8 +1252,7 @@ static void emit_contract_call(Emitter *e, DType t, Contraction *k, const char *
 static void emit_einsum(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
-    Expr *eq = n->src->bound[0];
-    const char *s = eq->text;
+    const char *s = attr_str(n, "equation", "");
     Contraction k = {0};
     int letter_index[128];
     for (int i = 0; i < 128; i++)
@@ -1359,7 +1342,7 @@ static void emit_einsum(Emitter *e, Node *n, const char *y)
 static void emit_tensordot(Emitter *e, Node *n, const char *y)
 {
     const Shape *sa = in_shape(n, 0), *sb = in_shape(n, 1);
-    int64_t nd = arg_int(e->c, n->src, "dims", 2);
+    int64_t nd = attr_int(n, "dims", 2);
     Contraction k = {.n_ops = 2};
     const char *sta[MAX_DIMS], *stb[MAX_DIMS];
     contiguous_strides(e, sa, sta);
@@ -1452,7 +1435,7 @@ static void emit_bilinear(Emitter *e, Node *n, const char *y)
 static void emit_vecdot(Emitter *e, Node *n, const char *y)
 {
     const Shape *so = out_shape(n), *sa = in_shape(n, 0), *sb = in_shape(n, 1);
-    int64_t dim = arg_int(e->c, n->src, "dim", -1);
+    int64_t dim = attr_int(n, "dim", -1);
     Shape full = *sa; /* the broadcast operand shape: output dims plus dim */
     (void)sb;
     int nd = full.ndim;
@@ -1484,7 +1467,7 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
     Ctx *c = e->c;
     const Shape *sq = in_shape(n, 0), *sk = in_shape(n, 1), *sv = in_shape(n, 2);
     int nq = sq->ndim;
-    if (arg_number(c, n->src, "dropout_p", "0.0", DT_F64) != 0) {
+    if (attr_number(n, "dropout_p", "0.0", DT_F64) != 0) {
         unsupported(e, n, "dropout_p must be 0: the compiled forward is inference");
         return;
     }
@@ -1516,10 +1499,9 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
         }
     }
     double scale = 0;
-    Expr *se = arg_named(n->src, "scale");
-    bool given = se && se->kind != E_NAME;
+    bool given = attr_given(n, "scale");
     if (given)
-        scale = arg_number(c, n->src, "scale", "1", DT_F64);
+        scale = attr_number(n, "scale", "1", DT_F64);
     bool bool_mask = n->in[3] && in_dtype(n, 3) == DT_BOOL;
     open_block(e);
     buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
@@ -1532,7 +1514,7 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        d.scale = %s;\n", double_c(e, scale));
     else
         buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
-    buf_printf(e->out, "        d.is_causal = %d;\n", arg_bool(c, n->src, "is_causal", false));
+    buf_printf(e->out, "        d.is_causal = %d;\n", attr_bool(n, "is_causal", false));
     buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, %s, %s);\n", kernel(e, "sdpa", n->out->type.dtype), in_c(e, n, 0),
                in_c(e, n, 1), in_c(e, n, 2), n->in[3] && !bool_mask ? in_c(e, n, 3) : "NULL",
                bool_mask ? in_c(e, n, 3) : "NULL", y);
@@ -1541,9 +1523,8 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
 
 static void emit_distance(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     DType t = n->out->type.dtype;
-    double p = arg_number(c, n->src, "p", "2", DT_F64);
+    double p = attr_number(n, "p", "2", DT_F64);
     switch (n->op->id) {
     case OP_CDIST: {
         const Shape *s1 = in_shape(n, 0), *s2 = in_shape(n, 1);
@@ -1621,7 +1602,6 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     } else if (scratch) {
         work = scratch;
     }
-    Expr *call = n->src;
     switch (n->op->id) {
     case OP_INVERSE:
     case OP_LINALG_INV_EX:
@@ -1632,17 +1612,17 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     case OP_LINALG_CHOLESKY:
     case OP_LINALG_CHOLESKY_EX:
         buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_ex", t), batch, m,
-                   arg_bool(c, call, "upper", false), in_c(e, n, 0), y,
+                   attr_bool(n, "upper", false), in_c(e, n, 0), y,
                    n->op->id == OP_LINALG_CHOLESKY_EX ? more(e, n, 0) : info);
         break;
     case OP_CHOLESKY_INVERSE:
         buf_printf(e->out, "    %s(%s, %s, %d, %s, %s);\n", kernel(e, "cholesky_inverse", t), batch, m,
-                   arg_bool(c, call, "upper", false), in_c(e, n, 0), y);
+                   attr_bool(n, "upper", false), in_c(e, n, 0), y);
         break;
     case OP_CHOLESKY_SOLVE: {
         const Shape *sl = in_shape(n, 1);
         buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_solve", t), batch,
-                   poly_c(e, sl->dims[sl->ndim - 1]), ncol, arg_bool(c, call, "upper", false), in_c(e, n, 0),
+                   poly_c(e, sl->dims[sl->ndim - 1]), ncol, attr_bool(n, "upper", false), in_c(e, n, 0),
                    in_c(e, n, 1), y);
         break;
     }
@@ -1652,7 +1632,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
         break;
     case OP_LINALG_SOLVE: {
         const Shape *sb = in_shape(n, 1);
-        bool left = arg_bool(c, call, "left", true);
+        bool left = attr_bool(n, "left", true);
         if (sb->ndim != nd) {
             unsupported(e, n, "a vector or broadcast right-hand side has no runtime kernel yet");
             return;
@@ -1666,8 +1646,8 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
         const Shape *sa = in_shape(n, 1);
         int na = sa->ndim;
         buf_printf(e->out, "    %s(%s, %s, %s, %d, %d, %d, %s, %s, %s);\n", kernel(e, "triangular_solve", t), batch,
-                   poly_c(e, sa->dims[na - 1]), ncol, arg_bool(c, call, "upper", true),
-                   arg_bool(c, call, "transpose", false), arg_bool(c, call, "unitriangular", false), in_c(e, n, 0),
+                   poly_c(e, sa->dims[na - 1]), ncol, attr_bool(n, "upper", true),
+                   attr_bool(n, "transpose", false), attr_bool(n, "unitriangular", false), in_c(e, n, 0),
                    in_c(e, n, 1), y);
         if (more(e, n, 0))
             buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", more(e, n, 0), in_c(e, n, 1),
@@ -1678,9 +1658,9 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     case OP_LINALG_QR: {
         int mode = 0;
         if (n->op->id == OP_QR)
-            mode = arg_bool(c, call, "some", true) ? 0 : 1;
+            mode = attr_bool(n, "some", true) ? 0 : 1;
         else {
-            const char *ms = arg_str(c, call, "mode", "reduced");
+            const char *ms = attr_str(n, "mode", "reduced");
             mode = strcmp(ms, "complete") == 0 ? 1 : strcmp(ms, "r") == 0 ? 2 : 0;
         }
         /* qr's results are (Q, R); mode "r" gives an empty Q */
@@ -1690,7 +1670,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
     case OP_LINALG_SVD:
         buf_printf(e->out, "    %s(%s, %s, %s, %d, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, m, ncol,
-                   arg_bool(c, call, "full_matrices", true), in_c(e, n, 0), y, more(e, n, 0), more(e, n, 1), work);
+                   attr_bool(n, "full_matrices", true), in_c(e, n, 0), y, more(e, n, 0), more(e, n, 1), work);
         break;
     case OP_LINALG_SVDVALS:
         buf_printf(e->out, "    %s(%s, %s, %s, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t), batch, m, ncol,
@@ -1698,7 +1678,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
         break;
     case OP_LINALG_EIGH:
     case OP_LINALG_EIGVALSH: {
-        bool upper = strcmp(arg_str(c, call, "UPLO", "L"), "U") == 0;
+        bool upper = strcmp(attr_str(n, "UPLO", "L"), "U") == 0;
         if (n->op->id == OP_LINALG_EIGH)
             buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, m, upper,
                        in_c(e, n, 0), y, more(e, n, 0), work);
@@ -1709,7 +1689,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
     case OP_PINVERSE:
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "pinverse", t), batch, m, ncol,
-                   double_c(e, arg_number(c, call, "rcond", "1e-15", DT_F64)), in_c(e, n, 0), y, work);
+                   double_c(e, attr_number(n, "rcond", "1e-15", DT_F64)), in_c(e, n, 0), y, work);
         break;
     default:
         unsupported(e, n, "has no runtime kernel yet");
@@ -1784,28 +1764,25 @@ static void emit_prelu(Emitter *e, Node *n, const char *y)
 
 static void emit_renorm(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *s = in_shape(n, 0);
     const char *outer, *len, *inner;
-    int64_t d = s->ndim ? norm_dim(arg_int(c, n->src, "dim", 0), s->ndim) : 0;
+    int64_t d = s->ndim ? norm_dim(attr_int(n, "dim", 0), s->ndim) : 0;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "renorm", n->out->type.dtype), outer, len,
-               inner, double_c(e, arg_number(c, n->src, "p", "2", DT_F64)),
-               double_c(e, arg_number(c, n->src, "maxnorm", "0", DT_F64)), in_c(e, n, 0), y);
+               inner, double_c(e, attr_number(n, "p", "2", DT_F64)),
+               double_c(e, attr_number(n, "maxnorm", "0", DT_F64)), in_c(e, n, 0), y);
 }
 
 /* cosine_similarity and cross: two operands broadcast, along one dim. */
 static void emit_pair_dim(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *ops[2] = {in_shape(n, 0), in_shape(n, 1)};
     Shape full = bcast_full(e, ops, 2);
     int nd = full.ndim;
     int64_t dim;
     bool cross = n->op->id == OP_CROSS;
-    Expr *de = arg_named(n->src, "dim");
-    if (de && de->kind != E_NAME)
-        dim = norm_dim(arg_int(c, n->src, "dim", 0), nd);
+    if (attr_given(n, "dim"))
+        dim = norm_dim(attr_int(n, "dim", 0), nd);
     else if (cross) {
         dim = -1;
         for (int i = 0; i < ops[0]->ndim && dim < 0; i++) {
@@ -1825,7 +1802,7 @@ static void emit_pair_dim(Emitter *e, Node *n, const char *y)
     else
         buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s, %s);\n",
                    kernel(e, "cosine_similarity", n->out->type.dtype), nd, (int)dim, in_c(e, n, 0), in_c(e, n, 1),
-                   double_c(e, arg_number(c, n->src, "eps", "1e-08", DT_F64)), y);
+                   double_c(e, attr_number(n, "eps", "1e-08", DT_F64)), y);
     close_block(e);
 }
 
@@ -1846,8 +1823,8 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y)
     }
     const char *ct = dtype_c_type(t), *scratch = e->cname[n->scratch->id];
     const char *batch = dims_product(e, s, 0, nd - 2);
-    int64_t k = rows < cols ? rows : cols, elems = svd_scratch_elems(c, n, rows, cols);
-    bool nuclear = is_nuclear_norm(c, n);
+    int64_t k = rows < cols ? rows : cols, elems = svd_scratch_elems(n, rows, cols);
+    bool nuclear = is_nuclear_norm(n);
     const char *work = arena_printf(c->arena, "%s + (size_t)(%s) * %lld", scratch,
                                     n->op->id == OP_SVD || nuclear ? batch : "1",
                                     (long long)(elems * (int64_t)dtype_size(t)));
@@ -1864,7 +1841,7 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y)
         return;
     }
     const char *S = more(e, n, 0), *V = more(e, n, 1);
-    bool uv = arg_bool(c, n->src, "compute_uv", true), some = arg_bool(c, n->src, "some", true);
+    bool uv = attr_bool(n, "compute_uv", true), some = attr_bool(n, "some", true);
     if (!uv) {
         /* torch.svd(compute_uv=False): U and V zero-filled */
         buf_printf(e->out, "    memset(%s, 0, (size_t)(%s) * sizeof *%s);\n", y, numel_c(e, out_shape(n)), y);
@@ -1894,7 +1871,7 @@ static void emit_index_put(Emitter *e, Node *n, const char *y)
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
     const Shape *sx = in_shape(n, 0), *si = in_shape(n, 1), *sv = in_shape(n, 2);
-    bool acc = arg_bool(c, n->src, "accumulate", false);
+    bool acc = attr_bool(n, "accumulate", false);
     buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0), numel_c(e, sx), y);
     open_block(e);
     if (in_dtype(n, 1) == DT_BOOL) {
@@ -1930,10 +1907,9 @@ static void emit_index_put(Emitter *e, Node *n, const char *y)
 
 static void emit_grid_sampler(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
     int ns = sx->ndim - 2;
-    int64_t mode = arg_int(c, n->src, "interpolation_mode", 0);
+    int64_t mode = attr_int(n, "interpolation_mode", 0);
     if (mode == 2) {
         unsupported(e, n, "interpolation_mode 2 (bicubic) has no runtime kernel yet");
         return;
@@ -1943,7 +1919,7 @@ static void emit_grid_sampler(Emitter *e, Node *n, const char *y)
     buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
     buf_printf(e->out, "        %s(%d, %s, %s, in_size, out_size, %d, %d, %d, %s, %s, %s);\n",
                kernel(e, "grid_sampler", n->out->type.dtype), ns, poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]),
-               (int)mode, (int)arg_int(c, n->src, "padding_mode", 0), arg_bool(c, n->src, "align_corners", false),
+               (int)mode, (int)attr_int(n, "padding_mode", 0), attr_bool(n, "align_corners", false),
                in_c(e, n, 0), in_c(e, n, 1), y);
     close_block(e);
 }
@@ -1952,10 +1928,9 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
-    Expr *call = n->src;
-    const char *red = reduction_enum[call->reduction];
+    const char *red = reduction_enum[attr_int(n, "reduction_code", 0)];
     bool one = n->op->id == OP_TRIPLET_MARGIN_LOSS || n->op->id == OP_MULTI_MARGIN_LOSS;
-    double margin = n->op->id == OP_MULTILABEL_MARGIN_LOSS ? 1 : arg_number(c, call, "margin", one ? "1.0" : "0.0", DT_F64);
+    double margin = n->op->id == OP_MULTILABEL_MARGIN_LOSS ? 1 : attr_number(n, "margin", one ? "1.0" : "0.0", DT_F64);
     switch (n->op->id) {
     case OP_MULTILABEL_MARGIN_LOSS:
     case OP_MULTI_MARGIN_LOSS: {
@@ -1968,7 +1943,7 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
                                   in_c(e, n, 0), in_c(e, n, 1), red, y);
         else
             call_c = arena_printf(c->arena, "%s(%s, %s, %s, %s, %d, %s, %s, %s, %s)", kernel(e, "multi_margin_loss", t),
-                                  N, C, in_c(e, n, 0), in_c(e, n, 1), (int)arg_int(c, call, "p", 1),
+                                  N, C, in_c(e, n, 0), in_c(e, n, 1), (int)attr_int(n, "p", 1),
                                   double_c(e, margin), in_c(e, n, 4), red, y);
         emit_checked(e, "    ", call_c);
         return;
@@ -2006,8 +1981,8 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
             buf_printf(e->out, "        const int64_t s2[] = %s;\n", row_strides(e, ops[2], &full));
             buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, s2, %s, %s, %s, %d, %s, %s);\n",
                        kernel(e, "triplet_margin_loss", t), N, D, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
-                       double_c(e, margin), double_c(e, arg_number(c, call, "p", "2.0", DT_F64)),
-                       double_c(e, arg_number(c, call, "eps", "1e-06", DT_F64)), arg_bool(c, call, "swap", false),
+                       double_c(e, margin), double_c(e, attr_number(n, "p", "2.0", DT_F64)),
+                       double_c(e, attr_number(n, "eps", "1e-06", DT_F64)), attr_bool(n, "swap", false),
                        red, y);
         } else {
             int64_t v1;
@@ -2070,16 +2045,15 @@ static int quantile_code(const char *s)
 
 static void emit_quantile(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *sx = in_shape(n, 0);
     const char *outer = "1", *len, *inner = "1";
-    if (n->src->dim < 0 || sx->ndim == 0)
+    if (attr_int(n, "axis", 0) < 0 || sx->ndim == 0)
         len = numel_c(e, sx);
     else
-        axis_split(e, sx, n->src->dim, &outer, &len, &inner);
+        axis_split(e, sx, attr_int(n, "axis", 0), &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %d, %s, %s, %s);\n", kernel(e, "quantile", n->out->type.dtype), outer,
-               len, inner, double_c(e, arg_number(c, n->src, "q", "0", DT_F64)),
-               quantile_code(arg_str(c, n->src, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
+               len, inner, double_c(e, attr_number(n, "q", "0", DT_F64)),
+               quantile_code(attr_str(n, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
                double_scratch(e, n), y);
 }
 
@@ -2093,9 +2067,9 @@ static void emit_ctc_loss(Emitter *e, Node *n, const char *y)
                                          kernel(e, "ctc_loss", n->out->type.dtype), poly_c(e, sl->dims[0]),
                                          batched ? poly_c(e, sl->dims[1]) : "1", poly_c(e, sl->dims[sl->ndim - 1]),
                                          poly_c(e, st->dims[st->ndim - 1]), in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
-                                         tl, i64_c(e, arg_int(e->c, n->src, "blank", 0)),
-                                         reduction_code(arg_str(e->c, n->src, "reduction", "mean")),
-                                         arg_bool(e->c, n->src, "zero_infinity", false), double_scratch(e, n), y));
+                                         tl, i64_c(e, attr_int(n, "blank", 0)),
+                                         reduction_code(attr_str(n, "reduction", "mean")),
+                                         attr_bool(n, "zero_infinity", false), double_scratch(e, n), y));
 }
 
 /* lu_solve, lstsq, matrix_exp, householder_product/orgqr, ormqr; tensorinv and
@@ -2164,14 +2138,14 @@ static void emit_linalg_more(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s);\n", kernel(e, "ormqr", t),
                    dims_product(e, s0, 0, nd - 2), poly_c(e, s0->dims[nd - 2]), poly_c(e, s0->dims[nd - 1]),
                    poly_c(e, st->dims[st->ndim - 1]), poly_c(e, so->dims[so->ndim - 2]), poly_c(e, so->dims[so->ndim - 1]),
-                   arg_bool(c, n->src, "left", true), arg_bool(c, n->src, "transpose", false), in_c(e, n, 0),
+                   attr_bool(n, "left", true), attr_bool(n, "transpose", false), in_c(e, n, 0),
                    in_c(e, n, 1), in_c(e, n, 2), y);
         return;
     }
     case OP_LINALG_TENSORINV:
     case OP_LINALG_TENSORSOLVE: {
         /* the matrix is [p, p]: p the product of A's dims from ind (tensorinv), of X's (tensorsolve) */
-        const char *p = id == OP_LINALG_TENSORINV ? dims_product(e, s0, (int)arg_int(c, n->src, "ind", 2), nd)
+        const char *p = id == OP_LINALG_TENSORINV ? dims_product(e, s0, (int)attr_int(n, "ind", 2), nd)
                                                   : numel_c(e, so);
         const char *info = arena_printf(c->arena, "((int32_t *)(void *)%s)", scratch);
         const char *work = arena_printf(c->arena, "%s + 8", scratch);

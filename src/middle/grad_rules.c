@@ -52,10 +52,10 @@ bool lstm_b_hh_recast(const Node *n)
     return src && src != n->in[6];
 }
 
-bool dropout_draws(Ctx *c, const Node *n)
+bool dropout_draws(const Node *n)
 {
-    return n->op->id == OP_DROPOUT && n->src && arg_bool(c, n->src, "training", true) &&
-           arg_number(c, n->src, "p", "0.5", DT_F64) > 0;
+    return n->op->id == OP_DROPOUT && attr_bool(n, "training", true) &&
+           attr_number(n, "p", "0.5", DT_F64) > 0;
 }
 
 /* ---- the conditions of the rules ------------------------------------------------- */
@@ -72,11 +72,11 @@ static bool same_batch(const Shape *a, const Shape *b)
 }
 
 /* qr's mode: 0 reduced, 1 complete, 2 r only (as the forward's kernel). */
-static int qr_mode(Ctx *c, const Node *n)
+static int qr_mode(const Node *n)
 {
     if (n->op->id == OP_QR)
-        return arg_bool(c, n->src, "some", true) ? 0 : 1;
-    const char *ms = arg_str(c, n->src, "mode", "reduced");
+        return attr_bool(n, "some", true) ? 0 : 1;
+    const char *ms = attr_str(n, "mode", "reduced");
     return strcmp(ms, "complete") == 0 ? 1 : strcmp(ms, "r") == 0 ? 2 : 0;
 }
 
@@ -97,7 +97,7 @@ static const char *qr_missing(Ctx *c, const Node *n)
 {
     int64_t m = 0, cols = 0;
     bool fixed = fixed_matrix(&n->in[0]->type.shape, &m, &cols);
-    int mode = qr_mode(c, n);
+    int mode = qr_mode(n);
     if (mode == 2)
         return "linalg_qr: the derivative of linalg.qr depends on Q, which is not computed when mode='r'; use "
                "linalg_qr(A, mode=\"reduced\") to differentiate through it";
@@ -117,8 +117,8 @@ static const char *svd_missing(Ctx *c, const Node *n)
     OpId id = n->op->id;
     const Shape *sa = &n->in[0]->type.shape;
     bool square = sa->ndim >= 2 && poly_equal(sa->dims[sa->ndim - 2], sa->dims[sa->ndim - 1]);
-    bool full = id == OP_SVD ? !arg_bool(c, n->src, "some", true) : arg_bool(c, n->src, "full_matrices", true);
-    if (id == OP_SVD && !arg_bool(c, n->src, "compute_uv", true))
+    bool full = id == OP_SVD ? !attr_bool(n, "some", true) : attr_bool(n, "full_matrices", true);
+    if (id == OP_SVD && !attr_bool(n, "compute_uv", true))
         return "svd: setting compute_uv to false in torch.svd doesn't compute singular vectors, and hence the "
                "backward cannot be computed";
     if (full && !square)
@@ -149,7 +149,7 @@ const char *grad_rule_missing(Ctx *c, const Node *n)
         return svd_missing(c, n);
     case OP_LINALG_LU_FACTOR: {
         const Shape *sa = &n->in[0]->type.shape;
-        if (!arg_bool(c, n->src, "pivot", true))
+        if (!attr_bool(n, "pivot", true))
             return "linalg_lu_factor: the gradient without pivoting is not supported yet";
         if (sa->ndim < 2 || !poly_equal(sa->dims[sa->ndim - 2], sa->dims[sa->ndim - 1]))
             return "linalg_lu_factor: the gradient of the LU of a non-square matrix is not supported yet";

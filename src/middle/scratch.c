@@ -43,10 +43,10 @@ bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n)
     return s->ndim >= 2 && poly_is_const(s->dims[s->ndim - 2], m) && poly_is_const(s->dims[s->ndim - 1], n);
 }
 
-bool is_nuclear_norm(Ctx *c, const Node *n)
+bool is_nuclear_norm(const Node *n)
 {
     return n->op->id == OP_NUCLEAR_NORM ||
-           (n->op->id == OP_LINALG_MATRIX_NORM && n->src && strcmp(arg_str(c, n->src, "ord", "fro"), "nuc") == 0);
+           (n->op->id == OP_LINALG_MATRIX_NORM && strcmp(attr_str(n, "ord", "fro"), "nuc") == 0);
 }
 
 /* ---- forward linear algebra --------------------------------------------------- */
@@ -54,13 +54,13 @@ bool is_nuclear_norm(Ctx *c, const Node *n)
 /* svd's and the nuclear norm's scratch before amp_svd's work: svd's vh
  * (kv x n elements per matrix), or the nuclear norm's k singular values
  * (per matrix). */
-int64_t svd_scratch_elems(Ctx *c, const Node *n, int64_t m, int64_t cols)
+int64_t svd_scratch_elems(const Node *n, int64_t m, int64_t cols)
 {
     int64_t k = m < cols ? m : cols;
-    if (is_nuclear_norm(c, n))
+    if (is_nuclear_norm(n))
         return k;
-    bool some = n->src ? arg_bool(c, n->src, "some", true) : true;
-    bool uv = n->src ? arg_bool(c, n->src, "compute_uv", true) : true;
+    bool some = attr_bool(n, "some", true);
+    bool uv = attr_bool(n, "compute_uv", true);
     return uv ? (some ? k : cols) * cols : 0;
 }
 
@@ -97,7 +97,7 @@ static Type lstsq_family_scratch(Ctx *c, const Node *n)
     DType t = n->out->type.dtype;
     const Shape *so = &n->out->type.shape;
     int64_t esize = dtype_size(t), p = 1, v;
-    int from = id == OP_LINALG_TENSORINV ? (int)arg_int(c, n->src, "ind", 2) : 0;
+    int from = id == OP_LINALG_TENSORINV ? (int)attr_int(n, "ind", 2) : 0;
     const Shape *sp = id == OP_LINALG_TENSORINV ? s : so; /* A's dims from ind, or X's */
     for (int i = from; i < sp->ndim; i++)
         p = p >= 0 && poly_is_const(sp->dims[i], &v) ? p * v : -1;
@@ -129,10 +129,10 @@ static Type matrix_scratch(Ctx *c, const Node *n)
         return no_scratch;
     int64_t rows, cols;
     bool fixed = fixed_matrix(s, &rows, &cols);
-    if ((id == OP_SVD || is_nuclear_norm(c, n)) && fixed && dtype_is_float(n->out->type.dtype)) {
+    if ((id == OP_SVD || is_nuclear_norm(n)) && fixed && dtype_is_float(n->out->type.dtype)) {
         /* svd_scratch_elems per matrix (svd: per batch entry), then the work */
         int64_t esize = dtype_size(n->out->type.dtype);
-        Poly *per = poly_const(c, svd_scratch_elems(c, n, rows, cols) * esize);
+        Poly *per = poly_const(c, svd_scratch_elems(n, rows, cols) * esize);
         Poly *bytes = poly_add(c, poly_mul(c, batch_count(c, s), per),
                                poly_const(c, (int64_t)AMP_SVD_WORK_BYTES(rows, cols, esize)));
         return scratch_bytes(bytes);
@@ -160,8 +160,11 @@ static Poly *sum_or_max(Ctx *c, Poly *a, Poly *b)
 int fft_dims(Ctx *c, const Node *n, int *dims, Poly **lens)
 {
     const Shape *si = &n->in[0]->type.shape, *so = &n->out->type.shape;
-    int64_t given[MAX_DIMS];
-    int count = fft_plan_dims(c, n->src, si->ndim, dims, given);
+    int64_t given[MAX_DIMS], d[MAX_DIMS];
+    int count = attr_int_list(n, "fft_dims", d); /* the plan lowering made (fft_plan_dims) */
+    attr_int_list(n, "fft_lens", given);
+    for (int i = 0; i < count; i++)
+        dims[i] = (int)d[i];
     FftKind kind = fft_kind(n->op->id);
     for (int i = 0; i < count; i++) {
         bool last = i == count - 1;
@@ -203,7 +206,7 @@ static Type complex_scratch(Ctx *c, const Node *n)
     case OP_STFT: {
         int64_t len;
         poly_is_const(si->dims[si->ndim - 1], &len);
-        int64_t n_fft = arg_int(c, n->src, "n_fft", 0);
+        int64_t n_fft = attr_int(n, "n_fft", 0);
         return work_bytes(c, poly_const(c, (int64_t)AMP_STFT_WORK_DOUBLES(len, n_fft)));
     }
     case OP_LINALG_EIG: case OP_LINALG_EIGVALS: {
@@ -234,7 +237,7 @@ static Type forward_scratch(Ctx *c, const Node *n)
     }
     if (id == OP_QUANTILE || id == OP_NANQUANTILE) {
         /* the sorted values of one slice, as doubles */
-        Poly *len = n->src->dim < 0 || s->ndim == 0 ? shape_numel(c, s) : s->dims[n->src->dim];
+        Poly *len = attr_int(n, "axis", 0) < 0 || s->ndim == 0 ? shape_numel(c, s) : s->dims[attr_int(n, "axis", 0)];
         return work_bytes(c, len);
     }
     return matrix_scratch(c, n);
@@ -407,7 +410,7 @@ static Type linalg_grad_scratch(Ctx *c, const Node *b, OpId id)
         int64_t k, rows, cols;
         if (!fixed_matrix(s, &m, &n) || !poly_is_const(st->dims[st->ndim - 1], &k) || !fixed_matrix(so, &rows, &cols))
             return no_scratch;
-        int64_t p = arg_bool(c, f->src, "left", true) ? cols : rows;
+        int64_t p = attr_bool(f, "left", true) ? cols : rows;
         bytes = poly_const(c, (int64_t)AMP_ORMQR_BACKWARD_WORK_ELEMS(m, k, p) * es);
         break;
     }
@@ -434,7 +437,7 @@ static Type linalg_grad_scratch(Ctx *c, const Node *b, OpId id)
 static Poly *axis_len(Ctx *c, const Node *f)
 {
     const Shape *s = &f->in[0]->type.shape;
-    int64_t d = f->src->dim;
+    int64_t d = attr_int(f, "axis", 0);
     if (s->ndim == 0)
         return poly_const(c, 1);
     return d < 0 ? shape_numel(c, s) : s->dims[d];
@@ -576,7 +579,7 @@ static Type grad_scratch_type(Ctx *c, const Node *b)
     const Node *f = b->fwd;
     if (!f)
         return no_scratch;
-    if (is_nuclear_norm(c, f)) /* matrix_norm(ord="nuc") too */
+    if (is_nuclear_norm(f)) /* matrix_norm(ord="nuc") too */
         return linalg_grad_scratch(c, b, OP_NUCLEAR_NORM);
     if (linalg_grad_op(f->op->id))
         return linalg_grad_scratch(c, b, f->op->id);

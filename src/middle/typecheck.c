@@ -15,6 +15,7 @@
  * types.  Literals are read with GMP: integers exactly (a dim that does
  * not fit int64 is an error, not a wrap-around).
  */
+#include "call_args.h"
 #include "types.h"
 
 #include <gmp.h>

@@ -17,6 +17,7 @@
  * argument (s=, dim= of the n-dimensional transforms) is one int, which
  * PyTorch's int[1] schema type reads as a one-element list.
  */
+#include "call_args.h"
 #include "types.h"
 
 #include <string.h>

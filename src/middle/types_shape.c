@@ -9,6 +9,7 @@
  * at compile time.
  */
 
+#include "call_args.h"
 #include "types.h"
 
 #include <string.h>
