@@ -1,7 +1,7 @@
 /*
- * isa_gemm.c - the one blocked, packed GEMM driver behind every optimized
+ * gemm.c - the one blocked, packed GEMM driver behind every optimized
  * linear, matmul and gemm (the micro-kernels, packing and epilogues are per
- * ISA, in isa_avx2.c, isa_avx512.c and isa_avx512bf16.c; the contract is in
+ * kernel set, in x86/avx2.c and x86/avx512.c (both AVX-512 sets); the contract is in
  * amprt_internal.h).  Plain C: it only calls through the descriptor.
  *
  * The output is cut into tasks, blocks of up to AMP_GEMM_MB_MAX rows x nc
@@ -16,8 +16,8 @@
  *           stores, later ones add); on the last pass the strip's
  *           epilogue (alpha, beta * C, bias, the one rounding to the
  *           output dtype) runs at once, while the strip is in L1, one
- *           call per row over all the task's columns (per tile it was
- *           mr calls of nr columns: 10% of a 512^3 bf16 product).
+ *           call per row over all the task's columns (mr calls of nr
+ *           columns per tile cost 10% of a 512^3 bf16 product).
  *
  * Every output element is summed by one task in a fixed order (k blocks in
  * order, f32 throughout), so results do not depend on the thread count.

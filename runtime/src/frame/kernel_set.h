@@ -1,16 +1,16 @@
 /*
- * isa_gemm.h - what the ISA-specific kernel files (isa_avx2.c,
- * isa_avx512.c, isa_avx512bf16.c) share: generic packing bodies (inlined
- * into each file's target-specific wrappers, so the compiler may vectorize
- * them for that ISA) and the table entries that route linear, matmul and
- * gemm into the blocked driver amp_fast_gemm (isa_gemm.c), and conv (and
- * conv_ex with its weight packing), conv_transpose and conv_backward_weight
- * into isa_conv.c's drivers, all
- * on the same micro-kernels.  The contract of
- * packing, micro-kernels and epilogues is in amprt_internal.h.
+ * kernel_set.h - what a kernel set's file (x86/avx2.c; x86/avx512.c, which
+ * holds both AVX-512 sets) includes to plug its micro-kernels into the
+ * drivers: generic packing bodies (inlined into each file's
+ * target-specific wrappers, so the compiler may vectorize them for that
+ * ISA) and the table entries that route linear, matmul and gemm into the
+ * blocked driver amp_fast_gemm (gemm.c), and conv (and conv_ex with its
+ * weight packing), conv_transpose and conv_backward_weight into the
+ * convolution drivers (conv.h), all on the same micro-kernels.  The
+ * contract of packing, micro-kernels and epilogues is in amprt_internal.h.
  */
-#ifndef ISA_GEMM_H
-#define ISA_GEMM_H
+#ifndef AMPRT_FRAME_KERNEL_SET_H
+#define AMPRT_FRAME_KERNEL_SET_H
 
 #include <string.h>
 
@@ -265,4 +265,4 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
 #define ISA_GEMM_FILL_TO_F32_bf16(t, PREFIX) ((t)->conv_backward_weight_to_f32_bf16 = PREFIX##_conv_backward_weight_to_f32_bf16)
 #define ISA_GEMM_FILL_TO_F32_f16(t, PREFIX) ((t)->conv_backward_weight_to_f32_f16 = PREFIX##_conv_backward_weight_to_f32_f16)
 
-#endif /* ISA_GEMM_H */
+#endif /* AMPRT_FRAME_KERNEL_SET_H */

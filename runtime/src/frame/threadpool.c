@@ -34,7 +34,7 @@
  * Which thread runs a task varies, but each task's result does not (the
  * GEMM's tasks own disjoint output blocks and sum in a fixed order).
  * Runs are serialized by one lock, so a slot's static buffers
- * (isa_gemm.c) belong to whichever task runs in it.  After fork() the
+ * (frame/gemm.c) belong to whichever task runs in it.  After fork() the
  * child starts with no workers.
  */
 #include <pthread.h>

@@ -12,10 +12,8 @@
  * for the data and for param_dtype arrays alike), BODY(name), and
  * amprt_internal.h's AMP_MATH(fn), the libm function for ACC (expf or exp).
  *
- * ACC_MATH(fn) is the same thing bound per instantiation. It dates from
- * when AMP_MATH pasted ACC unexpanded (naming AMP_MATH_ACC); AMP_MATH now
- * expands it first, so new part files should use AMP_MATH. ACC_MATH stays
- * only while part files still use it.
+ * ACC_MATH(fn) is the same thing bound per instantiation, which some part
+ * files use; AMP_MATH is the one to use in new ones.
  *
  * No include guard: it is meant to be included once per part file.
  */

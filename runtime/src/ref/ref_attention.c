@@ -10,25 +10,8 @@
 /* Output columns accumulated per pass over the keys (stack space only). */
 #define SDPA_CHUNK 64
 
-#define ACC float
-#define LD amp_ld
-#define ST amp_st
-#define BODY(name) name##_facc
-#include "ref_attention.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
-
-#define ACC double
-#define LD amp_ldd
-#define ST amp_std
-#define BODY(name) name##_dacc
-#include "ref_attention.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
+#define REF_PART "ref_attention.inc"
+#include "ref_acc_twice.h"
 
 #define SDPA_KERNEL(T, ACC_SUFFIX)                                                                  \
     void amp_ref_sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k,   \

@@ -7,25 +7,8 @@
 
 #include "amprt_internal.h"
 
-#define ACC float
-#define LD amp_ld
-#define ST amp_st
-#define BODY(name) name##_facc
-#include "ref_distance.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
-
-#define ACC double
-#define LD amp_ldd
-#define ST amp_std
-#define BODY(name) name##_dacc
-#include "ref_distance.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
+#define REF_PART "ref_distance.inc"
+#include "ref_acc_twice.h"
 
 #define DISTANCE_KERNELS(T, ACC_SUFFIX)                                                             \
     void amp_ref_cdist_##T(int64_t batch, int64_t P, int64_t R, int64_t M, double p,                \

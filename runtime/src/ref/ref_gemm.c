@@ -5,25 +5,8 @@
  */
 #include "amprt_internal.h"
 
-#define ACC float
-#define LD amp_ld
-#define ST amp_st
-#define BODY(name) name##_facc
-#include "ref_gemm.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
-
-#define ACC double
-#define LD amp_ldd
-#define ST amp_std
-#define BODY(name) name##_dacc
-#include "ref_gemm.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
+#define REF_PART "ref_gemm.inc"
+#include "ref_acc_twice.h"
 
 #define GEMM_KERNELS(T, ACC_SUFFIX)                                                               \
     void amp_ref_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, \

@@ -126,25 +126,8 @@ static AMP_ALWAYS_INLINE int gather(size_t elem_size, int ndim, const int64_t *i
 
 #define SCATTER_CHUNK 256
 
-#define ACC float
-#define LD amp_ld
-#define ST amp_st
-#define BODY(name) name##_facc
-#include "ref_index.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
-
-#define ACC double
-#define LD amp_ldd
-#define ST amp_std
-#define BODY(name) name##_dacc
-#include "ref_index.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
+#define REF_PART "ref_index.inc"
+#include "ref_acc_twice.h"
 
 #define INDEX_KERNELS(T, INST)                                                                    \
     int amp_ref_embedding_##T(int64_t n_index, int64_t num_embeddings, int64_t dim,               \

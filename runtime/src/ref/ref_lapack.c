@@ -11,17 +11,8 @@
 
 #include "amprt_internal.h"
 
-#define ACC float
-#define BODY(name) name##_facc
-#include "ref_lapack.inc"
-#undef ACC
-#undef BODY
-
-#define ACC double
-#define BODY(name) name##_dacc
-#include "ref_lapack.inc"
-#undef ACC
-#undef BODY
+#define REF_PART "ref_lapack.inc"
+#include "ref_acc_twice.h"
 
 #define LAPACK_KERNELS(T, CT, S)                                                                      \
     void amp_ref_inv_ex_##T(int64_t batch, int64_t n, const CT *a, CT *inv, int32_t *info, void *work) \

@@ -20,25 +20,8 @@
 
 #include "amprt_internal.h"
 
-#define ACC float
-#define LD amp_ld
-#define ST amp_st
-#define BODY(name) name##_facc
-#include "ref_upsample.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
-
-#define ACC double
-#define LD amp_ldd
-#define ST amp_std
-#define BODY(name) name##_dacc
-#include "ref_upsample.inc"
-#undef ACC
-#undef LD
-#undef ST
-#undef BODY
+#define REF_PART "ref_upsample.inc"
+#include "ref_acc_twice.h"
 
 #define UPSAMPLE_KERNEL(T, INST)                                                                  \
     void amp_ref_upsample_##T(const amp_upsample_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y) \

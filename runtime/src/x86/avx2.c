@@ -1,5 +1,5 @@
 /*
- * isa_avx2.c - the "avx2" (AVX2 + FMA + F16C) kernel set: a 6 x 16 f32 GEMM
+ * avx2.c - the "avx2" (AVX2 + FMA + F16C) kernel set: a 6 x 16 f32 GEMM
  * micro-kernel (12 ymm accumulators, as the Haswell BLAS kernels), packing
  * and epilogue for amp_fast_gemm (contract in amprt_internal.h).  f32, bf16
  * and f16 storage all pack to f32 (bf16 by a shift, f16 by vcvtph2ps).

@@ -1,5 +1,5 @@
 /*
- * isa_avx512.c - the "avx512" (AVX-512F/BW/VL + FMA + F16C) and
+ * avx512.c - the "avx512" (AVX-512F/BW/VL + FMA + F16C) and
  * "avx512bf16" (the same plus AVX512_BF16) kernel sets: GEMM micro-kernels,
  * packing and epilogues for amp_fast_gemm (contract in amprt_internal.h).
  *
@@ -12,9 +12,9 @@
  *               treats bf16 subnormal inputs as zero and flushes subnormal
  *               f32 results (as PyTorch/oneDNN's bf16 GEMM on this ISA).
  *
- * The same descriptors serve conv and its gradients (isa_conv.c, through
+ * The same descriptors serve conv and its gradients (the convolution drivers of frame/, through
  * ISA_GEMM_ENTRIES); the vectorized kernels between the convolutions are
- * in isa_avx512_eltwise.c, installed by amp_isa_avx512_fill too.
+ * in x86/avx512_eltwise.c, installed by amp_isa_avx512_fill too.
  *
  * Everything here is compiled for its ISA through target attributes only,
  * and runs only after dispatch.c's CPU check.
@@ -708,7 +708,7 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
  * gained 0.2 us but the 90th percentile lost as much, and at 0.26 both
  * lost: the hand-over costs about 0.3 us. */
 
-#define SMALL_MAX_FLOPS (4.0 * 1024 * 1024) /* isa_gemm.c's PARALLEL_MIN_FLOPS */
+#define SMALL_MAX_FLOPS (4.0 * 1024 * 1024) /* frame/gemm.c's PARALLEL_MIN_FLOPS */
 #define SMALL_SPLIT_FLOPS (768.0 * 1024)    /* and up: on two threads */
 #define SMALL_B_UNITS 8192                  /* all of packed B: 32 KB of stack */
 #define SMALL_MR_MAX 16

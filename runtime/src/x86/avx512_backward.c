@@ -1,5 +1,5 @@
 /*
- * isa_avx512_backward.c - the AVX-512 gradient and optimizer kernels of the
+ * avx512_backward.c - the AVX-512 gradient and optimizer kernels of the
  * "avx512" and "avx512bf16" sets: relu_backward (threshold_backward),
  * batch_norm_backward in its running-statistics form (training 0), the
  * sgd update and 2-d max_pool_backward, for f32, bf16 and f16 storage.
@@ -34,7 +34,7 @@
  *  max_pool_backward (2-d, dilation 1)  the forward's choice made 16
  *                  outputs at a time, the dy then summed in output order
  *                  (see its section); other geometries keep the set's
- *                  previous kernel (isa_avx512_eltwise.c's).
+ *                  previous kernel (x86/avx512_eltwise.c's).
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
@@ -118,7 +118,7 @@ typedef struct {
     void *dx;
 } relu_bw_ctx;
 
-/* relu_bw32 (16 f32 lanes): isa_avx512_store.h. */
+/* relu_bw32 (16 f32 lanes): x86/avx512_store.h. */
 
 /* The same for 32 lanes of bf16 or f16 (inf: the dtype's infinity,
  * quiet: its quiet bit), and the reference's round trip of dy through f32
@@ -418,7 +418,7 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
  * dx of max_pool: each output's dy added to the input element the forward
  * chose (strictly greater or NaN wins, taps scanned rows then columns, as
  * the reference scans them).  The choice is made 16 outputs of a row at a
- * time, as isa_avx512_eltwise.c's max_pool does: each input row of the
+ * time, as x86/avx512_eltwise.c's max_pool does: each input row of the
  * window widened to f32 in a buffer padded with -inf (a -inf tap never
  * wins, so padding it is skipping it), every lane tracking its best value
  * and that value's flat input index, starting, as the reference does, at

@@ -1,10 +1,10 @@
 /*
- * isa_avx512_eltwise.c - the AVX-512 kernels of the "avx512" and
+ * avx512_eltwise.c - the AVX-512 kernels of the "avx512" and
  * "avx512bf16" sets beyond the GEMM: relu, add, batch_norm (running
  * statistics), the f32 <-> bf16/f16 casts, 2-d max_pool and max_pool's
  * backward, for f32, bf16 and f16 storage, and conv_ex's fused post-ops
  * (the same batch_norm, add and relu on a tile of a convolution's output,
- * for isa_conv.c's epilogue).  They are what a convolutional network runs
+ * for frame/conv.c's epilogue).  They are what a convolutional network runs
  * between its convolutions (resnet18's profile: relu, max_pool,
  * batch_norm, add).
  *
@@ -781,7 +781,7 @@ TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp
     case AMP_F32: conv_post_body(AMP_F32, rows, n, p, residual, src, y, ld); break;
     case AMP_BF16: conv_post_body(AMP_BF16, rows, n, p, residual, src, y, ld); break;
     case AMP_F16: conv_post_body(AMP_F16, rows, n, p, residual, src, y, ld); break;
-    default: break; /* isa_conv.c runs conv_ex on f32, bf16 and f16 only */
+    default: break; /* frame/conv.c runs conv_ex on f32, bf16 and f16 only */
     }
 }
 

@@ -1,5 +1,5 @@
 /*
- * isa_avx512_loss.c - the AVX-512 cross_entropy (class targets), its
+ * avx512_loss.c - the AVX-512 cross_entropy (class targets), its
  * backward, and the two in one call (cross_entropy_with_grad, one pass
  * over each group of rows for both), for f32, bf16 and f16 storage, of
  * the "avx512" and "avx512bf16" sets: the loss of a classifier's training

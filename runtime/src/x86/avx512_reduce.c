@@ -1,5 +1,5 @@
 /*
- * isa_avx512_reduce.c - the AVX-512 sum (amp_sum_{f32,bf16,f16}) of the
+ * avx512_reduce.c - the AVX-512 sum (amp_sum_{f32,bf16,f16}) of the
  * "avx512" and "avx512bf16" sets, for the masks a linear's bias gradient
  * and most other sums use: after merging adjacent dims with the same flag,
  * kept dims [O], then reduced [R], then kept [I] (any of them may be

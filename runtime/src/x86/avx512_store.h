@@ -1,6 +1,6 @@
-/* isa_avx512_store.h: the AVX-512 store every AVX-512 kernel file rounds
- * its f32 results with (isa_avx512.c's GEMM epilogue, isa_avx512_eltwise.c,
- * isa_avx512_backward.c), so that all round exactly as the reference's
+/* avx512_store.h: the AVX-512 store every AVX-512 kernel file rounds
+ * its f32 results with (x86/avx512.c's GEMM epilogue, x86/avx512_eltwise.c,
+ * x86/avx512_backward.c), so that all round exactly as the reference's
  * amp_st does, and its AVX512-BF16 form; and the element-wise kernels'
  * unmasked loads. */
 #ifndef AMPRT_ISA_AVX512_STORE_H

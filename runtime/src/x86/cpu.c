@@ -1,5 +1,5 @@
 /*
- * x86/cpu.c - which of the x86 kernel sets this CPU, and its OS, can run.
+ * cpu.c - which of the x86 kernel sets this CPU, and its OS, can run.
  *
  * cpuid says what the CPU implements; xgetbv (XCR0) says which register
  * state the OS saves on a context switch.  A set is usable only when both
