@@ -100,7 +100,7 @@ $(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 
 # runtime/src holds the core (dispatch, dtypes, I/O, collectives), ref/ the
 # reference kernels, frame/ the portable drivers, and one folder per
-# architecture its kernel sets (x86/), which compile to nothing elsewhere.
+# architecture for its kernel sets (x86/), which compile to nothing elsewhere.
 # Sources name each other's headers from runtime/src (docs/runtime.md).
 $(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/include/amprt/*.h runtime/src/*.h runtime/src/*/*.h runtime/src/*/*.inc)
 	@mkdir -p $(dir $@)
