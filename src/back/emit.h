@@ -1,7 +1,17 @@
-/* emit.h: what the C code generator's two files share.
+/* emit.h: what the C code generator's files share.
  *
  * emit_c.c writes the files (header, entry points, weights loader, the
- * forward function's frame); emit_ops.c writes one kernel call per node. */
+ * forward function's frame) and emit_train.c the training step; both call
+ * emit_op for a node's kernel calls and emit_grad for a GRAD node's.
+ * emit_ops.c and emit_grad.c dispatch through tables expanded from
+ * ops.def: an op's emitter is the function its row's emit column names
+ * (EMIT(emit_unary)), its gradient rule the one its grad column names
+ * (GRAD(grad_unary)), declared in emit_rules.h and defined in
+ * emit_<family>.c and grad_<family>.c, with the middle end's family names
+ * (src/middle/types_<family>.c).  This header holds the Emitter, the
+ * helpers of emit_c.c, emit_ops.c and emit_grad.c every family uses, and
+ * the helpers a family's emitters share with its gradient rules.
+ */
 #ifndef AMPC_EMIT_H
 #define AMPC_EMIT_H
 
@@ -69,24 +79,27 @@ const char *base_name(const char *path);
 const char *kernel(Emitter *e, const char *op, DType t);
 const char *scalar_c(Emitter *e, Node *n);
 
-/* emit_complex.c: the complex ops' kernel calls (from emit_op) */
-void emit_complex(Emitter *e, Node *n, const char *y);
+/* emit_train.c: the training step's declarations (in the header, beside
+ * the inference ones of `fwd`) and its functions */
+void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h);
+void emit_train_source(Emitter *e, Emitter *fwd, Buf *o);
 
-/* emit_ops.c: helpers shared with emit_grad.c */
-/* One gemm: y[b] = alpha A_b B_b + beta C_b, strides given as C text. */
-typedef struct Gemm {
-    const char *batch, *M, *N, *K;
-    const char *a[3], *b[3], *cs[3];
-    const char *A, *B, *C;
-    double alpha, beta;
-    bool sum_batch;
-    const char *relu_y; /* gemm_relu_backward: the relu's output masking the product (NULL: a plain gemm) */
-} Gemm;
+/* ---- emit_ops.c: the dispatch and the pieces every emitter uses ---------- */
+
+/* The call(s) computing node n into y (its output's C name), by the emit
+ * rule its ops.def row names.  Reports (and emits nothing) for an op or
+ * dtype without a kernel. */
+void emit_op(Emitter *e, Node *n, const char *y);
+/* Whether the forward needs `int rc` for node n's kernel status. */
+bool op_returns_status(const Node *n);
 const char *in_c(Emitter *e, Node *n, int k);
 const Shape *in_shape(Node *n, int k);
 DType in_dtype(Node *n, int k);
 const Shape *out_shape(Node *n);
+const char *more_out_c(Emitter *e, Node *n, int k);
 DType compute_dtype(DType t);
+bool is_kernel_float(DType t);
+bool in_train_step(Emitter *e);
 const char *double_c(Emitter *e, double v);
 const char *i64_c(Emitter *e, int64_t v);
 const char *c_array(Emitter *e, const char *const *items, int n);
@@ -95,22 +108,63 @@ const char *i64_array(Emitter *e, const int64_t *v, int n);
 void contiguous_strides(Emitter *e, const Shape *s, const char **out);
 void broadcast_strides(Emitter *e, const Shape *in, const Shape *out, const char **st);
 const char *bcast_array(Emitter *e, const Shape *in, const Shape *out);
+Shape bcast_full(Emitter *e, const Shape *const *ops, int nops);
+int64_t norm_dim(int64_t d, int nd);
+void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const char **len, const char **inner);
+const char *double_scratch(Emitter *e, Node *n);
 void open_block(Emitter *e);
 void close_block(Emitter *e);
 void emit_checked(Emitter *e, const char *indent, const char *call);
 bool unsupported(Emitter *e, Node *n, const char *why);
-void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const char **len, const char **inner);
-void class_split(Emitter *e, const Shape *s, const char **N, const char **C, const char **inner);
+bool operands_ok(Emitter *e, Node *n, DType t);
+
+/* ---- emit_grad.c: the gradient dispatch and the pieces of a GRAD node ---- */
+
+/* The kernel calls of a GRAD node (autodiff.c): the loss's seed, or its
+ * forward op's gradient rule. */
+void emit_grad(Emitter *e, Node *n);
+/* grad_of: the gradient of forward input k (NULL when it needs none);
+ * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
+ * input k and result; xs_of, ys_of: their shapes. */
+const char *grad_of(Emitter *e, Node *b, int k);
+const char *dy_of(Emitter *e, Node *b);
+const char *x_of(Emitter *e, Node *b, int k);
+const char *y_of(Emitter *e, Node *b);
+const Shape *xs_of(Node *b, int k);
+const Shape *ys_of(Node *b);
+void grad_copy(Emitter *e, const char *dst, const char *src, const Shape *s);
+/* dst (shape `to`) = src (shape `from`) summed over the broadcast dims */
+void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char *dst, const Shape *to);
+/* buffer `index` of the forward output's size in dtype t, from b's scratch */
+const char *scratch_buffer(Emitter *e, Node *b, DType t, int index);
+/* b's scratch at byte_offset, as a `ctype *` */
+const char *scratch_as(Emitter *e, Node *b, const char *ctype, const char *byte_offset);
+const char *full_grad(Emitter *e, Node *b, int k, const Shape *full, const char *work);
+void full_grads_down(Emitter *e, Node *b, int nops, const Shape *full, const char *work);
+void zero_fill(Emitter *e, DType t, const char *dst, const Shape *s);
+void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, const char *K, const char *A,
+          const char *a0, const char *a1, const char *a2, const char *B, const char *b0, const char *b1,
+          const char *b2, bool sum_batch, const char *y);
+const char *mul_c(Emitter *e, const char *a, const char *b);
+/* s, or "NULL" */
+const char *or_null(const char *s);
+
+/* ---- the families' shared pieces (emit_<family>.c, grad_<family>.c) ------ */
+
+/* elementwise */
+const char *unary_kernel_name(Node *n);
+const char *unary_params(Node *n, double *p0, double *p1);
+/* dropout in training mode: the call applying f's mask to x into y in the
+ * training step (false, and nothing written, where dropout is the identity
+ * or dropout_draws says it draws none) */
+bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
+
+/* spatial */
 int spatial_dims_of(OpId id);
 const char *repeat3(Emitter *e, int64_t v, int ns);
 const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
-void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y);
-const char *unary_kernel_name(Node *n);
-bool operands_ok(Emitter *e, Node *n, DType t);
-extern const char *const reduction_enum[];
-const char *unary_params(Node *n, double *p0, double *p1);
 bool emit_conv_desc(Emitter *e, Node *n);
 /* The calls of a fused group (fuse.c), at its last node: one amp_conv_ex */
 void emit_fused_conv(Emitter *e, Node *last, const char *y);
@@ -123,83 +177,60 @@ bool conv_weights_preparable(const Node *n, Value **src);
  * block-local `amp_conv_desc d` */
 void emit_conv_weight_desc(Emitter *e, const Node *n);
 void emit_pool_desc(Emitter *e, Node *n);
-bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
-/* dropout in training mode: the call applying f's mask to x into y in the
- * training step (false, and nothing written, where dropout is the identity
- * or dropout_draws says it draws none) */
-bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
-
-/* emit_ops.c: the call(s) computing node n into y (its output's C name),
- * by the emit rule its ops.def row names.  Reports (and emits nothing) for
- * an op or dtype without a kernel. */
-void emit_op(Emitter *e, Node *n, const char *y);
-/* emit_c.c: the emit rule of the ops called by their kernel form alone */
-void emit_kernel_form(Emitter *e, Node *n, const char *y);
-/* Whether the forward needs `int rc` for node n's kernel status. */
-bool op_returns_status(const Node *n);
-
-/* emit_train.c: the training step's declarations (in the header, beside
- * the inference ones of `fwd`) and its functions */
-void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h);
-void emit_train_source(Emitter *e, Emitter *fwd, Buf *o);
-
-/* emit_grad.c: the kernel calls of a GRAD node (autodiff.c) */
-void emit_grad(Emitter *e, Node *n);
-
-/* emit_grad.c: the pieces of a GRAD node b, shared by the gradient files.
- * grad_of: the gradient of forward input k (NULL when it needs none);
- * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
- * input k and result; xs_of, ys_of: their shapes. */
-const char *grad_of(Emitter *e, Node *b, int k);
 bool conv_weight_grad_to_f32(const Value *v);
-const char *dy_of(Emitter *e, Node *b);
-const char *x_of(Emitter *e, Node *b, int k);
-const char *y_of(Emitter *e, Node *b);
-const Shape *xs_of(Node *b, int k);
-const Shape *ys_of(Node *b);
-void grad_copy(Emitter *e, const char *dst, const char *src, const Shape *s);
-/* dst (shape `to`) = src (shape `from`) summed over the broadcast dims */
-void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char *dst, const Shape *to);
-/* buffer `index` of the forward output's size in dtype t, from b's scratch */
-const char *scratch_buffer(Emitter *e, Node *b, DType t, int index);
-void zero_fill(Emitter *e, DType t, const char *dst, const Shape *s);
-void gemm(Emitter *e, DType t, const char *batch, const char *M, const char *N, const char *K, const char *A,
-          const char *a0, const char *a1, const char *a2, const char *B, const char *b0, const char *b1,
-          const char *b2, bool sum_batch, const char *y);
-const char *mul_c(Emitter *e, const char *a, const char *b);
-/* a convolution's (conv1d-3d, or aten's convolution) and a transposed
- * one's gradients, from the forward's descriptor (emit_conv_desc) */
-void grad_conv(Emitter *e, Node *b);
-void grad_conv_transpose(Emitter *e, Node *b);
 
-/* The gradient rules, one per op family, named in the grad column of each
- * op's ops.def row and called through emit_grad's table: linear algebra
- * (emit_grad_linalg.c, one rule with shared preconditions), convolution,
- * indexing, recurrent cells and CTC (emit_grad_nn.c), and products, sort,
- * quantiles, distances and margin losses (emit_grad_more.c). */
-void grad_linalg(Emitter *e, Node *b);
-bool emit_grad_linalg(Emitter *e, Node *b);
-void grad_convolution(Emitter *e, Node *b);
-void grad_rnn_cell(Emitter *e, Node *b);
-void grad_conv_tbc(Emitter *e, Node *b);
-void grad_index_copy(Emitter *e, Node *b);
-void grad_scatter_add(Emitter *e, Node *b);
-void grad_index_put(Emitter *e, Node *b);
-void grad_max_unpool(Emitter *e, Node *b);
-void grad_grid_sampler(Emitter *e, Node *b);
-void grad_ctc_loss(Emitter *e, Node *b);
-void grad_prelu(Emitter *e, Node *b);
-void grad_prod(Emitter *e, Node *b);
-void grad_cumprod(Emitter *e, Node *b);
-void grad_quantile(Emitter *e, Node *b);
-void grad_sort(Emitter *e, Node *b);
-void grad_dist(Emitter *e, Node *b);
-void grad_cross(Emitter *e, Node *b);
-void grad_cosine_similarity(Emitter *e, Node *b);
-void grad_margin_ranking(Emitter *e, Node *b);
-void grad_row_loss(Emitter *e, Node *b);
-void grad_renorm(Emitter *e, Node *b);
-void grad_distance(Emitter *e, Node *b);
-void grad_class_margin(Emitter *e, Node *b);
+/* norm */
+const char *param_dtype_c(Node *n, int first, int last);
+
+/* loss */
+extern const char *const reduction_enum[];
+bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
+void class_split(Emitter *e, const Shape *s, const char **N, const char **C, const char **inner);
+
+/* linalg: one gemm, y[b] = alpha A_b B_b + beta C_b, strides given as C
+ * text; and the forward and backward contractions (einsum, tensordot,
+ * bilinear, and the distance family's linalg_vecdot) */
+typedef struct Gemm {
+    const char *batch, *M, *N, *K;
+    const char *a[3], *b[3], *cs[3];
+    const char *A, *B, *C;
+    double alpha, beta;
+    bool sum_batch;
+    const char *relu_y; /* gemm_relu_backward: the relu's output masking the product (NULL: a plain gemm) */
+} Gemm;
+void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y);
+
+/* amp_contract_desc's limits (amprt/linalg.h) */
+#define MAX_CONTRACT_INDEX 16
+
+/* einsum, tensordot, bilinear, chain_matmul/multi_dot, linalg_vecdot: one
+ * contraction over an index space (amp_contract). */
+typedef struct Contraction {
+    int n_index, n_out, n_ops;
+    const char *size[MAX_CONTRACT_INDEX];
+    const char *stride[4][MAX_CONTRACT_INDEX];
+    const char *operand[4];
+} Contraction;
+
+/* A forward contraction as index lists: y (contiguous over indices
+ * 0..n_out-1) = the sum over the others of the product of the operands;
+ * operand o (forward input input[o]) is contiguous over its dims, dim d
+ * walking index idx[o][d] with dsize[o][d] elements (a repeated index
+ * walks a diagonal). */
+#define GRAD_CONTRACT_MAX 16
+typedef struct GradContract {
+    int n_index, n_out, n_ops;
+    const char *size[GRAD_CONTRACT_MAX];
+    int input[4], nd[4];
+    int idx[4][MAX_DIMS];
+    const char *dsize[4][MAX_DIMS];
+} GradContract;
+int add_index(Contraction *k, const char *size, bool out);
+void emit_contract_call(Emitter *e, DType t, Contraction *k, const char *y);
+int contract_index(GradContract *k, const char *size);
+void contract_dim(GradContract *k, int o, int index, const char *size);
+void grad_contraction(Emitter *e, Node *b, GradContract *k);
+
+#include "emit_rules.h"
 
 #endif

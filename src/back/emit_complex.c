@@ -1,7 +1,7 @@
 /* emit_complex.c: the kernel calls of the complex ops (amprt/complex.h).
  *
- * Part of emit_c, called from emit_op for every op complex.c types.  The
- * kernels are named by the precision's complex dtype (amp_fft_c64 takes
+ * The emitter of the complex family (types_complex.c), named by its ops'
+ * rows in ops.def.  The kernels are named by the precision's complex dtype (amp_fft_c64 takes
  * f32 reals and amp_c64 values; amp_*_c128 f64 and amp_c128), except the
  * angle of a real tensor, which is amp_angle_<T>, and the parts of real
  * tensors (real, conj: the tensor itself; abs: amp_abs_<T>).  Each fills

@@ -226,7 +226,7 @@ typedef enum {
     FORM_MATMUL,
     FORM_SOFTMAX, /* f(outer, dim, inner, x, y) */
     FORM_NLL_LOSS,
-    FORM_OP,      /* emit_ops.c writes the op's own call (the amprt/ part headers) */
+    FORM_OP,      /* its emitter (emit_<family>.c) writes the op's own call (the amprt/ part headers) */
 } KernelForm;
 
 typedef struct Expr Expr;

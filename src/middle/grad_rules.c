@@ -9,7 +9,7 @@
  * answer with the user's error text, or NULL; autodiff.c reports it.
  *
  * The few facts the gradient emitters share with these checks (which ops
- * emit_grad_linalg.c handles, where lstm_cell's b_hh is read from,
+ * grad_linalg.c handles, where lstm_cell's b_hh is read from,
  * whether dropout draws a mask) are here too, so both layers ask one
  * function.
  */

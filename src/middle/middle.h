@@ -287,7 +287,7 @@ const char *grad_rule_missing(Ctx *c, const Node *n);
  * error to report when that operand needs one. */
 const char *grad_input_missing(Ctx *c, const Node *n, int k);
 /* grad_rules.c: facts the gradient emitters share with the rules.  The ops
- * emit_grad_linalg.c differentiates; the value lstm_cell's seventh operand,
+ * grad_linalg.c differentiates; the value lstm_cell's seventh operand,
  * b_hh, is read from at the backward (a GRAD node carries the forward's
  * first six operands): b_hh itself when it is not a temporary, or the
  * parameter (input, buffer) a Cast (autocast's, or the f64 reference's)

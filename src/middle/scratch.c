@@ -299,7 +299,7 @@ static Type output_buffers(Ctx *c, const Node *b)
     return scratch_bytes(poly_mul(c, numel, poly_const(c, (int64_t)buffers * dtype_size(f->out->type.dtype))));
 }
 
-/* ---- gradients: linear algebra (emit_grad_linalg.c) ------------------------------- */
+/* ---- gradients: linear algebra (grad_linalg.c) ------------------------------------ */
 
 /* Scratch layouts, in elements of T unless marked; each part is aligned
  * for what it holds (T parts come first, i32 ones after them, and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/grad/run.sh BUILD: every gradient rule of src/emit_grad.c, proved.
+# tests/grad/run.sh BUILD: every gradient rule of src/back/grad_*.c, proved.
 #
 # For every tests/grad/MODEL.amp (a small training model routing its
 # parameters through the ops with a gradient rule) and every target (tpu,

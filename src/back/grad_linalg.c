@@ -1,4 +1,4 @@
-/* emit_grad_linalg.c: gradient rules of the linear algebra ops (inverse, solves, cholesky, qr, svd, eigh, ...).
+/* grad_linalg.c: the gradient rules of linear algebra.
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
  * computing a GRAD node's input gradients in its forward's dtype.  Each
@@ -7,8 +7,16 @@
  * (grad_rules.c), and the size of its scratch (scratch.c, which documents
  * each layout read here), are the middle end's.
  *
- * The rules are PyTorch's (its derivatives of the same ops), so gradients
- * agree with autograd's:
+ * The products' rules are gemms and contractions of dy with the other
+ * operands: linear, matmul/mm/bmm (gemm), the gemm family (mv, dot, vdot,
+ * addmm, addmv, addr, baddbmm, addbmm: the forward's gemm transposed,
+ * mm_forward_gemm), einsum, tensordot and bilinear (grad_contraction over
+ * the forward's index lists, shared with linalg_vecdot), and cross
+ * (cross(y, dy) for x, cross(dy, x) for y, over the broadcast shape, then
+ * summed down to each operand's shape).
+ *
+ * The solves' and decompositions' rules are PyTorch's (its derivatives of
+ * the same ops), so gradients agree with autograd's:
  *   chain_matmul, multi_dot  each operand's gradient is the contraction of
  *       dY with the other operands (amp_contract, as their forward);
  *   inverse, inv_ex          dA = -Y^T dY Y^T (two gemms);
@@ -56,13 +64,401 @@
 #include <amprt.h>
 #include <string.h>
 
+/* linear: y [M, N] = x [M, K] w^T + b. */
+void grad_linear(Emitter *e, Node *b)
+{
+    DType t = b->fwd->out->type.dtype;
+    const Shape *sx = xs_of(b, 0), *sw = xs_of(b, 1);
+    const char *M = dims_product(e, sx, 0, sx->ndim - 1), *N = poly_c(e, sw->dims[0]), *K = poly_c(e, sw->dims[1]);
+    const char *dy = dy_of(e, b);
+    if (grad_of(e, b, 0) && b->relu_grad) {
+        /* fuse.c: dx through the relu that made x, in the product's epilogue
+         * (into the relu gradient's buffer: its node is absorbed) */
+        Gemm g = {.batch = "1", .M = M, .N = K, .K = N, .A = dy, .B = x_of(e, b, 1), .alpha = 1, .beta = 0,
+                  .relu_y = x_of(e, b, 0)};
+        g.a[0] = "0", g.a[1] = N, g.a[2] = "1";
+        g.b[0] = "0", g.b[1] = K, g.b[2] = "1";
+        emit_gemm_call(e, t, &g, grad_of(e, b, 0));
+    } else if (grad_of(e, b, 0)) { /* dx [M, K] = dy [M, N] w [N, K] */
+        gemm(e, t, "1", M, K, N, dy, "0", N, "1", x_of(e, b, 1), "0", K, "1", false, grad_of(e, b, 0));
+    }
+    if (grad_of(e, b, 1)) /* dw [N, K] = dy^T [N, M] x [M, K] */
+        gemm(e, t, "1", N, K, M, dy, "0", "1", N, x_of(e, b, 0), "0", K, "1", false, grad_of(e, b, 1));
+    if (grad_of(e, b, 2)) { /* db [N] = the rows of dy summed */
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = {%s, %s};\n        const uint8_t reduce[] = {1, 0};\n", M, N);
+        buf_printf(e->out, "        %s(2, shape, reduce, %s, %s);\n", kernel(e, "sum", t), dy, grad_of(e, b, 2));
+        close_block(e);
+    }
+}
+
+/* matmul, mm, bmm: y [batch, M, N] = a [batch?, M, K] b [batch?, K, N]
+ * (addmm and the other products with an added input: grad_gemm). */
+void grad_matmul(Emitter *e, Node *bn)
+{
+    Node *f = bn->fwd;
+    DType t = f->out->type.dtype;
+    int ka = 0, kb = 1;
+    const Shape *sa = xs_of(bn, ka), *sb = xs_of(bn, kb);
+    if (sa->ndim > 3 || sb->ndim > 3 || (sa->ndim == 3 && sb->ndim == 3 && !shape_equal(sa, sb) &&
+                                         !poly_equal(sa->dims[0], sb->dims[0]))) {
+        unsupported(e, f, "the gradient of a matmul with more than one batch dim or broadcast batches is not supported yet");
+        return;
+    }
+    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
+    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
+    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
+    bool abatch = sa->ndim == 3, bbatch = sb->ndim == 3;
+    const char *batch = abatch ? poly_c(e, sa->dims[0]) : bbatch ? poly_c(e, sb->dims[0]) : "1";
+    const char *as = abatch ? mul_c(e, M, K) : "0", *bs = bbatch ? mul_c(e, K, N) : "0";
+    const char *ys = abatch || bbatch ? mul_c(e, M, N) : "0";
+    const char *dy = dy_of(e, bn);
+    /* da [M, K] = dy [M, N] b^T: b^T[n][k] = b[k N + n]; summed over the batch if a is shared */
+    if (grad_of(e, bn, ka))
+        gemm(e, t, batch, M, K, N, dy, ys, N, "1", x_of(e, bn, kb), bs, "1", N, !abatch && bbatch, grad_of(e, bn, ka));
+    /* db [K, N] = a^T dy: a^T[k][m] = a[m K + k] */
+    if (grad_of(e, bn, kb))
+        gemm(e, t, batch, K, N, M, x_of(e, bn, ka), as, "1", K, dy, ys, N, "1", !bbatch && abatch, grad_of(e, bn, kb));
+}
+
+/* The forward gemm of a matrix-product node (as emit_linalg.c's emit_mm):
+ * y[b][m][n] = alpha sum_k A[b][m][k] B[b][k][n] + beta C. */
+static void mm_forward_gemm(Emitter *e, Node *f, Gemm *g)
+{
+    OpId id = f->op->id;
+    DType ct = compute_dtype(f->out->type.dtype);
+    bool added = id == OP_ADDMM || id == OP_BADDBMM || id == OP_ADDBMM || id == OP_ADDMV || id == OP_ADDR;
+    int a = added ? 1 : 0, b = a + 1;
+    const Shape *sa = &f->in[a]->type.shape, *sb = &f->in[b]->type.shape;
+    *g = (Gemm){.batch = "1", .alpha = 1, .beta = 0};
+    if (added) {
+        g->alpha = attr_number(f, "alpha", "1", ct);
+        g->beta = attr_number(f, "beta", "1", ct);
+    }
+    switch (id) {
+    case OP_ADDMM:
+        g->M = poly_c(e, sa->dims[0]), g->K = poly_c(e, sa->dims[1]), g->N = poly_c(e, sb->dims[1]);
+        g->a[0] = "0", g->a[1] = g->K, g->a[2] = "1";
+        g->b[0] = "0", g->b[1] = g->N, g->b[2] = "1";
+        break;
+    case OP_BADDBMM: case OP_ADDBMM:
+        g->batch = poly_c(e, sa->dims[0]);
+        g->M = poly_c(e, sa->dims[1]), g->K = poly_c(e, sa->dims[2]), g->N = poly_c(e, sb->dims[2]);
+        g->a[0] = mul_c(e, g->M, g->K), g->a[1] = g->K, g->a[2] = "1";
+        g->b[0] = mul_c(e, g->K, g->N), g->b[1] = g->N, g->b[2] = "1";
+        g->sum_batch = id == OP_ADDBMM;
+        break;
+    case OP_MV: case OP_ADDMV:
+        g->M = poly_c(e, sa->dims[0]), g->K = poly_c(e, sa->dims[1]), g->N = "1";
+        g->a[0] = "0", g->a[1] = g->K, g->a[2] = "1";
+        g->b[0] = "0", g->b[1] = "1", g->b[2] = "0";
+        break;
+    case OP_ADDR:
+        g->M = poly_c(e, sa->dims[0]), g->N = poly_c(e, sb->dims[0]), g->K = "1";
+        g->a[0] = "0", g->a[1] = "1", g->a[2] = "0";
+        g->b[0] = "0", g->b[1] = "0", g->b[2] = "1";
+        break;
+    default: /* dot, vdot */
+        g->M = g->N = "1";
+        g->K = poly_c(e, sa->dims[0]);
+        g->a[0] = "0", g->a[1] = "0", g->a[2] = "1";
+        g->b[0] = "0", g->b[1] = "1", g->b[2] = "0";
+        break;
+    }
+}
+
+/* dA [b][m][k] = alpha dy B^T, dB [b][k][n] = alpha A^T dy (each written
+ * contiguous, which is its operand's layout; summed over the batch where
+ * the operand is shared), d(input) = beta sum_to(dy). */
+void grad_gemm(Emitter *e, Node *bn)
+{
+    Node *f = bn->fwd;
+    DType t = f->out->type.dtype;
+    OpId id = f->op->id;
+    bool added = id == OP_ADDMM || id == OP_BADDBMM || id == OP_ADDBMM || id == OP_ADDMV || id == OP_ADDR;
+    int ka = added ? 1 : 0, kb = ka + 1;
+    Gemm fg;
+    mm_forward_gemm(e, f, &fg);
+    bool batched = strcmp(fg.batch, "1") != 0;
+    const char *dys[3] = {batched && !fg.sum_batch ? mul_c(e, fg.M, fg.N) : "0", fg.N, "1"};
+    const char *dy = dy_of(e, bn);
+    if (grad_of(e, bn, ka)) {
+        Gemm g = {.batch = fg.batch, .M = fg.M, .N = fg.K, .K = fg.N, .A = dy, .B = x_of(e, bn, kb), .alpha = fg.alpha};
+        g.a[0] = dys[0], g.a[1] = dys[1], g.a[2] = dys[2];
+        g.b[0] = fg.b[0], g.b[1] = fg.b[2], g.b[2] = fg.b[1];
+        g.sum_batch = batched && strcmp(fg.a[0], "0") == 0;
+        emit_gemm_call(e, t, &g, grad_of(e, bn, ka));
+    }
+    if (grad_of(e, bn, kb)) {
+        Gemm g = {.batch = fg.batch, .M = fg.K, .N = fg.N, .K = fg.M, .A = x_of(e, bn, ka), .B = dy, .alpha = fg.alpha};
+        g.a[0] = fg.a[0], g.a[1] = fg.a[2], g.a[2] = fg.a[1];
+        g.b[0] = dys[0], g.b[1] = dys[1], g.b[2] = dys[2];
+        g.sum_batch = batched && strcmp(fg.b[0], "0") == 0;
+        emit_gemm_call(e, t, &g, grad_of(e, bn, kb));
+    }
+    if (added && grad_of(e, bn, 0)) {
+        const char *g0 = grad_of(e, bn, 0);
+        if (fg.beta == 0) {
+            zero_fill(e, t, g0, xs_of(bn, 0));
+        } else {
+            sum_to(e, t, dy, ys_of(bn), g0, xs_of(bn, 0));
+            if (fg.beta != 1)
+                buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, "mul_scalar", t),
+                           numel_c(e, xs_of(bn, 0)), g0, double_c(e, fg.beta), g0);
+        }
+    }
+}
+
+int contract_index(GradContract *k, const char *size)
+{
+    if (k->n_index >= GRAD_CONTRACT_MAX)
+        return -1;
+    k->size[k->n_index] = size;
+    return k->n_index++;
+}
+
+void contract_dim(GradContract *k, int o, int index, const char *size)
+{
+    k->idx[o][k->nd[o]] = index;
+    k->dsize[o][k->nd[o]++] = size;
+}
+
+/* Operand o's stride along each index, as C text ("0" where it lacks it). */
+static void contract_strides(Emitter *e, const GradContract *k, int o, const char **st)
+{
+    for (int i = 0; i < k->n_index; i++)
+        st[i] = "0";
+    const char *inner = "1";
+    for (int d = k->nd[o] - 1; d >= 0; d--) {
+        int i = k->idx[o][d];
+        st[i] = strcmp(st[i], "0") == 0 ? inner : arena_printf(e->c->arena, "%s + %s", st[i], inner);
+        inner = mul_c(e, inner, k->dsize[o][d]);
+    }
+}
+
+/* The gradient of each operand needing one: the contraction of dy with the
+ * other operands whose output indices are that operand's dims. */
+void grad_contraction(Emitter *e, Node *b, GradContract *k)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    if (k->n_index < 0 || k->n_index > GRAD_CONTRACT_MAX) {
+        unsupported(e, f, "the gradient of a contraction over more than 16 indices is not supported yet");
+        return;
+    }
+    const char *ys[GRAD_CONTRACT_MAX];
+    const char *inner = "1";
+    for (int i = k->n_out - 1; i >= 0; i--) {
+        ys[i] = inner;
+        inner = mul_c(e, inner, k->size[i]);
+    }
+    for (int o = 0; o < k->n_ops; o++) {
+        const char *g = grad_of(e, b, k->input[o]);
+        if (!g)
+            continue;
+        /* the output: operand o's dims, each a distinct index of its full size */
+        int newi[GRAD_CONTRACT_MAX];
+        for (int i = 0; i < k->n_index; i++)
+            newi[i] = -1;
+        int n = 0;
+        for (int d = 0; d < k->nd[o]; d++) {
+            int i = k->idx[o][d];
+            if (newi[i] >= 0) {
+                unsupported(e, f, "the gradient of an operand with a repeated index (a diagonal) is not supported yet");
+                return;
+            }
+            if (strcmp(k->dsize[o][d], k->size[i]) != 0) {
+                unsupported(e, f, "the gradient of an operand broadcast along an index is not supported yet");
+                return;
+            }
+            newi[i] = n++;
+        }
+        int n_out = n;
+        for (int i = 0; i < k->n_index; i++)
+            if (newi[i] < 0)
+                newi[i] = n++;
+        open_block(e);
+        buf_printf(e->out, "        amp_contract_desc d = {0};\n");
+        buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), k->n_ops);
+        buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", k->n_index,
+                   n_out, k->n_ops);
+        for (int i = 0; i < k->n_index; i++)
+            buf_printf(e->out, "        d.size[%d] = %s;\n", newi[i], k->size[i]);
+        /* operand 0: dy; then the others */
+        buf_printf(e->out, "        operands[0] = %s;\n", dy_of(e, b));
+        for (int i = 0; i < k->n_out; i++)
+            buf_printf(e->out, "        d.stride[0][%d] = %s;\n", newi[i], ys[i]);
+        for (int p = 0, slot = 1; p < k->n_ops; p++) {
+            if (p == o)
+                continue;
+            const char *st[GRAD_CONTRACT_MAX];
+            contract_strides(e, k, p, st);
+            buf_printf(e->out, "        operands[%d] = %s;\n", slot, x_of(e, b, k->input[p]));
+            for (int i = 0; i < k->n_index; i++)
+                if (strcmp(st[i], "0") != 0)
+                    buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", slot, newi[i], st[i]);
+            slot++;
+        }
+        buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), g);
+        close_block(e);
+    }
+}
+
+void grad_einsum(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const char *s = attr_str(f, "equation", "");
+    if (strchr(s, '.')) {
+        unsupported(e, f, "the gradient of an equation with ... is not supported yet");
+        return;
+    }
+    GradContract k = {0};
+    const char *arrow = strstr(s, "->");
+    const char *subs[4];
+    int nops = 0;
+    for (const char *p = s; nops < 4;) {
+        subs[nops++] = p;
+        while (*p && *p != ',' && *p != '-')
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    char outl[64];
+    int nout = 0;
+    if (arrow) {
+        for (const char *q = arrow + 2; *q && nout < 64; q++)
+            if (*q != ' ')
+                outl[nout++] = *q;
+    } else {
+        int count[128] = {0};
+        for (const char *q = s; *q; q++)
+            if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'))
+                count[(int)*q]++;
+        for (int ch = 'A'; ch <= 'z' && nout < 64; ch++)
+            if (count[ch] == 1)
+                outl[nout++] = (char)ch;
+    }
+    const char *letter_size[128] = {0};
+    int letter_index[128];
+    for (int i = 0; i < 128; i++)
+        letter_index[i] = -1;
+    for (int o = 0; o < nops; o++) {
+        const Shape *so = xs_of(b, o + 1);
+        int d = 0;
+        for (const char *q = subs[o]; d < so->ndim && *q && *q != ',' && *q != '-'; q++)
+            if (*q != ' ')
+                letter_size[(int)*q & 127] = poly_c(e, so->dims[d++]);
+    }
+    for (int i = 0; i < nout; i++)
+        letter_index[(int)outl[i] & 127] = contract_index(&k, letter_size[(int)outl[i] & 127]);
+    k.n_out = k.n_index;
+    k.n_ops = nops;
+    for (int o = 0; o < nops; o++) {
+        const Shape *so = xs_of(b, o + 1);
+        k.input[o] = o + 1;
+        int d = 0;
+        for (const char *q = subs[o]; *q && *q != ',' && *q != '-'; q++) {
+            if (*q == ' ')
+                continue;
+            int c = (int)*q & 127;
+            if (letter_index[c] < 0)
+                letter_index[c] = contract_index(&k, letter_size[c]);
+            if (letter_index[c] < 0 || d >= so->ndim) {
+                k.n_index = -1;
+                break;
+            }
+            contract_dim(&k, o, letter_index[c], poly_c(e, so->dims[d++]));
+        }
+    }
+    grad_contraction(e, b, &k);
+}
+
+void grad_tensordot(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
+    int nd = (int)attr_int(f, "dims", 2);
+    GradContract k = {.n_ops = 2, .input = {0, 1}};
+    int ia[MAX_DIMS], ib[MAX_DIMS];
+    for (int d = 0; d < sa->ndim - nd; d++)
+        ia[d] = contract_index(&k, poly_c(e, sa->dims[d]));
+    for (int d = nd; d < sb->ndim; d++)
+        ib[d] = contract_index(&k, poly_c(e, sb->dims[d]));
+    k.n_out = k.n_index;
+    for (int j = 0; j < nd; j++)
+        ia[sa->ndim - nd + j] = ib[j] = contract_index(&k, poly_c(e, sb->dims[j]));
+    for (int d = 0; d < sa->ndim; d++)
+        contract_dim(&k, 0, ia[d], poly_c(e, sa->dims[d]));
+    for (int d = 0; d < sb->ndim; d++)
+        contract_dim(&k, 1, ib[d], poly_c(e, sb->dims[d]));
+    grad_contraction(e, b, &k);
+}
+
+/* bilinear: y[b, o] = sum_ij x1[b, i] x2[b, j] w[o, i, j] + bias[o] */
+void grad_bilinear(Emitter *e, Node *b)
+{
+    const Shape *s1 = xs_of(b, 0), *sw = xs_of(b, 2);
+    GradContract k = {.n_ops = 3, .input = {0, 1, 2}};
+    int bi = contract_index(&k, dims_product(e, s1, 0, s1->ndim - 1));
+    int oi = contract_index(&k, poly_c(e, sw->dims[0]));
+    k.n_out = 2;
+    int ii = contract_index(&k, poly_c(e, sw->dims[1])), ji = contract_index(&k, poly_c(e, sw->dims[2]));
+    contract_dim(&k, 0, bi, k.size[bi]), contract_dim(&k, 0, ii, k.size[ii]);
+    contract_dim(&k, 1, bi, k.size[bi]), contract_dim(&k, 1, ji, k.size[ji]);
+    contract_dim(&k, 2, oi, k.size[oi]), contract_dim(&k, 2, ii, k.size[ii]), contract_dim(&k, 2, ji, k.size[ji]);
+    grad_contraction(e, b, &k);
+    if (grad_of(e, b, 3))
+        sum_to(e, b->fwd->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 3), xs_of(b, 3));
+}
+
+/* cross: the dim as emit_distance.c's emit_pair_dim chooses it. */
+void grad_cross(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *so = ys_of(b), *sa = xs_of(b, 0);
+    int nd = so->ndim;
+    int64_t dim = -1;
+    if (attr_given(f, "dim")) {
+        dim = attr_int(f, "dim", 0);
+        if (dim < 0)
+            dim += nd;
+    } else {
+        for (int i = 0; i < sa->ndim && dim < 0; i++) {
+            int64_t three;
+            if (poly_is_const(sa->dims[i], &three) && three == 3)
+                dim = i;
+        }
+    }
+    const char *ys[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    for (int k = 0; k < 2; k++) {
+        const char *g = grad_of(e, b, k);
+        if (!g)
+            continue;
+        const Shape *sk = xs_of(b, k);
+        const char *full = shape_equal(sk, so) ? g : scratch_as(e, b, dtype_c_type(t), "0");
+        /* d/dx (x cross y) . dy = y cross dy; d/dy = dy cross x */
+        const char *a = k == 0 ? x_of(e, b, 1) : dy_of(e, b), *c = k == 0 ? dy_of(e, b) : x_of(e, b, 0);
+        const char *as = k == 0 ? bcast_array(e, xs_of(b, 1), so) : c_array(e, ys, nd);
+        const char *cs = k == 0 ? c_array(e, ys, nd) : bcast_array(e, xs_of(b, 0), so);
+        open_block(e);
+        buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+        buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", as);
+        buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", cs);
+        buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s);\n", kernel(e, "cross", t), nd,
+                   (int)dim, a, c, full);
+        close_block(e);
+        sum_to(e, t, full, so, g, sk);
+    }
+}
+
 /* The gradient of the forward's result more_out[r], or "NULL". */
 static const char *dy_more_of(Emitter *e, Node *b, int r)
 {
     return b->dy_more[r] ? e->cname[b->dy_more[r]->id] : "NULL";
 }
-
-/* ---- the emitters --------------------------------------------------------------- */
 
 /* The scratch as a T pointer, plus `offset` elements (C text). */
 static const char *scratch_at(Emitter *e, Node *b, DType t, const char *offset)
@@ -561,7 +957,7 @@ static void grad_ormqr(Emitter *e, Node *b)
                scratch_at(e, b, t, "0"));
 }
 
-bool emit_grad_linalg(Emitter *e, Node *b)
+static bool emit_grad_linalg(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     OpId id = is_nuclear_norm(f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */

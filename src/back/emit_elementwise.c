@@ -1,0 +1,195 @@
+/* emit_elementwise.c: the kernel calls of the elementwise ops.
+ *
+ * Unary math and activations (one amp_<op> kernel, or amp_unary with the
+ * op's parameters), binary ops on two tensors, where, addcmul/addcdiv,
+ * prelu, pow, and dropout (a mask drawn in the training step, the
+ * identity otherwise).  Operands broadcast to the result's shape through
+ * their strides.
+ *
+ * Requires: a planned graph whose every node's operands are in the dtype
+ * its kernel takes (autocast made every conversion an explicit Cast node).
+ * Each emitter here is named in the emit column of its ops' ops.def rows
+ * (declared in emit_rules.h) and called by emit_op (emit_ops.c), which has
+ * already checked the operands' dtypes; it writes the C statements
+ * computing node n into y (and n's other results), read from the node's
+ * shapes and attributes.  Arrays of sizes and strides are local constants
+ * in a block of their own, so a call reads like its kernel's documentation
+ * in runtime/include/amprt/.
+ */
+#include "emit.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *unary_kernel_name(Node *n)
+{
+    if (n->op->id == OP_GELU && strcmp(attr_str(n, "approximate", "none"), "tanh") == 0)
+        return "gelu_tanh";
+    return n->op->name;
+}
+
+void emit_unary(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, unary_kernel_name(n), t),
+               numel_c(e, out_shape(n)), in_c(e, n, 0), y);
+}
+
+/* softplus, clamp and pow with a number exponent: y = f(x; p0, p1). */
+/* The kernel name and scalar parameters of softplus, clamp, pow(x, number). */
+const char *unary_params(Node *n, double *p0_out, double *p1_out)
+{
+    DType ct = compute_dtype(n->out->type.dtype);
+    const char *name = n->op->name;
+    double p0 = 0, p1 = 0;
+    switch (n->op->id) {
+    case OP_SOFTPLUS:
+        p0 = attr_number(n, "beta", "1", ct);
+        p1 = attr_number(n, "threshold", "20", ct);
+        break;
+    case OP_CLAMP: {
+        p0 = attr_given(n, "min") ? attr_number(n, "min", "0", ct) : -INFINITY;
+        p1 = attr_given(n, "max") ? attr_number(n, "max", "0", ct) : INFINITY;
+        break;
+    }
+    case OP_POW:
+        name = "pow_scalar";
+        p0 = attr_number(n, "exponent", "1", ct);
+        break;
+    default:
+        ICE("no parameters known for %s", name);
+    }
+    *p0_out = p0;
+    *p1_out = p1;
+    return name;
+}
+
+void emit_unary_param(Emitter *e, Node *n, const char *y)
+{
+    double p0, p1;
+    const char *name = unary_params(n, &p0, &p1);
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, n->out->type.dtype),
+               numel_c(e, out_shape(n)), in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
+}
+
+/* maximum, atan2, pow of two tensors: same shape, or broadcast. */
+void emit_binary_tensors(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    if (shape_equal(in_shape(n, 0), so) && shape_equal(in_shape(n, 1), so)) {
+        buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, n->op->name, t), numel_c(e, so),
+                   in_c(e, n, 0), in_c(e, n, 1), y);
+        return;
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, in_shape(n, 0), so));
+    buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, in_shape(n, 1), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n",
+               kernel(e, arena_printf(e->c->arena, "%s_bcast", n->op->name), t), so->ndim, in_c(e, n, 0),
+               in_c(e, n, 1), y);
+    close_block(e);
+}
+
+/* A number operand of where(): a one-element array read with stride 0. */
+static const char *number_operand(Emitter *e, Node *n, const char *param, DType t, const char *local)
+{
+    double v = attr_number(n, param, "0", t == DT_F64 ? DT_F64 : t);
+    const char *init;
+    switch (t) {
+    case DT_BF16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_BF16)); break;
+    case DT_F16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_F16)); break;
+    default: init = double_c(e, v); break;
+    }
+    buf_printf(e->out, "        static const %s %s[1] = {%s}; /* %s */\n", dtype_c_type(t), local, init,
+               double_c(e, v));
+    return local;
+}
+
+void emit_where(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    Shape scalar = {0};
+    open_block(e);
+    const char *a = n->in[1] ? in_c(e, n, 1) : number_operand(e, n, "input", t, "a_number");
+    const char *b = n->in[2] ? in_c(e, n, 2) : number_operand(e, n, "other", t, "b_number");
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t cond_stride[] = %s;\n", bcast_array(e, in_shape(n, 0), so));
+    buf_printf(e->out, "        const int64_t a_stride[] = %s;\n", bcast_array(e, n->in[1] ? in_shape(n, 1) : &scalar, so));
+    buf_printf(e->out, "        const int64_t b_stride[] = %s;\n", bcast_array(e, n->in[2] ? in_shape(n, 2) : &scalar, so));
+    buf_printf(e->out, "        %s(%d, shape, %s, cond_stride, %s, a_stride, %s, b_stride, %s);\n", kernel(e, "where", t),
+               so->ndim, in_c(e, n, 0), a, b, y);
+    close_block(e);
+}
+
+void emit_addc(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    double value = attr_number(n, "value", "1", compute_dtype(t));
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    for (int k = 0; k < 3; k++)
+        buf_printf(e->out, "        const int64_t stride%d[] = %s;\n", k, bcast_array(e, in_shape(n, k), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, stride0, %s, stride1, %s, stride2, %s, %s);\n",
+               kernel(e, n->op->name, t), so->ndim, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), double_c(e, value), y);
+    close_block(e);
+}
+
+bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
+{
+    if (!in_train_step(e) || !dropout_draws(f))
+        return false;
+    if (!is_kernel_float(f->out->type.dtype)) {
+        unsupported(e, f, arena_printf(e->c->arena, "training mode scales by 1 / (1 - p), which %s tensors cannot "
+                                                   "hold (PyTorch refuses it too)", dtype_name(f->out->type.dtype)));
+        return true;
+    }
+    /* the stream: this dropout's rank among the graph's random ops, the
+     * same in the model and in its f64 reference (casts are not counted),
+     * and for the forward and its gradient */
+    int stream = 0;
+    for (int i = 0; i < e->g->nodes->len; i++) {
+        Node *m = VEC_AT(e->g->nodes, i);
+        if (m == f)
+            break;
+        stream += dropout_draws(m);
+    }
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, (uint64_t)s->rng_seed, %d, (uint64_t)s->rng_offset, %s);\n",
+               kernel(e, "dropout", f->out->type.dtype), numel_c(e, &f->out->type.shape), x,
+               double_c(e, attr_number(f, "p", "0.5", DT_F64)), stream, y);
+    return true;
+}
+
+void emit_prelu(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s = in_shape(n, 0), *sw = in_shape(n, 1);
+    int64_t nw = 1;
+    bool per_channel = sw->ndim == 1 && !(poly_is_const(sw->dims[0], &nw) && nw == 1);
+    const char *outer = "1", *channels = "1", *inner = numel_c(e, s);
+    if (s->ndim >= 2) {
+        outer = poly_c(e, s->dims[0]);
+        channels = poly_c(e, s->dims[1]);
+        inner = dims_product(e, s, 2, s->ndim);
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "prelu", n->out->type.dtype), outer, channels,
+               inner, per_channel ? channels : "1", in_c(e, n, 0), in_c(e, n, 1), y);
+}
+
+/* pow: a tensor exponent takes the binary kernel, a number the unary one */
+void emit_pow(Emitter *e, Node *n, const char *y)
+{
+    if (n->in[1])
+        emit_binary_tensors(e, n, y);
+    else
+        emit_unary_param(e, n, y);
+}
+
+/* dropout: training mode draws a mask; evaluation mode is the identity */
+void emit_dropout(Emitter *e, Node *n, const char *y)
+{
+    if (!emit_dropout_draw(e, n, in_c(e, n, 0), y))
+        emit_copy(e, n, y);
+}

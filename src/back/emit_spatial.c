@@ -1,0 +1,372 @@
+/* emit_spatial.c: the kernel calls of the spatial ops.
+ *
+ * Convolution (conv1d-3d, the transposed ones, aten's convolution and
+ * conv_tbc) through one amp_conv_desc (emit_conv_desc), with weights packed
+ * once by <prefix>_prepare where they can be and the fused epilogues of
+ * fuse.c; pooling (emit_pool_desc), max_unpool, upsampling, the pads and
+ * grid_sampler.  Inputs are [N, C, spatial...] or unbatched [C,
+ * spatial...]; the descriptors are shared with the gradient rules
+ * (grad_spatial.c).
+ *
+ * Requires: a planned graph whose every node's operands are in the dtype
+ * its kernel takes (autocast made every conversion an explicit Cast node).
+ * Each emitter here is named in the emit column of its ops' ops.def rows
+ * (declared in emit_rules.h) and called by emit_op (emit_ops.c), which has
+ * already checked the operands' dtypes; it writes the C statements
+ * computing node n into y (and n's other results), read from the node's
+ * shapes and attributes.  Arrays of sizes and strides are local constants
+ * in a block of their own, so a call reads like its kernel's documentation
+ * in runtime/include/amprt/.
+ */
+#include "emit.h"
+
+#include <string.h>
+
+void emit_pad(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *sx = in_shape(n, 0);
+    int nd = sx->ndim;
+    int64_t before[MAX_DIMS] = {0}, after[MAX_DIMS] = {0};
+    int mode = 0;
+    double value = 0;
+    if (n->op->id == OP_PAD) {
+        int64_t v[MAX_DIMS * 2 + 2];
+        int k = attr_int_list(n, "pad", v);
+        for (int i = 0; i < k / 2; i++) {
+            before[nd - 1 - i] = v[2 * i];
+            after[nd - 1 - i] = v[2 * i + 1];
+        }
+        if (attr_given(n, "value"))
+            value = attr_number(n, "value", "0", compute_dtype(t));
+    } else {
+        OpId id = n->op->id;
+        int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1
+                      : id == OP_REPLICATION_PAD3D ? 3 : 2;
+        int64_t p = attr_int(n, "padding", 0);
+        for (int i = 0; i < spatial; i++)
+            before[nd - 1 - i] = after[nd - 1 - i] = p;
+        mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
+        for (int i = nd - spatial; i < nd; i++) {
+            int64_t size;
+            if (!poly_is_const(sx->dims[i], &size)) {
+                unsupported(e, n, "reflection and replication padding need fixed spatial sizes");
+                return;
+            }
+            if (mode == 1 && p >= size) {
+                error_at(e->c, n->loc, "Padding size should be less than the corresponding input dimension, but got: "
+                         "padding (%lld, %lld) at dimension %d of input %s", (long long)p, (long long)p, i,
+                         type_comment(e, &n->in[0]->type));
+                return;
+            }
+            if (mode == 2 && size == 0) {
+                unsupported(e, n, "replication padding of an empty dimension");
+                return;
+            }
+        }
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t in_shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const int64_t before[] = %s;\n", i64_array(e, before, nd));
+    buf_printf(e->out, "        const int64_t after[] = %s;\n", i64_array(e, after, nd));
+    static const char *const modes[] = {"AMP_PAD_CONSTANT", "AMP_PAD_REFLECT", "AMP_PAD_REPLICATE"};
+    buf_printf(e->out, "        %s(%d, in_shape, before, after, %s, %s, %s, %s);\n", kernel(e, "pad", t), nd, modes[mode],
+               double_c(e, value), in_c(e, n, 0), y);
+    close_block(e);
+}
+
+int spatial_dims_of(OpId id)
+{
+    switch (id) {
+    case OP_CONV1D: case OP_CONV_TRANSPOSE1D: case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_LINEAR1D:
+        return 1;
+    case OP_CONV3D: case OP_CONV_TRANSPOSE3D: case OP_MAX_POOL3D: case OP_AVG_POOL3D: case OP_ADAPTIVE_AVG_POOL3D:
+    case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_TRILINEAR3D:
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+/* One int per spatial dim, as C: "{3, 3}" from one int argument. */
+const char *repeat3(Emitter *e, int64_t v, int ns)
+{
+    int64_t a[3] = {v, v, v};
+    for (int i = ns; i < 3; i++)
+        a[i] = 0;
+    return i64_array(e, a, 3);
+}
+
+/* The last ns dims of s, padded to three entries. */
+const char *spatial_array(Emitter *e, const Shape *s, int ns)
+{
+    const char *items[3] = {"0", "0", "0"};
+    for (int i = 0; i < ns; i++)
+        items[i] = poly_c(e, s->dims[s->ndim - ns + i]);
+    return c_array(e, items, 3);
+}
+
+/* Batch size: 1 for PyTorch's unbatched form [C, spatial...]. */
+const char *batch_of(Emitter *e, const Shape *s, int ns)
+{
+    return s->ndim == ns + 2 ? poly_c(e, s->dims[0]) : "1";
+}
+
+/* A transposed convolution: conv_transpose1d-3d, or aten's convolution(transposed=true). */
+static bool conv_is_transposed(Node *n)
+{
+    OpId id = n->op->id;
+    if (id == OP_CONVOLUTION)
+        return attr_bool(n, "transposed", false);
+    return id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
+}
+
+/* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
+ * error) if the padding has no kernel. */
+bool emit_conv_desc(Emitter *e, Node *n)
+{
+    OpId id = n->op->id;
+    bool transposed = conv_is_transposed(n);
+    const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
+    int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
+    int64_t groups = attr_int(n, "groups", 1);
+    int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
+    int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
+    int64_t pad[3] = {0, 0, 0};
+    if (attr_kind(n, "padding", ATTR_NONE) == ATTR_STR) {
+        if (strcmp(attr_str(n, "padding", ""), "same") == 0) {
+            /* PyTorch pads total = dilation * (k - 1), the extra one on the
+             * right; the kernel pads symmetrically, so odd totals need work */
+            for (int i = 0; i < ns; i++) {
+                int64_t k;
+                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil * (k - 1)) % 2)
+                    return unsupported(e, n, "padding=\"same\" with an even effective kernel size has no runtime kernel yet");
+                pad[i] = dil * (k - 1) / 2;
+            }
+        }
+    } else {
+        int64_t p = attr_int(n, "padding", 0);
+        for (int i = 0; i < ns; i++)
+            pad[i] = p;
+    }
+    open_block(e);
+    buf_printf(e->out, "        static const amp_conv_desc conv = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", ns, i64_c(e, groups));
+    buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", spatial_array(e, sw, ns),
+               repeat3(e, stride, ns), i64_array(e, pad, 3));
+    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", repeat3(e, dil, ns),
+               repeat3(e, outpad, ns));
+    buf_printf(e->out, "        amp_conv_desc d = conv;\n");
+    buf_printf(e->out, "        d.batch = %s;\n", batch_of(e, sx, ns));
+    buf_printf(e->out, "        d.in_channels = %s;\n", poly_c(e, sx->dims[sx->ndim - ns - 1]));
+    buf_printf(e->out, "        d.out_channels = %s;\n", poly_c(e, so->dims[so->ndim - ns - 1]));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+    }
+    return true;
+}
+
+bool conv_weights_preparable(const Node *n, Value **src)
+{
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION) ||
+        conv_is_transposed((Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
+        return false;
+    Value *w = n->in[1];
+    if (w->kind == V_TEMP && w->def && w->def->op->id == OP_CAST && w->def->in[0]->type.dtype == DT_F32)
+        w = w->def->in[0];
+    else if (w->type.dtype != t)
+        return false;
+    if (w->kind != V_PARAM && w->kind != V_BUFFER)
+        return false;
+    const Shape *sx = in_shape((Node *)n, 0), *sw = &w->type.shape;
+    int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
+    int64_t k;
+    if (sx->ndim < ns + 1 || !poly_is_const(sx->dims[sx->ndim - ns - 1], &k))
+        return false;
+    for (int i = 0; i < sw->ndim; i++)
+        if (!poly_is_const(sw->dims[i], &k))
+            return false;
+    *src = w;
+    return true;
+}
+
+void emit_conv_weight_desc(Emitter *e, const Node *n)
+{
+    Node *m = (Node *)n;
+    const Shape *sx = in_shape(m, 0), *sw = in_shape(m, 1);
+    int ns = n->op->id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(n->op->id);
+    buf_printf(e->out, "        const amp_conv_desc d = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .groups = %s, .kernel = %s,\n", ns,
+               i64_c(e, attr_int(n, "groups", 1)), spatial_array(e, sw, ns));
+    buf_printf(e->out, "            .in_channels = %s, .out_channels = %s,\n        };\n",
+               poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, sw->dims[0]));
+}
+
+/* The packed weights of convolution n in the prepared block, as C ("NULL"
+ * when its weights are not prepared). */
+static const char *packed_weights_c(Emitter *e, const Node *n)
+{
+    int k = e->prep_packed ? e->prep_packed[n->out->id] : -1;
+    return k < 0 ? "NULL" : arena_printf(e->c->arena, "%s_prepared_entry_(prepared, %d)", e->prefix, k);
+}
+
+void emit_conv(Emitter *e, Node *n, const char *y)
+{
+    bool transposed = conv_is_transposed(n);
+    if (!emit_conv_desc(e, n))
+        return;
+    if (!transposed && e->prep_packed && e->prep_packed[n->out->id] >= 0)
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, NULL, %s);\n", kernel(e, "conv_ex", n->out->type.dtype),
+                   in_c(e, n, 0), in_c(e, n, 1), packed_weights_c(e, n), in_c(e, n, 2), y);
+    else
+        buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n",
+                   kernel(e, transposed ? "conv_transpose" : "conv", n->out->type.dtype), in_c(e, n, 0),
+                   in_c(e, n, 1), in_c(e, n, 2), y);
+    close_block(e);
+}
+
+void emit_fused_conv(Emitter *e, Node *last, const char *y)
+{
+    Node *conv = last->fused[0], *bn = last->fused[1];
+    Value *residual = fused_residual(last);
+    if (!emit_conv_desc(e, conv))
+        return;
+    buf_printf(e->out, "        const amp_conv_post post = {\n");
+    buf_printf(e->out, "            .bn_mean = %s, .bn_var = %s,\n", in_c(e, bn, 1), in_c(e, bn, 2));
+    buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, bn, 3), in_c(e, bn, 4));
+    buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(bn, 1, 4),
+               double_c(e, attr_number(bn, "eps", "1e-05", DT_F64)));
+    buf_printf(e->out, "            .residual = %s, .relu = %d,\n", residual ? e->cname[residual->id] : "NULL",
+               last->fused[3] != NULL);
+    if (last->fused_raw) /* the convolution's own result too, for the gradients */
+        buf_printf(e->out, "            .raw = %s,\n", e->cname[conv->out->id]);
+    buf_printf(e->out, "        };\n");
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, &post, %s);\n", kernel(e, "conv_ex", conv->out->type.dtype),
+               in_c(e, conv, 0), in_c(e, conv, 1), packed_weights_c(e, conv), in_c(e, conv, 2), y);
+    close_block(e);
+}
+
+void emit_conv_tbc(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "conv_tbc", n->out->type.dtype),
+               poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]), poly_c(e, sx->dims[2]), poly_c(e, sw->dims[0]),
+               poly_c(e, sw->dims[2]), i64_c(e, attr_int(n, "pad", 0)), in_c(e, n, 0), in_c(e, n, 1),
+               in_c(e, n, 2), y);
+}
+
+const char *planes_of(Emitter *e, const Shape *s, int ns)
+{
+    return dims_product(e, s, 0, s->ndim - ns);
+}
+
+/* Opens a block declaring `amp_pool_desc d` for max/avg pool node n. */
+void emit_pool_desc(Emitter *e, Node *n)
+{
+    OpId id = n->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    int64_t k = attr_int(n, "kernel_size", 1);
+    int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
+    int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
+    open_block(e);
+    buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
+               repeat3(e, stride, ns));
+    buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
+    if (!is_max) {
+        int64_t div = 0;
+        if (attr_given(n, "divisor_override"))
+            div = attr_int(n, "divisor_override", 0);
+        buf_printf(e->out, "            .count_include_pad = %d, .divisor_override = %s,\n",
+                   attr_bool(n, "count_include_pad", true), i64_c(e, div));
+    }
+    buf_puts(e->out, "        };\n        amp_pool_desc d = pool;\n");
+    buf_printf(e->out, "        d.planes = %s;\n", planes_of(e, sx, ns));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+    }
+}
+
+void emit_pool(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    OpId id = n->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s);\n", kernel(e, "adaptive_avg_pool", t), ns,
+                   planes_of(e, sx, ns), in_c(e, n, 0), y);
+        close_block(e);
+        return;
+    }
+    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    emit_pool_desc(e, n);
+    if (is_max)
+        buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "max_pool", t), in_c(e, n, 0), y,
+                   n->nmore ? e->cname[n->more_out[0]->id] : "NULL");
+    else
+        buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "avg_pool", t), in_c(e, n, 0), y);
+    close_block(e);
+}
+
+void emit_upsample(Emitter *e, Node *n, const char *y)
+{
+    OpId id = n->op->id;
+    int ns = spatial_dims_of(id);
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    bool nearest = id == OP_UPSAMPLE_NEAREST1D || id == OP_UPSAMPLE_NEAREST2D || id == OP_UPSAMPLE_NEAREST3D;
+    const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
+                                                                                       : "AMP_UPSAMPLE_LINEAR";
+    double scale = 0;
+    if (attr_given(n, "scale_factors"))
+        scale = attr_number(n, "scale_factors", "0", DT_F64);
+    open_block(e);
+    buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
+               planes_of(e, sx, ns));
+    buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
+               nearest ? 0 : attr_bool(n, "align_corners", false));
+    for (int i = 0; i < ns; i++) {
+        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
+        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
+        buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
+    }
+    buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "upsample", n->out->type.dtype), in_c(e, n, 0), y);
+    close_block(e);
+}
+
+void emit_grid_sampler(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    int ns = sx->ndim - 2;
+    int64_t mode = attr_int(n, "interpolation_mode", 0);
+    if (mode == 2) {
+        unsupported(e, n, "interpolation_mode 2 (bicubic) has no runtime kernel yet");
+        return;
+    }
+    open_block(e);
+    buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+    buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+    buf_printf(e->out, "        %s(%d, %s, %s, in_size, out_size, %d, %d, %d, %s, %s, %s);\n",
+               kernel(e, "grid_sampler", n->out->type.dtype), ns, poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]),
+               (int)mode, (int)attr_int(n, "padding_mode", 0), attr_bool(n, "align_corners", false),
+               in_c(e, n, 0), in_c(e, n, 1), y);
+    close_block(e);
+}
+
+void emit_max_unpool(Emitter *e, Node *n, const char *y)
+{
+    int ns = n->op->id == OP_MAX_UNPOOL3D ? 3 : 2;
+    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    emit_checked(e, "    ", arena_printf(e->c->arena, "%s(%s, %s, %s, %s, %s, %s)", kernel(e, "max_unpool", n->out->type.dtype),
+                                         planes_of(e, sx, ns), dims_product(e, sx, sx->ndim - ns, sx->ndim),
+                                         dims_product(e, so, so->ndim - ns, so->ndim), in_c(e, n, 0), in_c(e, n, 1), y));
+}
