@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -291,6 +292,65 @@ static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
     return ok;
 }
 
+/* Two names for one file: the same inode when both exist; for an output
+ * not created yet, the same directory entry (its directory's real path and
+ * its last component), so -o a.c --header ./a.c is caught too. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb)
+        return false;
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    const char *na = ba ? ba + 1 : a, *nb = bb ? bb + 1 : b;
+    if (strcmp(na, nb) != 0)
+        return false;
+    char da[PATH_MAX], db[PATH_MAX];
+    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a + 1) : 1, ba ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b + 1) : 1, bb ? b : ".");
+    char *ra = realpath(da, NULL), *rb = realpath(db, NULL);
+    bool same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* An output that is also an input (the model, an import, the policy, the
+ * weights) or another output would be lost when the outputs are renamed
+ * into place: refuse it before anything is written.  Devices (-o
+ * /dev/null) are written in place and may be named more than once. */
+static bool outputs_are_distinct(const Ctx *c, const char *const *outs, const char *const *what, int nouts)
+{
+    for (int i = 0; i < nouts; i++) {
+        if (!outs[i] || is_special_file(outs[i]))
+            continue;
+        for (int k = 0; k < c->deps->len; k++) {
+            const char *in = VEC_AT(c->deps, k);
+            if (same_file(outs[i], in)) {
+                fprintf(stderr, "ampc: error: the %s %s is the input %s; refusing to overwrite it\n", what[i],
+                        outs[i], in);
+                return false;
+            }
+        }
+        const char *w = c->opts->embed_weights;
+        if (w && same_file(outs[i], w)) {
+            fprintf(stderr, "ampc: error: the %s %s is the weights file %s; refusing to overwrite it\n", what[i],
+                    outs[i], w);
+            return false;
+        }
+        for (int j = 0; j < i; j++) {
+            if (outs[j] && same_file(outs[i], outs[j])) {
+                fprintf(stderr, "ampc: error: the %s and the %s are the same file, %s\n", what[j], what[i],
+                        outs[i]);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 /* ---- the autocast options (--explain, --emit, --autocast-op,
  * --autocast-dtype, --force-dtype): parsed here, checked against the
  * policy by autocast.c, printed by explain.c and dot.c. */
@@ -569,6 +629,15 @@ int main(int argc, char **argv)
         return printed ? EXIT_OK : EXIT_IO;
     }
 
+    const char *outs[3] = {to_stdout ? NULL : opts.output_path, write_header ? opts.header_path : NULL,
+                           dep.write ? (dep.file ? dep.file : to_stdout ? NULL : replace_ext(c, opts.output_path, ".d"))
+                                     : NULL};
+    static const char *const what[3] = {"output", "header", "depfile"};
+    if (!outputs_are_distinct(c, outs, what, 3)) {
+        ctx_free(c);
+        free(args);
+        return EXIT_USAGE;
+    }
     bool ok = write_outputs(c, &out, &depfile, &dep, to_stdout, write_header);
     ctx_free(c);
     free(args);

@@ -1,0 +1,84 @@
+#!/bin/sh
+# tests/hostile/run.sh BUILD: the hostile-input corpus.  Inputs an attacker or
+# a careless user would give ampc, each run under a CPU-time, wall-time and
+# memory bound, checked for its documented exit code (docs/cli.md: 1 input
+# error, 2 usage, 3 I/O or environment; never 4 or a signal) and for the
+# message it must print.  Cases that could lose data also check that no file
+# was damaged.  Then every file of the fuzzers' seed corpora and saved
+# crashers goes through the same bounds and must exit 0, 1, 2 or 3.
+#
+# Prints ok/FAIL per case and a last line "N passed, M failed"; exits
+# non-zero on any failure.  Everything it writes is under BUILD/hostile.
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 2
+AMPC=$(cd "$BUILD" && pwd)/ampc
+CASES=$ROOT/tests/hostile/cases
+W=$(cd "$BUILD" && pwd)/hostile
+rm -rf "$W" && mkdir -p "$W" || exit 2
+# each case's bounds: generous for a model of a few lines, small enough that
+# a hang or a runaway allocation fails the case instead of the machine
+MEM_KB=${HOSTILE_MEM_KB:-1000000}
+CPU_S=${HOSTILE_CPU_S:-10}
+WALL_S=${HOSTILE_WALL_S:-20}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# bounded CMD...: run CMD in $W under the bounds, stdin from /dev/null,
+# stdout to $W/out, stderr to $W/err; sets rc.
+bounded() {
+    (cd "$W" && ulimit -v "$MEM_KB" && ulimit -t "$CPU_S" && exec timeout -s KILL "$WALL_S" "$@") \
+        </dev/null >"$W/out" 2>"$W/err"
+    rc=$?
+}
+
+# expect NAME RC PATTERN CMD...: CMD exits RC and its stderr matches the
+# extended regular expression PATTERN.
+expect() {
+    name=$1 want=$2 pat=$3
+    shift 3
+    bounded "$@"
+    if [ "$rc" -ne "$want" ]; then
+        bad "$name: exit $rc, expected $want"
+        sed 's/^/    /' "$W/err" | head -5
+    elif [ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/err"; then
+        bad "$name: stderr does not match /$pat/"
+        sed 's/^/    /' "$W/err" | head -5
+    else
+        ok "$name"
+    fi
+}
+
+# same NAME FILE COPY: FILE still has COPY's bytes.
+same() {
+    if cmp -s "$2" "$3"; then ok "$1"; else bad "$1"; fi
+}
+
+# ---- 1. an output that is an input or another output --------------------------
+cp "$CASES/uses_lib.amp" "$CASES/lib.amp" "$W/" && cp "$W/uses_lib.amp" "$W/uses_lib.orig" &&
+    cp "$W/lib.amp" "$W/lib.orig"
+expect "-o the input is refused" 2 "the output uses_lib.amp is the input" "$AMPC" uses_lib.amp -o uses_lib.amp
+same "-o the input: the input is intact" "$W/uses_lib.amp" "$W/uses_lib.orig"
+expect "--header=the input is refused" 2 "the header uses_lib.amp is the input" \
+    "$AMPC" uses_lib.amp -o x.c --header=uses_lib.amp
+expect "-MF the input is refused" 2 "the depfile uses_lib.amp is the input" "$AMPC" uses_lib.amp -o x.c -MF uses_lib.amp
+same "-MF the input: the input is intact" "$W/uses_lib.amp" "$W/uses_lib.orig"
+expect "an output that is an import is refused" 2 "the header lib.amp is the input lib.amp" \
+    "$AMPC" uses_lib.amp -o x.c --header=lib.amp
+same "an output that is an import: the import is intact" "$W/lib.amp" "$W/lib.orig"
+ln -f "$W/lib.amp" "$W/hardlink.amp"
+expect "an output that is a hard link to an import is refused" 2 "is the input" \
+    "$AMPC" uses_lib.amp -o hardlink.amp
+expect "--header equal to -o is refused" 2 "the output and the header are the same file" \
+    "$AMPC" uses_lib.amp -o y.c --header=./y.c
+expect "-MF equal to the header is refused" 2 "the header and the depfile are the same file" \
+    "$AMPC" uses_lib.amp -o y.c -MF y.h
+if [ -e "$W/x.c" ] || [ -e "$W/y.c" ]; then bad "a refused compilation writes no output"; else ok "a refused compilation writes no output"; fi
+expect "-o /dev/null --header=/dev/null is allowed" 0 "" "$AMPC" uses_lib.amp -o /dev/null --header=/dev/null
+
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
