@@ -79,6 +79,16 @@ expect "-MF equal to the header is refused" 2 "the header and the depfile are th
 if [ -e "$W/x.c" ] || [ -e "$W/y.c" ]; then bad "a refused compilation writes no output"; else ok "a refused compilation writes no output"; fi
 expect "-o /dev/null --header=/dev/null is allowed" 0 "" "$AMPC" uses_lib.amp -o /dev/null --header=/dev/null
 
+# ---- 3. loops: every iteration counts, empty bodies too ----------------------
+G=$ROOT/tests/golden
+expect "for 0..2^63-1 with an empty body stops at once" 1 "^err_for_iteration_limit.amp:5:12: error: this loop runs" \
+    sh -c "cd '$G' && exec '$AMPC' err_for_iteration_limit.amp -o '$W/x.c'"
+expect "nested empty loops are counted" 1 "^err_for_iteration_limit_nested.amp:5:14: error: this loop runs" \
+    sh -c "cd '$G' && exec '$AMPC' err_for_iteration_limit_nested.amp -o '$W/x.c'"
+printf 'model M(B) {\n  input x: f32[B, 4]\n  for i in 0..1000000000 { }\n  output x\n}\n' >"$W/for_1e9.amp"
+expect "for 0..10^9 with an empty body stops at once" 1 "for_1e9.amp:3:12: error: this loop runs 1000000000 times" \
+    "$AMPC" for_1e9.amp -o x.c
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
