@@ -608,8 +608,10 @@ int main(int argc, char **argv)
 
     SourceFile *src = source_read(c, opts.input_path);
     if (!src) {
+        int rc = c->io_error ? EXIT_IO : EXIT_INPUT_ERROR;
         ctx_free(c);
-        return EXIT_IO;
+        free(args);
+        return rc;
     }
     Output out = {0};
     int rc = ampc_compile(c, src, &out);

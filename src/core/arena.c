@@ -130,10 +130,16 @@ static void buf_reserve(Buf *b, size_t extra)
 
 void buf_puts(Buf *b, const char *s)
 {
-    size_t n = strlen(s);
+    buf_append(b, s, strlen(s));
+}
+
+/* n bytes, NULs included (a source file being read), kept NUL-terminated */
+void buf_append(Buf *b, const char *s, size_t n)
+{
     buf_reserve(b, n);
-    memcpy(b->data + b->len, s, n + 1);
+    memcpy(b->data + b->len, s, n);
     b->len += n;
+    b->data[b->len] = '\0';
 }
 
 void buf_printf(Buf *b, const char *fmt, ...)

@@ -71,6 +71,7 @@ typedef struct Buf {
 } Buf;
 void buf_init(Buf *b, Arena *a);
 void buf_puts(Buf *b, const char *s);
+void buf_append(Buf *b, const char *s, size_t n);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- diag.c: source files and diagnostics ----------------------------- */

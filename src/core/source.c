@@ -1,6 +1,7 @@
 /* source.c: the model's source files, read whole into the arena.
  *
- * A source is text: a file with a NUL byte is refused.  Every file read
+ * A source is text: a NUL byte is an error in the model (exit 1) at its
+ * line and column, not a failure to read.  Every file read
  * (not standard input) is recorded in c->deps for the depfile.
  */
 #include "core.h"
@@ -30,13 +31,10 @@ SourceFile *source_read(Ctx *c, const char *path)
     buf_init(&b, c->arena);
     char chunk[65536];
     size_t n;
-    bool has_nul = false;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        has_nul |= memchr(chunk, '\0', n) != NULL;
-        char *s = arena_strndup(c->arena, chunk, n);
-        if (has_nul)
-            break;
-        buf_puts(&b, s);
+    const char *nul = NULL;
+    while (!nul && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        buf_append(&b, chunk, n);
+        nul = memchr(b.data + b.len - n, '\0', n);
     }
     bool failed = ferror(f);
     if (!is_stdin)
@@ -46,11 +44,17 @@ SourceFile *source_read(Ctx *c, const char *path)
         c->io_error = true;
         return NULL;
     }
-    if (has_nul) {
-        error_plain(c, "%s is not a text file (it contains a NUL byte)", path);
+    const char *name = is_stdin ? "<stdin>" : path;
+    if (nul) {
+        /* an input error at a place in the file, not an I/O failure: the
+         * excerpt is the text read so far, which holds the NUL's line */
+        SourceFile *sf = source_from_text(c, name, b.data, b.len);
+        uint32_t at = (uint32_t)(nul - b.data);
+        error_at(c, (Loc){.file = sf, .begin = at, .end = at + 1},
+                 "a NUL byte: %s is not a text file", name);
         return NULL;
     }
     if (!is_stdin)
         vec_push(c, c->deps, arena_strdup(c->arena, path));
-    return source_from_text(c, is_stdin ? "<stdin>" : path, b.data, b.len);
+    return source_from_text(c, name, b.data, b.len);
 }

@@ -89,6 +89,15 @@ printf 'model M(B) {\n  input x: f32[B, 4]\n  for i in 0..1000000000 { }\n  outp
 expect "for 0..10^9 with an empty body stops at once" 1 "for_1e9.amp:3:12: error: this loop runs 1000000000 times" \
     "$AMPC" for_1e9.amp -o x.c
 
+# ---- 6. a NUL byte is an error in the model, located -------------------------
+printf 'model M(B) {\n  input x: f32[B]\n  y = x\000\n  output y\n}\n' >"$W/nul.amp"
+expect "a NUL byte: exit 1 at its line and column" 1 "^nul.amp:3:8: error: a NUL byte" "$AMPC" nul.amp -o x.c
+expect "a NUL byte on standard input: exit 1 at its line and column" 1 "^<stdin>:3:8: error: a NUL byte" \
+    sh -c "exec '$AMPC' - -o x.c <nul.amp"
+printf 'import "nul.amp"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W/imports_nul.amp"
+expect "a NUL byte in an import: exit 1 at its line and column" 1 "^nul.amp:3:8: error: a NUL byte" \
+    "$AMPC" imports_nul.amp -o x.c
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
