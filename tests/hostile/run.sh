@@ -98,6 +98,13 @@ printf 'import "nul.amp"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W
 expect "a NUL byte in an import: exit 1 at its line and column" 1 "^nul.amp:3:8: error: a NUL byte" \
     "$AMPC" imports_nul.amp -o x.c
 
+# ---- 16. an import of a directory or a device ---------------------------------
+expect "an import of a directory says it is one" 1 "^err_import_directory.amp:2:8: error: cannot import '../golden': ../golden is a directory" \
+    sh -c "cd '$G' && exec '$AMPC' err_import_directory.amp -o '$W/x.c'"
+printf 'import "/dev/zero"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W/imports_dev.amp"
+expect "an import of a device is refused unread" 1 "^imports_dev.amp:1:8: error: cannot import '/dev/zero': /dev/zero is not a regular file" \
+    "$AMPC" imports_dev.amp -o x.c
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
