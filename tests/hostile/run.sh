@@ -105,6 +105,19 @@ printf 'import "/dev/zero"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"
 expect "an import of a device is refused unread" 1 "^imports_dev.amp:1:8: error: cannot import '/dev/zero': /dev/zero is not a regular file" \
     "$AMPC" imports_dev.amp -o x.c
 
+# ---- 8. control bytes from the source never reach the terminal raw ------------
+# clean NAME: the last case's stderr holds no control byte but newline and tab
+clean() {
+    if tr -d '\n\t' <"$W/err" | LC_ALL=C grep -q '[[:cntrl:]]'; then bad "$1"; else ok "$1"; fi
+}
+printf 'import "\033]0;owned\007"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W/escapes.amp"
+expect "an escape sequence in an import's name is shown escaped" 1 "cannot find '.x1b\\]0;owned.x07'" \
+    "$AMPC" escapes.amp -o x.c
+clean "an escape sequence in an import's name: no raw control byte on stderr"
+printf 'model N(B) {\n  input x: f32[B]\n  y = q\007 + x\n  output y\n}\n' >"$W/bel.amp"
+expect "a BEL in the source is shown escaped" 1 "^bel.amp:3:8: error: invalid character" "$AMPC" bel.amp -o x.c
+clean "a BEL in the source: no raw control byte on stderr"
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
