@@ -523,6 +523,18 @@ static void parse_command_line(int argc, char **argv, Options *opts)
     opts->input_path = argv[optind];
 }
 
+/* Standard output written in full: fflush and the stream's error flag
+ * (an earlier failed write), reported once with errno's reason. */
+static bool stdout_flushed(void)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return true;
+    fprintf(stderr, "ampc: error: cannot write to standard output: %s\n",
+            errno ? strerror(errno) : "write error");
+    return false;
+}
+
 /* Each output into a temporary beside its final name, then every one
  * renamed into place, so that a failure leaves the old files whole. */
 static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const DepOptions *dep, bool to_stdout,
@@ -615,6 +627,11 @@ int main(int argc, char **argv)
     }
     Output out = {0};
     int rc = ampc_compile(c, src, &out);
+    /* --dump and --explain print on standard output as they go: a full disk
+     * or a closed pipe there is a failed run (exit 3), reported, and no
+     * output file is replaced */
+    if (rc == EXIT_OK && (opts.dump_pass || opts.explain != EXPLAIN_NONE) && !stdout_flushed())
+        rc = EXIT_IO;
     if (rc != EXIT_OK || opts.emit == EMIT_NOTHING) {
         ctx_free(c);
         free(args);
@@ -625,7 +642,7 @@ int main(int argc, char **argv)
     make_depfile(c, &depfile, &dep, to_stdout ? "-" : opts.output_path, write_header ? opts.header_path : NULL);
     if (dep.print) {
         /* -M: the rule is the only output */
-        bool printed = fwrite(depfile.data, 1, depfile.len, stdout) == depfile.len && fflush(stdout) == 0;
+        bool printed = fwrite(depfile.data, 1, depfile.len, stdout) == depfile.len && stdout_flushed();
         ctx_free(c);
         free(args);
         return printed ? EXIT_OK : EXIT_IO;

@@ -118,6 +118,23 @@ printf 'model N(B) {\n  input x: f32[B]\n  y = q\007 + x\n  output y\n}\n' >"$W/
 expect "a BEL in the source is shown escaped" 1 "^bel.amp:3:8: error: invalid character" "$AMPC" bel.amp -o x.c
 clean "a BEL in the source: no raw control byte on stderr"
 
+# ---- 9. a failed write on standard output is reported (exit 3) ---------------
+# fresh copies: on a compiler that overwrites its input, section 1 ruined them
+cp "$CASES/uses_lib.amp" "$CASES/lib.amp" "$W/"
+if [ -w /dev/full ]; then
+    expect "-M > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp -M >/dev/full"
+    expect "--dump=lower > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp --dump=lower -o dump.c >/dev/full"
+    if [ -e "$W/dump.c" ]; then bad "--dump=lower > /dev/full writes no output"; else ok "--dump=lower > /dev/full writes no output"; fi
+    expect "--explain > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp --explain >/dev/full"
+    expect "-o - > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp -o - >/dev/full"
+else
+    echo "skip /dev/full cases: no writable /dev/full"
+fi
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
