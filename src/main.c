@@ -618,6 +618,15 @@ int main(int argc, char **argv)
     if (!opts.header_path && !to_stdout && !special_out)
         opts.header_path = replace_ext(c, opts.output_path, ".h");
 
+    /* the .c includes the header by its base name in #include "...", which
+     * has no escapes: a quote or a control byte there cannot be written */
+    if (write_header && opts.emit == EMIT_C) {
+        const char *slash = strrchr(opts.header_path, '/');
+        for (const char *s = slash ? slash + 1 : opts.header_path; *s; s++)
+            if (*s == '"' || (unsigned char)*s < 0x20 || *s == 0x7f)
+                usage_error("the header's name '%s' cannot stand in #include \"...\" (a quote or a control "
+                            "character); choose another with --header", opts.header_path);
+    }
     SourceFile *src = source_read(c, opts.input_path);
     if (!src) {
         int rc = c->io_error ? EXIT_IO : EXIT_INPUT_ERROR;

@@ -135,6 +135,23 @@ else
     echo "skip /dev/full cases: no writable /dev/full"
 fi
 
+# ---- 10. file names in #line and comments ------------------------------------
+# A newline, a quote, a backslash, '?' and an ESC in the model's name: under -g
+# the emitted C still compiles warning-free and holds no raw control byte.
+odd="$W/a
+b\"?\\c$(printf '\033').amp"
+cp "$CASES/lib_user.amp" "$odd"
+expect "a model file named with a newline compiles under -g" 0 "" "$AMPC" -g "$odd" -o odd.c
+if cc -std=c99 -Wall -Wextra -pedantic -Werror -I"$ROOT/runtime/include" -c -o /dev/null "$W/odd.c" 2>"$W/err"; then
+    ok "its #line directives and comments compile warning-free"
+else
+    bad "its #line directives and comments compile warning-free"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+if tr -d '\n\t' <"$W/odd.c" | LC_ALL=C grep -q '[[:cntrl:]]'; then bad "no raw control byte in the emitted C"; else ok "no raw control byte in the emitted C"; fi
+expect "a header name that #include cannot hold is refused" 2 "cannot stand in #include" \
+    "$AMPC" -g "$odd"
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
