@@ -16,6 +16,7 @@
 #include <amprt.h>
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 
 static const char *const reserved[] = {
@@ -1282,6 +1283,19 @@ bool emit_c(Ctx *c, Output *out)
     Emitter e, te;
     if (c->opts->prefix && !valid_prefix(c->opts->prefix)) {
         error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
+        return false;
+    }
+    /* libamprt's names are amp_* and its macros AMP_*: a model prefixed
+     * amp would define amp_strerror over the runtime's (it then calls
+     * itself), and AMP_ macros from the upper-case prefix could clash too */
+    const char *p = model_prefix(c);
+    if (strncasecmp(p, "amp", 3) == 0 && (p[3] == '\0' || p[3] == '_')) {
+        if (c->opts->prefix)
+            error_plain(c, "--prefix '%s' collides with the runtime's amp_ names; choose another", p);
+        else
+            error_at(c, c->model->name->loc,
+                     "the prefix '%s' from the model's name collides with the runtime's amp_ names; "
+                     "rename the model or give --prefix", p);
         return false;
     }
     if (!init_emitter(c, &e, c->graph, false))
