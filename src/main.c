@@ -82,8 +82,8 @@ static const char usage_text[] =
     "FILE may be '-' for standard input.\n"
     "\n"
     "Exit status: 0 success; 1 errors in the model (diagnostics on stderr);\n"
-    "2 bad command line; 3 a file could not be read or written; 4 internal\n"
-    "compiler error (a bug in ampc).\n";
+    "2 bad command line; 3 a file could not be read or written, or memory ran\n"
+    "out; 4 internal compiler error (a bug in ampc).\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
@@ -588,10 +588,8 @@ int main(int argc, char **argv)
     /* static: still reachable at exit on every path, so leak checkers stay quiet */
     static char **args;
     args = calloc((size_t)argc + 1, sizeof *args);
-    if (!args) {
-        fputs("ampc: out of memory\n", stderr);
-        return EXIT_INTERNAL;
-    }
+    if (!args)
+        out_of_memory(((size_t)argc + 1) * sizeof *args);
     argc = take_dep_options(argc, argv, args, &dep, &opts);
     argv = args;
     parse_command_line(argc, argv, &opts);

@@ -1,13 +1,21 @@
 /* source.c: the model's source files, read whole into the arena.
  *
  * A source is text: a NUL byte is an error in the model (exit 1) at its
- * line and column, not a failure to read.  Every file read
+ * line and column, not a failure to read; so is passing MAX_SOURCE_BYTES,
+ * where reading stops.  Every file read
  * (not standard input) is recorded in c->deps for the depfile.
  */
 #include "core.h"
 
 #include <errno.h>
 #include <string.h>
+
+/* All sources of one compilation together (the model, its imports, the
+ * policy).  Real models are a few kilobytes; the front end takes ~130
+ * bytes of memory per source byte, so this keeps a hostile input near
+ * half a gigabyte, and within the 200,000-statement limit it is ample
+ * (20 bytes a statement). */
+enum { MAX_SOURCE_BYTES = 4 << 20 };
 
 SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t len)
 {
@@ -32,9 +40,11 @@ SourceFile *source_read(Ctx *c, const char *path)
     char chunk[65536];
     size_t n;
     const char *nul = NULL;
-    while (!nul && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    bool too_big = false;
+    while (!nul && !too_big && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         buf_append(&b, chunk, n);
         nul = memchr(b.data + b.len - n, '\0', n);
+        too_big = c->source_bytes + b.len > MAX_SOURCE_BYTES;
     }
     bool failed = ferror(f);
     if (!is_stdin)
@@ -54,6 +64,16 @@ SourceFile *source_read(Ctx *c, const char *path)
                  "a NUL byte: %s is not a text file", name);
         return NULL;
     }
+    if (too_big) {
+        /* read no further: an endless stream (yes | ampc -) stops here too */
+        SourceFile *sf = source_from_text(c, name, b.data, b.len);
+        uint32_t at = (uint32_t)(MAX_SOURCE_BYTES - c->source_bytes);
+        error_at(c, (Loc){.file = sf, .begin = at, .end = at},
+                 "the model's sources pass %d MiB here; a model this large would pass the limit of "
+                 "200,000 statements long after exhausting memory", MAX_SOURCE_BYTES >> 20);
+        return NULL;
+    }
+    c->source_bytes += b.len;
     if (!is_stdin)
         vec_push(c, c->deps, arena_strdup(c->arena, path));
     return source_from_text(c, name, b.data, b.len);

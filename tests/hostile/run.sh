@@ -152,6 +152,38 @@ if tr -d '\n\t' <"$W/odd.c" | LC_ALL=C grep -q '[[:cntrl:]]'; then bad "no raw c
 expect "a header name that #include cannot hold is refused" 2 "cannot stand in #include" \
     "$AMPC" -g "$odd"
 
+# ---- 5. huge inputs stop early; out of memory is exit 3 ---------------------
+yes '  y = relu(x)' | head -n 400000 >"$W/huge_body.amp"
+{ printf 'model M(B) {\n  input x: f32[B]\n'; cat "$W/huge_body.amp"; printf '  output x\n}\n'; } >"$W/huge.amp"
+expect "a 5 MB model stops at the source limit, located" 1 "^huge.amp:[0-9]+:[0-9]+: error: the model's sources pass 4 MiB" \
+    "$AMPC" huge.amp -o x.c
+expect "an endless standard input (yes model) stops at the source limit" 1 "^<stdin>:[0-9]+:[0-9]+: error: the model's sources pass" \
+    sh -c "yes model | exec '$AMPC' - -o x.c"
+# ulimit -v inside: the compiler, not the shell, must meet the limit
+expect "out of memory: exit 3 with a message" 3 "^ampc: error: out of memory" \
+    sh -c "ulimit -v 60000 && exec '$AMPC' '$ROOT/tests/fuzz/crashers/resolve-lookup-quadratic-timeout.amp' -o x.c"
+
+# ---- the fuzzers' corpora -------------------------------------------------------
+# Each seed and saved crasher compiles or fails with a documented code, within
+# the bounds (the weights files through --embed-weights).
+for f in tests/fuzz/corpus/frontend/* tests/fuzz/crashers/*; do
+    [ -f "$f" ] || continue
+    bounded "$AMPC" "$ROOT/$f" -o "$W/corpus.c" -I "$ROOT/tests/fuzz/imports"
+    case $rc in
+        0|1|2|3) corpus_ok=$((${corpus_ok:-0} + 1)) ;;
+        *) bad "$f: exit $rc"; sed 's/^/    /' "$W/err" | head -3 ;;
+    esac
+done
+for f in tests/fuzz/corpus/safetensors/* tests/fuzz/crashers-safetensors/*; do
+    [ -f "$f" ] || continue
+    bounded "$AMPC" "$CASES/lib_user.amp" -o "$W/corpus.c" --embed-weights="$ROOT/$f"
+    case $rc in
+        0|1|2|3) corpus_ok=$((${corpus_ok:-0} + 1)) ;;
+        *) bad "$f (--embed-weights): exit $rc"; sed 's/^/    /' "$W/err" | head -3 ;;
+    esac
+done
+ok "${corpus_ok:-0} fuzz corpus files exit 0-3 within the bounds"
+
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
