@@ -46,10 +46,10 @@ $(error MPI=1 needs mpicc (Debian: libopenmpi-dev openmpi-bin))
 endif
 MPI_CFLAGS := $(shell mpicc --showme:compile)
 MPI_LIBS   := $(shell mpicc --showme:link)
-RUNTIME_SRCS  := $(filter-out runtime/src/collective_single.c,$(wildcard runtime/src/*.c))
+RUNTIME_SRCS  := $(filter-out runtime/src/collective_single.c,$(wildcard runtime/src/*.c runtime/src/*/*.c))
 else
 MPI_LIBS   :=
-RUNTIME_SRCS  := $(filter-out runtime/src/collective_mpi.c,$(wildcard runtime/src/*.c))
+RUNTIME_SRCS  := $(filter-out runtime/src/collective_mpi.c,$(wildcard runtime/src/*.c runtime/src/*/*.c))
 endif
 RUNTIME_OBJS  := $(RUNTIME_SRCS:runtime/src/%.c=$(BUILD)/rtobj/%.o)
 POLICIES      := $(wildcard policies/*.policy)
@@ -98,9 +98,13 @@ $(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 
 # ---- the runtime ------------------------------------------------------------
 
-$(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/include/amprt/*.h runtime/src/*.h runtime/src/*.inc)
-	@mkdir -p $(BUILD)/rtobj
-	$(CC) $(CFLAGS_RUNTIME) $(DEPFLAGS) -c -o $@ $<
+# runtime/src holds the core (dispatch, dtypes, I/O, collectives), ref/ the
+# reference kernels, frame/ the portable drivers, and one folder per
+# architecture for its kernel sets (x86/), which compile to nothing elsewhere.
+# Sources name each other's headers from runtime/src (docs/runtime.md).
+$(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/include/amprt/*.h runtime/src/*.h runtime/src/*/*.h runtime/src/*/*.inc)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/rtobj/collective_mpi.o: CFLAGS_RUNTIME += $(MPI_CFLAGS)
 
@@ -109,6 +113,9 @@ $(BUILD)/libamprt.a: $(RUNTIME_OBJS)
 
 $(BUILD)/libamprt.so: $(RUNTIME_OBJS)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ -lm -lpthread $(MPI_LIBS)
+
+# the header dependencies of the runtime's subfolders' objects (DEPFLAGS)
+-include $(wildcard $(BUILD)/rtobj/*/*.d)
 
 # ---- tests ------------------------------------------------------------------
 

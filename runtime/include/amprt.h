@@ -11,8 +11,14 @@
  *    to T exactly once.
  *  - Sizes and strides count elements, not bytes. Outputs are contiguous.
  *  - The kernels trust their arguments (the code generator proves shapes at
- *    compile time); only amp_nll_loss_*, whose targets are run-time data,
- *    returns a status code.
+ *    compile time), except the run-time data they read: the kernels whose
+ *    row has return type int return an amp_status, AMP_OK or an error (and
+ *    then have written nothing).  They are the losses with class targets
+ *    (nll_loss, nll_loss_nd, cross_entropy, cross_entropy_with_grad,
+ *    multi_margin_loss, multilabel_margin_loss, ctc_loss), the kernels
+ *    reading indices (embedding, index_select, index_copy, gather,
+ *    scatter_add, index_put, max_unpool), lu_solve (its pivots) and eig
+ *    (AMP_ERR_NO_CONVERGENCE).
  *  - Every public kernel amp_<op>_<T> calls through a table of function
  *    pointers chosen once per process (see amp_isa_name and AMPRT_ISA).
  *
@@ -339,22 +345,24 @@ typedef enum {
 #define AMP_FOR_EACH_CAST(X) AMP_FOR_EACH_CAST_PAIR(AMP_CAST_ROW, X)
 
 /* The kernel families, one part header each (their comments are the
- * contract): elementwise and data movement, reductions/norms/losses,
- * convolution/pooling/indexing, matrix products and linear algebra,
- * gradients, and the training step's optimizers and loss scaling. */
+ * contract): elementwise and data movement; reductions, scans, quantiles
+ * and losses; the normalisation layers; convolution, pooling, indexing
+ * and sampling; matrix products and linear algebra; the recurrent cells
+ * and CTC; random numbers; the gradients (general, of the nn layers, of
+ * linear algebra); the training step's optimizers and loss scaling; data
+ * parallelism; complex tensors. */
 #include "amprt/elementwise.h"
 #include "amprt/reduce.h"
+#include "amprt/norm.h"
 #include "amprt/spatial.h"
 #include "amprt/linalg.h"
-#include "amprt/backward.h"
-#include "amprt/train.h"
-#include "amprt/extra.h"
-#include "amprt/more.h"
-#include "amprt/collective.h"
-#include "amprt/backward_nn.h"
+#include "amprt/recurrent.h"
 #include "amprt/random.h"
-#include "amprt/backward_more.h"
+#include "amprt/backward.h"
+#include "amprt/backward_nn.h"
 #include "amprt/backward_linalg.h"
+#include "amprt/train.h"
+#include "amprt/collective.h"
 #include "amprt/complex.h"
 
 /* Every typed family, for one dtype. */
@@ -366,11 +374,10 @@ typedef enum {
     AMP_MATMUL_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
     AMP_BACKWARD_OF_CTYPE(X, T, AMP_CTYPE_##T)                                           \
     AMP_TRAIN_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
-    AMP_EXTRA_OF_CTYPE(X, T, AMP_CTYPE_##T)                                              \
-    AMP_MORE_OF_CTYPE(X, T, AMP_CTYPE_##T)                                               \
+    AMP_NORM_OF_CTYPE(X, T, AMP_CTYPE_##T)                                               \
+    AMP_RECURRENT_OF_CTYPE(X, T, AMP_CTYPE_##T)                                          \
     AMP_BACKWARD_NN_OF_CTYPE(X, T, AMP_CTYPE_##T)                                        \
-    AMP_RANDOM_OF_CTYPE(X, T, AMP_CTYPE_##T)                                             \
-    AMP_BACKWARD_MORE_OF_CTYPE(X, T, AMP_CTYPE_##T)
+    AMP_RANDOM_OF_CTYPE(X, T, AMP_CTYPE_##T)
 
 /* f32, bf16 and f16 compute in f32; f64 (the reference evaluation, and the
  * ops PyTorch runs in f64) in f64.  Linear algebra is f32 and f64 only. */
@@ -381,8 +388,6 @@ typedef enum {
     AMP_ALL_OF_TYPE(X, f16)                                                              \
     AMP_LINALG_OF_CTYPE(X, f64, double)                                                  \
     AMP_LINALG_OF_CTYPE(X, f32, float)                                                   \
-    AMP_MORE_LINALG_OF_CTYPE(X, f64, double)                                             \
-    AMP_MORE_LINALG_OF_CTYPE(X, f32, float)                                              \
     AMP_BACKWARD_LINALG_OF_CTYPE(X, f64, double)                                         \
     AMP_BACKWARD_LINALG_OF_CTYPE(X, f32, float)                                          \
     AMP_DATA_KERNELS(X)                                                                  \

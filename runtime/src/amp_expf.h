@@ -9,7 +9,7 @@
  * by its operations alone, all exact or correctly rounded IEEE double
  * operations (mul, fma, round-to-nearest-even, a power-of-two scaling,
  * one final rounding to f32), so a vector version performing the same
- * operations per lane (isa_avx512_loss.c: exp16) gets the same bits:
+ * operations per lane (x86/avx512_loss.c: exp16) gets the same bits:
  *
  *   x clamped to [-104, 89] (below, exp rounds to +0 in f32; above, to
  *   +inf; the clamp changes no result), NaN returned as is;

@@ -165,8 +165,8 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
 }
 
 
-/* ---- Kernel sets, GEMM driver and thread pool (dispatch.c, isa_*.c,
- * threadpool.c) ------------------------------------------------------------ */
+/* ---- Kernel sets (dispatch.c, x86/), the drivers (frame/) and the thread
+ * pool (frame/threadpool.c) ----------------------------------------------- */
 
 /* The kernel set named `isa` ("ref", "avx2", "avx512", "avx512bf16") if this
  * CPU (and its OS) supports it, else NULL.  For tests and benchmarks, which
@@ -174,32 +174,40 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
  * amp_<name> entry points always use the set AMPRT_ISA chose. */
 const amp_kernel_table *amp_kernel_table_for(const char *isa);
 
+/* The CPU features the optimized sets need, as this architecture's
+ * runtime/src/<arch>/cpu.c reports them (0 where no set exists).  Each
+ * bit implies the ones before it. */
+#define AMP_CPU_AVX2 1u       /* AVX, AVX2, FMA, F16C; XCR0 SSE + AVX state */
+#define AMP_CPU_AVX512 2u     /* AVX-512F/BW/VL; XCR0 opmask + ZMM state */
+#define AMP_CPU_AVX512BF16 4u /* AVX512_BF16 */
+unsigned amp_cpu_features(void);
+
 /* Each optimized set's overrides, applied to a copy of the reference table
  * by dispatch.c (only after the CPU check said the ISA is there). */
 void amp_isa_avx2_fill(amp_kernel_table *t);
 void amp_isa_avx512_fill(amp_kernel_table *t);
 void amp_isa_avx512bf16_fill(amp_kernel_table *t);
 /* Whether avx512bf16's small products of 0.75 MFLOP and up split between
- * two threads (isa_avx512.c): 0 (the default) as measured per shape, 1
+ * two threads (x86/avx512.c): 0 (the default) as measured per shape, 1
  * always, -1 never.  The results are the same bits either way; tests pin
  * it to run both paths. */
 void amp_small_split_policy(int policy);
-/* The AVX-512 kernels beyond the GEMM (isa_avx512_eltwise.c), for both
+/* The AVX-512 kernels beyond the GEMM (x86/avx512_eltwise.c), for both
  * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);
 /* ... and what the avx512bf16 set replaces of them (the f32 -> bf16 cast). */
 void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t);
-/* The AVX-512 gradient and optimizer kernels (isa_avx512_backward.c), for
+/* The AVX-512 gradient and optimizer kernels (x86/avx512_backward.c), for
  * both AVX-512 sets: relu_backward, batch_norm_backward (running
  * statistics), sgd. */
 void amp_isa_avx512_fill_backward(amp_kernel_table *t);
-/* isa_avx512_reduce.c: sum over [kept, reduced, kept] masks (bit-exact). */
+/* x86/avx512_reduce.c: sum over [kept, reduced, kept] masks (bit-exact). */
 void amp_isa_avx512_fill_reduce(amp_kernel_table *t);
-/* isa_avx512_loss.c: cross_entropy forward and backward (bit-exact). */
+/* x86/avx512_loss.c: cross_entropy forward and backward (bit-exact). */
 void amp_isa_avx512_fill_loss(amp_kernel_table *t);
 
 /*
- * The blocked, packed GEMM (isa_gemm.c) and its micro-kernel contract.
+ * The blocked, packed GEMM (frame/gemm.c) and its micro-kernel contract.
  *
  * Packed operands are arrays of 4-byte units.  kpair = 1: a unit is one
  * f32 value of one k.  kpair = 2: a unit is two bf16 values, k even in the
@@ -229,7 +237,7 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t);
  * NULL, the bias term when bias is NULL; each product and sum rounded to f32
  * in that order (as the reference kernels do), then one rounding to t.
  *
- * post(t, rows, n, p, residual, src, y, ld) (may be NULL: isa_conv.c then
+ * post(t, rows, n, p, residual, src, y, ld) (may be NULL: frame/conv_post.c then
  * runs the reference kernels on each segment, which are that set's separate
  * kernels too): conv_ex's fused post-ops on rows row segments of n elements
  * of dtype t that epi has just stored at src (y itself, or conv_ex's raw
@@ -259,9 +267,9 @@ typedef struct amp_conv_post_row {
 void *amp_scratch_alloc(size_t bytes);
 void amp_scratch_free(void *p);
 
-/* pack_b_im2col (optional; isa_conv.c packs the im2col B panels of a
+/* pack_b_im2col (optional; frame/conv_pack.c packs the im2col B panels of a
  * convolution straight from its input with it, or with the generic
- * isa_pack_b_im2col_body of isa_gemm.h when it is NULL): one unit row u of
+ * isa_pack_b_im2col_body of frame/kernel_set.h when it is NULL): one unit row u of
  * a task's B block, i.e. unit u of every micro-panel.  The block's columns
  * are cut into nruns runs, run ri = columns [col[ri], col[ri + 1]) (each
  * within one output row, in column order from col[0] = 0 to col[nruns], a
@@ -276,9 +284,9 @@ void amp_scratch_free(void *p);
  * pack_b converts them. */
 #define AMP_IM2COL_COLS_MAX 192
 
-/* pack_b_rows (optional; faster than pack_b_im2col where isa_conv.c can
+/* pack_b_rows (optional; faster than pack_b_im2col where frame/conv_pack.c can
  * use it): the same unit row u of a task's B block, its elements read
- * from a zero-padded copy of the input (isa_conv.c's pad_buf), so that no
+ * from a zero-padded copy of the input (frame/conv.h's amp_conv_pad_buf), so that no
  * tap needs a bounds check: half h of run ri's column q (column col[ri] +
  * q, q < col[ri + 1] - col[ri]) is src[h][off[ri] + q stride] (2-byte
  * elements; src[h] == NULL: 0), for nruns runs in column order from col[0]
@@ -291,13 +299,13 @@ typedef void amp_pack_b_rows_fn(int64_t stride, const int64_t *col, const int64_
                                 const void *const src[2], int64_t kcu, void *dst);
 
 /* pack_b_trows (optional; the weight gradient's direct packing in
- * isa_conv.c): units of one B micro-panel whose columns come from rows
+ * frame/conv_wgrad_direct.c): units of one B micro-panel whose columns come from rows
  * of 2-byte elements: unit u of column i (< nr) is the pair rows[i][2 u]
  * (low half), rows[i][2 u + 1] (high half), for u < units, stored at
  * dst[u nr + i] as pack_b stores a panel's units. */
 typedef void amp_pack_b_trows_fn(const void *const *rows, int64_t units, void *dst);
 
-/* pad_rows (optional; isa_conv.c's zero-padded copies of input rows, 2-byte
+/* pad_rows (optional; frame/conv_pack.c's zero-padded copies of input rows, 2-byte
  * elements): for c < cin and r < rows, row (c, r) of dst (c rows + r)
  * w elements in) is input row ih0 + r of channel c (x + c plane + ih in_w
  * elements), each element b < w being input column b - left, or 0
@@ -352,7 +360,7 @@ typedef struct amp_gemm_kernel {
      * unit u of column c (< nr) is the pair src[off[2 u] + c] (low half),
      * src[off[2 u + 1] + c] (high half), for u < kcu.  A stride-1
      * convolution's units are taps of a zero-padded copy of x at fixed
-     * offsets (isa_conv.c's taps mode), so it needs no B packing.  Bit
+     * offsets (frame/conv_taps.c's taps mode), so it needs no B packing.  Bit
      * for bit micro on the panels pack_b would make of those units. */
     void (*micro_taps)(int64_t kcu, const void *pa, const void *src, const int32_t *off, float *w, int64_t ldw,
                        int accumulate);
@@ -402,7 +410,7 @@ void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_des
                        float *y);
 
 /* y = conv(x, w) + bias (amp_conv_desc semantics, bias may be NULL) as
- * GEMMs of the packed weights and im2col blocks of x (isa_conv.c), on the
+ * GEMMs of the packed weights and im2col blocks of x (frame/conv.c), on the
  * micro-kernels of k; f32, bf16 and f16 (other dtypes, and an empty sum,
  * go to the reference).  Splits the work over the thread pool. */
 void amp_fast_conv(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
@@ -427,12 +435,12 @@ void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp
                                 const void *w, void *packed);
 void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
                       const void *packed, const void *bias, const amp_conv_post *post, void *y);
-/* The AVX-512 post (isa_avx512_eltwise.c, with the batch_norm, add and
+/* The AVX-512 post (x86/avx512_eltwise.c, with the batch_norm, add and
  * relu kernels it must match) for the AVX-512 descriptors. */
 void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
                           const void *src, void *y, int64_t ld);
 /* conv_backward_weight the same way: per group one GEMM of dy and the
- * im2col matrices, summed over the images (isa_conv.c). */
+ * im2col matrices, summed over the images (frame/conv_wgrad.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                                    const void *dy, void *dw);
 /* The same, into f32 (amp_conv_backward_weight_to_f32_<t>, t bf16 or f16). */

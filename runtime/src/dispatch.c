@@ -24,90 +24,65 @@ const amp_kernel_table amp_ref_kernel_table = {
 static amp_kernel_table active;
 static pthread_once_t active_once = PTHREAD_ONCE_INIT;
 
-/* ---- CPU detection ----------------------------------------------------------
+/* ---- The kernel sets ---------------------------------------------------------
  *
- * cpuid says what the CPU implements; xgetbv (XCR0) says which register
- * state the OS saves on a context switch.  A set is supported only when
- * both agree: AVX state (XCR0 bits 1, 2) for avx2, and the opmask and
- * upper-ZMM state (bits 5, 6, 7) as well for the AVX-512 sets.
+ * The reference set, then this architecture's optimized sets from worst to
+ * best ("auto" takes the last one supported), each usable when the CPU
+ * features it needs are all among amp_cpu_features()'s (runtime/src/<arch>/
+ * cpu.c).  Another architecture adds its rows here, under its own #if, and
+ * its sets' files under runtime/src/<arch>/; on an architecture without
+ * rows only the reference set exists.
  */
-enum { ISA_REF, ISA_AVX2, ISA_AVX512, ISA_AVX512BF16, N_ISAS };
-static const char *const isa_names[N_ISAS] = { "ref", "avx2", "avx512", "avx512bf16" };
+typedef struct {
+    const char *name;
+    unsigned needs;                   /* AMP_CPU_* bits */
+    void (*fill)(amp_kernel_table *); /* its overrides; NULL for ref */
+} isa_set;
+
+static const isa_set isa_sets[] = {
+    { "ref", 0, NULL },
+#if defined(__x86_64__) || defined(__i386__)
+    { "avx2", AMP_CPU_AVX2, amp_isa_avx2_fill },
+    { "avx512", AMP_CPU_AVX512, amp_isa_avx512_fill },
+    { "avx512bf16", AMP_CPU_AVX512BF16, amp_isa_avx512bf16_fill },
+#endif
+};
+#define N_ISAS ((int)(sizeof isa_sets / sizeof isa_sets[0]))
+
 static int isa_supported[N_ISAS];
 static amp_kernel_table isa_tables[N_ISAS];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-
-static uint64_t read_xcr0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return (uint64_t)hi << 32 | lo;
-}
-
-static void detect_cpu(void)
-{
-    unsigned a, b, c, d, b7 = 0, a71 = 0;
-    uint64_t xcr0;
-    int avx_os, avx512_os, avx2, avx512;
-    if (!__get_cpuid(1, &a, &b, &c, &d))
-        return;
-    if (!(c & (1u << 27))) /* OSXSAVE: xgetbv is usable */
-        return;
-    xcr0 = read_xcr0();
-    avx_os = (xcr0 & 0x6) == 0x6;
-    avx512_os = avx_os && (xcr0 & 0xe0) == 0xe0;
-    if (__get_cpuid_max(0, NULL) >= 7) {
-        unsigned c7, d7;
-        __cpuid_count(7, 0, a, b7, c7, d7);
-        if (a >= 1) {
-            unsigned b71, c71, d71;
-            __cpuid_count(7, 1, a71, b71, c71, d71);
-        }
-    }
-    avx2 = avx_os && (c & (1u << 28)) /* AVX */ && (c & (1u << 12)) /* FMA */ && (c & (1u << 29)) /* F16C */ &&
-           (b7 & (1u << 5)) /* AVX2 */;
-    avx512 = avx2 && avx512_os && (b7 & (1u << 16)) /* F */ && (b7 & (1u << 30)) /* BW */ && (b7 & (1u << 31)) /* VL */;
-    isa_supported[ISA_AVX2] = avx2;
-    isa_supported[ISA_AVX512] = avx512;
-    isa_supported[ISA_AVX512BF16] = avx512 && (a71 & (1u << 5)) /* AVX512_BF16 */;
-}
-#else
-static void detect_cpu(void) {}
+#if !(defined(__x86_64__) || defined(__i386__))
+unsigned amp_cpu_features(void) { return 0; }
 #endif
 
 /* Every supported set, each a copy of the reference table with its
  * overrides; built once. */
 static void build_tables(void)
 {
-    isa_supported[ISA_REF] = 1;
-    detect_cpu();
+    const unsigned have = amp_cpu_features();
     for (int i = 0; i < N_ISAS; i++) {
+        isa_supported[i] = (isa_sets[i].needs & have) == isa_sets[i].needs;
         isa_tables[i] = amp_ref_kernel_table;
-        isa_tables[i].isa = isa_names[i];
+        isa_tables[i].isa = isa_sets[i].name;
+        if (isa_supported[i] && isa_sets[i].fill != NULL)
+            isa_sets[i].fill(&isa_tables[i]);
     }
-    if (isa_supported[ISA_AVX2])
-        amp_isa_avx2_fill(&isa_tables[ISA_AVX2]);
-    if (isa_supported[ISA_AVX512])
-        amp_isa_avx512_fill(&isa_tables[ISA_AVX512]);
-    if (isa_supported[ISA_AVX512BF16])
-        amp_isa_avx512bf16_fill(&isa_tables[ISA_AVX512BF16]);
 }
 
 const amp_kernel_table *amp_kernel_table_for(const char *isa)
 {
     pthread_once(&tables_once, build_tables);
     for (int i = 0; i < N_ISAS; i++)
-        if (isa != NULL && strcmp(isa, isa_names[i]) == 0)
+        if (isa != NULL && strcmp(isa, isa_sets[i].name) == 0)
             return isa_supported[i] ? &isa_tables[i] : NULL;
     return NULL;
 }
 
 static int best_isa(void)
 {
-    int best = ISA_REF;
+    int best = 0; /* ref */
     for (int i = 0; i < N_ISAS; i++)
         if (isa_supported[i])
             best = i;
@@ -128,18 +103,21 @@ static void choose_kernels(void)
         pick = best_isa();
     } else {
         for (int i = 0; i < N_ISAS; i++)
-            if (strcmp(want, isa_names[i]) == 0)
+            if (strcmp(want, isa_sets[i].name) == 0)
                 pick = i;
         if (pick < 0) {
             pick = best_isa();
-            fprintf(stderr,
-                    "amprt: warning: unknown AMPRT_ISA value \"%s\" (expected auto, ref, avx2, avx512 or "
-                    "avx512bf16); using auto (%s)\n",
-                    want, isa_names[pick]);
+            char expected[256] = "auto";
+            for (int i = 0; i < N_ISAS; i++) {
+                strcat(expected, i + 1 < N_ISAS ? ", " : " or ");
+                strcat(expected, isa_sets[i].name);
+            }
+            fprintf(stderr, "amprt: warning: unknown AMPRT_ISA value \"%s\" (expected %s); using auto (%s)\n",
+                    want, expected, isa_sets[pick].name);
         } else if (!isa_supported[pick]) {
             int best = best_isa();
             fprintf(stderr, "amprt: warning: AMPRT_ISA=%s is not supported by this CPU; using %s\n", want,
-                    isa_names[best]);
+                    isa_sets[best].name);
             pick = best;
         }
     }

@@ -76,8 +76,8 @@ static const char *index_bound(Ctx *c, Value *v)
                     return poly_to_c(c, n->in[1]->type.shape.dims[0], c->sym_names);
                 break;
             case OP_INDEX_SELECT: case OP_GATHER: case OP_SCATTER_ADD: case OP_INDEX_COPY:
-                if (k == 2 && n->src && s0->ndim)
-                    return poly_to_c(c, s0->dims[n->src->dim], c->sym_names);
+                if (k == 2 && s0->ndim)
+                    return poly_to_c(c, s0->dims[attr_int(n, "axis", 0)], c->sym_names);
                 break;
             default:
                 break;
@@ -137,15 +137,15 @@ static void fill_param(Ctx *c, Buf *o, Value *v, const char *ptr)
  * inference forward does not compute (dropout's mask, batch_norm's batch
  * statistics): the finite differences then evaluate the loss with the
  * training step itself.  *random: some op draws from the generator. */
-static bool train_mode_ops(Ctx *c, Graph *g, bool *random)
+static bool train_mode_ops(Graph *g, bool *random)
 {
     bool any = false;
     *random = false;
     for (int i = 0; g && i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        if (dropout_draws(c, n))
+        if (dropout_draws(n))
             *random = any = true;
-        else if (n->op->id == OP_BATCH_NORM && n->src && arg_bool(c, n->src, "training", false))
+        else if (n->op->id == OP_BATCH_NORM && attr_bool(n, "training", false))
             any = true;
     }
     return any;
@@ -197,7 +197,7 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
      * gradients overflow; they are unscaled in the same loop.  The
      * reference needs no scale. */
     buf_puts(o, "        rs.scale = 1.0f;\n");
-    bool random, train_mode = train_mode_ops(c, train, &random);
+    bool random, train_mode = train_mode_ops(train, &random);
     /* one seed and counter for every evaluation: the same masks everywhere
      * (the model's and the reference's are a function of them alone) */
     const char *rng_reset = "";
@@ -303,7 +303,9 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
     buf_puts(o, "    }\n");
 }
 
-static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, const char *p, const char *rp, Buf *o)
+/* The harness's own functions: reproducible random fills, the buffers'
+ * bookkeeping, the --dump writer and the comparison of one output. */
+static void emit_harness_helpers(Graph *model, Buf *o)
 {
     buf_puts(o, "\n/* ---- the check harness -------------------------------------------------- */\n\n");
     buf_puts(o, "#include <stdio.h>\n#include <stdlib.h>\n\n");
@@ -404,7 +406,12 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
                 "static void check_indices(const char *name, const void *y, const void *ref, amp_dtype t, size_t n)\n{\n"
                 "    size_t differ = 0, size = amp_dtype_size(t);\n    for (size_t i = 0; i < n; i++)\n        differ += memcmp((const char *)y + i * size, (const char *)ref + i * size, size) != 0;\n"
                 "    printf(\"%-16s %-5s %10zu  %zu of them differ from the reference (reported, not judged)\\n\", name, amp_dtype_name(t), n, differ);\n}\n\n");
+}
 
+/* main's start: the dims from the command line, the same inputs and
+ * parameters for both evaluations, both forwards run. */
+static void emit_harness_setup(Ctx *c, Graph *model, Graph *ref, const char *p, const char *rp, Buf *o)
+{
     buf_puts(o, "int main(int argc, char **argv)\n{\n");
     buf_printf(o, "    %s_dims dims;\n    memset(&dims, 0, sizeof dims);\n", p);
     for (int i = 0; i < c->nsyms; i++)
@@ -470,7 +477,12 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
                rp, rp);
     buf_printf(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"check: %s_forward: %%s\\n\", %s_strerror(rc));\n"
                   "        return 2;\n    }\n", rp, rp);
+}
 
+/* Each output against the reference's, within its tolerance: integer
+ * outputs reported, not judged. */
+static void emit_harness_compare(Ctx *c, Graph *model, Graph *ref, Buf *o)
+{
     buf_printf(o, "\n    printf(\"%%-16s %%-5s %%10s  %%12s %%12s %%12s\\n\", \"output\", \"dtype\", \"elements\", "
                   "\"max |err|\", \"rel. error\", \"tolerance\");\n");
     buf_puts(o, "    int failed = 0;\n");
@@ -490,8 +502,12 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
         buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, AMP_F64, (size_t)(%s), %a);\n",
                    v->output_name, v->cname, dtype_amp_enum(v->type.dtype), r->cname, n, tol);
     }
-    /* the weights prepared once (<prefix>_prepare) must change no bit of
-     * any output: run again from a prepared block and compare */
+}
+
+/* The weights prepared once (<prefix>_prepare) must change no bit of any
+ * output: run again from a prepared block and compare. */
+static void emit_harness_prepared(Ctx *c, Graph *model, const char *p, Buf *o)
+{
     buf_puts(o, "\n    /* <prefix>_forward_prepared: bit for bit what <prefix>_forward gives */\n");
     buf_printf(o, "    void *prepared = check_alloc(%s_prepared_bytes(), AMP_BOOL);\n", p);
     buf_printf(o, "    rc = %s_prepare(&params, prepared, %s_prepared_bytes());\n", p, p);
@@ -516,8 +532,11 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
     buf_puts(o, "    if (prepared_differs) {\n"
                 "        puts(\"check: the prepared forward's outputs differ from the forward's\");\n"
                 "        failed = 1;\n    }\n");
+}
 
-    /* the dump: every tensor with its shape, evaluated with the run's dims */
+/* --dump=FILE: every tensor with its shape, evaluated with the run's dims. */
+static void emit_harness_dump(Ctx *c, Graph *model, Graph *ref, Buf *o)
+{
     int ntensors = model->inputs->len + model->params->len + 2 * model->outputs->len;
     buf_printf(o, "    if (dump) {\n        check_tensor ts[%d];\n        int n = 0;\n", ntensors ? ntensors : 1);
     for (int pass = 0; pass < 4; pass++) {
@@ -536,6 +555,15 @@ static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, con
     }
     buf_puts(o, "        if (check_dump(dump, ts, n) != 0) {\n            fprintf(stderr, \"check: cannot write %s\\n\", dump);\n"
                 "            return 2;\n        }\n    }\n");
+}
+
+static void emit_harness(Ctx *c, Graph *model, Graph *ref, Graph *ref_train, const char *p, const char *rp, Buf *o)
+{
+    emit_harness_helpers(model, o);
+    emit_harness_setup(c, model, ref, p, rp, o);
+    emit_harness_compare(c, model, ref, o);
+    emit_harness_prepared(c, model, p, o);
+    emit_harness_dump(c, model, ref, o);
     if (c->train)
         emit_gradient_check(c, model, ref, ref_train, p, rp, o);
     buf_puts(o, "    puts(failed ? \"check: FAILED\" : \"check: every output within its tolerance\");\n");

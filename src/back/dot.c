@@ -85,7 +85,7 @@ static void declared_node(Ctx *c, Buf *o, const Value *v)
 static void op_node(Ctx *c, Buf *o, const Node *n)
 {
     int line, col;
-    Loc loc = n->src && n->src->kind == E_CALL ? n->src->name_loc : n->loc;
+    Loc loc = n->name_loc;
     loc_line_col(loc, &line, &col);
     const char *at = arena_printf(c->arena, "%s:%d:%d", loc.file->name, line, col);
     DType t = n->out->type.dtype;
@@ -117,10 +117,10 @@ bool emit_dot(Ctx *c, Output *out)
     buf_init(&out->h_file, c->arena);
 
     buf_puts(o, "digraph ");
-    dot_str(o, c->model->name->text);
+    dot_str(o, c->graph->name);
     buf_puts(o, " {\n  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, label=");
     dot_str(o, arena_printf(c->arena, "%s on %s (autocast low dtype %s%s): fill = the dtype each op computes in",
-                            c->model->name->text, c->policy->target, dtype_name(c->policy->low),
+                            c->graph->name, c->policy->target, dtype_name(c->policy->low),
                             autocast_options_text(c)));
     buf_puts(o, "];\n  node [fontname=\"Helvetica\", fontsize=10, style=filled];\n"
                 "  edge [fontname=\"Helvetica\", fontsize=9];\n");

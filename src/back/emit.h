@@ -107,10 +107,10 @@ const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y);
-const char *unary_kernel_name(Ctx *c, Node *n);
+const char *unary_kernel_name(Node *n);
 bool operands_ok(Emitter *e, Node *n, DType t);
 extern const char *const reduction_enum[];
-const char *unary_params(Emitter *e, Node *n, double *p0, double *p1);
+const char *unary_params(Node *n, double *p0, double *p1);
 bool emit_conv_desc(Emitter *e, Node *n);
 /* The calls of a fused group (fuse.c), at its last node: one amp_conv_ex */
 void emit_fused_conv(Emitter *e, Node *last, const char *y);
@@ -118,25 +118,23 @@ void emit_fused_conv(Emitter *e, Node *last, const char *y);
  * a forward convolution in f32, bf16 or f16 whose weight is a parameter
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel
  * and kernel sizes; *src is then that parameter */
-bool conv_weights_preparable(Ctx *c, const Node *n, Value **src);
+bool conv_weights_preparable(const Node *n, Value **src);
 /* The desc fields <prefix>_prepare needs (channels, groups, kernel) in a
  * block-local `amp_conv_desc d` */
 void emit_conv_weight_desc(Emitter *e, const Node *n);
 void emit_pool_desc(Emitter *e, Node *n);
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight);
-/* dropout in training mode: whether node n draws a mask, and the call
- * applying f's mask to x into y in the training step (false, and nothing
- * written, where dropout is the identity) */
-bool dropout_draws(Ctx *c, const Node *n);
+/* dropout in training mode: the call applying f's mask to x into y in the
+ * training step (false, and nothing written, where dropout is the identity
+ * or dropout_draws says it draws none) */
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
 
-/* nuclear_norm, or linalg_matrix_norm(ord="nuc"): the sum of the singular
- * values, computed (and differentiated) through the SVD */
-bool is_nuclear_norm(Ctx *c, const Node *n);
-
-/* emit_ops.c: the call(s) computing node n into y (its output's C name).
- * Reports (and emits nothing) for an op or dtype without a kernel. */
+/* emit_ops.c: the call(s) computing node n into y (its output's C name),
+ * by the emit rule its ops.def row names.  Reports (and emits nothing) for
+ * an op or dtype without a kernel. */
 void emit_op(Emitter *e, Node *n, const char *y);
+/* emit_c.c: the emit rule of the ops called by their kernel form alone */
+void emit_kernel_form(Emitter *e, Node *n, const char *y);
 /* Whether the forward needs `int rc` for node n's kernel status. */
 bool op_returns_status(const Node *n);
 
@@ -153,7 +151,7 @@ void emit_grad(Emitter *e, Node *n);
  * dy_of: the gradient of the forward's result; x_of, y_of: the forward's
  * input k and result; xs_of, ys_of: their shapes. */
 const char *grad_of(Emitter *e, Node *b, int k);
-bool conv_weight_grad_to_f32(Emitter *e, const Value *v);
+bool conv_weight_grad_to_f32(const Value *v);
 const char *dy_of(Emitter *e, Node *b);
 const char *x_of(Emitter *e, Node *b, int k);
 const char *y_of(Emitter *e, Node *b);
@@ -174,26 +172,34 @@ const char *mul_c(Emitter *e, const char *a, const char *b);
 void grad_conv(Emitter *e, Node *b);
 void grad_conv_transpose(Emitter *e, Node *b);
 
-/* The gradient rules kept in their own files (emit_grad_linalg.c: linear
- * algebra; emit_grad_nn.c: convolution, indexing, recurrent cells and CTC;
- * emit_grad_more.c: the other ops), each with the same four
- * entry points.  Each returns true when its file owns the op (and then
- * fills in the answer), false to let the next file answer:
- *   grad_rule_*:    *why = NULL if the op is differentiable, else the error
- *   grad_input_*:   *why = the error when input k's gradient is unsupported
- *   grad_scratch_*: *t = the scratch its kernels need (DT_NONE: none)
- *   emit_grad_*:    writes the calls of GRAD node b */
-bool grad_rule_linalg(Ctx *c, const Node *n, const char **why);
-bool grad_input_linalg(Ctx *c, const Node *n, int k, const char **why);
-bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t);
+/* The gradient rules, one per op family, named in the grad column of each
+ * op's ops.def row and called through emit_grad's table: linear algebra
+ * (emit_grad_linalg.c, one rule with shared preconditions), convolution,
+ * indexing, recurrent cells and CTC (emit_grad_nn.c), and products, sort,
+ * quantiles, distances and margin losses (emit_grad_more.c). */
+void grad_linalg(Emitter *e, Node *b);
 bool emit_grad_linalg(Emitter *e, Node *b);
-bool grad_rule_more(Ctx *c, const Node *n, const char **why);
-bool grad_input_more(Ctx *c, const Node *n, int k, const char **why);
-bool grad_scratch_more(Ctx *c, const Node *b, Type *t);
-bool emit_grad_more(Emitter *e, Node *b);
-bool grad_rule_nn(Ctx *c, const Node *n, const char **why);
-bool grad_input_nn(Ctx *c, const Node *n, int k, const char **why);
-bool grad_scratch_nn(Ctx *c, const Node *b, Type *t);
-bool emit_grad_nn(Emitter *e, Node *b);
+void grad_convolution(Emitter *e, Node *b);
+void grad_rnn_cell(Emitter *e, Node *b);
+void grad_conv_tbc(Emitter *e, Node *b);
+void grad_index_copy(Emitter *e, Node *b);
+void grad_scatter_add(Emitter *e, Node *b);
+void grad_index_put(Emitter *e, Node *b);
+void grad_max_unpool(Emitter *e, Node *b);
+void grad_grid_sampler(Emitter *e, Node *b);
+void grad_ctc_loss(Emitter *e, Node *b);
+void grad_prelu(Emitter *e, Node *b);
+void grad_prod(Emitter *e, Node *b);
+void grad_cumprod(Emitter *e, Node *b);
+void grad_quantile(Emitter *e, Node *b);
+void grad_sort(Emitter *e, Node *b);
+void grad_dist(Emitter *e, Node *b);
+void grad_cross(Emitter *e, Node *b);
+void grad_cosine_similarity(Emitter *e, Node *b);
+void grad_margin_ranking(Emitter *e, Node *b);
+void grad_row_loss(Emitter *e, Node *b);
+void grad_renorm(Emitter *e, Node *b);
+void grad_distance(Emitter *e, Node *b);
+void grad_class_margin(Emitter *e, Node *b);
 
 #endif

@@ -272,7 +272,7 @@ static bool emit_embedded_weights(Emitter *e, Buf *o)
     Graph *g = e->g;
     const char *path = c->opts->embed_weights;
     if (!weights_loadable(e)) {
-        error_plain(c, "--embed-weights: model '%s' has %s", c->model->name->text,
+        error_plain(c, "--embed-weights: model '%s' has %s", c->graph->name,
                     g->params->len ? "a parameter sized by a run-time dimension" : "no parameters to embed");
         return false;
     }
@@ -314,7 +314,7 @@ static bool emit_embedded_weights(Emitter *e, Buf *o)
             known = strcmp(((Value *)VEC_AT(g->params, k))->name, t->name) == 0 && strlen(t->name) == t->name_len;
         if (!known) {
             error_plain(c, "--embed-weights %s: tensor '%s' is not a parameter or buffer of model '%s'", path, t->name,
-                        c->model->name->text);
+                        c->graph->name);
             ok = false;
         }
     }
@@ -671,7 +671,7 @@ static void plan_prepared(Emitter *e)
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         Value *src;
-        if (conv_weights_preparable(c, n, &src)) {
+        if (conv_weights_preparable(n, &src)) {
             e->prep_packed[n->out->id] = e->nprep;
             e->prep_node[e->nprep++] = n;
         }
@@ -745,7 +745,7 @@ void emit_node(Emitter *e, Node *n)
     DType t = v->type.dtype;
     int line, col;
     loc_line_col(n->loc, &line, &col);
-    if (n->op->form == FORM_NONE) {
+    if (!n->op->emit_rule) {
         /* typed, autocast and planned, so --explain and --emit=dot show it */
         error_at(c, n->loc, "op %s has no runtime kernel yet, so no C can be emitted for it "
                  "(--explain and --emit=dot work)", n->op->name);
@@ -890,6 +890,17 @@ void emit_node(Emitter *e, Node *n)
                    lin->in[2] ? e->cname[lin->in[2]->id] : "NULL", y);
         return;
     }
+    emit_op(e, n, y);
+}
+
+/* The ops whose kernel call follows from their kernel form alone (the
+ * form column of ops.def): casts, the arithmetic operators, relu, linear,
+ * matmul, softmax and nll_loss.  Their emit column names this function. */
+void emit_kernel_form(Emitter *e, Node *n, const char *y)
+{
+    Buf *o = e->out;
+    Value *v = n->out;
+    DType t = v->type.dtype;
     const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
     const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
     switch (n->op->form) {
@@ -932,7 +943,7 @@ void emit_node(Emitter *e, Node *n)
         emit_matmul(e, n, y);
         break;
     case FORM_SOFTMAX: {
-        int d = (int)n->dim;
+        int d = (int)attr_int(n, "axis", 0);
         int nd = s0->ndim;
         buf_printf(o, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t), dims_product(e, s0, 0, nd ? d : 0),
                    nd ? poly_c(e, s0->dims[d]) : "1", dims_product(e, s0, nd ? d + 1 : 0, nd), x0, y);
@@ -943,15 +954,13 @@ void emit_node(Emitter *e, Node *n)
         const char *N = s0->ndim == 2 ? poly_c(e, s0->dims[0]) : "1";
         buf_printf(o, "    rc = %s(%s, %s, %s, %s, %s, %lld, %s, %s);\n", kernel(e, "nll_loss", t), N,
                    poly_c(e, s0->dims[s0->ndim - 1]), x0, e->cname[n->in[1]->id],
-                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", (long long)n->ignore_index, reductions[n->reduction], y);
+                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", (long long)attr_int(n, "ignore_index", -100),
+                   reductions[attr_int(n, "reduction_code", 0)], y);
         buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
         break;
     }
-    case FORM_NONE:
-        ICE("op %s has no kernel form", n->op->name); /* reported at the top */
-    case FORM_OP:
-        emit_op(e, n, y);
-        break;
+    default:
+        ICE("op %s has no kernel form", n->op->name);
     }
 }
 
@@ -1045,7 +1054,7 @@ static void emit_prepare(Emitter *e, Buf *o)
             continue;
         }
         Value *w = NULL;
-        conv_weights_preparable(c, n, &w);
+        conv_weights_preparable(n, &w);
         e->out = &sizes;
         buf_printf(&sizes, "    { /* %s, packed for %s */\n", w->name, n->op->name);
         emit_conv_weight_desc(e, n);
@@ -1072,7 +1081,7 @@ static void emit_prepare(Emitter *e, Buf *o)
         Node *n = e->prep_node[k];
         Value *w = n->in[0];
         if (n->op->form != FORM_CAST)
-            conv_weights_preparable(c, n, &w);
+            conv_weights_preparable(n, &w);
         buf_printf(&null_check, "%s!params->%s", null_check.len ? " || " : "", e->member[w->id]);
     }
     if (null_check.len)
@@ -1214,7 +1223,7 @@ const char *model_prefix(Ctx *c)
 {
     if (c->opts->prefix)
         return c->opts->prefix;
-    char *p = arena_strdup(c->arena, c->model->name->text);
+    char *p = arena_strdup(c->arena, c->graph->name);
     for (char *q = p; *q; q++)
         *q = (char)tolower((unsigned char)*q);
     return p;
@@ -1234,8 +1243,7 @@ static bool init_emitter(Ctx *c, Emitter *e, Graph *g, bool training)
     e->dim_params = dp.data;
     for (int i = 0; i < c->nsyms; i++) {
         if (name_taken(e, c->sym_names[i])) {
-            Expr *d = VEC_AT(c->model->dims, i);
-            error_at(c, d->loc, "dimension name '%s' is reserved in the emitted C; choose another name",
+            error_at(c, g->dim_locs[i], "dimension name '%s' is reserved in the emitted C; choose another name",
                      c->sym_names[i]);
             return false;
         }
@@ -1293,7 +1301,7 @@ bool emit_c(Ctx *c, Output *out)
         if (c->opts->prefix)
             error_plain(c, "--prefix '%s' collides with the runtime's amp_ names; choose another", p);
         else
-            error_at(c, c->model->name->loc,
+            error_at(c, c->graph->name_loc,
                      "the prefix '%s' from the model's name collides with the runtime's amp_ names; "
                      "rename the model or give --prefix", p);
         return false;
@@ -1317,7 +1325,7 @@ bool emit_c(Ctx *c, Output *out)
         " *   target: %s, autocast low dtype %s, %s\n"
         " *   command: ampc %s -t %s%s%s%s\n"
         " */\n",
-        AMPC_VERSION, comment_name(c, c->main_file->name), c->model->name->text, (unsigned long long)h, c->policy->target,
+        AMPC_VERSION, comment_name(c, c->main_file->name), c->graph->name, (unsigned long long)h, c->policy->target,
         dtype_name(c->policy->low), policy, comment_name(c, c->main_file->name), c->policy->target,
         c->opts->prefix ? " --prefix " : "", c->opts->prefix ? c->opts->prefix : "", autocast_options_text(c));
 

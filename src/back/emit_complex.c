@@ -6,7 +6,8 @@
  * angle of a real tensor, which is amp_angle_<T>, and the parts of real
  * tensors (real, conj: the tensor itself; abs: amp_abs_<T>).  Each fills
  * its kernel's arguments from the node's proven shapes and the call's
- * arguments, which typecheck validated.
+ * arguments, which typecheck validated; their work arrays are the nodes'
+ * scratch, sized by scratch.c.
  */
 #include "emit.h"
 
@@ -14,83 +15,6 @@
 
 /* the kernel family of a value's precision: c64 for f32 and c64, c128 for f64 and c128 */
 static DType family(DType t) { return dtype_to_complex(dtype_to_real(t)); }
-
-/* ---- scratch ------------------------------------------------------------------ */
-
-static Poly *sum_or_max(Ctx *c, Poly *a, Poly *b)
-{
-    int64_t x, y;
-    if (poly_is_const(a, &x) && poly_is_const(b, &y))
-        return x > y ? a : b;
-    return poly_add(c, a, b); /* a bound when they cannot be compared */
-}
-
-static Type bytes_type(Ctx *c, Poly *doubles)
-{
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, doubles, poly_const(c, 8))}}};
-}
-
-/* The transformed dims and their signal lengths, each a Poly. */
-static int fft_dims(Ctx *c, const Node *n, int *dims, Poly **lens)
-{
-    const Shape *si = &n->in[0]->type.shape, *so = &n->out->type.shape;
-    int64_t given[MAX_DIMS];
-    int count = fft_plan_dims(c, n->src, si->ndim, dims, given);
-    FftKind kind = fft_kind(n->op->id);
-    for (int i = 0; i < count; i++) {
-        bool last = i == count - 1;
-        if (given[i] > 0)
-            lens[i] = poly_const(c, given[i]);
-        else if (last && kind == FFT_R2C)
-            lens[i] = si->dims[dims[i]];
-        else
-            lens[i] = so->dims[dims[i]]; /* c2c: the input's; c2r: 2 (m - 1) */
-    }
-    return count;
-}
-
-Type complex_scratch_type(Ctx *c, const Node *n)
-{
-    Type none = {.dtype = DT_NONE};
-    const Shape *si = &n->in[0]->type.shape, *so = &n->out->type.shape;
-    switch (n->op->id) {
-    case OP_FFT_FFT: case OP_FFT_IFFT: case OP_FFT_FFT2: case OP_FFT_IFFT2: case OP_FFT_FFTN: case OP_FFT_IFFTN:
-    case OP_FFT_RFFT: case OP_FFT_IRFFT: case OP_FFT_RFFT2: case OP_FFT_IRFFT2: case OP_FFT_RFFTN:
-    case OP_FFT_IRFFTN: case OP_FFT_HFFT: case OP_FFT_IHFFT: {
-        /* amp_fft_work_doubles: 4 M + 8 L, M bounding every stage's element
-         * count and L every line's length */
-        int dims[MAX_DIMS];
-        Poly *lens[MAX_DIMS];
-        int count = fft_dims(c, n, dims, lens);
-        Poly *m = poly_const(c, 1), *l = poly_const(c, 1);
-        for (int k = 0; k < si->ndim; k++) {
-            Poly *b = sum_or_max(c, si->dims[k], so->dims[k]);
-            for (int i = 0; i < count; i++)
-                if (dims[i] == k)
-                    b = sum_or_max(c, b, lens[i]);
-            m = poly_mul(c, m, b);
-            for (int i = 0; i < count; i++)
-                if (dims[i] == k)
-                    l = poly_add(c, l, b);
-        }
-        return bytes_type(c, poly_add(c, poly_mul(c, m, poly_const(c, 4)), poly_mul(c, l, poly_const(c, 8))));
-    }
-    case OP_STFT: {
-        int64_t len;
-        poly_is_const(si->dims[si->ndim - 1], &len);
-        int64_t n_fft = arg_int(c, n->src, "n_fft", 0);
-        return bytes_type(c, poly_const(c, (int64_t)AMP_STFT_WORK_DOUBLES(len, n_fft)));
-    }
-    case OP_LINALG_EIG: case OP_LINALG_EIGVALS: {
-        Poly *k = si->dims[si->ndim - 1];
-        Poly *w = poly_add(c, poly_mul(c, poly_mul(c, k, k), poly_const(c, 5)), poly_mul(c, k, poly_const(c, 8)));
-        return bytes_type(c, w);
-    }
-    default:
-        (void)so;
-        return none;
-    }
-}
 
 /* ---- the calls ------------------------------------------------------------------ */
 
@@ -123,8 +47,8 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
                shape_array(e, so), c_array(e, len_items, count));
     buf_printf(e->out, "        const amp_fft_desc d = {%d, in_shape, out_shape, %d, dims, lens, %s, %d, %s, %d};\n",
                si->ndim, count, kind == FFT_C2C ? "AMP_FFT_C2C" : kind == FFT_R2C ? "AMP_FFT_R2C" : "AMP_FFT_C2R",
-               inverse, fft_norm_code(arg_str(c, n->src, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
-                        : fft_norm_code(arg_str(c, n->src, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"
+               inverse, fft_norm_code(attr_str(n, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
+                        : fft_norm_code(attr_str(n, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"
                                                                                      : "AMP_FFT_NORM_BACKWARD",
                !dtype_is_complex(in_dtype(n, 0)));
     buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "fft", family(t)), in_c(e, n, 0), y, work_of(e, n));
@@ -133,16 +57,15 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
 
 static void emit_stft(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
-    int64_t n_fft, hop, win, padded;
-    bool onesided;
-    stft_params(c, n->src, &n_fft, &hop, &win, &padded, &onesided);
+    /* the frames lowering worked out (stft_params) */
+    int64_t n_fft = attr_int(n, "n_fft", 0), hop = attr_int(n, "frame_hop", 0), win = attr_int(n, "frame_len", 0);
+    bool onesided = attr_bool(n, "onesided", true);
     const Shape *si = in_shape(n, 0);
     int w = op_param_index(n->op, "window");
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s, %s);\n", kernel(e, "stft", n->out->type.dtype),
                si->ndim == 2 ? poly_c(e, si->dims[0]) : "1", poly_c(e, si->dims[si->ndim - 1]), i64_c(e, n_fft),
-               i64_c(e, hop), i64_c(e, win), in_c(e, n, w), arg_bool(c, n->src, "center", true),
-               stft_pad_mode_code(arg_str(c, n->src, "pad_mode", "reflect")), arg_bool(c, n->src, "normalized", false),
+               i64_c(e, hop), i64_c(e, win), in_c(e, n, w), attr_bool(n, "center", true),
+               stft_pad_mode_code(attr_str(n, "pad_mode", "reflect")), attr_bool(n, "normalized", false),
                onesided, in_c(e, n, 0), y, work_of(e, n));
 }
 

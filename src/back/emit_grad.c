@@ -75,171 +75,11 @@ void sum_to(Emitter *e, DType t, const char *src, const Shape *from, const char 
 }
 
 /* A buffer of the forward output's shape, in dtype t, from the scratch
- * (grad_scratch_type reserves `count` of them). */
+ * (scratch.c's op_scratch_type reserves as many as the rule uses). */
 const char *scratch_buffer(Emitter *e, Node *b, DType t, int index)
 {
     return arena_printf(e->c->arena, "((%s *)(void *)%s + %d * (%s))", dtype_c_type(t), e->cname[b->scratch->id], index,
                         numel_c(e, ys_of(b)));
-}
-
-/* ---- which ops have a gradient, and what scratch it needs ------------------------ */
-
-static bool is_unary_with_backward(OpId id)
-{
-    switch (id) {
-    case OP_RELU: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT: case OP_RECIPROCAL: case OP_SIGMOID:
-    case OP_TANH: case OP_ACOS: case OP_ASIN: case OP_COSH: case OP_SINH: case OP_TAN: case OP_ERFINV:
-    case OP_EXPM1: case OP_LOG10: case OP_LOG2: case OP_LOG1P: case OP_GELU: case OP_SILU:
-        return true;
-    default:
-        return false;
-    }
-}
-
-const char *grad_rule_missing(Ctx *c, const Node *n)
-{
-    OpId id = n->op->id;
-    if (is_unary_with_backward(id))
-        return NULL;
-    switch (id) {
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG:
-    case OP_SOFTPLUS: case OP_CLAMP: case OP_POW: case OP_MAXIMUM: case OP_ATAN2: case OP_WHERE:
-    case OP_LINEAR: case OP_MATMUL: case OP_MM: case OP_BMM: case OP_ADDMM:
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
-    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
-    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
-    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
-    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
-    case OP_MAX_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL2D: case OP_AVG_POOL3D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL3D:
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM: case OP_EMBEDDING:
-    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-    case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_NARROW: case OP_SLICE: case OP_CAT: case OP_STACK:
-    case OP_SUM: case OP_MEAN: case OP_SCALED_DOT_PRODUCT_ATTENTION:
-    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
-    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
-    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
-    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
-    case OP_INDEX_SELECT: case OP_GATHER: case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_CUMSUM:
-    case OP_MV: case OP_DOT: case OP_VDOT: case OP_ADDMV: case OP_ADDR: case OP_BADDBMM: case OP_ADDBMM: case OP_TRACE:
-    case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D: case OP_CONV_TRANSPOSE3D: case OP_ADDCMUL: case OP_ADDCDIV:
-    case OP_FROBENIUS_NORM: case OP_EINSUM: case OP_TENSORDOT: case OP_LINALG_VECDOT: case OP_BILINEAR:
-        return NULL;
-    case OP_LINALG_MATRIX_NORM: /* "fro" here, "nuc" through the SVD (emit_grad_linalg.c) */
-        return NULL;
-    case OP_DROPOUT: /* the training step regenerates its mask (emit_dropout_draw) */
-        return NULL;
-    default: {
-        const char *why = NULL;
-        if (grad_rule_linalg(c, n, &why) || grad_rule_more(c, n, &why) || grad_rule_nn(c, n, &why))
-            return why;
-        return arena_printf(c->arena, "op %s has no gradient yet, so this model cannot be trained "
-                                      "(its inference compiles without the train section)", n->op->name);
-    }
-    }
-}
-
-/* Whether a pointwise loss is a function of input - target, so that the
- * target's gradient is the input's negated. */
-static bool loss_of_difference(OpId id)
-{
-    return id == OP_MSE_LOSS || id == OP_L1_LOSS || id == OP_SMOOTH_L1_LOSS || id == OP_HUBER_LOSS;
-}
-
-const char *grad_input_missing(Ctx *c, const Node *n, int k)
-{
-    OpId id = n->op->id;
-    const char *what = NULL;
-    switch (id) {
-    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
-        if (k != 0)
-            what = "its weight"; /* targets are index operands (autodiff.c) */
-        break;
-    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
-    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
-    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
-        if (k == 1 && !loss_of_difference(id))
-            what = "its target";
-        else if (k >= 2)
-            what = "its weight";
-        break;
-    case OP_LAYER_NORM: case OP_GROUP_NORM:
-        if (k == 1)
-            what = "operand 2";
-        break;
-    case OP_BATCH_NORM:
-        if (k == 1 || k == 2)
-            what = "its running statistics";
-        break;
-    case OP_SCALED_DOT_PRODUCT_ATTENTION:
-        if (k == 3)
-            what = "its attn_mask";
-        break;
-    default: {
-        const char *why = NULL;
-        if (grad_input_linalg(c, n, k, &why) || grad_input_more(c, n, k, &why) ||
-            grad_input_nn(c, n, k, &why))
-            return why;
-        break;
-    }
-    }
-    if (!what)
-        return NULL;
-    return arena_printf(c->arena, "%s: the gradient with respect to %s is not supported (detach it: make it an "
-                                  "input or a buffer, not something computed from a parameter)", n->op->name, what);
-}
-
-/* Whether a broadcasting binary op's gradients go through full-shape
- * temporaries before being summed down to the operands' shapes. */
-static bool broadcasts(const Node *f)
-{
-    for (int k = 0; k < f->nin && k < 3; k++)
-        if (f->in[k] && !shape_equal(&f->in[k]->type.shape, &f->out->type.shape))
-            return true;
-    return false;
-}
-
-Type grad_scratch_type(Ctx *c, const Node *b)
-{
-    Type none = {.dtype = DT_NONE};
-    const Node *f = b->fwd;
-    if (!f)
-        return none;
-    Poly *numel = shape_numel(c, &f->out->type.shape);
-    int buffers = 0;
-    switch (f->op->id) {
-    case OP_MUL: case OP_DIV: case OP_WHERE:
-        buffers = f->nin == 2 || f->op->id == OP_WHERE ? 1 : 0;
-        if (f->op->id == OP_DIV && f->nin == 1)
-            buffers = 1; /* rdiv: -dy y / a */
-        if (f->op->id != OP_DIV && !broadcasts(f))
-            buffers = f->op->id == OP_WHERE ? 1 : 0;
-        break;
-    case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
-        buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
-        break;
-    case OP_ADDCMUL: case OP_ADDCDIV:
-        buffers = 1; /* a tensor operand's gradient over the output shape */
-        break;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
-        /* dx when the input needs no gradient: the kernels write it anyway
-         * (none otherwise: an unused scratch is an unused local in the C) */
-        buffers = 1;
-        for (int r = 0; r <= b->nmore; r++)
-            if (b->grad_input[r] == 0)
-                buffers = 0;
-        break;
-    default: {
-        Type t = none;
-        if (grad_scratch_linalg(c, b, &t) || grad_scratch_more(c, b, &t) || grad_scratch_nn(c, b, &t))
-            return t;
-        return none;
-    }
-    }
-    if (buffers == 0)
-        return none;
-    Poly *bytes = poly_mul(c, numel, poly_const(c, (int64_t)buffers * dtype_size(f->out->type.dtype)));
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
 }
 
 /* ---- one emitter per kind of op ------------------------------------------------ */
@@ -334,7 +174,7 @@ static void grad_unary(Emitter *e, Node *b)
     OpId id = f->op->id;
     if (id == OP_SOFTPLUS || id == OP_CLAMP || (id == OP_POW && !f->in[1])) {
         double p0, p1;
-        const char *name = unary_params(e, f, &p0, &p1);
+        const char *name = unary_params(f, &p0, &p1);
         buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s);\n",
                    kernel(e, arena_printf(e->c->arena, "%s_backward", name), t), n, x_of(e, b, 0), y_of(e, b),
                    dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, 0));
@@ -343,7 +183,7 @@ static void grad_unary(Emitter *e, Node *b)
     /* relu's gradient node does not keep x (autodiff.c): its kernel tests
      * x <= 0, which y <= 0 answers identically, so y stands in for x */
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n",
-               kernel(e, arena_printf(e->c->arena, "%s_backward", unary_kernel_name(e->c, f)), t), n,
+               kernel(e, arena_printf(e->c->arena, "%s_backward", unary_kernel_name(f)), t), n,
                id == OP_RELU ? y_of(e, b) : x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
 }
 
@@ -475,7 +315,7 @@ static void grad_softmax(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
-    int64_t d = f->dim;
+    int64_t d = attr_int(f, "axis", 0);
     const char *outer, *len, *inner;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s);\n",
@@ -489,10 +329,10 @@ static void grad_class_loss(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const char *N, *C, *inner;
     class_split(e, xs_of(b, 0), &N, &C, &inner);
-    int64_t ignore = f->op->id == OP_NLL_LOSS ? f->ignore_index : arg_int(e->c, f->src, "ignore_index", -100);
-    int reduction = f->op->id == OP_NLL_LOSS ? f->reduction : f->src->reduction;
+    int64_t ignore = attr_int(f, "ignore_index", -100);
+    int reduction = (int)attr_int(f, "reduction_code", 0);
     if (f->op->id == OP_CROSS_ENTROPY) {
-        double smoothing = arg_number(e->c, f->src, "label_smoothing", "0.0", DT_F64);
+        double smoothing = attr_number(f, "label_smoothing", "0.0", DT_F64);
         bool probs = f->in[1]->type.dtype != DT_I64;
         if (probs)
             buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
@@ -531,7 +371,7 @@ static void grad_pointwise_loss(Emitter *e, Node *b)
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, arena_printf(e->c->arena, "%s_backward", f->op->name), t),
                numel_c(e, xs_of(b, 0)), x_of(e, b, 0), x_of(e, b, 1), kw >= 0 && f->in[kw] ? x_of(e, b, kw) : "NULL",
-               double_c(e, p[0]), double_c(e, p[1]), double_c(e, p[2]), reduction_enum[f->src->reduction], dy_of(e, b),
+               double_c(e, p[0]), double_c(e, p[1]), double_c(e, p[2]), reduction_enum[attr_int(f, "reduction_code", 0)], dy_of(e, b),
                dx ? dx : dt);
     if (dt)
         buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), numel_c(e, xs_of(b, 1)), dx ? dx : dt,
@@ -597,7 +437,7 @@ void grad_conv(Emitter *e, Node *b) { grad_conv_pair(e, b, false); }
 
 /* Whether v is a (not transposed) convolution's bf16/f16 weight gradient,
  * which grad_conv_pair can write widened into an f32 buffer. */
-bool conv_weight_grad_to_f32(Emitter *e, const Value *v)
+bool conv_weight_grad_to_f32(const Value *v)
 {
     Node *b = v->def, *f = b ? b->fwd : NULL;
     if (!f || b->op->id != OP_GRAD || grad_value(b, 1) != v ||
@@ -607,7 +447,7 @@ bool conv_weight_grad_to_f32(Emitter *e, const Value *v)
     case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
         return true;
     case OP_CONVOLUTION:
-        return !arg_bool(e->c, f->src, "transposed", false);
+        return !attr_bool(f, "transposed", false);
     default:
         return false;
     }
@@ -654,7 +494,7 @@ static void grad_norm(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *s = xs_of(b, 0);
     int nd = s->ndim;
-    double eps = arg_number(e->c, f->src, "eps", "1e-05", DT_F64);
+    double eps = attr_number(f, "eps", "1e-05", DT_F64);
     const char *dx = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_buffer(e, b, t, 0);
     const char *g = grad_of(e, b, f->op->id == OP_BATCH_NORM ? 3 : 2);
     const char *gb = grad_of(e, b, f->op->id == OP_BATCH_NORM ? 4 : 3);
@@ -667,14 +507,14 @@ static void grad_norm(Emitter *e, Node *b)
     case OP_GROUP_NORM:
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "group_norm_backward", t),
                    poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd),
-                   i64_c(e, arg_int(e->c, f->src, "num_groups", 1)), x_of(e, b, 0), param_dtype_of(f, 2, 3),
+                   i64_c(e, attr_int(f, "num_groups", 1)), x_of(e, b, 0), param_dtype_of(f, 2, 3),
                    x_of(e, b, 2), double_c(e, eps), dy_of(e, b), dx, g ? g : "NULL", gb ? gb : "NULL");
         break;
     default: /* batch_norm */
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %s, %s, %s);\n",
                    kernel(e, "batch_norm_backward", t), poly_c(e, s->dims[0]), poly_c(e, s->dims[1]),
                    dims_product(e, s, 2, nd), x_of(e, b, 0), param_dtype_of(f, 1, 4), x_of(e, b, 1), x_of(e, b, 2),
-                   x_of(e, b, 3), arg_bool(e->c, f->src, "training", false), double_c(e, eps), dy_of(e, b), dx,
+                   x_of(e, b, 3), attr_bool(f, "training", false), double_c(e, eps), dy_of(e, b), dx,
                    g ? g : "NULL", gb ? gb : "NULL");
         break;
     }
@@ -685,9 +525,8 @@ static void grad_embedding(Emitter *e, Node *b)
     Node *f = b->fwd;
     const Shape *sw = xs_of(b, 1);
     int64_t padding_idx = -1;
-    Expr *pe = arg_named(f->src, "padding_idx");
-    if (pe && pe->kind != E_NAME) {
-        padding_idx = arg_int(e->c, f->src, "padding_idx", -1);
+    if (attr_given(f, "padding_idx")) {
+        padding_idx = attr_int(f, "padding_idx", -1);
         int64_t rows;
         if (padding_idx < 0 && poly_is_const(sw->dims[0], &rows))
             padding_idx += rows;
@@ -708,7 +547,7 @@ static void grad_permute(Emitter *e, Node *b)
     for (int i = 0; i < nd; i++)
         perm[i] = i;
     if (f->op->id == OP_TRANSPOSE) {
-        int64_t a = arg_int(e->c, f->src, "dim0", 0), c = arg_int(e->c, f->src, "dim1", 0);
+        int64_t a = attr_int(f, "dim0", 0), c = attr_int(f, "dim1", 0);
         if (nd) {
             a = a < 0 ? a + nd : a;
             c = c < 0 ? c + nd : c;
@@ -717,7 +556,7 @@ static void grad_permute(Emitter *e, Node *b)
         }
     } else {
         int64_t dims[MAX_DIMS * 2];
-        int k = arg_int_list(e->c, f->src, "dims", dims);
+        int k = attr_int_list(f, "dims", dims);
         for (int i = 0; i < k && i < nd; i++)
             perm[i] = (int)(dims[i] < 0 ? dims[i] + nd : dims[i]);
     }
@@ -751,10 +590,10 @@ static void grad_slice(Emitter *e, Node *b)
     const char *xs[MAX_DIMS], *ys[MAX_DIMS];
     contiguous_strides(e, sx, xs);
     contiguous_strides(e, so, ys);
-    int d = (int)f->src->dim;
-    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, f->src->start), xs[d]);
-    if (f->src->step != 1)
-        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, f->src->step), xs[d]);
+    int d = (int)attr_int(f, "axis", 0);
+    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, attr_int(f, "axis_start", 0)), xs[d]);
+    if (attr_int(f, "axis_step", 0) != 1)
+        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, attr_int(f, "axis_step", 0)), xs[d]);
     open_block(e);
     buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
     buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, so->ndim));
@@ -771,7 +610,7 @@ static void grad_cat(Emitter *e, Node *b)
     const Shape *so = ys_of(b);
     bool stack = f->op->id == OP_STACK;
     int nd = so->ndim;
-    int64_t dim = arg_int(e->c, f->src, "dim", 0);
+    int64_t dim = attr_int(f, "dim", 0);
     if (dim < 0)
         dim += nd;
     const char *ys[MAX_DIMS];
@@ -806,7 +645,7 @@ static void grad_reduce(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sx = xs_of(b, 0);
     int nd = sx->ndim;
-    int64_t dim = f->src->dim;
+    int64_t dim = attr_int(f, "axis", 0);
     const char *xs[MAX_DIMS], *st[MAX_DIMS];
     contiguous_strides(e, sx, xs);
     /* dy's layout: x's dims without the reduced ones */
@@ -863,12 +702,11 @@ static void grad_sdpa(Emitter *e, Node *b)
                poly_c(e, sq->dims[nq - 1]), poly_c(e, sv->dims[nq - 1]));
     buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n        d.v_batch_stride = %s;\n",
                dims_product(e, sq, nq - 2, nq), dims_product(e, sk, nq - 2, nq), dims_product(e, sv, nq - 2, nq));
-    Expr *se = arg_named(f->src, "scale");
-    if (se && se->kind != E_NAME)
-        buf_printf(e->out, "        d.scale = %s;\n", double_c(e, arg_number(e->c, f->src, "scale", "1", DT_F64)));
+    if (attr_given(f, "scale"))
+        buf_printf(e->out, "        d.scale = %s;\n", double_c(e, attr_number(f, "scale", "1", DT_F64)));
     else
         buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
-    buf_printf(e->out, "        d.is_causal = %d;\n", arg_bool(e->c, f->src, "is_causal", false));
+    buf_printf(e->out, "        d.is_causal = %d;\n", attr_bool(f, "is_causal", false));
     /* the kernel writes all three; those not needed go to scratch */
     const char *dq = grad_of(e, b, 0), *dk = grad_of(e, b, 1), *dv = grad_of(e, b, 2);
     if (!dq || !dk || !dv) {
@@ -893,14 +731,13 @@ static void grad_upsample(Emitter *e, Node *b)
     const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
                                                                                        : "AMP_UPSAMPLE_LINEAR";
     double scale = 0;
-    Expr *se = arg_named(f->src, "scale_factors");
-    if (se && se->kind != E_NAME)
-        scale = arg_number(e->c, f->src, "scale_factors", "0", DT_F64);
+    if (attr_given(f, "scale_factors"))
+        scale = attr_number(f, "scale_factors", "0", DT_F64);
     open_block(e);
     buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
                planes_of(e, sx, ns));
     buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
-               nearest ? 0 : arg_bool(e->c, f->src, "align_corners", false));
+               nearest ? 0 : attr_bool(f, "align_corners", false));
     for (int i = 0; i < ns; i++) {
         buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
         buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
@@ -922,7 +759,7 @@ static void grad_pad(Emitter *e, Node *b)
     int mode = 0;
     if (f->op->id == OP_PAD) {
         int64_t v[MAX_DIMS * 2 + 2];
-        int k = arg_int_list(e->c, f->src, "pad", v);
+        int k = attr_int_list(f, "pad", v);
         for (int i = 0; i < k / 2; i++) {
             before[nd - 1 - i] = v[2 * i];
             after[nd - 1 - i] = v[2 * i + 1];
@@ -931,7 +768,7 @@ static void grad_pad(Emitter *e, Node *b)
     } else {
         OpId id = f->op->id;
         int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1 : id == OP_REPLICATION_PAD3D ? 3 : 2;
-        int64_t p = arg_int(e->c, f->src, "padding", 0);
+        int64_t p = attr_int(f, "padding", 0);
         for (int i = 0; i < spatial; i++)
             before[nd - 1 - i] = after[nd - 1 - i] = p;
         mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
@@ -956,7 +793,7 @@ static void grad_index_select(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const char *outer, *len, *inner;
-    axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
+    axis_split(e, xs_of(b, 0), attr_int(f, "axis", 0), &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "index_select_backward", f->out->type.dtype),
                outer, len, inner, numel_c(e, xs_of(b, 2)), x_of(e, b, 2), dy_of(e, b), grad_of(e, b, 0));
 }
@@ -973,7 +810,7 @@ static void grad_gather(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t index_shape[] = %s;\n", shape_array(e, si));
     buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
     buf_printf(e->out, "        (void)%s(%d, index_shape, %d, %s, %s, x_shape, %s);\n", kernel(e, "scatter_add", t),
-               sx->ndim, (int)f->src->dim, x_of(e, b, 2), dy_of(e, b), grad_of(e, b, 0));
+               sx->ndim, (int)attr_int(f, "axis", 0), x_of(e, b, 2), dy_of(e, b), grad_of(e, b, 0));
     close_block(e);
 }
 
@@ -985,7 +822,7 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sx = xs_of(b, 0);
     int nd = sx->ndim;
-    int64_t dim = f->src->dim;
+    int64_t dim = attr_int(f, "axis", 0);
     const char *items[MAX_DIMS];
     OpId id = f->op->id;
     for (int i = 0; i < nd; i++) {
@@ -1001,8 +838,8 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
         buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s);\n", kernel(e, "logsumexp_backward", t), nd,
                    x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
     } else {
-        double p = id == OP_NORM                ? arg_number(e->c, f->src, "p", "2", DT_F64)
-                   : id == OP_LINALG_VECTOR_NORM ? arg_number(e->c, f->src, "ord", "2", DT_F64)
+        double p = id == OP_NORM                ? attr_number(f, "p", "2", DT_F64)
+                   : id == OP_LINALG_VECTOR_NORM ? attr_number(f, "ord", "2", DT_F64)
                                                  : 2; /* frobenius_norm, linalg_matrix_norm(ord="fro") */
         buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s, %s);\n", kernel(e, "norm_backward", t), nd,
                    double_c(e, p), x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
@@ -1015,7 +852,7 @@ static void grad_cumsum(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const char *outer, *len, *inner;
-    axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
+    axis_split(e, xs_of(b, 0), attr_int(f, "axis", 0), &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, "reverse_cumsum", f->out->type.dtype), outer, len,
                inner, dy_of(e, b), grad_of(e, b, 0));
 }
@@ -1026,7 +863,6 @@ static void grad_cumsum(Emitter *e, Node *b)
  * y[b][m][n] = alpha sum_k A[b][m][k] B[b][k][n] + beta C. */
 static void mm_forward_gemm(Emitter *e, Node *f, Gemm *g)
 {
-    Ctx *c = e->c;
     OpId id = f->op->id;
     DType ct = compute_dtype(f->out->type.dtype);
     bool added = id == OP_ADDMM || id == OP_BADDBMM || id == OP_ADDBMM || id == OP_ADDMV || id == OP_ADDR;
@@ -1034,8 +870,8 @@ static void mm_forward_gemm(Emitter *e, Node *f, Gemm *g)
     const Shape *sa = &f->in[a]->type.shape, *sb = &f->in[b]->type.shape;
     *g = (Gemm){.batch = "1", .alpha = 1, .beta = 0};
     if (added) {
-        g->alpha = arg_number(c, f->src, "alpha", "1", ct);
-        g->beta = arg_number(c, f->src, "beta", "1", ct);
+        g->alpha = attr_number(f, "alpha", "1", ct);
+        g->beta = attr_number(f, "beta", "1", ct);
     }
     switch (id) {
     case OP_ADDMM:
@@ -1137,7 +973,7 @@ static void grad_addc(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *so = ys_of(b);
     const char *dy = dy_of(e, b), *n = numel_c(e, so);
-    double value = arg_number(e->c, f->src, "value", "1", compute_dtype(t));
+    double value = attr_number(f, "value", "1", compute_dtype(t));
     bool div = f->op->id == OP_ADDCDIV;
     if (grad_of(e, b, 0))
         sum_to(e, t, dy, so, grad_of(e, b, 0), xs_of(b, 0));
@@ -1290,7 +1126,7 @@ static void grad_contraction(Emitter *e, Node *b, GradContract *k)
 static void grad_einsum(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    const char *s = f->src->bound[0]->text;
+    const char *s = attr_str(f, "equation", "");
     if (strchr(s, '.')) {
         unsupported(e, f, "the gradient of an equation with ... is not supported yet");
         return;
@@ -1361,7 +1197,7 @@ static void grad_tensordot(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
-    int nd = (int)arg_int(e->c, f->src, "dims", 2);
+    int nd = (int)attr_int(f, "dims", 2);
     GradContract k = {.n_ops = 2, .input = {0, 1}};
     int ia[MAX_DIMS], ib[MAX_DIMS];
     for (int d = 0; d < sa->ndim - nd; d++)
@@ -1387,7 +1223,7 @@ static void grad_vecdot(Emitter *e, Node *b)
         return;
     }
     int nd = sa->ndim;
-    int64_t dim = arg_int(e->c, f->src, "dim", -1);
+    int64_t dim = attr_int(f, "dim", -1);
     if (dim < 0)
         dim += nd;
     GradContract k = {.n_ops = 2, .input = {0, 1}};
@@ -1420,6 +1256,56 @@ static void grad_bilinear(Emitter *e, Node *b)
         sum_to(e, b->fwd->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 3), xs_of(b, 3));
 }
 
+/* pow: a tensor exponent has the binary rule, a number the unary one */
+static void grad_pow(Emitter *e, Node *b)
+{
+    if (b->fwd->in[1])
+        grad_binary_kernel(e, b);
+    else
+        grad_unary(e, b);
+}
+
+/* dropout: dx = dy * mask / (1 - p), the forward's kernel on dy, with the
+ * mask regenerated from the same counter rather than stored (no arena
+ * bytes, and Philox costs a few multiplies per element); the identity in
+ * evaluation mode */
+static void grad_dropout(Emitter *e, Node *b)
+{
+    if (!emit_dropout_draw(e, b->fwd, dy_of(e, b), grad_of(e, b, 0)))
+        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
+}
+
+/* reshape, view, flatten, squeeze, unsqueeze: the same elements */
+static void grad_view(Emitter *e, Node *b) { grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0)); }
+
+/* expand: summed over the broadcast dims */
+static void grad_expand(Emitter *e, Node *b)
+{
+    sum_to(e, b->fwd->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 0), xs_of(b, 0));
+}
+
+/* logsumexp and the norms: their reduction kernel's backward, but the
+ * nuclear norm's, which goes through the SVD */
+static void grad_norm_reduce(Emitter *e, Node *b)
+{
+    if (is_nuclear_norm(b->fwd))
+        grad_linalg(e, b);
+    else
+        grad_reduction_kernel(e, b);
+}
+
+/* Each op's gradient rule, from the grad column of its ops.def row. */
+typedef void (*GradRule)(Emitter *e, Node *b);
+static const GradRule grad_rules[OP_COUNT] = {
+#define GRAD(fn) fn
+#define NO_GRAD NULL
+#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = grad,
+#include "ops.def"
+#undef OP
+#undef GRAD
+#undef NO_GRAD
+};
+
 void emit_grad(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -1427,139 +1313,10 @@ void emit_grad(Emitter *e, Node *b)
         grad_seed(e, b);
         return;
     }
-    OpId id = f->op->id;
-    if (is_unary_with_backward(id)) {
-        grad_unary(e, b);
-        return;
-    }
-    switch (id) {
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_NEG:
-        grad_arith(e, b);
-        return;
-    case OP_SOFTPLUS: case OP_CLAMP:
-        grad_unary(e, b);
-        return;
-    case OP_POW:
-        if (f->in[1])
-            grad_binary_kernel(e, b);
-        else
-            grad_unary(e, b);
-        return;
-    case OP_MAXIMUM: case OP_ATAN2:
-        grad_binary_kernel(e, b);
-        return;
-    case OP_WHERE:
-        grad_where(e, b);
-        return;
-    case OP_LINEAR:
-        grad_linear(e, b);
-        return;
-    case OP_MATMUL: case OP_MM: case OP_BMM:
-        grad_matmul(e, b);
-        return;
-    case OP_ADDMM: case OP_MV: case OP_DOT: case OP_VDOT: case OP_ADDMV: case OP_ADDR: case OP_BADDBMM: case OP_ADDBMM:
-        grad_gemm(e, b);
-        return;
-    case OP_TRACE:
-        grad_trace(e, b);
-        return;
-    case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D: case OP_CONV_TRANSPOSE3D:
-        grad_conv_transpose(e, b);
-        return;
-    case OP_ADDCMUL: case OP_ADDCDIV:
-        grad_addc(e, b);
-        return;
-    case OP_EINSUM:
-        grad_einsum(e, b);
-        return;
-    case OP_TENSORDOT:
-        grad_tensordot(e, b);
-        return;
-    case OP_LINALG_VECDOT:
-        grad_vecdot(e, b);
-        return;
-    case OP_BILINEAR:
-        grad_bilinear(e, b);
-        return;
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-        grad_softmax(e, b);
-        return;
-    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_CROSS_ENTROPY:
-        grad_class_loss(e, b);
-        return;
-    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
-    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
-    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
-        grad_pointwise_loss(e, b);
-        return;
-    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
-        grad_conv(e, b);
-        return;
-    case OP_MAX_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL2D: case OP_AVG_POOL3D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL3D:
-        grad_pool(e, b);
-        return;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
-        grad_norm(e, b);
-        return;
-    case OP_EMBEDDING:
-        grad_embedding(e, b);
-        return;
-    case OP_DROPOUT:
-        /* dx = dy * mask / (1 - p): the forward's kernel on dy, with the
-         * mask regenerated from the same counter rather than stored (no
-         * arena bytes, and Philox costs a few multiplies per element) */
-        if (emit_dropout_draw(e, f, dy_of(e, b), grad_of(e, b, 0)))
-            return;
-        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
-        return;
-    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
-        return;
-    case OP_PERMUTE: case OP_TRANSPOSE:
-        grad_permute(e, b);
-        return;
-    case OP_EXPAND:
-        sum_to(e, f->out->type.dtype, dy_of(e, b), ys_of(b), grad_of(e, b, 0), xs_of(b, 0));
-        return;
-    case OP_NARROW: case OP_SLICE:
-        grad_slice(e, b);
-        return;
-    case OP_CAT: case OP_STACK:
-        grad_cat(e, b);
-        return;
-    case OP_SUM: case OP_MEAN:
-        grad_reduce(e, b);
-        return;
-    case OP_SCALED_DOT_PRODUCT_ATTENTION:
-        grad_sdpa(e, b);
-        return;
-    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
-    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
-        grad_upsample(e, b);
-        return;
-    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
-    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
-        grad_pad(e, b);
-        return;
-    case OP_INDEX_SELECT:
-        grad_index_select(e, b);
-        return;
-    case OP_GATHER:
-        grad_gather(e, b);
-        return;
-    case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM: case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
-        if (is_nuclear_norm(e->c, f) && emit_grad_linalg(e, b))
-            return;
-        grad_reduction_kernel(e, b);
-        return;
-    case OP_CUMSUM:
-        grad_cumsum(e, b);
-        return;
-    default:
-        if (emit_grad_linalg(e, b) || emit_grad_more(e, b) || emit_grad_nn(e, b))
-            return;
+    GradRule rule = grad_rules[f->op->id];
+    if (!rule) {
         unsupported(e, f, "has no gradient yet");
         return;
     }
+    rule(e, b);
 }

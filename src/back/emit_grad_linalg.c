@@ -1,8 +1,11 @@
 /* emit_grad_linalg.c: gradient rules of the linear algebra ops (inverse, solves, cholesky, qr, svd, eigh, ...).
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
- * computing a GRAD node's input gradients in its forward's dtype.  The four
- * entry points are described in emit.h.
+ * computing a GRAD node's input gradients in its forward's dtype.  Each
+ * op's rule is named in the grad column of its ops.def row (declared in
+ * emit.h); whether a node has a gradient and for which operands
+ * (grad_rules.c), and the size of its scratch (scratch.c, which documents
+ * each layout read here), are the middle end's.
  *
  * The rules are PyTorch's (its derivatives of the same ops), so gradients
  * agree with autograd's:
@@ -57,250 +60,6 @@
 static const char *dy_more_of(Emitter *e, Node *b, int r)
 {
     return b->dy_more[r] ? e->cname[b->dy_more[r]->id] : "NULL";
-}
-
-/* ---- which ops: the rule --------------------------------------------------------- */
-
-static bool linalg_op(OpId id)
-{
-    switch (id) {
-    case OP_CHAIN_MATMUL: case OP_LINALG_MULTI_DOT: case OP_INVERSE: case OP_LINALG_INV_EX: case OP_LINALG_SOLVE:
-    case OP_TRIANGULAR_SOLVE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_CHOLESKY_EX:
-    case OP_CHOLESKY_INVERSE: case OP_CHOLESKY_SOLVE: case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH:
-    case OP_LINALG_SVDVALS: case OP_NUCLEAR_NORM: case OP_PINVERSE: case OP_LINALG_LSTSQ: case OP_LINALG_MATRIX_EXP:
-    case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE: case OP_QR: case OP_LINALG_QR:
-    case OP_SVD: case OP_LINALG_SVD: case OP_LINALG_LU_FACTOR: case OP_LU_SOLVE:
-    case OP_LINALG_HOUSEHOLDER_PRODUCT: case OP_ORGQR: case OP_ORMQR:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Whether two operands' batch dims (all but the last two) are the same. */
-static bool same_batch(const Shape *a, const Shape *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int i = 0; i + 2 < a->ndim; i++)
-        if (!poly_equal(a->dims[i], b->dims[i]))
-            return false;
-    return true;
-}
-
-/* qr's mode: 0 reduced, 1 complete, 2 r only (as the forward's kernel). */
-static int qr_mode(Ctx *c, const Node *n)
-{
-    if (n->op->id == OP_QR)
-        return arg_bool(c, n->src, "some", true) ? 0 : 1;
-    const char *ms = arg_str(c, n->src, "mode", "reduced");
-    return strcmp(ms, "complete") == 0 ? 1 : strcmp(ms, "r") == 0 ? 2 : 0;
-}
-
-bool grad_rule_linalg(Ctx *c, const Node *n, const char **why)
-{
-    OpId id = n->op->id;
-    if (!linalg_op(id))
-        return false;
-    *why = NULL;
-    bool vector_b = id == OP_LINALG_LSTSQ && n->in[1] && n->in[1]->type.shape.ndim == n->in[0]->type.shape.ndim - 1;
-    if ((id == OP_LINALG_SOLVE || id == OP_TRIANGULAR_SOLVE || id == OP_CHOLESKY_SOLVE || id == OP_LINALG_LSTSQ ||
-         id == OP_LU_SOLVE) &&
-        n->in[1] && !vector_b && !same_batch(&n->in[0]->type.shape, &n->in[1]->type.shape))
-        *why = arena_printf(c->arena, "%s: the gradient with a vector or batch-broadcast operand is not supported yet "
-                                      "(give both operands the same batch dims)", n->op->name);
-    if (id == OP_QR || id == OP_LINALG_QR) {
-        const Shape *sa = &n->in[0]->type.shape;
-        int64_t m = 0, cols = 0;
-        bool fixed = sa->ndim >= 2 && poly_is_const(sa->dims[sa->ndim - 2], &m) &&
-                     poly_is_const(sa->dims[sa->ndim - 1], &cols);
-        int mode = qr_mode(c, n);
-        if (mode == 2)
-            *why = "linalg_qr: the derivative of linalg.qr depends on Q, which is not computed when mode='r'; use "
-                   "linalg_qr(A, mode=\"reduced\") to differentiate through it";
-        else if (fixed && mode == 1 && m > cols)
-            *why = arena_printf(c->arena, "%s: the QR decomposition is not differentiable when mode='complete' and "
-                                          "nrows > ncols", n->op->name);
-        else if (!fixed || m < cols)
-            *why = arena_printf(c->arena, "%s: the gradient of the QR of a wide matrix (more columns than rows) is "
-                                          "not supported yet", n->op->name);
-    }
-    if (id == OP_SVD || id == OP_LINALG_SVD) {
-        const Shape *sa = &n->in[0]->type.shape;
-        bool square = sa->ndim >= 2 && poly_equal(sa->dims[sa->ndim - 2], sa->dims[sa->ndim - 1]);
-        bool full = id == OP_SVD ? !arg_bool(c, n->src, "some", true) : arg_bool(c, n->src, "full_matrices", true);
-        if (id == OP_SVD && !arg_bool(c, n->src, "compute_uv", true))
-            *why = "svd: setting compute_uv to false in torch.svd doesn't compute singular vectors, and hence the "
-                   "backward cannot be computed";
-        else if (full && !square)
-            *why = arena_printf(c->arena, "%s: the full matrices of the SVD of a non-square matrix have no gradient "
-                                          "(the extra singular vectors are not unique); use %s", n->op->name,
-                                id == OP_SVD ? "some=true" : "full_matrices=false");
-    }
-    if (id == OP_LINALG_LU_FACTOR) {
-        const Shape *sa = &n->in[0]->type.shape;
-        if (!arg_bool(c, n->src, "pivot", true))
-            *why = "linalg_lu_factor: the gradient without pivoting is not supported yet";
-        else if (sa->ndim < 2 || !poly_equal(sa->dims[sa->ndim - 2], sa->dims[sa->ndim - 1]))
-            *why = "linalg_lu_factor: the gradient of the LU of a non-square matrix is not supported yet";
-    }
-    return true;
-}
-
-bool grad_input_linalg(Ctx *c, const Node *n, int k, const char **why)
-{
-    (void)c, (void)n, (void)k, (void)why;
-    return false;
-}
-
-/* ---- scratch ---------------------------------------------------------------------- */
-
-static Poly *numel_of(Ctx *c, const Value *v) { return shape_numel(c, &v->type.shape); }
-
-/* The matrices' batch (all dims but the last two) as a count. */
-static Poly *batch_count(Ctx *c, const Shape *s)
-{
-    Shape batch = {0};
-    for (int i = 0; i + 2 < s->ndim; i++)
-        batch.dims[batch.ndim++] = s->dims[i];
-    return shape_numel(c, &batch);
-}
-
-static bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n)
-{
-    return s->ndim >= 2 && poly_is_const(s->dims[s->ndim - 2], m) && poly_is_const(s->dims[s->ndim - 1], n);
-}
-
-/* Scratch layouts, in elements of T unless marked; each part is aligned
- * for what it holds (T parts come first, i32 ones after them, and
- * matrix_exp's doubles after an even count of T):
- *   inverse, inv_ex, tensorinv  [Y^T dY: numel(Y)]
- *   linalg_solve, tensorsolve  [A^T: numel(A)][dB: numel(B)][info: 8 bytes per matrix][solve work bytes]
- *   triangular_solve  [dB: numel(B)] (when B needs no gradient)
- *   cholesky_inverse  [two products: 2 numel(Y)]
- *   cholesky_solve    [dB: numel(B)][S: numel(L)][S^T: numel(L)]
- *   eigh, eigvalsh    [w: batch n][V: batch n n][backward work: 2 n n][eigh work]
- *   svdvals, nuclear  [U: batch m k][S: batch k][Vh: batch k n][ds: batch k][svd work]
- *   pinverse          [backward work]
- *   linalg_lstsq      [P: numel(A)][dP: numel(A)][pinverse work][backward work]
- *   qr, linalg_qr     [Q: batch m n][R: batch n n][backward work: n n][qr work]
- *   lu_solve          [backward work: 2 n n]
- *   householder_product, orgqr, ormqr  [backward work]
- *   linalg_lu_factor  [LU: batch n n][pivots: batch n i32][info: batch i32]
- *   svd, linalg_svd   [U: batch m k][S: batch k][Vh: batch k n][svd's dV^T: batch k n, if any]
- *                     [backward work][svd work]
- *   matrix_exp        [block: batch 4 n n][its exp: batch 4 n n][matrix_exp's double work] */
-bool grad_scratch_linalg(Ctx *c, const Node *b, Type *t)
-{
-    const Node *f = b->fwd;
-    OpId id = is_nuclear_norm(c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
-    if (!linalg_op(id))
-        return false;
-    *t = (Type){.dtype = DT_NONE};
-    DType dt = f->out->type.dtype;
-    int64_t es = dtype_size(dt), m, n;
-    const Shape *s = &f->in[0]->type.shape;
-    Poly *bytes = NULL;
-    switch (id) {
-    case OP_INVERSE: case OP_LINALG_INV_EX: case OP_LINALG_TENSORINV:
-        bytes = poly_mul(c, numel_of(c, f->out), poly_const(c, es));
-        break;
-    case OP_LINALG_SOLVE: case OP_LINALG_TENSORSOLVE:
-        if (id == OP_LINALG_TENSORSOLVE ? !poly_is_const(numel_of(c, f->out), &n) : !fixed_matrix(s, &m, &n))
-            return true;
-        bytes = poly_mul(c, poly_add(c, numel_of(c, f->in[0]), numel_of(c, f->in[1])), poly_const(c, es));
-        bytes = poly_add(c, bytes, id == OP_LINALG_TENSORSOLVE ? poly_const(c, 8)
-                                                               : poly_mul(c, batch_count(c, s), poly_const(c, 8)));
-        bytes = poly_add(c, bytes, poly_const(c, (int64_t)AMP_SOLVE_WORK_BYTES(n, es)));
-        break;
-    case OP_TRIANGULAR_SOLVE:
-        bytes = poly_mul(c, numel_of(c, f->in[0]), poly_const(c, es));
-        break;
-    case OP_CHOLESKY_INVERSE:
-        bytes = poly_mul(c, numel_of(c, f->out), poly_const(c, 2 * es));
-        break;
-    case OP_CHOLESKY_SOLVE:
-        bytes = poly_mul(c, poly_add(c, numel_of(c, f->in[0]), poly_mul(c, numel_of(c, f->in[1]), poly_const(c, 2))),
-                         poly_const(c, es));
-        break;
-    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH:
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        bytes = poly_mul(c, batch_count(c, s), poly_const(c, (n + n * n) * es));
-        bytes = poly_add(c, bytes, poly_const(c, (int64_t)(AMP_EIGH_BACKWARD_WORK_ELEMS(n) * (size_t)es +
-                                                           AMP_EIGH_WORK_BYTES(n, es))));
-        break;
-    case OP_LINALG_SVDVALS: case OP_NUCLEAR_NORM: {
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        int64_t k = m < n ? m : n;
-        bytes = poly_mul(c, batch_count(c, s), poly_const(c, (m * k + 2 * k + k * n) * es));
-        bytes = poly_add(c, bytes, poly_const(c, (int64_t)AMP_SVD_WORK_BYTES(m, n, es)));
-        break;
-    }
-    case OP_PINVERSE: case OP_LINALG_LSTSQ:
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        bytes = poly_const(c, (int64_t)AMP_PINVERSE_BACKWARD_WORK_ELEMS(m, n) * es);
-        if (id == OP_LINALG_LSTSQ)
-            bytes = poly_add(c, poly_add(c, bytes, poly_mul(c, numel_of(c, f->in[0]), poly_const(c, 2 * es))),
-                             poly_const(c, (int64_t)AMP_PINVERSE_WORK_BYTES(m, n, es)));
-        break;
-    case OP_QR: case OP_LINALG_QR:
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        bytes = poly_mul(c, batch_count(c, s), poly_const(c, (m * n + n * n) * es));
-        bytes = poly_add(c, bytes, poly_const(c, n * n * es + (int64_t)AMP_QR_WORK_BYTES(m, n, es)));
-        break;
-    case OP_LINALG_HOUSEHOLDER_PRODUCT: case OP_ORGQR: {
-        const Shape *st = &f->in[1]->type.shape;
-        int64_t k;
-        if (!fixed_matrix(s, &m, &n) || !poly_is_const(st->dims[st->ndim - 1], &k))
-            return true;
-        bytes = poly_const(c, (int64_t)AMP_HOUSEHOLDER_BACKWARD_WORK_ELEMS(m, n, k) * es);
-        break;
-    }
-    case OP_ORMQR: {
-        const Shape *st = &f->in[1]->type.shape, *so = &f->out->type.shape;
-        int64_t k, rows, cols;
-        if (!fixed_matrix(s, &m, &n) || !poly_is_const(st->dims[st->ndim - 1], &k) || !fixed_matrix(so, &rows, &cols))
-            return true;
-        int64_t p = arg_bool(c, f->src, "left", true) ? cols : rows;
-        bytes = poly_const(c, (int64_t)AMP_ORMQR_BACKWARD_WORK_ELEMS(m, k, p) * es);
-        break;
-    }
-    case OP_LU_SOLVE:
-        if (!fixed_matrix(&f->in[1]->type.shape, &m, &n))
-            return true;
-        bytes = poly_const(c, 2 * n * n * es);
-        break;
-    case OP_LINALG_LU_FACTOR:
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        bytes = poly_mul(c, batch_count(c, s), poly_const(c, n * n * es + 4 * n + 4));
-        break;
-    case OP_SVD: case OP_LINALG_SVD: {
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        int64_t k = m < n ? m : n;
-        /* U, S, Vh again; then torch.svd's dV transposed into a dVh */
-        int64_t dvh = id == OP_SVD && b->dy_more[1] ? k * n : 0;
-        bytes = poly_mul(c, batch_count(c, s), poly_const(c, (m * k + k + k * n + dvh) * es));
-        bytes = poly_add(c, bytes, poly_const(c, (int64_t)AMP_SVD_BACKWARD_WORK_ELEMS(m, n) * es +
-                                                     (int64_t)AMP_SVD_WORK_BYTES(m, n, es)));
-        break;
-    }
-    case OP_LINALG_MATRIX_EXP:
-        if (!fixed_matrix(s, &m, &n))
-            return true;
-        bytes = poly_add(c, poly_mul(c, numel_of(c, f->in[0]), poly_const(c, 8 * es)),
-                         poly_const(c, 8 * (int64_t)AMP_MATRIX_EXP_WORK_ELEMS(2 * n)));
-        break;
-    default:
-        return true;
-    }
-    *t = (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
-    return true;
 }
 
 /* ---- the emitters --------------------------------------------------------------- */
@@ -406,7 +165,7 @@ static void grad_inverse(Emitter *e, Node *b)
     const char *n, *batch;
     if (b->fwd->op->id == OP_LINALG_TENSORINV) { /* A viewed as [p, p], p the product of its dims from ind */
         const Shape *sa = xs_of(b, 0);
-        n = dims_product(e, sa, (int)arg_int(e->c, b->fwd->src, "ind", 2), sa->ndim);
+        n = dims_product(e, sa, (int)attr_int(b->fwd, "ind", 2), sa->ndim);
         batch = "1";
     } else {
         n = poly_c(e, s->dims[s->ndim - 1]);
@@ -440,7 +199,7 @@ static void grad_solve(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sa = xs_of(b, 0), *sb = xs_of(b, 1);
     bool tensor = f->op->id == OP_LINALG_TENSORSOLVE;
-    bool left = tensor || arg_bool(e->c, f->src, "left", true);
+    bool left = tensor || attr_bool(f, "left", true);
     int nd = sa->ndim;
     /* tensorsolve: A viewed as [p, p], p = numel(X), and B, X as [p, 1] */
     const char *n = tensor ? numel_c(e, ys_of(b)) : poly_c(e, sa->dims[nd - 1]), *batch = tensor ? "1" : batch_c(e, sa);
@@ -472,13 +231,12 @@ static void grad_solve(Emitter *e, Node *b)
 static void grad_triangular_solve(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    Ctx *c = e->c;
     DType t = f->out->type.dtype;
     const Shape *sb = xs_of(b, 0), *sa = xs_of(b, 1);
     int nd = sa->ndim;
     const char *n = poly_c(e, sa->dims[nd - 1]), *k = poly_c(e, sb->dims[nd - 1]), *batch = batch_c(e, sa);
-    int upper = arg_bool(c, f->src, "upper", true), transpose = arg_bool(c, f->src, "transpose", false);
-    int unit = arg_bool(c, f->src, "unitriangular", false);
+    int upper = attr_bool(f, "upper", true), transpose = attr_bool(f, "transpose", false);
+    int unit = attr_bool(f, "unitriangular", false);
     const char *db = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_at(e, b, t, "0");
     /* dB = op(A)^-T dY */
     buf_printf(e->out, "    %s(%s, %s, %s, %d, %d, %d, %s, %s, %s);\n", kernel(e, "triangular_solve", t), batch, n, k,
@@ -493,7 +251,7 @@ static void grad_cholesky(Emitter *e, Node *b)
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_backward", f->out->type.dtype),
-               batch_c(e, s), poly_c(e, s->dims[s->ndim - 1]), arg_bool(e->c, f->src, "upper", false), y_of(e, b),
+               batch_c(e, s), poly_c(e, s->dims[s->ndim - 1]), attr_bool(f, "upper", false), y_of(e, b),
                dy_of(e, b), grad_of(e, b, 0));
 }
 
@@ -528,7 +286,7 @@ static void grad_cholesky_inverse(Emitter *e, Node *b)
     add_transpose(e, t, batch, n, dy_of(e, b), t0, t1); /* t1 = dY + dY^T */
     gemm_alpha(e, t, batch, n, n, n, y_of(e, b), plain, t1, plain, 1, t0);
     gemm_alpha(e, t, batch, n, n, n, t0, plain, y_of(e, b), plain, 1, t1);
-    neg_times_factor(e, t, batch, n, arg_bool(e->c, f->src, "upper", false), t1, x_of(e, b, 0), grad_of(e, b, 0));
+    neg_times_factor(e, t, batch, n, attr_bool(f, "upper", false), t1, x_of(e, b, 0), grad_of(e, b, 0));
 }
 
 /* cholesky_solve(B, L): X = (L L^T)^-1 B, B and X [n, k]. */
@@ -538,7 +296,7 @@ static void grad_cholesky_solve(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sb = xs_of(b, 0), *sl = xs_of(b, 1);
     int nd = sl->ndim;
-    bool upper = arg_bool(e->c, f->src, "upper", false);
+    bool upper = attr_bool(f, "upper", false);
     const char *n = poly_c(e, sl->dims[nd - 1]), *k = poly_c(e, sb->dims[nd - 1]), *batch = batch_c(e, sl);
     const char *nk = mul_c(e, n, k);
     const char *db = grad_of(e, b, 0) ? grad_of(e, b, 0) : scratch_at(e, b, t, "0");
@@ -570,7 +328,7 @@ static void grad_eigh(Emitter *e, Node *b)
     const char *bwork = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %s", bn, bnn));
     const char *work = scratch_at(e, b, t, arena_printf(e->c->arena, "%s + %s + %lld", bn, bnn,
                                                          (long long)AMP_EIGH_BACKWARD_WORK_ELEMS(n)));
-    bool upper = strcmp(arg_str(e->c, f->src, "UPLO", "L"), "U") == 0;
+    bool upper = strcmp(attr_str(f, "UPLO", "L"), "U") == 0;
     buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, nc, upper, x_of(e, b, 0),
                w, v, work);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "eigh_backward", t), batch, nc, w, v,
@@ -595,7 +353,7 @@ static void grad_svdvals(Emitter *e, Node *b)
     const char *work = scratch_at(e, b, t, mul_c(e, batch, i64_c(e, m * k + 2 * k + k * n)));
     buf_printf(e->out, "    %s(%s, %lld, %lld, 0, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, (long long)m,
                (long long)n, x_of(e, b, 0), u, sv, vh, work);
-    if (is_nuclear_norm(e->c, f)) {
+    if (is_nuclear_norm(f)) {
         /* every singular value of matrix i gets dY[i] */
         open_block(e);
         buf_printf(e->out, "        const int64_t shape[] = {%s, %lld};\n", batch, (long long)k);
@@ -798,7 +556,7 @@ static void grad_ormqr(Emitter *e, Node *b)
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "ormqr_backward", t), batch_c(e, s), poly_c(e, s->dims[nd - 2]), poly_c(e, s->dims[nd - 1]),
                poly_c(e, st->dims[st->ndim - 1]), poly_c(e, so->dims[so->ndim - 2]), poly_c(e, so->dims[so->ndim - 1]),
-               arg_bool(e->c, f->src, "left", true), arg_bool(e->c, f->src, "transpose", false), x_of(e, b, 0),
+               attr_bool(f, "left", true), attr_bool(f, "transpose", false), x_of(e, b, 0),
                x_of(e, b, 1), x_of(e, b, 2), dy_of(e, b), da ? da : "NULL", dtau ? dtau : "NULL", dc ? dc : "NULL",
                scratch_at(e, b, t, "0"));
 }
@@ -806,8 +564,8 @@ static void grad_ormqr(Emitter *e, Node *b)
 bool emit_grad_linalg(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    OpId id = is_nuclear_norm(e->c, f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
-    if (!linalg_op(id))
+    OpId id = is_nuclear_norm(f) ? OP_NUCLEAR_NORM : f->op->id; /* matrix_norm(ord="nuc") too */
+    if (!linalg_grad_op(id))
         return false;
     DType t = f->out->type.dtype;
     if (id != OP_CHAIN_MATMUL && id != OP_LINALG_MULTI_DOT && t != DT_F32 && t != DT_F64) {
@@ -883,4 +641,11 @@ bool emit_grad_linalg(Emitter *e, Node *b)
         return false;
     }
     return true;
+}
+
+/* The rule of every linear algebra op (the grad column's grad_linalg). */
+void grad_linalg(Emitter *e, Node *b)
+{
+    if (!emit_grad_linalg(e, b))
+        unsupported(e, b->fwd, "has no gradient yet");
 }

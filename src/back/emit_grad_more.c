@@ -1,8 +1,11 @@
 /* emit_grad_more.c: gradient rules of the other ops: activations, reductions, distances and margin losses.
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
- * computing a GRAD node's input gradients in its forward's dtype.  The four
- * entry points are described in emit.h.
+ * computing a GRAD node's input gradients in its forward's dtype.  Each
+ * op's rule is named in the grad column of its ops.def row (declared in
+ * emit.h); whether a node has a gradient and for which operands
+ * (grad_rules.c), and the size of its scratch (scratch.c, which documents
+ * each layout read here), are the middle end's.
  *
  * The rules, PyTorch's (derivatives.yaml):
  *   prelu      amp_prelu_backward (dx and the weight's sum)
@@ -30,171 +33,6 @@
 #include <amprt.h> /* AMP_QUANTILE_* */
 #include <string.h>
 
-/* ---- which ops, and their scratch ------------------------------------------------ */
-
-bool grad_rule_more(Ctx *c, const Node *n, const char **why)
-{
-    switch (n->op->id) {
-    case OP_PROD: case OP_CUMPROD:
-        /* the backward kernels read x in the result's dtype: a node whose
-         * operand has another (prod(x, dtype=...)) is refused, not misread */
-        if (n->in[0] && n->in[0]->type.dtype != n->out->type.dtype) {
-            *why = arena_printf(c->arena, "%s: the gradient of a dtype-converting %s is not supported yet",
-                                n->op->name, n->op->name);
-            return true;
-        }
-        *why = NULL;
-        return true;
-    case OP_PRELU: case OP_SORT: case OP_QUANTILE: case OP_NANQUANTILE: case OP_DIST: case OP_CROSS:
-    case OP_COSINE_SIMILARITY: case OP_MARGIN_RANKING_LOSS: case OP_COSINE_EMBEDDING_LOSS: case OP_TRIPLET_MARGIN_LOSS:
-    case OP_RENORM: case OP_CDIST: case OP_PDIST: case OP_MULTI_MARGIN_LOSS: case OP_MULTILABEL_MARGIN_LOSS:
-        *why = NULL;
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool grad_input_more(Ctx *c, const Node *n, int k, const char **why)
-{
-    switch (n->op->id) {
-    case OP_MULTI_MARGIN_LOSS: case OP_MULTILABEL_MARGIN_LOSS:
-        /* the target is an index operand (autodiff.c never asks); the
-         * weight is not differentiable in PyTorch either */
-        *why = k == 0 ? NULL
-                      : arena_printf(c->arena, "%s: the gradient with respect to its weight is not supported (detach "
-                                               "it: make it an input or a buffer, not something computed from a "
-                                               "parameter)", n->op->name);
-        return true;
-    case OP_PRELU: case OP_PROD: case OP_CUMPROD: case OP_SORT: case OP_QUANTILE: case OP_NANQUANTILE:
-    case OP_DIST: case OP_CROSS: case OP_COSINE_SIMILARITY: case OP_MARGIN_RANKING_LOSS: case OP_COSINE_EMBEDDING_LOSS:
-    case OP_TRIPLET_MARGIN_LOSS: case OP_RENORM: case OP_CDIST: case OP_PDIST:
-        /* every floating operand of these has a gradient (cosine_embedding's
-         * target a zero one: it only selects a branch) */
-        *why = NULL;
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* `bytes` of scratch (a byte tensor, as grad_scratch_type's) */
-static Type scratch_bytes(Poly *bytes)
-{
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
-}
-
-/* The length of the slices a scan or quantile runs along (the whole
- * tensor for a quantile without dim). */
-static Poly *axis_len(Ctx *c, const Node *f)
-{
-    const Shape *s = &f->in[0]->type.shape;
-    int64_t d = f->src->dim;
-    if (s->ndim == 0)
-        return poly_const(c, 1);
-    return d < 0 ? shape_numel(c, s) : s->dims[d];
-}
-
-/* The broadcast shape of a forward's first nops operands (as emit_ops.c's
- * bcast_full), with cosine_embedding_loss's rule that a 1-D target also
- * broadcasts the rows. */
-static Shape full_shape(Ctx *c, const Node *f, int nops)
-{
-    Shape out = {0};
-    for (int k = 0; k < nops; k++)
-        if (f->in[k]->type.shape.ndim > out.ndim)
-            out.ndim = f->in[k]->type.shape.ndim;
-    for (int i = 0; i < out.ndim; i++) {
-        out.dims[i] = poly_const(c, 1);
-        for (int k = 0; k < nops; k++) {
-            const Shape *s = &f->in[k]->type.shape;
-            int j = s->ndim - out.ndim + i;
-            int64_t one;
-            if (j >= 0 && !(poly_is_const(s->dims[j], &one) && one == 1)) {
-                out.dims[i] = s->dims[j];
-                break;
-            }
-        }
-    }
-    const Shape *ts = f->op->id == OP_COSINE_EMBEDDING_LOSS ? &f->in[2]->type.shape : NULL;
-    int64_t one;
-    if (ts && out.ndim == 2 && ts->ndim == 1 && poly_is_const(out.dims[0], &one) && one == 1)
-        out.dims[0] = ts->dims[0];
-    return out;
-}
-
-/* The operands of a forward whose gradients its kernel writes over the
- * broadcast shape, and how many doubles of work it needs. */
-static int full_operands(const Node *f, Poly **work, Ctx *c)
-{
-    *work = NULL;
-    switch (f->op->id) {
-    case OP_COSINE_SIMILARITY: case OP_COSINE_EMBEDDING_LOSS:
-        return 2;
-    case OP_MARGIN_RANKING_LOSS:
-        return 3;
-    case OP_TRIPLET_MARGIN_LOSS: {
-        Shape full = full_shape(c, f, 3);
-        *work = poly_mul(c, full.ndim ? full.dims[full.ndim - 1] : poly_const(c, 1), poly_const(c, 3 * 8));
-        return 3;
-    }
-    default:
-        return 0;
-    }
-}
-
-bool grad_scratch_more(Ctx *c, const Node *b, Type *t)
-{
-    const Node *f = b->fwd;
-    DType dt = f->out->type.dtype;
-    /* every op reaches here (the other files' too): touch no operand
-     * before knowing the op is ours (einsum's first is no tensor) */
-    switch (f->op->id) {
-    case OP_PRELU: case OP_PROD: case OP_RENORM: case OP_MULTI_MARGIN_LOSS:
-        *t = (Type){.dtype = DT_NONE};
-        return true;
-    case OP_MULTILABEL_MARGIN_LOSS: case OP_CDIST: case OP_PDIST: {
-        /* one row's (sample's) gradient sums, as doubles */
-        const Shape *s = &f->in[0]->type.shape;
-        *t = scratch_bytes(poly_mul(c, s->ndim ? s->dims[s->ndim - 1] : poly_const(c, 1), poly_const(c, 8)));
-        return true;
-    }
-    case OP_CUMPROD: case OP_QUANTILE: case OP_NANQUANTILE:
-        /* one line's running products / sorted values, as doubles */
-        *t = scratch_bytes(poly_mul(c, axis_len(c, f), poly_const(c, 8)));
-        return true;
-    case OP_SORT:
-        /* the recomputed indices (i64), then the values (dtype) */
-        *t = scratch_bytes(poly_mul(c, shape_numel(c, &f->in[0]->type.shape), poly_const(c, 8 + dtype_size(dt))));
-        return true;
-    case OP_DIST:
-        /* the difference of the operands */
-        *t = scratch_bytes(poly_mul(c, shape_numel(c, &f->in[0]->type.shape), poly_const(c, dtype_size(dt))));
-        return true;
-    case OP_CROSS: {
-        /* one operand's gradient over the output shape, where one broadcasts */
-        bool bcast = !shape_equal(&f->in[0]->type.shape, &f->out->type.shape) ||
-                     !shape_equal(&f->in[1]->type.shape, &f->out->type.shape);
-        *t = bcast ? scratch_bytes(poly_mul(c, shape_numel(c, &f->out->type.shape), poly_const(c, dtype_size(dt))))
-                   : (Type){.dtype = DT_NONE};
-        return true;
-    }
-    case OP_COSINE_SIMILARITY: case OP_MARGIN_RANKING_LOSS: case OP_COSINE_EMBEDDING_LOSS:
-    case OP_TRIPLET_MARGIN_LOSS: {
-        /* the work doubles, then one full-shape gradient per operand */
-        Poly *work;
-        int k = full_operands(f, &work, c);
-        OpId id = f->op->id;
-        Shape full = full_shape(c, f, id == OP_COSINE_SIMILARITY || id == OP_COSINE_EMBEDDING_LOSS ? 2 : 3);
-        Poly *bytes = poly_mul(c, shape_numel(c, &full), poly_const(c, (int64_t)k * dtype_size(dt)));
-        *t = scratch_bytes(work ? poly_add(c, work, bytes) : bytes);
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
 /* ---- the rules ------------------------------------------------------------------- */
 
 static const char *scratch_as(Emitter *e, Node *b, const char *ctype, const char *byte_offset)
@@ -204,7 +42,7 @@ static const char *scratch_as(Emitter *e, Node *b, const char *ctype, const char
 }
 
 /* prelu: x [outer, channels, inner] as emit_ops.c's emit_prelu. */
-static void grad_prelu(Emitter *e, Node *b)
+void grad_prelu(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0), *sw = xs_of(b, 1);
@@ -223,12 +61,12 @@ static void grad_prelu(Emitter *e, Node *b)
 }
 
 /* prod: the forward's reduce mask (emit_ops.c's emit_reduce). */
-static void grad_prod(Emitter *e, Node *b)
+void grad_prod(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0);
     int nd = sx->ndim;
-    int64_t dim = f->src->dim;
+    int64_t dim = attr_int(f, "axis", 0);
     if (nd == 0) { /* the product of one element: dx = dy */
         grad_copy(e, grad_of(e, b, 0), dy_of(e, b), sx);
         return;
@@ -248,7 +86,7 @@ static void grad_prod(Emitter *e, Node *b)
 static void slices_of(Emitter *e, Node *b, const char **outer, const char **len, const char **inner)
 {
     const Shape *sx = xs_of(b, 0);
-    int64_t d = b->fwd->src->dim;
+    int64_t d = attr_int(b->fwd, "axis", 0);
     *outer = *inner = "1";
     if (sx->ndim == 0 || d < 0)
         *len = numel_c(e, sx);
@@ -256,7 +94,7 @@ static void slices_of(Emitter *e, Node *b, const char **outer, const char **len,
         axis_split(e, sx, d, outer, len, inner);
 }
 
-static void grad_cumprod(Emitter *e, Node *b)
+void grad_cumprod(Emitter *e, Node *b)
 {
     const char *outer, *len, *inner;
     slices_of(e, b, &outer, &len, &inner);
@@ -273,25 +111,25 @@ static int quantile_interpolation(const char *s)
                                         : AMP_QUANTILE_LINEAR;
 }
 
-static void grad_quantile(Emitter *e, Node *b)
+void grad_quantile(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const char *outer, *len, *inner;
     slices_of(e, b, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %d, %s, %s, %s, %s);\n",
                kernel(e, "quantile_backward", f->out->type.dtype), outer, len, inner,
-               double_c(e, arg_number(e->c, f->src, "q", "0", DT_F64)),
-               quantile_interpolation(arg_str(e->c, f->src, "interpolation", "linear")), f->op->id == OP_NANQUANTILE,
+               double_c(e, attr_number(f, "q", "0", DT_F64)),
+               quantile_interpolation(attr_str(f, "interpolation", "linear")), f->op->id == OP_NANQUANTILE,
                x_of(e, b, 0), dy_of(e, b), grad_of(e, b, 0), scratch_as(e, b, "double", "0"));
 }
 
 /* sort: dx = 0, then dx[indices[j]] += dy[j] along the dim. */
-static void grad_sort(Emitter *e, Node *b)
+void grad_sort(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const Shape *s = xs_of(b, 0);
-    int64_t d = arg_int(e->c, f->src, "dim", -1);
+    int64_t d = attr_int(f, "dim", -1);
     if (s->ndim && d < 0)
         d += s->ndim;
     const char *outer, *len, *inner, *g = grad_of(e, b, 0);
@@ -303,7 +141,7 @@ static void grad_sort(Emitter *e, Node *b)
     open_block(e);
     buf_printf(e->out, "        const int64_t lines[] = {%s, %s, %s};\n", outer, len, inner);
     buf_printf(e->out, "        %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "sort", t), outer, len, inner,
-               arg_bool(e->c, f->src, "descending", false), x_of(e, b, 0), vals, idx);
+               attr_bool(f, "descending", false), x_of(e, b, 0), vals, idx);
     /* a permutation of each line: every index is in range, so AMP_OK */
     buf_printf(e->out, "        (void)%s(3, lines, 1, %s, %s, lines, %s);\n", kernel(e, "scatter_add", t), idx,
                dy_of(e, b), g);
@@ -311,7 +149,7 @@ static void grad_sort(Emitter *e, Node *b)
 }
 
 /* dist(x, y, p) = ||x - y||_p: dx = norm_backward(x - y), dy = norm_backward(y - x). */
-static void grad_dist(Emitter *e, Node *b)
+void grad_dist(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -321,7 +159,7 @@ static void grad_dist(Emitter *e, Node *b)
         return;
     }
     const char *n = numel_c(e, s), *diff = scratch_as(e, b, dtype_c_type(t), "0");
-    double p = arg_number(e->c, f->src, "p", "2", DT_F64);
+    double p = attr_number(f, "p", "2", DT_F64);
     for (int k = 0; k < 2; k++) {
         const char *g = grad_of(e, b, k);
         if (!g)
@@ -338,16 +176,15 @@ static void grad_dist(Emitter *e, Node *b)
 }
 
 /* cross: the dim as emit_ops.c's emit_pair_dim chooses it. */
-static void grad_cross(Emitter *e, Node *b)
+void grad_cross(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const Shape *so = ys_of(b), *sa = xs_of(b, 0);
     int nd = so->ndim;
     int64_t dim = -1;
-    Expr *de = arg_named(f->src, "dim");
-    if (de && de->kind != E_NAME) {
-        dim = arg_int(e->c, f->src, "dim", 0);
+    if (attr_given(f, "dim")) {
+        dim = attr_int(f, "dim", 0);
         if (dim < 0)
             dim += nd;
     } else {
@@ -405,16 +242,15 @@ static void full_grads_down(Emitter *e, Node *b, int nops, const Shape *full, co
 }
 
 /* cosine_similarity: the dim as emit_ops.c's emit_pair_dim chooses it. */
-static void grad_cosine_similarity(Emitter *e, Node *b)
+void grad_cosine_similarity(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    Shape full = full_shape(e->c, f, 2);
+    Shape full = grad_full_shape(e->c, f, 2);
     int nd = full.ndim;
     int64_t dim = nd ? 1 : 0;
-    Expr *de = arg_named(f->src, "dim");
-    if (de && de->kind != E_NAME)
-        dim = arg_int(e->c, f->src, "dim", 1);
+    if (attr_given(f, "dim"))
+        dim = attr_int(f, "dim", 1);
     if (nd && dim < 0)
         dim += nd;
     open_block(e);
@@ -424,17 +260,17 @@ static void grad_cosine_similarity(Emitter *e, Node *b)
     const char *da = full_grad(e, b, 0, &full, "0"), *db = full_grad(e, b, 1, &full, "0");
     buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s, %s, %s, %s);\n",
                kernel(e, "cosine_similarity_backward", t), nd, (int)dim, x_of(e, b, 0), x_of(e, b, 1),
-               double_c(e, arg_number(e->c, f->src, "eps", "1e-08", DT_F64)), dy_of(e, b), da ? da : "NULL",
+               double_c(e, attr_number(f, "eps", "1e-08", DT_F64)), dy_of(e, b), da ? da : "NULL",
                db ? db : "NULL");
     close_block(e);
     full_grads_down(e, b, 2, &full, "0");
 }
 
-static void grad_margin_ranking(Emitter *e, Node *b)
+void grad_margin_ranking(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    Shape full = full_shape(e->c, f, 3);
+    Shape full = grad_full_shape(e->c, f, 3);
     const char *g[3];
     for (int k = 0; k < 3; k++)
         g[k] = full_grad(e, b, k, &full, "0");
@@ -445,7 +281,7 @@ static void grad_margin_ranking(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t t_stride[] = %s;\n", bcast_array(e, xs_of(b, 2), &full));
     buf_printf(e->out, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s, t_stride, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "margin_ranking_loss_backward", t), full.ndim, x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2),
-               double_c(e, arg_number(e->c, f->src, "margin", "0.0", DT_F64)), reduction_enum[f->src->reduction],
+               double_c(e, attr_number(f, "margin", "0.0", DT_F64)), reduction_enum[attr_int(f, "reduction_code", 0)],
                dy_of(e, b), g[0] ? g[0] : "NULL", g[1] ? g[1] : "NULL", g[2] ? g[2] : "NULL");
     close_block(e);
     full_grads_down(e, b, 3, &full, "0");
@@ -464,21 +300,21 @@ static const char *rows_of(Emitter *e, const Shape *s, const Shape *full)
 }
 
 /* cosine_embedding_loss, triplet_margin_loss: rows n < N of length D. */
-static void grad_row_loss(Emitter *e, Node *b)
+void grad_row_loss(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     bool triplet = f->op->id == OP_TRIPLET_MARGIN_LOSS;
     Poly *work_bytes;
-    full_operands(f, &work_bytes, e->c);
+    grad_full_operands(f, &work_bytes, e->c);
     const char *work = work_bytes ? poly_c(e, work_bytes) : "0";
-    Shape full = full_shape(e->c, f, triplet ? 3 : 2);
+    Shape full = grad_full_shape(e->c, f, triplet ? 3 : 2);
     const char *N = full.ndim == 2 ? poly_c(e, full.dims[0]) : "1";
     const char *D = full.ndim ? poly_c(e, full.dims[full.ndim - 1]) : "1";
     const char *g[3];
     for (int k = 0; k < 3; k++)
         g[k] = triplet || k < 2 ? full_grad(e, b, k, &full, work) : NULL;
-    const char *red = reduction_enum[f->src->reduction];
+    const char *red = reduction_enum[attr_int(f, "reduction_code", 0)];
     open_block(e);
     buf_printf(e->out, "        const int64_t s0[] = %s;\n", rows_of(e, xs_of(b, 0), &full));
     buf_printf(e->out, "        const int64_t s1[] = %s;\n", rows_of(e, xs_of(b, 1), &full));
@@ -486,10 +322,10 @@ static void grad_row_loss(Emitter *e, Node *b)
         buf_printf(e->out, "        const int64_t s2[] = %s;\n", rows_of(e, xs_of(b, 2), &full));
         buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, s2, %s, %s, %s, %d, %s, %s, %s, %s, %s, %s);\n",
                    kernel(e, "triplet_margin_loss_backward", t), N, D, x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2),
-                   double_c(e, arg_number(e->c, f->src, "margin", "1.0", DT_F64)),
-                   double_c(e, arg_number(e->c, f->src, "p", "2.0", DT_F64)),
-                   double_c(e, arg_number(e->c, f->src, "eps", "1e-06", DT_F64)),
-                   arg_bool(e->c, f->src, "swap", false), red, dy_of(e, b), g[0] ? g[0] : "NULL",
+                   double_c(e, attr_number(f, "margin", "1.0", DT_F64)),
+                   double_c(e, attr_number(f, "p", "2.0", DT_F64)),
+                   double_c(e, attr_number(f, "eps", "1e-06", DT_F64)),
+                   attr_bool(f, "swap", false), red, dy_of(e, b), g[0] ? g[0] : "NULL",
                    g[1] ? g[1] : "NULL", g[2] ? g[2] : "NULL", scratch_as(e, b, "double", "0"));
     } else {
         const Shape *ts = xs_of(b, 2);
@@ -497,7 +333,7 @@ static void grad_row_loss(Emitter *e, Node *b)
         bool tb = ts->ndim == 0 || (poly_is_const(ts->dims[0], &v1) && v1 == 1);
         buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, %s, %s, %s, %s, %s, %s);\n",
                    kernel(e, "cosine_embedding_loss_backward", t), N, D, x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2),
-                   tb ? "0" : "1", double_c(e, arg_number(e->c, f->src, "margin", "0.0", DT_F64)), red, dy_of(e, b),
+                   tb ? "0" : "1", double_c(e, attr_number(f, "margin", "0.0", DT_F64)), red, dy_of(e, b),
                    g[0] ? g[0] : "NULL", g[1] ? g[1] : "NULL");
     }
     close_block(e);
@@ -507,27 +343,27 @@ static void grad_row_loss(Emitter *e, Node *b)
 }
 
 /* renorm: x [outer, len, inner] around the dim (emit_ops.c's emit_renorm). */
-static void grad_renorm(Emitter *e, Node *b)
+void grad_renorm(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *s = xs_of(b, 0);
-    int64_t d = s->ndim ? arg_int(e->c, f->src, "dim", 0) : 0;
+    int64_t d = s->ndim ? attr_int(f, "dim", 0) : 0;
     if (d < 0)
         d += s->ndim;
     const char *outer, *len, *inner;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "renorm_backward", f->out->type.dtype),
-               outer, len, inner, double_c(e, arg_number(e->c, f->src, "p", "2", DT_F64)),
-               double_c(e, arg_number(e->c, f->src, "maxnorm", "0", DT_F64)), x_of(e, b, 0), dy_of(e, b),
+               outer, len, inner, double_c(e, attr_number(f, "p", "2", DT_F64)),
+               double_c(e, attr_number(f, "maxnorm", "0", DT_F64)), x_of(e, b, 0), dy_of(e, b),
                grad_of(e, b, 0));
 }
 
 /* cdist x1 [batch..., P, M], x2 [batch..., R, M]; pdist x [N, M]. */
-static void grad_distance(Emitter *e, Node *b)
+void grad_distance(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
-    double p = arg_number(e->c, f->src, "p", "2", DT_F64);
+    double p = attr_number(f, "p", "2", DT_F64);
     const Shape *s1 = xs_of(b, 0);
     int nd = s1->ndim;
     const char *work = scratch_as(e, b, "double", "0");
@@ -553,14 +389,14 @@ static void grad_distance(Emitter *e, Node *b)
 }
 
 /* multi_margin_loss, multilabel_margin_loss: x [N, C] or [C] (N = 1). */
-static void grad_class_margin(Emitter *e, Node *b)
+void grad_class_margin(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const Shape *s = xs_of(b, 0);
     const char *N = s->ndim == 2 ? poly_c(e, s->dims[0]) : "1";
     const char *C = s->ndim ? poly_c(e, s->dims[s->ndim - 1]) : "1";
-    const char *red = reduction_enum[f->src->reduction];
+    const char *red = reduction_enum[attr_int(f, "reduction_code", 0)];
     if (f->op->id == OP_MULTILABEL_MARGIN_LOSS)
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "multilabel_margin_loss_backward", t),
                    N, C, x_of(e, b, 0), x_of(e, b, 1), red, dy_of(e, b), grad_of(e, b, 0),
@@ -568,26 +404,7 @@ static void grad_class_margin(Emitter *e, Node *b)
     else
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %s, %s, %s, %s, %s);\n",
                    kernel(e, "multi_margin_loss_backward", t), N, C, x_of(e, b, 0), x_of(e, b, 1),
-                   (int)arg_int(e->c, f->src, "p", 1), double_c(e, arg_number(e->c, f->src, "margin", "1.0", DT_F64)),
+                   (int)attr_int(f, "p", 1), double_c(e, attr_number(f, "margin", "1.0", DT_F64)),
                    x_of(e, b, 4), red, dy_of(e, b), grad_of(e, b, 0));
 }
 
-bool emit_grad_more(Emitter *e, Node *b)
-{
-    switch (b->fwd->op->id) {
-    case OP_PRELU: grad_prelu(e, b); return true;
-    case OP_PROD: grad_prod(e, b); return true;
-    case OP_CUMPROD: grad_cumprod(e, b); return true;
-    case OP_SORT: grad_sort(e, b); return true;
-    case OP_QUANTILE: case OP_NANQUANTILE: grad_quantile(e, b); return true;
-    case OP_DIST: grad_dist(e, b); return true;
-    case OP_CROSS: grad_cross(e, b); return true;
-    case OP_COSINE_SIMILARITY: grad_cosine_similarity(e, b); return true;
-    case OP_MARGIN_RANKING_LOSS: grad_margin_ranking(e, b); return true;
-    case OP_COSINE_EMBEDDING_LOSS: case OP_TRIPLET_MARGIN_LOSS: grad_row_loss(e, b); return true;
-    case OP_RENORM: grad_renorm(e, b); return true;
-    case OP_CDIST: case OP_PDIST: grad_distance(e, b); return true;
-    case OP_MULTI_MARGIN_LOSS: case OP_MULTILABEL_MARGIN_LOSS: grad_class_margin(e, b); return true;
-    default: return false;
-    }
-}

@@ -1,8 +1,11 @@
 /* emit_grad_nn.c: gradient rules of the convolutions outside conv1d-3d, indexing writes, sampling, unpooling, recurrent cells and CTC.
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
- * computing a GRAD node's input gradients in its forward's dtype.  The four
- * entry points are described in emit.h.
+ * computing a GRAD node's input gradients in its forward's dtype.  Each
+ * op's rule is named in the grad column of its ops.def row (declared in
+ * emit.h); whether a node has a gradient and for which operands
+ * (grad_rules.c), and the size of its scratch (scratch.c, which documents
+ * each layout read here), are the middle end's.
  *
  * Recurrent cells: one amp_rnn_cell_backward call (amprt/backward_nn.h)
  * writes every wanted gradient, recomputing the gates from the forward's
@@ -25,129 +28,12 @@
 #include "emit.h"
 #include <amprt.h>
 
-static bool is_rnn_cell(OpId id)
-{
-    return id == OP_LSTM_CELL || id == OP_GRU_CELL || id == OP_RNN_TANH_CELL || id == OP_RNN_RELU_CELL;
-}
-
-/* The ops whose every floating operand has a gradient, unconditionally. */
-static bool all_inputs_differentiable(OpId id)
-{
-    return is_rnn_cell(id) || id == OP_CONVOLUTION || id == OP_CONV_TBC || id == OP_INDEX_COPY || id == OP_SCATTER_ADD ||
-           id == OP_INDEX_PUT || id == OP_MAX_UNPOOL2D || id == OP_MAX_UNPOOL3D || id == OP_GRID_SAMPLER ||
-           id == OP_CTC_LOSS; /* log_probs: its other operands are index operands */
-}
-
-/* A GRAD node carries the forward's first six operands; lstm_cell's
- * seventh, b_hh, is read at the backward from a value the memory plan keeps:
- * b_hh itself when it is not a temporary, or the parameter (input, buffer)
- * that a Cast (autocast's, or the f64 reference's) converted into it, cast
- * again into the GRAD node's scratch.  NULL when it is neither. */
-static const Value *lstm_b_hh_source(const Node *n)
-{
-    const Value *v = n->nin > 6 ? n->in[6] : NULL;
-    if (!v || v->kind != V_TEMP)
-        return v;
-    const Node *d = v->def;
-    if (d && d->op->id == OP_CAST && d->in[0] && d->in[0]->kind != V_TEMP && dtype_is_float(d->in[0]->type.dtype))
-        return d->in[0];
-    return NULL;
-}
-
-/* Whether lstm_cell's b_hh is cast again at the backward. */
-static bool lstm_b_hh_recast(const Node *n)
-{
-    const Value *src = lstm_b_hh_source(n);
-    return src && src != n->in[6];
-}
-
-bool grad_rule_nn(Ctx *c, const Node *n, const char **why)
-{
-    OpId id = n->op->id;
-    *why = NULL;
-    if (is_rnn_cell(id)) {
-        if (id == OP_LSTM_CELL && n->nin > 6 && n->in[6] && !lstm_b_hh_source(n))
-            *why = arena_printf(c->arena, "%s: the gradient with a computed b_hh is not supported yet; pass b_hh as "
-                                          "a parameter, input or buffer, or fold it into b_ih", n->op->name);
-        return true;
-    }
-    return all_inputs_differentiable(id);
-}
-
-bool grad_input_nn(Ctx *c, const Node *n, int k, const char **why)
-{
-    (void)c, (void)k;
-    if (all_inputs_differentiable(n->op->id)) {
-        *why = NULL; /* every operand: input, state, weights, biases */
-        return true;
-    }
-    return false;
-}
-
-/* Bytes of double work as a DT_BOOL vector (as the forward's scratch). */
-static Type work_bytes(Ctx *c, Poly *doubles)
-{
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, doubles, poly_const(c, 8))}}};
-}
-
-/* Whether GRAD node b computes forward input k's gradient (a scratch only
- * one gradient uses is not asked for without it: it would be an unused
- * local in the C). */
-static bool wants(const Node *b, int k)
-{
-    for (int r = 0; r <= b->nmore; r++)
-        if (b->grad_input[r] == k)
-            return true;
-    return false;
-}
-
-bool grad_scratch_nn(Ctx *c, const Node *b, Type *t)
-{
-    const Node *f = b->fwd;
-    if (is_rnn_cell(f->op->id)) {
-        /* AMP_RNN_CELL_BACKWARD_WORK_ELEMS(B, H) doubles: hy's elements
-         * times 9; then b_hh cast again, when it must be */
-        *t = work_bytes(c, poly_mul(c, shape_numel(c, &f->out->type.shape), poly_const(c, 9)));
-        if (f->op->id == OP_LSTM_CELL && lstm_b_hh_recast(f))
-            t->shape.dims[0] = poly_add(c, t->shape.dims[0],
-                                        poly_mul(c, shape_numel(c, &f->in[6]->type.shape),
-                                                 poly_const(c, dtype_size(f->out->type.dtype))));
-        return true;
-    }
-    if (f->op->id == OP_INDEX_PUT && wants(b, 2)) {
-        /* the values' gradient sums (amp_index_put_backward's work) */
-        *t = work_bytes(c, shape_numel(c, &f->in[2]->type.shape));
-        return true;
-    }
-    if (f->op->id == OP_CTC_LOSS) {
-        /* AMP_CTC_LOSS_BACKWARD_WORK_ELEMS(T, S, C) */
-        const Shape *sl = &f->in[0]->type.shape, *st = &f->in[1]->type.shape;
-        Poly *w = poly_add(c, poly_mul(c, st->dims[st->ndim - 1], poly_const(c, 2)), poly_const(c, 1));
-        Poly *n = poly_add(c, poly_mul(c, poly_mul(c, sl->dims[0], w), poly_const(c, 2)), sl->dims[sl->ndim - 1]);
-        *t = work_bytes(c, n);
-        return true;
-    }
-    if (f->op->id == OP_GRID_SAMPLER && wants(b, 0)) {
-        /* dx's sums (amp_grid_sampler_backward's work) */
-        *t = work_bytes(c, shape_numel(c, &f->in[0]->type.shape));
-        return true;
-    }
-    if (f->op->id == OP_INDEX_COPY && wants(b, 0)) {
-        /* zeros of the source's shape, copied over dx's indexed rows */
-        int64_t es = dtype_size(f->out->type.dtype);
-        *t = (Type){.dtype = DT_BOOL,
-                    .shape = {.ndim = 1, .dims = {poly_mul(c, shape_numel(c, &f->in[3]->type.shape), poly_const(c, es))}}};
-        return true;
-    }
-    return false;
-}
-
 static const char *or_null(const char *s)
 {
     return s ? s : "NULL";
 }
 
-static void grad_rnn_cell(Emitter *e, Node *b)
+void grad_rnn_cell(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     OpId id = f->op->id;
@@ -179,14 +65,14 @@ static void grad_rnn_cell(Emitter *e, Node *b)
 }
 
 /* conv_tbc: x [time, batch, in], w [kernel, in, out], bias [out] */
-static void grad_conv_tbc(Emitter *e, Node *b)
+void grad_conv_tbc(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0), *sw = xs_of(b, 1);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, "conv_tbc_backward", f->out->type.dtype), poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]),
                poly_c(e, sx->dims[2]), poly_c(e, sw->dims[0]), poly_c(e, sw->dims[2]),
-               i64_c(e, arg_int(e->c, f->src, "pad", 0)), x_of(e, b, 0), x_of(e, b, 1), dy_of(e, b),
+               i64_c(e, attr_int(f, "pad", 0)), x_of(e, b, 0), x_of(e, b, 1), dy_of(e, b),
                or_null(grad_of(e, b, 0)), or_null(grad_of(e, b, 1)), or_null(grad_of(e, b, 2)));
 }
 
@@ -194,12 +80,12 @@ static void grad_conv_tbc(Emitter *e, Node *b)
  * zeroed (PyTorch's index_fill), dsource = dy's indexed rows (index_select;
  * a repeated index gives each of its source rows the row's gradient, as
  * PyTorch).  The forward checked the indices, so the statuses are AMP_OK. */
-static void grad_index_copy(Emitter *e, Node *b)
+void grad_index_copy(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const char *outer, *len, *inner;
-    axis_split(e, xs_of(b, 0), f->src->dim, &outer, &len, &inner);
+    axis_split(e, xs_of(b, 0), attr_int(f, "axis", 0), &outer, &len, &inner);
     const char *n_index = numel_c(e, xs_of(b, 2)), *g0 = grad_of(e, b, 0), *g3 = grad_of(e, b, 3);
     if (g0) {
         const char *zeros = arena_printf(e->c->arena, "((%s *)(void *)%s)", dtype_c_type(t), e->cname[b->scratch->id]);
@@ -215,7 +101,7 @@ static void grad_index_copy(Emitter *e, Node *b)
 
 /* scatter_add(input, dim, index, src): dinput = dy, dsrc = dy gathered
  * along dim (src has index's shape: the forward refuses a larger one). */
-static void grad_scatter_add(Emitter *e, Node *b)
+void grad_scatter_add(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
@@ -228,7 +114,7 @@ static void grad_scatter_add(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t index_shape[] = %s;\n", shape_array(e, si));
     buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
     buf_printf(e->out, "        (void)%s(%d, index_shape, %d, %s, x_shape, %s, %s);\n", kernel(e, "gather", t), sx->ndim,
-               (int)f->src->dim, dy_of(e, b), x_of(e, b, 2), grad_of(e, b, 3));
+               (int)attr_int(f, "axis", 0), dy_of(e, b), x_of(e, b, 2), grad_of(e, b, 3));
     close_block(e);
 }
 
@@ -236,12 +122,12 @@ static void grad_scatter_add(Emitter *e, Node *b)
  * written positions zeroed (amp_index_put of a broadcast zero) unless
  * accumulate; dvalues from amp_index_put_backward, read with the forward's
  * value strides (as emit_ops.c's emit_index_put computes them). */
-static void grad_index_put(Emitter *e, Node *b)
+void grad_index_put(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     DType t = f->out->type.dtype;
     const Shape *sx = xs_of(b, 0), *si = xs_of(b, 1), *sv = xs_of(b, 2);
-    bool acc = arg_bool(e->c, f->src, "accumulate", false);
+    bool acc = attr_bool(f, "accumulate", false);
     const char *g0 = grad_of(e, b, 0), *g2 = grad_of(e, b, 2);
     const char *work = b->scratch ? arena_printf(e->c->arena, "(double *)(void *)%s", e->cname[b->scratch->id]) : "NULL";
     const char *zs[MAX_DIMS];
@@ -302,7 +188,7 @@ static void grad_index_put(Emitter *e, Node *b)
 /* max_unpool2d/3d: dx[p, i] = dy[p, indices[p, i]] (PyTorch's
  * max_pool_double_backward), a gather over each plane; the forward
  * checked the indices. */
-static void grad_max_unpool(Emitter *e, Node *b)
+void grad_max_unpool(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     int ns = f->op->id == OP_MAX_UNPOOL3D ? 3 : 2;
@@ -320,7 +206,7 @@ static void grad_max_unpool(Emitter *e, Node *b)
 
 /* grid_sampler: both gradients from one amp_grid_sampler_backward call,
  * with the forward's arguments (emit_ops.c's emit_grid_sampler). */
-static void grad_grid_sampler(Emitter *e, Node *b)
+void grad_grid_sampler(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0), *so = ys_of(b);
@@ -330,8 +216,8 @@ static void grad_grid_sampler(Emitter *e, Node *b)
     buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
     buf_printf(e->out, "        %s(%d, %s, %s, in_size, out_size, %d, %d, %d, %s, %s, %s, (double *)(void *)%s, %s, %s);\n",
                kernel(e, "grid_sampler_backward", f->out->type.dtype), ns, poly_c(e, sx->dims[0]),
-               poly_c(e, sx->dims[1]), (int)arg_int(e->c, f->src, "interpolation_mode", 0),
-               (int)arg_int(e->c, f->src, "padding_mode", 0), arg_bool(e->c, f->src, "align_corners", false),
+               poly_c(e, sx->dims[1]), (int)attr_int(f, "interpolation_mode", 0),
+               (int)attr_int(f, "padding_mode", 0), attr_bool(f, "align_corners", false),
                x_of(e, b, 0), x_of(e, b, 1), dy_of(e, b), b->scratch ? e->cname[b->scratch->id] : "NULL",
                or_null(grad_of(e, b, 0)),
                or_null(grad_of(e, b, 1)));
@@ -341,7 +227,7 @@ static void grad_grid_sampler(Emitter *e, Node *b)
 /* ctc_loss: dlog_probs from amp_ctc_loss_backward, with the forward's
  * arguments (emit_ops.c's emit_ctc_loss; it checked the lengths and
  * labels). */
-static void grad_ctc_loss(Emitter *e, Node *b)
+void grad_ctc_loss(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
     const Shape *sl = xs_of(b, 0), *st = xs_of(b, 1);
@@ -350,46 +236,16 @@ static void grad_ctc_loss(Emitter *e, Node *b)
                kernel(e, "ctc_loss_backward", f->out->type.dtype), poly_c(e, sl->dims[0]),
                batched ? poly_c(e, sl->dims[1]) : "1", poly_c(e, sl->dims[sl->ndim - 1]),
                poly_c(e, st->dims[st->ndim - 1]), x_of(e, b, 0), x_of(e, b, 1), x_of(e, b, 2), x_of(e, b, 3),
-               i64_c(e, arg_int(e->c, f->src, "blank", 0)), reduction_code(arg_str(e->c, f->src, "reduction", "mean")),
-               arg_bool(e->c, f->src, "zero_infinity", false), dy_of(e, b), e->cname[b->scratch->id],
+               i64_c(e, attr_int(f, "blank", 0)), reduction_code(attr_str(f, "reduction", "mean")),
+               attr_bool(f, "zero_infinity", false), dy_of(e, b), e->cname[b->scratch->id],
                grad_of(e, b, 0));
 }
 
-bool emit_grad_nn(Emitter *e, Node *b)
+/* aten's convolution: transposed or not, by its flag */
+void grad_convolution(Emitter *e, Node *b)
 {
-    Node *f = b->fwd;
-    switch (f->op->id) {
-    case OP_LSTM_CELL: case OP_GRU_CELL: case OP_RNN_TANH_CELL: case OP_RNN_RELU_CELL:
-        grad_rnn_cell(e, b);
-        return true;
-    case OP_CONVOLUTION:
-        if (arg_bool(e->c, f->src, "transposed", false))
-            grad_conv_transpose(e, b);
-        else
-            grad_conv(e, b);
-        return true;
-    case OP_CONV_TBC:
-        grad_conv_tbc(e, b);
-        return true;
-    case OP_INDEX_COPY:
-        grad_index_copy(e, b);
-        return true;
-    case OP_SCATTER_ADD:
-        grad_scatter_add(e, b);
-        return true;
-    case OP_INDEX_PUT:
-        grad_index_put(e, b);
-        return true;
-    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
-        grad_max_unpool(e, b);
-        return true;
-    case OP_GRID_SAMPLER:
-        grad_grid_sampler(e, b);
-        return true;
-    case OP_CTC_LOSS:
-        grad_ctc_loss(e, b);
-        return true;
-    default:
-        return false;
-    }
+    if (attr_bool(b->fwd, "transposed", false))
+        grad_conv_transpose(e, b);
+    else
+        grad_conv(e, b);
 }

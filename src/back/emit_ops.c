@@ -172,10 +172,9 @@ bool operands_ok(Emitter *e, Node *n, DType t)
 
 /* ---- elementwise ------------------------------------------------------------ */
 
-const char *unary_kernel_name(Ctx *c, Node *n)
+const char *unary_kernel_name(Node *n)
 {
-    if (n->op->id == OP_GELU && n->src && n->src->kind == E_CALL &&
-        strcmp(arg_str(c, n->src, "approximate", "none"), "tanh") == 0)
+    if (n->op->id == OP_GELU && strcmp(attr_str(n, "approximate", "none"), "tanh") == 0)
         return "gelu_tanh";
     return n->op->name;
 }
@@ -183,33 +182,30 @@ const char *unary_kernel_name(Ctx *c, Node *n)
 static void emit_unary(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
-    buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, unary_kernel_name(e->c, n), t),
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, unary_kernel_name(n), t),
                numel_c(e, out_shape(n)), in_c(e, n, 0), y);
 }
 
 /* softplus, clamp and pow with a number exponent: y = f(x; p0, p1). */
 /* The kernel name and scalar parameters of softplus, clamp, pow(x, number). */
-const char *unary_params(Emitter *e, Node *n, double *p0_out, double *p1_out)
+const char *unary_params(Node *n, double *p0_out, double *p1_out)
 {
-    Ctx *c = e->c;
     DType ct = compute_dtype(n->out->type.dtype);
-    Expr *call = n->src;
     const char *name = n->op->name;
     double p0 = 0, p1 = 0;
     switch (n->op->id) {
     case OP_SOFTPLUS:
-        p0 = arg_number(c, call, "beta", "1", ct);
-        p1 = arg_number(c, call, "threshold", "20", ct);
+        p0 = attr_number(n, "beta", "1", ct);
+        p1 = attr_number(n, "threshold", "20", ct);
         break;
     case OP_CLAMP: {
-        Expr *lo = arg_named(call, "min"), *hi = arg_named(call, "max");
-        p0 = lo && lo->kind != E_NAME ? arg_number(c, call, "min", "0", ct) : -INFINITY;
-        p1 = hi && hi->kind != E_NAME ? arg_number(c, call, "max", "0", ct) : INFINITY;
+        p0 = attr_given(n, "min") ? attr_number(n, "min", "0", ct) : -INFINITY;
+        p1 = attr_given(n, "max") ? attr_number(n, "max", "0", ct) : INFINITY;
         break;
     }
     case OP_POW:
         name = "pow_scalar";
-        p0 = arg_number(c, call, "exponent", "1", ct);
+        p0 = attr_number(n, "exponent", "1", ct);
         break;
     default:
         ICE("no parameters known for %s", name);
@@ -222,7 +218,7 @@ const char *unary_params(Emitter *e, Node *n, double *p0_out, double *p1_out)
 static void emit_unary_param(Emitter *e, Node *n, const char *y)
 {
     double p0, p1;
-    const char *name = unary_params(e, n, &p0, &p1);
+    const char *name = unary_params(n, &p0, &p1);
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, n->out->type.dtype),
                numel_c(e, out_shape(n)), in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
 }
@@ -250,7 +246,7 @@ static void emit_binary_tensors(Emitter *e, Node *n, const char *y)
 /* A number operand of where(): a one-element array read with stride 0. */
 static const char *number_operand(Emitter *e, Node *n, const char *param, DType t, const char *local)
 {
-    double v = arg_number(e->c, n->src, param, "0", t == DT_F64 ? DT_F64 : t);
+    double v = attr_number(n, param, "0", t == DT_F64 ? DT_F64 : t);
     const char *init;
     switch (t) {
     case DT_BF16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_BF16)); break;
@@ -283,7 +279,7 @@ static void emit_addc(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
     const Shape *so = out_shape(n);
-    double value = arg_number(e->c, n->src, "value", "1", compute_dtype(t));
+    double value = attr_number(n, "value", "1", compute_dtype(t));
     open_block(e);
     buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
     for (int k = 0; k < 3; k++)
@@ -320,7 +316,7 @@ static void emit_permute(Emitter *e, Node *n, const char *y)
     for (int i = 0; i < nd; i++)
         perm[i] = i;
     if (n->op->id == OP_TRANSPOSE) {
-        int64_t a = arg_int(e->c, n->src, "dim0", 0), b = arg_int(e->c, n->src, "dim1", 0);
+        int64_t a = attr_int(n, "dim0", 0), b = attr_int(n, "dim1", 0);
         if (nd) {
             a = a < 0 ? a + nd : a;
             b = b < 0 ? b + nd : b;
@@ -329,7 +325,7 @@ static void emit_permute(Emitter *e, Node *n, const char *y)
         }
     } else {
         int64_t dims[MAX_DIMS * 2];
-        int k = arg_int_list(e->c, n->src, "dims", dims);
+        int k = attr_int_list(n, "dims", dims);
         for (int i = 0; i < k && i < nd; i++)
             perm[i] = (int)(dims[i] < 0 ? dims[i] + nd : dims[i]);
     }
@@ -350,10 +346,10 @@ static void emit_slice(Emitter *e, Node *n, const char *y)
     const Shape *sx = in_shape(n, 0);
     const char *xs[MAX_DIMS];
     contiguous_strides(e, sx, xs);
-    int d = (int)n->src->dim;
-    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, n->src->start), xs[d]);
-    if (n->src->step != 1)
-        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, n->src->step), xs[d]);
+    int d = (int)attr_int(n, "axis", 0);
+    const char *offset = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, attr_int(n, "axis_start", 0)), xs[d]);
+    if (attr_int(n, "axis_step", 0) != 1)
+        xs[d] = arena_printf(e->c->arena, "%s * (%s)", i64_c(e, attr_int(n, "axis_step", 0)), xs[d]);
     emit_strided_copy(e, n, y, offset, xs);
 }
 
@@ -362,7 +358,7 @@ static void emit_cat(Emitter *e, Node *n, const char *y)
 {
     const Shape *so = out_shape(n);
     bool stack = n->op->id == OP_STACK;
-    int64_t dim = arg_int(e->c, n->src, "dim", 0);
+    int64_t dim = attr_int(n, "dim", 0);
     int nd = so->ndim;
     if (dim < 0)
         dim += nd;
@@ -403,19 +399,18 @@ static void emit_pad(Emitter *e, Node *n, const char *y)
     double value = 0;
     if (n->op->id == OP_PAD) {
         int64_t v[MAX_DIMS * 2 + 2];
-        int k = arg_int_list(e->c, n->src, "pad", v);
+        int k = attr_int_list(n, "pad", v);
         for (int i = 0; i < k / 2; i++) {
             before[nd - 1 - i] = v[2 * i];
             after[nd - 1 - i] = v[2 * i + 1];
         }
-        Expr *ve = arg_named(n->src, "value");
-        if (ve && ve->kind != E_NAME)
-            value = arg_number(e->c, n->src, "value", "0", compute_dtype(t));
+        if (attr_given(n, "value"))
+            value = attr_number(n, "value", "0", compute_dtype(t));
     } else {
         OpId id = n->op->id;
         int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1
                       : id == OP_REPLICATION_PAD3D ? 3 : 2;
-        int64_t p = arg_int(e->c, n->src, "padding", 0);
+        int64_t p = attr_int(n, "padding", 0);
         for (int i = 0; i < spatial; i++)
             before[nd - 1 - i] = after[nd - 1 - i] = p;
         mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
@@ -453,13 +448,12 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y);
 
 static void emit_reduce(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     DType t = n->out->type.dtype;
     const Shape *sx = in_shape(n, 0);
     int nd = sx->ndim;
     int64_t mask[MAX_DIMS];
     OpId id = n->op->id;
-    int64_t dim = n->src->dim;
+    int64_t dim = attr_int(n, "axis", 0);
     for (int i = 0; i < nd; i++)
         mask[i] = dim < 0 || dim == i;
     if (id == OP_LINALG_MATRIX_NORM || id == OP_FROBENIUS_NORM) {
@@ -471,18 +465,18 @@ static void emit_reduce(Emitter *e, Node *n, const char *y)
     bool is_norm = false;
     switch (id) {
     case OP_NORM:
-        p = arg_number(c, n->src, "p", "2", DT_F64);
+        p = attr_number(n, "p", "2", DT_F64);
         is_norm = true;
         break;
     case OP_LINALG_VECTOR_NORM:
-        p = arg_number(c, n->src, "ord", "2", DT_F64);
+        p = attr_number(n, "ord", "2", DT_F64);
         is_norm = true;
         break;
     case OP_FROBENIUS_NORM:
         is_norm = true;
         break;
     case OP_LINALG_MATRIX_NORM:
-        if (is_nuclear_norm(c, n)) {
+        if (is_nuclear_norm(n)) {
             emit_svd_op(e, n, y);
             return;
         }
@@ -521,7 +515,7 @@ void axis_split(Emitter *e, const Shape *s, int64_t d, const char **outer, const
 static void emit_scan(Emitter *e, Node *n, const char *y)
 {
     const char *outer, *len, *inner;
-    axis_split(e, in_shape(n, 0), n->src->dim, &outer, &len, &inner);
+    axis_split(e, in_shape(n, 0), attr_int(n, "axis", 0), &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, n->out->type.dtype), outer, len, inner,
                in_c(e, n, 0), y);
 }
@@ -529,13 +523,13 @@ static void emit_scan(Emitter *e, Node *n, const char *y)
 static void emit_sort(Emitter *e, Node *n, const char *y)
 {
     const Shape *s = in_shape(n, 0);
-    int64_t d = arg_int(e->c, n->src, "dim", -1);
+    int64_t d = attr_int(n, "dim", -1);
     if (s->ndim && d < 0)
         d += s->ndim;
     const char *outer, *len, *inner;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "sort", n->out->type.dtype), outer, len, inner,
-               arg_bool(e->c, n->src, "descending", false), in_c(e, n, 0), y, e->cname[n->more_out[0]->id]);
+               attr_bool(n, "descending", false), in_c(e, n, 0), y, e->cname[n->more_out[0]->id]);
 }
 
 static const char *param_dtype_c(Node *n, int first, int last)
@@ -553,15 +547,9 @@ static const char *param_dtype_c(Node *n, int first, int last)
  * evaluation mode (docs/training.md). */
 static bool in_train_step(Emitter *e) { return e->c->train_graph && e->g == e->c->train_graph; }
 
-bool dropout_draws(Ctx *c, const Node *n)
-{
-    return n->op->id == OP_DROPOUT && n->src && arg_bool(c, n->src, "training", true) &&
-           arg_number(c, n->src, "p", "0.5", DT_F64) > 0;
-}
-
 bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
 {
-    if (!in_train_step(e) || !dropout_draws(e->c, f))
+    if (!in_train_step(e) || !dropout_draws(f))
         return false;
     if (!is_kernel_float(f->out->type.dtype)) {
         unsupported(e, f, arena_printf(e->c->arena, "training mode scales by 1 / (1 - p), which %s tensors cannot "
@@ -576,11 +564,11 @@ bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y)
         Node *m = VEC_AT(e->g->nodes, i);
         if (m == f)
             break;
-        stream += dropout_draws(e->c, m);
+        stream += dropout_draws(m);
     }
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, (uint64_t)s->rng_seed, %d, (uint64_t)s->rng_offset, %s);\n",
                kernel(e, "dropout", f->out->type.dtype), numel_c(e, &f->out->type.shape), x,
-               double_c(e, arg_number(e->c, f->src, "p", "0.5", DT_F64)), stream, y);
+               double_c(e, attr_number(f, "p", "0.5", DT_F64)), stream, y);
     return true;
 }
 
@@ -615,7 +603,7 @@ static bool emit_batch_norm_train(Emitter *e, Node *n, const char *y, double eps
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "batch_norm_train", n->out->type.dtype),
                poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd), in_c(e, n, 0),
                param_dtype_c(n, 1, 4), stats[0], stats[1], in_c(e, n, 3), in_c(e, n, 4),
-               double_c(e, arg_number(e->c, n->src, "momentum", "0.1", DT_F64)), double_c(e, eps), y);
+               double_c(e, attr_number(n, "momentum", "0.1", DT_F64)), double_c(e, eps), y);
     for (int k = 0; k < 2; k++) {
         Value *v = cast_back[k];
         if (!v)
@@ -634,7 +622,7 @@ static void emit_norm_layer(Emitter *e, Node *n, const char *y)
     DType t = n->out->type.dtype;
     const Shape *s = in_shape(n, 0);
     int nd = s->ndim;
-    double eps = arg_number(c, n->src, "eps", "1e-05", DT_F64);
+    double eps = attr_number(n, "eps", "1e-05", DT_F64);
     switch (n->op->id) {
     case OP_LAYER_NORM: {
         /* normalized_shape is one int until list literals: the last dim */
@@ -646,11 +634,11 @@ static void emit_norm_layer(Emitter *e, Node *n, const char *y)
     case OP_GROUP_NORM:
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "group_norm", t),
                    poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd),
-                   i64_c(e, arg_int(c, n->src, "num_groups", 1)), in_c(e, n, 0), param_dtype_c(n, 2, 3), in_c(e, n, 2),
+                   i64_c(e, attr_int(n, "num_groups", 1)), in_c(e, n, 0), param_dtype_c(n, 2, 3), in_c(e, n, 2),
                    in_c(e, n, 3), double_c(e, eps), y);
         break;
     case OP_BATCH_NORM: {
-        if (arg_bool(c, n->src, "training", false)) {
+        if (attr_bool(n, "training", false)) {
             if (!c->train) {
                 unsupported(e, n, "training=true normalises with batch statistics and updates the running ones, "
                                   "which a model without a train section does not do; pass training=false");
@@ -682,10 +670,8 @@ const char *const reduction_enum[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN"
  * false, with an error, for a form without a kernel. */
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
 {
-    Ctx *c = e->c;
-    Expr *call = n->src;
     double p0 = 0, p1 = 0, p2 = 0;
-    if (call->reduction > 2) {
+    if (attr_int(n, "reduction_code", 0) > 2) {
         unsupported(e, n, "reduction=\"batchmean\" has no runtime kernel yet; use \"sum\" and divide by the batch");
         return false;
     }
@@ -704,14 +690,14 @@ bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
         return false;
     }
     switch (n->op->id) {
-    case OP_SMOOTH_L1_LOSS: p0 = arg_number(c, call, "beta", "1.0", DT_F64); break;
-    case OP_HUBER_LOSS: p0 = arg_number(c, call, "delta", "1.0", DT_F64); break;
-    case OP_KL_DIV: p0 = arg_bool(c, call, "log_target", false); break;
-    case OP_HINGE_EMBEDDING_LOSS: p0 = arg_number(c, call, "margin", "1.0", DT_F64); break;
+    case OP_SMOOTH_L1_LOSS: p0 = attr_number(n, "beta", "1.0", DT_F64); break;
+    case OP_HUBER_LOSS: p0 = attr_number(n, "delta", "1.0", DT_F64); break;
+    case OP_KL_DIV: p0 = attr_bool(n, "log_target", false); break;
+    case OP_HINGE_EMBEDDING_LOSS: p0 = attr_number(n, "margin", "1.0", DT_F64); break;
     case OP_POISSON_NLL_LOSS:
-        p0 = arg_bool(c, call, "log_input", true);
-        p1 = arg_bool(c, call, "full", false);
-        p2 = arg_number(c, call, "eps", "1e-08", DT_F64);
+        p0 = attr_bool(n, "log_input", true);
+        p1 = attr_bool(n, "full", false);
+        p2 = attr_number(n, "eps", "1e-08", DT_F64);
         break;
     default: break;
     }
@@ -730,10 +716,9 @@ static void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
     if (!loss_params(e, n, p, &kw))
         return;
     double p0 = p[0], p1 = p[1], p2 = p[2];
-    Expr *call = n->src;
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t),
                numel_c(e, in_shape(n, 0)), in_c(e, n, 0), in_c(e, n, 1), kw >= 0 ? in_c(e, n, kw) : "NULL",
-               double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[call->reduction], y);
+               double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[attr_int(n, "reduction_code", 0)], y);
 }
 
 /* [N, C, d...] -> N, C, inner; [C] (one sample) -> 1, C, 1. */
@@ -754,29 +739,28 @@ static void emit_class_loss(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
-    Expr *call = n->src;
     const char *N, *C, *inner;
     class_split(e, in_shape(n, 0), &N, &C, &inner);
-    int64_t ignore = arg_int(c, call, "ignore_index", -100);
+    int64_t ignore = attr_int(n, "ignore_index", -100);
     const char *weight = in_c(e, n, 2);
     if (n->op->id == OP_CROSS_ENTROPY) {
-        double smoothing = arg_number(c, call, "label_smoothing", "0.0", DT_F64);
+        double smoothing = attr_number(n, "label_smoothing", "0.0", DT_F64);
         if (in_dtype(n, 1) != DT_I64) {
             buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "cross_entropy_prob", t), N,
                        C, inner, in_c(e, n, 0), in_c(e, n, 1), weight, double_c(e, smoothing),
-                       reduction_enum[call->reduction], y);
+                       reduction_enum[attr_int(n, "reduction_code", 0)], y);
             return;
         }
         emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                                              kernel(e, "cross_entropy", t), N, C, inner, in_c(e, n, 0), in_c(e, n, 1),
                                              weight, i64_c(e, ignore), double_c(e, smoothing),
-                                             reduction_enum[call->reduction], y));
+                                             reduction_enum[attr_int(n, "reduction_code", 0)], y));
         return;
     }
     /* nll_loss over [N, C, d...], and nll_loss2d */
     emit_checked(e, "    ", arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s)", kernel(e, "nll_loss_nd", t),
                                          N, C, inner, in_c(e, n, 0), in_c(e, n, 1), weight, i64_c(e, ignore),
-                                         reduction_enum[call->reduction], y));
+                                         reduction_enum[attr_int(n, "reduction_code", 0)], y));
 }
 
 /* ---- convolution, pooling, upsampling ------------------------------------------ */
@@ -819,11 +803,11 @@ const char *batch_of(Emitter *e, const Shape *s, int ns)
 }
 
 /* A transposed convolution: conv_transpose1d-3d, or aten's convolution(transposed=true). */
-static bool conv_is_transposed(Ctx *c, Node *n)
+static bool conv_is_transposed(Node *n)
 {
     OpId id = n->op->id;
     if (id == OP_CONVOLUTION)
-        return arg_bool(c, n->src, "transposed", false);
+        return attr_bool(n, "transposed", false);
     return id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
 }
 
@@ -831,18 +815,16 @@ static bool conv_is_transposed(Ctx *c, Node *n)
  * error) if the padding has no kernel. */
 bool emit_conv_desc(Emitter *e, Node *n)
 {
-    Ctx *c = e->c;
     OpId id = n->op->id;
-    bool transposed = conv_is_transposed(c, n);
+    bool transposed = conv_is_transposed(n);
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
     int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
-    int64_t groups = arg_int(c, n->src, "groups", 1);
-    int64_t stride = arg_int(c, n->src, "stride", 1), dil = arg_int(c, n->src, "dilation", 1);
-    int64_t outpad = transposed ? arg_int(c, n->src, "output_padding", 0) : 0;
+    int64_t groups = attr_int(n, "groups", 1);
+    int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
+    int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
     int64_t pad[3] = {0, 0, 0};
-    Expr *pe = arg_named(n->src, "padding");
-    if (pe && pe->kind == E_STRING) {
-        if (strcmp(pe->text, "same") == 0) {
+    if (attr_kind(n, "padding", ATTR_NONE) == ATTR_STR) {
+        if (strcmp(attr_str(n, "padding", ""), "same") == 0) {
             /* PyTorch pads total = dilation * (k - 1), the extra one on the
              * right; the kernel pads symmetrically, so odd totals need work */
             for (int i = 0; i < ns; i++) {
@@ -853,7 +835,7 @@ bool emit_conv_desc(Emitter *e, Node *n)
             }
         }
     } else {
-        int64_t p = arg_int(c, n->src, "padding", 0);
+        int64_t p = attr_int(n, "padding", 0);
         for (int i = 0; i < ns; i++)
             pad[i] = p;
     }
@@ -875,12 +857,12 @@ bool emit_conv_desc(Emitter *e, Node *n)
     return true;
 }
 
-bool conv_weights_preparable(Ctx *c, const Node *n, Value **src)
+bool conv_weights_preparable(const Node *n, Value **src)
 {
     DType t = n->out->type.dtype;
     OpId id = n->op->id;
     if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION) ||
-        conv_is_transposed(c, (Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
+        conv_is_transposed((Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
         return false;
     Value *w = n->in[1];
     if (w->kind == V_TEMP && w->def && w->def->op->id == OP_CAST && w->def->in[0]->type.dtype == DT_F32)
@@ -908,7 +890,7 @@ void emit_conv_weight_desc(Emitter *e, const Node *n)
     int ns = n->op->id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(n->op->id);
     buf_printf(e->out, "        const amp_conv_desc d = {\n");
     buf_printf(e->out, "            .nspatial = %d, .groups = %s, .kernel = %s,\n", ns,
-               i64_c(e, arg_int(e->c, n->src, "groups", 1)), spatial_array(e, sw, ns));
+               i64_c(e, attr_int(n, "groups", 1)), spatial_array(e, sw, ns));
     buf_printf(e->out, "            .in_channels = %s, .out_channels = %s,\n        };\n",
                poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, sw->dims[0]));
 }
@@ -923,7 +905,7 @@ static const char *packed_weights_c(Emitter *e, const Node *n)
 
 static void emit_conv(Emitter *e, Node *n, const char *y)
 {
-    bool transposed = conv_is_transposed(e->c, n);
+    bool transposed = conv_is_transposed(n);
     if (!emit_conv_desc(e, n))
         return;
     if (!transposed && e->prep_packed && e->prep_packed[n->out->id] >= 0)
@@ -946,7 +928,7 @@ void emit_fused_conv(Emitter *e, Node *last, const char *y)
     buf_printf(e->out, "            .bn_mean = %s, .bn_var = %s,\n", in_c(e, bn, 1), in_c(e, bn, 2));
     buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, bn, 3), in_c(e, bn, 4));
     buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(bn, 1, 4),
-               double_c(e, arg_number(e->c, bn->src, "eps", "1e-05", DT_F64)));
+               double_c(e, attr_number(bn, "eps", "1e-05", DT_F64)));
     buf_printf(e->out, "            .residual = %s, .relu = %d,\n", residual ? e->cname[residual->id] : "NULL",
                last->fused[3] != NULL);
     if (last->fused_raw) /* the convolution's own result too, for the gradients */
@@ -962,7 +944,7 @@ static void emit_conv_tbc(Emitter *e, Node *n, const char *y)
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "conv_tbc", n->out->type.dtype),
                poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]), poly_c(e, sx->dims[2]), poly_c(e, sw->dims[0]),
-               poly_c(e, sw->dims[2]), i64_c(e, arg_int(e->c, n->src, "pad", 0)), in_c(e, n, 0), in_c(e, n, 1),
+               poly_c(e, sw->dims[2]), i64_c(e, attr_int(n, "pad", 0)), in_c(e, n, 0), in_c(e, n, 1),
                in_c(e, n, 2), y);
 }
 
@@ -974,14 +956,13 @@ const char *planes_of(Emitter *e, const Shape *s, int ns)
 /* Opens a block declaring `amp_pool_desc d` for max/avg pool node n. */
 void emit_pool_desc(Emitter *e, Node *n)
 {
-    Ctx *c = e->c;
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
     bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
-    int64_t k = arg_int(c, n->src, "kernel_size", 1);
-    int64_t stride = arg_int(c, n->src, "stride", k), pad = arg_int(c, n->src, "padding", 0);
-    int64_t dil = is_max ? arg_int(c, n->src, "dilation", 1) : 1;
+    int64_t k = attr_int(n, "kernel_size", 1);
+    int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
+    int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
     open_block(e);
     buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
     buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
@@ -989,11 +970,10 @@ void emit_pool_desc(Emitter *e, Node *n)
     buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
     if (!is_max) {
         int64_t div = 0;
-        Expr *de = arg_named(n->src, "divisor_override");
-        if (de && de->kind != E_NAME)
-            div = arg_int(c, n->src, "divisor_override", 0);
+        if (attr_given(n, "divisor_override"))
+            div = attr_int(n, "divisor_override", 0);
         buf_printf(e->out, "            .count_include_pad = %d, .divisor_override = %s,\n",
-                   arg_bool(c, n->src, "count_include_pad", true), i64_c(e, div));
+                   attr_bool(n, "count_include_pad", true), i64_c(e, div));
     }
     buf_puts(e->out, "        };\n        amp_pool_desc d = pool;\n");
     buf_printf(e->out, "        d.planes = %s;\n", planes_of(e, sx, ns));
@@ -1030,7 +1010,6 @@ static void emit_pool(Emitter *e, Node *n, const char *y)
 
 static void emit_upsample(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
@@ -1038,14 +1017,13 @@ static void emit_upsample(Emitter *e, Node *n, const char *y)
     const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
                                                                                        : "AMP_UPSAMPLE_LINEAR";
     double scale = 0;
-    Expr *se = arg_named(n->src, "scale_factors");
-    if (se && se->kind != E_NAME)
-        scale = arg_number(c, n->src, "scale_factors", "0", DT_F64);
+    if (attr_given(n, "scale_factors"))
+        scale = attr_number(n, "scale_factors", "0", DT_F64);
     open_block(e);
     buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
                planes_of(e, sx, ns));
     buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
-               nearest ? 0 : arg_bool(c, n->src, "align_corners", false));
+               nearest ? 0 : attr_bool(n, "align_corners", false));
     for (int i = 0; i < ns; i++) {
         buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
         buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
@@ -1072,14 +1050,14 @@ static void emit_index(Emitter *e, Node *n, const char *y)
     }
     case OP_INDEX_SELECT: {
         const char *outer, *len, *inner;
-        axis_split(e, in_shape(n, 0), n->src->dim, &outer, &len, &inner);
+        axis_split(e, in_shape(n, 0), attr_int(n, "axis", 0), &outer, &len, &inner);
         call = arena_printf(c->arena, "%s(%s, %s, %s, %s, %s, %s, %s)", kernel(e, "index_select", t), outer, len, inner,
                             numel_c(e, in_shape(n, 2)), in_c(e, n, 0), in_c(e, n, 2), y);
         break;
     }
     case OP_INDEX_COPY: {
         const char *outer, *len, *inner;
-        int64_t d = n->src->dim;
+        int64_t d = attr_int(n, "axis", 0);
         axis_split(e, in_shape(n, 0), d, &outer, &len, &inner);
         buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
                    numel_c(e, in_shape(n, 0)), y);
@@ -1107,12 +1085,12 @@ static void emit_index(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        const int64_t x_shape[] = %s;\n", shape_array(e, sx));
         if (n->op->id == OP_GATHER)
             call = arena_printf(c->arena, "%s(%d, index_shape, %d, %s, x_shape, %s, %s)", kernel(e, "gather", t),
-                                sx->ndim, (int)n->src->dim, in_c(e, n, 0), in_c(e, n, 2), y);
+                                sx->ndim, (int)attr_int(n, "axis", 0), in_c(e, n, 0), in_c(e, n, 2), y);
         else {
             buf_printf(e->out, "        memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
                        numel_c(e, sx), y);
             call = arena_printf(c->arena, "%s(%d, index_shape, %d, %s, %s, x_shape, %s)", kernel(e, "scatter_add", t),
-                                sx->ndim, (int)n->src->dim, in_c(e, n, 2), in_c(e, n, 3), y);
+                                sx->ndim, (int)attr_int(n, "axis", 0), in_c(e, n, 2), in_c(e, n, 3), y);
         }
         emit_checked(e, "        ", call);
         close_block(e);
@@ -1172,8 +1150,8 @@ static void emit_mm(Emitter *e, Node *n, const char *y)
     int a = added ? 1 : 0, b = a + 1;
     const Shape *sa = in_shape(n, a), *sb = in_shape(n, b);
     if (added) {
-        g.alpha = arg_number(c, n->src, "alpha", "1", ct);
-        g.beta = arg_number(c, n->src, "beta", "1", ct);
+        g.alpha = attr_number(n, "alpha", "1", ct);
+        g.beta = attr_number(n, "beta", "1", ct);
         g.C = in_c(e, n, 0);
     }
     g.A = in_c(e, n, a);
@@ -1274,8 +1252,7 @@ static void emit_contract_call(Emitter *e, DType t, Contraction *k, const char *
 static void emit_einsum(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
-    Expr *eq = n->src->bound[0];
-    const char *s = eq->text;
+    const char *s = attr_str(n, "equation", "");
     Contraction k = {0};
     int letter_index[128];
     for (int i = 0; i < 128; i++)
@@ -1365,7 +1342,7 @@ static void emit_einsum(Emitter *e, Node *n, const char *y)
 static void emit_tensordot(Emitter *e, Node *n, const char *y)
 {
     const Shape *sa = in_shape(n, 0), *sb = in_shape(n, 1);
-    int64_t nd = arg_int(e->c, n->src, "dims", 2);
+    int64_t nd = attr_int(n, "dims", 2);
     Contraction k = {.n_ops = 2};
     const char *sta[MAX_DIMS], *stb[MAX_DIMS];
     contiguous_strides(e, sa, sta);
@@ -1458,7 +1435,7 @@ static void emit_bilinear(Emitter *e, Node *n, const char *y)
 static void emit_vecdot(Emitter *e, Node *n, const char *y)
 {
     const Shape *so = out_shape(n), *sa = in_shape(n, 0), *sb = in_shape(n, 1);
-    int64_t dim = arg_int(e->c, n->src, "dim", -1);
+    int64_t dim = attr_int(n, "dim", -1);
     Shape full = *sa; /* the broadcast operand shape: output dims plus dim */
     (void)sb;
     int nd = full.ndim;
@@ -1490,7 +1467,7 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
     Ctx *c = e->c;
     const Shape *sq = in_shape(n, 0), *sk = in_shape(n, 1), *sv = in_shape(n, 2);
     int nq = sq->ndim;
-    if (arg_number(c, n->src, "dropout_p", "0.0", DT_F64) != 0) {
+    if (attr_number(n, "dropout_p", "0.0", DT_F64) != 0) {
         unsupported(e, n, "dropout_p must be 0: the compiled forward is inference");
         return;
     }
@@ -1522,10 +1499,9 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
         }
     }
     double scale = 0;
-    Expr *se = arg_named(n->src, "scale");
-    bool given = se && se->kind != E_NAME;
+    bool given = attr_given(n, "scale");
     if (given)
-        scale = arg_number(c, n->src, "scale", "1", DT_F64);
+        scale = attr_number(n, "scale", "1", DT_F64);
     bool bool_mask = n->in[3] && in_dtype(n, 3) == DT_BOOL;
     open_block(e);
     buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
@@ -1538,7 +1514,7 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        d.scale = %s;\n", double_c(e, scale));
     else
         buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
-    buf_printf(e->out, "        d.is_causal = %d;\n", arg_bool(c, n->src, "is_causal", false));
+    buf_printf(e->out, "        d.is_causal = %d;\n", attr_bool(n, "is_causal", false));
     buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, %s, %s);\n", kernel(e, "sdpa", n->out->type.dtype), in_c(e, n, 0),
                in_c(e, n, 1), in_c(e, n, 2), n->in[3] && !bool_mask ? in_c(e, n, 3) : "NULL",
                bool_mask ? in_c(e, n, 3) : "NULL", y);
@@ -1547,9 +1523,8 @@ static void emit_sdpa(Emitter *e, Node *n, const char *y)
 
 static void emit_distance(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     DType t = n->out->type.dtype;
-    double p = arg_number(c, n->src, "p", "2", DT_F64);
+    double p = attr_number(n, "p", "2", DT_F64);
     switch (n->op->id) {
     case OP_CDIST: {
         const Shape *s1 = in_shape(n, 0), *s2 = in_shape(n, 1);
@@ -1597,9 +1572,6 @@ static void emit_trace(Emitter *e, Node *n, const char *y)
 
 /* ---- linear algebra ------------------------------------------------------------- */
 
-static bool scratch_needs_info(OpId id);
-static int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize);
-
 static const char *more(Emitter *e, Node *n, int k) { return k < n->nmore ? e->cname[n->more_out[k]->id] : NULL; }
 
 static void emit_linalg(Emitter *e, Node *n, const char *y)
@@ -1621,7 +1593,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
     const char *scratch = n->scratch ? e->cname[n->scratch->id] : NULL;
     const char *info = NULL, *work = "NULL";
-    if (scratch && scratch_needs_info(n->op->id)) {
+    if (scratch && linalg_scratch_has_info(n->op->id)) {
         /* parenthesised: the status loop below indexes it as info[i], and
          * `(int32_t *)(void *)scratch[i]` would cast the i-th byte instead */
         info = arena_printf(c->arena, "((int32_t *)(void *)%s)", scratch);
@@ -1630,7 +1602,6 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     } else if (scratch) {
         work = scratch;
     }
-    Expr *call = n->src;
     switch (n->op->id) {
     case OP_INVERSE:
     case OP_LINALG_INV_EX:
@@ -1641,17 +1612,17 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     case OP_LINALG_CHOLESKY:
     case OP_LINALG_CHOLESKY_EX:
         buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_ex", t), batch, m,
-                   arg_bool(c, call, "upper", false), in_c(e, n, 0), y,
+                   attr_bool(n, "upper", false), in_c(e, n, 0), y,
                    n->op->id == OP_LINALG_CHOLESKY_EX ? more(e, n, 0) : info);
         break;
     case OP_CHOLESKY_INVERSE:
         buf_printf(e->out, "    %s(%s, %s, %d, %s, %s);\n", kernel(e, "cholesky_inverse", t), batch, m,
-                   arg_bool(c, call, "upper", false), in_c(e, n, 0), y);
+                   attr_bool(n, "upper", false), in_c(e, n, 0), y);
         break;
     case OP_CHOLESKY_SOLVE: {
         const Shape *sl = in_shape(n, 1);
         buf_printf(e->out, "    %s(%s, %s, %s, %d, %s, %s, %s);\n", kernel(e, "cholesky_solve", t), batch,
-                   poly_c(e, sl->dims[sl->ndim - 1]), ncol, arg_bool(c, call, "upper", false), in_c(e, n, 0),
+                   poly_c(e, sl->dims[sl->ndim - 1]), ncol, attr_bool(n, "upper", false), in_c(e, n, 0),
                    in_c(e, n, 1), y);
         break;
     }
@@ -1661,7 +1632,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
         break;
     case OP_LINALG_SOLVE: {
         const Shape *sb = in_shape(n, 1);
-        bool left = arg_bool(c, call, "left", true);
+        bool left = attr_bool(n, "left", true);
         if (sb->ndim != nd) {
             unsupported(e, n, "a vector or broadcast right-hand side has no runtime kernel yet");
             return;
@@ -1675,8 +1646,8 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
         const Shape *sa = in_shape(n, 1);
         int na = sa->ndim;
         buf_printf(e->out, "    %s(%s, %s, %s, %d, %d, %d, %s, %s, %s);\n", kernel(e, "triangular_solve", t), batch,
-                   poly_c(e, sa->dims[na - 1]), ncol, arg_bool(c, call, "upper", true),
-                   arg_bool(c, call, "transpose", false), arg_bool(c, call, "unitriangular", false), in_c(e, n, 0),
+                   poly_c(e, sa->dims[na - 1]), ncol, attr_bool(n, "upper", true),
+                   attr_bool(n, "transpose", false), attr_bool(n, "unitriangular", false), in_c(e, n, 0),
                    in_c(e, n, 1), y);
         if (more(e, n, 0))
             buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", more(e, n, 0), in_c(e, n, 1),
@@ -1687,9 +1658,9 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     case OP_LINALG_QR: {
         int mode = 0;
         if (n->op->id == OP_QR)
-            mode = arg_bool(c, call, "some", true) ? 0 : 1;
+            mode = attr_bool(n, "some", true) ? 0 : 1;
         else {
-            const char *ms = arg_str(c, call, "mode", "reduced");
+            const char *ms = attr_str(n, "mode", "reduced");
             mode = strcmp(ms, "complete") == 0 ? 1 : strcmp(ms, "r") == 0 ? 2 : 0;
         }
         /* qr's results are (Q, R); mode "r" gives an empty Q */
@@ -1699,7 +1670,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
     case OP_LINALG_SVD:
         buf_printf(e->out, "    %s(%s, %s, %s, %d, 1, %s, %s, %s, %s, %s);\n", kernel(e, "svd", t), batch, m, ncol,
-                   arg_bool(c, call, "full_matrices", true), in_c(e, n, 0), y, more(e, n, 0), more(e, n, 1), work);
+                   attr_bool(n, "full_matrices", true), in_c(e, n, 0), y, more(e, n, 0), more(e, n, 1), work);
         break;
     case OP_LINALG_SVDVALS:
         buf_printf(e->out, "    %s(%s, %s, %s, 0, 0, %s, NULL, %s, NULL, %s);\n", kernel(e, "svd", t), batch, m, ncol,
@@ -1707,7 +1678,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
         break;
     case OP_LINALG_EIGH:
     case OP_LINALG_EIGVALSH: {
-        bool upper = strcmp(arg_str(c, call, "UPLO", "L"), "U") == 0;
+        bool upper = strcmp(attr_str(n, "UPLO", "L"), "U") == 0;
         if (n->op->id == OP_LINALG_EIGH)
             buf_printf(e->out, "    %s(%s, %s, %d, %s, %s, %s, %s);\n", kernel(e, "eigh", t), batch, m, upper,
                        in_c(e, n, 0), y, more(e, n, 0), work);
@@ -1718,7 +1689,7 @@ static void emit_linalg(Emitter *e, Node *n, const char *y)
     }
     case OP_PINVERSE:
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "pinverse", t), batch, m, ncol,
-                   double_c(e, arg_number(c, call, "rcond", "1e-15", DT_F64)), in_c(e, n, 0), y, work);
+                   double_c(e, attr_number(n, "rcond", "1e-15", DT_F64)), in_c(e, n, 0), y, work);
         break;
     default:
         unsupported(e, n, "has no runtime kernel yet");
@@ -1793,28 +1764,25 @@ static void emit_prelu(Emitter *e, Node *n, const char *y)
 
 static void emit_renorm(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *s = in_shape(n, 0);
     const char *outer, *len, *inner;
-    int64_t d = s->ndim ? norm_dim(arg_int(c, n->src, "dim", 0), s->ndim) : 0;
+    int64_t d = s->ndim ? norm_dim(attr_int(n, "dim", 0), s->ndim) : 0;
     axis_split(e, s, d, &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "renorm", n->out->type.dtype), outer, len,
-               inner, double_c(e, arg_number(c, n->src, "p", "2", DT_F64)),
-               double_c(e, arg_number(c, n->src, "maxnorm", "0", DT_F64)), in_c(e, n, 0), y);
+               inner, double_c(e, attr_number(n, "p", "2", DT_F64)),
+               double_c(e, attr_number(n, "maxnorm", "0", DT_F64)), in_c(e, n, 0), y);
 }
 
 /* cosine_similarity and cross: two operands broadcast, along one dim. */
 static void emit_pair_dim(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *ops[2] = {in_shape(n, 0), in_shape(n, 1)};
     Shape full = bcast_full(e, ops, 2);
     int nd = full.ndim;
     int64_t dim;
     bool cross = n->op->id == OP_CROSS;
-    Expr *de = arg_named(n->src, "dim");
-    if (de && de->kind != E_NAME)
-        dim = norm_dim(arg_int(c, n->src, "dim", 0), nd);
+    if (attr_given(n, "dim"))
+        dim = norm_dim(attr_int(n, "dim", 0), nd);
     else if (cross) {
         dim = -1;
         for (int i = 0; i < ops[0]->ndim && dim < 0; i++) {
@@ -1834,27 +1802,8 @@ static void emit_pair_dim(Emitter *e, Node *n, const char *y)
     else
         buf_printf(e->out, "        %s(%d, shape, %d, %s, a_stride, %s, b_stride, %s, %s);\n",
                    kernel(e, "cosine_similarity", n->out->type.dtype), nd, (int)dim, in_c(e, n, 0), in_c(e, n, 1),
-                   double_c(e, arg_number(c, n->src, "eps", "1e-08", DT_F64)), y);
+                   double_c(e, attr_number(n, "eps", "1e-08", DT_F64)), y);
     close_block(e);
-}
-
-bool is_nuclear_norm(Ctx *c, const Node *n)
-{
-    return n->op->id == OP_NUCLEAR_NORM ||
-           (n->op->id == OP_LINALG_MATRIX_NORM && n->src && strcmp(arg_str(c, n->src, "ord", "fro"), "nuc") == 0);
-}
-
-/* svd's and the nuclear norm's scratch before amp_svd's work: svd's vh
- * (kv x n elements per matrix), or the nuclear norm's k singular values
- * (per matrix). */
-static int64_t svd_scratch_elems(Ctx *c, const Node *n, int64_t m, int64_t cols)
-{
-    int64_t k = m < cols ? m : cols;
-    if (is_nuclear_norm(c, n))
-        return k;
-    bool some = n->src ? arg_bool(c, n->src, "some", true) : true;
-    bool uv = n->src ? arg_bool(c, n->src, "compute_uv", true) : true;
-    return uv ? (some ? k : cols) * cols : 0;
 }
 
 static void emit_svd_op(Emitter *e, Node *n, const char *y)
@@ -1874,8 +1823,8 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y)
     }
     const char *ct = dtype_c_type(t), *scratch = e->cname[n->scratch->id];
     const char *batch = dims_product(e, s, 0, nd - 2);
-    int64_t k = rows < cols ? rows : cols, elems = svd_scratch_elems(c, n, rows, cols);
-    bool nuclear = is_nuclear_norm(c, n);
+    int64_t k = rows < cols ? rows : cols, elems = svd_scratch_elems(n, rows, cols);
+    bool nuclear = is_nuclear_norm(n);
     const char *work = arena_printf(c->arena, "%s + (size_t)(%s) * %lld", scratch,
                                     n->op->id == OP_SVD || nuclear ? batch : "1",
                                     (long long)(elems * (int64_t)dtype_size(t)));
@@ -1892,7 +1841,7 @@ static void emit_svd_op(Emitter *e, Node *n, const char *y)
         return;
     }
     const char *S = more(e, n, 0), *V = more(e, n, 1);
-    bool uv = arg_bool(c, n->src, "compute_uv", true), some = arg_bool(c, n->src, "some", true);
+    bool uv = attr_bool(n, "compute_uv", true), some = attr_bool(n, "some", true);
     if (!uv) {
         /* torch.svd(compute_uv=False): U and V zero-filled */
         buf_printf(e->out, "    memset(%s, 0, (size_t)(%s) * sizeof *%s);\n", y, numel_c(e, out_shape(n)), y);
@@ -1922,7 +1871,7 @@ static void emit_index_put(Emitter *e, Node *n, const char *y)
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
     const Shape *sx = in_shape(n, 0), *si = in_shape(n, 1), *sv = in_shape(n, 2);
-    bool acc = arg_bool(c, n->src, "accumulate", false);
+    bool acc = attr_bool(n, "accumulate", false);
     buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0), numel_c(e, sx), y);
     open_block(e);
     if (in_dtype(n, 1) == DT_BOOL) {
@@ -1958,10 +1907,9 @@ static void emit_index_put(Emitter *e, Node *n, const char *y)
 
 static void emit_grid_sampler(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
     int ns = sx->ndim - 2;
-    int64_t mode = arg_int(c, n->src, "interpolation_mode", 0);
+    int64_t mode = attr_int(n, "interpolation_mode", 0);
     if (mode == 2) {
         unsupported(e, n, "interpolation_mode 2 (bicubic) has no runtime kernel yet");
         return;
@@ -1971,7 +1919,7 @@ static void emit_grid_sampler(Emitter *e, Node *n, const char *y)
     buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
     buf_printf(e->out, "        %s(%d, %s, %s, in_size, out_size, %d, %d, %d, %s, %s, %s);\n",
                kernel(e, "grid_sampler", n->out->type.dtype), ns, poly_c(e, sx->dims[0]), poly_c(e, sx->dims[1]),
-               (int)mode, (int)arg_int(c, n->src, "padding_mode", 0), arg_bool(c, n->src, "align_corners", false),
+               (int)mode, (int)attr_int(n, "padding_mode", 0), attr_bool(n, "align_corners", false),
                in_c(e, n, 0), in_c(e, n, 1), y);
     close_block(e);
 }
@@ -1980,10 +1928,9 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
-    Expr *call = n->src;
-    const char *red = reduction_enum[call->reduction];
+    const char *red = reduction_enum[attr_int(n, "reduction_code", 0)];
     bool one = n->op->id == OP_TRIPLET_MARGIN_LOSS || n->op->id == OP_MULTI_MARGIN_LOSS;
-    double margin = n->op->id == OP_MULTILABEL_MARGIN_LOSS ? 1 : arg_number(c, call, "margin", one ? "1.0" : "0.0", DT_F64);
+    double margin = n->op->id == OP_MULTILABEL_MARGIN_LOSS ? 1 : attr_number(n, "margin", one ? "1.0" : "0.0", DT_F64);
     switch (n->op->id) {
     case OP_MULTILABEL_MARGIN_LOSS:
     case OP_MULTI_MARGIN_LOSS: {
@@ -1996,7 +1943,7 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
                                   in_c(e, n, 0), in_c(e, n, 1), red, y);
         else
             call_c = arena_printf(c->arena, "%s(%s, %s, %s, %s, %d, %s, %s, %s, %s)", kernel(e, "multi_margin_loss", t),
-                                  N, C, in_c(e, n, 0), in_c(e, n, 1), (int)arg_int(c, call, "p", 1),
+                                  N, C, in_c(e, n, 0), in_c(e, n, 1), (int)attr_int(n, "p", 1),
                                   double_c(e, margin), in_c(e, n, 4), red, y);
         emit_checked(e, "    ", call_c);
         return;
@@ -2034,8 +1981,8 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
             buf_printf(e->out, "        const int64_t s2[] = %s;\n", row_strides(e, ops[2], &full));
             buf_printf(e->out, "        %s(%s, %s, %s, s0, %s, s1, %s, s2, %s, %s, %s, %d, %s, %s);\n",
                        kernel(e, "triplet_margin_loss", t), N, D, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
-                       double_c(e, margin), double_c(e, arg_number(c, call, "p", "2.0", DT_F64)),
-                       double_c(e, arg_number(c, call, "eps", "1e-06", DT_F64)), arg_bool(c, call, "swap", false),
+                       double_c(e, margin), double_c(e, attr_number(n, "p", "2.0", DT_F64)),
+                       double_c(e, attr_number(n, "eps", "1e-06", DT_F64)), attr_bool(n, "swap", false),
                        red, y);
         } else {
             int64_t v1;
@@ -2050,103 +1997,6 @@ static void emit_margin_loss(Emitter *e, Node *n, const char *y)
     default:
         ICE("not a margin loss: %s", n->op->name);
     }
-}
-
-/* Scratch memory of the linear algebra kernels: first the i32 info of
- * each matrix where the op has no info result of its own (8 bytes per
- * matrix, keeping what follows aligned for f64), then the kernel's `work`
- * (AMP_<KERNEL>_WORK_BYTES of amprt/linalg.h, for one matrix: the kernels
- * reuse it across the batch).  One byte buffer, typed bool[bytes]. */
-static bool scratch_needs_info(OpId id)
-{
-    return id == OP_INVERSE || id == OP_CHOLESKY || id == OP_LINALG_CHOLESKY || id == OP_LINALG_LU_FACTOR ||
-           id == OP_LINALG_SOLVE;
-}
-
-static int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize)
-{
-    switch (id) {
-    case OP_INVERSE: case OP_LINALG_INV_EX: return (int64_t)AMP_INV_EX_WORK_BYTES(n, esize);
-    case OP_LINALG_SOLVE: return (int64_t)AMP_SOLVE_WORK_BYTES(n, esize);
-    case OP_QR: case OP_LINALG_QR: return (int64_t)AMP_QR_WORK_BYTES(m, n, esize);
-    case OP_LINALG_SVD: case OP_LINALG_SVDVALS: return (int64_t)AMP_SVD_WORK_BYTES(m, n, esize);
-    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: return (int64_t)AMP_EIGH_WORK_BYTES(n, esize);
-    case OP_PINVERSE: return (int64_t)AMP_PINVERSE_WORK_BYTES(m, n, esize);
-    default: return 0;
-    }
-}
-
-Type op_scratch_type(Ctx *c, const Node *n)
-{
-    Type none = {.dtype = DT_NONE};
-    OpId id = n->op->id;
-    if (id == OP_GRAD)
-        return grad_scratch_type(c, n);
-    if (op_takes_complex(id))
-        return complex_scratch_type(c, n); /* emit_complex.c */
-    const Shape *s = n->in[0] ? &n->in[0]->type.shape : NULL;
-    if (id == OP_LINALG_LSTSQ || id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ||
-        id == OP_LINALG_TENSORSOLVE) {
-        DType t = n->out->type.dtype;
-        const Shape *so = &n->out->type.shape;
-        int64_t esize = dtype_size(t), p = 1, v;
-        int from = id == OP_LINALG_TENSORINV ? (int)arg_int(c, n->src, "ind", 2) : 0;
-        const Shape *sp = id == OP_LINALG_TENSORINV ? s : so; /* A's dims from ind, or X's */
-        for (int i = from; i < sp->ndim; i++)
-            p = p >= 0 && poly_is_const(sp->dims[i], &v) ? p * v : -1;
-        if (id == OP_LINALG_TENSORINV || id == OP_LINALG_TENSORSOLVE) {
-            if (p < 0)
-                return none;
-            size_t bytes = 8 + (id == OP_LINALG_TENSORINV ? AMP_INV_EX_WORK_BYTES(p, esize) : AMP_SOLVE_WORK_BYTES(p, esize));
-            return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, (int64_t)bytes)}}};
-        }
-        int64_t m, cols, k = 1;
-        if (s->ndim < 2 || !poly_is_const(s->dims[s->ndim - 2], &m) || !poly_is_const(s->dims[s->ndim - 1], &cols))
-            return none;
-        if (id == OP_LINALG_MATRIX_EXP)
-            return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, 8 * (int64_t)AMP_MATRIX_EXP_WORK_ELEMS(m))}}};
-        const Shape *sb = &n->in[1]->type.shape;
-        if (sb->ndim == s->ndim && !poly_is_const(sb->dims[sb->ndim - 1], &k))
-            return none;
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_const(c, 8 * (int64_t)AMP_LSTSQ_WORK_ELEMS(m, cols, k))}}};
-    }
-    if (id == OP_CTC_LOSS) {
-        /* two rows of alphas, 2 S + 1 each */
-        const Shape *st = &n->in[1]->type.shape;
-        Poly *w = poly_add(c, poly_mul(c, st->dims[st->ndim - 1], poly_const(c, 4)), poly_const(c, 2));
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, w, poly_const(c, 8))}}};
-    }
-    if (id == OP_QUANTILE || id == OP_NANQUANTILE) {
-        /* the sorted values of one slice, as doubles */
-        Poly *len = n->src->dim < 0 || s->ndim == 0 ? shape_numel(c, s) : s->dims[n->src->dim];
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {poly_mul(c, len, poly_const(c, 8))}}};
-    }
-    if (!s || s->ndim < 2)
-        return none;
-    int64_t rows, cols;
-    bool fixed = poly_is_const(s->dims[s->ndim - 2], &rows) && poly_is_const(s->dims[s->ndim - 1], &cols);
-    if ((id == OP_SVD || is_nuclear_norm(c, n)) && fixed && is_kernel_float(n->out->type.dtype)) {
-        /* svd_scratch_elems per matrix (svd: per batch entry), then the work */
-        int64_t esize = dtype_size(n->out->type.dtype);
-        Poly *per = poly_const(c, svd_scratch_elems(c, n, rows, cols) * esize);
-        Shape batch = {0};
-        for (int i = 0; i + 2 < s->ndim; i++)
-            batch.dims[batch.ndim++] = s->dims[i];
-        Poly *bytes = poly_add(c, poly_mul(c, shape_numel(c, &batch), per),
-                               poly_const(c, (int64_t)AMP_SVD_WORK_BYTES(rows, cols, esize)));
-        return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
-    }
-    int64_t work = fixed ? linalg_work_bytes(id, rows, cols, dtype_size(n->out->type.dtype)) : 0;
-    bool info = scratch_needs_info(id);
-    if (!info && work == 0)
-        return none;
-    Shape batch = {0};
-    for (int i = 0; i + 2 < s->ndim; i++)
-        batch.dims[batch.ndim++] = s->dims[i];
-    Poly *bytes = poly_const(c, work);
-    if (info)
-        bytes = poly_add(c, bytes, poly_mul(c, shape_numel(c, &batch), poly_const(c, 8)));
-    return (Type){.dtype = DT_BOOL, .shape = {.ndim = 1, .dims = {bytes}}};
 }
 
 /* ---- recurrent cells, max_unpool, quantile (amprt/more.h) ------------------------- */
@@ -2195,16 +2045,15 @@ static int quantile_code(const char *s)
 
 static void emit_quantile(Emitter *e, Node *n, const char *y)
 {
-    Ctx *c = e->c;
     const Shape *sx = in_shape(n, 0);
     const char *outer = "1", *len, *inner = "1";
-    if (n->src->dim < 0 || sx->ndim == 0)
+    if (attr_int(n, "axis", 0) < 0 || sx->ndim == 0)
         len = numel_c(e, sx);
     else
-        axis_split(e, sx, n->src->dim, &outer, &len, &inner);
+        axis_split(e, sx, attr_int(n, "axis", 0), &outer, &len, &inner);
     buf_printf(e->out, "    %s(%s, %s, %s, %s, %d, %d, %s, %s, %s);\n", kernel(e, "quantile", n->out->type.dtype), outer,
-               len, inner, double_c(e, arg_number(c, n->src, "q", "0", DT_F64)),
-               quantile_code(arg_str(c, n->src, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
+               len, inner, double_c(e, attr_number(n, "q", "0", DT_F64)),
+               quantile_code(attr_str(n, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
                double_scratch(e, n), y);
 }
 
@@ -2218,9 +2067,9 @@ static void emit_ctc_loss(Emitter *e, Node *n, const char *y)
                                          kernel(e, "ctc_loss", n->out->type.dtype), poly_c(e, sl->dims[0]),
                                          batched ? poly_c(e, sl->dims[1]) : "1", poly_c(e, sl->dims[sl->ndim - 1]),
                                          poly_c(e, st->dims[st->ndim - 1]), in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2),
-                                         tl, i64_c(e, arg_int(e->c, n->src, "blank", 0)),
-                                         reduction_code(arg_str(e->c, n->src, "reduction", "mean")),
-                                         arg_bool(e->c, n->src, "zero_infinity", false), double_scratch(e, n), y));
+                                         tl, i64_c(e, attr_int(n, "blank", 0)),
+                                         reduction_code(attr_str(n, "reduction", "mean")),
+                                         attr_bool(n, "zero_infinity", false), double_scratch(e, n), y));
 }
 
 /* lu_solve, lstsq, matrix_exp, householder_product/orgqr, ormqr; tensorinv and
@@ -2289,14 +2138,14 @@ static void emit_linalg_more(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s);\n", kernel(e, "ormqr", t),
                    dims_product(e, s0, 0, nd - 2), poly_c(e, s0->dims[nd - 2]), poly_c(e, s0->dims[nd - 1]),
                    poly_c(e, st->dims[st->ndim - 1]), poly_c(e, so->dims[so->ndim - 2]), poly_c(e, so->dims[so->ndim - 1]),
-                   arg_bool(c, n->src, "left", true), arg_bool(c, n->src, "transpose", false), in_c(e, n, 0),
+                   attr_bool(n, "left", true), attr_bool(n, "transpose", false), in_c(e, n, 0),
                    in_c(e, n, 1), in_c(e, n, 2), y);
         return;
     }
     case OP_LINALG_TENSORINV:
     case OP_LINALG_TENSORSOLVE: {
         /* the matrix is [p, p]: p the product of A's dims from ind (tensorinv), of X's (tensorsolve) */
-        const char *p = id == OP_LINALG_TENSORINV ? dims_product(e, s0, (int)arg_int(c, n->src, "ind", 2), nd)
+        const char *p = id == OP_LINALG_TENSORINV ? dims_product(e, s0, (int)attr_int(n, "ind", 2), nd)
                                                   : numel_c(e, so);
         const char *info = arena_printf(c->arena, "((int32_t *)(void *)%s)", scratch);
         const char *work = arena_printf(c->arena, "%s + 8", scratch);
@@ -2336,187 +2185,64 @@ bool op_returns_status(const Node *n)
     }
 }
 
+/* pow: a tensor exponent takes the binary kernel, a number the unary one */
+static void emit_pow(Emitter *e, Node *n, const char *y)
+{
+    if (n->in[1])
+        emit_binary_tensors(e, n, y);
+    else
+        emit_unary_param(e, n, y);
+}
+
+/* reshape, view, flatten, squeeze, unsqueeze: the same elements in the
+ * same order */
+static void emit_copy(Emitter *e, Node *n, const char *y)
+{
+    buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0), numel_c(e, out_shape(n)), y);
+}
+
+/* dropout: training mode draws a mask; evaluation mode is the identity */
+static void emit_dropout(Emitter *e, Node *n, const char *y)
+{
+    if (!emit_dropout_draw(e, n, in_c(e, n, 0), y))
+        emit_copy(e, n, y);
+}
+
+/* a GRAD node: its kernel calls are the forward op's gradient rule's */
+static void emit_grad_node(Emitter *e, Node *n, const char *y)
+{
+    (void)y;
+    emit_grad(e, n);
+}
+
+/* Each op's emitter, from the emit column of its ops.def row (NULL: no
+ * runtime kernel yet). */
+typedef void (*EmitRule)(Emitter *e, Node *n, const char *y);
+static const EmitRule emit_rules[OP_COUNT] = {
+#define EMIT(fn) fn
+#define NO_KERNEL NULL
+#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = emit,
+#include "ops.def"
+#undef OP
+#undef EMIT
+#undef NO_KERNEL
+};
+
 void emit_op(Emitter *e, Node *n, const char *y)
 {
-    DType t = n->out->type.dtype;
     OpId id = n->op->id;
-    if (id == OP_GRAD) {
-        emit_grad(e, n);
-        return;
-    }
-    if (op_takes_complex(id)) {
-        emit_complex(e, n, y); /* emit_complex.c */
-        return;
-    }
-    bool data_only = id == OP_RESHAPE || id == OP_VIEW || id == OP_FLATTEN || id == OP_SQUEEZE ||
-                     id == OP_UNSQUEEZE || id == OP_PERMUTE || id == OP_TRANSPOSE || id == OP_EXPAND ||
-                     id == OP_NARROW || id == OP_SLICE || id == OP_CAT || id == OP_STACK || id == OP_DROPOUT;
-    if (!data_only && !operands_ok(e, n, t))
-        return;
-    switch (id) {
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT: case OP_RECIPROCAL: case OP_SIGMOID: case OP_TANH:
-    case OP_ACOS: case OP_ASIN: case OP_COSH: case OP_SINH: case OP_TAN: case OP_ERFINV: case OP_EXPM1:
-    case OP_LOG10: case OP_LOG2: case OP_LOG1P: case OP_GELU: case OP_SILU:
-        emit_unary(e, n, y);
-        return;
-    case OP_SOFTPLUS: case OP_CLAMP:
-        emit_unary_param(e, n, y);
-        return;
-    case OP_POW:
-        if (n->in[1])
-            emit_binary_tensors(e, n, y);
-        else
-            emit_unary_param(e, n, y);
-        return;
-    case OP_MAXIMUM: case OP_ATAN2:
-        emit_binary_tensors(e, n, y);
-        return;
-    case OP_WHERE:
-        emit_where(e, n, y);
-        return;
-    case OP_ADDCMUL: case OP_ADDCDIV:
-        emit_addc(e, n, y);
-        return;
-    case OP_DROPOUT:
-        /* training mode draws a mask; evaluation mode is the identity */
-        if (emit_dropout_draw(e, n, in_c(e, n, 0), y))
-            return;
-        /* fall through */
-    case OP_RESHAPE: case OP_VIEW: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
-        /* the same elements in the same order */
-        buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0),
-                   numel_c(e, out_shape(n)), y);
-        return;
-    case OP_PERMUTE: case OP_TRANSPOSE:
-        emit_permute(e, n, y);
-        return;
-    case OP_EXPAND:
-        emit_expand(e, n, y);
-        return;
-    case OP_NARROW: case OP_SLICE:
-        emit_slice(e, n, y);
-        return;
-    case OP_CAT: case OP_STACK:
-        emit_cat(e, n, y);
-        return;
-    case OP_PAD: case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REPLICATION_PAD1D:
-    case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
-        emit_pad(e, n, y);
-        return;
-    case OP_SUM: case OP_MEAN: case OP_PROD: case OP_LOGSUMEXP: case OP_NORM: case OP_LINALG_VECTOR_NORM:
-    case OP_FROBENIUS_NORM: case OP_LINALG_MATRIX_NORM:
-        emit_reduce(e, n, y);
-        return;
-    case OP_CUMSUM: case OP_CUMPROD:
-        emit_scan(e, n, y);
-        return;
-    case OP_SORT:
-        emit_sort(e, n, y);
-        return;
-    case OP_TRACE:
-        emit_trace(e, n, y);
-        return;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
-        emit_norm_layer(e, n, y);
-        return;
-    case OP_MSE_LOSS: case OP_L1_LOSS: case OP_SMOOTH_L1_LOSS: case OP_HUBER_LOSS: case OP_KL_DIV:
-    case OP_BINARY_CROSS_ENTROPY: case OP_BINARY_CROSS_ENTROPY_WITH_LOGITS: case OP_SOFT_MARGIN_LOSS:
-    case OP_HINGE_EMBEDDING_LOSS: case OP_POISSON_NLL_LOSS:
-        emit_pointwise_loss(e, n, y);
-        return;
-    case OP_CROSS_ENTROPY: case OP_NLL_LOSS2D:
-        emit_class_loss(e, n, y);
-        return;
-    case OP_CONV1D: case OP_CONV2D: case OP_CONV3D: case OP_CONV_TRANSPOSE1D: case OP_CONV_TRANSPOSE2D:
-    case OP_CONV_TRANSPOSE3D: case OP_CONVOLUTION:
-        emit_conv(e, n, y);
-        return;
-    case OP_LSTM_CELL: case OP_GRU_CELL: case OP_RNN_TANH_CELL: case OP_RNN_RELU_CELL:
-        emit_rnn_cell(e, n, y);
-        return;
-    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D:
-        emit_max_unpool(e, n, y);
-        return;
-    case OP_QUANTILE: case OP_NANQUANTILE:
-        emit_quantile(e, n, y);
-        return;
-    case OP_CTC_LOSS:
-        emit_ctc_loss(e, n, y);
-        return;
-    case OP_LU_SOLVE: case OP_LINALG_LSTSQ: case OP_LINALG_MATRIX_EXP: case OP_LINALG_HOUSEHOLDER_PRODUCT:
-    case OP_ORGQR: case OP_ORMQR: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
-        emit_linalg_more(e, n, y);
-        return;
-    case OP_CONV_TBC:
-        emit_conv_tbc(e, n, y);
-        return;
-    case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_MAX_POOL3D: case OP_AVG_POOL3D:
-    case OP_ADAPTIVE_AVG_POOL3D:
-        emit_pool(e, n, y);
-        return;
-    case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_NEAREST2D: case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_LINEAR1D:
-    case OP_UPSAMPLE_BILINEAR2D: case OP_UPSAMPLE_BICUBIC2D: case OP_UPSAMPLE_TRILINEAR3D:
-        emit_upsample(e, n, y);
-        return;
-    case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY: case OP_GATHER: case OP_SCATTER_ADD:
-        emit_index(e, n, y);
-        return;
-    case OP_MM: case OP_BMM: case OP_ADDMM: case OP_BADDBMM: case OP_ADDBMM: case OP_ADDMV: case OP_ADDR:
-    case OP_MV: case OP_DOT: case OP_VDOT:
-        emit_mm(e, n, y);
-        return;
-    case OP_EINSUM:
-        emit_einsum(e, n, y);
-        return;
-    case OP_TENSORDOT:
-        emit_tensordot(e, n, y);
-        return;
-    case OP_CHAIN_MATMUL: case OP_LINALG_MULTI_DOT:
-        emit_multi_dot(e, n, y);
-        return;
-    case OP_BILINEAR:
-        emit_bilinear(e, n, y);
-        return;
-    case OP_LINALG_VECDOT:
-        emit_vecdot(e, n, y);
-        return;
-    case OP_SCALED_DOT_PRODUCT_ATTENTION:
-        emit_sdpa(e, n, y);
-        return;
-    case OP_CDIST: case OP_PDIST: case OP_DIST:
-        emit_distance(e, n, y);
-        return;
-    case OP_INVERSE: case OP_LINALG_INV_EX: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_CHOLESKY_EX:
-    case OP_CHOLESKY_INVERSE: case OP_CHOLESKY_SOLVE: case OP_LINALG_LU_FACTOR: case OP_LINALG_SOLVE:
-    case OP_TRIANGULAR_SOLVE: case OP_QR: case OP_LINALG_QR: case OP_LINALG_SVD: case OP_LINALG_SVDVALS:
-    case OP_LINALG_EIGH: case OP_LINALG_EIGVALSH: case OP_PINVERSE:
-        emit_linalg(e, n, y);
-        return;
-    case OP_PRELU:
-        emit_prelu(e, n, y);
-        return;
-    case OP_RENORM:
-        emit_renorm(e, n, y);
-        return;
-    case OP_COSINE_SIMILARITY: case OP_CROSS:
-        emit_pair_dim(e, n, y);
-        return;
-    case OP_SVD: case OP_NUCLEAR_NORM:
-        emit_svd_op(e, n, y);
-        return;
-    case OP_INDEX_PUT:
-        emit_index_put(e, n, y);
-        return;
-    case OP_GRID_SAMPLER:
-        emit_grid_sampler(e, n, y);
-        return;
-    case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS: case OP_COSINE_EMBEDDING_LOSS:
-    case OP_MARGIN_RANKING_LOSS: case OP_TRIPLET_MARGIN_LOSS:
-        emit_margin_loss(e, n, y);
-        return;
-    default:
+    EmitRule rule = emit_rules[id];
+    if (!rule) {
+        /* typed, autocast and planned, so --explain and --emit=dot show it */
         error_at(e->c, n->loc, "op %s has no runtime kernel yet, so no C can be emitted for it "
                  "(--explain and --emit=dot work)", n->op->name);
         return;
     }
+    /* the data movers copy any dtype; the other kernels check theirs */
+    bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
+                     rule == emit_slice || rule == emit_cat;
+    if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
+        !operands_ok(e, n, n->out->type.dtype))
+        return;
+    rule(e, n, y);
 }

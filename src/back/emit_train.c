@@ -49,7 +49,7 @@ static const char *numel_of(Emitter *e, const Value *v) { return numel_c(e, &v->
 static bool draws_random(Emitter *e)
 {
     for (int i = 0; i < e->g->nodes->len; i++)
-        if (dropout_draws(e->c, VEC_AT(e->g->nodes, i)))
+        if (dropout_draws(VEC_AT(e->g->nodes, i)))
             return true;
     return false;
 }
@@ -364,7 +364,7 @@ static const bool *grad_casts_in_sink(Emitter *e, const char **state_member, boo
         if (v->type.dtype == DT_F32 && v->grad->type.dtype == DT_F32 && (low == DT_BF16 || low == DT_F16)) {
             const Value *lv = n->in[0];
             in_sink[v->grad->id] = true;
-            if (lv->kind == V_TEMP && !lv->is_output && nreads[lv->id] == 1 && conv_weight_grad_to_f32(e, lv)) {
+            if (lv->kind == V_TEMP && !lv->is_output && nreads[lv->id] == 1 && conv_weight_grad_to_f32(lv)) {
                 state_member[lv->id] = arena_printf(e->c->arena, "s->grad.%s", e->member[v->id]);
                 in_state[lv->id] = true;
             }

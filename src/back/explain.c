@@ -1,7 +1,8 @@
 /* explain.c: --explain, every op's dtype decision in words (or JSON).
  *
- * Requires: a memory-planned graph whose nodes point back at the calls and
- * casts they were lowered from (Node.src).  Produces: text on standard
+ * Requires: a memory-planned graph whose nodes carry what lowering copied
+ * from their calls (name_loc, row, forced_from, autocast_on, a conversion's
+ * operand_loc) and the list of every call (Graph.calls).  Produces: text on standard
  * output and nothing else; it changes nothing, so the C emitted with and
  * without --explain is the same.
  *
@@ -19,7 +20,6 @@
  * same content with one object per op (docs/cli.md describes its fields).
  */
 #include "back.h"
-#include "emit.h" /* dropout_draws */
 
 #include <errno.h>
 #include <string.h>
@@ -39,7 +39,7 @@ static const char *where(Ctx *c, Loc loc)
  * of one expression; a conversion is where its operand is. */
 static Loc op_loc(const Node *n)
 {
-    return n->src && n->src->kind == E_CALL ? n->src->name_loc : n->loc;
+    return n->name_loc;
 }
 
 static const char *shape_text(Ctx *c, const Type *t)
@@ -81,45 +81,32 @@ static const char *value_label(Ctx *c, const Node *cast)
     const Value *v = cast->in[0];
     if (v->name)
         return v->name;
-    if (cast->src && cast->src->kind == E_CAST)
-        return short_source(c, cast->src->operand->loc);
+    if (cast->operand_loc.file)
+        return short_source(c, cast->operand_loc);
     return short_source(c, cast->loc);
 }
 
-static bool is_live(const Graph *g, const Expr *e)
+static bool is_live(const Graph *g, const Node *n)
 {
-    for (int i = 0; i < g->nodes->len; i++)
-        if (((Node *)VEC_AT(g->nodes, i))->src == e)
+    for (int i = 0; n && i < g->nodes->len; i++)
+        if (VEC_AT(g->nodes, i) == n)
             return true;
     return false;
 }
 
-/* Calls that were decided but whose node dead-code removal took away. */
-static void removed_calls(Ctx *c, Expr *e, Vec *out)
+/* Calls that were decided but whose node dead-code removal took away, or
+ * that were never lowered (an expression statement nothing reads), in
+ * source order: the CallSites lowering recorded (Graph.calls). */
+static Vec *removed_calls(Ctx *c)
 {
-    if (!e)
-        return;
-    if (e->kind == E_CAST) {
-        removed_calls(c, e->operand, out);
-        return;
+    Vec *out = vec_new(c);
+    Graph *g = c->graph;
+    for (int i = 0; i < g->calls->len; i++) {
+        CallSite *s = VEC_AT(g->calls, i);
+        if (s->type.dtype != DT_NONE && s->rule && !is_live(g, s->node))
+            vec_push(c, out, s);
     }
-    if (e->kind != E_CALL || !e->op || !e->bound)
-        return;
-    for (int i = 0; i < e->op->nparams; i++)
-        removed_calls(c, e->bound[i], out);
-    if (e->type.dtype != DT_NONE && e->decision.rule && !is_live(c->graph, e))
-        vec_push(c, out, e);
-}
-
-static void removed_in(Ctx *c, Vec *stmts, Vec *out)
-{
-    for (int i = 0; i < stmts->len; i++) {
-        Stmt *st = VEC_AT(stmts, i);
-        if (st->kind == S_AUTOCAST && st->body)
-            removed_in(c, st->body, out);
-        else if (st->kind == S_ASSIGN || st->kind == S_EXPR)
-            removed_calls(c, st->value, out);
-    }
+    return out;
 }
 
 /* ---- the arena ---------------------------------------------------------- */
@@ -223,10 +210,10 @@ static void explain_training_mode(Ctx *c, Buf *o)
     for (int i = 0; g && i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         const char *what = NULL;
-        if (dropout_draws(c, n))
+        if (dropout_draws(n))
             what = arena_printf(c->arena, "draws its mask from the step's generator (Philox4x32-10, stream %d of the "
                                           "state's rng_seed and rng_offset); the backward regenerates it", stream++);
-        else if (n->op->id == OP_BATCH_NORM && n->src && arg_bool(c, n->src, "training", false))
+        else if (n->op->id == OP_BATCH_NORM && attr_bool(n, "training", false))
             what = "normalises with the batch's statistics and updates the running ones in the training state";
         if (!what)
             continue;
@@ -246,7 +233,7 @@ static void explain_text(Ctx *c, Buf *o)
     Graph *g = c->graph;
     const char *opts = autocast_options_text(c);
     buf_printf(o, "%s: model %s, target %s (%s), autocast low dtype %s%s%s\n", c->main_file->name,
-               c->model->name->text, c->policy->target, policy_name(c), dtype_name(c->policy->low),
+               c->graph->name, c->policy->target, policy_name(c), dtype_name(c->policy->low),
                opts[0] ? ", with" : "", opts);
 
     Vec *ops = vec_new(c), *casts = vec_new(c);
@@ -281,15 +268,14 @@ static void explain_text(Ctx *c, Buf *o)
         buf_puts(o, "\nconversions: none\n");
     }
 
-    Vec *removed = vec_new(c);
-    removed_in(c, c->model->body, removed);
+    Vec *removed = removed_calls(c);
     if (removed->len) {
         buf_printf(o, "\nnot computed, since no output needs them (%d):\n", removed->len);
         Vec *rows = vec_new(c);
         for (int i = 0; i < removed->len; i++) {
-            Expr *e = VEC_AT(removed, i);
+            CallSite *e = VEC_AT(removed, i);
             Row *r = arena_alloc(c->arena, sizeof *r);
-            *r = (Row){{where(c, e->name_loc), e->op->name, type_to_string(c, &e->type), e->decision.rule}};
+            *r = (Row){{where(c, e->name_loc), e->op->name, type_to_string(c, &e->type), e->rule}};
             vec_push(c, rows, r);
         }
         put_table(o, rows, 4);
@@ -379,7 +365,7 @@ static void explain_json(Ctx *c, Buf *o)
     buf_puts(o, "{\n  \"file\": ");
     json_str(o, c->main_file->name);
     buf_puts(o, ",\n  \"model\": ");
-    json_str(o, c->model->name->text);
+    json_str(o, c->graph->name);
     buf_puts(o, ",\n  \"target\": ");
     json_str(o, c->policy->target);
     buf_puts(o, ",\n  \"policy\": ");
@@ -398,8 +384,7 @@ static void explain_json(Ctx *c, Buf *o)
         Node *n = VEC_AT(g->nodes, i);
         if (n->op->id == OP_CAST)
             continue;
-        const Expr *e = n->src;
-        const PolicyRow *row = e ? e->decision.row : NULL;
+        const PolicyRow *row = n->row;
         buf_puts(o, nops++ ? ",\n    {" : "\n    {");
         json_loc(c, o, op_loc(n));
         buf_puts(o, ", \"op\": ");
@@ -416,7 +401,7 @@ static void explain_json(Ctx *c, Buf *o)
         json_str(o, dtype_name(n->out->type.dtype));
         buf_puts(o, ", \"shape\": ");
         json_str(o, shape_text(c, &n->out->type));
-        buf_printf(o, ", \"autocast\": %s", e && e->autocast_on ? "true" : "false");
+        buf_printf(o, ", \"autocast\": %s", n->autocast_on ? "true" : "false");
         buf_puts(o, ", \"class\": ");
         if (row)
             json_str(o, policy_class_name(row->cls));
@@ -428,7 +413,7 @@ static void explain_json(Ctx *c, Buf *o)
         else
             buf_puts(o, "null");
         buf_puts(o, ", \"forced_from\": ");
-        json_dtype_or_null(o, e ? e->decision.before_force : DT_NONE);
+        json_dtype_or_null(o, n->forced_from);
         buf_puts(o, ", \"rule\": ");
         json_str(o, n->why ? n->why : "");
         buf_puts(o, "}");
@@ -457,11 +442,10 @@ static void explain_json(Ctx *c, Buf *o)
     }
     buf_puts(o, ncasts ? "\n  ]" : "]");
 
-    Vec *removed = vec_new(c);
-    removed_in(c, c->model->body, removed);
+    Vec *removed = removed_calls(c);
     buf_puts(o, ",\n  \"not_computed\": [");
     for (int i = 0; i < removed->len; i++) {
-        Expr *e = VEC_AT(removed, i);
+        CallSite *e = VEC_AT(removed, i);
         buf_puts(o, i ? ",\n    {" : "\n    {");
         json_loc(c, o, e->name_loc);
         buf_puts(o, ", \"op\": ");
@@ -469,7 +453,7 @@ static void explain_json(Ctx *c, Buf *o)
         buf_puts(o, ", \"output\": ");
         json_str(o, dtype_name(e->type.dtype));
         buf_puts(o, ", \"rule\": ");
-        json_str(o, e->decision.rule);
+        json_str(o, e->rule);
         buf_puts(o, "}");
     }
     buf_puts(o, removed->len ? "\n  ]" : "]");

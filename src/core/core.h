@@ -234,14 +234,11 @@ typedef enum {
     FORM_SOFTMAX, /* f(outer, dim, inner, x, y) */
     FORM_NLL_LOSS,
     FORM_OP,      /* emit_ops.c writes the op's own call (the amprt/ part headers) */
-    FORM_NONE,    /* typed, explained and drawn, but no runtime kernel yet */
 } KernelForm;
 
 typedef struct Expr Expr;
 
 enum {
-    OPF_ELEMENTWISE = 1 << 0,
-    OPF_DIFFERENTIABLE = 1 << 1,
     OPF_INTERNAL = 1 << 2, /* created by the compiler, not callable by name */
     /* Argument 0, 1 or 2 is indices or a condition (embedding's input,
      * where's condition, a loss's class indices): it keeps its own dtype
@@ -256,7 +253,7 @@ enum {
 };
 
 typedef enum {
-#define OP(ID, name, sig, infer, form, flags) OP_##ID,
+#define OP(ID, name, sig, infer, form, emit, grad, flags) OP_##ID,
 #include "ops.def"
 #undef OP
     OP_COUNT
@@ -268,6 +265,12 @@ typedef struct OpInfo {
     const char *signature; /* PyTorch-style schema text */
     KernelForm form;
     unsigned flags;
+    /* The names of the back end's functions for the op, from its row's emit
+     * and grad columns: they say what exists to the passes that cannot call
+     * them.  NULL: no runtime kernel yet (typed, explained and drawn, but
+     * not emitted), or no gradient (a model training through it is refused). */
+    const char *emit_rule;
+    const char *grad_rule;
     OpParam *params; /* parsed from signature on first use */
     int nparams;
 } OpInfo;

@@ -16,10 +16,19 @@
 #include <string.h>
 
 static const OpInfo op_table[OP_COUNT] = {
-#define OP(ID, name_, sig, infer_, form_, flags_) \
-    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .form = form_, .flags = flags_},
+#define EMIT(fn) #fn
+#define NO_KERNEL NULL
+#define GRAD(fn) #fn
+#define NO_GRAD NULL
+#define OP(ID, name_, sig, infer, form_, emit, grad, flags_)                                                          \
+    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .form = form_, .flags = flags_, .emit_rule = emit, \
+                 .grad_rule = grad},
 #include "ops.def"
 #undef OP
+#undef EMIT
+#undef NO_KERNEL
+#undef GRAD
+#undef NO_GRAD
 };
 
 static const struct {

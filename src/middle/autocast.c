@@ -159,7 +159,7 @@ static void promotion_casts(Ctx *c, Expr *call)
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = call->bound[i];
         /* t itself, except for the complex ops, whose real and complex
-         * operands each take t's precision (complex.c) */
+         * operands each take t's precision (types_complex.c) */
         DType want = a ? complex_operand_dtype(call, i, t) : t;
         if (!a || a->type.dtype == DT_NONE || a->type.dtype == want)
             continue;

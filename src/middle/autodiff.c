@@ -76,16 +76,11 @@ static void accumulate(Ctx *c, Value **grad, Value *v, Value *g, Loc loc)
     grad[v->id] = add->out;
 }
 
-bool autodiff(Ctx *c)
+/* Which values need a gradient (requires_grad): the floating parameters,
+ * and forward what an operand that needs one flows into.  Reports a
+ * trained parameter of a run-time shape. */
+static bool mark_requires_grad(Ctx *c, Graph *g, bool *req)
 {
-    if (!c->train)
-        return true;
-    Graph *g = c->graph;
-    Value *loss = g->loss;
-    int nvalues = g->values->len;
-    bool *req = arena_alloc(c->arena, (size_t)nvalues + 1);
-    Value **grad = arena_alloc(c->arena, ((size_t)nvalues + 1) * sizeof *grad);
-    memset(req, 0, (size_t)nvalues + 1);
     for (int i = 0; i < g->params->len; i++) {
         Value *p = VEC_AT(g->params, i);
         req[p->id] = p->kind == V_PARAM && dtype_is_float(p->type.dtype);
@@ -99,7 +94,6 @@ bool autodiff(Ctx *c)
             }
     }
 
-    /* requires_grad, forward */
     int nforward = g->nodes->len;
     for (int i = 0; i < nforward; i++) {
         Node *n = VEC_AT(g->nodes, i);
@@ -114,6 +108,139 @@ bool autodiff(Ctx *c)
             if (dtype_is_float(n->more_out[r]->type.dtype) || dtype_is_complex(n->more_out[r]->type.dtype))
                 req[n->more_out[r]->id] = true;
     }
+    return true;
+}
+
+/* A Cast's gradient goes back to the source dtype: PyTorch's ToCopyBackward. */
+static void differentiate_cast(Ctx *c, Node *n, Value *dy, const bool *req, Value **grad)
+{
+    Value *src = n->in[0];
+    if (!dy || !req[src->id])
+        return;
+    Node *back = ir_new_node(c, op_info(c, OP_CAST), n->loc);
+    back->in[0] = dy;
+    back->nin = 1;
+    back->out = new_temp(c, back, src->type);
+    back->why = arena_printf(c->arena, "gradient of the cast %s -> %s: back to %s",
+                             dtype_name(src->type.dtype), dtype_name(n->out->type.dtype),
+                             dtype_name(src->type.dtype));
+    accumulate(c, grad, src, back->out, n->loc);
+}
+
+/* The operands of n that get a gradient: each checked against the rule
+ * (an operand it gives none is an error, not a gradient left unwritten).
+ * Returns how many; *ok becomes false after reporting. */
+static int wanted_operands(Ctx *c, Node *n, int nslots, const bool *req, bool *ok)
+{
+    int wanted = 0;
+    for (int k = 0; k < nslots; k++) {
+        /* a float operand in an index position (cross_entropy's class
+         * probabilities) that depends on a parameter: PyTorch would
+         * differentiate it, ampc does not yet, so it must not be silent */
+        if (n->in[k] && req[n->in[k]->id] && !differentiable_input(n, k) && dtype_is_float(n->in[k]->type.dtype)) {
+            error_at(c, n->loc, "%s: operand %d depends on a parameter, and its gradient is not supported yet",
+                     n->op->name, k + 1);
+            *ok = false;
+            continue;
+        }
+        if (!(n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)))
+            continue;
+        const char *no = grad_input_missing(c, n, k);
+        if (no) {
+            error_at(c, n->loc, "%s", no);
+            *ok = false;
+            continue;
+        }
+        wanted++;
+    }
+    for (int k = nslots; k < n->nin; k++)
+        if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
+            error_at(c, n->loc, "%s: a gradient for operand %d is not supported", n->op->name, k + 1);
+            *ok = false;
+        }
+    return wanted;
+}
+
+/* The GRAD node of forward node n: it reads dy, n's operands and result,
+ * and writes one gradient per operand that needs one, each accumulated
+ * into that operand's gradient.  Returns false after reporting. */
+static bool differentiate_node(Ctx *c, Node *n, Value *dy, const bool *req, Value **grad)
+{
+    /* a GRAD node reads the forward's first six operands (in[1..6]);
+     * lstm_cell's seventh, b_hh, gets a gradient too: its rule reads
+     * b_hh from the forward node */
+    int nin = n->nin < 6 ? n->nin : 6;
+    int nslots = n->op->id == OP_LSTM_CELL && n->nin > 6 ? 7 : nin;
+    bool ok = true;
+    if (wanted_operands(c, n, nslots, req, &ok) == 0)
+        return ok;
+    Node *b = ir_new_node(c, op_info(c, OP_GRAD), n->loc);
+    b->fwd = n;
+    b->in[0] = dy;
+    for (int k = 0; k < nin; k++)
+        b->in[1 + k] = n->in[k];
+    b->in[7] = n->out;
+    b->nin = 8;
+    /* what the rule never reads need not stay alive for it (and leaves
+     * the forward free to fuse: fuse.c's linear -> relu and conv ->
+     * batch_norm -> add -> relu): the gradients of a linear, a
+     * convolution and batch_norm use their inputs, not y; relu's uses
+     * y (y <= 0 exactly where x <= 0, NaN passing in both), not x */
+    if (n->op->id == OP_LINEAR || n->op->id == OP_CONV1D || n->op->id == OP_CONV2D ||
+        n->op->id == OP_CONV3D || n->op->id == OP_BATCH_NORM)
+        b->in[7] = NULL; /* their rules read the inputs, never y */
+    if (n->op->id == OP_RELU)
+        b->in[1] = NULL;
+    /* NULL where no gradient reaches a result, and dy (in[0]) NULL
+     * when only the other results have one: the rule takes it as 0 */
+    for (int r = 0; r < n->nmore; r++)
+        b->dy_more[r] = grad[n->more_out[r]->id];
+    b->why = arena_printf(c->arena, "gradient of %s, in %s as its forward", n->op->name,
+                          dtype_name(n->out->type.dtype));
+    int nout = 0;
+    for (int k = 0; k < nslots; k++) {
+        if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k) || grad_input_missing(c, n, k))
+            continue;
+        /* the same value twice (x * x): one gradient per operand slot */
+        if (nout == MAX_NODE_GRADS) {
+            error_at(c, n->loc, "%s: more than %d operands need a gradient", n->op->name, MAX_NODE_GRADS);
+            ok = false;
+            break;
+        }
+        Value *gk = new_temp(c, b, n->in[k]->type);
+        b->grad_input[nout] = k;
+        if (nout == 0)
+            b->out = gk;
+        else
+            b->more_out[nout - 1] = gk;
+        nout++;
+    }
+    b->nmore = nout > 0 ? nout - 1 : 0;
+    if (nout == 0)
+        return ok; /* only after an error above */
+    Type st = op_scratch_type(c, b);
+    if (st.dtype != DT_NONE)
+        b->scratch = new_temp(c, b, st);
+    for (int r = 0; r < nout; r++) {
+        Value *gk = r == 0 ? b->out : b->more_out[r - 1];
+        accumulate(c, grad, n->in[b->grad_input[r]], gk, n->loc);
+    }
+    return ok;
+}
+
+bool autodiff(Ctx *c)
+{
+    if (!c->train)
+        return true;
+    Graph *g = c->graph;
+    Value *loss = g->loss;
+    int nvalues = g->values->len;
+    bool *req = arena_alloc(c->arena, (size_t)nvalues + 1);
+    Value **grad = arena_alloc(c->arena, ((size_t)nvalues + 1) * sizeof *grad);
+    memset(req, 0, (size_t)nvalues + 1);
+    if (!mark_requires_grad(c, g, req))
+        return false;
+    int nforward = g->nodes->len;
     if (!req[loss->id]) {
         error_at(c, c->train->loss_loc, "the loss does not depend on any parameter: there is nothing to train");
         return false;
@@ -150,20 +277,7 @@ bool autodiff(Ctx *c)
         if (!more_ok)
             continue;
         if (n->op->id == OP_CAST) {
-            if (!dy)
-                continue;
-            /* the gradient goes back to the source dtype: PyTorch's ToCopyBackward */
-            Value *src = n->in[0];
-            if (!req[src->id])
-                continue;
-            Node *back = ir_new_node(c, op_info(c, OP_CAST), n->loc);
-            back->in[0] = dy;
-            back->nin = 1;
-            back->out = new_temp(c, back, src->type);
-            back->why = arena_printf(c->arena, "gradient of the cast %s -> %s: back to %s",
-                                     dtype_name(src->type.dtype), dtype_name(n->out->type.dtype),
-                                     dtype_name(src->type.dtype));
-            accumulate(c, grad, src, back->out, n->loc);
+            differentiate_cast(c, n, dy, req, grad);
             continue;
         }
         const char *why_not = grad_rule_missing(c, n);
@@ -184,91 +298,8 @@ bool autodiff(Ctx *c)
                     accumulate(c, grad, n->in[k], dy, n->loc);
             continue;
         }
-        /* a GRAD node reads the forward's first six operands (in[1..6]);
-         * lstm_cell's seventh, b_hh, gets a gradient too: its rule reads
-         * b_hh from the forward node (emit_grad_nn.c) */
-        int nin = n->nin < 6 ? n->nin : 6, wanted = 0;
-        int nslots = n->op->id == OP_LSTM_CELL && n->nin > 6 ? 7 : nin;
-        for (int k = 0; k < nslots; k++) {
-            /* a float operand in an index position (cross_entropy's class
-             * probabilities) that depends on a parameter: PyTorch would
-             * differentiate it, ampc does not yet, so it must not be silent */
-            if (n->in[k] && req[n->in[k]->id] && !differentiable_input(n, k) && dtype_is_float(n->in[k]->type.dtype)) {
-                error_at(c, n->loc, "%s: operand %d depends on a parameter, and its gradient is not supported yet",
-                         n->op->name, k + 1);
-                ok = false;
-                continue;
-            }
-            if (!(n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)))
-                continue;
-            /* an operand the rule gives no gradient (a loss's weight): an
-             * error, not a gradient left unwritten */
-            const char *no = grad_input_missing(c, n, k);
-            if (no) {
-                error_at(c, n->loc, "%s", no);
-                ok = false;
-                continue;
-            }
-            wanted++;
-        }
-        for (int k = nslots; k < n->nin; k++)
-            if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
-                error_at(c, n->loc, "%s: a gradient for operand %d is not supported", n->op->name, k + 1);
-                ok = false;
-            }
-        if (wanted == 0)
-            continue;
-        Node *b = ir_new_node(c, op_info(c, OP_GRAD), n->loc);
-        b->fwd = n;
-        b->in[0] = dy;
-        for (int k = 0; k < nin; k++)
-            b->in[1 + k] = n->in[k];
-        b->in[7] = n->out;
-        b->nin = 8;
-        /* what the rule never reads need not stay alive for it (and leaves
-         * the forward free to fuse: fuse.c's linear -> relu and conv ->
-         * batch_norm -> add -> relu): the gradients of a linear, a
-         * convolution and batch_norm use their inputs, not y; relu's uses
-         * y (y <= 0 exactly where x <= 0, NaN passing in both), not x */
-        if (n->op->id == OP_LINEAR || n->op->id == OP_CONV1D || n->op->id == OP_CONV2D ||
-            n->op->id == OP_CONV3D || n->op->id == OP_BATCH_NORM)
-            b->in[7] = NULL; /* their rules read the inputs, never y */
-        if (n->op->id == OP_RELU)
-            b->in[1] = NULL;
-        /* NULL where no gradient reaches a result, and dy (in[0]) NULL
-         * when only the other results have one: the rule takes it as 0 */
-        for (int r = 0; r < n->nmore; r++)
-            b->dy_more[r] = grad[n->more_out[r]->id];
-        b->why = arena_printf(c->arena, "gradient of %s, in %s as its forward", n->op->name,
-                              dtype_name(n->out->type.dtype));
-        int nout = 0;
-        for (int k = 0; k < nslots; k++) {
-            if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k) || grad_input_missing(c, n, k))
-                continue;
-            /* the same value twice (x * x): one gradient per operand slot */
-            if (nout == MAX_NODE_GRADS) {
-                error_at(c, n->loc, "%s: more than %d operands need a gradient", n->op->name, MAX_NODE_GRADS);
-                ok = false;
-                break;
-            }
-            Value *gk = new_temp(c, b, n->in[k]->type);
-            b->grad_input[nout] = k;
-            if (nout == 0)
-                b->out = gk;
-            else
-                b->more_out[nout - 1] = gk;
-            nout++;
-        }
-        b->nmore = nout > 0 ? nout - 1 : 0;
-        if (nout == 0)
-            continue; /* only after an error above */
-        Type st = op_scratch_type(c, b);
-        if (st.dtype != DT_NONE)
-            b->scratch = new_temp(c, b, st);
-        for (int r = 0; r < nout; r++) {
-            Value *gk = r == 0 ? b->out : b->more_out[r - 1];
-            accumulate(c, grad, n->in[b->grad_input[r]], gk, n->loc);
-        }
+        if (!differentiate_node(c, n, dy, req, grad))
+            ok = false;
     }
     if (!ok)
         return false;

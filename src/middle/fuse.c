@@ -61,13 +61,13 @@
 
 static bool fusable_dtype(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16 || t == DT_F64; }
 
-static bool is_forward_conv(Ctx *c, const Node *n)
+static bool is_forward_conv(const Node *n)
 {
     switch (n->op->id) {
     case OP_CONV1D: case OP_CONV2D: case OP_CONV3D:
         return true;
     case OP_CONVOLUTION:
-        return n->src && !arg_bool(c, n->src, "transposed", false);
+        return !attr_bool(n, "transposed", false);
     default:
         return false;
     }
@@ -80,7 +80,7 @@ static bool is_forward_conv(Ctx *c, const Node *n)
 static Node *loss_with_grad(const Graph *g, const Node *b, int at)
 {
     Node *f = b->fwd;
-    if (b->op->id != OP_GRAD || !f || f->op->id != OP_CROSS_ENTROPY || f->absorbed_by || !f->src ||
+    if (b->op->id != OP_GRAD || !f || f->op->id != OP_CROSS_ENTROPY || f->absorbed_by ||
         !f->in[1] || f->in[1]->type.dtype != DT_I64 || !fusable_dtype(f->out->type.dtype) || !f->out->is_output ||
         b->nmore != 0 || b->grad_input[0] != 0 || !b->in[0])
         return NULL;
@@ -144,7 +144,7 @@ bool fuse(Ctx *c)
     for (int i = 0; i < g->nodes->len; i++) {
         Node *conv = VEC_AT(g->nodes, i);
         DType t = conv->out->type.dtype;
-        if (!is_forward_conv(c, conv) || !fusable_dtype(t) || conv->absorbed_by)
+        if (!is_forward_conv(conv) || !fusable_dtype(t) || conv->absorbed_by)
             continue;
         /* in the training graph the convolution's result may also be read
          * by gradient nodes (batch_norm's): the call then keeps it too */
@@ -156,8 +156,8 @@ bool fuse(Ctx *c)
             raw = true;
         }
         if (!bn || bn->op->id != OP_BATCH_NORM || bn->in[0] != conv->out || bn->out->type.dtype != t ||
-            !bn->in[1] || !bn->in[2] || !bn->src ||
-            (training_graph && arg_bool(c, bn->src, "training", false)))
+            !bn->in[1] || !bn->in[2] ||
+            (training_graph && attr_bool(bn, "training", false)))
             continue;
         Node *last = bn, *add = NULL, *relu = NULL;
         Node *next = sole_reader(bn->out, nreads, reader);

@@ -1,11 +1,17 @@
-/* ir.c: the graph IR, its printer (--dump=PASS) and its verifier.
+/* ir.c: the graph IR, its attribute readers, its printer (--dump=PASS)
+ * and its verifier.
  *
  * The IR is a list of nodes in schedule order (straight-line code: models
  * have no control flow), each reading Values and defining one.  Values are
  * the model's inputs, parameters and buffers (caller memory) and the
- * temporaries the nodes define (arena memory, placed by memplan).
+ * temporaries the nodes define (arena memory, placed by memplan).  A node
+ * owns its call's non-tensor arguments as attributes (Attr, filled by
+ * lower.c), read through attr_int and the others below.  docs/ir.md
+ * describes it all.
  */
 #include "middle.h"
+
+#include <string.h>
 
 Value *ir_new_value(Ctx *c, ValueKind kind, Type type, const char *name)
 {
@@ -27,8 +33,115 @@ Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc)
     n->id = g->nodes->len;
     n->op = op;
     n->loc = loc;
+    n->name_loc = loc;
+    n->forced_from = DT_NONE;
     vec_push(c, g->nodes, n);
     return n;
+}
+
+/* ---- attributes ----------------------------------------------------------
+ * Readers give the same answers typecheck's argument helpers gave on the
+ * call: the default when an argument was not written, and also when it was
+ * written as something the reader does not take (None for an int). */
+
+const Attr *attr_find(const Node *n, const char *name)
+{
+    for (int i = 0; i < n->nattrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+bool attr_given(const Node *n, const char *name)
+{
+    const Attr *a = attr_find(n, name);
+    return a && a->kind != ATTR_NONE;
+}
+
+AttrKind attr_kind(const Node *n, const char *name, AttrKind absent)
+{
+    const Attr *a = attr_find(n, name);
+    return a ? a->kind : absent;
+}
+
+/* An int vararg read as one int is its first entry, as a call's first
+ * parameter of that name is. */
+int64_t attr_int(const Node *n, const char *name, int64_t dflt)
+{
+    const Attr *a = attr_find(n, name);
+    if (a && a->kind == ATTR_INT)
+        return a->i;
+    if (a && a->kind == ATTR_INT_LIST && a->nlist > 0)
+        return a->list[0];
+    return dflt;
+}
+
+bool attr_bool(const Node *n, const char *name, bool dflt)
+{
+    const Attr *a = attr_find(n, name);
+    return a && a->kind == ATTR_BOOL ? a->i != 0 : dflt;
+}
+
+const char *attr_str(const Node *n, const char *name, const char *dflt)
+{
+    const Attr *a = attr_find(n, name);
+    return a && a->kind == ATTR_STR ? a->text : dflt;
+}
+
+/* The literal is rounded once, exactly, to t (literal_to_dtype), then the
+ * sign applied: -0.1 is the negation of 0.1 rounded, as PyTorch parses it.
+ * A default's text may carry its own sign ("-100"). */
+double attr_number(const Node *n, const char *name, const char *dflt, DType t)
+{
+    const Attr *a = attr_find(n, name);
+    const char *text = dflt;
+    bool neg = false;
+    if (a) {
+        ASSERT(a->kind == ATTR_INT || a->kind == ATTR_NUMBER);
+        text = a->text;
+        neg = a->negate;
+    }
+    if (text[0] == '-') {
+        neg = !neg;
+        text++;
+    }
+    double v;
+    literal_to_dtype(text, t, &v);
+    return neg ? -v : v;
+}
+
+int attr_int_list(const Node *n, const char *name, int64_t *out)
+{
+    const Attr *a = attr_find(n, name);
+    if (!a || a->kind != ATTR_INT_LIST) {
+        if (a && a->kind == ATTR_INT) {
+            out[0] = a->i;
+            return 1;
+        }
+        return 0;
+    }
+    for (int i = 0; i < a->nlist; i++)
+        out[i] = a->list[i];
+    return a->nlist;
+}
+
+static void print_attr(FILE *out, const Attr *a)
+{
+    fprintf(out, " %s=", a->name);
+    switch (a->kind) {
+    case ATTR_NONE: fputs("None", out); break;
+    case ATTR_INT:
+    case ATTR_NUMBER: fprintf(out, "%s%s", a->negate ? "-" : "", a->text); break;
+    case ATTR_BOOL: fputs(a->i ? "true" : "false", out); break;
+    case ATTR_STR: fprintf(out, "\"%s\"", a->text); break;
+    case ATTR_DTYPE: fputs(dtype_name(a->dtype), out); break;
+    case ATTR_INT_LIST:
+        fputc('[', out);
+        for (int i = 0; i < a->nlist; i++)
+            fprintf(out, "%s%lld", i ? ", " : "", (long long)a->list[i]);
+        fputc(']', out);
+        break;
+    }
 }
 
 static void print_value(Ctx *c, FILE *out, const Value *v)
@@ -75,11 +188,10 @@ void ir_dump(Ctx *c, FILE *out)
             }
         if (n->scalar.text)
             fprintf(out, "%s%s%s", first ? "" : ", ", n->scalar.negate ? "-" : "", n->scalar.text);
-        if (n->op->form == FORM_SOFTMAX)
-            fprintf(out, ", dim=%lld", (long long)n->dim);
-        if (n->op->form == FORM_NLL_LOSS)
-            fprintf(out, ", ignore_index=%lld, reduction=%d", (long long)n->ignore_index, n->reduction);
-        fprintf(out, ")  # %d:%d", line, col);
+        fputc(')', out);
+        for (int k = 0; k < n->nattrs; k++)
+            print_attr(out, &n->attrs[k]);
+        fprintf(out, "  # %d:%d", line, col);
         if (n->out->slot >= 0)
             fprintf(out, " slot %d", n->out->slot);
         if (n->absorbed_by)
@@ -96,8 +208,25 @@ void ir_dump(Ctx *c, FILE *out)
     }
 }
 
+/* Each argument attribute names a parameter of the op (a number may stand
+ * for a Tensor|Scalar one: pow's exponent), once; a derived fact's name is
+ * no parameter's, so readers cannot confuse the two. */
+static void verify_attrs(const char *after_pass, const Node *node)
+{
+    for (int k = 0; k < node->nattrs; k++) {
+        const Attr *a = &node->attrs[k];
+        int p = op_param_index(node->op, a->name);
+        if (a->derived ? p >= 0 : p < 0)
+            ICE("after %s: node %d (%s) has attribute %s, %s", after_pass, node->id, node->op->name, a->name,
+                a->derived ? "a parameter's name on a derived fact" : "which names no parameter");
+        if (attr_find(node, a->name) != a)
+            ICE("after %s: node %d (%s) has attribute %s twice", after_pass, node->id, node->op->name, a->name);
+    }
+}
+
 /* Each node reads only values defined before it; each temp has one definer;
- * each kernel's operands are in its compute dtype. */
+ * each kernel's operands are in its compute dtype; attributes name the
+ * op's parameters (verify_attrs). */
 bool ir_verify(Ctx *c, const char *after_pass)
 {
     Graph *g = c->graph;
@@ -132,6 +261,7 @@ bool ir_verify(Ctx *c, const char *after_pass)
             if (node_read(node, k) && !defined[node_read(node, k)->id])
                 ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id, node->op->name,
                     node_read(node, k)->id);
+        verify_attrs(after_pass, node);
         if (defined[node->out->id])
             ICE("after %s: %%%d is defined twice", after_pass, node->out->id);
         defined[node->out->id] = true;

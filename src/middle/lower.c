@@ -6,14 +6,168 @@
  * its dtype; the model's outputs, and the minimize target as the output
  * named after it.
  *
- * Numbers stay literal text in the IR (Scalar): the code generator rounds
- * each one once, into the dtype of the op that uses it.
+ * Each node owns its call's non-tensor arguments as attributes (Attr), in
+ * parameter order, and the facts typecheck normalised from them, under
+ * names no parameter has (axis, axis_start, axis_step, reduction_code,
+ * fft_dims, fft_lens, frame_hop, frame_len).  Lowering is the
+ * last pass that reads the syntax tree: it also copies what --explain and
+ * --emit=dot show of a call (name_loc, the policy row, every call's
+ * CallSite) onto the IR.
+ *
+ * Numbers stay literal text in the IR (Scalar, Attr): the code generator
+ * rounds each one once, into the dtype of the op that uses it.
  */
-#include "middle.h"
+#include "call_args.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static Value *lower_expr(Ctx *c, Expr *e);
+
+/* A written non-tensor argument as an attribute; false for a form no
+ * reader takes.  Integers are parsed quietly: typecheck reported those
+ * out of range where an int was expected, and a number elsewhere keeps
+ * its text. */
+static bool attr_of(Expr *a, const char *name, Attr *out)
+{
+    *out = (Attr){.name = name, .loc = a->loc};
+    Expr *lit = a;
+    if (a->kind == E_CALL && a->op && a->op->id == OP_NEG && a->list && a->list->len == 1 &&
+        ((Expr *)VEC_AT(a->list, 0))->kind == E_NUMBER) {
+        out->negate = true;
+        lit = VEC_AT(a->list, 0);
+    }
+    switch (lit->kind) {
+    case E_NUMBER: {
+        out->kind = ATTR_NUMBER;
+        out->text = lit->text;
+        out->is_float = lit->is_float;
+        if (!lit->is_float) {
+            char *end;
+            errno = 0;
+            long long v = strtoll(lit->text, &end, 10);
+            if (errno == 0 && end != lit->text && *end == '\0') {
+                out->kind = ATTR_INT;
+                out->i = out->negate ? -v : v;
+            }
+        }
+        return true;
+    }
+    case E_BOOL: out->kind = ATTR_BOOL; out->i = lit->boolean; return true;
+    case E_STRING: out->kind = ATTR_STR; out->text = lit->text; return true;
+    case E_DTYPE: out->kind = ATTR_DTYPE; out->dtype = lit->dtype; return true;
+    case E_NAME: out->kind = ATTR_NONE; return true; /* None */
+    default: return false;
+    }
+}
+
+static Attr *push_attr(Ctx *c, Node *n, int cap, const char *name, bool derived)
+{
+    ASSERT(n->nattrs < cap);
+    Attr *a = &n->attrs[n->nattrs++];
+    (void)c;
+    *a = (Attr){.name = name, .derived = derived};
+    return a;
+}
+
+static void derived_int(Ctx *c, Node *n, int cap, const char *name, int64_t v)
+{
+    Attr *a = push_attr(c, n, cap, name, true);
+    a->kind = ATTR_INT;
+    a->i = v;
+    a->negate = v < 0;
+    a->text = arena_printf(c->arena, "%llu", v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
+}
+
+static void derived_list(Ctx *c, Node *n, int cap, const char *name, const int64_t *v, int count)
+{
+    Attr *a = push_attr(c, n, cap, name, true);
+    a->kind = ATTR_INT_LIST;
+    a->list = arena_alloc(c->arena, (size_t)(count + 1) * sizeof *a->list);
+    for (int i = 0; i < count; i++)
+        a->list[i] = v[i];
+    a->nlist = count;
+}
+
+static bool is_fft(OpId id)
+{
+    switch (id) {
+    case OP_FFT_FFT: case OP_FFT_IFFT: case OP_FFT_FFT2: case OP_FFT_IFFT2: case OP_FFT_FFTN: case OP_FFT_IFFTN:
+    case OP_FFT_RFFT: case OP_FFT_IRFFT: case OP_FFT_RFFT2: case OP_FFT_IRFFT2: case OP_FFT_RFFTN:
+    case OP_FFT_IRFFTN: case OP_FFT_HFFT: case OP_FFT_IHFFT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The facts typecheck worked out from the call: stored when they differ
+ * from the zero they start as, which is also each reader's default. */
+static void derived_attrs(Ctx *c, Node *n, int cap, Expr *e)
+{
+    if (e->dim)
+        derived_int(c, n, cap, "axis", e->dim);
+    if (e->start)
+        derived_int(c, n, cap, "axis_start", e->start);
+    if (e->step)
+        derived_int(c, n, cap, "axis_step", e->step);
+    if (e->reduction)
+        derived_int(c, n, cap, "reduction_code", e->reduction);
+    if (is_fft(e->op->id)) {
+        int dims[MAX_DIMS];
+        int64_t lens[MAX_DIMS], d[MAX_DIMS];
+        int count = fft_plan_dims(c, e, e->bound[0]->type.shape.ndim, dims, lens);
+        ASSERT(count >= 0); /* typecheck made the same plan */
+        for (int i = 0; i < count; i++)
+            d[i] = dims[i];
+        derived_list(c, n, cap, "fft_dims", d, count);
+        derived_list(c, n, cap, "fft_lens", lens, count);
+    }
+    if (e->op->id == OP_STFT) {
+        int64_t n_fft, hop, win, padded;
+        bool onesided;
+        bool ok = stft_params(c, e, &n_fft, &hop, &win, &padded, &onesided);
+        ASSERT(ok);
+        derived_int(c, n, cap, "frame_hop", hop);
+        derived_int(c, n, cap, "frame_len", win);
+    }
+}
+
+/* The call's written non-tensor arguments, in parameter order; the
+ * entries of an int... vararg (a name repeated in the signature) become
+ * one ATTR_INT_LIST. */
+static void lower_attrs(Ctx *c, Node *n, Expr *e)
+{
+    const OpInfo *op = e->op;
+    int cap = op->nparams + 8;
+    n->attrs = arena_alloc(c->arena, (size_t)cap * sizeof *n->attrs);
+    for (int i = 0; i < op->nparams; i++) {
+        Expr *a = e->bound[i];
+        const char *name = op->params[i].name;
+        if (!a || a->type.dtype != DT_NONE)
+            continue; /* defaulted, or a tensor: an operand */
+        if (op->form == FORM_BINARY && op->params[i].kind != ARG_SCALAR)
+            continue; /* 2 - x: the number operand is Node.scalar */
+        Attr at;
+        if (!attr_of(a, name, &at))
+            continue;
+        bool vararg = op_param_index(op, name) != i || (i + 1 < op->nparams && !strcmp(op->params[i + 1].name, name));
+        if (!vararg) {
+            *push_attr(c, n, cap, name, false) = at;
+            continue;
+        }
+        Attr *list = (Attr *)attr_find(n, name);
+        if (!list) {
+            list = push_attr(c, n, cap, name, false);
+            *list = (Attr){.name = name, .kind = ATTR_INT_LIST, .loc = a->loc};
+            list->list = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *list->list);
+        }
+        if (at.kind == ATTR_INT)
+            list->list[list->nlist++] = at.i;
+    }
+    derived_attrs(c, n, cap, e);
+}
 
 static Node *new_node(Ctx *c, const OpInfo *op, Expr *e, const char *why)
 {
@@ -26,7 +180,18 @@ static Node *new_node(Ctx *c, const OpInfo *op, Expr *e, const char *why)
         n->nmore = k + 1;
     }
     n->why = why;
-    n->src = e;
+    if (e->kind == E_CALL) {
+        n->name_loc = e->name_loc;
+        n->row = e->decision.row;
+        n->forced_from = e->decision.before_force;
+        n->autocast_on = e->autocast_on;
+        lower_attrs(c, n, e);
+        CallSite *site = arena_alloc(c->arena, sizeof *site);
+        *site = (CallSite){.op = e->op, .name_loc = e->name_loc, .type = e->type, .rule = e->decision.rule, .node = n};
+        vec_push(c, c->graph->calls, site);
+    } else if (e->kind == E_CAST) {
+        n->operand_loc = e->operand->loc;
+    }
     return n;
 }
 
@@ -75,7 +240,6 @@ static void convert_operands(Ctx *c, Node *n, Expr *e)
                         ? arena_printf(c->arena, "dtype=%s: %s converts its input first", dtype_name(t), n->op->name)
                         : arena_printf(c->arena, "%s computes %s operands in %s, its result dtype", n->op->name,
                                        dtype_name(v->type.dtype), dtype_name(t));
-        cast->src = NULL;
         n->in[k] = cast->out;
         /* the cast runs first: swap it before n, the node just scheduled */
         Vec *nodes = c->graph->nodes;
@@ -117,15 +281,12 @@ static Value *lower_call(Ctx *c, Expr *e)
     case FORM_SOFTMAX:
         n->in[0] = in[0];
         n->nin = 1;
-        n->dim = e->dim;
         break;
     case FORM_NLL_LOSS:
         n->in[0] = in[0];
         n->in[1] = in[1];
         n->in[2] = in[2];
         n->nin = 3;
-        n->ignore_index = e->ignore_index;
-        n->reduction = e->reduction;
         break;
     case FORM_LINEAR:
         n->in[0] = in[0];
@@ -194,6 +355,25 @@ static void add_output(Ctx *c, Value *v, const char *name, Loc loc)
     vec_push(c, g->outputs, v);
 }
 
+/* The calls of an expression statement nothing reads: never lowered,
+ * listed as not computed.  Arguments first, as lowering visits them. */
+static void unlowered_calls(Ctx *c, Expr *e)
+{
+    if (!e)
+        return;
+    if (e->kind == E_CAST) {
+        unlowered_calls(c, e->operand);
+        return;
+    }
+    if (e->kind != E_CALL || !e->op || !e->bound)
+        return;
+    for (int i = 0; i < e->op->nparams; i++)
+        unlowered_calls(c, e->bound[i]);
+    CallSite *site = arena_alloc(c->arena, sizeof *site);
+    *site = (CallSite){.op = e->op, .name_loc = e->name_loc, .type = e->type, .rule = e->decision.rule};
+    vec_push(c, c->graph->calls, site);
+}
+
 static void lower_stmts(Ctx *c, Vec *stmts)
 {
     Graph *g = c->graph;
@@ -243,6 +423,8 @@ static void lower_stmts(Ctx *c, Vec *stmts)
                 /* in-place/out=: the destination's name now names the result */
                 Expr *t = VEC_AT(st->targets, 0);
                 t->sym->ir = lower_expr(c, st->value);
+            } else {
+                unlowered_calls(c, st->value);
             }
             break;
         case S_AUTOCAST_SWITCH:
@@ -263,6 +445,13 @@ bool lower(Ctx *c)
     g->inputs = vec_new(c);
     g->params = vec_new(c);
     g->outputs = vec_new(c);
+    g->calls = vec_new(c);
+    g->name = c->model->name->text;
+    g->name_loc = c->model->name->loc;
+    Vec *dims = c->model->dims;
+    g->dim_locs = arena_alloc(c->arena, (size_t)((dims ? dims->len : 0) + 1) * sizeof *g->dim_locs);
+    for (int i = 0; dims && i < dims->len; i++)
+        g->dim_locs[i] = ((Expr *)VEC_AT(dims, i))->loc;
     c->graph = g;
     lower_stmts(c, c->model->body);
     if (g->outputs->len == 0) {

@@ -1,6 +1,6 @@
 /* middle.h: the middle end: types, autocast, the graph IR and its passes.
  *
- *   typecheck  shapes and dtypes as PyTorch infers them   (typecheck.c, complex.c)
+ *   typecheck  shapes and dtypes as PyTorch infers them   (typecheck.c, types_*.c)
  *   policy     the target's autocast policy               (policy.c)
  *   autocast   per-op decisions, explicit Cast nodes      (autocast.c)
  *   train      the train { } section's settings           (train.c)
@@ -76,96 +76,24 @@ bool optimize(Ctx *c);                    /* optimize.c */
 bool fuse(Ctx *c);                        /* fuse.c */
 bool memplan(Ctx *c);                     /* memplan.c */
 
-/* Type rules shared by typecheck and autocast (typecheck.c). */
+/* The type rule of a call, by its ops.def row (typecheck.c; shared by
+ * typecheck and autocast).  The rules themselves, infer_*, are private to
+ * typecheck.c and the types_*.c files (types.h). */
 bool infer_call(Ctx *c, Expr *call);
-/* The rule of each op, named in its ops.def row (typecheck.c, complex.c). */
-bool infer_cast(Ctx *c, Expr *call);
-bool infer_unary(Ctx *c, Expr *call);
-bool infer_binary(Ctx *c, Expr *call);
-bool infer_linear(Ctx *c, Expr *call);
-bool infer_matmul(Ctx *c, Expr *call);
-bool infer_softmax(Ctx *c, Expr *call);
-bool infer_nll_loss(Ctx *c, Expr *call);
-bool infer_float_unary(Ctx *c, Expr *call);
-bool infer_activation(Ctx *c, Expr *call);
-bool infer_prelu(Ctx *c, Expr *call);
-bool infer_clamp(Ctx *c, Expr *call);
-bool infer_pow(Ctx *c, Expr *call);
-bool infer_maximum(Ctx *c, Expr *call);
-bool infer_sort(Ctx *c, Expr *call);
-bool infer_where(Ctx *c, Expr *call);
-bool infer_dropout(Ctx *c, Expr *call);
-bool infer_reduce(Ctx *c, Expr *call);
-bool infer_trace(Ctx *c, Expr *call);
-bool infer_norm(Ctx *c, Expr *call);
-bool infer_embedding(Ctx *c, Expr *call);
-bool infer_mm(Ctx *c, Expr *call);
-bool infer_einsum(Ctx *c, Expr *call);
-bool infer_conv(Ctx *c, Expr *call);
-bool infer_pool(Ctx *c, Expr *call);
-bool infer_flatten(Ctx *c, Expr *call);
-bool infer_reshape(Ctx *c, Expr *call);
-bool infer_permute(Ctx *c, Expr *call);
-bool infer_squeeze(Ctx *c, Expr *call);
-bool infer_cat(Ctx *c, Expr *call);
-bool infer_index_copy(Ctx *c, Expr *call);
-bool infer_cross_entropy(Ctx *c, Expr *call);
-bool infer_pointwise_loss(Ctx *c, Expr *call);
-bool infer_addc(Ctx *c, Expr *call);
-bool infer_dot(Ctx *c, Expr *call);
-bool infer_bilinear(Ctx *c, Expr *call);
-bool infer_sdpa(Ctx *c, Expr *call);
-bool infer_cdist(Ctx *c, Expr *call);
-bool infer_linalg(Ctx *c, Expr *call);
-bool infer_upsample(Ctx *c, Expr *call);
-bool infer_pad(Ctx *c, Expr *call);
-bool infer_expand(Ctx *c, Expr *call);
-bool infer_narrow(Ctx *c, Expr *call);
-bool infer_gather(Ctx *c, Expr *call);
-bool infer_conv_tbc(Ctx *c, Expr *call);
-bool infer_class_loss(Ctx *c, Expr *call);
-bool infer_pair_loss(Ctx *c, Expr *call);
-bool infer_index_put(Ctx *c, Expr *call);
-bool infer_norm_reduce(Ctx *c, Expr *call);
-bool infer_distance(Ctx *c, Expr *call);
-bool infer_multi_dot(Ctx *c, Expr *call);
-/* the rules of the ops in amprt/more.h (typecheck.c) */
-bool infer_rnn_cell(Ctx *c, Expr *call);
-bool infer_max_unpool(Ctx *c, Expr *call);
-bool infer_quantile(Ctx *c, Expr *call);
-bool infer_linalg_more(Ctx *c, Expr *call);
-bool infer_ctc_loss(Ctx *c, Expr *call);
-int rnn_cell_gates(OpId id);
-/* complex.c: the complex-valued ops' rules, and the gate keeping complex
- * operands out of every other op (called by infer_call) */
-bool infer_fft(Ctx *c, Expr *call);
-bool infer_stft(Ctx *c, Expr *call);
-bool infer_polar(Ctx *c, Expr *call);
-bool infer_complex_view(Ctx *c, Expr *call);
-bool infer_complex_part(Ctx *c, Expr *call);
-bool infer_linalg_eig(Ctx *c, Expr *call);
+int rnn_cell_gates(OpId id); /* types_rnn.c: 4 (lstm), 3 (gru), 1 (the plain cells) */
+/* types_complex.c: which ops take complex operands, and in which dtype
+ * each operand reaches the kernel */
 bool op_takes_complex(OpId id);
-bool complex_operands_ok(Ctx *c, Expr *call);
 DType complex_operand_dtype(const Expr *call, int i, DType result);
 typedef enum { FFT_C2C, FFT_R2C, FFT_C2R } FftKind;
 FftKind fft_kind(OpId id);
 int fft_norm_code(const char *s); /* "backward" 0, "ortho" 1, "forward" 2, else -1 */
-int fft_plan_dims(Ctx *c, Expr *call, int ndim, int *dims, int64_t *lens);
 int stft_pad_mode_code(const char *s); /* constant 0, reflect 1, replicate 2, circular 3 */
-bool stft_params(Ctx *c, Expr *call, int64_t *n_fft, int64_t *hop, int64_t *win, int64_t *padded, bool *onesided);
 /* numpy broadcasting of two shapes, reported at call (typecheck.c) */
 bool broadcast_shapes(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
 bool type_fits(Ctx *c, const Type *t, Loc loc);
 const char *type_to_string(Ctx *c, const Type *t);
-int reduction_code(const char *s); /* "none" 0, "mean" 1, "sum" 2, else -1 */
-/* A typechecked call's non-tensor arguments, or their defaults (typecheck.c;
- * for the code generator, after typecheck has validated them). */
-Expr *arg_named(Expr *call, const char *name);
-int64_t arg_int(Ctx *c, Expr *call, const char *name, int64_t dflt);
-bool arg_bool(Ctx *c, Expr *call, const char *name, bool dflt);
-const char *arg_str(Ctx *c, Expr *call, const char *name, const char *dflt);
-double arg_number(Ctx *c, Expr *call, const char *name, const char *dflt, DType t);
-int arg_int_list(Ctx *c, Expr *call, const char *name, int64_t *out); /* int... varargs */
+int reduction_code(const char *s); /* types_loss.c: "none" 0, "mean" 1, "sum" 2, else -1 */
 /* " --autocast-op relu=f32 --force-dtype bf16": the options that changed the
  * decisions, for provenance headers (empty when none were given). */
 const char *autocast_options_text(Ctx *c);
@@ -206,6 +134,33 @@ typedef struct Scalar {
     Loc loc;          /* the literal, for warnings about its range */
 } Scalar;
 
+/* An op's non-tensor argument, or a fact typecheck worked out from the
+ * call, owned by the node (lower.c fills them; ir.c reads them).  Passes
+ * after lowering read a node's arguments here, never in the syntax tree. */
+typedef enum {
+    ATTR_NONE,     /* None written: the op's default behaviour */
+    ATTR_INT,      /* an integer literal, possibly negated; also readable as a number */
+    ATTR_BOOL,
+    ATTR_STR,
+    ATTR_NUMBER,   /* a number kept as its exact literal text and sign */
+    ATTR_INT_LIST, /* the values of an int... vararg parameter (reshape's shape), in order */
+    ATTR_DTYPE,
+} AttrKind;
+
+typedef struct Attr {
+    const char *name;  /* the op parameter's name, or a derived fact's (ATTR_DERIVED) */
+    AttrKind kind;
+    bool derived;      /* set from typecheck's normalised facts, not written by the user */
+    bool negate;       /* INT, NUMBER: written as -literal */
+    bool is_float;     /* NUMBER: written with a dot or an exponent */
+    const char *text;  /* INT, NUMBER: the literal text without the sign; STR: the string */
+    int64_t i;         /* INT: the value, sign applied; BOOL: 0 or 1 */
+    int64_t *list;     /* INT_LIST */
+    int nlist;
+    DType dtype;       /* DTYPE */
+    Loc loc;           /* the argument, for diagnostics */
+} Attr;
+
 struct Node {
     int id;
     const OpInfo *op;
@@ -221,13 +176,16 @@ struct Node {
     Value *dy_more[3];    /* GRAD: the gradients of fwd's more_out[0..] (NULL: none flows); in[0] may then be NULL */
     Scalar scalar;        /* FORM_BINARY with a scalar operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
-    int64_t dim;          /* softmax: normalised reduction dim */
-    int64_t ignore_index; /* nll_loss */
-    int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
+    Attr *attrs;          /* its arguments and derived facts (lower.c), in parameter order */
+    int nattrs;
     Loc loc;              /* the source expression */
+    Loc name_loc;         /* a call's op name or operator token; else loc */
+    Loc operand_loc;      /* a conversion written in the AST: its operand (file NULL: none) */
     const char *why;      /* the dtype decision (Decision.rule), or cast reason */
+    const struct PolicyRow *row; /* the policy row applied to the call (NULL: none) */
+    DType forced_from;    /* --force-dtype changed the call from this dtype (DT_NONE: not) */
+    bool autocast_on;     /* the call is inside an enabled autocast region */
     bool dead;
-    Expr *src;            /* the call or cast it was lowered from; NULL for output copies */
     /* fuse.c: a convolution and the eval batch_norm, add and relu after it
      * run as one kernel call, made where the group's last node stands. */
     struct Node *fused[4];   /* on the last node: conv, batch_norm, add, relu (NULL: not in the group) */
@@ -256,13 +214,28 @@ Value *fused_residual(const Node *last);
 static inline int node_nreads(const Node *n) { return n->nin + 3; }
 static inline Value *node_read(const Node *n, int k) { return k < n->nin ? n->in[k] : n->dy_more[k - n->nin]; }
 
+/* A call of the model, lowered or not, for --explain's "not computed"
+ * list: in source order (arguments before the call), with node the one
+ * lowered from it (NULL: an expression statement nothing reads). */
+typedef struct CallSite {
+    const OpInfo *op;
+    Loc name_loc;
+    Type type;
+    const char *rule; /* the dtype decision */
+    Node *node;
+} CallSite;
+
 struct Graph {
+    const char *name; /* the model's */
+    Loc name_loc;     /* where the model's name is written */
     Vec *values;  /* every Value, by id */
     Vec *nodes;   /* schedule order */
     Vec *inputs;  /* V_INPUT, declaration order */
     Vec *params;  /* V_PARAM, declaration order */
     Vec *outputs; /* Values the forward function writes out */
     Value *loss;  /* the minimize target, or NULL */
+    Vec *calls;   /* CallSite, every typed call (lower.c) */
+    Loc *dim_locs; /* the model's symbolic dims, where declared (lower.c) */
     Vec *grads;   /* autodiff: the parameters that have a gradient (Value.grad), in order; NULL when not training */
     /* memplan */
     int nslots;
@@ -271,19 +244,61 @@ struct Graph {
 
 Value *ir_new_value(Ctx *c, ValueKind kind, Type type, const char *name);
 Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc);
+/* A node's attributes (ir.c).  Each returns dflt when the argument was
+ * not written or was written as None, as PyTorch's defaults do; a number is
+ * rounded once, exactly, to dtype t (dflt is the default's literal text). */
+const Attr *attr_find(const Node *n, const char *name);
+bool attr_given(const Node *n, const char *name); /* written, and not None */
+AttrKind attr_kind(const Node *n, const char *name, AttrKind absent);
+int64_t attr_int(const Node *n, const char *name, int64_t dflt);
+bool attr_bool(const Node *n, const char *name, bool dflt);
+const char *attr_str(const Node *n, const char *name, const char *dflt);
+double attr_number(const Node *n, const char *name, const char *dflt, DType t);
+int attr_int_list(const Node *n, const char *name, int64_t *out); /* the count written */
 void ir_dump(Ctx *c, FILE *out);
 bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */
-/* The scratch buffer node n's kernel needs, dtype DT_NONE for none (emit_ops.c). */
+/* scratch.c: the scratch buffer node n's kernels need (forward or GRAD
+ * node), a DT_BOOL vector of its bytes; dtype DT_NONE for none. */
 Type op_scratch_type(Ctx *c, const Node *n);
-Type complex_scratch_type(Ctx *c, const Node *n); /* emit_complex.c: the complex ops' */
-/* The scratch a GRAD node's kernels need (emit_grad.c). */
-Type grad_scratch_type(Ctx *c, const Node *n);
-/* NULL if emit_grad.c can differentiate node n, else the error to report. */
+/* scratch.c: facts the emitters share with the sizes.  Whether s is a
+ * matrix (batch) of constant rows *m and columns *n; nuclear_norm, or
+ * linalg_matrix_norm(ord="nuc") (the sum of the singular values, computed
+ * and differentiated through the SVD); the elements svd's and the nuclear
+ * norm's scratch holds per matrix before amp_svd's work; an fft's
+ * transformed dims and their signal lengths (returns their count); the
+ * broadcast shape of a forward's first nops operands, whose gradients the
+ * cosine, margin-ranking and triplet kernels write over it, and how many
+ * of them (with *work, the doubles of work they need, or NULL). */
+bool fixed_matrix(const Shape *s, int64_t *m, int64_t *n);
+bool is_nuclear_norm(const Node *n);
+int64_t svd_scratch_elems(const Node *n, int64_t m, int64_t cols);
+/* scratch.c: a forward linear algebra node's scratch is the i32 info of
+ * each matrix (8 bytes each) when linalg_scratch_has_info, then the
+ * kernel's work of linalg_work_bytes (for one matrix, m x n of esize). */
+bool linalg_scratch_has_info(OpId id);
+int64_t linalg_work_bytes(OpId id, int64_t m, int64_t n, int64_t esize);
+int fft_dims(Ctx *c, const Node *n, int *dims, Poly **lens);
+Shape grad_full_shape(Ctx *c, const Node *f, int nops);
+int grad_full_operands(const Node *f, Poly **work, Ctx *c);
+/* grad_rules.c: NULL if autodiff can differentiate node n (its op has a
+ * gradient rule and the rule takes this node), else the error to report. */
 const char *grad_rule_missing(Ctx *c, const Node *n);
-/* NULL if node n's rule gives operand k a gradient, else the error to report
- * when that operand needs one (emit_grad.c). */
+/* grad_rules.c: NULL if node n's rule gives operand k a gradient, else the
+ * error to report when that operand needs one. */
 const char *grad_input_missing(Ctx *c, const Node *n, int k);
+/* grad_rules.c: facts the gradient emitters share with the rules.  The ops
+ * emit_grad_linalg.c differentiates; the value lstm_cell's seventh operand,
+ * b_hh, is read from at the backward (a GRAD node carries the forward's
+ * first six operands): b_hh itself when it is not a temporary, or the
+ * parameter (input, buffer) a Cast (autocast's, or the f64 reference's)
+ * converted into it, cast again into the GRAD node's scratch, NULL when it
+ * is neither; whether that cast again is needed; whether node n is a
+ * dropout drawing a mask in training mode. */
+bool linalg_grad_op(OpId id);
+const Value *lstm_b_hh_source(const Node *n);
+bool lstm_b_hh_recast(const Node *n);
+bool dropout_draws(const Node *n);
 /* The bits of v, exactly representable in bf16 or f16 (literal.c). */
 uint16_t half_bits(double v, DType t);
 

@@ -13,10 +13,10 @@ mkdir -p "$OUT/corpus" "$OUT/artifacts"
 
 # the runtime as the default build makes it: single-process collectives
 # (collective_mpi.c needs MPI's headers and belongs to `make MPI=1` only)
-RT_SRCS=$(ls runtime/src/*.c | grep -v '/collective_mpi\.c$')
+RT_SRCS=$(ls runtime/src/*.c runtime/src/*/*.c | grep -v '/collective_mpi\.c$')
 # shellcheck disable=SC2086
 if ! "$CC_FUZZ" -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=all -Iruntime/include -o "$OUT/fuzz_safetensors" \
+        -fno-sanitize-recover=all -Iruntime/include -Iruntime/src -o "$OUT/fuzz_safetensors" \
         tests/fuzz/fuzz_safetensors.c $RT_SRCS -lm -lpthread >"$OUT/build.log" 2>&1; then
     cat "$OUT/build.log" >&2
     if [ "${AMPC_FUZZ_OPTIONAL:-0}" = 1 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Philox4x32-10 known-answer vectors, recomputed from the specification
 (Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1, 2, 3",
-SC'11): an implementation independent of runtime/src/ref_random.c, whose
+SC'11): an implementation independent of runtime/src/ref/ref_random.c, whose
 output tests/runtime/test_random.c holds.  Run: python3 philox_kat.py"""
 
 M0, M1 = 0xD2511F53, 0xCD9E8D57  # the round multipliers

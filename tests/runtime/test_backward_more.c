@@ -1,5 +1,5 @@
 /*
- * test_backward_more.c - the gradient kernels of amprt/backward_more.h:
+ * test_backward_more.c - these gradient kernels of amprt/backward.h:
  * prelu_backward (per-channel and shared weight), prod_backward (reduce
  * masks, slices with one and with two zeros), cumprod_backward (lines with
  * zeros), quantile_backward (every interpolation, nanquantile),

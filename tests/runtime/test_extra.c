@@ -1,10 +1,11 @@
 /*
- * test_extra.c - the kernels of amprt/extra.h (prelu, renorm,
- * cosine_similarity, cross, index_put, index_put_mask, grid_sampler and the
- * margin losses), every dtype, through the public and the reference table,
- * against long double oracles written from the contracts (direct per-element
- * formulas, coordinates instead of flat offsets, reflection by repeated
- * mirroring, ...); the index and target checks; and fixed cases whose
+ * test_extra.c - prelu and cross (amprt/elementwise.h), renorm,
+ * cosine_similarity and the margin losses (amprt/reduce.h), index_put,
+ * index_put_mask and grid_sampler (amprt/spatial.h), every dtype,
+ * through the public and the reference table, against long double
+ * oracles written from the contracts (direct per-element formulas,
+ * coordinates instead of flat offsets, reflection by repeated mirroring,
+ * ...); the index and target checks; and fixed cases whose
  * answers were printed by PyTorch 1.13 in float64 (the program does not
  * need torch).  Conventions and the error bound: kernel_test_util.h.  Each
  * oracle returns the evaluation error in units of u_acc: roughly every
@@ -1136,12 +1137,88 @@ static const double fx_tm_p2[3][3] = { { 1.6047758058658412, 0.0, 3.397401307297
 static const double fx_tm_p1_swap[] = { 3.7499980000000006, 0.0, 1.6250020000000003 }; /* margin 0.5, eps 1e-6 */
 static const double fx_tm_p3[] = { 2.427593036304093, 0.11362415154239658, 4.631630205392279 };  /* margin 2, eps 0 */
 
+/* grid_sampler against PyTorch: 4-D and 5-D, every mode, padding and
+ * align_corners, and a nearest tie (y holds at least 8 elements). */
+static void grid_sampler_matches_torch(const amp_kernel_table *k, amp_dtype t, tensor *yp)
+{
+    static const int64_t in4[2] = { 3, 4 }, out4[2] = { 2, 3 }, in5[3] = { 2, 3, 4 }, out5[3] = { 1, 2, 2 };
+    tensor y = *yp;
+    tensor gx = tensor_of(t, 12, fx_gx), g = tensor_of(t, 12, fx_g), gx5 = tensor_pattern(t, 48, 0);
+    tensor g5 = tensor_of(t, 12, fx_g5), g5n = tensor_of(t, 12, fx_g5n);
+    tensor tx = tensor_of(t, 4, fx_tie_x), tg = tensor_of(t, 2, fx_tie_g);
+    static const int64_t tin[2] = { 1, 4 }, tout[2] = { 1, 1 };
+    KCALL(k, t, grid_sampler, 2, 1, 1, tin, tout, 1, 0, 0, tx.data, tg.data, y.data);
+    expect_all_close(&y, fx_tie, 1, "grid_sampler nearest tie vs torch");
+    for (int mode = 0; mode < 2; mode++)
+        for (int padding = 0; padding < 3; padding++)
+            for (int ac = 0; ac < 2; ac++) {
+                KCALL(k, t, grid_sampler, 2, 1, 1, in4, out4, mode, padding, ac, gx.data, g.data, y.data);
+                expect_all_close(&y, fx_gs4[mode][padding][ac], 6, "grid_sampler 4-D vs torch");
+                KCALL(k, t, grid_sampler, 3, 1, 2, in5, out5, mode, padding, ac, gx5.data,
+                      mode ? g5n.data : g5.data, y.data);
+                expect_all_close(&y, fx_gs5[mode][padding][ac], 8, "grid_sampler 5-D vs torch");
+            }
+    tensor_free(&gx);
+    tensor_free(&g);
+    tensor_free(&gx5);
+    tensor_free(&g5);
+    tensor_free(&g5n);
+    tensor_free(&tx);
+    tensor_free(&tg);
+}
+
+/* The margin losses against PyTorch, every reduction (y holds at least 5
+ * elements). */
+static void margin_losses_match_torch(const amp_kernel_table *k, amp_dtype t, const tensor *xm, const tensor *x2,
+                                      const tensor *x3, tensor *yp)
+{
+    static const int64_t row_s[2] = { 4, 1 }, shape5[1] = { 5 }, s1[1] = { 1 };
+    tensor y = *yp, tmp;
+    int rc;
+    for (int r = 0; r < 3; r++) {
+        size_t n_out = r == 0 ? 3 : 1;
+        KCALL_STATUS(rc, k, t, multilabel_margin_loss, 3, 4, xm->data, fx_tm, reductions[r], y.data);
+        assert_int_equal(rc, AMP_OK);
+        expect_all_close(&y, fx_mlm[r], n_out, "multilabel_margin_loss vs torch");
+        KCALL_STATUS(rc, k, t, multi_margin_loss, 3, 4, xm->data, fx_tt, 1, 1.0, NULL, reductions[r], y.data);
+        assert_int_equal(rc, AMP_OK);
+        expect_all_close(&y, fx_mm_p1[r], n_out, "multi_margin_loss p 1 vs torch");
+        tmp = tensor_of(t, 4, fx_mm_w);
+        KCALL_STATUS(rc, k, t, multi_margin_loss, 3, 4, xm->data, fx_tt, 2, 0.75, tmp.data, reductions[r], y.data);
+        assert_int_equal(rc, AMP_OK);
+        expect_all_close(&y, fx_mm_p2w[r], n_out, "multi_margin_loss p 2 weight vs torch");
+        tensor_free(&tmp);
+        tmp = tensor_of(t, 3, fx_ct);
+        KCALL(k, t, cosine_embedding_loss, 3, 4, xm->data, row_s, x2->data, row_s, tmp.data, 1, 0.25, reductions[r],
+              y.data);
+        expect_all_close(&y, fx_cel[r], n_out, "cosine_embedding_loss vs torch");
+        tensor_free(&tmp);
+        KCALL(k, t, triplet_margin_loss, 3, 4, xm->data, row_s, x2->data, row_s, x3->data, row_s, 1.0, 2.0, 1e-6, 0,
+              reductions[r], y.data);
+        expect_all_close(&y, fx_tm_p2[r], n_out, "triplet_margin_loss p 2 vs torch");
+        {
+            tensor ma = tensor_of(t, 5, fx_ma), mb = tensor_of(t, 5, fx_mb), mt = tensor_of(t, 5, fx_mt);
+            KCALL(k, t, margin_ranking_loss, 1, shape5, ma.data, s1, mb.data, s1, mt.data, s1, 0.5, reductions[r],
+                  y.data);
+            expect_all_close(&y, fx_mr[r], r == 0 ? 5 : 1, "margin_ranking_loss vs torch");
+            tensor_free(&ma);
+            tensor_free(&mb);
+            tensor_free(&mt);
+        }
+    }
+    KCALL(k, t, triplet_margin_loss, 3, 4, xm->data, row_s, x2->data, row_s, x3->data, row_s, 0.5, 1.0, 1e-6, 1,
+          AMP_REDUCTION_NONE, y.data);
+    expect_all_close(&y, fx_tm_p1_swap, 3, "triplet_margin_loss p 1 swap vs torch");
+    KCALL(k, t, triplet_margin_loss, 3, 4, xm->data, row_s, x2->data, row_s, x3->data, row_s, 2.0, 3.0, 0.0, 0,
+          AMP_REDUCTION_NONE, y.data);
+    expect_all_close(&y, fx_tm_p3, 3, "triplet_margin_loss p 3 vs torch");
+}
+
 static void test_match_torch(void **state)
 {
-    static const int64_t row_s[2] = { 4, 1 }, shape23[2] = { 2, 3 }, s23[2] = { 3, 1 }, s23b[2] = { 0, 1 };
+    static const int64_t shape23[2] = { 2, 3 }, s23[2] = { 3, 1 }, s23b[2] = { 0, 1 };
     static const int64_t shape32[2] = { 3, 2 }, shape2[2] = { 3, 2 };
-    static const int64_t vs[2] = { 2, 1 }, mask_shape[2] = { 4, 2 }, mask_vs[2] = { 0, 1 }, shape5[1] = { 5 }, s1[1] = { 1 };
-    static const int64_t in4[2] = { 3, 4 }, out4[2] = { 2, 3 }, in5[3] = { 2, 3, 4 }, out5[3] = { 1, 2, 2 };
+    static const int64_t vs[2] = { 2, 1 }, mask_shape[2] = { 4, 2 }, mask_vs[2] = { 0, 1 };
     (void)state;
     for (int d = 0; d < NDTYPES; d++)
         for (int e = 0; e < NTABLES; e++) {
@@ -1205,68 +1282,9 @@ static void test_match_torch(void **state)
             tensor_free(&y);
             y = tensor_new(t, 8);
 
-            {
-                tensor gx = tensor_of(t, 12, fx_gx), g = tensor_of(t, 12, fx_g), gx5 = tensor_pattern(t, 48, 0);
-                tensor g5 = tensor_of(t, 12, fx_g5), g5n = tensor_of(t, 12, fx_g5n);
-                tensor tx = tensor_of(t, 4, fx_tie_x), tg = tensor_of(t, 2, fx_tie_g);
-                static const int64_t tin[2] = { 1, 4 }, tout[2] = { 1, 1 };
-                KCALL(k, t, grid_sampler, 2, 1, 1, tin, tout, 1, 0, 0, tx.data, tg.data, y.data);
-                expect_all_close(&y, fx_tie, 1, "grid_sampler nearest tie vs torch");
-                for (int mode = 0; mode < 2; mode++)
-                    for (int padding = 0; padding < 3; padding++)
-                        for (int ac = 0; ac < 2; ac++) {
-                            KCALL(k, t, grid_sampler, 2, 1, 1, in4, out4, mode, padding, ac, gx.data, g.data, y.data);
-                            expect_all_close(&y, fx_gs4[mode][padding][ac], 6, "grid_sampler 4-D vs torch");
-                            KCALL(k, t, grid_sampler, 3, 1, 2, in5, out5, mode, padding, ac, gx5.data,
-                                  mode ? g5n.data : g5.data, y.data);
-                            expect_all_close(&y, fx_gs5[mode][padding][ac], 8, "grid_sampler 5-D vs torch");
-                        }
-                tensor_free(&gx);
-                tensor_free(&g);
-                tensor_free(&gx5);
-                tensor_free(&g5);
-                tensor_free(&g5n);
-                tensor_free(&tx);
-                tensor_free(&tg);
-            }
+            grid_sampler_matches_torch(k, t, &y);
 
-            for (int r = 0; r < 3; r++) {
-                size_t n_out = r == 0 ? 3 : 1;
-                KCALL_STATUS(rc, k, t, multilabel_margin_loss, 3, 4, xm.data, fx_tm, reductions[r], y.data);
-                assert_int_equal(rc, AMP_OK);
-                expect_all_close(&y, fx_mlm[r], n_out, "multilabel_margin_loss vs torch");
-                KCALL_STATUS(rc, k, t, multi_margin_loss, 3, 4, xm.data, fx_tt, 1, 1.0, NULL, reductions[r], y.data);
-                assert_int_equal(rc, AMP_OK);
-                expect_all_close(&y, fx_mm_p1[r], n_out, "multi_margin_loss p 1 vs torch");
-                tmp = tensor_of(t, 4, fx_mm_w);
-                KCALL_STATUS(rc, k, t, multi_margin_loss, 3, 4, xm.data, fx_tt, 2, 0.75, tmp.data, reductions[r], y.data);
-                assert_int_equal(rc, AMP_OK);
-                expect_all_close(&y, fx_mm_p2w[r], n_out, "multi_margin_loss p 2 weight vs torch");
-                tensor_free(&tmp);
-                tmp = tensor_of(t, 3, fx_ct);
-                KCALL(k, t, cosine_embedding_loss, 3, 4, xm.data, row_s, x2.data, row_s, tmp.data, 1, 0.25, reductions[r],
-                      y.data);
-                expect_all_close(&y, fx_cel[r], n_out, "cosine_embedding_loss vs torch");
-                tensor_free(&tmp);
-                KCALL(k, t, triplet_margin_loss, 3, 4, xm.data, row_s, x2.data, row_s, x3.data, row_s, 1.0, 2.0, 1e-6, 0,
-                      reductions[r], y.data);
-                expect_all_close(&y, fx_tm_p2[r], n_out, "triplet_margin_loss p 2 vs torch");
-                {
-                    tensor ma = tensor_of(t, 5, fx_ma), mb = tensor_of(t, 5, fx_mb), mt = tensor_of(t, 5, fx_mt);
-                    KCALL(k, t, margin_ranking_loss, 1, shape5, ma.data, s1, mb.data, s1, mt.data, s1, 0.5, reductions[r],
-                          y.data);
-                    expect_all_close(&y, fx_mr[r], r == 0 ? 5 : 1, "margin_ranking_loss vs torch");
-                    tensor_free(&ma);
-                    tensor_free(&mb);
-                    tensor_free(&mt);
-                }
-            }
-            KCALL(k, t, triplet_margin_loss, 3, 4, xm.data, row_s, x2.data, row_s, x3.data, row_s, 0.5, 1.0, 1e-6, 1,
-                  AMP_REDUCTION_NONE, y.data);
-            expect_all_close(&y, fx_tm_p1_swap, 3, "triplet_margin_loss p 1 swap vs torch");
-            KCALL(k, t, triplet_margin_loss, 3, 4, xm.data, row_s, x2.data, row_s, x3.data, row_s, 2.0, 3.0, 0.0, 0,
-                  AMP_REDUCTION_NONE, y.data);
-            expect_all_close(&y, fx_tm_p3, 3, "triplet_margin_loss p 3 vs torch");
+            margin_losses_match_torch(k, t, &xm, &x2, &x3, &y);
 
             tmp = tensor_of(t, 4, fx_nan_x);
             KCALL_STATUS(rc, k, t, multilabel_margin_loss, 1, 4, tmp.data, fx_nan_t0, AMP_REDUCTION_NONE, y.data);

@@ -498,7 +498,7 @@ static void run_wgrad_inf(const amp_kernel_table *k, amp_dtype t)
 }
 
 /* A NaN in x reaches exactly the outputs whose windows read it. */
-/* Forward only: the im2col-pack's cases (isa_conv.c packs B straight from
+/* Forward only: the im2col-pack's cases (frame/conv_pack.c packs B straight from
  * x): k pairs straddling two channels (odd K), padding on every side,
  * rows longer than one 16-column vector (unmasked loads) at stride 1 and
  * 2, dilation with stride, 1-row planes, rows split into several

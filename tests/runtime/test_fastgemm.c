@@ -542,7 +542,7 @@ static void test_small_vs_blocked(void **state)
     amp_set_threads(0);
 }
 
-/* The measured choice (isa_avx512.c's split_choose): a splittable
+/* The measured choice (x86/avx512.c's split_choose): a splittable
  * product, 300 calls on two threads, one thread or two as measured call
  * by call (both are tried, and the choice may change midway); every
  * result the one-thread bits. */

@@ -2,8 +2,8 @@
  * test_fastloss.c - the optimized loss and reduction kernels of every
  * kernel set this CPU supports against the reference kernels, bit for bit:
  * cross_entropy (class targets), its backward and the two in one call
- * (cross_entropy_with_grad, isa_avx512_loss.c), and
- * sum (isa_avx512_reduce.c).  They perform the reference's f32 operations
+ * (cross_entropy_with_grad, x86/avx512_loss.c), and
+ * sum (x86/avx512_reduce.c).  They perform the reference's f32 operations
  * in the reference's order, with libm's own expf reproduced exactly, so
  * any difference is a bug; only NaN payloads are free (the reference's
  * compiler may order the operands of a commutative addition either way).

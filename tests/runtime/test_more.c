@@ -1,7 +1,8 @@
 /*
- * test_more.c - the kernels of amprt/more.h (rnn_cell, max_unpool,
- * quantile and ctc_loss in every dtype; the linear algebra in f32 and
- * f64), through the public and the reference tables, against independent
+ * test_more.c - rnn_cell and ctc_loss (amprt/recurrent.h), max_unpool
+ * (amprt/spatial.h) and quantile (amprt/reduce.h) in every dtype; the
+ * solves and matrix functions of amprt/linalg.h in f32 and f64, through
+ * the public and the reference tables, against independent
  * double oracles (kernel_test_util.h's bound), and
  * PyTorch's numbers for fixed cases (computed by torch 1.13 in float64 on
  * pattern_value inputs, embedded below).
@@ -28,7 +29,7 @@ static double dot_row(const tensor *w, int64_t r, int64_t n, const tensor *v, in
     return s;
 }
 
-/* hy (and cy) by the formulas of amprt/more.h, with a bound on the compute
+/* hy (and cy) by the formulas of amprt/recurrent.h, with a bound on the compute
  * type's error of each (in absolute terms). */
 static void rnn_oracle(int kind, int64_t B, int64_t I, int64_t H, const tensor *x, const tensor *hx, const tensor *cx,
                        const tensor *wi, const tensor *wh, const tensor *bi, const tensor *bh, double *hy, double *cy,
@@ -211,7 +212,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* PyTorch's quantile of v[0..n) (NaNs included), as amprt/more.h says. */
+/* PyTorch's quantile of v[0..n) (NaNs included), as amprt/reduce.h says. */
 static double quantile_oracle(const double *v, int64_t n, double q, int interp, int ignore_nan, amp_dtype t)
 {
     double s[64];

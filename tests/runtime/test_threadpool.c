@@ -1,5 +1,5 @@
 /*
- * test_threadpool.c - the runtime's pool (threadpool.c): every task of a
+ * test_threadpool.c - the runtime's pool (frame/threadpool.c): every task of a
  * run runs exactly once, on a slot below the run's thread count, whatever
  * the number of tasks and threads and however the threads claim them
  * (home ranges, then the others'); back-to-back runs of different sizes never mix; a busy

@@ -1,6 +1,6 @@
 /*
  * test_autocast.c - the dtype every op runs in, per target (src/autocast.c,
- * the infer_* rules of src/typecheck.c, the built-in policies).
+ * the infer_* rules of src/middle/types_*.c, the built-in policies).
  *
  * The first test is table-driven: for every row of every built-in policy
  * whose op the language has, compile a one-op model inside autocast and
@@ -289,7 +289,7 @@ static const struct {
     {"scatter_add", "scatter_add", "scatter_add(x, 1, i2, y)"},
     {"index_put", "index_put", "index_put(x, i, y)"},
     {"grid_sampler", "grid_sampler", "grid_sampler(img, grid)"},
-    /* the complex ops (src/complex.c): real inputs, complex results */
+    /* the complex ops (src/middle/types_complex.c): real inputs, complex results */
     {"fft_fft", "fft_fft", "fft_fft(x)"},
     {"fft_ifft", "fft_ifft", "fft_ifft(x)"},
     {"fft_fft2", "fft_fft2", "fft_fft2(x)"},

@@ -1,5 +1,5 @@
 /*
- * test_autocast_torch.c - the typing rules of src/typecheck.c against the
+ * test_autocast_torch.c - the typing rules of src/middle/types_*.c against the
  * installed PyTorch (tests/unit/typing_vs_torch.py).
  *
  * The script compiles a few hundred one-op models with the ampc binary

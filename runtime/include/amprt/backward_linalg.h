@@ -71,7 +71,7 @@
  *               first k columns (the entries v_i is made of); da or dtau may
  *               be NULL.  work: AMP_HOUSEHOLDER_BACKWARD_WORK_ELEMS(m, n, k)
  *               elements of T.
- *  ormqr_backward  the gradients of ormqr (amprt/more.h: y [rows, cols] =
+ *  ormqr_backward  the gradients of ormqr (amprt/linalg.h: y [rows, cols] =
  *               op(Q) C or C op(Q), Q = H_0 ... H_{k-1} from a [mn, nk] and
  *               tau [k]), the same reverse mode through the reflections as
  *               the reflections reach C; da, dtau, dc may each be NULL.

@@ -7,6 +7,13 @@
  * compute in f32 and f64 in f64; each output element is rounded once.
  * Scalar parameters are double: the code generator passes the literal
  * rounded to the dtype the kernel computes in, which double holds exactly.
+ *
+ * cross reads its operands through their own element strides over the
+ * output's index space (0: broadcast along that dim).
+ *  prelu        x [outer, channels, inner]: y = x > 0 ? x : w[c] x, with
+ *               w [channels], or w [1] (nweight 1) shared by every channel.
+ *  cross        over the broadcast shape, shape[dim] == 3: the 3-vector
+ *               cross product a x b along dim; y has the whole shape.
  */
 
 /* Unary ops without parameters, y[i] = f(x[i]); y may alias x.  U(name):
@@ -92,7 +99,15 @@
     X(pad_##T, void,                                                                     \
       (int ndim, const int64_t *in_shape, const int64_t *before, const int64_t *after,   \
        int mode, double value, const CT *x, CT *y),                                      \
-      (ndim, in_shape, before, after, mode, value, x, y))
+      (ndim, in_shape, before, after, mode, value, x, y))                                \
+    X(prelu_##T, void,                                                                   \
+      (int64_t outer, int64_t channels, int64_t inner, int64_t nweight, const CT *x,     \
+       const CT *w, CT *y),                                                              \
+      (outer, channels, inner, nweight, x, w, y))                                        \
+    X(cross_##T, void,                                                                   \
+      (int ndim, const int64_t *shape, int dim, const CT *a, const int64_t *a_stride,    \
+       const CT *b, const int64_t *b_stride, CT *y),                                     \
+      (ndim, shape, dim, a, a_stride, b, b_stride, y))
 
 typedef enum { AMP_PAD_CONSTANT = 0, AMP_PAD_REFLECT = 1, AMP_PAD_REPLICATE = 2 } amp_pad_mode;
 

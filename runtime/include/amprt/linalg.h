@@ -90,6 +90,29 @@
  *  sdpa: mask_batch_stride advances bool_mask too; scale is used as given
  *  (PyTorch's default is 1 / sqrt(E)); the causal mask is top-left aligned
  *  (PyTorch's tril(ones(L, S))).
+ *
+ * Solves and matrix functions, f32 and f64 only as PyTorch's LAPACK calls,
+ * computing in T; matrices row-major and contiguous, `batch` of them one
+ * after the other:
+ *  lu_solve     X for A X = B from linalg_lu_factor's LU [m, m] and its
+ *               1-based i32 pivots [m] (row i swapped with pivots[i] - 1, in
+ *               order), B and y [m, k].  Returns AMP_ERR_TARGET_OUT_OF_RANGE,
+ *               writing nothing, for a pivot outside [1, m].
+ *  lstsq        the least-squares solution of A X = B, A [m, n], B [m, k],
+ *               y [n, k], by Householder QR: of A when m >= n (A of full
+ *               column rank), else the minimum-norm solution through the QR
+ *               of A^T (A of full row rank), as LAPACK's gelsy gives for
+ *               full-rank A.  work: AMP_LSTSQ_WORK_ELEMS(m, n, k) doubles.
+ *  matrix_exp   exp(A), A [n, n]: Taylor series of degree 18 of A / 2^s with
+ *               ||A / 2^s||_1 <= 1/2, squared s times.  work:
+ *               AMP_MATRIX_EXP_WORK_ELEMS(n) doubles.
+ *  householder_product  the first n columns of H_0 H_1 ... H_{k-1}, with
+ *               H_i = I - tau[i] v_i v_i^T, v_i = (0, ..., 0, 1, a[i+1.., i])
+ *               (a [m, n], k <= n <= m, tau [k]); y [m, n].  orgqr is this.
+ *  ormqr        Q = H_0 ... H_{k-1} from a [mn, nk] and tau [k] as above
+ *               (mn rows); y [rows, cols] = op(Q) C (left) or C op(Q) (not
+ *               left), op the transpose when `transpose`; mn is rows (left)
+ *               or cols.
  */
 
 /* Bytes of `work` each linear-algebra kernel needs, for CT of esize bytes. */
@@ -147,6 +170,11 @@ typedef struct amp_sdpa_desc {
       (batch, P, R, M, p, x1, x2, y))                                                    \
     X(pdist_##T, void, (int64_t N, int64_t M, double p, const CT *x, CT *y), (N, M, p, x, y))
 
+#define AMP_LSTSQ_WORK_ELEMS(m, n, k)                                                    \
+    ((size_t)((m) > (n) ? (m) : (n)) * ((size_t)((m) < (n) ? (m) : (n)) + (size_t)(k)) +  \
+     (size_t)((m) < (n) ? (m) : (n)))
+#define AMP_MATRIX_EXP_WORK_ELEMS(n) ((size_t)4 * (size_t)(n) * (size_t)(n))
+
 #define AMP_LINALG_OF_CTYPE(X, T, CT)                                                    \
     X(inv_ex_##T, void,                                                                  \
       (int64_t batch, int64_t n, const CT *a, CT *inv, int32_t *info, void *work),       \
@@ -183,4 +211,22 @@ typedef struct amp_sdpa_desc {
       (batch, n, upper, a, w, v, work))                                                  \
     X(pinverse_##T, void,                                                                \
       (int64_t batch, int64_t m, int64_t n, double rcond, const CT *a, CT *y, void *work), \
-      (batch, m, n, rcond, a, y, work))
+      (batch, m, n, rcond, a, y, work))                                                  \
+    X(lu_solve_##T, int,                                                                 \
+      (int64_t batch, int64_t m, int64_t k, const CT *LU, const int32_t *pivots,         \
+       const CT *b, CT *y),                                                              \
+      (batch, m, k, LU, pivots, b, y))                                                   \
+    X(lstsq_##T, void,                                                                   \
+      (int64_t batch, int64_t m, int64_t n, int64_t k, const CT *a, const CT *b, CT *y,  \
+       double *work),                                                                    \
+      (batch, m, n, k, a, b, y, work))                                                   \
+    X(matrix_exp_##T, void, (int64_t batch, int64_t n, const CT *a, CT *y, double *work), \
+      (batch, n, a, y, work))                                                            \
+    X(householder_product_##T, void,                                                     \
+      (int64_t batch, int64_t m, int64_t n, int64_t k, const CT *a, const CT *tau,       \
+       CT *y),                                                                           \
+      (batch, m, n, k, a, tau, y))                                                       \
+    X(ormqr_##T, void,                                                                   \
+      (int64_t batch, int64_t mn, int64_t nk, int64_t k, int64_t rows, int64_t cols,     \
+       int left, int transpose, const CT *a, const CT *tau, const CT *c, CT *y),         \
+      (batch, mn, nk, k, rows, cols, left, transpose, a, tau, c, y))

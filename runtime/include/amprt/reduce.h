@@ -1,6 +1,7 @@
 /*
  * amprt/reduce.h - part of amprt.h (include that, not this): reductions,
- * scans, normalisation, losses and sort.
+ * scans, quantiles, p-norms of slices, losses and sort (the normalisation
+ * layers are in amprt/norm.h).
  *
  * Conventions are amprt.h's (T in f64, f32, bf16, f16; f32 opmath for the
  * three narrow ones, f64 for f64; one rounding per output element; scalar
@@ -22,19 +23,6 @@
  *      along an axis of length dim and stride inner, for each of outer x
  *      inner positions; the running value is kept in the compute dtype.
  *  trace      y[0] = sum of x[i][i] for x [rows, cols].
- *  layer_norm over the last `inner` elements of each of `outer` rows:
- *             (x - mean) / sqrt(var + eps) * weight + bias, biased variance.
- *             weight and bias have `inner` elements of dtype param_dtype
- *             (T, or f32 under a narrower T: PyTorch's mixed type) and may
- *             be NULL.
- *  group_norm x [N, C, HxW], statistics per (n, group of C/groups channels);
- *             weight, bias per channel, as layer_norm's.
- *  batch_norm x [N, C, HxW]: inference form with running_mean/running_var
- *             (param_dtype, C each): (x - mean_c) / sqrt(var_c + eps) * w_c + b_c.
- *  batch_norm_train  the training form: batch statistics (biased variance
- *             to normalise); when running_mean/var are not NULL they are
- *             updated in place with momentum, using the unbiased variance,
- *             as PyTorch does.
  *  pointwise losses  amp_<loss>_<T>(n, input, target, weight, p0, p1, p2,
  *             reduction, y): y has n elements for AMP_REDUCTION_NONE, else
  *             one.  weight (n elements, may be NULL) multiplies each term.
@@ -55,7 +43,57 @@
  *  sort       along an axis (outer, dim, inner as softmax): values and i64
  *             indices; stable; NaN sorts as the largest, as PyTorch.
  *             values must not overlap x.
+ *
+ *  quantile     x [outer, len, inner] -> y [outer, inner]: PyTorch's
+ *               quantile of each slice along the middle axis, q in [0, 1]:
+ *               rank = q (n - 1) in the compute type over the n sorted values
+ *               (n = len; ignore_nan (nanquantile): n = the non-NaN count);
+ *               interpolation AMP_QUANTILE_LINEAR (PyTorch's lerp between
+ *               the values at floor(rank) and ceil(rank)), _LOWER, _HIGHER,
+ *               _NEAREST (rank rounded half to even), _MIDPOINT (their
+ *               mean).  A slice holding a NaN gives NaN (quantile), as does
+ *               an all-NaN or empty slice.  work: len doubles, reused per
+ *               slice (the sorted values, exact in double).
+ *  renorm       x [outer, len, inner]: each of the len slices along the
+ *               middle axis (outer x inner elements) is scaled by
+ *               maxnorm / (norm + 1e-7) when its p-norm exceeds maxnorm
+ *               (PyTorch's factor); p > 0, INFINITY for max |x|.
+ *  cosine_similarity  over the broadcast shape[0..ndim), along `dim`:
+ *               y = sum (a / max(||a||, eps)) (b / max(||b||, eps)),
+ *               PyTorch's (>= 1.12) formula; y has shape without dim.
+ *  margin losses  reductions are amp_reduction: NONE writes one loss per
+ *             sample, MEAN their mean (0/0 = NaN when there are none, as
+ *             PyTorch), SUM their sum; the sum runs in the compute type,
+ *             in sample order.
+ *  multilabel_margin_loss  x, target [N, C]: each sample's targets are
+ *               target's entries before its first negative one; loss = sum
+ *               over targets j and non-targets i of max(0, 1 - x[j] + x[i])
+ *               / C.  Returns AMP_ERR_TARGET_OUT_OF_RANGE (writing nothing)
+ *               for a target entry >= C before the first negative one.
+ *  multi_margin_loss  x [N, C], target [N]: loss = sum over i != t of
+ *               max(0, margin - x[t] + x[i])^p (times weight[t] when weight
+ *               is not NULL) / C; p is 1 or 2.  Returns
+ *               AMP_ERR_TARGET_OUT_OF_RANGE (writing nothing) for a target
+ *               outside [0, C).
+ *  cosine_embedding_loss  rows n < N of length D, x1[n, d] at x1_stride[0] n
+ *               + x1_stride[1] d (likewise x2; target[n] at target_stride
+ *               n): cos = sum x1 x2 / sqrt((sum x1^2 + 1e-12)(sum x2^2 +
+ *               1e-12)); loss = 1 - cos where target is 1, max(0, cos -
+ *               margin) where it is -1, else 0.
+ *  margin_ranking_loss  over the broadcast shape: max(0, -t (a - b) + margin).
+ *  triplet_margin_loss  rows as cosine_embedding_loss: d(u, v) = ||u - v +
+ *               eps||_p over the row (p = INFINITY: max, p = 0: count of
+ *               non-zeros); loss = max(0, margin + d(a, p) - d(a, n)), with
+ *               d(a, n) replaced by min(d(a, n), d(p, n)) under swap.
  */
+enum {
+    AMP_QUANTILE_LINEAR = 0,
+    AMP_QUANTILE_LOWER = 1,
+    AMP_QUANTILE_HIGHER = 2,
+    AMP_QUANTILE_MIDPOINT = 3,
+    AMP_QUANTILE_NEAREST = 4
+};
+
 #define AMP_REDUCE_ROW(op, X, T, CT)                                                     \
     X(op##_##T, void, (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, CT *y), \
       (ndim, shape, reduce, x, y))
@@ -84,28 +122,10 @@
     X(cumprod_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
       (outer, dim, inner, x, y))                                                         \
     X(trace_##T, void, (int64_t rows, int64_t cols, const CT *x, CT *y), (rows, cols, x, y)) \
-    X(layer_norm_##T, void,                                                              \
-      (int64_t outer, int64_t inner, const CT *x, amp_dtype param_dtype,                 \
-       const void *weight, const void *bias, double eps, CT *y),                         \
-      (outer, inner, x, param_dtype, weight, bias, eps, y))                              \
-    X(group_norm_##T, void,                                                              \
-      (int64_t N, int64_t C, int64_t HxW, int64_t groups, const CT *x,                   \
-       amp_dtype param_dtype, const void *weight, const void *bias, double eps, CT *y),  \
-      (N, C, HxW, groups, x, param_dtype, weight, bias, eps, y))                         \
-    X(batch_norm_##T, void,                                                              \
-      (int64_t N, int64_t C, int64_t HxW, const CT *x, amp_dtype param_dtype,            \
-       const void *running_mean, const void *running_var, const void *weight,            \
-       const void *bias, double eps, CT *y),                                             \
-      (N, C, HxW, x, param_dtype, running_mean, running_var, weight, bias, eps, y))      \
-    X(batch_norm_train_##T, void,                                                        \
-      (int64_t N, int64_t C, int64_t HxW, const CT *x, amp_dtype param_dtype,            \
-       void *running_mean, void *running_var, const void *weight, const void *bias,      \
-       double momentum, double eps, CT *y),                                              \
-      (N, C, HxW, x, param_dtype, running_mean, running_var, weight, bias, momentum, eps, y)) \
     AMP_POINTWISE_LOSSES(AMP_POINTWISE_LOSS_ROW, X, T, CT)                               \
     X(cross_entropy_##T, int,                                                            \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const int64_t *target,          \
-       const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,     \
+       const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
        CT *y),                                                                           \
       (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, y))     \
     X(cross_entropy_prob_##T, void,                                                      \
@@ -119,4 +139,38 @@
     X(sort_##T, void,                                                                    \
       (int64_t outer, int64_t dim, int64_t inner, int descending, const CT *x,           \
        CT *values, int64_t *indices),                                                    \
-      (outer, dim, inner, descending, x, values, indices))
+      (outer, dim, inner, descending, x, values, indices))                               \
+    X(quantile_##T, void,                                                                \
+      (int64_t outer, int64_t len, int64_t inner, double q, int interpolation,           \
+       int ignore_nan, const CT *x, double *work, CT *y),                                \
+      (outer, len, inner, q, interpolation, ignore_nan, x, work, y))                     \
+    X(renorm_##T, void,                                                                  \
+      (int64_t outer, int64_t len, int64_t inner, double p, double maxnorm, const CT *x, \
+       CT *y),                                                                           \
+      (outer, len, inner, p, maxnorm, x, y))                                             \
+    X(cosine_similarity_##T, void,                                                       \
+      (int ndim, const int64_t *shape, int dim, const CT *a, const int64_t *a_stride,    \
+       const CT *b, const int64_t *b_stride, double eps, CT *y),                         \
+      (ndim, shape, dim, a, a_stride, b, b_stride, eps, y))                              \
+    X(multilabel_margin_loss_##T, int,                                                   \
+      (int64_t N, int64_t C, const CT *x, const int64_t *target, int reduction, CT *y),  \
+      (N, C, x, target, reduction, y))                                                   \
+    X(multi_margin_loss_##T, int,                                                        \
+      (int64_t N, int64_t C, const CT *x, const int64_t *target, int p, double margin,   \
+       const CT *weight, int reduction, CT *y),                                          \
+      (N, C, x, target, p, margin, weight, reduction, y))                                \
+    X(cosine_embedding_loss_##T, void,                                                   \
+      (int64_t N, int64_t D, const CT *x1, const int64_t *x1_stride, const CT *x2,       \
+       const int64_t *x2_stride, const CT *target, int64_t target_stride, double margin, \
+       int reduction, CT *y),                                                            \
+      (N, D, x1, x1_stride, x2, x2_stride, target, target_stride, margin, reduction, y)) \
+    X(margin_ranking_loss_##T, void,                                                     \
+      (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride, const CT *b, \
+       const int64_t *b_stride, const CT *target, const int64_t *t_stride, double margin, \
+       int reduction, CT *y),                                                            \
+      (ndim, shape, a, a_stride, b, b_stride, target, t_stride, margin, reduction, y))   \
+    X(triplet_margin_loss_##T, void,                                                     \
+      (int64_t N, int64_t D, const CT *a, const int64_t *a_stride, const CT *pos,        \
+       const int64_t *p_stride, const CT *neg, const int64_t *n_stride, double margin,   \
+       double p, double eps, int swap, int reduction, CT *y),                            \
+      (N, D, a, a_stride, pos, p_stride, neg, n_stride, margin, p, eps, swap, reduction, y))

@@ -41,6 +41,30 @@
  * The index kernels return AMP_OK, or AMP_ERR_TARGET_OUT_OF_RANGE for an
  * index outside [0, size) (PyTorch raises for a negative index in these
  * ops too), in which case y's contents are unspecified.
+ *
+ *  index_put    y already holds input, x_dim0 rows of `inner` elements.
+ *               The index positions are shape[0..index_ndim) (index is
+ *               contiguous over them), each selecting row index[j] (negative
+ *               counts from the end); shape[index_ndim..ndim) are the row's
+ *               dims (their product is inner).  values are read with
+ *               v_stride over shape.  accumulate: y[row] += values, a row
+ *               selected several times summing all its values in the
+ *               compute type (one rounding); otherwise the last write wins.
+ *               Returns AMP_ERR_TARGET_OUT_OF_RANGE (writing nothing) for
+ *               an index outside [-x_dim0, x_dim0).
+ *  index_put_mask  the same with a bool mask over the first mask_ndim dims
+ *               of x (x_shape[0..ndim)): every position whose mask is 1 gets
+ *               values, read with v_stride over the trailing dims
+ *               x_shape[mask_ndim..ndim) (v_stride[0..mask_ndim) unused).
+ *  grid_sampler x [N, C, in_size...], grid [N, out_size..., nspatial] (x, y
+ *               and z coordinates in [-1, 1], x the last dim of x), y [N, C,
+ *               out_size...]; nspatial 2 or 3.  mode 0 bilinear/trilinear,
+ *               1 nearest (round half to even); padding 0 zeros, 1 border,
+ *               2 reflection; align_corners as PyTorch.
+ *  max_unpool   x and indices [planes, in_plane]; y [planes, out_plane] is
+ *               zero but y[p, indices[p, i]] = x[p, i] (for equal indices the
+ *               last in order wins).  Returns AMP_ERR_TARGET_OUT_OF_RANGE,
+ *               writing nothing, for an index outside [0, out_plane).
  */
 typedef struct amp_conv_desc {
     int nspatial;
@@ -156,4 +180,21 @@ typedef struct amp_upsample_desc {
     X(scatter_add_##T, int,                                                              \
       (int ndim, const int64_t *index_shape, int dim, const int64_t *index, const CT *src, \
        const int64_t *y_shape, CT *y),                                                   \
-      (ndim, index_shape, dim, index, src, y_shape, y))
+      (ndim, index_shape, dim, index, src, y_shape, y))                                  \
+    X(index_put_##T, int,                                                                \
+      (int ndim, const int64_t *shape, int index_ndim, const int64_t *index,             \
+       int64_t x_dim0, const CT *values, const int64_t *v_stride, int accumulate, CT *y), \
+      (ndim, shape, index_ndim, index, x_dim0, values, v_stride, accumulate, y))         \
+    X(index_put_mask_##T, void,                                                          \
+      (int ndim, const int64_t *x_shape, int mask_ndim, const uint8_t *mask,             \
+       const CT *values, const int64_t *v_stride, int accumulate, CT *y),                \
+      (ndim, x_shape, mask_ndim, mask, values, v_stride, accumulate, y))                 \
+    X(grid_sampler_##T, void,                                                            \
+      (int nspatial, int64_t N, int64_t C, const int64_t *in_size,                       \
+       const int64_t *out_size, int mode, int padding, int align_corners, const CT *x,   \
+       const CT *grid, CT *y),                                                           \
+      (nspatial, N, C, in_size, out_size, mode, padding, align_corners, x, grid, y))     \
+    X(max_unpool_##T, int,                                                               \
+      (int64_t planes, int64_t in_plane, int64_t out_plane, const CT *x,                 \
+       const int64_t *indices, CT *y),                                                   \
+      (planes, in_plane, out_plane, x, indices, y))

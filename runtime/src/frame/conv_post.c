@@ -1,0 +1,112 @@
+/*
+ * conv_post.c - conv_ex's post-ops (eval-mode batch_norm, residual add,
+ * relu, in that order) on the row segments of a tile that its epilogue has
+ * just stored, while they are in L1.
+ *
+ * A kernel set with a vectorized post (the AVX-512 sets) runs its own;
+ * otherwise each row segment goes through the reference kernels
+ * themselves (batch_norm of one channel over n elements, add, relu): the
+ * separate kernels of every set without its own (avx2 and ref) are these,
+ * so the results are theirs by construction, down to which NaN an
+ * operation on two NaNs returns (which the compiler decides by its operand
+ * order).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "conv.h"
+
+/* The reference batch_norm of channel co on n elements at y. */
+#define REF_BN(T)                                                                                 \
+    amp_ref_batch_norm_##T(1, 1, n, y, post->bn_dtype, at(post->bn_mean, ps, co), at(post->bn_var, ps, co), \
+                           at(post->bn_weight, ps, co), at(post->bn_bias, ps, co), post->bn_eps, y)
+
+static void bn_generic(amp_dtype t, int64_t n, const amp_conv_post *post, int64_t co, void *y)
+{
+    const size_t ps = amp_dtype_size(post->bn_dtype);
+    switch (t) {
+    case AMP_F32: REF_BN(f32); break;
+    case AMP_BF16: REF_BN(bf16); break;
+    case AMP_F16: REF_BN(f16); break;
+    case AMP_F64: REF_BN(f64); break;
+    default: break;
+    }
+}
+
+#define POST_GENERIC_ROW(T)                                                                       \
+    do {                                                                                          \
+        if (p->bn)                                                                                \
+            bn_generic(AMP_DTYPE_##T, n, p->post, p->channel, yr);                                \
+        if (rr != NULL)                                                                           \
+            amp_ref_add_##T((size_t)n, yr, rr, yr);                                               \
+        if (p->relu)                                                                              \
+            amp_ref_relu_##T((size_t)n, yr, yr);                                                  \
+    } while (0)
+
+void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr, const void *residual,
+                         const void *src, void *y, int64_t ld)
+{
+    const size_t es = amp_dtype_size(t);
+    for (int64_t r = 0; r < rows; r++) {
+        const amp_conv_post_row *p = &pr[r];
+        void *yr = (char *)y + (size_t)(r * ld) * es;
+        const void *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
+        if (src != y) /* the steps below run in place */
+            memcpy(yr, (const char *)src + (size_t)(r * ld) * es, (size_t)n * es);
+        switch (t) {
+        case AMP_F32: POST_GENERIC_ROW(f32); break;
+        case AMP_BF16: POST_GENERIC_ROW(bf16); break;
+        case AMP_F16: POST_GENERIC_ROW(f16); break;
+        case AMP_F64: POST_GENERIC_ROW(f64); break;
+        default: break;
+        }
+    }
+}
+
+/* Channel co's post parameters: batch_norm's scalars as ref_norm.inc's
+ * batch_norm computes them in float (mean, rstd = 1 / sqrt(var +
+ * (float)eps), weight, bias). */
+void amp_conv_post_row_of(const amp_conv_post *post, int bn_first, int64_t co, amp_conv_post_row *p)
+{
+    memset(p, 0, sizeof *p);
+    p->bn = post->bn_mean != NULL && !bn_first;
+    p->bn_weight = p->bn && post->bn_weight != NULL;
+    p->bn_bias = p->bn && post->bn_bias != NULL;
+    p->relu = post->relu != 0;
+    p->post = post;
+    p->channel = co;
+    if (post->bn_mean != NULL) {
+        const amp_dtype pt = post->bn_dtype;
+        const float var = amp_ld(pt, post->bn_var, co);
+        p->mean = amp_ld(pt, post->bn_mean, co);
+        p->rstd = 1 / sqrtf(var + (float)post->bn_eps);
+        p->weight = post->bn_weight != NULL ? amp_ld(pt, post->bn_weight, co) : 1.0f;
+        p->bias = post->bn_bias != NULL ? amp_ld(pt, post->bn_bias, co) : 0.0f;
+    }
+}
+
+/* The post-ops of a tile's rows: channels co .. co + rows - 1, n elements
+ * each from offset yoff (rows P apart) of j->out, right after their
+ * epilogue stored them there, into y.  With a raw output the tiles stored
+ * into it, and the post-ops read it while it is in L1 (a copy of y into
+ * raw was 1% of a resnet18 training step); where the batch_norm step goes
+ * to the reference first, in place on y, raw is a copy of y. */
+void amp_conv_run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff, int64_t n)
+{
+    const amp_conv_post *post = j->post;
+    amp_conv_post_row local[AMP_GEMM_MR_MAX];
+    const amp_conv_post_row *pr = j->post_rows != NULL ? j->post_rows + co : local;
+    char *y = j->y + yoff * j->es;
+    if (post->raw != NULL && j->out == j->y)
+        for (int64_t r = 0; r < rows; r++)
+            memcpy((char *)post->raw + (yoff + (size_t)(r * j->P)) * j->es, y + (size_t)(r * j->P) * j->es,
+                   (size_t)n * j->es);
+    if (j->post_rows == NULL)
+        for (int64_t r = 0; r < rows; r++)
+            amp_conv_post_row_of(post, j->bn_first, co + r, &local[r]);
+    if (j->bn_first)
+        for (int64_t r = 0; r < rows; r++)
+            bn_generic(j->t, n, post, co + r, y + (size_t)(r * j->P) * j->es);
+    j->post_fn(j->t, rows, n, pr, post->residual != NULL ? (const char *)post->residual + yoff * j->es : NULL,
+               j->out + yoff * j->es, y, j->P);
+}

@@ -1,0 +1,205 @@
+/*
+ * gemm.c - the one blocked, packed GEMM driver behind every optimized
+ * linear, matmul and gemm (the micro-kernels, packing and epilogues are per
+ * kernel set, in x86/avx2.c and x86/avx512.c (both AVX-512 sets); the contract is in
+ * amprt_internal.h).  Plain C: it only calls through the descriptor.
+ *
+ * The output is cut into tasks, blocks of up to AMP_GEMM_MB_MAX rows x nc
+ * columns (of one output batch), run on the thread pool.  Per task:
+ *
+ *   for each summed batch b (sum_batch; else the task's own batch)
+ *     for each k block (kc = kcu * kpair values of k)
+ *       pack B[k block][task columns] into nr-wide micro-panels
+ *       for each mc-row block: pack A[rows][k block] into mr-row panels
+ *         for each mr-row strip: the micro-kernel on each of its mr x nr
+ *           tiles, into the task's f32 accumulator block W (first pass
+ *           stores, later ones add); on the last pass the strip's
+ *           epilogue (alpha, beta * C, bias, the one rounding to the
+ *           output dtype) runs at once, while the strip is in L1, one
+ *           call per row over all the task's columns (mr calls of nr
+ *           columns per tile cost 10% of a 512^3 bf16 product).
+ *
+ * Every output element is summed by one task in a fixed order (k blocks in
+ * order, f32 throughout), so results do not depend on the thread count.
+ * The packing buffers and W are static, one set per pool slot (no malloc).
+ */
+#include <string.h>
+
+#include "amprt_internal.h"
+
+#define ALIGN64 __attribute__((aligned(64)))
+
+static float w_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_NC_MAX] ALIGN64;
+static uint32_t a_buf[AMP_MAX_THREADS][AMP_GEMM_MC_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
+static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * AMP_GEMM_NC_MAX] ALIGN64;
+
+/* Output elements below which a sum_batch product gets one task per
+ * thread (see fast_gemm). */
+#define SMALL_SUMMED_OUTPUT 32768
+
+/* Below this many flops a single thread is faster than waking the pool. */
+#define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
+
+typedef struct gemm_job {
+    const amp_gemm_kernel *k;
+    amp_dtype t, yt; /* operands', and the output's (t, or f32: amp_fast_gemm_f32) */
+    size_t es, yes;
+    const amp_gemm_desc *d;
+    const char *a, *b, *c, *bias;
+    char *y;
+    float alpha, beta;
+    int add_c;
+    int64_t mb, nb, m_chunks, n_chunks;
+} gemm_job;
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The epilogue of rows [r0, r0 + rows) x columns [c0, c0 + cols) of the
+ * task block whose top-left output element is (m0, n0) of batch ob. */
+static void epilogue(const gemm_job *j, int64_t ob, int64_t m0, int64_t n0, const float *w, int64_t ldw, int64_t r0,
+                     int64_t rows, int64_t c0, int64_t cols)
+{
+    const amp_gemm_desc *d = j->d;
+    int64_t cb = d->sum_batch ? 0 : ob;
+    for (int64_t r = r0; r < r0 + rows; r++) {
+        int64_t m = m0 + r, n = n0 + c0;
+        const char *crow = j->add_c ? j->c + (size_t)(cb * d->c_stride[0] + m * d->c_stride[1] + n * d->c_stride[2]) * j->es
+                                    : NULL;
+        const char *brow = j->bias != NULL ? j->bias + (size_t)n * j->es : NULL;
+        char *yrow = j->y + (size_t)((ob * d->M + m) * d->N + n) * j->yes;
+        j->k->epi(j->yt, cols, w + r * ldw + c0, j->alpha, j->beta, crow, d->c_stride[2], brow, yrow);
+    }
+}
+
+static void gemm_task(void *ctx, int64_t task, int slot)
+{
+    const gemm_job *j = ctx;
+    const amp_gemm_kernel *k = j->k;
+    const amp_gemm_desc *d = j->d;
+    const int mr = k->mr, nr = k->nr;
+    const int64_t per_batch = j->m_chunks * j->n_chunks;
+    const int64_t ob = task / per_batch;
+    const int64_t m0 = (task % per_batch) / j->n_chunks * j->mb, n0 = task % j->n_chunks * j->nb;
+    const int64_t mlen = min64(j->mb, d->M - m0), nlen = min64(j->nb, d->N - n0);
+    const int64_t ldw = round_up(nlen, nr);
+    const int64_t kstep = (int64_t)k->kcu * k->kpair;
+    const int64_t summed = d->sum_batch ? d->batch : 1;
+    float *w = w_buf[slot];
+    uint32_t *pa = a_buf[slot], *pb = b_buf[slot];
+    int first = 1;
+
+    if (d->K == 0 || summed == 0) { /* an empty sum: every product is 0 */
+        for (int64_t r = 0; r < mlen; r++)
+            memset(w + r * ldw, 0, (size_t)nlen * sizeof(float));
+        epilogue(j, ob, m0, n0, w, ldw, 0, mlen, 0, nlen);
+        return;
+    }
+    for (int64_t sb = 0; sb < summed; sb++) {
+        const int64_t bi = d->sum_batch ? sb : ob;
+        const char *abase = j->a + (size_t)(bi * d->a_stride[0] + m0 * d->a_stride[1]) * j->es;
+        const char *bbase = j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * j->es;
+        for (int64_t k0 = 0; k0 < d->K; k0 += kstep) {
+            const int64_t kc = min64(kstep, d->K - k0), kcu = cdiv(kc, k->kpair);
+            const int last = sb == summed - 1 && k0 + kstep >= d->K;
+            for (int64_t jr = 0; jr < nlen; jr += nr)
+                k->pack_b(j->t, bbase + (size_t)(k0 * d->b_stride[1] + jr * d->b_stride[2]) * j->es, d->b_stride[1],
+                          d->b_stride[2], (int)min64(nr, nlen - jr), kc, pb + jr / nr * kcu * nr);
+            for (int64_t ic = 0; ic < mlen; ic += k->mc) {
+                const int64_t mcl = min64(k->mc, mlen - ic);
+                for (int64_t ir = 0; ir < mcl; ir += mr)
+                    k->pack_a(j->t, abase + (size_t)((ic + ir) * d->a_stride[1] + k0 * d->a_stride[2]) * j->es,
+                              d->a_stride[1], d->a_stride[2], (int)min64(mr, mcl - ir), kc, pa + ir / mr * kcu * mr);
+                for (int64_t ir = 0; ir < mcl; ir += mr) {
+                    for (int64_t jr = 0; jr < nlen; jr += nr)
+                        k->micro(kcu, pa + ir / mr * kcu * mr, pb + jr / nr * kcu * nr, w + (ic + ir) * ldw + jr, ldw,
+                                 !first);
+                    if (last)
+                        epilogue(j, ob, m0, n0, w, ldw, ic + ir, min64(mr, mcl - ir), 0, nlen);
+                }
+            }
+            first = 0;
+        }
+    }
+}
+
+static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const amp_gemm_desc *d, const void *a,
+                      const void *b, const void *c, const void *bias, void *y)
+{
+    gemm_job j;
+    const int64_t out_batches = d->sum_batch ? 1 : d->batch;
+    int threads;
+    int64_t mb_max;
+
+    if (d->M <= 0 || d->N <= 0 || out_batches <= 0)
+        return;
+    j.k = k;
+    j.t = t;
+    j.es = amp_dtype_size(t);
+    j.yt = yt;
+    j.yes = amp_dtype_size(yt);
+    j.d = d;
+    j.a = a;
+    j.b = b;
+    j.c = c;
+    j.bias = bias;
+    j.y = y;
+    j.alpha = (float)d->alpha;
+    j.beta = (float)d->beta;
+    j.add_c = c != NULL && d->beta != 0.0;
+
+    threads = amp_get_threads();
+    if (2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch < PARALLEL_MIN_FLOPS)
+        threads = 1;
+
+    /* Equal-sized chunks: rows in multiples of mr, columns of nr. */
+    mb_max = AMP_GEMM_MB_MAX / k->mr * k->mr;
+    j.m_chunks = cdiv(d->M, mb_max);
+    j.mb = round_up(cdiv(d->M, j.m_chunks), k->mr);
+    j.n_chunks = cdiv(d->N, k->nc);
+    j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);
+    /* Enough tasks for every thread, splitting the larger side: two per
+     * thread, so a thread slowed by other work gets help, but no more -
+     * each task packs its own A and B blocks, and more, narrower tasks
+     * pack the same A rows again (4 per thread cost 5-8% at N = 512).
+     * One per thread for a small output summed over a long K (sum_batch:
+     * the resnet18 stem's weight gradient, 64 x 147 over 8 x 12544
+     * products), where every task packs its rows' A and columns' B over
+     * all of K, so more tasks mostly repack the same operands (stem at 2
+     * threads: 6.6 -> 5.2 ms).  One per thread, too, where the packing
+     * converts (f16 or bf16 storage on an f32 micro-kernel: kpair 1), so
+     * that the duplicated packing costs most: f16 at N = 512 on 2 threads
+     * 397-415 -> 428-438 GFLOP/s, alternating; f32 and the bf16 kernel
+     * unchanged. */
+    const int converting = k->kpair == 1 && j.es == 2;
+    const int64_t tasks_per_thread = (d->sum_batch && d->M * d->N < SMALL_SUMMED_OUTPUT) || converting ? 1 : 2;
+    while (threads > 1 && out_batches * j.m_chunks * j.n_chunks < tasks_per_thread * threads) {
+        if (j.nb > k->nr && (j.nb >= j.mb || j.mb <= k->mr)) {
+            j.n_chunks *= 2;
+            j.nb = round_up(cdiv(d->N, j.n_chunks), k->nr);
+            j.n_chunks = cdiv(d->N, j.nb);
+        } else if (j.mb > k->mr) {
+            j.m_chunks *= 2;
+            j.mb = round_up(cdiv(d->M, j.m_chunks), k->mr);
+            j.m_chunks = cdiv(d->M, j.mb);
+        } else {
+            break;
+        }
+    }
+    amp_parallel_run(threads, out_batches * j.m_chunks * j.n_chunks, gemm_task, &j);
+}
+
+void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
+                   const void *c, const void *bias, void *y)
+{
+    fast_gemm(k, t, t, d, a, b, c, bias, y);
+}
+
+/* The epilogue's only store is then to f32 (no C, no bias to read in t):
+ * epi(AMP_F32, ...) with c and bias NULL stores alpha * w. */
+void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
+                       float *y)
+{
+    fast_gemm(k, t, AMP_F32, d, a, b, NULL, NULL, y);
+}

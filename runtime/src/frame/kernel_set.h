@@ -1,0 +1,268 @@
+/*
+ * kernel_set.h - what a kernel set's file (x86/avx2.c; x86/avx512.c, which
+ * holds both AVX-512 sets) includes to plug its micro-kernels into the
+ * drivers: generic packing bodies (inlined into each file's
+ * target-specific wrappers, so the compiler may vectorize them for that
+ * ISA) and the table entries that route linear, matmul and gemm into the
+ * blocked driver amp_fast_gemm (gemm.c), and conv (and conv_ex with its
+ * weight packing), conv_transpose and conv_backward_weight into the
+ * convolution drivers (conv.h), all on the same micro-kernels.  The
+ * contract of packing, micro-kernels and epilogues is in amprt_internal.h.
+ */
+#ifndef AMPRT_FRAME_KERNEL_SET_H
+#define AMPRT_FRAME_KERNEL_SET_H
+
+#include <string.h>
+
+#include "amprt_internal.h"
+
+/* One f32 micro-panel: element (i, kk) of the source, at base + i * ws +
+ * kk * ks (elements of dtype t), goes to dst[kk * W + i]; i >= width is 0. */
+static AMP_ALWAYS_INLINE void isa_pack_f32_body(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width,
+                                                int64_t k, float *dst, int W)
+{
+    if (ws == 1 && t == AMP_F32 && width == W) {
+        const float *s = base;
+        for (int64_t kk = 0; kk < k; kk++)
+            memcpy(dst + kk * W, s + kk * ks, (size_t)W * sizeof(float));
+        return;
+    }
+    for (int64_t kk = 0; kk < k; kk++) {
+        float *o = dst + kk * W;
+        int i = 0;
+        for (; i < width; i++)
+            o[i] = amp_ld(t, base, i * ws + kk * ks);
+        for (; i < W; i++)
+            o[i] = 0.0f;
+    }
+}
+
+/* The same for bf16 pairs: unit (u, i) holds k = 2u (low half) and 2u + 1
+ * (high half); an odd k's last unit has a zero high half. */
+static AMP_ALWAYS_INLINE void isa_pack_bf16_body(const uint16_t *s, int64_t ws, int64_t ks, int width, int64_t k,
+                                                 uint32_t *dst, int W)
+{
+    int64_t u, kcu = k / 2;
+    if (ws == 1 && width == W) {
+        for (u = 0; u < kcu; u++) {
+            const uint16_t *r0 = s + 2 * u * ks, *r1 = r0 + ks;
+            uint32_t *o = dst + u * W;
+            for (int i = 0; i < W; i++)
+                o[i] = (uint32_t)r0[i] | (uint32_t)r1[i] << 16;
+        }
+    } else if (ks == 1) {
+        for (u = 0; u < kcu; u++) {
+            uint32_t *o = dst + u * W;
+            int i = 0;
+            for (; i < width; i++) {
+                const uint16_t *p = s + i * ws + 2 * u;
+                o[i] = (uint32_t)p[0] | (uint32_t)p[1] << 16;
+            }
+            for (; i < W; i++)
+                o[i] = 0;
+        }
+    } else {
+        for (u = 0; u < kcu; u++) {
+            uint32_t *o = dst + u * W;
+            int i = 0;
+            for (; i < width; i++)
+                o[i] = (uint32_t)s[i * ws + 2 * u * ks] | (uint32_t)s[i * ws + (2 * u + 1) * ks] << 16;
+            for (; i < W; i++)
+                o[i] = 0;
+        }
+    }
+    if (k & 1) {
+        uint32_t *o = dst + kcu * W;
+        int i = 0;
+        for (; i < width; i++)
+            o[i] = s[i * ws + (k - 1) * ks];
+        for (; i < W; i++)
+            o[i] = 0;
+    }
+}
+
+/* pack_b_im2col's contract (amprt_internal.h) in plain C, for a kernel
+ * whose packing is a plain copy: bf16 pairs (kpair 2, es 2) or f32 units
+ * of f32 elements (kpair 1, es 4); W = nr.  Each run is cut at the
+ * micro-panels' edges; within a piece, half h's units are 0 before lo,
+ * the source elements up to hi, 0 after. */
+static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, const int64_t *col, int64_t nruns,
+                                                     const amp_im2col_tap *const tap[2], const void *const plane[2],
+                                                     int64_t kcu, uint32_t *dst, int W)
+{
+    static const amp_im2col_tap none = { 0, 0, 0 };
+    for (int64_t ri = 0; ri < nruns; ri++) {
+        const int64_t len = col[ri + 1] - col[ri];
+        const amp_im2col_tap *t0 = tap[0] != NULL ? &tap[0][ri] : &none;
+        const amp_im2col_tap *t1 = kpair == 2 && tap[1] != NULL ? &tap[1][ri] : &none;
+        for (int64_t q = 0; q < len;) {
+            const int64_t c = col[ri] + q, n = W - c % W < len - q ? W - c % W : len - q;
+            uint32_t *o = dst + c / W * kcu * W + c % W; /* o[i - q]: run column i */
+            if (kpair == 1) {
+                const int64_t lo = t0->lo > q ? t0->lo : q, hi = t0->hi < q + n ? t0->hi : q + n;
+                const char *s0 = t0->hi > t0->lo ? (const char *)plane[0] + (size_t)t0->off * 4 : NULL;
+                int64_t i = q;
+                for (; i < lo && i < q + n; i++)
+                    o[i - q] = 0;
+                if (stride == 1 && hi > i) {
+                    memcpy(o + (i - q), s0 + (size_t)(i - t0->lo) * 4, (size_t)(hi - i) * 4);
+                    i = hi;
+                }
+                for (; i < hi; i++)
+                    memcpy(o + (i - q), s0 + (size_t)((i - t0->lo) * stride) * 4, 4);
+                for (; i < q + n; i++)
+                    o[i - q] = 0;
+            } else {
+                const uint16_t *s0 = t0->hi > t0->lo ? (const uint16_t *)plane[0] + t0->off : NULL;
+                const uint16_t *s1 = t1->hi > t1->lo ? (const uint16_t *)plane[1] + t1->off : NULL;
+                for (int64_t i = q; i < q + n; i++) {
+                    const uint32_t a = i >= t0->lo && i < t0->hi ? s0[(i - t0->lo) * stride] : 0;
+                    const uint32_t b = i >= t1->lo && i < t1->hi ? s1[(i - t1->lo) * stride] : 0;
+                    o[i - q] = a | b << 16;
+                }
+            }
+            q += n;
+        }
+    }
+}
+
+/* Specialize the f32 packing per storage dtype (the switch leaves the loop). */
+#define ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W)                                    \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F32: isa_pack_f32_body(AMP_F32, base, ws, ks, width, k, dst, W); break;          \
+        case AMP_BF16: isa_pack_f32_body(AMP_BF16, base, ws, ks, width, k, dst, W); break;        \
+        case AMP_F16: isa_pack_f32_body(AMP_F16, base, ws, ks, width, k, dst, W); break;          \
+        default: isa_pack_f32_body(t, base, ws, ks, width, k, dst, W); break;                     \
+        }                                                                                         \
+    } while (0)
+
+/* Scalar epilogue of one row (the contract's arithmetic, via amp_ld/amp_st):
+ * for the strided-C case and the vector loops' tails. */
+static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n, const float *w, float alpha,
+                                             float beta, const void *c, int64_t c_cs, const void *bias, void *y)
+{
+    for (int64_t j = j0; j < n; j++) {
+        float v = w[j];
+        if (alpha != 1.0f)
+            v = alpha * v;
+        if (c != NULL)
+            v += beta * amp_ld(t, c, j * c_cs);
+        if (bias != NULL)
+            v += amp_ld(t, bias, j);
+        amp_st(t, y, j, v);
+    }
+}
+
+/* The table entries of one kernel set for dtype T, all through
+ * amp_fast_gemm with the micro-kernel descriptor KERN (an expression
+ * yielding const amp_gemm_kernel *). */
+#define ISA_GEMM_ENTRIES(PREFIX, T, KERN)                                                         \
+    static void PREFIX##_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,                 \
+                                  const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                  \
+    }                                                                                             \
+    /* the product, then the active set's relu_backward over it (the same bits) */               \
+    static void PREFIX##_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,   \
+                                                const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *y,   \
+                                                AMP_CTYPE_##T *dx)                                \
+    {                                                                                             \
+        const int64_t out_batches = d->sum_batch ? 1 : d->batch;                                  \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, NULL, NULL, dx);                              \
+        if (out_batches > 0 && d->M > 0 && d->N > 0)                                              \
+            amp_relu_backward_##T((size_t)(out_batches * d->M * d->N), y, y, dx, dx);             \
+    }                                                                                             \
+    static void PREFIX##_linear_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,      \
+                                    const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,            \
+                                    AMP_CTYPE_##T *y)                                             \
+    {                                                                                             \
+        amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };      \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                              \
+    }                                                                                             \
+    /* the product, then the active set's relu over it (the same bits) */                        \
+    static void PREFIX##_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x, \
+                                         const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,       \
+                                         AMP_CTYPE_##T *y)                                        \
+    {                                                                                             \
+        PREFIX##_linear_##T(M, N, K, x, w, bias, y);                                              \
+        if (M > 0 && N > 0)                                                                       \
+            amp_relu_##T((size_t)(M * N), y, y);                                                  \
+    }                                                                                             \
+    static void PREFIX##_matmul_##T(int64_t batch, int64_t M, int64_t N, int64_t K,               \
+                                    const AMP_CTYPE_##T *a, int64_t a_batch_stride,               \
+                                    const AMP_CTYPE_##T *b, int64_t b_batch_stride,               \
+                                    AMP_CTYPE_##T *c)                                             \
+    {                                                                                             \
+        amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 },   \
+                            { 0, 0, 0 }, 1.0, 0.0, 0 };                                           \
+        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                              \
+    }                                                                                             \
+    static void PREFIX##_conv_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                 \
+                                  const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,              \
+                                  AMP_CTYPE_##T *y)                                               \
+    {                                                                                             \
+        amp_fast_conv(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                                     \
+    }                                                                                             \
+    static size_t PREFIX##_conv_packed_bytes_##T(const amp_conv_desc *d)                          \
+    {                                                                                             \
+        return amp_fast_conv_packed_bytes(KERN, AMP_DTYPE_##T, d);                                \
+    }                                                                                             \
+    static void PREFIX##_conv_pack_weights_##T(const amp_conv_desc *d, amp_dtype src, const void *w, \
+                                               void *packed)                                      \
+    {                                                                                             \
+        amp_fast_conv_pack_weights(KERN, AMP_DTYPE_##T, d, src, w, packed);                       \
+    }                                                                                             \
+    static void PREFIX##_conv_ex_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,              \
+                                     const AMP_CTYPE_##T *w, const void *packed,                  \
+                                     const AMP_CTYPE_##T *bias, const amp_conv_post *post,        \
+                                     AMP_CTYPE_##T *y)                                            \
+    {                                                                                             \
+        amp_fast_conv_ex(KERN, AMP_DTYPE_##T, d, x, w, packed, bias, post, y);                    \
+    }                                                                                             \
+    static void PREFIX##_conv_backward_weight_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x, \
+                                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)     \
+    {                                                                                             \
+        amp_fast_conv_backward_weight(KERN, AMP_DTYPE_##T, d, x, dy, dw);                         \
+    }                                                                                             \
+    ISA_GEMM_TO_F32_##T(PREFIX, KERN)                                                             \
+    static void PREFIX##_conv_transpose_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,       \
+                                            const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,    \
+                                            AMP_CTYPE_##T *y)                                     \
+    {                                                                                             \
+        amp_fast_conv_transpose(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                           \
+    }
+
+#define ISA_GEMM_FILL(t, PREFIX, T)                                                               \
+    do {                                                                                          \
+        (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
+        (t)->gemm_relu_backward_##T = PREFIX##_gemm_relu_backward_##T;                            \
+        (t)->linear_##T = PREFIX##_linear_##T;                                                    \
+        (t)->linear_relu_##T = PREFIX##_linear_relu_##T;                                          \
+        (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
+        (t)->conv_##T = PREFIX##_conv_##T;                                                        \
+        (t)->conv_packed_bytes_##T = PREFIX##_conv_packed_bytes_##T;                              \
+        (t)->conv_pack_weights_##T = PREFIX##_conv_pack_weights_##T;                              \
+        (t)->conv_ex_##T = PREFIX##_conv_ex_##T;                                                  \
+        (t)->conv_backward_weight_##T = PREFIX##_conv_backward_weight_##T;                        \
+        (t)->conv_transpose_##T = PREFIX##_conv_transpose_##T;                                    \
+        ISA_GEMM_FILL_TO_F32_##T(t, PREFIX);                                                      \
+    } while (0)
+
+/* The 2-byte dtypes' weight gradient into f32 (amprt/train.h); none for f32. */
+#define ISA_GEMM_TO_F32_f32(PREFIX, KERN)
+#define ISA_GEMM_TO_F32_LOW(PREFIX, KERN, T)                                                      \
+    static void PREFIX##_conv_backward_weight_to_f32_##T(const amp_conv_desc *d,                  \
+                                                         const AMP_CTYPE_##T *x,                  \
+                                                         const AMP_CTYPE_##T *dy, float *dw,      \
+                                                         int accumulate)                          \
+    {                                                                                             \
+        amp_fast_conv_backward_weight_to_f32(KERN, AMP_DTYPE_##T, d, x, dy, dw, accumulate);      \
+    }
+#define ISA_GEMM_TO_F32_bf16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, bf16)
+#define ISA_GEMM_TO_F32_f16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, f16)
+#define ISA_GEMM_FILL_TO_F32_f32(t, PREFIX) ((void)0)
+#define ISA_GEMM_FILL_TO_F32_bf16(t, PREFIX) ((t)->conv_backward_weight_to_f32_bf16 = PREFIX##_conv_backward_weight_to_f32_bf16)
+#define ISA_GEMM_FILL_TO_F32_f16(t, PREFIX) ((t)->conv_backward_weight_to_f32_f16 = PREFIX##_conv_backward_weight_to_f32_f16)
+
+#endif /* AMPRT_FRAME_KERNEL_SET_H */

@@ -1,0 +1,48 @@
+/*
+ * ref_cross.c - reference cross (amprt/elementwise.h): the cross product of
+ * 3-vectors along a dim, operands broadcast.
+ *
+ * Bodies are in ref_cross.inc, instantiated for ACC float (f32, bf16,
+ * f16) and ACC double (f64) by ref_acc_twice.h: every value is computed
+ * in ACC from the stored inputs and each output is rounded once.
+ */
+#include <math.h>
+
+#include "amprt_internal.h"
+
+/* Element offset of flat index i (row-major over shape[0..ndim)) in an
+ * operand read with `stride`. */
+static AMP_ALWAYS_INLINE int64_t ref_offset(int ndim, const int64_t *shape, const int64_t *stride, int64_t i)
+{
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; d--) {
+        int64_t n = shape[d];
+        if (n > 0) {
+            off += (i % n) * stride[d];
+            i /= n;
+        }
+    }
+    return off;
+}
+
+static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = from; d < to; d++)
+        n *= shape[d];
+    return n;
+}
+
+#define REF_PART "ref_cross.inc"
+#include "ref_acc_twice.h"
+
+#define CROSS_KERNELS(T)                                                                          \
+    void amp_ref_cross_##T(int ndim, const int64_t *shape, int dim, const AMP_CTYPE_##T *a,       \
+                           const int64_t *a_stride, const AMP_CTYPE_##T *b,                       \
+                           const int64_t *b_stride, AMP_CTYPE_##T *y)                             \
+    {                                                                                             \
+        REF_BODY_##T(cross)(AMP_DTYPE_##T, ndim, shape, dim, a, a_stride, b, b_stride, y);        \
+    }
+
+CROSS_KERNELS(f64)
+AMP_FOR_EACH_KERNEL_DTYPE(CROSS_KERNELS)

@@ -1,0 +1,70 @@
+/*
+ * ref_index_put.c - reference index_put (by index tensors, checked before
+ * anything is written) and index_put by a boolean mask (amprt/spatial.h).
+ *
+ * Bodies are in ref_index_put.inc, instantiated for ACC float (f32, bf16,
+ * f16) and ACC double (f64) by ref_acc_twice.h: every value is computed
+ * in ACC from the stored inputs and each output is rounded once.
+ */
+#include <math.h>
+
+#include "amprt_internal.h"
+
+/* Element offset of flat index i (row-major over shape[0..ndim)) in an
+ * operand read with `stride`. */
+static AMP_ALWAYS_INLINE int64_t ref_offset(int ndim, const int64_t *shape, const int64_t *stride, int64_t i)
+{
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; d--) {
+        int64_t n = shape[d];
+        if (n > 0) {
+            off += (i % n) * stride[d];
+            i /= n;
+        }
+    }
+    return off;
+}
+
+static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = from; d < to; d++)
+        n *= shape[d];
+    return n;
+}
+
+/* index_put's checks: every index in [-dim0, dim0). */
+static int ref_check_index(int64_t n, const int64_t *index, int64_t dim0)
+{
+    for (int64_t j = 0; j < n; j++)
+        if (index[j] < -dim0 || index[j] >= dim0)
+            return AMP_ERR_TARGET_OUT_OF_RANGE;
+    return AMP_OK;
+}
+
+static AMP_ALWAYS_INLINE int64_t ref_wrap(int64_t i, int64_t n)
+{
+    return i < 0 ? i + n : i;
+}
+
+#define REF_PART "ref_index_put.inc"
+#include "ref_acc_twice.h"
+
+#define INDEX_PUT_KERNELS(T)                                                                      \
+    int amp_ref_index_put_##T(int ndim, const int64_t *shape, int index_ndim,                     \
+                              const int64_t *index, int64_t x_dim0, const AMP_CTYPE_##T *values,  \
+                              const int64_t *v_stride, int accumulate, AMP_CTYPE_##T *y)          \
+    {                                                                                             \
+        return REF_BODY_##T(index_put)(AMP_DTYPE_##T, ndim, shape, index_ndim, index, x_dim0,     \
+                                       values, v_stride, accumulate, y);                          \
+    }                                                                                             \
+    void amp_ref_index_put_mask_##T(int ndim, const int64_t *x_shape, int mask_ndim,              \
+                                    const uint8_t *mask, const AMP_CTYPE_##T *values,             \
+                                    const int64_t *v_stride, int accumulate, AMP_CTYPE_##T *y)    \
+    {                                                                                             \
+        REF_BODY_##T(index_put_mask)(AMP_DTYPE_##T, ndim, x_shape, mask_ndim, mask, values,       \
+                                     v_stride, accumulate, y);                                    \
+    }
+
+INDEX_PUT_KERNELS(f64)
+AMP_FOR_EACH_KERNEL_DTYPE(INDEX_PUT_KERNELS)

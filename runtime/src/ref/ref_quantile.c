@@ -1,0 +1,57 @@
+/*
+ * ref_quantile.c - reference quantile and nanquantile (amprt/reduce.h):
+ * each slice sorted in double, then interpolated as PyTorch does.
+ *
+ * Bodies are in ref_quantile.inc, instantiated for ACC float (f32, bf16,
+ * f16) and ACC double (f64) by ref_acc_twice.h: every value is computed
+ * in ACC from the stored inputs and each output is rounded once.
+ */
+#include <math.h>
+
+#include "amprt_internal.h"
+
+/* Ascending heapsort of n doubles without NaN (quantile's work array). */
+static void ref_sort(double *a, int64_t n)
+{
+    for (int64_t start = n / 2 - 1, end = n;; ) {
+        int64_t root;
+        if (start >= 0) {
+            root = start--;
+        } else {
+            if (--end <= 0)
+                break;
+            double t = a[0];
+            a[0] = a[end];
+            a[end] = t;
+            root = 0;
+        }
+        for (;;) {
+            int64_t child = 2 * root + 1;
+            if (child >= end)
+                break;
+            if (child + 1 < end && a[child + 1] > a[child])
+                child++;
+            if (!(a[child] > a[root]))
+                break;
+            double t = a[root];
+            a[root] = a[child];
+            a[child] = t;
+            root = child;
+        }
+    }
+}
+
+#define REF_PART "ref_quantile.inc"
+#include "ref_acc_twice.h"
+
+#define QUANTILE_KERNELS(T)                                                                       \
+    void amp_ref_quantile_##T(int64_t outer, int64_t len, int64_t inner, double q,                \
+                              int interpolation, int ignore_nan, const AMP_CTYPE_##T *x,          \
+                              double *work, AMP_CTYPE_##T *y)                                     \
+    {                                                                                             \
+        REF_BODY_##T(quantile)(AMP_DTYPE_##T, outer, len, inner, q, interpolation, ignore_nan, x, \
+                               work, y);                                                          \
+    }
+
+QUANTILE_KERNELS(f64)
+AMP_FOR_EACH_KERNEL_DTYPE(QUANTILE_KERNELS)

@@ -1,0 +1,145 @@
+/*
+ * avx2.c - the "avx2" (AVX2 + FMA + F16C) kernel set: a 6 x 16 f32 GEMM
+ * micro-kernel (12 ymm accumulators, as the Haswell BLAS kernels), packing
+ * and epilogue for amp_fast_gemm (contract in amprt_internal.h).  f32, bf16
+ * and f16 storage all pack to f32 (bf16 by a shift, f16 by vcvtph2ps).
+ * Compiled for AVX2 through target attributes only; runs only after
+ * dispatch.c's CPU check.
+ */
+
+#include "frame/kernel_set.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
+
+#define MR 6
+#define NR 16
+
+#define F32_ROW(i)                                                                                \
+    av = _mm256_broadcast_ss(pa + i);                                                             \
+    c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);                                                   \
+    c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);
+
+#define DECL_ROW(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
+
+#define STORE_ROW(i)                                                                              \
+    if (accumulate) {                                                                             \
+        c##i##a = _mm256_add_ps(_mm256_load_ps(w + i * ldw), c##i##a);                            \
+        c##i##b = _mm256_add_ps(_mm256_load_ps(w + i * ldw + 8), c##i##b);                        \
+    }                                                                                             \
+    _mm256_store_ps(w + i * ldw, c##i##a);                                                        \
+    _mm256_store_ps(w + i * ldw + 8, c##i##b);
+
+#define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+AVX2_TARGET static void micro_f32(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw, int accumulate)
+{
+    const float *pa = pa_, *pb = pb_;
+    ALL_ROWS(DECL_ROW)
+    for (int64_t u = 0; u < kcu; u++) {
+        __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), av;
+        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
+        ALL_ROWS(F32_ROW)
+        pa += MR;
+        pb += NR;
+    }
+    ALL_ROWS(STORE_ROW)
+}
+
+/* 8 values of dtype t at p as f32. */
+AVX2_TARGET static inline __m256 load8(amp_dtype t, const void *p)
+{
+    switch (t) {
+    case AMP_BF16:
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(p)), 16));
+    case AMP_F16: return _mm256_cvtph_ps(_mm_loadu_si128(p));
+    default: return _mm256_loadu_ps(p);
+    }
+}
+
+AVX2_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width, int64_t k,
+                                       float *dst, int W)
+{
+    if (ws == 1 && width == W && W % 8 == 0) {
+        const size_t es = amp_dtype_size(t);
+        for (int64_t kk = 0; kk < k; kk++) {
+            const char *row = (const char *)base + (size_t)(kk * ks) * es;
+            for (int i = 0; i < W; i += 8)
+                _mm256_storeu_ps(dst + kk * W + i, load8(t, row + (size_t)i * es));
+        }
+        return;
+    }
+    ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W);
+}
+
+AVX2_TARGET static void pack_a_f32(amp_dtype t, const void *a, int64_t rs, int64_t cs, int rows, int64_t k, void *dst)
+{
+    pack_f32_panel(t, a, rs, cs, rows, k, dst, MR);
+}
+
+AVX2_TARGET static void pack_b_f32(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst)
+{
+    pack_f32_panel(t, b, cs, rs, cols, k, dst, NR);
+}
+
+AVX2_TARGET static inline void store8(amp_dtype t, void *p, __m256 v)
+{
+    switch (t) {
+    case AMP_BF16: {
+        /* amp_f32_to_bf16, 8 lanes: round to nearest even, NaN quieted.
+         * The magnitude compare is signed, fine for values below 2^31. */
+        const __m256i u = _mm256_castps_si256(v);
+        const __m256i hi = _mm256_srli_epi32(u, 16);
+        __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+                                     _mm256_and_si256(hi, _mm256_set1_epi32(1)));
+        const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                               _mm256_set1_epi32(0x7f800000));
+        r = _mm256_blendv_epi8(_mm256_srli_epi32(r, 16), _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+        r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+        _mm_storeu_si128(p, _mm256_castsi256_si128(r));
+        return;
+    }
+    case AMP_F16: _mm_storeu_si128(p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); return;
+    default: _mm256_storeu_ps(p, v); return;
+    }
+}
+
+AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c,
+                            int64_t c_cs, const void *bias, void *y)
+{
+    const size_t es = amp_dtype_size(t);
+    int64_t j = 0;
+    if ((t == AMP_F32 || t == AMP_BF16 || t == AMP_F16) && (c == NULL || c_cs == 1))
+        for (; j + 8 <= n; j += 8) {
+            __m256 v = _mm256_load_ps(w + j);
+            if (alpha != 1.0f)
+                v = _mm256_mul_ps(_mm256_set1_ps(alpha), v);
+            if (c != NULL)
+                v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_set1_ps(beta), load8(t, (const char *)c + j * es)));
+            if (bias != NULL)
+                v = _mm256_add_ps(v, load8(t, (const char *)bias + j * es));
+            store8(t, (char *)y + j * es, v);
+        }
+    isa_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
+}
+
+static const amp_gemm_kernel kernel_f32 = {
+    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
+};
+
+ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32)
+ISA_GEMM_ENTRIES(avx2, bf16, &kernel_f32)
+ISA_GEMM_ENTRIES(avx2, f16, &kernel_f32)
+
+void amp_isa_avx2_fill(amp_kernel_table *t)
+{
+    ISA_GEMM_FILL(t, avx2, f32);
+    ISA_GEMM_FILL(t, avx2, bf16);
+    ISA_GEMM_FILL(t, avx2, f16);
+}
+
+#endif /* x86 */

@@ -1,0 +1,736 @@
+/*
+ * avx512_backward.c - the AVX-512 gradient and optimizer kernels of the
+ * "avx512" and "avx512bf16" sets: relu_backward (threshold_backward),
+ * batch_norm_backward in its running-statistics form (training 0), the
+ * sgd update and 2-d max_pool_backward, for f32, bf16 and f16 storage.
+ * They are the parts of a convolutional network's training step between
+ * the convolutions (resnet18's backward: relu_backward and
+ * batch_norm_backward after every convolution, max_pool_backward at the
+ * stem, sgd on every parameter).
+ *
+ * Each computes exactly what its reference kernel computes (the same f32
+ * operations in the same order, no contraction into FMA, the same one
+ * rounding to the storage dtype), so tests compare them bit for bit
+ * (tests/runtime/test_fastbackward.c).  Large arrays are split into chunks
+ * on the thread pool; the result does not depend on the split.
+ *
+ *  relu_backward   dx = x <= 0 ? 0 : dy, decided on the stored bits of x
+ *                  (zero, or sign set and not NaN) and dy copied (bf16/f16:
+ *                  a signalling NaN quieted, as the reference's round trip
+ *                  through f32 does).
+ *  batch_norm_backward (training 0)  per channel the reference's sums
+ *                  sum_dy += g and sum_dy_xhat += g ((x - mean) rstd), over
+ *                  n then s, sequentially: 16 channels at a time, one per
+ *                  lane, so every lane adds in the reference's order.  One
+ *                  pass over memory: spans of 256 positions of each of the
+ *                  16 channel rows read in turn (long runs stream; 16 rows
+ *                  read 16 positions at a time do not), dx = (g w) rstd
+ *                  stored and g and its xhat term kept in f32 in an L1
+ *                  buffer, whose 16 x 16 blocks are then transposed in
+ *                  registers and added.  Tasks on the pool are blocks of 16
+ *                  channels.  training 1, and parameters in f64, go to the
+ *                  reference.
+ *  sgd             the reference's formula per element, 16 at a time.
+ *  max_pool_backward (2-d, dilation 1)  the forward's choice made 16
+ *                  outputs at a time, the dy then summed in output order
+ *                  (see its section); other geometries keep the set's
+ *                  previous kernel (x86/avx512_eltwise.c's).
+ *
+ * Compiled for AVX-512 through target attributes only; installed by
+ * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
+ * dispatch.c's CPU check.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "avx512_store.h"
+#include "ref/ref_window.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX512_TARGET
+
+/* Elements per pool task, and the size below which one thread does it all. */
+#define CHUNK ((size_t)1 << 16)
+#define PARALLEL_MIN ((size_t)1 << 17)
+
+static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
+
+/* bf16 bits in the high halves of 32-bit lanes, as f32, a signalling NaN
+ * quieted (amp_bf16_to_f32). */
+TARGET static inline __m512 bf16_bits_to_f32(__m512i u)
+{
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
+}
+
+/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
+ * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off lanes
+ * are 0. */
+TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
+{
+    switch (t) {
+    case AMP_BF16: return bf16_bits_to_f32(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    default: return _mm512_maskz_loadu_ps(m, p);
+    }
+}
+
+/* ---- chunked, pooled loops ---------------------------------------------------- */
+
+typedef struct {
+    void (*body)(const void *ctx, size_t begin, size_t end);
+    const void *ctx;
+    size_t n, per_task;
+} chunk_job;
+
+static void chunk_task(void *ctx, int64_t task, int slot)
+{
+    const chunk_job *j = ctx;
+    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
+    (void)slot;
+    j->body(j->ctx, begin, end);
+}
+
+/* body(ctx, begin, end) over [0, n) elements, on the pool in tasks of
+ * CHUNK elements (a multiple of 32, so only the last task has a vector
+ * tail) when there are enough of them. */
+static void run_chunked(size_t n, void (*body)(const void *, size_t, size_t), const void *ctx)
+{
+    chunk_job j = { body, ctx, n, CHUNK };
+    if (n < PARALLEL_MIN || amp_get_threads() == 1) {
+        body(ctx, 0, n);
+        return;
+    }
+    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), chunk_task, &j);
+}
+
+/* ---- relu_backward -------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    const void *x, *dy;
+    void *dx;
+} relu_bw_ctx;
+
+/* relu_bw32 (16 f32 lanes): x86/avx512_store.h. */
+
+/* The same for 32 lanes of bf16 or f16 (inf: the dtype's infinity,
+ * quiet: its quiet bit), and the reference's round trip of dy through f32
+ * quieting a signalling NaN. */
+TARGET static AMP_ALWAYS_INLINE __m512i relu_bw16(__m512i xv, __m512i g, short inf, short quiet)
+{
+    const __m512i xmag = _mm512_and_si512(xv, _mm512_set1_epi16(0x7fff));
+    const __mmask32 le0 = _mm512_testn_epi16_mask(xmag, xmag) |
+                          (_mm512_test_epi16_mask(xv, _mm512_set1_epi16((short)0x8000)) &
+                           _mm512_cmple_epu16_mask(xmag, _mm512_set1_epi16(inf)));
+    const __m512i gmag = _mm512_and_si512(g, _mm512_set1_epi16(0x7fff));
+    const __mmask32 nan = _mm512_cmpgt_epu16_mask(gmag, _mm512_set1_epi16(inf));
+    g = _mm512_mask_mov_epi16(g, nan, _mm512_or_si512(g, _mm512_set1_epi16(quiet)));
+    return _mm512_maskz_mov_epi16((__mmask32)~le0, g);
+}
+
+/* Whole vectors with plain loads and stores, then one masked tail (a load
+ * masked by the data, as this was, ran at half the speed of add's loop). */
+TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
+{
+    const relu_bw_ctx *c = c_;
+    size_t i = begin;
+    if (c->t == AMP_F32) {
+        const uint32_t *x = c->x, *dy = c->dy;
+        uint32_t *dx = c->dx;
+        for (; i + 16 <= end; i += 16)
+            _mm512_storeu_si512(dx + i, relu_bw32(_mm512_loadu_si512(x + i), _mm512_loadu_si512(dy + i)));
+        if (i < end) {
+            const __mmask16 m = tail_mask(end - i);
+            _mm512_mask_storeu_epi32(dx + i, m,
+                                     relu_bw32(_mm512_maskz_loadu_epi32(m, x + i), _mm512_maskz_loadu_epi32(m, dy + i)));
+        }
+        return;
+    }
+    {
+        const uint16_t *x = c->x, *dy = c->dy;
+        uint16_t *dx = c->dx;
+        const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
+        for (; i + 32 <= end; i += 32)
+            _mm512_storeu_si512(dx + i, relu_bw16(_mm512_loadu_si512(x + i), _mm512_loadu_si512(dy + i), inf, quiet));
+        if (i < end) {
+            const __mmask32 m = (__mmask32)((1u << (end - i)) - 1);
+            _mm512_mask_storeu_epi16(dx + i, m,
+                                     relu_bw16(_mm512_maskz_loadu_epi16(m, x + i), _mm512_maskz_loadu_epi16(m, dy + i),
+                                               inf, quiet));
+        }
+    }
+}
+
+static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void *dy, void *dx)
+{
+    relu_bw_ctx c = { t, x, dy, dx };
+    run_chunked(n, relu_backward_body, &c);
+}
+
+/* ---- batch_norm_backward, running statistics ------------------------------------- */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t N, C, HxW;
+    const void *x, *mean, *var, *weight;
+    double eps;
+    const void *dy;
+    void *dx, *dweight, *dbias;
+    int64_t per_task; /* channels per task (16 where HxW is 1: a lane each) */
+} bn_bw_ctx;
+
+/* The reference's tree over 16 lanes (ref_backward_norm.inc's sum16):
+ * a[l] += a[l + w] for w = 8, 4, 2, 1. */
+static float sum16_tree(float a[16])
+{
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            a[l] += a[l + w];
+    return a[0];
+}
+
+/* Channels [per_task task, + per_task).  Each channel's sums as the
+ * reference takes them: 16 lanes, lane s mod 16 of each image's row, in
+ * (n, s) order (a row's vectors straight from memory, its tail masked),
+ * then the reference's tree; dx = (g w) rstd in the same pass. */
+TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_t task, const amp_dtype t)
+{
+    const amp_dtype pt = c->pt;
+    const size_t es = amp_dtype_size(t);
+    const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task, HxW = c->HxW;
+    float lanes[16];
+    if (HxW == 1) {
+        /* [N, C]: the 16 channels of an image side by side, each summed
+         * over n in its own lane (the reference's lane 0; its tree adds
+         * the 15 empty lanes' +0 to a sum that began at +0, which changes
+         * nothing) */
+        const __mmask16 m = tail_mask((size_t)nc);
+        float wv[16], meanv[16], rstdv[16], sdy[16], sdx[16];
+        for (int64_t l = 0; l < 16; l++) {
+            const int64_t ch = c0 + (l < nc ? l : 0);
+            wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+            meanv[l] = amp_ld(pt, c->mean, ch);
+            rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+        }
+        const __m512 vw = _mm512_loadu_ps(wv), vm = _mm512_loadu_ps(meanv), vr = _mm512_loadu_ps(rstdv);
+        __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
+        for (int64_t n = 0; n < c->N; n++) {
+            const size_t off = (size_t)(n * c->C + c0) * es;
+            const __m512 g = load16(t, (const char *)c->dy + off, m), xv = load16(t, (const char *)c->x + off, m);
+            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+            sum_dy = _mm512_add_ps(sum_dy, g);
+            sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
+        }
+        _mm512_storeu_ps(sdy, sum_dy);
+        _mm512_storeu_ps(sdx, sum_dy_xhat);
+        for (int64_t l = 0; l < nc; l++) {
+            if (c->dweight != NULL)
+                amp_st(pt, c->dweight, c0 + l, sdx[l]);
+            if (c->dbias != NULL)
+                amp_st(pt, c->dbias, c0 + l, sdy[l]);
+        }
+        return;
+    }
+    for (int64_t l = 0; l < nc; l++) {
+        const int64_t ch = c0 + l;
+        const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+        const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+        const __m512 vw = _mm512_set1_ps(w), vr = _mm512_set1_ps(rstd), vm = _mm512_set1_ps(mean);
+        __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
+        float sdy, sdx;
+        for (int64_t n = 0; n < c->N; n++) {
+            const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+            const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
+            char *dxp = (char *)c->dx + row;
+            int64_t q = 0;
+            /* dx may be dy or x: each vector of both is read before its dx is stored */
+            for (; q + 16 <= HxW; q += 16) {
+                const __m512 g = load16_all(t, dyp + (size_t)q * es), xv = load16_all(t, xp + (size_t)q * es);
+                store16_all(t, dxp + (size_t)q * es, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                sum_dy = _mm512_add_ps(sum_dy, g);
+                sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
+            }
+            if (q < HxW) {
+                const __mmask16 m = tail_mask((size_t)(HxW - q));
+                const __m512 g = load16(t, dyp + (size_t)q * es, m), xv = load16(t, xp + (size_t)q * es, m);
+                store16(t, dxp + (size_t)q * es, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
+                sum_dy = _mm512_mask_add_ps(sum_dy, m, sum_dy, g);
+                sum_dy_xhat = _mm512_mask_add_ps(sum_dy_xhat, m, sum_dy_xhat,
+                                                 _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
+            }
+        }
+        _mm512_storeu_ps(lanes, sum_dy);
+        sdy = sum16_tree(lanes);
+        _mm512_storeu_ps(lanes, sum_dy_xhat);
+        sdx = sum16_tree(lanes);
+        if (c->dweight != NULL)
+            amp_st(pt, c->dweight, ch, sdx);
+        if (c->dbias != NULL)
+            amp_st(pt, c->dbias, ch, sdy);
+    }
+}
+
+/* Per storage dtype, so that load16 and store16 compile to their one case. */
+TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
+{
+    const bn_bw_ctx *c = ctx;
+    (void)slot;
+    switch (c->t) {
+    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
+    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
+    default: bn_backward_body(c, task, AMP_F32); break;
+    }
+}
+
+static void batch_norm_backward_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                                     const void *mean, const void *var, const void *weight, double eps,
+                                     const void *dy, void *dx, void *dweight, void *dbias)
+{
+    /* Channels are independent where HxW > 1: as few per task as keep a
+     * task at 32K elements or more, so that the threads can balance
+     * (resnet18's stem, 64 channels, was 4 tasks on 2 threads). */
+    bn_bw_ctx c = { t, pt, N, C, HxW, x, mean, var, weight, eps, dy, dx, dweight, dbias, 16 };
+    int threads = amp_get_threads();
+    if (C <= 0)
+        return;
+    if (HxW > 1) {
+        const int64_t per_channel = N * HxW;
+        c.per_task = per_channel >= 32768 ? 1 : (32768 + per_channel - 1) / per_channel;
+        if (c.per_task > 16)
+            c.per_task = 16;
+    }
+    if ((size_t)(N * C * HxW) < PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, (C + c.per_task - 1) / c.per_task, bn_backward_task, &c);
+}
+
+/* ---- sgd ---------------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    void *p, *buf;
+    const void *g;
+    float lr, m, keep, wd;
+    int use_wd, use_m, maximize, nesterov, first;
+} sgd_ctx;
+
+/* One element vector of the reference's step: d = g (negated to
+ * maximize), + wd p, the momentum buffer b = first ? d : m b + keep d,
+ * d = nesterov ? d + m b : b, p - lr d; each flag a constant in the
+ * specialized loops below. */
+TARGET static AMP_ALWAYS_INLINE __m512 sgd16(const sgd_ctx *c, __m512 pi, __m512 d, __m512 *b, int maximize,
+                                             int use_wd, int use_m, int first, int nesterov)
+{
+    if (maximize)
+        d = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(d), _mm512_set1_epi32((int)0x80000000u)));
+    if (use_wd)
+        d = _mm512_add_ps(d, _mm512_mul_ps(_mm512_set1_ps(c->wd), pi));
+    if (use_m) {
+        *b = first ? d
+                   : _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(c->m), *b), _mm512_mul_ps(_mm512_set1_ps(c->keep), d));
+        d = nesterov ? _mm512_add_ps(d, _mm512_mul_ps(_mm512_set1_ps(c->m), *b)) : *b;
+    }
+    return _mm512_sub_ps(pi, _mm512_mul_ps(_mm512_set1_ps(c->lr), d));
+}
+
+TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end, int maximize,
+                                              int use_wd, int use_m, int first, int nesterov)
+{
+    const size_t es = size_of_storage(t);
+    char *p = c->p, *buf = c->buf;
+    const char *g = c->g;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        __m512 b = use_m && !first ? load16_all(t, buf + i * es) : _mm512_setzero_ps();
+        const __m512 r = sgd16(c, load16_all(t, p + i * es), load16_all(t, g + i * es), &b, maximize, use_wd, use_m,
+                               first, nesterov);
+        if (use_m)
+            store16_all(t, buf + i * es, b);
+        store16_all(t, p + i * es, r);
+    }
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        __m512 b = use_m && !first ? load16(t, buf + i * es, m) : _mm512_setzero_ps();
+        const __m512 r = sgd16(c, load16(t, p + i * es, m), load16(t, g + i * es, m), &b, maximize, use_wd, use_m,
+                               first, nesterov);
+        if (use_m)
+            store16(t, buf + i * es, m, b);
+        store16(t, p + i * es, m, r);
+    }
+}
+
+/* The common steps (momentum, no weight decay, plain) specialized per
+ * dtype and first step; every other combination in one loop that tests
+ * its flags. */
+TARGET static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end)
+{
+    if (c->use_m && !c->maximize && !c->use_wd && !c->nesterov) {
+        if (c->first)
+            sgd_loop(t, c, begin, end, 0, 0, 1, 1, 0);
+        else
+            sgd_loop(t, c, begin, end, 0, 0, 1, 0, 0);
+    } else {
+        sgd_loop(t, c, begin, end, c->maximize, c->use_wd, c->use_m, c->first, c->nesterov);
+    }
+}
+
+TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
+{
+    const sgd_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;
+    case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;
+    default: sgd_dtype(AMP_F32, c, begin, end); break;
+    }
+}
+
+static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
+                     int32_t found_inf)
+{
+    /* the reference's scalars, rounded to f32 as it rounds them */
+    sgd_ctx c;
+    if (found_inf)
+        return;
+    c.t = t;
+    c.p = p;
+    c.buf = buf;
+    c.g = g;
+    c.lr = (float)h->lr;
+    c.m = (float)h->momentum;
+    c.keep = (float)(1.0 - h->dampening);
+    c.wd = (float)h->weight_decay;
+    c.use_wd = h->weight_decay != 0;
+    c.use_m = h->momentum != 0;
+    c.maximize = h->maximize;
+    c.nesterov = h->nesterov;
+    c.first = step == 0;
+    run_chunked(n, sgd_body, &c);
+}
+
+/* ---- max_pool_backward, 2-d, dilation 1 ---------------------------------------------
+ * dx of max_pool: each output's dy added to the input element the forward
+ * chose (strictly greater or NaN wins, taps scanned rows then columns, as
+ * the reference scans them).  The choice is made 16 outputs of a row at a
+ * time, as x86/avx512_eltwise.c's max_pool does: each input row of the
+ * window widened to f32 in a buffer padded with -inf (a -inf tap never
+ * wins, so padding it is skipping it), every lane tracking its best value
+ * and that value's flat input index, starting, as the reference does, at
+ * the window's first element.  A tap of 16 outputs is a contiguous load
+ * at stride 1, and at stride 2 one from the row split into its even and
+ * odd elements; a gather otherwise.  Then, in output order, one scalar pass
+ * adds each dy into an f32 plane of sums at its chosen index: the same
+ * additions in the same order as the reference, so the same bits.  Planes
+ * run on the pool, each slot with its own sums and indices (malloc'ed per
+ * call).  Other geometries keep the kernel set's previous max_pool_backward.
+ * max_pool_relu_backward masks each plane's sums by relu_backward's test
+ * on x (relu_bw32 on x widened: the same lanes pass) as they are stored:
+ * rounding then masking, or masking then rounding, gives the same bits. */
+
+#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
+
+typedef struct {
+    amp_dtype t;
+    int64_t in_h, in_w, out_h, out_w, kh, kw, sh, sw, ph, pw;
+    const void *x, *dy;
+    void *dx;
+    float *sums;   /* in_h in_w floats per pool slot */
+    int32_t *idx;  /* out_w indices per pool slot */
+    int relu;      /* max_pool_relu_backward: dx through the relu whose output x is */
+} mpb_ctx;
+
+TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
+{
+    const mpb_ctx *c = ctx;
+    const amp_dtype t = c->t;
+    const size_t es = amp_dtype_size(t);
+    const int64_t in_w = c->in_w, out_w = c->out_w, sw = c->sw, pw = c->pw, kw = c->kw;
+    const int64_t in_plane = c->in_h * in_w, nvec = (out_w + 15) / 16;
+    const char *x = (const char *)c->x + (size_t)(plane * in_plane) * es;
+    const char *dy = (const char *)c->dy + (size_t)(plane * c->out_h * out_w) * es;
+    char *dx = (char *)c->dx + (size_t)(plane * in_plane) * es;
+    float *sum = c->sums + (size_t)slot * (size_t)in_plane;
+    int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 16);
+    float rowbuf[POOL_ROW_MAX] __attribute__((aligned(64)));
+    float dyrow[POOL_ROW_MAX] __attribute__((aligned(64))); /* out_w <= POOL_ROW_MAX (see max_pool_backward_simple) */
+    __m512 best[POOL_ROW_MAX / 16];
+    __m512i bidx[POOL_ROW_MAX / 16];
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i lane_sw = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)sw));
+    for (int64_t q = 0; q < POOL_ROW_MAX; q++)
+        rowbuf[q] = -INFINITY;
+    memset(sum, 0, (size_t)in_plane * sizeof *sum);
+    /* Stride 2: the row buffer split into its even and odd elements
+     * (evod[0], evod[1]), so that a tap of 16 outputs is one contiguous
+     * load instead of a gather; when the split row fits. */
+    const int64_t split = sw == 2 ? (nvec * 16 + (kw + 1) / 2 + 15) / 16 * 16 : 0;
+    const int use_split = sw == 2 && 2 * split <= POOL_ROW_MAX;
+    float evod[2][POOL_ROW_MAX / 2] __attribute__((aligned(64)));
+    const __m512i even_i = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd_i = _mm512_add_epi32(even_i, _mm512_set1_epi32(1));
+    for (int64_t oh = 0; oh < c->out_h; oh++) {
+        int64_t r0 = oh * c->sh - c->ph, r1 = r0 + c->kh;
+        if (r0 < 0)
+            r0 = 0;
+        if (r1 > c->in_h)
+            r1 = c->in_h;
+        for (int64_t v = 0; v < nvec; v++) {
+            /* the reference's start: the window's first element */
+            const __m512i col0 = _mm512_add_epi32(lane_sw, _mm512_set1_epi32((int)(v * 16 * sw - pw)));
+            best[v] = _mm512_set1_ps(-INFINITY);
+            bidx[v] = _mm512_add_epi32(_mm512_max_epi32(col0, _mm512_setzero_si512()),
+                                       _mm512_set1_epi32((int)(r0 * in_w)));
+        }
+        for (int64_t r = r0; r < r1; r++) {
+            const char *xr = x + (size_t)(r * in_w) * es;
+            for (int64_t q = 0; q < in_w; q += 16) {
+                const __mmask16 qm = tail_mask((size_t)(in_w - q));
+                /* x streams in from memory (the forward wrote it long
+                 * before): fetch four rows ahead (the address as an
+                 * integer, past the plane at its end; a prefetch never
+                 * faults) */
+                _mm_prefetch((const char *)((uintptr_t)xr + (uintptr_t)((4 * in_w + q) * (int64_t)es)), _MM_HINT_T0);
+                _mm512_mask_storeu_ps(rowbuf + pw + q, qm, load16(t, xr + (size_t)q * es, qm));
+            }
+            for (int64_t q = 0; use_split && q < split; q += 16) {
+                const __m512 a = _mm512_load_ps(rowbuf + 2 * q), b = _mm512_load_ps(rowbuf + 2 * q + 16);
+                _mm512_store_ps(evod[0] + q, _mm512_permutex2var_ps(a, even_i, b));
+                _mm512_store_ps(evod[1] + q, _mm512_permutex2var_ps(a, odd_i, b));
+            }
+            for (int64_t v = 0; v < nvec; v++) {
+                /* lanes past the row's last output read nothing */
+                const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+                const float *base = rowbuf + v * 16 * sw;
+                /* flat index of tap 0 of each lane's window in row r */
+                const __m512i at0 = _mm512_add_epi32(lane_sw, _mm512_set1_epi32((int)(r * in_w + v * 16 * sw - pw)));
+                __m512 b = best[v];
+                __m512i bi = bidx[v];
+                for (int64_t k = 0; k < kw; k++) {
+                    /* tap k of lane i: rowbuf[v 16 sw + i sw + k] (-inf where m is clear) */
+                    const __m512 xv =
+                        sw == 1     ? _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, base + k)
+                        : use_split ? _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, evod[k & 1] + v * 16 + k / 2)
+                                    : _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane_sw, base + k, 4);
+                    const __mmask16 take =
+                        _mm512_cmp_ps_mask(xv, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
+                    b = _mm512_mask_mov_ps(b, take, xv);
+                    bi = _mm512_mask_mov_epi32(bi, take, _mm512_add_epi32(at0, _mm512_set1_epi32((int)k)));
+                }
+                best[v] = b;
+                bidx[v] = bi;
+            }
+        }
+        for (int64_t v = 0; v < nvec; v++) {
+            /* the row's dy as f32 beside its indices, so the ordered pass
+             * below is loads and adds only (amp_ld per element was most of
+             * the kernel's time) */
+            const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+            _mm512_storeu_si512(idx + v * 16, bidx[v]);
+            _mm512_store_ps(dyrow + v * 16, load16(t, dy + (size_t)(oh * out_w + v * 16) * es, m));
+        }
+        for (int64_t ow = 0; ow < out_w; ow++)
+            sum[idx[ow]] += dyrow[ow];
+    }
+    for (int64_t i = 0; i < in_plane; i += 16) {
+        const __mmask16 m = tail_mask((size_t)(in_plane - i));
+        __m512 v = _mm512_maskz_loadu_ps(m, sum + i);
+        if (c->relu)
+            v = _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16(t, x + (size_t)i * es, m)),
+                                              _mm512_castps_si512(v)));
+        store16(t, dx + (size_t)i * es, m, v);
+    }
+}
+
+/* The set's max_pool_backward before amp_isa_avx512_fill_backward replaced
+ * it (the same function in both AVX-512 sets): the geometries the task
+ * above does not take. */
+static void (*prev_max_pool_backward_f32)(const amp_pool_desc *, const float *, const float *, float *);
+static void (*prev_max_pool_backward_bf16)(const amp_pool_desc *, const amp_bf16 *, const amp_bf16 *, amp_bf16 *);
+static void (*prev_max_pool_backward_f16)(const amp_pool_desc *, const amp_f16 *, const amp_f16 *, amp_f16 *);
+
+/* 1 when the vector task handles d (and fills c's geometry). */
+static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
+{
+    if (d->nspatial != 2 || d->dilation[0] != 1 || d->dilation[1] != 1)
+        return 0;
+    c->in_h = d->in_size[0];
+    c->in_w = d->in_size[1];
+    c->out_h = d->out_size[0];
+    c->out_w = d->out_size[1];
+    c->kh = d->kernel[0];
+    c->kw = d->kernel[1];
+    c->sh = d->stride[0];
+    c->sw = d->stride[1];
+    c->ph = d->padding[0];
+    c->pw = d->padding[1];
+    if (c->in_h < 1 || c->in_w < 1 || c->out_h < 1 || c->out_w < 1 || c->kh < 1 || c->kw < 1 || c->sh < 1 ||
+        c->sw < 1 || c->ph < 0 || c->pw < 0 || c->ph >= c->kh || c->pw >= c->kw)
+        return 0;
+    /* every window starts inside the input (so is not empty); the row
+     * buffer holds every tap and the row at its offset; indices fit int32 */
+    if ((c->out_h - 1) * c->sh - c->ph >= c->in_h || (c->out_w - 1) * c->sw - c->pw >= c->in_w)
+        return 0;
+    if (((c->out_w + 15) / 16 * 16 - 1) * c->sw + c->kw > POOL_ROW_MAX || c->pw + c->in_w > POOL_ROW_MAX)
+        return 0;
+    if (c->in_h * c->in_w + ((c->out_w + 15) / 16 * 16 + 1) * c->sw + c->kw >= (int64_t)1 << 31)
+        return 0;
+    return 1;
+}
+
+/* 1 when done (else the caller runs the previous kernel). */
+static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
+                                  int relu)
+{
+    mpb_ctx c;
+    int threads = amp_get_threads();
+    int64_t in_plane, idx_per_slot;
+    if (!max_pool_backward_simple(d, &c))
+        return 0;
+    if (d->planes <= 0)
+        return 1;
+    c.t = t;
+    c.x = x;
+    c.dy = dy;
+    c.dx = dx;
+    c.relu = relu;
+    in_plane = c.in_h * c.in_w;
+    idx_per_slot = (c.out_w + 15) / 16 * 16;
+    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
+    c.idx = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * idx_per_slot) * sizeof(int32_t));
+    if (c.sums == NULL || c.idx == NULL) {
+        amp_scratch_free(c.sums);
+        amp_scratch_free(c.idx);
+        return 0;
+    }
+    if ((size_t)(d->planes * in_plane) < PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
+    amp_scratch_free(c.sums);
+    amp_scratch_free(c.idx);
+    return 1;
+}
+
+/* ---- table entries ------------------------------------------------------------------ */
+
+#define ENTRIES(T)                                                                                \
+    static void relu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,       \
+                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                     \
+    {                                                                                             \
+        if (x == NULL) { /* the reference reads 0 for every x */                                 \
+            amp_ref_relu_backward_##T(n, x, y, dy, dx);                                           \
+            return;                                                                               \
+        }                                                                                         \
+        relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                          \
+    }                                                                                             \
+    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
+                                        amp_dtype pt, const void *rm, const void *rv,             \
+                                        const void *w, int training, double eps,                  \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
+                                        void *db)                                                 \
+    {                                                                                             \
+        if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 ||          \
+            HxW <= 0) {                                                                           \
+            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
+                                            dw, db);                                              \
+            return;                                                                               \
+        }                                                                                         \
+        batch_norm_backward_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, eps, dy, dx, dw, db); \
+    }                                                                                             \
+    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
+                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
+    {                                                                                             \
+        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
+            prev_max_pool_backward_##T(d, x, dy, dx);                                             \
+    }                                                                                             \
+    static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
+                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
+    {                                                                                             \
+        if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
+            return;                                                                               \
+        /* the two kernels in turn, the relu's in place */                                        \
+        prev_max_pool_backward_##T(d, x, dy, dx);                                                 \
+        relu_backward_fast(AMP_DTYPE_##T, pool_input_numel(d), x, dx, dx);                        \
+    }                                                                                             \
+    static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
+                        const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \
+    {                                                                                             \
+        sgd_fast(AMP_DTYPE_##T, n, p, g, buf, h, step, found_inf);                                \
+    }
+
+ENTRIES(f32)
+ENTRIES(bf16)
+ENTRIES(f16)
+
+/* ---- adaptive_avg_pool_backward to one position per plane --------------------------
+ * A global average pool's gradient (a classifier's head: resnet18's 8 x
+ * 512 planes of 7 x 7, 0.3 ms through the reference's window loops): every
+ * input element of plane p gets the same share, the reference's own
+ * (dy[p] divided by each dim's window size in turn, in float, then added
+ * to the zero its sum starts from), rounded to t
+ * once; so each plane is one value written in_plane times.  Other output
+ * sizes go to the reference (global_pool_of, ref_window.h, decides). */
+static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
+                                     int64_t in_plane, const void *dy, void *dx)
+{
+    const size_t es = amp_dtype_size(t);
+    for (int64_t p = 0; p < planes; p++) {
+        /* (the reference's divisions by the padded dims' 1 change nothing
+         * but a signalling NaN's quiet bit, which 0 + share sets too) */
+        float share = amp_ld(t, dy, p);
+        unsigned char v[4];
+        for (int i = 0; i < nspatial; i++)
+            share /= (float)in_size[i];
+        amp_st(t, v, 0, 0.0f + share);
+        if (es == 2) {
+            uint16_t h, *o = (uint16_t *)dx + (size_t)(p * in_plane);
+            memcpy(&h, v, 2);
+            for (int64_t i = 0; i < in_plane; i++)
+                o[i] = h;
+        } else {
+            uint32_t w, *o = (uint32_t *)dx + (size_t)(p * in_plane);
+            memcpy(&w, v, 4);
+            for (int64_t i = 0; i < in_plane; i++)
+                o[i] = w;
+        }
+    }
+}
+
+#define ADAPTIVE_AVG_POOL_BACKWARD(T)                                                             \
+    static void adaptive_avg_pool_backward_##T(int nspatial, int64_t planes, const int64_t *in_size,  \
+                                               const int64_t *out_size, const AMP_CTYPE_##T *dy,  \
+                                               AMP_CTYPE_##T *dx)                                 \
+    {                                                                                             \
+        int64_t in_plane;                                                                         \
+        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
+            global_avg_pool_backward(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, dy, dx);  \
+        else                                                                                      \
+            amp_ref_adaptive_avg_pool_backward_##T(nspatial, planes, in_size, out_size, dy, dx);   \
+    }
+ADAPTIVE_AVG_POOL_BACKWARD(f32)
+ADAPTIVE_AVG_POOL_BACKWARD(bf16)
+ADAPTIVE_AVG_POOL_BACKWARD(f16)
+
+void amp_isa_avx512_fill_backward(amp_kernel_table *t)
+{
+#define FILL(T)                                                                                   \
+    t->adaptive_avg_pool_backward_##T = adaptive_avg_pool_backward_##T;                           \
+    t->relu_backward_##T = relu_backward_##T;                                                     \
+    t->batch_norm_backward_##T = batch_norm_backward_##T;                                         \
+    t->sgd_##T = sgd_##T;                                                                         \
+    if (t->max_pool_backward_##T != max_pool_backward_##T)                                        \
+        prev_max_pool_backward_##T = t->max_pool_backward_##T;                                    \
+    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
+    t->max_pool_relu_backward_##T = max_pool_relu_backward_##T;
+    FILL(f32)
+    FILL(bf16)
+    FILL(f16)
+#undef FILL
+}
+
+#endif /* x86 */

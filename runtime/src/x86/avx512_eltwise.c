@@ -1,0 +1,1006 @@
+/*
+ * avx512_eltwise.c - the AVX-512 kernels of the "avx512" and
+ * "avx512bf16" sets beyond the GEMM: relu, add, batch_norm (running
+ * statistics), the f32 <-> bf16/f16 casts, 2-d max_pool and max_pool's
+ * backward, for f32, bf16 and f16 storage, and conv_ex's fused post-ops
+ * (the same batch_norm, add and relu on a tile of a convolution's output,
+ * for frame/conv.c's epilogue).  They are what a convolutional network runs
+ * between its convolutions (resnet18's profile: relu, max_pool,
+ * batch_norm, add).
+ *
+ * Each computes exactly what its reference kernel computes, element by
+ * element (the same f32 operations in the same order, no contraction into
+ * FMA, the same one rounding to the storage dtype), so tests compare them
+ * bit for bit.  (Which NaN a sum or product of two NaNs returns, the C
+ * reference leaves to its compiler; here it is fixed to the left
+ * operand's: see "which NaN" below.)  Large arrays are split into chunks on
+ * the thread pool; the result does not depend on the split.
+ *
+ * Compiled for AVX-512 through target attributes only; installed by
+ * amp_isa_avx512_fill after dispatch.c's CPU check.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "ref/ref_window.h"
+#include "avx512_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX512_TARGET
+
+/* Elements per pool task, and the size below which one thread does it all
+ * (waking the pool costs more than it saves on a few hundred KB). */
+#define CHUNK ((size_t)1 << 16)
+#define PARALLEL_MIN ((size_t)1 << 17)
+
+static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
+
+/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
+ * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off lanes
+ * are 0. */
+TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
+{
+    switch (t) {
+    case AMP_BF16: {
+        __m512i u = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16);
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+        return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
+    }
+    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    default: return _mm512_maskz_loadu_ps(m, p);
+    }
+}
+
+/* ---- which NaN -------------------------------------------------------------------
+ * Of two NaN operands, x86 returns the first source's (quieted); but
+ * multiplication and addition commute, and a compiler (clang does) may
+ * swap _mm512_mul_ps(a, b)'s operands, so which NaN comes out of a + b or
+ * a * b would depend on the compiler and on the code around it.  The
+ * kernels below that must agree with each other bit for bit (batch_norm
+ * and add, and conv_ex's post, which repeats them) therefore fix it: a
+ * NaN a gives a, quieted, whatever the order (a + b and a * b with one
+ * NaN operand give that one either way).  The fix runs only for vectors
+ * whose result has a NaN lane, so ordinary data pays one compare. */
+
+/* lanes where a is NaN take a, quieted, instead of r */
+TARGET static inline __m512 nan_of_first(__m512 a, __m512 r)
+{
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q),
+                              _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x00400000))));
+}
+
+/* a + b, a NaN a winning */
+TARGET static inline __m512 add_first(__m512 a, __m512 b)
+{
+    const __m512 r = _mm512_add_ps(a, b);
+    return _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q) ? nan_of_first(a, r) : r;
+}
+
+/* batch_norm's ((v - mean) * rstd) [* w] [+ b], each step's NaN operand
+ * on the left winning (v - mean: the subtraction does not commute). */
+TARGET static inline __m512 bn16(__m512 v, __m512 mean, __m512 rstd, __m512 w, __m512 b, int has_w, int has_b)
+{
+    const __m512 d = _mm512_sub_ps(v, mean);
+    __m512 r = _mm512_mul_ps(d, rstd), rw, rb;
+    if (has_w)
+        r = _mm512_mul_ps(r, w);
+    if (has_b)
+        r = _mm512_add_ps(r, b);
+    if (!_mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q))
+        return r;
+    r = nan_of_first(d, _mm512_mul_ps(d, rstd));
+    rw = has_w ? nan_of_first(r, _mm512_mul_ps(r, w)) : r;
+    rb = has_b ? nan_of_first(rw, _mm512_add_ps(rw, b)) : rw;
+    return rb;
+}
+
+/* ---- chunked, pooled loops ---------------------------------------------------- */
+
+typedef struct {
+    void (*body)(const void *ctx, size_t begin, size_t end);
+    const void *ctx;
+    size_t n, per_task;
+} chunk_job;
+
+static void chunk_task(void *ctx, int64_t task, int slot)
+{
+    const chunk_job *j = ctx;
+    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
+    (void)slot;
+    j->body(j->ctx, begin, end);
+}
+
+/* body(ctx, begin, end) over [0, n) units of `unit` elements each, on the
+ * pool in tasks of about CHUNK elements when there are enough of them. */
+static void run_chunked(size_t n, size_t unit, void (*body)(const void *, size_t, size_t), const void *ctx)
+{
+    chunk_job j = { body, ctx, n, CHUNK / (unit ? unit : 1) + 1 };
+    if (n * unit < PARALLEL_MIN || amp_get_threads() == 1) {
+        body(ctx, 0, n);
+        return;
+    }
+    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), chunk_task, &j);
+}
+
+/* ---- relu --------------------------------------------------------------------
+ * v < 0 ? 0 : v on the stored bits: an element becomes +0 exactly when it
+ * is negative and not -0 and not NaN (sign set, magnitude in (0, inf]);
+ * every other element is copied, so NaN payloads and -0 survive as in the
+ * reference (whose bf16/f16 round trip through f32 also quiets a
+ * signalling NaN: so does this). */
+
+typedef struct {
+    amp_dtype t;
+    const void *x;
+    void *y;
+} unary_ctx;
+
+/* relu of 16 f32 lanes on the bits: +0 where negative (sign set,
+ * magnitude in (0, inf]), else the lane itself. */
+TARGET static AMP_ALWAYS_INLINE __m512i relu32(__m512i v)
+{
+    const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 neg = _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)0x80000000u)) &
+                          _mm512_test_epi32_mask(mag, mag) & _mm512_cmple_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
+    return _mm512_maskz_mov_epi32((__mmask16)~neg, v);
+}
+
+/* The same for 32 lanes of bf16 or f16, a signalling NaN quieted (the
+ * reference's round trip through f32 does that). */
+TARGET static AMP_ALWAYS_INLINE __m512i relu16(__m512i v, short inf, short quiet)
+{
+    const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+    const __mmask32 neg = _mm512_test_epi16_mask(v, _mm512_set1_epi16((short)0x8000)) &
+                          _mm512_test_epi16_mask(mag, mag) & _mm512_cmple_epu16_mask(mag, _mm512_set1_epi16(inf));
+    const __mmask32 nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(inf));
+    v = _mm512_mask_mov_epi16(v, nan, _mm512_or_si512(v, _mm512_set1_epi16(quiet)));
+    return _mm512_maskz_mov_epi16((__mmask32)~neg, v);
+}
+
+/* Whole vectors unmasked, then one masked tail. */
+TARGET static void relu_body(const void *c_, size_t begin, size_t end)
+{
+    const unary_ctx *c = c_;
+    size_t i = begin;
+    if (c->t == AMP_F32) {
+        const uint32_t *x = c->x;
+        uint32_t *y = c->y;
+        for (; i + 16 <= end; i += 16)
+            _mm512_storeu_si512(y + i, relu32(_mm512_loadu_si512(x + i)));
+        if (i < end) {
+            const __mmask16 m = tail_mask(end - i);
+            _mm512_mask_storeu_epi32(y + i, m, relu32(_mm512_maskz_loadu_epi32(m, x + i)));
+        }
+        return;
+    }
+    {
+        const uint16_t *x = c->x;
+        uint16_t *y = c->y;
+        const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
+        for (; i + 32 <= end; i += 32)
+            _mm512_storeu_si512(y + i, relu16(_mm512_loadu_si512(x + i), inf, quiet));
+        if (i < end) {
+            const __mmask32 m = (__mmask32)((1u << (end - i)) - 1);
+            _mm512_mask_storeu_epi16(y + i, m, relu16(_mm512_maskz_loadu_epi16(m, x + i), inf, quiet));
+        }
+    }
+}
+
+/* ---- add ---------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    const void *a, *b;
+    void *y;
+} binary_ctx;
+
+/* Per dtype (t a constant in each call below): whole vectors, then one
+ * masked tail. */
+TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+{
+    const size_t es = size_of_storage(t);
+    const char *a = c->a, *b = c->b;
+    char *y = c->y;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        store16_all(t, y + i * es, add_first(load16_all(t, a + i * es), load16_all(t, b + i * es)));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16(t, y + i * es, m, add_first(load16(t, a + i * es, m), load16(t, b + i * es, m)));
+    }
+}
+
+TARGET static void add_body(const void *c_, size_t begin, size_t end)
+{
+    const binary_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: add_loop(AMP_BF16, c, begin, end); break;
+    case AMP_F16: add_loop(AMP_F16, c, begin, end); break;
+    default: add_loop(AMP_F32, c, begin, end); break;
+    }
+}
+
+/* ---- grad_accumulate: acc += (float)g, add_body's f32 sum of acc and the widened g */
+
+typedef struct {
+    amp_dtype t; /* g's */
+    float *acc;
+    const void *g;
+} accumulate_ctx;
+
+TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const accumulate_ctx *c, size_t begin, size_t end)
+{
+    const char *g = c->g;
+    float *acc = c->acc;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        _mm512_storeu_ps(acc + i, add_first(_mm512_loadu_ps(acc + i), load16_all(t, g + i * 2)));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        _mm512_mask_storeu_ps(acc + i, m, add_first(_mm512_maskz_loadu_ps(m, acc + i), load16(t, g + i * 2, m)));
+    }
+}
+
+TARGET static void accumulate_body(const void *c_, size_t begin, size_t end)
+{
+    const accumulate_ctx *c = c_;
+    if (c->t == AMP_BF16)
+        accumulate_loop(AMP_BF16, c, begin, end);
+    else
+        accumulate_loop(AMP_F16, c, begin, end);
+}
+
+static void grad_accumulate_bf16(size_t n, float *acc, const amp_bf16 *g)
+{
+    accumulate_ctx c = { AMP_BF16, acc, g };
+    run_chunked(n, 1, accumulate_body, &c);
+}
+
+static void grad_accumulate_f16(size_t n, float *acc, const amp_f16 *g)
+{
+    accumulate_ctx c = { AMP_F16, acc, g };
+    run_chunked(n, 1, accumulate_body, &c);
+}
+
+/* ---- casts -------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype from, to;
+    const void *x;
+    void *y;
+} cast_ctx;
+
+TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const cast_ctx *c, size_t begin,
+                                               size_t end)
+{
+    const size_t fs = size_of_storage(from), ts = size_of_storage(to);
+    const char *x = c->x;
+    char *y = c->y;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        store16_all(to, y + i * ts, load16_all(from, x + i * fs));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16(to, y + i * ts, m, load16(from, x + i * fs, m));
+    }
+}
+
+/* bf16 -> f32 as load16 reads it, 32 values at a time: a signalling NaN
+ * quieted on the words (bit 6 set where the magnitude is over 0x7f80),
+ * then each word made the top half of its f32 by one vpermt2w with zeros
+ * (half the instructions of widening, shifting and fixing each 16). */
+TARGET static void widen_bf16_loop(const cast_ctx *c, size_t begin, size_t end)
+{
+    const uint16_t *x = c->x;
+    float *y = c->y;
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i first = _mm512_set_epi16(47, 0, 46, 0, 45, 0, 44, 0, 43, 0, 42, 0, 41, 0, 40, 0, 39, 0, 38, 0, 37,
+                                           0, 36, 0, 35, 0, 34, 0, 33, 0, 32, 0);
+    const __m512i second = _mm512_add_epi16(first, _mm512_set1_epi32(16 << 16));
+    size_t i = begin;
+    for (; i + 32 <= end; i += 32) {
+        __m512i w = _mm512_loadu_si512(x + i);
+        const __mmask32 nan = _mm512_cmpgt_epu16_mask(_mm512_and_si512(w, _mm512_set1_epi16(0x7fff)),
+                                                      _mm512_set1_epi16(0x7f80));
+        w = _mm512_mask_mov_epi16(w, nan, _mm512_or_si512(w, _mm512_set1_epi16(0x0040)));
+        _mm512_storeu_si512(y + i, _mm512_permutex2var_epi16(zero, first, w));
+        _mm512_storeu_si512(y + i + 16, _mm512_permutex2var_epi16(zero, second, w));
+    }
+    if (i < end)
+        cast_loop(AMP_BF16, AMP_F32, c, i, end);
+}
+
+TARGET static void cast_body(const void *c_, size_t begin, size_t end)
+{
+    const cast_ctx *c = c_;
+    if (c->from == AMP_F32 && c->to == AMP_BF16)
+        cast_loop(AMP_F32, AMP_BF16, c, begin, end);
+    else if (c->from == AMP_BF16 && c->to == AMP_F32)
+        widen_bf16_loop(c, begin, end);
+    else if (c->from == AMP_F32 && c->to == AMP_F16)
+        cast_loop(AMP_F32, AMP_F16, c, begin, end);
+    else
+        cast_loop(AMP_F16, AMP_F32, c, begin, end);
+}
+
+/* ---- batch_norm (running statistics) --------------------------------------------
+ * Per channel the reference's scalars: rstd = 1 / sqrt(var + eps) in f32;
+ * per element ((v - mean) * rstd) * weight + bias, each operation rounded
+ * to f32, then the one rounding to t. */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t C, HxW;
+    const void *x, *mean, *var, *weight, *bias;
+    double eps;
+    void *y;
+} bn_ctx;
+
+/* Chunks here are whole (n, c) planes: [begin, end) counts planes. */
+/* Per dtype and whether weight and bias are given (constants in the
+ * calls below): whole vectors unmasked, then one masked tail. */
+TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, size_t begin, size_t end, int has_w,
+                                               int has_b)
+{
+    const size_t es = size_of_storage(t);
+    for (size_t plane = begin; plane < end; plane++) {
+        const int64_t ch = (int64_t)plane % c->C;
+        const float mean = amp_ld(c->pt, c->mean, ch);
+        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
+        const __m512 vmean = _mm512_set1_ps(mean), vrstd = _mm512_set1_ps(rstd);
+        const __m512 vw = _mm512_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
+        const __m512 vb = _mm512_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
+        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
+        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
+        int64_t s = 0;
+        for (; s + 16 <= c->HxW; s += 16)
+            store16_all(t, y + (size_t)s * es, bn16(load16_all(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
+        if (s < c->HxW) {
+            const __mmask16 m = tail_mask((size_t)(c->HxW - s));
+            store16(t, y + (size_t)s * es, m, bn16(load16(t, x + (size_t)s * es, m), vmean, vrstd, vw, vb, has_w, has_b));
+        }
+    }
+}
+
+TARGET static void bn_body(const void *c_, size_t begin, size_t end)
+{
+    const bn_ctx *c = c_;
+    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
+    if (has_w && has_b) {
+        switch (c->t) {
+        case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, 1, 1); return;
+        case AMP_F16: bn_planes(AMP_F16, c, begin, end, 1, 1); return;
+        default: bn_planes(AMP_F32, c, begin, end, 1, 1); return;
+        }
+    }
+    switch (c->t) {
+    case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, has_w, has_b); return;
+    case AMP_F16: bn_planes(AMP_F16, c, begin, end, has_w, has_b); return;
+    default: bn_planes(AMP_F32, c, begin, end, has_w, has_b); return;
+    }
+}
+
+static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                            const void *running_mean, const void *running_var, const void *weight, const void *bias,
+                            double eps, void *y)
+{
+    bn_ctx c = { t, pt, C, HxW, x, running_mean, running_var, weight, bias, eps, y };
+    if (N <= 0 || C <= 0 || HxW <= 0)
+        return;
+    run_chunked((size_t)(N * C), (size_t)HxW, bn_body, &c);
+}
+
+/* ---- max_pool, 2-d, dilation 1, no indices ----------------------------------------
+ * Each input row of the window is widened to f32 into a buffer padded with
+ * -inf on both sides (a -inf tap never wins the reference's comparison, so
+ * padding it is the same as skipping it), then 16 outputs at a time (each
+ * tap one vector load at stride 1, two and a vpermt2ps at stride 2, a
+ * gather otherwise: the gathers were most of resnet18's pool) take
+ * best = (v > best || isnan(v)) ? v : best over the taps in the
+ * reference's order (rows, then columns): the same value, the same NaN. */
+
+#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
+
+typedef struct {
+    amp_dtype t;
+    pool_geometry g;
+    int64_t planes;
+    const void *x;
+    void *y;
+} pool_ctx;
+
+/* The update of the reference's scan: x wins when greater or NaN. */
+TARGET static AMP_ALWAYS_INLINE __m512 pool_take(__m512 best, __m512 x)
+{
+    const __mmask16 take = _mm512_cmp_ps_mask(x, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_mov_ps(best, take, x);
+}
+
+/* Tap k of the 16 outputs at base (stride sw): rowbuf[base + k + i sw];
+ * stride 1 and 2 as whole-vector loads (lanes past the row's outputs take
+ * values never stored), others gathered. */
+TARGET static AMP_ALWAYS_INLINE __m512 pool_tap(const float *base, int64_t k, int64_t sw, __mmask16 m, __m512i lane)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    if (sw == 1)
+        return _mm512_loadu_ps(base + k);
+    if (sw == 2)
+        return _mm512_permutex2var_ps(_mm512_loadu_ps(base + k), even, _mm512_loadu_ps(base + k + 16));
+    return _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane, base + k, 4);
+}
+
+/* Vectors of a kernel's rows of row maxima (kh x nvec) the separable
+ * pass keeps on the stack. */
+#define POOL_RING_VECS 256
+
+/* The same scan, separable: each input row's maximum over each window's
+ * columns computed once (the scan over that row's taps, columns in
+ * order), into a ring of the last kh rows, then each output row the scan
+ * over its window's rows of those.  The rule (a greater value or a NaN
+ * wins) makes the scan's result the last NaN in the order, or else the
+ * first of the largest values; row by row, then over the rows, it finds
+ * the same one.  Each input row is widened and scanned once instead of
+ * once per window holding it. */
+TARGET static void max_pool_separable(const pool_ctx *c, size_t begin, size_t end, float *rowbuf)
+{
+    const pool_geometry *g = &c->g;
+    const size_t es = amp_dtype_size(c->t);
+    const int64_t kh = g->kernel[1], kw = g->kernel[2], sh = g->stride[1], sw = g->stride[2];
+    const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
+    const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 15) / 16;
+    __m512 ring[POOL_RING_VECS];
+    const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)sw));
+    for (size_t plane = begin; plane < end; plane++) {
+        const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
+        char *yp = (char *)c->y + plane * (size_t)(out_h * out_w) * es;
+        int64_t done = 0; /* input rows [0, done) have their maxima in the ring */
+        for (int64_t oh = 0; oh < out_h; oh++) {
+            int64_t r0 = oh * sh - ph, r1 = r0 + kh;
+            if (r0 < 0)
+                r0 = 0;
+            if (r1 > in_h)
+                r1 = in_h;
+            if (done < r0)
+                done = r0;
+            for (; done < r1; done++) {
+                const char *xr = xp + (size_t)(done * in_w) * es;
+                __m512 *rm = ring + (done % kh) * nvec;
+                for (int64_t q = 0; q < in_w; q += 16) {
+                    const __mmask16 m = tail_mask((size_t)(in_w - q));
+                    /* the input streams from memory: fetch four rows ahead
+                     * (the address, past the plane at its end, as an
+                     * integer; a prefetch never faults) */
+                    _mm_prefetch((const char *)((uintptr_t)xr + (uintptr_t)((4 * in_w + q) * (int64_t)es)), _MM_HINT_T0);
+                    _mm512_mask_storeu_ps(rowbuf + pw + q, m, load16(c->t, xr + (size_t)q * es, m));
+                }
+                for (int64_t v = 0; v < nvec; v++) {
+                    const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+                    const float *base = rowbuf + v * 16 * sw;
+                    __m512 b = _mm512_set1_ps(-INFINITY);
+                    for (int64_t k = 0; k < kw; k++)
+                        b = pool_take(b, pool_tap(base, k, sw, m, lane));
+                    rm[v] = b;
+                }
+            }
+            for (int64_t v = 0; v < nvec; v++) {
+                __m512 b = _mm512_set1_ps(-INFINITY);
+                for (int64_t r = r0; r < r1; r++)
+                    b = pool_take(b, ring[(r % kh) * nvec + v]);
+                store16(c->t, yp + (size_t)(oh * out_w + v * 16) * es, tail_mask((size_t)(out_w - v * 16)), b);
+            }
+        }
+    }
+}
+
+TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
+{
+    const pool_ctx *c = c_;
+    const pool_geometry *g = &c->g;
+    const size_t es = amp_dtype_size(c->t);
+    const int64_t kh = g->kernel[1], kw = g->kernel[2], sh = g->stride[1], sw = g->stride[2];
+    const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
+    const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 15) / 16;
+    /* Input column q of the row being read is at rowbuf[pw + q]; everything
+     * else stays -inf.  max_pool_fast checked that the taps fit. */
+    /* (+ 64: stride 1 and 2 read whole vectors, past the last output's taps) */
+    float rowbuf[POOL_ROW_MAX + 64] __attribute__((aligned(64)));
+    __m512 best[POOL_ROW_MAX / 16];
+    const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)sw));
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+        rowbuf[q] = -INFINITY;
+    if (kh * nvec <= POOL_RING_VECS) {
+        max_pool_separable(c, begin, end, rowbuf);
+        return;
+    }
+    for (size_t plane = begin; plane < end; plane++) {
+        const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
+        char *yp = (char *)c->y + plane * (size_t)(out_h * out_w) * es;
+        for (int64_t oh = 0; oh < out_h; oh++) {
+            /* The reference's window: rows [oh sh - ph, + kh), cut to the input. */
+            int64_t r0 = oh * sh - ph, r1 = r0 + kh;
+            if (r0 < 0)
+                r0 = 0;
+            if (r1 > in_h)
+                r1 = in_h;
+            for (int64_t v = 0; v < nvec; v++)
+                best[v] = _mm512_set1_ps(-INFINITY);
+            for (int64_t r = r0; r < r1; r++) {
+                const char *xr = xp + (size_t)(r * in_w) * es;
+                for (int64_t q = 0; q < in_w; q += 16) {
+                    __mmask16 m = tail_mask((size_t)(in_w - q));
+                    _mm512_mask_storeu_ps(rowbuf + pw + q, m, load16(c->t, xr + (size_t)q * es, m));
+                }
+                for (int64_t v = 0; v < nvec; v++) {
+                    /* lanes past the row's last output read nothing */
+                    const __mmask16 m = tail_mask((size_t)(out_w - v * 16));
+                    const float *base = rowbuf + v * 16 * sw;
+                    __m512 b = best[v];
+                    for (int64_t k = 0; k < kw; k++) {
+                        /* tap k of the 16 outputs: rowbuf[base + k + i sw]; stride 1
+                         * and 2 as whole-vector loads (lanes past the row's outputs
+                         * take values never stored), others gathered */
+                        __m512 x;
+                        if (sw == 1)
+                            x = _mm512_loadu_ps(base + k);
+                        else if (sw == 2)
+                            x = _mm512_permutex2var_ps(_mm512_loadu_ps(base + k), even, _mm512_loadu_ps(base + k + 16));
+                        else
+                            x = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), m, lane, base + k, 4);
+                        __mmask16 take =
+                            _mm512_cmp_ps_mask(x, b, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+                        b = _mm512_mask_mov_ps(b, take, x);
+                    }
+                    best[v] = b;
+                }
+            }
+            for (int64_t v = 0; v < nvec; v++)
+                store16(c->t, yp + (size_t)(oh * out_w + v * 16) * es, tail_mask((size_t)(out_w - v * 16)), best[v]);
+        }
+    }
+}
+
+static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
+{
+    pool_ctx c;
+    int simple = d->nspatial == 2 && indices == NULL;
+    c.g = pool_geometry_of(d);
+    for (int i = 1; i < 3 && simple; i++)
+        simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
+    /* rowbuf and best[] bounds: every tap, and the input row at its
+     * offset, inside the buffer (a wider pool goes to the reference) */
+    simple = simple && (c.g.out[2] - 1) * c.g.stride[2] + c.g.kernel[2] <= POOL_ROW_MAX &&
+             c.g.padding[2] + c.g.in[2] <= POOL_ROW_MAX;
+    if (!simple) {
+        switch (t) {
+        case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
+        case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
+        default: amp_ref_max_pool_f16(d, x, y, indices); break;
+        }
+        return;
+    }
+    c.t = t;
+    c.planes = d->planes;
+    c.x = x;
+    c.y = y;
+    if (d->planes <= 0 || c.g.out_plane <= 0)
+        return;
+    run_chunked((size_t)d->planes, (size_t)c.g.in_plane, max_pool_body, &c);
+}
+
+/* ---- max_pool_backward ---------------------------------------------------------
+ * dx of max_pool: each output's dy added to the input element the forward
+ * chose (strictly greater or NaN wins, scanning the window as the
+ * forward does).  The reference walks every output once per 2048-element
+ * chunk of the input plane; here each output's choice is found once per
+ * plane and added into an f32 plane of sums, in the same output order, so
+ * every sum is the reference's, bit for bit.  Planes run on the pool, each
+ * slot with its own sums (malloc'ed per call). */
+
+typedef struct {
+    amp_dtype t;
+    pool_geometry g;
+    const void *x, *dy;
+    void *dx;
+    float *sums; /* in_plane floats per pool slot */
+} pool_bw_ctx;
+
+static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
+{
+    const pool_bw_ctx *c = ctx;
+    const pool_geometry *g = &c->g;
+    const size_t es = amp_dtype_size(c->t);
+    const char *x = (const char *)c->x + (size_t)(plane * g->in_plane) * es;
+    const char *dy = (const char *)c->dy + (size_t)(plane * g->out_plane) * es;
+    float *sum = c->sums + slot * g->in_plane;
+    int64_t op = 0;
+    for (int64_t i = 0; i < g->in_plane; i++)
+        sum[i] = 0.0f;
+    for (int64_t o0 = 0; o0 < g->out[0]; o0++)
+        for (int64_t o1 = 0; o1 < g->out[1]; o1++)
+            for (int64_t o2 = 0; o2 < g->out[2]; o2++, op++) {
+                const window w0 = max_window(g, 0, o0), w1 = max_window(g, 1, o1), w2 = max_window(g, 2, o2);
+                float best = -INFINITY;
+                int64_t best_index = (w0.start * g->in[1] + w1.start) * g->in[2] + w2.start;
+                for (int64_t a = w0.start; a < w0.end; a += g->dilation[0])
+                    for (int64_t b = w1.start; b < w1.end; b += g->dilation[1])
+                        for (int64_t e = w2.start; e < w2.end; e += g->dilation[2]) {
+                            const int64_t index = (a * g->in[1] + b) * g->in[2] + e;
+                            const float v = amp_ld(c->t, x, index);
+                            if (v > best || isnan(v)) {
+                                best = v;
+                                best_index = index;
+                            }
+                        }
+                if (best_index >= 0 && best_index < g->in_plane)
+                    sum[best_index] += amp_ld(c->t, dy, op);
+            }
+    for (int64_t i = 0; i < g->in_plane; i++)
+        amp_st(c->t, (char *)c->dx + (size_t)(plane * g->in_plane) * es, i, sum[i]);
+}
+
+static void max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx)
+{
+    pool_bw_ctx c;
+    int threads = amp_get_threads();
+    c.t = t;
+    c.g = pool_geometry_of(d);
+    c.x = x;
+    c.dy = dy;
+    c.dx = dx;
+    if (d->planes <= 0 || c.g.in_plane <= 0)
+        return;
+    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * c.g.in_plane) * sizeof(float));
+    if (c.sums == NULL) { /* the reference needs no memory */
+        switch (t) {
+        case AMP_F32: amp_ref_max_pool_backward_f32(d, x, dy, dx); break;
+        case AMP_BF16: amp_ref_max_pool_backward_bf16(d, x, dy, dx); break;
+        default: amp_ref_max_pool_backward_f16(d, x, dy, dx); break;
+        }
+        return;
+    }
+    if ((size_t)(d->planes * c.g.in_plane) < PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
+    amp_scratch_free(c.sums);
+}
+
+/* ---- conv_ex's fused post-ops ------------------------------------------------------
+ * A tile's output row segments (amprt_internal.h's post contract):
+ * batch_norm as bn_body above (bn16), add as add_body (add_first), relu as
+ * the reference's v < 0 ? 0 : v,
+ * each step's result rounded to t in the register (round16: the value a
+ * store16 and a load16 give) before the next step reads it. */
+
+/* v rounded to dtype t and widened back to f32, as store16 then load16. */
+TARGET static inline __m512 round16(amp_dtype t, __m512 v)
+{
+    switch (t) {
+    case AMP_BF16: {
+        /* store16's rounding, the 16 kept bits put back on top; a NaN keeps
+         * its top payload with the quiet bit set, as amp_f32_to_bf16 does */
+        const __m512i u = _mm512_castps_si512(v);
+        const __m512i hi = _mm512_srli_epi32(u, 16);
+        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                                       _mm512_and_si512(hi, _mm512_set1_epi32(1))),
+                                      16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                      _mm512_set1_epi32(0x7f800000));
+        r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(r, 16));
+    }
+    case AMP_F16: return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    default: return v;
+    }
+}
+
+/* One row's post-ops on 16 values v (loaded as load16 reads them). */
+TARGET static AMP_ALWAYS_INLINE __m512 post16(amp_dtype t, __m512 v, __m512 vmean, __m512 vrstd, __m512 vw,
+                                              __m512 vb, int bn, int bn_weight, int bn_bias, int relu,
+                                              __m512 residual, int has_residual)
+{
+    if (bn)
+        v = round16(t, bn16(v, vmean, vrstd, vw, vb, bn_weight, bn_bias));
+    if (has_residual)
+        v = round16(t, add_first(v, residual));
+    if (relu) /* false for NaN and -0: both kept */
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    return v;
+}
+
+/* v's 16 lanes stored; in bf16 v is a bf16 value (loaded, or round16ed;
+ * relu keeps that), so its top half is it. */
+TARGET static AMP_ALWAYS_INLINE void post_store(amp_dtype t, char *p, __mmask16 m, __m512 v)
+{
+    if (t == AMP_BF16)
+        store_words16(p, m, _mm512_srli_epi32(_mm512_castps_si512(v), 16));
+    else
+        store16(t, p, m, v);
+}
+
+/* One row: whole vectors unmasked, then the tail; the flags constants in
+ * the common cases (conv_post_row below). */
+TARGET static AMP_ALWAYS_INLINE void conv_post_row(amp_dtype t, int64_t n, const amp_conv_post_row *p, const char *rr,
+                                                   const char *sr, char *yr, int bn, int bn_weight, int bn_bias,
+                                                   int relu, int has_residual)
+{
+    const size_t es = size_of_storage(t);
+    const __m512 vmean = _mm512_set1_ps(p->mean), vrstd = _mm512_set1_ps(p->rstd);
+    const __m512 vw = _mm512_set1_ps(p->weight), vb = _mm512_set1_ps(p->bias);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const __m512 r = has_residual ? load16_all(t, rr + (size_t)j * es) : _mm512_setzero_ps();
+        post_store(t, yr + (size_t)j * es, (__mmask16)0xffff,
+                   post16(t, load16_all(t, sr + (size_t)j * es), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
+                          r, has_residual));
+    }
+    if (j < n) {
+        const __mmask16 m = tail_mask((size_t)(n - j));
+        const __m512 r = has_residual ? load16(t, rr + (size_t)j * es, m) : _mm512_setzero_ps();
+        post_store(t, yr + (size_t)j * es, m,
+                   post16(t, load16(t, sr + (size_t)j * es, m), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu, r,
+                          has_residual));
+    }
+}
+
+/* Row by row; a network's usual rows (batch_norm with weight and bias,
+ * relu, with or without the residual) get loops of their own. */
+TARGET static AMP_ALWAYS_INLINE void conv_post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
+                                                    const void *residual, const void *src, void *y, int64_t ld)
+{
+    const size_t es = size_of_storage(t);
+    for (int64_t r = 0; r < rows; r++) {
+        const amp_conv_post_row *p = &pr[r];
+        char *yr = (char *)y + (size_t)(r * ld) * es;
+        const char *sr = (const char *)src + (size_t)(r * ld) * es;
+        const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
+        const int usual = p->bn && p->bn_weight && p->bn_bias;
+        if (usual && p->relu && rr == NULL)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0);
+        else if (usual && p->relu)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1);
+        else if (usual && rr == NULL)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0);
+        else
+            conv_post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL);
+    }
+}
+
+TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p,
+                                 const void *residual, const void *src, void *y, int64_t ld)
+{
+    switch (t) {
+    case AMP_F32: conv_post_body(AMP_F32, rows, n, p, residual, src, y, ld); break;
+    case AMP_BF16: conv_post_body(AMP_BF16, rows, n, p, residual, src, y, ld); break;
+    case AMP_F16: conv_post_body(AMP_F16, rows, n, p, residual, src, y, ld); break;
+    default: break; /* frame/conv.c runs conv_ex on f32, bf16 and f16 only */
+    }
+}
+
+/* ---- add_relu_backward: add's a + b (add_first, rounded to t as its
+ * store rounds, round16), then relu_backward through the relu whose output
+ * y is (relu_bw32 on y widened: the same lanes pass as relu_backward's
+ * test on y in t); the rounded sum is representable in t, so the store
+ * is exact.  A sum of two gradients of a relu's output: one pass instead
+ * of add's and relu_backward's, with no buffer between them. */
+
+typedef struct {
+    amp_dtype t;
+    const void *y, *a, *b;
+    void *dx;
+} add_relu_bw_ctx;
+
+TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const add_relu_bw_ctx *c, size_t begin, size_t end)
+{
+    const size_t es = size_of_storage(t);
+    const char *y = c->y, *a = c->a, *b = c->b;
+    char *dx = c->dx;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        const __m512 s = round16(t, add_first(load16_all(t, a + i * es), load16_all(t, b + i * es)));
+        store16_all(t, dx + i * es,
+                    _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16_all(t, y + i * es)), _mm512_castps_si512(s))));
+    }
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        const __m512 s = round16(t, add_first(load16(t, a + i * es, m), load16(t, b + i * es, m)));
+        store16(t, dx + i * es, m,
+                _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16(t, y + i * es, m)), _mm512_castps_si512(s))));
+    }
+}
+
+TARGET static void add_relu_bw_body(const void *c_, size_t begin, size_t end)
+{
+    const add_relu_bw_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: add_relu_bw_loop(AMP_BF16, c, begin, end); break;
+    case AMP_F16: add_relu_bw_loop(AMP_F16, c, begin, end); break;
+    default: add_relu_bw_loop(AMP_F32, c, begin, end); break;
+    }
+}
+
+/* ---- adaptive_avg_pool to one position per plane -------------------------------
+ * A global average pool (a classifier's head; resnet18's 8 x 512 planes of
+ * 7 x 7 took 0.2 ms in the reference's per-plane chains): 16 planes at a
+ * time, one per lane, each lane's sum the reference's own chain (from 0,
+ * the plane's elements in memory order, in f32), then divided by each
+ * dim's size in turn and rounded once.  Lane l gathers element i of plane
+ * l; a 2-byte element is the low half of a 32-bit gather, which reads two
+ * bytes past it, so the last group (which holds the tensor's last element)
+ * runs the same chain in scalar code. */
+TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size, int64_t in_plane,
+                                   const void *x, void *y)
+{
+    const size_t es = size_of_storage(t);
+    const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)in_plane));
+    int64_t p = 0;
+    for (; p + 16 < planes; p += 16) {
+        const char *base = (const char *)x + (size_t)(p * in_plane) * es;
+        __m512 acc = _mm512_setzero_ps();
+        for (int64_t i = 0; i < in_plane; i++) {
+            const __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32((int)i));
+            __m512 v;
+            if (t == AMP_F32) {
+                v = _mm512_i32gather_ps(at, base, 4);
+            } else {
+                const __m512i w = _mm512_i32gather_epi32(at, base, 2);
+                v = t == AMP_BF16 ? _mm512_castsi512_ps(_mm512_slli_epi32(w, 16))
+                                  : _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
+            }
+            acc = _mm512_add_ps(acc, v);
+        }
+        for (int d = 0; d < nspatial; d++)
+            acc = _mm512_div_ps(acc, _mm512_set1_ps((float)in_size[d]));
+        store16(t, (char *)y + (size_t)p * es, (__mmask16)0xffff, acc);
+    }
+    for (; p < planes; p++) {
+        float sum = 0;
+        for (int64_t i = 0; i < in_plane; i++)
+            sum += amp_ld(t, x, p * in_plane + i);
+        for (int d = 0; d < nspatial; d++)
+            sum /= (float)in_size[d];
+        amp_st(t, y, p, sum);
+    }
+}
+
+/* ---- table entries ------------------------------------------------------------ */
+
+#define ENTRIES(T)                                                                                \
+    static void relu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        unary_ctx c = { AMP_DTYPE_##T, x, y };                                                    \
+        run_chunked(n, 1, relu_body, &c);                                                            \
+    }                                                                                             \
+    static void add_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        binary_ctx c = { AMP_DTYPE_##T, a, b, y };                                                \
+        run_chunked(n, 1, add_body, &c);                                                             \
+    }                                                                                             \
+    static void add_relu_backward_##T(size_t n, const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *a,   \
+                                      const AMP_CTYPE_##T *b, AMP_CTYPE_##T *dx)                  \
+    {                                                                                             \
+        add_relu_bw_ctx c = { AMP_DTYPE_##T, y, a, b, dx };                                       \
+        run_chunked(n, 1, add_relu_bw_body, &c);                                                  \
+    }                                                                                             \
+    static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
+                               amp_dtype pt, const void *rm, const void *rv, const void *w,       \
+                               const void *b, double eps, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        if (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) {                                   \
+            amp_ref_batch_norm_##T(N, C, HxW, x, pt, rm, rv, w, b, eps, y);                        \
+            return;                                                                               \
+        }                                                                                         \
+        batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);                   \
+    }                                                                                             \
+    static void max_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y,     \
+                             int64_t *indices)                                                    \
+    {                                                                                             \
+        max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
+    }                                                                                             \
+    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
+                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
+    {                                                                                             \
+        max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx);                                      \
+    }                                                                                             \
+    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
+                                      const int64_t *out_size, const AMP_CTYPE_##T *x,            \
+                                      AMP_CTYPE_##T *y)                                           \
+    {                                                                                             \
+        int64_t in_plane;                                                                         \
+        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
+            global_avg_pool(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);            \
+        else                                                                                      \
+            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);             \
+    }
+
+ENTRIES(f32)
+ENTRIES(bf16)
+ENTRIES(f16)
+
+#define CAST_ENTRY(S, D)                                                                          \
+    static void cast_##S##_##D(size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y)                 \
+    {                                                                                             \
+        cast_ctx c = { AMP_DTYPE_##S, AMP_DTYPE_##D, x, y };                                      \
+        run_chunked(n, 1, cast_body, &c);                                                            \
+    }
+CAST_ENTRY(f32, bf16)
+CAST_ENTRY(bf16, f32)
+CAST_ENTRY(f32, f16)
+CAST_ENTRY(f16, f32)
+
+/* The avx512bf16 set's f32 -> bf16 cast: store16_bf16's vcvtneps2bf16
+ * (the same bits; a training step casts every weight each step). */
+AVX512BF16_TARGET static void cast_f32_bf16_native_body(const void *c_, size_t begin, size_t end)
+{
+    const cast_ctx *c = c_;
+    const float *x = c->x;
+    uint16_t *y = c->y;
+    size_t i = begin;
+    /* 64 at a time with one subnormal test (a test and branch per 16
+     * values cost about as much as the conversion) */
+    for (; i + 64 <= end; i += 64) {
+        const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+        const __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
+        if (subnormal_lanes(v0) | subnormal_lanes(v1) | subnormal_lanes(v2) | subnormal_lanes(v3)) {
+            store16_bf16(y + i, (__mmask16)0xffff, v0);
+            store16_bf16(y + i + 16, (__mmask16)0xffff, v1);
+            store16_bf16(y + i + 32, (__mmask16)0xffff, v2);
+            store16_bf16(y + i + 48, (__mmask16)0xffff, v3);
+            continue;
+        }
+        _mm256_storeu_si256((__m256i *)(y + i), (__m256i)_mm512_cvtneps_pbh(v0));
+        _mm256_storeu_si256((__m256i *)(y + i + 16), (__m256i)_mm512_cvtneps_pbh(v1));
+        _mm256_storeu_si256((__m256i *)(y + i + 32), (__m256i)_mm512_cvtneps_pbh(v2));
+        _mm256_storeu_si256((__m256i *)(y + i + 48), (__m256i)_mm512_cvtneps_pbh(v3));
+    }
+    for (; i + 16 <= end; i += 16)
+        store16_bf16(y + i, (__mmask16)0xffff, _mm512_loadu_ps(x + i));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16_bf16(y + i, m, _mm512_maskz_loadu_ps(m, x + i));
+    }
+}
+
+static void cast_f32_bf16_native(size_t n, const float *x, amp_bf16 *y)
+{
+    cast_ctx c = { AMP_F32, AMP_BF16, x, y };
+    run_chunked(n, 1, cast_f32_bf16_native_body, &c);
+}
+
+void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t)
+{
+    t->cast_f32_bf16 = cast_f32_bf16_native;
+}
+
+void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
+{
+#define FILL(T)                                                                                   \
+    t->relu_##T = relu_##T;                                                                       \
+    t->add_##T = add_##T;                                                                         \
+    t->add_relu_backward_##T = add_relu_backward_##T;                                             \
+    t->batch_norm_##T = batch_norm_##T;                                                           \
+    t->max_pool_##T = max_pool_##T;                                                               \
+    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
+    t->adaptive_avg_pool_##T = adaptive_avg_pool_##T;
+    FILL(f32)
+    FILL(bf16)
+    FILL(f16)
+#undef FILL
+    t->grad_accumulate_bf16 = grad_accumulate_bf16;
+    t->grad_accumulate_f16 = grad_accumulate_f16;
+    t->cast_f32_bf16 = cast_f32_bf16;
+    t->cast_bf16_f32 = cast_bf16_f32;
+    t->cast_f32_f16 = cast_f32_f16;
+    t->cast_f16_f32 = cast_f16_f32;
+}
+
+#endif /* x86 */

@@ -1,0 +1,311 @@
+/* types_elementwise.c: the type rules of the elementwise ops.
+ *
+ * Unary and binary arithmetic, the activations (gelu, silu, softplus,
+ * prelu), clamp, pow, maximum/atan2, where, dropout, addcmul/addcdiv, and
+ * the casts.  The result has the broadcast shape of the tensor operands;
+ * its dtype is PyTorch's torch.result_type (promote_tensors and
+ * promote_with_scalar in typecheck.c), and a Python number raises the
+ * category, never the width.  Ops that compute in floating point take
+ * integer inputs into the default float type, f32.
+ */
+
+#include "types.h"
+
+#include <string.h>
+
+/* ---- casts, unary and binary arithmetic --------------------------------- */
+
+bool infer_cast(Ctx *c, Expr *call)
+{
+    (void)c;
+    (void)call;
+    ICE("casts are E_CAST expressions, never calls");
+}
+
+bool infer_unary(Ctx *c, Expr *call)
+{
+    Expr *x = arg(call, 0);
+    if (!is_tensor(x)) {
+        if (call->op->id == OP_NEG && is_number(x)) {
+            call->type.dtype = DT_NONE; /* -2.5 stays a literal */
+            return true;
+        }
+        return require_tensor(c, call, 0);
+    }
+    if (x->type.dtype == DT_BOOL) {
+        error_at(c, call->loc, "%s() is not defined for bool tensors", call->op->name);
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+bool infer_binary(Ctx *c, Expr *call)
+{
+    Expr *a = arg(call, 0), *b = arg(call, 1);
+    bool ta = is_tensor(a), tb = is_tensor(b);
+    if (!ta && !tb) {
+        error_at(c, call->loc, "%s() of two numbers: at least one operand must be a tensor", call->op->name);
+        return false;
+    }
+    if (!ta) {
+        /* 2 - x: only the operator form can put the number first */
+        if (!call->is_operator || !is_number(a))
+            return require_tensor(c, call, 0);
+    }
+    if (!tb && !is_number(b)) {
+        error_at(c, b->loc, "the other operand of %s() must be a tensor or a number", call->op->name);
+        return false;
+    }
+    DType t;
+    if (ta && tb) {
+        if (!broadcast(c, call, &a->type.shape, &b->type.shape, &call->type.shape))
+            return false;
+        t = promote_tensors(&a->type, &b->type);
+    } else {
+        Expr *tensor = ta ? a : b, *num = ta ? b : a;
+        Expr *lit = num->kind == E_NUMBER ? num : VEC_AT(num->list, 0);
+        call->type.shape = tensor->type.shape;
+        t = promote_with_scalar(tensor->type.dtype, lit->is_float);
+    }
+    /* true division: integers divide into the default float */
+    if (call->op->id == OP_DIV && !dtype_is_float(t))
+        t = DT_F32;
+    if (t == DT_BOOL && call->op->id == OP_SUB) {
+        error_at(c, call->loc, "subtraction of bool tensors is not defined; use logical ops");
+        return false;
+    }
+    call->type.dtype = t;
+    return true;
+}
+
+/* exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh: integer and bool
+ * inputs compute in the default float type (PyTorch's int-to-float unary
+ * ops). */
+bool infer_float_unary(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    call->type = x->type;
+    if (!dtype_is_float(x->type.dtype))
+        call->type.dtype = DT_F32;
+    return true;
+}
+
+/* ---- activations -------------------------------------------------------- */
+
+/* gelu, silu, softplus: PyTorch has them for floating types only. */
+bool infer_activation(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    if (!dtype_is_float(x->type.dtype)) {
+        error_at(c, call->loc, "%s() is defined for floating-point tensors only, but this is %s", call->op->name,
+                 type_to_string(c, &x->type));
+        return false;
+    }
+    if (call->op->id == OP_GELU) {
+        const char *a;
+        if (!str_param(c, call, "approximate", "none", &a))
+            return false;
+        if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0) {
+            error_at(c, named(call, "approximate")->loc, "approximate argument must be either none or tanh");
+            return false;
+        }
+    }
+    if (call->op->id == OP_SOFTPLUS) {
+        double beta, threshold;
+        if (!float_param(c, call, "beta", 1, &beta) || !float_param(c, call, "threshold", 20, &threshold))
+            return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+bool infer_prelu(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0), *w = arg(call, 1);
+    if (!require_float(c, call, x) || !same_dtype(c, call, x, w))
+        return false;
+    const Shape *xs = &x->type.shape, *ws = &w->type.shape;
+    int64_t n;
+    bool one = ws->ndim == 1 && const_dim(ws->dims[0], &n) && n == 1;
+    bool per_ch = ws->ndim == 1 && xs->ndim >= 2 && dims_match(ws->dims[0], xs->dims[1]);
+    if (!(ws->ndim == 0 || one || per_ch)) {
+        error_at(c, w->loc, "prelu(): the weight has one entry, or one per channel (%s), but it is %s",
+                 xs->ndim >= 2 ? dim_str(c, xs->dims[1]) : "1", type_to_string(c, &w->type));
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
+/* ---- clamp, pow, maximum, where, addcmul/addcdiv ------------------------ */
+
+static bool number_is_float(Expr *e)
+{
+    Expr *lit = e->kind == E_NUMBER ? e : VEC_AT(e->list, 0);
+    return lit->is_float;
+}
+
+/* The result dtype of a tensor meeting a tensor or a number (torch.result_type). */
+static DType meet(DType t, const Type *tt, Expr *other)
+{
+    if (is_tensor(other))
+        return promote_tensors(tt, &other->type);
+    return promote_with_scalar(t, number_is_float(other));
+}
+
+static bool tensor_or_number(Ctx *c, Expr *call, Expr *e, const char *what)
+{
+    if (!e || is_tensor(e) || is_number(e))
+        return true;
+    error_at(c, e->loc, "%s of %s() must be a tensor or a number", what, call->op->name);
+    return false;
+}
+
+bool infer_clamp(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *lo = named(call, "min"), *hi = named(call, "max");
+    if (!tensor_or_number(c, call, lo, "min=") || !tensor_or_number(c, call, hi, "max="))
+        return false;
+    if (!lo && !hi) {
+        error_at(c, call->loc, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        return false;
+    }
+    Type t = x->type;
+    Expr *bounds[2] = {lo, hi};
+    for (int i = 0; i < 2; i++) {
+        Expr *b = bounds[i];
+        if (!b)
+            continue;
+        if (is_tensor(b) && !broadcast(c, call, &t.shape, &b->type.shape, &t.shape))
+            return false;
+        t.dtype = meet(t.dtype, &t, b);
+    }
+    call->type = t;
+    return true;
+}
+
+bool infer_pow(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *e = arg(call, 1);
+    if (!tensor_or_number(c, call, e, "the exponent"))
+        return false;
+    call->type = x->type;
+    if (is_tensor(e)) {
+        if (!broadcast(c, call, &x->type.shape, &e->type.shape, &call->type.shape))
+            return false;
+        call->type.dtype = promote_tensors(&x->type, &e->type);
+        return true;
+    }
+    double v;
+    if (!number_value(c, e, &v))
+        return false;
+    if (!dtype_is_float(x->type.dtype) && !number_is_float(e) && v < 0) {
+        error_at(c, e->loc, "Integers to negative integer powers are not allowed (the tensor is %s)",
+                 dtype_name(x->type.dtype));
+        return false;
+    }
+    call->type.dtype = promote_with_scalar(x->type.dtype, number_is_float(e));
+    return true;
+}
+
+bool infer_maximum(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *a = arg(call, 0), *b = arg(call, 1);
+    if (!broadcast(c, call, &a->type.shape, &b->type.shape, &call->type.shape))
+        return false;
+    call->type.dtype = promote_tensors(&a->type, &b->type);
+    if (call->op->id == OP_ATAN2 && !dtype_is_float(call->type.dtype))
+        call->type.dtype = DT_F32; /* integers compute in the default float */
+    return true;
+}
+
+bool infer_where(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *cond = arg(call, 0), *a = arg(call, 1), *b = arg(call, 2);
+    if (cond->type.dtype != DT_BOOL) {
+        error_at(c, cond->loc, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                 dtype_name(cond->type.dtype));
+        return false;
+    }
+    if (!tensor_or_number(c, call, a, "input") || !tensor_or_number(c, call, b, "other"))
+        return false;
+    Shape s = cond->type.shape;
+    if ((is_tensor(a) && !broadcast(c, call, &s, &a->type.shape, &s)) ||
+        (is_tensor(b) && !broadcast(c, call, &s, &b->type.shape, &s)))
+        return false;
+    DType t;
+    if (is_tensor(a))
+        t = meet(a->type.dtype, &a->type, b);
+    else if (is_tensor(b))
+        t = meet(b->type.dtype, &b->type, a);
+    else
+        t = number_is_float(a) || number_is_float(b) ? DT_F32 : DT_I64;
+    call->type.dtype = t;
+    call->type.shape = s;
+    return true;
+}
+
+/* addcmul, addcdiv: input + value * tensor1 (*|/) tensor2, broadcast, torch.result_type of the three. */
+bool infer_addc(Ctx *c, Expr *call)
+{
+    for (int i = 0; i < 3; i++)
+        if (!require_tensor(c, call, i))
+            return false;
+    Expr *x = arg(call, 0), *t1 = arg(call, 1), *t2 = arg(call, 2), *value = named(call, "value");
+    Shape s;
+    if (!broadcast(c, call, &x->type.shape, &t1->type.shape, &s) || !broadcast(c, call, &s, &t2->type.shape, &s))
+        return false;
+    if (call->op->id == OP_ADDCDIV && !dtype_is_float(t1->type.dtype) && !dtype_is_float(t2->type.dtype)) {
+        error_at(c, call->loc, "Integer division with addcdiv is no longer supported, and in a future release "
+                 "addcdiv will perform a true division of tensor1 and tensor2. (tensor1 is %s, tensor2 %s)",
+                 dtype_name(t1->type.dtype), dtype_name(t2->type.dtype));
+        return false;
+    }
+    if (value && !is_number(value)) {
+        error_at(c, value->loc, "value= of %s() takes a number", call->op->name);
+        return false;
+    }
+    Type t = x->type;
+    t.dtype = promote_tensors(&x->type, &t1->type);
+    if (t1->type.shape.ndim)
+        t.shape = t1->type.shape;
+    t.dtype = promote_tensors(&t, &t2->type);
+    call->type.dtype = t.dtype;
+    call->type.shape = s;
+    return true;
+}
+
+/* ---- dropout ------------------------------------------------------------ */
+
+bool infer_dropout(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    double p;
+    bool training, inplace;
+    if (!float_param(c, call, "p", 0.5, &p) || !bool_param(c, call, "training", true, &training) ||
+        !bool_param(c, call, "inplace", false, &inplace))
+        return false;
+    if (p < 0 || p > 1) {
+        error_at(c, named(call, "p")->loc, "dropout probability has to be between 0 and 1, but got %s",
+                 loc_text(c, named(call, "p")->loc));
+        return false;
+    }
+    call->type = arg(call, 0)->type;
+    return true;
+}
