@@ -57,7 +57,7 @@ POLICIES      := $(wildcard policies/*.policy)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: digits all test test-unit test-runtime test-golden test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch test-mpi example clean
+.PHONY: digits all test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch test-mpi example clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
@@ -139,6 +139,11 @@ test-runtime: $(RUNTIME_TESTS)
 
 test-golden: $(BUILD)/ampc
 	sh tests/golden/run.sh $(BUILD)/ampc
+
+# Hostile inputs under time and memory bounds: documented exit codes and
+# messages, no file lost (tests/hostile/run.sh).
+test-hostile: $(BUILD)/ampc
+	sh tests/hostile/run.sh $(BUILD)
 
 test-e2e: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/e2e/run.sh $(BUILD)

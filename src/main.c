@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -81,8 +82,8 @@ static const char usage_text[] =
     "FILE may be '-' for standard input.\n"
     "\n"
     "Exit status: 0 success; 1 errors in the model (diagnostics on stderr);\n"
-    "2 bad command line; 3 a file could not be read or written; 4 internal\n"
-    "compiler error (a bug in ampc).\n";
+    "2 bad command line; 3 a file could not be read or written, or memory ran\n"
+    "out; 4 internal compiler error (a bug in ampc).\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
@@ -291,6 +292,65 @@ static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
     return ok;
 }
 
+/* Two names for one file: the same inode when both exist; for an output
+ * not created yet, the same directory entry (its directory's real path and
+ * its last component), so -o a.c --header ./a.c is caught too. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb)
+        return false;
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    const char *na = ba ? ba + 1 : a, *nb = bb ? bb + 1 : b;
+    if (strcmp(na, nb) != 0)
+        return false;
+    char da[PATH_MAX], db[PATH_MAX];
+    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a + 1) : 1, ba ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b + 1) : 1, bb ? b : ".");
+    char *ra = realpath(da, NULL), *rb = realpath(db, NULL);
+    bool same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* An output that is also an input (the model, an import, the policy, the
+ * weights) or another output would be lost when the outputs are renamed
+ * into place: refuse it before anything is written.  Devices (-o
+ * /dev/null) are written in place and may be named more than once. */
+static bool outputs_are_distinct(const Ctx *c, const char *const *outs, const char *const *what, int nouts)
+{
+    for (int i = 0; i < nouts; i++) {
+        if (!outs[i] || is_special_file(outs[i]))
+            continue;
+        for (int k = 0; k < c->deps->len; k++) {
+            const char *in = VEC_AT(c->deps, k);
+            if (same_file(outs[i], in)) {
+                fprintf(stderr, "ampc: error: the %s %s is the input %s; refusing to overwrite it\n", what[i],
+                        outs[i], in);
+                return false;
+            }
+        }
+        const char *w = c->opts->embed_weights;
+        if (w && same_file(outs[i], w)) {
+            fprintf(stderr, "ampc: error: the %s %s is the weights file %s; refusing to overwrite it\n", what[i],
+                    outs[i], w);
+            return false;
+        }
+        for (int j = 0; j < i; j++) {
+            if (outs[j] && same_file(outs[i], outs[j])) {
+                fprintf(stderr, "ampc: error: the %s and the %s are the same file, %s\n", what[j], what[i],
+                        outs[i]);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 /* ---- the autocast options (--explain, --emit, --autocast-op,
  * --autocast-dtype, --force-dtype): parsed here, checked against the
  * policy by autocast.c, printed by explain.c and dot.c. */
@@ -463,6 +523,18 @@ static void parse_command_line(int argc, char **argv, Options *opts)
     opts->input_path = argv[optind];
 }
 
+/* Standard output written in full: fflush and the stream's error flag
+ * (an earlier failed write), reported once with errno's reason. */
+static bool stdout_flushed(void)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return true;
+    fprintf(stderr, "ampc: error: cannot write to standard output: %s\n",
+            errno ? strerror(errno) : "write error");
+    return false;
+}
+
 /* Each output into a temporary beside its final name, then every one
  * renamed into place, so that a failure leaves the old files whole. */
 static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const DepOptions *dep, bool to_stdout,
@@ -516,10 +588,8 @@ int main(int argc, char **argv)
     /* static: still reachable at exit on every path, so leak checkers stay quiet */
     static char **args;
     args = calloc((size_t)argc + 1, sizeof *args);
-    if (!args) {
-        fputs("ampc: out of memory\n", stderr);
-        return EXIT_INTERNAL;
-    }
+    if (!args)
+        out_of_memory(((size_t)argc + 1) * sizeof *args);
     argc = take_dep_options(argc, argv, args, &dep, &opts);
     argv = args;
     parse_command_line(argc, argv, &opts);
@@ -546,13 +616,29 @@ int main(int argc, char **argv)
     if (!opts.header_path && !to_stdout && !special_out)
         opts.header_path = replace_ext(c, opts.output_path, ".h");
 
+    /* the .c includes the header by its base name in #include "...", which
+     * has no escapes: a quote or a control byte there cannot be written */
+    if (write_header && opts.emit == EMIT_C) {
+        const char *slash = strrchr(opts.header_path, '/');
+        for (const char *s = slash ? slash + 1 : opts.header_path; *s; s++)
+            if (*s == '"' || (unsigned char)*s < 0x20 || *s == 0x7f)
+                usage_error("the header's name '%s' cannot stand in #include \"...\" (a quote or a control "
+                            "character); choose another with --header", opts.header_path);
+    }
     SourceFile *src = source_read(c, opts.input_path);
     if (!src) {
+        int rc = c->io_error ? EXIT_IO : EXIT_INPUT_ERROR;
         ctx_free(c);
-        return EXIT_IO;
+        free(args);
+        return rc;
     }
     Output out = {0};
     int rc = ampc_compile(c, src, &out);
+    /* --dump and --explain print on standard output as they go: a full disk
+     * or a closed pipe there is a failed run (exit 3), reported, and no
+     * output file is replaced */
+    if (rc == EXIT_OK && (opts.dump_pass || opts.explain != EXPLAIN_NONE) && !stdout_flushed())
+        rc = EXIT_IO;
     if (rc != EXIT_OK || opts.emit == EMIT_NOTHING) {
         ctx_free(c);
         free(args);
@@ -563,12 +649,21 @@ int main(int argc, char **argv)
     make_depfile(c, &depfile, &dep, to_stdout ? "-" : opts.output_path, write_header ? opts.header_path : NULL);
     if (dep.print) {
         /* -M: the rule is the only output */
-        bool printed = fwrite(depfile.data, 1, depfile.len, stdout) == depfile.len && fflush(stdout) == 0;
+        bool printed = fwrite(depfile.data, 1, depfile.len, stdout) == depfile.len && stdout_flushed();
         ctx_free(c);
         free(args);
         return printed ? EXIT_OK : EXIT_IO;
     }
 
+    const char *outs[3] = {to_stdout ? NULL : opts.output_path, write_header ? opts.header_path : NULL,
+                           dep.write ? (dep.file ? dep.file : to_stdout ? NULL : replace_ext(c, opts.output_path, ".d"))
+                                     : NULL};
+    static const char *const what[3] = {"output", "header", "depfile"};
+    if (!outputs_are_distinct(c, outs, what, 3)) {
+        ctx_free(c);
+        free(args);
+        return EXIT_USAGE;
+    }
     bool ok = write_outputs(c, &out, &depfile, &dep, to_stdout, write_header);
     ctx_free(c);
     free(args);

@@ -30,6 +30,7 @@ run() {
 run unit make --no-print-directory BUILD="$BUILD" test-unit
 run runtime make --no-print-directory BUILD="$BUILD" test-runtime
 run golden make --no-print-directory BUILD="$BUILD" test-golden
+run hostile make --no-print-directory BUILD="$BUILD" test-hostile
 run e2e make --no-print-directory BUILD="$BUILD" test-e2e
 run ops make --no-print-directory BUILD="$BUILD" test-ops
 run grad make --no-print-directory BUILD="$BUILD" test-grad

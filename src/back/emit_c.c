@@ -16,6 +16,7 @@
 #include <amprt.h>
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 
 static const char *const reserved[] = {
@@ -97,6 +98,24 @@ const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
+}
+
+/* A file's base name as the emitted comments show it.  It has no '/', so
+ * it cannot close a comment; its control bytes (a newline, an ESC that
+ * would reach a terminal showing the file) become \xHH. */
+static const char *comment_name(Ctx *c, const char *path)
+{
+    const char *b = base_name(path);
+    Buf out;
+    buf_init(&out, c->arena);
+    for (; *b; b++) {
+        unsigned char ch = (unsigned char)*b;
+        if (ch < 0x20 || ch == 0x7f)
+            buf_printf(&out, "\\x%02x", ch);
+        else
+            buf_append(&out, b, 1);
+    }
+    return out.data;
 }
 
 /* ---- loading weights ------------------------------------------------------ */
@@ -303,7 +322,7 @@ static bool emit_embedded_weights(Emitter *e, Buf *o)
         amp_st_close(f);
         return false;
     }
-    buf_printf(o, "/* The parameters and buffers of %s, embedded by --embed-weights. */\n", base_name(path));
+    buf_printf(o, "/* The parameters and buffers of %s, embedded by --embed-weights. */\n", comment_name(c, path));
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
         const amp_st_tensor *t = amp_st_find(f, v->name);
@@ -478,7 +497,7 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
         emit_train_decls(e->train, e, h);
     if (c->opts->embed_weights)
         buf_printf(h, "/* The parameters and buffers embedded from %s (--embed-weights). */\n"
-                      "const %s_params *%s_embedded_params(void);\n\n", base_name(c->opts->embed_weights), p, p);
+                      "const %s_params *%s_embedded_params(void);\n\n", comment_name(c, c->opts->embed_weights), p, p);
     buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n");
     buf_printf(h, "#endif /* %s_H */\n", P);
 }
@@ -741,7 +760,7 @@ void emit_node(Emitter *e, Node *n)
     if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
         /* emit_train.c: the sink below widens and adds in one call, or
          * the weight gradient's call above did */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "",
+        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "",
                    e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
                                                   : "added into the state's gradient below");
         return;
@@ -749,14 +768,14 @@ void emit_node(Emitter *e, Node *n)
     if (n->absorbed_by && n->absorbed_by->with_forward == n) {
         /* fuse.c: a loss computed by its gradient's call, into its output */
         e->cname[v->id] = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed with its gradient below */\n", base_name(n->loc.file->name),
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed with its gradient below */\n", comment_name(c, n->loc.file->name),
                    line, what, n->why ? n->why : "");
         return;
     }
     if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
         /* fuse.c: written by the linear's or max_pool's gradient, or the
          * sum, above */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s above */\n", base_name(n->loc.file->name), line, what,
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s above */\n", comment_name(c, n->loc.file->name), line, what,
                    n->why ? n->why : "",
                    n->absorbed_by->op->id == OP_ADD
                        ? "sum"
@@ -765,7 +784,7 @@ void emit_node(Emitter *e, Node *n)
     }
     if (n->absorbed_by) {
         /* fuse.c: computed inside the call of its group's last node */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", base_name(n->loc.file->name), line,
+        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", comment_name(c, n->loc.file->name), line,
                    what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
         if (n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n) {
             /* kept by that call for the gradient nodes (post.raw) */
@@ -773,13 +792,21 @@ void emit_node(Emitter *e, Node *n)
         }
         return;
     }
-    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", base_name(n->loc.file->name), line, what, n->why ? n->why : "");
+    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "");
     if (c->opts->line_directives) {
         /* the path as given, so a debugger finds the file from the build's
-         * directory; quotes and backslashes escaped for the C string */
+         * directory, as a C string: quotes, backslashes and '?' (trigraphs)
+         * escaped, and bytes outside printable ASCII (a newline would end
+         * the directive) in octal, which the compiler turns back into the
+         * same bytes */
         buf_printf(o, "#line %d \"", line);
-        for (const char *s = n->loc.file->name; *s; s++)
-            buf_printf(o, "%s%c", *s == '"' || *s == '\\' ? "\\" : "", *s);
+        for (const char *s = n->loc.file->name; *s; s++) {
+            unsigned char ch = (unsigned char)*s;
+            if (ch < 0x20 || ch >= 0x7f)
+                buf_printf(o, "\\%03o", ch);
+            else
+                buf_printf(o, "%s%c", ch == '"' || ch == '\\' || ch == '?' ? "\\" : "", ch);
+        }
         buf_puts(o, "\"\n");
     }
 
@@ -1266,6 +1293,19 @@ bool emit_c(Ctx *c, Output *out)
         error_plain(c, "--prefix '%s' is not a C identifier", c->opts->prefix);
         return false;
     }
+    /* libamprt's names are amp_* and its macros AMP_*: a model prefixed
+     * amp would define amp_strerror over the runtime's (it then calls
+     * itself), and AMP_ macros from the upper-case prefix could clash too */
+    const char *p = model_prefix(c);
+    if (strncasecmp(p, "amp", 3) == 0 && (p[3] == '\0' || p[3] == '_')) {
+        if (c->opts->prefix)
+            error_plain(c, "--prefix '%s' collides with the runtime's amp_ names; choose another", p);
+        else
+            error_at(c, c->graph->name_loc,
+                     "the prefix '%s' from the model's name collides with the runtime's amp_ names; "
+                     "rename the model or give --prefix", p);
+        return false;
+    }
     if (!init_emitter(c, &e, c->graph, false))
         return false;
     e.train = NULL;
@@ -1277,7 +1317,7 @@ bool emit_c(Ctx *c, Output *out)
 
     /* provenance: stable across runs, machines and directories */
     uint64_t h = fnv1a(0xcbf29ce484222325ull, c->main_file->text, c->main_file->len);
-    const char *policy = c->opts->policy_path ? base_name(c->opts->policy_path)
+    const char *policy = c->opts->policy_path ? comment_name(c, c->opts->policy_path)
                                               : arena_printf(c->arena, "built-in %s policy", c->policy->target);
     char *prov = arena_printf(c->arena,
         "/* Generated by ampc %s; do not edit.\n"
@@ -1285,8 +1325,8 @@ bool emit_c(Ctx *c, Output *out)
         " *   target: %s, autocast low dtype %s, %s\n"
         " *   command: ampc %s -t %s%s%s%s\n"
         " */\n",
-        AMPC_VERSION, base_name(c->main_file->name), c->graph->name, (unsigned long long)h, c->policy->target,
-        dtype_name(c->policy->low), policy, base_name(c->main_file->name), c->policy->target,
+        AMPC_VERSION, comment_name(c, c->main_file->name), c->graph->name, (unsigned long long)h, c->policy->target,
+        dtype_name(c->policy->low), policy, comment_name(c, c->main_file->name), c->policy->target,
         c->opts->prefix ? " --prefix " : "", c->opts->prefix ? c->opts->prefix : "", autocast_options_text(c));
 
     plan_prepared(&e);

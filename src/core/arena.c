@@ -2,9 +2,9 @@
  *
  * A compilation allocates from one arena and frees it whole at the end, so
  * no pass tracks ownership.  Blocks grow geometrically; a request larger
- * than a block gets a block of its own.  Out of memory is not an input
- * error the user can fix, so it aborts with a message (the die-on-OOM
- * convention).
+ * than a block gets a block of its own.  Out of memory is the
+ * environment's limit, neither an error in the model nor a bug: it exits
+ * with EXIT_IO and a message (the die-on-OOM convention).
  */
 #include "core.h"
 
@@ -23,10 +23,11 @@ struct Arena {
 
 enum { MIN_BLOCK = 64 * 1024, ALIGN = 16 };
 
-static _Noreturn void out_of_memory(size_t size)
+_Noreturn void out_of_memory(size_t size)
 {
-    fprintf(stderr, "ampc: out of memory (allocating %zu bytes)\n", size);
-    exit(EXIT_INTERNAL);
+    fprintf(stderr, "ampc: error: out of memory (allocating %zu bytes); raise the memory limit "
+                    "(ulimit -v) or compile a smaller model\n", size);
+    exit(EXIT_IO);
 }
 
 Arena *arena_new(void)
@@ -130,10 +131,16 @@ static void buf_reserve(Buf *b, size_t extra)
 
 void buf_puts(Buf *b, const char *s)
 {
-    size_t n = strlen(s);
+    buf_append(b, s, strlen(s));
+}
+
+/* n bytes, NULs included (a source file being read), kept NUL-terminated */
+void buf_append(Buf *b, const char *s, size_t n)
+{
     buf_reserve(b, n);
-    memcpy(b->data + b->len, s, n + 1);
+    memcpy(b->data + b->len, s, n);
     b->len += n;
+    b->data[b->len] = '\0';
 }
 
 void buf_printf(Buf *b, const char *fmt, ...)

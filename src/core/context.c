@@ -4,6 +4,7 @@
 
 Ctx *ctx_new(const Options *opts, FILE *diag_out)
 {
+    literal_init();
     Arena *a = arena_new();
     Ctx *c = arena_alloc(a, sizeof *c);
     c->arena = a;

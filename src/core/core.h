@@ -71,6 +71,7 @@ typedef struct Buf {
 } Buf;
 void buf_init(Buf *b, Arena *a);
 void buf_puts(Buf *b, const char *s);
+void buf_append(Buf *b, const char *s, size_t n);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- diag.c: source files and diagnostics ----------------------------- */
@@ -101,6 +102,10 @@ const char *closest_name(const char *name, const char *const *candidates, int n)
 Loc loc_merge(Loc a, Loc b);
 /* The source text of a location, for comments in emitted code. */
 char *loc_text(Ctx *c, Loc loc);
+
+/* Out of memory is the environment's limit, not a bug: exit EXIT_IO with a
+ * message (arena.c).  Every allocator of the compiler ends here. */
+_Noreturn void out_of_memory(size_t size);
 
 _Noreturn void ice(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -185,6 +190,8 @@ bool shape_equal(const Shape *a, const Shape *b);
 typedef enum { LIT_EXACT, LIT_INEXACT, LIT_SUBNORMAL, LIT_UNDERFLOW, LIT_OVERFLOW } LiteralRounding;
 /* Round decimal literal text once, to nearest even, into a binary format
  * with `precision` significand bits and normal exponents emin..emax. */
+/* GMP allocates through the compiler's out-of-memory handling (ctx_new). */
+void literal_init(void);
 LiteralRounding literal_round(const char *text, int precision, int emin, int emax, double *out);
 LiteralRounding literal_to_dtype(const char *text, DType t, double *out);
 
@@ -342,6 +349,7 @@ struct Ctx {
     int nsyms;
     Vec *symbols; /* every Symbol, in declaration order */
     Vec *deps;    /* paths of every file read (not stdin): the depfile's prerequisites */
+    size_t source_bytes; /* read so far from all sources, against MAX_SOURCE_BYTES */
     Graph *graph;
     Graph *train_graph; /* the training step's graph (forward and backward), or NULL */
 };

@@ -9,6 +9,10 @@
  * tildes the rest of the range on that line.  User errors are counted so a
  * pass can report several before the pipeline stops; compiler bugs go
  * through ice() instead and never look like a user's mistake.
+ *
+ * Everything taken from the input (file names, names and strings in
+ * messages, the source line) is printed with control bytes as \xHH, so a
+ * file cannot drive the terminal; the caret still lands under its byte.
  */
 #include "core.h"
 
@@ -46,6 +50,72 @@ char *loc_text(Ctx *c, Loc loc)
     return arena_strndup(c->arena, loc.file->text + loc.begin, loc.end - loc.begin);
 }
 
+/* Bytes a terminal would act on rather than show: C0 controls, DEL, and
+ * the C1 controls in UTF-8 (U+0080..U+009F, some terminals read U+009B as
+ * CSI).  A hostile file must not send escape sequences through our
+ * messages, so these are shown as \xHH.  Returns the bytes the sequence
+ * at s takes (0: print as is). */
+static size_t control_len(const char *s, size_t n, bool keep_tab)
+{
+    unsigned char b = (unsigned char)s[0];
+    if (b == '\t' && keep_tab)
+        return 0;
+    if (b < 0x20 || b == 0x7f)
+        return 1;
+    if (b == 0xc2 && n > 1 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+        return 2;
+    return 0;
+}
+
+/* s[0..n) with control bytes escaped; returns the columns it took. */
+static size_t put_escaped(FILE *out, const char *s, size_t n, bool keep_tab)
+{
+    size_t cols = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = control_len(s + i, n - i, keep_tab);
+        if (!k) {
+            fputc(s[i++], out);
+            cols++;
+            continue;
+        }
+        for (size_t j = 0; j < k; j++, i++) {
+            fprintf(out, "\\x%02x", (unsigned char)s[i]);
+            cols += 4;
+        }
+    }
+    return cols;
+}
+
+static void put_escaped_str(FILE *out, const char *s)
+{
+    put_escaped(out, s, strlen(s), true);
+}
+
+/* A message formatted, then printed with its control bytes escaped: names
+ * and strings in it may come from the source. */
+static void vput_message(FILE *out, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    char small[512];
+    int n = vsnprintf(small, sizeof small, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        put_escaped(out, small, (size_t)n, true);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        put_escaped(out, small, sizeof small - 1, true);
+        return;
+    }
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    put_escaped(out, big, (size_t)n, true);
+    free(big);
+}
+
 static void print_source_line(FILE *out, Loc loc, int line)
 {
     const char *t = loc.file->text;
@@ -61,13 +131,27 @@ static void print_source_line(FILE *out, Loc loc, int line)
     if (shown > start && t[shown - 1] == '\r')
         shown--;
 
-    fprintf(out, "%5d | %.*s\n", line, (int)(shown - start), t + start);
-    fprintf(out, "      | ");
-    for (size_t i = start; i < loc.begin && i < shown; i++)
-        fputc(t[i] == '\t' ? '\t' : ' ', out);
+    fprintf(out, "%5d | ", line);
+    put_escaped(out, t + start, shown - start, true);
+    fprintf(out, "\n      | ");
+    /* the caret under the byte, counting an escaped byte as its 4 columns */
+    for (size_t i = start; i < loc.begin && i < shown;) {
+        size_t k = control_len(t + i, shown - i, true);
+        if (k && i + k > loc.begin)
+            break;
+        for (size_t j = 0; j < (k ? 4 * k : 1); j++)
+            fputc(t[i] == '\t' ? '\t' : ' ', out);
+        i += k ? k : 1;
+    }
     fputc('^', out);
     uint32_t stop = loc.end < shown ? loc.end : (uint32_t)shown;
-    for (uint32_t i = loc.begin + 1; i < stop; i++)
+    size_t width = 0;
+    for (size_t i = loc.begin; i < stop;) {
+        size_t k = control_len(t + i, stop - i, true);
+        width += k ? 4 * k : 1;
+        i += k ? k : 1;
+    }
+    for (size_t i = 1; i < width; i++)
         fputc('~', out);
     fputc('\n', out);
 }
@@ -91,9 +175,11 @@ static void vreport(Ctx *c, Loc loc, const char *kind, const char *cls, const ch
     bool color = use_color(c);
     const char *kind_color = strcmp(kind, "error") == 0 ? "\033[1;31m" : strcmp(kind, "warning") == 0 ? "\033[1;35m"
                                                                                                  : "\033[1;36m";
-    fprintf(c->diag_out, "%s%s:%d:%d:%s %s%s:%s ", color ? "\033[1m" : "", loc.file->name, line, col,
-            color ? "\033[0m" : "", color ? kind_color : "", kind, color ? "\033[0m" : "");
-    vfprintf(c->diag_out, fmt, ap);
+    fputs(color ? "\033[1m" : "", c->diag_out);
+    put_escaped_str(c->diag_out, loc.file->name);
+    fprintf(c->diag_out, ":%d:%d:%s %s%s:%s ", line, col, color ? "\033[0m" : "", color ? kind_color : "", kind,
+            color ? "\033[0m" : "");
+    vput_message(c->diag_out, fmt, ap);
     if (cls)
         fprintf(c->diag_out, " [%s%s]", strcmp(kind, "error") == 0 ? "-Werror=" : "-W", cls);
     fputc('\n', c->diag_out);
@@ -165,7 +251,7 @@ void error_plain(Ctx *c, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fprintf(c->diag_out, "ampc: error: ");
-    vfprintf(c->diag_out, fmt, ap);
+    vput_message(c->diag_out, fmt, ap);
     fputc('\n', c->diag_out);
     va_end(ap);
     c->nerrors++;

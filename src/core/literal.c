@@ -13,6 +13,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* GMP's allocators abort on failure ("GNU MP: Cannot allocate memory"):
+ * these die as every other allocator of the compiler does. */
+static void *gmp_alloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        out_of_memory(n);
+    return p;
+}
+
+static void *gmp_realloc(void *p, size_t old, size_t n)
+{
+    (void)old;
+    void *q = realloc(p, n);
+    if (!q)
+        out_of_memory(n);
+    return q;
+}
+
+static void gmp_free(void *p, size_t n)
+{
+    (void)n;
+    free(p);
+}
+
+void literal_init(void)
+{
+    mp_set_memory_functions(gmp_alloc, gmp_realloc, gmp_free);
+}
+
 /* Beyond these decimal orders of magnitude the value is certainly inf or
  * 0 in every format we round to; checking first keeps 1e999999999 from
  * building a gigantic integer. */
@@ -25,7 +55,7 @@ static void read_decimal(const char *text, mpq_t q, long *order, bool *too_big, 
     size_t len = strlen(text);
     char *digits = malloc(len + 1);
     if (!digits)
-        ICE("out of memory reading a literal");
+        out_of_memory(len + 1);
     size_t nd = 0, frac = 0;
     bool in_frac = false;
     const char *p = text;

@@ -27,6 +27,9 @@ enum {
     MAX_INTS = 64,
     MAX_NESTING = 64,          /* blocks within blocks: catches self-instantiation */
     MAX_STATEMENTS = 200000,   /* what one model may expand to */
+    /* loop iterations one model may unroll, empty bodies included: the
+     * statement limit alone let `for i in 0..2^62 { }` spin for ever */
+    MAX_ITERATIONS = 200000,
 };
 
 typedef struct Instance {
@@ -53,6 +56,7 @@ typedef struct Expander {
     StrMap *instance_by_path; /* path -> Instance: a loop may declare thousands */
     int nesting;
     int statements;
+    int64_t iterations[2]; /* unrolled so far by the declaration and the code pass */
     int results; /* numbers the results of calls */
     bool too_big_reported;
 } Expander;
@@ -439,6 +443,21 @@ static void unroll(Expander *x, const Env *env, Stmt *st, Vec *out, bool decls, 
     int64_t lo, hi;
     if (!eval_int(x, env, st->lo, &lo) || !eval_int(x, env, st->hi, &hi))
         return;
+    /* counted before unrolling, so a huge range fails at once; the two
+     * passes each unroll every loop, so each has its own count */
+    int64_t *used = &x->iterations[decls];
+    if (hi > lo) {
+        uint64_t n = (uint64_t)hi - (uint64_t)lo;
+        if (n > (uint64_t)(MAX_ITERATIONS - *used)) {
+            if (!x->too_big_reported)
+                error_at(x->c, loc_merge(st->lo->loc, st->hi->loc),
+                         "this loop runs %llu times, which takes the model past %d unrolled loop iterations",
+                         (unsigned long long)n, MAX_ITERATIONS);
+            x->too_big_reported = true;
+            return;
+        }
+        *used += (int64_t)n;
+    }
     for (int64_t k = lo; k < hi && !x->too_big_reported; k++) {
         Env inner = *env;
         if (!env_push(x, &inner, st->name->text, k, st->name->loc))

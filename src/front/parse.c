@@ -115,27 +115,36 @@ static bool parse_one(Ctx *c, const SourceFile *f, Parser *p)
     return rc == 0 && c->nerrors == errors;
 }
 
-/* Only regular files: importing a device or a fifo would hang or read forever. */
-static bool readable_file(const char *path)
+/* Only regular files: importing a device or a fifo would hang or read
+ * forever.  A candidate that exists but is not one is remembered in
+ * *other, so the error can say what it found instead of "cannot find". */
+static bool readable_file(const char *path, const char **other)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+    if (stat(path, &st) != 0)
+        return false;
+    if (!S_ISREG(st.st_mode)) {
+        if (!*other)
+            *other = path;
+        return false;
+    }
+    return access(path, R_OK) == 0;
 }
 
 /* The file an import names: beside the importing file first, then in each
  * -I directory in order, as a C compiler searches "quoted" includes. */
-static char *find_import(Ctx *c, const SourceFile *from, const char *name)
+static char *find_import(Ctx *c, const SourceFile *from, const char *name, const char **other)
 {
     if (name[0] == '/')
-        return readable_file(name) ? arena_strdup(c->arena, name) : NULL;
+        return readable_file(name, other) ? arena_strdup(c->arena, name) : NULL;
     const char *slash = strrchr(from->name, '/');
     char *here = slash ? arena_printf(c->arena, "%.*s/%s", (int)(slash - from->name), from->name, name)
                        : arena_strdup(c->arena, name);
-    if (readable_file(here))
+    if (readable_file(here, other))
         return here;
     for (int i = 0; i < c->opts->ninclude_dirs; i++) {
         char *p = arena_printf(c->arena, "%s/%s", c->opts->include_dirs[i], name);
-        if (readable_file(p))
+        if (readable_file(p, other))
             return p;
     }
     return NULL;
@@ -160,7 +169,15 @@ static void load_imports(Ctx *c, ImportState *st, const SourceFile *from, Vec *i
 {
     for (int i = 0; i < imports->len; i++) {
         Expr *imp = VEC_AT(imports, i);
-        char *path = find_import(c, from, imp->text);
+        const char *other = NULL;
+        char *path = find_import(c, from, imp->text, &other);
+        if (!path && other) {
+            struct stat st;
+            bool dir = stat(other, &st) == 0 && S_ISDIR(st.st_mode);
+            error_at(c, imp->loc, "cannot import '%s': %s is %s", imp->text, other,
+                     dir ? "a directory" : "not a regular file");
+            continue;
+        }
         if (!path) {
             error_at(c, imp->loc, "cannot find '%s' beside %s%s", imp->text, from->name,
                      c->opts->ninclude_dirs ? " or in the -I directories" : " (add a directory with -I DIR)");

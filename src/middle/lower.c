@@ -447,6 +447,7 @@ bool lower(Ctx *c)
     g->outputs = vec_new(c);
     g->calls = vec_new(c);
     g->name = c->model->name->text;
+    g->name_loc = c->model->name->loc;
     Vec *dims = c->model->dims;
     g->dim_locs = arena_alloc(c->arena, (size_t)((dims ? dims->len : 0) + 1) * sizeof *g->dim_locs);
     for (int i = 0; dims && i < dims->len; i++)

@@ -227,6 +227,7 @@ typedef struct CallSite {
 
 struct Graph {
     const char *name; /* the model's */
+    Loc name_loc;     /* where the model's name is written */
     Vec *values;  /* every Value, by id */
     Vec *nodes;   /* schedule order */
     Vec *inputs;  /* V_INPUT, declaration order */

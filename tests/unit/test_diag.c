@@ -309,6 +309,39 @@ static void loc_merge_spans_both(void **state)
     assert_string_equal(loc_text(f->c, (Loc){.file = s, .begin = 2, .end = 2}), "");
 }
 
+/* A file must not drive the terminal: ESC and BEL in the line, the file
+ * name and the message are shown as \xHH, and the caret moves past the 4
+ * columns each takes. */
+static void control_bytes_are_escaped_and_the_caret_follows(void **state)
+{
+    Fixture *f = *state;
+    SourceFile *s = src(f, "t\033]0;x\007.amp", "y = \033[31mq\007 + x\n");
+    error_at(f->c, find(s, "+ x"), "no '%s'", "\033[2J");
+    assert_string_equal(output(f), "t\\x1b]0;x\\x07.amp:1:13: error: no '\\x1b[2J'\n"
+                                   "    1 | y = \\x1b[31mq\\x07 + x\n"
+                                   "      |                   ^~~\n");
+}
+
+/* An escaped byte under the range is underlined for all its columns. */
+static void escaped_byte_in_the_range_is_underlined_whole(void **state)
+{
+    Fixture *f = *state;
+    SourceFile *s = src(f, "t.amp", "a = b\001c\n");
+    error_at(f->c, find(s, "b\001c"), "here");
+    assert_string_equal(output(f), "t.amp:1:5: error: here\n"
+                                   "    1 | a = b\\x01c\n"
+                                   "      |     ^~~~~~\n");
+}
+
+/* The C1 controls in UTF-8 (U+009B is CSI to some terminals) too; other
+ * UTF-8 passes through. */
+static void utf8_c1_controls_are_escaped(void **state)
+{
+    Fixture *f = *state;
+    error_plain(f->c, "x\302\233y \303\251");
+    assert_string_equal(output(f), "ampc: error: x\\xc2\\x9by \303\251\n");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -333,6 +366,9 @@ int main(void)
         T(line_and_column_are_one_based_bytes),
         T(utf8_columns_count_bytes),
         T(loc_merge_spans_both),
+        T(control_bytes_are_escaped_and_the_caret_follows),
+        T(escaped_byte_in_the_range_is_underlined_whole),
+        T(utf8_c1_controls_are_escaped),
     };
 #undef T
     return cmocka_run_group_tests_name("diag", tests, NULL, NULL);

@@ -1,0 +1,189 @@
+#!/bin/sh
+# tests/hostile/run.sh BUILD: the hostile-input corpus.  Inputs an attacker or
+# a careless user would give ampc, each run under a CPU-time, wall-time and
+# memory bound, checked for its documented exit code (docs/cli.md: 1 input
+# error, 2 usage, 3 I/O or environment; never 4 or a signal) and for the
+# message it must print.  Cases that could lose data also check that no file
+# was damaged.  Then every file of the fuzzers' seed corpora and saved
+# crashers goes through the same bounds and must exit 0, 1, 2 or 3.
+#
+# Prints ok/FAIL per case and a last line "N passed, M failed"; exits
+# non-zero on any failure.  Everything it writes is under BUILD/hostile.
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 2
+AMPC=$(cd "$BUILD" && pwd)/ampc
+CASES=$ROOT/tests/hostile/cases
+W=$(cd "$BUILD" && pwd)/hostile
+rm -rf "$W" && mkdir -p "$W" || exit 2
+# each case's bounds: generous for a model of a few lines, small enough that
+# a hang or a runaway allocation fails the case instead of the machine
+MEM_KB=${HOSTILE_MEM_KB:-1000000}
+CPU_S=${HOSTILE_CPU_S:-10}
+WALL_S=${HOSTILE_WALL_S:-20}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# bounded CMD...: run CMD in $W under the bounds, stdin from /dev/null,
+# stdout to $W/out, stderr to $W/err; sets rc.
+bounded() {
+    (cd "$W" && ulimit -v "$MEM_KB" && ulimit -t "$CPU_S" && exec timeout -s KILL "$WALL_S" "$@") \
+        </dev/null >"$W/out" 2>"$W/err"
+    rc=$?
+}
+
+# expect NAME RC PATTERN CMD...: CMD exits RC and its stderr matches the
+# extended regular expression PATTERN.
+expect() {
+    name=$1 want=$2 pat=$3
+    shift 3
+    bounded "$@"
+    if [ "$rc" -ne "$want" ]; then
+        bad "$name: exit $rc, expected $want"
+        sed 's/^/    /' "$W/err" | head -5
+    elif [ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/err"; then
+        bad "$name: stderr does not match /$pat/"
+        sed 's/^/    /' "$W/err" | head -5
+    else
+        ok "$name"
+    fi
+}
+
+# same NAME FILE COPY: FILE still has COPY's bytes.
+same() {
+    if cmp -s "$2" "$3"; then ok "$1"; else bad "$1"; fi
+}
+
+# ---- 1. an output that is an input or another output --------------------------
+cp "$CASES/uses_lib.amp" "$CASES/lib.amp" "$W/" && cp "$W/uses_lib.amp" "$W/uses_lib.orig" &&
+    cp "$W/lib.amp" "$W/lib.orig"
+expect "-o the input is refused" 2 "the output uses_lib.amp is the input" "$AMPC" uses_lib.amp -o uses_lib.amp
+same "-o the input: the input is intact" "$W/uses_lib.amp" "$W/uses_lib.orig"
+expect "--header=the input is refused" 2 "the header uses_lib.amp is the input" \
+    "$AMPC" uses_lib.amp -o x.c --header=uses_lib.amp
+expect "-MF the input is refused" 2 "the depfile uses_lib.amp is the input" "$AMPC" uses_lib.amp -o x.c -MF uses_lib.amp
+same "-MF the input: the input is intact" "$W/uses_lib.amp" "$W/uses_lib.orig"
+expect "an output that is an import is refused" 2 "the header lib.amp is the input lib.amp" \
+    "$AMPC" uses_lib.amp -o x.c --header=lib.amp
+same "an output that is an import: the import is intact" "$W/lib.amp" "$W/lib.orig"
+ln -f "$W/lib.amp" "$W/hardlink.amp"
+expect "an output that is a hard link to an import is refused" 2 "is the input" \
+    "$AMPC" uses_lib.amp -o hardlink.amp
+expect "--header equal to -o is refused" 2 "the output and the header are the same file" \
+    "$AMPC" uses_lib.amp -o y.c --header=./y.c
+expect "-MF equal to the header is refused" 2 "the header and the depfile are the same file" \
+    "$AMPC" uses_lib.amp -o y.c -MF y.h
+if [ -e "$W/x.c" ] || [ -e "$W/y.c" ]; then bad "a refused compilation writes no output"; else ok "a refused compilation writes no output"; fi
+expect "-o /dev/null --header=/dev/null is allowed" 0 "" "$AMPC" uses_lib.amp -o /dev/null --header=/dev/null
+
+# ---- 3. loops: every iteration counts, empty bodies too ----------------------
+G=$ROOT/tests/golden
+expect "for 0..2^63-1 with an empty body stops at once" 1 "^err_for_iteration_limit.amp:5:12: error: this loop runs" \
+    sh -c "cd '$G' && exec '$AMPC' err_for_iteration_limit.amp -o '$W/x.c'"
+expect "nested empty loops are counted" 1 "^err_for_iteration_limit_nested.amp:5:14: error: this loop runs" \
+    sh -c "cd '$G' && exec '$AMPC' err_for_iteration_limit_nested.amp -o '$W/x.c'"
+printf 'model M(B) {\n  input x: f32[B, 4]\n  for i in 0..1000000000 { }\n  output x\n}\n' >"$W/for_1e9.amp"
+expect "for 0..10^9 with an empty body stops at once" 1 "for_1e9.amp:3:12: error: this loop runs 1000000000 times" \
+    "$AMPC" for_1e9.amp -o x.c
+
+# ---- 6. a NUL byte is an error in the model, located -------------------------
+printf 'model M(B) {\n  input x: f32[B]\n  y = x\000\n  output y\n}\n' >"$W/nul.amp"
+expect "a NUL byte: exit 1 at its line and column" 1 "^nul.amp:3:8: error: a NUL byte" "$AMPC" nul.amp -o x.c
+expect "a NUL byte on standard input: exit 1 at its line and column" 1 "^<stdin>:3:8: error: a NUL byte" \
+    sh -c "exec '$AMPC' - -o x.c <nul.amp"
+printf 'import "nul.amp"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W/imports_nul.amp"
+expect "a NUL byte in an import: exit 1 at its line and column" 1 "^nul.amp:3:8: error: a NUL byte" \
+    "$AMPC" imports_nul.amp -o x.c
+
+# ---- 16. an import of a directory or a device ---------------------------------
+expect "an import of a directory says it is one" 1 "^err_import_directory.amp:2:8: error: cannot import '../golden': ../golden is a directory" \
+    sh -c "cd '$G' && exec '$AMPC' err_import_directory.amp -o '$W/x.c'"
+printf 'import "/dev/zero"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W/imports_dev.amp"
+expect "an import of a device is refused unread" 1 "^imports_dev.amp:1:8: error: cannot import '/dev/zero': /dev/zero is not a regular file" \
+    "$AMPC" imports_dev.amp -o x.c
+
+# ---- 8. control bytes from the source never reach the terminal raw ------------
+# clean NAME: the last case's stderr holds no control byte but newline and tab
+clean() {
+    if tr -d '\n\t' <"$W/err" | LC_ALL=C grep -q '[[:cntrl:]]'; then bad "$1"; else ok "$1"; fi
+}
+printf 'import "\033]0;owned\007"\nmodel N(B) {\n  input x: f32[B]\n  output x\n}\n' >"$W/escapes.amp"
+expect "an escape sequence in an import's name is shown escaped" 1 "cannot find '.x1b\\]0;owned.x07'" \
+    "$AMPC" escapes.amp -o x.c
+clean "an escape sequence in an import's name: no raw control byte on stderr"
+printf 'model N(B) {\n  input x: f32[B]\n  y = q\007 + x\n  output y\n}\n' >"$W/bel.amp"
+expect "a BEL in the source is shown escaped" 1 "^bel.amp:3:8: error: invalid character" "$AMPC" bel.amp -o x.c
+clean "a BEL in the source: no raw control byte on stderr"
+
+# ---- 9. a failed write on standard output is reported (exit 3) ---------------
+# fresh copies: on a compiler that overwrites its input, section 1 ruined them
+cp "$CASES/uses_lib.amp" "$CASES/lib.amp" "$W/"
+if [ -w /dev/full ]; then
+    expect "-M > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp -M >/dev/full"
+    expect "--dump=lower > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp --dump=lower -o dump.c >/dev/full"
+    if [ -e "$W/dump.c" ]; then bad "--dump=lower > /dev/full writes no output"; else ok "--dump=lower > /dev/full writes no output"; fi
+    expect "--explain > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp --explain >/dev/full"
+    expect "-o - > /dev/full: exit 3 with a message" 3 "cannot write to standard output" \
+        sh -c "exec '$AMPC' uses_lib.amp -o - >/dev/full"
+else
+    echo "skip /dev/full cases: no writable /dev/full"
+fi
+
+# ---- 10. file names in #line and comments ------------------------------------
+# A newline, a quote, a backslash, '?' and an ESC in the model's name: under -g
+# the emitted C still compiles warning-free and holds no raw control byte.
+odd="$W/a
+b\"?\\c$(printf '\033').amp"
+cp "$CASES/lib_user.amp" "$odd"
+expect "a model file named with a newline compiles under -g" 0 "" "$AMPC" -g "$odd" -o odd.c
+if cc -std=c99 -Wall -Wextra -pedantic -Werror -I"$ROOT/runtime/include" -c -o /dev/null "$W/odd.c" 2>"$W/err"; then
+    ok "its #line directives and comments compile warning-free"
+else
+    bad "its #line directives and comments compile warning-free"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+if tr -d '\n\t' <"$W/odd.c" | LC_ALL=C grep -q '[[:cntrl:]]'; then bad "no raw control byte in the emitted C"; else ok "no raw control byte in the emitted C"; fi
+expect "a header name that #include cannot hold is refused" 2 "cannot stand in #include" \
+    "$AMPC" -g "$odd"
+
+# ---- 5. huge inputs stop early; out of memory is exit 3 ---------------------
+yes '  y = relu(x)' | head -n 400000 >"$W/huge_body.amp"
+{ printf 'model M(B) {\n  input x: f32[B]\n'; cat "$W/huge_body.amp"; printf '  output x\n}\n'; } >"$W/huge.amp"
+expect "a 5 MB model stops at the source limit, located" 1 "^huge.amp:[0-9]+:[0-9]+: error: the model's sources pass 4 MiB" \
+    "$AMPC" huge.amp -o x.c
+expect "an endless standard input (yes model) stops at the source limit" 1 "^<stdin>:[0-9]+:[0-9]+: error: the model's sources pass" \
+    sh -c "yes model | exec '$AMPC' - -o x.c"
+# ulimit -v inside: the compiler, not the shell, must meet the limit
+expect "out of memory: exit 3 with a message" 3 "^ampc: error: out of memory" \
+    sh -c "ulimit -v 60000 && exec '$AMPC' '$ROOT/tests/fuzz/crashers/resolve-lookup-quadratic-timeout.amp' -o x.c"
+
+# ---- the fuzzers' corpora -------------------------------------------------------
+# Each seed and saved crasher compiles or fails with a documented code, within
+# the bounds (the weights files through --embed-weights).
+for f in tests/fuzz/corpus/frontend/* tests/fuzz/crashers/*; do
+    [ -f "$f" ] || continue
+    bounded "$AMPC" "$ROOT/$f" -o "$W/corpus.c" -I "$ROOT/tests/fuzz/imports"
+    case $rc in
+        0|1|2|3) corpus_ok=$((${corpus_ok:-0} + 1)) ;;
+        *) bad "$f: exit $rc"; sed 's/^/    /' "$W/err" | head -3 ;;
+    esac
+done
+for f in tests/fuzz/corpus/safetensors/* tests/fuzz/crashers-safetensors/*; do
+    [ -f "$f" ] || continue
+    bounded "$AMPC" "$CASES/lib_user.amp" -o "$W/corpus.c" --embed-weights="$ROOT/$f"
+    case $rc in
+        0|1|2|3) corpus_ok=$((${corpus_ok:-0} + 1)) ;;
+        *) bad "$f (--embed-weights): exit $rc"; sed 's/^/    /' "$W/err" | head -3 ;;
+    esac
+done
+ok "${corpus_ok:-0} fuzz corpus files exit 0-3 within the bounds"
+
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
