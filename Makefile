@@ -127,8 +127,11 @@ $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS_RUNTIME) $(DEPFLAGS) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a $(LDFLAGS) -lcmocka -lm -lpthread $(MPI_LIBS)
 
+# The cmocka tests of each compiler module, then the structure check: the
+# layers depend one way, and no file or function outgrows its limit.
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+	sh tests/unit/structure.sh $(BUILD)
 
 # Every runtime test, then those whose kernels the optimized sets override
 # again under each AMPRT_ISA this CPU supports.

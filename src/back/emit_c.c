@@ -737,6 +737,93 @@ static void emit_prepared_cast(Emitter *e, Node *n)
                e->prefix, cast, y);
 }
 
+/* A node whose result another call computes or stores (the training
+ * step's gradient sink, or a fused group, fuse.c): its comment says where,
+ * and no call of its own is written.  Returns false for any other node. */
+static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
+{
+    Ctx *c = e->c;
+    Buf *o = e->out;
+    Value *v = n->out;
+    if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
+        /* emit_train.c: the sink below widens and adds in one call, or
+         * the weight gradient's call above did */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "",
+                   e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
+                                                  : "added into the state's gradient below");
+        return true;
+    }
+    if (n->absorbed_by && n->absorbed_by->with_forward == n) {
+        /* fuse.c: a loss computed by its gradient's call, into its output */
+        e->cname[v->id] = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed with its gradient below */\n", comment_name(c, n->loc.file->name),
+                   line, what, n->why ? n->why : "");
+        return true;
+    }
+    if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
+        /* fuse.c: written by the linear's or max_pool's gradient, or the
+         * sum, above */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s above */\n", comment_name(c, n->loc.file->name), line, what,
+                   n->why ? n->why : "",
+                   n->absorbed_by->op->id == OP_ADD
+                       ? "sum"
+                       : arena_printf(c->arena, "%s's gradient", n->absorbed_by->fwd->op->name));
+        return true;
+    }
+    if (n->absorbed_by) {
+        /* fuse.c: computed inside the call of its group's last node */
+        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", comment_name(c, n->loc.file->name), line,
+                   what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
+        if (n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n) {
+            /* kept by that call for the gradient nodes (post.raw) */
+            declare_slot(e, v, v->name ? v->name : arena_printf(c->arena, "t%d", v->id), ", the convolution's own result");
+        }
+        return true;
+    }
+    return false;
+}
+
+/* #line back to the .amp source (-g): the path as given, so a debugger
+ * finds the file from the build's directory, as a C string: quotes,
+ * backslashes and '?' (trigraphs) escaped, and bytes outside printable
+ * ASCII (a newline would end the directive) in octal, which the compiler
+ * turns back into the same bytes. */
+static void emit_line_directive(Buf *o, int line, const char *path)
+{
+    buf_printf(o, "#line %d \"", line);
+    for (const char *s = path; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch >= 0x7f)
+            buf_printf(o, "\\%03o", ch);
+        else
+            buf_printf(o, "%s%c", ch == '"' || ch == '\\' || ch == '?' ? "\\" : "", ch);
+    }
+    buf_puts(o, "\"\n");
+}
+
+/* The ops called by kernel form (emit_kernel_form) have kernels for the
+ * floating dtypes only; reports any other operand or result dtype. */
+static bool kernel_form_dtypes_ok(Emitter *e, Node *n)
+{
+    Ctx *c = e->c;
+    DType t = n->out->type.dtype;
+    for (int k = 0; k < n->nin; k++) {
+        bool index = n->op->form == FORM_NLL_LOSS && k == 1;
+        bool from_int = n->op->id == OP_CAST && k == 0 && (dtype_is_float(t) || t == DT_BOOL);
+        if (n->in[k] && !index && !from_int && !supported_dtype(n->in[k]->type.dtype)) {
+            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet",
+                     n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(n->in[k]->type.dtype));
+            return false;
+        }
+    }
+    if (!supported_dtype(t)) {
+        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet",
+                 n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(t));
+        return false;
+    }
+    return true;
+}
+
 void emit_node(Emitter *e, Node *n)
 {
     Ctx *c = e->c;
@@ -757,75 +844,13 @@ void emit_node(Emitter *e, Node *n)
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
-    if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
-        /* emit_train.c: the sink below widens and adds in one call, or
-         * the weight gradient's call above did */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "",
-                   e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
-                                                  : "added into the state's gradient below");
+    if (emit_absorbed(e, n, what, line))
         return;
-    }
-    if (n->absorbed_by && n->absorbed_by->with_forward == n) {
-        /* fuse.c: a loss computed by its gradient's call, into its output */
-        e->cname[v->id] = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed with its gradient below */\n", comment_name(c, n->loc.file->name),
-                   line, what, n->why ? n->why : "");
-        return;
-    }
-    if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
-        /* fuse.c: written by the linear's or max_pool's gradient, or the
-         * sum, above */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s above */\n", comment_name(c, n->loc.file->name), line, what,
-                   n->why ? n->why : "",
-                   n->absorbed_by->op->id == OP_ADD
-                       ? "sum"
-                       : arena_printf(c->arena, "%s's gradient", n->absorbed_by->fwd->op->name));
-        return;
-    }
-    if (n->absorbed_by) {
-        /* fuse.c: computed inside the call of its group's last node */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", comment_name(c, n->loc.file->name), line,
-                   what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
-        if (n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n) {
-            /* kept by that call for the gradient nodes (post.raw) */
-            declare_slot(e, v, v->name ? v->name : arena_printf(c->arena, "t%d", v->id), ", the convolution's own result");
-        }
-        return;
-    }
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "");
-    if (c->opts->line_directives) {
-        /* the path as given, so a debugger finds the file from the build's
-         * directory, as a C string: quotes, backslashes and '?' (trigraphs)
-         * escaped, and bytes outside printable ASCII (a newline would end
-         * the directive) in octal, which the compiler turns back into the
-         * same bytes */
-        buf_printf(o, "#line %d \"", line);
-        for (const char *s = n->loc.file->name; *s; s++) {
-            unsigned char ch = (unsigned char)*s;
-            if (ch < 0x20 || ch >= 0x7f)
-                buf_printf(o, "\\%03o", ch);
-            else
-                buf_printf(o, "%s%c", ch == '"' || ch == '\\' || ch == '?' ? "\\" : "", ch);
-        }
-        buf_puts(o, "\"\n");
-    }
-
-    bool legacy = n->op->form != FORM_OP;
-    for (int k = 0; legacy && k < n->nin; k++) {
-        bool index = n->op->form == FORM_NLL_LOSS && k == 1;
-        bool from_int = n->op->id == OP_CAST && k == 0 && (dtype_is_float(t) || t == DT_BOOL);
-        if (n->in[k] && !index && !from_int && !supported_dtype(n->in[k]->type.dtype)) {
-            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet",
-                     n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(n->in[k]->type.dtype));
-            return;
-        }
-    }
-    if (legacy && !supported_dtype(t)) {
-        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet",
-                 n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(t));
+    if (c->opts->line_directives)
+        emit_line_directive(o, line, n->loc.file->name);
+    if (n->op->form != FORM_OP && !kernel_form_dtypes_ok(e, n))
         return;
-    }
-
     if (n->op->form == FORM_CAST && e->prep_cast && e->prep_cast[v->id] != -1) {
         emit_prepared_cast(e, n);
         return;
