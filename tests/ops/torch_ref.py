@@ -121,6 +121,7 @@ def unary(t):
         o_tan=torch.tan(x), o_erfinv=torch.erfinv(x * 0.875), o_expm1=torch.expm1(x), o_log10=torch.log10(q),
         o_log2=torch.log2(q), o_log1p=torch.log1p(x * 0.5),
         o_gelu=F.gelu(x * 3), o_gelu_tanh=F.gelu(x * 3, approximate="tanh"), o_silu=F.silu(x * 3),
+        o_hardswish=F.hardswish(x * 5),
         o_softplus=F.softplus(x * 3), o_softplus_bt=F.softplus(x * 30, beta=2, threshold=5),
         o_clamp=torch.clamp(x, -0.5, 0.3), o_clamp_min=torch.clamp(x, min=0), o_clamp_max=x.clamp(max=0.1),
         o_pow_s=torch.pow(q, 2.5), o_pow_i=torch.pow(x, 3), o_pow_t=torch.pow(q, x), o_pow_neg=q.pow(-0.5),

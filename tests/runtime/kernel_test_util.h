@@ -286,6 +286,10 @@ static KTU_UNUSED int close_to(amp_dtype t, long double y, long double oracle, l
         return isnan(y);
     if (isinf(oracle) || fabsl(oracle) > max_finite(t) * (1.0L + 2.0L * u))
         return isinf(y) && (y > 0) == (oracle > 0);
+    /* at or past half an ulp beyond the largest finite value (allowing for
+     * acc), infinity is the correct rounding: 2^16 is inf in f16 */
+    if (isinf(y) && (y > 0) == (oracle > 0) && fabsl(oracle) + (1.0L + u) * acc >= max_finite(t) * (1.0L + u / 2))
+        return 1;
     return fabsl(y - oracle) <= u * fabsl(oracle) + (1.0L + u) * acc + underflow_floor(t);
 }
 

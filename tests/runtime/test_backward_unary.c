@@ -20,6 +20,11 @@ static const double t_abs[] = { 1.0, 0.5833333333333333, 0.16666666666666663, 0.
 static const double t_gelu[] = { 0.03761108590814519, 0.04860069117615036, -0.044612038862148345, 0.12499999999999997, 0.535153198487769, 1.1735917598033268, 1.5179184708062758 };
 static const double t_gelu_tanh[] = { 0.03795157621266618, 0.048395715576706466, -0.044617424726866355, 0.12499999999999997, 0.5351058896137075, 1.173211090832931, 1.5173762499464543 };
 static const double t_silu[] = { 0.09940111134152683, -0.0421922014082994, -0.05870333161351953, 0.12499999999999997, 0.46319463893937574, 1.0049763878607774, 1.632156159022754 };
+static const double t_hardswish[] = { 0.33333333333333337, -0.09722222222222222, -0.06666666666666665, 0.12499999999999997, 0.42222222222222217, 0.9027777777777777, 2.25 };
+/* hardswish's pieces meet at -3 and 3, both in the middle piece; a NaN x gets dy */
+static const double hsx[] = { -4.0, -3.0, 3.0, 4.0, NAN };
+static const double hsdy[] = { 1.0, 1.0, 1.0, 1.0, 1.0 };
+static const double t_hardswish_edges[] = { 0.0, -0.5, 1.5, 1.0, 1.0 };
 static const double t_sigmoid[] = { -0.07010371654510815, -0.1146902943908644, -0.040743051948457634, 0.062499999999999986, 0.16017383049435274, 0.21299626101160532, 0.06776498959636801 };
 static const double t_tanh[] = { -0.02659222668316057, -0.24498503260818189, -0.15252282697110484, 0.24999999999999994, 0.5704258573874518, 0.45497220341519495, 0.01479905574816025 };
 static const double t_exp[] = { -0.0820849986238988, -0.21459634068334132, -0.12346970344695295, 0.24999999999999994, 0.9945497984275136, 2.944805314163965, 30.128305384781502 };
@@ -185,11 +190,12 @@ static void test_unary_torch(void **state)
 {
     (void)state;
 #define UX(op) expect_unary_torch(#op, 7, ux, udy, t_##op)
-    UX(relu); UX(abs); UX(gelu); UX(gelu_tanh); UX(silu); UX(sigmoid); UX(tanh); UX(exp); UX(sinh); UX(cosh); UX(expm1);
+    UX(relu); UX(abs); UX(gelu); UX(gelu_tanh); UX(silu); UX(hardswish); UX(sigmoid); UX(tanh); UX(exp); UX(sinh); UX(cosh); UX(expm1);
 #define UP(op) expect_unary_torch(#op, 5, upx, updy, t_##op)
     UP(log); UP(sqrt); UP(rsqrt); UP(reciprocal); UP(log10); UP(log2); UP(log1p);
 #define UU(op) expect_unary_torch(#op, 5, uux, uudy, t_##op)
     UU(acos); UU(asin); UU(tan); UU(erfinv);
+    expect_unary_torch("hardswish", 5, hsx, hsdy, t_hardswish_edges);
 }
 
 /* ---- unary with parameters ------------------------------------------------ */

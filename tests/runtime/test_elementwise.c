@@ -165,6 +165,7 @@ static void unary_range(int op, double *lo, double *hi)
     case U_expm1: *lo = -20.0; *hi = 90.0; break;
     case U_sigmoid: case U_silu: *lo = -120.0; *hi = 120.0; break;
     case U_gelu: case U_gelu_tanh: *lo = -10.0; *hi = 10.0; break;
+    case U_hardswish: *lo = -8.0; *hi = 8.0; break; /* all three pieces */
     default: break;
     }
 }
@@ -195,6 +196,13 @@ static long double unary_oracle(int op, long double x, long double u, long doubl
     case U_gelu: o = x * 0.5L * (1.0L + erfl(x * SQRT1_2)); break;
     case U_gelu_tanh: o = 0.5L * x * (1.0L + tanhl(GELU_BETA * (x + GELU_KAPPA * x * x * x))); break;
     case U_silu: o = x / (1.0L + expl(-x)); break;
+    case U_hardswish: {
+        /* x r / 6 in PyTorch's order: x r overflows the compute type for
+         * the largest x, giving inf there, as PyTorch's kernel does */
+        long double r = fminl(fmaxl(x + 3.0L, 0.0L), 6.0L);
+        o = fabsl(x * r) > amax ? copysignl(INFINITY, x) : x * r / 6.0L;
+        break;
+    }
     default: fail_msg("no oracle for unary op %d", op); return 0;
     }
     lib = 4.0L * u * fabsl(o); /* one libm call, or a couple of roundings */

@@ -20,7 +20,9 @@
  *      exp (dy*y), log (dy/x), sqrt (dy/(2y)), rsqrt (-dy*y^3/2),
  *      reciprocal (-dy*y^2), sigmoid (dy*y*(1-y)), tanh (dy*(1-y^2)),
  *      acos, asin, cosh, sinh, tan, erfinv, expm1, log10, log2, log1p,
- *      abs (sign(x), 0 at 0), gelu, gelu_tanh, silu: PyTorch's formulas.
+ *      abs (sign(x), 0 at 0), gelu, gelu_tanh, silu: PyTorch's formulas;
+ *      hardswish (0 below -3, dy (x/3 + 1/2) up to 3, dy above: PyTorch's
+ *      hardswish_backward, -3 and 3 included in the middle piece).
  *  add_relu_backward     relu_backward (y the relu's output, as its input
  *      and output) of add's a + b: the sum of two gradients of a relu's
  *      output going on through it, in one call, bit for bit add then
@@ -170,7 +172,7 @@
     U(acos, X, T, CT) U(asin, X, T, CT) U(cosh, X, T, CT) U(sinh, X, T, CT)               \
     U(tan, X, T, CT) U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT)            \
     U(log2, X, T, CT) U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT)               \
-    U(gelu_tanh, X, T, CT) U(silu, X, T, CT)
+    U(gelu_tanh, X, T, CT) U(silu, X, T, CT) U(hardswish, X, T, CT)
 #define AMP_UNARY_BACKWARD_ROW(op, X, T, CT)                                             \
     X(op##_backward_##T, void, (size_t n, const CT *x, const CT *y, const CT *dy, CT *dx), \
       (n, x, y, dy, dx))

@@ -23,6 +23,7 @@
  *   gelu       x/2 (1 + erf(x / sqrt 2))            (approximate='none')
  *   gelu_tanh  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *   silu       x sigmoid(x)
+ *   hardswish  x min(max(x + 3, 0), 6) / 6
  */
 #define AMP_UNARY_OPS(U, X, T, CT)                                                       \
     U(exp, X, T, CT) U(log, X, T, CT) U(sqrt, X, T, CT) U(rsqrt, X, T, CT)               \
@@ -30,7 +31,7 @@
     U(asin, X, T, CT) U(cosh, X, T, CT) U(sinh, X, T, CT) U(tan, X, T, CT)               \
     U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT) U(log2, X, T, CT)          \
     U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT) U(gelu_tanh, X, T, CT)         \
-    U(silu, X, T, CT)
+    U(silu, X, T, CT) U(hardswish, X, T, CT)
 
 /* Unary ops with two scalar parameters p0, p1; y may alias x:
  *   softplus     p0 = beta, p1 = threshold: x when beta x > threshold,
