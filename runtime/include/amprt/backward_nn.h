@@ -1,8 +1,9 @@
 /*
  * amprt/backward_nn.h - part of amprt.h (include that, not this): the
  * gradient kernels of the recurrent cells, conv_tbc, index_put,
- * grid_sampler and ctc_loss: the ops of src/emit_grad_nn.c whose gradient
- * is not composed from forward kernels by the code generator.
+ * grid_sampler and ctc_loss: the ops whose gradient rules (src/back/grad_rnn.c,
+ * grad_spatial.c, grad_shape.c, grad_loss.c) call a kernel of their own rather
+ * than composing forward kernels.
  *
  * Conventions are amprt.h's and amprt/backward.h's: T is f64, f32, bf16 or
  * f16; f32/bf16/f16 compute in f32 and f64 in f64; each output element is
