@@ -98,6 +98,38 @@ bool infer_float_unary(Ctx *c, Expr *call)
     return true;
 }
 
+/* sign, floor, ceil, round, trunc, frac: the input's dtype.  PyTorch keeps
+ * an integer dtype (sign a bool one too; frac refuses both), which the
+ * runtime has no kernel for: an error at the call, not a silent f32. */
+bool infer_rounding(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const char *name = call->op->name;
+    if (call->op->id == OP_ROUND) {
+        int64_t decimals;
+        if (!int_param(c, call, "decimals", 0, &decimals))
+            return false;
+        if (decimals != 0) {
+            error_at(c, named(call, "decimals")->loc, "round(decimals=%lld) has no runtime kernel yet; only "
+                     "decimals=0 is supported", (long long)decimals);
+            return false;
+        }
+    }
+    if (!dtype_is_float(x->type.dtype)) {
+        if (call->op->id == OP_FRAC || (x->type.dtype == DT_BOOL && call->op->id != OP_SIGN))
+            error_at(c, call->loc, "%s() is not defined for %s tensors in PyTorch", name, dtype_name(x->type.dtype));
+        else
+            error_at(c, call->loc, "%s() of %s keeps that dtype in PyTorch, but ampc's runtime has %s kernels for "
+                     "floating-point tensors only; convert the input first (x.float())", name,
+                     type_to_string(c, &x->type), name);
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
 /* ---- activations -------------------------------------------------------- */
 
 /* The scalar parameters of the activations that have them. */

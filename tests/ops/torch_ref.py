@@ -146,6 +146,18 @@ def activations(t):
 
 
 @model
+def math_(t):
+    x, n, h = t["x"], t["n"], t["h"]
+    return dict(
+        o_sin=torch.sin(x * 4), o_cos=torch.cos(x * 4), o_atan=torch.atan(x * 4), o_erf=torch.erf(x * 2),
+        o_erfc=torch.erfc(x * 3), o_sign=torch.sign(x), o_floor=torch.floor(x * 4.5), o_ceil=torch.ceil(x * 4.5),
+        o_round=torch.round(x * 4.5), o_round_half=torch.round(torch.floor(x * 8) * 0.5),
+        o_trunc=torch.trunc(x * 4.5), o_frac=torch.frac(x * 4.5), o_sin_m=x.sin(),
+        o_sin_int=torch.sin(n.double()), o_erf_int=torch.erf(n.double()), o_cos64=torch.cos(h * 4), o_round64=torch.round(h * 4.5),
+    )
+
+
+@model
 def binary(t):
     x, y, r, col, s, h, k = t["x"], t["y"], t["r"], t["col"], t["s"], t["h"], t["k"]
     q = y * y + 0.5

@@ -35,6 +35,18 @@ static const double t_selu_edges[] = { 0.08753061208026487, 1.0507009873554805, 
 static const double t_mish_edges[] = { -0.09339311453232084, 1.0211069109294435, 0.6, NAN, NAN, NAN };
 static const double t_softsign_edges[] = { 0.0625, 0.0625, 1.0, NAN, NAN, NAN };
 static const double t_logsigmoid_edges[] = { 0.9525741268224333, 0.04742587317756679, 0.5, NAN, 0.0, 1.0 };
+/* sign, floor, ceil, round, trunc: zeros_like; frac: dy */
+static const double t_sin[] = { 0.8011436155469337, -0.3151763450897482, -0.15922274818760096, 0.24999999999999994, 0.61404066266859, 0.585327498023818, -1.4849887449006682 };
+static const double t_cos[] = { -0.5984721441039564, -0.4908580744712729, -0.04925336777688991, -0.0, -0.259612228205767, -0.9115935668752212, -0.2116800120898008 };
+static const double t_atan[] = { -0.13793103448275862, -0.29166666666666663, -0.15290519877675837, 0.24999999999999994, 0.5747126436781608, 0.5416666666666666, 0.15 };
+static const double t_erf[] = { -0.00217828423035271, -0.24214604016201355, -0.17187681826982715, 0.2820947917738781, 0.6410275325595385, 0.44969978887231093, 0.00020887957792012178 };
+static const double t_erfc[] = { 0.00217828423035271, 0.24214604016201355, 0.17187681826982715, -0.2820947917738781, -0.6410275325595385, -0.44969978887231093, -0.00020887957792012178 };
+static const double t_sign[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_floor[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_ceil[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_round[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_trunc[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_frac[] = { -1.0, -0.5833333333333333, -0.16666666666666663, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 1.5 };
 /* the boundaries, -0, NaN and the infinities, one element at a time (PyTorch's scalar kernels) */
 static const double ex[] = { -3.0, 3.0, -0.0, NAN, INFINITY, -INFINITY };
 static const double edy[] = { 1.0, 1.0, 1.0, 1.0, 1.0, 1.0 };
@@ -222,6 +234,7 @@ static void test_unary_torch(void **state)
     UX(hardsigmoid); UX(selu); UX(mish); UX(softsign); UX(logsigmoid);
 #define UE(op) expect_unary_torch(#op, 6, ex, edy, t_##op##_edges)
     UE(hardsigmoid); UE(selu); UE(mish); UE(softsign); UE(logsigmoid);
+    UX(sin); UX(cos); UX(atan); UX(erf); UX(erfc); UX(sign); UX(floor); UX(ceil); UX(round); UX(trunc); UX(frac);
 }
 
 /* ---- unary with parameters ------------------------------------------------ */

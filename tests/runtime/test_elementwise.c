@@ -172,6 +172,9 @@ static void unary_range(int op, double *lo, double *hi)
     case U_mish: *lo = -20.0; *hi = 20.0; break; /* below, exp(x) is subnormal in f32 */
     case U_softsign: *lo = -50.0; *hi = 50.0; break;
     case U_logsigmoid: *lo = -40.0; *hi = 40.0; break;
+    case U_sin: case U_cos: case U_atan: *lo = -10.0; *hi = 10.0; break;
+    case U_erfc: *lo = -4.0; *hi = 9.0; break; /* erfc(9) is still normal in f32 */
+    case U_sign: case U_floor: case U_ceil: case U_round: case U_trunc: case U_frac: *lo = -6.0; *hi = 6.0; break;
     default: break;
     }
 }
@@ -216,11 +219,24 @@ static long double unary_oracle(int op, long double x, long double u, long doubl
     case U_mish: o = x * tanhl(log1pl(expl(x))); break;
     case U_softsign: o = x / (fabsl(x) + 1.0L); break;
     case U_logsigmoid: o = (x < 0.0L ? x : 0.0L) - log1pl(expl(-fabsl(x))); break;
+    case U_sin: o = sinl(x); break;
+    case U_cos: o = cosl(x); break;
+    case U_atan: o = atanl(x); break;
+    case U_erf: o = erfl(x); break;
+    case U_erfc: o = erfcl(x); break;
+    case U_sign: o = x > 0.0L ? 1.0L : x < 0.0L ? -1.0L : 0.0L; break; /* NaN gives 0, as PyTorch */
+    case U_floor: o = floorl(x); break;
+    case U_ceil: o = ceill(x); break;
+    case U_round: o = nearbyintl(x); break;
+    case U_trunc: o = truncl(x); break;
+    case U_frac: o = x - truncl(x); break;
     default: fail_msg("no oracle for unary op %d", op); return 0;
     }
     lib = 4.0L * u * fabsl(o); /* one libm call, or a couple of roundings */
     switch (op) {
-    case U_abs: *acc = 0.0L; break; /* exact */
+    case U_abs: case U_sign: case U_floor: case U_ceil: case U_round: case U_trunc: case U_frac:
+        *acc = 0.0L; /* exact */
+        break;
     case U_reciprocal: case U_sqrt: *acc = u * fabsl(o); break;
     case U_sigmoid: case U_silu:
         /* exp, 1 +, the division: 4 roundings relative to the result; and
@@ -337,6 +353,20 @@ static void test_unary_exact_cases(void **state)
         assert_true(isnan(get(&y, 3)));
         KCALL(&public_table, t, rsqrt, 4, x.data, y.data);
         assert_true(isinf(get(&y, 1)) && get(&y, 1) < 0); /* 1 / sqrt(-0) */
+        KCALL(&public_table, t, sign, 4, x.data, y.data);
+        assert_true(get(&y, 0) == 0.0L && get(&y, 1) == 0.0L && !signbit(get(&y, 1))); /* NaN and -0 give +0 */
+        KCALL(&public_table, t, floor, 4, x.data, y.data);
+        assert_true(get(&y, 1) == 0.0L && signbit(get(&y, 1)));
+        KCALL(&public_table, t, frac, 4, x.data, y.data);
+        assert_true(get(&y, 1) == 0.0L && !signbit(get(&y, 1))); /* -0 - -0 is +0 */
+        set(&x, 0, -0.5);
+        set(&x, 1, 0.5);
+        set(&x, 2, 1.5);
+        set(&x, 3, -2.5);
+        KCALL(&public_table, t, round, 4, x.data, y.data); /* ties to even */
+        assert_true(get(&y, 0) == 0.0L && signbit(get(&y, 0)));
+        assert_true(get(&y, 1) == 0.0L && !signbit(get(&y, 1)));
+        assert_true(get(&y, 2) == 2.0L && get(&y, 3) == -2.0L);
         tensor_free(&x);
         tensor_free(&y);
     }

@@ -26,8 +26,10 @@
  *      hardsigmoid (dy / 6 strictly between -3 and 3, else 0, NaN too; the
  *      1/6 is PyTorch's float constant 1.0f / 6.0f in every dtype, f64
  *      included); selu (scale, or alpha scale exp(x) for x <= 0); mish,
- *      softsign (autograd through x / (1 + |x|): 1 at 0), logsigmoid:
- *      PyTorch's formulas.
+ *      softsign (autograd through x / (1 + |x|): 1 at 0), logsigmoid, sin,
+ *      cos, atan, erf, erfc: PyTorch's formulas; sign, floor, ceil, round,
+ *      trunc: 0 everywhere (PyTorch's zeros_like, so a NaN dy gives 0);
+ *      frac: dy.
  *  add_relu_backward     relu_backward (y the relu's output, as its input
  *      and output) of add's a + b: the sum of two gradients of a relu's
  *      output going on through it, in one call, bit for bit add then
@@ -186,7 +188,9 @@
     U(log2, X, T, CT) U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT)               \
     U(gelu_tanh, X, T, CT) U(silu, X, T, CT) U(hardswish, X, T, CT)                      \
     U(hardsigmoid, X, T, CT) U(selu, X, T, CT) U(mish, X, T, CT) U(softsign, X, T, CT)   \
-    U(logsigmoid, X, T, CT)
+    U(logsigmoid, X, T, CT) U(sin, X, T, CT) U(cos, X, T, CT) U(atan, X, T, CT)          \
+    U(erf, X, T, CT) U(erfc, X, T, CT) U(sign, X, T, CT) U(floor, X, T, CT)              \
+    U(ceil, X, T, CT) U(round, X, T, CT) U(trunc, X, T, CT) U(frac, X, T, CT)
 #define AMP_UNARY_BACKWARD_ROW(op, X, T, CT)                                             \
     X(op##_backward_##T, void, (size_t n, const CT *x, const CT *y, const CT *dy, CT *dx), \
       (n, x, y, dy, dx))

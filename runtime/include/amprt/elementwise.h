@@ -32,6 +32,11 @@
  *   mish       x tanh(log1p(exp(x)))                     (-inf gives NaN)
  *   softsign   x / (1 + |x|)                             (+-inf give NaN)
  *   logsigmoid min(x, 0) - log1p(exp(-|x|))
+ *   sin cos atan erf erfc                         as C's libm
+ *   sign       1, -1, or 0 for +-0 and NaN (PyTorch's (0 < x) - (x < 0))
+ *   floor ceil trunc  as C's
+ *   round      to nearest, ties to even (nearbyint): round(-0.5) is -0
+ *   frac       x - trunc(x): keeps x's sign, +0 for +-0, NaN for +-inf
  */
 #define AMP_UNARY_OPS(U, X, T, CT)                                                       \
     U(exp, X, T, CT) U(log, X, T, CT) U(sqrt, X, T, CT) U(rsqrt, X, T, CT)               \
@@ -40,7 +45,10 @@
     U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT) U(log2, X, T, CT)          \
     U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT) U(gelu_tanh, X, T, CT)         \
     U(silu, X, T, CT) U(hardswish, X, T, CT) U(hardsigmoid, X, T, CT) U(selu, X, T, CT)   \
-    U(mish, X, T, CT) U(softsign, X, T, CT) U(logsigmoid, X, T, CT)
+    U(mish, X, T, CT) U(softsign, X, T, CT) U(logsigmoid, X, T, CT) U(sin, X, T, CT)     \
+    U(cos, X, T, CT) U(atan, X, T, CT) U(erf, X, T, CT) U(erfc, X, T, CT) U(sign, X, T, CT) \
+    U(floor, X, T, CT) U(ceil, X, T, CT) U(round, X, T, CT) U(trunc, X, T, CT)           \
+    U(frac, X, T, CT)
 
 /* Unary ops with two scalar parameters p0, p1; y may alias x:
  *   softplus     p0 = beta, p1 = threshold: x when beta x > threshold,
