@@ -35,8 +35,8 @@ void emit_unary(Emitter *e, Node *n, const char *y)
                numel_c(e, out_shape(n)), in_c(e, n, 0), y);
 }
 
-/* softplus, clamp and pow with a number exponent: y = f(x; p0, p1). */
-/* The kernel name and scalar parameters of softplus, clamp, pow(x, number). */
+/* The kernel name and scalar parameters (y = f(x; p0, p1)) of softplus,
+ * clamp, pow(x, number), relu6, hardtanh, leaky_relu, elu and celu. */
 const char *unary_params(Node *n, double *p0_out, double *p1_out)
 {
     DType ct = compute_dtype(n->out->type.dtype);
@@ -55,6 +55,28 @@ const char *unary_params(Node *n, double *p0_out, double *p1_out)
     case OP_POW:
         name = "pow_scalar";
         p0 = attr_number(n, "exponent", "1", ct);
+        break;
+    case OP_RELU6: /* PyTorch's relu6 is hardtanh(x, 0, 6) */
+        name = "hardtanh";
+        p1 = 6;
+        break;
+    case OP_HARDTANH:
+        p0 = attr_number(n, "min_val", "-1", ct);
+        p1 = attr_number(n, "max_val", "1", ct);
+        break;
+    case OP_LEAKY_RELU:
+        p0 = attr_number(n, "negative_slope", "0.01", ct);
+        break;
+    case OP_ELU:
+        p0 = attr_number(n, "alpha", "1", ct);
+        p1 = 1;
+        break;
+    case OP_CELU: /* elu(x, alpha, scale=1, input_scale=1/alpha), 1/alpha in double as PyTorch */
+        name = "elu";
+        p0 = attr_number(n, "alpha", "1", ct);
+        p1 = 1.0 / attr_number(n, "alpha", "1", DT_F64);
+        if (ct == DT_F32)
+            p1 = (float)p1; /* the parameters hold numbers of the compute type */
         break;
     default:
         ICE("no parameters known for %s", name);

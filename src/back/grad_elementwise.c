@@ -14,6 +14,8 @@
  */
 #include "emit.h"
 
+#include <string.h>
+
 /* add, sub, mul, div (tensor or number operands), neg */
 void grad_arith(Emitter *e, Node *b)
 {
@@ -91,7 +93,7 @@ void grad_unary(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const char *n = numel_c(e, ys_of(b));
     OpId id = f->op->id;
-    if (id == OP_SOFTPLUS || id == OP_CLAMP || (id == OP_POW && !f->in[1])) {
+    if (strcmp(f->op->emit_rule, "emit_unary_param") == 0 || (id == OP_POW && !f->in[1])) {
         double p0, p1;
         const char *name = unary_params(f, &p0, &p1);
         buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s);\n",

@@ -63,6 +63,7 @@ bool infer_cast(Ctx *c, Expr *call);
 bool infer_unary(Ctx *c, Expr *call);
 bool infer_binary(Ctx *c, Expr *call);
 bool infer_float_unary(Ctx *c, Expr *call);
+bool infer_rounding(Ctx *c, Expr *call);
 bool infer_activation(Ctx *c, Expr *call);
 bool infer_prelu(Ctx *c, Expr *call);
 bool infer_clamp(Ctx *c, Expr *call);

@@ -1,7 +1,7 @@
 /* types_elementwise.c: the type rules of the elementwise ops.
  *
  * Unary and binary arithmetic, the activations (gelu, silu, softplus,
- * prelu), clamp, pow, maximum/atan2, where, dropout, addcmul/addcdiv, and
+ * the hard, exponential and sigmoid-like units, prelu), clamp, pow, maximum/atan2, where, dropout, addcmul/addcdiv, and
  * the casts.  The result has the broadcast shape of the tensor operands;
  * its dtype is PyTorch's torch.result_type (promote_tensors and
  * promote_with_scalar in typecheck.c), and a Python number raises the
@@ -87,20 +87,87 @@ bool infer_float_unary(Ctx *c, Expr *call)
     if (!require_tensor(c, call, 0))
         return false;
     Expr *x = arg(call, 0);
+    if (call->op->id == OP_SOFTSIGN && x->type.dtype == DT_BOOL) {
+        /* PyTorch's x / (x.abs() + 1) fails in abs */
+        error_at(c, call->loc, "softsign() is not defined for bool tensors (abs of a bool tensor is not)");
+        return false;
+    }
     call->type = x->type;
     if (!dtype_is_float(x->type.dtype))
         call->type.dtype = DT_F32;
     return true;
 }
 
+/* sign, floor, ceil, round, trunc, frac: the input's dtype.  PyTorch keeps
+ * an integer dtype (sign a bool one too; frac refuses both), which the
+ * runtime has no kernel for: an error at the call, not a silent f32. */
+bool infer_rounding(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const char *name = call->op->name;
+    if (call->op->id == OP_ROUND) {
+        int64_t decimals;
+        if (!int_param(c, call, "decimals", 0, &decimals))
+            return false;
+        if (decimals != 0) {
+            error_at(c, named(call, "decimals")->loc, "round(decimals=%lld) has no runtime kernel yet; only "
+                     "decimals=0 is supported", (long long)decimals);
+            return false;
+        }
+    }
+    if (!dtype_is_float(x->type.dtype)) {
+        if (call->op->id == OP_FRAC || (x->type.dtype == DT_BOOL && call->op->id != OP_SIGN))
+            error_at(c, call->loc, "%s() is not defined for %s tensors in PyTorch", name, dtype_name(x->type.dtype));
+        else
+            error_at(c, call->loc, "%s() of %s keeps that dtype in PyTorch, but ampc's runtime has %s kernels for "
+                     "floating-point tensors only; convert the input first (x.float())", name,
+                     type_to_string(c, &x->type), name);
+        return false;
+    }
+    call->type = x->type;
+    return true;
+}
+
 /* ---- activations -------------------------------------------------------- */
 
-/* gelu, silu, softplus: PyTorch has them for floating types only. */
+/* The scalar parameters of the activations that have them. */
+static bool activation_params(Ctx *c, Expr *call)
+{
+    double a, b;
+    switch (call->op->id) {
+    case OP_SOFTPLUS: return float_param(c, call, "beta", 1, &a) && float_param(c, call, "threshold", 20, &b);
+    case OP_HARDTANH: return float_param(c, call, "min_val", -1, &a) && float_param(c, call, "max_val", 1, &b);
+    case OP_LEAKY_RELU: return float_param(c, call, "negative_slope", 0.01, &a);
+    case OP_ELU: return float_param(c, call, "alpha", 1, &a);
+    case OP_CELU:
+        if (!float_param(c, call, "alpha", 1, &a))
+            return false;
+        if (a == 0) {
+            error_at(c, named(call, "alpha")->loc, "alpha cannot be 0 for CELU");
+            return false;
+        }
+        return true;
+    default: return true;
+    }
+}
+
+/* gelu, silu, softplus, the hard and exponential units: PyTorch has them
+ * for floating types only, but for relu6 and hardtanh, which keep an
+ * integer dtype there (clamp); the runtime has no integer kernel for them. */
 bool infer_activation(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
         return false;
     Expr *x = arg(call, 0);
+    OpId id = call->op->id;
+    if ((id == OP_RELU6 || id == OP_HARDTANH) && !dtype_is_float(x->type.dtype)) {
+        error_at(c, call->loc, "%s() of %s keeps that dtype in PyTorch, but ampc's runtime has %s kernels for "
+                 "floating-point tensors only; convert the input first (x.float())", call->op->name,
+                 type_to_string(c, &x->type), call->op->name);
+        return false;
+    }
     if (!dtype_is_float(x->type.dtype)) {
         error_at(c, call->loc, "%s() is defined for floating-point tensors only, but this is %s", call->op->name,
                  type_to_string(c, &x->type));
@@ -115,11 +182,8 @@ bool infer_activation(Ctx *c, Expr *call)
             return false;
         }
     }
-    if (call->op->id == OP_SOFTPLUS) {
-        double beta, threshold;
-        if (!float_param(c, call, "beta", 1, &beta) || !float_param(c, call, "threshold", 20, &threshold))
-            return false;
-    }
+    if (!activation_params(c, call))
+        return false;
     call->type = x->type;
     return true;
 }

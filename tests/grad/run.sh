@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/grad/run.sh BUILD: every gradient rule of src/back/grad_*.c, proved.
+# tests/grad/run.sh BUILD [MODEL...]: every gradient rule of src/back/grad_*.c,
+# proved (every model, or the MODELs named).
 #
 # For every tests/grad/MODEL.amp (a small training model routing its
 # parameters through the ops with a gradient rule) and every target (tpu,
@@ -57,6 +58,11 @@ one() {
 }
 
 MODELS=$(cd "$HERE" && ls ./*.amp | sed 's|^\./||; s|\.amp$||')
+# models named after BUILD: only those
+if [ $# -gt 1 ]; then
+    shift
+    MODELS="$*"
+fi
 # the runs, JOBS at a time: each a background job, a new one started as
 # soon as the oldest finishes
 set --

@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/ops/run.sh BUILD: the op-by-op differential test against PyTorch.
+# tests/ops/run.sh BUILD [MODEL...]: the op-by-op differential test against
+# PyTorch (every model, or the MODELs named).
 #
 # For every tests/ops/MODEL.amp and every target (cpu, tpu, gpu):
 #   ampc MODEL.amp -t TARGET [--autocast] --emit=check  ->  one C program
@@ -88,6 +89,11 @@ MODELS=""
 for amp in "$HERE"/*.amp; do
     MODELS="$MODELS $(basename "$amp" .amp)"
 done
+# models named after BUILD: only those
+if [ $# -gt 1 ]; then
+    shift
+    MODELS="$*"
+fi
 
 # build and run every (model, target), JOBS at a time
 n=0

@@ -132,6 +132,32 @@ def unary(t):
 
 
 @model
+def activations(t):
+    x, h = t["x"], t["h"]
+    return dict(
+        o_relu6=F.relu6(x * 8), o_hardsigmoid=F.hardsigmoid(x * 5), o_hardtanh=F.hardtanh(x * 2),
+        o_hardtanh_mm=F.hardtanh(x * 8, min_val=-2, max_val=5), o_hardtanh_pos=F.hardtanh(x, -0.25, 0.5),
+        o_leaky_relu=F.leaky_relu(x), o_leaky_relu_s=F.leaky_relu(x, negative_slope=0.2),
+        o_leaky_relu_neg=F.leaky_relu(x, -0.5),
+        o_elu=F.elu(x * 5), o_elu_a=F.elu(x * 5, alpha=1.5), o_selu=F.selu(x * 5), o_celu=F.celu(x * 5),
+        o_celu_a=F.celu(x * 5, alpha=0.3), o_mish=F.mish(x * 5), o_softsign=F.softsign(x * 5),
+        o_logsigmoid=F.logsigmoid(x * 20), o_selu64=F.selu(h * 5), o_celu64=F.celu(h * 5, alpha=3),
+    )
+
+
+@model
+def math_(t):
+    x, n, h = t["x"], t["n"], t["h"]
+    return dict(
+        o_sin=torch.sin(x * 4), o_cos=torch.cos(x * 4), o_atan=torch.atan(x * 4), o_erf=torch.erf(x * 2),
+        o_erfc=torch.erfc(x * 3), o_sign=torch.sign(x), o_floor=torch.floor(x * 4.5), o_ceil=torch.ceil(x * 4.5),
+        o_round=torch.round(x * 4.5), o_round_half=torch.round(torch.floor(x * 8) * 0.5),
+        o_trunc=torch.trunc(x * 4.5), o_frac=torch.frac(x * 4.5), o_sin_m=x.sin(),
+        o_sin_int=torch.sin(n.double()), o_erf_int=torch.erf(n.double()), o_cos64=torch.cos(h * 4), o_round64=torch.round(h * 4.5),
+    )
+
+
+@model
 def binary(t):
     x, y, r, col, s, h, k = t["x"], t["y"], t["r"], t["col"], t["s"], t["h"], t["k"]
     q = y * y + 0.5

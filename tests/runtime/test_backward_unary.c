@@ -25,6 +25,31 @@ static const double t_hardswish[] = { 0.33333333333333337, -0.09722222222222222,
 static const double hsx[] = { -4.0, -3.0, 3.0, 4.0, NAN };
 static const double hsdy[] = { 1.0, 1.0, 1.0, 1.0, 1.0 };
 static const double t_hardswish_edges[] = { 0.0, -0.5, 1.5, 1.0, 1.0 };
+static const double t_hardsigmoid[] = { -0.1666666716337204, -0.09722222511967021, -0.02777777860562006, 0.04166666790843009, 0.11111111442248026, 0.1805555609365304, 0.0 };
+static const double t_selu[] = { -0.1443135819741343, -0.3772816851036415, -0.21707200424470904, 0.43952483521184404, 0.7004673249036536, 1.138259402968437, 1.5760514810332207 };
+static const double t_mish[] = { 0.10974357275018566, -0.03454310759514709, -0.06808514615595035, 0.14999999999999997, 0.5580116683611974, 1.1364559051081082, 1.5316603663941653 };
+static const double t_softsign[] = { -0.08163265306122447, -0.14583333333333331, -0.09861932938856013, 0.24999999999999994, 0.34013605442176875, 0.2708333333333333, 0.09375 };
+static const double t_logsigmoid[] = { -0.9241418199787564, -0.42645083753416946, -0.0957404194686098, 0.12499999999999997, 0.267541559925032, 0.29135320648416135, 0.07113880976635018 };
+static const double t_hardsigmoid_edges[] = { 0.0, 0.0, 0.1666666716337204, 0.0, 0.0, 0.0 };
+static const double t_selu_edges[] = { 0.08753061208026487, 1.0507009873554805, 1.7580993408473766, 1.0507009873554805, 1.0507009873554805, 0.0 };
+static const double t_mish_edges[] = { -0.09339311453232084, 1.0211069109294435, 0.6, NAN, NAN, NAN };
+static const double t_softsign_edges[] = { 0.0625, 0.0625, 1.0, NAN, NAN, NAN };
+static const double t_logsigmoid_edges[] = { 0.9525741268224333, 0.04742587317756679, 0.5, NAN, 0.0, 1.0 };
+/* sign, floor, ceil, round, trunc: zeros_like; frac: dy */
+static const double t_sin[] = { 0.8011436155469337, -0.3151763450897482, -0.15922274818760096, 0.24999999999999994, 0.61404066266859, 0.585327498023818, -1.4849887449006682 };
+static const double t_cos[] = { -0.5984721441039564, -0.4908580744712729, -0.04925336777688991, -0.0, -0.259612228205767, -0.9115935668752212, -0.2116800120898008 };
+static const double t_atan[] = { -0.13793103448275862, -0.29166666666666663, -0.15290519877675837, 0.24999999999999994, 0.5747126436781608, 0.5416666666666666, 0.15 };
+static const double t_erf[] = { -0.00217828423035271, -0.24214604016201355, -0.17187681826982715, 0.2820947917738781, 0.6410275325595385, 0.44969978887231093, 0.00020887957792012178 };
+static const double t_erfc[] = { 0.00217828423035271, 0.24214604016201355, 0.17187681826982715, -0.2820947917738781, -0.6410275325595385, -0.44969978887231093, -0.00020887957792012178 };
+static const double t_sign[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_floor[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_ceil[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_round[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_trunc[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+static const double t_frac[] = { -1.0, -0.5833333333333333, -0.16666666666666663, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 1.5 };
+/* the boundaries, -0, NaN and the infinities, one element at a time (PyTorch's scalar kernels) */
+static const double ex[] = { -3.0, 3.0, -0.0, NAN, INFINITY, -INFINITY };
+static const double edy[] = { 1.0, 1.0, 1.0, 1.0, 1.0, 1.0 };
 static const double t_sigmoid[] = { -0.07010371654510815, -0.1146902943908644, -0.040743051948457634, 0.062499999999999986, 0.16017383049435274, 0.21299626101160532, 0.06776498959636801 };
 static const double t_tanh[] = { -0.02659222668316057, -0.24498503260818189, -0.15252282697110484, 0.24999999999999994, 0.5704258573874518, 0.45497220341519495, 0.01479905574816025 };
 static const double t_exp[] = { -0.0820849986238988, -0.21459634068334132, -0.12346970344695295, 0.24999999999999994, 0.9945497984275136, 2.944805314163965, 30.128305384781502 };
@@ -56,6 +81,16 @@ static const double t_pow0[] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 static const double t_powm05[] = { NAN, NAN, INFINITY, -0.35355339059327373, -0.18144368465060579, -0.23397800710095018, NAN };
 static const double t_rpow[] = { -0.14660651709986483, -0.33804933302291373, -0.15271512197902581, 0.36219571395312183, 2.4146380930208124, 4.933900820469113, NAN };
 static const double t_rpow0[] = { INFINITY, INFINITY, -0.0, 0.0, 0.0, 0.0, NAN };
+/* hardtanh (min -0.5, max 1.5; defaults), relu6, leaky_relu (0.2; default), elu (alpha 1.5), celu (alpha 2) */
+static const double t_hardtanh[] = { 0.0, 0.0, -0.16666666666666663, 0.24999999999999994, 0.0, 0.0, 1.5 };
+static const double t_relu6[] = { 0.0, 0.0, 0.0, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 1.5 };
+static const double t_leaky_relu[] = { -0.2, -0.11666666666666665, -0.033333333333333326, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 0.30000000000000004 };
+static const double t_elu[] = { -0.20300292485491905, -0.5307143272485542, -0.24999999999999994, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 1.5 };
+static const double t_celu[] = { -0.36787944117144233, -0.45430045679165276, -0.16666666666666663, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 1.5 };
+static const double t_hardtanh_def[] = { 0.0, -0.5833333333333333, -0.16666666666666663, 0.24999999999999994, 0.0, 0.0, 1.5 };
+static const double t_leaky_def[] = { -0.01, -0.005833333333333333, -0.0016666666666666663, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 0.015 };
+static const double r6x[] = { -0.0, 0.0, 6.0, -1.0, 7.0 };
+static const double t_relu6_edges[] = { 0.0, 0.0, 0.0, 0.0, 0.0 };
 static const double pdy[] = { -1.0, -0.5833333333333333, -0.16666666666666663, 0.24999999999999994, 0.6666666666666666, 1.0833333333333333, 1.5 };
 static const double ba[] = { 1.0, NAN, 2.0, -1.0, 0.0, 0.0, 3.0 };
 static const double bb[] = { 1.0, 2.0, NAN, 1.0, -0.0, 2.0, 0.5 };
@@ -196,13 +231,17 @@ static void test_unary_torch(void **state)
 #define UU(op) expect_unary_torch(#op, 5, uux, uudy, t_##op)
     UU(acos); UU(asin); UU(tan); UU(erfinv);
     expect_unary_torch("hardswish", 5, hsx, hsdy, t_hardswish_edges);
+    UX(hardsigmoid); UX(selu); UX(mish); UX(softsign); UX(logsigmoid);
+#define UE(op) expect_unary_torch(#op, 6, ex, edy, t_##op##_edges)
+    UE(hardsigmoid); UE(selu); UE(mish); UE(softsign); UE(logsigmoid);
+    UX(sin); UX(cos); UX(atan); UX(erf); UX(erfc); UX(sign); UX(floor); UX(ceil); UX(round); UX(trunc); UX(frac);
 }
 
 /* ---- unary with parameters ------------------------------------------------ */
 
 typedef struct {
     const char *name;
-    int op; /* 0 softplus, 1 clamp, 2 pow_scalar, 3 rpow_scalar */
+    int op; /* 0 softplus, 1 clamp, 2 pow_scalar, 3 rpow_scalar, 4 hardtanh, 5 leaky_relu, 6 elu */
     double p0, p1, lo, hi;
 } param_info;
 
@@ -212,6 +251,9 @@ static const param_info param_ops[] = {
     { "pow_scalar 2.5", 2, 2.5, 0, 0.5, 2 },         { "pow_scalar 3", 2, 3, 0, -2, 2 },
     { "pow_scalar -0.5", 2, -0.5, 0, 0.5, 2 },       { "pow_scalar 0", 2, 0, 0, -2, 2 },
     { "pow_scalar -1", 2, -1, 0, 0.5, 2 },           { "rpow_scalar 2.5", 3, 2.5, 0, -1, 1 },
+    { "hardtanh -1 1", 4, -1, 1, -2, 2 },            { "relu6", 4, 0, 6, -2, 8 },
+    { "leaky_relu 0.01", 5, 0.01, 0, -2, 2 },        { "leaky_relu -0.5", 5, -0.5, 0, -2, 2 },
+    { "elu 1", 6, 1, 1, -3, 2 },                     { "celu 2", 6, 2, 0.5, -3, 2 },
 };
 
 static void param_call_fwd(const param_info *p, amp_dtype t, size_t n, const void *x, void *y)
@@ -221,6 +263,9 @@ static void param_call_fwd(const param_info *p, amp_dtype t, size_t n, const voi
     case 0: KCALL(k, t, softplus, n, x, p->p0, p->p1, y); break;
     case 1: KCALL(k, t, clamp, n, x, p->p0, p->p1, y); break;
     case 2: KCALL(k, t, pow_scalar, n, x, p->p0, p->p1, y); break;
+    case 4: KCALL(k, t, hardtanh, n, x, p->p0, p->p1, y); break;
+    case 5: KCALL(k, t, leaky_relu, n, x, p->p0, p->p1, y); break;
+    case 6: KCALL(k, t, elu, n, x, p->p0, p->p1, y); break;
     default: KCALL(k, t, rpow_scalar, n, x, p->p0, p->p1, y); break;
     }
 }
@@ -232,6 +277,9 @@ static void param_call_bw(const param_info *p, const amp_kernel_table *k, amp_dt
     case 0: KCALL(k, t, softplus_backward, n, x, y, dy, p->p0, p->p1, dx); break;
     case 1: KCALL(k, t, clamp_backward, n, x, y, dy, p->p0, p->p1, dx); break;
     case 2: KCALL(k, t, pow_scalar_backward, n, x, y, dy, p->p0, p->p1, dx); break;
+    case 4: KCALL(k, t, hardtanh_backward, n, x, y, dy, p->p0, p->p1, dx); break;
+    case 5: KCALL(k, t, leaky_relu_backward, n, x, y, dy, p->p0, p->p1, dx); break;
+    case 6: KCALL(k, t, elu_backward, n, x, y, dy, p->p0, p->p1, dx); break;
     default: KCALL(k, t, rpow_scalar_backward, n, x, y, dy, p->p0, p->p1, dx); break;
     }
 }
@@ -285,6 +333,10 @@ static void test_param_torch(void **state)
         { "pow 2.5", { "", 2, 2.5, 0, 0, 0 }, t_pow25 },    { "pow 3", { "", 2, 3, 0, 0, 0 }, t_pow3 },
         { "pow 0", { "", 2, 0, 0, 0, 0 }, t_pow0 },         { "pow -0.5", { "", 2, -0.5, 0, 0, 0 }, t_powm05 },
         { "rpow 2.5", { "", 3, 2.5, 0, 0, 0 }, t_rpow },    { "rpow 0", { "", 3, 0, 0, 0, 0 }, t_rpow0 },
+        { "hardtanh", { "", 4, -0.5, 1.5, 0, 0 }, t_hardtanh }, { "hardtanh defaults", { "", 4, -1, 1, 0, 0 }, t_hardtanh_def },
+        { "relu6", { "", 4, 0, 6, 0, 0 }, t_relu6 },          { "leaky_relu", { "", 5, 0.2, 0, 0, 0 }, t_leaky_relu },
+        { "leaky_relu default", { "", 5, 0.01, 0, 0, 0 }, t_leaky_def },
+        { "elu", { "", 6, 1.5, 1, 0, 0 }, t_elu },            { "celu", { "", 6, 2, 0.5, 0, 0 }, t_celu },
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -292,6 +344,15 @@ static void test_param_torch(void **state)
         param_call_fwd(&cases[i].p, AMP_F64, 7, px, y);
         param_call_bw(&cases[i].p, &public_table, AMP_F64, 7, px, y, pdy, dx);
         bw_expect_torch(cases[i].name, dx, cases[i].torch, 7, 1e-13);
+    }
+    {
+        /* relu6's bounds get 0, -0 included */
+        const param_info relu6 = { "", 4, 0, 6, 0, 0 };
+        static const double ones[] = { 1.0, 1.0, 1.0, 1.0, 1.0 };
+        double y[5], dx[5];
+        param_call_fwd(&relu6, AMP_F64, 5, r6x, y);
+        param_call_bw(&relu6, &public_table, AMP_F64, 5, r6x, y, ones, dx);
+        bw_expect_torch("relu6 edges", dx, t_relu6_edges, 5, 1e-13);
     }
 }
 

@@ -130,6 +130,8 @@ static long double erfinv_oracle(long double y)
 #define GELU_BETA 0.797884560802865355879892119868763737L /* sqrt(2 / pi) */
 #define GELU_KAPPA 0.044715L
 #define TWO_OVER_SQRT_PI 1.12837916709551257389615890312154517L
+#define SELU_ALPHA 1.6732632423543772848170429916717L
+#define SELU_SCALE 1.0507009873554804934193349852946L
 
 /* ---- Unary ops ---------------------------------------------------------- */
 
@@ -165,7 +167,14 @@ static void unary_range(int op, double *lo, double *hi)
     case U_expm1: *lo = -20.0; *hi = 90.0; break;
     case U_sigmoid: case U_silu: *lo = -120.0; *hi = 120.0; break;
     case U_gelu: case U_gelu_tanh: *lo = -10.0; *hi = 10.0; break;
-    case U_hardswish: *lo = -8.0; *hi = 8.0; break; /* all three pieces */
+    case U_hardswish: case U_hardsigmoid: *lo = -8.0; *hi = 8.0; break; /* all three pieces */
+    case U_selu: *lo = -20.0; *hi = 10.0; break;
+    case U_mish: *lo = -20.0; *hi = 20.0; break; /* below, exp(x) is subnormal in f32 */
+    case U_softsign: *lo = -50.0; *hi = 50.0; break;
+    case U_logsigmoid: *lo = -40.0; *hi = 40.0; break;
+    case U_sin: case U_cos: case U_atan: *lo = -10.0; *hi = 10.0; break;
+    case U_erfc: *lo = -4.0; *hi = 9.0; break; /* erfc(9) is still normal in f32 */
+    case U_sign: case U_floor: case U_ceil: case U_round: case U_trunc: case U_frac: *lo = -6.0; *hi = 6.0; break;
     default: break;
     }
 }
@@ -203,11 +212,31 @@ static long double unary_oracle(int op, long double x, long double u, long doubl
         o = fabsl(x * r) > amax ? copysignl(INFINITY, x) : x * r / 6.0L;
         break;
     }
+    case U_hardsigmoid: /* NaN stays NaN (fmaxl would drop it) */
+        o = x + 3.0L < 0.0L ? 0.0L : x + 3.0L > 6.0L ? 1.0L : (x + 3.0L) / 6.0L;
+        break;
+    case U_selu: o = x <= 0.0L ? (expl(x) - 1.0L) * (SELU_ALPHA * SELU_SCALE) : x * SELU_SCALE; break;
+    case U_mish: o = x * tanhl(log1pl(expl(x))); break;
+    case U_softsign: o = x / (fabsl(x) + 1.0L); break;
+    case U_logsigmoid: o = (x < 0.0L ? x : 0.0L) - log1pl(expl(-fabsl(x))); break;
+    case U_sin: o = sinl(x); break;
+    case U_cos: o = cosl(x); break;
+    case U_atan: o = atanl(x); break;
+    case U_erf: o = erfl(x); break;
+    case U_erfc: o = erfcl(x); break;
+    case U_sign: o = x > 0.0L ? 1.0L : x < 0.0L ? -1.0L : 0.0L; break; /* NaN gives 0, as PyTorch */
+    case U_floor: o = floorl(x); break;
+    case U_ceil: o = ceill(x); break;
+    case U_round: o = nearbyintl(x); break;
+    case U_trunc: o = truncl(x); break;
+    case U_frac: o = x - truncl(x); break;
     default: fail_msg("no oracle for unary op %d", op); return 0;
     }
     lib = 4.0L * u * fabsl(o); /* one libm call, or a couple of roundings */
     switch (op) {
-    case U_abs: *acc = 0.0L; break; /* exact */
+    case U_abs: case U_sign: case U_floor: case U_ceil: case U_round: case U_trunc: case U_frac:
+        *acc = 0.0L; /* exact */
+        break;
     case U_reciprocal: case U_sqrt: *acc = u * fabsl(o); break;
     case U_sigmoid: case U_silu:
         /* exp, 1 +, the division: 4 roundings relative to the result; and
@@ -239,6 +268,27 @@ static long double unary_oracle(int op, long double x, long double u, long doubl
         long double inner_err = GELU_BETA * (3.0L * fabsl(x) + 6.0L * GELU_KAPPA * fabsl(x * x * x));
         *acc = 2.0L * u * (fabsl(x) / 2.0L * ((1.0L - th * th) * inner_err + 4.0L * fabsl(th) + 1.0L + fabsl(th)) +
                            2.0L * fabsl(o));
+        break;
+    }
+    case U_hardsigmoid: *acc = u * (fabsl(x) + 3.0L) / 6.0L + u * fabsl(o); break; /* x + 3, then / 6 */
+    case U_selu:
+        /* x <= 0: exp's 2 ulps and the subtraction's rounding, times the
+         * rounded alpha scale; x > 0: the rounded scale and the product */
+        *acc = x <= 0.0L ? u * SELU_ALPHA * SELU_SCALE * (4.0L * expl(x) + fabsl(expl(x) - 1.0L)) + 3.0L * u * fabsl(o)
+                         : 2.0L * u * fabsl(o);
+        break;
+    case U_mish: {
+        /* exp's error reaches softplus damped by sigmoid; softplus's 2 ulps
+         * and exp's reach tanh damped by 1 - tanh^2; tanh's 2 ulps; the
+         * product */
+        long double sp = log1pl(expl(x)), th = tanhl(sp);
+        *acc = u * fabsl(x) * ((1.0L - th * th) * 4.0L * (1.0L + sp) + 4.0L * fabsl(th)) + u * fabsl(o);
+        break;
+    }
+    case U_softsign: *acc = 2.0L * u * fabsl(o); break;
+    case U_logsigmoid: {
+        long double z = expl(-fabsl(x));
+        *acc = u * (4.0L * z + 4.0L * log1pl(z)) + u * fabsl(o);
         break;
     }
     default: *acc = lib; break;
@@ -303,6 +353,20 @@ static void test_unary_exact_cases(void **state)
         assert_true(isnan(get(&y, 3)));
         KCALL(&public_table, t, rsqrt, 4, x.data, y.data);
         assert_true(isinf(get(&y, 1)) && get(&y, 1) < 0); /* 1 / sqrt(-0) */
+        KCALL(&public_table, t, sign, 4, x.data, y.data);
+        assert_true(get(&y, 0) == 0.0L && get(&y, 1) == 0.0L && !signbit(get(&y, 1))); /* NaN and -0 give +0 */
+        KCALL(&public_table, t, floor, 4, x.data, y.data);
+        assert_true(get(&y, 1) == 0.0L && signbit(get(&y, 1)));
+        KCALL(&public_table, t, frac, 4, x.data, y.data);
+        assert_true(get(&y, 1) == 0.0L && !signbit(get(&y, 1))); /* -0 - -0 is +0 */
+        set(&x, 0, -0.5);
+        set(&x, 1, 0.5);
+        set(&x, 2, 1.5);
+        set(&x, 3, -2.5);
+        KCALL(&public_table, t, round, 4, x.data, y.data); /* ties to even */
+        assert_true(get(&y, 0) == 0.0L && signbit(get(&y, 0)));
+        assert_true(get(&y, 1) == 0.0L && !signbit(get(&y, 1)));
+        assert_true(get(&y, 2) == 2.0L && get(&y, 3) == -2.0L);
         tensor_free(&x);
         tensor_free(&y);
     }
@@ -356,6 +420,16 @@ static const param_case param_cases[] = {
     { P_rpow_scalar, 0.5, 0.0, -30.0, 30.0 },
     { P_rpow_scalar, 10.0, 0.0, -8.0, 8.0 },
     { P_rpow_scalar, -2.0, 0.0, -5.0, 5.0 },
+    { P_hardtanh, -1.0, 1.0, -3.0, 3.0 },    /* hardtanh's defaults */
+    { P_hardtanh, 0.0, 6.0, -8.0, 8.0 },     /* relu6 */
+    { P_hardtanh, 2.0, 1.0, -3.0, 3.0 },     /* min > max: max, as clamp */
+    { P_leaky_relu, (double)0.01f, 0.0, -3.0, 3.0 },
+    { P_leaky_relu, -0.5, 0.0, -3.0, 3.0 },  /* a negative slope */
+    { P_leaky_relu, 0.0, 0.0, -3.0, 3.0 },
+    { P_elu, 1.0, 1.0, -20.0, 5.0 },         /* elu */
+    { P_elu, 2.0, 0.5, -20.0, 5.0 },         /* celu alpha 2 */
+    { P_elu, (double)1.5f, (double)(float)(1.0 / 1.5), -20.0, 5.0 }, /* celu alpha 1.5, 1/alpha rounded */
+    { P_elu, -1.0, 1.0, -20.0, 5.0 },        /* a negative alpha */
 };
 
 static long double param_oracle(const param_case *c, amp_dtype t, long double x, long double *acc)
@@ -379,7 +453,7 @@ static long double param_oracle(const param_case *c, amp_dtype t, long double x,
         *acc = u * (fabsl(bx) + 4.0L + 4.0L * fabsl(l)) / fabsl(p0) + 2.0L * u * fabsl(o);
         return o;
     }
-    case P_clamp:
+    case P_clamp: case P_hardtanh:
         o = x;
         if (o < p0)
             o = p0;
@@ -397,6 +471,20 @@ static long double param_oracle(const param_case *c, amp_dtype t, long double x,
         o = powl(p0, x);
         *acc = 4.0L * u * fabsl(o);
         return o;
+    case P_leaky_relu:
+        o = x > 0.0L ? x : x * p0;
+        *acc = u * fabsl(o); /* the product */
+        return o;
+    case P_elu: {
+        /* x p1 rounded moves exp by e u |x p1|; exp's 2 ulps; e - 1 and
+         * the product one rounding each */
+        long double e = expl(x * p1);
+        if (!(x <= 0.0L))
+            return x;
+        o = (e - 1.0L) * p0;
+        *acc = fabsl(p0) * u * (e * (fabsl(x * p1) + 4.0L) + fabsl(e - 1.0L)) + u * fabsl(o);
+        return o;
+    }
     default: fail_msg("no oracle for op %d", c->op); return 0;
     }
 }

@@ -22,7 +22,14 @@
  *      acos, asin, cosh, sinh, tan, erfinv, expm1, log10, log2, log1p,
  *      abs (sign(x), 0 at 0), gelu, gelu_tanh, silu: PyTorch's formulas;
  *      hardswish (0 below -3, dy (x/3 + 1/2) up to 3, dy above: PyTorch's
- *      hardswish_backward, -3 and 3 included in the middle piece).
+ *      hardswish_backward, -3 and 3 included in the middle piece);
+ *      hardsigmoid (dy / 6 strictly between -3 and 3, else 0, NaN too; the
+ *      1/6 is PyTorch's float constant 1.0f / 6.0f in every dtype, f64
+ *      included); selu (scale, or alpha scale exp(x) for x <= 0); mish,
+ *      softsign (autograd through x / (1 + |x|): 1 at 0), logsigmoid, sin,
+ *      cos, atan, erf, erfc: PyTorch's formulas; sign, floor, ceil, round,
+ *      trunc: 0 everywhere (PyTorch's zeros_like, so a NaN dy gives 0);
+ *      frac: dy.
  *  add_relu_backward     relu_backward (y the relu's output, as its input
  *      and output) of add's a + b: the sum of two gradients of a relu's
  *      output going on through it, in one call, bit for bit add then
@@ -31,7 +38,14 @@
  *      max: dy where min <= x <= max, else 0, so a NaN x gets 0, as
  *      PyTorch's where((x >= min) & (x <= max), dy, 0)),
  *      pow_scalar_backward (p0 exponent: dy*p*x^(p-1), 0 where p == 0),
- *      rpow_scalar_backward (p0 base: dy*y*log(base)).
+ *      rpow_scalar_backward (p0 base: dy*y*log(base)),
+ *      hardtanh_backward (p0 min, p1 max: dy strictly between them, else
+ *      0: the boundaries get 0, unlike clamp, and a NaN x gets dy, as
+ *      PyTorch's scalar kernel (its vector lanes give 0 there)),
+ *      leaky_relu_backward (p0 slope: x > 0 ? dy : dy p0, so NaN gets
+ *      dy p0), elu_backward (p0 alpha, p1 input_scale: x <= 0 ?
+ *      dy p1 p0 exp(x p1) : dy, so NaN gets dy, as PyTorch's scalar
+ *      kernel).
  *  maximum_backward, atan2_backward, pow_backward: da and db over the
  *      broadcast output shape (the code generator sums them down to the
  *      operands' shapes); maximum splits a tie equally, as PyTorch, and a
@@ -172,13 +186,18 @@
     U(acos, X, T, CT) U(asin, X, T, CT) U(cosh, X, T, CT) U(sinh, X, T, CT)               \
     U(tan, X, T, CT) U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT)            \
     U(log2, X, T, CT) U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT)               \
-    U(gelu_tanh, X, T, CT) U(silu, X, T, CT) U(hardswish, X, T, CT)
+    U(gelu_tanh, X, T, CT) U(silu, X, T, CT) U(hardswish, X, T, CT)                      \
+    U(hardsigmoid, X, T, CT) U(selu, X, T, CT) U(mish, X, T, CT) U(softsign, X, T, CT)   \
+    U(logsigmoid, X, T, CT) U(sin, X, T, CT) U(cos, X, T, CT) U(atan, X, T, CT)          \
+    U(erf, X, T, CT) U(erfc, X, T, CT) U(sign, X, T, CT) U(floor, X, T, CT)              \
+    U(ceil, X, T, CT) U(round, X, T, CT) U(trunc, X, T, CT) U(frac, X, T, CT)
 #define AMP_UNARY_BACKWARD_ROW(op, X, T, CT)                                             \
     X(op##_backward_##T, void, (size_t n, const CT *x, const CT *y, const CT *dy, CT *dx), \
       (n, x, y, dy, dx))
 
 #define AMP_UNARY_PARAM_BACKWARD_OPS(U, X, T, CT)                                        \
-    U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT)
+    U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT) \
+    U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)
 #define AMP_UNARY_PARAM_BACKWARD_ROW(op, X, T, CT)                                       \
     X(op##_backward_##T, void,                                                           \
       (size_t n, const CT *x, const CT *y, const CT *dy, double p0, double p1, CT *dx),  \

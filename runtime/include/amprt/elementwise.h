@@ -24,6 +24,19 @@
  *   gelu_tanh  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *   silu       x sigmoid(x)
  *   hardswish  x min(max(x + 3, 0), 6) / 6
+ *   hardsigmoid  min(max(x + 3, 0), 6) / 6                (NaN stays NaN)
+ *   selu       scale x for x > 0, else (exp(x) - 1) (alpha scale), with
+ *              alpha 1.6732632423543772848170429916717 and scale
+ *              1.0507009873554804934193349852946 (PyTorch's constants);
+ *              (exp(x) - 1, not expm1: -0 gives +0, as PyTorch's kernel)
+ *   mish       x tanh(log1p(exp(x)))                     (-inf gives NaN)
+ *   softsign   x / (1 + |x|)                             (+-inf give NaN)
+ *   logsigmoid min(x, 0) - log1p(exp(-|x|))
+ *   sin cos atan erf erfc                         as C's libm
+ *   sign       1, -1, or 0 for +-0 and NaN (PyTorch's (0 < x) - (x < 0))
+ *   floor ceil trunc  as C's
+ *   round      to nearest, ties to even (nearbyint): round(-0.5) is -0
+ *   frac       x - trunc(x): keeps x's sign, +0 for +-0, NaN for +-inf
  */
 #define AMP_UNARY_OPS(U, X, T, CT)                                                       \
     U(exp, X, T, CT) U(log, X, T, CT) U(sqrt, X, T, CT) U(rsqrt, X, T, CT)               \
@@ -31,7 +44,11 @@
     U(asin, X, T, CT) U(cosh, X, T, CT) U(sinh, X, T, CT) U(tan, X, T, CT)               \
     U(erfinv, X, T, CT) U(expm1, X, T, CT) U(log10, X, T, CT) U(log2, X, T, CT)          \
     U(log1p, X, T, CT) U(abs, X, T, CT) U(gelu, X, T, CT) U(gelu_tanh, X, T, CT)         \
-    U(silu, X, T, CT) U(hardswish, X, T, CT)
+    U(silu, X, T, CT) U(hardswish, X, T, CT) U(hardsigmoid, X, T, CT) U(selu, X, T, CT)   \
+    U(mish, X, T, CT) U(softsign, X, T, CT) U(logsigmoid, X, T, CT) U(sin, X, T, CT)     \
+    U(cos, X, T, CT) U(atan, X, T, CT) U(erf, X, T, CT) U(erfc, X, T, CT) U(sign, X, T, CT) \
+    U(floor, X, T, CT) U(ceil, X, T, CT) U(round, X, T, CT) U(trunc, X, T, CT)           \
+    U(frac, X, T, CT)
 
 /* Unary ops with two scalar parameters p0, p1; y may alias x:
  *   softplus     p0 = beta, p1 = threshold: x when beta x > threshold,
@@ -45,9 +62,19 @@
  *                -0.5, -1 are sqrt(x), 1/sqrt(x), 1/x (so (-0)^0.5 = -0
  *                and (-inf)^0.5 = NaN)
  *   rpow_scalar  p0 ^ x (p1 unused)
+ *   hardtanh     p0 = min_val, p1 = max_val: clamp's values (PyTorch's
+ *                hardtanh is clamp); relu6 is hardtanh(x, 0, 6).  Only the
+ *                gradients differ (amprt/backward.h).
+ *   leaky_relu   p0 = negative_slope: x > 0 ? x : x p0 (NaN stays NaN,
+ *                -0 gives -0 for a positive slope)
+ *   elu          p0 = alpha, p1 = input_scale: x > 0 (or NaN) ? x :
+ *                (exp(x p1) - 1) p0, PyTorch's elu with scale 1; elu is
+ *                input_scale 1, celu(x, alpha) is input_scale 1 / alpha
+ *                (that quotient rounded from double, as PyTorch's)
  */
 #define AMP_UNARY_PARAM_OPS(U, X, T, CT)                                                 \
-    U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT)
+    U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT) \
+    U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)
 
 /* Binary ops besides add/sub/mul/div, each with a same-shape form
  * amp_<op>_<T>(n, a, b, y) and a broadcasting one amp_<op>_bcast_<T> (the
