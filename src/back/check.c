@@ -38,6 +38,16 @@ static double unit_roundoff(DType t)
     }
 }
 
+/* How many results node n rounds: one per op a fused node (fuse.c)
+ * stands for, as the separate kernels do ("conv2d + batch_norm + relu"). */
+static int roundings(const Node *n)
+{
+    int k = 1;
+    for (const char *p = node_op_name(n); (p = strstr(p, " + ")) != NULL; p += 3)
+        k++;
+    return k;
+}
+
 /* Sum of unit roundoffs over the ancestors of v (each node once). */
 static double path_roundoff(Ctx *c, Value *v, bool *seen)
 {
@@ -48,7 +58,8 @@ static double path_roundoff(Ctx *c, Value *v, bool *seen)
     /* the rounding to the result's dtype, and the accumulation in the
      * compute dtype (f32, or f64): sums over up to ~10^4 terms */
     DType t = n->out->type.dtype;
-    double u = unit_roundoff(t) + (dtype_is_float(t) ? 128 * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0);
+    double u = roundings(n) *
+               (unit_roundoff(t) + (dtype_is_float(t) ? 128 * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0));
     for (int k = 0; k < node_nreads(n); k++)
         if (node_read(n, k))
             u += path_roundoff(c, node_read(n, k), seen);

@@ -102,10 +102,11 @@ static void op_node(Ctx *c, Buf *o, const Node *n)
     }
     buf_printf(o, "  %s [shape=box, style=\"filled,rounded\", fillcolor=\"%s\", label=", value_id(c, n->out),
                dtype_colour(t));
-    const char *name = n->out->name ? arena_printf(c->arena, "%s = %s", n->out->name, n->op->name) : n->op->name;
+    const char *op = node_op_name(n);
+    const char *name = n->out->name ? arena_printf(c->arena, "%s = %s", n->out->name, op) : op;
     dot_str(o, arena_printf(c->arena, "%s\n%s\nline %d", name, type_text(c, &n->out->type), line));
     buf_puts(o, ", tooltip=");
-    dot_str(o, arena_printf(c->arena, "%s: %s in %s: %s", at, n->op->name, dtype_name(t), n->why ? n->why : ""));
+    dot_str(o, arena_printf(c->arena, "%s: %s in %s: %s", at, op, dtype_name(t), n->why ? n->why : ""));
     buf_puts(o, "];\n");
 }
 

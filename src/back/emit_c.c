@@ -656,6 +656,13 @@ static bool cast_preparable(Ctx *c, const Node *n)
            poly_is_const(shape_numel(c, &n->out->type.shape), &k);
 }
 
+/* The convolution's op name, also of a fused one ("conv2d + batch_norm"). */
+static const char *conv_name(Ctx *c, const Node *n)
+{
+    const char *p = node_op_name(n);
+    return arena_strndup(c->arena, p, strcspn(p, " "));
+}
+
 /* Which casts and convolutions the prepared block holds (inference only). */
 static void plan_prepared(Emitter *e)
 {
@@ -672,10 +679,17 @@ static void plan_prepared(Emitter *e)
         Node *n = VEC_AT(g->nodes, i);
         Value *src;
         if (conv_weights_preparable(n, &src)) {
-            e->prep_packed[n->out->id] = e->nprep;
-            e->prep_node[e->nprep++] = n;
+            /* in source order (node ids follow it): a fused convolution
+             * (fuse.c) stands where its group's last op did, and keeps the
+             * id of the convolution */
+            int k = e->nprep++;
+            for (; k > 0 && e->prep_node[k - 1]->id > n->id; k--)
+                e->prep_node[k] = e->prep_node[k - 1];
+            e->prep_node[k] = n;
         }
     }
+    for (int k = 0; k < e->nprep; k++)
+        e->prep_packed[e->prep_node[k]->out->id] = k;
     /* per value: read other than as a packed convolution's weights (one
      * pass, so planning stays linear in the graph) */
     bool *read_unpacked = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *read_unpacked);
@@ -738,7 +752,7 @@ static void emit_prepared_cast(Emitter *e, Node *n)
 }
 
 /* A node whose result another call computes or stores (the training
- * step's gradient sink, or a fused group, fuse.c): its comment says where,
+ * step's gradient sink, or a gradient group of fuse.c): its comment says where,
  * and no call of its own is written.  Returns false for any other node. */
 static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
 {
@@ -768,16 +782,6 @@ static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
                    n->absorbed_by->op->id == OP_ADD
                        ? "sum"
                        : arena_printf(c->arena, "%s's gradient", n->absorbed_by->fwd->op->name));
-        return true;
-    }
-    if (n->absorbed_by) {
-        /* fuse.c: computed inside the call of its group's last node */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; fused into the %s below */\n", comment_name(c, n->loc.file->name), line,
-                   what, n->why ? n->why : "", n->absorbed_by->fused_linear == n ? "relu" : "convolution");
-        if (n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n) {
-            /* kept by that call for the gradient nodes (post.raw) */
-            declare_slot(e, v, v->name ? v->name : arena_printf(c->arena, "t%d", v->id), ", the convolution's own result");
-        }
         return true;
     }
     return false;
@@ -843,7 +847,7 @@ void emit_node(Emitter *e, Node *n)
                            ? arena_printf(c->arena, "%s %s -> %s", n->in[0]->type.dtype == t ? "copy" : "cast",
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
-                           : arena_printf(c->arena, "%s in %s", n->op->name, dtype_name(t));
+                           : arena_printf(c->arena, "%s in %s", node_op_name(n), dtype_name(t));
     if (emit_absorbed(e, n, what, line))
         return;
     buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "");
@@ -896,23 +900,10 @@ void emit_node(Emitter *e, Node *n)
         e->cname[r->id] = name;
     }
 
-    if (n->fused[0]) {
-        emit_fused_conv(e, n, y);
-        return;
-    }
     if (n->relu_grad && n->op->id == OP_ADD) { /* fuse.c: the sum on through the relu */
         buf_printf(o, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, "add_relu_backward", t),
                    numel_c(e, &v->type.shape), e->cname[n->relu_grad->fwd->out->id], e->cname[n->in[0]->id],
                    e->cname[n->in[1]->id], y);
-        return;
-    }
-    if (n->fused_linear) { /* fuse.c: the linear's product, its relu in the same call */
-        const Node *lin = n->fused_linear;
-        const Shape *xs = &lin->in[0]->type.shape, *ws = &lin->in[1]->type.shape;
-        buf_printf(o, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear_relu", t),
-                   dims_product(e, xs, 0, xs->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]),
-                   e->cname[lin->in[0]->id], e->cname[lin->in[1]->id],
-                   lin->in[2] ? e->cname[lin->in[2]->id] : "NULL", y);
         return;
     }
     emit_op(e, n, y);
@@ -1081,11 +1072,11 @@ static void emit_prepare(Emitter *e, Buf *o)
         Value *w = NULL;
         conv_weights_preparable(n, &w);
         e->out = &sizes;
-        buf_printf(&sizes, "    { /* %s, packed for %s */\n", w->name, n->op->name);
+        buf_printf(&sizes, "    { /* %s, packed for %s */\n", w->name, conv_name(c, n));
         emit_conv_weight_desc(e, n);
         buf_printf(&sizes, "        bytes += %s_PAD_(amp_conv_packed_bytes_%s(&d));\n    }\n", P, dtype_name(t));
         e->out = &fill;
-        buf_printf(&fill, "    { /* %s, packed for %s */\n", w->name, n->op->name);
+        buf_printf(&fill, "    { /* %s, packed for %s */\n", w->name, conv_name(c, n));
         emit_conv_weight_desc(e, n);
         buf_printf(&fill, "        head[%d] = at;\n", 2 + k);
         buf_printf(&fill, "        amp_conv_pack_weights_%s(&d, %s, params->%s, base + at);\n", dtype_name(t),

@@ -22,6 +22,16 @@
 
 #include <string.h>
 
+/* _linear_relu (fuse.c): the product of linear with its relu applied to
+ * each tile after its one rounding, as the relu kernel would. */
+void emit_linear_relu(Emitter *e, Node *n, const char *y)
+{
+    const Shape *xs = in_shape(n, 0), *ws = in_shape(n, 1);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear_relu", n->out->type.dtype),
+               dims_product(e, xs, 0, xs->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]), in_c(e, n, 0),
+               in_c(e, n, 1), in_c(e, n, 2), y);
+}
+
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
 {
     open_block(e);

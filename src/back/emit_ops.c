@@ -115,7 +115,7 @@ void emit_checked(Emitter *e, const char *indent, const char *call)
 
 bool unsupported(Emitter *e, Node *n, const char *why)
 {
-    error_at(e->c, n->loc, "%s: %s", n->op->name, why);
+    error_at(e->c, n->loc, "%s: %s", node_op_name(n), why);
     return false;
 }
 

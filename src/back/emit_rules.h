@@ -73,6 +73,7 @@ void grad_ctc_loss(Emitter *e, Node *b);
 
 /* spatial: emit_spatial.c, grad_spatial.c */
 void emit_conv(Emitter *e, Node *n, const char *y);
+void emit_conv_epilogue(Emitter *e, Node *n, const char *y);
 void emit_conv_tbc(Emitter *e, Node *n, const char *y);
 void emit_pool(Emitter *e, Node *n, const char *y);
 void emit_upsample(Emitter *e, Node *n, const char *y);
@@ -115,6 +116,7 @@ void emit_mm(Emitter *e, Node *n, const char *y);
 void emit_multi_dot(Emitter *e, Node *n, const char *y);
 void emit_tensordot(Emitter *e, Node *n, const char *y);
 void emit_bilinear(Emitter *e, Node *n, const char *y);
+void emit_linear_relu(Emitter *e, Node *n, const char *y);
 void emit_linalg(Emitter *e, Node *n, const char *y);
 void emit_einsum(Emitter *e, Node *n, const char *y);
 void emit_linalg_more(Emitter *e, Node *n, const char *y);

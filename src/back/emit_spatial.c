@@ -128,7 +128,7 @@ bool emit_conv_desc(Emitter *e, Node *n)
     OpId id = n->op->id;
     bool transposed = conv_is_transposed(n);
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
-    int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
+    int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
     int64_t groups = attr_int(n, "groups", 1);
     int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
     int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
@@ -171,7 +171,7 @@ bool conv_weights_preparable(const Node *n, Value **src)
 {
     DType t = n->out->type.dtype;
     OpId id = n->op->id;
-    if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION) ||
+    if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE) ||
         conv_is_transposed((Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
         return false;
     Value *w = n->in[1];
@@ -182,7 +182,7 @@ bool conv_weights_preparable(const Node *n, Value **src)
     if (w->kind != V_PARAM && w->kind != V_BUFFER)
         return false;
     const Shape *sx = in_shape((Node *)n, 0), *sw = &w->type.shape;
-    int ns = id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(id);
+    int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
     int64_t k;
     if (sx->ndim < ns + 1 || !poly_is_const(sx->dims[sx->ndim - ns - 1], &k))
         return false;
@@ -197,7 +197,8 @@ void emit_conv_weight_desc(Emitter *e, const Node *n)
 {
     Node *m = (Node *)n;
     const Shape *sx = in_shape(m, 0), *sw = in_shape(m, 1);
-    int ns = n->op->id == OP_CONVOLUTION ? sw->ndim - 2 : spatial_dims_of(n->op->id);
+    OpId id = n->op->id;
+    int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
     buf_printf(e->out, "        const amp_conv_desc d = {\n");
     buf_printf(e->out, "            .nspatial = %d, .groups = %s, .kernel = %s,\n", ns,
                i64_c(e, attr_int(n, "groups", 1)), spatial_array(e, sw, ns));
@@ -228,24 +229,24 @@ void emit_conv(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-void emit_fused_conv(Emitter *e, Node *last, const char *y)
+/* _conv_epilogue (fuse.c): the convolution with batch_norm, the residual's
+ * add and the relu applied to each output tile (amp_conv_post), and in a
+ * training step its own result too (more_out[0]: post.raw). */
+void emit_conv_epilogue(Emitter *e, Node *n, const char *y)
 {
-    Node *conv = last->fused[0], *bn = last->fused[1];
-    Value *residual = fused_residual(last);
-    if (!emit_conv_desc(e, conv))
+    if (!emit_conv_desc(e, n))
         return;
     buf_printf(e->out, "        const amp_conv_post post = {\n");
-    buf_printf(e->out, "            .bn_mean = %s, .bn_var = %s,\n", in_c(e, bn, 1), in_c(e, bn, 2));
-    buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, bn, 3), in_c(e, bn, 4));
-    buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(bn, 1, 4),
-               double_c(e, attr_number(bn, "eps", "1e-05", DT_F64)));
-    buf_printf(e->out, "            .residual = %s, .relu = %d,\n", residual ? e->cname[residual->id] : "NULL",
-               last->fused[3] != NULL);
-    if (last->fused_raw) /* the convolution's own result too, for the gradients */
-        buf_printf(e->out, "            .raw = %s,\n", e->cname[conv->out->id]);
+    buf_printf(e->out, "            .bn_mean = %s, .bn_var = %s,\n", in_c(e, n, 3), in_c(e, n, 4));
+    buf_printf(e->out, "            .bn_weight = %s, .bn_bias = %s,\n", in_c(e, n, 5), in_c(e, n, 6));
+    buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(n, 3, 6),
+               double_c(e, attr_number(n, "eps", "1e-05", DT_F64)));
+    buf_printf(e->out, "            .residual = %s, .relu = %d,\n", in_c(e, n, 7), attr_bool(n, "relu", false));
+    if (n->nmore) /* the convolution's own result too, for the gradients */
+        buf_printf(e->out, "            .raw = %s,\n", more_out_c(e, n, 0));
     buf_printf(e->out, "        };\n");
-    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, &post, %s);\n", kernel(e, "conv_ex", conv->out->type.dtype),
-               in_c(e, conv, 0), in_c(e, conv, 1), packed_weights_c(e, conv), in_c(e, conv, 2), y);
+    buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, &post, %s);\n", kernel(e, "conv_ex", n->out->type.dtype),
+               in_c(e, n, 0), in_c(e, n, 1), packed_weights_c(e, n), in_c(e, n, 2), y);
     close_block(e);
 }
 

@@ -254,7 +254,7 @@ static void explain_text(Ctx *c, Buf *o)
                         shape_text(c, &n->out->type), n->why ? n->why : ""}};
             vec_push(c, casts, r);
         } else {
-            *r = (Row){{where(c, op_loc(n)), n->op->name, input_dtypes(c, n, ", "),
+            *r = (Row){{where(c, op_loc(n)), node_op_name(n), input_dtypes(c, n, ", "),
                         type_to_string(c, &n->out->type), n->why ? n->why : ""}};
             vec_push(c, ops, r);
         }
@@ -388,7 +388,7 @@ static void explain_json(Ctx *c, Buf *o)
         buf_puts(o, nops++ ? ",\n    {" : "\n    {");
         json_loc(c, o, op_loc(n));
         buf_puts(o, ", \"op\": ");
-        json_str(o, n->op->name);
+        json_str(o, node_op_name(n));
         buf_puts(o, ", \"inputs\": [");
         int k = 0;
         for (int j = 0; j < node_nreads(n); j++) {

@@ -1,59 +1,67 @@
 /* fuse.c: convolution epilogues, a linear's relu, and a training step's
- * loss with its gradient.
+ * gradients through a relu and loss with its gradient.
  *
- * Requires: an optimized graph in schedule order.  Produces: groups of a
- * convolution and what follows it, run as one kernel call
- * (amp_conv_ex_<T>):
+ * Requires: an optimized graph in schedule order (the training step's
+ * after autodiff, so the fused ops are never differentiated).  Produces:
+ * each forward group replaced by one node of an internal fused op
+ * (ops.def), standing where the group's last node stood (every operand of
+ * the group is computed by then), the group's nodes out of the schedule:
  *
- *     conv -> batch_norm (running statistics) [-> add(., residual)] [-> relu]
+ *   _conv_epilogue  conv -> batch_norm (running statistics)
+ *                   [-> add(., residual)] [-> relu], one amp_conv_ex_<T>
+ *                   call.  Operands: the convolution's three, batch_norm's
+ *                   four parameters, the residual (NULL: no add);
+ *                   attributes: the convolution's, batch_norm's eps, relu.
+ *   _linear_relu    linear -> relu, one amp_linear_relu_<T> call: the relu
+ *                   applied to each tile of the product after its one
+ *                   rounding, as the relu kernel would.  Operands: the
+ *                   linear's.
  *
- * where each intermediate result has exactly one reader, the next op of
- * the group, and is not an output; in the training graph the convolution's
- * result may also be read by gradient nodes (batch_norm's reads it; the
- * other rules read no result of the group but its last): the call then
- * writes it too (amp_conv_post.raw, Node.fused_raw), and it keeps its
- * buffer.  The group's last node gets
- * fused[] = {conv, batch_norm, add, relu} and the others absorbed_by =
- * that node: emit_c.c writes the call where the last node stands (every
- * operand of the group is computed by then), and the absorbed nodes only
- * as comments.  memplan.c gives absorbed results no buffer and keeps the
- * group's operands alive until the call, so its output never shares a
- * slot with the convolution's input.
+ * A group's intermediate results each have exactly one reader, the next op
+ * of the group, and are not outputs.  In the training graph a
+ * convolution's result may also be read by gradient nodes (batch_norm's
+ * reads it; the other rules read no result of the group but its last): the
+ * fused node then has it as its second result (amp_conv_post.raw).  The
+ * fused node's first result is the group's last (the same Value, so every
+ * reader finds it); it takes the convolution's (the linear's) id, location
+ * and dtype decision, and a derived attribute `parts` naming the ops it
+ * stands for ("conv2d + batch_norm + relu", node_op_name), which
+ * --explain, --emit=dot and the emitted comments show.  The CallSites of
+ * the group's calls point at it.  Gradient nodes keep their `fwd`: the
+ * absorbed node, out of the schedule but with its op, attributes and
+ * operands, which is all a gradient rule reads of it.
  *
  * The runtime applies the fused ops to each output tile with the separate
  * kernels' arithmetic, rounding to the storage dtype after every op as
- * they do, so fusing changes no bit of any result; it saves the three
- * passes over memory (and the buffers) the separate calls cost.
+ * they do, so fusing changes no bit of any result; it saves the passes
+ * over memory (and the buffers) the separate calls cost.
  *
- * A linear whose one reader is a relu (of its dtype; the linear's result
- * not an output) runs as one amp_linear_relu_<T> call where the relu
- * stands (relu->fused_linear; the linear absorbed_by it): the relu applied
- * to each tile of the product, after its one rounding, as the relu kernel
- * would.  In the training graph the relu's gradient reads y, not x, and
- * the linear's reads x and w, not y (autodiff.c), so the product needs no
- * buffer there either.
+ * In the training graph, two gradient groups are still marked on the
+ * nodes instead (Node.relu_grad, with_forward, absorbed_by; the absorbed
+ * node stays in the schedule and writes no call):
  *
- * In the training graph, a linear's gradient node whose input gradient is
- * read only by the gradient of the relu that made that input masks its
- * product by the relu's output (amp_gemm_relu_backward_<T>: +0 where
- * y <= 0, as relu_backward) and writes the relu gradient's result itself
- * (linear GRAD ->relu_grad; the relu's GRAD absorbed_by it); the input
- * gradient itself then needs no buffer.  A max_pool's gradient does the
- * same (amp_max_pool_relu_backward_<T>: the mask as each plane's sums are
+ * A linear's gradient node whose input gradient is read only by the
+ * gradient of the relu that made that input masks its product by the
+ * relu's output (amp_gemm_relu_backward_<T>: +0 where y <= 0, as
+ * relu_backward) and writes the relu gradient's result itself (linear GRAD
+ * ->relu_grad; the relu's GRAD absorbed_by it); the input gradient itself
+ * then needs no buffer.  A max_pool's gradient does the same
+ * (amp_max_pool_relu_backward_<T>: the mask as each plane's sums are
  * stored), saving a pass over the largest activations of a network whose
  * stem pools a relu (resnet's); and so does the add summing two gradients
  * of a relu's output (a residual block's input, read by both its paths),
  * amp_add_relu_backward_<T>: the sum, rounded as add rounds it, masked.
  *
- * In the training graph, a cross_entropy with class targets whose result
- * (an output: the loss) nothing reads before its gradient node runs is
- * computed by that node's call, amp_cross_entropy_with_grad_<T>: the loss
- * and the gradient of the logits in one pass over them (the two kernels'
- * results, bit for bit).  The gradient node gets with_forward = the
- * cross_entropy, which is absorbed_by it; the gradient node already reads
- * everything the forward does, so their buffers live until the call.
+ * A cross_entropy with class targets whose result (an output: the loss)
+ * nothing reads before its gradient node runs is computed by that node's
+ * call, amp_cross_entropy_with_grad_<T>: the loss and the gradient of the
+ * logits in one pass over them (the two kernels' results, bit for bit).
+ * The gradient node gets with_forward = the cross_entropy, which is
+ * absorbed_by it; the gradient node already reads everything the forward
+ * does, so their buffers live until the call.
  *
- * May break: nothing; nodes and values stay where they are.
+ * May break: nothing; the values stay, and so do the nodes that are not
+ * in a forward group.
  */
 #include "middle.h"
 
@@ -95,106 +103,165 @@ static Node *loss_with_grad(const Graph *g, const Node *b, int at)
     return NULL;
 }
 
+/* What the pass knows of the graph: each value's readers, and each node's
+ * fused node (by node id: `into` for every node of a group, `stands_in`
+ * for the group's last, where the fused node goes). */
+typedef struct Fuse {
+    Ctx *c;
+    Graph *g;
+    int *nreads, *nfwd;        /* reads of each value; by forward nodes */
+    Node **reader, **fwd_reader;
+    Node **into, **stands_in;
+    int maxid;
+} Fuse;
+
 /* The one node reading v, or NULL when v is an output, has another
  * number of readers (or one node reads it twice), or its reader is in a
  * group already (an add of two batch_norms joins the first's group). */
-static Node *sole_reader(Value *v, int *nreads, Node **reader)
+static Node *sole_reader(const Fuse *u, Value *v)
 {
-    if (v->is_output || nreads[v->id] != 1)
+    if (v->is_output || u->nreads[v->id] != 1)
         return NULL;
-    Node *n = reader[v->id];
-    return n->absorbed_by || n->fused[0] ? NULL : n;
+    Node *n = u->reader[v->id];
+    return u->into[n->id] ? NULL : n;
 }
 
-bool fuse(Ctx *c)
+static void add_attr(Node *f, const Attr *a)
 {
-    Graph *g = c->graph;
-    int nv = g->values->len;
-    int *nreads = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *nreads);
-    int *nfwd = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *nfwd); /* reads by forward nodes */
-    Node **reader = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *reader);
-    Node **fwd_reader = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *fwd_reader);
-    memset(nreads, 0, (size_t)(nv + 1) * sizeof *nreads);
-    memset(nfwd, 0, (size_t)(nv + 1) * sizeof *nfwd);
+    if (a)
+        f->attrs[f->nattrs++] = *a;
+}
+
+/* A node of fused op id for the group parts[0..nparts) (the head first,
+ * the last last, NULL entries skipped), with the head's id, location and
+ * decision and room for its attributes; out of the schedule until
+ * reschedule() puts it where the last stood. */
+static Node *fused_node(Fuse *u, OpId id, Node *const *parts, int nparts)
+{
+    Ctx *c = u->c;
+    Node *head = parts[0], *last = NULL, *f = arena_alloc(c->arena, sizeof *f);
+    f->id = head->id;
+    f->op = op_info(c, id);
+    f->loc = head->loc;
+    f->name_loc = head->name_loc;
+    f->why = head->why;
+    f->row = head->row;
+    f->forced_from = head->forced_from;
+    f->autocast_on = head->autocast_on;
+    f->attrs = arena_alloc(c->arena, (size_t)(head->nattrs + 4) * sizeof *f->attrs);
+    const char *names = NULL;
+    for (int k = 0; k < nparts; k++) {
+        if (!parts[k])
+            continue;
+        last = parts[k];
+        u->into[last->id] = f;
+        names = names ? arena_printf(c->arena, "%s + %s", names, last->op->name) : last->op->name;
+    }
+    u->stands_in[last->id] = f;
+    f->out = last->out;
+    f->out->def = f;
+    Attr parts_attr = {.name = "parts", .kind = ATTR_STR, .derived = true, .text = names, .loc = head->loc};
+    add_attr(f, &parts_attr);
+    return f;
+}
+
+/* conv -> batch_norm [-> add] [-> relu] from the convolution conv, or
+ * nothing when its result does not go on into an eval batch_norm. */
+static void fuse_conv(Fuse *u, Node *conv, bool training_graph)
+{
+    DType t = conv->out->type.dtype;
+    if (!is_forward_conv(conv) || !fusable_dtype(t) || u->into[conv->id])
+        return;
+    /* in the training graph the convolution's result may also be read
+     * by gradient nodes (batch_norm's): the call then keeps it too */
+    Node *bn = sole_reader(u, conv->out);
+    bool raw = false;
+    Node *fr = u->fwd_reader[conv->out->id];
+    if (!bn && training_graph && !conv->out->is_output && u->nfwd[conv->out->id] == 1 && !u->into[fr->id]) {
+        bn = fr;
+        raw = true;
+    }
+    if (!bn || bn->op->id != OP_BATCH_NORM || bn->in[0] != conv->out || bn->out->type.dtype != t || !bn->in[1] ||
+        !bn->in[2] || (training_graph && attr_bool(bn, "training", false)))
+        return;
+    Node *add = NULL, *relu = NULL;
+    Node *next = sole_reader(u, bn->out);
+    if (next && next->op->id == OP_ADD && next->nin == 2 && next->out->type.dtype == t &&
+        next->in[0] != next->in[1] && shape_equal(&next->in[0]->type.shape, &next->out->type.shape) &&
+        shape_equal(&next->in[1]->type.shape, &next->out->type.shape) && next->in[0]->type.dtype == t &&
+        next->in[1]->type.dtype == t) {
+        add = next;
+        next = sole_reader(u, add->out);
+    }
+    if (next && next->op->id == OP_RELU && next->out->type.dtype == t)
+        relu = next;
+    Node *parts[4] = {conv, bn, add, relu};
+    Node *f = fused_node(u, OP_CONV_EPILOGUE, parts, 4);
+    for (int k = 0; k < 3; k++)
+        f->in[k] = conv->in[k];
+    for (int k = 0; k < 4; k++)
+        f->in[3 + k] = bn->in[1 + k];
+    f->in[7] = add ? (add->in[0] == bn->out ? add->in[1] : add->in[0]) : NULL;
+    f->nin = 8;
+    if (raw) {
+        f->more_out[f->nmore++] = conv->out;
+        conv->out->def = f;
+    }
+    for (int k = 0; k < conv->nattrs; k++)
+        add_attr(f, &conv->attrs[k]);
+    add_attr(f, attr_find(bn, "eps"));
+    if (relu) {
+        Attr on = {.name = "relu", .kind = ATTR_BOOL, .i = 1, .text = "True", .loc = relu->loc};
+        add_attr(f, &on);
+    }
+}
+
+/* linear -> relu: one amp_linear_relu_<T> call where the relu stood. */
+static void fuse_linear(Fuse *u, Node *lin)
+{
+    if (lin->op->id != OP_LINEAR || u->into[lin->id] || !fusable_dtype(lin->out->type.dtype))
+        return;
+    Node *relu = sole_reader(u, lin->out);
+    if (!relu || relu->op->id != OP_RELU || relu->in[0] != lin->out ||
+        relu->out->type.dtype != lin->out->type.dtype)
+        return;
+    Node *parts[2] = {lin, relu};
+    Node *f = fused_node(u, OP_LINEAR_RELU, parts, 2);
+    for (int k = 0; k < lin->nin && k < 3; k++)
+        f->in[k] = lin->in[k];
+    f->nin = 3;
+}
+
+/* The schedule with each group's fused node where its last node stood
+ * and the group's other nodes gone; the calls lowered into a group name
+ * its fused node (--explain: computed, as that node). */
+static void reschedule(Fuse *u)
+{
+    Graph *g = u->g;
+    int kept = 0;
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        n->fused[0] = n->fused[1] = n->fused[2] = n->fused[3] = NULL;
-        n->absorbed_by = NULL;
-        n->fused_raw = false;
-        n->with_forward = NULL;
-        n->fused_linear = NULL;
-        n->relu_grad = NULL;
-        for (int k = 0; k < node_nreads(n); k++) {
-            Value *v = node_read(n, k);
-            if (v) {
-                nreads[v->id]++;
-                reader[v->id] = n;
-                if (n->op->id != OP_GRAD) {
-                    nfwd[v->id]++;
-                    fwd_reader[v->id] = n;
-                }
-            }
-        }
+        if (u->stands_in[n->id])
+            g->nodes->items[kept++] = u->stands_in[n->id];
+        else if (!u->into[n->id])
+            g->nodes->items[kept++] = n;
     }
-    /* the training step's batch_norm(training=true) uses batch statistics */
-    bool training_graph = g->grads != NULL;
-    if (c->opts->no_fuse)
-        return ir_verify(c, "fuse");
-
-    for (int i = 0; i < g->nodes->len; i++) {
-        Node *conv = VEC_AT(g->nodes, i);
-        DType t = conv->out->type.dtype;
-        if (!is_forward_conv(conv) || !fusable_dtype(t) || conv->absorbed_by)
-            continue;
-        /* in the training graph the convolution's result may also be read
-         * by gradient nodes (batch_norm's): the call then keeps it too */
-        Node *bn = sole_reader(conv->out, nreads, reader);
-        bool raw = false;
-        if (!bn && training_graph && !conv->out->is_output && nfwd[conv->out->id] == 1 &&
-            !fwd_reader[conv->out->id]->absorbed_by && !fwd_reader[conv->out->id]->fused[0]) {
-            bn = fwd_reader[conv->out->id];
-            raw = true;
-        }
-        if (!bn || bn->op->id != OP_BATCH_NORM || bn->in[0] != conv->out || bn->out->type.dtype != t ||
-            !bn->in[1] || !bn->in[2] ||
-            (training_graph && attr_bool(bn, "training", false)))
-            continue;
-        Node *last = bn, *add = NULL, *relu = NULL;
-        Node *next = sole_reader(bn->out, nreads, reader);
-        if (next && next->op->id == OP_ADD && next->nin == 2 && next->out->type.dtype == t &&
-            next->in[0] != next->in[1] && shape_equal(&next->in[0]->type.shape, &next->out->type.shape) &&
-            shape_equal(&next->in[1]->type.shape, &next->out->type.shape) &&
-            next->in[0]->type.dtype == t && next->in[1]->type.dtype == t) {
-            add = last = next;
-            next = sole_reader(add->out, nreads, reader);
-        }
-        if (next && next->op->id == OP_RELU && next->out->type.dtype == t) {
-            relu = last = next;
-        }
-        last->fused[0] = conv;
-        last->fused[1] = bn;
-        last->fused_raw = raw;
-        last->fused[2] = add;
-        last->fused[3] = relu;
-        Node *group[4] = {conv, bn, add, relu};
-        for (int k = 0; k < 4; k++)
-            if (group[k] && group[k] != last)
-                group[k]->absorbed_by = last;
+    g->nodes->len = kept;
+    for (int i = 0; g->calls && i < g->calls->len; i++) {
+        CallSite *s = VEC_AT(g->calls, i);
+        if (s->node && s->node->id <= u->maxid && u->into[s->node->id])
+            s->node = u->into[s->node->id];
     }
+}
 
-    /* linear -> relu: one amp_linear_relu_<T> call where the relu stands */
-    for (int i = 0; i < g->nodes->len; i++) {
-        Node *lin = VEC_AT(g->nodes, i);
-        if (lin->op->id != OP_LINEAR || lin->absorbed_by || !fusable_dtype(lin->out->type.dtype))
-            continue;
-        Node *relu = sole_reader(lin->out, nreads, reader);
-        if (!relu || relu->op->id != OP_RELU || relu->in[0] != lin->out ||
-            relu->out->type.dtype != lin->out->type.dtype)
-            continue;
-        relu->fused_linear = lin;
-        lin->absorbed_by = relu;
-    }
-
+/* The gradient groups of the training graph, marked on the nodes: a
+ * linear's or a max_pool's input gradient, or a sum of two gradients,
+ * straight through the relu before it; a cross_entropy computed by its
+ * gradient's call. */
+static void fuse_grads(Ctx *c, Fuse *u, bool training_graph)
+{
+    Graph *g = u->g;
+    int nv = g->values->len;
     /* a linear's or a max_pool's input gradient, or a sum of two gradients,
      * straight through the relu before it */
     Node **definer = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *definer);
@@ -209,7 +276,7 @@ bool fuse(Ctx *c)
             continue;
         Value *dy = br->in[0];
         Node *bl = definer[dy->id];
-        if (!bl || bl->out != dy || bl->absorbed_by || bl->relu_grad || dy->is_output || nreads[dy->id] != 1 ||
+        if (!bl || bl->out != dy || bl->absorbed_by || bl->relu_grad || dy->is_output || u->nreads[dy->id] != 1 ||
             dy->type.dtype != br->out->type.dtype || !fusable_dtype(dy->type.dtype))
             continue;
         bool grad_of_input = bl->op->id == OP_GRAD && bl->fwd &&
@@ -235,15 +302,52 @@ bool fuse(Ctx *c)
             f->absorbed_by = b;
         }
     }
-    return ir_verify(c, "fuse");
 }
 
-/* The residual operand of a fused group's add (the one that is not the
- * batch_norm's result), or NULL without an add. */
-Value *fused_residual(const Node *last)
+static void *zalloc(Ctx *c, int n, size_t size) { return arena_alloc(c->arena, (size_t)(n + 1) * size); }
+
+bool fuse(Ctx *c)
 {
-    const Node *add = last->fused[2];
-    if (!add)
-        return NULL;
-    return add->in[0] == last->fused[1]->out ? add->in[1] : add->in[0];
+    Graph *g = c->graph;
+    int nv = g->values->len;
+    Fuse fu = {.c = c, .g = g}, *u = &fu;
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        u->maxid = n->id > u->maxid ? n->id : u->maxid;
+    }
+    u->nreads = zalloc(c, nv, sizeof *u->nreads);
+    u->nfwd = zalloc(c, nv, sizeof *u->nfwd);
+    u->reader = zalloc(c, nv, sizeof *u->reader);
+    u->fwd_reader = zalloc(c, nv, sizeof *u->fwd_reader);
+    u->into = zalloc(c, u->maxid, sizeof *u->into);
+    u->stands_in = zalloc(c, u->maxid, sizeof *u->stands_in);
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        n->absorbed_by = NULL;
+        n->with_forward = NULL;
+        n->relu_grad = NULL;
+        for (int k = 0; k < node_nreads(n); k++) {
+            Value *v = node_read(n, k);
+            if (v) {
+                u->nreads[v->id]++;
+                u->reader[v->id] = n;
+                if (n->op->id != OP_GRAD) {
+                    u->nfwd[v->id]++;
+                    u->fwd_reader[v->id] = n;
+                }
+            }
+        }
+    }
+    /* the training step's batch_norm(training=true) uses batch statistics */
+    bool training_graph = g->grads != NULL;
+    if (c->opts->no_fuse)
+        return ir_verify(c, "fuse");
+
+    for (int i = 0; i < g->nodes->len; i++)
+        fuse_conv(u, VEC_AT(g->nodes, i), training_graph);
+    for (int i = 0; i < g->nodes->len; i++)
+        fuse_linear(u, VEC_AT(g->nodes, i));
+    fuse_grads(c, u, training_graph);
+    reschedule(u);
+    return ir_verify(c, "fuse");
 }

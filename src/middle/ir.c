@@ -39,6 +39,13 @@ Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc)
     return n;
 }
 
+/* What --explain, --emit=dot and the emitted comments call n's op: a fused
+ * op (fuse.c) by the ops it stands for, "conv2d + batch_norm + relu". */
+const char *node_op_name(const Node *n)
+{
+    return attr_str(n, "parts", n->op->name);
+}
+
 /* ---- attributes ----------------------------------------------------------
  * Readers give the same answers typecheck's argument helpers gave on the
  * call: the default when an argument was not written, and also when it was
@@ -253,7 +260,7 @@ bool ir_verify(Ctx *c, const char *after_pass)
             if (in && node->op->form != FORM_CAST && dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
                 (dtype_is_float(in->type.dtype) || dtype_is_complex(in->type.dtype)) &&
                 !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
-                !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && rk < 6 && in->type.dtype == DT_F32))
+                !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && k < 7 && in->type.dtype == DT_F32))
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
                     node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(computes));
         }

@@ -97,19 +97,6 @@ bool memplan(Ctx *c)
             if (node_read(n, k))
                 node_read(n, k)->last_use = i;
     }
-    /* a fused group (fuse.c) runs as one call at its last node: what its
-     * nodes read stays alive until then, so the call's output never shares
-     * a slot with the convolution's input or the residual (or a linear's
-     * operands, for linear -> relu) */
-    for (int i = 0; i < g->nodes->len; i++) {
-        Node *n = VEC_AT(g->nodes, i);
-        for (int f = 0; f < 5; f++) {
-            Node *m = f < 4 ? n->fused[f] : n->fused_linear;
-            for (int k = 0; m && k < node_nreads(m); k++)
-                if (node_read(m, k) && node_read(m, k)->last_use < i)
-                    node_read(m, k)->last_use = i;
-        }
-    }
 
     /* the training step reads the gradients after the last node */
     for (int i = 0; g->grads && i < g->grads->len; i++) {
@@ -121,9 +108,8 @@ bool memplan(Ctx *c)
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        /* computed inside its group's call: no buffer, unless the call
-         * keeps it for gradient nodes (fuse.c: a convolution's raw result) */
-        if (n->absorbed_by && !(n->absorbed_by->fused_raw && n->absorbed_by->fused[0] == n))
+        /* computed by a gradient node's call (fuse.c): no buffer */
+        if (n->absorbed_by)
             continue;
         /* a linear's gradient writing its relu gradient's result (fuse.c):
          * that buffer instead of the input gradient's, from here on */

@@ -186,18 +186,12 @@ struct Node {
     DType forced_from;    /* --force-dtype changed the call from this dtype (DT_NONE: not) */
     bool autocast_on;     /* the call is inside an enabled autocast region */
     bool dead;
-    /* fuse.c: a convolution and the eval batch_norm, add and relu after it
-     * run as one kernel call, made where the group's last node stands. */
-    struct Node *fused[4];   /* on the last node: conv, batch_norm, add, relu (NULL: not in the group) */
-    struct Node *absorbed_by; /* on the others: the last node, whose call computes this one */
-    bool fused_raw;          /* on the last node: the convolution's own result is kept too (post.raw:
-                              * the training step's batch_norm gradient reads it) */
+    /* fuse.c: a gradient node whose call computes another node too; that
+     * node stays in the schedule, absorbed_by it, and writes no call. */
+    struct Node *absorbed_by;
     /* fuse.c: a cross_entropy whose gradient node computes the loss too
      * (amp_cross_entropy_with_grad_<T>); the forward is absorbed_by it. */
     struct Node *with_forward; /* on the GRAD node: the cross_entropy */
-    /* fuse.c: a linear whose only reader is a relu, computed by the relu's
-     * call (amp_linear_relu_<T>); the linear is absorbed_by the relu. */
-    struct Node *fused_linear; /* on the relu */
     /* fuse.c: a linear's gradient node whose input gradient is read only by
      * the gradient of the relu that made that input: the product is masked
      * in its epilogue (amp_gemm_relu_backward_<T>) and written as the relu
@@ -208,8 +202,6 @@ struct Node {
 /* Every value a node reads, for the passes that walk them (liveness,
  * dead code, printers): in[0..nin), then a GRAD node's dy_more, which must
  * stay alive until it runs as much as its inputs.  Entries may be NULL. */
-/* fuse.c: the residual operand of a fused group's add (NULL: no add). */
-Value *fused_residual(const Node *last);
 
 static inline int node_nreads(const Node *n) { return n->nin + 3; }
 static inline Value *node_read(const Node *n, int k) { return k < n->nin ? n->in[k] : n->dy_more[k - n->nin]; }
@@ -253,6 +245,7 @@ AttrKind attr_kind(const Node *n, const char *name, AttrKind absent);
 int64_t attr_int(const Node *n, const char *name, int64_t dflt);
 bool attr_bool(const Node *n, const char *name, bool dflt);
 const char *attr_str(const Node *n, const char *name, const char *dflt);
+const char *node_op_name(const Node *n); /* a fused op's parts, "linear + relu"; else its name */
 double attr_number(const Node *n, const char *name, const char *dflt, DType t);
 int attr_int_list(const Node *n, const char *name, int64_t *out); /* the count written */
 void ir_dump(Ctx *c, FILE *out);

@@ -132,9 +132,7 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
         w1_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_disabled_nested.amp:9: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* autocast_disabled_nested.amp:11: relu in bf16: autocast is off here: follows its inputs */
+    /* autocast_disabled_nested.amp:9: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const g = (amp_bf16 *)slot2; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, x_bf16, w1_bf16, NULL, g);
 

@@ -192,9 +192,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
+    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const stack_0_layers_0_result2 = (amp_f16 *)slot3; /* f16[B, 8] */
     amp_linear_relu_f16(B, 8, 8, x_f16, stack_0_layers_0_fc_weight_f16, stack_0_layers_0_fc_bias_f16, stack_0_layers_0_result2);
 
@@ -212,9 +210,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_1_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
+    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const stack_0_layers_1_result3 = (amp_f16 *)slot0; /* f16[B, 8] */
     amp_linear_relu_f16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_f16, stack_0_layers_1_fc_bias_f16, stack_0_layers_1_result3);
 
@@ -232,15 +228,11 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_1_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
+    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const stack_1_layers_0_result5 = (amp_f16 *)slot3; /* f16[B, 8] */
     amp_linear_relu_f16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in f16: not in any gpu list: follows its inputs */
+    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_linear_relu_f16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, outputs->c);
     return AMP_OK;
 }

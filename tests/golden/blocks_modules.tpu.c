@@ -192,9 +192,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const stack_0_layers_0_result2 = (amp_bf16 *)slot3; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, x_bf16, stack_0_layers_0_fc_weight_bf16, stack_0_layers_0_fc_bias_bf16, stack_0_layers_0_result2);
 
@@ -212,9 +210,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_0_layers_1_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const stack_0_layers_1_result3 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_bf16, stack_0_layers_1_fc_bias_bf16, stack_0_layers_1_result3);
 
@@ -232,15 +228,11 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         stack_1_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const stack_1_layers_0_result5 = (amp_bf16 *)slot3; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* blocks_modules.amp:6: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_linear_relu_bf16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, outputs->c);
     return AMP_OK;
 }

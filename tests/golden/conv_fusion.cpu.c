@@ -252,13 +252,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
-    /* conv_fusion.amp:17: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the convolution below */
-
-    /* conv_fusion.amp:17: batch_norm in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* conv_fusion.amp:17: add in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* conv_fusion.amp:17: relu in bf16: not in any cpu list: follows its inputs */
+    /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,
@@ -302,9 +296,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         b3_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* conv_fusion.amp:19: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the convolution below */
-
-    /* conv_fusion.amp:19: batch_norm in bf16: not in any cpu list: follows its inputs */
+    /* conv_fusion.amp:19: conv2d + batch_norm in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,

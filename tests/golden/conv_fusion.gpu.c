@@ -252,13 +252,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(144), w1, w1_f16);
 
-    /* conv_fusion.amp:17: conv2d in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the convolution below */
-
-    /* conv_fusion.amp:17: batch_norm in f16: not in any gpu list: follows its inputs; fused into the convolution below */
-
-    /* conv_fusion.amp:17: add in f16: not in any gpu list: follows its inputs; fused into the convolution below */
-
-    /* conv_fusion.amp:17: relu in f16: not in any gpu list: follows its inputs */
+    /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,
@@ -302,9 +296,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         b3_f16 = (const amp_f16 *)slot2;
     }
 
-    /* conv_fusion.amp:19: conv2d in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the convolution below */
-
-    /* conv_fusion.amp:19: batch_norm in f16: not in any gpu list: follows its inputs */
+    /* conv_fusion.amp:19: conv2d + batch_norm in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,

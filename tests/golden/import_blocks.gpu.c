@@ -168,9 +168,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks.amp:5: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
-
-    /* import_blocks.amp:8: relu in f16: not in any gpu list: follows its inputs */
+    /* blocks.amp:5: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const fc2_x = (amp_f16 *)slot3; /* f16[B, 16] */
     amp_linear_relu_f16(B, 16, 4, x_f16, fc1_weight_f16, fc1_bias_f16, fc2_x);
 

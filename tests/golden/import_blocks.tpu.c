@@ -168,9 +168,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* import_blocks.amp:8: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* blocks.amp:5: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const fc2_x = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_relu_bf16(B, 16, 4, x_bf16, fc1_weight_bf16, fc1_bias_bf16, fc2_x);
 

@@ -171,9 +171,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* mlp.amp:13: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list); fused into the relu below */
-
-    /* mlp.amp:13: relu in f16: not in any gpu list: follows its inputs */
+    /* mlp.amp:13: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const h = (amp_f16 *)slot3; /* f16[B, 128] */
     amp_linear_relu_f16(B, 128, 64, x_f16, fc1_weight_f16, fc1_bias_f16, h);
 

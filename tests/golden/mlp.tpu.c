@@ -171,9 +171,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* mlp.amp:13: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* mlp.amp:13: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* mlp.amp:13: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 128] */
     amp_linear_relu_bf16(B, 128, 64, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
 

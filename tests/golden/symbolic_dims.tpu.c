@@ -75,9 +75,7 @@ int dims_forward_prepared(const void *prepared, const dims_params *params, const
         return AMP_ERR_NULL_ARG;
     unsigned char *const slot0 = arena;
 
-    /* symbolic_dims.amp:8: linear in f32: autocast is off here: follows its inputs; fused into the relu below */
-
-    /* symbolic_dims.amp:8: relu in f32: autocast is off here: follows its inputs */
+    /* symbolic_dims.amp:8: linear + relu in f32: autocast is off here: follows its inputs */
     amp_linear_relu_f32(B, 8, 2*T + 1, x, w, NULL, outputs->h);
 
     /* symbolic_dims.amp:9: relu in f32: autocast is off here: follows its inputs */

@@ -119,9 +119,7 @@ int tied_forward_prepared(const void *prepared, const tied_params *params, const
         w_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* tied_weights.amp:7: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list); fused into the relu below */
-
-    /* tied_weights.amp:7: relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* tied_weights.amp:7: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
     amp_bf16 *const h = (amp_bf16 *)slot2; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, x_bf16, w_bf16, NULL, h);
 

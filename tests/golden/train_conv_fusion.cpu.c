@@ -208,11 +208,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     if (!prepared) /* else the convolution reads the weights trainconv_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w0, w0_bf16);
 
-    /* train_conv_fusion.amp:21: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the convolution below */
-
-    /* train_conv_fusion.amp:21: batch_norm in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* train_conv_fusion.amp:21: relu in bf16: not in any cpu list: follows its inputs */
+    /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
         static const amp_conv_desc conv = {
@@ -242,13 +238,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     if (!prepared) /* else the convolution reads the weights trainconv_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
-    /* train_conv_fusion.amp:22: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the convolution below */
-
-    /* train_conv_fusion.amp:22: batch_norm in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* train_conv_fusion.amp:22: add in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* train_conv_fusion.amp:22: relu in bf16: not in any cpu list: follows its inputs */
+    /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     {
         static const amp_conv_desc conv = {
@@ -678,11 +668,11 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 576));
     unsigned char *const slot2 = slot1 + TRAINCONV_PAD_(288);
-    unsigned char *const slot3 = slot2 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
-    unsigned char *const slot4 = slot3 + TRAINCONV_PAD_(512*B);
+    unsigned char *const slot3 = slot2 + TRAINCONV_PAD_(512*B);
+    unsigned char *const slot4 = slot3 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
     unsigned char *const slot5 = slot4 + TRAINCONV_PAD_(576);
-    unsigned char *const slot6 = slot5 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
-    unsigned char *const slot7 = slot6 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 288));
+    unsigned char *const slot6 = slot5 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 288));
+    unsigned char *const slot7 = slot6 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
     unsigned char *const slot8 = slot7 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
     unsigned char *const slot9 = slot8 + TRAINCONV_PAD_(3072);
     unsigned char *const slot10 = slot9 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
@@ -696,13 +686,9 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const w0_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
     amp_cast_f32_bf16((size_t)(144), w0, w0_bf16);
 
-    /* train_conv_fusion.amp:21: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the convolution below */
-    amp_bf16 *const t11 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8], the convolution's own result */
-
-    /* train_conv_fusion.amp:21: batch_norm in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* train_conv_fusion.amp:21: relu in bf16: not in any cpu list: follows its inputs */
-    amp_bf16 *const h1 = (amp_bf16 *)slot3; /* bf16[B, 4, 8, 8] */
+    /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
+    amp_bf16 *const t11 = (amp_bf16 *)slot3; /* bf16[B, 4, 8, 8] */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,
@@ -731,15 +717,9 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot4; /* bf16[4, 4, 3, 3] */
     amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
-    /* train_conv_fusion.amp:22: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the convolution below */
-    amp_bf16 *const t15 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8], the convolution's own result */
-
-    /* train_conv_fusion.amp:22: batch_norm in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* train_conv_fusion.amp:22: add in bf16: not in any cpu list: follows its inputs; fused into the convolution below */
-
-    /* train_conv_fusion.amp:22: relu in bf16: not in any cpu list: follows its inputs */
-    amp_bf16 *const h_2 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
+    /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    amp_bf16 *const h_2 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
+    amp_bf16 *const t15 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,
@@ -857,13 +837,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_relu_backward_bf16((size_t)(256*B), h_2, h_2, t30, t31);
 
     /* train_conv_fusion.amp:22: backward in bf16: gradient of batch_norm, in bf16 as its forward */
-    amp_bf16 *const t32 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
+    amp_bf16 *const t32 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
     float *const t33 = (float *)slot9; /* f32[4] */
     float *const t34 = (float *)slot10; /* f32[4] */
     amp_batch_norm_backward_bf16(B, 4, 64, t15, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17, t31, t32, t33, t34);
 
     /* train_conv_fusion.amp:22: backward in bf16: gradient of conv2d, in bf16 as its forward */
-    amp_bf16 *const t35 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
+    amp_bf16 *const t35 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
         static const amp_conv_desc conv = {
             .nspatial = 2, .groups = 1,
@@ -890,7 +870,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     }
 
     /* train_conv_fusion.amp:22: add in bf16: gradient: sum over the h1's uses */
-    amp_bf16 *const t39 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8], through the relu */
+    amp_bf16 *const t39 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8], through the relu */
     amp_add_relu_backward_bf16((size_t)(256*B), h1, t31, t35, t39);
 
     /* train_conv_fusion.amp:22: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; written into the state's gradient by the weight gradient above */
@@ -905,13 +885,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     /* train_conv_fusion.amp:21: backward in bf16: gradient of relu, in bf16 as its forward; computed by the sum above */
 
     /* train_conv_fusion.amp:21: backward in bf16: gradient of batch_norm, in bf16 as its forward */
-    amp_bf16 *const t40 = (amp_bf16 *)slot3; /* bf16[B, 4, 8, 8] */
-    float *const t41 = (float *)slot5; /* f32[4] */
+    amp_bf16 *const t40 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
+    float *const t41 = (float *)slot6; /* f32[4] */
     float *const t42 = (float *)slot7; /* f32[4] */
     amp_batch_norm_backward_bf16(B, 4, 64, t11, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17, t39, t40, t41, t42);
 
     /* train_conv_fusion.amp:21: add in f32: gradient: sum over the gamma's uses */
-    float *const t43 = (float *)slot2; /* f32[4] */
+    float *const t43 = (float *)slot3; /* f32[4] */
     amp_add_f32((size_t)(4), t33, t41, t43);
     /* gamma's gradient is final: into the state's, and on to the all-reduce */
     if (s->grad_live)
@@ -926,7 +906,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     }
 
     /* train_conv_fusion.amp:21: add in f32: gradient: sum over the beta's uses */
-    float *const t44 = (float *)slot5; /* f32[4] */
+    float *const t44 = (float *)slot6; /* f32[4] */
     amp_add_f32((size_t)(4), t34, t42, t44);
     /* beta's gradient is final: into the state's, and on to the all-reduce */
     if (s->grad_live)

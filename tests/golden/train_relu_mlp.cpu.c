@@ -169,9 +169,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* train_relu_mlp.amp:14: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the relu below */
-
-    /* train_relu_mlp.amp:14: relu in bf16: not in any cpu list: follows its inputs */
+    /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_relu_bf16(B, 16, 8, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
 
@@ -573,9 +571,7 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     amp_bf16 *const fc1_bias_bf16 = (amp_bf16 *)slot2; /* bf16[16] */
     amp_cast_f32_bf16((size_t)(16), fc1_bias, fc1_bias_bf16);
 
-    /* train_relu_mlp.amp:14: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list); fused into the relu below */
-
-    /* train_relu_mlp.amp:14: relu in bf16: not in any cpu list: follows its inputs */
+    /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h_2 = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_relu_bf16(B, 16, 8, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h_2);
 
