@@ -246,7 +246,7 @@ case("grid_sampler(x, g)", lambda x, g: torch.grid_sampler(x, g, 0, 0, False), x
 case("nll_loss2d(x, t)", lambda x, t: torch._C._nn.nll_loss2d(x, t, None, 1, -100), x=("f32", [2, 3, 4, 5]), t=("i64", [2, 4, 4]))
 case("conv_tbc(x, w, b)", lambda x, w, b: torch.conv_tbc(x, w, b), x=("f32", [5, 2, 3]), w=("f32", [3, 2, 4]), b=("f32", [4]))
 
-# the recurrent cells, max_unpool, aten's convolution, quantile (amprt/more.h)
+# the recurrent cells, max_unpool, aten's convolution, quantile (amprt/recurrent.h, spatial.h, reduce.h)
 for dt in ["f32", "f16", "bf16", "f64", "i64", "i32", "bool"]:
     case("max_unpool2d(x, t, 4)", lambda x, t: torch.ops.aten.max_unpool2d(x, t, [4, 4]), x=(dt, [1, 2, 2, 2]), t=("i64", [1, 2, 2, 2]))
     case("convolution(x, w, padding=1)", lambda x, w: torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1), x=(dt, [1, 2, 5, 5]), w=(dt, [3, 2, 3, 3]))
