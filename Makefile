@@ -1,6 +1,8 @@
 # ampc: build, test, install.
 #
 #   make            the compiler (build/ampc) and runtime (build/libamprt.{a,so})
+#   make check      the fast loop (a few minutes): unit and structure, golden,
+#                   hostile inputs, end-to-end without the heaviest models
 #   make test       every test: unit, runtime, golden, end-to-end (gcc and
 #                   clang), ops against PyTorch, gradients, training, install,
 #                   the sanitizer build, and fuzz smoke runs
@@ -57,7 +59,7 @@ POLICIES      := $(wildcard policies/*.policy)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: digits all test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch test-mpi example clean
+.PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch test-mpi example clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
@@ -186,6 +188,11 @@ test-mpi: $(BUILD)/ampc $(BUILD)/libamprt.a
 
 test: all
 	sh tests/run-all.sh $(BUILD)
+
+# The inner loop: what a compiler change breaks first, in a few minutes.
+check: all
+	$(MAKE) --no-print-directory BUILD=$(BUILD) test-unit test-golden test-hostile
+	E2E_SKIP_HEAVY=1 $(MAKE) --no-print-directory BUILD=$(BUILD) test-e2e
 
 # ---- the main job -------------------------------------------------------------
 
