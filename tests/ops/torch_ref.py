@@ -662,7 +662,7 @@ def more(t):
 
 
 @model
-def linalg_more(t):
+def linalg_solve(t):
     a, ab, e, rhs, rhsb, r, tau, c5, c25, rhs3, v5, wb, wrhs, m4, t6, tb = (
         t[n] for n in "a ab e rhs rhsb r tau c5 c25 rhs3 v5 wb wrhs m4 t6 tb".split())
     s = a @ a.t()

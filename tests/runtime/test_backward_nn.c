@@ -13,7 +13,7 @@
  * the f64 kernel on the same rounded inputs, f64 against central finite
  * differences of the forward f64 kernel amp_ref_rnn_cell_f64, so the
  * gradient is checked against the forward PyTorch's numbers pin in
- * test_more.c).  The engine holds four gradients per case, so each cell is
+ * test_recurrent.c).  The engine holds four gradients per case, so each cell is
  * checked twice: the data gradients (x, hx, cx, w_ih), then the rest.
  * conv_tbc's cases differentiate its forward kernel the same way.
  */
