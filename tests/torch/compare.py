@@ -18,7 +18,9 @@ model of MODELS below:
      tests/torch/driver.c and BUILD/libamprt.a, run on the batch, and
      compare;
   4. for each target, the per-op emulation (emulate.py): the fx graph run
-     with the dtypes `ampc --explain=json -t TARGET` gives each op, inputs
+     with the dtypes `ampc --explain=json --no-fuse -t TARGET` gives each op
+     (one entry per op: a fused group's calls compute what its ops would,
+     bit for bit, which tests/e2e/fusion.sh checks), inputs
      rounded to them, computed in f32, each result rounded once, as ampc's
      kernels do.  Without rounding, in f64, it must reproduce the module's
      f64 forward to 1e-10 (so the interpreter is the module's function);
@@ -196,7 +198,7 @@ def probe_check(ampc, cc, lib, d, target, probe, outs, names, in_name, explain, 
     pd = os.path.join(d, "probe_" + target)
     os.makedirs(pd, exist_ok=True)
     c_path, exe, out_bin = os.path.join(pd, "model.c"), os.path.join(pd, "probe"), os.path.join(pd, "values.bin")
-    rc, log = run([ampc, "--explain=json", probe, "-t", target])
+    rc, log = run([ampc, "--explain=json", "--no-fuse", probe, "-t", target])
     if rc != 0:
         raise emulate.EmulationError("probe: ampc --explain=json: " + tail(log))
     pex = json.loads(log)
@@ -456,7 +458,7 @@ def main(argv):
                 y = torch.frombuffer(bytearray(f.read()), dtype=torch.float32).double().reshape(ref64.shape)
             # the per-op emulation (emulate.py) with ampc's decisions for this target
             try:
-                rc, log = run([ampc, "--explain=json", amp, "-t", target])
+                rc, log = run([ampc, "--explain=json", "--no-fuse", amp, "-t", target])
                 if rc != 0:
                     raise emulate.EmulationError("ampc --explain=json: " + tail(log))
                 explain = json.loads(log)
