@@ -10,38 +10,7 @@
 #include <math.h>
 
 #include "amprt_internal.h"
-
-/* Ascending heapsort of n doubles without NaN (as ref_quantile.c's, for the
- * quantile's order statistics: the same values, so the same ranks). */
-static void ref_sort(double *a, int64_t n)
-{
-    for (int64_t start = n / 2 - 1, end = n;;) {
-        int64_t root;
-        if (start >= 0) {
-            root = start--;
-        } else {
-            if (--end <= 0)
-                break;
-            double t = a[0];
-            a[0] = a[end];
-            a[end] = t;
-            root = 0;
-        }
-        for (;;) {
-            int64_t child = 2 * root + 1;
-            if (child >= end)
-                break;
-            if (child + 1 < end && a[child + 1] > a[child])
-                child++;
-            if (!(a[child] > a[root]))
-                break;
-            double t = a[root];
-            a[root] = a[child];
-            a[child] = t;
-            root = child;
-        }
-    }
-}
+#include "ref_heapsort.h"
 
 #define REF_PART "ref_backward_quantile.inc"
 #include "ref_acc_twice.h"
