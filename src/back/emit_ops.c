@@ -213,6 +213,7 @@ bool op_returns_status(const Node *n)
     case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
     case OP_CTC_LOSS:
     case OP_LINALG_EIG: case OP_LINALG_EIGVALS: /* AMP_ERR_NO_CONVERGENCE */
+    case OP_CROSS_ENTROPY_WITH_GRAD: /* of class targets only (fuse.c) */
         return true;
     case OP_CROSS_ENTROPY:
         return n->in[1] && n->in[1]->type.dtype == DT_I64;

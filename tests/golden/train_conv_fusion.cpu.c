@@ -759,13 +759,11 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     float *const logits_f32 = (float *)slot9; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_conv_fusion.amp:24: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list); computed with its gradient below */
-
     /* train_conv_fusion.amp:27: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t24 = (float *)slot10; /* f32[] */
     t24[0] = (float)grad_seed;
 
-    /* train_conv_fusion.amp:24: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_conv_fusion.amp:24: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t25 = (float *)slot11; /* f32[B, 3] */
     rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t24, outputs->loss, t25);
     if (rc != AMP_OK)
@@ -869,10 +867,6 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         amp_conv_backward_weight_to_f32_bf16(&d, h1, t32, s->grad.w1, s->grad_live);
     }
 
-    /* train_conv_fusion.amp:22: add in bf16: gradient: sum over the h1's uses */
-    amp_bf16 *const t39 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8], through the relu */
-    amp_add_relu_backward_bf16((size_t)(256*B), h1, t31, t35, t39);
-
     /* train_conv_fusion.amp:22: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; written into the state's gradient by the weight gradient above */
     /* w1's gradient is final (its call above wrote it into the state's): on to the all-reduce */
     {
@@ -882,7 +876,9 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
             return rc;
     }
 
-    /* train_conv_fusion.amp:21: backward in bf16: gradient of relu, in bf16 as its forward; computed by the sum above */
+    /* train_conv_fusion.amp:22: add + relu's gradient in bf16: gradient: sum over the h1's uses */
+    amp_bf16 *const t39 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
+    amp_add_relu_backward_bf16((size_t)(256*B), h1, t31, t35, t39);
 
     /* train_conv_fusion.amp:21: backward in bf16: gradient of batch_norm, in bf16 as its forward */
     amp_bf16 *const t40 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */

@@ -528,13 +528,11 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     float *const logits_f32 = (float *)slot6; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_pool_relu.amp:13: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list); computed with its gradient below */
-
     /* train_pool_relu.amp:16: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t14 = (float *)slot7; /* f32[] */
     t14[0] = (float)grad_seed;
 
-    /* train_pool_relu.amp:13: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_pool_relu.amp:13: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t15 = (float *)slot8; /* f32[B, 3] */
     rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t14, outputs->loss, t15);
     if (rc != AMP_OK)
@@ -616,8 +614,6 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         d.out_size[1] = 4;
         amp_max_pool_relu_backward_bf16(&d, t7, t20, t22);
     }
-
-    /* train_pool_relu.amp:11: backward in bf16: gradient of relu, in bf16 as its forward; computed by the max_pool2d's gradient above */
 
     /* train_pool_relu.amp:11: backward in bf16: gradient of conv2d, in bf16 as its forward */
     {

@@ -552,8 +552,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     unsigned char *const slot1 = slot0 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 64));
     unsigned char *const slot2 = slot1 + TWOLAYER_PAD_(512);
     unsigned char *const slot3 = slot2 + TWOLAYER_PAD_(32);
-    unsigned char *const slot4 = slot3 + TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 256));
-    unsigned char *const slot5 = slot4 + TWOLAYER_PAD_(128);
+    unsigned char *const slot4 = slot3 + TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 16));
+    unsigned char *const slot5 = slot4 + TWOLAYER_PAD_(256);
     unsigned char *const slot6 = slot5 + TWOLAYER_PAD_(256);
     unsigned char *const slot7 = slot6 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 32));
     unsigned char *const slot8 = slot7 + TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*B));
@@ -590,13 +590,11 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     float *const logits_f32 = (float *)slot6; /* f32[B, 4] */
     amp_cast_bf16_f32((size_t)(4*B), outputs->logits, logits_f32);
 
-    /* train_relu_mlp.amp:16: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list); computed with its gradient below */
-
     /* train_relu_mlp.amp:19: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t16 = (float *)slot7; /* f32[] */
     t16[0] = (float)grad_seed;
 
-    /* train_relu_mlp.amp:16: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_relu_mlp.amp:16: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t17 = (float *)slot8; /* f32[B, 4] */
     rc = amp_cross_entropy_with_grad_f32(B, 4, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t16, outputs->loss, t17);
     if (rc != AMP_OK)
@@ -678,10 +676,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
             return rc;
     }
 
-    /* train_relu_mlp.amp:14: backward in bf16: gradient of relu, in bf16 as its forward; computed by the linear's gradient above */
-
     /* train_relu_mlp.amp:14: backward in bf16: gradient of linear, in bf16 as its forward */
-    amp_bf16 *const t25 = (amp_bf16 *)slot3; /* bf16[16, 8] */
+    amp_bf16 *const t25 = (amp_bf16 *)slot5; /* bf16[16, 8] */
     amp_bf16 *const t26 = (amp_bf16 *)slot6; /* bf16[16] */
     {
         amp_gemm_desc d = {0};

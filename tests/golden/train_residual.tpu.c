@@ -422,13 +422,11 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     /* train_residual.amp:12: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 4, 8, r, head_weight, NULL, outputs->logits);
 
-    /* train_residual.amp:13: cross_entropy in f32: autocast is off here: follows its inputs; computed with its gradient below */
-
     /* train_residual.amp:15: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t10 = (float *)slot1; /* f32[] */
     t10[0] = (float)grad_seed;
 
-    /* train_residual.amp:13: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_residual.amp:13: cross_entropy + its gradient in f32: autocast is off here: follows its inputs */
     float *const t11 = (float *)slot3; /* f32[B, 4] */
     rc = amp_cross_entropy_with_grad_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
     if (rc != AMP_OK)

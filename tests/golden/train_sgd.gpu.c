@@ -439,13 +439,11 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     float *const logits_f32 = (float *)slot3; /* f32[B, 3] */
     amp_cast_f16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list); computed with its gradient below */
-
     /* train_sgd.amp:14: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t10 = (float *)slot4; /* f32[] */
     t10[0] = (float)grad_seed;
 
-    /* train_sgd.amp:11: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_sgd.amp:11: cross_entropy + its gradient in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
     float *const t11 = (float *)slot5; /* f32[B, 3] */
     rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
     if (rc != AMP_OK)
