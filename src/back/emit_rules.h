@@ -121,7 +121,7 @@ void emit_bilinear(Emitter *e, Node *n, const char *y);
 void emit_linear_relu(Emitter *e, Node *n, const char *y);
 void emit_linalg(Emitter *e, Node *n, const char *y);
 void emit_einsum(Emitter *e, Node *n, const char *y);
-void emit_linalg_more(Emitter *e, Node *n, const char *y);
+void emit_linalg_solve(Emitter *e, Node *n, const char *y);
 void grad_linear(Emitter *e, Node *b);
 void grad_matmul(Emitter *e, Node *bn);
 void grad_linalg(Emitter *e, Node *b);
