@@ -134,6 +134,7 @@ $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 	sh tests/unit/structure.sh $(BUILD)
+	sh tests/unit/options.sh $(BUILD)
 
 # Every runtime test, then those whose kernels the optimized sets override
 # again under each AMPRT_ISA this CPU supports.
