@@ -326,6 +326,7 @@ typedef struct Options {
     bool reference_f64;
     const char *embed_weights; /* --embed-weights FILE: parameters as const arrays */
     bool no_fuse;              /* --no-fuse: fuse.c groups nothing */
+    bool f32_outputs;          /* --f32-outputs: bf16/f16 outputs cast to f32 inside the model */
 } Options;
 
 typedef struct Graph Graph;
