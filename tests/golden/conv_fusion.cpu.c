@@ -270,7 +270,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = r, .relu = 1,
         };
         amp_conv_ex_bf16(&d, x_bf16, w1_bf16, convfusion_prepared_entry_(prepared, 1), NULL, &post, outputs->h);
@@ -278,7 +278,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:18: batch_norm in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const t18 = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
-    amp_batch_norm_bf16(B, 4, 64, r, AMP_F32, mean, var, gamma, beta, 0x1.4f8b588e368f1p-17, t18);
+    amp_batch_norm_bf16(B, 4, 64, r, AMP_F32, mean, var, gamma, beta, 0x1.4f8b588e368f1p-17 /* 1e-05 */, t18);
 
     /* conv_fusion.amp:18: add in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const k = (amp_bf16 *)slot1; /* bf16[B, 4, 8, 8] */
@@ -314,7 +314,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = NULL, .bn_bias = NULL,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = NULL, .relu = 0,
         };
         amp_conv_ex_bf16(&d, k, w3_bf16, convfusion_prepared_entry_(prepared, 2), b3_bf16, &post, outputs->n);

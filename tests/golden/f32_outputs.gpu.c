@@ -153,7 +153,7 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     amp_cast_f16_f32((size_t)(4*B), logits_2, logits_f32);
 
     /* f32_outputs.amp:13: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
 

@@ -227,7 +227,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = NULL, .relu = 1,
         };
         amp_conv_ex_bf16(&d, x_bf16, w0_bf16, trainconv_prepared_entry_(prepared, 0), NULL, &post, h1);
@@ -257,7 +257,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = h1, .relu = 1,
         };
         amp_conv_ex_bf16(&d, h1, w1_bf16, trainconv_prepared_entry_(prepared, 1), NULL, &post, h);
@@ -282,7 +282,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
     /* train_conv_fusion.amp:24: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -354,7 +354,7 @@ int trainconv_train_init(trainconv_train_state *s, void *storage, size_t storage
     s->grad.fc_weight = (float *)(void *)at;
     memset(at, 0, 3072);
     at += 3072;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -706,7 +706,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = NULL, .relu = 1,
             .raw = t11,
         };
@@ -737,7 +737,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = h1, .relu = 1,
             .raw = t15,
         };
@@ -765,7 +765,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
 
     /* train_conv_fusion.amp:24: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t25 = (float *)slot11; /* f32[B, 3] */
-    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t24, outputs->loss, t25);
+    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t24, outputs->loss, t25);
     if (rc != AMP_OK)
         return rc;
 
@@ -788,8 +788,8 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         d.b_stride[1] = 256;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t26, fc_weight_bf16, NULL, t27);
     }
@@ -805,8 +805,8 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         d.b_stride[1] = 256;
         d.a_stride[2] = 3;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t26, t19, NULL, t28);
     }
@@ -838,7 +838,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t32 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
     float *const t33 = (float *)slot9; /* f32[4] */
     float *const t34 = (float *)slot10; /* f32[4] */
-    amp_batch_norm_backward_bf16(B, 4, 64, t15, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17, t31, t32, t33, t34);
+    amp_batch_norm_backward_bf16(B, 4, 64, t15, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17 /* 1e-05 */, t31, t32, t33, t34);
 
     /* train_conv_fusion.amp:22: backward in bf16: gradient of conv2d, in bf16 as its forward */
     amp_bf16 *const t35 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
@@ -884,7 +884,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t40 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     float *const t41 = (float *)slot6; /* f32[4] */
     float *const t42 = (float *)slot7; /* f32[4] */
-    amp_batch_norm_backward_bf16(B, 4, 64, t11, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17, t39, t40, t41, t42);
+    amp_batch_norm_backward_bf16(B, 4, 64, t11, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17 /* 1e-05 */, t39, t40, t41, t42);
 
     /* train_conv_fusion.amp:21: add in f32: gradient: sum over the gamma's uses */
     float *const t43 = (float *)slot3; /* f32[4] */
@@ -976,7 +976,7 @@ int trainconv_update(trainconv_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(144), s->w0, s->grad.w0, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(144), s->w1, s->grad.w1, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(4), s->gamma, s->grad.gamma, NULL, &h, s->step, found_inf);

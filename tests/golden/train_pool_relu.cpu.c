@@ -207,7 +207,7 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
     /* train_pool_relu.amp:13: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -245,7 +245,7 @@ int trainpoolrelu_train_init(trainpoolrelu_train_state *s, void *storage, size_t
     s->grad.fc_weight = (float *)(void *)at;
     memset(at, 0, 768);
     at += 768;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -534,7 +534,7 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
 
     /* train_pool_relu.amp:13: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t15 = (float *)slot8; /* f32[B, 3] */
-    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t14, outputs->loss, t15);
+    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t14, outputs->loss, t15);
     if (rc != AMP_OK)
         return rc;
 
@@ -557,8 +557,8 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         d.b_stride[1] = 64;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t16, fc_weight_bf16, NULL, t17);
     }
@@ -574,8 +574,8 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         d.b_stride[1] = 64;
         d.a_stride[2] = 3;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t16, t9, NULL, t18);
     }
@@ -669,7 +669,7 @@ int trainpoolrelu_update(trainpoolrelu_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(108), s->w, s->grad.w, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(192), s->fc_weight, s->grad.fc_weight, NULL, &h, s->step, found_inf);
     }

@@ -195,7 +195,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     amp_cast_bf16_f32((size_t)(4*B), outputs->logits, logits_f32);
 
     /* train_relu_mlp.amp:16: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -261,7 +261,7 @@ int twolayer_train_init(twolayer_train_state *s, void *storage, size_t storage_b
     s->momentum_buffer.fc2_bias = (float *)(void *)at;
     memset(at, 0, 64);
     at += 64;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -596,7 +596,7 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
 
     /* train_relu_mlp.amp:16: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t17 = (float *)slot8; /* f32[B, 4] */
-    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t16, outputs->loss, t17);
+    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t16, outputs->loss, t17);
     if (rc != AMP_OK)
         return rc;
 
@@ -620,8 +620,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         d.b_stride[1] = 16;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_relu_backward_bf16(&d, t18, fc2_weight_bf16, h_2, t24);
     }
@@ -637,8 +637,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         d.b_stride[1] = 16;
         d.a_stride[2] = 4;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t18, h_2, NULL, t20);
     }
@@ -691,8 +691,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         d.b_stride[1] = 8;
         d.a_stride[2] = 16;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t24, x_bf16, NULL, t25);
     }
@@ -759,7 +759,7 @@ int twolayer_update(twolayer_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1 /* 0.9 */, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(128), s->fc1_weight, s->grad.fc1_weight, s->momentum_buffer.fc1_weight, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(16), s->fc1_bias, s->grad.fc1_bias, s->momentum_buffer.fc1_bias, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(64), s->fc2_weight, s->grad.fc2_weight, s->momentum_buffer.fc2_weight, &h, s->step, found_inf);

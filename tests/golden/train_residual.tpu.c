@@ -130,7 +130,7 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
     amp_linear_f32(B, 4, 8, r, head_weight, NULL, outputs->logits);
 
     /* train_residual.amp:13: cross_entropy in f32: autocast is off here: follows its inputs */
-    rc = amp_cross_entropy_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -176,7 +176,7 @@ int residual_train_init(residual_train_state *s, void *storage, size_t storage_b
     s->grad.head_weight = (float *)(void *)at;
     memset(at, 0, 128);
     at += 128;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -428,7 +428,7 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
 
     /* train_residual.amp:13: cross_entropy + its gradient in f32: autocast is off here: follows its inputs */
     float *const t11 = (float *)slot3; /* f32[B, 4] */
-    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
+    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
     if (rc != AMP_OK)
         return rc;
 
@@ -447,8 +447,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t11, head_weight, NULL, t12);
     }
@@ -464,8 +464,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 4;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t11, r, NULL, t13);
     }
@@ -498,8 +498,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t12, fc2_weight, NULL, t14);
     }
@@ -515,8 +515,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 8;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t12, h_2, NULL, t15);
     }
@@ -550,8 +550,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 8;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t16, x, NULL, t17);
     }
@@ -596,7 +596,7 @@ int residual_update(residual_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(64), s->fc1_weight, s->grad.fc1_weight, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(64), s->fc2_weight, s->grad.fc2_weight, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(32), s->head_weight, s->grad.head_weight, NULL, &h, s->step, found_inf);
