@@ -967,10 +967,11 @@ static void emit_dim_checks(Emitter *e)
         buf_printf(o, "%s%s < 0", i ? " || " : "", c->sym_names[i]);
     buf_puts(o, ")\n        return AMP_ERR_BAD_DIM;\n");
 
-    /* sum of |terms| of every size: an upper bound on any partial sum */
-    Buf bound;
-    buf_init(&bound, c->arena);
+    /* sum of |terms| of every size, one coefficient per monomial (folded
+     * here, saturating): an upper bound on any partial sum */
     Vec *seen = vec_new(c);
+    Term *sum = arena_alloc(c->arena, sizeof *sum * 64);
+    int nsum = 0, cap = 64;
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
         Poly *b = value_bytes(c, v);
@@ -984,11 +985,30 @@ static void emit_dim_checks(Emitter *e)
         for (int t = 0; t < b->nterms; t++) {
             const Term *term = &b->terms[t];
             uint64_t mag = term->coef < 0 ? 0 - (uint64_t)term->coef : (uint64_t)term->coef;
-            buf_printf(&bound, "%s%llu.0", bound.len ? "\n        + " : "", (unsigned long long)mag);
-            for (int s = 0; s < MAX_SYMS; s++)
-                for (int p = 0; p < term->pow[s]; p++)
-                    buf_printf(&bound, "*(double)%s", c->sym_names[s]);
+            int k = 0;
+            while (k < nsum && memcmp(sum[k].pow, term->pow, sizeof term->pow) != 0)
+                k++;
+            if (k == nsum) {
+                if (nsum == cap) {
+                    Term *more = arena_alloc(c->arena, sizeof *more * (size_t)cap * 2);
+                    memcpy(more, sum, sizeof *sum * (size_t)cap);
+                    sum = more;
+                    cap *= 2;
+                }
+                memcpy(sum[nsum].pow, term->pow, sizeof term->pow);
+                sum[nsum++].coef = 0;
+            }
+            uint64_t total = (uint64_t)sum[k].coef + mag;
+            sum[k].coef = total < mag || total > INT64_MAX ? INT64_MAX : (int64_t)total;
         }
+    }
+    Buf bound;
+    buf_init(&bound, c->arena);
+    for (int k = 0; k < nsum; k++) {
+        buf_printf(&bound, "%s%lld.0", bound.len ? " + " : "", (long long)sum[k].coef);
+        for (int s = 0; s < MAX_SYMS; s++)
+            for (int p = 0; p < sum[k].pow[s]; p++)
+                buf_printf(&bound, "*(double)%s", c->sym_names[s]);
     }
     if (bound.len)
         buf_printf(o, "    if (%s > 0x1p62)\n        return AMP_ERR_BAD_DIM;\n", bound.data);

@@ -199,8 +199,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1024.0*(double)B
-        + 512.0*(double)B > 0x1p62)
+    if (1536.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < CONVFUSION_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

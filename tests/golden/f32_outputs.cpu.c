@@ -108,9 +108,7 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < F32OUTPUTS_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

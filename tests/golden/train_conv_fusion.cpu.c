@@ -176,11 +176,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1024.0*(double)B
-        + 8.0*(double)B
-        + 512.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1562.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINCONV_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -646,11 +642,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1024.0*(double)B
-        + 8.0*(double)B
-        + 512.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1562.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINCONV_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -108,10 +108,7 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < REREAD_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -377,10 +374,7 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < REREAD_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

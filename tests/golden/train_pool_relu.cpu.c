@@ -120,13 +120,7 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (768.0*(double)B
-        + 8.0*(double)B
-        + 384.0*(double)B
-        + 512.0*(double)B
-        + 128.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1818.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINPOOLRELU_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -440,13 +434,7 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (768.0*(double)B
-        + 8.0*(double)B
-        + 384.0*(double)B
-        + 512.0*(double)B
-        + 128.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1818.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINPOOLRELU_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -132,9 +132,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TWOLAYER_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -534,9 +532,7 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TWOLAYER_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -97,9 +97,7 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < RESIDUAL_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -388,9 +386,7 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < RESIDUAL_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -108,10 +108,7 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TINY_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -400,10 +397,7 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TINY_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
