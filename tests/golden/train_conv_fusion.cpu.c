@@ -207,19 +207,13 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
@@ -237,19 +231,13 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
@@ -682,19 +670,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     amp_bf16 *const t11 = (amp_bf16 *)slot3; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
@@ -713,19 +695,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const h_2 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
     amp_bf16 *const t15 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
@@ -835,19 +811,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     /* train_conv_fusion.amp:22: backward in bf16: gradient of conv2d, in bf16 as its forward */
     amp_bf16 *const t35 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_desc dt = d;
         dt.in_channels = d.out_channels;
         dt.out_channels = d.in_channels;
@@ -910,19 +880,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
 
     /* train_conv_fusion.amp:21: backward in bf16: gradient of conv2d, in bf16 as its forward */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_backward_weight_to_f32_bf16(&d, x_bf16, t40, s->grad.w0, s->grad_live);
     }
 

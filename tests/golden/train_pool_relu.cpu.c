@@ -146,19 +146,13 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const t6 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 3, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 3;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_ex_bf16(&d, x_bf16, w_bf16, trainpoolrelu_prepared_entry_(prepared, 0), NULL, NULL, t6);
     }
 
@@ -465,19 +459,13 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const t6 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 3, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 3;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_bf16(&d, x_bf16, w_bf16, NULL, t6);
     }
 
@@ -605,19 +593,13 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
 
     /* train_pool_relu.amp:11: backward in bf16: gradient of conv2d, in bf16 as its forward */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 3, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 3;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_backward_weight_to_f32_bf16(&d, x_bf16, t22, s->grad.w, s->grad_live);
     }
 
