@@ -183,6 +183,11 @@ test-ops: $(BUILD)/ampc $(BUILD)/libamprt.a
 test-grad: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/grad/run.sh $(BUILD)
 
+# ONNX models through tools/onnx2amp: torchvision exports against PyTorch,
+# and ONNX's own node tests of the mapped ops (skips without python3-onnx).
+test-onnx: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/onnx/run.sh $(BUILD)
+
 # torchvision models through tools/torch2amp against PyTorch (skips without torch).
 test-torch: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/torch/run.sh $(BUILD)
