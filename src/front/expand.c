@@ -140,7 +140,8 @@ static Expr *number_expr(Expander *x, int64_t v, Loc loc)
     return neg;
 }
 
-/* A compile-time integer: literals, loop variables, int parameters, + - *. */
+/* A compile-time integer: literals, loop variables, int parameters, and
+ * + - * / // % of those. */
 static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out)
 {
     if (e->kind == E_NUMBER && !e->is_float)
@@ -152,25 +153,35 @@ static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out)
         if (!eval_int(x, env, VEC_AT(e->list, 0), &a) ||
             (e->list->len == 2 && !eval_int(x, env, VEC_AT(e->list, 1), &b)))
             return false;
-        bool overflow = false;
-        if (strcmp(e->callee, "neg") == 0)
-            overflow = __builtin_sub_overflow((int64_t)0, a, out);
-        else if (strcmp(e->callee, "add") == 0)
-            overflow = __builtin_add_overflow(a, b, out);
-        else if (strcmp(e->callee, "sub") == 0)
-            overflow = __builtin_sub_overflow(a, b, out);
-        else if (strcmp(e->callee, "mul") == 0)
-            overflow = __builtin_mul_overflow(a, b, out);
-        else {
-            error_at(x->c, e->name_loc, "compile-time integers combine with +, - and * only");
-            return false;
-        }
-        if (overflow)
-            error_at(x->c, e->loc, "this compile-time integer overflows 64 bits");
-        return !overflow;
+        return int_operator(x->c, e, a, b, out);
     }
     error_at(x->c, e->loc, "expected a compile-time integer: a literal, a loop variable or an int parameter");
     return false;
+}
+
+/* An integer literal or its negation, as the parser and number_expr write them. */
+static bool int_constant(const Expr *e)
+{
+    if (e->kind == E_CALL && e->is_operator && strcmp(e->callee, "neg") == 0 && e->list->len == 1)
+        e = VEC_AT(e->list, 0);
+    return e->kind == E_NUMBER && !e->is_float;
+}
+
+/* An operator whose operands are integer constants is folded into one, so
+ * every later pass sees `padding=k // 2` as the literal it is. */
+static Expr *fold_int(Expander *x, const Env *env, Expr *n)
+{
+    if (n->kind != E_CALL || !n->is_operator)
+        return n;
+    for (int i = 0; i < n->list->len; i++)
+        if (!int_constant(VEC_AT(n->list, i)))
+            return n;
+    if (strcmp(n->callee, "neg") == 0 && ((Expr *)VEC_AT(n->list, 0))->kind == E_NUMBER)
+        return n; /* -5 is already in the form number_expr writes */
+    int64_t v;
+    if (!eval_int(x, env, n, &v))
+        return n; /* reported */
+    return number_expr(x, v, n->loc);
 }
 
 static bool is_state_name(const Env *env, const char *name)
@@ -409,8 +420,20 @@ static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
         n->list = vec_new(x->c);
         for (int i = 0; i < e->list->len; i++)
             vec_push(x->c, n->list, clone_expr(x, env, VEC_AT(e->list, i), out));
-        return n;
+        return fold_int(x, env, n);
     }
+    case E_SUBSCRIPT:
+    case E_DIM_OF:
+        n->operand = clone_expr(x, env, e->operand, out);
+        __attribute__((fallthrough)); /* and the subscripts */
+    case E_LIST:
+    case E_SLICE:
+        n->list = vec_new(x->c);
+        for (int i = 0; i < e->list->len; i++) {
+            Expr *item = VEC_AT(e->list, i);
+            vec_push(x->c, n->list, item ? clone_expr(x, env, item, out) : NULL);
+        }
+        return n;
     case E_KWARG:
         n->operand = clone_expr(x, env, e->operand, out);
         return n;

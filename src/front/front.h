@@ -24,6 +24,11 @@ typedef enum {
     E_CALL,     /* op call, method call, or operator */
     E_CAST,     /* inserted by autocast and promotion, never parsed */
     E_TYPE,     /* f32[B, 64] in a declaration */
+    E_LIST,     /* [a, b] or (4, 4): list: the items; only as a call argument */
+    E_SUBSCRIPT,/* x[:, 0]: operand: x, list: the subscripts (typecheck rewrites it into calls) */
+    E_SLICE,    /* start:stop:step inside a subscript; list: the three parts, NULL
+                   where left out; boolean: it is `...` */
+    E_DIM_OF,   /* x.size(d), x.shape[d]: operand: x, list[0]: d (typecheck makes it a number) */
 } ExprKind;
 
 typedef struct Symbol Symbol;
@@ -168,6 +173,10 @@ Expr *new_member(Parser *p, Expr *object, Expr *member, Loc loc);
 Expr *new_binary(Parser *p, const char *op, Expr *lhs, Expr *rhs, Loc op_loc, Loc loc);
 Expr *new_unary(Parser *p, const char *op, Expr *operand, Loc op_loc, Loc loc);
 Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc);
+Expr *new_list(Parser *p, Vec *items, Loc loc);
+Expr *new_subscript(Parser *p, Expr *object, Vec *subscripts, Loc loc);
+Expr *new_slice(Parser *p, Expr *start, Expr *stop, Expr *step, bool ellipsis, Loc loc);
+Vec *vec_push_front(Parser *p, Vec *v, void *item);
 Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason);
 Stmt *new_decl(Parser *p, StmtKind kind, Expr *name, Expr *type, Loc loc);
 Stmt *new_assign(Parser *p, Vec *targets, Expr *value, Loc loc);
@@ -212,6 +221,10 @@ bool expand(Ctx *c);                      /* expand.c: blocks, modules, for, inl
 bool resolve(Ctx *c);                     /* resolve.c */
 /* An integer literal's exact value (GMP); reports one past 2^63 - 1 (ast.c). */
 bool int_literal(Ctx *c, Expr *e, int64_t *out);
+/* e's operator (add, sub, mul, div, floor_divide, remainder, neg) on the
+ * integers a and b, as Python computes it: // and % round down, / must be
+ * exact; reports overflow and inexact or zero division (ast.c). */
+bool int_operator(Ctx *c, Expr *e, int64_t a, int64_t b, int64_t *out);
 /* torch, F, torch.nn.functional: prefixes that name no value (resolve.c). */
 bool is_torch_namespace(const char *name);
 
