@@ -402,7 +402,22 @@ bool int_operator(Ctx *c, Expr *e, int64_t a, int64_t b, int64_t *out)
         overflow = __builtin_sub_overflow(a, b, out);
     else if (strcmp(op, "mul") == 0)
         overflow = __builtin_mul_overflow(a, b, out);
-    else if (strcmp(op, "floor_divide") == 0 || strcmp(op, "remainder") == 0 || strcmp(op, "div") == 0) {
+    else if (strcmp(op, "pow") == 0) {
+        if (b < 0) {
+            error_at(c, e->name_loc, "%lld ** %lld is not an integer (a negative exponent)", (long long)a, (long long)b);
+            return false;
+        }
+        *out = 1;
+        for (int64_t k = 0; k < b && !overflow; k++) {
+            overflow = __builtin_mul_overflow(*out, a, out);
+            if (*out == 0 || *out == 1)
+                break; /* stays there: 0 ** 1e18 ends at once */
+            if (*out == -1 && a == -1) {
+                *out = (b % 2) ? -1 : 1;
+                break;
+            }
+        }
+    } else if (strcmp(op, "floor_divide") == 0 || strcmp(op, "remainder") == 0 || strcmp(op, "div") == 0) {
         if (b == 0) {
             error_at(c, e->name_loc, "integer division by zero");
             return false;
@@ -423,7 +438,7 @@ bool int_operator(Ctx *c, Expr *e, int64_t a, int64_t b, int64_t *out)
             *out = op[0] == 'r' ? r : q;
         }
     } else {
-        error_at(c, e->name_loc, "compile-time integers combine with +, -, *, /, // and %% only");
+        error_at(c, e->name_loc, "compile-time integers combine with +, -, *, /, //, %% and ** only");
         return false;
     }
     if (overflow)

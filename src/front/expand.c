@@ -171,8 +171,14 @@ static bool int_constant(const Expr *e)
  * every later pass sees `padding=k // 2` as the literal it is. */
 static Expr *fold_int(Expander *x, const Env *env, Expr *n)
 {
+    static const char *const arithmetic[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "neg"};
     if (n->kind != E_CALL || !n->is_operator)
         return n;
+    bool known = false;
+    for (size_t i = 0; i < sizeof arithmetic / sizeof arithmetic[0]; i++)
+        known |= strcmp(n->callee, arithmetic[i]) == 0;
+    if (!known)
+        return n; /* 2 < 3, 1 & 2: typecheck says they need a tensor */
     for (int i = 0; i < n->list->len; i++)
         if (!int_constant(VEC_AT(n->list, i)))
             return n;

@@ -156,6 +156,8 @@ static void promotion_casts(Ctx *c, Expr *call)
     const OpInfo *op = call->op;
     DType t = call->type.dtype;
     const char *why = NULL;
+    if (t == DT_BOOL)
+        return; /* a comparison's operands are cast to the dtype it compares in by its type rule */
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = call->bound[i];
         /* t itself, except for the complex ops, whose real and complex

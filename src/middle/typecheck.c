@@ -61,6 +61,10 @@ static Poly *dim_expr(Ctx *c, Expr *e)
     case E_NAME:
         return e->sym ? poly_sym(c, e->sym->index) : NULL;
     case E_CALL:
+        if (e->is_operator && e->list->len == 1 && strcmp(e->callee, "neg") == 0) {
+            Poly *a = dim_expr(c, VEC_AT(e->list, 0)); /* 2 - 3, folded by expand.c */
+            return a ? poly_sub(c, poly_const(c, 0), a) : NULL;
+        }
         if (e->is_operator && e->list->len == 2) {
             Poly *a = dim_expr(c, VEC_AT(e->list, 0));
             Poly *b = dim_expr(c, VEC_AT(e->list, 1));
@@ -364,6 +368,16 @@ static void check_stmts(Ctx *c, Vec *stmts)
             }
             if (!check_expr(c, st->value))
                 break;
+            if (st->value->type.dtype == DT_NONE && st->value->kind == E_CALL && st->value->is_operator) {
+                error_at(c, st->value->loc, "this is the number -%s, not a tensor; only tensors can be assigned to names",
+                         ((Expr *)VEC_AT(st->value->list, 0))->text);
+                break;
+            }
+            if (st->value->type.dtype == DT_NONE && st->value->kind == E_NUMBER) {
+                error_at(c, st->value->loc, "this is the number %s, not a tensor; only tensors can be assigned to names",
+                         st->value->text);
+                break;
+            }
             if (st->value->type.dtype == DT_NONE) {
                 error_at(c, st->value->loc, "only tensors can be assigned to names");
                 break;

@@ -115,6 +115,9 @@ void set_int_literal(Ctx *c, Expr *e, int64_t v); /* e becomes the literal v (or
 bool infer_t(Ctx *c, Expr *call);
 bool infer_pieces(Ctx *c, Expr *call);
 bool split_assign(Ctx *c, Vec *stmts, int i); /* a, b = x.chunk(2): one assignment per name */
+/* types_compare.c */
+bool infer_compare(Ctx *c, Expr *call);
+bool infer_logic(Ctx *c, Expr *call);
 /* types_linalg.c */
 bool infer_linear(Ctx *c, Expr *call);
 bool infer_matmul(Ctx *c, Expr *call);
