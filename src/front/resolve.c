@@ -189,10 +189,10 @@ static void bind_args(Ctx *c, Expr *call)
         Expr *list = a->kind == E_KWARG ? a->operand : a;
         if (list->kind == E_LIST) {
             int k = a->kind == E_KWARG ? op_param_index(op, a->text) : npos;
-            if (k >= 0 && k < op->nparams && !(a->kind != E_KWARG && op->params[k].keyword_only))
-                a = list_arg(c, call, a, k, &i);
-            if (!a)
-                continue;
+            if (k >= 0 && k < op->nparams && !(a->kind != E_KWARG && op->params[k].keyword_only)) {
+                Expr *r = list_arg(c, call, a, k, &i);
+                a = r ? r : a; /* reported; bound as written, so nothing is reported missing */
+            }
         }
         if (a->kind == E_KWARG) {
             seen_keyword = true;
