@@ -512,6 +512,7 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
     if (!b)
         return;
     if (x->nesting >= MAX_NESTING) {
+        x->c->instance = NULL; /* the instance path is the 64-deep chain itself */
         error_at(x->c, st->loc, "modules nest more than %d deep: does block '%s' contain itself?", MAX_NESTING,
                  b->name->text);
         return;
@@ -568,8 +569,10 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
  * inside loops. */
 static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
 {
+    const char *outer = x->c->instance;
     for (int i = 0; i < in->len && !x->too_big_reported; i++) {
         Stmt *st = VEC_AT(in, i);
+        x->c->instance = env->prefix;
         switch (st->kind) {
         case S_PARAM:
         case S_BUFFER: {
@@ -578,6 +581,7 @@ static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
             vec_push(x->c, env->inst->state_names, (void *)rel);
             s->name = name_expr(x, arena_printf(x->c->arena, "%s.%s", env->prefix, rel), st->name->loc);
             s->type = clone_expr(x, env, st->type, out);
+            s->instance = env->prefix;
             emit(x, out, s);
             break;
         }
@@ -594,16 +598,19 @@ static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
             break;
         }
     }
+    x->c->instance = outer;
 }
 
 /* Statements that compute: assignments, regions, loops, calls. In a block,
  * declarations were emitted by declare_instance and are skipped here. */
 static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_block)
 {
+    const char *outer = x->c->instance;
     for (int i = 0; i < in->len && !x->too_big_reported; i++) {
         Stmt *st = VEC_AT(in, i);
         Stmt *s = new_stmt(x, st->kind, st->loc);
         *s = *st;
+        x->c->instance = s->instance = env->prefix;
         switch (st->kind) {
         case S_INPUT:
         case S_OUTPUT:
@@ -679,6 +686,7 @@ static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_
             break;
         }
     }
+    x->c->instance = outer;
 }
 
 bool expand(Ctx *c)

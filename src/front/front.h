@@ -110,6 +110,7 @@ typedef struct Stmt {
     Expr *lo, *hi;    /* FOR: the range lo..hi, hi excluded */
     Loc keyword_loc;
     Symbol *sym;  /* declarations, after resolve */
+    const char *instance; /* inlined from a block: the instance's path (layer1.0), for diagnostics */
 } Stmt;
 
 /* @autocast or @autocast(options) before a model or block. */

@@ -40,10 +40,14 @@ static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
     for (int i = 0; i < n; i++)
         names[i] = ((Symbol *)VEC_AT(s->symbols, s->symbols->len - 1 - i))->name;
     const char *hint = closest_name(e->text, names, n);
+    /* a block's local is renamed layer1.0:h when inlined: say h, as written */
+    const char *colon = strrchr(e->text, ':'), *text = colon ? colon + 1 : e->text;
+    if (hint && strrchr(hint, ':'))
+        hint = strrchr(hint, ':') + 1;
     if (hint)
-        error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", e->text, hint);
+        error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", text, hint);
     else
-        error_at(c, e->loc, "'%s' is not defined", e->text);
+        error_at(c, e->loc, "'%s' is not defined", text);
 }
 
 static void error_unknown_op(Ctx *c, Expr *call, const char *name)
@@ -469,6 +473,7 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        c->instance = st->instance;
         switch (st->kind) {
         case S_INPUT:
         case S_PARAM:
@@ -604,5 +609,6 @@ bool resolve(Ctx *c)
     }
     Region top = {.enabled = c->opts->autocast_all, .low = DT_NONE};
     resolve_stmts(c, &s, top, m->body);
+    c->instance = NULL;
     return c->nerrors == 0;
 }

@@ -345,6 +345,7 @@ static void check_stmts(Ctx *c, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        c->instance = st->instance;
         switch (st->kind) {
         case S_INPUT:
         case S_PARAM:
@@ -440,6 +441,7 @@ static void check_stmts(Ctx *c, Vec *stmts)
 bool typecheck(Ctx *c)
 {
     check_stmts(c, c->model->body);
+    c->instance = NULL;
     return c->nerrors == 0;
 }
 

@@ -357,6 +357,7 @@ static Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
     Stmt *st = arena_alloc(c->arena, sizeof *st);
     st->kind = S_ASSIGN;
     st->loc = loc;
+    st->instance = c->instance;
     st->targets = vec_push(c, vec_new(c), target);
     st->value = value;
     target->sym->value = value;
