@@ -249,7 +249,7 @@ def syntax(t):
         o_cat=torch.cat([x, y], dim=1), o_stack=torch.stack((x, y, x), dim=-1),
         o_pool=F.adaptive_avg_pool2d(x, (2, 2)), o_reshape=x.reshape((4 // 2, -1)),
         o_chunk_a=a, o_chunk_b=b, o_split_q=q, o_split_r=r, o_split_int=s1 * 2, o_unbind=u2,
-        o_t=w.t(), o_T=x.permute(2, 1, 0), o_linear=F.linear(x, w, bias), o_matmul_T=x @ w.T,
+        o_t=w.t(), o_rev=x.permute(2, 1, 0), o_linear=F.linear(x, w, bias), o_matmul_T=x @ w.T,
         o_size=x.reshape(-1, x.size(1) * x.shape[2] // 2, 2), o_contiguous=x.contiguous(),
     )
 
