@@ -127,6 +127,10 @@ block_param
     : name                          { $$ = new_block_param(p, $1, NULL, NULL); }
     | name ':' name                 { $$ = new_block_param(p, $1, $3, NULL); }
     | name ':' name '=' expr        { $$ = new_block_param(p, $1, $3, $5); }
+    /* widths: int[], a list of compile-time ints: widths[0], len(widths) */
+    | name ':' name '[' ']'         { $$ = new_block_list_param(p, $1, $3, NULL); }
+    | name ':' name '[' ']' '=' expr
+                                    { $$ = new_block_list_param(p, $1, $3, $7); }
     ;
 
 stmts

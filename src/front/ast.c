@@ -326,6 +326,17 @@ BlockParam *new_block_param(Parser *p, Expr *name, Expr *type, Expr *default_val
     return bp;
 }
 
+BlockParam *new_block_list_param(Parser *p, Expr *name, Expr *type, Expr *default_value)
+{
+    BlockParam *bp = arena_alloc(p->ctx->arena, sizeof *bp);
+    bp->name = name;
+    bp->default_value = default_value;
+    bp->is_int = bp->is_list = true;
+    if (strcmp(type->text, "int") != 0)
+        error_at(p->ctx, type->loc, "a block's list parameter is a list of ints, 'int[]', not '%s[]'", type->text);
+    return bp;
+}
+
 /* layer1.{i}: a name component filled in by expand.c from a loop variable
  * or an int parameter. */
 Expr *new_template(Parser *p, Expr *name, Loc loc)

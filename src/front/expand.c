@@ -32,12 +32,21 @@ enum {
     MAX_ITERATIONS = 200000,
 };
 
+/* An int[] parameter's value: widths = [64, 128]. */
+typedef struct IntList {
+    const char *name;
+    const int64_t *values;
+    int len;
+} IntList;
+
 typedef struct Instance {
     const char *path;   /* layer1.0 */
     Block *block;
     const char *int_names[MAX_INTS];
     int64_t int_values[MAX_INTS];
     int nints;
+    IntList lists[MAX_INTS]; /* its int[] parameters */
+    int nlists;
     Vec *state_names;   /* its params and buffers, relative: conv1.weight */
     int calls;
 } Instance;
@@ -48,6 +57,8 @@ typedef struct Env {
     const char *int_names[MAX_INTS];
     int64_t int_values[MAX_INTS];
     int nints;
+    IntList lists[MAX_INTS];
+    int nlists;
 } Env;
 
 typedef struct Expander {
@@ -73,6 +84,14 @@ static bool env_int(const Env *env, const char *name, int64_t *v)
         }
     }
     return false;
+}
+
+static const IntList *env_list(const Env *env, const char *name)
+{
+    for (int i = env->nlists - 1; i >= 0; i--)
+        if (strcmp(env->lists[i].name, name) == 0)
+            return &env->lists[i];
+    return NULL;
 }
 
 static bool env_push(Expander *x, Env *env, const char *name, int64_t v, Loc loc)
@@ -140,14 +159,72 @@ static Expr *number_expr(Expander *x, int64_t v, Loc loc)
     return neg;
 }
 
-/* A compile-time integer: literals, loop variables, int parameters, and
- * + - * / // % of those. */
+static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out);
+
+/* widths[i] and len(widths) of an int[] parameter; false (not reported)
+ * when e is neither, true with *ok false when it is one and is wrong. */
+static bool list_int(Expander *x, const Env *env, Expr *e, int64_t *out, bool *ok)
+{
+    *ok = true;
+    if (e->kind == E_SUBSCRIPT && e->operand->kind == E_NAME && env_list(env, e->operand->text)) {
+        const IntList *l = env_list(env, e->operand->text);
+        int64_t i;
+        if (e->list->len != 1 || ((Expr *)VEC_AT(e->list, 0))->kind == E_SLICE) {
+            error_at(x->c, e->loc, "a list of ints takes one index, as %s[0]", l->name);
+            *ok = false;
+        } else if (!eval_int(x, env, VEC_AT(e->list, 0), &i)) {
+            *ok = false;
+        } else if (i < -l->len || i >= l->len) {
+            error_at(x->c, e->loc, "index %lld is out of range for '%s', a list of %d ints", (long long)i, l->name,
+                     l->len);
+            *ok = false;
+        } else {
+            *out = l->values[i < 0 ? i + l->len : i];
+        }
+        return true;
+    }
+    if (e->kind == E_CALL && !e->is_method && !e->is_operator && strcmp(e->callee, "len") == 0 &&
+        e->list->len == 1 && ((Expr *)VEC_AT(e->list, 0))->kind == E_NAME &&
+        env_list(env, ((Expr *)VEC_AT(e->list, 0))->text)) {
+        *out = env_list(env, ((Expr *)VEC_AT(e->list, 0))->text)->len;
+        return true;
+    }
+    return false;
+}
+
+/* A list of compile-time ints: a list literal of them, or an int[] parameter. */
+static bool eval_int_list(Expander *x, const Env *env, Expr *e, const char *name, IntList *out)
+{
+    out->name = name;
+    if (e->kind == E_NAME && env_list(env, e->text)) {
+        *out = *env_list(env, e->text);
+        out->name = name;
+        return true;
+    }
+    if (e->kind != E_LIST) {
+        error_at(x->c, e->loc, "'%s' takes a list of ints, as [64, 128]", name);
+        return false;
+    }
+    int64_t *v = arena_alloc(x->c->arena, (size_t)(e->list->len + 1) * sizeof *v);
+    for (int i = 0; i < e->list->len; i++)
+        if (!eval_int(x, env, VEC_AT(e->list, i), &v[i]))
+            return false;
+    out->values = v;
+    out->len = e->list->len;
+    return true;
+}
+
+/* A compile-time integer: literals, loop variables, int parameters, an
+ * entry or the length of an int[] parameter, and + - * / // % ** of those. */
 static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out)
 {
+    bool ok;
     if (e->kind == E_NUMBER && !e->is_float)
         return int_literal(x->c, e, out);
     if (e->kind == E_NAME && env_int(env, e->text, out))
         return true;
+    if (list_int(x, env, e, out, &ok))
+        return ok;
     if (e->kind == E_CALL && e->is_operator) {
         int64_t a, b = 0;
         if (!eval_int(x, env, VEC_AT(e->list, 0), &a) ||
@@ -305,6 +382,8 @@ static Expr *expand_call(Expander *x, const Env *env, Instance *inst, Expr *call
     Env inner = {.prefix = inst->path, .inst = inst};
     for (int i = 0; i < inst->nints; i++)
         env_push(x, &inner, inst->int_names[i], inst->int_values[i], call->loc);
+    for (int i = 0; i < inst->nlists; i++)
+        inner.lists[inner.nlists++] = inst->lists[i];
 
     /* tensor arguments, bound by position or keyword to the tensor parameters */
     int first = call->is_method ? 1 : 0; /* layer1.0(x): argument 0 is the receiver name */
@@ -403,11 +482,23 @@ static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
         int64_t v;
         if (env_int(env, n->text, &v))
             return number_expr(x, v, e->loc);
+        const IntList *l = env_list(env, n->text);
+        if (l) { /* the whole list: an argument, as reshape(x, sizes) */
+            n->kind = E_LIST;
+            n->list = vec_new(x->c);
+            for (int i = 0; i < l->len; i++)
+                vec_push(x->c, n->list, number_expr(x, l->values[i], e->loc));
+            return n;
+        }
         if (env->inst && !is_torch_namespace(n->text))
             n->text = local_name(x, env, n->text);
         return n;
     }
     case E_CALL: {
+        int64_t v;
+        bool ok;
+        if (list_int(x, env, e, &v, &ok)) /* len(widths) */
+            return ok ? number_expr(x, v, e->loc) : n;
         Instance *inst = called_instance(x, env, e);
         if (inst) {
             Expr *r = expand_call(x, env, inst, e, out);
@@ -428,7 +519,13 @@ static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
             vec_push(x->c, n->list, clone_expr(x, env, VEC_AT(e->list, i), out));
         return fold_int(x, env, n);
     }
-    case E_SUBSCRIPT:
+    case E_SUBSCRIPT: {
+        int64_t v;
+        bool ok;
+        if (list_int(x, env, e, &v, &ok)) /* widths[0] */
+            return ok ? number_expr(x, v, e->loc) : n;
+    }
+        __attribute__((fallthrough));
     case E_DIM_OF:
         n->operand = clone_expr(x, env, e->operand, out);
         __attribute__((fallthrough)); /* and the subscripts */
@@ -535,9 +632,15 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
             continue;
         if (k >= MAX_INTS)
             continue;
+        BlockParam *bp = VEC_AT(b->params, k);
         if (given[k])
-            error_at(x->c, a->loc, "int parameter '%s' is given twice", ((BlockParam *)VEC_AT(b->params, k))->name->text);
-        given[k] = eval_int(x, env, a, &values[k]);
+            error_at(x->c, a->loc, "int parameter '%s' is given twice", bp->name->text);
+        if (bp->is_list && eval_int_list(x, env, a, bp->name->text, &inst->lists[inst->nlists])) {
+            given[k] = true;
+            inst->nlists++;
+        } else if (!bp->is_list) {
+            given[k] = eval_int(x, env, a, &values[k]);
+        }
     }
     Env inner = {.prefix = path, .inst = inst};
     for (int j = 0; j < b->params->len && j < MAX_INTS; j++) {
@@ -551,13 +654,22 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
                          b->name->text);
                 continue;
             }
+            if (bp->is_list) {
+                if (eval_int_list(x, &empty, bp->default_value, bp->name->text, &inst->lists[inst->nlists]))
+                    inst->nlists++;
+                continue;
+            }
             if (!eval_int(x, &empty, bp->default_value, &values[j]))
                 continue;
         }
+        if (bp->is_list)
+            continue; /* in inst->lists already */
         inst->int_names[inst->nints] = bp->name->text;
         inst->int_values[inst->nints++] = values[j];
         env_push(x, &inner, bp->name->text, values[j], st->loc);
     }
+    for (int i = 0; i < inst->nlists; i++)
+        inner.lists[inner.nlists++] = inst->lists[i];
     vec_push(x->c, x->instances, inst);
     strmap_put(x->instance_by_path, inst->path, inst);
     x->nesting++;

@@ -131,6 +131,7 @@ typedef struct Model {
 typedef struct BlockParam {
     Expr *name;
     bool is_int;
+    bool is_list;        /* int[]: a list of compile-time ints (is_int is set too) */
     Expr *default_value; /* NULL: required */
 } BlockParam;
 
@@ -189,6 +190,7 @@ Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc)
 Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc);
 Block *new_block(Parser *p, Expr *name, Vec *params, Vec *body, Loc loc);
 BlockParam *new_block_param(Parser *p, Expr *name, Expr *type, Expr *default_value);
+BlockParam *new_block_list_param(Parser *p, Expr *name, Expr *type, Expr *default_value);
 Expr *new_template(Parser *p, Expr *name, Loc loc);
 Vec *add_decorator(Parser *p, Vec *decorators, Vec *options, Loc loc);
 Stmt *new_autocast_switch(Parser *p, Vec *options, Loc loc);
