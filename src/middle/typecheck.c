@@ -361,7 +361,8 @@ static void check_stmts(Ctx *c, Vec *stmts)
             break;
         case S_ASSIGN:
             if (st->value->kind == E_CALL && st->value->op &&
-                (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND)) {
+                (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
+                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE)) {
                 /* replaced by one statement per name, checked next */
                 if (check_expr(c, arg(st->value, 0)) && split_assign(c, stmts, i))
                     i--;

@@ -368,10 +368,130 @@ static Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
  * replaced by one assignment per name, of a narrow of x (after x's own
  * assignment to a fresh name, unless x is a name already, so x is
  * computed once).  Typecheck then checks the new statements as any other. */
+/* Replace stmts[i] by the statements of out, in order. */
+static void splice(Ctx *c, Vec *stmts, int i, Vec *out)
+{
+    int extra = out->len - 1;
+    for (int k = 0; k < extra; k++)
+        vec_push(c, stmts, NULL);
+    for (int k = stmts->len - 1; k > i + extra; k--)
+        stmts->items[k] = stmts->items[k - extra];
+    for (int k = 0; k < out->len; k++)
+        stmts->items[i + k] = VEC_AT(out, k);
+}
+
+static Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
+{
+    Expr *e = arena_alloc(c->arena, sizeof *e);
+    e->kind = E_NAME;
+    e->loc = loc;
+    e->text = text;
+    e->sym = arena_alloc(c->arena, sizeof *e->sym);
+    e->sym->kind = SYM_LOCAL;
+    e->sym->name = text;
+    e->sym->loc = loc;
+    if (t)
+        e->sym->type = *t;
+    e->type = e->sym->type;
+    return e;
+}
+
+static Expr *ref_of(Ctx *c, Expr *name)
+{
+    Expr *r = arena_alloc(c->arena, sizeof *r);
+    *r = *name;
+    r->type = name->sym->type;
+    (void)c;
+    return r;
+}
+
+/* values, indices = topk(x, k, dim, largest) or kthvalue(x, k, dim,
+ * keepdim): sort(x, dim, descending) assigned to two fresh names, then a
+ * narrow of each (kthvalue: the k-th smallest, its dim dropped unless
+ * keepdim). */
+static bool sorted_assign(Ctx *c, Vec *stmts, int i)
+{
+    Stmt *st = VEC_AT(stmts, i);
+    Expr *call = st->value, *x = arg(call, 0);
+    const char *name = call->op->name;
+    bool topk = call->op->id == OP_TOPK;
+    if (!require_tensor(c, call, 0))
+        return false;
+    int ndim = x->type.shape.ndim;
+    int64_t d = -1, n, k;
+    bool largest = true, keepdim = false;
+    if (ndim == 0) {
+        error_at(c, x->loc, "%s() needs a tensor with at least one dimension here", name);
+        return false;
+    }
+    if ((named(call, "dim") && !normalise_dim(c, named(call, "dim"), ndim, &d)) || !int_param(c, call, "k", 0, &k) ||
+        (topk && !bool_param(c, call, "largest", true, &largest)) ||
+        (!topk && !bool_param(c, call, "keepdim", false, &keepdim)))
+        return false;
+    if (d < 0)
+        d += ndim;
+    if (!poly_is_const(x->type.shape.dims[d], &n)) {
+        error_at(c, call->loc, "%s() along the symbolic dimension %s is not supported", name,
+                 dim_str(c, x->type.shape.dims[d]));
+        return false;
+    }
+    if (topk ? (k < 0 || k > n) : (k < 1 || k > n)) {
+        error_at(c, named(call, "k")->loc, topk ? "selected index k out of range" :
+                 "kthvalue(): selected number k out of range for dimension %lld", (long long)d);
+        return false;
+    }
+    if (st->targets->len != 2) {
+        error_at(c, st->loc, "%s() gives 2 tensors (values, indices), but %d name%s assigned", name, st->targets->len,
+                 st->targets->len == 1 ? " is" : "s are");
+        return false;
+    }
+    /* sort(x, dim, descending): typed when typecheck checks the statement */
+    const OpInfo *sort = op_info(c, OP_SORT);
+    Expr *s = arena_alloc(c->arena, sizeof *s);
+    s->kind = E_CALL;
+    s->loc = call->loc;
+    s->name_loc = call->name_loc;
+    s->callee = sort->name;
+    s->op = sort;
+    s->autocast_on = call->autocast_on;
+    s->autocast_low = call->autocast_low;
+    s->list = vec_push(c, vec_new(c), x);
+    s->bound = arena_alloc(c->arena, (size_t)(sort->nparams + 1) * sizeof *s->bound);
+    s->bound[0] = x;
+    s->bound[1] = int_expr(c, d, call->name_loc);
+    Expr *desc = arena_alloc(c->arena, sizeof *desc);
+    desc->kind = E_BOOL;
+    desc->loc = call->name_loc;
+    desc->boolean = topk && largest;
+    s->bound[2] = desc;
+    if (!infer_call(c, s))
+        return false;
+    Expr *sv = local_name(c, arena_printf(c->arena, "%s_sorted", name), call->loc, &s->type);
+    Expr *si = local_name(c, arena_printf(c->arena, "%s_order", name), call->loc, &s->more_types[0]);
+    Stmt *first = assign_stmt(c, sv, s, st->loc);
+    vec_push(c, first->targets, si);
+    si->sym->value = s;
+    Vec *out = vec_push(c, vec_new(c), first);
+    for (int r = 0; r < 2; r++) {
+        static const char *const names[] = {"dim", "start", "length"};
+        int64_t v[] = {d, topk ? 0 : k - 1, topk ? k : 1};
+        Expr *part = make_call(c, OP_NARROW, call, call->name_loc, ref_of(c, r ? si : sv), 3, names, v);
+        if (part && !topk && !keepdim)
+            part = call1(c, OP_SQUEEZE, call, call->name_loc, part, "dim", d);
+        if (!part)
+            return false;
+        vec_push(c, out, assign_stmt(c, VEC_AT(st->targets, r), part, st->loc));
+    }
+    splice(c, stmts, i, out);
+    return true;
+}
+
 bool split_assign(Ctx *c, Vec *stmts, int i)
 {
     Stmt *st = VEC_AT(stmts, i);
     Expr *call = st->value, *x = arg(call, 0);
+    if (call->op->id == OP_TOPK || call->op->id == OP_KTHVALUE)
+        return sorted_assign(c, stmts, i);
     if (!require_tensor(c, call, 0))
         return false;
     int64_t d = 0, n;
@@ -430,13 +550,6 @@ bool split_assign(Ctx *c, Vec *stmts, int i)
         start += sizes[k];
         vec_push(c, out, assign_stmt(c, VEC_AT(st->targets, k), piece, st->loc));
     }
-    /* stmts[i] becomes out[0], and the rest follow it */
-    int extra = out->len - 1;
-    for (int k = 0; k < extra; k++)
-        vec_push(c, stmts, NULL);
-    for (int k = stmts->len - 1; k > i + extra; k--)
-        stmts->items[k] = stmts->items[k - extra];
-    for (int k = 0; k < out->len; k++)
-        stmts->items[i + k] = VEC_AT(out, k);
+    splice(c, stmts, i, out); /* stmts[i] becomes out[0], and the rest follow it */
     return true;
 }

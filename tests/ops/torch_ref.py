@@ -240,7 +240,12 @@ def syntax(t):
     p, q, r = torch.split(y, [1, 2, 3], dim=2)
     s0, s1 = x.split(3, dim=-1)
     u0, u1, u2, u3 = (x + 1).unbind(1)
+    tv, ti = x.topk(3, dim=1)
+    sv, si = torch.topk(y, 2, largest=False)
+    kv, ki = x.kthvalue(2, dim=-1)
+    kkv, kki = torch.kthvalue(y, 4, dim=1, keepdim=True)
     return dict(
+        o_topk_v=tv, o_topk_i=ti, o_topk_sv=sv, o_topk_si=si, o_kth_v=kv, o_kth_i=ki, o_kth_kv=kkv, o_kth_ki=kki,
         o_gt=x > 0.25, o_le=x <= y, o_lt_rev=0 < x, o_eq_int=i == 2, o_ne=x != y, o_ge_int=i >= 1,
         o_logic=(x > 0) & m | ~(y < 0), o_masked=torch.where(x > y, x, y),
         o_pow=x ** 2 - 2 ** 3 * y, o_neg_pow=-x ** 2,
