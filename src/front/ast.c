@@ -118,6 +118,13 @@ Expr *new_member(Parser *p, Expr *object, Expr *member, Loc loc)
 {
     if (object->kind == E_NUMBER && !object->is_float)
         object = new_name(p, object->text, object->loc); /* 0.weight: an nn.Sequential's key */
+    if (object->kind != E_NAME && strcmp(member->text, "T") == 0) {
+        /* (a @ b).T: the dims reversed, a call of t marked as .T (resolve.c
+         * does the same for a name's .T) */
+        Expr *e = new_method_call(p, object, new_name(p, "t", member->loc), vec_new(p->ctx), loc);
+        e->text = "T";
+        return e;
+    }
     if (object->kind != E_NAME) {
         error_at(p->ctx, member->loc, "'%s' is not an attribute of this expression; "
                  "only dotted names like fc1.weight have attributes", member->text);

@@ -283,6 +283,11 @@ static const char *local_name(Expander *x, const Env *env, const char *name)
         return name;
     if (is_state_name(env, name))
         return arena_printf(x->c->arena, "%s.%s", env->prefix, name);
+    size_t n = strlen(name);
+    if (n > 2 && strcmp(name + n - 2, ".T") == 0) { /* weight.T: the parameter, transposed (resolve.c) */
+        const char *stem = local_name(x, env, arena_strndup(x->c->arena, name, n - 2));
+        return arena_printf(x->c->arena, "%s.T", stem);
+    }
     return arena_printf(x->c->arena, "%s:%s", env->prefix, name);
 }
 

@@ -31,6 +31,15 @@ static Symbol *lookup(Scope *s, const char *name)
     return strmap_get(s->latest, name);
 }
 
+/* A name, or a name followed by .T (any number of times). */
+static bool name_resolves(Ctx *c, Scope *s, const char *text)
+{
+    size_t n = strlen(text);
+    if (lookup(s, text))
+        return true;
+    return n > 2 && strcmp(text + n - 2, ".T") == 0 && name_resolves(c, s, arena_strndup(c->arena, text, n - 2));
+}
+
 static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
 {
     /* the most recent names are the likeliest typos; looking at a bounded
@@ -355,7 +364,8 @@ static void resolve_expr(Ctx *c, Scope *s, Region r, Expr *e)
     case E_NAME: {
         e->sym = lookup(s, e->text);
         size_t n = strlen(e->text);
-        if (!e->sym && n > 2 && strcmp(e->text + n - 2, ".T") == 0 && lookup(s, arena_strndup(c->arena, e->text, n - 2))) {
+        if (!e->sym && n > 2 && strcmp(e->text + n - 2, ".T") == 0 &&
+            name_resolves(c, s, arena_strndup(c->arena, e->text, n - 2))) {
             /* x.T: the dims reversed (t() for a matrix), a call of t */
             Expr *x = arena_alloc(c->arena, sizeof *x);
             *x = *e;
