@@ -45,7 +45,7 @@ typedef struct Instance {
     const char *int_names[MAX_INTS];
     int64_t int_values[MAX_INTS];
     int nints;
-    IntList lists[MAX_INTS]; /* its int[] parameters */
+    IntList *lists; /* its int[] parameters (NULL when the block has none: instances are many) */
     int nlists;
     Vec *state_names;   /* its params and buffers, relative: conv1.weight */
     int calls;
@@ -57,7 +57,7 @@ typedef struct Env {
     const char *int_names[MAX_INTS];
     int64_t int_values[MAX_INTS];
     int nints;
-    IntList lists[MAX_INTS];
+    const IntList *lists; /* the instance's int[] parameters */
     int nlists;
 } Env;
 
@@ -387,8 +387,8 @@ static Expr *expand_call(Expander *x, const Env *env, Instance *inst, Expr *call
     Env inner = {.prefix = inst->path, .inst = inst};
     for (int i = 0; i < inst->nints; i++)
         env_push(x, &inner, inst->int_names[i], inst->int_values[i], call->loc);
-    for (int i = 0; i < inst->nlists; i++)
-        inner.lists[inner.nlists++] = inst->lists[i];
+    inner.lists = inst->lists;
+    inner.nlists = inst->nlists;
 
     /* tensor arguments, bound by position or keyword to the tensor parameters */
     int first = call->is_method ? 1 : 0; /* layer1.0(x): argument 0 is the receiver name */
@@ -623,6 +623,9 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
     inst->path = path;
     inst->block = b;
     inst->state_names = vec_new(x->c);
+    for (int j = 0; j < b->params->len; j++)
+        if (((BlockParam *)VEC_AT(b->params, j))->is_list && !inst->lists)
+            inst->lists = arena_alloc(x->c->arena, (size_t)b->params->len * sizeof *inst->lists);
 
     /* int arguments, by position or keyword, evaluated where the module is declared */
     int64_t values[MAX_INTS];
@@ -673,8 +676,8 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
         inst->int_values[inst->nints++] = values[j];
         env_push(x, &inner, bp->name->text, values[j], st->loc);
     }
-    for (int i = 0; i < inst->nlists; i++)
-        inner.lists[inner.nlists++] = inst->lists[i];
+    inner.lists = inst->lists;
+    inner.nlists = inst->nlists;
     vec_push(x->c, x->instances, inst);
     strmap_put(x->instance_by_path, inst->path, inst);
     x->nesting++;
