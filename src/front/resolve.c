@@ -6,6 +6,11 @@
  * the order of the op's signature; every call knows whether an autocast
  * region encloses it.  Declarations get Symbols (types come later).
  *
+ * Methods that are no op of their own become what they mean here:
+ * x.float() and the other dtype methods an explicit E_CAST, x.contiguous()
+ * x, x.size(d) an E_DIM_OF, x.T a call of t.  A list literal given to a
+ * Tensor... or int... parameter is spread over it (bind_args).
+ *
  * Scoping is Python's: an assignment makes a new symbol that shadows the
  * old one from the next statement on, and autocast blocks do not open a
  * scope (like `with`).  Dims of the model header are symbols too, usable

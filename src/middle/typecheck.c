@@ -14,6 +14,11 @@
  * wraps arguments in casts, so they look only at their arguments' current
  * types.  Literals are read with GMP: integers exactly (a dim that does
  * not fit int64 is an error, not a wrap-around).
+ *
+ * Subscripts, x.size(d), t and the statements giving several names
+ * (chunk, split, unbind, topk, kthvalue) are rewritten here into the op
+ * calls and statements they mean (types_index.c), and an operator of
+ * integers that only became known here (x.size(1) // 2) is folded.
  */
 #include "call_args.h"
 #include "types.h"

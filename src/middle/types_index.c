@@ -12,10 +12,12 @@
  *   a, b = x.chunk(2, dim=1)  and split and unbind: one narrow (unbind:
  *             narrow and squeeze) per result, each assigned to its name
  *             by the statement rewrite typecheck.c asks of split_assign
+ *   v, i = x.topk(k, dim)     and kthvalue: a stable sort assigned to two
+ *             fresh names, then a narrow of each (split_assign too)
  *
  * The calls made here are resolved by hand (op, bound) and typed with
  * infer_call, so the passes after typecheck see ordinary narrow, slice,
- * squeeze, unsqueeze, transpose and permute calls, with their kernels and
+ * squeeze, unsqueeze, transpose, permute and sort calls, with their kernels and
  * gradients, and errors are reported at the subscript that caused them.
  */
 #include "call_args.h"
