@@ -96,10 +96,7 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 64.0*(double)B
-        + 16.0*(double)B
-        + 8.0*(double)B > 0x1p62)
+    if (120.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < M_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

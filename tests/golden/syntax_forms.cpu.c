@@ -131,15 +131,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1152.0*(double)B
-        + 48.0*(double)B
-        + 576.0*(double)B
-        + 288.0*(double)B
-        + 144.0*(double)B
-        + 24.0*(double)B
-        + 32.0*(double)B
-        + 64.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (2344.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < SYNTAXFORMS_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -168,19 +160,13 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     /* syntax_forms.amp:8: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const v0_result1 = (amp_bf16 *)slot2; /* bf16[B, 8, 6, 6] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 8, .out_channels = 8,
             .nspatial = 2, .groups = 2,
+            .in_size = {6, 6, 0}, .out_size = {6, 6, 0},
             .kernel = {5, 5, 0}, .stride = {1, 1, 0}, .padding = {2, 2, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 8;
-        d.out_channels = 8;
-        d.in_size[0] = 6;
-        d.out_size[0] = 6;
-        d.in_size[1] = 6;
-        d.out_size[1] = 6;
         amp_conv_ex_bf16(&d, x_bf16, v0_weight_bf16, syntaxforms_prepared_entry_(prepared, 0), NULL, NULL, v0_result1);
     }
 
@@ -305,7 +291,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     /* syntax_forms.amp:21: gt in bool: not in any cpu list: follows its inputs */
     uint8_t *const t26 = (uint8_t *)slot1; /* bool[B, 16] */
     {
-        static const amp_bf16 b_number[1] = {{0x0000}}; /* 0x0p+0 */
+        static const amp_bf16 b_number[1] = {{0x0000}}; /* 0.0 */
         const int64_t shape[] = {B, 16};
         const int64_t a_stride[] = {16, 1};
         const int64_t b_stride[] = {0, 0};
@@ -315,7 +301,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     /* syntax_forms.amp:21: le in bool: not in any cpu list: follows its inputs */
     uint8_t *const t27 = (uint8_t *)slot2; /* bool[B, 16] */
     {
-        static const float b_number[1] = {0x1p+0}; /* 0x1p+0 */
+        static const float b_number[1] = {1.0}; /* 1.0 */
         const int64_t shape[] = {B, 16};
         const int64_t a_stride[] = {16, 1};
         const int64_t b_stride[] = {0, 0};
@@ -337,7 +323,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
 
     /* syntax_forms.amp:22: pow in f32: not in any cpu list: follows its inputs */
     float *const t30 = (float *)slot2; /* f32[B, 16] */
-    amp_pow_scalar_f32((size_t)(16*B), z, 0x1p+1, 0x0p+0, t30);
+    amp_pow_scalar_f32((size_t)(16*B), z, 2.0, 0.0, t30);
 
     /* syntax_forms.amp:22: where in f32: not in any cpu list: follows its inputs */
     {
