@@ -40,7 +40,10 @@ static const char *number_array(Emitter *e, Node *n, DType t, const char *local)
         init = arena_printf(e->c->arena, "{%lld}", (long long)attr_int(n, "other", 0));
         break;
     }
-    buf_printf(e->out, "        static const %s %s[1] = %s; /* %s */\n", dtype_c_type(t), local, init, double_c(e, v));
+    if (t == DT_BF16 || t == DT_F16) /* the bits, and the value they hold */
+        buf_printf(e->out, "        static const %s %s[1] = %s; /* %.9g */\n", dtype_c_type(t), local, init, v);
+    else
+        buf_printf(e->out, "        static const %s %s[1] = %s;\n", dtype_c_type(t), local, init);
     return local;
 }
 

@@ -291,7 +291,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     /* syntax_forms.amp:21: gt in bool: not in any cpu list: follows its inputs */
     uint8_t *const t26 = (uint8_t *)slot1; /* bool[B, 16] */
     {
-        static const amp_bf16 b_number[1] = {{0x0000}}; /* 0.0 */
+        static const amp_bf16 b_number[1] = {{0x0000}}; /* 0 */
         const int64_t shape[] = {B, 16};
         const int64_t a_stride[] = {16, 1};
         const int64_t b_stride[] = {0, 0};
@@ -301,7 +301,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     /* syntax_forms.amp:21: le in bool: not in any cpu list: follows its inputs */
     uint8_t *const t27 = (uint8_t *)slot2; /* bool[B, 16] */
     {
-        static const float b_number[1] = {1.0}; /* 1.0 */
+        static const float b_number[1] = {1.0};
         const int64_t shape[] = {B, 16};
         const int64_t a_stride[] = {16, 1};
         const int64_t b_stride[] = {0, 0};
