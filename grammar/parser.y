@@ -3,9 +3,10 @@
  * Pure (reentrant) parser with byte-range locations.  Every action is a
  * single constructor call from ast.c: checks, name lookup and folding are
  * plain C in the passes, never grammar actions.  Precedence follows Python
- * (and so PyTorch): unary minus binds tighter than * / @, which bind
- * tighter than + -.  `%expect 0`: a conflict is resolved with precedence or
- * by restructuring, never tolerated.
+ * (and so PyTorch), loosest first: comparisons (not chained: `a < b < c`
+ * is a syntax error), |, &, + -, * / // % @, unary - and ~, then ** (right
+ * associative, so -x ** 2 is -(x ** 2)).  `%expect 0`: a conflict is
+ * resolved with precedence or by restructuring, never tolerated.
  *
  * Statements need no terminator: a statement starts with a keyword or a
  * name, and no expression can continue with either, so the grammar stays
@@ -63,23 +64,29 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
 %token MODEL "model" INPUT "input" PARAM "param" BUFFER "buffer"
 %token OUTPUT "output" MINIMIZE "minimize" AUTOCAST "autocast"
 %token BLOCK "block" MODULE "module" RETURN "return" FOR "for" IN "in" IMPORT "import" TRAIN "train"
-%token DOTDOT ".."
+%token DOTDOT ".." ELLIPSIS "..."
+%token POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">="
 %token <text> IDENT "name" INT_LIT "integer" FLOAT_LIT "number" STRING_LIT "string"
 %token <boolean> BOOL_LIT "true or false"
 %token <dtype> DTYPE "dtype"
 %token <text> BAD_NUMBER "malformed number"
 %token UNTERMINATED_STRING "unterminated string" BAD_CHAR "invalid character"
+%token UNTERMINATED_NAME "unterminated quoted name" BAD_NAME "malformed quoted name"
 
 %type <model> model
-%type <list> stmts names targets args_opt args exprs decorators block_params
+%type <list> stmts names targets args_opt args exprs decorators block_params subscripts
 %type <block> block
 %type <param> block_param
 %type <stmt> stmt
-%type <expr> expr postfix primary arg type dotted name
+%type <expr> expr postfix primary arg type dotted name subscript slice_part
 
+%nonassoc '<' '>' EQ NE LE GE
+%left '|'
+%left '&'
 %left '+' '-'
-%left '*' '/' '@'
+%left '*' '/' '@' FLOORDIV '%'
 %precedence UMINUS
+%right POW
 
 %%
 
@@ -120,6 +127,10 @@ block_param
     : name                          { $$ = new_block_param(p, $1, NULL, NULL); }
     | name ':' name                 { $$ = new_block_param(p, $1, $3, NULL); }
     | name ':' name '=' expr        { $$ = new_block_param(p, $1, $3, $5); }
+    /* widths: int[], a list of compile-time ints: widths[0], len(widths) */
+    | name ':' name '[' ']'         { $$ = new_block_list_param(p, $1, $3, NULL); }
+    | name ':' name '[' ']' '=' expr
+                                    { $$ = new_block_list_param(p, $1, $3, $7); }
     ;
 
 stmts
@@ -157,6 +168,7 @@ stmt
 /* Declared names may be dotted like PyTorch state_dict keys: layer1.0.conv1.weight */
 dotted
     : name
+    | INT_LIT                       { $$ = new_name(p, $1, @1); } /* nn.Sequential: 0.weight */
     | dotted '.' name               { $$ = dotted_append(p, $1, $3, @$); }
     | dotted '.' INT_LIT            { $$ = dotted_append(p, $1, new_name(p, $3, @3), @$); }
     | dotted '.' '{' name '}'       { $$ = dotted_append(p, $1, new_template(p, $4, @$), @$); }
@@ -194,7 +206,19 @@ expr
     | expr '*' expr                 { $$ = new_binary(p, "mul", $1, $3, @2, @$); }
     | expr '/' expr                 { $$ = new_binary(p, "div", $1, $3, @2, @$); }
     | expr '@' expr                 { $$ = new_binary(p, "matmul", $1, $3, @2, @$); }
+    | expr FLOORDIV expr            { $$ = new_binary(p, "floor_divide", $1, $3, @2, @$); }
+    | expr '%' expr                 { $$ = new_binary(p, "remainder", $1, $3, @2, @$); }
+    | expr POW expr                 { $$ = new_binary(p, "pow", $1, $3, @2, @$); }
+    | expr '<' expr                 { $$ = new_binary(p, "lt", $1, $3, @2, @$); }
+    | expr LE expr                  { $$ = new_binary(p, "le", $1, $3, @2, @$); }
+    | expr '>' expr                 { $$ = new_binary(p, "gt", $1, $3, @2, @$); }
+    | expr GE expr                  { $$ = new_binary(p, "ge", $1, $3, @2, @$); }
+    | expr EQ expr                  { $$ = new_binary(p, "eq", $1, $3, @2, @$); }
+    | expr NE expr                  { $$ = new_binary(p, "ne", $1, $3, @2, @$); }
+    | expr '&' expr                 { $$ = new_binary(p, "bitwise_and", $1, $3, @2, @$); }
+    | expr '|' expr                 { $$ = new_binary(p, "bitwise_or", $1, $3, @2, @$); }
     | '-' expr %prec UMINUS         { $$ = new_unary(p, "neg", $2, @1, @$); }
+    | '~' expr %prec UMINUS         { $$ = new_unary(p, "bitwise_not", $2, @1, @$); }
     | postfix
     ;
 
@@ -209,6 +233,27 @@ postfix
                                     { $$ = new_method_call(p, $1, new_name(p, $3, @3), $5, @$); }
     | postfix '.' '{' name '}' '(' args_opt ')'
                                     { $$ = new_method_call(p, $1, new_template(p, $4, @$), $7, @$); }
+    /* x[:, 0], x[..., 1:3], x[:, None] */
+    | postfix '[' subscripts ']'    { $$ = new_subscript(p, $1, $3, @$); }
+    ;
+
+subscripts
+    : subscript                     { $$ = vec_push(p->ctx, vec_new(p->ctx), $1); }
+    | subscripts ',' subscript      { $$ = vec_push(p->ctx, $1, $3); }
+    ;
+
+/* an index, a slice start:stop:step (each part optional), or ... */
+subscript
+    : expr
+    | "..."                         { $$ = new_slice(p, NULL, NULL, NULL, true, @$); }
+    | slice_part ':' slice_part     { $$ = new_slice(p, $1, $3, NULL, false, @$); }
+    | slice_part ':' slice_part ':' slice_part
+                                    { $$ = new_slice(p, $1, $3, $5, false, @$); }
+    ;
+
+slice_part
+    : %empty                        { $$ = NULL; }
+    | expr
     ;
 
 primary
@@ -219,6 +264,14 @@ primary
     | BOOL_LIT                      { $$ = new_bool(p, $1, @$); }
     | DTYPE                         { $$ = new_dtype_lit(p, $1, @$); }
     | '(' expr ')'                  { $$ = $2; }
+    /* list and tuple literals: cat([a, b], dim=1), adaptive_avg_pool2d(x, (4, 4)) */
+    | '[' ']'                       { $$ = new_list(p, vec_new(p->ctx), @$); }
+    | '[' exprs ']'                 { $$ = new_list(p, $2, @$); }
+    | '[' exprs ',' ']'             { $$ = new_list(p, $2, @$); }
+    | '(' expr ',' ')'              { $$ = new_list(p, vec_push(p->ctx, vec_new(p->ctx), $2), @$); }
+    | '(' expr ',' exprs ')'        { $$ = new_list(p, vec_push_front(p, $4, $2), @$); }
+    | '(' expr ',' exprs ',' ')'    { $$ = new_list(p, vec_push_front(p, $4, $2), @$); }
+    | INT_LIT '(' args_opt ')'      { $$ = new_call(p, new_name(p, $1, @1), $3, @$); }
     | name '(' args_opt ')'         { $$ = new_call(p, $1, $3, @$); }
     ;
 

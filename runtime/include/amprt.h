@@ -364,6 +364,7 @@ typedef enum {
 #include "amprt/train.h"
 #include "amprt/collective.h"
 #include "amprt/complex.h"
+#include "amprt/compare.h"
 
 /* Every typed family, for one dtype. */
 #define AMP_ALL_OF_TYPE(X, T)                                                            \
@@ -393,6 +394,7 @@ typedef enum {
     AMP_DATA_KERNELS(X)                                                                  \
     AMP_TRAIN_KERNELS(X)                                                                 \
     AMP_COMPLEX_KERNELS(X)                                                               \
+    AMP_COMPARE_KERNELS(X)                                                               \
     AMP_FOR_EACH_CAST(X)
 
 #define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;

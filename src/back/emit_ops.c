@@ -271,6 +271,8 @@ void emit_op(Emitter *e, Node *n, const char *y)
     /* the data movers copy any dtype; the other kernels check theirs */
     bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
                      rule == emit_slice || rule == emit_cat;
+    /* comparisons write bools from operands of any dtype, of one dtype each (their type rule cast them) */
+    data_only |= rule == emit_compare || rule == emit_logic;
     if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
         !operands_ok(e, n, n->out->type.dtype))
         return;

@@ -29,6 +29,10 @@ void emit_add_relu_backward(Emitter *e, Node *n, const char *y);
 void emit_addc(Emitter *e, Node *n, const char *y);
 void emit_where(Emitter *e, Node *n, const char *y);
 void emit_dropout(Emitter *e, Node *n, const char *y);
+
+/* comparisons and the logic of bools: emit_compare.c */
+void emit_compare(Emitter *e, Node *n, const char *y);
+void emit_logic(Emitter *e, Node *n, const char *y);
 void grad_arith(Emitter *e, Node *b);
 void grad_unary(Emitter *e, Node *b);
 void grad_prelu(Emitter *e, Node *b);

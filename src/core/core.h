@@ -357,6 +357,11 @@ struct Ctx {
     size_t source_bytes; /* read so far from all sources, against MAX_SOURCE_BYTES */
     Graph *graph;
     Graph *train_graph; /* the training step's graph (forward and backward), or NULL */
+    /* The module instance whose inlined code a pass is at (layer1.0), or
+     * NULL: an error inside a block is reported once per source location,
+     * with a note per instance (diag.c). */
+    const char *instance;
+    StrMap *error_sites; /* "file:begin:end" -> the instance first reported there */
 };
 
 Ctx *ctx_new(const Options *opts, FILE *diag_out);

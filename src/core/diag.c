@@ -190,9 +190,38 @@ static void vreport(Ctx *c, Loc loc, const char *kind, const char *cls, const ch
 /* Past this many errors the rest is noise (and time): say so once. */
 enum { MAX_REPORTED_ERRORS = 100 };
 
+/* An error in a block's body comes once per instance of the block: the
+ * first is reported with the instance it is in, each later one at the same
+ * place only as a note naming its instance (no source excerpt: it is the
+ * one above).  Returns true when the error was reported so. */
+static bool instance_error(Ctx *c, Loc loc)
+{
+    if (!c->instance || !loc.file)
+        return false;
+    if (!c->error_sites)
+        c->error_sites = strmap_new(c->arena);
+    const char *key = arena_printf(c->arena, "%s:%u:%u", loc.file->name, loc.begin, loc.end);
+    const char *first = strmap_get(c->error_sites, key);
+    if (!first) {
+        strmap_put(c->error_sites, key, (void *)c->instance);
+        return false;
+    }
+    if (strcmp(first, c->instance) == 0)
+        return false; /* another error at the same place of the same instance */
+    int line, col;
+    loc_line_col(loc, &line, &col);
+    put_escaped_str(c->diag_out, loc.file->name);
+    fprintf(c->diag_out, ":%d:%d: note: the same error in instance `", line, col);
+    put_escaped_str(c->diag_out, c->instance);
+    fputs("`\n", c->diag_out);
+    return true;
+}
+
 void error_at(Ctx *c, Loc loc, const char *fmt, ...)
 {
     c->nerrors++;
+    if (c->nerrors <= MAX_REPORTED_ERRORS && instance_error(c, loc))
+        return;
     if (c->nerrors > MAX_REPORTED_ERRORS) {
         if (c->nerrors == MAX_REPORTED_ERRORS + 1)
             fprintf(c->diag_out, "ampc: too many errors (%d); stopping the report here\n", MAX_REPORTED_ERRORS);
@@ -202,6 +231,14 @@ void error_at(Ctx *c, Loc loc, const char *fmt, ...)
     va_start(ap, fmt);
     vreport(c, loc, "error", NULL, fmt, ap);
     va_end(ap);
+    if (c->instance && loc.file) {
+        int line, col;
+        loc_line_col(loc, &line, &col);
+        put_escaped_str(c->diag_out, loc.file->name);
+        fprintf(c->diag_out, ":%d:%d: note: in instance `", line, col);
+        put_escaped_str(c->diag_out, c->instance);
+        fputs("`\n", c->diag_out);
+    }
 }
 
 /* -w silences warnings, -Wno-CLASS one class of them; -Werror makes them

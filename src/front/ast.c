@@ -8,6 +8,7 @@
 #include "front.h"
 
 #include <gmp.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Give e the depth of its deepest child plus one; refuse it past the cap. */
@@ -115,6 +116,15 @@ Expr *new_method_call(Parser *p, Expr *receiver, Expr *method, Vec *args, Loc lo
  * later pass could give it a meaning. */
 Expr *new_member(Parser *p, Expr *object, Expr *member, Loc loc)
 {
+    if (object->kind == E_NUMBER && !object->is_float)
+        object = new_name(p, object->text, object->loc); /* 0.weight: an nn.Sequential's key */
+    if (object->kind != E_NAME && strcmp(member->text, "T") == 0) {
+        /* (a @ b).T: the dims reversed, a call of t marked as .T (resolve.c
+         * does the same for a name's .T) */
+        Expr *e = new_method_call(p, object, new_name(p, "t", member->loc), vec_new(p->ctx), loc);
+        e->text = "T";
+        return e;
+    }
     if (object->kind != E_NAME) {
         error_at(p->ctx, member->loc, "'%s' is not an attribute of this expression; "
                  "only dotted names like fc1.weight have attributes", member->text);
@@ -154,6 +164,55 @@ Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc)
     e->name_loc = name->loc;
     e->operand = value;
     return nest(p, e, value);
+}
+
+Expr *new_list(Parser *p, Vec *items, Loc loc)
+{
+    Expr *e = new_expr(p, E_LIST, loc);
+    e->list = items;
+    for (int i = 0; i < items->len; i++)
+        nest(p, e, VEC_AT(items, i));
+    return e;
+}
+
+/* x.shape[d] is a dimension, as x.size(d); any other subscript is indexing
+ * or slicing, which typecheck turns into calls once x's shape is known. */
+Expr *new_subscript(Parser *p, Expr *object, Vec *subscripts, Loc loc)
+{
+    size_t n = object->kind == E_NAME ? strlen(object->text) : 0;
+    bool shape = n > 6 && strcmp(object->text + n - 6, ".shape") == 0;
+    Expr *e = new_expr(p, shape ? E_DIM_OF : E_SUBSCRIPT, loc);
+    e->operand = shape ? new_name(p, arena_strndup(p->ctx->arena, object->text, n - 6), object->loc) : object;
+    e->list = subscripts;
+    nest(p, e, object);
+    for (int i = 0; i < subscripts->len; i++)
+        nest(p, e, VEC_AT(subscripts, i));
+    if (shape && subscripts->len != 1)
+        error_at(p->ctx, loc, "shape[] takes one index, the dimension");
+    return e;
+}
+
+Expr *new_slice(Parser *p, Expr *start, Expr *stop, Expr *step, bool ellipsis, Loc loc)
+{
+    Expr *e = new_expr(p, E_SLICE, loc);
+    e->boolean = ellipsis;
+    e->list = vec_new(p->ctx);
+    Expr *parts[3] = {start, stop, step};
+    for (int i = 0; i < 3; i++) {
+        vec_push(p->ctx, e->list, parts[i]);
+        if (parts[i])
+            nest(p, e, parts[i]);
+    }
+    return e;
+}
+
+Vec *vec_push_front(Parser *p, Vec *v, void *item)
+{
+    vec_push(p->ctx, v, item);
+    for (int i = v->len - 1; i > 0; i--)
+        v->items[i] = v->items[i - 1];
+    v->items[0] = item;
+    return v;
 }
 
 Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason)
@@ -274,6 +333,17 @@ BlockParam *new_block_param(Parser *p, Expr *name, Expr *type, Expr *default_val
     return bp;
 }
 
+BlockParam *new_block_list_param(Parser *p, Expr *name, Expr *type, Expr *default_value)
+{
+    BlockParam *bp = arena_alloc(p->ctx->arena, sizeof *bp);
+    bp->name = name;
+    bp->default_value = default_value;
+    bp->is_int = bp->is_list = true;
+    if (strcmp(type->text, "int") != 0)
+        error_at(p->ctx, type->loc, "a block's list parameter is a list of ints, 'int[]', not '%s[]'", type->text);
+    return bp;
+}
+
 /* layer1.{i}: a name component filled in by expand.c from a loop variable
  * or an int parameter. */
 Expr *new_template(Parser *p, Expr *name, Loc loc)
@@ -332,6 +402,66 @@ void parser_add_block(Parser *p, Block *b, Vec *decorators)
 void parser_add_import(Parser *p, const char *path, Loc loc)
 {
     vec_push(p->ctx, p->imports, new_string(p, path, loc));
+}
+
+/* a op b on compile-time integers, as Python computes it on ints: // and %
+ * round toward negative infinity, and / must be exact (Python would give
+ * a float; a shape or an argument needs an int, so an inexact quotient is
+ * an error rather than a rounding). */
+bool int_operator(Ctx *c, Expr *e, int64_t a, int64_t b, int64_t *out)
+{
+    const char *op = e->callee;
+    bool overflow = false;
+    if (strcmp(op, "neg") == 0)
+        overflow = __builtin_sub_overflow((int64_t)0, a, out);
+    else if (strcmp(op, "add") == 0)
+        overflow = __builtin_add_overflow(a, b, out);
+    else if (strcmp(op, "sub") == 0)
+        overflow = __builtin_sub_overflow(a, b, out);
+    else if (strcmp(op, "mul") == 0)
+        overflow = __builtin_mul_overflow(a, b, out);
+    else if (strcmp(op, "pow") == 0) {
+        if (b < 0) {
+            error_at(c, e->name_loc, "%lld ** %lld is not an integer (a negative exponent)", (long long)a, (long long)b);
+            return false;
+        }
+        *out = 1;
+        for (int64_t k = 0; k < b && !overflow; k++) {
+            overflow = __builtin_mul_overflow(*out, a, out);
+            if (*out == 0 || *out == 1)
+                break; /* stays there: 0 ** 1e18 ends at once */
+            if (*out == -1 && a == -1) {
+                *out = (b % 2) ? -1 : 1;
+                break;
+            }
+        }
+    } else if (strcmp(op, "floor_divide") == 0 || strcmp(op, "remainder") == 0 || strcmp(op, "div") == 0) {
+        if (b == 0) {
+            error_at(c, e->name_loc, "integer division by zero");
+            return false;
+        }
+        if (a == INT64_MIN && b == -1) {
+            overflow = true;
+        } else {
+            int64_t q = a / b, r = a % b;
+            if (r != 0 && (r < 0) != (b < 0)) {
+                q--;
+                r += b;
+            }
+            if (op[0] == 'd' && r != 0) {
+                error_at(c, e->name_loc, "%lld / %lld is not an integer; use // to round down", (long long)a,
+                         (long long)b);
+                return false;
+            }
+            *out = op[0] == 'r' ? r : q;
+        }
+    } else {
+        error_at(c, e->name_loc, "compile-time integers combine with +, -, *, /, //, %% and ** only");
+        return false;
+    }
+    if (overflow)
+        error_at(c, e->loc, "this compile-time integer overflows 64 bits");
+    return !overflow;
 }
 
 /* An integer literal's exact value, read with GMP: a literal past

@@ -32,12 +32,21 @@ enum {
     MAX_ITERATIONS = 200000,
 };
 
+/* An int[] parameter's value: widths = [64, 128]. */
+typedef struct IntList {
+    const char *name;
+    const int64_t *values;
+    int len;
+} IntList;
+
 typedef struct Instance {
     const char *path;   /* layer1.0 */
     Block *block;
     const char *int_names[MAX_INTS];
     int64_t int_values[MAX_INTS];
     int nints;
+    IntList *lists; /* its int[] parameters (NULL when the block has none: instances are many) */
+    int nlists;
     Vec *state_names;   /* its params and buffers, relative: conv1.weight */
     int calls;
 } Instance;
@@ -48,6 +57,8 @@ typedef struct Env {
     const char *int_names[MAX_INTS];
     int64_t int_values[MAX_INTS];
     int nints;
+    const IntList *lists; /* the instance's int[] parameters */
+    int nlists;
 } Env;
 
 typedef struct Expander {
@@ -73,6 +84,14 @@ static bool env_int(const Env *env, const char *name, int64_t *v)
         }
     }
     return false;
+}
+
+static const IntList *env_list(const Env *env, const char *name)
+{
+    for (int i = env->nlists - 1; i >= 0; i--)
+        if (strcmp(env->lists[i].name, name) == 0)
+            return &env->lists[i];
+    return NULL;
 }
 
 static bool env_push(Expander *x, Env *env, const char *name, int64_t v, Loc loc)
@@ -140,37 +159,112 @@ static Expr *number_expr(Expander *x, int64_t v, Loc loc)
     return neg;
 }
 
-/* A compile-time integer: literals, loop variables, int parameters, + - *. */
+static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out);
+
+/* widths[i] and len(widths) of an int[] parameter; false (not reported)
+ * when e is neither, true with *ok false when it is one and is wrong. */
+static bool list_int(Expander *x, const Env *env, Expr *e, int64_t *out, bool *ok)
+{
+    *ok = true;
+    if (e->kind == E_SUBSCRIPT && e->operand->kind == E_NAME && env_list(env, e->operand->text)) {
+        const IntList *l = env_list(env, e->operand->text);
+        int64_t i;
+        if (e->list->len != 1 || ((Expr *)VEC_AT(e->list, 0))->kind == E_SLICE) {
+            error_at(x->c, e->loc, "a list of ints takes one index, as %s[0]", l->name);
+            *ok = false;
+        } else if (!eval_int(x, env, VEC_AT(e->list, 0), &i)) {
+            *ok = false;
+        } else if (i < -l->len || i >= l->len) {
+            error_at(x->c, e->loc, "index %lld is out of range for '%s', a list of %d ints", (long long)i, l->name,
+                     l->len);
+            *ok = false;
+        } else {
+            *out = l->values[i < 0 ? i + l->len : i];
+        }
+        return true;
+    }
+    if (e->kind == E_CALL && !e->is_method && !e->is_operator && strcmp(e->callee, "len") == 0 &&
+        e->list->len == 1 && ((Expr *)VEC_AT(e->list, 0))->kind == E_NAME &&
+        env_list(env, ((Expr *)VEC_AT(e->list, 0))->text)) {
+        *out = env_list(env, ((Expr *)VEC_AT(e->list, 0))->text)->len;
+        return true;
+    }
+    return false;
+}
+
+/* A list of compile-time ints: a list literal of them, or an int[] parameter. */
+static bool eval_int_list(Expander *x, const Env *env, Expr *e, const char *name, IntList *out)
+{
+    out->name = name;
+    if (e->kind == E_NAME && env_list(env, e->text)) {
+        *out = *env_list(env, e->text);
+        out->name = name;
+        return true;
+    }
+    if (e->kind != E_LIST) {
+        error_at(x->c, e->loc, "'%s' takes a list of ints, as [64, 128]", name);
+        return false;
+    }
+    int64_t *v = arena_alloc(x->c->arena, (size_t)(e->list->len + 1) * sizeof *v);
+    for (int i = 0; i < e->list->len; i++)
+        if (!eval_int(x, env, VEC_AT(e->list, i), &v[i]))
+            return false;
+    out->values = v;
+    out->len = e->list->len;
+    return true;
+}
+
+/* A compile-time integer: literals, loop variables, int parameters, an
+ * entry or the length of an int[] parameter, and + - * / // % ** of those. */
 static bool eval_int(Expander *x, const Env *env, Expr *e, int64_t *out)
 {
+    bool ok;
     if (e->kind == E_NUMBER && !e->is_float)
         return int_literal(x->c, e, out);
     if (e->kind == E_NAME && env_int(env, e->text, out))
         return true;
+    if (list_int(x, env, e, out, &ok))
+        return ok;
     if (e->kind == E_CALL && e->is_operator) {
         int64_t a, b = 0;
         if (!eval_int(x, env, VEC_AT(e->list, 0), &a) ||
             (e->list->len == 2 && !eval_int(x, env, VEC_AT(e->list, 1), &b)))
             return false;
-        bool overflow = false;
-        if (strcmp(e->callee, "neg") == 0)
-            overflow = __builtin_sub_overflow((int64_t)0, a, out);
-        else if (strcmp(e->callee, "add") == 0)
-            overflow = __builtin_add_overflow(a, b, out);
-        else if (strcmp(e->callee, "sub") == 0)
-            overflow = __builtin_sub_overflow(a, b, out);
-        else if (strcmp(e->callee, "mul") == 0)
-            overflow = __builtin_mul_overflow(a, b, out);
-        else {
-            error_at(x->c, e->name_loc, "compile-time integers combine with +, - and * only");
-            return false;
-        }
-        if (overflow)
-            error_at(x->c, e->loc, "this compile-time integer overflows 64 bits");
-        return !overflow;
+        return int_operator(x->c, e, a, b, out);
     }
     error_at(x->c, e->loc, "expected a compile-time integer: a literal, a loop variable or an int parameter");
     return false;
+}
+
+/* An integer literal or its negation, as the parser and number_expr write them. */
+static bool int_constant(const Expr *e)
+{
+    if (e->kind == E_CALL && e->is_operator && strcmp(e->callee, "neg") == 0 && e->list->len == 1)
+        e = VEC_AT(e->list, 0);
+    return e->kind == E_NUMBER && !e->is_float;
+}
+
+/* An operator whose operands are integer constants is folded into one, so
+ * every later pass sees `padding=k // 2` as the literal it is. */
+static Expr *fold_int(Expander *x, const Env *env, Expr *n)
+{
+    static const char *const arithmetic[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "neg"};
+    if (n->kind != E_CALL || !n->is_operator)
+        return n;
+    bool known = false;
+    for (size_t i = 0; i < sizeof arithmetic / sizeof arithmetic[0]; i++)
+        known |= strcmp(n->callee, arithmetic[i]) == 0;
+    if (!known)
+        return n; /* 2 < 3, 1 & 2: typecheck says they need a tensor */
+    for (int i = 0; i < n->list->len; i++)
+        if (!int_constant(VEC_AT(n->list, i)))
+            return n;
+    if (strcmp(n->callee, "neg") == 0 && ((Expr *)VEC_AT(n->list, 0))->kind == E_NUMBER)
+        return n; /* -5 is already in the form number_expr writes */
+    int64_t v;
+    if (!eval_int(x, env, n, &v))
+        return n; /* reported */
+    return number_expr(x, v, n->loc);
 }
 
 static bool is_state_name(const Env *env, const char *name)
@@ -189,6 +283,11 @@ static const char *local_name(Expander *x, const Env *env, const char *name)
         return name;
     if (is_state_name(env, name))
         return arena_printf(x->c->arena, "%s.%s", env->prefix, name);
+    size_t n = strlen(name);
+    if (n > 2 && strcmp(name + n - 2, ".T") == 0) { /* weight.T: the parameter, transposed (resolve.c) */
+        const char *stem = local_name(x, env, arena_strndup(x->c->arena, name, n - 2));
+        return arena_printf(x->c->arena, "%s.T", stem);
+    }
     return arena_printf(x->c->arena, "%s:%s", env->prefix, name);
 }
 
@@ -288,6 +387,8 @@ static Expr *expand_call(Expander *x, const Env *env, Instance *inst, Expr *call
     Env inner = {.prefix = inst->path, .inst = inst};
     for (int i = 0; i < inst->nints; i++)
         env_push(x, &inner, inst->int_names[i], inst->int_values[i], call->loc);
+    inner.lists = inst->lists;
+    inner.nlists = inst->nlists;
 
     /* tensor arguments, bound by position or keyword to the tensor parameters */
     int first = call->is_method ? 1 : 0; /* layer1.0(x): argument 0 is the receiver name */
@@ -386,11 +487,23 @@ static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
         int64_t v;
         if (env_int(env, n->text, &v))
             return number_expr(x, v, e->loc);
+        const IntList *l = env_list(env, n->text);
+        if (l) { /* the whole list: an argument, as reshape(x, sizes) */
+            n->kind = E_LIST;
+            n->list = vec_new(x->c);
+            for (int i = 0; i < l->len; i++)
+                vec_push(x->c, n->list, number_expr(x, l->values[i], e->loc));
+            return n;
+        }
         if (env->inst && !is_torch_namespace(n->text))
             n->text = local_name(x, env, n->text);
         return n;
     }
     case E_CALL: {
+        int64_t v;
+        bool ok;
+        if (list_int(x, env, e, &v, &ok)) /* len(widths) */
+            return ok ? number_expr(x, v, e->loc) : n;
         Instance *inst = called_instance(x, env, e);
         if (inst) {
             Expr *r = expand_call(x, env, inst, e, out);
@@ -409,8 +522,26 @@ static Expr *clone_expr(Expander *x, const Env *env, Expr *e, Vec *out)
         n->list = vec_new(x->c);
         for (int i = 0; i < e->list->len; i++)
             vec_push(x->c, n->list, clone_expr(x, env, VEC_AT(e->list, i), out));
-        return n;
+        return fold_int(x, env, n);
     }
+    case E_SUBSCRIPT: {
+        int64_t v;
+        bool ok;
+        if (list_int(x, env, e, &v, &ok)) /* widths[0] */
+            return ok ? number_expr(x, v, e->loc) : n;
+    }
+        __attribute__((fallthrough));
+    case E_DIM_OF:
+        n->operand = clone_expr(x, env, e->operand, out);
+        __attribute__((fallthrough)); /* and the subscripts */
+    case E_LIST:
+    case E_SLICE:
+        n->list = vec_new(x->c);
+        for (int i = 0; i < e->list->len; i++) {
+            Expr *item = VEC_AT(e->list, i);
+            vec_push(x->c, n->list, item ? clone_expr(x, env, item, out) : NULL);
+        }
+        return n;
     case E_KWARG:
         n->operand = clone_expr(x, env, e->operand, out);
         return n;
@@ -483,6 +614,7 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
     if (!b)
         return;
     if (x->nesting >= MAX_NESTING) {
+        x->c->instance = NULL; /* the instance path is the 64-deep chain itself */
         error_at(x->c, st->loc, "modules nest more than %d deep: does block '%s' contain itself?", MAX_NESTING,
                  b->name->text);
         return;
@@ -491,6 +623,9 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
     inst->path = path;
     inst->block = b;
     inst->state_names = vec_new(x->c);
+    for (int j = 0; j < b->params->len; j++)
+        if (((BlockParam *)VEC_AT(b->params, j))->is_list && !inst->lists)
+            inst->lists = arena_alloc(x->c->arena, (size_t)b->params->len * sizeof *inst->lists);
 
     /* int arguments, by position or keyword, evaluated where the module is declared */
     int64_t values[MAX_INTS];
@@ -505,9 +640,15 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
             continue;
         if (k >= MAX_INTS)
             continue;
+        BlockParam *bp = VEC_AT(b->params, k);
         if (given[k])
-            error_at(x->c, a->loc, "int parameter '%s' is given twice", ((BlockParam *)VEC_AT(b->params, k))->name->text);
-        given[k] = eval_int(x, env, a, &values[k]);
+            error_at(x->c, a->loc, "int parameter '%s' is given twice", bp->name->text);
+        if (bp->is_list && eval_int_list(x, env, a, bp->name->text, &inst->lists[inst->nlists])) {
+            given[k] = true;
+            inst->nlists++;
+        } else if (!bp->is_list) {
+            given[k] = eval_int(x, env, a, &values[k]);
+        }
     }
     Env inner = {.prefix = path, .inst = inst};
     for (int j = 0; j < b->params->len && j < MAX_INTS; j++) {
@@ -521,13 +662,22 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
                          b->name->text);
                 continue;
             }
+            if (bp->is_list) {
+                if (eval_int_list(x, &empty, bp->default_value, bp->name->text, &inst->lists[inst->nlists]))
+                    inst->nlists++;
+                continue;
+            }
             if (!eval_int(x, &empty, bp->default_value, &values[j]))
                 continue;
         }
+        if (bp->is_list)
+            continue; /* in inst->lists already */
         inst->int_names[inst->nints] = bp->name->text;
         inst->int_values[inst->nints++] = values[j];
         env_push(x, &inner, bp->name->text, values[j], st->loc);
     }
+    inner.lists = inst->lists;
+    inner.nlists = inst->nlists;
     vec_push(x->c, x->instances, inst);
     strmap_put(x->instance_by_path, inst->path, inst);
     x->nesting++;
@@ -539,8 +689,10 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
  * inside loops. */
 static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
 {
+    const char *outer = x->c->instance;
     for (int i = 0; i < in->len && !x->too_big_reported; i++) {
         Stmt *st = VEC_AT(in, i);
+        x->c->instance = env->prefix;
         switch (st->kind) {
         case S_PARAM:
         case S_BUFFER: {
@@ -549,6 +701,7 @@ static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
             vec_push(x->c, env->inst->state_names, (void *)rel);
             s->name = name_expr(x, arena_printf(x->c->arena, "%s.%s", env->prefix, rel), st->name->loc);
             s->type = clone_expr(x, env, st->type, out);
+            s->instance = env->prefix;
             emit(x, out, s);
             break;
         }
@@ -565,16 +718,19 @@ static void expand_decls(Expander *x, const Env *env, Vec *in, Vec *out)
             break;
         }
     }
+    x->c->instance = outer;
 }
 
 /* Statements that compute: assignments, regions, loops, calls. In a block,
  * declarations were emitted by declare_instance and are skipped here. */
 static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_block)
 {
+    const char *outer = x->c->instance;
     for (int i = 0; i < in->len && !x->too_big_reported; i++) {
         Stmt *st = VEC_AT(in, i);
         Stmt *s = new_stmt(x, st->kind, st->loc);
         *s = *st;
+        x->c->instance = s->instance = env->prefix;
         switch (st->kind) {
         case S_INPUT:
         case S_OUTPUT:
@@ -650,6 +806,7 @@ static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_
             break;
         }
     }
+    x->c->instance = outer;
 }
 
 bool expand(Ctx *c)

@@ -24,6 +24,11 @@ typedef enum {
     E_CALL,     /* op call, method call, or operator */
     E_CAST,     /* inserted by autocast and promotion, never parsed */
     E_TYPE,     /* f32[B, 64] in a declaration */
+    E_LIST,     /* [a, b] or (4, 4): list: the items; only as a call argument */
+    E_SUBSCRIPT,/* x[:, 0]: operand: x, list: the subscripts (typecheck rewrites it into calls) */
+    E_SLICE,    /* start:stop:step inside a subscript; list: the three parts, NULL
+                   where left out; boolean: it is `...` */
+    E_DIM_OF,   /* x.size(d), x.shape[d]: operand: x, list[0]: d (typecheck makes it a number) */
 } ExprKind;
 
 typedef struct Symbol Symbol;
@@ -105,6 +110,7 @@ typedef struct Stmt {
     Expr *lo, *hi;    /* FOR: the range lo..hi, hi excluded */
     Loc keyword_loc;
     Symbol *sym;  /* declarations, after resolve */
+    const char *instance; /* inlined from a block: the instance's path (layer1.0), for diagnostics */
 } Stmt;
 
 /* @autocast or @autocast(options) before a model or block. */
@@ -125,6 +131,7 @@ typedef struct Model {
 typedef struct BlockParam {
     Expr *name;
     bool is_int;
+    bool is_list;        /* int[]: a list of compile-time ints (is_int is set too) */
     Expr *default_value; /* NULL: required */
 } BlockParam;
 
@@ -168,6 +175,10 @@ Expr *new_member(Parser *p, Expr *object, Expr *member, Loc loc);
 Expr *new_binary(Parser *p, const char *op, Expr *lhs, Expr *rhs, Loc op_loc, Loc loc);
 Expr *new_unary(Parser *p, const char *op, Expr *operand, Loc op_loc, Loc loc);
 Expr *new_keyword_arg(Parser *p, Expr *name, Expr *value, Loc loc);
+Expr *new_list(Parser *p, Vec *items, Loc loc);
+Expr *new_subscript(Parser *p, Expr *object, Vec *subscripts, Loc loc);
+Expr *new_slice(Parser *p, Expr *start, Expr *stop, Expr *step, bool ellipsis, Loc loc);
+Vec *vec_push_front(Parser *p, Vec *v, void *item);
 Expr *new_cast(Ctx *c, Expr *operand, DType to, const char *reason);
 Stmt *new_decl(Parser *p, StmtKind kind, Expr *name, Expr *type, Loc loc);
 Stmt *new_assign(Parser *p, Vec *targets, Expr *value, Loc loc);
@@ -179,6 +190,7 @@ Stmt *new_autocast(Parser *p, Vec *options, Vec *body, Loc loc, Loc keyword_loc)
 Model *new_model(Parser *p, Expr *name, Vec *dims, Vec *body, Loc loc);
 Block *new_block(Parser *p, Expr *name, Vec *params, Vec *body, Loc loc);
 BlockParam *new_block_param(Parser *p, Expr *name, Expr *type, Expr *default_value);
+BlockParam *new_block_list_param(Parser *p, Expr *name, Expr *type, Expr *default_value);
 Expr *new_template(Parser *p, Expr *name, Loc loc);
 Vec *add_decorator(Parser *p, Vec *decorators, Vec *options, Loc loc);
 Stmt *new_autocast_switch(Parser *p, Vec *options, Loc loc);
@@ -212,6 +224,10 @@ bool expand(Ctx *c);                      /* expand.c: blocks, modules, for, inl
 bool resolve(Ctx *c);                     /* resolve.c */
 /* An integer literal's exact value (GMP); reports one past 2^63 - 1 (ast.c). */
 bool int_literal(Ctx *c, Expr *e, int64_t *out);
+/* e's operator (add, sub, mul, div, floor_divide, remainder, neg) on the
+ * integers a and b, as Python computes it: // and % round down, / must be
+ * exact; reports overflow and inexact or zero division (ast.c). */
+bool int_operator(Ctx *c, Expr *e, int64_t a, int64_t b, int64_t *out);
 /* torch, F, torch.nn.functional: prefixes that name no value (resolve.c). */
 bool is_torch_namespace(const char *name);
 

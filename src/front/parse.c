@@ -45,6 +45,18 @@ void report_syntax_error(Parser *p, Loc loc, const char *found, bool at_end,
         buf_printf(&msg, "malformed number '%s'", text);
     else if (strcmp(found, "unterminated string") == 0)
         buf_puts(&msg, "missing closing '\"' of string");
+    else if (strcmp(found, "unterminated quoted name") == 0) {
+        buf_puts(&msg, "missing closing '`' of quoted name");
+        nexpected = 0;
+    } else if (strcmp(found, "malformed quoted name") == 0) {
+        buf_printf(&msg, "quoted name %s is empty or holds a character names cannot have "
+                   "(letters, digits and _.-+@$%%&=!^,;()[]<>|~' and space are allowed)", text);
+        nexpected = 0;
+    } else if (text[0] && strchr("<>=!", text[0]) && (text[1] == '\0' || text[1] == '=')) {
+        /* a second comparison where Python would chain them */
+        buf_printf(&msg, "unexpected '%s': comparisons do not chain; write (a < b) & (b < c)", text);
+        nexpected = 0;
+    }
     else if (at_end)
         buf_puts(&msg, "unexpected end of file");
     else

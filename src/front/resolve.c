@@ -6,6 +6,11 @@
  * the order of the op's signature; every call knows whether an autocast
  * region encloses it.  Declarations get Symbols (types come later).
  *
+ * Methods that are no op of their own become what they mean here:
+ * x.float() and the other dtype methods an explicit E_CAST, x.contiguous()
+ * x, x.size(d) an E_DIM_OF, x.T a call of t.  A list literal given to a
+ * Tensor... or int... parameter is spread over it (bind_args).
+ *
  * Scoping is Python's: an assignment makes a new symbol that shadows the
  * old one from the next statement on, and autocast blocks do not open a
  * scope (like `with`).  Dims of the model header are symbols too, usable
@@ -31,6 +36,15 @@ static Symbol *lookup(Scope *s, const char *name)
     return strmap_get(s->latest, name);
 }
 
+/* A name, or a name followed by .T (any number of times). */
+static bool name_resolves(Ctx *c, Scope *s, const char *text)
+{
+    size_t n = strlen(text);
+    if (lookup(s, text))
+        return true;
+    return n > 2 && strcmp(text + n - 2, ".T") == 0 && name_resolves(c, s, arena_strndup(c->arena, text, n - 2));
+}
+
 static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
 {
     /* the most recent names are the likeliest typos; looking at a bounded
@@ -40,10 +54,14 @@ static void error_unknown_name(Ctx *c, Scope *s, Expr *e)
     for (int i = 0; i < n; i++)
         names[i] = ((Symbol *)VEC_AT(s->symbols, s->symbols->len - 1 - i))->name;
     const char *hint = closest_name(e->text, names, n);
+    /* a block's local is renamed layer1.0:h when inlined: say h, as written */
+    const char *colon = strrchr(e->text, ':'), *text = colon ? colon + 1 : e->text;
+    if (hint && strrchr(hint, ':'))
+        hint = strrchr(hint, ':') + 1;
     if (hint)
-        error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", e->text, hint);
+        error_at(c, e->loc, "'%s' is not defined; did you mean '%s'?", text, hint);
     else
-        error_at(c, e->loc, "'%s' is not defined", e->text);
+        error_at(c, e->loc, "'%s' is not defined", text);
 }
 
 static void error_unknown_op(Ctx *c, Expr *call, const char *name)
@@ -91,6 +109,91 @@ static bool is_namespace(Scope *s, Expr *e)
     return e->kind == E_NAME && !lookup(s, e->text) && is_torch_namespace(e->text);
 }
 
+/* Whether parameter k of op is one of a Tensor... or int... group: the
+ * signature parser repeats its name. */
+static bool is_vararg(const OpInfo *op, int k)
+{
+    return op_param_index(op, op->params[k].name) != k ||
+           (k + 1 < op->nparams && strcmp(op->params[k + 1].name, op->params[k].name) == 0);
+}
+
+/* A list literal as an argument.  Given to a Tensor... or int... group it
+ * is the group's entries (cat([a, b]), reshape(x, (2, -1))): they are
+ * spread over its parameters, in order, and the list is replaced by its
+ * items in call->list.  Given to an int[] parameter it stands for that
+ * list; ampc's int[] readers take one value for every entry, so a list of
+ * equal integers is that integer and differing ones are an error. */
+static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
+{
+    const OpInfo *op = call->op;
+    Expr *list = a->kind == E_KWARG ? a->operand : a;
+    if (list->kind != E_LIST)
+        return a;
+    const OpParam *prm = &op->params[k];
+    if (is_vararg(op, k)) {
+        int room = 0;
+        while (k + room < op->nparams && strcmp(op->params[k + room].name, prm->name) == 0)
+            room++;
+        if (list->list->len > room) {
+            error_at(c, list->loc, "%s() takes at most %d entries in '%s', but %d were given", op->name, room,
+                     prm->name, list->list->len);
+            return NULL;
+        }
+        if (a->kind == E_KWARG || list->list->len == 0) {
+            if (list->list->len == 0)
+                error_at(c, list->loc, "%s() needs at least one entry in '%s'", op->name, prm->name);
+            else
+                error_at(c, a->loc, "write the entries of '%s' in place of '%s=', as %s(%s, ...)", prm->name,
+                         prm->name, op->name, "[...]");
+            return NULL;
+        }
+        /* splice the items in place of the list, so binding goes on as if
+         * they were written one by one */
+        Vec *args = vec_new(c);
+        for (int j = 0; j < call->list->len; j++) {
+            Expr *item = VEC_AT(call->list, j);
+            if (j != *i) {
+                vec_push(c, args, item);
+                continue;
+            }
+            for (int m = 0; m < list->list->len; m++)
+                vec_push(c, args, VEC_AT(list->list, m));
+        }
+        call->list = args;
+        return VEC_AT(call->list, *i);
+    }
+    if (prm->kind != ARG_INT_LIST || op->id == OP_SPLIT)
+        return a; /* split reads its list itself; any other kind: an error in typecheck */
+    int64_t first = 0;
+    for (int m = 0; m < list->list->len; m++) {
+        Expr *item = VEC_AT(list->list, m);
+        if (item->kind != E_NUMBER || item->is_float) {
+            error_at(c, item->loc, "'%s' takes integers", prm->name);
+            return NULL;
+        }
+        int64_t v;
+        if (!int_literal(c, item, &v))
+            return NULL;
+        if (m == 0)
+            first = v;
+        else if (v != first) {
+            error_at(c, list->loc, "ampc takes one value for every entry of %s()'s '%s' yet; these differ",
+                     op->name, prm->name);
+            return NULL;
+        }
+    }
+    if (list->list->len == 0) {
+        error_at(c, list->loc, "'%s' needs at least one entry", prm->name);
+        return NULL;
+    }
+    Expr *one = VEC_AT(list->list, 0);
+    if (a->kind == E_KWARG) {
+        a->operand = one;
+        return a;
+    }
+    return one;
+}
+
 /* Bind positional and keyword arguments to the op's parameters, as Python
  * binds them to a signature. */
 static void bind_args(Ctx *c, Expr *call)
@@ -101,6 +204,14 @@ static void bind_args(Ctx *c, Expr *call)
     bool seen_keyword = false;
     for (int i = 0; i < call->list->len; i++) {
         Expr *a = VEC_AT(call->list, i);
+        Expr *list = a->kind == E_KWARG ? a->operand : a;
+        if (list->kind == E_LIST) {
+            int k = a->kind == E_KWARG ? op_param_index(op, a->text) : npos;
+            if (k >= 0 && k < op->nparams && !(a->kind != E_KWARG && op->params[k].keyword_only)) {
+                Expr *r = list_arg(c, call, a, k, &i);
+                a = r ? r : a; /* reported; bound as written, so nothing is reported missing */
+            }
+        }
         if (a->kind == E_KWARG) {
             seen_keyword = true;
             int k = op_param_index(op, a->text);
@@ -142,8 +253,76 @@ static void bind_args(Ctx *c, Expr *call)
     }
 }
 
+/* Methods that are no op of their own: x.float(), x.half(),
+ * x.bfloat16(), x.double() and x.to(dtype) become an explicit cast (kept
+ * even where x already has the dtype, since autocast may change x's);
+ * x.contiguous() is x (every tensor of ampc is contiguous); x.size(d) is a
+ * dimension, like x.shape[d].  Returns false when the call is none of these. */
+static bool method_sugar(Ctx *c, Scope *s, Region r, Expr *call)
+{
+    static const struct {
+        const char *name;
+        DType to;
+    } casts[] = {{"float", DT_F32}, {"half", DT_F16}, {"bfloat16", DT_BF16}, {"double", DT_F64}, {"to", DT_NONE}};
+    if (!call->is_method || is_namespace(s, VEC_AT(call->list, 0)))
+        return false;
+    Expr *x = VEC_AT(call->list, 0);
+    int nargs = call->list->len - 1;
+    Expr *a1 = nargs >= 1 ? VEC_AT(call->list, 1) : NULL;
+    if (strcmp(call->callee, "contiguous") == 0 || strcmp(call->callee, "size") == 0) {
+        resolve_expr(c, s, r, x);
+        bool size = call->callee[0] == 's';
+        if (size && (nargs != 1 || (a1->kind == E_KWARG && strcmp(a1->text, "dim") != 0))) {
+            error_at(c, call->loc, "size() takes one dimension here, as x.size(1); the whole size is a tuple, "
+                     "which the language has no value for");
+            return true;
+        }
+        if (!size && nargs != 0) {
+            error_at(c, call->loc, "contiguous() takes no arguments here");
+            return true;
+        }
+        if (!size) {
+            Loc loc = call->loc;
+            *call = *x; /* the tensor itself */
+            call->loc = loc;
+            return true;
+        }
+        call->kind = E_DIM_OF;
+        call->operand = x;
+        call->list = vec_push(c, vec_new(c), a1->kind == E_KWARG ? a1->operand : a1);
+        resolve_expr(c, s, r, VEC_AT(call->list, 0));
+        return true;
+    }
+    for (size_t i = 0; i < sizeof casts / sizeof casts[0]; i++) {
+        if (strcmp(call->callee, casts[i].name) != 0)
+            continue;
+        DType to = casts[i].to;
+        if (to == DT_NONE) {
+            Expr *d = nargs == 1 ? (a1->kind == E_KWARG && strcmp(a1->text, "dtype") == 0 ? a1->operand : a1) : NULL;
+            if (!d || d->kind != E_DTYPE) {
+                error_at(c, call->loc, "to() takes a dtype here, as x.to(f32) or x.to(dtype=bf16)");
+                return true;
+            }
+            to = d->dtype;
+        } else if (nargs != 0) {
+            error_at(c, call->loc, "%s() takes no arguments", call->callee);
+            return true;
+        }
+        resolve_expr(c, s, r, x);
+        const char *reason = arena_printf(c->arena, "%s: the model's explicit cast", loc_text(c, call->loc));
+        Loc loc = call->loc;
+        *call = *new_cast(c, x, to, reason);
+        call->loc = loc;
+        call->type = (Type){0};
+        return true;
+    }
+    return false;
+}
+
 static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
 {
+    if (method_sugar(c, s, r, call))
+        return;
     if (call->is_method && is_namespace(s, VEC_AT(call->list, 0))) {
         /* torch.relu(x): drop the module, keep a plain call */
         Vec *args = vec_new(c);
@@ -169,6 +348,11 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
             name = base;
         }
     }
+    if (!op && call->is_operator && (strcmp(name, "floor_divide") == 0 || strcmp(name, "remainder") == 0)) {
+        /* // and % of compile-time integers, such as x.size(1) // 2,
+         * fold in typecheck; of tensors they are an error there */
+        return;
+    }
     if (!op) {
         error_unknown_op(c, call, name);
         return;
@@ -182,12 +366,62 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
 static void resolve_expr(Ctx *c, Scope *s, Region r, Expr *e)
 {
     switch (e->kind) {
-    case E_NAME:
+    case E_NAME: {
         e->sym = lookup(s, e->text);
+        size_t n = strlen(e->text);
+        if (!e->sym && n > 2 && strcmp(e->text + n - 2, ".T") == 0 &&
+            name_resolves(c, s, arena_strndup(c->arena, e->text, n - 2))) {
+            /* x.T: the dims reversed (t() for a matrix), a call of t */
+            Expr *x = arena_alloc(c->arena, sizeof *x);
+            *x = *e;
+            x->text = arena_strndup(c->arena, e->text, n - 2);
+            x->loc.end -= 2;
+            e->kind = E_CALL;
+            e->callee = "t";
+            e->text = "T";
+            e->is_method = true;
+            e->name_loc = e->loc;
+            e->name_loc.begin = e->loc.end - 1;
+            e->list = vec_push(c, vec_new(c), x);
+            resolve_call(c, s, r, e);
+            return;
+        }
         if (!e->sym)
             error_unknown_name(c, s, e);
         else if (e->sym->kind == SYM_DIM)
             error_at(c, e->loc, "'%s' is a dimension of the model, not a tensor; dims can only appear in shapes", e->text);
+        return;
+    }
+    case E_LIST:
+        for (int i = 0; i < e->list->len; i++)
+            resolve_expr(c, s, r, VEC_AT(e->list, i));
+        return;
+    case E_SLICE:
+        if (!e->boolean)
+            error_at(c, e->loc, "a slice start:stop:step is only a subscript, as in x[:, 1:3]");
+        else
+            error_at(c, e->loc, "'...' is only a subscript, as in x[..., 0]");
+        return;
+    case E_SUBSCRIPT:
+        resolve_expr(c, s, r, e->operand);
+        e->autocast_on = r.enabled;
+        e->autocast_low = r.low;
+        for (int i = 0; i < e->list->len; i++) {
+            Expr *sub = VEC_AT(e->list, i);
+            if (sub->kind == E_NAME && strcmp(sub->text, "None") == 0 && !lookup(s, "None"))
+                continue; /* a new axis */
+            if (sub->kind != E_SLICE) {
+                resolve_expr(c, s, r, sub);
+                continue;
+            }
+            for (int k = 0; k < 3; k++)
+                if (VEC_AT(sub->list, k))
+                    resolve_expr(c, s, r, VEC_AT(sub->list, k));
+        }
+        return;
+    case E_DIM_OF:
+        resolve_expr(c, s, r, e->operand);
+        resolve_expr(c, s, r, VEC_AT(e->list, 0));
         return;
     case E_CALL:
         resolve_call(c, s, r, e);
@@ -254,6 +488,7 @@ static void resolve_stmts(Ctx *c, Scope *s, Region r, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        c->instance = st->instance;
         switch (st->kind) {
         case S_INPUT:
         case S_PARAM:
@@ -389,5 +624,6 @@ bool resolve(Ctx *c)
     }
     Region top = {.enabled = c->opts->autocast_all, .low = DT_NONE};
     resolve_stmts(c, &s, top, m->body);
+    c->instance = NULL;
     return c->nerrors == 0;
 }

@@ -156,6 +156,8 @@ static void promotion_casts(Ctx *c, Expr *call)
     const OpInfo *op = call->op;
     DType t = call->type.dtype;
     const char *why = NULL;
+    if (t == DT_BOOL)
+        return; /* a comparison's operands are cast to the dtype it compares in by its type rule */
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = call->bound[i];
         /* t itself, except for the complex ops, whose real and complex
@@ -323,6 +325,7 @@ static void autocast_stmts(Ctx *c, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        c->instance = st->instance;
         switch (st->kind) {
         case S_ASSIGN:
             autocast_expr(c, st->value);
@@ -613,6 +616,7 @@ bool autocast(Ctx *c)
     if (c->nerrors)
         return false;
     autocast_stmts(c, c->model->body);
+    c->instance = NULL;
     if (c->nerrors == 0 && forced_to(c) != DT_NONE)
         force_dtype(c);
     return c->nerrors == 0;

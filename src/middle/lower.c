@@ -319,6 +319,8 @@ static Value *lower_expr(Ctx *c, Expr *e)
         return e->sym->ir;
     case E_CAST: {
         Value *v = lower_expr(c, e->operand);
+        if (v->type.dtype == e->dtype)
+            return v; /* x.float() of an f32 x is x, as in PyTorch (autocast's casts always convert) */
         Node *n = new_node(c, op_info(c, OP_CAST), e, e->reason);
         n->in[0] = v;
         n->nin = 1;

@@ -14,6 +14,11 @@
  * wraps arguments in casts, so they look only at their arguments' current
  * types.  Literals are read with GMP: integers exactly (a dim that does
  * not fit int64 is an error, not a wrap-around).
+ *
+ * Subscripts, x.size(d), t and the statements giving several names
+ * (chunk, split, unbind, topk, kthvalue) are rewritten here into the op
+ * calls and statements they mean (types_index.c), and an operator of
+ * integers that only became known here (x.size(1) // 2) is folded.
  */
 #include "call_args.h"
 #include "types.h"
@@ -61,6 +66,10 @@ static Poly *dim_expr(Ctx *c, Expr *e)
     case E_NAME:
         return e->sym ? poly_sym(c, e->sym->index) : NULL;
     case E_CALL:
+        if (e->is_operator && e->list->len == 1 && strcmp(e->callee, "neg") == 0) {
+            Poly *a = dim_expr(c, VEC_AT(e->list, 0)); /* 2 - 3, folded by expand.c */
+            return a ? poly_sub(c, poly_const(c, 0), a) : NULL;
+        }
         if (e->is_operator && e->list->len == 2) {
             Poly *a = dim_expr(c, VEC_AT(e->list, 0));
             Poly *b = dim_expr(c, VEC_AT(e->list, 1));
@@ -184,6 +193,66 @@ DType promote_tensors(const Type *a, const Type *b)
 
 /* ---- the walk --------------------------------------------------------- */
 
+static bool check_expr(Ctx *c, Expr *e);
+
+/* An operator whose operands are integers once x.size(d) and x.shape[d]
+ * are known (x.size(1) // 2) is folded into one; expand.c already folded
+ * those of literals.  Returns 1 when folded, 0 on an error, -1 when the
+ * operands are not all integers (the call is an op call). */
+static bool has_dim_of(const Expr *e)
+{
+    if (e->kind == E_DIM_OF)
+        return true;
+    if (e->kind != E_CALL || !e->is_operator)
+        return false;
+    if (!e->op)
+        return true; /* // or % */
+    for (int i = 0; i < e->list->len; i++)
+        if (has_dim_of(VEC_AT(e->list, i)))
+            return true;
+    return false;
+}
+
+static int fold_operator(Ctx *c, Expr *e)
+{
+    int64_t v[2] = {0, 0};
+    bool ints = true, any_dim = false;
+    for (int i = 0; i < e->list->len && i < 2; i++) {
+        Expr *a = VEC_AT(e->list, i);
+        any_dim |= has_dim_of(a);
+    }
+    if (e->op && !any_dim)
+        return -1; /* checked once, as an op call: checking twice would be exponential in the nesting */
+    for (int i = 0; i < e->list->len && i < 2; i++) {
+        Expr *a = VEC_AT(e->list, i);
+        if (!check_expr(c, a))
+            return 0;
+        if (is_tensor(a) || !(a->kind == E_NUMBER || (a->kind == E_CALL && a->op && a->op->id == OP_NEG)))
+            ints = false;
+    }
+    if (!e->op && !ints) {
+        error_at(c, e->name_loc, "'%s' is supported on compile-time integers only, not on tensors",
+                 strcmp(e->callee, "floor_divide") == 0 ? "//" : "%");
+        return 0;
+    }
+    if (!ints)
+        return -1;
+    for (int i = 0; i < e->list->len && i < 2; i++) {
+        Expr *a = VEC_AT(e->list, i);
+        if (a->kind == E_NUMBER && a->is_float) {
+            error_at(c, a->loc, "this arithmetic needs integers; %s is not one", a->text);
+            return 0;
+        }
+        if (!int_arg(c, a, &v[i]))
+            return 0;
+    }
+    int64_t r;
+    if (!int_operator(c, e, v[0], v[1], &r))
+        return 0;
+    set_int_literal(c, e, r);
+    return 1;
+}
+
 static bool check_expr(Ctx *c, Expr *e)
 {
     switch (e->kind) {
@@ -205,6 +274,11 @@ static bool check_expr(Ctx *c, Expr *e)
         e->type.dtype = e->dtype;
         return true;
     case E_CALL: {
+        if (e->is_operator) {
+            int folded = fold_operator(c, e);
+            if (folded >= 0)
+                return folded;
+        }
         if (!e->op)
             return false;
         bool ok = true;
@@ -213,6 +287,23 @@ static bool check_expr(Ctx *c, Expr *e)
                 ok = false;
         return ok && infer_call(c, e);
     }
+    case E_LIST:
+        e->type.dtype = DT_NONE; /* split's sections; a list anywhere else is refused by its reader */
+        return true;
+    case E_SUBSCRIPT:
+        if (!check_expr(c, e->operand))
+            return false;
+        for (int i = 0; i < e->list->len; i++) {
+            Expr *sub = VEC_AT(e->list, i);
+            if (sub->kind != E_SLICE && !(sub->kind == E_NAME && !sub->sym) && !check_expr(c, sub))
+                return false;
+        }
+        return subscript(c, e);
+    case E_DIM_OF:
+        if (!check_expr(c, e->operand))
+            return false;
+        return dim_of(c, e);
+    case E_SLICE:
     case E_KWARG:
     case E_TYPE:
         break;
@@ -259,6 +350,7 @@ static void check_stmts(Ctx *c, Vec *stmts)
 {
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        c->instance = st->instance;
         switch (st->kind) {
         case S_INPUT:
         case S_PARAM:
@@ -273,8 +365,26 @@ static void check_stmts(Ctx *c, Vec *stmts)
                          "and use view_as_complex()");
             break;
         case S_ASSIGN:
+            if (st->value->kind == E_CALL && st->value->op &&
+                (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
+                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE)) {
+                /* replaced by one statement per name, checked next */
+                if (check_expr(c, arg(st->value, 0)) && split_assign(c, stmts, i))
+                    i--;
+                break;
+            }
             if (!check_expr(c, st->value))
                 break;
+            if (st->value->type.dtype == DT_NONE && st->value->kind == E_CALL && st->value->is_operator) {
+                error_at(c, st->value->loc, "this is the number -%s, not a tensor; only tensors can be assigned to names",
+                         ((Expr *)VEC_AT(st->value->list, 0))->text);
+                break;
+            }
+            if (st->value->type.dtype == DT_NONE && st->value->kind == E_NUMBER) {
+                error_at(c, st->value->loc, "this is the number %s, not a tensor; only tensors can be assigned to names",
+                         st->value->text);
+                break;
+            }
             if (st->value->type.dtype == DT_NONE) {
                 error_at(c, st->value->loc, "only tensors can be assigned to names");
                 break;
@@ -337,6 +447,7 @@ static void check_stmts(Ctx *c, Vec *stmts)
 bool typecheck(Ctx *c)
 {
     check_stmts(c, c->model->body);
+    c->instance = NULL;
     return c->nerrors == 0;
 }
 

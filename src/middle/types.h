@@ -108,6 +108,16 @@ bool infer_embedding(Ctx *c, Expr *call);
 bool infer_gather(Ctx *c, Expr *call);
 bool infer_index_copy(Ctx *c, Expr *call);
 bool infer_index_put(Ctx *c, Expr *call);
+/* types_index.c: subscripts, x.size(d), t, and the ops giving several tensors */
+bool subscript(Ctx *c, Expr *e);        /* x[...]: e becomes the calls it means */
+bool dim_of(Ctx *c, Expr *e);           /* x.size(d): e becomes the number */
+void set_int_literal(Ctx *c, Expr *e, int64_t v); /* e becomes the literal v (or neg(-v)) */
+bool infer_t(Ctx *c, Expr *call);
+bool infer_pieces(Ctx *c, Expr *call);
+bool split_assign(Ctx *c, Vec *stmts, int i); /* a, b = x.chunk(2): one assignment per name */
+/* types_compare.c */
+bool infer_compare(Ctx *c, Expr *call);
+bool infer_logic(Ctx *c, Expr *call);
 /* types_linalg.c */
 bool infer_linear(Ctx *c, Expr *call);
 bool infer_matmul(Ctx *c, Expr *call);

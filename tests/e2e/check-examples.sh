@@ -22,7 +22,7 @@ bad() { fail=$((fail + 1)); echo "FAIL $1"; }
 # dozens of times) are slow with the reference kernels: they are built with
 # the first compiler only, and skipped when E2E_SKIP_HEAVY is set (the
 # sanitizer run).
-for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "resnet18 B=1" "digits/mlp B=8" "digits/cnn B=4"; do
+for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "pytorch_syntax B=2" "resnet18 B=1" "digits/mlp B=8" "digits/cnn B=4"; do
     path=${entry%% *}
     heavy=0
     case $path in resnet18|digits/cnn) heavy=1 ;; esac

@@ -163,6 +163,19 @@ expect "an endless standard input (yes model) stops at the source limit" 1 "^<st
 expect "out of memory: exit 3 with a message" 3 "^ampc: error: out of memory" \
     sh -c "ulimit -v 60000 && exec '$AMPC' '$ROOT/tests/fuzz/crashers/resolve-lookup-quadratic-timeout.amp' -o x.c"
 
+# ---- 11. the PyTorch syntax: sizes from the source stay bounded ------------------
+printf 'model M(B) {\n  input x: f32[B, 1000000000]\n  a, b = x.split(1, dim=1)\n  output a\n}\n' >"$W/split_1e9.amp"
+expect "split into 10^9 parts stops at once" 1 "split_1e9.amp:3:10: error: split\(\) would give more than 4096 tensors" \
+    "$AMPC" split_1e9.amp -o x.c
+printf 'model M(B) {\n  input x: f32[B, 4]\n  y = x * (2 ** 1000000000000000000 + 1 ** 1000000000000000000 + 0 ** 1000000000000000000)\n  output y\n}\n' >"$W/pow_huge.amp"
+expect "2 ** 10^18 of compile-time integers overflows at once" 1 "pow_huge.amp:3:12: error: this compile-time integer overflows 64 bits" \
+    "$AMPC" pow_huge.amp -o x.c
+awk 'BEGIN { printf "model M(B) {\n  input x: f32[B, 4]\n  y = x[:"; for (i = 0; i < 200000; i++) printf ", None"; printf "]\n  output y\n}\n" }' >"$W/none_200k.amp"
+expect "200,000 new axes are one error" 1 "none_200k.amp:3:7: error: a tensor can have at most 8 dimensions" \
+    "$AMPC" none_200k.amp -o x.c
+awk 'BEGIN { printf "model M(B) {\n  input x: f32[B, 4, 8, 8]\n  y = max_pool2d(x, ["; for (i = 0; i < 200000; i++) printf "%s2", i ? ", " : ""; printf "])\n  output y\n}\n" }' >"$W/list_200k.amp"
+expect "a list of 200,000 equal ints is read in linear time" 0 "" "$AMPC" list_200k.amp -o x.c
+
 # ---- the fuzzers' corpora -------------------------------------------------------
 # Each seed and saved crasher compiles or fails with a documented code, within
 # the bounds (the weights files through --embed-weights).

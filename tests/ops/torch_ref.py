@@ -234,6 +234,32 @@ def shape(t):
 
 
 @model
+def syntax(t):
+    x, y, i, m, w, bias = t["x"], t["y"], t["i"], t["m"], t["0.weight"], t["stem-1.bias"]
+    a, b = x.chunk(2, dim=1)
+    p, q, r = torch.split(y, [1, 2, 3], dim=2)
+    s0, s1 = x.split(3, dim=-1)
+    u0, u1, u2, u3 = (x + 1).unbind(1)
+    tv, ti = x.topk(3, dim=1)
+    sv, si = torch.topk(y, 2, largest=False)
+    kv, ki = x.kthvalue(2, dim=-1)
+    kkv, kki = torch.kthvalue(y, 4, dim=1, keepdim=True)
+    return dict(
+        o_topk_v=tv, o_topk_i=ti, o_topk_sv=sv, o_topk_si=si, o_kth_v=kv, o_kth_i=ki, o_kth_kv=kkv, o_kth_ki=kki,
+        o_gt=x > 0.25, o_le=x <= y, o_lt_rev=0 < x, o_eq_int=i == 2, o_ne=x != y, o_ge_int=i >= 1,
+        o_logic=(x > 0) & m | ~(y < 0), o_masked=torch.where(x > y, x, y),
+        o_pow=x ** 2 - 2 ** 3 * y, o_neg_pow=-x ** 2,
+        o_index=x[:, 1], o_index_neg=x[:, -1, 2:5], o_ellipsis=x[..., 1:3], o_step=x[:, ::2],
+        o_step_range=x[:, :, 1::2], o_new_axis=x[:, None, 0], o_new_last=x[..., None],
+        o_cat=torch.cat([x, y], dim=1), o_stack=torch.stack((x, y, x), dim=-1),
+        o_pool=F.adaptive_avg_pool2d(x, (2, 2)), o_reshape=x.reshape((4 // 2, -1)),
+        o_chunk_a=a, o_chunk_b=b, o_split_q=q, o_split_r=r, o_split_int=s1 * 2, o_unbind=u2,
+        o_t=w.t(), o_rev=x.permute(2, 1, 0), o_linear=F.linear(x, w, bias), o_matmul_T=x @ w.T,
+        o_size=x.reshape(-1, x.size(1) * x.shape[2] // 2, 2), o_contiguous=x.contiguous(),
+    )
+
+
+@model
 def index(t):
     x, src, w = t["x"], t["src"], t["emb.weight"]
     return dict(
