@@ -256,6 +256,14 @@ void emit_op(Emitter *e, Node *n, const char *y)
     /* the data movers copy any dtype; the other kernels check theirs */
     bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
                      rule == emit_slice || rule == emit_cat;
+    /* argmax/argmin (i64) and all/any (bool) check their input's dtype:
+     * argmax's kernels are the float ones, all/any read any dtype */
+    bool index_result = id == OP_ARGMAX || id == OP_ARGMIN || id == OP_ALL || id == OP_ANY;
+    if (index_result) {
+        if (id == OP_ALL || id == OP_ANY || operands_ok(e, n, in_dtype(n, 0)))
+            rule(e, n, y);
+        return;
+    }
     if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
         !operands_ok(e, n, n->out->type.dtype))
         return;

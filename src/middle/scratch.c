@@ -279,11 +279,14 @@ static Type output_buffers(Ctx *c, const Node *b)
         if (f->op->id != OP_DIV && !broadcasts(f))
             buffers = f->op->id == OP_WHERE ? 1 : 0;
         break;
-    case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
+    case OP_MAXIMUM: case OP_ATAN2: case OP_POW: case OP_MINIMUM: case OP_FMOD: case OP_REMAINDER:
         buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
         break;
     case OP_ADDCMUL: case OP_ADDCDIV:
         buffers = 1; /* a tensor operand's gradient over the output shape */
+        break;
+    case OP_LERP:
+        buffers = 3; /* each operand's gradient over the output shape */
         break;
     case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
         /* dx when the input needs no gradient: the kernels write it anyway
