@@ -110,7 +110,7 @@ static const Poly *combined_count(Ctx *c, const Node *f)
  * other ops, whose first-order errors add. */
 static Tolerance amplified(Ctx *c, const Node *n, Tolerance up)
 {
-    const Node *f = n->op->id == OP_GRAD ? n->fwd : n;
+    const Node *f = n->op->id == OP_GRAD && n->fwd ? n->fwd : n;
     OpId id = f->op->id;
     if (id == OP_PROD || id == OP_CUMPROD)
         return tol_times(c, up, combined_count(c, f));

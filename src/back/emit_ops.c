@@ -258,7 +258,7 @@ void emit_op(Emitter *e, Node *n, const char *y)
                      rule == emit_slice || rule == emit_cat;
     /* argmax/argmin (i64) and all/any (bool) check their input's dtype:
      * argmax's kernels are the float ones, all/any read any dtype */
-    bool index_result = id == OP_ARGMAX || id == OP_ARGMIN || id == OP_ALL || id == OP_ANY;
+    bool index_result = (n->op->flags & OPF_INDEX_RESULT) != 0;
     if (index_result) {
         if (id == OP_ALL || id == OP_ANY || operands_ok(e, n, in_dtype(n, 0)))
             rule(e, n, y);

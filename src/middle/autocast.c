@@ -156,6 +156,8 @@ static void promotion_casts(Ctx *c, Expr *call)
     const OpInfo *op = call->op;
     DType t = call->type.dtype;
     const char *why = NULL;
+    if (op->flags & OPF_INDEX_RESULT)
+        return; /* argmax, all: the input is read in its own dtype */
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = call->bound[i];
         /* t itself, except for the complex ops, whose real and complex

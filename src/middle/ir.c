@@ -257,7 +257,9 @@ bool ir_verify(Ctx *c, const char *after_pass)
                 ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id,
                     node->op->name, in->id);
             /* complex ops compare precisions: an f32 operand of a c64 fft is right */
-            if (in && node->op->form != FORM_CAST && dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
+            /* an op with an index result (argmax) computes in its input's dtype */
+            if (in && node->op->form != FORM_CAST && !(rule->op->flags & OPF_INDEX_RESULT) &&
+                dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
                 (dtype_is_float(in->type.dtype) || dtype_is_complex(in->type.dtype)) &&
                 !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
                 !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && k < 7 && in->type.dtype == DT_F32))

@@ -237,7 +237,9 @@ bool infer_clamp(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
         return false;
-    Expr *x = arg(call, 0), *lo = named(call, "min"), *hi = named(call, "max");
+    /* clamp_min and clamp_max have one of the two */
+    Expr *x = arg(call, 0), *lo = op_param_index(call->op, "min") >= 0 ? named(call, "min") : NULL,
+         *hi = op_param_index(call->op, "max") >= 0 ? named(call, "max") : NULL;
     if (!tensor_or_number(c, call, lo, "min=") || !tensor_or_number(c, call, hi, "max="))
         return false;
     if (!lo && !hi) {
