@@ -97,13 +97,16 @@ bool infer_index_reduce(Ctx *c, Expr *call)
                  dtype_name(x->type.dtype));
         return false;
     }
+    bool is_arg = id == OP_ARGMAX || id == OP_ARGMIN;
+    if (is_arg && !not_bool(c, call, x)) /* PyTorch has no bool argmax kernel */
+        return false;
     int64_t dim = -1;
     Expr *d = named(call, "dim");
     bool keepdim;
     if ((d && !normalise_dim(c, d, xs->ndim, &dim)) || !bool_param(c, call, "keepdim", false, &keepdim))
         return false;
     call->dim = dim;
-    call->type.dtype = id == OP_ARGMAX || id == OP_ARGMIN ? DT_I64 : DT_BOOL;
+    call->type.dtype = is_arg ? DT_I64 : DT_BOOL;
     call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
     return true;
 }
