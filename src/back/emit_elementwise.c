@@ -54,9 +54,9 @@ const char *unary_params(Node *n, double *p0_out, double *p1_out)
         p1 = attr_given(n, "max") ? attr_number(n, "max", "0", ct) : INFINITY;
         break;
     }
-    case OP_POW:
-        name = "pow_scalar";
-        p0 = attr_number(n, "exponent", "1", ct);
+    case OP_POW: /* x ** number, or number ** x (the tensor in slot 1) */
+        name = n->in[0] ? "pow_scalar" : "rpow_scalar";
+        p0 = n->in[0] ? attr_number(n, "exponent", "1", ct) : attr_number(n, "input", "1", ct);
         break;
     case OP_RELU6: /* PyTorch's relu6 is hardtanh(x, 0, 6) */
         name = "hardtanh";
@@ -107,8 +107,9 @@ void emit_unary_param(Emitter *e, Node *n, const char *y)
 {
     double p0, p1;
     const char *name = unary_params(n, &p0, &p1);
+    int k = n->in[0] ? 0 : 1; /* pow(number, x): the tensor is the exponent */
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, n->out->type.dtype),
-               numel_c(e, out_shape(n)), in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
+               numel_c(e, out_shape(n)), in_c(e, n, k), double_c(e, p0), double_c(e, p1), y);
 }
 
 /* maximum, minimum, atan2, pow, fmod, remainder of two tensors: same
@@ -218,10 +219,11 @@ void emit_prelu(Emitter *e, Node *n, const char *y)
                inner, per_channel ? channels : "1", in_c(e, n, 0), in_c(e, n, 1), y);
 }
 
-/* pow: a tensor exponent takes the binary kernel, a number the unary one */
+/* pow: two tensors take the binary kernel, a number base or exponent the
+ * unary one (rpow_scalar, pow_scalar) */
 void emit_pow(Emitter *e, Node *n, const char *y)
 {
-    if (n->in[1])
+    if (n->in[0] && n->in[1])
         emit_binary_tensors(e, n, y);
     else
         emit_unary_param(e, n, y);

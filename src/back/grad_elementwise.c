@@ -93,13 +93,14 @@ void grad_unary(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const char *n = numel_c(e, ys_of(b));
     OpId id = f->op->id;
-    bool number_operand = (id == OP_POW || id == OP_FMOD || id == OP_REMAINDER) && !f->in[1];
+    bool number_operand = (id == OP_POW || id == OP_FMOD || id == OP_REMAINDER) && !(f->in[0] && f->in[1]);
     if (strcmp(f->op->emit_rule, "emit_unary_param") == 0 || number_operand) {
         double p0, p1;
         const char *name = unary_params(f, &p0, &p1);
+        int k = f->in[0] ? 0 : 1; /* pow(number, x): the tensor is the exponent */
         buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s);\n",
-                   kernel(e, arena_printf(e->c->arena, "%s_backward", name), t), n, x_of(e, b, 0), y_of(e, b),
-                   dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, 0));
+                   kernel(e, arena_printf(e->c->arena, "%s_backward", name), t), n, x_of(e, b, k), y_of(e, b),
+                   dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, k));
         return;
     }
     /* relu's gradient node does not keep x (autodiff.c): its kernel tests
@@ -260,7 +261,7 @@ void grad_addc(Emitter *e, Node *b)
 /* pow: a tensor exponent has the binary rule, a number the unary one */
 void grad_pow(Emitter *e, Node *b)
 {
-    if (b->fwd->in[1])
+    if (b->fwd->in[0] && b->fwd->in[1])
         grad_binary_kernel(e, b);
     else
         grad_unary(e, b);

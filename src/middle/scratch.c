@@ -280,7 +280,7 @@ static Type output_buffers(Ctx *c, const Node *b)
             buffers = f->op->id == OP_WHERE ? 1 : 0;
         break;
     case OP_MAXIMUM: case OP_ATAN2: case OP_POW: case OP_MINIMUM: case OP_FMOD: case OP_REMAINDER:
-        buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
+        buffers = f->nin >= 2 && f->in[0] && f->in[1] ? 2 : 0;
         break;
     case OP_ADDCMUL: case OP_ADDCDIV:
         buffers = 1; /* a tensor operand's gradient over the output shape */

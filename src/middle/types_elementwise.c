@@ -262,9 +262,16 @@ bool infer_clamp(Ctx *c, Expr *call)
 
 bool infer_pow(Ctx *c, Expr *call)
 {
+    Expr *x = arg(call, 0), *e = arg(call, 1);
+    if (x && is_number(x) && e && is_tensor(e)) {
+        /* torch.pow(Scalar self, Tensor exponent): the exponent's shape,
+         * its dtype meeting the number (torch.result_type) */
+        call->type = e->type;
+        call->type.dtype = promote_with_scalar(e->type.dtype, number_is_float(x));
+        return true;
+    }
     if (!require_tensor(c, call, 0))
         return false;
-    Expr *x = arg(call, 0), *e = arg(call, 1);
     if (!tensor_or_number(c, call, e, "the exponent"))
         return false;
     call->type = x->type;

@@ -240,6 +240,7 @@ def binary_math(t):
         o_clamp_min=torch.clamp_min(x, 0.25), o_clamp_max=x.clamp_max(-0.125),
         o_lerp=torch.lerp(x, y, 0.25), o_lerp_hi=x.lerp(y, 0.75), o_lerp_t=torch.lerp(x, y, r),
         o_lerp64=torch.lerp(h, h * h, 1.5), o_glu=F.glu(x), o_glu_d0=F.glu(r, 0),
+        o_rpow=torch.pow(2, x * 3), o_rpow_f=torch.pow(0.5, y),
     )
 
 

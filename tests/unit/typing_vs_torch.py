@@ -72,6 +72,8 @@ for dt in ["f32", "f16", "bf16", "f64", "i64", "i32", "bool"]:
     case("lerp(x, y, 0.5)", lambda x, y: torch.lerp(x, y, 0.5), x=(dt, [2, 3]), y=(dt, [3]))
     case("lerp(x, y, y)", lambda x, y: torch.lerp(x, y, y), x=(dt, [2, 3]), y=("f32", [3]))
     case("glu(x)", lambda x: F.glu(x), x=(dt, [2, 4]))
+    case("pow(2, x)", lambda x: torch.pow(2, x), x=(dt, [2, 3]))
+    case("pow(2.5, x)", lambda x: torch.pow(2.5, x), x=(dt, [2, 3]))
     case("amax(x, 1)", lambda x: torch.amax(x, 1), x=(dt, [2, 3]))
     case("max(x)", lambda x: torch.max(x), x=(dt, [2, 3]))
     case("argmin(x, 1, keepdim=true)", lambda x: torch.argmin(x, 1, keepdim=True), x=(dt, [2, 3]))
