@@ -138,8 +138,9 @@ static Tolerance path_roundoff(Ctx *c, Value *v, bool *seen)
      * compute dtype (f32, or f64): 128 roundings, or one per term of a
      * longer reduction */
     DType t = n->out->type.dtype;
-    double u_acc = dtype_is_float(t) ? unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0;
-    Tolerance own = {roundings(n) * unit_roundoff(t), NULL};
+    int r = roundings(n);
+    double u_acc = dtype_is_float(t) ? r * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0;
+    Tolerance own = {r * unit_roundoff(t), NULL};
     const Poly *m = n->op->id == OP_GRAD ? NULL : combined_count(c, n);
     int64_t mv = 0;
     if (m && !poly_is_const(m, &mv)) {
