@@ -392,6 +392,7 @@ typedef enum {
     AMP_BACKWARD_LINALG_OF_CTYPE(X, f64, double)                                         \
     AMP_BACKWARD_LINALG_OF_CTYPE(X, f32, float)                                          \
     AMP_DATA_KERNELS(X)                                                                  \
+    AMP_REDUCE_ANY_DTYPE_KERNELS(X)                                                      \
     AMP_TRAIN_KERNELS(X)                                                                 \
     AMP_COMPLEX_KERNELS(X)                                                               \
     AMP_COMPARE_KERNELS(X)                                                               \

@@ -15,10 +15,14 @@
  * must stay within the sum, over every op on its path (its ancestors in
  * the graph), of the unit roundoff of the dtype that op rounds its result
  * to (2^-8 for bf16, 2^-11 for f16, 2^-24 for f32, 2^-53 for f64), plus
- * 128 unit roundoffs of the dtype it accumulates in (f32, or f64).  That
- * is the first-order worst case of independent roundings, each relative
- * to its own result; it tolerates a model's real rounding while a wrong
- * kernel (an error of order one) fails it by orders of magnitude.
+ * 128 unit roundoffs of the dtype it accumulates in (f32, or f64), or one
+ * per term of a reduction over more than 128.  An op whose error compounds
+ * multiplies its operands' share: a product of m factors (prod, cumprod
+ * and their gradients) m times, x^p |p| times.  That is the first-order
+ * worst case of independent roundings, each relative to its own result;
+ * it tolerates a model's real rounding while a wrong kernel (an error of
+ * order one) fails it by orders of magnitude.  A count known only at run
+ * time (a symbolic dim) makes the tolerance a C expression of the dims.
  * docs/check.md explains the numbers.
  */
 #include "back.h"
@@ -48,22 +52,116 @@ static int roundings(const Node *n)
     return k;
 }
 
-/* Sum of unit roundoffs over the ancestors of v (each node once). */
-static double path_roundoff(Ctx *c, Value *v, bool *seen)
+/* A tolerance: k plus, when expr is not NULL, a C expression of the
+ * model's dims (a count known only at run time). */
+typedef struct {
+    double k;
+    const char *expr;
+} Tolerance;
+
+static Tolerance tol_add(Ctx *c, Tolerance a, Tolerance b)
 {
+    Tolerance r = {a.k + b.k, a.expr ? a.expr : b.expr};
+    if (a.expr && b.expr)
+        r.expr = arena_printf(c->arena, "%s + %s", a.expr, b.expr);
+    return r;
+}
+
+/* a times the count m (NULL: 1) */
+static Tolerance tol_times(Ctx *c, Tolerance a, const Poly *m)
+{
+    int64_t v;
+    if (!m)
+        return a;
+    if (poly_is_const(m, &v)) {
+        Tolerance r = {a.k * (double)v, a.expr ? arena_printf(c->arena, "%lld * (%s)", (long long)v, a.expr) : NULL};
+        return r;
+    }
+    const char *mc = poly_to_c(c, m, c->sym_names);
+    Tolerance r = {0, arena_printf(c->arena, "(double)(%s) * (%a%s%s)", mc, a.k, a.expr ? " + " : "",
+                                   a.expr ? a.expr : "")};
+    return r;
+}
+
+/* The number of elements a reduction or scan combines into one result
+ * (NULL for the other ops): prod and cumprod multiply that many rounded
+ * factors, each carrying its relative error into the result, and a sum
+ * of that many terms accumulates that many roundings. */
+static const Poly *combined_count(Ctx *c, const Node *f)
+{
+    if (!f->in[0])
+        return NULL;
+    const Shape *s = &f->in[0]->type.shape;
+    int64_t d = attr_int(f, "axis", -1);
+    switch (f->op->id) {
+    case OP_SUM: case OP_MEAN: case OP_PROD: case OP_LOGSUMEXP: case OP_VAR: case OP_STD:
+    case OP_CUMSUM: case OP_CUMPROD:
+        if (d < 0 || d >= s->ndim)
+            return shape_numel(c, s);
+        return s->dims[d];
+    default:
+        return NULL;
+    }
+}
+
+/* How many times node n multiplies its operands' relative error: a
+ * product of m factors m times (prod, cumprod, and their gradients, which
+ * are products of the others), x^p |p| times (for |p| > 1); once for the
+ * other ops, whose first-order errors add. */
+static Tolerance amplified(Ctx *c, const Node *n, Tolerance up)
+{
+    const Node *f = n->op->id == OP_GRAD && n->fwd ? n->fwd : n;
+    OpId id = f->op->id;
+    if (id == OP_PROD || id == OP_CUMPROD)
+        return tol_times(c, up, combined_count(c, f));
+    if (id == OP_POW && !f->in[1] && n == f) {
+        double p = fabs(attr_number(f, "exponent", "1", DT_F64));
+        if (p > 1) {
+            up.k *= p;
+            if (up.expr)
+                up.expr = arena_printf(c->arena, "%a * (%s)", p, up.expr);
+        }
+    }
+    return up;
+}
+
+/* Sum of unit roundoffs over the ancestors of v (each node once), each
+ * ancestor's share multiplied where an op compounds it (amplified). */
+static Tolerance path_roundoff(Ctx *c, Value *v, bool *seen)
+{
+    Tolerance none = {0, NULL};
     Node *n = v->def;
     if (!n || seen[n->id])
-        return 0;
+        return none;
     seen[n->id] = true;
     /* the rounding to the result's dtype, and the accumulation in the
-     * compute dtype (f32, or f64): sums over up to ~10^4 terms */
+     * compute dtype (f32, or f64): 128 roundings, or one per term of a
+     * longer reduction */
     DType t = n->out->type.dtype;
-    double u = roundings(n) *
-               (unit_roundoff(t) + (dtype_is_float(t) ? 128 * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0));
+    int r = roundings(n);
+    double u_acc = dtype_is_float(t) ? r * unit_roundoff(t == DT_F64 ? DT_F64 : DT_F32) : 0;
+    Tolerance own = {r * unit_roundoff(t), NULL};
+    const Poly *m = n->op->id == OP_GRAD ? NULL : combined_count(c, n);
+    int64_t mv = 0;
+    if (m && !poly_is_const(m, &mv)) {
+        const char *mc = poly_to_c(c, m, c->sym_names);
+        own.expr = arena_printf(c->arena, "((%s) > 128 ? (double)(%s) : 128.0) * %a", mc, mc, u_acc);
+    } else {
+        own.k += (mv > 128 ? (double)mv : 128) * u_acc;
+    }
+    Tolerance up = none;
     for (int k = 0; k < node_nreads(n); k++)
         if (node_read(n, k))
-            u += path_roundoff(c, node_read(n, k), seen);
-    return u;
+            up = tol_add(c, up, path_roundoff(c, node_read(n, k), seen));
+    return tol_add(c, own, amplified(c, n, up));
+}
+
+/* A tolerance as C: a number, or an expression of the dims. */
+static const char *tol_c(Ctx *c, Tolerance t, double scale)
+{
+    if (!t.expr)
+        return arena_printf(c->arena, "%a", scale * t.k);
+    return arena_printf(c->arena, "%a * (%a + %s)", scale, t.k, t.expr);
 }
 
 /* The range [0, bound) of an integer input's values, as C: the size of
@@ -250,9 +348,9 @@ static void emit_gradient_check(Ctx *c, Graph *model, Graph *ref, Graph *ref_tra
          * choice made on rounded values can flip against the reference's,
          * an error of order one in that element that rounding bounds do
          * not see (docs/check.md) */
-        double tol = 4 * path_roundoff(c, v->grad, seen);
+        const char *tol = tol_c(c, path_roundoff(c, v->grad, seen), 4);
         const char *n = poly_to_c(c, shape_numel(c, &v->type.shape), c->sym_names);
-        buf_printf(o, "        failed |= check_output(\"d %s\", ms.grad.%s, %s, rs.grad.%s, %s, (size_t)(%s), %a);\n",
+        buf_printf(o, "        failed |= check_output(\"d %s\", ms.grad.%s, %s, rs.grad.%s, %s, (size_t)(%s), %s);\n",
                    v->name, v->cname, dtype_amp_enum(v->type.dtype), v->cname, dtype_amp_enum(v->type.dtype), n, tol);
     }
     /* finite differences of the reference */
@@ -509,8 +607,8 @@ static void emit_harness_compare(Ctx *c, Graph *model, Graph *ref, Buf *o)
             continue;
         }
         memset(seen, 0, (size_t)(model->values->len + 1));
-        double tol = path_roundoff(c, v, seen);
-        buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, AMP_F64, (size_t)(%s), %a);\n",
+        const char *tol = tol_c(c, path_roundoff(c, v, seen), 1);
+        buf_printf(o, "    failed |= check_output(\"%s\", outputs.%s, %s, ref_outputs.%s, AMP_F64, (size_t)(%s), %s);\n",
                    v->output_name, v->cname, dtype_amp_enum(v->type.dtype), r->cname, n, tol);
     }
 }

@@ -1,7 +1,8 @@
 /* emit_elementwise.c: the kernel calls of the elementwise ops.
  *
  * Unary math and activations (one amp_<op> kernel, or amp_unary with the
- * op's parameters), binary ops on two tensors, where, addcmul/addcdiv,
+ * op's parameters), binary ops on two tensors (or a tensor and a number:
+ * fmod, remainder), where, addcmul/addcdiv,
  * prelu, pow, and dropout (a mask drawn in the training step, the
  * identity otherwise).  Operands broadcast to the result's shape through
  * their strides.
@@ -36,7 +37,8 @@ void emit_unary(Emitter *e, Node *n, const char *y)
 }
 
 /* The kernel name and scalar parameters (y = f(x; p0, p1)) of softplus,
- * clamp, pow(x, number), relu6, hardtanh, leaky_relu, elu and celu. */
+ * clamp, clamp_min, clamp_max, pow(x, number), relu6, hardtanh,
+ * leaky_relu, elu, celu, and fmod and remainder by a number. */
 const char *unary_params(Node *n, double *p0_out, double *p1_out)
 {
     DType ct = compute_dtype(n->out->type.dtype);
@@ -52,9 +54,9 @@ const char *unary_params(Node *n, double *p0_out, double *p1_out)
         p1 = attr_given(n, "max") ? attr_number(n, "max", "0", ct) : INFINITY;
         break;
     }
-    case OP_POW:
-        name = "pow_scalar";
-        p0 = attr_number(n, "exponent", "1", ct);
+    case OP_POW: /* x ** number, or number ** x (the tensor in slot 1) */
+        name = n->in[0] ? "pow_scalar" : "rpow_scalar";
+        p0 = n->in[0] ? attr_number(n, "exponent", "1", ct) : attr_number(n, "input", "1", ct);
         break;
     case OP_RELU6: /* PyTorch's relu6 is hardtanh(x, 0, 6) */
         name = "hardtanh";
@@ -70,6 +72,21 @@ const char *unary_params(Node *n, double *p0_out, double *p1_out)
     case OP_ELU:
         p0 = attr_number(n, "alpha", "1", ct);
         p1 = 1;
+        break;
+    case OP_CLAMP_MIN: /* clamp with one bound */
+        name = "clamp";
+        p0 = attr_number(n, "min", "0", ct);
+        p1 = INFINITY;
+        break;
+    case OP_CLAMP_MAX:
+        name = "clamp";
+        p0 = -INFINITY;
+        p1 = attr_number(n, "max", "0", ct);
+        break;
+    case OP_FMOD: /* a number divisor */
+    case OP_REMAINDER:
+        name = n->op->id == OP_FMOD ? "fmod_scalar" : "remainder_scalar";
+        p0 = attr_number(n, "other", "1", ct);
         break;
     case OP_CELU: /* elu(x, alpha, scale=1, input_scale=1/alpha), 1/alpha in double as PyTorch */
         name = "elu";
@@ -90,11 +107,13 @@ void emit_unary_param(Emitter *e, Node *n, const char *y)
 {
     double p0, p1;
     const char *name = unary_params(n, &p0, &p1);
+    int k = n->in[0] ? 0 : 1; /* pow(number, x): the tensor is the exponent */
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, name, n->out->type.dtype),
-               numel_c(e, out_shape(n)), in_c(e, n, 0), double_c(e, p0), double_c(e, p1), y);
+               numel_c(e, out_shape(n)), in_c(e, n, k), double_c(e, p0), double_c(e, p1), y);
 }
 
-/* maximum, atan2, pow of two tensors: same shape, or broadcast. */
+/* maximum, minimum, atan2, pow, fmod, remainder of two tensors: same
+ * shape, or broadcast. */
 void emit_binary_tensors(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
@@ -209,13 +228,53 @@ void emit_prelu(Emitter *e, Node *n, const char *y)
                inner, per_channel ? channels : "1", in_c(e, n, 0), in_c(e, n, 1), y);
 }
 
-/* pow: a tensor exponent takes the binary kernel, a number the unary one */
+/* pow: two tensors take the binary kernel, a number base or exponent the
+ * unary one (rpow_scalar, pow_scalar) */
 void emit_pow(Emitter *e, Node *n, const char *y)
+{
+    if (n->in[0] && n->in[1])
+        emit_binary_tensors(e, n, y);
+    else
+        emit_unary_param(e, n, y);
+}
+
+/* fmod, remainder: a tensor divisor takes the binary kernel, a number the
+ * unary one */
+void emit_binary_or_number(Emitter *e, Node *n, const char *y)
 {
     if (n->in[1])
         emit_binary_tensors(e, n, y);
     else
         emit_unary_param(e, n, y);
+}
+
+/* glu along dim: (outer, the whole dim, inner) of the input */
+void emit_glu(Emitter *e, Node *n, const char *y)
+{
+    const char *outer, *len, *inner;
+    axis_split(e, in_shape(n, 0), attr_int(n, "axis", 0), &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, "glu", n->out->type.dtype), outer, len, inner,
+               in_c(e, n, 0), y);
+}
+
+/* lerp: the operands broadcast through their strides; a number weight
+ * as the kernel's scalar, rounded to the compute type (PyTorch's opmath) */
+void emit_lerp(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    bool tensor_weight = n->in[2] != NULL;
+    double w = tensor_weight ? 0 : attr_number(n, "weight", "0", compute_dtype(t));
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    for (int k = 0; k < 3; k++) {
+        Shape none = {0};
+        buf_printf(e->out, "        const int64_t stride%d[] = %s;\n", k,
+                   bcast_array(e, k < 2 || tensor_weight ? in_shape(n, k) : &none, so));
+    }
+    buf_printf(e->out, "        %s(%d, shape, %s, stride0, %s, stride1, %s, stride2, %s, %s);\n", kernel(e, "lerp", t),
+               so->ndim, in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), double_c(e, w), y);
+    close_block(e);
 }
 
 /* dropout: training mode draws a mask; evaluation mode is the identity */

@@ -3,7 +3,8 @@
  * The pointwise losses (loss_params reads their scalar parameters and
  * weight), the class losses (cross_entropy, nll_loss2d: [N, C, inner...]
  * split by class_split), the margin losses over rows of broadcast operands,
- * and ctc_loss.  reduction= reaches the kernels as reduction_enum[code].
+ * and ctc_loss.  reduction= reaches the kernels as reduction_enum[code]
+ * (kl_div's batchmean as a sum, then a division by the batch).
  *
  * Requires: a planned graph whose every node's operands are in the dtype
  * its kernel takes (autocast made every conversion an explicit Cast node).
@@ -24,10 +25,6 @@ const char *const reduction_enum[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN"
 bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
 {
     double p0 = 0, p1 = 0, p2 = 0;
-    if (attr_int(n, "reduction_code", 0) > 2) {
-        unsupported(e, n, "reduction=\"batchmean\" has no runtime kernel yet; use \"sum\" and divide by the batch");
-        return false;
-    }
     if (!shape_equal(in_shape(n, 0), in_shape(n, 1))) {
         unsupported(e, n, "input and target must have the same shape (broadcasting a target is deprecated in PyTorch)");
         return false;
@@ -61,6 +58,24 @@ bool loss_params(Emitter *e, Node *n, double *p, int *kweight)
     return true;
 }
 
+/* kl_div's reduction="batchmean": the kernel's sum, then divided by the
+ * batch (the input's first dim; no division for a 0-dim input), as
+ * PyTorch's two steps.  The batch as C, NULL for the other reductions. */
+const char *batchmean_divisor(Emitter *e, Node *n)
+{
+    const Shape *s = in_shape(n, 0);
+    if (attr_int(n, "reduction_code", 0) != 3 || s->ndim == 0)
+        return NULL;
+    return poly_c(e, s->dims[0]);
+}
+
+/* The kernel's reduction: batchmean sums (batchmean_divisor divides). */
+const char *loss_reduction_c(Node *n)
+{
+    int64_t code = attr_int(n, "reduction_code", 0);
+    return reduction_enum[code == 3 ? 2 : code];
+}
+
 void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
@@ -71,7 +86,10 @@ void emit_pointwise_loss(Emitter *e, Node *n, const char *y)
     double p0 = p[0], p1 = p[1], p2 = p[2];
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t),
                numel_c(e, in_shape(n, 0)), in_c(e, n, 0), in_c(e, n, 1), kw >= 0 ? in_c(e, n, kw) : "NULL",
-               double_c(e, p0), double_c(e, p1), double_c(e, p2), reduction_enum[attr_int(n, "reduction_code", 0)], y);
+               double_c(e, p0), double_c(e, p1), double_c(e, p2), loss_reduction_c(n), y);
+    const char *batch = batchmean_divisor(e, n);
+    if (batch)
+        buf_printf(e->out, "    %s(1, %s, (double)(%s), %s);\n", kernel(e, "div_scalar", t), y, batch, y);
 }
 
 /* [N, C, d...] -> N, C, inner; [C] (one sample) -> 1, C, 1. */

@@ -273,6 +273,14 @@ void emit_op(Emitter *e, Node *n, const char *y)
                      rule == emit_slice || rule == emit_cat;
     /* comparisons write bools from operands of any dtype, of one dtype each (their type rule cast them) */
     data_only |= rule == emit_compare || rule == emit_logic;
+    /* argmax/argmin (i64) and all/any (bool) check their input's dtype:
+     * argmax's kernels are the float ones, all/any read any dtype */
+    bool index_result = (n->op->flags & OPF_INDEX_RESULT) != 0;
+    if (index_result) {
+        if (id == OP_ALL || id == OP_ANY || operands_ok(e, n, in_dtype(n, 0)))
+            rule(e, n, y);
+        return;
+    }
     if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
         !operands_ok(e, n, n->out->type.dtype))
         return;

@@ -1,7 +1,9 @@
 /* emit_reduce.c: the kernel calls of the reductions.
  *
- * sum, mean, prod, logsumexp and the norms read as reductions (the
- * nuclear norm through the SVD, emit_linalg.c), the scans (cumsum,
+ * sum, mean, prod, logsumexp, amax/amin, max()/min(), var, std and the
+ * norms read as reductions over a mask (the nuclear norm through the SVD,
+ * emit_linalg.c), argmax/argmin along an axis, all/any of any dtype, the
+ * scans (cumsum,
  * cumprod), sort, quantile and nanquantile, trace and renorm.  A reduction
  * over one dim splits the input around it (axis_split: outer, length,
  * inner).
@@ -21,6 +23,14 @@
 #include <amprt.h>
 #include <string.h>
 
+/* var and std's correction: correction=, else unbiased= as 1 or 0. */
+double variance_correction(Node *n)
+{
+    if (attr_given(n, "correction"))
+        return attr_number(n, "correction", "1", DT_F64);
+    return attr_bool(n, "unbiased", true) ? 1 : 0;
+}
+
 void emit_reduce(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
@@ -37,8 +47,19 @@ void emit_reduce(Emitter *e, Node *n, const char *y)
     }
     const char *name = n->op->name;
     double p = 2;
-    bool is_norm = false;
+    bool is_norm = false, is_variance = false;
     switch (id) {
+    case OP_MAX: /* of the whole tensor: amax over every dim */
+        name = "amax";
+        break;
+    case OP_MIN:
+        name = "amin";
+        break;
+    case OP_VAR:
+    case OP_STD:
+        p = variance_correction(n);
+        is_variance = true;
+        break;
     case OP_NORM:
         p = attr_number(n, "p", "2", DT_F64);
         is_norm = true;
@@ -66,11 +87,42 @@ void emit_reduce(Emitter *e, Node *n, const char *y)
     for (int i = 0; i < nd; i++)
         items[i] = mask[i] ? "1" : "0";
     buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
-    if (is_norm)
-        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s);\n", kernel(e, "norm", t), nd, double_c(e, p),
-                   in_c(e, n, 0), y);
+    if (is_norm || is_variance)
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s);\n", kernel(e, is_norm ? "norm" : name, t), nd,
+                   double_c(e, p), in_c(e, n, 0), y);
     else
         buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s);\n", kernel(e, name, t), nd, in_c(e, n, 0), y);
+    close_block(e);
+}
+
+/* argmax and argmin along one axis (the flattened tensor for dim=None),
+ * all and any over a reduce mask; their results are i64 and bool, so the
+ * operand check is the input's own (emit_op). */
+void emit_index_reduce(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sx = in_shape(n, 0);
+    int nd = sx->ndim;
+    int64_t dim = attr_int(n, "axis", 0);
+    OpId id = n->op->id;
+    DType t = in_dtype(n, 0);
+    if (id == OP_ARGMAX || id == OP_ARGMIN) {
+        const char *outer = "1", *len, *inner = "1";
+        if (dim < 0 || nd == 0)
+            len = numel_c(e, sx);
+        else
+            axis_split(e, sx, dim, &outer, &len, &inner);
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t), outer, len, inner,
+                   in_c(e, n, 0), y);
+        return;
+    }
+    const char *items[MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        items[i] = dim < 0 || dim == i ? "1" : "0";
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
+    buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
+    buf_printf(e->out, "        amp_%s(%s, %d, shape, reduce, %s, %s);\n", n->op->name, dtype_amp_enum(t), nd,
+               in_c(e, n, 0), y);
     close_block(e);
 }
 

@@ -2,7 +2,7 @@
  *
  * Arithmetic (add, sub, mul, div, neg: forward kernels on dy, summed back
  * over broadcast dims), the unary ops and activations (amp_unary_backward),
- * maximum/atan2, where, addcmul/addcdiv, pow, dropout (the mask again) and
+ * maximum/minimum/atan2/fmod/remainder, where, addcmul/addcdiv, pow, dropout (the mask again) and
  * prelu (amp_prelu_backward: dx and the weight's sum).
  *
  * Requires and produces as emit_grad.c (whose helpers it uses): the calls
@@ -93,12 +93,14 @@ void grad_unary(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const char *n = numel_c(e, ys_of(b));
     OpId id = f->op->id;
-    if (strcmp(f->op->emit_rule, "emit_unary_param") == 0 || (id == OP_POW && !f->in[1])) {
+    bool number_operand = (id == OP_POW || id == OP_FMOD || id == OP_REMAINDER) && !(f->in[0] && f->in[1]);
+    if (strcmp(f->op->emit_rule, "emit_unary_param") == 0 || number_operand) {
         double p0, p1;
         const char *name = unary_params(f, &p0, &p1);
+        int k = f->in[0] ? 0 : 1; /* pow(number, x): the tensor is the exponent */
         buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s);\n",
-                   kernel(e, arena_printf(e->c->arena, "%s_backward", name), t), n, x_of(e, b, 0), y_of(e, b),
-                   dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, 0));
+                   kernel(e, arena_printf(e->c->arena, "%s_backward", name), t), n, x_of(e, b, k), y_of(e, b),
+                   dy_of(e, b), double_c(e, p0), double_c(e, p1), grad_of(e, b, k));
         return;
     }
     /* relu's gradient node does not keep x (autodiff.c): its kernel tests
@@ -108,7 +110,8 @@ void grad_unary(Emitter *e, Node *b)
                id == OP_RELU ? y_of(e, b) : x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
 }
 
-/* maximum, atan2, pow of two tensors: both gradients over the output
+/* maximum, minimum, atan2, pow, fmod, remainder of two tensors: both
+ * gradients over the output
  * shape, then summed down to each operand's. */
 void grad_binary_kernel(Emitter *e, Node *b)
 {
@@ -127,6 +130,54 @@ void grad_binary_kernel(Emitter *e, Node *b)
     for (int k = 0; k < 2; k++)
         if (grad_of(e, b, k))
             sum_to(e, t, k ? db : da, so, grad_of(e, b, k), xs_of(b, k));
+}
+
+/* fmod, remainder: by a tensor, both gradients (grad_binary_kernel); by a
+ * number, the unary rule (dx = dy). */
+void grad_binary_or_number(Emitter *e, Node *b)
+{
+    if (b->fwd->in[1])
+        grad_binary_kernel(e, b);
+    else
+        grad_unary(e, b);
+}
+
+/* glu: amp_glu_backward, the input's gradient in one call */
+void grad_glu(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const char *outer, *len, *inner;
+    axis_split(e, xs_of(b, 0), attr_int(f, "axis", 0), &outer, &len, &inner);
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s);\n", kernel(e, "glu_backward", f->out->type.dtype), outer, len,
+               inner, x_of(e, b, 0), dy_of(e, b), grad_of(e, b, 0));
+}
+
+/* lerp: each operand's gradient over the output shape (amp_lerp_backward,
+ * NULL for those not wanted), then summed down to the operand's shape. */
+void grad_lerp(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *so = ys_of(b);
+    bool tensor_weight = f->in[2] != NULL;
+    double w = tensor_weight ? 0 : attr_number(f, "weight", "0", compute_dtype(t));
+    const char *full[3];
+    for (int k = 0; k < 3; k++)
+        full[k] = grad_of(e, b, k) ? scratch_buffer(e, b, t, k) : "NULL";
+    open_block(e);
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    for (int k = 0; k < 3; k++) {
+        Shape none = {0};
+        buf_printf(e->out, "        const int64_t stride%d[] = %s;\n", k,
+                   bcast_array(e, k < 2 || tensor_weight ? xs_of(b, k) : &none, so));
+    }
+    buf_printf(e->out, "        %s(%d, shape, %s, stride0, %s, stride1, %s, stride2, %s, %s, %s, %s, %s);\n",
+               kernel(e, "lerp_backward", t), so->ndim, x_of(e, b, 0), x_of(e, b, 1),
+               tensor_weight ? x_of(e, b, 2) : "NULL", double_c(e, w), dy_of(e, b), full[0], full[1], full[2]);
+    close_block(e);
+    for (int k = 0; k < 3; k++)
+        if (grad_of(e, b, k))
+            sum_to(e, t, full[k], so, grad_of(e, b, k), xs_of(b, k));
 }
 
 /* where(cond, a, b): dy where the condition picked the operand, else 0. */
@@ -210,7 +261,7 @@ void grad_addc(Emitter *e, Node *b)
 /* pow: a tensor exponent has the binary rule, a number the unary one */
 void grad_pow(Emitter *e, Node *b)
 {
-    if (b->fwd->in[1])
+    if (b->fwd->in[0] && b->fwd->in[1])
         grad_binary_kernel(e, b);
     else
         grad_unary(e, b);

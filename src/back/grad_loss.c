@@ -63,8 +63,12 @@ void grad_pointwise_loss(Emitter *e, Node *b)
     buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                kernel(e, arena_printf(e->c->arena, "%s_backward", f->op->name), t),
                numel_c(e, xs_of(b, 0)), x_of(e, b, 0), x_of(e, b, 1), kw >= 0 && f->in[kw] ? x_of(e, b, kw) : "NULL",
-               double_c(e, p[0]), double_c(e, p[1]), double_c(e, p[2]), reduction_enum[attr_int(f, "reduction_code", 0)], dy_of(e, b),
+               double_c(e, p[0]), double_c(e, p[1]), double_c(e, p[2]), loss_reduction_c(f), dy_of(e, b),
                dx ? dx : dt);
+    const char *batch = batchmean_divisor(e, f); /* the sum's gradient over the batch */
+    if (batch)
+        buf_printf(e->out, "    %s((size_t)(%s), %s, (double)(%s), %s);\n", kernel(e, "div_scalar", t),
+                   numel_c(e, xs_of(b, 0)), dx ? dx : dt, batch, dx ? dx : dt);
     if (dt)
         buf_printf(e->out, "    %s((size_t)(%s), %s, %s);\n", kernel(e, "neg", t), numel_c(e, xs_of(b, 1)), dx ? dx : dt,
                    dt);

@@ -6,6 +6,9 @@
  *              scaled for mean
  *   logsumexp and the norms  their backward kernels, from x and y (the
  *              nuclear norm through grad_linalg)
+ *   amax, amin  dy split among the elements equal to y (scale_grad_by_count)
+ *   max, min   of the whole tensor: evenly_distribute_backward
+ *   var, std   var_backward (std's through dy / (2 y))
  *   cumsum     the reverse cumulative sum of dy; trace: dy on the diagonal
  *   prod       amp_prod_backward: the product of the others, zeros included
  *   cumprod    amp_cumprod_backward, the same care for zeros
@@ -82,8 +85,8 @@ void grad_reduce(Emitter *e, Node *b)
                    numel_c(e, sx), g, numel_c(e, &reduced), g);
 }
 
-/* logsumexp, norm, linalg_vector_norm: the backward kernels over x's
- * shape with the forward's reduce mask. */
+/* logsumexp, the norms, amax/amin, max()/min(), var and std: the
+ * backward kernels over x's shape with the forward's reduce mask. */
 static void grad_reduction_kernel(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
@@ -102,9 +105,15 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
     open_block(e);
     buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, sx));
     buf_printf(e->out, "        const uint8_t reduce[] = %s;\n", c_array(e, items, nd));
-    if (f->op->id == OP_LOGSUMEXP) {
-        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s);\n", kernel(e, "logsumexp_backward", t), nd,
+    if (id == OP_LOGSUMEXP || id == OP_AMAX || id == OP_AMIN || id == OP_MAX || id == OP_MIN) {
+        const char *name = id == OP_LOGSUMEXP ? "logsumexp_backward"
+                           : id == OP_AMAX || id == OP_AMIN ? "amax_backward" : "max_backward";
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s);\n", kernel(e, name, t), nd,
                    x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
+    } else if (id == OP_VAR || id == OP_STD) {
+        buf_printf(e->out, "        %s(%d, shape, reduce, %s, %s, %s, %s, %s);\n",
+                   kernel(e, id == OP_VAR ? "var_backward" : "std_backward", t), nd,
+                   double_c(e, variance_correction(f)), x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
     } else {
         double p = id == OP_NORM                ? attr_number(f, "p", "2", DT_F64)
                    : id == OP_LINALG_VECTOR_NORM ? attr_number(f, "ord", "2", DT_F64)
@@ -113,6 +122,13 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
                    double_c(e, p), x_of(e, b, 0), y_of(e, b), dy_of(e, b), grad_of(e, b, 0));
     }
     close_block(e);
+}
+
+/* amax/amin and max()/min(): dy shared among the elements equal to the
+ * result (amax_backward, max_backward) */
+void grad_extremum(Emitter *e, Node *b)
+{
+    grad_reduction_kernel(e, b);
 }
 
 /* cumsum: dx = the reverse cumulative sum of dy along the dim. */

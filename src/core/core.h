@@ -254,6 +254,9 @@ enum {
      * may stay f32 while the input is bf16 or f16. */
     OPF_MIXED_PARAMS = 1 << 6,
     OPF_INDEX_ARG3 = 1 << 7, /* ctc_loss's target_lengths */
+    /* The result is indices or truth values (argmax's i64, all's bool):
+     * the operands keep their own dtype, which picks the kernel. */
+    OPF_INDEX_RESULT = 1 << 8,
 };
 
 typedef enum {

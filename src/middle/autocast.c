@@ -158,6 +158,8 @@ static void promotion_casts(Ctx *c, Expr *call)
     const char *why = NULL;
     if (t == DT_BOOL)
         return; /* a comparison's operands are cast to the dtype it compares in by its type rule */
+    if (op->flags & OPF_INDEX_RESULT)
+        return; /* argmax, all: the input is read in its own dtype */
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = call->bound[i];
         /* t itself, except for the complex ops, whose real and complex

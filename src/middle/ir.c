@@ -255,8 +255,9 @@ bool ir_verify(Ctx *c, const char *after_pass)
                 ICE("after %s: node %d (%s) reads %%%d before it is defined", after_pass, node->id,
                     node->op->name, in->id);
             /* complex ops compare precisions: an f32 operand of a c64 fft is right */
-            /* a bool result (a comparison) computes in its operands' own dtype */
-            if (in && node->op->form != FORM_CAST && computes != DT_BOOL &&
+            /* a bool result (a comparison) computes in its operands' own
+             * dtype, and an op with an index result (argmax) in its input's */
+            if (in && node->op->form != FORM_CAST && computes != DT_BOOL && !(rule->op->flags & OPF_INDEX_RESULT) &&
                 dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
                 (dtype_is_float(in->type.dtype) || dtype_is_complex(in->type.dtype)) &&
                 !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&

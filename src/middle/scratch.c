@@ -278,12 +278,23 @@ static Type output_buffers(Ctx *c, const Node *b)
             buffers = 1; /* rdiv: -dy y / a */
         if (f->op->id != OP_DIV && !broadcasts(f))
             buffers = f->op->id == OP_WHERE ? 1 : 0;
+        if (f->op->id == OP_MUL && f->nin == 2) {
+            /* only a wanted gradient of a broadcast operand is formed in
+             * the scratch (grad_arith): none, and no unused local in the C */
+            buffers = 0;
+            for (int k = 0; k < 2; k++)
+                if (wants(b, k) && !shape_equal(&f->in[k]->type.shape, &f->out->type.shape))
+                    buffers = 1;
+        }
         break;
-    case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
-        buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
+    case OP_MAXIMUM: case OP_ATAN2: case OP_POW: case OP_MINIMUM: case OP_FMOD: case OP_REMAINDER:
+        buffers = f->nin >= 2 && f->in[0] && f->in[1] ? 2 : 0;
         break;
     case OP_ADDCMUL: case OP_ADDCDIV:
         buffers = 1; /* a tensor operand's gradient over the output shape */
+        break;
+    case OP_LERP:
+        buffers = 3; /* each operand's gradient over the output shape */
         break;
     case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
         /* dx when the input needs no gradient: the kernels write it anyway

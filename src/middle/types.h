@@ -69,6 +69,9 @@ bool infer_prelu(Ctx *c, Expr *call);
 bool infer_clamp(Ctx *c, Expr *call);
 bool infer_pow(Ctx *c, Expr *call);
 bool infer_maximum(Ctx *c, Expr *call);
+bool infer_remainder(Ctx *c, Expr *call);
+bool infer_glu(Ctx *c, Expr *call);
+bool infer_lerp(Ctx *c, Expr *call);
 bool infer_where(Ctx *c, Expr *call);
 bool infer_addc(Ctx *c, Expr *call);
 bool infer_dropout(Ctx *c, Expr *call);
@@ -78,6 +81,8 @@ bool infer_trace(Ctx *c, Expr *call);
 bool infer_softmax(Ctx *c, Expr *call);
 bool infer_sort(Ctx *c, Expr *call);
 bool infer_quantile(Ctx *c, Expr *call);
+bool infer_index_reduce(Ctx *c, Expr *call);
+bool infer_variance(Ctx *c, Expr *call);
 bool infer_norm_reduce(Ctx *c, Expr *call);
 /* types_norm.c */
 bool infer_norm(Ctx *c, Expr *call);

@@ -1,7 +1,8 @@
 /* types_elementwise.c: the type rules of the elementwise ops.
  *
  * Unary and binary arithmetic, the activations (gelu, silu, softplus,
- * the hard, exponential and sigmoid-like units, prelu), clamp, pow, maximum/atan2, where, dropout, addcmul/addcdiv, and
+ * the hard, exponential and sigmoid-like units, prelu), clamp (and clamp_min/max), pow,
+ * maximum/minimum/atan2, fmod/remainder, where, dropout, addcmul/addcdiv, and
  * the casts.  The result has the broadcast shape of the tensor operands;
  * its dtype is PyTorch's torch.result_type (promote_tensors and
  * promote_with_scalar in typecheck.c), and a Python number raises the
@@ -208,7 +209,7 @@ bool infer_prelu(Ctx *c, Expr *call)
     return true;
 }
 
-/* ---- clamp, pow, maximum, where, addcmul/addcdiv ------------------------ */
+/* ---- clamp, pow, maximum, fmod/remainder, where, addcmul/addcdiv -------- */
 
 static bool number_is_float(Expr *e)
 {
@@ -236,7 +237,9 @@ bool infer_clamp(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
         return false;
-    Expr *x = arg(call, 0), *lo = named(call, "min"), *hi = named(call, "max");
+    /* clamp_min and clamp_max have one of the two */
+    Expr *x = arg(call, 0), *lo = op_param_index(call->op, "min") >= 0 ? named(call, "min") : NULL,
+         *hi = op_param_index(call->op, "max") >= 0 ? named(call, "max") : NULL;
     if (!tensor_or_number(c, call, lo, "min=") || !tensor_or_number(c, call, hi, "max="))
         return false;
     if (!lo && !hi) {
@@ -259,9 +262,16 @@ bool infer_clamp(Ctx *c, Expr *call)
 
 bool infer_pow(Ctx *c, Expr *call)
 {
+    Expr *x = arg(call, 0), *e = arg(call, 1);
+    if (x && is_number(x) && e && is_tensor(e)) {
+        /* torch.pow(Scalar self, Tensor exponent): the exponent's shape,
+         * its dtype meeting the number (torch.result_type) */
+        call->type = e->type;
+        call->type.dtype = promote_with_scalar(e->type.dtype, number_is_float(x));
+        return true;
+    }
     if (!require_tensor(c, call, 0))
         return false;
-    Expr *x = arg(call, 0), *e = arg(call, 1);
     if (!tensor_or_number(c, call, e, "the exponent"))
         return false;
     call->type = x->type;
@@ -293,6 +303,74 @@ bool infer_maximum(Ctx *c, Expr *call)
     call->type.dtype = promote_tensors(&a->type, &b->type);
     if (call->op->id == OP_ATAN2 && !dtype_is_float(call->type.dtype))
         call->type.dtype = DT_F32; /* integers compute in the default float */
+    return true;
+}
+
+/* fmod, remainder: a tensor divisor broadcasts and promotes, a number
+ * promotes as a scalar does (torch.result_type). */
+bool infer_remainder(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0), *o = arg(call, 1);
+    if (!tensor_or_number(c, call, o, "the divisor"))
+        return false;
+    call->type = x->type;
+    if (is_tensor(o) && !broadcast(c, call, &x->type.shape, &o->type.shape, &call->type.shape))
+        return false;
+    call->type.dtype = meet(x->type.dtype, &x->type, o);
+    return true;
+}
+
+/* glu: floating inputs; dim's size even and known, halved. */
+bool infer_glu(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    if (!require_float(c, call, x))
+        return false;
+    if (xs->ndim == 0) {
+        error_at(c, x->loc, "glu does not support scalars because halving size must be even");
+        return false;
+    }
+    int64_t dim = xs->ndim - 1, size;
+    Expr *d = named(call, "dim");
+    if (d && !normalise_dim(c, d, xs->ndim, &dim))
+        return false;
+    if (!const_dim(xs->dims[dim], &size)) {
+        error_at(c, x->loc, "glu(): the size of dim %lld is %s; ampc halves a fixed size only", (long long)dim,
+                 dim_str(c, xs->dims[dim]));
+        return false;
+    }
+    if (size % 2 != 0) {
+        error_at(c, x->loc, "Halving dimension must be even, but dimension %lld is size %lld", (long long)dim,
+                 (long long)size);
+        return false;
+    }
+    call->dim = dim;
+    call->type = x->type;
+    call->type.shape.dims[dim] = poly_const(c, size / 2);
+    return true;
+}
+
+/* lerp: input, end and a tensor weight in one floating dtype (PyTorch's
+ * check), broadcast; a number weight any. */
+bool infer_lerp(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0), *end = arg(call, 1), *w = arg(call, 2);
+    if (!tensor_or_number(c, call, w, "weight") || !require_float(c, call, x) || !same_dtype(c, call, x, end) ||
+        (is_tensor(w) && !same_dtype(c, call, x, w)))
+        return false;
+    Shape s;
+    if (!broadcast(c, call, &x->type.shape, &end->type.shape, &s) ||
+        (is_tensor(w) && !broadcast(c, call, &s, &w->type.shape, &s)))
+        return false;
+    call->type.dtype = x->type.dtype;
+    call->type.shape = s;
     return true;
 }
 

@@ -1,6 +1,7 @@
 /* types_reduce.c: the type rules of the reductions.
  *
- * sum, mean, prod, logsumexp and the scans (cumsum, cumprod); softmax and
+ * sum, mean, prod, logsumexp, amax/amin and max()/min(), and the scans
+ * (cumsum, cumprod); argmax/argmin and all/any; var and std; softmax and
  * log_softmax; sort and quantile; trace; the norms read as reductions
  * (norm, linalg_vector_norm, linalg_matrix_norm, frobenius_norm,
  * nuclear_norm, renorm).  dim= is normalised to [0, ndim) on the call
@@ -54,6 +55,8 @@ bool infer_reduce(Ctx *c, Expr *call)
         return false;
     } else if (id == OP_LOGSUMEXP)
         t = dtype_is_float(in) ? in : DT_F32;
+    else if (id == OP_AMAX || id == OP_AMIN || id == OP_MAX || id == OP_MIN)
+        t = in; /* the elements themselves: any dtype keeps its own */
     else
         t = dtype_is_float(in) ? in : DT_I64; /* sum, prod, cumsum of integers and bools */
     if (id == OP_MEAN && !dtype_is_float(t)) {
@@ -63,12 +66,12 @@ bool infer_reduce(Ctx *c, Expr *call)
     }
 
     int64_t dim = -1;
-    Expr *d = named(call, "dim");
+    Expr *d = op_param_index(call->op, "dim") >= 0 ? named(call, "dim") : NULL; /* max(), min(): none */
     if (d && !normalise_dim(c, d, xs->ndim, &dim))
         return false;
     bool keepdim = false;
     bool cumulative = id == OP_CUMSUM || id == OP_CUMPROD;
-    if (!cumulative && !bool_param(c, call, "keepdim", false, &keepdim))
+    if (!cumulative && op_param_index(call->op, "keepdim") >= 0 && !bool_param(c, call, "keepdim", false, &keepdim))
         return false;
     call->dim = dim;
     call->type.dtype = t;
@@ -76,6 +79,73 @@ bool infer_reduce(Ctx *c, Expr *call)
         call->type.shape = *xs;
     else
         call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+    return true;
+}
+
+/* argmax, argmin (i64), all, any (bool): over dim, or every dim when
+ * dim=None (argmax's index then counts in the flattened tensor; keepdim
+ * keeps every dim as 1, as PyTorch). */
+bool infer_index_reduce(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    OpId id = call->op->id;
+    const Shape *xs = &x->type.shape;
+    if (dtype_is_complex(x->type.dtype)) {
+        error_at(c, x->loc, "%s() has no complex form in ampc (the input is %s)", call->op->name,
+                 dtype_name(x->type.dtype));
+        return false;
+    }
+    bool is_arg = id == OP_ARGMAX || id == OP_ARGMIN;
+    if (is_arg && !not_bool(c, call, x)) /* PyTorch has no bool argmax kernel */
+        return false;
+    int64_t dim = -1;
+    Expr *d = named(call, "dim");
+    bool keepdim;
+    if ((d && !normalise_dim(c, d, xs->ndim, &dim)) || !bool_param(c, call, "keepdim", false, &keepdim))
+        return false;
+    call->dim = dim;
+    call->type.dtype = is_arg ? DT_I64 : DT_BOOL;
+    call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+    return true;
+}
+
+/* var, std: floating inputs; correction= (a number) or unbiased= (the
+ * correction 1 or 0), not both, as PyTorch. */
+bool infer_variance(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    if (!dtype_is_float(x->type.dtype)) {
+        error_at(c, x->loc, "std and var only support floating point and complex dtypes (the input is %s)",
+                 dtype_name(x->type.dtype));
+        return false;
+    }
+    Expr *corr = named(call, "correction"), *unb = named(call, "unbiased");
+    if (corr && unb) {
+        error_at(c, corr->loc, "%s(): give correction= or unbiased=, not both", call->op->name);
+        return false;
+    }
+    double v;
+    bool unbiased;
+    if ((corr && !number_value(c, corr, &v)) || !bool_param(c, call, "unbiased", true, &unbiased))
+        return false;
+    if (corr && v < 0) {
+        error_at(c, corr->loc, "%s(): the correction must be at least 0, but it is %s", call->op->name,
+                 loc_text(c, corr->loc));
+        return false;
+    }
+    int64_t dim = -1;
+    Expr *d = named(call, "dim");
+    bool keepdim;
+    if ((d && !normalise_dim(c, d, xs->ndim, &dim)) || !bool_param(c, call, "keepdim", false, &keepdim))
+        return false;
+    call->dim = dim;
+    call->type.dtype = x->type.dtype;
+    call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
     return true;
 }
 

@@ -214,6 +214,14 @@ else
 fi
 grep '^ok ' "$OUT/check.log" | sed 's/^ok   /     /'
 
+# The check's tolerance grows with ops whose error compounds (prod, pow).
+if sh tests/e2e/check-tolerance.sh "$BUILD" > "$OUT/tolerance.log" 2>&1; then
+    ok "$(tail -n 1 "$OUT/tolerance.log"): prod, cumprod and pow in bf16 and f16 within a tolerance that grows with them"
+else
+    grep -v '^ok ' "$OUT/tolerance.log"
+    bad "prod, cumprod and pow within a tolerance that grows with them (see $OUT/tolerance.log)"
+fi
+
 # Fused convolution epilogues and prepared weights change no bit.
 if sh tests/e2e/fusion.sh "$BUILD" > "$OUT/fusion.log" 2>&1; then
     ok "$(tail -n 1 "$OUT/fusion.log"): fused and prepared forwards bit-identical to one call per op"

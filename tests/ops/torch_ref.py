@@ -211,6 +211,40 @@ def reduce(t):
 
 
 @model
+def statistics(t):
+    x, h, c, n = t["x"], t["h"], t["c"].bool(), t["n"]
+    f = torch.floor(x * 2)
+    return dict(
+        o_amax=torch.amax(x), o_amax_d1=torch.amax(x, 1), o_amin_keep=torch.amin(x, dim=-1, keepdim=True),
+        o_amax_ties=torch.amax(f, 2), o_max=torch.max(x), o_min=x.min(), o_max64=torch.max(h),
+        o_argmax=torch.argmax(x), o_argmax_d2=torch.argmax(x, 2), o_argmin_keep=torch.argmin(x, dim=1, keepdim=True),
+        o_argmax_all_keep=torch.argmax(x, keepdim=True), o_argmin_ties=torch.argmin(f, -1),
+        o_var=torch.var(x), o_var_d1=torch.var(x, 1), o_var_biased=torch.var(x, dim=2, unbiased=False, keepdim=True),
+        o_var_c=torch.var(x, 0, correction=2), o_std=torch.std(x), o_std_d=x.std(-1),
+        o_std_c0=torch.std(h, dim=1, correction=0),
+        o_all=torch.all(c), o_any_d=torch.any(c, 1), o_all_x=torch.all(f, dim=2, keepdim=True),
+        o_any_n=torch.any(n, 0), o_all_n=n.all(),
+    )
+
+
+@model
+def binary_math(t):
+    x, y, r, h = t["x"], t["y"], t["r"], t["h"]
+    return dict(
+        o_minimum=torch.minimum(x, y), o_minimum_b=torch.minimum(r, x),
+        o_fmod=torch.fmod(x * 5, y + 2), o_fmod_neg=torch.fmod(x * 5, y - 2), o_fmod_s=torch.fmod(x * 5, 1.5),
+        o_fmod_m=(x * 5).fmod(-0.75),
+        o_rem=torch.remainder(x * 5, y + 2), o_rem_neg=torch.remainder(x * 5, y - 2),
+        o_rem_b=torch.remainder(x * 5, r + 2), o_rem_s=torch.remainder(x * 5, 1.5),
+        o_rem_sneg=torch.remainder(x * 5, -0.75), o_rem64=torch.remainder(h * 5, 0.75),
+        o_clamp_min=torch.clamp_min(x, 0.25), o_clamp_max=x.clamp_max(-0.125),
+        o_lerp=torch.lerp(x, y, 0.25), o_lerp_hi=x.lerp(y, 0.75), o_lerp_t=torch.lerp(x, y, r),
+        o_lerp64=torch.lerp(h, h * h, 1.5), o_glu=F.glu(x), o_glu_d0=F.glu(r, 0),
+        o_rpow=torch.pow(2, x * 3), o_rpow_f=torch.pow(0.5, y),
+    )
+
+
+@model
 def shape(t):
     x, u, v, a, w, z = t["x"], t["u"], t["v"], t["a"], t["w"], t["z"]
     return dict(
@@ -389,6 +423,7 @@ def loss(t):
         o_kl=F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1)),
         o_kl_sum=F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1), reduction="sum"),
         o_kl_log=F.kl_div(a, b, reduction="none", log_target=True),
+        o_kl_bm=F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1), reduction="batchmean"),
         o_bce=F.binary_cross_entropy(sig(a), sig(b * 3)),
         o_bce_w=F.binary_cross_entropy(sig(a), sig(b), bw, reduction="none"),
         o_bce_sum=F.binary_cross_entropy(sig(a), sig(b), reduction="sum"),

@@ -430,6 +430,10 @@ static const param_case param_cases[] = {
     { P_elu, 2.0, 0.5, -20.0, 5.0 },         /* celu alpha 2 */
     { P_elu, (double)1.5f, (double)(float)(1.0 / 1.5), -20.0, 5.0 }, /* celu alpha 1.5, 1/alpha rounded */
     { P_elu, -1.0, 1.0, -20.0, 5.0 },        /* a negative alpha */
+    { P_fmod_scalar, 1.5, 0.0, -10.0, 10.0 },
+    { P_fmod_scalar, -0.75, 0.0, -10.0, 10.0 }, /* the divisor's sign does not matter */
+    { P_remainder_scalar, 1.5, 0.0, -10.0, 10.0 },
+    { P_remainder_scalar, -0.75, 0.0, -10.0, 10.0 }, /* the result takes the divisor's sign */
 };
 
 static long double param_oracle(const param_case *c, amp_dtype t, long double x, long double *acc)
@@ -485,6 +489,15 @@ static long double param_oracle(const param_case *c, amp_dtype t, long double x,
         *acc = fabsl(p0) * u * (e * (fabsl(x * p1) + 4.0L) + fabsl(e - 1.0L)) + u * fabsl(o);
         return o;
     }
+    case P_fmod_scalar:
+        *acc = 0.0L;
+        return fmodl(x, p0);
+    case P_remainder_scalar:
+        o = fmodl(x, p0);
+        if (o != 0.0L && ((p0 < 0.0L) != (o < 0.0L)))
+            o += p0;
+        *acc = 2.0L * u * fabsl(o);
+        return o;
     default: fail_msg("no oracle for op %d", c->op); return 0;
     }
 }
@@ -554,7 +567,7 @@ static void test_unary_param_torch_cases(void **state)
     }
 }
 
-/* ---- maximum, atan2, pow ------------------------------------------------ */
+/* ---- maximum, atan2, pow, minimum, fmod, remainder --------------------- */
 
 #define BINARY_ENUMERATOR(op, X, T, CT) B_##op,
 enum { AMP_BINARY_EXTRA_OPS(BINARY_ENUMERATOR, ~, ~, ~) N_BINARY };
@@ -598,6 +611,23 @@ static long double binary_oracle(int op, long double a, long double b, long doub
         return a > b ? a : b;
     case B_atan2: o = atan2l(a, b); break;
     case B_pow: o = powl(a, b); break;
+    case B_minimum:
+        *acc = 0.0L;
+        if (isnan(a) || isnan(b))
+            return NAN;
+        if (a == b)
+            return signbit(a) ? a : b;
+        return a < b ? a : b;
+    case B_fmod:
+        *acc = 0.0L; /* fmod is exact */
+        return fmodl(a, b);
+    case B_remainder:
+        /* PyTorch's formula: fmod (exact), moved by b (one rounding) */
+        o = fmodl(a, b);
+        if (o != 0.0L && ((b < 0.0L) != (o < 0.0L)))
+            o += b;
+        *acc = 2.0L * u * fabsl(o);
+        return o;
     default: fail_msg("no oracle for op %d", op); return 0;
     }
     *acc = 4.0L * u * fabsl(o);
@@ -635,8 +665,8 @@ static void check_binary(int op, const tensor *a, const tensor *b)
         for (size_t i = 0; i < n; i++) {
             long double acc, o = binary_oracle(op, get(a, i), get(b, i), u_acc(t), &acc);
             expect_close_input(&y[e], i, o, acc, binary_name[op], get(a, i));
-            if (op == B_maximum && o == 0.0L)
-                assert_true(!signbit(get(&y[e], i)) == !signbit(o)); /* +0 > -0 */
+            if ((op == B_maximum || op == B_minimum || op == B_fmod) && o == 0.0L)
+                assert_true(!signbit(get(&y[e], i)) == !signbit(o)); /* +0 > -0; fmod keeps a's sign */
         }
     }
     expect_public_equals_ref(&y[0], &y[1]);

@@ -45,11 +45,14 @@
  *      leaky_relu_backward (p0 slope: x > 0 ? dy : dy p0, so NaN gets
  *      dy p0), elu_backward (p0 alpha, p1 input_scale: x <= 0 ?
  *      dy p1 p0 exp(x p1) : dy, so NaN gets dy, as PyTorch's scalar
- *      kernel).
- *  maximum_backward, atan2_backward, pow_backward: da and db over the
+ *      kernel), fmod_scalar_backward and remainder_scalar_backward (dy).
+ *  maximum_backward, atan2_backward, pow_backward, minimum_backward,
+ *      fmod_backward, remainder_backward: da and db over the
  *      broadcast output shape (the code generator sums them down to the
- *      operands' shapes); maximum splits a tie equally, as PyTorch, and a
- *      NaN operand passes dy to both a and b (PyTorch's masks are all false).
+ *      operands' shapes); maximum and minimum split a tie equally, as
+ *      PyTorch, and a NaN operand passes dy to both a and b (PyTorch's
+ *      masks are all false); fmod: da = dy, db = -dy trunc(a / b);
+ *      remainder: da = dy, db = -dy floor(a / b).
  *  softmax_backward      dx = y * (dy - sum(dy * y)) along the axis
  *  log_softmax_backward  dx = dy - exp(y) * sum(dy)
  *  nll_loss_backward     dlogp for nll_loss over [N, C, inner] (inner 1
@@ -98,6 +101,22 @@
  *      (y its output, dy of y's shape); norm as PyTorch's norm_backward
  *      (p = 0: zero; inf/-inf: dy split among the elements with |x| equal to
  *      the norm, or NaN; p = 2 and p > 1: 0 where the norm is 0).
+ *  glu_backward    dx for glu (x [outer, len, inner] as the forward):
+ *      s = sigmoid(b); da = dy s, db = dy a s (1 - s).
+ *  lerp_backward   over the broadcast output shape, as the forward's
+ *      operands (weight NULL: the number value): dx = dy (1 - w), dend =
+ *      dy w, dweight = dy (end - x); any gradient pointer may be NULL (and
+ *      dweight must be for a number weight).
+ *  amax_backward   amax and amin (y the forward's result): g = dy / the
+ *      number of elements of the slice equal to y; dx = g there and g * 0
+ *      elsewhere, as PyTorch's scale_grad_by_count (a NaN y matches
+ *      nothing, so its whole slice gets NaN).
+ *  max_backward    max() and min() of the whole tensor: dy / the number
+ *      of elements equal to y (NaN elements, when y is NaN) to each of
+ *      them, +0 elsewhere, as PyTorch's evenly_distribute_backward.
+ *  var_backward, std_backward  p the correction: var's dx = dy 2 (x -
+ *      mean) / (n - p); std's is var's with dy / (2 y), 0 where y is 0,
+ *      as PyTorch's std_backward (the mean recomputed from x).
  *  sdpa_backward         dq, dk, dv for sdpa (scores recomputed), each with
  *      its operand's layout (element b * batch_stride + row * width + col);
  *      an operand shared by every batch (stride 0) gets the sum over the
@@ -197,13 +216,16 @@
 
 #define AMP_UNARY_PARAM_BACKWARD_OPS(U, X, T, CT)                                        \
     U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT) \
-    U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)
+    U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)                       \
+    U(fmod_scalar, X, T, CT) U(remainder_scalar, X, T, CT)
 #define AMP_UNARY_PARAM_BACKWARD_ROW(op, X, T, CT)                                       \
     X(op##_backward_##T, void,                                                           \
       (size_t n, const CT *x, const CT *y, const CT *dy, double p0, double p1, CT *dx),  \
       (n, x, y, dy, p0, p1, dx))
 
-#define AMP_BINARY_BACKWARD_OPS(U, X, T, CT) U(maximum, X, T, CT) U(atan2, X, T, CT) U(pow, X, T, CT)
+#define AMP_BINARY_BACKWARD_OPS(U, X, T, CT)                                             \
+    U(maximum, X, T, CT) U(atan2, X, T, CT) U(pow, X, T, CT) U(minimum, X, T, CT)        \
+    U(fmod, X, T, CT) U(remainder, X, T, CT)
 #define AMP_BINARY_BACKWARD_ROW(op, X, T, CT)                                            \
     X(op##_backward_##T, void,                                                           \
       (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride, const CT *b, \
@@ -295,6 +317,32 @@
        const CT *dy, CT *dx),                                                            \
       (ndim, shape, reduce, x, y, dy, dx))                                               \
     X(norm_backward_##T, void,                                                           \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
+       const CT *y, const CT *dy, CT *dx),                                               \
+      (ndim, shape, reduce, p, x, y, dy, dx))                                            \
+    X(glu_backward_##T, void,                                                            \
+      (int64_t outer, int64_t len, int64_t inner, const CT *x, const CT *dy, CT *dx),    \
+      (outer, len, inner, x, dy, dx))                                                    \
+    X(lerp_backward_##T, void,                                                           \
+      (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
+       const CT *end, const int64_t *end_stride, const CT *weight,                       \
+       const int64_t *weight_stride, double value, const CT *dy, CT *dx, CT *dend,       \
+       CT *dweight),                                                                     \
+      (ndim, shape, x, x_stride, end, end_stride, weight, weight_stride, value, dy, dx,  \
+       dend, dweight))                                                                   \
+    X(amax_backward_##T, void,                                                           \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *y,  \
+       const CT *dy, CT *dx),                                                            \
+      (ndim, shape, reduce, x, y, dy, dx))                                               \
+    X(max_backward_##T, void,                                                            \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *y,  \
+       const CT *dy, CT *dx),                                                            \
+      (ndim, shape, reduce, x, y, dy, dx))                                               \
+    X(var_backward_##T, void,                                                            \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
+       const CT *y, const CT *dy, CT *dx),                                               \
+      (ndim, shape, reduce, p, x, y, dy, dx))                                            \
+    X(std_backward_##T, void,                                                            \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
        const CT *y, const CT *dy, CT *dx),                                               \
       (ndim, shape, reduce, p, x, y, dy, dx))                                            \

@@ -71,10 +71,13 @@
  *                (exp(x p1) - 1) p0, PyTorch's elu with scale 1; elu is
  *                input_scale 1, celu(x, alpha) is input_scale 1 / alpha
  *                (that quotient rounded from double, as PyTorch's)
+ *   fmod_scalar       fmod(x, p0), as the binary fmod below (p1 unused)
+ *   remainder_scalar  remainder(x, p0), as the binary remainder below
  */
 #define AMP_UNARY_PARAM_OPS(U, X, T, CT)                                                 \
     U(softplus, X, T, CT) U(clamp, X, T, CT) U(pow_scalar, X, T, CT) U(rpow_scalar, X, T, CT) \
-    U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)
+    U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)                       \
+    U(fmod_scalar, X, T, CT) U(remainder_scalar, X, T, CT)
 
 /* Binary ops besides add/sub/mul/div, each with a same-shape form
  * amp_<op>_<T>(n, a, b, y) and a broadcasting one amp_<op>_bcast_<T> (the
@@ -82,8 +85,14 @@
  *   maximum  NaN if either is NaN, else the larger (+0 > -0)
  *   atan2    atan2(a, b)
  *   pow      pow(a, b)
+ *   minimum  NaN if either is NaN, else the smaller (-0 < +0)
+ *   fmod     C's fmod(a, b): the remainder of a / b truncated, with a's sign
+ *   remainder  fmod(a, b), plus b when that is not 0 and its sign differs
+ *            from b's (Python's %, PyTorch's formula: b's sign)
  */
-#define AMP_BINARY_EXTRA_OPS(B, X, T, CT) B(maximum, X, T, CT) B(atan2, X, T, CT) B(pow, X, T, CT)
+#define AMP_BINARY_EXTRA_OPS(B, X, T, CT)                                                \
+    B(maximum, X, T, CT) B(atan2, X, T, CT) B(pow, X, T, CT) B(minimum, X, T, CT)        \
+    B(fmod, X, T, CT) B(remainder, X, T, CT)
 
 #define AMP_UNARY_ROW(op, X, T, CT) X(op##_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))
 #define AMP_UNARY_PARAM_ROW(op, X, T, CT)                                                \
@@ -98,6 +107,13 @@
  *                 cond is bool (one byte, 0 or 1).
  *  addcmul        y = x + value * t1 * t2, broadcast likewise
  *  addcdiv        y = x + value * t1 / t2
+ *  lerp           y = x + w (end - x) for |w| < 1/2, else end - (end - x)
+ *                 (1 - w) (PyTorch's two forms), broadcast as addcmul;
+ *                 w is weight read through weight_stride, or the number
+ *                 `value` when weight is NULL.
+ *  glu            x [outer, len, inner] (len even) -> y [outer, len/2,
+ *                 inner]: a / (1 + exp(-b)) with a the first half of the
+ *                 middle axis and b the second (PyTorch's formula).
  *  fill           y[i] = value rounded to T
  *  pad            y = x padded by before[d] / after[d] elements on each
  *                 side of every dim d < ndim (0 for dims not padded;
@@ -123,6 +139,13 @@
        const CT *t1, const int64_t *t1_stride, const CT *t2, const int64_t *t2_stride,   \
        double value, CT *y),                                                             \
       (ndim, shape, x, x_stride, t1, t1_stride, t2, t2_stride, value, y))                \
+    X(lerp_##T, void,                                                                    \
+      (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
+       const CT *end, const int64_t *end_stride, const CT *weight,                       \
+       const int64_t *weight_stride, double value, CT *y),                               \
+      (ndim, shape, x, x_stride, end, end_stride, weight, weight_stride, value, y))      \
+    X(glu_##T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, CT *y),    \
+      (outer, len, inner, x, y))                                                         \
     X(fill_##T, void, (size_t n, double value, CT *y), (n, value, y))                    \
     X(pad_##T, void,                                                                     \
       (int ndim, const int64_t *in_shape, const int64_t *before, const int64_t *after,   \

@@ -19,6 +19,18 @@
  *      NaN propagates through amax/amin (among equal values, -0 and +0
  *      included, the first one is kept, as PyTorch).  logsumexp shifts by
  *      the max unless it is infinite, as PyTorch: all -inf gives -inf.
+ *  var, std (x, shape, reduce and y as sum; p the correction)
+ *      the sum of squared deviations from the slice's mean (two passes in
+ *      the compute type) over max(0, n - p), std its square root: n <= p
+ *      gives inf, or NaN for a slice with no spread, as PyTorch.
+ *  argmax, argmin  along the middle axis of [outer, len, inner]: y [outer,
+ *      inner] (i64) the index of the first largest (smallest) element, a
+ *      NaN counting as larger (smaller) than everything, as PyTorch; len 0
+ *      is the code generator's error (the reference writes 0).
+ *  all, any (any dtype t: float, i64, i32, bool)  y (bool, one byte 0 or
+ *      1) over the kept dims of x, shape and reduce as sum: whether every
+ *      (some) element is non-zero; NaN is non-zero, -0 is zero.  all of
+ *      nothing is 1, any of nothing 0.
  *  cumsum, cumprod
  *      along an axis of length dim and stride inner, for each of outer x
  *      inner positions; the running value is kept in the compute dtype.
@@ -117,6 +129,16 @@ enum {
     X(norm_##T, void,                                                                    \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x, CT *y), \
       (ndim, shape, reduce, p, x, y))                                                    \
+    X(var_##T, void,                                                                     \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x, CT *y), \
+      (ndim, shape, reduce, p, x, y))                                                    \
+    X(std_##T, void,                                                                     \
+      (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x, CT *y), \
+      (ndim, shape, reduce, p, x, y))                                                    \
+    X(argmax_##T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, int64_t *y), \
+      (outer, len, inner, x, y))                                                         \
+    X(argmin_##T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, int64_t *y), \
+      (outer, len, inner, x, y))                                                         \
     X(cumsum_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
       (outer, dim, inner, x, y))                                                         \
     X(cumprod_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
@@ -174,3 +196,14 @@ enum {
        const int64_t *p_stride, const CT *neg, const int64_t *n_stride, double margin,   \
        double p, double eps, int swap, int reduction, CT *y),                            \
       (N, D, a, a_stride, pos, p_stride, neg, n_stride, margin, p, eps, swap, reduction, y))
+
+/* all and any, for every dtype (amp_dtype t): see the list above. */
+#define AMP_REDUCE_ANY_DTYPE_KERNELS(X)                                                  \
+    X(all, void,                                                                         \
+      (amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce, const void *x, \
+       uint8_t *y),                                                                      \
+      (t, ndim, shape, reduce, x, y))                                                    \
+    X(any, void,                                                                         \
+      (amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce, const void *x, \
+       uint8_t *y),                                                                      \
+      (t, ndim, shape, reduce, x, y))

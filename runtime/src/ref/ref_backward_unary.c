@@ -1,8 +1,10 @@
 /*
  * ref_backward_unary.c - reference gradient kernels of amprt/backward.h for
  * the elementwise ops (the parameterless unary list, softplus, clamp,
- * pow_scalar, rpow_scalar, maximum, atan2, pow), softmax, log_softmax,
- * reverse_cumsum, and the reductions logsumexp and norm.
+ * pow_scalar, rpow_scalar, fmod_scalar, remainder_scalar, maximum, atan2,
+ * pow, minimum, fmod, remainder), softmax, log_softmax,
+ * reverse_cumsum, glu, lerp, and the reductions logsumexp, norm, amax/amin,
+ * max/min of a whole tensor, var and std.
  *
  * Formulas are PyTorch's autograd ones (tools/autograd/derivatives.yaml and
  * FunctionsManual.cpp), evaluated in ACC (f32 for f32/bf16/f16, f64 for f64)
@@ -80,6 +82,42 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
                                       b_stride, dy, da, db);                                      \
     }
 
+/* amax/amin, max()/min(), var and std over the forward's reduce mask;
+ * glu and lerp */
+#define EXTREMUM_BW(name, evenly, T)                                                              \
+    void amp_ref_##name##_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,     \
+                                       const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,            \
+                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
+    {                                                                                             \
+        REF_BODY_##T(extremum_backward)(AMP_DTYPE_##T, evenly, ndim, shape, reduce, x, y, dy, dx); \
+    }
+#define VAR_BW(name, take_sqrt, T)                                                                \
+    void amp_ref_##name##_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,     \
+                                       double p, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,  \
+                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
+    {                                                                                             \
+        REF_BODY_##T(var_backward)(AMP_DTYPE_##T, take_sqrt, ndim, shape, reduce, p, x, y, dy,    \
+                                   dx);                                                           \
+    }
+#define REDUCE_BW_KERNELS(T)                                                                      \
+    EXTREMUM_BW(amax, 0, T) EXTREMUM_BW(max, 1, T) VAR_BW(var, 0, T) VAR_BW(std, 1, T)            \
+    void amp_ref_glu_backward_##T(int64_t outer, int64_t len, int64_t inner,                      \
+                                  const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,                \
+                                  AMP_CTYPE_##T *dx)                                              \
+    {                                                                                             \
+        REF_BODY_##T(glu_backward)(AMP_DTYPE_##T, outer, len, inner, x, dy, dx);                  \
+    }                                                                                             \
+    void amp_ref_lerp_backward_##T(int ndim, const int64_t *shape, const AMP_CTYPE_##T *x,        \
+                                   const int64_t *x_stride, const AMP_CTYPE_##T *end,             \
+                                   const int64_t *end_stride, const AMP_CTYPE_##T *weight,        \
+                                   const int64_t *weight_stride, double value,                    \
+                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,                    \
+                                   AMP_CTYPE_##T *dend, AMP_CTYPE_##T *dweight)                   \
+    {                                                                                             \
+        REF_BODY_##T(lerp_backward)(AMP_DTYPE_##T, ndim, shape, x, x_stride, end, end_stride,     \
+                                    weight, weight_stride, value, dy, dx, dend, dweight);         \
+    }
+
 #define UNARY_BW_KERNELS(T)                                                                       \
     AMP_UNARY_BACKWARD_OPS(UNARY_BW_KERNEL, ~, T, AMP_CTYPE_##T)                                  \
     AMP_UNARY_PARAM_BACKWARD_OPS(PARAM_BW_KERNEL, ~, T, AMP_CTYPE_##T)                            \
@@ -112,7 +150,8 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
                                    const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                    \
     {                                                                                             \
         REF_BODY_##T(norm_backward)(AMP_DTYPE_##T, ndim, shape, reduce, p, x, y, dy, dx);         \
-    }
+    }                                                                                             \
+    REDUCE_BW_KERNELS(T)
 
 UNARY_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(UNARY_BW_KERNELS)

@@ -1,7 +1,7 @@
 /*
  * ref_elementwise.c - reference elementwise kernels: same-shape binary ops
- * (add, sub, mul, div, maximum, atan2, pow), neg and relu, tensor-scalar
- * ops, broadcasting binary ops, and addcmul/addcdiv.
+ * (add, sub, mul, div, maximum, atan2, pow, minimum, fmod, remainder), neg and relu, tensor-scalar
+ * ops, broadcasting binary ops, addcmul/addcdiv, lerp and glu.
  *
  * The bodies are in ref_elementwise.inc, compiled once computing in float
  * (f32, bf16, f16) and once in double (f64).
@@ -19,8 +19,12 @@ typedef enum {
     OP_MAXIMUM,
     OP_ATAN2,
     OP_POW,
+    OP_MINIMUM,
+    OP_FMOD,
+    OP_REMAINDER,
     OP_ADDCMUL,
-    OP_ADDCDIV
+    OP_ADDCDIV,
+    OP_LERP
 } elementwise_op;
 
 #define REF_PART "ref_elementwise.inc"
@@ -72,12 +76,18 @@ typedef enum {
     BINARY_AND_BCAST(add, OP_ADD, T) BINARY_AND_BCAST(sub, OP_SUB, T)                             \
     BINARY_AND_BCAST(mul, OP_MUL, T) BINARY_AND_BCAST(div, OP_DIV, T)                             \
     BINARY_AND_BCAST(maximum, OP_MAXIMUM, T) BINARY_AND_BCAST(atan2, OP_ATAN2, T)                 \
-    BINARY_AND_BCAST(pow, OP_POW, T)                                                              \
+    BINARY_AND_BCAST(pow, OP_POW, T) BINARY_AND_BCAST(minimum, OP_MINIMUM, T)                     \
+    BINARY_AND_BCAST(fmod, OP_FMOD, T) BINARY_AND_BCAST(remainder, OP_REMAINDER, T)               \
     UNARY(neg, T) UNARY(relu, T)                                                                  \
     SCALAR(add, OP_ADD, 0, T) SCALAR(sub, OP_SUB, 0, T)                                           \
     SCALAR(mul, OP_MUL, 0, T) SCALAR(div, OP_DIV, 0, T)                                           \
     SCALAR(rsub, OP_SUB, 1, T) SCALAR(rdiv, OP_DIV, 1, T)                                         \
-    TERNARY(addcmul, OP_ADDCMUL, T) TERNARY(addcdiv, OP_ADDCDIV, T)
+    TERNARY(addcmul, OP_ADDCMUL, T) TERNARY(addcdiv, OP_ADDCDIV, T) TERNARY(lerp, OP_LERP, T)         \
+    void amp_ref_glu_##T(int64_t outer, int64_t len, int64_t inner, const AMP_CTYPE_##T *x,       \
+                         AMP_CTYPE_##T *y)                                                        \
+    {                                                                                             \
+        REF_BODY_##T(glu)(AMP_DTYPE_##T, outer, len, inner, x, y);                                \
+    }
 
 ELEMENTWISE_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(ELEMENTWISE_KERNELS)

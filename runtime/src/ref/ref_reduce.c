@@ -1,6 +1,7 @@
 /*
  * ref_reduce.c - reference reductions over a per-dim mask (sum, mean, prod,
- * logsumexp, amax, amin, norm), scans (cumsum, cumprod) and trace.
+ * logsumexp, amax, amin, norm, var, std, and all/any of any dtype), argmax
+ * and argmin along an axis, scans (cumsum, cumprod) and trace.
  *
  * The bodies are written once, in ref_reduce.inc, and instantiated twice
  * by ref_acc_twice.h: with ACC float for f32/bf16/f16 (PyTorch's opmath on
@@ -69,6 +70,26 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
     {                                                                                             \
         REF_BODY_##T(norm)(AMP_DTYPE_##T, ndim, shape, reduce, p, x, y);                          \
     }                                                                                             \
+    void amp_ref_var_##T(int ndim, const int64_t *shape, const uint8_t *reduce, double p,         \
+                         const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                                \
+    {                                                                                             \
+        REF_BODY_##T(variance)(AMP_DTYPE_##T, 0, ndim, shape, reduce, p, x, y);                   \
+    }                                                                                             \
+    void amp_ref_std_##T(int ndim, const int64_t *shape, const uint8_t *reduce, double p,         \
+                         const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                                \
+    {                                                                                             \
+        REF_BODY_##T(variance)(AMP_DTYPE_##T, 1, ndim, shape, reduce, p, x, y);                   \
+    }                                                                                             \
+    void amp_ref_argmax_##T(int64_t outer, int64_t len, int64_t inner, const AMP_CTYPE_##T *x,    \
+                            int64_t *y)                                                           \
+    {                                                                                             \
+        REF_BODY_##T(arg_extreme)(AMP_DTYPE_##T, 1, outer, len, inner, x, y);                     \
+    }                                                                                             \
+    void amp_ref_argmin_##T(int64_t outer, int64_t len, int64_t inner, const AMP_CTYPE_##T *x,    \
+                            int64_t *y)                                                           \
+    {                                                                                             \
+        REF_BODY_##T(arg_extreme)(AMP_DTYPE_##T, 0, outer, len, inner, x, y);                     \
+    }                                                                                             \
     void amp_ref_cumsum_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x,    \
                             AMP_CTYPE_##T *y)                                                     \
     {                                                                                             \
@@ -86,3 +107,28 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
 
 REDUCE_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(REDUCE_KERNELS)
+
+/* all (want_all 1) and any of any dtype: an element is true when it is
+ * not zero (amp_ldd is exact for that test in every dtype; NaN is true). */
+static void truth_reduce(int want_all, amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce,
+                         const void *x, uint8_t *y)
+{
+    int64_t kept = count_of(ndim, shape, reduce, 0), reduced = count_of(ndim, shape, reduce, 1);
+    for (int64_t o = 0; o < kept; o++) {
+        int64_t base = offset_in_x(o, ndim, shape, reduce, 0);
+        uint8_t acc = (uint8_t)want_all;
+        for (int64_t r = 0; r < reduced && acc == want_all; r++)
+            acc = (uint8_t)(amp_ldd(t, x, base + offset_in_x(r, ndim, shape, reduce, 1)) != 0);
+        y[o] = acc;
+    }
+}
+
+void amp_ref_all(amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce, const void *x, uint8_t *y)
+{
+    truth_reduce(1, t, ndim, shape, reduce, x, y);
+}
+
+void amp_ref_any(amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce, const void *x, uint8_t *y)
+{
+    truth_reduce(0, t, ndim, shape, reduce, x, y);
+}

@@ -1,7 +1,8 @@
 /*
  * ref_unary.c - reference unary elementwise kernels of amprt/elementwise.h:
  * the parameterless ops (exp ... silu) and those with two scalar
- * parameters (softplus, clamp, pow_scalar, rpow_scalar).
+ * parameters (softplus, clamp, pow_scalar, rpow_scalar, hardtanh,
+ * leaky_relu, elu, fmod_scalar, remainder_scalar).
  *
  * y[i] = f(x[i]) computed in f32 (f64 for f64) and rounded once; y may
  * alias x, since each element is read before it is written. The bodies
