@@ -147,7 +147,7 @@ test-golden: $(BUILD)/ampc
 
 # Hostile inputs under time and memory bounds: documented exit codes and
 # messages, no file lost (tests/hostile/run.sh).
-test-hostile: $(BUILD)/ampc
+test-hostile: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/hostile/run.sh $(BUILD)
 
 test-e2e: $(BUILD)/ampc $(BUILD)/libamprt.a

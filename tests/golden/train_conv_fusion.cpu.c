@@ -5,14 +5,33 @@
  */
 #include "train_conv_fusion.cpu.h"
 
+#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x323273c51d0fbbfdu
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t trainconv_arena_bytes(const trainconv_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TRAINCONV_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (1024.0*(double)B
+        + 8.0*(double)B
+        + 512.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 1536));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(288);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(512*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *trainconv_strerror(int code)
@@ -182,7 +201,10 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TRAINCONV_ARENA_BYTES(B))
+    const size_t arena_need = trainconv_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4, 8, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -628,8 +650,50 @@ int trainconv_load(trainconv_train_state *s, const char *path)
 size_t trainconv_train_arena_bytes(const trainconv_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TRAINCONV_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (1024.0*(double)B
+        + 8.0*(double)B
+        + 512.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 576));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(288);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(576);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 288));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(3072);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(12*B, 1536));
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs, trainconv_outputs *outputs,
@@ -652,7 +716,10 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TRAINCONV_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = trainconv_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4, 8, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

@@ -5,14 +5,35 @@
  */
 #include "train_loss_reread.tpu.h"
 
+#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x74644ff5a32f5421u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t reread_arena_bytes(const reread_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return REREAD_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B
+        + 8.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(24);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *reread_strerror(int code)
@@ -113,7 +134,10 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < REREAD_ARENA_BYTES(B))
+    const size_t arena_need = reread_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -359,8 +383,31 @@ int reread_load(reread_train_state *s, const char *path)
 size_t reread_train_arena_bytes(const reread_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return REREAD_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B
+        + 8.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(REREAD_MAX_(8*B, 12));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(48);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(REREAD_MAX_(12*B, 24));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_outputs *outputs,
@@ -382,7 +429,10 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < REREAD_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = reread_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */

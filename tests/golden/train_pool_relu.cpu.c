@@ -5,14 +5,35 @@
  */
 #include "train_pool_relu.cpu.h"
 
+#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0xc2531a5c84ee6313u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t trainpoolrelu_arena_bytes(const trainpoolrelu_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TRAINPOOLRELU_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (768.0*(double)B
+        + 8.0*(double)B
+        + 384.0*(double)B
+        + 512.0*(double)B
+        + 128.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(128*B, 384));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *trainpoolrelu_strerror(int code)
@@ -128,7 +149,10 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TRAINPOOLRELU_ARENA_BYTES(B))
+    const size_t arena_need = trainpoolrelu_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 3, 8, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -422,8 +446,43 @@ int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path)
 size_t trainpoolrelu_train_arena_bytes(const trainpoolrelu_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TRAINPOOLRELU_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (768.0*(double)B
+        + 8.0*(double)B
+        + 384.0*(double)B
+        + 512.0*(double)B
+        + 128.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(384*B, 432));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(216);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(512*B, 216));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(768);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(128*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(4, 128*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(12*B, 384));
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inputs *inputs, trainpoolrelu_outputs *outputs,
@@ -448,7 +507,10 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TRAINPOOLRELU_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = trainpoolrelu_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 3, 8, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

@@ -5,14 +5,34 @@
  */
 #include "train_relu_mlp.cpu.h"
 
+#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0xa269056502753125u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t twolayer_arena_bytes(const twolayer_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TWOLAYER_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (32.0*(double)B
+        + 8.0*(double)B
+        + 16.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(256);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(32);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(32*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *twolayer_strerror(int code)
@@ -136,7 +156,10 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
         + 8.0*(double)B
         + 16.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TWOLAYER_ARENA_BYTES(B))
+    const size_t arena_need = twolayer_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -516,8 +539,42 @@ int twolayer_load(twolayer_train_state *s, const char *path)
 size_t twolayer_train_arena_bytes(const twolayer_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TWOLAYER_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (32.0*(double)B
+        + 8.0*(double)B
+        + 16.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 64));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(512);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(32);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 256));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(128);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(256);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 32));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(8);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, twolayer_outputs *outputs,
@@ -538,7 +595,10 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         + 8.0*(double)B
         + 16.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TWOLAYER_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = twolayer_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

@@ -5,14 +5,31 @@
  */
 #include "train_residual.tpu.h"
 
+#if !defined(RESIDUAL_INTERFACE_HASH) || RESIDUAL_INTERFACE_HASH != 0x2e2720d3fb4a7fa9u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t residual_arena_bytes(const residual_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return RESIDUAL_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (32.0*(double)B
+        + 8.0*(double)B
+        + 16.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(32*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(32*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(32*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *residual_strerror(int code)
@@ -101,7 +118,10 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
         + 8.0*(double)B
         + 16.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < RESIDUAL_ARENA_BYTES(B))
+    const size_t arena_need = residual_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -370,8 +390,27 @@ int residual_load(residual_train_state *s, const char *path)
 size_t residual_train_arena_bytes(const residual_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return RESIDUAL_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (32.0*(double)B
+        + 8.0*(double)B
+        + 16.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(32*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(RESIDUAL_MAX_(32*B, 256));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(32*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(RESIDUAL_MAX_(16*B, 256));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += RESIDUAL_PAD_(128);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int residual_backward(residual_train_state *s, const residual_inputs *inputs, residual_outputs *outputs,
@@ -392,7 +431,10 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         + 8.0*(double)B
         + 16.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < RESIDUAL_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = residual_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

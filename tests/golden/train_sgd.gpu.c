@@ -5,14 +5,32 @@
  */
 #include "train_sgd.gpu.h"
 
+#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0xd188ae913b3aada1u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t tiny_arena_bytes(const tiny_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TINY_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B
+        + 8.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(24);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(6);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *tiny_strerror(int code)
@@ -113,7 +131,10 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TINY_ARENA_BYTES(B))
+    const size_t arena_need = tiny_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -382,8 +403,31 @@ int tiny_load(tiny_train_state *s, const char *path)
 size_t tiny_train_arena_bytes(const tiny_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TINY_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B
+        + 8.0*(double)B
+        + 6.0*(double)B
+        + 12.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(TINY_MAX_(8*B, 12));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(48);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(6);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(24);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(TINY_MAX_(12*B, 6));
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *outputs,
@@ -405,7 +449,10 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
         + 6.0*(double)B
         + 12.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TINY_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = tiny_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */

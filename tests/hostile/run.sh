@@ -163,6 +163,59 @@ expect "an endless standard input (yes model) stops at the source limit" 1 "^<st
 expect "out of memory: exit 3 with a message" 3 "^ampc: error: out of memory" \
     sh -c "ulimit -v 60000 && exec '$AMPC' '$ROOT/tests/fuzz/crashers/resolve-lookup-quadratic-timeout.amp' -o x.c"
 
+# ---- 2. a .c beside a stale .h fails to compile --------------------------------
+CFLAGS_EMIT="-std=c99 -Wall -Wextra -Wtype-limits -pedantic -Werror -I$ROOT/runtime/include"
+mkdir -p "$W/pair_old" "$W/pair_new"
+printf 'model Pair(B) {\n  input x: f32[B, 4]\n  param w: f32[2, 4]\n  y = linear(x, w)\n  output y\n}\n' >"$W/pair.amp"
+expect "pair: the old model compiles" 0 "" "$AMPC" pair.amp -o pair_old/pair.c
+printf 'model Pair(B) {\n  input x: f32[B, 4]\n  param w: f32[3, 4]\n  param b: f32[3]\n  y = linear(x, w, b)\n  output y\n}\n' >"$W/pair.amp"
+expect "pair: the new model compiles" 0 "" "$AMPC" pair.amp -o pair_new/pair.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/pair_new/pair.c" 2>"$W/err"; then
+    ok "pair: a .c with its own .h compiles"
+else
+    bad "pair: a .c with its own .h compiles"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+cp "$W/pair_old/pair.h" "$W/pair_new/pair.h"
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/pair_new/pair.c" 2>"$W/err"; then
+    bad "pair: the new .c beside the old .h fails to compile"
+elif grep -q "error: #error \"the header included is not the one generated with this file" "$W/err"; then
+    ok "pair: the new .c beside the old .h fails to compile, saying why"
+else
+    bad "pair: the new .c beside the old .h fails at the #error, not later"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
+# ---- 11. zero-size parameters: the emitted C is warning-free -----------------
+printf 'model Empty(B) {\n  input x: f32[B, 0]\n  param w: f32[0]\n  param v: f32[3, 0]\n  y = x + w\n  output y\n}\n' >"$W/empty.amp"
+expect "zero-size parameters compile" 0 "" "$AMPC" empty.amp -o empty.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/empty.c" 2>"$W/err"; then
+    ok "zero-size parameters: gcc -Wall -Wextra -pedantic -Werror accepts the C"
+else
+    bad "zero-size parameters: gcc -Wall -Wextra -pedantic -Werror accepts the C"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+printf 'model EmptyTrain(B) {\n  input x: f32[B, 0]\n  param w: f32[0]\n  y = x + w\n  loss = sum(y)\n  output loss\n  minimize loss\n  train {\n    optimizer = sgd(lr=0.1)\n  }\n}\n' >"$W/empty_train.amp"
+expect "zero-size trainable parameters compile" 0 "" "$AMPC" empty_train.amp -o empty_train.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/empty_train.c" 2>"$W/err"; then
+    ok "zero-size trainable parameters: gcc -Werror accepts the training step"
+else
+    bad "zero-size trainable parameters: gcc -Werror accepts the training step"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
+# ---- 12. <prefix>_arena_bytes saturates, UBSan-clean up to INT64_MAX ---------
+# (tests/hostile/arena_bytes.c says what it checks)
+LIBAMPRT=$(cd "$BUILD" && pwd)/libamprt.a
+expect "arena.amp compiles" 0 "" "$AMPC" "$CASES/arena.amp" -o arena.c
+if cc $CFLAGS_EMIT -O1 -fsanitize=undefined -fno-sanitize-recover=all -I"$W" -o "$W/arena_bytes" \
+        "$ROOT/tests/hostile/arena_bytes.c" "$W/arena.c" "$LIBAMPRT" -lm -lpthread 2>"$W/err"; then
+    expect "arena bytes: exact in range, SIZE_MAX past it, _forward refuses (UBSan)" 0 "" "$W/arena_bytes"
+else
+    bad "arena bytes: the UBSan test program builds"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
 # ---- the fuzzers' corpora -------------------------------------------------------
 # Each seed and saved crasher compiles or fails with a documented code, within
 # the bounds (the weights files through --embed-weights).
