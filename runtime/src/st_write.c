@@ -7,8 +7,11 @@
  * region starts 8-aligned), then the tensors' bytes back to back in the
  * order given, little-endian.  The JSON is
  *
- *   {"__metadata__":{"format":"pt"},"NAME":{"dtype":"F32","shape":[2,3],
- *    "data_offsets":[0,24]},...}
+ *   {"__metadata__":{"format":"pt","crc32c":"1a2b3c4d"},"NAME":{"dtype":
+ *    "F32","shape":[2,3],"data_offsets":[0,24]},...}
+ *
+ * where crc32c is the CRC-32C of the data region (amp_st_crc32c), which
+ * the reader verifies.
  *
  * with names escaped as JSON requires (\" \\ \b \f \n \r \t, \u00XX for
  * other control characters) and other bytes, valid UTF-8, kept as they
@@ -219,10 +222,14 @@ static int check_entries(const amp_st_entry *tensors, int n, uint64_t *nbytes)
 }
 
 /* The JSON header, padded with spaces to a multiple of 8. */
-static int build_header(const amp_st_entry *tensors, int n, const uint64_t *nbytes, st_buf *b)
+static int build_header(const amp_st_entry *tensors, int n, const uint64_t *nbytes, uint32_t crc, st_buf *b)
 {
     uint64_t offset = 0;
-    put_str(b, "{\"__metadata__\":{\"format\":\"pt\"}");
+    char crc_hex[9];
+    snprintf(crc_hex, sizeof crc_hex, "%08" PRIx32, crc);
+    put_str(b, "{\"__metadata__\":{\"format\":\"pt\",\"crc32c\":\"");
+    put_str(b, crc_hex);
+    put_str(b, "\"}");
     for (int i = 0; i < n; i++) {
         const amp_st_entry *e = &tensors[i];
         put_str(b, ",");
@@ -282,6 +289,32 @@ static int write_le(FILE *fp, const void *data, uint64_t nbytes, size_t esize)
         nbytes -= len;
     }
     return 0;
+}
+
+/* CRC-32C of the data region as write_le writes it (little-endian). */
+static uint32_t data_crc(const amp_st_entry *tensors, int n, const uint64_t *nbytes)
+{
+    uint32_t crc = 0;
+    unsigned char chunk[4096]; /* a multiple of every element size */
+    for (int i = 0; i < n; i++) {
+        const unsigned char *p = tensors[i].data;
+        uint64_t left = nbytes[i];
+        size_t esize = amp_dtype_size(tensors[i].dtype);
+        if (esize == 1 || host_is_little_endian()) {
+            crc = amp_st_crc32c(crc, p, (size_t)left);
+            continue;
+        }
+        while (left > 0) {
+            size_t len = left < sizeof chunk ? (size_t)left : sizeof chunk;
+            for (size_t off = 0; off < len; off += esize)
+                for (size_t k = 0; k < esize; k++)
+                    chunk[off + k] = p[off + esize - 1 - k];
+            crc = amp_st_crc32c(crc, chunk, len);
+            p += len;
+            left -= len;
+        }
+    }
+    return crc;
 }
 
 /* Writes and syncs the whole file through fd, and closes it. 0 or -1. */
@@ -358,7 +391,7 @@ int amp_st_write(const char *path, const amp_st_entry *tensors, int n)
         return AMP_ERR_OUT_OF_MEMORY;
     status = check_entries(tensors, n, nbytes);
     if (status == AMP_OK)
-        status = build_header(tensors, n, nbytes, &header);
+        status = build_header(tensors, n, nbytes, data_crc(tensors, n, nbytes), &header);
     if (status == AMP_OK) {
         tmp = malloc(strlen(path) + sizeof ".tmpXXXXXX");
         if (!tmp)

@@ -163,6 +163,23 @@ expect "an endless standard input (yes model) stops at the source limit" 1 "^<st
 expect "out of memory: exit 3 with a message" 3 "^ampc: error: out of memory" \
     sh -c "ulimit -v 60000 && exec '$AMPC' '$ROOT/tests/fuzz/crashers/resolve-lookup-quadratic-timeout.amp' -o x.c"
 
+# ---- 4. weights that are not a regular file are refused unread ----------------
+# (each would read without end, or block: bounded() turns that into a failure)
+for dev in /dev/zero /dev/urandom /; do
+    expect "--embed-weights=$dev is refused unread" 1 "--embed-weights $dev: the weights path is not a regular file" \
+        "$AMPC" "$CASES/lib_user.amp" -o x.c --embed-weights="$dev"
+done
+rm -f "$W/fifo.safetensors" && mkfifo "$W/fifo.safetensors"
+expect "--embed-weights=a FIFO without a writer is refused, not waited on" 1 "the weights path is not a regular file" \
+    "$AMPC" "$CASES/lib_user.amp" -o x.c --embed-weights=fifo.safetensors
+# a valid header naming 32 bytes, then 8 GiB of holes: refused from the size
+printf '\100\000\000\000\000\000\000\000{"w":{"dtype":"F32","shape":[2,4],"data_offsets":[0,32]}}       ' >"$W/sparse.safetensors"
+head -c 32 /dev/zero >>"$W/sparse.safetensors"
+truncate -s 8G "$W/sparse.safetensors" 2>/dev/null || dd if=/dev/zero of="$W/sparse.safetensors" bs=1 count=1 seek=8589934591 2>/dev/null
+expect "--embed-weights of 8 GiB past what the header names: refused unread" 1 "tensor data offsets overlap, leave gaps or do not cover the data" \
+    "$AMPC" "$CASES/lib_user.amp" -o x.c --embed-weights=sparse.safetensors
+rm -f "$W/sparse.safetensors"
+
 # ---- 2. a .c beside a stale .h fails to compile --------------------------------
 CFLAGS_EMIT="-std=c99 -Wall -Wextra -Wtype-limits -pedantic -Werror -I$ROOT/runtime/include"
 mkdir -p "$W/pair_old" "$W/pair_new"
