@@ -233,6 +233,57 @@ else
     sed 's/^/    /' "$W/err" | head -5
 fi
 
+# ---- 15. an output is replaced only when its bytes change ------------------------
+# Old time stamps on the outputs, then compile again: unchanged bytes keep
+# them (Ninja's restat then rebuilds nothing downstream); a real change
+# replaces the file.
+mkdir -p "$W/restat" && cp "$CASES/uses_lib.amp" "$CASES/lib.amp" "$W/restat/"
+( cd "$W/restat" && "$AMPC" uses_lib.amp -o m.c -MD ) >/dev/null 2>&1
+touch -t 200001010000 "$W/restat/m.c" "$W/restat/m.h" "$W/restat/m.d"
+touch -t 200101010000 "$W/restat/stamp"
+expect "restat: the same compilation again" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c -MD"
+if [ "$W/restat/m.c" -nt "$W/restat/stamp" ] || [ "$W/restat/m.h" -nt "$W/restat/stamp" ] ||
+    [ "$W/restat/m.d" -nt "$W/restat/stamp" ]; then
+    bad "restat: unchanged outputs keep their time stamps"
+else
+    ok "restat: unchanged outputs keep their time stamps"
+fi
+printf '# a comment-only edit\n' >>"$W/restat/lib.amp"
+expect "restat: a comment-only edit of an import" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c -MD"
+if [ "$W/restat/m.c" -nt "$W/restat/stamp" ]; then
+    bad "restat: a comment-only edit of an import leaves m.c alone"
+else
+    ok "restat: a comment-only edit of an import leaves m.c alone"
+fi
+printf '# a comment in the model: its hash is in the provenance comment\n' >>"$W/restat/uses_lib.amp"
+expect "restat: an edit of the model" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c -MD"
+if [ "$W/restat/m.c" -nt "$W/restat/stamp" ] && [ "$W/restat/m.h" -nt "$W/restat/stamp" ]; then
+    ok "restat: changed outputs are replaced"
+else
+    bad "restat: changed outputs are replaced"
+fi
+
+# ---- 14. temporaries of killed runs do not pile up ----------------------------------
+# A killed ampc leaves at most "<output>.tmp", which the next run reuses.
+printf 'half-written' >"$W/restat/m.c.tmp"
+printf 'half-written' >"$W/restat/m.h.tmp"
+printf '# another edit\n' >>"$W/restat/uses_lib.amp"
+expect "stale temporaries: the next compilation succeeds" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c"
+left=$(cd "$W/restat" && ls | grep -c '\.tmp')
+if [ "$left" -eq 0 ]; then ok "stale temporaries: reused and gone"; else bad "stale temporaries: reused and gone ($left left)"; fi
+i=0
+while [ $i -lt 10 ]; do
+    printf '# edit %s\n' "$i" >>"$W/restat/uses_lib.amp"
+    (cd "$W/restat" && exec "$AMPC" uses_lib.amp -o m.c) >/dev/null 2>&1 &
+    pid=$!
+    sleep 0.0$i 2>/dev/null || true
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    i=$((i + 1))
+done
+left=$(cd "$W/restat" && ls | grep -c '\.tmp')
+if [ "$left" -le 2 ]; then ok "10 killed compilations leave at most m.c.tmp and m.h.tmp ($left)"; else bad "10 killed compilations leave at most m.c.tmp and m.h.tmp ($left left)"; fi
+
 # ---- the fuzzers' corpora -------------------------------------------------------
 # Each seed and saved crasher compiles or fails with a documented code, within
 # the bounds (the weights files through --embed-weights).
