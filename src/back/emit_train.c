@@ -255,6 +255,58 @@ static void emit_init(Emitter *e, Buf *o)
     buf_puts(o, "}\n\n");
 }
 
+/* In <prefix>_load, before anything is copied: every scalar of the
+ * checkpoint read into a copy of the state and checked against the range
+ * a run can reach, so a file that is well formed but wrong (a NaN
+ * learning rate, a zero loss scale, a micro_step past the accumulation)
+ * gives AMP_ERR_CHECKPOINT_VALUE and changes nothing.  The learning rate
+ * may be 0 (a schedule's end, as torch.optim allows); the tracker stays
+ * below growth_interval, and at 0 without a dynamic scaler. */
+static void emit_scalar_checks(Emitter *e, Buf *o)
+{
+    const TrainConfig *t = e->c->train;
+    const char *p = e->prefix;
+    static const struct { const char *key, *field, *dtype; } scalars[] = {
+        {"optimizer.lr", "lr", "AMP_F64"},
+        {"optimizer.step", "step", "AMP_I64"},
+        {"scaler.scale", "scale", "AMP_F32"},
+        {"scaler.growth_tracker", "growth_tracker", "AMP_I32"},
+        {"train.last_step_skipped", "last_step_skipped", "AMP_I32"},
+        {"train.skipped_steps", "skipped_steps", "AMP_I64"},
+        {"train.micro_step", "micro_step", "AMP_I64"},
+        {"train.grad_live", "grad_live", "AMP_I32"},
+        {"train.rng_offset", "rng_offset", "AMP_I64"},
+    };
+    buf_printf(o, "    /* every scalar in range before anything is copied */\n    {\n        %s_train_state v = *s;\n", p);
+    for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
+        if (strcmp(scalars[k].field, "rng_offset") == 0 && !draws_random(e))
+            continue;
+        buf_printf(o, "        %samp_st_load(file, \"%s\", %s, 0, NULL, &v.%s);\n", k ? "if (rc == AMP_OK)\n            rc = " : "rc = ",
+                   scalars[k].key, scalars[k].dtype, scalars[k].field);
+    }
+    Buf cond;
+    buf_init(&cond, e->c->arena);
+    buf_puts(&cond, "!isfinite(v.lr) || v.lr < 0.0");
+    if (t->scaler == SCALER_NONE)
+        buf_puts(&cond, " || v.scale != 1.0f");
+    else
+        buf_puts(&cond, " || !isfinite(v.scale) || v.scale <= 0.0f");
+    if (t->scaler == SCALER_DYNAMIC && t->growth_interval > 0)
+        buf_printf(&cond, " ||\n            v.growth_tracker < 0 || v.growth_tracker >= %lld", (long long)t->growth_interval);
+    else if (t->scaler == SCALER_DYNAMIC)
+        buf_puts(&cond, " ||\n            v.growth_tracker < 0");
+    else
+        buf_puts(&cond, " ||\n            v.growth_tracker != 0");
+    buf_printf(&cond, " || v.step < 0 || v.skipped_steps < 0 ||\n            v.micro_step < 0 || v.micro_step >= %lld",
+               (long long)t->accumulate);
+    buf_puts(&cond, " || (v.grad_live != 0 && v.grad_live != 1) ||\n"
+                    "            (v.last_step_skipped != 0 && v.last_step_skipped != 1)");
+    if (draws_random(e))
+        buf_puts(&cond, " || v.rng_offset < 0");
+    buf_printf(o, "        if (rc == AMP_OK && (%s))\n            rc = AMP_ERR_CHECKPOINT_VALUE;\n", cond.data);
+    buf_puts(o, "        if (rc != AMP_OK) {\n            amp_st_close(file);\n            return rc;\n        }\n    }\n");
+}
+
 static void emit_checkpoint(Emitter *e, Buf *o)
 {
     Ctx *c = e->c;
@@ -288,6 +340,7 @@ static void emit_checkpoint(Emitter *e, Buf *o)
                   "            return !t ? AMP_ERR_WEIGHTS_MISSING : t->dtype != entries[i].dtype ? AMP_ERR_WEIGHTS_DTYPE\n"
                   "                                                                                : AMP_ERR_WEIGHTS_SHAPE;\n"
                   "        }\n    }\n", n);
+    emit_scalar_checks(e, o);
     buf_printf(o, "    for (int i = 0; i < %d && rc == AMP_OK; i++)\n"
                   "        rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,\n"
                   "                         (void *)(uintptr_t)entries[i].data);\n", n);

@@ -529,6 +529,34 @@ int twolayer_load(twolayer_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
+    /* every scalar in range before anything is copied */
+    {
+        twolayer_train_state v = *s;
+        rc = amp_st_load(file, "optimizer.lr", AMP_F64, 0, NULL, &v.lr);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "optimizer.step", AMP_I64, 0, NULL, &v.step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.scale", AMP_F32, 0, NULL, &v.scale);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.growth_tracker", AMP_I32, 0, NULL, &v.growth_tracker);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.last_step_skipped", AMP_I32, 0, NULL, &v.last_step_skipped);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.skipped_steps", AMP_I64, 0, NULL, &v.skipped_steps);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.micro_step", AMP_I64, 0, NULL, &v.micro_step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.grad_live", AMP_I32, 0, NULL, &v.grad_live);
+        if (rc == AMP_OK && (!isfinite(v.lr) || v.lr < 0.0 || v.scale != 1.0f ||
+            v.growth_tracker != 0 || v.step < 0 || v.skipped_steps < 0 ||
+            v.micro_step < 0 || v.micro_step >= 1 || (v.grad_live != 0 && v.grad_live != 1) ||
+            (v.last_step_skipped != 0 && v.last_step_skipped != 1)))
+            rc = AMP_ERR_CHECKPOINT_VALUE;
+        if (rc != AMP_OK) {
+            amp_st_close(file);
+            return rc;
+        }
+    }
     for (int i = 0; i < 20 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);

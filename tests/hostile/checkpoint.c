@@ -125,10 +125,15 @@ int main(void)
         {"scaler.growth_tracker", 0, 0, 0, -1}, {"scaler.growth_tracker", 0, 0, 0, 3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const void *value = strcmp(bad[i].name, "optimizer.lr") == 0   ? (const void *)&bad[i].f64
-                            : strcmp(bad[i].name, "scaler.scale") == 0 ? (const void *)&bad[i].f32
-                            : strstr(bad[i].name, "step") || strstr(bad[i].name, "rng") ? (const void *)&bad[i].i64
-                                                                                        : (const void *)&bad[i].i32;
+        /* each scalar in its checkpoint dtype: lr f64, scale f32, the
+         * counters i64, the flags and the tracker i32 */
+        const char *name = bad[i].name;
+        const void *value = strcmp(name, "optimizer.lr") == 0   ? (const void *)&bad[i].f64
+                            : strcmp(name, "scaler.scale") == 0 ? (const void *)&bad[i].f32
+                            : strcmp(name, "optimizer.step") == 0 || strcmp(name, "train.skipped_steps") == 0 ||
+                                      strcmp(name, "train.micro_step") == 0 || strcmp(name, "train.rng_offset") == 0
+                                ? (const void *)&bad[i].i64
+                                : (const void *)&bad[i].i32;
         int rc;
         write_with("good.safetensors", "bad.safetensors", bad[i].name, value);
         rc = resume_load(&s, "bad.safetensors");
@@ -139,14 +144,14 @@ int main(void)
         check(memcmp(storage, snapshot, sizeof storage) == 0 && memcmp(&s, &before, sizeof s) == 0, what);
     }
 
-    /* a flipped bit in the data region: every 61st bit */
+    /* a flipped bit in the data region: every 797th bit */
     size_t len;
     unsigned char *b = read_all("good.safetensors", &len);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--)
         n = n << 8 | b[i];
     int flips = 0, caught = 0;
-    for (size_t bit = 8 * (8 + (size_t)n); bit < 8 * len; bit += 61) {
+    for (size_t bit = 8 * (8 + (size_t)n); bit < 8 * len; bit += 797) {
         b[bit / 8] ^= (unsigned char)(1u << bit % 8);
         write_all("flipped.safetensors", b, len);
         b[bit / 8] ^= (unsigned char)(1u << bit % 8);

@@ -263,6 +263,21 @@ else
     bad "restat: changed outputs are replaced"
 fi
 
+# ---- 13. checkpoints: every scalar validated, the data checksummed ---------------
+# (tests/hostile/checkpoint.c says what it checks, killed saves included)
+mkdir -p "$W/checkpoint"
+expect "resume.amp compiles" 0 "" "$AMPC" "$ROOT/tests/train/resume.amp" -t gpu -o checkpoint/resume.c
+if cc $CFLAGS_EMIT -D_GNU_SOURCE -O1 -fsanitize=undefined -fno-sanitize-recover=all -I"$W/checkpoint" \
+        -o "$W/checkpoint/check" "$ROOT/tests/hostile/checkpoint.c" "$W/checkpoint/resume.c" "$LIBAMPRT" -lm -lpthread \
+        2>"$W/err"; then
+    expect "checkpoints: bad scalars refused, bit flips caught, old format loads, killed saves clean up" 0 "" \
+        sh -c "cd checkpoint && exec ./check"
+    [ "$rc" -eq 0 ] || sed 's/^/    /' "$W/out" | head -10
+else
+    bad "checkpoints: the test program builds"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
 # ---- 14. temporaries of killed runs do not pile up ----------------------------------
 # A killed ampc leaves at most "<output>.tmp", which the next run reuses.
 printf 'half-written' >"$W/restat/m.c.tmp"
