@@ -13,7 +13,7 @@
  *   - any ASan / UBSan / LSan report, or a hang (-timeout);
  *   - a broken contract of amp_st_parse (checked below, abort()):
  *       * it returns AMP_OK with a file, or one of the weights statuses
- *         (or out of memory) with *out NULL;
+ *         (a checksum mismatch included, or out of memory) with *out NULL;
  *       * on AMP_OK: tensors are numbered in data order and tile the data
  *         region exactly, each inside the input, of the size its dtype and
  *         shape say, at most 8 dims, names NUL-terminated and findable by
@@ -63,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != AMP_OK) {
         check(f == NULL, "*out not NULL after an error");
         check(rc == AMP_ERR_WEIGHTS_TRUNCATED || rc == AMP_ERR_WEIGHTS_HEADER || rc == AMP_ERR_WEIGHTS_OFFSETS ||
-                  rc == AMP_ERR_WEIGHTS_SHAPE || rc == AMP_ERR_WEIGHTS_DTYPE || rc == AMP_ERR_OUT_OF_MEMORY,
+                  rc == AMP_ERR_WEIGHTS_SHAPE || rc == AMP_ERR_WEIGHTS_DTYPE || rc == AMP_ERR_WEIGHTS_CHECKSUM ||
+                  rc == AMP_ERR_OUT_OF_MEMORY,
               "unexpected status");
         free(copy);
         return 0;
