@@ -334,11 +334,13 @@ static int open_temporary(const char *tmp)
         int fd = open(tmp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
             return -1;
-        while (flock(fd, LOCK_EX) != 0) {
-            if (errno != EINTR) {
-                close(fd);
-                return -1;
-            }
+        int rc;
+        while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+            ;
+        /* a file system without locks: go on unlocked, as a lone saver */
+        if (rc != 0 && errno != ENOLCK && errno != EOPNOTSUPP && errno != ENOSYS) {
+            close(fd);
+            return -1;
         }
         if (fstat(fd, &held) == 0 && lstat(tmp, &named) == 0 && held.st_dev == named.st_dev &&
             held.st_ino == named.st_ino && S_ISREG(held.st_mode)) {
