@@ -1,14 +1,15 @@
 /* fuzz_safetensors.c: libFuzzer target for the safetensors reader of libamprt.
  *
  * The input bytes are a whole safetensors file, given to amp_st_parse.
- * Build (from the top of the repository; not wired into run.sh yet):
+ * Build (from the top of the repository; tests/fuzz/run-safetensors.sh
+ * does this):
  *
  *   clang -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -Iruntime/include \
  *       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *       -o build/fuzz/fuzz_safetensors tests/fuzz/fuzz_safetensors.c $SRCS -lm -lpthread
+ *       -o build/fuzz/fuzz_safetensors tests/fuzz/fuzz_safetensors.c $SRCS -lm
  *
- * with SRCS every runtime source, runtime/src/NAME.c (the library is
- * compiled with the fuzzer's instrumentation too).
+ * with SRCS the reader and what it calls: runtime/src/safetensors.c,
+ * dtype.c and status.c (compiled with the fuzzer's instrumentation too).
  * What counts as a finding:
  *   - any ASan / UBSan / LSan report, or a hang (-timeout);
  *   - a broken contract of amp_st_parse (checked below, abort()):

@@ -10,6 +10,8 @@
 # ft: features), the corpus size, and the findings (new artifacts; 0 is a
 # clean run).  Exits non-zero if either fuzzer found something.  The
 # figures of recorded runs are in tests/fuzz/results/.
+# AMPC_FUZZ_TIMEOUT (seconds of wall time per input, default 10) reaches
+# both scripts: raise it on a heavily loaded machine.
 set -u
 BUILD=${1:?usage: sh tests/fuzz/long.sh BUILD_DIR [SECONDS]}
 SECONDS_=${2:-3600}
