@@ -113,9 +113,7 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B > 0x1p62)
+    if (30.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     const size_t arena_need = half_arena_bytes(dims);
     if (arena_need == SIZE_MAX)

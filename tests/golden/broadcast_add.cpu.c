@@ -70,9 +70,7 @@ int bcast_forward_prepared(const void *prepared, const bcast_params *params, con
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B*(double)T
-        + 16.0*(double)B
-        + 4.0*(double)T > 0x1p62)
+    if (16.0*(double)B*(double)T + 16.0*(double)B + 4.0*(double)T > 0x1p62)
         return AMP_ERR_BAD_DIM;
     const size_t arena_need = bcast_arena_bytes(dims);
     if (arena_need == SIZE_MAX)

@@ -152,10 +152,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 32.0*(double)B
-        + 4.0*(double)B > 0x1p62)
+    if (60.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     const size_t arena_need = net_arena_bytes(dims);
     if (arena_need == SIZE_MAX)

@@ -111,8 +111,7 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B > 0x1p62)
+    if (24.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     const size_t arena_need = inplace_arena_bytes(dims);
     if (arena_need == SIZE_MAX)

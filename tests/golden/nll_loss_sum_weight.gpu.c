@@ -122,10 +122,7 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (40.0*(double)B
-        + 8.0*(double)B
-        + 20.0*(double)B
-        + 4.0*(double)B > 0x1p62)
+    if (72.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     const size_t arena_need = loss_arena_bytes(dims);
     if (arena_need == SIZE_MAX)
