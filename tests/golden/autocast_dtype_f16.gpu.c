@@ -18,9 +18,7 @@ size_t half_arena_bytes(const half_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B > 0x1p62)
+    if (30.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += HALF_PAD_(8*B);
     if ((double)arena_need > 0x1p62)

@@ -18,8 +18,7 @@ size_t net_arena_bytes(const net_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (32.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (48.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += NET_PAD_(16*B);
     if ((double)arena_need > 0x1p62)

@@ -19,9 +19,7 @@ size_t bcast_arena_bytes(const bcast_dims *dims)
     size_t arena_need = 0;
     if (B < 0 || T < 0)
         return SIZE_MAX;
-    if (16.0*(double)B*(double)T
-        + 16.0*(double)B
-        + 4.0*(double)T > 0x1p62)
+    if (16.0*(double)B*(double)T + 16.0*(double)B + 4.0*(double)T > 0x1p62)
         return SIZE_MAX;
     arena_need += BCAST_PAD_(16*B*T);
     if ((double)arena_need > 0x1p62)

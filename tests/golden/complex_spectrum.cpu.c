@@ -18,17 +18,7 @@ size_t spectrum_arena_bytes(const spectrum_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (32.0*(double)B
-        + 72.0*(double)B
-        + 64.0*(double)B
-        + 1088.0
-        + 1024.0*(double)B
-        + 36.0*(double)B
-        + 640.0
-        + 1056.0*(double)B
-        + 200.0*(double)B
-        + 640.0
-        + 576.0*(double)B > 0x1p62)
+    if (3060.0*(double)B + 2368.0 > 0x1p62)
         return SIZE_MAX;
     if (1024*B + 1088 < 0)
         return SIZE_MAX;

@@ -18,8 +18,7 @@ size_t convfusion_arena_bytes(const convfusion_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (1024.0*(double)B
-        + 512.0*(double)B > 0x1p62)
+    if (1536.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += CONVFUSION_PAD_(CONVFUSION_MAX_(512*B, 288));
     if ((double)arena_need > 0x1p62)

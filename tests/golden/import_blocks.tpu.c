@@ -18,10 +18,7 @@ size_t net_arena_bytes(const net_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 32.0*(double)B
-        + 4.0*(double)B > 0x1p62)
+    if (60.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += NET_PAD_(NET_MAX_(8*B, 64));
     if ((double)arena_need > 0x1p62)

@@ -18,8 +18,7 @@ size_t inplace_arena_bytes(const inplace_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B > 0x1p62)
+    if (24.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += INPLACE_PAD_(16*B);
     if ((double)arena_need > 0x1p62)

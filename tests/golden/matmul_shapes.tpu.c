@@ -19,11 +19,7 @@ size_t mm_arena_bytes(const mm_dims *dims)
     size_t arena_need = 0;
     if (B < 0 || T < 0)
         return SIZE_MAX;
-    if (64.0*(double)B*(double)T
-        + 32.0*(double)B*(double)T
-        + 2.0*(double)B*(double)T*(double)T
-        + 16.0*(double)B*(double)T
-        + 2.0*(double)B*(double)T > 0x1p62)
+    if (114.0*(double)B*(double)T + 2.0*(double)B*(double)T*(double)T > 0x1p62)
         return SIZE_MAX;
     arena_need += MM_PAD_(32*B*T);
     if ((double)arena_need > 0x1p62)

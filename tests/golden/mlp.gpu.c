@@ -18,11 +18,7 @@ size_t mlp_arena_bytes(const mlp_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (256.0*(double)B
-        + 8.0*(double)B
-        + 128.0*(double)B
-        + 20.0*(double)B
-        + 40.0*(double)B > 0x1p62)
+    if (452.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += MLP_PAD_(MLP_MAX_(128*B, 2560));
     if ((double)arena_need > 0x1p62)

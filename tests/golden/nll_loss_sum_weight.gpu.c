@@ -18,10 +18,7 @@ size_t loss_arena_bytes(const loss_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (40.0*(double)B
-        + 8.0*(double)B
-        + 20.0*(double)B
-        + 4.0*(double)B > 0x1p62)
+    if (72.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += LOSS_PAD_(40*B);
     if ((double)arena_need > 0x1p62)

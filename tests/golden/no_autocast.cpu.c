@@ -18,9 +18,7 @@ size_t plain_arena_bytes(const plain_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (36.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += PLAIN_PAD_(12*B);
     return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;

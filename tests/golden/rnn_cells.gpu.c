@@ -18,10 +18,7 @@ size_t cells_arena_bytes(const cells_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 20.0*(double)B
-        + 8.0*(double)B
-        + 10.0*(double)B > 0x1p62)
+    if (54.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += CELLS_PAD_(8*B);
     if ((double)arena_need > 0x1p62)

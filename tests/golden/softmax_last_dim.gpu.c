@@ -19,10 +19,7 @@ size_t attn_arena_bytes(const attn_dims *dims)
     size_t arena_need = 0;
     if (B < 0 || T < 0)
         return SIZE_MAX;
-    if (64.0*(double)B*(double)T
-        + 32.0*(double)B*(double)T
-        + 2.0*(double)B*(double)T*(double)T
-        + 4.0*(double)B*(double)T*(double)T > 0x1p62)
+    if (96.0*(double)B*(double)T + 6.0*(double)B*(double)T*(double)T > 0x1p62)
         return SIZE_MAX;
     arena_need += ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
     if ((double)arena_need > 0x1p62)

@@ -19,13 +19,7 @@ size_t dims_arena_bytes(const dims_dims *dims)
     size_t arena_need = 0;
     if (B < 0 || T < 0)
         return SIZE_MAX;
-    if (4.0*(double)B
-        + 8.0*(double)B*(double)T
-        + 16.0
-        + 16.0*(double)B
-        + 32.0
-        + 64.0*(double)T
-        + 32.0*(double)B > 0x1p62)
+    if (52.0*(double)B + 8.0*(double)B*(double)T + 48.0 + 64.0*(double)T > 0x1p62)
         return SIZE_MAX;
     if (2*T + 1 < 0)
         return SIZE_MAX;

@@ -18,11 +18,7 @@ size_t trainconv_arena_bytes(const trainconv_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (1024.0*(double)B
-        + 8.0*(double)B
-        + 512.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1562.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 1536));
     if ((double)arena_need > 0x1p62)
@@ -665,11 +661,7 @@ size_t trainconv_train_arena_bytes(const trainconv_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (1024.0*(double)B
-        + 8.0*(double)B
-        + 512.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1562.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 576));
     if ((double)arena_need > 0x1p62)

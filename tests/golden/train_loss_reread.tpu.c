@@ -18,10 +18,7 @@ size_t reread_arena_bytes(const reread_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += REREAD_PAD_(12*B);
     if ((double)arena_need > 0x1p62)
@@ -411,10 +408,7 @@ size_t reread_train_arena_bytes(const reread_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += REREAD_PAD_(REREAD_MAX_(8*B, 12));
     if ((double)arena_need > 0x1p62)

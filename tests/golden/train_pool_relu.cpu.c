@@ -18,13 +18,7 @@ size_t trainpoolrelu_arena_bytes(const trainpoolrelu_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (768.0*(double)B
-        + 8.0*(double)B
-        + 384.0*(double)B
-        + 512.0*(double)B
-        + 128.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1818.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TRAINPOOLRELU_PAD_(512*B);
     if ((double)arena_need > 0x1p62)
@@ -465,13 +459,7 @@ size_t trainpoolrelu_train_arena_bytes(const trainpoolrelu_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (768.0*(double)B
-        + 8.0*(double)B
-        + 384.0*(double)B
-        + 512.0*(double)B
-        + 128.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1818.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(384*B, 432));
     if ((double)arena_need > 0x1p62)

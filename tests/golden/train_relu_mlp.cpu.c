@@ -5,7 +5,7 @@
  */
 #include "train_relu_mlp.cpu.h"
 
-#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0xa269056502753125u
+#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0x95683f61b518adfdu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -18,9 +18,7 @@ size_t twolayer_arena_bytes(const twolayer_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
     if ((double)arena_need > 0x1p62)
@@ -568,9 +566,7 @@ size_t twolayer_train_arena_bytes(const twolayer_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 64));
     if ((double)arena_need > 0x1p62)
@@ -581,10 +577,10 @@ size_t twolayer_train_arena_bytes(const twolayer_dims *dims)
     arena_need += TWOLAYER_PAD_(32);
     if ((double)arena_need > 0x1p62)
         return SIZE_MAX;
-    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 256));
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 16));
     if ((double)arena_need > 0x1p62)
         return SIZE_MAX;
-    arena_need += TWOLAYER_PAD_(128);
+    arena_need += TWOLAYER_PAD_(256);
     if ((double)arena_need > 0x1p62)
         return SIZE_MAX;
     arena_need += TWOLAYER_PAD_(256);

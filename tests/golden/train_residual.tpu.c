@@ -18,9 +18,7 @@ size_t residual_arena_bytes(const residual_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += RESIDUAL_PAD_(32*B);
     if ((double)arena_need > 0x1p62)
@@ -419,9 +417,7 @@ size_t residual_train_arena_bytes(const residual_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += RESIDUAL_PAD_(32*B);
     if ((double)arena_need > 0x1p62)

@@ -18,10 +18,7 @@ size_t tiny_arena_bytes(const tiny_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TINY_PAD_(12*B);
     if ((double)arena_need > 0x1p62)
@@ -431,10 +428,7 @@ size_t tiny_train_arena_bytes(const tiny_dims *dims)
     size_t arena_need = 0;
     if (B < 0)
         return SIZE_MAX;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return SIZE_MAX;
     arena_need += TINY_PAD_(TINY_MAX_(8*B, 12));
     if ((double)arena_need > 0x1p62)
