@@ -65,7 +65,7 @@ POLICIES      := $(wildcard policies/*.policy)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz test-ops test-grad test-train test-torch test-mpi example clean
+.PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz fuzz-long test-ops test-grad test-train test-torch test-mpi example clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
@@ -157,7 +157,7 @@ test-golden: $(BUILD)/ampc
 
 # Hostile inputs under time and memory bounds: documented exit codes and
 # messages, no file lost (tests/hostile/run.sh).
-test-hostile: $(BUILD)/ampc
+test-hostile: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/hostile/run.sh $(BUILD)
 
 test-e2e: $(BUILD)/ampc $(BUILD)/libamprt.a
@@ -172,6 +172,12 @@ test-sanitize:
 
 test-fuzz:
 	sh tests/fuzz/run.sh $(BUILD)
+
+# Not in CI: each fuzzer for FUZZ_SECONDS (an hour by default), then a
+# summary table (tests/fuzz/long.sh; recorded runs in tests/fuzz/results/).
+FUZZ_SECONDS ?= 3600
+fuzz-long:
+	sh tests/fuzz/long.sh $(BUILD) $(FUZZ_SECONDS)
 
 # Every op's emitted C against PyTorch in float64 (skips without torch);
 # the complex ops through their own driver (no check harness for complex).

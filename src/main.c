@@ -2,7 +2,12 @@
  * (driver.c), and writes the outputs atomically: each file goes to a
  * temporary beside its destination and is renamed over it only when the
  * whole compilation succeeded, so a failed build never leaves a truncated
- * or stale-looking output.  Exit codes are in docs/cli.md.
+ * or stale-looking output.  An output whose bytes would not change is left
+ * alone, time stamp included, so a build tool that rechecks time stamps
+ * (Ninja's restat) rebuilds nothing downstream of it.  A temporary is
+ * "<output>.tmp", locked while in use, so a compiler killed mid-write
+ * leaves at most that one file, which the next run reuses.  Exit codes are
+ * in docs/cli.md.
  */
 #include "ampc.h"
 
@@ -11,6 +16,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,7 +240,9 @@ static void make_depfile(Ctx *c, Buf *b, const DepOptions *d, const char *c_out,
 
 typedef struct Pending {
     const char *path;
-    char *tmp;          /* NULL for a special file, written in place */
+    char *tmp;          /* NULL for a special file, written in place, or an unchanged one */
+    int fd;             /* the temporary's, locked until the rename */
+    bool unchanged;     /* path already holds exactly these bytes: not written */
     const Buf *data;
 } Pending;
 
@@ -257,41 +266,108 @@ static bool write_in_place(const char *path, const Buf *data)
     return ok;
 }
 
-/* Write data to a new temporary file beside path. */
+/* Whether the regular file at path holds exactly data's bytes. */
+static bool holds_bytes(const char *path, const Buf *data)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (uintmax_t)st.st_size != data->len)
+        return false;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char chunk[65536];
+    size_t at = 0, got;
+    bool same = true;
+    while (same && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        same = at + got <= data->len && memcmp(chunk, data->data + at, got) == 0;
+        at += got;
+    }
+    same = same && !ferror(f) && at == data->len;
+    fclose(f);
+    return same;
+}
+
+/* "<path>.tmp", opened for writing, locked (an exclusive flock: another
+ * ampc writing the same output waits for this one's rename) and emptied.
+ * Once the lock is held the name must still be this file: the run that
+ * held it may have renamed it into place, and then the name is opened
+ * afresh.  The descriptor, or -1 with errno set. */
+static int open_temporary(const char *tmp)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        struct stat held, named;
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return -1;
+        int rc;
+        while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+            ;
+        /* a file system without locks: go on unlocked, as a lone writer */
+        if (rc != 0 && (errno == ENOLCK || errno == EOPNOTSUPP || errno == ENOSYS))
+            rc = 0;
+        if (rc == 0 && fstat(fd, &held) == 0 && lstat(tmp, &named) == 0 && held.st_dev == named.st_dev &&
+            held.st_ino == named.st_ino && S_ISREG(held.st_mode)) {
+            if (ftruncate(fd, 0) == 0)
+                return fd;
+            rc = -1;
+        }
+        int saved = errno;
+        close(fd);
+        if (rc != 0) {
+            errno = saved;
+            return -1;
+        }
+    }
+    errno = EBUSY;
+    return -1;
+}
+
+/* Write data to the temporary beside path, unless path is a device
+ * (written in place later) or already holds data (left alone). */
 static bool write_temp(Ctx *c, const char *path, const Buf *data, Pending *p)
 {
     p->path = path;
     p->data = data;
-    if (is_special_file(path)) {
-        p->tmp = NULL;
+    p->tmp = NULL;
+    p->fd = -1;
+    p->unchanged = false;
+    if (is_special_file(path))
+        return true;
+    if (holds_bytes(path, data)) {
+        p->unchanged = true;
         return true;
     }
-    p->tmp = arena_printf(c->arena, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(p->tmp);
+    p->tmp = arena_printf(c->arena, "%s.tmp", path);
+    int fd = open_temporary(p->tmp);
     if (fd < 0) {
         fprintf(stderr, "ampc: error: cannot create %s: %s\n", p->tmp, strerror(errno));
         p->tmp = NULL;
         return false;
     }
-    /* mkstemp makes the file 0600; outputs get the mode any new file gets
+    /* the temporary is made 0600; outputs get the mode any new file gets
      * under the umask, as a compiler's outputs do */
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "wb");
+    /* through a duplicate, so that fclose keeps the lock on fd */
+    int copy = dup(fd);
+    FILE *f = copy >= 0 ? fdopen(copy, "wb") : NULL;
     bool ok = f && fwrite(data->data, 1, data->len, f) == data->len;
     ok = f && fflush(f) == 0 && ok;
     ok = f && fsync(fileno(f)) == 0 && ok;
     if (f)
         ok = fclose(f) == 0 && ok;
-    else
-        close(fd);
+    else if (copy >= 0)
+        close(copy);
     if (!ok) {
         fprintf(stderr, "ampc: error: cannot write %s: %s\n", path, strerror(errno));
         unlink(p->tmp);
+        close(fd);
         p->tmp = NULL;
+        return false;
     }
-    return ok;
+    p->fd = fd;
+    return true;
 }
 
 /* Two names for one file: the same inode when both exist; for an output
@@ -573,6 +649,8 @@ static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const D
         }
     }
     for (int i = 0; i < nfiles; i++) {
+        if (files[i].unchanged)
+            continue;
         if (!files[i].tmp) {
             ok = ok && write_in_place(files[i].path, files[i].data);
             continue;
@@ -582,7 +660,8 @@ static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const D
             ok = false;
         }
         if (!ok)
-            unlink(files[i].tmp);
+            unlink(files[i].tmp); /* still ours: the lock is held until close */
+        close(files[i].fd);
     }
     return ok;
 }

@@ -225,8 +225,15 @@ enum amp_status {
                                     it does not take, or a dtype it cannot reduce */
     AMP_ERR_NO_CONVERGENCE,      /* amprt/complex.h: eig's QR iteration did not converge
                                     (where PyTorch's linalg.eig raises) */
-    AMP_ERR_BAD_PREPARED         /* emitted <prefix>_forward_prepared: the block was not
+    AMP_ERR_BAD_PREPARED,        /* emitted <prefix>_forward_prepared: the block was not
                                     written by this model's <prefix>_prepare */
+    AMP_ERR_WEIGHTS_NOT_FILE,    /* amp_st_open: the path is not a regular file (a
+                                    directory, a device, a FIFO); nothing was read */
+    AMP_ERR_WEIGHTS_CHECKSUM,    /* safetensors: the data does not match the CRC-32C the
+                                    header's "crc32c" metadata gives (the file is corrupt) */
+    AMP_ERR_CHECKPOINT_VALUE     /* emitted <prefix>_load: a scalar of the checkpoint is out
+                                    of range (a learning rate or loss scale not finite,
+                                    a negative step, ...); the state is unchanged */
 };
 
 /* Never NULL: a static message, or a generic one for an unknown code. */
@@ -429,8 +436,15 @@ typedef struct amp_st_file amp_st_file;
 
 /* AMP_OK and *out set, or an error status and *out = NULL. */
 int amp_st_parse(const void *bytes, size_t len, amp_st_file **out);
-/* Reads the whole file, then amp_st_parse; AMP_ERR_IO if it cannot. */
+/* Reads a regular file and parses it as amp_st_parse does, reading only
+ * the bytes its header names: AMP_ERR_WEIGHTS_NOT_FILE for a directory,
+ * device or FIFO (never read, never waited on), AMP_ERR_IO if it cannot
+ * be opened or read, the header checked before any tensor data is read. */
 int amp_st_open(const char *path, amp_st_file **out);
+/* CRC-32C (Castagnoli, as iSCSI and ext4) of len bytes, continuing from
+ * crc (0 to start): the "crc32c" metadata amp_st_write stores, as 8
+ * lowercase hex digits, and amp_st_parse verifies when present. */
+uint32_t amp_st_crc32c(uint32_t crc, const void *bytes, size_t len);
 /* Tensors are numbered 0..count-1 in order of their data (begin). */
 int amp_st_count(const amp_st_file *f);
 const amp_st_tensor *amp_st_get(const amp_st_file *f, int i);           /* NULL if out of range */

@@ -28,10 +28,23 @@
  *    end - begin;
  *  - sorted by (begin, end), the tensors tile the data region exactly:
  *    each begins where the previous ended, the first at 0, the last ends at
- *    the end of the file.
+ *    the end of the file;
+ *  - (amprt's own) a "crc32c" metadata value, when present, is 8 lowercase
+ *    hex digits and equals the CRC-32C (Castagnoli) of the data region:
+ *    amp_st_write stores it, so a flipped bit in a checkpoint's data is
+ *    found (AMP_ERR_WEIGHTS_CHECKSUM).  Files without it (PyTorch's) are
+ *    read as before.
+ *
+ * amp_st_open reads no more than the file's header says it holds: it
+ * refuses what is not a regular file (a directory, /dev/zero, a FIFO,
+ * opened without blocking) with AMP_ERR_WEIGHTS_NOT_FILE, checks the size
+ * field against the file's size, reads and parses the header, checks that
+ * the tensors it names end exactly at the end of the file, and only then
+ * reads the data, so time and memory are bounded by the file's size and a
+ * bad header costs at most its own bytes.
  */
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+#define _POSIX_C_SOURCE 200809L /* fstat, O_CLOEXEC */
 #endif
 
 #include "amprt.h"
@@ -42,6 +55,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #define ST_MAX_HEADER ((uint64_t)100 * 1024 * 1024)
 #define ST_MAX_DIMS 8
@@ -70,6 +86,8 @@ typedef struct {
     size_t ntensors, cap_tensors;
     st_span *keys;            /* metadata keys of the current object */
     size_t nkeys, cap_keys;
+    int has_crc;              /* __metadata__ holds "crc32c" */
+    uint32_t crc;             /* its value */
 } st_parser;
 
 static int fail(st_parser *ps, int status)
@@ -392,6 +410,26 @@ static int cmp_offsets(const void *a, const void *b)
     return cmp_name(a, b);
 }
 
+/* The "crc32c" metadata value: exactly 8 lowercase hex digits. */
+static int parse_crc(st_parser *ps, const char *v, size_t len)
+{
+    uint32_t crc = 0;
+    if (len != 8)
+        return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+    for (size_t i = 0; i < 8; i++) {
+        char c = v[i];
+        if (c >= '0' && c <= '9')
+            crc = crc << 4 | (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            crc = crc << 4 | (uint32_t)(c - 'a' + 10);
+        else
+            return fail(ps, AMP_ERR_WEIGHTS_HEADER);
+    }
+    ps->has_crc = 1;
+    ps->crc = crc;
+    return 0;
+}
+
 /* The value of "__metadata__": an object of strings (keys kept until the
  * duplicate check, values dropped). */
 static int parse_metadata(st_parser *ps)
@@ -407,6 +445,8 @@ static int parse_metadata(st_parser *ps)
                 return -1;
             mark = ps->pool_used;
             if (parse_string(ps, &v, &v_len))
+                return -1;
+            if (str_eq(k, k_len, "crc32c") && parse_crc(ps, v, v_len))
                 return -1;
             ps->pool_used = mark;
             if (ps->nkeys == ps->cap_keys) {
@@ -488,60 +528,107 @@ static int parse_header(st_parser *ps)
     return 0;
 }
 
+uint32_t amp_st_crc32c(uint32_t crc, const void *bytes, size_t len)
+{
+    /* reflected Castagnoli polynomial 0x82f63b78, four bits at a time */
+    static const uint32_t nibble[16] = {
+        0x00000000u, 0x105ec76fu, 0x20bd8edeu, 0x30e349b1u, 0x417b1dbcu, 0x5125dad3u, 0x61c69362u, 0x7198540du,
+        0x82f63b78u, 0x92a8fc17u, 0xa24bb5a6u, 0xb21572c9u, 0xc38d26c4u, 0xd3d3e1abu, 0xe330a81au, 0xf36e6f75u,
+    };
+    const unsigned char *p = bytes;
+    crc = ~crc;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= p[i];
+        crc = (crc >> 4) ^ nibble[crc & 15];
+        crc = (crc >> 4) ^ nibble[crc & 15];
+    }
+    return ~crc;
+}
+
+/* The size field of b[0..8), checked against ST_MAX_HEADER and the
+ * len bytes there are: AMP_OK and *n, or an error status. */
+static int header_size(const unsigned char *b, uint64_t len, uint64_t *n)
+{
+    uint64_t v = 0;
+    if (len < 8)
+        return AMP_ERR_WEIGHTS_TRUNCATED;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    if (v == 0 || v > ST_MAX_HEADER)
+        return AMP_ERR_WEIGHTS_HEADER;
+    if (v > len - 8)
+        return AMP_ERR_WEIGHTS_TRUNCATED;
+    *n = v;
+    return AMP_OK;
+}
+
+/* Parses the header of b (8 + n bytes of it are there) and checks that the
+ * tensors tile a data region from 0; *data_len: where the last one ends.
+ * On success the parser holds the tensors and the pool, which the caller
+ * takes or frees; on an error both are freed. */
+static int parse_layout(const unsigned char *b, uint64_t n, st_parser *ps, uint64_t *data_len)
+{
+    uint64_t pos = 0;
+    memset(ps, 0, sizeof *ps);
+    ps->p = b + 8;
+    ps->end = b + 8 + n;
+    ps->status = AMP_OK;
+    ps->pool = malloc((size_t)n + 1);
+    if (!ps->pool)
+        return AMP_ERR_OUT_OF_MEMORY;
+    parse_header(ps);
+    free(ps->keys);
+    if (ps->status == AMP_OK && ps->ntensors > 0) {
+        qsort(ps->tensors, ps->ntensors, sizeof *ps->tensors, cmp_offsets);
+        /* each tensor starts where the previous one ended */
+        for (size_t i = 0; i < ps->ntensors && ps->status == AMP_OK; i++) {
+            if (ps->tensors[i].begin != pos)
+                fail(ps, AMP_ERR_WEIGHTS_OFFSETS); /* an overlap or a gap */
+            pos = ps->tensors[i].end;
+        }
+    }
+    if (ps->status != AMP_OK) {
+        free(ps->tensors);
+        free(ps->pool);
+        return ps->status;
+    }
+    *data_len = pos;
+    return AMP_OK;
+}
+
 int amp_st_parse(const void *bytes, size_t len, amp_st_file **out)
 {
     const unsigned char *b = bytes;
-    uint64_t n = 0, pos = 0;
+    uint64_t n = 0, pos = 0, data_len;
     st_parser ps;
     amp_st_file *f;
+    int status;
 
     if (!out)
         return AMP_ERR_NULL_ARG;
     *out = NULL;
     if (!bytes && len > 0)
         return AMP_ERR_NULL_ARG;
-    if (len < 8)
-        return AMP_ERR_WEIGHTS_TRUNCATED;
-    for (int i = 7; i >= 0; i--)
-        n = n << 8 | b[i];
-    if (n == 0 || n > ST_MAX_HEADER)
-        return AMP_ERR_WEIGHTS_HEADER;
-    if (n > len - 8)
-        return AMP_ERR_WEIGHTS_TRUNCATED;
-
-    memset(&ps, 0, sizeof ps);
-    ps.p = b + 8;
-    ps.end = b + 8 + n;
-    ps.status = AMP_OK;
-    ps.pool = malloc((size_t)n + 1);
-    if (!ps.pool)
-        return AMP_ERR_OUT_OF_MEMORY;
-    f = malloc(sizeof *f);
-    if (!f)
-        fail(&ps, AMP_ERR_OUT_OF_MEMORY);
-    else
-        parse_header(&ps);
-    free(ps.keys);
-
-    if (ps.status == AMP_OK && ps.ntensors > 0) {
-        uint64_t data_len = (uint64_t)(len - 8) - n;
-        qsort(ps.tensors, ps.ntensors, sizeof *ps.tensors, cmp_offsets);
-        /* each tensor starts where the previous one ended */
-        for (size_t i = 0; i < ps.ntensors && ps.status == AMP_OK; i++) {
-            if (ps.tensors[i].begin != pos)
-                fail(&ps, AMP_ERR_WEIGHTS_OFFSETS); /* an overlap or a gap */
-            pos = ps.tensors[i].end;
-        }
-        if (ps.status == AMP_OK && pos > data_len)
-            fail(&ps, AMP_ERR_WEIGHTS_TRUNCATED); /* data past the end of the file */
-    }
-    if (ps.status == AMP_OK && pos != (uint64_t)(len - 8) - n)
-        fail(&ps, AMP_ERR_WEIGHTS_OFFSETS); /* bytes after the last tensor */
-    if (ps.status != AMP_OK) {
+    status = header_size(b, len, &n);
+    if (status != AMP_OK)
+        return status;
+    status = parse_layout(b, n, &ps, &pos);
+    if (status != AMP_OK)
+        return status;
+    data_len = (uint64_t)(len - 8) - n;
+    if (pos > data_len)
+        status = AMP_ERR_WEIGHTS_TRUNCATED; /* data past the end of the file */
+    else if (pos != data_len)
+        status = AMP_ERR_WEIGHTS_OFFSETS; /* bytes after the last tensor */
+    else if (ps.has_crc && amp_st_crc32c(0, b + 8 + n, (size_t)pos) != ps.crc)
+        status = AMP_ERR_WEIGHTS_CHECKSUM;
+    f = status == AMP_OK ? malloc(sizeof *f) : NULL;
+    if (status == AMP_OK && !f)
+        status = AMP_ERR_OUT_OF_MEMORY;
+    if (status != AMP_OK) {
         free(ps.tensors);
         free(ps.pool);
-        free(f);
-        return ps.status;
+        return status;
     }
     f->data = b + 8 + n;
     f->data_len = pos;
@@ -553,67 +640,103 @@ int amp_st_parse(const void *bytes, size_t len, amp_st_file **out)
     return AMP_OK;
 }
 
+/* Reads exactly len bytes at the file's position: AMP_OK, or
+ * AMP_ERR_WEIGHTS_TRUNCATED when the file ends first (it shrank since
+ * fstat), AMP_ERR_IO on a read error. */
+static int read_exactly(int fd, unsigned char *dst, uint64_t len)
+{
+    while (len > 0) {
+        size_t chunk = len < ((size_t)1 << 30) ? (size_t)len : (size_t)1 << 30;
+        ssize_t got = read(fd, dst, chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return AMP_ERR_IO;
+        if (got == 0)
+            return AMP_ERR_WEIGHTS_TRUNCATED;
+        dst += got;
+        len -= (uint64_t)got;
+    }
+    return AMP_OK;
+}
+
+/* The file's bytes, read in the order amp_st_open's comment gives. */
+static int read_weights(int fd, unsigned char **out, size_t *out_len)
+{
+    struct stat st;
+    unsigned char head[8], *buf, *nbuf;
+    uint64_t size, n, data_len;
+    st_parser ps;
+    int status;
+
+    if (fstat(fd, &st) != 0)
+        return AMP_ERR_IO;
+    if (!S_ISREG(st.st_mode))
+        return AMP_ERR_WEIGHTS_NOT_FILE;
+    size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    if (size < 8)
+        return AMP_ERR_WEIGHTS_TRUNCATED;
+    status = read_exactly(fd, head, 8);
+    if (status == AMP_OK)
+        status = header_size(head, size, &n);
+    if (status != AMP_OK)
+        return status;
+    buf = malloc((size_t)(8 + n));
+    if (!buf)
+        return AMP_ERR_OUT_OF_MEMORY;
+    memcpy(buf, head, 8);
+    status = read_exactly(fd, buf + 8, n);
+    if (status == AMP_OK)
+        status = parse_layout(buf, n, &ps, &data_len);
+    if (status == AMP_OK) {
+        free(ps.tensors);
+        free(ps.pool);
+        if (data_len > size - 8 - n)
+            status = AMP_ERR_WEIGHTS_TRUNCATED; /* the file ends before the data does */
+        else if (data_len < size - 8 - n)
+            status = AMP_ERR_WEIGHTS_OFFSETS; /* bytes after the last tensor: not read */
+        else if (size > SIZE_MAX)
+            status = AMP_ERR_OUT_OF_MEMORY;
+    }
+    if (status == AMP_OK) {
+        nbuf = realloc(buf, (size_t)size);
+        if (!nbuf)
+            status = AMP_ERR_OUT_OF_MEMORY;
+        else
+            buf = nbuf;
+    }
+    if (status == AMP_OK)
+        status = read_exactly(fd, buf + 8 + n, data_len);
+    if (status != AMP_OK) {
+        free(buf);
+        return status;
+    }
+    *out = buf;
+    *out_len = (size_t)size;
+    return AMP_OK;
+}
+
 int amp_st_open(const char *path, amp_st_file **out)
 {
-    FILE *fp;
     unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int status, err = 0;
+    size_t len = 0;
+    int fd, status;
 
     if (!out)
         return AMP_ERR_NULL_ARG;
     *out = NULL;
     if (!path)
         return AMP_ERR_NULL_ARG;
-    fp = fopen(path, "rb");
-    if (!fp)
+    /* O_NONBLOCK: opening a FIFO without a writer returns at once (and is
+     * then refused) instead of waiting for one; regular files ignore it */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return AMP_ERR_IO;
-    /* Read to EOF, growing the buffer, so pipes work too. A regular file's
-     * size is only a hint for the first allocation. */
-    {
-        struct stat st;
-        if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-            (uintmax_t)st.st_size < SIZE_MAX)
-            cap = (size_t)st.st_size + 1; /* + 1: EOF is seen without growing */
-    }
-    for (;;) {
-        size_t got;
-        if (len == cap) {
-            size_t ncap = cap ? cap + cap / 2 : 65536;
-            unsigned char *nbuf;
-            if (ncap <= cap) {
-                err = AMP_ERR_OUT_OF_MEMORY;
-                break;
-            }
-            nbuf = realloc(buf, ncap);
-            if (!nbuf) {
-                err = AMP_ERR_OUT_OF_MEMORY;
-                break;
-            }
-            buf = nbuf;
-            cap = ncap;
-        } else if (!buf) {
-            buf = malloc(cap);
-            if (!buf) {
-                err = AMP_ERR_OUT_OF_MEMORY;
-                break;
-            }
-        }
-        got = fread(buf + len, 1, cap - len, fp);
-        len += got;
-        if (len < cap) { /* a short read: end of file or an error */
-            if (ferror(fp))
-                err = AMP_ERR_IO;
-            break;
-        }
-    }
-    if (fclose(fp) != 0 && !err)
-        err = AMP_ERR_IO;
-    if (err) {
-        free(buf);
-        return err;
-    }
-    status = amp_st_parse(buf, len, out);
+    status = read_weights(fd, &buf, &len);
+    if (close(fd) != 0 && status == AMP_OK)
+        status = AMP_ERR_IO;
+    if (status == AMP_OK)
+        status = amp_st_parse(buf, len, out);
     if (status != AMP_OK) {
         free(buf);
         return status;

@@ -7,24 +7,31 @@
  * region starts 8-aligned), then the tensors' bytes back to back in the
  * order given, little-endian.  The JSON is
  *
- *   {"__metadata__":{"format":"pt"},"NAME":{"dtype":"F32","shape":[2,3],
- *    "data_offsets":[0,24]},...}
+ *   {"__metadata__":{"format":"pt","crc32c":"1a2b3c4d"},"NAME":{"dtype":
+ *    "F32","shape":[2,3],"data_offsets":[0,24]},...}
+ *
+ * where crc32c is the CRC-32C of the data region (amp_st_crc32c), which
+ * the reader verifies.
  *
  * with names escaped as JSON requires (\" \\ \b \f \n \r \t, \u00XX for
  * other control characters) and other bytes, valid UTF-8, kept as they
  * are.
  *
  * Atomic replacement: every argument is checked before any file is
- * touched; the bytes go to a temporary file beside `path` (mkstemp,
- * "<path>.tmpXXXXXX"), which is flushed, fsync'ed and closed, then renamed
- * over `path`, and the directory is fsync'ed so the rename itself is
- * durable.  Readers see the old file or the new one, never a mix; after a
- * crash at most a stray temporary is left.  On any failure before the
- * rename the temporary is removed and `path` is untouched.  (A symbolic
- * link at `path` is replaced by the file, not followed.)
+ * touched; the bytes go to the temporary file "<path>.tmp" beside `path`,
+ * which is flushed and fsync'ed, then renamed over `path`, and the
+ * directory is fsync'ed so the rename itself is durable.  Readers see the
+ * old file or the new one, never a mix.  The temporary's name is fixed, so
+ * a save killed midway (kill -9, a crash) leaves at most that one file,
+ * which the next save of the same path reuses and renames away: stale
+ * temporaries never pile up.  Saves of one path in several processes take
+ * turns on it (an exclusive flock, held until the rename).  On any failure
+ * before the rename the temporary is removed and `path` is untouched.  (A
+ * symbolic link at `path` is replaced by the file, not followed; one at
+ * "<path>.tmp" is refused.)
  */
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, fchmod, fileno, fdopen, O_DIRECTORY */
+#define _POSIX_C_SOURCE 200809L /* fsync, fchmod, fileno, fdopen, O_DIRECTORY, O_NOFOLLOW */
 #endif
 
 #include "amprt.h"
@@ -36,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,10 +227,14 @@ static int check_entries(const amp_st_entry *tensors, int n, uint64_t *nbytes)
 }
 
 /* The JSON header, padded with spaces to a multiple of 8. */
-static int build_header(const amp_st_entry *tensors, int n, const uint64_t *nbytes, st_buf *b)
+static int build_header(const amp_st_entry *tensors, int n, const uint64_t *nbytes, uint32_t crc, st_buf *b)
 {
     uint64_t offset = 0;
-    put_str(b, "{\"__metadata__\":{\"format\":\"pt\"}");
+    char crc_hex[9];
+    snprintf(crc_hex, sizeof crc_hex, "%08" PRIx32, crc);
+    put_str(b, "{\"__metadata__\":{\"format\":\"pt\",\"crc32c\":\"");
+    put_str(b, crc_hex);
+    put_str(b, "\"}");
     for (int i = 0; i < n; i++) {
         const amp_st_entry *e = &tensors[i];
         put_str(b, ",");
@@ -284,15 +296,75 @@ static int write_le(FILE *fp, const void *data, uint64_t nbytes, size_t esize)
     return 0;
 }
 
-/* Writes and syncs the whole file through fd, and closes it. 0 or -1. */
+/* CRC-32C of the data region as write_le writes it (little-endian). */
+static uint32_t data_crc(const amp_st_entry *tensors, int n, const uint64_t *nbytes)
+{
+    uint32_t crc = 0;
+    unsigned char chunk[4096]; /* a multiple of every element size */
+    for (int i = 0; i < n; i++) {
+        const unsigned char *p = tensors[i].data;
+        uint64_t left = nbytes[i];
+        size_t esize = amp_dtype_size(tensors[i].dtype);
+        if (esize == 1 || host_is_little_endian()) {
+            crc = amp_st_crc32c(crc, p, (size_t)left);
+            continue;
+        }
+        while (left > 0) {
+            size_t len = left < sizeof chunk ? (size_t)left : sizeof chunk;
+            for (size_t off = 0; off < len; off += esize)
+                for (size_t k = 0; k < esize; k++)
+                    chunk[off + k] = p[off + esize - 1 - k];
+            crc = amp_st_crc32c(crc, chunk, len);
+            p += len;
+            left -= len;
+        }
+    }
+    return crc;
+}
+
+/* "<path>.tmp", opened for writing, locked (an exclusive flock: a save of
+ * the same path in another process waits for this one's rename) and
+ * emptied.  Once the lock is held the name must still be this file: the
+ * save that held it before may have renamed it over `path`, and then the
+ * name is opened afresh.  The descriptor, or -1. */
+static int open_temporary(const char *tmp)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        struct stat held, named;
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return -1;
+        int rc;
+        while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+            ;
+        /* a file system without locks: go on unlocked, as a lone saver */
+        if (rc != 0 && errno != ENOLCK && errno != EOPNOTSUPP && errno != ENOSYS) {
+            close(fd);
+            return -1;
+        }
+        if (fstat(fd, &held) == 0 && lstat(tmp, &named) == 0 && held.st_dev == named.st_dev &&
+            held.st_ino == named.st_ino && S_ISREG(held.st_mode)) {
+            if (ftruncate(fd, 0) == 0)
+                return fd;
+            close(fd);
+            return -1;
+        }
+        close(fd); /* renamed away meanwhile: take the name again */
+    }
+    return -1;
+}
+
+/* Writes and syncs the whole file through fd, which stays open (and
+ * locked). 0 or -1. */
 static int write_file(int fd, const st_buf *header, const amp_st_entry *tensors, int n,
                       const uint64_t *nbytes)
 {
     unsigned char size[8];
-    int failed = 0;
-    FILE *fp = fdopen(fd, "wb");
+    int failed = 0, copy = dup(fd);
+    FILE *fp = copy >= 0 ? fdopen(copy, "wb") : NULL;
     if (!fp) {
-        close(fd);
+        if (copy >= 0)
+            close(copy);
         return -1;
     }
     for (int i = 0; i < 8; i++)
@@ -358,9 +430,9 @@ int amp_st_write(const char *path, const amp_st_entry *tensors, int n)
         return AMP_ERR_OUT_OF_MEMORY;
     status = check_entries(tensors, n, nbytes);
     if (status == AMP_OK)
-        status = build_header(tensors, n, nbytes, &header);
+        status = build_header(tensors, n, nbytes, data_crc(tensors, n, nbytes), &header);
     if (status == AMP_OK) {
-        tmp = malloc(strlen(path) + sizeof ".tmpXXXXXX");
+        tmp = malloc(strlen(path) + sizeof ".tmp");
         if (!tmp)
             status = AMP_ERR_OUT_OF_MEMORY;
     }
@@ -368,21 +440,24 @@ int amp_st_write(const char *path, const amp_st_entry *tensors, int n)
         goto done;
 
     strcpy(tmp, path);
-    strcat(tmp, ".tmpXXXXXX");
-    fd = mkstemp(tmp);
+    strcat(tmp, ".tmp");
+    fd = open_temporary(tmp);
     if (fd < 0) {
         status = AMP_ERR_IO;
         goto done;
     }
-    /* mkstemp creates 0600. Keep the permissions of the file replaced;
-     * a new one gets 0644. Best effort: a file system without modes may
-     * refuse, and 0600 is the safe side to err on. */
+    /* The temporary is created 0600. Keep the permissions of the file
+     * replaced; a new one gets 0644. Best effort: a file system without
+     * modes may refuse, and 0600 is the safe side to err on. */
     (void)fchmod(fd, stat(path, &old) == 0 ? (old.st_mode & 0777) : 0644);
     if (write_file(fd, &header, tensors, n, nbytes) != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
+        unlink(tmp); /* still ours: the lock is held until close */
+        close(fd);
         status = AMP_ERR_IO;
         goto done;
     }
+    if (close(fd) != 0)
+        status = AMP_ERR_IO;
     if (sync_parent(path) != 0)
         status = AMP_ERR_IO; /* replaced, but perhaps not durably */
 done:

@@ -28,6 +28,9 @@ const char *amp_strerror(int code)
     case AMP_ERR_COLLECTIVE: return "a collective operation (MPI) could not start or was given what it cannot reduce";
     case AMP_ERR_NO_CONVERGENCE: return "an iterative algorithm (eig's QR iteration) did not converge";
     case AMP_ERR_BAD_PREPARED: return "the prepared weights were not written by this model's prepare function";
+    case AMP_ERR_WEIGHTS_NOT_FILE: return "the weights path is not a regular file (a directory, device or pipe)";
+    case AMP_ERR_WEIGHTS_CHECKSUM: return "weights file data does not match its CRC-32C checksum (the file is corrupt)";
+    case AMP_ERR_CHECKPOINT_VALUE: return "a checkpoint scalar (learning rate, loss scale, step, ...) is out of range";
     }
     return "unknown amprt status code";
 }

@@ -66,8 +66,9 @@ typedef struct Emitter {
 
 /* emit_c.c */
 void emit_node(Emitter *e, Node *n);
-void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_macro);
+void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_fn);
 const char *arena_expr(Emitter *e, const char *const *names);
+void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro);
 int64_t const_bytes_padded(Emitter *e, const Value *v);
 bool weights_loadable(Emitter *e);
 const char *c_ident(Emitter *e, const char *base);

@@ -10,6 +10,12 @@
  * mutable globals: everything the model needs lives in the caller's
  * params, inputs, outputs and arena, and every name is prefixed, so
  * several models link into one binary.
+ *
+ * The two files are one pair: the header ends with <PREFIX>_INTERFACE_HASH,
+ * the FNV-1a hash of its text above that line, and the source stops with
+ * #error unless the header it includes defines the same value, so a .c
+ * beside a stale .h (a build killed between the two renames, a header
+ * copied from another version) fails to compile instead of crashing.
  */
 #include "emit.h"
 
@@ -23,7 +29,7 @@ static const char *const reserved[] = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
     "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
-    "true", "false", "NULL", "params", "inputs", "outputs", "dims", "arena", "arena_bytes", "base", "rc",
+    "true", "false", "NULL", "params", "inputs", "outputs", "dims", "arena", "arena_bytes", "arena_need", "base", "rc",
     "shape", "a_stride", "b_stride", "main", "errno", "assert", "INFINITY", "NAN", "size_t", "int64_t",
     "int32_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "memcpy", "_Bool", "prepared", "post",
 };
@@ -142,14 +148,20 @@ int64_t const_bytes_padded(Emitter *e, const Value *v)
     return (n + 63) / 64 * 64;
 }
 
+/* <PREFIX>_WEIGHTS_BYTES: every parameter and buffer, each padded. */
+static int64_t weights_bytes(Emitter *e)
+{
+    int64_t total = 0;
+    for (int i = 0; i < e->g->params->len; i++)
+        total += const_bytes_padded(e, VEC_AT(e->g->params, i));
+    return total;
+}
+
 static void emit_load_weights_decl(Emitter *e, Buf *h)
 {
     if (!weights_loadable(e))
         return;
-    Graph *g = e->g;
-    int64_t total = 0;
-    for (int i = 0; i < g->params->len; i++)
-        total += const_bytes_padded(e, VEC_AT(g->params, i));
+    int64_t total = weights_bytes(e);
     buf_printf(h, "/* Bytes of storage <prefix>_load_weights fills: every parameter and buffer. */\n");
     buf_printf(h, "#define %s_WEIGHTS_BYTES ((size_t)%lld)\n\n", e->PREFIX, (long long)total);
     buf_puts(h, "/* Loads every parameter and buffer from a safetensors file (what PyTorch's\n"
@@ -172,7 +184,12 @@ static void emit_load_weights(Emitter *e, Buf *o)
                p, p);
     buf_puts(o, "    amp_st_file *file;\n    unsigned char *at = storage;\n    int rc;\n");
     buf_puts(o, "    if (!path || !params || !storage)\n        return AMP_ERR_NULL_ARG;\n");
-    buf_printf(o, "    if (storage_bytes < %s_WEIGHTS_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", e->PREFIX);
+    /* with only zero-size parameters, "storage_bytes < 0" would be always
+     * false, which -Wtype-limits (-Wextra) rejects */
+    if (weights_bytes(e) > 0)
+        buf_printf(o, "    if (storage_bytes < %s_WEIGHTS_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", e->PREFIX);
+    else
+        buf_puts(o, "    (void)storage_bytes; /* every parameter is empty */\n");
     buf_puts(o, "    rc = amp_st_open(path, &file);\n    if (rc != AMP_OK)\n        return rc;\n");
     buf_printf(o, "    if (amp_st_count(file) > %d) {\n        rc = AMP_ERR_WEIGHTS_UNEXPECTED;\n        goto done;\n    }\n",
                g->params->len);
@@ -388,7 +405,7 @@ const char *arena_expr(Emitter *e, const char *const *names)
     return b.data;
 }
 
-static void emit_header(Emitter *e, Buf *h, const char *provenance)
+static uint64_t emit_header(Emitter *e, Buf *h, const char *provenance)
 {
     Ctx *c = e->c;
     Graph *g = e->g;
@@ -498,8 +515,12 @@ static void emit_header(Emitter *e, Buf *h, const char *provenance)
     if (c->opts->embed_weights)
         buf_printf(h, "/* The parameters and buffers embedded from %s (--embed-weights). */\n"
                       "const %s_params *%s_embedded_params(void);\n\n", comment_name(c, c->opts->embed_weights), p, p);
+    uint64_t hash = fnv1a(0xcbf29ce484222325ull, h->data, h->len);
+    buf_printf(h, "/* FNV-1a of this header's text above: the source generated with it checks it. */\n"
+                  "#define %s_INTERFACE_HASH 0x%016llxu\n\n", P, (unsigned long long)hash);
     buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n");
     buf_printf(h, "#endif /* %s_H */\n", P);
+    return hash;
 }
 
 /* ---- the forward function ---------------------------------------------- */
@@ -955,7 +976,7 @@ void emit_kernel_form(Emitter *e, Node *n, const char *y)
 /* Run-time checks of the dims, before any size is computed: every dim is
  * non-negative, and every size fits comfortably in 64 bits (checked in
  * double, which cannot overflow, against 2^62). */
-static void emit_dim_checks(Emitter *e)
+static void emit_dim_checks(Emitter *e, const char *fail)
 {
     Ctx *c = e->c;
     Graph *g = e->g;
@@ -965,7 +986,7 @@ static void emit_dim_checks(Emitter *e)
     buf_puts(o, "    if (");
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(o, "%s%s < 0", i ? " || " : "", c->sym_names[i]);
-    buf_puts(o, ")\n        return AMP_ERR_BAD_DIM;\n");
+    buf_printf(o, ")\n        %s\n", fail);
 
     /* sum of |terms| of every size, one coefficient per monomial (folded
      * here, saturating): an upper bound on any partial sum */
@@ -1011,7 +1032,7 @@ static void emit_dim_checks(Emitter *e)
                 buf_printf(&bound, "*(double)%s", c->sym_names[s]);
     }
     if (bound.len)
-        buf_printf(o, "    if (%s > 0x1p62)\n        return AMP_ERR_BAD_DIM;\n", bound.data);
+        buf_printf(o, "    if (%s > 0x1p62)\n        %s\n", bound.data, fail);
     /* dims like B - 1 must not go negative either */
     Vec *dims_seen = vec_new(c);
     for (int i = 0; i < g->values->len; i++) {
@@ -1026,9 +1047,50 @@ static void emit_dim_checks(Emitter *e)
             if (plain || dup || poly_is_const(p, &cst))
                 continue;
             vec_push(c, dims_seen, p);
-            buf_printf(o, "    if (%s < 0)\n        return AMP_ERR_BAD_DIM;\n", poly_c(e, p));
+            buf_printf(o, "    if (%s < 0)\n        %s\n", poly_c(e, p), fail);
         }
     }
+}
+
+/* <prefix>_arena_bytes (fn) for graph e->g: the arena for given dims,
+ * SIZE_MAX when the dims are out of range (a dim or a size negative, a
+ * size or the sum of the slots past 2^62 bytes), the dims _forward
+ * refuses with AMP_ERR_BAD_DIM.  Saturating instead of wrapping: no
+ * allocation of SIZE_MAX bytes succeeds, and the arithmetic stays in
+ * range for any int64 dims (the checks bound every size before it is
+ * computed in int64, and each partial sum before the next slot adds at
+ * most 2^62 + 63). */
+void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro)
+{
+    Ctx *c = e->c;
+    Graph *g = e->g;
+    const char *P = e->PREFIX;
+    e->out = o;
+    buf_printf(o, "size_t %s(const %s_dims *dims)\n{\n", fn, e->prefix);
+    if (c->nsyms == 0) {
+        buf_printf(o, "    (void)dims;\n    return %s;\n}\n\n", macro);
+        return;
+    }
+    for (int i = 0; i < c->nsyms; i++)
+        buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
+    buf_puts(o, "    size_t arena_need = 0;\n");
+    emit_dim_checks(e, "return SIZE_MAX;");
+    for (int s = 0; s < g->nslots; s++) {
+        Vec *sizes = VEC_AT(g->slot_sizes, s);
+        buf_printf(o, "    arena_need += %s_PAD_(", P);
+        for (int k = 0; k < sizes->len - 1; k++)
+            buf_printf(o, "%s_MAX_(%s, ", P, poly_to_c(c, VEC_AT(sizes, k), c->sym_names));
+        buf_puts(o, poly_to_c(c, VEC_AT(sizes, sizes->len - 1), c->sym_names));
+        for (int k = 0; k < sizes->len - 1; k++)
+            buf_puts(o, ")");
+        buf_puts(o, ");\n");
+        if (s + 1 < g->nslots)
+            buf_puts(o, "    if ((double)arena_need > 0x1p62)\n        return SIZE_MAX;\n");
+    }
+    if (g->nslots)
+        buf_puts(o, "    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;\n}\n\n");
+    else
+        buf_puts(o, "    return arena_need;\n}\n\n");
 }
 
 /* <prefix>_prepared_bytes, <prefix>_prepare and the entries' accessor. */
@@ -1104,23 +1166,20 @@ static void emit_prepare(Emitter *e, Buf *o)
                fill.data ? fill.data : "", P, e->nprep);
 }
 
-static void emit_source(Emitter *e, Buf *o, const char *provenance)
+static void emit_source(Emitter *e, Buf *o, const char *provenance, uint64_t interface_hash)
 {
     Ctx *c = e->c;
     const char *p = e->prefix, *P = e->PREFIX;
     e->out = o;
     buf_puts(o, provenance);
     const char *header = c->opts->header_path ? base_name(c->opts->header_path) : arena_printf(c->arena, "%s.h", p);
-    buf_printf(o, "#include \"%s\"\n\n#include <math.h>\n#include <string.h>\n\n", header);
+    buf_printf(o, "#include \"%s\"\n\n", header);
+    buf_printf(o, "#if !defined(%s_INTERFACE_HASH) || %s_INTERFACE_HASH != 0x%016llxu\n"
+                  "#error \"the header included is not the one generated with this file: compile a .c and .h of one ampc run\"\n"
+                  "#endif\n\n", P, P, (unsigned long long)interface_hash);
+    buf_puts(o, "#include <math.h>\n#include <string.h>\n\n");
 
-    const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
-    buf_printf(o, "size_t %s_arena_bytes(const %s_dims *dims)\n{\n", p, p);
-    for (int i = 0; i < c->nsyms; i++)
-        buf_printf(o, "    const int64_t %s = dims->%s;\n    (void)%s;\n", c->sym_names[i], c->sym_names[i],
-                   c->sym_names[i]);
-    if (c->nsyms == 0)
-        buf_puts(o, "    (void)dims;\n");
-    buf_printf(o, "    return %s_ARENA_BYTES%s;\n}\n\n", P, args);
+    emit_arena_bytes_fn(e, o, arena_printf(c->arena, "%s_arena_bytes", p), arena_printf(c->arena, "%s_ARENA_BYTES", P));
 
     buf_printf(o, "const char *%s_strerror(int code)\n{\n    return amp_strerror(code);\n}\n\n", p);
     emit_load_weights(e, o);
@@ -1137,7 +1196,7 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
     buf_printf(o, "    if (prepared && (((const uint64_t *)prepared)[0] != %s_PREPARED_MAGIC ||\n"
                   "                     ((const uint64_t *)prepared)[1] != %d))\n"
                   "        return AMP_ERR_BAD_PREPARED;\n", P, e->nprep);
-    emit_body(e, o, "params->", arena_printf(c->arena, "%s_ARENA_BYTES%s", P, args));
+    emit_body(e, o, "params->", c->nsyms ? arena_printf(c->arena, "%s_arena_bytes(dims)", p) : arena_printf(c->arena, "%s_ARENA_BYTES", P));
     buf_puts(o, "    return AMP_OK;\n}\n\n");
     buf_printf(o, "int %s_forward(const %s_params *params, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p), "", p);
@@ -1147,7 +1206,7 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance)
 /* The body of an entry point running graph e->g: dims, checks, the names
  * of caller memory (parameters read through `params`, "params->" or
  * "s->"), the arena's slots, then every node. */
-void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_macro)
+void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_fn)
 {
     Ctx *c = e->c;
     Graph *g = e->g;
@@ -1162,9 +1221,13 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_m
         buf_puts(o, "    int rc;\n");
     for (int i = 0; i < c->nsyms; i++)
         buf_printf(o, "    const int64_t %s = dims->%s;\n", c->sym_names[i], c->sym_names[i]);
-    emit_dim_checks(e);
-    if (g->nslots)
-        buf_printf(o, "    if (arena_bytes < %s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", arena_bytes_macro);
+    emit_dim_checks(e, "return AMP_ERR_BAD_DIM;");
+    if (g->nslots && c->nsyms)
+        /* the dims are in range, so only a sum of slots past 2^62 saturates */
+        buf_printf(o, "    const size_t arena_need = %s;\n    if (arena_need == SIZE_MAX)\n        return AMP_ERR_BAD_DIM;\n"
+                      "    if (arena_bytes < arena_need)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", arena_bytes_fn);
+    else if (g->nslots)
+        buf_printf(o, "    if (arena_bytes < %s)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", arena_bytes_fn);
     else
         buf_puts(o, "    (void)arena; /* the model needs no scratch memory */\n");
 
@@ -1341,8 +1404,8 @@ bool emit_c(Ctx *c, Output *out)
     e.prep_magic = fnv1a(h, prov, strlen(prov));
     buf_init(&out->c_file, c->arena);
     buf_init(&out->h_file, c->arena);
-    emit_header(&e, &out->h_file, prov);
-    emit_source(&e, &out->c_file, prov);
+    uint64_t interface_hash = emit_header(&e, &out->h_file, prov);
+    emit_source(&e, &out->c_file, prov, interface_hash);
     if (e.train)
         emit_train_source(e.train, &e, &out->c_file);
     return c->nerrors == 0;

@@ -44,6 +44,21 @@ static int optimizer_slots(const TrainConfig *t, const char **names)
 
 static const char *numel_of(Emitter *e, const Value *v) { return numel_c(e, &v->type.shape); }
 
+
+/* <PREFIX>_STATE_BYTES: each parameter and buffer, and for a trainable one
+ * its gradient and optimizer slots, each padded. */
+static int64_t state_bytes(Emitter *e)
+{
+    const char *slots[3];
+    int nslots = optimizer_slots(e->c->train, slots);
+    int64_t bytes = 0;
+    for (int i = 0; i < e->g->params->len; i++) {
+        Value *v = VEC_AT(e->g->params, i);
+        bytes += const_bytes_padded(e, v) * (trainable(v) ? 2 + nslots : 1);
+    }
+    return bytes;
+}
+
 /* Whether the step draws random numbers (dropout in training mode): then
  * the state carries the generator's seed and counter (amprt/random.h). */
 static bool draws_random(Emitter *e)
@@ -105,13 +120,8 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
                     "    int64_t rng_offset;        /* micro-batches drawn so far: _backward adds one */\n");
     buf_printf(h, "} %s_train_state;\n\n", p);
 
-    int64_t bytes = 0;
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        bytes += const_bytes_padded(e, v) * (trainable(v) ? 2 + nslots : 1);
-    }
     buf_printf(h, "/* Bytes of storage the state points into. */\n#define %s_STATE_BYTES ((size_t)%lld)\n", P,
-               (long long)bytes);
+               (long long)state_bytes(e));
     /* the training arena, from the training graph's plan */
     if (c->nsyms)
         buf_printf(h, "#define %s_TRAIN_ARENA_BYTES(%s) ((size_t)(%s))\n", P, e->dim_params,
@@ -212,7 +222,12 @@ static void emit_init(Emitter *e, Buf *o)
                p, p, p);
     buf_puts(o, "    unsigned char *at = storage;\n");
     buf_puts(o, "    if (!s || !storage || !initial)\n        return AMP_ERR_NULL_ARG;\n");
-    buf_printf(o, "    if (storage_bytes < %s_STATE_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P);
+    /* with only zero-size parameters, "storage_bytes < 0" would be always
+     * false, which -Wtype-limits (-Wextra) rejects */
+    if (state_bytes(e) > 0)
+        buf_printf(o, "    if (storage_bytes < %s_STATE_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", P);
+    else
+        buf_puts(o, "    (void)storage_bytes; /* every parameter is empty */\n");
     buf_puts(o, "    memset(s, 0, sizeof *s);\n");
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
@@ -238,6 +253,58 @@ static void emit_init(Emitter *e, Buf *o)
     if (g->params->len == 0)
         buf_puts(o, "    (void)s;\n    (void)params;\n");
     buf_puts(o, "}\n\n");
+}
+
+/* In <prefix>_load, before anything is copied: every scalar of the
+ * checkpoint read into a copy of the state and checked against the range
+ * a run can reach, so a file that is well formed but wrong (a NaN
+ * learning rate, a zero loss scale, a micro_step past the accumulation)
+ * gives AMP_ERR_CHECKPOINT_VALUE and changes nothing.  The learning rate
+ * may be 0 (a schedule's end, as torch.optim allows); the tracker stays
+ * below growth_interval, and at 0 without a dynamic scaler. */
+static void emit_scalar_checks(Emitter *e, Buf *o)
+{
+    const TrainConfig *t = e->c->train;
+    const char *p = e->prefix;
+    static const struct { const char *key, *field, *dtype; } scalars[] = {
+        {"optimizer.lr", "lr", "AMP_F64"},
+        {"optimizer.step", "step", "AMP_I64"},
+        {"scaler.scale", "scale", "AMP_F32"},
+        {"scaler.growth_tracker", "growth_tracker", "AMP_I32"},
+        {"train.last_step_skipped", "last_step_skipped", "AMP_I32"},
+        {"train.skipped_steps", "skipped_steps", "AMP_I64"},
+        {"train.micro_step", "micro_step", "AMP_I64"},
+        {"train.grad_live", "grad_live", "AMP_I32"},
+        {"train.rng_offset", "rng_offset", "AMP_I64"},
+    };
+    buf_printf(o, "    /* every scalar in range before anything is copied */\n    {\n        %s_train_state v = *s;\n", p);
+    for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
+        if (strcmp(scalars[k].field, "rng_offset") == 0 && !draws_random(e))
+            continue;
+        buf_printf(o, "        %samp_st_load(file, \"%s\", %s, 0, NULL, &v.%s);\n", k ? "if (rc == AMP_OK)\n            rc = " : "rc = ",
+                   scalars[k].key, scalars[k].dtype, scalars[k].field);
+    }
+    Buf cond;
+    buf_init(&cond, e->c->arena);
+    buf_puts(&cond, "!isfinite(v.lr) || v.lr < 0.0");
+    if (t->scaler == SCALER_NONE)
+        buf_puts(&cond, " || v.scale != 1.0f");
+    else
+        buf_puts(&cond, " || !isfinite(v.scale) || v.scale <= 0.0f");
+    if (t->scaler == SCALER_DYNAMIC && t->growth_interval > 0)
+        buf_printf(&cond, " ||\n            v.growth_tracker < 0 || v.growth_tracker >= %lld", (long long)t->growth_interval);
+    else if (t->scaler == SCALER_DYNAMIC)
+        buf_puts(&cond, " ||\n            v.growth_tracker < 0");
+    else
+        buf_puts(&cond, " ||\n            v.growth_tracker != 0");
+    buf_printf(&cond, " || v.step < 0 || v.skipped_steps < 0 ||\n            v.micro_step < 0 || v.micro_step >= %lld",
+               (long long)t->accumulate);
+    buf_puts(&cond, " || (v.grad_live != 0 && v.grad_live != 1) ||\n"
+                    "            (v.last_step_skipped != 0 && v.last_step_skipped != 1)");
+    if (draws_random(e))
+        buf_puts(&cond, " || v.rng_offset < 0");
+    buf_printf(o, "        if (rc == AMP_OK && (%s))\n            rc = AMP_ERR_CHECKPOINT_VALUE;\n", cond.data);
+    buf_puts(o, "        if (rc != AMP_OK) {\n            amp_st_close(file);\n            return rc;\n        }\n    }\n");
 }
 
 static void emit_checkpoint(Emitter *e, Buf *o)
@@ -273,6 +340,7 @@ static void emit_checkpoint(Emitter *e, Buf *o)
                   "            return !t ? AMP_ERR_WEIGHTS_MISSING : t->dtype != entries[i].dtype ? AMP_ERR_WEIGHTS_DTYPE\n"
                   "                                                                                : AMP_ERR_WEIGHTS_SHAPE;\n"
                   "        }\n    }\n", n);
+    emit_scalar_checks(e, o);
     buf_printf(o, "    for (int i = 0; i < %d && rc == AMP_OK; i++)\n"
                   "        rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,\n"
                   "                         (void *)(uintptr_t)entries[i].data);\n", n);
@@ -383,21 +451,6 @@ static void grads_after_node(Emitter *e, Node *n)
     }
 }
 
-/* <prefix>_train_arena_bytes: the training step's arena for given dims */
-static void emit_train_arena_bytes(Emitter *e, Buf *o)
-{
-    Ctx *c = e->c;
-    const char *p = e->prefix, *P = e->PREFIX;
-    const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
-    buf_printf(o, "size_t %s_train_arena_bytes(const %s_dims *dims)\n{\n", p, p);
-    for (int i = 0; i < c->nsyms; i++)
-        buf_printf(o, "    const int64_t %s = dims->%s;\n    (void)%s;\n", c->sym_names[i], c->sym_names[i],
-                   c->sym_names[i]);
-    if (c->nsyms == 0)
-        buf_puts(o, "    (void)dims;\n");
-    buf_printf(o, "    return %s_TRAIN_ARENA_BYTES%s;\n}\n\n", P, args);
-}
-
 /* <prefix>_backward: the forward and backward of one micro-batch, each
  * parameter's gradient added into the state as soon as it is final */
 static void emit_backward(Emitter *e, Buf *o)
@@ -406,7 +459,6 @@ static void emit_backward(Emitter *e, Buf *o)
     Graph *g = e->g;
     const TrainConfig *t = c->train;
     const char *p = e->prefix, *P = e->PREFIX;
-    const char *args = c->nsyms ? arena_printf(c->arena, "(%s)", e->dim_params) : "";
     buf_printf(o, "int %s_backward(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);
     buf_printf(o, "    %*s const %s_dims *dims, void *arena, size_t arena_bytes)\n{\n", (int)strlen(p) - 3, "", p);
     buf_puts(o, "    if (!s || !inputs || !outputs || !dims || (!arena && arena_bytes))\n        return AMP_ERR_NULL_ARG;\n");
@@ -439,7 +491,8 @@ static void emit_backward(Emitter *e, Buf *o)
         e->grad_state_member = member;
         e->grad_in_state = in_state;
     }
-    emit_body(e, o, "s->", arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES%s", P, args));
+    emit_body(e, o, "s->", c->nsyms ? arena_printf(c->arena, "%s_train_arena_bytes(dims)", p)
+                                    : arena_printf(c->arena, "%s_TRAIN_ARENA_BYTES", P));
     e->after_node = NULL;
     e->after_node_data = NULL;
     if (draws_random(e))
@@ -578,7 +631,8 @@ static void emit_step(Emitter *e, Buf *o)
 {
     const TrainConfig *t = e->c->train;
     const char *p = e->prefix;
-    emit_train_arena_bytes(e, o);
+    emit_arena_bytes_fn(e, o, arena_printf(e->c->arena, "%s_train_arena_bytes", e->prefix),
+                        arena_printf(e->c->arena, "%s_TRAIN_ARENA_BYTES", e->PREFIX));
     emit_backward(e, o);
     emit_update(e, o);
     buf_printf(o, "int %s_train_step(%s_train_state *s, const %s_inputs *inputs, %s_outputs *outputs,\n", p, p, p, p);

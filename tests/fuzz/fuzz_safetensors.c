@@ -1,19 +1,20 @@
 /* fuzz_safetensors.c: libFuzzer target for the safetensors reader of libamprt.
  *
  * The input bytes are a whole safetensors file, given to amp_st_parse.
- * Build (from the top of the repository; not wired into run.sh yet):
+ * Build (from the top of the repository; tests/fuzz/run-safetensors.sh
+ * does this):
  *
  *   clang -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -Iruntime/include \
  *       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *       -o build/fuzz/fuzz_safetensors tests/fuzz/fuzz_safetensors.c $SRCS -lm -lpthread
+ *       -o build/fuzz/fuzz_safetensors tests/fuzz/fuzz_safetensors.c $SRCS -lm
  *
- * with SRCS every runtime source, runtime/src/NAME.c (the library is
- * compiled with the fuzzer's instrumentation too).
+ * with SRCS the reader and what it calls: runtime/src/safetensors.c,
+ * dtype.c and status.c (compiled with the fuzzer's instrumentation too).
  * What counts as a finding:
  *   - any ASan / UBSan / LSan report, or a hang (-timeout);
  *   - a broken contract of amp_st_parse (checked below, abort()):
  *       * it returns AMP_OK with a file, or one of the weights statuses
- *         (or out of memory) with *out NULL;
+ *         (a checksum mismatch included, or out of memory) with *out NULL;
  *       * on AMP_OK: tensors are numbered in data order and tile the data
  *         region exactly, each inside the input, of the size its dtype and
  *         shape say, at most 8 dims, names NUL-terminated and findable by
@@ -63,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != AMP_OK) {
         check(f == NULL, "*out not NULL after an error");
         check(rc == AMP_ERR_WEIGHTS_TRUNCATED || rc == AMP_ERR_WEIGHTS_HEADER || rc == AMP_ERR_WEIGHTS_OFFSETS ||
-                  rc == AMP_ERR_WEIGHTS_SHAPE || rc == AMP_ERR_WEIGHTS_DTYPE || rc == AMP_ERR_OUT_OF_MEMORY,
+                  rc == AMP_ERR_WEIGHTS_SHAPE || rc == AMP_ERR_WEIGHTS_DTYPE || rc == AMP_ERR_WEIGHTS_CHECKSUM ||
+                  rc == AMP_ERR_OUT_OF_MEMORY,
               "unexpected status");
         free(copy);
         return 0;

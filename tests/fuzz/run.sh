@@ -20,6 +20,9 @@
 #                       exit 0 instead of failing
 #   AMPC_FUZZ_ARGS      extra libFuzzer flags for the fuzzing step
 #                       (e.g. "-fork=2" or "-seed=1")
+#   AMPC_FUZZ_TIMEOUT   seconds of wall time one input may take (default 10;
+#                       more on a heavily loaded machine, where the saved
+#                       quadratic-time crashers need longer)
 #
 set -u
 
@@ -143,7 +146,7 @@ FUZZER=$OUT/fuzz_frontend
 
 # ---- replay: seeds and regressions -------------------------------------------------
 
-COMMON="-timeout=10 -rss_limit_mb=2048"
+COMMON="-timeout=${AMPC_FUZZ_TIMEOUT:-10} -rss_limit_mb=2048"
 # UBSan: a stack trace with each report (the build already makes them fatal)
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export UBSAN_OPTIONS

@@ -5,14 +5,29 @@
  */
 #include "autocast_disabled_nested.tpu.h"
 
+#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0x9822f4cf7ba23245u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t nested_arena_bytes(const nested_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return NESTED_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (48.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NESTED_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NESTED_PAD_(128);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NESTED_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *nested_strerror(int code)
@@ -109,7 +124,10 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
         return AMP_ERR_BAD_DIM;
     if (48.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < NESTED_ARENA_BYTES(B))
+    const size_t arena_need = nested_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const float *const w1 = params->w1; /* w1: f32[8, 8] */

@@ -86,6 +86,9 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
  * through libamprt (amp_st_open). */
 int nested_load_weights(const char *path, void *storage, size_t storage_bytes, nested_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define NESTED_INTERFACE_HASH 0x9822f4cf7ba23245u
+
 #ifdef __cplusplus
 }
 #endif

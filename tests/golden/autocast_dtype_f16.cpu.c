@@ -5,14 +5,26 @@
  */
 #include "autocast_dtype_f16.cpu.h"
 
+#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0x4af4fab9cbd76102u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t half_arena_bytes(const half_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return HALF_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (30.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += HALF_PAD_(8*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += HALF_PAD_(24);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *half_strerror(int code)
@@ -101,7 +113,10 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
         return AMP_ERR_BAD_DIM;
     if (30.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < HALF_ARENA_BYTES(B))
+    const size_t arena_need = half_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const float *const w = params->w; /* w: f32[3, 4] */

@@ -83,6 +83,9 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
  * through libamprt (amp_st_open). */
 int half_load_weights(const char *path, void *storage, size_t storage_bytes, half_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define HALF_INTERFACE_HASH 0x4af4fab9cbd76102u
+
 #ifdef __cplusplus
 }
 #endif

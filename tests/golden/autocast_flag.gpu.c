@@ -5,14 +5,26 @@
  */
 #include "autocast_flag.gpu.h"
 
+#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0x0c3ad69ee2e0ab0bu
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t whole_arena_bytes(const whole_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return WHOLE_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (30.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += WHOLE_PAD_(8*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += WHOLE_PAD_(24);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *whole_strerror(int code)
@@ -97,7 +109,10 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
         return AMP_ERR_BAD_DIM;
     if (30.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < WHOLE_ARENA_BYTES(B))
+    const size_t arena_need = whole_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const float *const w = params->w; /* w: f32[3, 4] */

@@ -80,6 +80,9 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
  * through libamprt (amp_st_open). */
 int whole_load_weights(const char *path, void *storage, size_t storage_bytes, whole_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define WHOLE_INTERFACE_HASH 0x178f938cec0c128cu
+
 #ifdef __cplusplus
 }
 #endif

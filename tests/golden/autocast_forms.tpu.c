@@ -5,14 +5,26 @@
  */
 #include "autocast_forms.tpu.h"
 
+#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0x3a5a9e915bb67bf7u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t forms_arena_bytes(const forms_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return FORMS_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (24.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += FORMS_PAD_(8*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += FORMS_PAD_(32);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *forms_strerror(int code)
@@ -109,7 +121,10 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
         return AMP_ERR_BAD_DIM;
     if (24.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < FORMS_ARENA_BYTES(B))
+    const size_t arena_need = forms_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const float *const w = params->w; /* w: f32[4, 4] */

@@ -92,6 +92,9 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
  * through libamprt (amp_st_open). */
 int forms_load_weights(const char *path, void *storage, size_t storage_bytes, forms_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define FORMS_INTERFACE_HASH 0x3a5a9e915bb67bf7u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,26 @@
  */
 #include "block_int_list.cpu.h"
 
+#if !defined(M_INTERFACE_HASH) || M_INTERFACE_HASH != 0x0d867a468b9fa023u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t m_arena_bytes(const m_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return M_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (120.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += M_PAD_(64*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += M_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *m_strerror(int code)
@@ -98,7 +110,10 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
         return AMP_ERR_BAD_DIM;
     if (120.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < M_ARENA_BYTES(B))
+    const size_t arena_need = m_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const float *const mlp_fc_0_weight = params->mlp_fc_0_weight; /* mlp.fc.0.weight: f32[16, 8] */

@@ -86,6 +86,9 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
  * through libamprt (amp_st_open). */
 int m_load_weights(const char *path, void *storage, size_t storage_bytes, m_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define M_INTERFACE_HASH 0x0d867a468b9fa023u
+
 #ifdef __cplusplus
 }
 #endif

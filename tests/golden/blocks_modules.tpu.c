@@ -5,14 +5,32 @@
  */
 #include "blocks_modules.tpu.h"
 
+#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0x907688251d644049u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t net_arena_bytes(const net_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return NET_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (48.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NET_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NET_PAD_(128);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NET_PAD_(16);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NET_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *net_strerror(int code)
@@ -157,7 +175,10 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
         return AMP_ERR_BAD_DIM;
     if (48.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < NET_ARENA_BYTES(B))
+    const size_t arena_need = net_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const float *const stack_0_layers_0_fc_weight = params->stack_0_layers_0_fc_weight; /* stack.0.layers.0.fc.weight: f32[8, 8] */

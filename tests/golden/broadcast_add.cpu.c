@@ -5,16 +5,30 @@
  */
 #include "broadcast_add.cpu.h"
 
+#if !defined(BCAST_INTERFACE_HASH) || BCAST_INTERFACE_HASH != 0x1777c552e02a00c4u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t bcast_arena_bytes(const bcast_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
     const int64_t T = dims->T;
-    (void)T;
-    return BCAST_ARENA_BYTES(B, T);
+    size_t arena_need = 0;
+    if (B < 0 || T < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B*(double)T + 16.0*(double)B + 4.0*(double)T > 0x1p62)
+        return SIZE_MAX;
+    arena_need += BCAST_PAD_(16*B*T);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += BCAST_PAD_(16*B*T);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += BCAST_PAD_(16*B*T);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *bcast_strerror(int code)
@@ -56,7 +70,10 @@ int bcast_forward_prepared(const void *prepared, const bcast_params *params, con
         return AMP_ERR_BAD_DIM;
     if (16.0*(double)B*(double)T + 16.0*(double)B + 4.0*(double)T > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < BCAST_ARENA_BYTES(B, T))
+    const size_t arena_need = bcast_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, T, 4] */
     const float *const bias = inputs->bias; /* f32[4] */

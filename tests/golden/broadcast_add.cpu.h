@@ -80,6 +80,9 @@ int bcast_prepare(const bcast_params *params, void *prepared, size_t prepared_by
 int bcast_forward_prepared(const void *prepared, const bcast_params *params, const bcast_inputs *inputs,
           bcast_outputs *outputs, const bcast_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define BCAST_INTERFACE_HASH 0x1777c552e02a00c4u
+
 #ifdef __cplusplus
 }
 #endif

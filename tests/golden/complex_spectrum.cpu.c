@@ -5,14 +5,35 @@
  */
 #include "complex_spectrum.cpu.h"
 
+#if !defined(SPECTRUM_INTERFACE_HASH) || SPECTRUM_INTERFACE_HASH != 0xdf6eab9c7e7d33bcu
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t spectrum_arena_bytes(const spectrum_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return SPECTRUM_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (3060.0*(double)B + 2368.0 > 0x1p62)
+        return SIZE_MAX;
+    if (1024*B + 1088 < 0)
+        return SIZE_MAX;
+    if (1056*B + 640 < 0)
+        return SIZE_MAX;
+    if (576*B + 640 < 0)
+        return SIZE_MAX;
+    arena_need += SPECTRUM_PAD_(SPECTRUM_MAX_(72*B, 32));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SPECTRUM_PAD_(SPECTRUM_MAX_(1056*B + 640, 896));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SPECTRUM_PAD_(1024*B + 1088);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *spectrum_strerror(int code)
@@ -60,7 +81,10 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
         return AMP_ERR_BAD_DIM;
     if (576*B + 640 < 0)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < SPECTRUM_ARENA_BYTES(B))
+    const size_t arena_need = spectrum_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const amp_bf16 *const x = inputs->x; /* bf16[B, 16] */
     const amp_c64 *const z = inputs->z; /* c64[B, 9] */

@@ -94,6 +94,9 @@ int spectrum_prepare(const spectrum_params *params, void *prepared, size_t prepa
 int spectrum_forward_prepared(const void *prepared, const spectrum_params *params, const spectrum_inputs *inputs,
              spectrum_outputs *outputs, const spectrum_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define SPECTRUM_INTERFACE_HASH 0xdf6eab9c7e7d33bcu
+
 #ifdef __cplusplus
 }
 #endif

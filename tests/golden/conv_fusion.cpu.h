@@ -104,6 +104,9 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
  * through libamprt (amp_st_open). */
 int convfusion_load_weights(const char *path, void *storage, size_t storage_bytes, convfusion_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define CONVFUSION_INTERFACE_HASH 0xac3e8352a74c9022u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,29 @@
  */
 #include "conv_fusion.gpu.h"
 
+#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0x06e91ccb73a119c2u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t convfusion_arena_bytes(const convfusion_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return CONVFUSION_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (1536.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CONVFUSION_PAD_(CONVFUSION_MAX_(512*B, 288));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CONVFUSION_PAD_(CONVFUSION_MAX_(288, 512*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CONVFUSION_PAD_(CONVFUSION_MAX_(512*B, 8));
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *convfusion_strerror(int code)
@@ -201,7 +216,10 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         return AMP_ERR_BAD_DIM;
     if (1536.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < CONVFUSION_ARENA_BYTES(B))
+    const size_t arena_need = convfusion_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4, 8, 8] */
     const float *const w1 = params->w1; /* w1: f32[4, 4, 3, 3] */

@@ -5,14 +5,32 @@
  */
 #include "f32_outputs.cpu.h"
 
+#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0x81636677c148acbdu
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t f32outputs_arena_bytes(const f32outputs_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return F32OUTPUTS_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (56.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += F32OUTPUTS_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += F32OUTPUTS_PAD_(64);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += F32OUTPUTS_PAD_(8);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += F32OUTPUTS_PAD_(8*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *f32outputs_strerror(int code)
@@ -110,7 +128,10 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
         return AMP_ERR_BAD_DIM;
     if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < F32OUTPUTS_ARENA_BYTES(B))
+    const size_t arena_need = f32outputs_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

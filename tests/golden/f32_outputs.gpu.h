@@ -95,6 +95,9 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
  * through libamprt (amp_st_open). */
 int f32outputs_load_weights(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define F32OUTPUTS_INTERFACE_HASH 0x7d50d003d2d3ef9fu
+
 #ifdef __cplusplus
 }
 #endif

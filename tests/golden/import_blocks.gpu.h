@@ -89,6 +89,9 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
  * through libamprt (amp_st_open). */
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define NET_INTERFACE_HASH 0xe098ced412ddc877u
+
 #ifdef __cplusplus
 }
 #endif

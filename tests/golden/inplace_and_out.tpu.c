@@ -5,14 +5,29 @@
  */
 #include "inplace_and_out.tpu.h"
 
+#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0x729c8927bd5841aau
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t inplace_arena_bytes(const inplace_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return INPLACE_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (24.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += INPLACE_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += INPLACE_PAD_(INPLACE_MAX_(32, 16*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += INPLACE_PAD_(8*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *inplace_strerror(int code)
@@ -97,7 +112,10 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
         return AMP_ERR_BAD_DIM;
     if (24.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < INPLACE_ARENA_BYTES(B))
+    const size_t arena_need = inplace_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const float *const w = params->w; /* w: f32[4, 4] */

@@ -83,6 +83,9 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
  * through libamprt (amp_st_open). */
 int inplace_load_weights(const char *path, void *storage, size_t storage_bytes, inplace_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define INPLACE_INTERFACE_HASH 0x729c8927bd5841aau
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,6 +67,9 @@ int k_prepare(const k_params *params, void *prepared, size_t prepared_bytes);
 int k_forward_prepared(const void *prepared, const k_params *params, const k_inputs *inputs,
       k_outputs *outputs, const k_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define K_INTERFACE_HASH 0x39df39ecd3848cabu
+
 #ifdef __cplusplus
 }
 #endif

@@ -89,6 +89,9 @@ int mm_prepare(const mm_params *params, void *prepared, size_t prepared_bytes);
 int mm_forward_prepared(const void *prepared, const mm_params *params, const mm_inputs *inputs,
        mm_outputs *outputs, const mm_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define MM_INTERFACE_HASH 0xccd5ff5bc288c4bfu
+
 #ifdef __cplusplus
 }
 #endif

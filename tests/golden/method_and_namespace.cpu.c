@@ -5,14 +5,26 @@
  */
 #include "method_and_namespace.cpu.h"
 
+#if !defined(SPELLINGS_INTERFACE_HASH) || SPELLINGS_INTERFACE_HASH != 0x31c7cd898680a3c5u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t spellings_arena_bytes(const spellings_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return SPELLINGS_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SPELLINGS_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SPELLINGS_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *spellings_strerror(int code)
@@ -53,7 +65,10 @@ int spellings_forward_prepared(const void *prepared, const spellings_params *par
         return AMP_ERR_BAD_DIM;
     if (16.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < SPELLINGS_ARENA_BYTES(B))
+    const size_t arena_need = spellings_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     if (!x || !outputs->d)

@@ -67,6 +67,9 @@ int spellings_prepare(const spellings_params *params, void *prepared, size_t pre
 int spellings_forward_prepared(const void *prepared, const spellings_params *params, const spellings_inputs *inputs,
               spellings_outputs *outputs, const spellings_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define SPELLINGS_INTERFACE_HASH 0x31c7cd898680a3c5u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,32 @@
  */
 #include "mlp.gpu.h"
 
+#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0xcd69115043737072u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t mlp_arena_bytes(const mlp_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return MLP_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (452.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += MLP_PAD_(MLP_MAX_(128*B, 2560));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += MLP_PAD_(MLP_MAX_(16384, 40*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += MLP_PAD_(256);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += MLP_PAD_(256*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *mlp_strerror(int code)
@@ -134,7 +152,10 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
         return AMP_ERR_BAD_DIM;
     if (452.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < MLP_ARENA_BYTES(B))
+    const size_t arena_need = mlp_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 64] */
     const int64_t *const y = inputs->y; /* i64[B] */

@@ -95,6 +95,9 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
  * through libamprt (amp_st_open). */
 int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define MLP_INTERFACE_HASH 0xcd69115043737072u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,26 @@
  */
 #include "names_state_dict.cpu.h"
 
+#if !defined(NAMES_INTERFACE_HASH) || NAMES_INTERFACE_HASH != 0x1b095ab551a55e13u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t names_arena_bytes(const names_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return NAMES_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (16.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NAMES_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += NAMES_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *names_strerror(int code)
@@ -106,7 +118,10 @@ int names_forward_prepared(const void *prepared, const names_params *params, con
         return AMP_ERR_BAD_DIM;
     if (16.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < NAMES_ARENA_BYTES(B))
+    const size_t arena_need = names_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const float *const v0_0_weight = params->v0_0_weight; /* 0.0.weight: f32[4, 4] */

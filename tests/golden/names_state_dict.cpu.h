@@ -89,6 +89,9 @@ int names_forward_prepared(const void *prepared, const names_params *params, con
  * through libamprt (amp_st_open). */
 int names_load_weights(const char *path, void *storage, size_t storage_bytes, names_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define NAMES_INTERFACE_HASH 0x1b095ab551a55e13u
+
 #ifdef __cplusplus
 }
 #endif

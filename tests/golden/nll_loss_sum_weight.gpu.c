@@ -5,14 +5,29 @@
  */
 #include "nll_loss_sum_weight.gpu.h"
 
+#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0x186417f6443295b0u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t loss_arena_bytes(const loss_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return LOSS_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (72.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += LOSS_PAD_(40*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += LOSS_PAD_(LOSS_MAX_(200, 40*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += LOSS_PAD_(20*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *loss_strerror(int code)
@@ -106,7 +121,10 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
         return AMP_ERR_BAD_DIM;
     if (72.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < LOSS_ARENA_BYTES(B))
+    const size_t arena_need = loss_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 10] */
     const int64_t *const y = inputs->y; /* i64[B] */

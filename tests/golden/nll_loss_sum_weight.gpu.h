@@ -89,6 +89,9 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
  * through libamprt (amp_st_open). */
 int loss_load_weights(const char *path, void *storage, size_t storage_bytes, loss_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define LOSS_INTERFACE_HASH 0x186417f6443295b0u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,23 @@
  */
 #include "no_autocast.cpu.h"
 
+#if !defined(PLAIN_INTERFACE_HASH) || PLAIN_INTERFACE_HASH != 0x134c796f6b9c6f10u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t plain_arena_bytes(const plain_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return PLAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (36.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += PLAIN_PAD_(12*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *plain_strerror(int code)
@@ -91,7 +100,10 @@ int plain_forward_prepared(const void *prepared, const plain_params *params, con
         return AMP_ERR_BAD_DIM;
     if (36.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < PLAIN_ARENA_BYTES(B))
+    const size_t arena_need = plain_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */

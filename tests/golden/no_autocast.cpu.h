@@ -89,6 +89,9 @@ int plain_forward_prepared(const void *prepared, const plain_params *params, con
  * through libamprt (amp_st_open). */
 int plain_load_weights(const char *path, void *storage, size_t storage_bytes, plain_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define PLAIN_INTERFACE_HASH 0x134c796f6b9c6f10u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,41 @@
  */
 #include "rnn_cells.gpu.h"
 
+#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0xef037a05ff68ea55u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t cells_arena_bytes(const cells_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return CELLS_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (54.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(8*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(CELLS_MAX_(10*B, 120));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(CELLS_MAX_(10*B, 150));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(160);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(200);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(40);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += CELLS_PAD_(40);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *cells_strerror(int code)
@@ -157,7 +184,10 @@ int cells_forward_prepared(const void *prepared, const cells_params *params, con
         return AMP_ERR_BAD_DIM;
     if (54.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < CELLS_ARENA_BYTES(B))
+    const size_t arena_need = cells_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const float *const h = inputs->h; /* f32[B, 5] */

@@ -107,6 +107,9 @@ int cells_forward_prepared(const void *prepared, const cells_params *params, con
  * through libamprt (amp_st_open). */
 int cells_load_weights(const char *path, void *storage, size_t storage_bytes, cells_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define CELLS_INTERFACE_HASH 0xef037a05ff68ea55u
+
 #ifdef __cplusplus
 }
 #endif

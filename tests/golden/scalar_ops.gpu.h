@@ -83,6 +83,9 @@ int scalars_forward_prepared(const void *prepared, const scalars_params *params,
  * through libamprt (amp_st_open). */
 int scalars_load_weights(const char *path, void *storage, size_t storage_bytes, scalars_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define SCALARS_INTERFACE_HASH 0x308fb73ec3539f48u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,16 +5,30 @@
  */
 #include "softmax_last_dim.cpu.h"
 
+#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0xcadc30b554a644b0u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t attn_arena_bytes(const attn_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
     const int64_t T = dims->T;
-    (void)T;
-    return ATTN_ARENA_BYTES(B, T);
+    size_t arena_need = 0;
+    if (B < 0 || T < 0)
+        return SIZE_MAX;
+    if (96.0*(double)B*(double)T + 2.0*(double)B*(double)T*(double)T > 0x1p62)
+        return SIZE_MAX;
+    arena_need += ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += ATTN_PAD_(32*B*T);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += ATTN_PAD_(2*B*T*T);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *attn_strerror(int code)
@@ -56,7 +70,10 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
         return AMP_ERR_BAD_DIM;
     if (96.0*(double)B*(double)T + 2.0*(double)B*(double)T*(double)T > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < ATTN_ARENA_BYTES(B, T))
+    const size_t arena_need = attn_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const q = inputs->q; /* f32[B, T, 16] */
     const float *const k = inputs->k; /* f32[B, 16, T] */

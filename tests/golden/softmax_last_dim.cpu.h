@@ -71,6 +71,9 @@ int attn_prepare(const attn_params *params, void *prepared, size_t prepared_byte
 int attn_forward_prepared(const void *prepared, const attn_params *params, const attn_inputs *inputs,
          attn_outputs *outputs, const attn_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define ATTN_INTERFACE_HASH 0xcadc30b554a644b0u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,16 +5,28 @@
  */
 #include "symbolic_dims.tpu.h"
 
+#if !defined(DIMS_INTERFACE_HASH) || DIMS_INTERFACE_HASH != 0x7dbd2a8442616ce2u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t dims_arena_bytes(const dims_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
     const int64_t T = dims->T;
-    (void)T;
-    return DIMS_ARENA_BYTES(B, T);
+    size_t arena_need = 0;
+    if (B < 0 || T < 0)
+        return SIZE_MAX;
+    if (52.0*(double)B + 8.0*(double)B*(double)T + 48.0 + 64.0*(double)T > 0x1p62)
+        return SIZE_MAX;
+    if (2*T + 1 < 0)
+        return SIZE_MAX;
+    if (B - 1 < 0)
+        return SIZE_MAX;
+    arena_need += DIMS_PAD_(8*B*T + 4*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *dims_strerror(int code)
@@ -60,7 +72,10 @@ int dims_forward_prepared(const void *prepared, const dims_params *params, const
         return AMP_ERR_BAD_DIM;
     if (B - 1 < 0)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < DIMS_ARENA_BYTES(B, T))
+    const size_t arena_need = dims_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 2*T + 1] */
     const float *const z = inputs->z; /* f32[B - 1, 4] */

@@ -79,6 +79,9 @@ int dims_prepare(const dims_params *params, void *prepared, size_t prepared_byte
 int dims_forward_prepared(const void *prepared, const dims_params *params, const dims_inputs *inputs,
          dims_outputs *outputs, const dims_dims *dims, void *arena, size_t arena_bytes);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define DIMS_INTERFACE_HASH 0x7dbd2a8442616ce2u
+
 #ifdef __cplusplus
 }
 #endif

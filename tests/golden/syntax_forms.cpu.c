@@ -5,14 +5,35 @@
  */
 #include "syntax_forms.cpu.h"
 
+#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0xb4328cc63632de7eu
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t syntaxforms_arena_bytes(const syntaxforms_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return SYNTAXFORMS_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (2344.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SYNTAXFORMS_PAD_(SYNTAXFORMS_MAX_(576*B, 768));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SYNTAXFORMS_PAD_(SYNTAXFORMS_MAX_(1600, 288*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SYNTAXFORMS_PAD_(SYNTAXFORMS_MAX_(576*B, 384));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SYNTAXFORMS_PAD_(32*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += SYNTAXFORMS_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *syntaxforms_strerror(int code)
@@ -133,7 +154,10 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
         return AMP_ERR_BAD_DIM;
     if (2344.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < SYNTAXFORMS_ARENA_BYTES(B))
+    const size_t arena_need = syntaxforms_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8, 6, 6] */
     const float *const v = inputs->v; /* f32[B, 12] */

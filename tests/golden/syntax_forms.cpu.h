@@ -92,6 +92,9 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
  * through libamprt (amp_st_open). */
 int syntaxforms_load_weights(const char *path, void *storage, size_t storage_bytes, syntaxforms_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define SYNTAXFORMS_INTERFACE_HASH 0xb4328cc63632de7eu
+
 #ifdef __cplusplus
 }
 #endif

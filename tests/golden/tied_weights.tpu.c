@@ -5,14 +5,29 @@
  */
 #include "tied_weights.tpu.h"
 
+#if !defined(TIED_INTERFACE_HASH) || TIED_INTERFACE_HASH != 0xfe45aad41951ab41u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t tied_arena_bytes(const tied_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TIED_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (48.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TIED_PAD_(16*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TIED_PAD_(128);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TIED_PAD_(16*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *tied_strerror(int code)
@@ -97,7 +112,10 @@ int tied_forward_prepared(const void *prepared, const tied_params *params, const
         return AMP_ERR_BAD_DIM;
     if (48.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TIED_ARENA_BYTES(B))
+    const size_t arena_need = tied_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const float *const w = params->w; /* w: f32[8, 8] */

@@ -80,6 +80,9 @@ int tied_forward_prepared(const void *prepared, const tied_params *params, const
  * through libamprt (amp_st_open). */
 int tied_load_weights(const char *path, void *storage, size_t storage_bytes, tied_params *params);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define TIED_INTERFACE_HASH 0xfe45aad41951ab41u
+
 #ifdef __cplusplus
 }
 #endif

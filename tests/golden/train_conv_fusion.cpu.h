@@ -170,6 +170,9 @@ int trainconv_train_step(trainconv_train_state *s, const trainconv_inputs *input
 int trainconv_save(const trainconv_train_state *s, const char *path);
 int trainconv_load(trainconv_train_state *s, const char *path);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define TRAINCONV_INTERFACE_HASH 0x323273c51d0fbbfdu
+
 #ifdef __cplusplus
 }
 #endif

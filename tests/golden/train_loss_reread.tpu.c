@@ -5,14 +5,32 @@
  */
 #include "train_loss_reread.tpu.h"
 
+#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x74644ff5a32f5421u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t reread_arena_bytes(const reread_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return REREAD_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (42.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(24);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *reread_strerror(int code)
@@ -110,7 +128,10 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
         return AMP_ERR_BAD_DIM;
     if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < REREAD_ARENA_BYTES(B))
+    const size_t arena_need = reread_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -346,6 +367,34 @@ int reread_load(reread_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
+    /* every scalar in range before anything is copied */
+    {
+        reread_train_state v = *s;
+        rc = amp_st_load(file, "optimizer.lr", AMP_F64, 0, NULL, &v.lr);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "optimizer.step", AMP_I64, 0, NULL, &v.step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.scale", AMP_F32, 0, NULL, &v.scale);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.growth_tracker", AMP_I32, 0, NULL, &v.growth_tracker);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.last_step_skipped", AMP_I32, 0, NULL, &v.last_step_skipped);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.skipped_steps", AMP_I64, 0, NULL, &v.skipped_steps);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.micro_step", AMP_I64, 0, NULL, &v.micro_step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.grad_live", AMP_I32, 0, NULL, &v.grad_live);
+        if (rc == AMP_OK && (!isfinite(v.lr) || v.lr < 0.0 || v.scale != 1.0f ||
+            v.growth_tracker != 0 || v.step < 0 || v.skipped_steps < 0 ||
+            v.micro_step < 0 || v.micro_step >= 1 || (v.grad_live != 0 && v.grad_live != 1) ||
+            (v.last_step_skipped != 0 && v.last_step_skipped != 1)))
+            rc = AMP_ERR_CHECKPOINT_VALUE;
+        if (rc != AMP_OK) {
+            amp_st_close(file);
+            return rc;
+        }
+    }
     for (int i = 0; i < 12 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
@@ -356,8 +405,28 @@ int reread_load(reread_train_state *s, const char *path)
 size_t reread_train_arena_bytes(const reread_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return REREAD_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (42.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(REREAD_MAX_(8*B, 12));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(48);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(REREAD_MAX_(12*B, 24));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += REREAD_PAD_(6);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_outputs *outputs,
@@ -376,7 +445,10 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
         return AMP_ERR_BAD_DIM;
     if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < REREAD_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = reread_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */

@@ -147,6 +147,9 @@ int reread_train_step(reread_train_state *s, const reread_inputs *inputs, reread
 int reread_save(const reread_train_state *s, const char *path);
 int reread_load(reread_train_state *s, const char *path);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define REREAD_INTERFACE_HASH 0x74644ff5a32f5421u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,29 @@
  */
 #include "train_pool_relu.cpu.h"
 
+#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0xc2531a5c84ee6313u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t trainpoolrelu_arena_bytes(const trainpoolrelu_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TRAINPOOLRELU_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (1818.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(128*B, 384));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *trainpoolrelu_strerror(int code)
@@ -122,7 +137,10 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
         return AMP_ERR_BAD_DIM;
     if (1818.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TRAINPOOLRELU_ARENA_BYTES(B))
+    const size_t arena_need = trainpoolrelu_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 3, 8, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -400,6 +418,34 @@ int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
+    /* every scalar in range before anything is copied */
+    {
+        trainpoolrelu_train_state v = *s;
+        rc = amp_st_load(file, "optimizer.lr", AMP_F64, 0, NULL, &v.lr);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "optimizer.step", AMP_I64, 0, NULL, &v.step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.scale", AMP_F32, 0, NULL, &v.scale);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.growth_tracker", AMP_I32, 0, NULL, &v.growth_tracker);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.last_step_skipped", AMP_I32, 0, NULL, &v.last_step_skipped);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.skipped_steps", AMP_I64, 0, NULL, &v.skipped_steps);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.micro_step", AMP_I64, 0, NULL, &v.micro_step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.grad_live", AMP_I32, 0, NULL, &v.grad_live);
+        if (rc == AMP_OK && (!isfinite(v.lr) || v.lr < 0.0 || v.scale != 1.0f ||
+            v.growth_tracker != 0 || v.step < 0 || v.skipped_steps < 0 ||
+            v.micro_step < 0 || v.micro_step >= 1 || (v.grad_live != 0 && v.grad_live != 1) ||
+            (v.last_step_skipped != 0 && v.last_step_skipped != 1)))
+            rc = AMP_ERR_CHECKPOINT_VALUE;
+        if (rc != AMP_OK) {
+            amp_st_close(file);
+            return rc;
+        }
+    }
     for (int i = 0; i < 12 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
@@ -410,8 +456,37 @@ int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path)
 size_t trainpoolrelu_train_arena_bytes(const trainpoolrelu_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TRAINPOOLRELU_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (1818.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(384*B, 432));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(216);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(512*B, 216));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(512*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(768);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(128*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(4, 128*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(12*B, 384));
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inputs *inputs, trainpoolrelu_outputs *outputs,
@@ -430,7 +505,10 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         return AMP_ERR_BAD_DIM;
     if (1818.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TRAINPOOLRELU_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = trainpoolrelu_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 3, 8, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

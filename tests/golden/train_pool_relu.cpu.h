@@ -147,6 +147,9 @@ int trainpoolrelu_train_step(trainpoolrelu_train_state *s, const trainpoolrelu_i
 int trainpoolrelu_save(const trainpoolrelu_train_state *s, const char *path);
 int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define TRAINPOOLRELU_INTERFACE_HASH 0xc2531a5c84ee6313u
+
 #ifdef __cplusplus
 }
 #endif

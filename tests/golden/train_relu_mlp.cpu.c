@@ -5,14 +5,32 @@
  */
 #include "train_relu_mlp.cpu.h"
 
+#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0x95683f61b518adfdu
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t twolayer_arena_bytes(const twolayer_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TWOLAYER_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (56.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(256);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(32);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(32*B);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *twolayer_strerror(int code)
@@ -134,7 +152,10 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
         return AMP_ERR_BAD_DIM;
     if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TWOLAYER_ARENA_BYTES(B))
+    const size_t arena_need = twolayer_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -504,6 +525,34 @@ int twolayer_load(twolayer_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
+    /* every scalar in range before anything is copied */
+    {
+        twolayer_train_state v = *s;
+        rc = amp_st_load(file, "optimizer.lr", AMP_F64, 0, NULL, &v.lr);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "optimizer.step", AMP_I64, 0, NULL, &v.step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.scale", AMP_F32, 0, NULL, &v.scale);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.growth_tracker", AMP_I32, 0, NULL, &v.growth_tracker);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.last_step_skipped", AMP_I32, 0, NULL, &v.last_step_skipped);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.skipped_steps", AMP_I64, 0, NULL, &v.skipped_steps);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.micro_step", AMP_I64, 0, NULL, &v.micro_step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.grad_live", AMP_I32, 0, NULL, &v.grad_live);
+        if (rc == AMP_OK && (!isfinite(v.lr) || v.lr < 0.0 || v.scale != 1.0f ||
+            v.growth_tracker != 0 || v.step < 0 || v.skipped_steps < 0 ||
+            v.micro_step < 0 || v.micro_step >= 1 || (v.grad_live != 0 && v.grad_live != 1) ||
+            (v.last_step_skipped != 0 && v.last_step_skipped != 1)))
+            rc = AMP_ERR_CHECKPOINT_VALUE;
+        if (rc != AMP_OK) {
+            amp_st_close(file);
+            return rc;
+        }
+    }
     for (int i = 0; i < 20 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
@@ -514,8 +563,40 @@ int twolayer_load(twolayer_train_state *s, const char *path)
 size_t twolayer_train_arena_bytes(const twolayer_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TWOLAYER_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (56.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 64));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(512);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(32);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 16));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(256);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(256);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 32));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*B));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TWOLAYER_PAD_(8);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, twolayer_outputs *outputs,
@@ -534,7 +615,10 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         return AMP_ERR_BAD_DIM;
     if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TWOLAYER_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = twolayer_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 8] */
     const int64_t *const y = inputs->y; /* i64[B] */

@@ -163,6 +163,9 @@ int twolayer_train_step(twolayer_train_state *s, const twolayer_inputs *inputs, 
 int twolayer_save(const twolayer_train_state *s, const char *path);
 int twolayer_load(twolayer_train_state *s, const char *path);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define TWOLAYER_INTERFACE_HASH 0x95683f61b518adfdu
+
 #ifdef __cplusplus
 }
 #endif

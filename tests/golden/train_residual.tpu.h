@@ -152,6 +152,9 @@ int residual_train_step(residual_train_state *s, const residual_inputs *inputs, 
 int residual_save(const residual_train_state *s, const char *path);
 int residual_load(residual_train_state *s, const char *path);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define RESIDUAL_INTERFACE_HASH 0x2e2720d3fb4a7fa9u
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,29 @@
  */
 #include "train_sgd.gpu.h"
 
+#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0xd188ae913b3aada1u
+#error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
+#endif
+
 #include <math.h>
 #include <string.h>
 
 size_t tiny_arena_bytes(const tiny_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TINY_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (42.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(24);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(6);
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 const char *tiny_strerror(int code)
@@ -110,7 +125,10 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
         return AMP_ERR_BAD_DIM;
     if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TINY_ARENA_BYTES(B))
+    const size_t arena_need = tiny_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */
@@ -369,6 +387,34 @@ int tiny_load(tiny_train_state *s, const char *path)
                                                                                 : AMP_ERR_WEIGHTS_SHAPE;
         }
     }
+    /* every scalar in range before anything is copied */
+    {
+        tiny_train_state v = *s;
+        rc = amp_st_load(file, "optimizer.lr", AMP_F64, 0, NULL, &v.lr);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "optimizer.step", AMP_I64, 0, NULL, &v.step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.scale", AMP_F32, 0, NULL, &v.scale);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "scaler.growth_tracker", AMP_I32, 0, NULL, &v.growth_tracker);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.last_step_skipped", AMP_I32, 0, NULL, &v.last_step_skipped);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.skipped_steps", AMP_I64, 0, NULL, &v.skipped_steps);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.micro_step", AMP_I64, 0, NULL, &v.micro_step);
+        if (rc == AMP_OK)
+            rc = amp_st_load(file, "train.grad_live", AMP_I32, 0, NULL, &v.grad_live);
+        if (rc == AMP_OK && (!isfinite(v.lr) || v.lr < 0.0 || !isfinite(v.scale) || v.scale <= 0.0f ||
+            v.growth_tracker < 0 || v.growth_tracker >= 2000 || v.step < 0 || v.skipped_steps < 0 ||
+            v.micro_step < 0 || v.micro_step >= 1 || (v.grad_live != 0 && v.grad_live != 1) ||
+            (v.last_step_skipped != 0 && v.last_step_skipped != 1)))
+            rc = AMP_ERR_CHECKPOINT_VALUE;
+        if (rc != AMP_OK) {
+            amp_st_close(file);
+            return rc;
+        }
+    }
     for (int i = 0; i < 14 && rc == AMP_OK; i++)
         rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,
                          (void *)(uintptr_t)entries[i].data);
@@ -379,8 +425,28 @@ int tiny_load(tiny_train_state *s, const char *path)
 size_t tiny_train_arena_bytes(const tiny_dims *dims)
 {
     const int64_t B = dims->B;
-    (void)B;
-    return TINY_TRAIN_ARENA_BYTES(B);
+    size_t arena_need = 0;
+    if (B < 0)
+        return SIZE_MAX;
+    if (42.0*(double)B > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(TINY_MAX_(8*B, 12));
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(48);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(6);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(12*B);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(24);
+    if ((double)arena_need > 0x1p62)
+        return SIZE_MAX;
+    arena_need += TINY_PAD_(TINY_MAX_(12*B, 6));
+    return (double)arena_need > 0x1p62 ? SIZE_MAX : arena_need;
 }
 
 int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *outputs,
@@ -399,7 +465,10 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
         return AMP_ERR_BAD_DIM;
     if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
-    if (arena_bytes < TINY_TRAIN_ARENA_BYTES(B))
+    const size_t arena_need = tiny_train_arena_bytes(dims);
+    if (arena_need == SIZE_MAX)
+        return AMP_ERR_BAD_DIM;
+    if (arena_bytes < arena_need)
         return AMP_ERR_ARENA_TOO_SMALL;
     const float *const x = inputs->x; /* f32[B, 4] */
     const int64_t *const y = inputs->y; /* i64[B] */

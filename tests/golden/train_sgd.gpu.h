@@ -151,6 +151,9 @@ int tiny_train_step(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs
 int tiny_save(const tiny_train_state *s, const char *path);
 int tiny_load(tiny_train_state *s, const char *path);
 
+/* FNV-1a of this header's text above: the source generated with it checks it. */
+#define TINY_INTERFACE_HASH 0xd188ae913b3aada1u
+
 #ifdef __cplusplus
 }
 #endif

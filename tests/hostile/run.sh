@@ -163,7 +163,7 @@ expect "an endless standard input (yes model) stops at the source limit" 1 "^<st
 expect "out of memory: exit 3 with a message" 3 "^ampc: error: out of memory" \
     sh -c "ulimit -v 60000 && exec '$AMPC' '$ROOT/tests/fuzz/crashers/resolve-lookup-quadratic-timeout.amp' -o x.c"
 
-# ---- 11. the PyTorch syntax: sizes from the source stay bounded ------------------
+# ---- the PyTorch syntax: sizes from the source stay bounded ---------------------
 printf 'model M(B) {\n  input x: f32[B, 1000000000]\n  a, b = x.split(1, dim=1)\n  output a\n}\n' >"$W/split_1e9.amp"
 expect "split into 10^9 parts stops at once" 1 "split_1e9.amp:3:10: error: split\(\) would give more than 4096 tensors" \
     "$AMPC" split_1e9.amp -o x.c
@@ -175,6 +175,142 @@ expect "200,000 new axes are one error" 1 "none_200k.amp:3:7: error: a tensor ca
     "$AMPC" none_200k.amp -o x.c
 awk 'BEGIN { printf "model M(B) {\n  input x: f32[B, 4, 8, 8]\n  y = max_pool2d(x, ["; for (i = 0; i < 200000; i++) printf "%s2", i ? ", " : ""; printf "])\n  output y\n}\n" }' >"$W/list_200k.amp"
 expect "a list of 200,000 equal ints is read in linear time" 0 "" "$AMPC" list_200k.amp -o x.c
+
+# ---- 4. weights that are not a regular file are refused unread ----------------
+# (each would read without end, or block: bounded() turns that into a failure)
+for dev in /dev/zero /dev/urandom /; do
+    expect "--embed-weights=$dev is refused unread" 1 "--embed-weights $dev: the weights path is not a regular file" \
+        "$AMPC" "$CASES/lib_user.amp" -o x.c --embed-weights="$dev"
+done
+rm -f "$W/fifo.safetensors" && mkfifo "$W/fifo.safetensors"
+expect "--embed-weights=a FIFO without a writer is refused, not waited on" 1 "the weights path is not a regular file" \
+    "$AMPC" "$CASES/lib_user.amp" -o x.c --embed-weights=fifo.safetensors
+# a valid header naming 32 bytes, then 8 GiB of holes: refused from the size
+printf '\100\000\000\000\000\000\000\000{"w":{"dtype":"F32","shape":[2,4],"data_offsets":[0,32]}}       ' >"$W/sparse.safetensors"
+head -c 32 /dev/zero >>"$W/sparse.safetensors"
+truncate -s 8G "$W/sparse.safetensors" 2>/dev/null || dd if=/dev/zero of="$W/sparse.safetensors" bs=1 count=1 seek=8589934591 2>/dev/null
+expect "--embed-weights of 8 GiB past what the header names: refused unread" 1 "tensor data offsets overlap, leave gaps or do not cover the data" \
+    "$AMPC" "$CASES/lib_user.amp" -o x.c --embed-weights=sparse.safetensors
+rm -f "$W/sparse.safetensors"
+
+# ---- 2. a .c beside a stale .h fails to compile --------------------------------
+CFLAGS_EMIT="-std=c99 -Wall -Wextra -Wtype-limits -pedantic -Werror -I$ROOT/runtime/include"
+mkdir -p "$W/pair_old" "$W/pair_new"
+printf 'model Pair(B) {\n  input x: f32[B, 4]\n  param w: f32[2, 4]\n  y = linear(x, w)\n  output y\n}\n' >"$W/pair.amp"
+expect "pair: the old model compiles" 0 "" "$AMPC" pair.amp -o pair_old/pair.c
+printf 'model Pair(B) {\n  input x: f32[B, 4]\n  param w: f32[3, 4]\n  param b: f32[3]\n  y = linear(x, w, b)\n  output y\n}\n' >"$W/pair.amp"
+expect "pair: the new model compiles" 0 "" "$AMPC" pair.amp -o pair_new/pair.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/pair_new/pair.c" 2>"$W/err"; then
+    ok "pair: a .c with its own .h compiles"
+else
+    bad "pair: a .c with its own .h compiles"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+cp "$W/pair_old/pair.h" "$W/pair_new/pair.h"
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/pair_new/pair.c" 2>"$W/err"; then
+    bad "pair: the new .c beside the old .h fails to compile"
+elif grep -q "error: #error \"the header included is not the one generated with this file" "$W/err"; then
+    ok "pair: the new .c beside the old .h fails to compile, saying why"
+else
+    bad "pair: the new .c beside the old .h fails at the #error, not later"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
+# ---- 11. zero-size parameters: the emitted C is warning-free -----------------
+printf 'model Empty(B) {\n  input x: f32[B, 0]\n  param w: f32[0]\n  param v: f32[3, 0]\n  y = x + w\n  output y\n}\n' >"$W/empty.amp"
+expect "zero-size parameters compile" 0 "" "$AMPC" empty.amp -o empty.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/empty.c" 2>"$W/err"; then
+    ok "zero-size parameters: gcc -Wall -Wextra -pedantic -Werror accepts the C"
+else
+    bad "zero-size parameters: gcc -Wall -Wextra -pedantic -Werror accepts the C"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+printf 'model EmptyTrain(B) {\n  input x: f32[B, 0]\n  param w: f32[0]\n  y = x + w\n  loss = sum(y)\n  output loss\n  minimize loss\n  train {\n    optimizer = sgd(lr=0.1)\n  }\n}\n' >"$W/empty_train.amp"
+expect "zero-size trainable parameters compile" 0 "" "$AMPC" empty_train.amp -o empty_train.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/empty_train.c" 2>"$W/err"; then
+    ok "zero-size trainable parameters: gcc -Werror accepts the training step"
+else
+    bad "zero-size trainable parameters: gcc -Werror accepts the training step"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
+# ---- 12. <prefix>_arena_bytes saturates, UBSan-clean up to INT64_MAX ---------
+# (tests/hostile/arena_bytes.c says what it checks)
+LIBAMPRT=$(cd "$BUILD" && pwd)/libamprt.a
+expect "arena.amp compiles" 0 "" "$AMPC" "$CASES/arena.amp" -o arena.c
+if cc $CFLAGS_EMIT -O1 -fsanitize=undefined -fno-sanitize-recover=all -I"$W" -o "$W/arena_bytes" \
+        "$ROOT/tests/hostile/arena_bytes.c" "$W/arena.c" "$LIBAMPRT" -lm -lpthread 2>"$W/err"; then
+    expect "arena bytes: exact in range, SIZE_MAX past it, _forward refuses (UBSan)" 0 "" "$W/arena_bytes"
+else
+    bad "arena bytes: the UBSan test program builds"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
+# ---- 15. an output is replaced only when its bytes change ------------------------
+# Old time stamps on the outputs, then compile again: unchanged bytes keep
+# them (Ninja's restat then rebuilds nothing downstream); a real change
+# replaces the file.
+mkdir -p "$W/restat" && cp "$CASES/uses_lib.amp" "$CASES/lib.amp" "$W/restat/"
+( cd "$W/restat" && "$AMPC" uses_lib.amp -o m.c -MD ) >/dev/null 2>&1
+touch -t 200001010000 "$W/restat/m.c" "$W/restat/m.h" "$W/restat/m.d"
+touch -t 200101010000 "$W/restat/stamp"
+expect "restat: the same compilation again" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c -MD"
+if [ "$W/restat/m.c" -nt "$W/restat/stamp" ] || [ "$W/restat/m.h" -nt "$W/restat/stamp" ] ||
+    [ "$W/restat/m.d" -nt "$W/restat/stamp" ]; then
+    bad "restat: unchanged outputs keep their time stamps"
+else
+    ok "restat: unchanged outputs keep their time stamps"
+fi
+printf '# a comment-only edit\n' >>"$W/restat/lib.amp"
+expect "restat: a comment-only edit of an import" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c -MD"
+if [ "$W/restat/m.c" -nt "$W/restat/stamp" ]; then
+    bad "restat: a comment-only edit of an import leaves m.c alone"
+else
+    ok "restat: a comment-only edit of an import leaves m.c alone"
+fi
+printf '# a comment in the model: its hash is in the provenance comment\n' >>"$W/restat/uses_lib.amp"
+expect "restat: an edit of the model" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c -MD"
+if [ "$W/restat/m.c" -nt "$W/restat/stamp" ] && [ "$W/restat/m.h" -nt "$W/restat/stamp" ]; then
+    ok "restat: changed outputs are replaced"
+else
+    bad "restat: changed outputs are replaced"
+fi
+
+# ---- 13. checkpoints: every scalar validated, the data checksummed ---------------
+# (tests/hostile/checkpoint.c says what it checks, killed saves included)
+mkdir -p "$W/checkpoint"
+expect "resume.amp compiles" 0 "" "$AMPC" "$ROOT/tests/train/resume.amp" -t gpu -o checkpoint/resume.c
+if cc $CFLAGS_EMIT -D_GNU_SOURCE -O1 -fsanitize=undefined -fno-sanitize-recover=all -I"$W/checkpoint" \
+        -o "$W/checkpoint/check" "$ROOT/tests/hostile/checkpoint.c" "$W/checkpoint/resume.c" "$LIBAMPRT" -lm -lpthread \
+        2>"$W/err"; then
+    expect "checkpoints: bad scalars refused, bit flips caught, old format loads, killed saves clean up" 0 "" \
+        sh -c "cd checkpoint && exec ./check"
+    [ "$rc" -eq 0 ] || sed 's/^/    /' "$W/out" | head -10
+else
+    bad "checkpoints: the test program builds"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
+# ---- 14. temporaries of killed runs do not pile up ----------------------------------
+# A killed ampc leaves at most "<output>.tmp", which the next run reuses.
+printf 'half-written' >"$W/restat/m.c.tmp"
+printf 'half-written' >"$W/restat/m.h.tmp"
+printf '# another edit\n' >>"$W/restat/uses_lib.amp"
+expect "stale temporaries: the next compilation succeeds" 0 "" sh -c "cd restat && exec '$AMPC' uses_lib.amp -o m.c"
+left=$(cd "$W/restat" && ls | grep -c '\.tmp')
+if [ "$left" -eq 0 ]; then ok "stale temporaries: reused and gone"; else bad "stale temporaries: reused and gone ($left left)"; fi
+i=0
+while [ $i -lt 10 ]; do
+    printf '# edit %s\n' "$i" >>"$W/restat/uses_lib.amp"
+    (cd "$W/restat" && exec "$AMPC" uses_lib.amp -o m.c) >/dev/null 2>&1 &
+    pid=$!
+    sleep 0.0$i 2>/dev/null || true
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    i=$((i + 1))
+done
+left=$(cd "$W/restat" && ls | grep -c '\.tmp')
+if [ "$left" -le 2 ]; then ok "10 killed compilations leave at most m.c.tmp and m.h.tmp ($left)"; else bad "10 killed compilations leave at most m.c.tmp and m.h.tmp ($left left)"; fi
 
 # ---- the fuzzers' corpora -------------------------------------------------------
 # Each seed and saved crasher compiles or fails with a documented code, within

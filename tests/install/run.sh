@@ -252,13 +252,30 @@ check_imports() {
         cat "$dep" >> "$log.imports.log" 2>&1
         bad "$what: a model importing layers.amp builds, its depfile lists layers.amp, the program prints the same" "$log.imports.log"
     fi
+    # ampc replaces an output only when its bytes change: a touch reruns it
+    # and rebuilds nothing; an edit that moves the ops' source lines (named
+    # in the emitted comments) rebuilds what depends on the model
     tick
     touch "$src/layers.amp"
-    if $build "$log.imports-touch.log" && [ "$c" -nt "$tmp/stamp" ] && [ "$prog" -nt "$tmp/stamp" ] &&
-        [ -f "$indep" ] && ! [ "$indep" -nt "$tmp/stamp" ]; then
-        ok "$what: touching the imported file (known only from the depfile) reruns ampc, and rebuilds no more"
+    # (CMake's Makefile generator has no restat: it touches the other
+    # outputs of a custom command after it, so dependents rebuild there)
+    case $what in
+    *Makefiles*) touch_ok() { ! [ "$c" -nt "$tmp/stamp" ]; } ;;
+    *) touch_ok() { ! [ "$c" -nt "$tmp/stamp" ] && ! [ "$prog" -nt "$tmp/stamp" ] && [ -f "$indep" ] &&
+                    ! [ "$indep" -nt "$tmp/stamp" ]; } ;;
+    esac
+    if $build "$log.imports-touch.log" && touch_ok; then
+        ok "$what: touching the imported file leaves the unchanged outputs (and with restat what follows) alone"
     else
-        bad "$what: touching the imported file (known only from the depfile) reruns ampc, and rebuilds no more" "$log.imports-touch.log"
+        bad "$what: touching the imported file leaves the unchanged outputs (and with restat what follows) alone" "$log.imports-touch.log"
+    fi
+    tick
+    { echo "# moved down a line"; cat "$src/layers.amp"; } > "$tmp/layers.amp.edited" && cp "$tmp/layers.amp.edited" "$src/layers.amp"
+    if $build "$log.imports-edit.log" && [ "$c" -nt "$tmp/stamp" ] && [ "$prog" -nt "$tmp/stamp" ] &&
+        [ -f "$indep" ] && ! [ "$indep" -nt "$tmp/stamp" ]; then
+        ok "$what: editing the imported file (known only from the depfile) reruns ampc, and rebuilds no more"
+    else
+        bad "$what: editing the imported file (known only from the depfile) reruns ampc, and rebuilds no more" "$log.imports-edit.log"
     fi
     tick
     cp "$tmp/mlp.amp.good" "$model"
@@ -311,18 +328,37 @@ check_cmake() {
         bad "$what: a second build with nothing changed does nothing" "$bdir.again.log"
     fi
 
+    # a touch reruns ampc, whose outputs keep their bytes and time stamps:
+    # nothing after them rebuilds (Ninja's restat, make's own re-stat)
     tick
     touch "$model"
     "$CMAKE" --build "$bdir" > "$bdir.touch.log" 2>&1
     rc=$?
     rng_o=$(find "$bdir" -name 'rng.c.o')
     main_o=$(find "$bdir" -name 'main.c.o')
+    # CMake's Makefile generator has no restat (it touches mlp.h, the custom
+    # command's other output, after it): there only mlp.c keeps its stamp
+    if [ "$3" = Ninja ]; then
+        touched_ok() { ! [ "$gen/mlp.c" -nt "$tmp/stamp" ] && ! [ "$gen/mlp.h" -nt "$tmp/stamp" ] &&
+                       ! [ "$main_o" -nt "$tmp/stamp" ] && ! [ "$bdir/mlp" -nt "$tmp/stamp" ]; }
+    else
+        touched_ok() { ! [ "$gen/mlp.c" -nt "$tmp/stamp" ]; }
+    fi
+    if [ $rc -eq 0 ] && touched_ok; then
+        ok "$what: touching the model leaves the unchanged outputs (and with restat what follows) alone"
+    else
+        bad "$what: touching the model leaves the unchanged outputs (and with restat what follows) alone" "$bdir.touch.log"
+    fi
+    tick
+    echo "# an edit" >> "$model"
+    "$CMAKE" --build "$bdir" > "$bdir.edit.log" 2>&1
+    rc=$?
     if [ $rc -eq 0 ] && [ "$gen/mlp.c" -nt "$tmp/stamp" ] && [ "$gen/mlp.h" -nt "$tmp/stamp" ] &&
         [ "$main_o" -nt "$tmp/stamp" ] && [ "$bdir/mlp" -nt "$tmp/stamp" ] &&
         [ -n "$rng_o" ] && ! [ "$rng_o" -nt "$tmp/stamp" ]; then
-        ok "$what: touching the model reruns ampc and rebuilds what includes mlp.h, not rng.c"
+        ok "$what: editing the model reruns ampc and rebuilds what includes mlp.h, not rng.c"
     else
-        bad "$what: touching the model reruns ampc and rebuilds what includes mlp.h, not rng.c" "$bdir.touch.log"
+        bad "$what: editing the model reruns ampc and rebuilds what includes mlp.h, not rng.c" "$bdir.edit.log"
     fi
 
     cp -p "$gen/mlp.c" "$tmp/mlp.c.before"
@@ -436,12 +472,23 @@ tick
 touch "$model"
 mkx > "$tmp/make.touch.log" 2>&1
 rc=$?
+newer=$(find "$mk" -newer "$tmp/stamp" -print)
+if [ $rc -eq 0 ] && [ -z "$newer" ] && grep -q 'ampc' "$tmp/make.touch.log"; then
+    ok "make example: touching the model reruns ampc, and its unchanged outputs rebuild nothing"
+else
+    echo "rewritten: $newer" >> "$tmp/make.touch.log"
+    bad "make example: touching the model reruns ampc, and its unchanged outputs rebuild nothing" "$tmp/make.touch.log"
+fi
+tick
+echo "# an edit" >> "$model"
+mkx > "$tmp/make.edit.log" 2>&1
+rc=$?
 if [ $rc -eq 0 ] && [ "$mk/mlp.c" -nt "$tmp/stamp" ] && [ "$mk/mlp.h" -nt "$tmp/stamp" ] &&
     [ "$mk/mlp.o" -nt "$tmp/stamp" ] && [ "$mk/main.o" -nt "$tmp/stamp" ] && [ "$mk/mlp" -nt "$tmp/stamp" ] &&
     ! [ "$mk/rng.o" -nt "$tmp/stamp" ]; then
-    ok "make example: touching the model reruns ampc and rebuilds mlp.o, main.o, mlp, not rng.o"
+    ok "make example: editing the model reruns ampc and rebuilds mlp.o, main.o, mlp, not rng.o"
 else
-    bad "make example: touching the model reruns ampc and rebuilds mlp.o, main.o, mlp, not rng.o" "$tmp/make.touch.log"
+    bad "make example: editing the model reruns ampc and rebuilds mlp.o, main.o, mlp, not rng.o" "$tmp/make.edit.log"
 fi
 
 cp -p "$mk/mlp.c" "$tmp/mlp.c.before"

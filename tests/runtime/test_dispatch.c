@@ -196,8 +196,9 @@ static void test_strerror_every_code(void **state)
                                  AMP_ERR_WEIGHTS_HEADER, AMP_ERR_WEIGHTS_OFFSETS, AMP_ERR_WEIGHTS_SHAPE,
                                  AMP_ERR_WEIGHTS_DTYPE, AMP_ERR_WEIGHTS_MISSING, AMP_ERR_IO,
                                  AMP_ERR_OUT_OF_MEMORY, AMP_ERR_WEIGHTS_UNEXPECTED, AMP_ERR_SINGULAR,
-                                 AMP_ERR_COLLECTIVE, AMP_ERR_NO_CONVERGENCE, AMP_ERR_BAD_PREPARED };
-    static const int unknown[] = { -1, AMP_ERR_BAD_PREPARED + 1, 1000, INT_MIN, INT_MAX };
+                                 AMP_ERR_COLLECTIVE, AMP_ERR_NO_CONVERGENCE, AMP_ERR_BAD_PREPARED,
+                                 AMP_ERR_WEIGHTS_NOT_FILE, AMP_ERR_WEIGHTS_CHECKSUM, AMP_ERR_CHECKPOINT_VALUE };
+    static const int unknown[] = { -1, AMP_ERR_CHECKPOINT_VALUE + 1, 1000, INT_MIN, INT_MAX };
     const size_t ncodes = sizeof codes / sizeof codes[0];
     const char *generic = amp_strerror(-1);
     (void)state;

@@ -565,11 +565,114 @@ static void test_open(void **state)
     assert_int_equal(amp_st_open(path, &f), AMP_ERR_WEIGHTS_TRUNCATED);
     assert_int_equal(unlink(path), 0);
 
-    /* missing file, a directory: I/O errors */
+    /* a missing file: an I/O error */
     assert_int_equal(amp_st_open(path, &f), AMP_ERR_IO);
     assert_null(f);
-    assert_int_equal(amp_st_open("/", &f), AMP_ERR_IO);
+}
+
+/* What is not a regular file is refused unread: a directory, /dev/zero
+ * (endless zeros), /dev/urandom (endless noise), a FIFO nobody writes to
+ * (a blocking open would wait forever). */
+static void test_open_not_a_file(void **state)
+{
+    char path[4096];
+    amp_st_file *f = (amp_st_file *)&f;
+    (void)state;
+    assert_int_equal(amp_st_open("/", &f), AMP_ERR_WEIGHTS_NOT_FILE);
     assert_null(f);
+    assert_int_equal(amp_st_open("/dev/zero", &f), AMP_ERR_WEIGHTS_NOT_FILE);
+    assert_int_equal(amp_st_open("/dev/urandom", &f), AMP_ERR_WEIGHTS_NOT_FILE);
+    temp_path(path, sizeof path);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(10); /* a regression blocks in open: fail the test instead of hanging */
+    assert_int_equal(amp_st_open(path, &f), AMP_ERR_WEIGHTS_NOT_FILE);
+    alarm(0);
+    assert_null(f);
+    assert_int_equal(unlink(path), 0);
+}
+
+/* Only the bytes the header names are read: a valid header followed by
+ * 16 GiB (a sparse file) is refused from its size before any data is
+ * read, and a size field larger than the file fails before the header. */
+static void test_open_reads_what_the_header_names(void **state)
+{
+    static const char json[] = "{\"x\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}   ";
+    static const unsigned char data[8] = { 1, 0, 0, 0, 2, 0, 0, 0 };
+    char path[4096];
+    amp_st_file *f = (amp_st_file *)&f;
+    size_t len;
+    unsigned char *b = build(json, data, sizeof data, &len);
+    FILE *fp;
+    (void)state;
+
+    temp_path(path, sizeof path);
+    write_file(path, b, len);
+    fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseeko(fp, ((off_t)16 << 30) - 1, SEEK_SET), 0);
+    assert_int_equal(fputc(0, fp), 0);
+    assert_int_equal(fclose(fp), 0);
+    alarm(10); /* reading 16 GiB of holes would take longer, or run out of memory */
+    assert_int_equal(amp_st_open(path, &f), AMP_ERR_WEIGHTS_OFFSETS);
+    alarm(0);
+    assert_null(f);
+
+    /* the size field says 100 MiB, the file has 80 bytes */
+    b[0] = 0, b[1] = 0, b[2] = 0x40, b[3] = 0x06;
+    write_file(path, b, len);
+    assert_int_equal(amp_st_open(path, &f), AMP_ERR_WEIGHTS_TRUNCATED);
+    /* a size field past the limit */
+    b[3] = 0x07;
+    write_file(path, b, len);
+    assert_int_equal(amp_st_open(path, &f), AMP_ERR_WEIGHTS_HEADER);
+    assert_int_equal(unlink(path), 0);
+    free(b);
+}
+
+/* CRC-32C: the standard check value, and the "crc32c" metadata verified
+ * when present (a flipped data bit is found), refused when malformed. */
+static void test_checksum(void **state)
+{
+    static const unsigned char data[8] = { 1, 0, 0, 0, 2, 0, 0, 0 };
+    char json[256];
+    amp_st_file *f = (amp_st_file *)&f;
+    size_t len;
+    unsigned char *b;
+    uint32_t crc;
+    (void)state;
+
+    assert_int_equal(amp_st_crc32c(0, "123456789", 9), 0xe3069283u);
+    assert_int_equal(amp_st_crc32c(amp_st_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+    crc = amp_st_crc32c(0, data, sizeof data);
+    snprintf(json, sizeof json,
+             "{\"__metadata__\":{\"crc32c\":\"%08x\"},\"x\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+             (unsigned)crc);
+    b = build(json, data, sizeof data, &len);
+    assert_int_equal(amp_st_parse(b, len, &f), AMP_OK);
+    amp_st_close(f);
+    b[len - 1] ^= 0x10; /* one bit of the data */
+    assert_int_equal(amp_st_parse(b, len, &f), AMP_ERR_WEIGHTS_CHECKSUM);
+    assert_null(f);
+    free(b);
+
+    /* not 8 lowercase hex digits: a header error */
+    static const char *const bad[] = { "ABCDEF01", "1234567", "123456789", "0x123456", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(json, sizeof json,
+                 "{\"__metadata__\":{\"crc32c\":\"%s\"},\"x\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+                 bad[i]);
+        b = build(json, data, sizeof data, &len);
+        assert_int_equal(amp_st_parse(b, len, &f), AMP_ERR_WEIGHTS_HEADER);
+        free(b);
+    }
+}
+
+static void test_open_null_args(void **state)
+{
+    amp_st_file *f = (amp_st_file *)&f;
+    char path[] = "/nonexistent/x.safetensors";
+    (void)state;
     assert_int_equal(amp_st_open(NULL, &f), AMP_ERR_NULL_ARG);
     assert_int_equal(amp_st_open(path, NULL), AMP_ERR_NULL_ARG);
 }
@@ -685,6 +788,10 @@ int main(void)
         cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_open),
+        cmocka_unit_test(test_open_not_a_file),
+        cmocka_unit_test(test_open_reads_what_the_header_names),
+        cmocka_unit_test(test_checksum),
+        cmocka_unit_test(test_open_null_args),
         cmocka_unit_test(test_torch_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -397,6 +397,37 @@ static void test_mode_kept(void **state)
     free(old);
 }
 
+/* The CRC-32C the writer stores finds a flipped bit anywhere in the data. */
+static void test_checksum_finds_a_flipped_bit(void **state)
+{
+    float w[6] = { 0.5f, -1.0f, 3.0f, 1e-30f, -0.0f, 7.0f };
+    int64_t step = 12;
+    amp_st_entry e[] = { { "w", AMP_F32, 2, { 2, 3 }, w }, { "step", AMP_I64, 0, { 0 }, &step } };
+    char path[512];
+    size_t len;
+    unsigned char *b;
+    amp_st_file *f;
+    (void)state;
+    snprintf(path, sizeof path, "%s/c.safetensors", dir);
+    assert_int_equal(amp_st_write(path, e, 2), AMP_OK);
+    assert_int_equal(amp_st_open(path, &f), AMP_OK);
+    amp_st_close(f);
+    b = read_all(path, &len);
+    for (size_t bit = 0; bit < 8 * 32; bit += 7) { /* the 32 data bytes */
+        FILE *fp;
+        b[len - 32 + bit / 8] ^= (unsigned char)(1u << bit % 8);
+        fp = fopen(path, "wb");
+        assert_non_null(fp);
+        assert_int_equal(fwrite(b, 1, len, fp), len);
+        assert_int_equal(fclose(fp), 0);
+        f = (amp_st_file *)&f;
+        assert_int_equal(amp_st_open(path, &f), AMP_ERR_WEIGHTS_CHECKSUM);
+        assert_null(f);
+        b[len - 32 + bit / 8] ^= (unsigned char)(1u << bit % 8);
+    }
+    free(b);
+}
+
 /* ---- PyTorch reads it ------------------------------------------------------------- */
 
 /* Reads the file as safetensors' Python side does (the package is not
@@ -412,8 +443,15 @@ static const char torch_script[] =
     "n = struct.unpack('<Q', b[:8])[0]\n"
     "assert n % 8 == 0\n"
     "h = json.loads(b[8:8 + n].decode('utf-8'))\n"
-    "assert h.pop('__metadata__') == {'format': 'pt'}\n"
+    "m = h.pop('__metadata__')\n"
+    "assert sorted(m) == ['crc32c', 'format'] and m['format'] == 'pt', m\n"
     "data = b[8 + n:]\n"
+    "c = 0xffffffff\n"
+    "for x in data:\n"
+    "    c ^= x\n"
+    "    for _ in range(8):\n"
+    "        c = (c >> 1) ^ (0x82f63b78 if c & 1 else 0)\n"
+    "assert m['crc32c'] == '%08x' % (c ^ 0xffffffff), m\n"
     "dt = {'F64': torch.float64, 'F32': torch.float32, 'BF16': torch.bfloat16, 'F16': torch.float16,\n"
     "      'I64': torch.int64, 'I32': torch.int32, 'BOOL': torch.bool}\n"
     "ts = {}\n"
@@ -483,6 +521,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_fails_midway, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checksum_finds_a_flipped_bit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torch_reads_it, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,10 +54,12 @@
  * new p is computed from the unrounded new state (as PyTorch's fused
  * optimizers do), not from the state re-read after rounding.
  *
- *  amp_st_write   writes a safetensors file atomically: a temporary file in
- *                 the same directory, fsync, rename over `path`, fsync of
- *                 the directory; on any error the old file is untouched and
- *                 the temporary removed.  Tensors in the given order.
+ *  amp_st_write   writes a safetensors file atomically: the temporary file
+ *                 "<path>.tmp" (flock'ed: saves of one path take turns; one
+ *                 a killed save left is reused), fsync, rename over `path`,
+ *                 fsync of the directory; on any error the old file is
+ *                 untouched and the temporary removed.  Tensors in the
+ *                 given order.
  *                 Returns AMP_OK, or before touching any file:
  *                 AMP_ERR_NULL_ARG (path; tensors when n > 0; a name; data
  *                 of a non-empty tensor), AMP_ERR_BAD_DIM (n or a dim < 0),
@@ -69,8 +71,9 @@
  *                 a file operation fails (if only the final fsync of the
  *                 directory fails, the new file is in place but may not be
  *                 durable yet).  The header holds "__metadata__":
- *                 {"format": "pt"} and is padded with spaces to a multiple
- *                 of 8 bytes.  A new file gets mode 0644; an existing
+ *                 {"format": "pt", "crc32c": "xxxxxxxx"} (the CRC-32C of
+ *                 the data region, which amp_st_parse verifies) and is
+ *                 padded with spaces to a multiple of 8 bytes.  A new file gets mode 0644; an existing
  *                 file's permission bits are kept.
  */
 typedef struct amp_sgd_hparams {
