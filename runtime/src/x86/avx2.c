@@ -127,7 +127,7 @@ AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha,
 }
 
 static const amp_gemm_kernel kernel_f32 = {
-    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL, NULL,
+    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL,
 };
 
