@@ -8,7 +8,11 @@ median of 9 timed runs after a warm-up), alternating, R rounds (default 3):
 each round times every size on both sides, so a change in the machine's
 state between rounds reaches both.  Prints, per case, the median over the
 rounds of each side's GFLOP/s and the median of the rounds' ratios
-(ampc / PyTorch; f16 storage against ampc's own f32 of the same round).
+(ampc / PyTorch; f16 storage against ampc's own f32 of the same round),
+and, on 2 threads, ampc's figure over the faster of PyTorch's f32 and
+bf16 ("vs best": the anchor where PyTorch has no fast bf16).  The header
+names the CPU, PyTorch's BLAS (it must be OpenBLAS: bench/torch_env.py)
+and ISA limits, and ampc's kernel set.
 Run with /usr/bin/python3 (python3-torch)."""
 import statistics
 import subprocess
@@ -16,6 +20,8 @@ import sys
 import time
 
 import torch
+
+import torch_env
 
 RUNS = 9
 PAUSE = 0.5  # seconds
@@ -76,7 +82,8 @@ def main():
         time.sleep(PAUSE)
         theirs.append({(dt, n): gflops(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
                        for n in sizes for dt in dtypes if dt != "f16"})
-    print(f"torch {torch.__version__}, 2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
+    print(torch_env.describe())
+    print(f"2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
           "medians over them, ratio = median of the rounds' ratios")
     print(f"{'dtype':6} {'N':>5} {'thr':>3} {'ampc GF/s':>10} {label + ' GF/s':>22} {'ratio':>6}   notes")
     for n in sizes:
@@ -95,7 +102,13 @@ def main():
                 else:
                     t = statistics.median(r[(dt, n)] for r in theirs)
                     ratio = statistics.median(a[(dt, n, thr)] / b[(dt, n)] for a, b in zip(mine, theirs))
-                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}")
+                    note = ""
+                    if not f32_only:
+                        best = statistics.median(max(b[("f32", n)], b[("bf16", n)]) for b in theirs)
+                        fast = statistics.median(a[(dt, n, thr)] / max(b[("f32", n)], b[("bf16", n)])
+                                                 for a, b in zip(mine, theirs))
+                        note = f"vs best PyTorch ({best:.1f}): {fast:.2f}"
+                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}   {note}")
 
 
 if __name__ == "__main__":
