@@ -439,10 +439,6 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
  * relu kernels it must match) for the AVX-512 descriptors. */
 void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
                           const void *src, void *y, int64_t ld);
-/* The avx2 set's post (x86/avx2_conv.c), bit for bit the separate
- * batch_norm, add and relu it stands for. */
-void amp_avx2_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
-                        const void *src, void *y, int64_t ld);
 /* conv_backward_weight the same way: per group one GEMM of dy and the
  * im2col matrices, summed over the images (frame/conv_wgrad.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,

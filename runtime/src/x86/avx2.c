@@ -8,6 +8,7 @@
  */
 
 #include "frame/kernel_set.h"
+#include "x86/avx2_conv.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -127,7 +128,8 @@ AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha,
 }
 
 static const amp_gemm_kernel kernel_f32 = {
-    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post, NULL, NULL, NULL, NULL, NULL,
+    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post,
+    amp_avx2_pack_b_im2col, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL,
 };
 
