@@ -3,8 +3,7 @@
  * micro-kernel (12 ymm accumulators, as the Haswell BLAS kernels) and a
  * 4 x 16 narrow one for convolutions with few rows per group, packing
  * and epilogue for amp_fast_gemm and the convolution drivers (contract in
- * amprt_internal.h; conv_ex's post-ops and the im2col packing are in
- * x86/avx2_conv.c).  f32, bf16 and f16 storage all pack to f32 (bf16 by a
+ * amprt_internal.h; conv_ex's post-ops are in x86/avx2_conv.c).  f32, bf16 and f16 storage all pack to f32 (bf16 by a
  * shift, f16 by vcvtph2ps).
  * Compiled for AVX2 through target attributes only; runs only after
  * dispatch.c's CPU check.
@@ -149,11 +148,11 @@ AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha,
 
 static const amp_gemm_kernel kernel_f32_4 = {
     "avx2-f32-4x16", MR4, NR, 1, 256, 192, 512, micro_f32_4, pack_a_f32_4, pack_b_f32, epi, amp_avx2_conv_post,
-    amp_avx2_pack_b_im2col, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const amp_gemm_kernel kernel_f32 = {
     "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post,
-    amp_avx2_pack_b_im2col, NULL, NULL, NULL, NULL, &kernel_f32_4, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, &kernel_f32_4, NULL, NULL,
 };
 
 ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32)

@@ -1,11 +1,8 @@
 /*
  * avx2_conv.c - the avx2 set's convolution parts beside its GEMM
  * micro-kernel (x86/avx2.c): conv_ex's post-ops (eval-mode batch_norm,
- * residual add, relu) on a tile's freshly stored rows, 8 lanes at a time,
- * and pack_b_im2col, which packs a convolution's f32 B panels straight
- * from x in f32, bf16 or f16 (one pass instead of an im2col copy in the
- * storage dtype and a converting pack_b: frame/conv.c takes it for bf16
- * and f16 because this kernel has one).  Contracts in amprt_internal.h.
+ * residual add, relu) on a tile's freshly stored rows, 8 lanes at a time
+ * (contract in amprt_internal.h).
  *
  * The post-ops are, bit for bit, the avx2 set's separate batch_norm, add
  * and relu kernels they stand for (test_conv_ex.c holds every set to that
@@ -230,74 +227,6 @@ TARGET void amp_avx2_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_c
     case AMP_BF16: post_body(AMP_BF16, rows, n, p, residual, src, y, ld); break;
     case AMP_F16: post_body(AMP_F16, rows, n, p, residual, src, y, ld); break;
     default: break; /* frame/conv.c runs conv_ex on f32, bf16 and f16 only */
-    }
-}
-
-/* ---- pack_b_im2col ------------------------------------------------------------
- * The f32 kernel's (kpair 1, nr 16) unit row u straight from x: per run,
- * each piece within one micro-panel is zeros before the run's first
- * input column, the input's elements converted to f32 up to its last,
- * zeros after.  Stride 1 converts 8 elements a load; stride 2 in bf16
- * takes the even elements of 16 (the low halves of 8 32-bit words, which
- * a shift turns into f32) while a further element of the run remains, so
- * the load never reaches past the run's own elements; the rest go one by
- * one. */
-
-#define IM2COL_NR 16
-
-TARGET static AMP_ALWAYS_INLINE void im2col_piece(amp_dtype t, int64_t stride, const char *s0, int64_t lo, int64_t hi,
-                                                  int64_t q, int64_t n, float *o)
-{
-    const size_t es = t == AMP_F32 ? 4 : 2;
-    int64_t i = q;
-    for (; i < lo && i < q + n; i++)
-        o[i - q] = 0.0f;
-    const int64_t end = hi < q + n ? hi : q + n;
-    if (stride == 1)
-        for (; i + 8 <= end; i += 8)
-            _mm256_storeu_ps(o + (i - q), load8(t, s0 + (size_t)(i - lo) * es));
-    else if (stride == 2 && t == AMP_BF16)
-        for (; i + 8 < hi && i + 8 <= end; i += 8) {
-            const __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(s0 + (size_t)(i - lo) * 4));
-            _mm256_storeu_ps(o + (i - q), _mm256_castsi256_ps(_mm256_slli_epi32(u, 16)));
-        }
-    for (; i < end; i++)
-        o[i - q] = amp_ld(t, s0, (i - lo) * stride);
-    for (; i < q + n; i++)
-        o[i - q] = 0.0f;
-}
-
-TARGET static AMP_ALWAYS_INLINE void im2col_body(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
-                                                 const amp_im2col_tap *tap, const void *plane, int64_t kcu, float *dst)
-{
-    static const amp_im2col_tap none = { 0, 0, 0 };
-    const size_t es = t == AMP_F32 ? 4 : 2;
-    for (int64_t ri = 0; ri < nruns; ri++) {
-        const int64_t len = col[ri + 1] - col[ri];
-        const amp_im2col_tap *t0 = tap != NULL ? &tap[ri] : &none;
-        const char *s0 = t0->hi > t0->lo ? (const char *)plane + (size_t)t0->off * es : NULL;
-        for (int64_t q = 0; q < len;) {
-            const int64_t c = col[ri] + q;
-            const int64_t n = IM2COL_NR - c % IM2COL_NR < len - q ? IM2COL_NR - c % IM2COL_NR : len - q;
-            float *o = dst + c / IM2COL_NR * kcu * IM2COL_NR + c % IM2COL_NR; /* o[i - q]: run column i */
-            if (s0 == NULL)
-                memset(o, 0, (size_t)n * sizeof(float));
-            else
-                im2col_piece(t, stride, s0, t0->lo, t0->hi, q, n, o);
-            q += n;
-        }
-    }
-}
-
-TARGET void amp_avx2_pack_b_im2col(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
-                                   const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu,
-                                   void *dst)
-{
-    switch (t) {
-    case AMP_F32: im2col_body(AMP_F32, stride, col, nruns, tap[0], plane[0], kcu, dst); break;
-    case AMP_BF16: im2col_body(AMP_BF16, stride, col, nruns, tap[0], plane[0], kcu, dst); break;
-    case AMP_F16: im2col_body(AMP_F16, stride, col, nruns, tap[0], plane[0], kcu, dst); break;
-    default: break; /* frame/conv.c packs f32, bf16 and f16 only */
     }
 }
 
