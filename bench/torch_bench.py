@@ -42,6 +42,16 @@ def gflops(n, dtype, threads):
     return 2.0 * n ** 3 / statistics.median(times) * 1e-9
 
 
+def gflops_or_none(n, dtype, threads):
+    """gflops, or None where PyTorch cannot run the dtype: oneDNN held to
+    AVX2 (DNNL_MAX_CPU_ISA) has no bf16 primitives, while PyTorch, seeing
+    an AVX-512 CPU, still asks it for them."""
+    try:
+        return gflops(n, dtype, threads)
+    except RuntimeError:
+        return None
+
+
 def ampc_round(gemm_bench, sizes):
     """{(dtype, N, threads): GFLOP/s} of one gemm_bench run, and its kernel set."""
     out = subprocess.run([gemm_bench] + [str(n) for n in sizes], check=True, capture_output=True,
@@ -80,7 +90,7 @@ def main():
         figures, isa = ampc_round(gemm_bench, sizes)
         mine.append(figures)
         time.sleep(PAUSE)
-        theirs.append({(dt, n): gflops(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
+        theirs.append({(dt, n): gflops_or_none(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
                        for n in sizes for dt in dtypes if dt != "f16"})
     print(torch_env.describe())
     print(f"2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
@@ -100,14 +110,18 @@ def main():
                 elif thr != 2:
                     print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'':>22} {'':>6}")
                 else:
-                    t = statistics.median(r[(dt, n)] for r in theirs)
-                    ratio = statistics.median(a[(dt, n, thr)] / b[(dt, n)] for a, b in zip(mine, theirs))
                     note = ""
                     if not f32_only:
-                        best = statistics.median(max(b[("f32", n)], b[("bf16", n)]) for b in theirs)
-                        fast = statistics.median(a[(dt, n, thr)] / max(b[("f32", n)], b[("bf16", n)])
-                                                 for a, b in zip(mine, theirs))
+                        def best_of(b):
+                            return max(v for v in (b[("f32", n)], b[("bf16", n)]) if v is not None)
+                        best = statistics.median(best_of(b) for b in theirs)
+                        fast = statistics.median(a[(dt, n, thr)] / best_of(b) for a, b in zip(mine, theirs))
                         note = f"vs best PyTorch ({best:.1f}): {fast:.2f}"
+                    if any(r[(dt, n)] is None for r in theirs):
+                        print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'(not available)':>22} {'-':>6}   {note}")
+                        continue
+                    t = statistics.median(r[(dt, n)] for r in theirs)
+                    ratio = statistics.median(a[(dt, n, thr)] / b[(dt, n)] for a, b in zip(mine, theirs))
                     print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}   {note}")
 
 
