@@ -11,8 +11,9 @@
  * Prints the median and the minimum of RUNS timed calls, in milliseconds,
  * after untimed ones (pool start-up, page faults, caches, and the second
  * CPU's clock: at least WARMUP calls and WARMUP_MS of them, as
- * bench/torch_models.py warms PyTorch up):
- *     ampc <infer|train> <BATCH> <median ms> <min ms>
+ * bench/torch_models.py warms PyTorch up), and the kernel set that ran
+ * (amp_isa_name: AMPRT_ISA's choice):
+ *     ampc <infer|train> <BATCH> <median ms> <min ms> <kernel set>
  * Threads: AMPRT_THREADS, or amp_set_threads's default (the online CPUs).
  * Inference runs on weights prepared once (bench_prepare: cast to bf16 and
  * packed for the kernels, as at a deployed model's load); BENCH_UNPREPARED=1
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "amprt.h"
 #include "bench.h"
 
 #define WARMUP 2
@@ -164,6 +166,6 @@ int main(int argc, char **argv)
         }
     }
     qsort(times, (size_t)runs, sizeof *times, cmp_double);
-    printf("ampc %s %ld %.4f %.4f\n", argv[2], batch, times[runs / 2], times[0]);
+    printf("ampc %s %ld %.4f %.4f %s\n", argv[2], batch, times[runs / 2], times[0], amp_isa_name());
     return 0;
 }

@@ -8,7 +8,11 @@ median of 9 timed runs after a warm-up), alternating, R rounds (default 3):
 each round times every size on both sides, so a change in the machine's
 state between rounds reaches both.  Prints, per case, the median over the
 rounds of each side's GFLOP/s and the median of the rounds' ratios
-(ampc / PyTorch; f16 storage against ampc's own f32 of the same round).
+(ampc / PyTorch; f16 storage against ampc's own f32 of the same round),
+and, on 2 threads, ampc's figure over the faster of PyTorch's f32 and
+bf16 ("vs best": the anchor where PyTorch has no fast bf16).  The header
+names the CPU, PyTorch's BLAS (it must be OpenBLAS: bench/torch_env.py)
+and ISA limits, and ampc's kernel set.
 Run with /usr/bin/python3 (python3-torch)."""
 import statistics
 import subprocess
@@ -16,6 +20,8 @@ import sys
 import time
 
 import torch
+
+import torch_env
 
 RUNS = 9
 PAUSE = 0.5  # seconds
@@ -34,6 +40,16 @@ def gflops(n, dtype, threads):
             torch.matmul(a, b)
         times.append((time.perf_counter() - t0) / reps)
     return 2.0 * n ** 3 / statistics.median(times) * 1e-9
+
+
+def gflops_or_none(n, dtype, threads):
+    """gflops, or None where PyTorch cannot run the dtype: oneDNN held to
+    AVX2 (DNNL_MAX_CPU_ISA) has no bf16 primitives, while PyTorch, seeing
+    an AVX-512 CPU, still asks it for them."""
+    try:
+        return gflops(n, dtype, threads)
+    except RuntimeError:
+        return None
 
 
 def ampc_round(gemm_bench, sizes):
@@ -74,9 +90,10 @@ def main():
         figures, isa = ampc_round(gemm_bench, sizes)
         mine.append(figures)
         time.sleep(PAUSE)
-        theirs.append({(dt, n): gflops(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
+        theirs.append({(dt, n): gflops_or_none(n, torch.bfloat16 if dt == "bf16" else torch.float32, 2)
                        for n in sizes for dt in dtypes if dt != "f16"})
-    print(f"torch {torch.__version__}, 2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
+    print(torch_env.describe())
+    print(f"2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
           "medians over them, ratio = median of the rounds' ratios")
     print(f"{'dtype':6} {'N':>5} {'thr':>3} {'ampc GF/s':>10} {label + ' GF/s':>22} {'ratio':>6}   notes")
     for n in sizes:
@@ -93,9 +110,19 @@ def main():
                 elif thr != 2:
                     print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'':>22} {'':>6}")
                 else:
+                    note = ""
+                    if not f32_only:
+                        def best_of(b):
+                            return max(v for v in (b[("f32", n)], b[("bf16", n)]) if v is not None)
+                        best = statistics.median(best_of(b) for b in theirs)
+                        fast = statistics.median(a[(dt, n, thr)] / best_of(b) for a, b in zip(mine, theirs))
+                        note = f"vs best PyTorch ({best:.1f}): {fast:.2f}"
+                    if any(r[(dt, n)] is None for r in theirs):
+                        print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'(not available)':>22} {'-':>6}   {note}")
+                        continue
                     t = statistics.median(r[(dt, n)] for r in theirs)
                     ratio = statistics.median(a[(dt, n, thr)] / b[(dt, n)] for a, b in zip(mine, theirs))
-                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}")
+                    print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}   {note}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
 # make bench: GEMM GFLOP/s of the runtime (bench/gemm_bench.c: square
 # N = 256, 512, 1024, bf16/f16/f32, 1 and 2 threads, median of 9) and
-# PyTorch's torch.matmul (2 threads), alternating, BENCH_ROUNDS rounds
-# (bench/torch_bench.py runs both), then the f32 comparison again with
-# OpenBLAS free to pick its own kernels (OPENBLAS_CORETYPE and
-# OPENBLAS_L2_SIZE unset for that command only).
+# PyTorch's torch.matmul in f32 and bf16 (2 threads), alternating,
+# BENCH_ROUNDS rounds (bench/torch_bench.py runs both).
 # Then the models (bench/model_bench.c + bench/torch_models.py): inference
 # of mlp, lenet5 and resnet18 at batch 1 and 8 and training steps of
 # resnet18 (batch 8) and the digits MLP (batch 64), ampc (-t cpu, bf16
-# autocast) and PyTorch (torch.autocast cpu bf16) on 2 threads, alternating,
-# on the same weights.  docs/benchmarks.md records a run.  BENCH_SIZES
+# autocast) against PyTorch f32 and PyTorch autocast bf16, 2 threads,
+# alternating, on the same weights; each ratio is against the faster
+# PyTorch.  PyTorch must call OpenBLAS (bench/require-openblas.sh installs
+# Debian's libopenblas0-pthread when missing and root); every command
+# runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, so OpenBLAS
+# picks its own kernels.  BENCH_ISA=avx2 times the AVX2 machine on a
+# larger one: ampc's avx2 kernel set (AMPRT_ISA=avx2) against PyTorch held
+# to AVX2 as well (ATen's and oneDNN's kernels, OpenBLAS's Haswell ones,
+# what it takes on Zen 3).  docs/benchmarks.md records runs.  BENCH_SIZES
 # overrides the GEMM sizes, BENCH_ROUNDS the model rounds; `make
 # bench-models` runs the model part alone.
 
@@ -18,6 +23,15 @@ BENCH_PYTHON ?= /usr/bin/python3
 .PHONY: bench bench-models
 
 BENCH_ROUNDS ?= 3
+BENCH_ISA ?=
+# the environment of every benchmark command (OpenBLAS's kernel choice
+# its own; with BENCH_ISA=avx2 both sides held to AVX2)
+BENCH_ENV := env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE
+ifeq ($(BENCH_ISA),avx2)
+BENCH_ENV += AMPRT_ISA=avx2 ATEN_CPU_CAPABILITY=avx2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
+else ifneq ($(BENCH_ISA),)
+BENCH_ENV += AMPRT_ISA=$(BENCH_ISA)
+endif
 # name:source of every benchmarked model (model_bench's directory: name)
 BENCH_MODELS := mlp:examples/mlp.amp lenet5:examples/lenet5.amp resnet18:examples/resnet18.amp \
                 resnet18_train:bench/resnet18_train.amp digits_mlp:examples/digits/mlp.amp
@@ -46,19 +60,18 @@ $(BUILD)/bench/vcpu_probe: bench/vcpu_probe.c
 	$(CC) -std=c99 $(OPT) $(WARN) -o $@ $< -lpthread
 
 bench-models: $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp $(BUILD)/bench/vcpu_probe
+	sh bench/require-openblas.sh
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
-	$(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
+	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
 
 $(BUILD)/bench/gemm_bench: bench/gemm_bench.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=c99 $(OPT) $(WARN) -Iruntime/include -o $@ $< $(BUILD)/libamprt.a -lm -lpthread
 
 bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp $(BUILD)/bench/vcpu_probe
+	sh bench/require-openblas.sh
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
-	@echo "== GEMM side by side, alternating (PyTorch as its environment runs it)"
-	$(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES)
-	@echo "== f32 against OpenBLAS's own kernel choice (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE unset)"
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench \
-	    --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES) --f32-only --label "PyTorch/OpenBLAS-auto"
-	@echo "== models: ampc (-t cpu) against PyTorch autocast bf16, 2 threads"
-	$(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
+	@echo "== GEMM side by side, alternating"
+	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES)
+	@echo "== models: ampc (-t cpu) against the faster of PyTorch f32 and autocast bf16, 2 threads"
+	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)

@@ -1,13 +1,18 @@
 /*
  * avx2.c - the "avx2" (AVX2 + FMA + F16C) kernel set: a 6 x 16 f32 GEMM
- * micro-kernel (12 ymm accumulators, as the Haswell BLAS kernels), packing
- * and epilogue for amp_fast_gemm (contract in amprt_internal.h).  f32, bf16
- * and f16 storage all pack to f32 (bf16 by a shift, f16 by vcvtph2ps).
+ * micro-kernel (12 ymm accumulators, as the Haswell BLAS kernels) and a
+ * 4 x 16 narrow one for convolutions with few rows per group, packing
+ * and epilogue for amp_fast_gemm and the convolution drivers (contract in
+ * amprt_internal.h; conv_ex's post-ops are in x86/avx2_conv.c), and
+ * micro_out for bf16 storage (the last k block's tile rounded and stored
+ * from the registers).  f32, bf16 and f16 storage all pack to f32 (bf16 by a
+ * shift, f16 by vcvtph2ps).
  * Compiled for AVX2 through target attributes only; runs only after
  * dispatch.c's CPU check.
  */
 
 #include "frame/kernel_set.h"
+#include "x86/avx2_conv.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -34,20 +39,31 @@
     _mm256_store_ps(w + i * ldw + 8, c##i##b);
 
 #define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ROWS4(X) X(0) X(1) X(2) X(3)
+#define MR4 4
 
-AVX2_TARGET static void micro_f32(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw, int accumulate)
-{
-    const float *pa = pa_, *pb = pb_;
-    ALL_ROWS(DECL_ROW)
-    for (int64_t u = 0; u < kcu; u++) {
-        __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), av;
-        _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);
-        ALL_ROWS(F32_ROW)
-        pa += MR;
-        pb += NR;
+/* micro (contract in amprt_internal.h) on MRV x 16 tiles */
+#define F32_MICRO(NAME, ROWS_OF, MRV)                                                             \
+    AVX2_TARGET static void NAME(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw,  \
+                                 int accumulate)                                                  \
+    {                                                                                             \
+        const float *pa = pa_, *pb = pb_;                                                         \
+        ROWS_OF(DECL_ROW)                                                                         \
+        for (int64_t u = 0; u < kcu; u++) {                                                       \
+            __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), av;                      \
+            _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);                               \
+            ROWS_OF(F32_ROW)                                                                      \
+            pa += MRV;                                                                            \
+            pb += NR;                                                                             \
+        }                                                                                         \
+        ROWS_OF(STORE_ROW)                                                                        \
     }
-    ALL_ROWS(STORE_ROW)
-}
+
+/* 6-row tiles (kernel_f32), and 4-row ones (kernel_f32_4: the rows of a
+ * grouped or depthwise convolution's groups, 1 to 32 of them, which
+ * 6-row tiles would pad by up to 5 rows in 6) */
+F32_MICRO(micro_f32, ALL_ROWS, MR)
+F32_MICRO(micro_f32_4, ROWS4, MR4)
 
 /* 8 values of dtype t at p as f32. */
 AVX2_TARGET static inline __m256 load8(amp_dtype t, const void *p)
@@ -78,6 +94,12 @@ AVX2_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t ws
 AVX2_TARGET static void pack_a_f32(amp_dtype t, const void *a, int64_t rs, int64_t cs, int rows, int64_t k, void *dst)
 {
     pack_f32_panel(t, a, rs, cs, rows, k, dst, MR);
+}
+
+AVX2_TARGET static void pack_a_f32_4(amp_dtype t, const void *a, int64_t rs, int64_t cs, int rows, int64_t k,
+                                     void *dst)
+{
+    pack_f32_panel(t, a, rs, cs, rows, k, dst, MR4);
 }
 
 AVX2_TARGET static void pack_b_f32(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst)
@@ -126,9 +148,55 @@ AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha,
     isa_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
 }
 
+/* ---- micro_out (bf16 storage; contract in amprt_internal.h) ----------------------
+ * micro's sums (w's added first, as STORE_ROW adds them), rounded to bf16
+ * by store8 as epi rounds them with alpha 1 and no C or bias, stored
+ * straight from the registers: no f32 tile written and read back. */
+
+#define OUT_ROW(i)                                                                                \
+    if (i < rows) {                                                                               \
+        if (accumulate) {                                                                         \
+            c##i##a = _mm256_add_ps(_mm256_load_ps(w + i * ldw), c##i##a);                        \
+            c##i##b = _mm256_add_ps(_mm256_load_ps(w + i * ldw + 8), c##i##b);                    \
+        }                                                                                         \
+        if (cols == NR) {                                                                         \
+            store8(AMP_BF16, yb + (size_t)(i * ldy), c##i##a);                                    \
+            store8(AMP_BF16, yb + (size_t)(i * ldy) + 8, c##i##b);                                \
+        } else {                                                                                  \
+            uint16_t tmp[NR];                                                                     \
+            store8(AMP_BF16, tmp, c##i##a);                                                       \
+            store8(AMP_BF16, tmp + 8, c##i##b);                                                   \
+            memcpy(yb + (size_t)(i * ldy), tmp, (size_t)cols * sizeof(uint16_t));                \
+        }                                                                                         \
+    }
+
+#define F32_MICRO_OUT(NAME, ROWS_OF, MRV)                                                         \
+    AVX2_TARGET static void NAME(int64_t kcu, const void *pa_, const void *pb_, const float *w, int64_t ldw, \
+                                 int accumulate, void *y, int64_t ldy, int rows, int cols)        \
+    {                                                                                             \
+        const float *pa = pa_, *pb = pb_;                                                         \
+        uint16_t *yb = y;                                                                         \
+        ROWS_OF(DECL_ROW)                                                                         \
+        for (int64_t u = 0; u < kcu; u++) {                                                       \
+            __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), av;                      \
+            _mm_prefetch((const char *)(pb + 8 * NR), _MM_HINT_T0);                               \
+            ROWS_OF(F32_ROW)                                                                      \
+            pa += MRV;                                                                            \
+            pb += NR;                                                                             \
+        }                                                                                         \
+        ROWS_OF(OUT_ROW)                                                                          \
+    }
+
+F32_MICRO_OUT(micro_out_f32, ALL_ROWS, MR)
+F32_MICRO_OUT(micro_out_f32_4, ROWS4, MR4)
+
+static const amp_gemm_kernel kernel_f32_4 = {
+    "avx2-f32-4x16", MR4, NR, 1, 256, 192, 512, micro_f32_4, pack_a_f32_4, pack_b_f32, epi, amp_avx2_conv_post,
+    NULL, NULL, NULL, NULL, micro_out_f32_4, NULL, NULL, NULL,
+};
 static const amp_gemm_kernel kernel_f32 = {
-    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL,
+    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post,
+    NULL, NULL, NULL, NULL, micro_out_f32, &kernel_f32_4, NULL, NULL,
 };
 
 ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32)
