@@ -209,9 +209,17 @@ void emit_pow(Emitter *e, Node *n, const char *y)
         emit_unary_param(e, n, y);
 }
 
-/* dropout: training mode draws a mask; evaluation mode is the identity */
+/* dropout: training mode draws a mask; evaluation mode is the identity.
+ * An explicit training=true in a model without a train section is refused,
+ * as batch_norm's is: the model would compute something else than asked;
+ * left at its default, dropout is the inference forward's identity. */
 void emit_dropout(Emitter *e, Node *n, const char *y)
 {
+    if (!e->c->train && attr_given(n, "training") && dropout_draws(n)) {
+        unsupported(e, n, "training=true draws a random mask and scales by 1 / (1 - p), which a model without a "
+                          "train section does not do; pass training=false");
+        return;
+    }
     if (!emit_dropout_draw(e, n, in_c(e, n, 0), y))
         emit_copy(e, n, y);
 }

@@ -71,6 +71,10 @@ void grad_row_loss(Emitter *e, Node *b);
 void grad_margin_ranking(Emitter *e, Node *b);
 void grad_ctc_loss(Emitter *e, Node *b);
 
+/* rearranging: emit_rearrange.c, grad_rearrange.c */
+void emit_rearrange(Emitter *e, Node *n, const char *y);
+void grad_rearrange(Emitter *e, Node *b);
+
 /* spatial: emit_spatial.c, grad_spatial.c */
 void emit_conv(Emitter *e, Node *n, const char *y);
 void emit_conv_epilogue(Emitter *e, Node *n, const char *y);

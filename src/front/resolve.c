@@ -95,6 +95,10 @@ static bool is_namespace(Scope *s, Expr *e)
  * binds them to a signature. */
 static void bind_args(Ctx *c, Expr *call)
 {
+    int npositional = 0;
+    for (int i = 0; i < call->list->len; i++)
+        npositional += ((Expr *)VEC_AT(call->list, i))->kind != E_KWARG;
+    call->op = op_for_call(c, call->op, npositional);
     const OpInfo *op = call->op;
     call->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof(Expr *));
     int npos = 0;

@@ -72,6 +72,12 @@ bool infer_maximum(Ctx *c, Expr *call);
 bool infer_where(Ctx *c, Expr *call);
 bool infer_addc(Ctx *c, Expr *call);
 bool infer_dropout(Ctx *c, Expr *call);
+/* types_rearrange.c */
+bool infer_select(Ctx *c, Expr *call);
+bool infer_flip(Ctx *c, Expr *call);
+bool infer_roll(Ctx *c, Expr *call);
+bool infer_repeat(Ctx *c, Expr *call);
+bool infer_pixel_shuffle(Ctx *c, Expr *call);
 /* types_reduce.c */
 bool infer_reduce(Ctx *c, Expr *call);
 bool infer_trace(Ctx *c, Expr *call);

@@ -263,7 +263,7 @@ bool infer_expand(Ctx *c, Expr *call)
 bool infer_cat(Ctx *c, Expr *call)
 {
     bool stack = call->op->id == OP_STACK;
-    Expr *ts[8];
+    Expr **ts = arena_alloc(c->arena, (size_t)call->op->nparams * sizeof *ts);
     int n = 0;
     for (int i = 0; i < call->op->nparams; i++) {
         if (strcmp(call->op->params[i].name, "tensors") != 0 || !arg(call, i))

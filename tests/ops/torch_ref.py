@@ -317,6 +317,42 @@ def upsample(t):
 
 
 @model
+def resample(t):
+    y, x, z = t["y"], t["x"], t["z"]
+    i = F.interpolate
+    return dict(
+        o_mp1=F.max_pool1d(y, 2), o_mp1_s=F.max_pool1d(y, 3, stride=2, padding=1, ceil_mode=True),
+        o_mp1_d=F.max_pool1d(y, 2, 1, 0, 3),
+        o_ap1=F.avg_pool1d(y, 3), o_ap1_s=F.avg_pool1d(y, 3, 2, 1, count_include_pad=False),
+        o_ap1_c=F.avg_pool1d(y, 2, stride=2, padding=1, ceil_mode=True),
+        o_aap1=F.adaptive_avg_pool1d(y, 4), o_aap1_up=F.adaptive_avg_pool1d(y, 11),
+        o_i_n1=i(y, size=13), o_i_n1_s=i(y, scale_factor=1.5),
+        o_i_l1=i(y, size=7, mode="linear"), o_i_l1_ac=i(y, scale_factor=2.0, mode="linear", align_corners=True),
+        o_i_n2=i(x, scale_factor=2.0), o_i_n2_sz=i(x, 7, mode="nearest"),
+        o_i_b2=i(x, size=7, mode="bilinear"), o_i_b2_ac=i(x, scale_factor=1.5, mode="bilinear", align_corners=True),
+        o_i_b2_rs=i(x, scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+        o_i_c2=i(x, size=6, mode="bicubic"), o_i_c2_s=i(x, scale_factor=2.0, mode="bicubic", align_corners=False),
+        o_i_n3=i(z, size=5), o_i_t3=i(z, scale_factor=2.0, mode="trilinear"),
+        o_i_t3_ac=i(z, size=4, mode="trilinear", align_corners=True),
+    )
+
+
+@model
+def rearrange(t):
+    x, c, p, v = t["x"], t["c"], t["p"], t["v"]
+    return dict(
+        o_select=torch.select(x, 1, 2), o_select_neg=x.select(-1, -2), o_select_v=torch.select(v, 0, 3),
+        o_flip=torch.flip(x, (1, -1)), o_flip_b=x.flip(0),
+        o_roll=torch.roll(x, 2, 3), o_roll_neg=torch.roll(x, -1, dims=1), o_roll_big=x.roll(7, 2),
+        o_roll_flat=torch.roll(v, 2),
+        o_repeat=x.repeat(1, 2, 1, 3), o_repeat_new=v.repeat(2, 3), o_repeat_front=x.repeat(2, 1, 1, 1, 1),
+        o_tile=torch.tile(x, (2, 1)), o_tile_v=v.tile(3),
+        o_pshuf=F.pixel_shuffle(c, 2), o_punshuf=F.pixel_unshuffle(p, 2), o_cshuf=F.channel_shuffle(c, 4),
+        o_cat10=torch.cat([v] * 10), o_cat9=torch.cat([x] * 9, dim=2), o_stack9=torch.stack([v] * 9, dim=1),
+    )
+
+
+@model
 def norm(t):
     x, x4, h = t["x"], t["x4"], t["h"]
     rm, rv = t["bn.running_mean"], t["bn.running_var"]
