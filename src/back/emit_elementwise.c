@@ -146,6 +146,23 @@ void emit_where(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
+/* masked_fill: where(mask, value, input) over the broadcast shape. */
+void emit_masked_fill(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    Shape scalar = {0};
+    open_block(e);
+    const char *v = number_operand(e, n, "value", t, "value");
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t mask_stride[] = %s;\n", bcast_array(e, in_shape(n, 1), so));
+    buf_printf(e->out, "        const int64_t value_stride[] = %s;\n", bcast_array(e, &scalar, so));
+    buf_printf(e->out, "        const int64_t x_stride[] = %s;\n", bcast_array(e, in_shape(n, 0), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, mask_stride, %s, value_stride, %s, x_stride, %s);\n",
+               kernel(e, "where", t), so->ndim, in_c(e, n, 1), v, in_c(e, n, 0), y);
+    close_block(e);
+}
+
 void emit_addc(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;

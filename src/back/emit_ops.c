@@ -136,7 +136,8 @@ bool operands_ok(Emitter *e, Node *n, DType t)
             continue;
         DType d = in_dtype(n, k);
         bool index = op_index_arg(n->op, k);
-        if (index && (d == DT_I64 || ((n->op->id == OP_WHERE || n->op->id == OP_INDEX_PUT) && d == DT_BOOL)))
+        bool bool_mask = n->op->id == OP_WHERE || n->op->id == OP_INDEX_PUT || n->op->id == OP_MASKED_FILL;
+        if (index && (d == DT_I64 || (bool_mask && d == DT_BOOL)))
             continue;
         if (index && d == DT_I32 && n->op->id == OP_LU_SOLVE)
             continue; /* linalg_lu_factor's pivots */

@@ -26,6 +26,7 @@ void emit_prelu(Emitter *e, Node *n, const char *y);
 void emit_pow(Emitter *e, Node *n, const char *y);
 void emit_binary_tensors(Emitter *e, Node *n, const char *y);
 void emit_addc(Emitter *e, Node *n, const char *y);
+void emit_masked_fill(Emitter *e, Node *n, const char *y);
 void emit_where(Emitter *e, Node *n, const char *y);
 void emit_dropout(Emitter *e, Node *n, const char *y);
 void grad_arith(Emitter *e, Node *b);
@@ -34,6 +35,7 @@ void grad_prelu(Emitter *e, Node *b);
 void grad_pow(Emitter *e, Node *b);
 void grad_binary_kernel(Emitter *e, Node *b);
 void grad_addc(Emitter *e, Node *b);
+void grad_masked_fill(Emitter *e, Node *b);
 void grad_where(Emitter *e, Node *b);
 void grad_dropout(Emitter *e, Node *b);
 

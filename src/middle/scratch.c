@@ -282,10 +282,13 @@ static Type output_buffers(Ctx *c, const Node *b)
     case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
         buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
         break;
+    case OP_MASKED_FILL: /* dinput over the broadcast shape, then summed down */
+        buffers = shape_equal(&f->in[0]->type.shape, &f->out->type.shape) ? 0 : 1;
+        break;
     case OP_ADDCMUL: case OP_ADDCDIV:
         buffers = 1; /* a tensor operand's gradient over the output shape */
         break;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
+    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM: case OP_INSTANCE_NORM:
         /* dx when the input needs no gradient: the kernels write it anyway
          * (none otherwise: an unused scratch is an unused local in the C) */
         buffers = wants(b, 0) ? 0 : 1;

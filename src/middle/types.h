@@ -70,6 +70,7 @@ bool infer_clamp(Ctx *c, Expr *call);
 bool infer_pow(Ctx *c, Expr *call);
 bool infer_maximum(Ctx *c, Expr *call);
 bool infer_where(Ctx *c, Expr *call);
+bool infer_masked_fill(Ctx *c, Expr *call);
 bool infer_addc(Ctx *c, Expr *call);
 bool infer_dropout(Ctx *c, Expr *call);
 /* types_rearrange.c */

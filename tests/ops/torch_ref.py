@@ -353,6 +353,25 @@ def rearrange(t):
 
 
 @model
+def masks(t):
+    x, m, r, c = t["x"], t["m"], t["r"], t["c"]
+    return dict(
+        o_fill=torch.masked_fill(x, m, 0.5), o_fill_neg=x.masked_fill(r, -1e4), o_fill_int=torch.masked_fill(x, m, 3),
+        o_fill_bcast=torch.masked_fill(x, c, 2.25),
+    )
+
+
+@model
+def instance_norm(t):
+    y, x, z, w, b = t["y"], t["x"], t["z"], t["w"], t["b"]
+    return dict(
+        o_in1=F.instance_norm(y), o_in2=F.instance_norm(x, weight=w, bias=b),
+        o_in2_eps=F.instance_norm(x, weight=w, eps=0.1), o_in3=F.instance_norm(z),
+        o_in_stats=F.instance_norm(x, t["mean"], t["var"], w, b, use_input_stats=False),
+    )
+
+
+@model
 def norm(t):
     x, x4, h = t["x"], t["x4"], t["h"]
     rm, rv = t["bn.running_mean"], t["bn.running_var"]
