@@ -163,6 +163,15 @@ void emit_masked_fill(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
+/* triu, tril: the matrices of the last two dims, the other side zeroed. */
+void emit_tri(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s = out_shape(n);
+    buf_printf(e->out, "    amp_tri(sizeof *%s, %s, %s, %s, %s, %d, %s, %s);\n", y, dims_product(e, s, 0, s->ndim - 2),
+               poly_c(e, s->dims[s->ndim - 2]), poly_c(e, s->dims[s->ndim - 1]), i64_c(e, attr_int(n, "diagonal", 0)),
+               n->op->id == OP_TRIU, in_c(e, n, 0), y);
+}
+
 void emit_addc(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;

@@ -212,7 +212,7 @@ bool op_returns_status(const Node *n)
     case OP_GATHER: case OP_SCATTER_ADD: case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS:
     case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
     case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
-    case OP_CTC_LOSS:
+    case OP_CTC_LOSS: case OP_ONE_HOT:
     case OP_LINALG_EIG: case OP_LINALG_EIGVALS: /* AMP_ERR_NO_CONVERGENCE */
         return true;
     case OP_CROSS_ENTROPY:
@@ -256,7 +256,8 @@ void emit_op(Emitter *e, Node *n, const char *y)
     }
     /* the data movers copy any dtype; the other kernels check theirs */
     bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
-                     rule == emit_slice || rule == emit_cat;
+                     rule == emit_slice || rule == emit_cat || rule == emit_rearrange || rule == emit_construct ||
+                     rule == emit_tri;
     if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
         !operands_ok(e, n, n->out->type.dtype))
         return;

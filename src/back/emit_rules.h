@@ -27,6 +27,7 @@ void emit_pow(Emitter *e, Node *n, const char *y);
 void emit_binary_tensors(Emitter *e, Node *n, const char *y);
 void emit_addc(Emitter *e, Node *n, const char *y);
 void emit_masked_fill(Emitter *e, Node *n, const char *y);
+void emit_tri(Emitter *e, Node *n, const char *y);
 void emit_where(Emitter *e, Node *n, const char *y);
 void emit_dropout(Emitter *e, Node *n, const char *y);
 void grad_arith(Emitter *e, Node *b);
@@ -36,6 +37,7 @@ void grad_pow(Emitter *e, Node *b);
 void grad_binary_kernel(Emitter *e, Node *b);
 void grad_addc(Emitter *e, Node *b);
 void grad_masked_fill(Emitter *e, Node *b);
+void grad_tri(Emitter *e, Node *b);
 void grad_where(Emitter *e, Node *b);
 void grad_dropout(Emitter *e, Node *b);
 
@@ -72,6 +74,9 @@ void grad_class_margin(Emitter *e, Node *b);
 void grad_row_loss(Emitter *e, Node *b);
 void grad_margin_ranking(Emitter *e, Node *b);
 void grad_ctc_loss(Emitter *e, Node *b);
+
+/* constructors: emit_construct.c */
+void emit_construct(Emitter *e, Node *n, const char *y);
 
 /* rearranging: emit_rearrange.c, grad_rearrange.c */
 void emit_rearrange(Emitter *e, Node *n, const char *y);

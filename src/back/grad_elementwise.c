@@ -185,6 +185,17 @@ void grad_masked_fill(Emitter *e, Node *b)
     sum_to(e, t, full, so, g, xs_of(b, 0));
 }
 
+/* triu, tril: dy through the same mask. */
+void grad_tri(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *s = ys_of(b);
+    const char *g = grad_of(e, b, 0);
+    buf_printf(e->out, "    amp_tri(sizeof *%s, %s, %s, %s, %s, %d, %s, %s);\n", g, dims_product(e, s, 0, s->ndim - 2),
+               poly_c(e, s->dims[s->ndim - 2]), poly_c(e, s->dims[s->ndim - 1]), i64_c(e, attr_int(f, "diagonal", 0)),
+               f->op->id == OP_TRIU, dy_of(e, b), g);
+}
+
 /* addcmul: y = input + value t1 t2; addcdiv: y = input + value t1 / t2.
  * Each tensor operand's gradient is formed over the output shape in the
  * scratch, then summed down to the operand's shape. */

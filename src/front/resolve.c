@@ -158,7 +158,12 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
     }
     for (int i = 0; i < call->list->len; i++) {
         Expr *a = VEC_AT(call->list, i);
-        resolve_expr(c, s, r, a->kind == E_KWARG ? a->operand : a);
+        Expr *v = a->kind == E_KWARG ? a->operand : a;
+        /* a dimension of the model as a size argument (x.expand(B, -1),
+         * zeros(B, 4)): the type rules that take sizes accept it */
+        if (v->kind == E_NAME && (v->sym = lookup(s, v->text)) && v->sym->kind == SYM_DIM)
+            continue;
+        resolve_expr(c, s, r, v);
     }
 
     const char *name = call->callee;

@@ -372,6 +372,26 @@ def instance_norm(t):
 
 
 @model
+def construct(t):
+    x, i, k = t["x"], t["i"], t["k"]
+    B = x.shape[0]
+    return dict(
+        o_zeros=torch.zeros(B, 4), o_ones=torch.ones(2, 3, dtype=torch.float64),
+        o_ones_h=torch.ones(5, dtype=torch.bfloat16), o_full=torch.full((5,), 2.5), o_full_i=torch.full((4,), 7),
+        o_full_b=torch.full((3,), True), o_zeros_like=torch.zeros_like(x),
+        o_ones_like=torch.ones_like(x, dtype=torch.float16), o_full_like=torch.full_like(x, -1.5),
+        o_full_like_i=torch.full_like(k, 3),
+        o_arange=torch.arange(5), o_arange2=torch.arange(2, 11, 3), o_arange_f=torch.arange(1.0, 2.0, 0.125),
+        o_arange_neg=torch.arange(1.5, -2, -0.75),
+        o_linspace=torch.linspace(0.0, 1.0, 7), o_linspace_neg=torch.linspace(3, -2.5, 10, dtype=torch.float64),
+        o_linspace_h=torch.linspace(-1.0, 1.0, 9, dtype=torch.float16),
+        o_linspace_i=torch.linspace(0, 10, 4, dtype=torch.int64),
+        o_eye=torch.eye(3), o_eye_rect=torch.eye(B, 4, dtype=torch.float64), o_one_hot=F.one_hot(i, 5),
+        o_triu=torch.triu(x), o_triu_d=x.triu(1), o_tril=torch.tril(x, -1), o_tril_i=torch.tril(k, 2),
+    )
+
+
+@model
 def norm(t):
     x, x4, h = t["x"], t["x4"], t["h"]
     rm, rv = t["bn.running_mean"], t["bn.running_var"]
