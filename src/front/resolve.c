@@ -161,7 +161,8 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
         Expr *v = a->kind == E_KWARG ? a->operand : a;
         /* a dimension of the model as a size argument (x.expand(B, -1),
          * zeros(B, 4)): the type rules that take sizes accept it */
-        if (v->kind == E_NAME && (v->sym = lookup(s, v->text)) && v->sym->kind == SYM_DIM)
+        if (!call->is_operator && !(i == 0 && call->is_method) && v->kind == E_NAME &&
+            (v->sym = lookup(s, v->text)) && v->sym->kind == SYM_DIM)
             continue;
         resolve_expr(c, s, r, v);
     }

@@ -245,6 +245,15 @@ static const PolicyRow *composite_row(Ctx *c, const Expr *call, const char **via
 
 static void autocast_expr(Ctx *c, Expr *e);
 
+/* A constructor's (zeros(3), arange(5)): autocast has nothing to follow. */
+static bool has_tensor_operand(const Expr *call)
+{
+    for (int i = 0; i < call->op->nparams; i++)
+        if (call->bound[i] && call->bound[i]->type.dtype != DT_NONE)
+            return true;
+    return false;
+}
+
 static void decide(Ctx *c, Expr *call)
 {
     const OpInfo *op = call->op;
@@ -272,6 +281,9 @@ static void decide(Ctx *c, Expr *call)
         rule = apply_policy(c, call, inner, low, via);
         call->decision.row = inner;
     }
+    else if (!row && !has_tensor_operand(call))
+        rule = arena_printf(c->arena, "not in any %s list: no tensor operand, PyTorch's default dtype",
+                            c->policy->target);
     else if (!row)
         rule = arena_printf(c->arena, "not in any %s list: follows its inputs", c->policy->target);
     else if (row->cls == POL_NONE)
