@@ -217,7 +217,6 @@ static const struct {
     {"upsample_linear1d", "upsample_linear1d", "upsample_linear1d(seq, 20)"},
     {"upsample_bilinear2d", "upsample_bilinear2d", "upsample_bilinear2d(img, 16, align_corners=true)"},
     {"upsample_bicubic2d", "upsample_bicubic2d", "upsample_bicubic2d(img, 16)"},
-    {"interpolate", "interpolate", "interpolate(img, scale_factor=2.0, mode=\"bilinear\")"},
     {"upsample_trilinear3d", "upsample_trilinear3d", "upsample_trilinear3d(vol, scale_factors=2.0)"},
     {"reflection_pad1d", "reflection_pad1d", "reflection_pad1d(seq, 2)"},
     {"reflection_pad2d", "reflection_pad2d", "reflection_pad2d(img, 2)"},
