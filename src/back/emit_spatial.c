@@ -79,7 +79,7 @@ int spatial_dims_of(OpId id)
 {
     switch (id) {
     case OP_CONV1D: case OP_CONV_TRANSPOSE1D: case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_LINEAR1D:
-    case OP_MAX_POOL1D: case OP_AVG_POOL1D: case OP_ADAPTIVE_AVG_POOL1D:
+    case OP_MAX_POOL1D: case OP_AVG_POOL1D: case OP_ADAPTIVE_AVG_POOL1D: case OP_ADAPTIVE_MAX_POOL1D:
         return 1;
     case OP_CONV3D: case OP_CONV_TRANSPOSE3D: case OP_MAX_POOL3D: case OP_AVG_POOL3D: case OP_ADAPTIVE_AVG_POOL3D:
     case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_TRILINEAR3D:
@@ -307,6 +307,15 @@ void emit_pool(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
         buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s);\n", kernel(e, "adaptive_avg_pool", t), ns,
                    planes_of(e, sx, ns), in_c(e, n, 0), y);
+        close_block(e);
+        return;
+    }
+    if (id == OP_ADAPTIVE_MAX_POOL1D || id == OP_ADAPTIVE_MAX_POOL2D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s, NULL);\n", kernel(e, "adaptive_max_pool", t),
+                   ns, planes_of(e, sx, ns), in_c(e, n, 0), y);
         close_block(e);
         return;
     }

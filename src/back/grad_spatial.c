@@ -118,6 +118,16 @@ void grad_pool(Emitter *e, Node *b)
         close_block(e);
         return;
     }
+    if (id == OP_ADAPTIVE_MAX_POOL1D || id == OP_ADAPTIVE_MAX_POOL2D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, xs_of(b, 0), ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, ys_of(b), ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s, %s);\n",
+                   kernel(e, "adaptive_max_pool_backward", t), ns, planes_of(e, xs_of(b, 0), ns), x_of(e, b, 0),
+                   dy_of(e, b), grad_of(e, b, 0));
+        close_block(e);
+        return;
+    }
     emit_pool_desc(e, f);
     if (id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D)
         /* fuse.c: with relu_grad, on through the relu whose output x is

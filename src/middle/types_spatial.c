@@ -250,9 +250,12 @@ bool infer_pool(Ctx *c, Expr *call)
     Expr *x = arg(call, 0);
     OpId id = call->op->id;
     bool is_max = id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
-    bool adaptive = id == OP_ADAPTIVE_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D;
+    bool adaptive_max = id == OP_ADAPTIVE_MAX_POOL1D || id == OP_ADAPTIVE_MAX_POOL2D;
+    bool adaptive = adaptive_max || id == OP_ADAPTIVE_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL2D ||
+                    id == OP_ADAPTIVE_AVG_POOL3D;
     int spatial = id == OP_MAX_POOL3D || id == OP_AVG_POOL3D || id == OP_ADAPTIVE_AVG_POOL3D ? 3
-                  : id == OP_MAX_POOL1D || id == OP_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL1D ? 1 : 2;
+                  : id == OP_MAX_POOL1D || id == OP_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL1D ||
+                    id == OP_ADAPTIVE_MAX_POOL1D ? 1 : 2;
     const Shape *xs = &x->type.shape;
     if (xs->ndim != spatial + 1 && xs->ndim != spatial + 2) {
         error_at(c, x->loc, "%s(): non-empty %dD or %dD (batch mode) tensor expected for input, but got %s",
@@ -269,6 +272,14 @@ bool infer_pool(Ctx *c, Expr *call)
         if (o < 0) {
             error_at(c, named(call, "output_size")->loc, "%s: elements of output_size must be "
                      "greater than or equal to 0 but received %lld", call->op->name, (long long)o);
+            return false;
+        }
+        bool indices;
+        if (adaptive_max && !bool_param(c, call, "return_indices", false, &indices))
+            return false;
+        if (adaptive_max && indices) {
+            error_at(c, named(call, "return_indices")->loc, "%s(return_indices=true) returns two tensors, "
+                     "which ampc cannot assign yet", call->op->name);
             return false;
         }
         for (int i = out.ndim - spatial; i < out.ndim; i++)

@@ -326,6 +326,8 @@ def resample(t):
         o_ap1=F.avg_pool1d(y, 3), o_ap1_s=F.avg_pool1d(y, 3, 2, 1, count_include_pad=False),
         o_ap1_c=F.avg_pool1d(y, 2, stride=2, padding=1, ceil_mode=True),
         o_aap1=F.adaptive_avg_pool1d(y, 4), o_aap1_up=F.adaptive_avg_pool1d(y, 11),
+        o_amp1=F.adaptive_max_pool1d(y, 4), o_amp1_up=F.adaptive_max_pool1d(y, 11),
+        o_amp2=F.adaptive_max_pool2d(x, 3), o_amp2_1=F.adaptive_max_pool2d(x, 1),
         o_i_n1=i(y, size=13), o_i_n1_s=i(y, scale_factor=1.5),
         o_i_l1=i(y, size=7, mode="linear"), o_i_l1_ac=i(y, scale_factor=2.0, mode="linear", align_corners=True),
         o_i_n2=i(x, scale_factor=2.0), o_i_n2_sz=i(x, 7, mode="nearest"),
