@@ -266,6 +266,17 @@ static bool broadcasts(const Node *f)
     return false;
 }
 
+/* Whether an operand that gets a gradient was broadcast: mul's gradient
+ * forms it over the output's shape, then sums it down (grad_arith). */
+static bool wanted_broadcast(const Node *b)
+{
+    const Node *f = b->fwd;
+    for (int k = 0; k < f->nin && k < 2; k++)
+        if (f->in[k] && wants(b, k) && !shape_equal(&f->in[k]->type.shape, &f->out->type.shape))
+            return true;
+    return false;
+}
+
 /* Buffers of the forward output's size (emit_grad.c's scratch_buffer). */
 static Type output_buffers(Ctx *c, const Node *b)
 {
@@ -275,9 +286,11 @@ static Type output_buffers(Ctx *c, const Node *b)
     case OP_MUL: case OP_DIV: case OP_WHERE:
         buffers = f->nin == 2 || f->op->id == OP_WHERE ? 1 : 0;
         if (f->op->id == OP_DIV && f->nin == 1)
-            buffers = 1; /* rdiv: -dy y / a */
+            buffers = f->scalar_first ? 1 : 0; /* rdiv: -dy y / a; a / s needs none */
         if (f->op->id != OP_DIV && !broadcasts(f))
             buffers = f->op->id == OP_WHERE ? 1 : 0;
+        if (f->op->id == OP_MUL && !wanted_broadcast(b))
+            buffers = 0; /* a broadcast operand without a gradient needs none */
         break;
     case OP_MAXIMUM: case OP_ATAN2: case OP_POW:
         buffers = f->nin >= 2 && f->in[1] ? 2 : 0;
