@@ -8,12 +8,15 @@
 #                   the sanitizer build, and fuzz smoke runs
 #   make example    compile examples/mlp.amp for tpu, build it, run it
 #   make digits     train examples/digits (MLP and CNN) on tpu, gpu and cpu
-#   make MPI=1      the runtime's collectives on MPI (docs/distributed.md)
+#   make MPI=1      the runtime's collectives on MPI, in build/mpi
+#                   (docs/distributed.md)
 #
-# Everything is built out of tree, in $(BUILD) (default build/).  A second
-# tree with sanitizers: make BUILD=build/asan SANITIZE=1.
+# Everything is built out of tree, in $(BUILD) (default build/, and
+# build/mpi with MPI=1).  A second tree with sanitizers:
+# make BUILD=build/asan SANITIZE=1.
 
-BUILD    ?= build
+MPI      ?=
+BUILD    ?= $(if $(filter 1,$(MPI)),build/mpi,build)
 CC       ?= cc
 SANITIZE ?=
 OPT      ?= -O2
@@ -41,7 +44,6 @@ COMPILER_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(COMPILER_SRCS)) \
 # MPI=1: the collectives of data-parallel training on MPI (collective_mpi.c,
 # docs/distributed.md) instead of the one-process ones; the library's names,
 # and so the emitted C, are the same either way.  Link programs with MPI_LIBS.
-MPI      ?=
 ifeq ($(MPI),1)
 ifeq ($(shell command -v mpicc),)
 $(error MPI=1 needs mpicc (Debian: libopenmpi-dev openmpi-bin))
@@ -54,6 +56,10 @@ MPI_LIBS   :=
 RUNTIME_SRCS  := $(filter-out runtime/src/collective_mpi.c,$(wildcard runtime/src/*.c runtime/src/*/*.c))
 endif
 RUNTIME_OBJS  := $(RUNTIME_SRCS:runtime/src/%.c=$(BUILD)/rtobj/%.o)
+# The MPI setting $(BUILD)'s runtime was built with, as a file whose name
+# says it: building a tree with the other setting relinks the library
+# rather than keeping (or mixing in) the other backend.
+RUNTIME_CONFIG := $(BUILD)/runtime-mpi$(if $(filter 1,$(MPI)),1,0).stamp
 POLICIES      := $(wildcard policies/*.policy)
 
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -110,11 +116,14 @@ $(BUILD)/rtobj/%.o: runtime/src/%.c runtime/include/amprt.h $(wildcard runtime/i
 
 $(BUILD)/rtobj/collective_mpi.o: CFLAGS_RUNTIME += $(MPI_CFLAGS)
 
-$(BUILD)/libamprt.a: $(RUNTIME_OBJS)
-	rm -f $@ && ar rcs $@ $^
+$(RUNTIME_CONFIG):
+	@mkdir -p $(dir $@) && rm -f $(BUILD)/runtime-mpi*.stamp && touch $@
 
-$(BUILD)/libamprt.so: $(RUNTIME_OBJS)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ -lm -lpthread $(MPI_LIBS)
+$(BUILD)/libamprt.a: $(RUNTIME_OBJS) $(RUNTIME_CONFIG)
+	rm -f $@ && ar rcs $@ $(RUNTIME_OBJS)
+
+$(BUILD)/libamprt.so: $(RUNTIME_OBJS) $(RUNTIME_CONFIG)
+	$(CC) $(LDFLAGS) -shared -o $@ $(RUNTIME_OBJS) -lm -lpthread $(MPI_LIBS)
 
 # the header dependencies of the runtime's subfolders' objects (DEPFLAGS)
 -include $(wildcard $(BUILD)/rtobj/*/*.d)
@@ -134,6 +143,7 @@ $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 	sh tests/unit/structure.sh $(BUILD)
+	sh tests/unit/options.sh $(BUILD)
 
 # Every runtime test, then those whose kernels the optimized sets override
 # again under each AMPRT_ISA this CPU supports.
@@ -172,6 +182,11 @@ test-ops: $(BUILD)/ampc $(BUILD)/libamprt.a
 # Every gradient rule against the f64 evaluation and finite differences.
 test-grad: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/grad/run.sh $(BUILD)
+
+# ONNX models through tools/onnx2amp: torchvision exports against PyTorch,
+# and ONNX's own node tests of the mapped ops (skips without python3-onnx).
+test-onnx: $(BUILD)/ampc $(BUILD)/libamprt.a
+	sh tests/onnx/run.sh $(BUILD)
 
 # torchvision models through tools/torch2amp against PyTorch (skips without torch).
 test-torch: $(BUILD)/ampc $(BUILD)/libamprt.a

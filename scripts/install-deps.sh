@@ -15,6 +15,9 @@ if [ "${1:-}" = "--test" ]; then
     # PyTorch is a reference for tests (never a dependency of ampc): the
     # resnet18 names are checked against the installed torchvision
     want="$want python3-torch python3-torchvision"
+    # ONNX: tools/onnx2amp reads ONNX models; tests/onnx exports torchvision
+    # models to ONNX and runs ONNX's own node tests through it
+    want="$want python3-onnx"
     # Open MPI: tests/mpi trains data-parallel under mpirun (MPI=1 runtime)
     want="$want libopenmpi-dev openmpi-bin"
 fi

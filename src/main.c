@@ -45,6 +45,8 @@ static const char usage_text[] =
     "                       linear_relu or gemm_relu_backward, no loss computed\n"
     "                       with its gradient (fusing changes no result; this is\n"
     "                       for reading and profiling the calls one by one)\n"
+    "  --f32-outputs        return bf16 and f16 outputs in f32: the model casts\n"
+    "                       them (one rounding-free widening) before it returns\n"
     "\n"
     "Seeing and steering autocast:\n"
     "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
@@ -442,7 +444,7 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
 static void parse_command_line(int argc, char **argv, Options *opts)
 {
     enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST, OPT_EMBED_WEIGHTS,
-           OPT_NO_FUSE };
+           OPT_NO_FUSE, OPT_F32_OUTPUTS };
     static const struct option long_opts[] = {
         {"target", required_argument, NULL, 't'},   {"output", required_argument, NULL, 'o'},
         {"header", required_argument, NULL, OPT_HEADER}, {"prefix", required_argument, NULL, OPT_PREFIX},
@@ -451,6 +453,7 @@ static void parse_command_line(int argc, char **argv, Options *opts)
         {"autocast", no_argument, NULL, OPT_AUTOCAST}, {"include", required_argument, NULL, 'I'},
         {"embed-weights", required_argument, NULL, OPT_EMBED_WEIGHTS},
         {"no-fuse", no_argument, NULL, OPT_NO_FUSE},
+        {"f32-outputs", no_argument, NULL, OPT_F32_OUTPUTS},
         AUTOCAST_LONG_OPTS
         {NULL, 0, NULL, 0},
     };
@@ -487,6 +490,9 @@ static void parse_command_line(int argc, char **argv, Options *opts)
             break;
         case OPT_NO_FUSE:
             opts->no_fuse = true;
+            break;
+        case OPT_F32_OUTPUTS:
+            opts->f32_outputs = true;
             break;
         case OPT_POLICY:
             opts->policy_path = optarg;

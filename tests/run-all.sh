@@ -37,6 +37,7 @@ run grad make --no-print-directory BUILD="$BUILD" test-grad
 run train make --no-print-directory BUILD="$BUILD" test-train
 run mpi make --no-print-directory BUILD="$BUILD" test-mpi
 run torch make --no-print-directory BUILD="$BUILD" test-torch
+run onnx make --no-print-directory BUILD="$BUILD" test-onnx
 run install make --no-print-directory BUILD="$BUILD" test-install
 run sanitizers make --no-print-directory BUILD="$BUILD" test-sanitize
 run fuzz sh tests/fuzz/run.sh "$BUILD" "${AMPC_FUZZ_SECONDS:-60}"

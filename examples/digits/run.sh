@@ -5,8 +5,10 @@
 # BUILD/libamprt.a, and runs it: EPOCHS epochs (default 10) on digits.bin,
 # saving the trained state to BUILD/digits/TARGET/MODEL/MODEL.safetensors,
 # failing (exit 1) if the final test accuracy is below MIN_ACCURACY
-# (default 0.95).  BUILD is relative to the current directory; CC may be
-# set in the environment (default cc).
+# (default 0.95), and writing the per-step metrics to
+# BUILD/digits/TARGET/MODEL/metrics.csv (scripts/plot-training.sh draws
+# them).  BUILD is relative to the current directory; CC may be set in the
+# environment (default cc).
 set -eu
 if [ $# -lt 3 ] || [ $# -gt 5 ]; then
     echo "usage: $0 BUILD TARGET MODEL [EPOCHS] [MIN_ACCURACY]  (MODEL: mlp or cnn)" >&2
@@ -31,4 +33,4 @@ set -x
 "$BUILD/ampc" "$DIR/$MODEL.amp" -t "$TARGET" --prefix=digits -o "$OUT/digits.c"
 $CC -std=c99 -O2 -Wall -Wextra -pedantic -Werror -I"$ROOT/runtime/include" -I"$OUT" \
     -o "$OUT/train" "$DIR/train.c" "$OUT/digits.c" "$BUILD/libamprt.a" -lm -lpthread
-"$OUT/train" "$DIR/digits.bin" "$OUT/$MODEL.safetensors" "$EPOCHS" "$MIN_ACCURACY"
+"$OUT/train" --metrics="$OUT/metrics.csv" "$DIR/digits.bin" "$OUT/$MODEL.safetensors" "$EPOCHS" "$MIN_ACCURACY"

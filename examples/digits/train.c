@@ -276,12 +276,35 @@ static double accuracy(const digits_train_state *s, const dataset *d, float *x, 
     return (double)correct / (double)d->n;
 }
 
+/* One step's row of --metrics, written when the next step (or the
+ * epoch's test accuracy) is known. */
+typedef struct {
+    int pending;
+    long step, epoch;
+    double loss, accuracy, scale;
+    long long skipped;
+} metrics_row;
+
+static void metrics_row_flush(FILE *f, metrics_row *r, const double *test_accuracy)
+{
+    if (!r->pending)
+        return;
+    fprintf(f, "%ld,%ld,%.9g,%.6f,", r->step, r->epoch, r->loss, r->accuracy);
+    if (test_accuracy)
+        fprintf(f, "%.6f", *test_accuracy);
+    fprintf(f, ",%g,%lld\n", r->scale, r->skipped);
+    r->pending = 0;
+}
+
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [--batch=N] [--steps=N] [--checksum] [--timing] [--poison=STEP:RANK]\n"
-                    "       DATA.bin OUT.safetensors [EPOCHS] [MIN_ACCURACY]\n"
+    fprintf(stderr, "usage: %s [--batch=N] [--steps=N] [--checksum] [--timing] [--metrics=FILE.csv]\n"
+                    "       [--poison=STEP:RANK] DATA.bin OUT.safetensors [EPOCHS] [MIN_ACCURACY]\n"
                     "  EPOCHS: 1..10000 (default 10); MIN_ACCURACY: 0..1 (default 0.95);\n"
-                    "  --batch: the global batch, 1..4096 (default 64), split over the processes\n",
+                    "  --batch: the global batch, 1..4096 (default 64), split over the processes;\n"
+                    "  --metrics: one CSV row per step (step, epoch, loss, accuracy, test_accuracy\n"
+                    "    at each epoch's last step, loss_scale, skipped_steps); scripts/plot-training.sh\n"
+                    "    draws it\n",
             argv0);
     exit(EXIT_USAGE);
 }
@@ -325,6 +348,7 @@ int main(int argc, char **argv)
     const char *argv0 = argv[0];
     long batch = BATCH, max_steps = -1, poison_step = -1, poison_rank = -1;
     int want_checksum = 0, want_timing = 0;
+    const char *metrics_path = NULL;
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         const char *a = argv[1];
         if (strncmp(a, "--batch=", 8) == 0)
@@ -335,6 +359,8 @@ int main(int argc, char **argv)
             want_checksum = 1;
         else if (strcmp(a, "--timing") == 0)
             want_timing = 1;
+        else if (strncmp(a, "--metrics=", 10) == 0 && a[10])
+            metrics_path = a + 10;
         else if (strncmp(a, "--poison=", 9) == 0) {
             char step_text[32];
             const char *colon = strchr(a + 9, ':');
@@ -417,6 +443,18 @@ int main(int argc, char **argv)
                amp_isa_name());
         printf("epoch  mean loss  train acc  test acc  loss scale  skipped steps\n");
     }
+    /* the metrics: rank 0's batch slice each step (its loss before the
+     * update, its accuracy), the scaler's state after it */
+    FILE *metrics = NULL;
+    if (metrics_path && rank == 0) {
+        metrics = fopen(metrics_path, "w");
+        if (!metrics) {
+            fprintf(stderr, "train: cannot write %s: %s\n", metrics_path, strerror(errno));
+            return EXIT_ERROR;
+        }
+        fputs("step,epoch,loss,accuracy,test_accuracy,loss_scale,skipped_steps\n", metrics);
+    }
+    metrics_row row = {0};
     double test_acc = 0, step_seconds = 0;
     long steps = 0;
     for (long epoch = 1; epoch <= epochs && steps != max_steps; epoch++) {
@@ -443,15 +481,25 @@ int main(int argc, char **argv)
             clock_gettime(CLOCK_MONOTONIC, &t1);
             step_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             /* The loss and logits of this batch, before the update. */
-            totals[0] += (double)amp_load_as_f32(DIGITS_LOSS_DTYPE, out.loss, 0) * (double)mine;
+            double loss = (double)amp_load_as_f32(DIGITS_LOSS_DTYPE, out.loss, 0);
+            size_t correct = 0;
             for (size_t i = 0; i < mine; i++)
-                totals[1] += predicted(out.logits, i) == y[i];
+                correct += predicted(out.logits, i) == y[i];
+            totals[0] += loss * (double)mine;
+            totals[1] += (double)correct;
             seen += mine * (size_t)world;
+            if (metrics) { /* the row waits: the epoch's last gets its test accuracy */
+                metrics_row_flush(metrics, &row, NULL);
+                row = (metrics_row){1, steps, epoch, loss, (double)correct / (double)mine, (double)state.scale,
+                                    (long long)state.skipped_steps};
+            }
         }
         /* the sums over the processes: their mean times the world */
         amp_coll_tensor t = {totals, 2, AMP_F64};
         check(amp_allreduce_mean(&t, 1), "amp_allreduce_mean");
         test_acc = accuracy(&state, &test, x, y, &out);
+        if (metrics)
+            metrics_row_flush(metrics, &row, &test_acc);
         if (rank == 0) {
             printf("%5ld  %9.4f  %9.4f  %8.4f  %10g  %13lld\n", epoch, totals[0] * world / (double)seen,
                    totals[1] * world / (double)seen, test_acc, (double)state.scale,
@@ -469,6 +517,10 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
+    if (metrics && (ferror(metrics) | fclose(metrics))) {
+        fprintf(stderr, "train: cannot write %s: %s\n", metrics_path, strerror(errno));
+        return EXIT_FILE;
+    }
     int status = 0;
     /* one writer: every process holds the same state */
     int rc = rank == 0 ? digits_save(&state, out_path) : AMP_OK;
@@ -479,6 +531,8 @@ int main(int argc, char **argv)
         status = EXIT_FILE;
     } else {
         printf("saved %s\n", out_path);
+        if (metrics)
+            printf("metrics in %s\n", metrics_path);
         fflush(stdout);
         if (test_acc < min_accuracy) {
             fprintf(stderr, "train: final test accuracy %.4f is below %.4f\n", test_acc,

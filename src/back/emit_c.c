@@ -751,9 +751,9 @@ static void emit_prepared_cast(Emitter *e, Node *n)
                e->prefix, cast, y);
 }
 
-/* A node whose result another call computes or stores (the training
- * step's gradient sink, or a gradient group of fuse.c): its comment says where,
- * and no call of its own is written.  Returns false for any other node. */
+/* A node whose result another call stores (the training step's gradient
+ * sink): its comment says where, and no call of its own is written.
+ * Returns false for any other node. */
 static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
 {
     Ctx *c = e->c;
@@ -765,23 +765,6 @@ static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
         buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "",
                    e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
                                                   : "added into the state's gradient below");
-        return true;
-    }
-    if (n->absorbed_by && n->absorbed_by->with_forward == n) {
-        /* fuse.c: a loss computed by its gradient's call, into its output */
-        e->cname[v->id] = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed with its gradient below */\n", comment_name(c, n->loc.file->name),
-                   line, what, n->why ? n->why : "");
-        return true;
-    }
-    if (n->absorbed_by && n->absorbed_by->relu_grad == n) {
-        /* fuse.c: written by the linear's or max_pool's gradient, or the
-         * sum, above */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; computed by the %s above */\n", comment_name(c, n->loc.file->name), line, what,
-                   n->why ? n->why : "",
-                   n->absorbed_by->op->id == OP_ADD
-                       ? "sum"
-                       : arena_printf(c->arena, "%s's gradient", n->absorbed_by->fwd->op->name));
         return true;
     }
     return false;
@@ -860,13 +843,7 @@ void emit_node(Emitter *e, Node *n)
         return;
     }
     const char *y;
-    if (n->relu_grad) {
-        /* fuse.c: this gradient goes on through the relu into that node's
-         * result, which its buffer holds; the input gradient has none */
-        Value *r = n->relu_grad->out;
-        y = declare_slot(e, r, arena_printf(c->arena, "t%d", r->id), ", through the relu");
-        e->cname[v->id] = y;
-    } else if (v->is_output) {
+    if (v->is_output) {
         y = arena_printf(c->arena, "outputs->%s", e->member[v->id]);
         e->cname[v->id] = y;
     } else if (e->grad_in_state && e->grad_in_state[v->id]) {
@@ -874,7 +851,8 @@ void emit_node(Emitter *e, Node *n)
     } else {
         y = declare_slot(e, v, v->name ? v->name
                                : n->op->id == OP_CAST && n->in[0]->name ? arena_printf(c->arena, "%s_%s", n->in[0]->name, dtype_name(t))
-                               : arena_printf(c->arena, "t%d", v->id), "");
+                               : arena_printf(c->arena, "t%d", v->id),
+                         attr_bool(n, "through_relu", false) ? ", through the relu" : "");
     }
 
     /* the other results, and scratch memory, live in slots too */
@@ -900,12 +878,6 @@ void emit_node(Emitter *e, Node *n)
         e->cname[r->id] = name;
     }
 
-    if (n->relu_grad && n->op->id == OP_ADD) { /* fuse.c: the sum on through the relu */
-        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, "add_relu_backward", t),
-                   numel_c(e, &v->type.shape), e->cname[n->relu_grad->fwd->out->id], e->cname[n->in[0]->id],
-                   e->cname[n->in[1]->id], y);
-        return;
-    }
     emit_op(e, n, y);
 }
 
@@ -995,10 +967,11 @@ static void emit_dim_checks(Emitter *e)
         buf_printf(o, "%s%s < 0", i ? " || " : "", c->sym_names[i]);
     buf_puts(o, ")\n        return AMP_ERR_BAD_DIM;\n");
 
-    /* sum of |terms| of every size: an upper bound on any partial sum */
-    Buf bound;
-    buf_init(&bound, c->arena);
+    /* sum of |terms| of every size, one coefficient per monomial (folded
+     * here, saturating): an upper bound on any partial sum */
     Vec *seen = vec_new(c);
+    Term *sum = arena_alloc(c->arena, sizeof *sum * 64);
+    int nsum = 0, cap = 64;
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
         Poly *b = value_bytes(c, v);
@@ -1012,11 +985,30 @@ static void emit_dim_checks(Emitter *e)
         for (int t = 0; t < b->nterms; t++) {
             const Term *term = &b->terms[t];
             uint64_t mag = term->coef < 0 ? 0 - (uint64_t)term->coef : (uint64_t)term->coef;
-            buf_printf(&bound, "%s%llu.0", bound.len ? "\n        + " : "", (unsigned long long)mag);
-            for (int s = 0; s < MAX_SYMS; s++)
-                for (int p = 0; p < term->pow[s]; p++)
-                    buf_printf(&bound, "*(double)%s", c->sym_names[s]);
+            int k = 0;
+            while (k < nsum && memcmp(sum[k].pow, term->pow, sizeof term->pow) != 0)
+                k++;
+            if (k == nsum) {
+                if (nsum == cap) {
+                    Term *more = arena_alloc(c->arena, sizeof *more * (size_t)cap * 2);
+                    memcpy(more, sum, sizeof *sum * (size_t)cap);
+                    sum = more;
+                    cap *= 2;
+                }
+                memcpy(sum[nsum].pow, term->pow, sizeof term->pow);
+                sum[nsum++].coef = 0;
+            }
+            uint64_t total = (uint64_t)sum[k].coef + mag;
+            sum[k].coef = total < mag || total > INT64_MAX ? INT64_MAX : (int64_t)total;
         }
+    }
+    Buf bound;
+    buf_init(&bound, c->arena);
+    for (int k = 0; k < nsum; k++) {
+        buf_printf(&bound, "%s%lld.0", bound.len ? " + " : "", (long long)sum[k].coef);
+        for (int s = 0; s < MAX_SYMS; s++)
+            for (int p = 0; p < sum[k].pow[s]; p++)
+                buf_printf(&bound, "*(double)%s", c->sym_names[s]);
     }
     if (bound.len)
         buf_printf(o, "    if (%s > 0x1p62)\n        return AMP_ERR_BAD_DIM;\n", bound.data);

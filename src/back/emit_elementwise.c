@@ -114,6 +114,15 @@ void emit_binary_tensors(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
+/* A sum of two gradients taken on through the relu whose result is the
+ * third operand (fuse.c): the sum rounded as add rounds it, then masked as
+ * relu_backward masks. */
+void emit_add_relu_backward(Emitter *e, Node *n, const char *y)
+{
+    buf_printf(e->out, "    %s((size_t)(%s), %s, %s, %s, %s);\n", kernel(e, "add_relu_backward", n->out->type.dtype),
+               numel_c(e, out_shape(n)), in_c(e, n, 2), in_c(e, n, 0), in_c(e, n, 1), y);
+}
+
 /* A number operand of where(): a one-element array read with stride 0. */
 static const char *number_operand(Emitter *e, Node *n, const char *param, DType t, const char *local)
 {

@@ -541,10 +541,12 @@ void emit_svd_op(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-/* lu_solve, lstsq, matrix_exp, householder_product/orgqr, ormqr; tensorinv and
- * tensorsolve through amp_inv_ex and amp_solve (amprt/linalg.h) on the
- * operands viewed as one square matrix. */
-void emit_linalg_more(Emitter *e, Node *n, const char *y)
+/* The solves and matrix functions (the runtime's ref_linalg_solve.c, as
+ * tests/ops/linalg_solve.amp): lu_solve, lstsq, matrix_exp,
+ * householder_product/orgqr, ormqr; tensorinv and tensorsolve through
+ * amp_inv_ex and amp_solve (amprt/linalg.h) on the operands viewed as one
+ * square matrix. */
+void emit_linalg_solve(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
     DType t = n->out->type.dtype;
@@ -629,6 +631,6 @@ void emit_linalg_more(Emitter *e, Node *n, const char *y)
         return;
     }
     default:
-        ICE("emit_linalg_more on %s", n->op->name);
+        ICE("emit_linalg_solve on %s", n->op->name);
     }
 }

@@ -116,6 +116,22 @@ void emit_class_loss(Emitter *e, Node *n, const char *y)
                                          reduction_enum[attr_int(n, "reduction_code", 0)], y));
 }
 
+/* cross_entropy of class targets and its logits' gradient (fuse.c): the
+ * loss into y, the gradient into the second result, in one pass over the
+ * logits; the status checked as the forward's. */
+void emit_cross_entropy_with_grad(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const char *N, *C, *inner;
+    class_split(e, in_shape(n, 0), &N, &C, &inner);
+    emit_checked(e, "    ", arena_printf(e->c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                                         kernel(e, "cross_entropy_with_grad", t), N, C, inner, in_c(e, n, 0),
+                                         in_c(e, n, 1), in_c(e, n, 2), i64_c(e, attr_int(n, "ignore_index", -100)),
+                                         double_c(e, attr_number(n, "label_smoothing", "0.0", DT_F64)),
+                                         reduction_enum[attr_int(n, "reduction_code", 0)], in_c(e, n, 3), y,
+                                         e->cname[n->more_out[0]->id]));
+}
+
 /* {row stride, element stride} of operand s broadcast to `full`, a [N, D]
  * or [D] shape. */
 static const char *row_strides(Emitter *e, const Shape *s, const Shape *full)

@@ -19,6 +19,8 @@
 #include "emit.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 const char *in_c(Emitter *e, Node *n, int k) { return n->in[k] ? e->cname[n->in[k]->id] : "NULL"; }
 const Shape *in_shape(Node *n, int k) { return &n->in[k]->type.shape; }
@@ -28,14 +30,26 @@ const Shape *out_shape(Node *n) { return &n->out->type.shape; }
 /* The dtype a kernel for storage t computes in: PyTorch's opmath. */
 DType compute_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
 
-/* A double, exactly, as C: hex float, or INFINITY. */
+/* A double, exactly, as C a reader can check: an integer below 2^53 as a
+ * decimal ("1.0"), any other value as a hex float (exact, whatever the
+ * C library's decimal conversion) with the shortest decimal that reads back
+ * as the same double beside it, in a comment: 0x1.4f8b588e368f1p-17 and
+ * 1e-05. */
 const char *double_c(Emitter *e, double v)
 {
     if (isinf(v))
         return v > 0 ? "INFINITY" : "-INFINITY";
     if (isnan(v))
         return "NAN";
-    return arena_printf(e->c->arena, "%a", v);
+    if (v == floor(v) && fabs(v) < 0x1p53)
+        return arena_printf(e->c->arena, "%.1f", v);
+    char dec[40];
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(dec, sizeof dec, "%.*g", digits, v);
+        if (strtod(dec, NULL) == v)
+            break;
+    }
+    return arena_printf(e->c->arena, "%a /* %s */", v, dec);
 }
 
 /* An int64 literal that is valid C for every value. */
@@ -214,6 +228,7 @@ bool op_returns_status(const Node *n)
     case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
     case OP_CTC_LOSS: case OP_ONE_HOT:
     case OP_LINALG_EIG: case OP_LINALG_EIGVALS: /* AMP_ERR_NO_CONVERGENCE */
+    case OP_CROSS_ENTROPY_WITH_GRAD: /* of class targets only (fuse.c) */
         return true;
     case OP_CROSS_ENTROPY:
         return n->in[1] && n->in[1]->type.dtype == DT_I64;

@@ -25,6 +25,7 @@ void emit_unary_param(Emitter *e, Node *n, const char *y);
 void emit_prelu(Emitter *e, Node *n, const char *y);
 void emit_pow(Emitter *e, Node *n, const char *y);
 void emit_binary_tensors(Emitter *e, Node *n, const char *y);
+void emit_add_relu_backward(Emitter *e, Node *n, const char *y);
 void emit_addc(Emitter *e, Node *n, const char *y);
 void emit_masked_fill(Emitter *e, Node *n, const char *y);
 void emit_tri(Emitter *e, Node *n, const char *y);
@@ -65,6 +66,7 @@ void grad_norm(Emitter *e, Node *b);
 
 /* loss: emit_loss.c, grad_loss.c */
 void emit_class_loss(Emitter *e, Node *n, const char *y);
+void emit_cross_entropy_with_grad(Emitter *e, Node *n, const char *y);
 void emit_pointwise_loss(Emitter *e, Node *n, const char *y);
 void emit_margin_loss(Emitter *e, Node *n, const char *y);
 void emit_ctc_loss(Emitter *e, Node *n, const char *y);
@@ -130,7 +132,7 @@ void emit_bilinear(Emitter *e, Node *n, const char *y);
 void emit_linear_relu(Emitter *e, Node *n, const char *y);
 void emit_linalg(Emitter *e, Node *n, const char *y);
 void emit_einsum(Emitter *e, Node *n, const char *y);
-void emit_linalg_more(Emitter *e, Node *n, const char *y);
+void emit_linalg_solve(Emitter *e, Node *n, const char *y);
 void grad_linear(Emitter *e, Node *b);
 void grad_matmul(Emitter *e, Node *bn);
 void grad_linalg(Emitter *e, Node *b);

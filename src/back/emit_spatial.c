@@ -151,20 +151,16 @@ bool emit_conv_desc(Emitter *e, Node *n)
             pad[i] = p;
     }
     open_block(e);
-    buf_printf(e->out, "        static const amp_conv_desc conv = {\n");
+    buf_printf(e->out, "        const amp_conv_desc d = {\n");
+    buf_printf(e->out, "            .batch = %s, .in_channels = %s, .out_channels = %s,\n", batch_of(e, sx, ns),
+               poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, so->dims[so->ndim - ns - 1]));
     buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", ns, i64_c(e, groups));
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns),
+               spatial_array(e, so, ns));
     buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", spatial_array(e, sw, ns),
                repeat3(e, stride, ns), i64_array(e, pad, 3));
     buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", repeat3(e, dil, ns),
                repeat3(e, outpad, ns));
-    buf_printf(e->out, "        amp_conv_desc d = conv;\n");
-    buf_printf(e->out, "        d.batch = %s;\n", batch_of(e, sx, ns));
-    buf_printf(e->out, "        d.in_channels = %s;\n", poly_c(e, sx->dims[sx->ndim - ns - 1]));
-    buf_printf(e->out, "        d.out_channels = %s;\n", poly_c(e, so->dims[so->ndim - ns - 1]));
-    for (int i = 0; i < ns; i++) {
-        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
-        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
-    }
     return true;
 }
 

@@ -226,7 +226,7 @@ static void emit_init(Emitter *e, Buf *o)
                        k == 0 ? "grad" : slots[k - 1], name, ct, pad, pad);
         }
     }
-    buf_printf(o, "    s->lr = %a; /* %g */\n", t->lr, t->lr);
+    buf_printf(o, "    s->lr = %s;\n", double_c(e, t->lr));
     buf_printf(o, "    s->scale = %s;\n", t->scaler == SCALER_NONE ? "1.0f" : arena_printf(c->arena, "%af", t->init_scale));
     buf_puts(o, "    return AMP_OK;\n}\n\n");
 
@@ -527,8 +527,8 @@ static void emit_update(Emitter *e, Buf *o)
                 buf_printf(o, "        %s((size_t)(%s), s->grad.%s, &norm2);\n", kernel(e, "sum_squares", v->type.dtype),
                            numel_of(e, v), e->member[v->id]);
         }
-        buf_printf(o, "        const double clip = %a / (sqrt(norm2) + 1e-6);\n        if (clip < 1.0) {\n",
-                   t->clip_grad_norm);
+        buf_printf(o, "        const double clip = %s / (sqrt(norm2) + 1e-6);\n        if (clip < 1.0) {\n",
+                   double_c(e, t->clip_grad_norm));
         for (int i = 0; i < g->params->len; i++) {
             Value *v = VEC_AT(g->params, i);
             if (trainable(v))
@@ -540,11 +540,12 @@ static void emit_update(Emitter *e, Buf *o)
 
     buf_puts(o, "    /* the optimizer: where found_inf, every value keeps its old one */\n    {\n");
     if (t->optimizer == OPTIMIZER_SGD)
-        buf_printf(o, "        const amp_sgd_hparams h = {s->lr, %a, %a, %a, %d, %d};\n", t->momentum, t->dampening,
-                   t->weight_decay, t->nesterov, t->maximize);
+        buf_printf(o, "        const amp_sgd_hparams h = {s->lr, %s, %s, %s, %d, %d};\n", double_c(e, t->momentum),
+                   double_c(e, t->dampening), double_c(e, t->weight_decay), t->nesterov, t->maximize);
     else
-        buf_printf(o, "        const amp_adam_hparams h = {s->lr, %a, %a, %a, %a, %d, %d, %d};\n", t->beta1, t->beta2,
-                   t->eps, t->weight_decay, t->amsgrad, t->maximize, t->optimizer == OPTIMIZER_ADAMW);
+        buf_printf(o, "        const amp_adam_hparams h = {s->lr, %s, %s, %s, %s, %d, %d, %d};\n", double_c(e, t->beta1),
+                   double_c(e, t->beta2), double_c(e, t->eps), double_c(e, t->weight_decay), t->amsgrad, t->maximize,
+                   t->optimizer == OPTIMIZER_ADAMW);
     for (int i = 0; i < g->params->len; i++) {
         Value *v = VEC_AT(g->params, i);
         if (!trainable(v))
@@ -563,8 +564,8 @@ static void emit_update(Emitter *e, Buf *o)
     buf_puts(o, "    }\n");
     buf_puts(o, "    s->step += !found_inf;\n    s->skipped_steps += found_inf;\n    s->last_step_skipped = found_inf;\n");
     if (t->scaler == SCALER_DYNAMIC)
-        buf_printf(o, "    amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, %a, %a, %lld);\n", t->growth_factor,
-                   t->backoff_factor, (long long)t->growth_interval);
+        buf_printf(o, "    amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, %s, %s, %lld);\n",
+                   double_c(e, t->growth_factor), double_c(e, t->backoff_factor), (long long)t->growth_interval);
     /* zero_grad(set_to_none=True): the next backward stores */
     buf_puts(o, "    /* zero_grad: the gradients are consumed; the next backward stores its own */\n"
                 "    s->grad_live = 0;\n");

@@ -71,9 +71,9 @@ void grad_linear(Emitter *e, Node *b)
     const Shape *sx = xs_of(b, 0), *sw = xs_of(b, 1);
     const char *M = dims_product(e, sx, 0, sx->ndim - 1), *N = poly_c(e, sw->dims[0]), *K = poly_c(e, sw->dims[1]);
     const char *dy = dy_of(e, b);
-    if (grad_of(e, b, 0) && b->relu_grad) {
-        /* fuse.c: dx through the relu that made x, in the product's epilogue
-         * (into the relu gradient's buffer: its node is absorbed) */
+    if (grad_of(e, b, 0) && attr_bool(b, "through_relu", false)) {
+        /* fuse.c: dx on through the relu that made x, in the product's
+         * epilogue: the node's first result is the relu input's gradient */
         Gemm g = {.batch = "1", .M = M, .N = K, .K = N, .A = dy, .B = x_of(e, b, 1), .alpha = 1, .beta = 0,
                   .relu_y = x_of(e, b, 0)};
         g.a[0] = "0", g.a[1] = N, g.a[2] = "1";

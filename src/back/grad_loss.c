@@ -37,13 +37,6 @@ void grad_class_loss(Emitter *e, Node *b)
             buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                        kernel(e, "cross_entropy_prob_backward", t), N, C, inner, x_of(e, b, 0), x_of(e, b, 1),
                        x_of(e, b, 2), double_c(e, smoothing), reduction_enum[reduction], dy_of(e, b), grad_of(e, b, 0));
-        else if (b->with_forward)
-            /* fuse.c: the loss itself in the same call (its status checked as the forward's) */
-            emit_checked(e, "    ", arena_printf(e->c->arena, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                                                 kernel(e, "cross_entropy_with_grad", t), N, C, inner, x_of(e, b, 0),
-                                                 x_of(e, b, 1), x_of(e, b, 2), i64_c(e, ignore),
-                                                 double_c(e, smoothing), reduction_enum[reduction], dy_of(e, b),
-                                                 y_of(e, b), grad_of(e, b, 0)));
         else
             buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
                        kernel(e, "cross_entropy_backward", t), N, C, inner, x_of(e, b, 0), x_of(e, b, 1),

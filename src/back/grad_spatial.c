@@ -130,10 +130,10 @@ void grad_pool(Emitter *e, Node *b)
     }
     emit_pool_desc(e, f);
     if (id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D)
-        /* fuse.c: with relu_grad, on through the relu whose output x is
-         * (into the relu gradient's buffer: its node is absorbed) */
+        /* fuse.c: through_relu, on through the relu whose output x is
+         * (the node's first result is the relu input's gradient) */
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n",
-                   kernel(e, b->relu_grad ? "max_pool_relu_backward" : "max_pool_backward", t), x_of(e, b, 0),
+                   kernel(e, attr_bool(b, "through_relu", false) ? "max_pool_relu_backward" : "max_pool_backward", t), x_of(e, b, 0),
                    dy_of(e, b), grad_of(e, b, 0));
     else
         buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "avg_pool_backward", t), dy_of(e, b), grad_of(e, b, 0));

@@ -112,7 +112,8 @@ void buf_init(Buf *b, Arena *a)
 {
     b->arena = a;
     b->len = 0;
-    b->cap = 4096;
+    /* small: most buffers hold one name or shape; buf_reserve doubles */
+    b->cap = 64;
     b->data = arena_alloc(a, b->cap);
 }
 

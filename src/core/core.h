@@ -80,6 +80,10 @@ typedef struct SourceFile {
     const char *name; /* as given on the command line; "<stdin>" for - */
     const char *text; /* NUL-terminated */
     size_t len;
+    /* byte offset of each line's first byte, line_starts[0] == 0: a
+     * location's line is one binary search, however many ops print one */
+    const uint32_t *line_starts;
+    uint32_t nlines;
 } SourceFile;
 
 /* A byte range [begin, end) in one source file. */
@@ -328,6 +332,7 @@ typedef struct Options {
     bool reference_f64;
     const char *embed_weights; /* --embed-weights FILE: parameters as const arrays */
     bool no_fuse;              /* --no-fuse: fuse.c groups nothing */
+    bool f32_outputs;          /* --f32-outputs: bf16/f16 outputs cast to f32 inside the model */
 } Options;
 
 typedef struct Graph Graph;

@@ -22,17 +22,18 @@
 
 void loc_line_col(Loc loc, int *line, int *col)
 {
-    int l = 1;
-    uint32_t line_start = 0;
-    const char *t = loc.file->text;
-    for (uint32_t i = 0; i < loc.begin && i < loc.file->len; i++) {
-        if (t[i] == '\n') {
-            l++;
-            line_start = i + 1;
-        }
+    const SourceFile *f = loc.file;
+    uint32_t at = loc.begin < f->len ? loc.begin : (uint32_t)f->len;
+    uint32_t lo = 0, hi = f->nlines; /* the last line starting at or before at */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->line_starts[mid] <= at)
+            lo = mid;
+        else
+            hi = mid;
     }
-    *line = l;
-    *col = (int)(loc.begin - line_start) + 1;
+    *line = (int)lo + 1;
+    *col = (int)(loc.begin - f->line_starts[lo]) + 1;
 }
 
 Loc loc_merge(Loc a, Loc b)

@@ -23,6 +23,16 @@ SourceFile *source_from_text(Ctx *c, const char *name, const char *text, size_t 
     f->name = arena_strdup(c->arena, name);
     f->text = arena_strndup(c->arena, text, len);
     f->len = len;
+    uint32_t nlines = 1;
+    for (size_t i = 0; i < len; i++)
+        nlines += text[i] == '\n';
+    uint32_t *starts = arena_alloc(c->arena, (size_t)nlines * sizeof *starts);
+    starts[0] = 0;
+    for (uint32_t i = 0, l = 1; i < len; i++)
+        if (text[i] == '\n')
+            starts[l++] = i + 1;
+    f->line_starts = starts;
+    f->nlines = nlines;
     return f;
 }
 

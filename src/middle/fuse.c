@@ -36,32 +36,34 @@
  * they do, so fusing changes no bit of any result; it saves the passes
  * over memory (and the buffers) the separate calls cost.
  *
- * In the training graph, two gradient groups are still marked on the
- * nodes instead (Node.relu_grad, with_forward, absorbed_by; the absorbed
- * node stays in the schedule and writes no call):
+ * In the training graph, the gradient groups:
  *
  * A linear's gradient node whose input gradient is read only by the
  * gradient of the relu that made that input masks its product by the
  * relu's output (amp_gemm_relu_backward_<T>: +0 where y <= 0, as
- * relu_backward) and writes the relu gradient's result itself (linear GRAD
- * ->relu_grad; the relu's GRAD absorbed_by it); the input gradient itself
- * then needs no buffer.  A max_pool's gradient does the same
- * (amp_max_pool_relu_backward_<T>: the mask as each plane's sums are
- * stored), saving a pass over the largest activations of a network whose
- * stem pools a relu (resnet's); and so does the add summing two gradients
- * of a relu's output (a residual block's input, read by both its paths),
- * amp_add_relu_backward_<T>: the sum, rounded as add rounds it, masked.
+ * relu_backward): its first result becomes the relu gradient's (the
+ * relu's gradient node leaves the schedule), and the derived attribute
+ * through_relu says so; the input gradient itself then needs no buffer.
+ * A max_pool's gradient does the same (amp_max_pool_relu_backward_<T>:
+ * the mask as each plane's sums are stored), saving a pass over the
+ * largest activations of a network whose stem pools a relu (resnet's).
+ *   _add_relu_backward  autodiff's add summing two gradients of a relu's
+ *                   output (a residual block's input, read by both its
+ *                   paths) and that relu's gradient: the sum, rounded as
+ *                   add rounds it, masked (amp_add_relu_backward_<T>).
+ *                   Operands: the two gradients, the relu's result.
+ *   _cross_entropy_with_grad  a cross_entropy of class targets whose
+ *                   result (an output: the loss) nothing reads before its
+ *                   gradient node runs, and that node: the loss and the
+ *                   logits' gradient in one pass (the two kernels'
+ *                   results, bit for bit), where the gradient node stood.
+ *                   Operands: the cross_entropy's three and the loss's
+ *                   gradient; results: the loss, the logits' gradient;
+ *                   attributes: the cross_entropy's.
  *
- * A cross_entropy with class targets whose result (an output: the loss)
- * nothing reads before its gradient node runs is computed by that node's
- * call, amp_cross_entropy_with_grad_<T>: the loss and the gradient of the
- * logits in one pass over them (the two kernels' results, bit for bit).
- * The gradient node gets with_forward = the cross_entropy, which is
- * absorbed_by it; the gradient node already reads everything the forward
- * does, so their buffers live until the call.
- *
- * May break: nothing; the values stay, and so do the nodes that are not
- * in a forward group.
+ * May break: nothing; the values stay (but for a fused gradient's own
+ * input gradient, which nothing reads), and so do the nodes that are not
+ * in a group.
  */
 #include "middle.h"
 
@@ -88,7 +90,7 @@ static bool is_forward_conv(const Node *n)
 static Node *loss_with_grad(const Graph *g, const Node *b, int at)
 {
     Node *f = b->fwd;
-    if (b->op->id != OP_GRAD || !f || f->op->id != OP_CROSS_ENTROPY || f->absorbed_by ||
+    if (b->op->id != OP_GRAD || !f || f->op->id != OP_CROSS_ENTROPY ||
         !f->in[1] || f->in[1]->type.dtype != DT_I64 || !fusable_dtype(f->out->type.dtype) || !f->out->is_output ||
         b->nmore != 0 || b->grad_input[0] != 0 || !b->in[0])
         return NULL;
@@ -255,30 +257,79 @@ static void reschedule(Fuse *u)
     }
 }
 
-/* The gradient groups of the training graph, marked on the nodes: a
- * linear's or a max_pool's input gradient, or a sum of two gradients,
- * straight through the relu before it; a cross_entropy computed by its
- * gradient's call. */
-static void fuse_grads(Ctx *c, Fuse *u, bool training_graph)
+/* A derived attribute on node n, which has room for it or gets it. */
+static void add_derived_bool(Ctx *c, Node *n, const char *name, Loc loc)
+{
+    Attr *attrs = arena_alloc(c->arena, (size_t)(n->nattrs + 1) * sizeof *attrs);
+    if (n->nattrs)
+        memcpy(attrs, n->attrs, (size_t)n->nattrs * sizeof *attrs);
+    attrs[n->nattrs] = (Attr){.name = name, .kind = ATTR_BOOL, .derived = true, .i = 1, .text = "True", .loc = loc};
+    n->attrs = attrs;
+    n->nattrs++;
+}
+
+/* The relu gradient br taken into the node bl computing its dy: a
+ * linear's or max_pool's gradient node (its first result becomes br's,
+ * through_relu) or autodiff's sum of two gradients (replaced by an
+ * _add_relu_backward node where br stood). */
+static void fuse_relu_grad(Fuse *u, Node *bl, Node *br)
+{
+    if (bl->op->id == OP_GRAD) {
+        u->into[br->id] = bl;
+        bl->out = br->out;
+        bl->out->def = bl;
+        add_derived_bool(u->c, bl, "through_relu", br->loc);
+        return;
+    }
+    Node *parts[2] = {bl, br};
+    Node *f = fused_node(u, OP_ADD_RELU_BACKWARD, parts, 2);
+    f->in[0] = bl->in[0];
+    f->in[1] = bl->in[1];
+    f->in[2] = br->fwd->out;
+    f->nin = 3;
+    f->attrs[0].text = "add + relu's gradient";
+}
+
+/* The cross_entropy f and its gradient node b as one
+ * _cross_entropy_with_grad node where b stood: the loss its first result,
+ * the logits' gradient its second. */
+static void fuse_loss_grad(Fuse *u, Node *f, Node *b)
+{
+    Node *parts[2] = {f, b};
+    Node *n = fused_node(u, OP_CROSS_ENTROPY_WITH_GRAD, parts, 2);
+    for (int k = 0; k < 3; k++)
+        n->in[k] = f->in[k];
+    n->in[3] = b->in[0];
+    n->nin = 4;
+    n->out = f->out;
+    n->out->def = n;
+    n->more_out[n->nmore++] = b->out;
+    b->out->def = n;
+    n->attrs[0].text = "cross_entropy + its gradient";
+    for (int k = 0; k < f->nattrs; k++)
+        add_attr(n, &f->attrs[k]);
+}
+
+/* The gradient groups of the training graph: a linear's or a max_pool's
+ * input gradient, or a sum of two gradients, straight through the relu
+ * before it; a cross_entropy computed by its gradient's call. */
+static void fuse_grads(Ctx *c, Fuse *u)
 {
     Graph *g = u->g;
     int nv = g->values->len;
-    /* a linear's or a max_pool's input gradient, or a sum of two gradients,
-     * straight through the relu before it */
     Node **definer = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *definer);
-    memset(definer, 0, (size_t)(nv + 1) * sizeof *definer);
-    for (int i = 0; training_graph && i < g->nodes->len; i++) {
+    for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         definer[n->out->id] = n;
     }
-    for (int i = 0; training_graph && i < g->nodes->len; i++) {
+    for (int i = 0; i < g->nodes->len; i++) {
         Node *br = VEC_AT(g->nodes, i);
-        if (br->op->id != OP_GRAD || !br->fwd || br->fwd->op->id != OP_RELU || !br->in[0] || br->absorbed_by)
+        if (br->op->id != OP_GRAD || !br->fwd || br->fwd->op->id != OP_RELU || !br->in[0] || u->into[br->id])
             continue;
         Value *dy = br->in[0];
         Node *bl = definer[dy->id];
-        if (!bl || bl->out != dy || bl->absorbed_by || bl->relu_grad || dy->is_output || u->nreads[dy->id] != 1 ||
-            dy->type.dtype != br->out->type.dtype || !fusable_dtype(dy->type.dtype))
+        if (!bl || bl->out != dy || u->into[bl->id] || attr_bool(bl, "through_relu", false) || dy->is_output ||
+            u->nreads[dy->id] != 1 || dy->type.dtype != br->out->type.dtype || !fusable_dtype(dy->type.dtype))
             continue;
         bool grad_of_input = bl->op->id == OP_GRAD && bl->fwd &&
                              (bl->fwd->op->id == OP_LINEAR || bl->fwd->op->id == OP_MAX_POOL2D ||
@@ -289,19 +340,14 @@ static void fuse_grads(Ctx *c, Fuse *u, bool training_graph)
                    shape_equal(&bl->in[0]->type.shape, &dy->type.shape) &&
                    shape_equal(&bl->in[1]->type.shape, &dy->type.shape) &&
                    bl->in[0]->type.dtype == dy->type.dtype && bl->in[1]->type.dtype == dy->type.dtype;
-        if (!grad_of_input && !sum)
-            continue;
-        bl->relu_grad = br;
-        br->absorbed_by = bl;
+        if (grad_of_input || sum)
+            fuse_relu_grad(u, bl, br);
     }
-
-    for (int i = 0; training_graph && i < g->nodes->len; i++) {
+    for (int i = 0; i < g->nodes->len; i++) {
         Node *b = VEC_AT(g->nodes, i);
-        Node *f = loss_with_grad(g, b, i);
-        if (f) {
-            b->with_forward = f;
-            f->absorbed_by = b;
-        }
+        Node *f = u->into[b->id] ? NULL : loss_with_grad(g, b, i);
+        if (f && !u->into[f->id])
+            fuse_loss_grad(u, f, b);
     }
 }
 
@@ -324,9 +370,6 @@ bool fuse(Ctx *c)
     u->stands_in = zalloc(c, u->maxid, sizeof *u->stands_in);
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        n->absorbed_by = NULL;
-        n->with_forward = NULL;
-        n->relu_grad = NULL;
         for (int k = 0; k < node_nreads(n); k++) {
             Value *v = node_read(n, k);
             if (v) {
@@ -348,7 +391,8 @@ bool fuse(Ctx *c)
         fuse_conv(u, VEC_AT(g->nodes, i), training_graph);
     for (int i = 0; i < g->nodes->len; i++)
         fuse_linear(u, VEC_AT(g->nodes, i));
-    fuse_grads(c, u, training_graph);
+    if (training_graph)
+        fuse_grads(c, u);
     reschedule(u);
     return ir_verify(c, "fuse");
 }

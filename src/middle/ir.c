@@ -202,8 +202,6 @@ void ir_dump(Ctx *c, FILE *out)
         fprintf(out, "  # %d:%d", line, col);
         if (n->out->slot >= 0)
             fprintf(out, " slot %d", n->out->slot);
-        if (n->absorbed_by)
-            fprintf(out, " fused into %%%d", n->absorbed_by->out->id);
         if (n->why)
             fprintf(out, "  [%s]", n->why);
         fputc('\n', out);

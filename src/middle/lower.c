@@ -332,7 +332,9 @@ static Value *lower_expr(Ctx *c, Expr *e)
 }
 
 /* Outputs are written to the caller's buffers.  A value that is already
- * caller memory (an input) or is already an output gets a copy. */
+ * caller memory (an input) or is already an output gets a copy; with
+ * --f32-outputs, a bf16 or f16 value gets a widening to f32 instead (exact:
+ * every bf16 and f16 value is an f32). */
 static void add_output(Ctx *c, Value *v, const char *name, Loc loc)
 {
     Graph *g = c->graph;
@@ -341,13 +343,17 @@ static void add_output(Ctx *c, Value *v, const char *name, Loc loc)
         if (strcmp(o->output_name, name) == 0)
             return; /* `output loss` and `minimize loss` name one output */
     }
-    if (v->kind != V_TEMP || v->is_output) {
+    bool widen = c->opts->f32_outputs && (v->type.dtype == DT_BF16 || v->type.dtype == DT_F16);
+    if (v->kind != V_TEMP || v->is_output || widen) {
         Node *n = ir_new_node(c, op_info(c, OP_CAST), loc);
-        n->out = ir_new_value(c, V_TEMP, v->type, NULL);
+        Type t = v->type;
+        if (widen)
+            t.dtype = DT_F32;
+        n->out = ir_new_value(c, V_TEMP, t, NULL);
         n->out->def = n;
         n->in[0] = v;
         n->nin = 1;
-        n->why = "copy into the output buffer";
+        n->why = widen ? "--f32-outputs: the output returned in f32" : "copy into the output buffer";
         v = n->out;
     }
     v->is_output = true;

@@ -108,12 +108,7 @@ bool memplan(Ctx *c)
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        /* computed by a gradient node's call (fuse.c): no buffer */
-        if (n->absorbed_by)
-            continue;
-        /* a linear's gradient writing its relu gradient's result (fuse.c):
-         * that buffer instead of the input gradient's, from here on */
-        place(c, g, slot_free_after, n->relu_grad ? n->relu_grad->out : n->out, i);
+        place(c, g, slot_free_after, n->out, i);
         for (int r = 0; r < n->nmore; r++)
             place(c, g, slot_free_after, n->more_out[r], i);
         if (n->scratch) /* read by its own node only */

@@ -187,17 +187,6 @@ struct Node {
     DType forced_from;    /* --force-dtype changed the call from this dtype (DT_NONE: not) */
     bool autocast_on;     /* the call is inside an enabled autocast region */
     bool dead;
-    /* fuse.c: a gradient node whose call computes another node too; that
-     * node stays in the schedule, absorbed_by it, and writes no call. */
-    struct Node *absorbed_by;
-    /* fuse.c: a cross_entropy whose gradient node computes the loss too
-     * (amp_cross_entropy_with_grad_<T>); the forward is absorbed_by it. */
-    struct Node *with_forward; /* on the GRAD node: the cross_entropy */
-    /* fuse.c: a linear's gradient node whose input gradient is read only by
-     * the gradient of the relu that made that input: the product is masked
-     * in its epilogue (amp_gemm_relu_backward_<T>) and written as the relu
-     * gradient's result; that node is absorbed_by this one. */
-    struct Node *relu_grad; /* on the linear's or max_pool's GRAD node */
 };
 
 /* Every value a node reads, for the passes that walk them (liveness,

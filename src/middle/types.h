@@ -134,7 +134,7 @@ bool infer_bilinear(Ctx *c, Expr *call);
 bool infer_multi_dot(Ctx *c, Expr *call);
 bool infer_einsum(Ctx *c, Expr *call);
 bool infer_linalg(Ctx *c, Expr *call);
-bool infer_linalg_more(Ctx *c, Expr *call);
+bool infer_linalg_solve(Ctx *c, Expr *call);
 /* types_rnn.c */
 bool infer_rnn_cell(Ctx *c, Expr *call);
 /* types_attention.c */

@@ -778,9 +778,10 @@ bool infer_linalg(Ctx *c, Expr *call)
     }
 }
 
-/* ---- lu_solve, lstsq, matrix_exp, householder_product/orgqr/ormqr, tensorinv, tensorsolve --- */
+/* ---- the solves and matrix functions: lu_solve, lstsq, matrix_exp,
+ * householder_product/orgqr/ormqr, tensorinv, tensorsolve --- */
 
-static const char *linalg_more_name(OpId id)
+static const char *linalg_solve_name(OpId id)
 {
     switch (id) {
     case OP_LU_SOLVE: return "linalg.lu_solve";
@@ -800,7 +801,7 @@ static bool more_dtype(Ctx *c, Expr *call, Expr *x)
         return true;
     error_at(c, x->loc, dtype_is_float(t) ? "%s: Low precision dtypes not supported. Got %s"
                                           : "%s: Expected a floating point or complex tensor as input. Got %s",
-             linalg_more_name(call->op->id), dtype_name(t));
+             linalg_solve_name(call->op->id), dtype_name(t));
     return false;
 }
 
@@ -809,7 +810,7 @@ static bool more_same_dtype(Ctx *c, Expr *call, Expr *a, Expr *b, const char *an
     if (a->type.dtype == b->type.dtype || (call->autocast_on && !c->autocast_ran))
         return true;
     error_at(c, call->loc, "%s: Expected %s and %s to have the same dtype, but found %s of type %s and %s of type %s "
-             "instead", linalg_more_name(call->op->id), an, bn, an, dtype_name(a->type.dtype), bn,
+             "instead", linalg_solve_name(call->op->id), an, bn, an, dtype_name(a->type.dtype), bn,
              dtype_name(b->type.dtype));
     return false;
 }
@@ -818,13 +819,13 @@ static bool more_matrix(Ctx *c, Expr *call, Expr *x, const char *what, bool squa
 {
     const Shape *s = &x->type.shape;
     if (s->ndim < 2) {
-        error_at(c, x->loc, "%s: The input tensor %s must have at least 2 dimensions.", linalg_more_name(call->op->id),
+        error_at(c, x->loc, "%s: The input tensor %s must have at least 2 dimensions.", linalg_solve_name(call->op->id),
                  what);
         return false;
     }
     if (square && !dims_match(s->dims[s->ndim - 2], s->dims[s->ndim - 1])) {
         error_at(c, x->loc, "%s: %s must be batches of square matrices, but they are %s by %s matrices",
-                 linalg_more_name(call->op->id), what, dim_str(c, s->dims[s->ndim - 2]), dim_str(c, s->dims[s->ndim - 1]));
+                 linalg_solve_name(call->op->id), what, dim_str(c, s->dims[s->ndim - 2]), dim_str(c, s->dims[s->ndim - 1]));
         return false;
     }
     return true;
@@ -952,10 +953,10 @@ static bool tensorinv_type(Ctx *c, Expr *call, Expr *x)
     return true;
 }
 
-bool infer_linalg_more(Ctx *c, Expr *call)
+bool infer_linalg_solve(Ctx *c, Expr *call)
 {
     OpId id = call->op->id;
-    const char *name = linalg_more_name(id);
+    const char *name = linalg_solve_name(id);
     int ntensors = id == OP_LU_SOLVE || id == OP_ORMQR ? 3 : id == OP_LINALG_MATRIX_EXP || id == OP_LINALG_TENSORINV ? 1 : 2;
     for (int i = 0; i < ntensors; i++)
         if (!require_tensor(c, call, i))
@@ -1062,6 +1063,6 @@ bool infer_linalg_more(Ctx *c, Expr *call)
         return true;
     }
     default:
-        ICE("infer_linalg_more on %s", call->op->name);
+        ICE("infer_linalg_solve on %s", call->op->name);
     }
 }

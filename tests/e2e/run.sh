@@ -223,5 +223,31 @@ else
 fi
 grep '^ok ' "$OUT/fusion.log" | sed 's/^ok   /     /'
 
+# --f32-outputs widens the outputs exactly: each output's error against
+# the f64 evaluation is the same number as without the flag, in f32.
+f32o_ok=1
+E2E_COMPILERS=${E2E_COMPILERS:-cc}
+for t in tpu gpu; do
+    for flag in "" --f32-outputs; do
+        name=f32o-$t${flag:+-f32}
+        if "$BUILD/ampc" examples/mlp.amp -t "$t" $flag --emit=check -o "$OUT/$name.c" &&
+            ${E2E_COMPILERS%% *} -std=c99 -O1 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include \
+                "$OUT/$name.c" "$BUILD/libamprt.a" -lm -lpthread -o "$OUT/$name" &&
+            "$OUT/$name" > "$OUT/$name.log"; then
+            :
+        else
+            f32o_ok=0
+        fi
+    done
+    a=$(awk '$1 == "logits" { print $2, $4 }' "$OUT/f32o-$t.log" 2>/dev/null)
+    b=$(awk '$1 == "logits" { print $2, $4 }' "$OUT/f32o-$t-f32.log" 2>/dev/null)
+    [ "${a#* }" = "${b#* }" ] && [ "${b% *}" = f32 ] && [ "${a% *}" != f32 ] || f32o_ok=0
+done
+if [ "$f32o_ok" = 1 ]; then
+    ok "--f32-outputs: mlp's logits in f32 on tpu and gpu, the same error against f64 as in bf16/f16"
+else
+    bad "--f32-outputs: mlp's logits in f32 with the same error against f64 (see $OUT/f32o-*.log)"
+fi
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -107,8 +107,7 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (48.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < NESTED_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

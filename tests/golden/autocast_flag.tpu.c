@@ -95,9 +95,7 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B > 0x1p62)
+    if (30.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < WHOLE_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -107,8 +107,7 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B > 0x1p62)
+    if (24.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < FORMS_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -155,8 +155,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (48.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < NET_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -54,9 +54,7 @@ int bcast_forward_prepared(const void *prepared, const bcast_params *params, con
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B*(double)T
-        + 16.0*(double)B
-        + 4.0*(double)T > 0x1p62)
+    if (16.0*(double)B*(double)T + 16.0*(double)B + 4.0*(double)T > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < BCAST_ARENA_BYTES(B, T))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -52,17 +52,7 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 72.0*(double)B
-        + 64.0*(double)B
-        + 1088.0
-        + 1024.0*(double)B
-        + 36.0*(double)B
-        + 640.0
-        + 1056.0*(double)B
-        + 200.0*(double)B
-        + 640.0
-        + 576.0*(double)B > 0x1p62)
+    if (3060.0*(double)B + 2368.0 > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (1024*B + 1088 < 0)
         return AMP_ERR_BAD_DIM;

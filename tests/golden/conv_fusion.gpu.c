@@ -199,8 +199,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1024.0*(double)B
-        + 512.0*(double)B > 0x1p62)
+    if (1536.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < CONVFUSION_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -231,19 +230,13 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     /* conv_fusion.amp:16: conv2d in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     amp_f16 *const r = (amp_f16 *)slot2; /* f16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {1, 1, 0}, .stride = {1, 1, 0}, .padding = {0, 0, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_ex_f16(&d, x_f16, w2_f16, convfusion_prepared_entry_(prepared, 0), NULL, NULL, r);
     }
 
@@ -254,23 +247,17 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = r, .relu = 1,
         };
         amp_conv_ex_f16(&d, x_f16, w1_f16, convfusion_prepared_entry_(prepared, 1), NULL, &post, outputs->h);
@@ -278,7 +265,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:18: batch_norm in f16: not in any gpu list: follows its inputs */
     amp_f16 *const t18 = (amp_f16 *)slot0; /* f16[B, 4, 8, 8] */
-    amp_batch_norm_f16(B, 4, 64, r, AMP_F32, mean, var, gamma, beta, 0x1.4f8b588e368f1p-17, t18);
+    amp_batch_norm_f16(B, 4, 64, r, AMP_F32, mean, var, gamma, beta, 0x1.4f8b588e368f1p-17 /* 1e-05 */, t18);
 
     /* conv_fusion.amp:18: add in f16: not in any gpu list: follows its inputs */
     amp_f16 *const k = (amp_f16 *)slot1; /* f16[B, 4, 8, 8] */
@@ -298,23 +285,17 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:19: conv2d + batch_norm in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = NULL, .bn_bias = NULL,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = NULL, .relu = 0,
         };
         amp_conv_ex_f16(&d, k, w3_f16, convfusion_prepared_entry_(prepared, 2), b3_f16, &post, outputs->n);

@@ -131,10 +131,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 32.0*(double)B
-        + 4.0*(double)B > 0x1p62)
+    if (60.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < NET_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

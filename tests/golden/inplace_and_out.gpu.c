@@ -95,8 +95,7 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B > 0x1p62)
+    if (24.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < INPLACE_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

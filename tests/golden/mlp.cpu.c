@@ -132,11 +132,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (256.0*(double)B
-        + 8.0*(double)B
-        + 128.0*(double)B
-        + 20.0*(double)B
-        + 40.0*(double)B > 0x1p62)
+    if (452.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < MLP_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

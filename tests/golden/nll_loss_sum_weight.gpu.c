@@ -104,10 +104,7 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (40.0*(double)B
-        + 8.0*(double)B
-        + 20.0*(double)B
-        + 4.0*(double)B > 0x1p62)
+    if (72.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < LOSS_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

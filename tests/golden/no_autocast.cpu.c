@@ -89,9 +89,7 @@ int plain_forward_prepared(const void *prepared, const plain_params *params, con
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (36.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < PLAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

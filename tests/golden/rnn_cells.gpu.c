@@ -155,10 +155,7 @@ int cells_forward_prepared(const void *prepared, const cells_params *params, con
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 20.0*(double)B
-        + 8.0*(double)B
-        + 10.0*(double)B > 0x1p62)
+    if (54.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < CELLS_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -54,9 +54,7 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
         return AMP_ERR_BAD_DIM;
-    if (64.0*(double)B*(double)T
-        + 32.0*(double)B*(double)T
-        + 2.0*(double)B*(double)T*(double)T > 0x1p62)
+    if (96.0*(double)B*(double)T + 2.0*(double)B*(double)T*(double)T > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < ATTN_ARENA_BYTES(B, T))
         return AMP_ERR_ARENA_TOO_SMALL;

@@ -54,13 +54,7 @@ int dims_forward_prepared(const void *prepared, const dims_params *params, const
     const int64_t T = dims->T;
     if (B < 0 || T < 0)
         return AMP_ERR_BAD_DIM;
-    if (4.0*(double)B
-        + 8.0*(double)B*(double)T
-        + 16.0
-        + 16.0*(double)B
-        + 32.0
-        + 64.0*(double)T
-        + 32.0*(double)B > 0x1p62)
+    if (52.0*(double)B + 8.0*(double)B*(double)T + 48.0 + 64.0*(double)T > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (2*T + 1 < 0)
         return AMP_ERR_BAD_DIM;

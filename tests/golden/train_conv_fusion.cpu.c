@@ -176,11 +176,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1024.0*(double)B
-        + 8.0*(double)B
-        + 512.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1562.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINCONV_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -211,23 +207,17 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = NULL, .relu = 1,
         };
         amp_conv_ex_bf16(&d, x_bf16, w0_bf16, trainconv_prepared_entry_(prepared, 0), NULL, &post, h1);
@@ -241,23 +231,17 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = h1, .relu = 1,
         };
         amp_conv_ex_bf16(&d, h1, w1_bf16, trainconv_prepared_entry_(prepared, 1), NULL, &post, h);
@@ -282,7 +266,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
     /* train_conv_fusion.amp:24: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -354,7 +338,7 @@ int trainconv_train_init(trainconv_train_state *s, void *storage, size_t storage
     s->grad.fc_weight = (float *)(void *)at;
     memset(at, 0, 3072);
     at += 3072;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -646,11 +630,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (1024.0*(double)B
-        + 8.0*(double)B
-        + 512.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1562.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINCONV_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -690,23 +670,17 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     amp_bf16 *const t11 = (amp_bf16 *)slot3; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = NULL, .relu = 1,
             .raw = t11,
         };
@@ -721,23 +695,17 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const h_2 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
     amp_bf16 *const t15 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         const amp_conv_post post = {
             .bn_mean = mean, .bn_var = var,
             .bn_weight = gamma, .bn_bias = beta,
-            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17,
+            .bn_dtype = AMP_F32, .bn_eps = 0x1.4f8b588e368f1p-17 /* 1e-05 */,
             .residual = h1, .relu = 1,
             .raw = t15,
         };
@@ -759,15 +727,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     float *const logits_f32 = (float *)slot9; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_conv_fusion.amp:24: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list); computed with its gradient below */
-
     /* train_conv_fusion.amp:27: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t24 = (float *)slot10; /* f32[] */
     t24[0] = (float)grad_seed;
 
-    /* train_conv_fusion.amp:24: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_conv_fusion.amp:24: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t25 = (float *)slot11; /* f32[B, 3] */
-    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t24, outputs->loss, t25);
+    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t24, outputs->loss, t25);
     if (rc != AMP_OK)
         return rc;
 
@@ -790,8 +756,8 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         d.b_stride[1] = 256;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t26, fc_weight_bf16, NULL, t27);
     }
@@ -807,8 +773,8 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         d.b_stride[1] = 256;
         d.a_stride[2] = 3;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t26, t19, NULL, t28);
     }
@@ -840,24 +806,18 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t32 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
     float *const t33 = (float *)slot9; /* f32[4] */
     float *const t34 = (float *)slot10; /* f32[4] */
-    amp_batch_norm_backward_bf16(B, 4, 64, t15, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17, t31, t32, t33, t34);
+    amp_batch_norm_backward_bf16(B, 4, 64, t15, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17 /* 1e-05 */, t31, t32, t33, t34);
 
     /* train_conv_fusion.amp:22: backward in bf16: gradient of conv2d, in bf16 as its forward */
     amp_bf16 *const t35 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_desc dt = d;
         dt.in_channels = d.out_channels;
         dt.out_channels = d.in_channels;
@@ -869,10 +829,6 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         amp_conv_backward_weight_to_f32_bf16(&d, h1, t32, s->grad.w1, s->grad_live);
     }
 
-    /* train_conv_fusion.amp:22: add in bf16: gradient: sum over the h1's uses */
-    amp_bf16 *const t39 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8], through the relu */
-    amp_add_relu_backward_bf16((size_t)(256*B), h1, t31, t35, t39);
-
     /* train_conv_fusion.amp:22: cast bf16 -> f32: gradient of the cast f32 -> bf16: back to f32; written into the state's gradient by the weight gradient above */
     /* w1's gradient is final (its call above wrote it into the state's): on to the all-reduce */
     {
@@ -882,13 +838,15 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
             return rc;
     }
 
-    /* train_conv_fusion.amp:21: backward in bf16: gradient of relu, in bf16 as its forward; computed by the sum above */
+    /* train_conv_fusion.amp:22: add + relu's gradient in bf16: gradient: sum over the h1's uses */
+    amp_bf16 *const t39 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
+    amp_add_relu_backward_bf16((size_t)(256*B), h1, t31, t35, t39);
 
     /* train_conv_fusion.amp:21: backward in bf16: gradient of batch_norm, in bf16 as its forward */
     amp_bf16 *const t40 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     float *const t41 = (float *)slot6; /* f32[4] */
     float *const t42 = (float *)slot7; /* f32[4] */
-    amp_batch_norm_backward_bf16(B, 4, 64, t11, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17, t39, t40, t41, t42);
+    amp_batch_norm_backward_bf16(B, 4, 64, t11, AMP_F32, mean, var, gamma, 0, 0x1.4f8b588e368f1p-17 /* 1e-05 */, t39, t40, t41, t42);
 
     /* train_conv_fusion.amp:21: add in f32: gradient: sum over the gamma's uses */
     float *const t43 = (float *)slot3; /* f32[4] */
@@ -922,19 +880,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
 
     /* train_conv_fusion.amp:21: backward in bf16: gradient of conv2d, in bf16 as its forward */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 4;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_backward_weight_to_f32_bf16(&d, x_bf16, t40, s->grad.w0, s->grad_live);
     }
 
@@ -980,7 +932,7 @@ int trainconv_update(trainconv_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(144), s->w0, s->grad.w0, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(144), s->w1, s->grad.w1, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(4), s->gamma, s->grad.gamma, NULL, &h, s->step, found_inf);

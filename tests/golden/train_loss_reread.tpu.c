@@ -108,10 +108,7 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < REREAD_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -153,7 +150,7 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
     amp_cast_bf16_f32((size_t)(3*B), logits, logits_f32);
 
     /* train_loss_reread.amp:12: cross_entropy in f32: fp32 on tpu (torch_xla: later addition to the fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->ce);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->ce);
     if (rc != AMP_OK)
         return rc;
 
@@ -194,7 +191,7 @@ int reread_train_init(reread_train_state *s, void *storage, size_t storage_bytes
     s->grad.fc_bias = (float *)(void *)at;
     memset(at, 0, 64);
     at += 64;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -377,10 +374,7 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < REREAD_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -418,7 +412,7 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     amp_cast_bf16_f32((size_t)(3*B), logits, logits_f32);
 
     /* train_loss_reread.amp:12: cross_entropy in f32: fp32 on tpu (torch_xla: later addition to the fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->ce);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->ce);
     if (rc != AMP_OK)
         return rc;
 
@@ -435,7 +429,7 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
 
     /* train_loss_reread.amp:12: backward in f32: gradient of cross_entropy, in f32 as its forward */
     float *const t13 = (float *)slot3; /* f32[B, 3] */
-    amp_cross_entropy_backward_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t12, t13);
+    amp_cross_entropy_backward_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t12, t13);
 
     /* train_loss_reread.amp:12: cast f32 -> bf16: gradient of the cast bf16 -> f32: back to bf16 */
     amp_bf16 *const t14 = (amp_bf16 *)slot4; /* bf16[B, 3] */
@@ -456,8 +450,8 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
         d.b_stride[1] = 4;
         d.a_stride[2] = 3;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t14, x_bf16, NULL, t15);
     }
@@ -522,7 +516,7 @@ int reread_update(reread_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(12), s->fc_weight, s->grad.fc_weight, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(3), s->fc_bias, s->grad.fc_bias, NULL, &h, s->step, found_inf);
     }

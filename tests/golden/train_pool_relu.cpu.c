@@ -120,13 +120,7 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (768.0*(double)B
-        + 8.0*(double)B
-        + 384.0*(double)B
-        + 512.0*(double)B
-        + 128.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1818.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINPOOLRELU_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -152,19 +146,13 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const t6 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 3, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 3;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_ex_bf16(&d, x_bf16, w_bf16, trainpoolrelu_prepared_entry_(prepared, 0), NULL, NULL, t6);
     }
 
@@ -207,7 +195,7 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
     /* train_pool_relu.amp:13: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -245,7 +233,7 @@ int trainpoolrelu_train_init(trainpoolrelu_train_state *s, void *storage, size_t
     s->grad.fc_weight = (float *)(void *)at;
     memset(at, 0, 768);
     at += 768;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -440,13 +428,7 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (768.0*(double)B
-        + 8.0*(double)B
-        + 384.0*(double)B
-        + 512.0*(double)B
-        + 128.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (1818.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TRAINPOOLRELU_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -477,19 +459,13 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
     amp_bf16 *const t6 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 3, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 3;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_bf16(&d, x_bf16, w_bf16, NULL, t6);
     }
 
@@ -528,15 +504,13 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     float *const logits_f32 = (float *)slot6; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_pool_relu.amp:13: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list); computed with its gradient below */
-
     /* train_pool_relu.amp:16: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t14 = (float *)slot7; /* f32[] */
     t14[0] = (float)grad_seed;
 
-    /* train_pool_relu.amp:13: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_pool_relu.amp:13: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t15 = (float *)slot8; /* f32[B, 3] */
-    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t14, outputs->loss, t15);
+    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t14, outputs->loss, t15);
     if (rc != AMP_OK)
         return rc;
 
@@ -559,8 +533,8 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         d.b_stride[1] = 64;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t16, fc_weight_bf16, NULL, t17);
     }
@@ -576,8 +550,8 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         d.b_stride[1] = 64;
         d.a_stride[2] = 3;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t16, t9, NULL, t18);
     }
@@ -617,23 +591,15 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
         amp_max_pool_relu_backward_bf16(&d, t7, t20, t22);
     }
 
-    /* train_pool_relu.amp:11: backward in bf16: gradient of relu, in bf16 as its forward; computed by the max_pool2d's gradient above */
-
     /* train_pool_relu.amp:11: backward in bf16: gradient of conv2d, in bf16 as its forward */
     {
-        static const amp_conv_desc conv = {
+        const amp_conv_desc d = {
+            .batch = B, .in_channels = 3, .out_channels = 4,
             .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc d = conv;
-        d.batch = B;
-        d.in_channels = 3;
-        d.out_channels = 4;
-        d.in_size[0] = 8;
-        d.out_size[0] = 8;
-        d.in_size[1] = 8;
-        d.out_size[1] = 8;
         amp_conv_backward_weight_to_f32_bf16(&d, x_bf16, t22, s->grad.w, s->grad_live);
     }
 
@@ -673,7 +639,7 @@ int trainpoolrelu_update(trainpoolrelu_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(108), s->w, s->grad.w, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(192), s->fc_weight, s->grad.fc_weight, NULL, &h, s->step, found_inf);
     }

@@ -132,9 +132,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TWOLAYER_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -195,7 +193,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     amp_cast_bf16_f32((size_t)(4*B), outputs->logits, logits_f32);
 
     /* train_relu_mlp.amp:16: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -261,7 +259,7 @@ int twolayer_train_init(twolayer_train_state *s, void *storage, size_t storage_b
     s->momentum_buffer.fc2_bias = (float *)(void *)at;
     memset(at, 0, 64);
     at += 64;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -534,9 +532,7 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TWOLAYER_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -552,8 +548,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     unsigned char *const slot1 = slot0 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 64));
     unsigned char *const slot2 = slot1 + TWOLAYER_PAD_(512);
     unsigned char *const slot3 = slot2 + TWOLAYER_PAD_(32);
-    unsigned char *const slot4 = slot3 + TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 256));
-    unsigned char *const slot5 = slot4 + TWOLAYER_PAD_(128);
+    unsigned char *const slot4 = slot3 + TWOLAYER_PAD_(TWOLAYER_MAX_(32*B, 16));
+    unsigned char *const slot5 = slot4 + TWOLAYER_PAD_(256);
     unsigned char *const slot6 = slot5 + TWOLAYER_PAD_(256);
     unsigned char *const slot7 = slot6 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 32));
     unsigned char *const slot8 = slot7 + TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*B));
@@ -590,15 +586,13 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     float *const logits_f32 = (float *)slot6; /* f32[B, 4] */
     amp_cast_bf16_f32((size_t)(4*B), outputs->logits, logits_f32);
 
-    /* train_relu_mlp.amp:16: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list); computed with its gradient below */
-
     /* train_relu_mlp.amp:19: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t16 = (float *)slot7; /* f32[] */
     t16[0] = (float)grad_seed;
 
-    /* train_relu_mlp.amp:16: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_relu_mlp.amp:16: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
     float *const t17 = (float *)slot8; /* f32[B, 4] */
-    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t16, outputs->loss, t17);
+    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t16, outputs->loss, t17);
     if (rc != AMP_OK)
         return rc;
 
@@ -622,8 +616,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         d.b_stride[1] = 16;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_relu_backward_bf16(&d, t18, fc2_weight_bf16, h_2, t24);
     }
@@ -639,8 +633,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         d.b_stride[1] = 16;
         d.a_stride[2] = 4;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t18, h_2, NULL, t20);
     }
@@ -678,10 +672,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
             return rc;
     }
 
-    /* train_relu_mlp.amp:14: backward in bf16: gradient of relu, in bf16 as its forward; computed by the linear's gradient above */
-
     /* train_relu_mlp.amp:14: backward in bf16: gradient of linear, in bf16 as its forward */
-    amp_bf16 *const t25 = (amp_bf16 *)slot3; /* bf16[16, 8] */
+    amp_bf16 *const t25 = (amp_bf16 *)slot5; /* bf16[16, 8] */
     amp_bf16 *const t26 = (amp_bf16 *)slot6; /* bf16[16] */
     {
         amp_gemm_desc d = {0};
@@ -695,8 +687,8 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
         d.b_stride[1] = 8;
         d.a_stride[2] = 16;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_bf16(&d, t24, x_bf16, NULL, t25);
     }
@@ -763,7 +755,7 @@ int twolayer_update(twolayer_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1 /* 0.9 */, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(128), s->fc1_weight, s->grad.fc1_weight, s->momentum_buffer.fc1_weight, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(16), s->fc1_bias, s->grad.fc1_bias, s->momentum_buffer.fc1_bias, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(64), s->fc2_weight, s->grad.fc2_weight, s->momentum_buffer.fc2_weight, &h, s->step, found_inf);

@@ -131,7 +131,7 @@ typedef struct twolayer_train_state {
 
 /* Bytes of storage the state points into. */
 #define TWOLAYER_STATE_BYTES ((size_t)2688)
-#define TWOLAYER_TRAIN_ARENA_BYTES(B) ((size_t)(TWOLAYER_PAD_(TWOLAYER_MAX_(16*(int64_t)(B), 64)) + TWOLAYER_PAD_(512) + TWOLAYER_PAD_(32) + TWOLAYER_PAD_(TWOLAYER_MAX_(32*(int64_t)(B), 256)) + TWOLAYER_PAD_(128) + TWOLAYER_PAD_(256) + TWOLAYER_PAD_(TWOLAYER_MAX_(16*(int64_t)(B), 32)) + TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*(int64_t)(B))) + TWOLAYER_PAD_(TWOLAYER_MAX_(16*(int64_t)(B), 128)) + TWOLAYER_PAD_(8)))
+#define TWOLAYER_TRAIN_ARENA_BYTES(B) ((size_t)(TWOLAYER_PAD_(TWOLAYER_MAX_(16*(int64_t)(B), 64)) + TWOLAYER_PAD_(512) + TWOLAYER_PAD_(32) + TWOLAYER_PAD_(TWOLAYER_MAX_(32*(int64_t)(B), 16)) + TWOLAYER_PAD_(256) + TWOLAYER_PAD_(256) + TWOLAYER_PAD_(TWOLAYER_MAX_(16*(int64_t)(B), 32)) + TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*(int64_t)(B))) + TWOLAYER_PAD_(TWOLAYER_MAX_(16*(int64_t)(B), 128)) + TWOLAYER_PAD_(8)))
 size_t twolayer_train_arena_bytes(const twolayer_dims *dims);
 
 /* Lays the state out in `storage` (at least <PREFIX>_STATE_BYTES bytes,

@@ -97,9 +97,7 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < RESIDUAL_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -130,7 +128,7 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
     amp_linear_f32(B, 4, 8, r, head_weight, NULL, outputs->logits);
 
     /* train_residual.amp:13: cross_entropy in f32: autocast is off here: follows its inputs */
-    rc = amp_cross_entropy_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -176,7 +174,7 @@ int residual_train_init(residual_train_state *s, void *storage, size_t storage_b
     s->grad.head_weight = (float *)(void *)at;
     memset(at, 0, 128);
     at += 128;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 1.0f;
     return AMP_OK;
 }
@@ -388,9 +386,7 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (32.0*(double)B
-        + 8.0*(double)B
-        + 16.0*(double)B > 0x1p62)
+    if (56.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < RESIDUAL_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -422,15 +418,13 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     /* train_residual.amp:12: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 4, 8, r, head_weight, NULL, outputs->logits);
 
-    /* train_residual.amp:13: cross_entropy in f32: autocast is off here: follows its inputs; computed with its gradient below */
-
     /* train_residual.amp:15: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t10 = (float *)slot1; /* f32[] */
     t10[0] = (float)grad_seed;
 
-    /* train_residual.amp:13: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_residual.amp:13: cross_entropy + its gradient in f32: autocast is off here: follows its inputs */
     float *const t11 = (float *)slot3; /* f32[B, 4] */
-    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
+    rc = amp_cross_entropy_with_grad_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
     if (rc != AMP_OK)
         return rc;
 
@@ -449,8 +443,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t11, head_weight, NULL, t12);
     }
@@ -466,8 +460,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 4;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t11, r, NULL, t13);
     }
@@ -500,8 +494,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 1;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t12, fc2_weight, NULL, t14);
     }
@@ -517,8 +511,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 8;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t12, h_2, NULL, t15);
     }
@@ -552,8 +546,8 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
         d.b_stride[1] = 8;
         d.a_stride[2] = 8;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f32(&d, t16, x, NULL, t17);
     }
@@ -598,7 +592,7 @@ int residual_update(residual_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x0p+0, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0.0, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(64), s->fc1_weight, s->grad.fc1_weight, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(64), s->fc2_weight, s->grad.fc2_weight, NULL, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(32), s->head_weight, s->grad.head_weight, NULL, &h, s->step, found_inf);

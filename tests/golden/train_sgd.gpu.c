@@ -108,10 +108,7 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TINY_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -151,7 +148,7 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
     amp_cast_f16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
     /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
-    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, outputs->loss);
+    rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
     return AMP_OK;
@@ -195,7 +192,7 @@ int tiny_train_init(tiny_train_state *s, void *storage, size_t storage_bytes, co
     s->momentum_buffer.fc_bias = (float *)(void *)at;
     memset(at, 0, 64);
     at += 64;
-    s->lr = 0x1.999999999999ap-4; /* 0.1 */
+    s->lr = 0x1.999999999999ap-4 /* 0.1 */;
     s->scale = 0x1p+16f;
     return AMP_OK;
 }
@@ -400,10 +397,7 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     const int64_t B = dims->B;
     if (B < 0)
         return AMP_ERR_BAD_DIM;
-    if (16.0*(double)B
-        + 8.0*(double)B
-        + 6.0*(double)B
-        + 12.0*(double)B > 0x1p62)
+    if (42.0*(double)B > 0x1p62)
         return AMP_ERR_BAD_DIM;
     if (arena_bytes < TINY_TRAIN_ARENA_BYTES(B))
         return AMP_ERR_ARENA_TOO_SMALL;
@@ -439,15 +433,13 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     float *const logits_f32 = (float *)slot3; /* f32[B, 3] */
     amp_cast_f16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list); computed with its gradient below */
-
     /* train_sgd.amp:14: seed in f32: the seed: d(loss) = loss scale / micro-batches per update */
     float *const t10 = (float *)slot4; /* f32[] */
     t10[0] = (float)grad_seed;
 
-    /* train_sgd.amp:11: backward in f32: gradient of cross_entropy, in f32 as its forward */
+    /* train_sgd.amp:11: cross_entropy + its gradient in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
     float *const t11 = (float *)slot5; /* f32[B, 3] */
-    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0x0p+0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
+    rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
     if (rc != AMP_OK)
         return rc;
 
@@ -470,8 +462,8 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
         d.b_stride[1] = 4;
         d.a_stride[2] = 3;
         d.b_stride[2] = 1;
-        d.alpha = 0x1p+0;
-        d.beta = 0x0p+0;
+        d.alpha = 1.0;
+        d.beta = 0.0;
         d.sum_batch = 0;
         amp_gemm_f16(&d, t12, x_f16, NULL, t13);
     }
@@ -545,14 +537,14 @@ int tiny_update(tiny_train_state *s)
     }
     /* the optimizer: where found_inf, every value keeps its old one */
     {
-        const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1, 0x0p+0, 0x0p+0, 0, 0};
+        const amp_sgd_hparams h = {s->lr, 0x1.ccccccccccccdp-1 /* 0.9 */, 0.0, 0.0, 0, 0};
         amp_sgd_f32((size_t)(12), s->fc_weight, s->grad.fc_weight, s->momentum_buffer.fc_weight, &h, s->step, found_inf);
         amp_sgd_f32((size_t)(3), s->fc_bias, s->grad.fc_bias, s->momentum_buffer.fc_bias, &h, s->step, found_inf);
     }
     s->step += !found_inf;
     s->skipped_steps += found_inf;
     s->last_step_skipped = found_inf;
-    amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, 0x1p+1, 0x1p-1, 2000);
+    amp_scaler_update(&s->scale, &s->growth_tracker, found_inf, 2.0, 0x1p-1 /* 0.5 */, 2000);
     /* zero_grad: the gradients are consumed; the next backward stores its own */
     s->grad_live = 0;
     return AMP_OK;

@@ -620,7 +620,7 @@ def dtypes(t):
 
 
 @model
-def extra(t):
+def prelu_index_put_margin(t):
     x, w4, v, u, u1, c1, c2 = t["x"], t["w4"], t["v"], t["u"], t["u1"], t["c1"], t["c2"]
     xi, key, val, vrow, m, m2 = t["xi"], t["key"], t["val"], t["vrow"], t["m"], t["m2"]
     img, grid, vol, grid3 = t["img"], t["grid"], t["vol"], t["grid3"]
@@ -681,7 +681,7 @@ def linalg_svd(t):
 
 
 @model
-def more(t):
+def cells_unpool_quantile(t):
     x, x1, h, h1, c0 = t["x"], t["x1"], t["h"], t["h1"], t["c0"]
     wi4, wh4, bi4, bh4 = t["wi4"], t["wh4"], t["bi4"], t["bh4"]
     wi3, wh3, bi3, bh3 = t["wi3"], t["wh3"], t["bi3"], t["bh3"]

@@ -38,7 +38,7 @@
 #define KERNEL_TEST_UTIL_H
 
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* popen */
+#define _POSIX_C_SOURCE 200809L /* fdopen, fork */
 #endif
 
 #include <float.h>
@@ -209,41 +209,102 @@ static KTU_UNUSED tensor tensor_pattern(amp_dtype t, size_t n, int salt)
 
 /* ---- PyTorch ------------------------------------------------------------ */
 
-/* Runs `/usr/bin/python3 torch_spatial.py args` (the script beside this
- * file) and reads the numbers it prints into out[0..max). Returns the
- * count, or -1 after print_message when python3, the script or torch is
- * missing (the caller then skips). */
+/* PyTorch's values for a case come from `/usr/bin/python3 torch_spatial.py
+ * --serve` (the script beside this file), started once per test program
+ * and kept running: importing torch takes a second or two, and a program
+ * asks for dozens of cases.  The server reads one case per line and
+ * answers with its values, then "end". */
+static struct {
+    int state; /* 0: not started, 1: running, -1: unavailable (skip) */
+    FILE *to, *from;
+} ktu_torch;
+
+/* Starts the server; 0, or -1 after print_message when python3, the
+ * script or torch is missing. */
+static KTU_UNUSED int torch_server_start(void)
+{
+    char dir[1024], script[2048], first[64];
+    const char *slash = strrchr(__FILE__, '/');
+    size_t len = slash ? (size_t)(slash - __FILE__) : 1;
+    int to[2], from[2];
+    pid_t pid;
+    snprintf(dir, sizeof dir, "%.*s", (int)len, slash ? __FILE__ : ".");
+    snprintf(script, sizeof script, "%s/torch_spatial.py", dir);
+    if (access(script, R_OK) != 0 || access("/usr/bin/python3", X_OK) != 0) {
+        print_message("SKIPPED: /usr/bin/python3 or %s missing (run from the repository root); "
+                      "PyTorch cases not checked\n",
+                      script);
+        return -1;
+    }
+    if (pipe(to) != 0 || pipe(from) != 0)
+        fail_msg("pipe: cannot start %s", script);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0)
+        fail_msg("fork: cannot start %s", script);
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]);
+        close(to[1]);
+        close(from[0]);
+        close(from[1]);
+        execl("/usr/bin/python3", "python3", script, "--serve", (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    ktu_torch.to = fdopen(to[1], "w");
+    ktu_torch.from = fdopen(from[0], "r");
+    assert_non_null(ktu_torch.to);
+    assert_non_null(ktu_torch.from);
+    /* A probe case: the server answers it, or exits (77: no torch). */
+    fputs("conv 1 1 1 1 1 1 1 1 0 1 0\n", ktu_torch.to);
+    fflush(ktu_torch.to);
+    while (fscanf(ktu_torch.from, "%63s", first) == 1)
+        if (strcmp(first, "end") == 0)
+            return 0;
+    {
+        int status = 0;
+        waitpid(pid, &status, 0);
+        fclose(ktu_torch.to);
+        fclose(ktu_torch.from);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+            print_message("SKIPPED: /usr/bin/python3 has no torch; PyTorch cases not checked\n");
+            return -1;
+        }
+        fail_msg("%s --serve exited before answering (status %d)", script, status);
+    }
+    return -1;
+}
+
+/* PyTorch's f64 values for the case `args` (torch_spatial.py's OP INT...)
+ * into out[0..max). Returns the count, or -1 after print_message when
+ * python3, the script or torch is missing (the caller then skips). */
 static KTU_UNUSED int torch_values(const char *args, double *out, int max)
 {
-    char dir[1024], cmd[2048];
-    const char *slash = strrchr(__FILE__, '/');
-    FILE *p;
-    int n = 0, status;
-    size_t len = slash ? (size_t)(slash - __FILE__) : 1;
-    snprintf(dir, sizeof dir, "%.*s", (int)len, slash ? __FILE__ : ".");
-    snprintf(cmd, sizeof cmd, "%s/torch_spatial.py", dir);
-    FILE *script = fopen(cmd, "r");
-    if (script == NULL || access("/usr/bin/python3", X_OK) != 0) {
-        if (script)
-            fclose(script);
-        print_message("SKIPPED: /usr/bin/python3 or %s missing (run from the repository root); "
-                      "PyTorch case \"%s\" not checked\n",
-                      cmd, args);
+    char word[256];
+    int n = 0;
+    if (ktu_torch.state == 0)
+        ktu_torch.state = torch_server_start() == 0 ? 1 : -1;
+    if (ktu_torch.state < 0)
         return -1;
+    fprintf(ktu_torch.to, "%s\n", args);
+    fflush(ktu_torch.to);
+    while (fscanf(ktu_torch.from, "%255s", word) == 1) {
+        if (strcmp(word, "end") == 0)
+            return n;
+        if (strcmp(word, "error") == 0) {
+            char why[1024] = "";
+            if (fgets(why, sizeof why, ktu_torch.from) == NULL)
+                why[0] = '\0';
+            fail_msg("PyTorch case \"%s\" failed:%s", args, why);
+        }
+        if (n < max)
+            out[n++] = strtod(word, NULL);
     }
-    fclose(script);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/torch_spatial.py %s", dir, args);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    while (n < max && fscanf(p, "%lf", &out[n]) == 1)
-        n++;
-    status = pclose(p);
-    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 77) {
-        print_message("SKIPPED: /usr/bin/python3 has no torch; PyTorch case \"%s\" not checked\n", args);
-        return -1;
-    }
-    assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    return n;
+    fail_msg("PyTorch server ended during case \"%s\"", args);
+    return -1;
 }
 
 /* ---- The error bound ---------------------------------------------------- */

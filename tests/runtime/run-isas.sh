@@ -2,7 +2,10 @@
 # run-isas.sh BUILD: every runtime test binary ($BUILD/tests/test_* built
 # from tests/runtime/) under each AMPRT_ISA value this CPU supports: ref,
 # then whichever of avx2, avx512 and avx512bf16 the runtime reports as
-# supported (a forced set the CPU lacks would only fall back), then auto.
+# supported (a forced set the CPU lacks would only fall back).  The
+# automatic choice is the run without AMPRT_ISA, make test-runtime's first
+# loop.  Under a forced set, the per-set tests check that set alone
+# (tests/runtime/isa_under_test.h).
 # Prints one line per (set, test) and a summary; fails if any run fails.
 # CC and PROBE_CFLAGS (e.g. sanitizer flags matching the library's build)
 # build the small program that asks the runtime which sets it supports.
@@ -38,7 +41,6 @@ isas=ref
 for isa in avx2 avx512 avx512bf16; do
     [ "$(AMPRT_ISA=$isa "$probe" 2>/dev/null)" = "$isa" ] && isas="$isas $isa"
 done
-isas="$isas auto"
 echo "kernel sets: $isas"
 pass=0
 fail=0

@@ -40,6 +40,8 @@
 
 #include <cmocka.h>
 
+#include "isa_under_test.h"
+
 #include "../../runtime/src/amprt_internal.h"
 
 /* Operands uniform in [-1, 1], rounded into the dtype (xorshift, as
@@ -532,11 +534,9 @@ static void run_table(const amp_kernel_table *k)
 static void test_isa(void **state)
 {
     const char *isa = *state;
-    const amp_kernel_table *k = amp_kernel_table_for(isa);
-    if (k == NULL) {
-        printf("   %s: not supported by this CPU, skipped\n", isa);
+    const amp_kernel_table *k = table_under_test(isa);
+    if (k == NULL)
         skip();
-    }
     assert_string_equal(k->isa, isa);
     run_table(k);
 }

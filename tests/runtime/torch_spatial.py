@@ -5,6 +5,11 @@ Usage: torch_spatial.py OP INT... ; prints the result values (and, for
 max_pool, then the indices), one per line. Inputs are made by inputs(),
 the same formula as the C tests' tensor_pattern(), so both sides see the
 same tensors. Exit status 77: torch is not installed.
+
+torch_spatial.py --serve: reads one case per line (OP INT...) on stdin and
+answers each with its values, one per line, then a line "end" (or "error
+MESSAGE" then "end"), so a test binary imports torch once for all its
+cases (kernel_test_util.h's torch_values).
 """
 import sys
 
@@ -23,13 +28,10 @@ def inputs(shape, salt):
     return torch.tensor(v, dtype=torch.float64).reshape(shape)
 
 
-def ints(k):
-    return [int(a) for a in sys.argv[2:2 + k]]
-
-
-def main():
-    op = sys.argv[1]
-    a = sys.argv[2:]
+def values(argv):
+    """The result values of one case, argv = [OP, INT...]."""
+    op = argv[0]
+    a = argv[1:]
     extra = []
     if op in ("conv", "conv_transpose"):
         # nspatial N Cin Cout groups then per dim: in k stride pad dil outpad
@@ -93,9 +95,21 @@ def main():
         index = torch.tensor([int(v) for v in a[5:]]).reshape(i0, i1)
         y = inputs([y0, y1], 2).scatter_add(dim, index, inputs([i0, i1], 1))
     else:
-        sys.exit("unknown op " + op)
-    for v in y.flatten().tolist() + extra:
-        print(repr(float(v)))
+        raise ValueError("unknown op " + op)
+    return [repr(float(v)) for v in y.flatten().tolist() + extra]
 
 
-main()
+def serve():
+    for line in sys.stdin:
+        try:
+            out = values(line.split())
+        except Exception as e:  # a bad case fails that case, not the server
+            out = ["error " + " ".join(str(e).split())]
+        sys.stdout.write("\n".join(out + ["end"]) + "\n")
+        sys.stdout.flush()
+
+
+if sys.argv[1:2] == ["--serve"]:
+    serve()
+else:
+    print("\n".join(values(sys.argv[1:])))

@@ -24,7 +24,19 @@ for model in mlp cnn; do
     for target in tpu gpu cpu; do
         log=$OUT/digits-$model-$target.log
         if sh examples/digits/run.sh "$BUILD" "$target" "$model" "$epochs" 0.95 > "$log" 2>&1; then
-            ok "digits $model on $target: $(grep 'final test accuracy' "$log"), scale $(tail -n 4 "$log" | awk 'NR == 1 {print $5 ", skipped " $6}')"
+            # the last epoch's row: epoch, loss, accuracies, scale, skipped
+            last=$(awk 'NF == 6 && $1 ~ /^[0-9]+$/ && $6 ~ /^[0-9]+$/ { row = $0 } END { print row }' "$log")
+            ok "digits $model on $target: $(grep 'final test accuracy' "$log"), scale $(echo "$last" | awk '{print $5 ", skipped " $6}')"
+            # --metrics: a row per step, the epochs' test accuracies as printed
+            csv=$BUILD/digits/$target/$model/metrics.csv
+            if awk -F, -v epochs="$epochs" -v last="$last" '
+                NR == 1 { ok = $0 == "step,epoch,loss,accuracy,test_accuracy,loss_scale,skipped_steps"; next }
+                { ok = ok && $1 == NR - 1 && $3 + 0 > 0 && $4 >= 0 && $4 <= 1; if ($5 != "") { n++; acc = $5; ep = $2 } }
+                END { split(last, f, " "); exit !(ok && n == epochs && ep == epochs && sprintf("%.4f", acc) == f[4]) }' "$csv"; then
+                ok "digits $model on $target: --metrics wrote a row per step and each epoch's test accuracy"
+            else
+                bad "digits $model on $target: --metrics rows (see $csv)"
+            fi
         else
             tail -n 20 "$log"
             bad "digits $model on $target reaches 95% held-out accuracy"

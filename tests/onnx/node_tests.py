@@ -1,0 +1,177 @@
+"""tests/onnx/node_tests.py BUILD: ONNX's own node tests for the ops
+tools/onnx2amp maps.
+
+python3-onnx ships the generators of ONNX's backend node tests
+(onnx.backend.test.case.node: a one-node model, its inputs and the outputs
+ONNX's reference computes) though not their data files; this collects the
+cases of every op in onnx2amp's table, converts each model with
+onnx2amp --no-autocast (every op in f32, as the graph says), compiles it
+with BUILD/ampc -t cpu, runs it from a generated C driver on the case's
+inputs, and compares with the expected outputs (the case's rtol and atol,
+as onnx's backend runner does; rtol at least 1e-5 for f32's summation
+order).  An input that a mapping needs as a constant (a shape, Clip's
+bounds, Slice's starts) is given as an initializer when the first attempt
+says so.  A case onnx2amp refuses (an attribute ampc cannot express, a
+dtype it lacks) is counted as not mapped, with its message; a case it
+converts must compile, run and match.
+
+Prints ok/FAIL per case, the not-mapped ones and "onnx nodes: P passed,
+F failed, N not mapped"; exits 1 on a failure.
+"""
+import importlib.machinery
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+# onnx 1.12's case generators use aliases numpy 1.24 removed
+for _alias, _type in (("float", float), ("int", int), ("bool", bool), ("object", object), ("complex", complex)):
+    if _alias not in np.__dict__:
+        setattr(np, _alias, _type)
+import onnx  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+import onnx.backend.test.case.node as node_cases  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+o2a = importlib.machinery.SourceFileLoader("onnx2amp", os.path.join(ROOT, "tools", "onnx2amp")).load_module()
+
+
+def run(cmd, timeout=120):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace")
+
+
+def as_constants(model, inputs, keep):
+    """the model with every graph input but the first `keep` made an
+    initializer holding its case's value"""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    moved = list(g.input)[keep:]
+    for vi, arr in zip(moved, inputs[keep:]):
+        g.initializer.append(numpy_helper.from_array(np.asarray(arr), vi.name))
+    del g.input[keep:]
+    return m, inputs[:keep]
+
+
+def driver(path, in_names, out_names, has_params):
+    c = ["#include <stdio.h>", "#include <stdlib.h>", '#include "model.h"', "",
+         "static void *slurp(const char *path, size_t bytes)", "{",
+         "    void *p = malloc(bytes + 1);", '    FILE *f = fopen(path, "rb");',
+         "    if (!p || !f || fread(p, 1, bytes, f) != bytes) {",
+         '        fprintf(stderr, "cannot read %zu bytes of %s\\n", bytes, path);', "        exit(1);", "    }",
+         "    fclose(f);", "    return p;", "}", "",
+         "int main(void)", "{", "    model_dims dims = {.B = 1};", "    model_params params = {0};", "    int rc;"]
+    if has_params:
+        c += ["    void *storage = malloc(MODEL_WEIGHTS_BYTES + 1);",
+              '    rc = model_load_weights("w.safetensors", storage, MODEL_WEIGHTS_BYTES, &params);',
+              "    if (rc != AMP_OK) {", '        fprintf(stderr, "load: %s\\n", model_strerror(rc));',
+              "        return 1;", "    }"]
+    c += ["    model_inputs in;", "    model_outputs out;"]
+    for i, n in enumerate(in_names):
+        c.append('    in.%s = slurp("in%d.bin", MODEL_%s_NUMEL(1) * amp_dtype_size(MODEL_%s_DTYPE));'
+                 % (n, i, n.upper(), n.upper()))
+    for n in out_names:
+        c.append("    out.%s = malloc(MODEL_%s_NUMEL(1) * amp_dtype_size(MODEL_%s_DTYPE) + 1);"
+                 % (n, n.upper(), n.upper()))
+    c += ["    size_t arena_bytes = model_arena_bytes(&dims);", "    void *arena = malloc(arena_bytes + 1);",
+          "    rc = model_forward(&params, &in, &out, &dims, arena, arena_bytes);",
+          "    if (rc != AMP_OK) {", '        fprintf(stderr, "forward: %s\\n", model_strerror(rc));',
+          "        return 1;", "    }"]
+    for i, n in enumerate(out_names):
+        c += ['    {', '        FILE *f = fopen("out%d.bin", "wb");' % i,
+              "        for (size_t i = 0; i < MODEL_%s_NUMEL(1); i++) {" % n.upper(),
+              "            double v = amp_load_as_f32(MODEL_%s_DTYPE, out.%s, i);" % (n.upper(), n),
+              "            fwrite(&v, sizeof v, 1, f);", "        }", "        fclose(f);", "    }"]
+    c += ["    return 0;", "}"]
+    with open(path, "w") as f:
+        f.write("\n".join(c) + "\n")
+
+
+def convert(model, inputs):
+    """(converter, outputs, model inputs) after trying the inputs as inputs,
+    then, when a mapping needs constants, all but the first as constants;
+    raises the last attempt's ConvertError"""
+    try:
+        cv = o2a.Converter(model, "Node")
+        return cv, cv.run(), inputs
+    except o2a.ConvertError as e:
+        if "must be a constant" not in str(e) or len(inputs) < 2:
+            raise
+    m, ins = as_constants(model, inputs, 1)
+    cv = o2a.Converter(m, "Node")
+    return cv, cv.run(), ins
+
+
+def main(argv):
+    build = argv[0]
+    ampc = os.path.join(build, "ampc")
+    lib = os.path.join(build, "libamprt.a")
+    cc = os.environ.get("CC", "cc")
+    cases = node_cases.collect_testcases("")
+    mapped = set(o2a.OPS)
+    passed = failed = unmapped = 0
+    reasons = {}
+    with tempfile.TemporaryDirectory(prefix="ampc-onnx-node-") as d:
+        for case in sorted(cases, key=lambda c: c.name):
+            ops = {n.op_type for n in case.model.graph.node}
+            if not ops <= mapped or case.name.endswith("_expanded"):
+                continue
+            inputs, expected = case.data_sets[0]
+            try:
+                cv, outs, ins = convert(case.model, list(inputs))
+                if any(np.asarray(a).dtype not in (np.float32,) for a in ins):
+                    raise o2a.ConvertError("an input of dtype %s (the driver feeds f32)"
+                                           % [str(np.asarray(a).dtype) for a in ins])
+                text = cv.text(outs, case.name, autocast=False)
+            except o2a.ConvertError as e:
+                unmapped += 1
+                reasons[case.name] = str(e)
+                continue
+            for f in os.listdir(d):
+                os.unlink(os.path.join(d, f))
+            amp = os.path.join(d, "node.amp")
+            with open(amp, "w") as f:
+                f.write(text)
+            o2a.write_safetensors(os.path.join(d, "w.safetensors"), [(a, arr) for a, k, arr in cv.params])
+            for i, arr in enumerate(ins):
+                np.asarray(arr, dtype="<f4").tofile(os.path.join(d, "in%d.bin" % i))
+            in_names = [n for n, _, _ in cv.inputs]
+            driver(os.path.join(d, "driver.c"), in_names, outs, bool(cv.params))
+            rc, log = run([ampc, amp, "-t", "cpu", "--prefix=model", "-o", os.path.join(d, "model.c")])
+            if rc == 0:
+                rc, log = run([cc, "-std=c99", "-O1", "-I" + os.path.join(ROOT, "runtime", "include"), "-I" + d,
+                               os.path.join(d, "driver.c"), os.path.join(d, "model.c"), lib, "-lm", "-lpthread",
+                               "-o", os.path.join(d, "driver")])
+            if rc == 0:
+                p = subprocess.run([os.path.join(d, "driver")], cwd=d, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=60)
+                rc, log = p.returncode, p.stdout.decode("utf-8", "replace")
+            if rc != 0:
+                print("FAIL %s: %s" % (case.name, "\n    ".join(log.strip().splitlines()[-6:])))
+                failed += 1
+                continue
+            ok, worst = True, ""
+            for i, want in enumerate(expected):
+                got = np.fromfile(os.path.join(d, "out%d.bin" % i), dtype=np.float64)
+                want = np.asarray(want, dtype=np.float64).reshape(-1)
+                rtol = max(case.rtol, 1e-5)
+                good = got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=case.atol, equal_nan=True)
+                if not good:
+                    ok = False
+                    worst = "output %d: max |diff| %.3g" % (i, np.max(np.abs(got - want)) if got.shape == want.shape
+                                                              else float("nan"))
+            print("%s %s%s" % ("ok  " if ok else "FAIL", case.name, "" if ok else ": " + worst))
+            passed += ok
+            failed += not ok
+    for name in sorted(reasons):
+        print("not mapped %s: %s" % (name, reasons[name]))
+    print("onnx nodes: %d passed, %d failed, %d not mapped" % (passed, failed, unmapped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
