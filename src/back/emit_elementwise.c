@@ -133,8 +133,10 @@ static const char *number_operand(Emitter *e, Node *n, const char *param, DType 
     case DT_F16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_F16)); break;
     default: init = double_c(e, v); break;
     }
-    buf_printf(e->out, "        static const %s %s[1] = {%s}; /* %s */\n", dtype_c_type(t), local, init,
-               double_c(e, v));
+    /* double_c comments a value it writes in hex itself; a half's bits get
+     * the value beside them */
+    buf_printf(e->out, "        static const %s %s[1] = {%s};%s\n", dtype_c_type(t), local, init,
+               t == DT_BF16 || t == DT_F16 ? arena_printf(e->c->arena, " /* %.9g */", v) : "");
     return local;
 }
 
