@@ -176,6 +176,22 @@ bool conv_weights_preparable(const Node *n, Value **src);
  * block-local `amp_conv_desc d` */
 void emit_conv_weight_desc(Emitter *e, const Node *n);
 void emit_pool_desc(Emitter *e, Node *n);
+/* emit_rearrange.c: a rearranging op as strided copies, each walking
+ * shape once, reading x at x_off + xs . i and writing y at y_off + ys . i
+ * (element offsets and strides as C expressions); repeated marks the dims
+ * repeat reads with stride 0 (its gradient sums over them) */
+typedef struct Piece {
+    int ndim;
+    const char *shape[2 * MAX_DIMS], *xs[2 * MAX_DIMS], *ys[2 * MAX_DIMS];
+    bool repeated[2 * MAX_DIMS];
+    const char *x_off, *y_off;
+} Piece;
+int rearrange_plan(Emitter *e, Node *f, const Shape *sx, const Shape *so, Piece ***pieces);
+void emit_piece_copy(Emitter *e, const Piece *p, const char *elem, const char *src, const char *const *src_stride,
+                     const char *src_off, const char *dst, const char *const *dst_stride, const char *dst_off);
+/* Opens a block declaring `amp_upsample_desc d` for upsample or
+ * interpolate node f, from x's shape sx to the result's so. */
+void emit_upsample_desc(Emitter *e, Node *f, const Shape *sx, const Shape *so);
 bool conv_weight_grad_to_f32(const Value *v);
 
 /* norm */

@@ -152,8 +152,10 @@ static const char *number_operand(Emitter *e, Node *n, const char *param, DType 
     case DT_F16: init = arena_printf(e->c->arena, "{0x%04x}", half_bits(v, DT_F16)); break;
     default: init = double_c(e, v); break;
     }
-    buf_printf(e->out, "        static const %s %s[1] = {%s}; /* %s */\n", dtype_c_type(t), local, init,
-               double_c(e, v));
+    /* double_c comments a value it writes in hex itself; a half's bits get
+     * the value beside them */
+    buf_printf(e->out, "        static const %s %s[1] = {%s};%s\n", dtype_c_type(t), local, init,
+               t == DT_BF16 || t == DT_F16 ? arena_printf(e->c->arena, " /* %.9g */", v) : "");
     return local;
 }
 
@@ -172,6 +174,32 @@ void emit_where(Emitter *e, Node *n, const char *y)
     buf_printf(e->out, "        %s(%d, shape, %s, cond_stride, %s, a_stride, %s, b_stride, %s);\n", kernel(e, "where", t),
                so->ndim, in_c(e, n, 0), a, b, y);
     close_block(e);
+}
+
+/* masked_fill: where(mask, value, input) over the broadcast shape. */
+void emit_masked_fill(Emitter *e, Node *n, const char *y)
+{
+    DType t = n->out->type.dtype;
+    const Shape *so = out_shape(n);
+    Shape scalar = {0};
+    open_block(e);
+    const char *v = number_operand(e, n, "value", t, "value");
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t mask_stride[] = %s;\n", bcast_array(e, in_shape(n, 1), so));
+    buf_printf(e->out, "        const int64_t value_stride[] = %s;\n", bcast_array(e, &scalar, so));
+    buf_printf(e->out, "        const int64_t x_stride[] = %s;\n", bcast_array(e, in_shape(n, 0), so));
+    buf_printf(e->out, "        %s(%d, shape, %s, mask_stride, %s, value_stride, %s, x_stride, %s);\n",
+               kernel(e, "where", t), so->ndim, in_c(e, n, 1), v, in_c(e, n, 0), y);
+    close_block(e);
+}
+
+/* triu, tril: the matrices of the last two dims, the other side zeroed. */
+void emit_tri(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s = out_shape(n);
+    buf_printf(e->out, "    amp_tri(sizeof *%s, %s, %s, %s, %s, %d, %s, %s);\n", y, dims_product(e, s, 0, s->ndim - 2),
+               poly_c(e, s->dims[s->ndim - 2]), poly_c(e, s->dims[s->ndim - 1]), i64_c(e, attr_int(n, "diagonal", 0)),
+               n->op->id == OP_TRIU, in_c(e, n, 0), y);
 }
 
 void emit_addc(Emitter *e, Node *n, const char *y)
@@ -277,9 +305,17 @@ void emit_lerp(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-/* dropout: training mode draws a mask; evaluation mode is the identity */
+/* dropout: training mode draws a mask; evaluation mode is the identity.
+ * An explicit training=true in a model without a train section is refused,
+ * as batch_norm's is: the model would compute something else than asked;
+ * left at its default, dropout is the inference forward's identity. */
 void emit_dropout(Emitter *e, Node *n, const char *y)
 {
+    if (!e->c->train && attr_given(n, "training") && dropout_draws(n)) {
+        unsupported(e, n, "training=true draws a random mask and scales by 1 / (1 - p), which a model without a "
+                          "train section does not do; pass training=false");
+        return;
+    }
     if (!emit_dropout_draw(e, n, in_c(e, n, 0), y))
         emit_copy(e, n, y);
 }

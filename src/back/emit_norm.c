@@ -1,6 +1,8 @@
 /* emit_norm.c: the kernel calls of the normalisations.
  *
- * layer_norm, group_norm and batch_norm, whose affine parameters and
+ * layer_norm, group_norm, batch_norm and instance_norm (group_norm's
+ * kernel with a group per channel, or batch_norm's evaluation with
+ * use_input_stats=false), whose affine parameters and
  * running statistics may be f32 under a bf16/f16 input (param_dtype_c
  * names their dtype to the kernel); batch_norm in the training step
  * computes the batch's statistics and updates the running ones.
@@ -110,6 +112,17 @@ void emit_norm_layer(Emitter *e, Node *n, const char *y)
                    double_c(e, eps), y);
         break;
     }
+    case OP_INSTANCE_NORM:
+        if (attr_bool(n, "use_input_stats", true)) /* group_norm with a group per channel */
+            buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "group_norm", t),
+                       poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd), poly_c(e, s->dims[1]),
+                       in_c(e, n, 0), param_dtype_c(n, 3, 4), in_c(e, n, 3), in_c(e, n, 4), double_c(e, eps), y);
+        else /* the running statistics: batch_norm's evaluation */
+            buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "batch_norm", t),
+                       poly_c(e, s->dims[0]), poly_c(e, s->dims[1]), dims_product(e, s, 2, nd), in_c(e, n, 0),
+                       param_dtype_c(n, 1, 4), in_c(e, n, 1), in_c(e, n, 2), in_c(e, n, 3), in_c(e, n, 4),
+                       double_c(e, eps), y);
+        break;
     default:
         ICE("not a norm: %s", n->op->name);
     }

@@ -150,7 +150,8 @@ bool operands_ok(Emitter *e, Node *n, DType t)
             continue;
         DType d = in_dtype(n, k);
         bool index = op_index_arg(n->op, k);
-        if (index && (d == DT_I64 || ((n->op->id == OP_WHERE || n->op->id == OP_INDEX_PUT) && d == DT_BOOL)))
+        bool bool_mask = n->op->id == OP_WHERE || n->op->id == OP_INDEX_PUT || n->op->id == OP_MASKED_FILL;
+        if (index && (d == DT_I64 || (bool_mask && d == DT_BOOL)))
             continue;
         if (index && d == DT_I32 && n->op->id == OP_LU_SOLVE)
             continue; /* linalg_lu_factor's pivots */
@@ -225,7 +226,7 @@ bool op_returns_status(const Node *n)
     case OP_GATHER: case OP_SCATTER_ADD: case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS:
     case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
     case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
-    case OP_CTC_LOSS:
+    case OP_CTC_LOSS: case OP_ONE_HOT:
     case OP_LINALG_EIG: case OP_LINALG_EIGVALS: /* AMP_ERR_NO_CONVERGENCE */
     case OP_CROSS_ENTROPY_WITH_GRAD: /* of class targets only (fuse.c) */
         return true;
@@ -270,7 +271,8 @@ void emit_op(Emitter *e, Node *n, const char *y)
     }
     /* the data movers copy any dtype; the other kernels check theirs */
     bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
-                     rule == emit_slice || rule == emit_cat;
+                     rule == emit_slice || rule == emit_cat || rule == emit_rearrange || rule == emit_construct ||
+                     rule == emit_tri;
     /* comparisons write bools from operands of any dtype, of one dtype each (their type rule cast them) */
     data_only |= rule == emit_compare || rule == emit_logic;
     /* argmax/argmin (i64) and all/any (bool) check their input's dtype:

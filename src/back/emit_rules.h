@@ -30,6 +30,8 @@ void emit_binary_or_number(Emitter *e, Node *n, const char *y);
 void emit_glu(Emitter *e, Node *n, const char *y);
 void emit_lerp(Emitter *e, Node *n, const char *y);
 void emit_addc(Emitter *e, Node *n, const char *y);
+void emit_masked_fill(Emitter *e, Node *n, const char *y);
+void emit_tri(Emitter *e, Node *n, const char *y);
 void emit_where(Emitter *e, Node *n, const char *y);
 void emit_dropout(Emitter *e, Node *n, const char *y);
 
@@ -45,6 +47,8 @@ void grad_binary_or_number(Emitter *e, Node *b);
 void grad_glu(Emitter *e, Node *b);
 void grad_lerp(Emitter *e, Node *b);
 void grad_addc(Emitter *e, Node *b);
+void grad_masked_fill(Emitter *e, Node *b);
+void grad_tri(Emitter *e, Node *b);
 void grad_where(Emitter *e, Node *b);
 void grad_dropout(Emitter *e, Node *b);
 
@@ -87,6 +91,13 @@ void grad_class_margin(Emitter *e, Node *b);
 void grad_row_loss(Emitter *e, Node *b);
 void grad_margin_ranking(Emitter *e, Node *b);
 void grad_ctc_loss(Emitter *e, Node *b);
+
+/* constructors: emit_construct.c */
+void emit_construct(Emitter *e, Node *n, const char *y);
+
+/* rearranging: emit_rearrange.c, grad_rearrange.c */
+void emit_rearrange(Emitter *e, Node *n, const char *y);
+void grad_rearrange(Emitter *e, Node *b);
 
 /* spatial: emit_spatial.c, grad_spatial.c */
 void emit_conv(Emitter *e, Node *n, const char *y);

@@ -79,6 +79,7 @@ int spatial_dims_of(OpId id)
 {
     switch (id) {
     case OP_CONV1D: case OP_CONV_TRANSPOSE1D: case OP_UPSAMPLE_NEAREST1D: case OP_UPSAMPLE_LINEAR1D:
+    case OP_MAX_POOL1D: case OP_AVG_POOL1D: case OP_ADAPTIVE_AVG_POOL1D: case OP_ADAPTIVE_MAX_POOL1D:
         return 1;
     case OP_CONV3D: case OP_CONV_TRANSPOSE3D: case OP_MAX_POOL3D: case OP_AVG_POOL3D: case OP_ADAPTIVE_AVG_POOL3D:
     case OP_UPSAMPLE_NEAREST3D: case OP_UPSAMPLE_TRILINEAR3D:
@@ -266,7 +267,7 @@ void emit_pool_desc(Emitter *e, Node *n)
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
-    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    bool is_max = id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
     int64_t k = attr_int(n, "kernel_size", 1);
     int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
     int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
@@ -296,7 +297,7 @@ void emit_pool(Emitter *e, Node *n, const char *y)
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
-    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
+    if (id == OP_ADAPTIVE_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
         open_block(e);
         buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
         buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
@@ -305,7 +306,16 @@ void emit_pool(Emitter *e, Node *n, const char *y)
         close_block(e);
         return;
     }
-    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    if (id == OP_ADAPTIVE_MAX_POOL1D || id == OP_ADAPTIVE_MAX_POOL2D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, sx, ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, so, ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s, NULL);\n", kernel(e, "adaptive_max_pool", t),
+                   ns, planes_of(e, sx, ns), in_c(e, n, 0), y);
+        close_block(e);
+        return;
+    }
+    bool is_max = id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
     emit_pool_desc(e, n);
     if (is_max)
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n", kernel(e, "max_pool", t), in_c(e, n, 0), y,
@@ -315,27 +325,46 @@ void emit_pool(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-void emit_upsample(Emitter *e, Node *n, const char *y)
+/* The kernel's mode of upsample_* or interpolate node f. */
+static const char *upsample_mode(Node *f)
 {
-    OpId id = n->op->id;
-    int ns = spatial_dims_of(id);
-    const Shape *sx = in_shape(n, 0), *so = out_shape(n);
+    OpId id = f->op->id;
+    if (id == OP_INTERPOLATE) {
+        const char *m = attr_str(f, "mode", "nearest");
+        return !strcmp(m, "nearest") ? "AMP_UPSAMPLE_NEAREST" : !strcmp(m, "bicubic") ? "AMP_UPSAMPLE_CUBIC"
+                                                                                    : "AMP_UPSAMPLE_LINEAR";
+    }
     bool nearest = id == OP_UPSAMPLE_NEAREST1D || id == OP_UPSAMPLE_NEAREST2D || id == OP_UPSAMPLE_NEAREST3D;
-    const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
-                                                                                       : "AMP_UPSAMPLE_LINEAR";
+    return nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC" : "AMP_UPSAMPLE_LINEAR";
+}
+
+void emit_upsample_desc(Emitter *e, Node *f, const Shape *sx, const Shape *so)
+{
+    bool interp = f->op->id == OP_INTERPOLATE;
+    int ns = interp ? sx->ndim - 2 : spatial_dims_of(f->op->id);
+    const char *mode = upsample_mode(f);
+    const char *scale_name = interp ? "scale_factor" : "scale_factors";
+    /* PyTorch passes the user's scale on to the kernel, which then maps
+     * output to input positions by it rather than by the sizes' ratio;
+     * recompute_scale_factor=true passes none */
     double scale = 0;
-    if (attr_given(n, "scale_factors"))
-        scale = attr_number(n, "scale_factors", "0", DT_F64);
+    if (attr_given(f, scale_name) && !(interp && attr_bool(f, "recompute_scale_factor", false)))
+        scale = attr_number(f, scale_name, "0", DT_F64);
     open_block(e);
     buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
                planes_of(e, sx, ns));
     buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
-               nearest ? 0 : attr_bool(n, "align_corners", false));
+               strcmp(mode, "AMP_UPSAMPLE_NEAREST") ? attr_bool(f, "align_corners", false) : 0);
     for (int i = 0; i < ns; i++) {
         buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
         buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
         buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
     }
+}
+
+void emit_upsample(Emitter *e, Node *n, const char *y)
+{
+    emit_upsample_desc(e, n, in_shape(n, 0), out_shape(n));
     buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "upsample", n->out->type.dtype), in_c(e, n, 0), y);
     close_block(e);
 }

@@ -210,6 +210,43 @@ void grad_where(Emitter *e, Node *b)
     }
 }
 
+/* masked_fill: dinput = dy where the mask is false, summed down to
+ * input's shape. */
+void grad_masked_fill(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    DType t = f->out->type.dtype;
+    const Shape *so = ys_of(b);
+    const char *g = grad_of(e, b, 0);
+    const char *full = shape_equal(xs_of(b, 0), so) ? g : scratch_buffer(e, b, t, 0);
+    const char *ys[MAX_DIMS], *zs[MAX_DIMS];
+    contiguous_strides(e, so, ys);
+    for (int i = 0; i < so->ndim; i++)
+        zs[i] = "0";
+    open_block(e);
+    buf_printf(e->out, "        static const %s zero[1] = {%s};\n", dtype_c_type(t),
+               t == DT_BF16 || t == DT_F16 ? "{0}" : "0");
+    buf_printf(e->out, "        const int64_t shape[] = %s;\n", shape_array(e, so));
+    buf_printf(e->out, "        const int64_t mask_stride[] = %s;\n", bcast_array(e, xs_of(b, 1), so));
+    buf_printf(e->out, "        const int64_t dy_stride[] = %s;\n", c_array(e, ys, so->ndim));
+    buf_printf(e->out, "        const int64_t zero_stride[] = %s;\n", c_array(e, zs, so->ndim));
+    buf_printf(e->out, "        %s(%d, shape, %s, mask_stride, zero, zero_stride, %s, dy_stride, %s);\n",
+               kernel(e, "where", t), so->ndim, x_of(e, b, 1), dy_of(e, b), full);
+    close_block(e);
+    sum_to(e, t, full, so, g, xs_of(b, 0));
+}
+
+/* triu, tril: dy through the same mask. */
+void grad_tri(Emitter *e, Node *b)
+{
+    Node *f = b->fwd;
+    const Shape *s = ys_of(b);
+    const char *g = grad_of(e, b, 0);
+    buf_printf(e->out, "    amp_tri(sizeof *%s, %s, %s, %s, %s, %d, %s, %s);\n", g, dims_product(e, s, 0, s->ndim - 2),
+               poly_c(e, s->dims[s->ndim - 2]), poly_c(e, s->dims[s->ndim - 1]), i64_c(e, attr_int(f, "diagonal", 0)),
+               f->op->id == OP_TRIU, dy_of(e, b), g);
+}
+
 /* addcmul: y = input + value t1 t2; addcdiv: y = input + value t1 / t2.
  * Each tensor operand's gradient is formed over the output shape in the
  * scratch, then summed down to the operand's shape. */

@@ -109,7 +109,7 @@ void grad_pool(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     OpId id = f->op->id;
     int ns = spatial_dims_of(id);
-    if (id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
+    if (id == OP_ADAPTIVE_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D) {
         open_block(e);
         buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, xs_of(b, 0), ns));
         buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, ys_of(b), ns));
@@ -118,8 +118,18 @@ void grad_pool(Emitter *e, Node *b)
         close_block(e);
         return;
     }
+    if (id == OP_ADAPTIVE_MAX_POOL1D || id == OP_ADAPTIVE_MAX_POOL2D) {
+        open_block(e);
+        buf_printf(e->out, "        const int64_t in_size[] = %s;\n", spatial_array(e, xs_of(b, 0), ns));
+        buf_printf(e->out, "        const int64_t out_size[] = %s;\n", spatial_array(e, ys_of(b), ns));
+        buf_printf(e->out, "        %s(%d, %s, in_size, out_size, %s, %s, %s);\n",
+                   kernel(e, "adaptive_max_pool_backward", t), ns, planes_of(e, xs_of(b, 0), ns), x_of(e, b, 0),
+                   dy_of(e, b), grad_of(e, b, 0));
+        close_block(e);
+        return;
+    }
     emit_pool_desc(e, f);
-    if (id == OP_MAX_POOL2D || id == OP_MAX_POOL3D)
+    if (id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D)
         /* fuse.c: through_relu, on through the relu whose output x is
          * (the node's first result is the relu input's gradient) */
         buf_printf(e->out, "        %s(&d, %s, %s, %s);\n",
@@ -135,25 +145,7 @@ void grad_pool(Emitter *e, Node *b)
 void grad_upsample(Emitter *e, Node *b)
 {
     Node *f = b->fwd;
-    OpId id = f->op->id;
-    int ns = spatial_dims_of(id);
-    const Shape *sx = xs_of(b, 0), *so = ys_of(b);
-    bool nearest = id == OP_UPSAMPLE_NEAREST1D || id == OP_UPSAMPLE_NEAREST2D || id == OP_UPSAMPLE_NEAREST3D;
-    const char *mode = nearest ? "AMP_UPSAMPLE_NEAREST" : id == OP_UPSAMPLE_BICUBIC2D ? "AMP_UPSAMPLE_CUBIC"
-                                                                                       : "AMP_UPSAMPLE_LINEAR";
-    double scale = 0;
-    if (attr_given(f, "scale_factors"))
-        scale = attr_number(f, "scale_factors", "0", DT_F64);
-    open_block(e);
-    buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
-               planes_of(e, sx, ns));
-    buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
-               nearest ? 0 : attr_bool(f, "align_corners", false));
-    for (int i = 0; i < ns; i++) {
-        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
-        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
-        buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
-    }
+    emit_upsample_desc(e, f, xs_of(b, 0), ys_of(b));
     buf_printf(e->out, "        %s(&d, %s, %s);\n", kernel(e, "upsample_backward", f->out->type.dtype), dy_of(e, b),
                grad_of(e, b, 0));
     close_block(e);

@@ -280,10 +280,16 @@ typedef struct OpInfo {
     const char *grad_rule;
     OpParam *params; /* parsed from signature on first use */
     int nparams;
+    /* a `Tensor...` parameter: its copies are params[vararg_first ..
+     * vararg_first + vararg_count) (vararg_first -1: none) */
+    int vararg_first, vararg_count;
 } OpInfo;
 
 void ops_init(Ctx *c);
 const OpInfo *op_lookup(Ctx *c, const char *name); /* NULL if unknown */
+/* op itself, or, for a call passing more tensors than its `Tensor...`
+ * parameter has copies, a copy of op with one copy per tensor */
+const OpInfo *op_for_call(Ctx *c, const OpInfo *op, int npositional);
 const OpInfo *op_info(Ctx *c, OpId id);
 int op_param_index(const OpInfo *op, const char *name);
 /* Whether operand k is an index operand (OPF_INDEX_ARG0..3). */

@@ -7,9 +7,11 @@
  *
  * `Type... name` is Python's *args: the parameter and copies of it take
  * the following positional arguments (cat(a, b, c), x.permute(0, 2, 1)),
- * up to MAX_DIMS ints, or as many tensors as fit in the first 8
- * parameters (lower.c's limit).  The copies share the name, so name=
- * binds the first, and error messages show the signature as written.
+ * up to MAX_DIMS ints; tensors fill the first 8 parameters, and a call
+ * passing more gets an OpInfo of its own with as many copies as it has
+ * tensors (op_for_call), so cat and stack take any number.  The copies
+ * share the name, so name= binds the first, and error messages show the
+ * signature as written.
  */
 #include "core.h"
 
@@ -41,6 +43,7 @@ static const struct {
     {"int", ARG_INT},
     {"float", ARG_FLOAT},
     {"bool", ARG_BOOL},
+    {"bool?", ARG_BOOL},
     {"str", ARG_STR},
     {"ScalarType?", ARG_DTYPE_OPT},
     {"Scalar", ARG_SCALAR},
@@ -58,6 +61,7 @@ static void parse_signature(Ctx *c, OpInfo *op)
     char *sig = arena_strdup(c->arena, op->signature);
     OpParam *params = arena_alloc(c->arena, MAX_PARAMS * sizeof *params);
     int n = 0;
+    op->vararg_first = -1;
     bool keyword_only = false;
     for (char *save = NULL, *item = strtok_r(sig, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         while (*item == ' ')
@@ -96,6 +100,10 @@ static void parse_signature(Ctx *c, OpInfo *op)
             int copies = p->kind == ARG_TENSOR ? 8 - n : MAX_DIMS - 1;
             if (keyword_only || p->default_text || copies < 1 || n + copies > MAX_PARAMS)
                 ICE("bad varargs parameter in signature of op %s", op->name);
+            if (p->kind == ARG_TENSOR) {
+                op->vararg_first = n - 1;
+                op->vararg_count = copies + 1;
+            }
             for (int k = 0; k < copies; k++) {
                 params[n] = *p;
                 params[n].kind = p->kind == ARG_TENSOR ? ARG_TENSOR_OPT : p->kind;
@@ -121,6 +129,27 @@ void ops_init(Ctx *c)
     for (int i = 0; i < OP_COUNT; i++)
         if (!(ops[i].flags & OPF_INTERNAL))
             strmap_put(c->op_by_name, ops[i].name, &ops[i]);
+}
+
+const OpInfo *op_for_call(Ctx *c, const OpInfo *op, int npositional)
+{
+    if (op->vararg_first < 0 || npositional <= op->vararg_first + op->vararg_count)
+        return op;
+    int extra = npositional - (op->vararg_first + op->vararg_count);
+    int last = op->vararg_first + op->vararg_count; /* the first parameter after the copies */
+    OpInfo *wide = arena_alloc(c->arena, sizeof *wide);
+    *wide = *op;
+    wide->nparams = op->nparams + extra;
+    OpParam *params = arena_alloc(c->arena, (size_t)wide->nparams * sizeof *params);
+    for (int i = 0; i < last; i++)
+        params[i] = op->params[i];
+    for (int i = 0; i < extra; i++)
+        params[last + i] = op->params[last - 1];
+    for (int i = last; i < op->nparams; i++)
+        params[i + extra] = op->params[i];
+    wide->params = params;
+    wide->vararg_count = op->vararg_count + extra;
+    return wide;
 }
 
 const OpInfo *op_lookup(Ctx *c, const char *name)

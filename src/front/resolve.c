@@ -198,6 +198,10 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
  * binds them to a signature. */
 static void bind_args(Ctx *c, Expr *call)
 {
+    int npositional = 0;
+    for (int i = 0; i < call->list->len; i++)
+        npositional += ((Expr *)VEC_AT(call->list, i))->kind != E_KWARG;
+    call->op = op_for_call(c, call->op, npositional);
     const OpInfo *op = call->op;
     call->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof(Expr *));
     int npos = 0;
@@ -333,7 +337,13 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
     }
     for (int i = 0; i < call->list->len; i++) {
         Expr *a = VEC_AT(call->list, i);
-        resolve_expr(c, s, r, a->kind == E_KWARG ? a->operand : a);
+        Expr *v = a->kind == E_KWARG ? a->operand : a;
+        /* a dimension of the model as a size argument (x.expand(B, -1),
+         * zeros(B, 4)): the type rules that take sizes accept it */
+        if (!call->is_operator && !(i == 0 && call->is_method) && v->kind == E_NAME &&
+            (v->sym = lookup(s, v->text)) && v->sym->kind == SYM_DIM)
+            continue;
+        resolve_expr(c, s, r, v);
     }
 
     const char *name = call->callee;

@@ -184,7 +184,8 @@ static void promotion_casts(Ctx *c, Expr *call)
  * composite itself has no row, the autocast dispatch key still sees the
  * ops it is made of, so the one that decides its dtype decides the whole.
  * cross_entropy calls log_softmax with the input's own dtype (so that one
- * is not autocast) and then nll_loss; einsum contracts with bmm.  ampc
+ * is not autocast) and then nll_loss; einsum contracts with bmm;
+ * F.interpolate runs the upsample op of its mode.  ampc
  * keeps the composite as one op and applies the inner op's row to it:
  * exact for the result's dtype, and for cross_entropy on gpu one step more
  * precise than PyTorch, whose log_softmax stays in the input's dtype. */
@@ -196,7 +197,31 @@ static const struct {
     {"cross_entropy", "sum", "with class probabilities PyTorch builds it from log_softmax (given the input's "
                              "dtype, so not autocast), mul and sum, which sets its dtype:"},
     {"einsum", "bmm", "PyTorch contracts its operands with bmm:"},
+    /* F.interpolate: the upsample op its mode and rank choose */
+    {"interpolate", "upsample_nearest1d", "F.interpolate runs upsample_nearest1d:"},
+    {"interpolate", "upsample_nearest2d", "F.interpolate runs upsample_nearest2d:"},
+    {"interpolate", "upsample_nearest3d", "F.interpolate runs upsample_nearest3d:"},
+    {"interpolate", "upsample_linear1d", "F.interpolate runs upsample_linear1d:"},
+    {"interpolate", "upsample_bilinear2d", "F.interpolate runs upsample_bilinear2d:"},
+    {"interpolate", "upsample_bicubic2d", "F.interpolate runs upsample_bicubic2d:"},
+    {"interpolate", "upsample_trilinear3d", "F.interpolate runs upsample_trilinear3d:"},
 };
+
+/* The upsample op interpolate's mode and input rank choose. */
+static const char *interpolate_kernel(Ctx *c, const Expr *call)
+{
+    int k = op_param_index(call->op, "mode");
+    const Expr *m = call->bound[k];
+    const char *mode = m && m->kind == E_STRING ? m->text : "nearest";
+    int ns = call->bound[0]->type.shape.ndim - 2;
+    if (strcmp(mode, "nearest") == 0)
+        return arena_printf(c->arena, "upsample_nearest%dd", ns);
+    if (strcmp(mode, "linear") == 0)
+        return "upsample_linear1d";
+    if (strcmp(mode, "bilinear") == 0)
+        return "upsample_bilinear2d";
+    return strcmp(mode, "bicubic") == 0 ? "upsample_bicubic2d" : "upsample_trilinear3d";
+}
 
 /* einsum uses bmm only to contract a label that two operands share and the
  * output drops (sumproduct_pair); a permutation or an outer product does not. */
@@ -235,6 +260,8 @@ static const PolicyRow *composite_row(Ctx *c, const Expr *call, const char **via
             continue;
         if (call->op->id == OP_EINSUM && !einsum_contracts(call->bound[0]->text))
             return NULL;
+        if (call->op->id == OP_INTERPOLATE && strcmp(composites[i].inner, interpolate_kernel(c, call)) != 0)
+            continue;
         bool probabilities = call->op->id == OP_CROSS_ENTROPY && dtype_is_float(call->bound[1]->type.dtype);
         if (call->op->id == OP_CROSS_ENTROPY && probabilities != (strcmp(composites[i].inner, "sum") == 0))
             continue;
@@ -248,6 +275,15 @@ static const PolicyRow *composite_row(Ctx *c, const Expr *call, const char **via
 }
 
 static void autocast_expr(Ctx *c, Expr *e);
+
+/* A constructor's (zeros(3), arange(5)): autocast has nothing to follow. */
+static bool has_tensor_operand(const Expr *call)
+{
+    for (int i = 0; i < call->op->nparams; i++)
+        if (call->bound[i] && call->bound[i]->type.dtype != DT_NONE)
+            return true;
+    return false;
+}
 
 static void decide(Ctx *c, Expr *call)
 {
@@ -276,6 +312,9 @@ static void decide(Ctx *c, Expr *call)
         rule = apply_policy(c, call, inner, low, via);
         call->decision.row = inner;
     }
+    else if (!row && !has_tensor_operand(call))
+        rule = arena_printf(c->arena, "not in any %s list: no tensor operand, PyTorch's default dtype",
+                            c->policy->target);
     else if (!row)
         rule = arena_printf(c->arena, "not in any %s list: follows its inputs", c->policy->target);
     else if (row->cls == POL_NONE)

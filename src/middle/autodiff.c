@@ -155,8 +155,15 @@ static int wanted_operands(Ctx *c, Node *n, int nslots, const bool *req, bool *o
     }
     for (int k = nslots; k < n->nin; k++)
         if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
-            error_at(c, n->loc, "%s: a gradient for operand %d is not supported", n->op->name, k + 1);
+            /* a gradient node holds six operands (docs/ir.md); cat and
+             * stack take any number, and nest */
+            error_at(c, n->loc, "%s: a gradient for operand %d is not supported: a training step differentiates "
+                     "an op's first %d operands%s", n->op->name, k + 1, nslots,
+                     n->op->id == OP_CAT     ? "; split it: cat(cat(a, ..., f), g, ...)"
+                     : n->op->id == OP_STACK ? "; split it: cat(stack(a, ..., f, dim=d), stack(g, ..., dim=d), dim=d)"
+                                             : "");
             *ok = false;
+            break;
         }
     return wanted;
 }

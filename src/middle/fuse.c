@@ -144,6 +144,7 @@ static Node *fused_node(Fuse *u, OpId id, Node *const *parts, int nparts)
     Node *head = parts[0], *last = NULL, *f = arena_alloc(c->arena, sizeof *f);
     f->id = head->id;
     f->op = op_info(c, id);
+    f->in = arena_alloc(c->arena, (size_t)(f->op->nparams > 8 ? f->op->nparams : 8) * sizeof *f->in);
     f->loc = head->loc;
     f->name_loc = head->name_loc;
     f->why = head->why;

@@ -201,7 +201,7 @@ const char *grad_input_missing(Ctx *c, const Node *n, int k)
         if (k == 1)
             what = "operand 2";
         break;
-    case OP_BATCH_NORM:
+    case OP_BATCH_NORM: case OP_INSTANCE_NORM:
         if (k == 1 || k == 2)
             what = "its running statistics";
         break;

@@ -32,6 +32,7 @@ Node *ir_new_node(Ctx *c, const OpInfo *op, Loc loc)
     Node *n = arena_alloc(c->arena, sizeof *n);
     n->id = g->nodes->len;
     n->op = op;
+    n->in = arena_alloc(c->arena, (size_t)(op->nparams > 8 ? op->nparams : 8) * sizeof *n->in);
     n->loc = loc;
     n->name_loc = loc;
     n->forced_from = DT_NONE;

@@ -254,12 +254,12 @@ static void convert_operands(Ctx *c, Node *n, Expr *e)
 static Value *lower_call(Ctx *c, Expr *e)
 {
     const OpInfo *op = e->op;
-    Value *in[8] = {0};
+    Value **in = arena_alloc(c->arena, (size_t)(op->nparams > 8 ? op->nparams : 8) * sizeof *in);
     for (int i = 0; i < op->nparams; i++) {
         Expr *a = e->bound[i];
         if (a && a->type.dtype != DT_NONE) {
-            /* ops.def keeps every tensor parameter among the first 8 */
-            ASSERT(i < 8);
+            /* every tensor parameter is an operand; only a `Tensor...`
+             * parameter's copies (op_for_call) reach past the first 8 */
             in[i] = lower_expr(c, a);
         }
     }
@@ -295,9 +295,9 @@ static Value *lower_call(Ctx *c, Expr *e)
         n->nin = 3;
         break;
     default:
-        for (int i = 0; i < op->nparams && i < 8; i++)
+        for (int i = 0; i < op->nparams; i++)
             n->in[i] = in[i];
-        n->nin = op->nparams < 8 ? op->nparams : 8;
+        n->nin = op->nparams;
         break;
     }
     if (op->form == FORM_OP) {

@@ -164,7 +164,8 @@ typedef struct Attr {
 struct Node {
     int id;
     const OpInfo *op;
-    Value *in[8];         /* by parameter position; NULL for non-tensor parameters */
+    Value **in;           /* by parameter position; NULL for non-tensor parameters;
+                           * room for max(8, op->nparams) (ir_new_node) */
     int nin;
     Value *out;
     Value *more_out[MAX_NODE_GRADS - 1]; /* the results after the first, of ops with several

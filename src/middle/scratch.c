@@ -266,6 +266,17 @@ static bool broadcasts(const Node *f)
     return false;
 }
 
+/* Whether an operand that gets a gradient was broadcast: mul's gradient
+ * forms it over the output's shape, then sums it down (grad_arith). */
+static bool wanted_broadcast(const Node *b)
+{
+    const Node *f = b->fwd;
+    for (int k = 0; k < f->nin && k < 2; k++)
+        if (f->in[k] && wants(b, k) && !shape_equal(&f->in[k]->type.shape, &f->out->type.shape))
+            return true;
+    return false;
+}
+
 /* Buffers of the forward output's size (emit_grad.c's scratch_buffer). */
 static Type output_buffers(Ctx *c, const Node *b)
 {
@@ -275,20 +286,17 @@ static Type output_buffers(Ctx *c, const Node *b)
     case OP_MUL: case OP_DIV: case OP_WHERE:
         buffers = f->nin == 2 || f->op->id == OP_WHERE ? 1 : 0;
         if (f->op->id == OP_DIV && f->nin == 1)
-            buffers = 1; /* rdiv: -dy y / a */
+            buffers = f->scalar_first ? 1 : 0; /* rdiv: -dy y / a; a / s needs none */
         if (f->op->id != OP_DIV && !broadcasts(f))
             buffers = f->op->id == OP_WHERE ? 1 : 0;
-        if (f->op->id == OP_MUL && f->nin == 2) {
-            /* only a wanted gradient of a broadcast operand is formed in
-             * the scratch (grad_arith): none, and no unused local in the C */
-            buffers = 0;
-            for (int k = 0; k < 2; k++)
-                if (wants(b, k) && !shape_equal(&f->in[k]->type.shape, &f->out->type.shape))
-                    buffers = 1;
-        }
+        if (f->op->id == OP_MUL && !wanted_broadcast(b))
+            buffers = 0; /* a broadcast operand without a gradient needs none */
         break;
     case OP_MAXIMUM: case OP_ATAN2: case OP_POW: case OP_MINIMUM: case OP_FMOD: case OP_REMAINDER:
         buffers = f->nin >= 2 && f->in[0] && f->in[1] ? 2 : 0;
+        break;
+    case OP_MASKED_FILL: /* dinput over the broadcast shape, then summed down */
+        buffers = shape_equal(&f->in[0]->type.shape, &f->out->type.shape) ? 0 : 1;
         break;
     case OP_ADDCMUL: case OP_ADDCDIV:
         buffers = 1; /* a tensor operand's gradient over the output shape */
@@ -296,7 +304,7 @@ static Type output_buffers(Ctx *c, const Node *b)
     case OP_LERP:
         buffers = 3; /* each operand's gradient over the output shape */
         break;
-    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM:
+    case OP_LAYER_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM: case OP_INSTANCE_NORM:
         /* dx when the input needs no gradient: the kernels write it anyway
          * (none otherwise: an unused scratch is an unused local in the C) */
         buffers = wants(b, 0) ? 0 : 1;

@@ -48,8 +48,25 @@ bool int_arg(Ctx *c, Expr *e, int64_t *out)
     }
     if (e->kind == E_NUMBER && !e->is_float)
         return int_literal(c, e, out);
-    error_at(c, e->loc, "expected an integer literal here");
+    if (e->kind == E_NAME && e->sym && e->sym->kind == SYM_DIM)
+        error_at(c, e->loc, "'%s' is a dimension of the model: only sizes (expand's, the constructors') take one; "
+                 "this argument takes an integer literal", e->text);
+    else
+        error_at(c, e->loc, "expected an integer literal here");
     return false;
+}
+
+bool size_arg(Ctx *c, Expr *e, Poly **out)
+{
+    if (e->kind == E_NAME && e->sym && e->sym->kind == SYM_DIM) {
+        *out = poly_sym(c, e->sym->index);
+        return true;
+    }
+    int64_t v;
+    if (!int_arg(c, e, &v))
+        return false;
+    *out = poly_const(c, v);
+    return true;
 }
 
 static Poly *dim_expr(Ctx *c, Expr *e)
@@ -259,6 +276,10 @@ static bool check_expr(Ctx *c, Expr *e)
     case E_NAME:
         if (!e->sym)
             return false;
+        if (e->sym->kind == SYM_DIM) { /* a size argument (size_arg) */
+            e->type.dtype = DT_NONE;
+            return true;
+        }
         e->type = e->sym->type;
         return e->type.dtype != DT_NONE;
     case E_NUMBER:

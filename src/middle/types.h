@@ -28,6 +28,8 @@ static inline const char *shape_str(Ctx *c, const Shape *s) { return shape_to_st
 
 /* typecheck.c: literals, promotion and broadcasting */
 bool int_arg(Ctx *c, Expr *e, int64_t *out);
+/* an integer literal, or a dimension of the model (a size argument) */
+bool size_arg(Ctx *c, Expr *e, Poly **out);
 DType promote_with_scalar(DType t, bool scalar_is_float);
 DType promote_tensors(const Type *a, const Type *b);
 bool broadcast(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
@@ -40,6 +42,8 @@ bool number_value(Ctx *c, Expr *e, double *out);
 bool float_param(Ctx *c, Expr *call, const char *name, double dflt, double *out);
 bool str_param(Ctx *c, Expr *call, const char *name, const char *dflt, const char **out);
 int int_varargs(Ctx *c, Expr *call, const char *name, int64_t *out, Expr **where, bool *ok);
+/* int_varargs of sizes: literals or dimensions of the model (size_arg) */
+int size_varargs(Ctx *c, Expr *call, const char *name, Poly **out, Expr **where, bool *ok);
 bool normalise_dim(Ctx *c, Expr *e, int ndim, int64_t *dim);
 /* checking operands */
 bool is_number(Expr *e);
@@ -73,8 +77,21 @@ bool infer_remainder(Ctx *c, Expr *call);
 bool infer_glu(Ctx *c, Expr *call);
 bool infer_lerp(Ctx *c, Expr *call);
 bool infer_where(Ctx *c, Expr *call);
+bool infer_masked_fill(Ctx *c, Expr *call);
 bool infer_addc(Ctx *c, Expr *call);
 bool infer_dropout(Ctx *c, Expr *call);
+/* types_construct.c */
+bool infer_construct(Ctx *c, Expr *call);
+bool infer_arange(Ctx *c, Expr *call);
+bool infer_linspace(Ctx *c, Expr *call);
+bool infer_one_hot(Ctx *c, Expr *call);
+bool infer_tri(Ctx *c, Expr *call);
+/* types_rearrange.c */
+bool infer_select(Ctx *c, Expr *call);
+bool infer_flip(Ctx *c, Expr *call);
+bool infer_roll(Ctx *c, Expr *call);
+bool infer_repeat(Ctx *c, Expr *call);
+bool infer_pixel_shuffle(Ctx *c, Expr *call);
 /* types_reduce.c */
 bool infer_reduce(Ctx *c, Expr *call);
 bool infer_trace(Ctx *c, Expr *call);

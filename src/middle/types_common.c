@@ -100,6 +100,21 @@ int int_varargs(Ctx *c, Expr *call, const char *name, int64_t *out, Expr **where
     return n;
 }
 
+int size_varargs(Ctx *c, Expr *call, const char *name, Poly **out, Expr **where, bool *ok)
+{
+    int n = 0;
+    *ok = true;
+    for (int i = 0; i < call->op->nparams; i++) {
+        if (strcmp(call->op->params[i].name, name) != 0 || !arg(call, i))
+            continue;
+        where[n] = arg(call, i);
+        if (!size_arg(c, arg(call, i), &out[n]))
+            *ok = false;
+        n++;
+    }
+    return n;
+}
+
 /* dim in [-ndim, ndim), like PyTorch (a 0-dim tensor accepts 0 and -1). */
 bool normalise_dim(Ctx *c, Expr *e, int ndim, int64_t *dim)
 {

@@ -402,6 +402,36 @@ bool infer_where(Ctx *c, Expr *call)
     return true;
 }
 
+/* masked_fill(input, mask, value): input and a bool mask broadcast
+ * together (the out-of-place form); input's dtype, value a number rounded
+ * into it. */
+bool infer_masked_fill(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
+        return false;
+    Expr *x = arg(call, 0), *mask = arg(call, 1), *value = named(call, "value");
+    if (mask->type.dtype != DT_BOOL) {
+        error_at(c, mask->loc, "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                 dtype_name(mask->type.dtype));
+        return false;
+    }
+    if (!is_number(value)) {
+        error_at(c, value->loc, "masked_fill(): value takes a number (a 0-dim tensor value has no kernel yet)");
+        return false;
+    }
+    if (!dtype_is_float(x->type.dtype) && number_is_float(value)) {
+        error_at(c, value->loc, "masked_fill(): a floating value cannot fill a %s tensor without truncation; "
+                 "the runtime's where kernel has no integer form", dtype_name(x->type.dtype));
+        return false;
+    }
+    Shape s;
+    if (!broadcast(c, call, &x->type.shape, &mask->type.shape, &s))
+        return false;
+    call->type.dtype = x->type.dtype;
+    call->type.shape = s;
+    return true;
+}
+
 /* addcmul, addcdiv: input + value * tensor1 (*|/) tensor2, broadcast, torch.result_type of the three. */
 bool infer_addc(Ctx *c, Expr *call)
 {

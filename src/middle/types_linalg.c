@@ -300,7 +300,7 @@ bool infer_bilinear(Ctx *c, Expr *call)
  * multi_dot may be vectors. */
 bool infer_multi_dot(Ctx *c, Expr *call)
 {
-    Expr *ts[8];
+    Expr **ts = arena_alloc(c->arena, (size_t)call->op->nparams * sizeof *ts);
     int n = 0;
     for (int i = 0; i < call->op->nparams; i++) {
         if (!arg(call, i))
@@ -358,7 +358,7 @@ bool infer_einsum(Ctx *c, Expr *call)
         error_at(c, eq->loc, "einsum(): the equation must be a string such as \"ij,jk->ik\"");
         return false;
     }
-    Expr *ops[8];
+    Expr **ops = arena_alloc(c->arena, (size_t)call->op->nparams * sizeof *ops);
     int nops = 0;
     for (int i = 1; i < call->op->nparams; i++) {
         Expr *o = arg(call, i);

@@ -1,6 +1,6 @@
 /* types_norm.c: the type rules of the normalisations.
  *
- * layer_norm, group_norm and batch_norm.  Their affine parameters and
+ * layer_norm, group_norm, batch_norm and instance_norm.  Their affine parameters and
  * running statistics may stay f32 under a bf16/f16 input, as PyTorch's
  * mixed-type kernels allow (mixed_ok); the result has the input's type.
  */
@@ -20,6 +20,52 @@ static bool mixed_ok(Ctx *c, Expr *call, Expr *x, Expr *p)
              p->kind == E_NAME ? p->text : "this parameter", dtype_name(a),
              a == DT_BF16 || a == DT_F16 ? " or f32" : "", dtype_name(b));
     return false;
+}
+
+/* instance_norm: the input's statistics per sample and channel (more
+ * than one element each, as PyTorch checks), or the running ones with
+ * use_input_stats=false; running statistics that use_input_stats=true
+ * would update in place are refused, as batch_norm(training=true)
+ * without a train section is. */
+static bool instance_norm_stats(Ctx *c, Expr *call, Expr *x, const Poly *channels)
+{
+    bool use_input;
+    double momentum, eps;
+    if (!bool_param(c, call, "use_input_stats", true, &use_input) ||
+        !float_param(c, call, "momentum", 0.1, &momentum) || !float_param(c, call, "eps", 1e-5, &eps))
+        return false;
+    const Shape *xs = &x->type.shape;
+    if (xs->ndim < 3) {
+        error_at(c, x->loc, "instance_norm(): expected an input of 3 to 5 dimensions (N, C, spatial...), but got %s",
+                 shape_str(c, xs));
+        return false;
+    }
+    int64_t n = 1, v;
+    for (int i = 2; i < xs->ndim; i++)
+        n = const_dim(xs->dims[i], &v) ? n * v : -1;
+    if (use_input && n == 1) {
+        error_at(c, x->loc, "Expected more than 1 spatial element when training, got input size %s", shape_str(c, xs));
+        return false;
+    }
+    const char *stats[2] = {"running_mean", "running_var"};
+    for (int i = 0; i < 2; i++) {
+        Expr *s;
+        if (!tensor_arg(c, call, stats[i], &s))
+            return false;
+        if (!s && !use_input) {
+            error_at(c, call->loc, "Expected running_mean and running_var to be defined when use_input_stats is false");
+            return false;
+        }
+        if (s && use_input) {
+            error_at(c, s->loc, "instance_norm(): with use_input_stats=true the running statistics are updated in "
+                     "place, which a compiled forward does not do; leave them out, or pass use_input_stats=false "
+                     "to normalise with them");
+            return false;
+        }
+        if (s && (!per_channel(c, call, s, channels) || !mixed_ok(c, call, x, s)))
+            return false;
+    }
+    return true;
 }
 
 bool infer_norm(Ctx *c, Expr *call)
@@ -60,6 +106,8 @@ bool infer_norm(Ctx *c, Expr *call)
             return false;
         }
     }
+    if (id == OP_INSTANCE_NORM && !instance_norm_stats(c, call, x, channels))
+        return false;
     if (id == OP_BATCH_NORM) {
         bool training;
         double momentum, eps;

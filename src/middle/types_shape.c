@@ -214,16 +214,16 @@ bool infer_expand(Ctx *c, Expr *call)
         return false;
     Expr *x = arg(call, 0);
     const Shape *xs = &x->type.shape;
-    int64_t v[MAX_DIMS];
+    Poly *v[MAX_DIMS];
     Expr *where[MAX_DIMS];
     bool ok;
-    int n = int_varargs(c, call, "size", v, where, &ok);
+    int n = size_varargs(c, call, "size", v, where, &ok);
     if (!ok)
         return false;
     Buf text;
     buf_init(&text, c->arena);
     for (int i = 0; i < n; i++)
-        buf_printf(&text, "%s%lld", i ? ", " : "", (long long)v[i]);
+        buf_printf(&text, "%s%s", i ? ", " : "", dim_str(c, v[i]));
     if (n < xs->ndim) {
         error_at(c, call->loc, "expand(%s, size=[%s]): the number of sizes provided (%d) must be greater or equal to "
                  "the number of dimensions in the tensor (%d)", type_to_string(c, &x->type), text.data, n, xs->ndim);
@@ -232,24 +232,26 @@ bool infer_expand(Ctx *c, Expr *call)
     Shape out = {.ndim = n};
     for (int i = 0; i < n; i++) {
         int j = i - (n - xs->ndim);
-        int64_t have;
+        int64_t have, k = 0;
+        bool literal = const_dim(v[i], &k);
         if (j < 0) {
-            if (v[i] < 0) {
+            if (literal && k < 0) {
                 error_at(c, where[i]->loc, "The expanded size of the tensor (%lld) isn't allowed in a leading, "
-                         "non-existing dimension %d", (long long)v[i], i);
+                         "non-existing dimension %d", (long long)k, i);
                 return false;
             }
-            out.dims[i] = poly_const(c, v[i]);
-        } else if (v[i] == -1) {
+            out.dims[i] = v[i];
+        } else if (literal && k == -1) {
             out.dims[i] = xs->dims[j];
-        } else if (v[i] < 0) {
-            error_at(c, where[i]->loc, "invalid shape dimension %lld", (long long)v[i]);
+        } else if (literal && k < 0) {
+            error_at(c, where[i]->loc, "invalid shape dimension %lld", (long long)k);
             return false;
-        } else if (const_dim(xs->dims[j], &have) && (have == v[i] || have == 1)) {
-            out.dims[i] = poly_const(c, v[i]);
+        } else if (dims_match(xs->dims[j], v[i]) || (const_dim(xs->dims[j], &have) && have == 1)) {
+            /* a dimension of the model expands a size-1 dim to the batch */
+            out.dims[i] = v[i];
         } else {
-            error_at(c, where[i]->loc, "The expanded size of the tensor (%lld) must match the existing size (%s) at "
-                     "non-singleton dimension %d.  Target sizes: [%s].  Tensor sizes: %s", (long long)v[i],
+            error_at(c, where[i]->loc, "The expanded size of the tensor (%s) must match the existing size (%s) at "
+                     "non-singleton dimension %d.  Target sizes: [%s].  Tensor sizes: %s", dim_str(c, v[i]),
                      dim_str(c, xs->dims[j]), i, text.data, shape_str(c, xs));
             return false;
         }
@@ -263,7 +265,7 @@ bool infer_expand(Ctx *c, Expr *call)
 bool infer_cat(Ctx *c, Expr *call)
 {
     bool stack = call->op->id == OP_STACK;
-    Expr *ts[8];
+    Expr **ts = arena_alloc(c->arena, (size_t)call->op->nparams * sizeof *ts);
     int n = 0;
     for (int i = 0; i < call->op->nparams; i++) {
         if (strcmp(call->op->params[i].name, "tensors") != 0 || !arg(call, i))

@@ -249,9 +249,13 @@ bool infer_pool(Ctx *c, Expr *call)
         return false;
     Expr *x = arg(call, 0);
     OpId id = call->op->id;
-    bool is_max = id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
-    bool adaptive = id == OP_ADAPTIVE_AVG_POOL2D || id == OP_ADAPTIVE_AVG_POOL3D;
-    int spatial = id == OP_MAX_POOL3D || id == OP_AVG_POOL3D || id == OP_ADAPTIVE_AVG_POOL3D ? 3 : 2;
+    bool is_max = id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
+    bool adaptive_max = id == OP_ADAPTIVE_MAX_POOL1D || id == OP_ADAPTIVE_MAX_POOL2D;
+    bool adaptive = adaptive_max || id == OP_ADAPTIVE_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL2D ||
+                    id == OP_ADAPTIVE_AVG_POOL3D;
+    int spatial = id == OP_MAX_POOL3D || id == OP_AVG_POOL3D || id == OP_ADAPTIVE_AVG_POOL3D ? 3
+                  : id == OP_MAX_POOL1D || id == OP_AVG_POOL1D || id == OP_ADAPTIVE_AVG_POOL1D ||
+                    id == OP_ADAPTIVE_MAX_POOL1D ? 1 : 2;
     const Shape *xs = &x->type.shape;
     if (xs->ndim != spatial + 1 && xs->ndim != spatial + 2) {
         error_at(c, x->loc, "%s(): non-empty %dD or %dD (batch mode) tensor expected for input, but got %s",
@@ -268,6 +272,14 @@ bool infer_pool(Ctx *c, Expr *call)
         if (o < 0) {
             error_at(c, named(call, "output_size")->loc, "%s: elements of output_size must be "
                      "greater than or equal to 0 but received %lld", call->op->name, (long long)o);
+            return false;
+        }
+        bool indices;
+        if (adaptive_max && !bool_param(c, call, "return_indices", false, &indices))
+            return false;
+        if (adaptive_max && indices) {
+            error_at(c, named(call, "return_indices")->loc, "%s(return_indices=true) returns two tensors, "
+                     "which ampc cannot assign yet", call->op->name);
             return false;
         }
         for (int i = out.ndim - spatial; i < out.ndim; i++)
@@ -303,8 +315,8 @@ bool infer_pool(Ctx *c, Expr *call)
             return false;
         }
     } else {
-        int64_t div;
-        if (!int_param(c, call, "divisor_override", 1, &div))
+        int64_t div = 1; /* avg_pool1d has no divisor_override */
+        if (op_param_index(call->op, "divisor_override") >= 0 && !int_param(c, call, "divisor_override", 1, &div))
             return false;
         if (div == 0) {
             error_at(c, named(call, "divisor_override")->loc, "divisor must be not zero");
@@ -398,13 +410,60 @@ static int op_spatial(OpId id)
     }
 }
 
+/* interpolate's mode: PyTorch's names, each with the input ranks it takes */
+static bool interpolate_mode(Ctx *c, Expr *call, int ndim)
+{
+    static const struct {
+        const char *name;
+        int lo, hi; /* input ranks */
+        bool interpolating; /* takes align_corners */
+    } modes[] = {{"nearest", 3, 5, false}, {"linear", 3, 3, true}, {"bilinear", 4, 4, true},
+                 {"bicubic", 4, 4, true}, {"trilinear", 5, 5, true}};
+    Expr *m = named(call, "mode");
+    const char *mode = m && m->kind == E_STRING ? m->text : "nearest";
+    if (m && m->kind != E_STRING) {
+        error_at(c, m->loc, "interpolate(): mode= takes a string such as \"bilinear\"");
+        return false;
+    }
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (strcmp(modes[i].name, mode) != 0)
+            continue;
+        if (ndim < modes[i].lo || ndim > modes[i].hi) {
+            error_at(c, arg(call, 0)->loc, "interpolate(): mode \"%s\" takes a %dD input%s, but got a %dD input",
+                     mode, modes[i].lo, modes[i].lo == modes[i].hi ? "" : " or more", ndim);
+            return false;
+        }
+        if (!modes[i].interpolating && named(call, "align_corners")) {
+            error_at(c, named(call, "align_corners")->loc, "align_corners option can only be set with the "
+                     "interpolating modes: linear | bilinear | bicubic | trilinear");
+            return false;
+        }
+        return true;
+    }
+    error_at(c, m->loc, "interpolate(): mode \"%s\" is not one of nearest, linear, bilinear, bicubic, trilinear "
+             "(area and nearest-exact have no runtime kernel yet)", mode);
+    return false;
+}
+
 bool infer_upsample(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
         return false;
-    Expr *x = arg(call, 0), *size = named(call, "output_size"), *scale = named(call, "scale_factors");
-    int spatial = op_spatial(call->op->id);
+    bool interp = call->op->id == OP_INTERPOLATE;
+    Expr *x = arg(call, 0), *size = named(call, interp ? "size" : "output_size");
+    Expr *scale = named(call, interp ? "scale_factor" : "scale_factors");
     const Shape *xs = &x->type.shape;
+    int spatial = interp ? xs->ndim - 2 : op_spatial(call->op->id);
+    if (interp) {
+        bool antialias, recompute;
+        if (!interpolate_mode(c, call, xs->ndim) || !bool_param(c, call, "antialias", false, &antialias) ||
+            !bool_param(c, call, "recompute_scale_factor", false, &recompute))
+            return false;
+        if (antialias) {
+            error_at(c, named(call, "antialias")->loc, "interpolate(): antialias=true has no runtime kernel yet");
+            return false;
+        }
+    }
     if (xs->ndim != spatial + 2) {
         error_at(c, x->loc, "%s(): Non-empty %dD data tensor expected but got a tensor with sizes %s", call->op->name,
                  spatial + 2, shape_str(c, xs));
@@ -416,7 +475,9 @@ bool infer_upsample(Ctx *c, Expr *call)
         return false;
     }
     if (!size == !scale) {
-        error_at(c, call->loc, "Must specify exactly one of output_size and scale_factors");
+        error_at(c, call->loc, interp ? (size ? "only one of size or scale_factor should be defined"
+                                              : "either size or scale_factor should be defined")
+                                      : "Must specify exactly one of output_size and scale_factors");
         return false;
     }
     int ac = op_param_index(call->op, "align_corners");

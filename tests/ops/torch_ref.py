@@ -377,6 +377,83 @@ def upsample(t):
 
 
 @model
+def resample(t):
+    y, x, z = t["y"], t["x"], t["z"]
+    i = F.interpolate
+    return dict(
+        o_mp1=F.max_pool1d(y, 2), o_mp1_s=F.max_pool1d(y, 3, stride=2, padding=1, ceil_mode=True),
+        o_mp1_d=F.max_pool1d(y, 2, 1, 0, 3),
+        o_ap1=F.avg_pool1d(y, 3), o_ap1_s=F.avg_pool1d(y, 3, 2, 1, count_include_pad=False),
+        o_ap1_c=F.avg_pool1d(y, 2, stride=2, padding=1, ceil_mode=True),
+        o_aap1=F.adaptive_avg_pool1d(y, 4), o_aap1_up=F.adaptive_avg_pool1d(y, 11),
+        o_amp1=F.adaptive_max_pool1d(y, 4), o_amp1_up=F.adaptive_max_pool1d(y, 11),
+        o_amp2=F.adaptive_max_pool2d(x, 3), o_amp2_1=F.adaptive_max_pool2d(x, 1),
+        o_i_n1=i(y, size=13), o_i_n1_s=i(y, scale_factor=1.5),
+        o_i_l1=i(y, size=7, mode="linear"), o_i_l1_ac=i(y, scale_factor=2.0, mode="linear", align_corners=True),
+        o_i_n2=i(x, scale_factor=2.0), o_i_n2_sz=i(x, 7, mode="nearest"),
+        o_i_b2=i(x, size=7, mode="bilinear"), o_i_b2_ac=i(x, scale_factor=1.5, mode="bilinear", align_corners=True),
+        o_i_b2_rs=i(x, scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+        o_i_c2=i(x, size=6, mode="bicubic"), o_i_c2_s=i(x, scale_factor=2.0, mode="bicubic", align_corners=False),
+        o_i_n3=i(z, size=5), o_i_t3=i(z, scale_factor=2.0, mode="trilinear"),
+        o_i_t3_ac=i(z, size=4, mode="trilinear", align_corners=True),
+    )
+
+
+@model
+def rearrange(t):
+    x, c, p, v = t["x"], t["c"], t["p"], t["v"]
+    return dict(
+        o_select=torch.select(x, 1, 2), o_select_neg=x.select(-1, -2), o_select_v=torch.select(v, 0, 3),
+        o_flip=torch.flip(x, (1, -1)), o_flip_b=x.flip(0),
+        o_roll=torch.roll(x, 2, 3), o_roll_neg=torch.roll(x, -1, dims=1), o_roll_big=x.roll(7, 2),
+        o_roll_flat=torch.roll(v, 2),
+        o_repeat=x.repeat(1, 2, 1, 3), o_repeat_new=v.repeat(2, 3), o_repeat_front=x.repeat(2, 1, 1, 1, 1),
+        o_tile=torch.tile(x, (2, 1)), o_tile_v=v.tile(3),
+        o_pshuf=F.pixel_shuffle(c, 2), o_punshuf=F.pixel_unshuffle(p, 2), o_cshuf=F.channel_shuffle(c, 4),
+        o_cat10=torch.cat([v] * 10), o_cat9=torch.cat([x] * 9, dim=2), o_stack9=torch.stack([v] * 9, dim=1),
+    )
+
+
+@model
+def masks(t):
+    x, m, r, c = t["x"], t["m"], t["r"], t["c"]
+    return dict(
+        o_fill=torch.masked_fill(x, m, 0.5), o_fill_neg=x.masked_fill(r, -1e4), o_fill_int=torch.masked_fill(x, m, 3),
+        o_fill_bcast=torch.masked_fill(x, c, 2.25),
+    )
+
+
+@model
+def instance_norm(t):
+    y, x, z, w, b = t["y"], t["x"], t["z"], t["w"], t["b"]
+    return dict(
+        o_in1=F.instance_norm(y), o_in2=F.instance_norm(x, weight=w, bias=b),
+        o_in2_eps=F.instance_norm(x, weight=w, eps=0.1), o_in3=F.instance_norm(z),
+        o_in_stats=F.instance_norm(x, t["mean"], t["var"], w, b, use_input_stats=False),
+    )
+
+
+@model
+def construct(t):
+    x, i, k = t["x"], t["i"], t["k"]
+    B = x.shape[0]
+    return dict(
+        o_zeros=torch.zeros(B, 4), o_ones=torch.ones(2, 3, dtype=torch.float64),
+        o_ones_h=torch.ones(5, dtype=torch.bfloat16), o_full=torch.full((5,), 2.5), o_full_i=torch.full((4,), 7),
+        o_full_b=torch.full((3,), True), o_zeros_like=torch.zeros_like(x),
+        o_ones_like=torch.ones_like(x, dtype=torch.float16), o_full_like=torch.full_like(x, -1.5),
+        o_full_like_i=torch.full_like(k, 3),
+        o_arange=torch.arange(5), o_arange2=torch.arange(2, 11, 3), o_arange_f=torch.arange(1.0, 2.0, 0.125),
+        o_arange_neg=torch.arange(1.5, -2, -0.75),
+        o_linspace=torch.linspace(0.0, 1.0, 7), o_linspace_neg=torch.linspace(3, -2.5, 10, dtype=torch.float64),
+        o_linspace_h=torch.linspace(-1.0, 1.0, 9, dtype=torch.float16),
+        o_linspace_i=torch.linspace(0, 10, 4, dtype=torch.int64),
+        o_eye=torch.eye(3), o_eye_rect=torch.eye(B, 4, dtype=torch.float64), o_one_hot=F.one_hot(i, 5),
+        o_triu=torch.triu(x), o_triu_d=x.triu(1), o_tril=torch.tril(x, -1), o_tril_i=torch.tril(k, 2),
+    )
+
+
+@model
 def norm(t):
     x, x4, h = t["x"], t["x4"], t["h"]
     rm, rv = t["bn.running_mean"], t["bn.running_var"]

@@ -1,5 +1,6 @@
 /*
- * test_pool.c - max_pool, avg_pool, adaptive_avg_pool and upsample, every
+ * test_pool.c - max_pool, avg_pool, adaptive_avg_pool, adaptive_max_pool
+ * (and its gradient) and upsample, every
  * dtype, through the public and the reference table, against oracles in
  * double from the same rounded inputs; and fixed cases against PyTorch's
  * f64 results (tests/runtime/torch_spatial.py; skipped, saying so, without
@@ -309,6 +310,67 @@ static amp_upsample_desc up_desc_of(const up_case *c, int64_t planes)
 /* f32/bf16/f16 against the f64 kernel on the same rounded inputs (the f64
  * kernel is itself pinned to PyTorch below): up to 64 taps, weights summing
  * to 1 (bicubic's absolute weights to at most 1.6^2 per output). */
+/* adaptive_max_pool: each window's first largest element (its index too),
+ * against a scan of the window written here; its gradient puts each dy on
+ * that element, accumulating where windows overlap. */
+static void test_adaptive_max_pool(void **state)
+{
+    static const int64_t shapes[][5] = {
+        /* nspatial, in..., out... */
+        { 1, 10, 3 }, { 1, 3, 7 }, { 2, 7, 5, 3, 2 }, { 2, 4, 4, 1, 1 }, { 2, 6, 9, 4, 9 },
+    };
+    (void)state;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int di = 0; di < NDTYPES; di++) {
+            int ns = (int)shapes[s][0];
+            const int64_t *in = &shapes[s][1], *out = &shapes[s][1 + ns];
+            int64_t planes = 3, in_n = product(ns, in), out_n = product(ns, out);
+            amp_dtype t = dtypes[di];
+            tensor x = tensor_random(t, (size_t)(planes * in_n), -3, 3), y[NTABLES];
+            tensor dy = tensor_random(t, (size_t)(planes * out_n), -1, 1), dx[NTABLES];
+            int64_t *idx = malloc((size_t)(planes * out_n) * sizeof *idx);
+            assert_non_null(idx);
+            for (int e = 0; e < NTABLES; e++) {
+                y[e] = tensor_new(t, (size_t)(planes * out_n));
+                dx[e] = tensor_new(t, (size_t)(planes * in_n));
+                KCALL(tables[e], t, adaptive_max_pool, ns, planes, in, out, x.data, y[e].data, idx);
+                KCALL(tables[e], t, adaptive_max_pool_backward, ns, planes, in, out, x.data, dy.data, dx[e].data);
+                double *want_dx = calloc((size_t)(planes * in_n), sizeof *want_dx);
+                assert_non_null(want_dx);
+                for (int64_t p = 0; p < planes; p++)
+                    for (int64_t of = 0; of < out_n; of++) {
+                        int64_t o[3], ip[3], best = -1;
+                        unflat(ns, of, out, o);
+                        for (int64_t f = 0; f < in_n; f++) {
+                            int inside = 1;
+                            unflat(ns, f, in, ip);
+                            for (int i = 0; i < ns; i++)
+                                inside &= o[i] * in[i] < (ip[i] + 1) * out[i] && ip[i] * out[i] < (o[i] + 1) * in[i];
+                            if (inside && (best < 0 || get(&x, (size_t)(p * in_n + f)) > get(&x, (size_t)(p * in_n + best))))
+                                best = f;
+                        }
+                        expect_close(&y[e], (size_t)(p * out_n + of), get(&x, (size_t)(p * in_n + best)), 0,
+                                     "adaptive_max_pool");
+                        assert_int_equal(idx[p * out_n + of], best);
+                        want_dx[p * in_n + best] += get(&dy, (size_t)(p * out_n + of));
+                    }
+                for (int64_t i = 0; i < planes * in_n; i++)
+                    expect_close(&dx[e], (size_t)i, want_dx[i], 4 * u_acc(t) * (fabs(want_dx[i]) + 1),
+                                 "adaptive_max_pool_backward");
+                free(want_dx);
+            }
+            expect_public_equals_ref(&y[0], &y[1]);
+            expect_public_equals_ref(&dx[0], &dx[1]);
+            free(idx);
+            tensor_free(&x);
+            tensor_free(&dy);
+            for (int e = 0; e < NTABLES; e++) {
+                tensor_free(&y[e]);
+                tensor_free(&dx[e]);
+            }
+        }
+}
+
 static void test_upsample(void **state)
 {
     (void)state;
@@ -431,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_max_pool),
         cmocka_unit_test(test_avg_pool),
         cmocka_unit_test(test_adaptive_avg_pool),
+        cmocka_unit_test(test_adaptive_max_pool),
         cmocka_unit_test(test_upsample),
         cmocka_unit_test(test_pool_against_torch),
         cmocka_unit_test(test_adaptive_and_upsample_against_torch),

@@ -76,6 +76,7 @@
  *      margin term where margin - x >= 0 (clamp_min's subgradient).
  *  max_pool_backward     dx: each dy added to the input element the forward
  *      chose (the first maximum in the window, NaN winning, as forward).
+ *  adaptive_max_pool_backward  the same over adaptive_max_pool's windows.
  *  max_pool_relu_backward  the same for a max_pool of a relu's output x,
  *      continued through the relu: relu_backward (x as its input and
  *      output) of max_pool_backward's dx, in one call, bit for bit the two
@@ -278,6 +279,10 @@
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
        const CT *dy, CT *dx),                                                            \
       (nspatial, planes, in_size, out_size, dy, dx))                                     \
+    X(adaptive_max_pool_backward_##T, void,                                              \
+      (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
+       const CT *x, const CT *dy, CT *dx),                                               \
+      (nspatial, planes, in_size, out_size, x, dy, dx))                                  \
     X(upsample_backward_##T, void, (const amp_upsample_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
     X(conv_backward_weight_##T, void,                                                    \
       (const amp_conv_desc *d, const CT *x, const CT *dy, CT *dw), (d, x, dy, dw))       \

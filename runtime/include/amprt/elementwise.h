@@ -175,9 +175,38 @@ typedef enum { AMP_PAD_CONSTANT = 0, AMP_PAD_REFLECT = 1, AMP_PAD_REPLICATE = 2 
  *                 ndim 0 copies one element.  x and y must not overlap.
  *                 Covers permute, transpose, expand, slice, narrow, and
  *                 each input of cat and stack.
+ *  tri            y = x (batch matrices of rows x cols) with the elements
+ *                 where column - row < diagonal (upper: triu) or
+ *                 > diagonal (tril) zeroed.  x and y may be the same.
+ *
+ * Constructors, for any dtype t (integer and bool too): a number reaches an
+ * integer dtype truncated, a floating one rounded once from double.
+ *  full           y[i] = value
+ *  arange         y[i] = start + i * step, computed in double
+ *  linspace       n values from start to end as PyTorch's CPU kernel: the
+ *                 step (end - start) / (n - 1), the first n / 2 values
+ *                 start + i * step, the rest end - (n - 1 - i) * step, each
+ *                 operation rounded to t for bf16 and f16 (double for the
+ *                 integer dtypes); n == 1 gives start.
+ *  eye            y [n, m]: 1 where row == column, else 0
+ *  one_hot        y i64 [n, classes]: 1 at index[i] in row i, else 0.
+ *                 Returns AMP_ERR_TARGET_OUT_OF_RANGE, writing nothing,
+ *                 for an index outside [0, classes).
  */
 #define AMP_DATA_KERNELS(X)                                                              \
     X(copy_strided, void,                                                                \
       (size_t elem_size, int ndim, const int64_t *shape, const void *x,                  \
        const int64_t *x_stride, void *y, const int64_t *y_stride),                       \
-      (elem_size, ndim, shape, x, x_stride, y, y_stride))
+      (elem_size, ndim, shape, x, x_stride, y, y_stride))                                \
+    X(tri, void,                                                                         \
+      (size_t elem_size, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal,    \
+       int upper, const void *x, void *y),                                               \
+      (elem_size, batch, rows, cols, diagonal, upper, x, y))                             \
+    X(full, void, (amp_dtype t, size_t n, double value, void *y), (t, n, value, y))      \
+    X(arange, void, (amp_dtype t, size_t n, double start, double step, void *y),         \
+      (t, n, start, step, y))                                                            \
+    X(linspace, void, (amp_dtype t, size_t n, double start, double end, void *y),        \
+      (t, n, start, end, y))                                                             \
+    X(eye, void, (amp_dtype t, int64_t n, int64_t m, void *y), (t, n, m, y))             \
+    X(one_hot, int, (int64_t n, int64_t classes, const int64_t *index, int64_t *y),      \
+      (n, classes, index, y))

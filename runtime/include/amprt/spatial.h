@@ -26,6 +26,9 @@
  *                  the elements inside the input; divisor_override when > 0.
  *  adaptive_avg_pool  PyTorch's windows: start floor(o*in/out), end
  *                  ceil((o+1)*in/out).
+ *  adaptive_max_pool  the largest element of each of those windows, as
+ *                  max_pool chooses it (ties keep the first, NaN wins);
+ *                  indices (may be NULL) as max_pool's.
  *  upsample        mode nearest (PyTorch's "nearest": src = floor(dst *
  *                  scale)), linear (linear/bilinear/trilinear by nspatial),
  *                  cubic (bicubic, A = -0.75, border clamped); scale[d] is
@@ -160,6 +163,10 @@ typedef struct amp_upsample_desc {
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
        const CT *x, CT *y),                                                              \
       (nspatial, planes, in_size, out_size, x, y))                                       \
+    X(adaptive_max_pool_##T, void,                                                       \
+      (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
+       const CT *x, CT *y, int64_t *indices),                                            \
+      (nspatial, planes, in_size, out_size, x, y, indices))                              \
     X(upsample_##T, void, (const amp_upsample_desc *d, const CT *x, CT *y), (d, x, y))   \
     X(embedding_##T, int,                                                                \
       (int64_t n_index, int64_t num_embeddings, int64_t dim, const CT *weight,           \

@@ -1,6 +1,7 @@
 /*
  * ref_backward_spatial.c - reference gradient kernels of amprt/backward.h
  * for the spatial and index ops: max_pool, avg_pool, adaptive_avg_pool,
+ * adaptive_max_pool,
  * upsample (the adjoints of the forward kernels), the conv and
  * conv_transpose weight gradients, embedding, index_select and pad.
  *
@@ -101,6 +102,21 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
             d.out_size[i] = out_size[i];                                                          \
         }                                                                                         \
         REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 2, &d, NULL, dy, dx);                          \
+    }                                                                                             \
+    void amp_ref_adaptive_max_pool_backward_##T(int nspatial, int64_t planes,                     \
+                                                const int64_t *in_size, const int64_t *out_size,  \
+                                                const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,  \
+                                                AMP_CTYPE_##T *dx)                                \
+    {                                                                                             \
+        amp_pool_desc d;                                                                          \
+        memset(&d, 0, sizeof d);                                                                  \
+        d.nspatial = nspatial;                                                                    \
+        d.planes = planes;                                                                        \
+        for (int i = 0; i < nspatial; i++) {                                                      \
+            d.in_size[i] = in_size[i];                                                            \
+            d.out_size[i] = out_size[i];                                                          \
+        }                                                                                         \
+        REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 3, &d, x, dy, dx);                             \
     }                                                                                             \
     void amp_ref_upsample_backward_##T(const amp_upsample_desc *d, const AMP_CTYPE_##T *dy,       \
                                        AMP_CTYPE_##T *dx)                                         \

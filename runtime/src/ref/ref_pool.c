@@ -1,5 +1,5 @@
 /*
- * ref_pool.c - reference max, average and adaptive average pooling over 1,
+ * ref_pool.c - reference max, average and adaptive average and max pooling over 1,
  * 2 or 3 spatial dims, with PyTorch's windows.
  *
  * Each window is reduced in ACC (f32 for f32/bf16/f16, f64 for f64) in
@@ -36,6 +36,13 @@
                                        AMP_CTYPE_##T *y)                                          \
     {                                                                                             \
         adaptive_avg_pool_##INST(AMP_DTYPE_##T, nspatial, planes, in_size, out_size, x, y);       \
+    }                                                                                             \
+    void amp_ref_adaptive_max_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,      \
+                                       const int64_t *out_size, const AMP_CTYPE_##T *x,           \
+                                       AMP_CTYPE_##T *y, int64_t *indices)                        \
+    {                                                                                             \
+        adaptive_max_pool_##INST(AMP_DTYPE_##T, nspatial, planes, in_size, out_size, x, y,        \
+                                 indices);                                                        \
     }
 
 POOL_KERNELS(f64, dacc)
