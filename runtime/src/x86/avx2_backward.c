@@ -434,14 +434,22 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 8);
     /* the padded row (-inf around it), then each lane's best so far */
     float rowbuf[2 * POOL_ROW_MAX + 64] __attribute__((aligned(32)));
+    float dyrow[POOL_ROW_MAX]; /* out_w <= POOL_ROW_MAX (max_pool_backward_simple) */
     for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     memset(sum, 0, (size_t)in_plane * sizeof *sum);
     for (int64_t oh = 0; oh < c->out_h; oh++) {
         const char *dyr = dy + (size_t)(oh * out_w) * es;
+        int64_t q = 0;
         mpb_choose_row(c, x, oh, rowbuf, idx);
+        /* the row's dy as f32 first, so that the ordered pass is loads
+         * and adds only */
+        for (; q + 8 <= out_w; q += 8)
+            _mm256_storeu_ps(dyrow + q, avx2_load8(t, dyr + (size_t)q * es));
+        if (q < out_w)
+            avx2_store8_n(AMP_F32, dyrow + q, (size_t)(out_w - q), avx2_load8_n(t, dyr + (size_t)q * es, (size_t)(out_w - q)));
         for (int64_t ow = 0; ow < out_w; ow++)
-            sum[idx[ow]] += amp_ld(t, dyr, ow);
+            sum[idx[ow]] += dyrow[ow];
     }
     for (int64_t i = 0; i < in_plane; i += 8) {
         const size_t n = in_plane - i < 8 ? (size_t)(in_plane - i) : 8;
