@@ -198,7 +198,7 @@ TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, con
     char *y = c->y;
     size_t i = begin;
     for (; i + 16 <= end; i += 16) {
-        const __m256 v0 = avx2_load8(from, x + i * fs), v1 = avx2_load8(from, x + (i + 8) * fs);
+        const __m256 v0 = avx2_load8_quiet(from, x + i * fs), v1 = avx2_load8_quiet(from, x + (i + 8) * fs);
         if (to == AMP_BF16) /* two vectors' words packed by one vpackusdw */
             _mm256_storeu_si256((__m256i *)(y + i * ts),
                                 _mm256_permute4x64_epi64(_mm256_packus_epi32(avx2_bf16_words_of(v0), avx2_bf16_words_of(v1)),
@@ -209,9 +209,12 @@ TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, con
         }
     }
     for (; i + 8 <= end; i += 8)
-        avx2_store8(to, y + i * ts, avx2_load8(from, x + i * fs));
-    if (i < end)
-        avx2_store8_n(to, y + i * ts, end - i, avx2_load8_n(from, x + i * fs, end - i));
+        avx2_store8(to, y + i * ts, avx2_load8_quiet(from, x + i * fs));
+    if (i < end) {
+        const __m256 v = avx2_load8_n(from, x + i * fs, end - i);
+        avx2_store8_n(to, y + i * ts, end - i,
+                      from == AMP_BF16 ? avx2_bf16_bits_to_f32(_mm256_castps_si256(v)) : v);
+    }
 }
 
 TARGET static void cast_body(const void *c_, size_t begin, size_t end)
