@@ -287,6 +287,18 @@ TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, siz
     char *p = c->p, *buf = c->buf;
     const char *g = c->g;
     size_t i = begin;
+    for (; t == AMP_BF16 && i + 16 <= end; i += 16) {
+        __m256 pe, po, ge, go, be = _mm256_setzero_ps(), bo = be, re, ro;
+        avx2_load16_bf16(p + i * es, &pe, &po);
+        avx2_load16_bf16(g + i * es, &ge, &go);
+        if (use_m && !first)
+            avx2_load16_bf16(buf + i * es, &be, &bo);
+        re = sgd8(c, pe, ge, &be, maximize, use_wd, use_m, first, nesterov);
+        ro = sgd8(c, po, go, &bo, maximize, use_wd, use_m, first, nesterov);
+        if (use_m)
+            avx2_store16_bf16(buf + i * es, be, bo);
+        avx2_store16_bf16(p + i * es, re, ro);
+    }
     for (; i + 8 <= end; i += 8) {
         __m256 b = use_m && !first ? avx2_load8(t, buf + i * es) : _mm256_setzero_ps();
         const __m256 r = sgd8(c, avx2_load8(t, p + i * es), avx2_load8(t, g + i * es), &b, maximize, use_wd, use_m,

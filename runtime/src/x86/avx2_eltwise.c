@@ -106,6 +106,12 @@ TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, 
     const char *a = c->a, *b = c->b;
     char *y = c->y;
     size_t i = begin;
+    for (; t == AMP_BF16 && i + 16 <= end; i += 16) {
+        __m256 ae, ao, be, bo;
+        avx2_load16_bf16(a + i * es, &ae, &ao);
+        avx2_load16_bf16(b + i * es, &be, &bo);
+        avx2_store16_bf16(y + i * es, avx2_add_first(ae, be), avx2_add_first(ao, bo));
+    }
     for (; i + 8 <= end; i += 8)
         avx2_store8(t, y + i * es, avx2_add_first(avx2_load8(t, a + i * es), avx2_load8(t, b + i * es)));
     if (i < end)
@@ -274,6 +280,12 @@ TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, siz
         const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
         char *y = (char *)c->y + plane * (size_t)c->HxW * es;
         int64_t s = 0;
+        for (; t == AMP_BF16 && s + 16 <= c->HxW; s += 16) {
+            __m256 e, o;
+            avx2_load16_bf16(x + (size_t)s * es, &e, &o);
+            avx2_store16_bf16(y + (size_t)s * es, bn8(e, vmean, vrstd, vw, vb, has_w, has_b),
+                              bn8(o, vmean, vrstd, vw, vb, has_w, has_b));
+        }
         for (; s + 8 <= c->HxW; s += 8)
             avx2_store8(t, y + (size_t)s * es, bn8(avx2_load8(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
         if (s < c->HxW) {

@@ -69,6 +69,40 @@ AVX2_TARGET static inline __m256i avx2_bf16_words_of(__m256 v)
     return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
 }
 
+/* ---- 16 bf16 values as two vectors, no shuffles: the even elements (0, 2,
+ * ..., 14) and the odd ones, each the f32 its bits are (a signalling NaN
+ * left as avx2_load8 leaves it).  For kernels that compute element by
+ * element: the two vectors are stored back interleaved as they came by
+ * avx2_store16_bf16, so the order never matters, and neither the load nor
+ * the store crosses lanes (the widening and packing shuffles of
+ * avx2_load8 and avx2_store8 share one port, which bounded the bf16
+ * loops). */
+AVX2_TARGET static inline void avx2_load16_bf16(const void *p, __m256 *even, __m256 *odd)
+{
+    const __m256i w = _mm256_loadu_si256((const __m256i *)p);
+    *even = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    *odd = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+/* v rounded to bf16 as avx2_bf16_words_of rounds it, in the high halves
+ * (the low halves 0). */
+AVX2_TARGET static inline __m256i avx2_bf16_high_of(__m256 v)
+{
+    const __m256i u = _mm256_castps_si256(v);
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+                                 _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    if (_mm256_movemask_ps(nan)) /* a NaN keeps its top bits, quieted */
+        r = _mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), _mm256_castps_si256(nan));
+    return _mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u));
+}
+
+AVX2_TARGET static inline void avx2_store16_bf16(void *p, __m256 even, __m256 odd)
+{
+    _mm256_storeu_si256((__m256i *)p, _mm256_or_si256(_mm256_srli_epi32(avx2_bf16_high_of(even), 16),
+                                                      avx2_bf16_high_of(odd)));
+}
+
 /* The low 16 bits of 8 32-bit lanes (each below 2^16), packed in order. */
 AVX2_TARGET static inline __m128i avx2_pack_words(__m256i r)
 {
