@@ -20,7 +20,21 @@
 BENCH_SIZES ?= 256 512 1024
 BENCH_PYTHON ?= /usr/bin/python3
 
-.PHONY: bench bench-models
+.PHONY: bench bench-models bench-kernels
+
+# make bench-kernels: the kernels between the products (element-wise,
+# casts, batch_norm, pooling, sums, cross_entropy, gradients, sgd) of
+# BENCH_KERNEL_SET (avx2 by default; on an AVX-512 machine it still runs
+# the AVX2 set) against the reference, per storage dtype, one thread
+# (bench/kernel_bench.c): which storage wins per op.
+BENCH_KERNEL_SET ?= avx2
+$(BUILD)/bench/kernel_bench: bench/kernel_bench.c $(BUILD)/libamprt.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CFLAGS_RUNTIME) -Iruntime/src -o $@ $< $(BUILD)/libamprt.a -lm -lpthread
+
+bench-kernels: $(BUILD)/bench/kernel_bench
+	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
+	$(BUILD)/bench/kernel_bench $(BENCH_KERNEL_SET)
 
 BENCH_ROUNDS ?= 3
 BENCH_ISA ?=

@@ -205,6 +205,11 @@ void amp_isa_avx512_fill_backward(amp_kernel_table *t);
 void amp_isa_avx512_fill_reduce(amp_kernel_table *t);
 /* x86/avx512_loss.c: cross_entropy forward and backward (bit-exact). */
 void amp_isa_avx512_fill_loss(amp_kernel_table *t);
+/* The AVX2 kernels beyond the GEMM and the convolutions (x86/avx2_eltwise.c,
+ * avx2_backward.c, avx2_reduce.c, avx2_loss.c), for the avx2 set:
+ * element-wise, casts, batch_norm, pooling, sums, cross_entropy, their
+ * gradients and sgd, bit for bit the reference. */
+void amp_isa_avx2_fill_kernels(amp_kernel_table *t);
 
 /*
  * The blocked, packed GEMM (frame/gemm.c) and its micro-kernel contract.

@@ -208,6 +208,7 @@ void amp_isa_avx2_fill(amp_kernel_table *t)
     ISA_GEMM_FILL(t, avx2, f32);
     ISA_GEMM_FILL(t, avx2, bf16);
     ISA_GEMM_FILL(t, avx2, f16);
+    amp_isa_avx2_fill_kernels(t);
 }
 
 #endif /* x86 */

@@ -1,0 +1,642 @@
+/*
+ * avx2_backward.c - the AVX2 (+ FMA + F16C) gradient and optimizer
+ * kernels of the "avx2" set: relu_backward, batch_norm_backward in its
+ * running-statistics form (training 0), the sgd update, 2-d
+ * max_pool_backward (and max_pool_relu_backward) and the global
+ * adaptive_avg_pool_backward, for f32, bf16 and f16 storage (bf16 and f16
+ * computing in f32, x86/avx2_store.h).
+ *
+ * Each computes exactly what its reference kernel computes (the same f32
+ * operations in the same order, no contraction into FMA, the same one
+ * rounding to the storage dtype), so tests compare them bit for bit
+ * (tests/runtime/test_fastbackward.c):
+ *
+ *  relu_backward   dx = x <= 0 ? 0 : dy, on the stored bits of x.
+ *  batch_norm_backward (training 0)  per channel the reference's 16 lane
+ *                  sums (lane s mod 16 of each image's row, in (n, s)
+ *                  order: two 8-lane vectors here) and its fixed tree,
+ *                  dx = (g w) rstd in the same pass; with HxW 1, 8
+ *                  channels side by side, each its own lane 0.  training 1
+ *                  and f64 parameters go to the reference.
+ *  sgd             the reference's formula per element, 8 at a time.
+ *  max_pool_backward (2-d, dilation 1)  the forward's choice made 8
+ *                  outputs at a time (each lane its best value and that
+ *                  value's flat index, from the window's first element),
+ *                  then the dy summed into an f32 plane in output order,
+ *                  as the reference adds them; other geometries go to the
+ *                  reference.
+ *  adaptive_avg_pool_backward (one output per plane)  one share per plane
+ *                  written over the plane.
+ *
+ * Compiled for AVX2 through target attributes only; installed by
+ * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "ref/ref_window.h"
+#include "avx2_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX2_TARGET
+
+/* ---- relu_backward -------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    const void *x, *dy;
+    void *dx;
+} relu_bw_ctx;
+
+TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
+{
+    const relu_bw_ctx *c = c_;
+    size_t i = begin;
+    if (c->t == AMP_F32) {
+        const uint32_t *x = c->x, *dy = c->dy;
+        uint32_t *dx = c->dx;
+        for (; i + 8 <= end; i += 8)
+            _mm256_storeu_si256((__m256i *)(dx + i), avx2_relu_bw32(_mm256_loadu_si256((const __m256i *)(x + i)),
+                                                                    _mm256_loadu_si256((const __m256i *)(dy + i))));
+        if (i < end) {
+            uint32_t bx[8] __attribute__((aligned(32))) = { 0 }, bg[8] __attribute__((aligned(32))) = { 0 };
+            memcpy(bx, x + i, (end - i) * 4);
+            memcpy(bg, dy + i, (end - i) * 4);
+            _mm256_store_si256((__m256i *)bg, avx2_relu_bw32(_mm256_load_si256((const __m256i *)bx),
+                                                             _mm256_load_si256((const __m256i *)bg)));
+            memcpy(dx + i, bg, (end - i) * 4);
+        }
+        return;
+    }
+    {
+        const uint16_t *x = c->x, *dy = c->dy;
+        uint16_t *dx = c->dx;
+        const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
+        for (; i + 16 <= end; i += 16)
+            _mm256_storeu_si256((__m256i *)(dx + i),
+                                avx2_relu_bw16(_mm256_loadu_si256((const __m256i *)(x + i)),
+                                               _mm256_loadu_si256((const __m256i *)(dy + i)), inf, quiet));
+        if (i < end) {
+            uint16_t bx[16] __attribute__((aligned(32))) = { 0 }, bg[16] __attribute__((aligned(32))) = { 0 };
+            memcpy(bx, x + i, (end - i) * 2);
+            memcpy(bg, dy + i, (end - i) * 2);
+            _mm256_store_si256((__m256i *)bg, avx2_relu_bw16(_mm256_load_si256((const __m256i *)bx),
+                                                             _mm256_load_si256((const __m256i *)bg), inf, quiet));
+            memcpy(dx + i, bg, (end - i) * 2);
+        }
+    }
+}
+
+static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void *dy, void *dx)
+{
+    relu_bw_ctx c = { t, x, dy, dx };
+    avx2_run_chunked(n, 1, relu_backward_body, &c);
+}
+
+/* ---- batch_norm_backward, running statistics ------------------------------------- */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t N, C, HxW;
+    const void *x, *mean, *var, *weight;
+    double eps;
+    const void *dy;
+    void *dx, *dweight, *dbias;
+    int64_t per_task; /* channels per task */
+} bn_bw_ctx;
+
+/* The reference's tree over 16 lanes: a[l] += a[l + w] for w = 8, 4, 2, 1. */
+static float sum16_tree(float a[16])
+{
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            a[l] += a[l + w];
+    return a[0];
+}
+
+/* [N, C] (HxW 1): 8 channels from c0 (nc of them) side by side, each
+ * summed over n in its own lane (the reference's lane 0; its tree adds 15
+ * empty lanes' +0 to a sum begun at +0, which changes nothing). */
+TARGET static AMP_ALWAYS_INLINE void bn_backward_rows(const bn_bw_ctx *c, int64_t c0, int64_t nc, const amp_dtype t)
+{
+    const amp_dtype pt = c->pt;
+    const size_t es = avx2_size_of(t), n8 = (size_t)nc;
+    float wv[8], meanv[8], rstdv[8], sdy[8], sdx[8];
+    for (int64_t l = 0; l < 8; l++) {
+        const int64_t ch = c0 + (l < nc ? l : 0);
+        wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+        meanv[l] = amp_ld(pt, c->mean, ch);
+        rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    }
+    const __m256 vw = _mm256_loadu_ps(wv), vm = _mm256_loadu_ps(meanv), vr = _mm256_loadu_ps(rstdv);
+    __m256 sum_dy = _mm256_setzero_ps(), sum_dy_xhat = _mm256_setzero_ps();
+    for (int64_t n = 0; n < c->N; n++) {
+        const size_t off = (size_t)(n * c->C + c0) * es;
+        const __m256 g = nc == 8 ? avx2_load8(t, (const char *)c->dy + off) : avx2_load8_n(t, (const char *)c->dy + off, n8);
+        const __m256 xv = nc == 8 ? avx2_load8(t, (const char *)c->x + off) : avx2_load8_n(t, (const char *)c->x + off, n8);
+        const __m256 d = _mm256_mul_ps(_mm256_mul_ps(g, vw), vr);
+        if (nc == 8)
+            avx2_store8(t, (char *)c->dx + off, d);
+        else
+            avx2_store8_n(t, (char *)c->dx + off, n8, d);
+        sum_dy = _mm256_add_ps(sum_dy, g);
+        sum_dy_xhat = _mm256_add_ps(sum_dy_xhat, _mm256_mul_ps(g, _mm256_mul_ps(_mm256_sub_ps(xv, vm), vr)));
+    }
+    _mm256_storeu_ps(sdy, sum_dy);
+    _mm256_storeu_ps(sdx, sum_dy_xhat);
+    for (int64_t l = 0; l < nc; l++) {
+        if (c->dweight != NULL)
+            amp_st(pt, c->dweight, c0 + l, sdx[l]);
+        if (c->dbias != NULL)
+            amp_st(pt, c->dbias, c0 + l, sdy[l]);
+    }
+}
+
+/* One channel, HxW > 1: lanes 0-7 and 8-15 of the reference's 16 in two
+ * vectors, 16 positions a step; a row's tail adds only its own lanes. */
+TARGET static AMP_ALWAYS_INLINE void bn_backward_channel(const bn_bw_ctx *c, int64_t ch, const amp_dtype t)
+{
+    const amp_dtype pt = c->pt;
+    const size_t es = avx2_size_of(t);
+    const int64_t HxW = c->HxW;
+    const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+    const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    const __m256 vw = _mm256_set1_ps(w), vr = _mm256_set1_ps(rstd), vm = _mm256_set1_ps(mean);
+    __m256 dy_lo = _mm256_setzero_ps(), dy_hi = dy_lo, dx_lo = dy_lo, dx_hi = dy_lo;
+    float lanes[16];
+    for (int64_t n = 0; n < c->N; n++) {
+        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+        const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
+        char *dxp = (char *)c->dx + row;
+        int64_t q = 0;
+        /* dx may be dy or x: each vector of both is read before its dx is stored */
+        for (; q + 16 <= HxW; q += 16) {
+            const __m256 g0 = avx2_load8(t, dyp + (size_t)q * es), x0 = avx2_load8(t, xp + (size_t)q * es);
+            const __m256 g1 = avx2_load8(t, dyp + (size_t)(q + 8) * es), x1 = avx2_load8(t, xp + (size_t)(q + 8) * es);
+            avx2_store8(t, dxp + (size_t)q * es, _mm256_mul_ps(_mm256_mul_ps(g0, vw), vr));
+            avx2_store8(t, dxp + (size_t)(q + 8) * es, _mm256_mul_ps(_mm256_mul_ps(g1, vw), vr));
+            dy_lo = _mm256_add_ps(dy_lo, g0);
+            dy_hi = _mm256_add_ps(dy_hi, g1);
+            dx_lo = _mm256_add_ps(dx_lo, _mm256_mul_ps(g0, _mm256_mul_ps(_mm256_sub_ps(x0, vm), vr)));
+            dx_hi = _mm256_add_ps(dx_hi, _mm256_mul_ps(g1, _mm256_mul_ps(_mm256_sub_ps(x1, vm), vr)));
+        }
+        for (int half = 0; half < 2 && q < HxW; half++, q += 8) {
+            const size_t left = (size_t)(HxW - q), k = left < 8 ? left : 8;
+            const __m256 g = avx2_load8_n(t, dyp + (size_t)q * es, k), xv = avx2_load8_n(t, xp + (size_t)q * es, k);
+            const __m256 on = avx2_first_lanes(k);
+            __m256 *sdy = half ? &dy_hi : &dy_lo, *sdx = half ? &dx_hi : &dx_lo;
+            avx2_store8_n(t, dxp + (size_t)q * es, k, _mm256_mul_ps(_mm256_mul_ps(g, vw), vr));
+            *sdy = _mm256_blendv_ps(*sdy, _mm256_add_ps(*sdy, g), on);
+            *sdx = _mm256_blendv_ps(*sdx, _mm256_add_ps(*sdx, _mm256_mul_ps(g, _mm256_mul_ps(_mm256_sub_ps(xv, vm), vr))),
+                                    on);
+        }
+    }
+    _mm256_storeu_ps(lanes, dy_lo);
+    _mm256_storeu_ps(lanes + 8, dy_hi);
+    const float sdy = sum16_tree(lanes);
+    _mm256_storeu_ps(lanes, dx_lo);
+    _mm256_storeu_ps(lanes + 8, dx_hi);
+    const float sdx = sum16_tree(lanes);
+    if (c->dweight != NULL)
+        amp_st(pt, c->dweight, ch, sdx);
+    if (c->dbias != NULL)
+        amp_st(pt, c->dbias, ch, sdy);
+}
+
+TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_t task, const amp_dtype t)
+{
+    const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task;
+    if (c->HxW == 1) {
+        for (int64_t l = 0; l < nc; l += 8)
+            bn_backward_rows(c, c0 + l, nc - l < 8 ? nc - l : 8, t);
+        return;
+    }
+    for (int64_t l = 0; l < nc; l++)
+        bn_backward_channel(c, c0 + l, t);
+}
+
+TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
+{
+    const bn_bw_ctx *c = ctx;
+    (void)slot;
+    switch (c->t) {
+    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
+    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
+    default: bn_backward_body(c, task, AMP_F32); break;
+    }
+}
+
+static void batch_norm_backward_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                                     const void *mean, const void *var, const void *weight, double eps,
+                                     const void *dy, void *dx, void *dweight, void *dbias)
+{
+    /* as few channels per task as keep a task at 32K elements or more, so
+     * that the threads can balance */
+    bn_bw_ctx c = { t, pt, N, C, HxW, x, mean, var, weight, eps, dy, dx, dweight, dbias, 16 };
+    int threads = amp_get_threads();
+    if (C <= 0)
+        return;
+    if (HxW > 1) {
+        const int64_t per_channel = N * HxW;
+        c.per_task = per_channel >= 32768 ? 1 : (32768 + per_channel - 1) / per_channel;
+        if (c.per_task > 16)
+            c.per_task = 16;
+    }
+    if ((size_t)(N * C * HxW) < AVX2_PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, (C + c.per_task - 1) / c.per_task, bn_backward_task, &c);
+}
+
+/* ---- sgd ---------------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    void *p, *buf;
+    const void *g;
+    float lr, m, keep, wd;
+    int use_wd, use_m, maximize, nesterov, first;
+} sgd_ctx;
+
+/* The reference's step: d = g (negated to maximize), + wd p, the momentum
+ * buffer b = first ? d : m b + keep d, d = nesterov ? d + m b : b, p - lr d;
+ * each flag a constant in the specialized loops below. */
+TARGET static AMP_ALWAYS_INLINE __m256 sgd8(const sgd_ctx *c, __m256 pi, __m256 d, __m256 *b, int maximize,
+                                            int use_wd, int use_m, int first, int nesterov)
+{
+    if (maximize)
+        d = _mm256_xor_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u)));
+    if (use_wd)
+        d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(c->wd), pi));
+    if (use_m) {
+        *b = first ? d
+                   : _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(c->m), *b), _mm256_mul_ps(_mm256_set1_ps(c->keep), d));
+        d = nesterov ? _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(c->m), *b)) : *b;
+    }
+    return _mm256_sub_ps(pi, _mm256_mul_ps(_mm256_set1_ps(c->lr), d));
+}
+
+TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end, int maximize,
+                                              int use_wd, int use_m, int first, int nesterov)
+{
+    const size_t es = avx2_size_of(t);
+    char *p = c->p, *buf = c->buf;
+    const char *g = c->g;
+    size_t i = begin;
+    for (; t == AMP_BF16 && i + 16 <= end; i += 16) {
+        __m256 pe, po, ge, go, be = _mm256_setzero_ps(), bo = be, re, ro;
+        avx2_load16_bf16(p + i * es, &pe, &po);
+        avx2_load16_bf16(g + i * es, &ge, &go);
+        if (use_m && !first)
+            avx2_load16_bf16(buf + i * es, &be, &bo);
+        re = sgd8(c, pe, ge, &be, maximize, use_wd, use_m, first, nesterov);
+        ro = sgd8(c, po, go, &bo, maximize, use_wd, use_m, first, nesterov);
+        if (use_m)
+            avx2_store16_bf16(buf + i * es, be, bo);
+        avx2_store16_bf16(p + i * es, re, ro);
+    }
+    for (; i + 8 <= end; i += 8) {
+        __m256 b = use_m && !first ? avx2_load8(t, buf + i * es) : _mm256_setzero_ps();
+        const __m256 r = sgd8(c, avx2_load8(t, p + i * es), avx2_load8(t, g + i * es), &b, maximize, use_wd, use_m,
+                              first, nesterov);
+        if (use_m)
+            avx2_store8(t, buf + i * es, b);
+        avx2_store8(t, p + i * es, r);
+    }
+    if (i < end) {
+        const size_t n = end - i;
+        __m256 b = use_m && !first ? avx2_load8_n(t, buf + i * es, n) : _mm256_setzero_ps();
+        const __m256 r = sgd8(c, avx2_load8_n(t, p + i * es, n), avx2_load8_n(t, g + i * es, n), &b, maximize, use_wd,
+                              use_m, first, nesterov);
+        if (use_m)
+            avx2_store8_n(t, buf + i * es, n, b);
+        avx2_store8_n(t, p + i * es, n, r);
+    }
+}
+
+/* The common steps (momentum, no weight decay, plain) specialized per
+ * dtype and first step; every other combination in one loop that tests
+ * its flags. */
+TARGET static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end)
+{
+    if (c->use_m && !c->maximize && !c->use_wd && !c->nesterov) {
+        if (c->first)
+            sgd_loop(t, c, begin, end, 0, 0, 1, 1, 0);
+        else
+            sgd_loop(t, c, begin, end, 0, 0, 1, 0, 0);
+    } else {
+        sgd_loop(t, c, begin, end, c->maximize, c->use_wd, c->use_m, c->first, c->nesterov);
+    }
+}
+
+TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
+{
+    const sgd_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;
+    case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;
+    default: sgd_dtype(AMP_F32, c, begin, end); break;
+    }
+}
+
+static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
+                     int32_t found_inf)
+{
+    /* the reference's scalars, rounded to f32 as it rounds them */
+    sgd_ctx c;
+    if (found_inf)
+        return;
+    c.t = t;
+    c.p = p;
+    c.buf = buf;
+    c.g = g;
+    c.lr = (float)h->lr;
+    c.m = (float)h->momentum;
+    c.keep = (float)(1.0 - h->dampening);
+    c.wd = (float)h->weight_decay;
+    c.use_wd = h->weight_decay != 0;
+    c.use_m = h->momentum != 0;
+    c.maximize = h->maximize;
+    c.nesterov = h->nesterov;
+    c.first = step == 0;
+    avx2_run_chunked(n, 1, sgd_body, &c);
+}
+
+/* ---- max_pool_backward, 2-d, dilation 1 ------------------------------------------ */
+
+#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
+
+typedef struct {
+    amp_dtype t;
+    int64_t in_h, in_w, out_h, out_w, kh, kw, sh, sw, ph, pw;
+    const void *x, *dy;
+    void *dx;
+    float *sums;  /* in_h in_w floats per pool slot */
+    int32_t *idx; /* out_w indices (rounded up to 8) per pool slot */
+    int relu;     /* max_pool_relu_backward: dx through the relu whose output x is */
+} mpb_ctx;
+
+/* rowbuf[base + k + i sw] for lanes i, as x86/avx2_eltwise.c's pool_tap. */
+TARGET static AMP_ALWAYS_INLINE __m256 tap8(const float *base, int64_t k, int64_t sw, __m256i lane_sw)
+{
+    if (sw == 1)
+        return _mm256_loadu_ps(base + k);
+    if (sw == 2) {
+        const __m256 a = _mm256_loadu_ps(base + k), b = _mm256_loadu_ps(base + k + 8);
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+    }
+    return _mm256_i32gather_ps(base + k, lane_sw, 4);
+}
+
+/* The window's rows of output row oh: each lane's best value and its flat
+ * input index into idx, the row's dy as f32 into dyrow. */
+TARGET static void mpb_choose_row(const mpb_ctx *c, const char *x, int64_t oh, float *rowbuf, int32_t *idx)
+{
+    const amp_dtype t = c->t;
+    const size_t es = avx2_size_of(t);
+    const int64_t in_w = c->in_w, out_w = c->out_w, sw = c->sw, pw = c->pw, kw = c->kw, nvec = (out_w + 7) / 8;
+    const __m256i lane_sw = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)sw));
+    int64_t r0 = oh * c->sh - c->ph, r1 = r0 + c->kh;
+    r0 = r0 < 0 ? 0 : r0;
+    r1 = r1 > c->in_h ? c->in_h : r1;
+    for (int64_t v = 0; v < nvec; v++) {
+        /* the reference's start: the window's first element */
+        const __m256i col0 = _mm256_add_epi32(lane_sw, _mm256_set1_epi32((int)(v * 8 * sw - pw)));
+        _mm256_storeu_si256((__m256i *)(idx + v * 8), _mm256_add_epi32(_mm256_max_epi32(col0, _mm256_setzero_si256()),
+                                                                       _mm256_set1_epi32((int)(r0 * in_w))));
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        const char *xr = x + (size_t)(r * in_w) * es;
+        int64_t q = 0;
+        for (; q + 8 <= in_w; q += 8)
+            _mm256_storeu_ps(rowbuf + pw + q, avx2_load8(t, xr + (size_t)q * es));
+        if (q < in_w)
+            avx2_store8_n(AMP_F32, rowbuf + pw + q, (size_t)(in_w - q), avx2_load8_n(t, xr + (size_t)q * es, (size_t)(in_w - q)));
+        for (int64_t v = 0; v < nvec; v++) {
+            const float *base = rowbuf + v * 8 * sw;
+            const __m256i at0 = _mm256_add_epi32(lane_sw, _mm256_set1_epi32((int)(r * in_w + v * 8 * sw - pw)));
+            __m256 b = r == r0 ? _mm256_set1_ps(-INFINITY) : _mm256_load_ps(rowbuf + POOL_ROW_MAX + 64 + v * 8);
+            __m256i bi = _mm256_loadu_si256((const __m256i *)(idx + v * 8));
+            for (int64_t k = 0; k < kw; k++) {
+                const __m256 xv = tap8(base, k, sw, lane_sw);
+                const __m256 take = _mm256_or_ps(_mm256_cmp_ps(xv, b, _CMP_GT_OQ), avx2_isnan(xv));
+                b = _mm256_blendv_ps(b, xv, take);
+                bi = _mm256_blendv_epi8(bi, _mm256_add_epi32(at0, _mm256_set1_epi32((int)k)), _mm256_castps_si256(take));
+            }
+            _mm256_store_ps(rowbuf + POOL_ROW_MAX + 64 + v * 8, b);
+            _mm256_storeu_si256((__m256i *)(idx + v * 8), bi);
+        }
+    }
+}
+
+TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
+{
+    const mpb_ctx *c = ctx;
+    const amp_dtype t = c->t;
+    const size_t es = avx2_size_of(t);
+    const int64_t out_w = c->out_w, in_plane = c->in_h * c->in_w, nvec = (out_w + 7) / 8;
+    const char *x = (const char *)c->x + (size_t)(plane * in_plane) * es;
+    const char *dy = (const char *)c->dy + (size_t)(plane * c->out_h * out_w) * es;
+    char *dx = (char *)c->dx + (size_t)(plane * in_plane) * es;
+    float *sum = c->sums + (size_t)slot * (size_t)in_plane;
+    int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 8);
+    /* the padded row (-inf around it), then each lane's best so far */
+    float rowbuf[2 * POOL_ROW_MAX + 64] __attribute__((aligned(32)));
+    float dyrow[POOL_ROW_MAX]; /* out_w <= POOL_ROW_MAX (max_pool_backward_simple) */
+    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+        rowbuf[q] = -INFINITY;
+    memset(sum, 0, (size_t)in_plane * sizeof *sum);
+    for (int64_t oh = 0; oh < c->out_h; oh++) {
+        const char *dyr = dy + (size_t)(oh * out_w) * es;
+        int64_t q = 0;
+        mpb_choose_row(c, x, oh, rowbuf, idx);
+        /* the row's dy as f32 first, so that the ordered pass is loads
+         * and adds only */
+        for (; q + 8 <= out_w; q += 8)
+            _mm256_storeu_ps(dyrow + q, avx2_load8(t, dyr + (size_t)q * es));
+        if (q < out_w)
+            avx2_store8_n(AMP_F32, dyrow + q, (size_t)(out_w - q), avx2_load8_n(t, dyr + (size_t)q * es, (size_t)(out_w - q)));
+        for (int64_t ow = 0; ow < out_w; ow++)
+            sum[idx[ow]] += dyrow[ow];
+    }
+    for (int64_t i = 0; i < in_plane; i += 8) {
+        const size_t n = in_plane - i < 8 ? (size_t)(in_plane - i) : 8;
+        __m256 v = avx2_load8_n(AMP_F32, sum + i, n);
+        if (c->relu)
+            v = _mm256_castsi256_ps(avx2_relu_bw32(_mm256_castps_si256(avx2_load8_n(t, x + (size_t)i * es, n)),
+                                                   _mm256_castps_si256(v)));
+        avx2_store8_n(t, dx + (size_t)i * es, n, v);
+    }
+}
+
+/* 1 when the vector task handles d (and fills c's geometry). */
+static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
+{
+    if (d->nspatial != 2 || d->dilation[0] != 1 || d->dilation[1] != 1)
+        return 0;
+    c->in_h = d->in_size[0];
+    c->in_w = d->in_size[1];
+    c->out_h = d->out_size[0];
+    c->out_w = d->out_size[1];
+    c->kh = d->kernel[0];
+    c->kw = d->kernel[1];
+    c->sh = d->stride[0];
+    c->sw = d->stride[1];
+    c->ph = d->padding[0];
+    c->pw = d->padding[1];
+    if (c->in_h < 1 || c->in_w < 1 || c->out_h < 1 || c->out_w < 1 || c->kh < 1 || c->kw < 1 || c->sh < 1 ||
+        c->sw < 1 || c->ph < 0 || c->pw < 0 || c->ph >= c->kh || c->pw >= c->kw)
+        return 0;
+    /* every window starts inside the input (so is not empty); the row
+     * buffer holds every tap and the row at its offset; indices fit int32 */
+    if ((c->out_h - 1) * c->sh - c->ph >= c->in_h || (c->out_w - 1) * c->sw - c->pw >= c->in_w)
+        return 0;
+    if (((c->out_w + 7) / 8 * 8 - 1) * c->sw + c->kw + 8 > POOL_ROW_MAX || c->pw + c->in_w > POOL_ROW_MAX ||
+        (c->out_w + 7) / 8 * 8 > POOL_ROW_MAX)
+        return 0;
+    if (c->in_h * c->in_w + ((c->out_w + 7) / 8 * 8 + 1) * c->sw + c->kw >= (int64_t)1 << 31)
+        return 0;
+    return 1;
+}
+
+/* 1 when done (else the caller runs the reference). */
+static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
+                                  int relu)
+{
+    mpb_ctx c;
+    int threads = amp_get_threads();
+    int64_t in_plane;
+    if (!max_pool_backward_simple(d, &c))
+        return 0;
+    if (d->planes <= 0)
+        return 1;
+    c.t = t;
+    c.x = x;
+    c.dy = dy;
+    c.dx = dx;
+    c.relu = relu;
+    in_plane = c.in_h * c.in_w;
+    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
+    c.idx = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * ((c.out_w + 7) / 8 * 8)) * sizeof(int32_t));
+    if (c.sums == NULL || c.idx == NULL) {
+        amp_scratch_free(c.sums);
+        amp_scratch_free(c.idx);
+        return 0;
+    }
+    if ((size_t)(d->planes * in_plane) < AVX2_PARALLEL_MIN)
+        threads = 1;
+    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
+    amp_scratch_free(c.sums);
+    amp_scratch_free(c.idx);
+    return 1;
+}
+
+/* ---- adaptive_avg_pool_backward to one position per plane --------------------------
+ * Every input element of plane p gets the same share, the reference's own
+ * (dy[p] divided by each dim's window size in turn, in float, then added
+ * to the zero its sum starts from), rounded to t once; so each plane is
+ * one value written in_plane times (as x86/avx512_backward.c's). */
+static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
+                                     int64_t in_plane, const void *dy, void *dx)
+{
+    const size_t es = avx2_size_of(t);
+    for (int64_t p = 0; p < planes; p++) {
+        float share = amp_ld(t, dy, p);
+        unsigned char v[4];
+        for (int i = 0; i < nspatial; i++)
+            share /= (float)in_size[i];
+        amp_st(t, v, 0, 0.0f + share);
+        if (es == 2) {
+            uint16_t h, *o = (uint16_t *)dx + (size_t)(p * in_plane);
+            memcpy(&h, v, 2);
+            for (int64_t i = 0; i < in_plane; i++)
+                o[i] = h;
+        } else {
+            uint32_t w, *o = (uint32_t *)dx + (size_t)(p * in_plane);
+            memcpy(&w, v, 4);
+            for (int64_t i = 0; i < in_plane; i++)
+                o[i] = w;
+        }
+    }
+}
+
+/* ---- table entries ------------------------------------------------------------------ */
+
+#define ENTRIES(T)                                                                                \
+    static void relu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,       \
+                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                     \
+    {                                                                                             \
+        if (x == NULL) /* the reference reads 0 for every x */                                   \
+            amp_ref_relu_backward_##T(n, x, y, dy, dx);                                           \
+        else                                                                                      \
+            relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                      \
+    }                                                                                             \
+    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
+                                        amp_dtype pt, const void *rm, const void *rv,             \
+                                        const void *w, int training, double eps,                  \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
+                                        void *db)                                                 \
+    {                                                                                             \
+        if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 ||          \
+            HxW <= 0)                                                                             \
+            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
+                                            dw, db);                                              \
+        else                                                                                      \
+            batch_norm_backward_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, eps, dy, dx, dw,  \
+                                     db);                                                         \
+    }                                                                                             \
+    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
+                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
+    {                                                                                             \
+        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
+            amp_ref_max_pool_backward_##T(d, x, dy, dx);                                          \
+    }                                                                                             \
+    static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
+                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
+    {                                                                                             \
+        if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
+            return;                                                                               \
+        /* the two kernels in turn, the relu's in place */                                        \
+        amp_ref_max_pool_backward_##T(d, x, dy, dx);                                              \
+        relu_backward_fast(AMP_DTYPE_##T, pool_input_numel(d), x, dx, dx);                        \
+    }                                                                                             \
+    static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
+                        const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \
+    {                                                                                             \
+        sgd_fast(AMP_DTYPE_##T, n, p, g, buf, h, step, found_inf);                                \
+    }                                                                                             \
+    static void adaptive_avg_pool_backward_##T(int nspatial, int64_t planes, const int64_t *in_size, \
+                                               const int64_t *out_size, const AMP_CTYPE_##T *dy,  \
+                                               AMP_CTYPE_##T *dx)                                 \
+    {                                                                                             \
+        int64_t in_plane;                                                                         \
+        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
+            global_avg_pool_backward(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, dy, dx);  \
+        else                                                                                      \
+            amp_ref_adaptive_avg_pool_backward_##T(nspatial, planes, in_size, out_size, dy, dx);   \
+    }
+
+ENTRIES(f32)
+ENTRIES(bf16)
+ENTRIES(f16)
+
+void amp_avx2_fill_backward(amp_kernel_table *t)
+{
+#define FILL(T)                                                                                   \
+    t->adaptive_avg_pool_backward_##T = adaptive_avg_pool_backward_##T;                           \
+    t->relu_backward_##T = relu_backward_##T;                                                     \
+    t->batch_norm_backward_##T = batch_norm_backward_##T;                                         \
+    t->sgd_##T = sgd_##T;                                                                         \
+    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
+    t->max_pool_relu_backward_##T = max_pool_relu_backward_##T;
+    FILL(f32)
+    FILL(bf16)
+    FILL(f16)
+#undef FILL
+}
+
+#endif /* x86 */

@@ -1,0 +1,587 @@
+/*
+ * avx2_eltwise.c - the AVX2 (+ FMA + F16C) kernels of the "avx2" set
+ * between a network's products: relu, add, add_relu_backward,
+ * grad_accumulate, batch_norm (running statistics), the f32 <-> bf16/f16
+ * casts, 2-d max_pool and the global adaptive_avg_pool, for f32, bf16 and
+ * f16 storage.  bf16 and f16 storage compute in f32: each vector of 8 is
+ * widened (x86/avx2_store.h), computed and rounded once.
+ *
+ * Each computes exactly what its reference kernel computes, element by
+ * element (the same f32 operations in the same order, no contraction into
+ * FMA, the same one rounding to the storage dtype), so tests compare them
+ * bit for bit (tests/runtime/test_fasteltwise.c); of two NaN operands the
+ * left one wins, as in x86/avx512_eltwise.c.  Large arrays are split into
+ * chunks on the thread pool; the result does not depend on the split.
+ *
+ * Compiled for AVX2 through target attributes only; installed by
+ * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "ref/ref_window.h"
+#include "avx2_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX2_TARGET
+
+/* ---- relu: v < 0 ? 0 : v on the stored bits (+0 where the sign is set
+ * and the magnitude is in (0, inf]; NaN payloads and -0 kept, a bf16/f16
+ * signalling NaN quieted as the reference's round trip through f32 does) */
+
+typedef struct {
+    amp_dtype t;
+    const void *x;
+    void *y;
+} unary_ctx;
+
+TARGET static AMP_ALWAYS_INLINE __m256i relu32(__m256i v)
+{
+    const __m256i mag = _mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff));
+    const __m256i neg = _mm256_andnot_si256(
+        _mm256_or_si256(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000)), _mm256_cmpeq_epi32(mag, _mm256_setzero_si256())),
+        _mm256_cmpgt_epi32(_mm256_setzero_si256(), v));
+    return _mm256_andnot_si256(neg, v);
+}
+
+TARGET static AMP_ALWAYS_INLINE __m256i relu16(__m256i v, short inf, short quiet)
+{
+    const __m256i vinf = _mm256_set1_epi16(inf);
+    const __m256i mag = _mm256_and_si256(v, _mm256_set1_epi16(0x7fff));
+    const __m256i nan = _mm256_cmpgt_epi16(mag, vinf);
+    const __m256i neg = _mm256_andnot_si256(_mm256_or_si256(nan, _mm256_cmpeq_epi16(mag, _mm256_setzero_si256())),
+                                            _mm256_cmpgt_epi16(_mm256_setzero_si256(), v));
+    v = _mm256_or_si256(v, _mm256_and_si256(nan, _mm256_set1_epi16(quiet)));
+    return _mm256_andnot_si256(neg, v);
+}
+
+TARGET static void relu_body(const void *c_, size_t begin, size_t end)
+{
+    const unary_ctx *c = c_;
+    size_t i = begin;
+    if (c->t == AMP_F32) {
+        const uint32_t *x = c->x;
+        uint32_t *y = c->y;
+        for (; i + 8 <= end; i += 8)
+            _mm256_storeu_si256((__m256i *)(y + i), relu32(_mm256_loadu_si256((const __m256i *)(x + i))));
+        if (i < end) {
+            uint32_t buf[8] __attribute__((aligned(32))) = { 0 };
+            memcpy(buf, x + i, (end - i) * 4);
+            _mm256_store_si256((__m256i *)buf, relu32(_mm256_load_si256((const __m256i *)buf)));
+            memcpy(y + i, buf, (end - i) * 4);
+        }
+        return;
+    }
+    {
+        const uint16_t *x = c->x;
+        uint16_t *y = c->y;
+        const short inf = c->t == AMP_BF16 ? 0x7f80 : 0x7c00, quiet = c->t == AMP_BF16 ? 0x0040 : 0x0200;
+        for (; i + 16 <= end; i += 16)
+            _mm256_storeu_si256((__m256i *)(y + i), relu16(_mm256_loadu_si256((const __m256i *)(x + i)), inf, quiet));
+        if (i < end) {
+            uint16_t buf[16] __attribute__((aligned(32))) = { 0 };
+            memcpy(buf, x + i, (end - i) * 2);
+            _mm256_store_si256((__m256i *)buf, relu16(_mm256_load_si256((const __m256i *)buf), inf, quiet));
+            memcpy(y + i, buf, (end - i) * 2);
+        }
+    }
+}
+
+/* ---- add, grad_accumulate (acc += (float)g) and add_relu_backward ------------- */
+
+typedef struct {
+    amp_dtype t;
+    const void *a, *b, *y0; /* y0: add_relu_backward's relu output */
+    void *y;
+} binary_ctx;
+
+TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+{
+    const size_t es = avx2_size_of(t);
+    const char *a = c->a, *b = c->b;
+    char *y = c->y;
+    size_t i = begin;
+    for (; t == AMP_BF16 && i + 16 <= end; i += 16) {
+        __m256 ae, ao, be, bo;
+        avx2_load16_bf16(a + i * es, &ae, &ao);
+        avx2_load16_bf16(b + i * es, &be, &bo);
+        avx2_store16_bf16(y + i * es, avx2_add_first(ae, be), avx2_add_first(ao, bo));
+    }
+    for (; i + 8 <= end; i += 8)
+        avx2_store8(t, y + i * es, avx2_add_first(avx2_load8(t, a + i * es), avx2_load8(t, b + i * es)));
+    if (i < end)
+        avx2_store8_n(t, y + i * es, end - i,
+                      avx2_add_first(avx2_load8_n(t, a + i * es, end - i), avx2_load8_n(t, b + i * es, end - i)));
+}
+
+TARGET static void add_body(const void *c_, size_t begin, size_t end)
+{
+    const binary_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: add_loop(AMP_BF16, c, begin, end); break;
+    case AMP_F16: add_loop(AMP_F16, c, begin, end); break;
+    default: add_loop(AMP_F32, c, begin, end); break;
+    }
+}
+
+/* a: the f32 accumulator (also y), b: the bf16 or f16 gradient */
+TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+{
+    const char *g = c->b;
+    float *acc = c->y;
+    size_t i = begin;
+    for (; i + 8 <= end; i += 8)
+        _mm256_storeu_ps(acc + i, avx2_add_first(_mm256_loadu_ps(acc + i), avx2_load8(t, g + i * 2)));
+    if (i < end)
+        avx2_store8_n(AMP_F32, acc + i, end - i,
+                      avx2_add_first(avx2_load8_n(AMP_F32, acc + i, end - i), avx2_load8_n(t, g + i * 2, end - i)));
+}
+
+TARGET static void accumulate_body(const void *c_, size_t begin, size_t end)
+{
+    const binary_ctx *c = c_;
+    if (c->t == AMP_BF16)
+        accumulate_loop(AMP_BF16, c, begin, end);
+    else
+        accumulate_loop(AMP_F16, c, begin, end);
+}
+
+/* add's sum rounded to t, then relu_backward through the relu whose
+ * output is y0 (avx2_relu_bw32 on y0 widened: the same lanes pass as the
+ * test on y0 in t); the rounded sum is representable in t, so the store
+ * is exact. */
+TARGET static AMP_ALWAYS_INLINE __m256 add_relu_bw8(amp_dtype t, __m256 y0, __m256 a, __m256 b)
+{
+    const __m256 s = avx2_round8(t, avx2_add_first(a, b));
+    return _mm256_castsi256_ps(avx2_relu_bw32(_mm256_castps_si256(y0), _mm256_castps_si256(s)));
+}
+
+TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+{
+    const size_t es = avx2_size_of(t);
+    const char *y0 = c->y0, *a = c->a, *b = c->b;
+    char *dx = c->y;
+    size_t i = begin;
+    for (; i + 8 <= end; i += 8)
+        avx2_store8(t, dx + i * es,
+                    add_relu_bw8(t, avx2_load8(t, y0 + i * es), avx2_load8(t, a + i * es), avx2_load8(t, b + i * es)));
+    if (i < end) {
+        const size_t n = end - i;
+        avx2_store8_n(t, dx + i * es, n,
+                      add_relu_bw8(t, avx2_load8_n(t, y0 + i * es, n), avx2_load8_n(t, a + i * es, n),
+                                   avx2_load8_n(t, b + i * es, n)));
+    }
+}
+
+TARGET static void add_relu_bw_body(const void *c_, size_t begin, size_t end)
+{
+    const binary_ctx *c = c_;
+    switch (c->t) {
+    case AMP_BF16: add_relu_bw_loop(AMP_BF16, c, begin, end); break;
+    case AMP_F16: add_relu_bw_loop(AMP_F16, c, begin, end); break;
+    default: add_relu_bw_loop(AMP_F32, c, begin, end); break;
+    }
+}
+
+/* ---- casts: f32 <-> bf16 by shifts (nearest even, NaN quieted), f32 <-> f16 by F16C */
+
+typedef struct {
+    amp_dtype from, to;
+    const void *x;
+    void *y;
+} cast_ctx;
+
+TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const cast_ctx *c, size_t begin,
+                                               size_t end)
+{
+    const size_t fs = avx2_size_of(from), ts = avx2_size_of(to);
+    const char *x = c->x;
+    char *y = c->y;
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        const __m256 v0 = avx2_load8_quiet(from, x + i * fs), v1 = avx2_load8_quiet(from, x + (i + 8) * fs);
+        if (to == AMP_BF16) /* two vectors' words packed by one vpackusdw */
+            _mm256_storeu_si256((__m256i *)(y + i * ts),
+                                _mm256_permute4x64_epi64(_mm256_packus_epi32(avx2_bf16_words_of(v0), avx2_bf16_words_of(v1)),
+                                                         0xd8));
+        else {
+            avx2_store8(to, y + i * ts, v0);
+            avx2_store8(to, y + (i + 8) * ts, v1);
+        }
+    }
+    for (; i + 8 <= end; i += 8)
+        avx2_store8(to, y + i * ts, avx2_load8_quiet(from, x + i * fs));
+    if (i < end) {
+        const __m256 v = avx2_load8_n(from, x + i * fs, end - i);
+        avx2_store8_n(to, y + i * ts, end - i,
+                      from == AMP_BF16 ? avx2_bf16_bits_to_f32(_mm256_castps_si256(v)) : v);
+    }
+}
+
+TARGET static void cast_body(const void *c_, size_t begin, size_t end)
+{
+    const cast_ctx *c = c_;
+    if (c->from == AMP_F32 && c->to == AMP_BF16)
+        cast_loop(AMP_F32, AMP_BF16, c, begin, end);
+    else if (c->from == AMP_BF16 && c->to == AMP_F32)
+        cast_loop(AMP_BF16, AMP_F32, c, begin, end);
+    else if (c->from == AMP_F32 && c->to == AMP_F16)
+        cast_loop(AMP_F32, AMP_F16, c, begin, end);
+    else
+        cast_loop(AMP_F16, AMP_F32, c, begin, end);
+}
+
+/* ---- batch_norm (running statistics): per channel rstd = 1 / sqrt(var +
+ * eps) in f32, per element ((v - mean) * rstd) * weight + bias, each
+ * operation rounded to f32, each step's NaN operand on the left winning
+ * (x86/avx512_eltwise.c's bn16). */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t C, HxW;
+    const void *x, *mean, *var, *weight, *bias;
+    double eps;
+    void *y;
+} bn_ctx;
+
+TARGET static AMP_ALWAYS_INLINE __m256 bn8(__m256 v, __m256 mean, __m256 rstd, __m256 w, __m256 b, int has_w,
+                                           int has_b)
+{
+    const __m256 d = _mm256_sub_ps(v, mean);
+    __m256 r = _mm256_mul_ps(d, rstd), rw, rb;
+    if (has_w)
+        r = _mm256_mul_ps(r, w);
+    if (has_b)
+        r = _mm256_add_ps(r, b);
+    if (!_mm256_movemask_ps(avx2_isnan(r)))
+        return r;
+    r = avx2_nan_of_first(d, _mm256_mul_ps(d, rstd));
+    rw = has_w ? avx2_nan_of_first(r, _mm256_mul_ps(r, w)) : r;
+    rb = has_b ? avx2_nan_of_first(rw, _mm256_add_ps(rw, b)) : rw;
+    return rb;
+}
+
+/* [begin, end) counts (n, c) planes. */
+TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, size_t begin, size_t end, int has_w,
+                                               int has_b)
+{
+    const size_t es = avx2_size_of(t);
+    for (size_t plane = begin; plane < end; plane++) {
+        const int64_t ch = (int64_t)plane % c->C;
+        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
+        const __m256 vmean = _mm256_set1_ps(amp_ld(c->pt, c->mean, ch)), vrstd = _mm256_set1_ps(rstd);
+        const __m256 vw = _mm256_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
+        const __m256 vb = _mm256_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
+        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
+        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
+        int64_t s = 0;
+        for (; t == AMP_BF16 && s + 16 <= c->HxW; s += 16) {
+            __m256 e, o;
+            avx2_load16_bf16(x + (size_t)s * es, &e, &o);
+            avx2_store16_bf16(y + (size_t)s * es, bn8(e, vmean, vrstd, vw, vb, has_w, has_b),
+                              bn8(o, vmean, vrstd, vw, vb, has_w, has_b));
+        }
+        for (; s + 8 <= c->HxW; s += 8)
+            avx2_store8(t, y + (size_t)s * es, bn8(avx2_load8(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
+        if (s < c->HxW) {
+            const size_t n = (size_t)(c->HxW - s);
+            avx2_store8_n(t, y + (size_t)s * es, n,
+                          bn8(avx2_load8_n(t, x + (size_t)s * es, n), vmean, vrstd, vw, vb, has_w, has_b));
+        }
+    }
+}
+
+TARGET static void bn_body(const void *c_, size_t begin, size_t end)
+{
+    const bn_ctx *c = c_;
+    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
+    if (has_w && has_b) {
+        switch (c->t) {
+        case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, 1, 1); return;
+        case AMP_F16: bn_planes(AMP_F16, c, begin, end, 1, 1); return;
+        default: bn_planes(AMP_F32, c, begin, end, 1, 1); return;
+        }
+    }
+    switch (c->t) {
+    case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, has_w, has_b); return;
+    case AMP_F16: bn_planes(AMP_F16, c, begin, end, has_w, has_b); return;
+    default: bn_planes(AMP_F32, c, begin, end, has_w, has_b); return;
+    }
+}
+
+/* ---- max_pool, 2-d, dilation 1, no indices, separable --------------------------
+ * As x86/avx512_eltwise.c's max_pool_separable, 8 outputs a vector: each
+ * input row widened to f32 into a buffer padded with -inf (a -inf tap
+ * never wins, so padding it is skipping it), each row's maximum over each
+ * window's columns computed once into a ring of the last kh rows, then
+ * each output row the scan over its window's rows of those; the scan is
+ * the reference's (best = v > best || isnan(v) ? v : best), which makes
+ * the result the last NaN in the order, else the first largest value,
+ * found the same way row by row.  Pools whose ring would not fit, or
+ * whose rows the buffer does not hold, go to the reference. */
+
+#define POOL_ROW_MAX 4096
+#define POOL_RING_VECS 512
+
+typedef struct {
+    amp_dtype t;
+    pool_geometry g;
+    const void *x;
+    void *y;
+} pool_ctx;
+
+TARGET static AMP_ALWAYS_INLINE __m256 pool_take(__m256 best, __m256 x)
+{
+    return _mm256_blendv_ps(best, x, _mm256_or_ps(_mm256_cmp_ps(x, best, _CMP_GT_OQ), avx2_isnan(x)));
+}
+
+/* rowbuf[base + k + i sw] for the 8 lanes i: loads at stride 1 and 2
+ * (lanes past the row's outputs take values never stored), a gather else. */
+TARGET static AMP_ALWAYS_INLINE __m256 pool_tap(const float *base, int64_t k, int64_t sw, __m256i lane)
+{
+    if (sw == 1)
+        return _mm256_loadu_ps(base + k);
+    if (sw == 2) {
+        const __m256 a = _mm256_loadu_ps(base + k), b = _mm256_loadu_ps(base + k + 8);
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+    }
+    return _mm256_i32gather_ps(base + k, lane, 4);
+}
+
+TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
+{
+    const pool_ctx *c = c_;
+    const pool_geometry *g = &c->g;
+    const amp_dtype t = c->t;
+    const size_t es = avx2_size_of(t);
+    const int64_t kh = g->kernel[1], kw = g->kernel[2], sh = g->stride[1], sw = g->stride[2];
+    const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
+    const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 7) / 8;
+    /* (+ 64: whole-vector taps read past the last output's) */
+    float rowbuf[POOL_ROW_MAX + 64] __attribute__((aligned(32)));
+    __m256 ring[POOL_RING_VECS];
+    const __m256i lane = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)sw));
+    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+        rowbuf[q] = -INFINITY;
+    for (size_t plane = begin; plane < end; plane++) {
+        const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
+        char *yp = (char *)c->y + plane * (size_t)(out_h * out_w) * es;
+        int64_t done = 0; /* input rows [0, done) have their maxima in the ring */
+        for (int64_t oh = 0; oh < out_h; oh++) {
+            int64_t r0 = oh * sh - ph, r1 = r0 + kh;
+            r0 = r0 < 0 ? 0 : r0;
+            r1 = r1 > in_h ? in_h : r1;
+            done = done < r0 ? r0 : done;
+            for (; done < r1; done++) {
+                const char *xr = xp + (size_t)(done * in_w) * es;
+                __m256 *rm = ring + (done % kh) * nvec;
+                int64_t q = 0;
+                for (; q + 8 <= in_w; q += 8)
+                    _mm256_storeu_ps(rowbuf + pw + q, avx2_load8(t, xr + (size_t)q * es));
+                if (q < in_w) /* only the row's own columns: the padding stays -inf */
+                    avx2_store8_n(AMP_F32, rowbuf + pw + q, (size_t)(in_w - q), avx2_load8_n(t, xr + (size_t)q * es, (size_t)(in_w - q)));
+                for (int64_t v = 0; v < nvec; v++) {
+                    const float *base = rowbuf + v * 8 * sw;
+                    __m256 b = _mm256_set1_ps(-INFINITY);
+                    for (int64_t k = 0; k < kw; k++)
+                        b = pool_take(b, pool_tap(base, k, sw, lane));
+                    rm[v] = b;
+                }
+            }
+            for (int64_t v = 0; v < nvec; v++) {
+                __m256 b = _mm256_set1_ps(-INFINITY);
+                for (int64_t r = r0; r < r1; r++)
+                    b = pool_take(b, ring[(r % kh) * nvec + v]);
+                if (v * 8 + 8 <= out_w)
+                    avx2_store8(t, yp + (size_t)(oh * out_w + v * 8) * es, b);
+                else
+                    avx2_store8_n(t, yp + (size_t)(oh * out_w + v * 8) * es, (size_t)(out_w - v * 8), b);
+            }
+        }
+    }
+}
+
+static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
+{
+    pool_ctx c;
+    int simple = d->nspatial == 2 && indices == NULL;
+    c.g = pool_geometry_of(d);
+    for (int i = 1; i < 3 && simple; i++)
+        simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
+    /* every tap (of whole vectors of outputs) and the row at its offset
+     * inside the row buffer, gather offsets in 32 bits, the ring held */
+    simple = simple && ((c.g.out[2] + 7) / 8 * 8 - 1) * c.g.stride[2] + c.g.kernel[2] + 8 <= POOL_ROW_MAX &&
+             c.g.padding[2] + c.g.in[2] <= POOL_ROW_MAX && c.g.kernel[1] * ((c.g.out[2] + 7) / 8) <= POOL_RING_VECS;
+    if (!simple) {
+        switch (t) {
+        case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
+        case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
+        default: amp_ref_max_pool_f16(d, x, y, indices); break;
+        }
+        return;
+    }
+    c.t = t;
+    c.x = x;
+    c.y = y;
+    if (d->planes <= 0 || c.g.out_plane <= 0)
+        return;
+    avx2_run_chunked((size_t)d->planes, (size_t)c.g.in_plane, max_pool_body, &c);
+}
+
+/* ---- adaptive_avg_pool to one position per plane ---------------------------
+ * A global average pool: 8 planes at a time, one per lane, each lane's sum
+ * the reference's own chain (from 0, the plane's elements in memory order,
+ * in f32), then divided by each dim's size in turn and rounded once.  Lane
+ * l gathers element i of plane l; a 2-byte element is the low half of a
+ * 32-bit gather, which reads two bytes past it, so the last group (which
+ * holds the tensor's last element) runs the same chain in scalar code. */
+TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size, int64_t in_plane,
+                                   const void *x, void *y)
+{
+    const size_t es = avx2_size_of(t);
+    const __m256i lane = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)in_plane));
+    int64_t p = 0;
+    for (; p + 8 < planes && in_plane * 8 < ((int64_t)1 << 30); p += 8) {
+        const char *base = (const char *)x + (size_t)(p * in_plane) * es;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t i = 0; i < in_plane; i++) {
+            const __m256i at = _mm256_add_epi32(lane, _mm256_set1_epi32((int)i));
+            __m256 v;
+            if (t == AMP_F32)
+                v = _mm256_i32gather_ps((const float *)base, at, 4);
+            else {
+                const __m256i w = _mm256_i32gather_epi32((const int *)base, at, 2);
+                v = t == AMP_BF16 ? avx2_bf16_bits_to_f32(_mm256_slli_epi32(w, 16))
+                                  : _mm256_cvtph_ps(avx2_pack_words(_mm256_and_si256(w, _mm256_set1_epi32(0xffff))));
+            }
+            acc = _mm256_add_ps(acc, v);
+        }
+        for (int d = 0; d < nspatial; d++)
+            acc = _mm256_div_ps(acc, _mm256_set1_ps((float)in_size[d]));
+        avx2_store8(t, (char *)y + (size_t)p * es, acc);
+    }
+    for (; p < planes; p++) {
+        float sum = 0;
+        for (int64_t i = 0; i < in_plane; i++)
+            sum += amp_ld(t, x, p * in_plane + i);
+        for (int d = 0; d < nspatial; d++)
+            sum /= (float)in_size[d];
+        amp_st(t, y, p, sum);
+    }
+}
+
+/* ---- table entries ------------------------------------------------------------ */
+
+static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                            const void *mean, const void *var, const void *weight, const void *bias, double eps,
+                            void *y)
+{
+    bn_ctx c = { t, pt, C, HxW, x, mean, var, weight, bias, eps, y };
+    if (N <= 0 || C <= 0 || HxW <= 0)
+        return;
+    avx2_run_chunked((size_t)(N * C), (size_t)HxW, bn_body, &c);
+}
+
+#define ENTRIES(T)                                                                                \
+    static void relu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        unary_ctx c = { AMP_DTYPE_##T, x, y };                                                    \
+        avx2_run_chunked(n, 1, relu_body, &c);                                                    \
+    }                                                                                             \
+    static void add_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        binary_ctx c = { AMP_DTYPE_##T, a, b, NULL, y };                                          \
+        avx2_run_chunked(n, 1, add_body, &c);                                                     \
+    }                                                                                             \
+    static void add_relu_backward_##T(size_t n, const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *a,   \
+                                      const AMP_CTYPE_##T *b, AMP_CTYPE_##T *dx)                  \
+    {                                                                                             \
+        binary_ctx c = { AMP_DTYPE_##T, a, b, y, dx };                                            \
+        avx2_run_chunked(n, 1, add_relu_bw_body, &c);                                             \
+    }                                                                                             \
+    static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
+                               amp_dtype pt, const void *rm, const void *rv, const void *w,       \
+                               const void *b, double eps, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        if (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16)                                     \
+            amp_ref_batch_norm_##T(N, C, HxW, x, pt, rm, rv, w, b, eps, y);                        \
+        else                                                                                      \
+            batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);               \
+    }                                                                                             \
+    static void max_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y,     \
+                             int64_t *indices)                                                    \
+    {                                                                                             \
+        max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
+    }                                                                                             \
+    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
+                                      const int64_t *out_size, const AMP_CTYPE_##T *x,            \
+                                      AMP_CTYPE_##T *y)                                           \
+    {                                                                                             \
+        int64_t in_plane;                                                                         \
+        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
+            global_avg_pool(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);            \
+        else                                                                                      \
+            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);             \
+    }
+
+ENTRIES(f32)
+ENTRIES(bf16)
+ENTRIES(f16)
+
+#define ACCUMULATE_ENTRY(T)                                                                       \
+    static void grad_accumulate_##T(size_t n, float *acc, const AMP_CTYPE_##T *g)                  \
+    {                                                                                             \
+        binary_ctx c = { AMP_DTYPE_##T, acc, g, NULL, acc };                                      \
+        avx2_run_chunked(n, 1, accumulate_body, &c);                                              \
+    }
+ACCUMULATE_ENTRY(bf16)
+ACCUMULATE_ENTRY(f16)
+
+#define CAST_ENTRY(S, D)                                                                          \
+    static void cast_##S##_##D(size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y)                 \
+    {                                                                                             \
+        cast_ctx c = { AMP_DTYPE_##S, AMP_DTYPE_##D, x, y };                                      \
+        avx2_run_chunked(n, 1, cast_body, &c);                                                    \
+    }
+CAST_ENTRY(f32, bf16)
+CAST_ENTRY(bf16, f32)
+CAST_ENTRY(f32, f16)
+CAST_ENTRY(f16, f32)
+
+void amp_avx2_fill_eltwise(amp_kernel_table *t)
+{
+#define FILL(T)                                                                                   \
+    t->relu_##T = relu_##T;                                                                       \
+    t->add_##T = add_##T;                                                                         \
+    t->add_relu_backward_##T = add_relu_backward_##T;                                             \
+    t->batch_norm_##T = batch_norm_##T;                                                           \
+    t->max_pool_##T = max_pool_##T;                                                               \
+    t->adaptive_avg_pool_##T = adaptive_avg_pool_##T;
+    FILL(f32)
+    FILL(bf16)
+    FILL(f16)
+#undef FILL
+    t->grad_accumulate_bf16 = grad_accumulate_bf16;
+    t->grad_accumulate_f16 = grad_accumulate_f16;
+    t->cast_f32_bf16 = cast_f32_bf16;
+    t->cast_bf16_f32 = cast_bf16_f32;
+    t->cast_f32_f16 = cast_f32_f16;
+    t->cast_f16_f32 = cast_f16_f32;
+}
+
+/* Every AVX2 kernel beyond the GEMM and the convolutions, for
+ * amp_isa_avx2_fill (x86/avx2.c). */
+void amp_isa_avx2_fill_kernels(amp_kernel_table *t)
+{
+    amp_avx2_fill_eltwise(t);
+    amp_avx2_fill_backward(t);
+    amp_avx2_fill_reduce(t);
+    amp_avx2_fill_loss(t);
+}
+
+#endif /* x86 */

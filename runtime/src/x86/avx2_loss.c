@@ -1,0 +1,374 @@
+/*
+ * avx2_loss.c - the AVX2 (+ FMA + F16C) cross_entropy (class targets),
+ * its backward, and the two in one call (cross_entropy_with_grad), for
+ * f32, bf16 and f16 storage, of the "avx2" set: the loss of a
+ * classifier's training step.
+ *
+ * Bit for bit the reference (ref_losses.inc: class_loss, and
+ * ref_backward_loss.inc: class_backward), as x86/avx512_loss.c is: the
+ * lanes of a vector are 8 rows of the [N, C] input, so every per-row
+ * chain - the max, the sum of exp(x - max) over the classes in class
+ * order, each softmax and gradient - is the reference's own sequence of
+ * f32 operations, same operand order, no contraction into FMA.  What
+ * crosses rows (the reduction's total and weight sum) is added in scalar
+ * code, in row order; log is libm's logf per row, as the reference calls
+ * it; exp is amp_expf (amp_expf.h), whose double operations exp8 performs
+ * 4 lanes at a time.
+ *
+ * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
+ * reduction); everything else goes to the reference kernels.
+ *
+ * Compiled for AVX2 through target attributes only; installed by
+ * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "amp_expf.h"
+#include "avx2_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX2_TARGET
+
+/* amp_expf of 4 lanes in double: the same operations, in the same order,
+ * as the scalar definition; ldexp(p, k) as p times 2^k built from k's bits
+ * (k in [-150, 129]: 2^k and the product are normal doubles, exact). */
+TARGET static __m128 exp4(__m128 xf)
+{
+    const __m256d x = _mm256_max_pd(_mm256_min_pd(_mm256_cvtps_pd(xf), _mm256_set1_pd(89.0)), _mm256_set1_pd(-104.0));
+    const __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(AMP_EXPF_INV_LN2)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* -k by its sign bit, as the scalar -k (0 - k would give +0 for k = +0) */
+    const __m256d nk = _mm256_xor_pd(k, _mm256_set1_pd(-0.0));
+    __m256d r = _mm256_fmadd_pd(nk, _mm256_set1_pd(AMP_EXPF_LN2_HI), x), p;
+    r = _mm256_fmadd_pd(nk, _mm256_set1_pd(AMP_EXPF_LN2_LO), r);
+    p = _mm256_fmadd_pd(_mm256_set1_pd(AMP_EXPF_C11), r, _mm256_set1_pd(AMP_EXPF_C10));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C9));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C8));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C7));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C6));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C5));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C4));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C3));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C2));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+    const __m256i e = _mm256_slli_epi64(
+        _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k)), _mm256_set1_epi64x(1023)), 52);
+    return _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(e)));
+}
+
+/* amp_expf of 8 lanes; NaN lanes keep their NaN (the clamp would turn
+ * them into a number). */
+TARGET static __m256 exp8(__m256 x)
+{
+    const __m256 e = _mm256_set_m128(exp4(_mm256_extractf128_ps(x, 1)), exp4(_mm256_castps256_ps128(x)));
+    return _mm256_blendv_ps(e, x, avx2_isnan(x));
+}
+
+/* ---- one group of up to 8 rows ------------------------------------------------ */
+
+typedef struct {
+    int rows;       /* lanes in use */
+    int live;       /* bit l: row l not ignored */
+    int32_t k[8];   /* each lane's target (0 when ignored) */
+    float wk[8];    /* weight[target], or 1 (0 when ignored) */
+} group;
+
+/* Up to CACHE_C classes of a group are read once, into cols[c][lane]
+ * (a transposing copy); wider rows are read per pass. */
+#define CACHE_C 64
+
+typedef struct {
+    amp_dtype t;
+    const void *x;
+    int64_t row0, C;
+    const group *g;
+    float *cols; /* [C][8], or NULL */
+} source;
+
+TARGET static inline __m256 col(const source *src, int64_t c)
+{
+    float v[8] __attribute__((aligned(32))) = { 0 };
+    if (src->cols != NULL)
+        return _mm256_load_ps(src->cols + c * 8);
+    for (int l = 0; l < src->g->rows; l++)
+        v[l] = amp_ld(src->t, src->x, (src->row0 + l) * src->C + c);
+    return _mm256_load_ps(v);
+}
+
+static void fill_cols(source *src, float *cols)
+{
+    const int64_t C = src->C;
+    src->cols = NULL;
+    if (C > CACHE_C)
+        return;
+    for (int l = 0; l < 8; l++) {
+        const int64_t base = (src->row0 + l) * C;
+        if (l >= src->g->rows)
+            for (int64_t c = 0; c < C; c++)
+                cols[c * 8 + l] = 0.0f;
+        else if (src->t == AMP_F32)
+            for (int64_t c = 0; c < C; c++)
+                cols[c * 8 + l] = ((const float *)src->x)[base + c];
+        else
+            for (int64_t c = 0; c < C; c++)
+                cols[c * 8 + l] = amp_ld(src->t, src->x, base + c);
+    }
+    src->cols = cols;
+}
+
+/* The running max of every lane over the classes (v > m replaces it). */
+TARGET static __m256 max8(const source *src)
+{
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    for (int64_t c = 0; c < src->C; c++) {
+        const __m256 v = col(src, c);
+        m = _mm256_blendv_ps(m, v, _mm256_cmp_ps(v, m, _CMP_GT_OQ));
+    }
+    return m;
+}
+
+/* A group's rows, targets and weights; ignored rows and lanes past the
+ * rows get target 0 and weight 0 and stay out of `live`. */
+static void load_group(amp_dtype t, int64_t row0, int64_t N, const int64_t *target, const void *weight,
+                       int64_t ignore_index, group *g)
+{
+    g->rows = (int)(N - row0 < 8 ? N - row0 : 8);
+    g->live = 0;
+    for (int l = 0; l < 8; l++) {
+        const int64_t k = l < g->rows ? target[row0 + l] : ignore_index;
+        if (l >= g->rows || k == ignore_index) {
+            g->k[l] = 0;
+            g->wk[l] = 0.0f;
+            continue;
+        }
+        g->live |= 1 << l;
+        g->k[l] = (int32_t)k;
+        g->wk[l] = weight != NULL ? amp_ld(t, weight, k) : 1.0f;
+    }
+}
+
+/* The reference's checks (ref_losses.c check_class_targets), same order. */
+static int check_targets(int64_t N, int64_t C, const void *x, const int64_t *target, int64_t ignore_index,
+                         int reduction, const void *y)
+{
+    if (N < 0 || C < 0)
+        return AMP_ERR_BAD_DIM;
+    if (reduction != AMP_REDUCTION_NONE && reduction != AMP_REDUCTION_MEAN && reduction != AMP_REDUCTION_SUM)
+        return AMP_ERR_BAD_REDUCTION;
+    if (N > 0 && (x == NULL || target == NULL))
+        return AMP_ERR_NULL_ARG;
+    if (y == NULL && (N > 0 || reduction != AMP_REDUCTION_NONE))
+        return AMP_ERR_NULL_ARG;
+    for (int64_t i = 0; i < N; i++)
+        if (target[i] != ignore_index && (target[i] < 0 || target[i] >= C))
+            return AMP_ERR_TARGET_OUT_OF_RANGE;
+    return AMP_OK;
+}
+
+typedef struct {
+    amp_dtype t;
+    int64_t N, C;
+    const void *x, *weight, *dloss;
+    const int64_t *target;
+    int64_t ignore_index;
+    int reduction;
+    float scale; /* the backward's dloss / weight sum (MEAN), dloss (SUM) */
+} class_args;
+
+/* The group's losses into lv (lv != NULL: the reference's class_loss). */
+TARGET static void group_loss(const class_args *a, int64_t row0, const group *g, __m256 max, __m256 sum, float *lv)
+{
+    float ls[8], xk[8] = { 0 }, nw[8];
+    _mm256_storeu_ps(ls, sum);
+    for (int l = 0; l < 8; l++) {
+        ls[l] = l < g->rows ? logf(ls[l]) : 0.0f;
+        if (g->live >> l & 1)
+            xk[l] = amp_ld(a->t, a->x, (row0 + l) * a->C + g->k[l]);
+        nw[l] = -g->wk[l]; /* a negation (0 - w would give +0 for w = +0) */
+    }
+    /* loss = -w * ((x[k] - max) - log_sum) */
+    _mm256_storeu_ps(lv, _mm256_mul_ps(_mm256_loadu_ps(nw), _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(xk), max),
+                                                                          _mm256_loadu_ps(ls))));
+}
+
+/* The group of rows from row0 (some live): each lane's loss into lv when
+ * lv != NULL, the rows' gradients into dx when dx != NULL.  Both start
+ * from the same max and sum of e_c = amp_expf(x_c - max), in class order. */
+TARGET static void class_group(const class_args *a, int64_t row0, const group *g, float *lv, void *dx)
+{
+    const amp_dtype t = a->t;
+    const int64_t C = a->C;
+    float cols[CACHE_C * 8] __attribute__((aligned(32)));
+    source src = { t, a->x, row0, C, g, NULL };
+    __m256 max, sum = _mm256_setzero_ps(), s, total;
+    fill_cols(&src, cols);
+    max = max8(&src);
+    for (int64_t c = 0; c < C; c++) {
+        const __m256 e = exp8(_mm256_sub_ps(col(&src, c), max));
+        sum = _mm256_add_ps(sum, e);
+        if (dx != NULL && src.cols != NULL)
+            _mm256_store_ps(src.cols + c * 8, e); /* x_c is not read again */
+    }
+    if (lv != NULL)
+        group_loss(a, row0, g, max, sum, lv);
+    if (dx == NULL)
+        return;
+    if (a->reduction == AMP_REDUCTION_NONE) {
+        float sv[8] = { 0 };
+        for (int l = 0; l < g->rows; l++)
+            sv[l] = amp_ld(t, a->dloss, row0 + l);
+        s = _mm256_loadu_ps(sv);
+    } else {
+        s = _mm256_set1_ps(a->scale);
+    }
+    /* total = ((-1) * wk) * s; g_c = total at the target, 0 elsewhere;
+     * dx_c = g_c - (e_c / sum) * total; ignored rows 0 */
+    total = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(-1.0f), _mm256_loadu_ps(g->wk)), s);
+    const __m256i kv = _mm256_loadu_si256((const __m256i *)g->k);
+    const __m256 live = _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+        _mm256_and_si256(_mm256_set1_epi32(g->live), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
+        _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)));
+    for (int64_t c = 0; c < C; c++) {
+        const __m256 e = src.cols != NULL ? _mm256_load_ps(src.cols + c * 8) : exp8(_mm256_sub_ps(col(&src, c), max));
+        const __m256 softmax = _mm256_div_ps(e, sum);
+        const __m256 gc = _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(kv, _mm256_set1_epi32((int)c))), total);
+        const __m256 d = _mm256_and_ps(live, _mm256_sub_ps(gc, _mm256_mul_ps(softmax, total)));
+        if (src.cols != NULL) {
+            _mm256_store_ps(src.cols + c * 8, d);
+        } else {
+            float dv[8];
+            _mm256_storeu_ps(dv, d);
+            for (int l = 0; l < g->rows; l++)
+                amp_st(t, dx, (row0 + l) * C + c, dv[l]);
+        }
+    }
+    if (src.cols != NULL) /* the gradients, back to rows */
+        for (int l = 0; l < g->rows; l++) {
+            const int64_t base = (row0 + l) * C;
+            if (t == AMP_F32)
+                for (int64_t c = 0; c < C; c++)
+                    ((float *)dx)[base + c] = cols[c * 8 + l];
+            else
+                for (int64_t c = 0; c < C; c++)
+                    amp_st(t, dx, base + c, cols[c * 8 + l]);
+        }
+}
+
+/* The backward's scale, as the reference computes it (before any row). */
+static float class_scale(const class_args *a)
+{
+    if (a->reduction == AMP_REDUCTION_MEAN) {
+        float weight_sum = 0;
+        for (int64_t p = 0; p < a->N; p++)
+            if (a->target[p] != a->ignore_index)
+                weight_sum += a->weight != NULL ? amp_ld(a->t, a->weight, a->target[p]) : 1;
+        return amp_ld(a->t, a->dloss, 0) / weight_sum;
+    }
+    if (a->reduction == AMP_REDUCTION_SUM)
+        return amp_ld(a->t, a->dloss, 0);
+    return 0;
+}
+
+/* The loss (want_loss: into y), its gradient (dx != NULL), or both. */
+TARGET static int class_run(class_args *a, int want_loss, void *y, void *dx)
+{
+    float total = 0, weight_sum = 0;
+    if (want_loss) {
+        int status = check_targets(a->N, a->C, a->x, a->target, a->ignore_index, a->reduction, y);
+        if (status != AMP_OK)
+            return status;
+    }
+    if (dx != NULL)
+        a->scale = class_scale(a);
+    for (int64_t row0 = 0; row0 < a->N; row0 += 8) {
+        group g;
+        float lv[8];
+        load_group(a->t, row0, a->N, a->target, a->weight, a->ignore_index, &g);
+        if (g.live)
+            class_group(a, row0, &g, want_loss ? lv : NULL, dx);
+        else if (dx != NULL)
+            for (int64_t e = row0 * a->C; e < (row0 + g.rows) * a->C; e++)
+                amp_st(a->t, dx, e, 0.0f);
+        if (!want_loss)
+            continue;
+        for (int l = 0; l < g.rows; l++) {
+            if (!(g.live >> l & 1)) {
+                if (a->reduction == AMP_REDUCTION_NONE)
+                    amp_st(a->t, y, row0 + l, 0.0f);
+                continue;
+            }
+            if (a->reduction == AMP_REDUCTION_NONE)
+                amp_st(a->t, y, row0 + l, lv[l]);
+            total += lv[l];
+            weight_sum += g.wk[l];
+        }
+    }
+    if (want_loss && a->reduction == AMP_REDUCTION_MEAN)
+        amp_st(a->t, y, 0, total / weight_sum);
+    else if (want_loss && a->reduction == AMP_REDUCTION_SUM)
+        amp_st(a->t, y, 0, total);
+    return AMP_OK;
+}
+
+/* ---- the table entries ------------------------------------------------------------ */
+
+#define FAST_CASE(inner, label_smoothing) ((inner) == 1 && !((label_smoothing) > 0))
+
+#define LOSS_ENTRIES(T)                                                                                  \
+    static int avx2_cross_entropy_##T(int64_t N, int64_t C, int64_t inner, const AMP_CTYPE_##T *x,       \
+                                      const int64_t *target, const AMP_CTYPE_##T *weight,                \
+                                      int64_t ignore_index, double label_smoothing, int reduction,       \
+                                      AMP_CTYPE_##T *y)                                                  \
+    {                                                                                                    \
+        class_args a = { AMP_DTYPE_##T, N, C, x, weight, NULL, target, ignore_index, reduction, 0 };     \
+        if (!FAST_CASE(inner, label_smoothing))                                                          \
+            return amp_ref_cross_entropy_##T(N, C, inner, x, target, weight, ignore_index,               \
+                                             label_smoothing, reduction, y);                             \
+        return class_run(&a, 1, y, NULL);                                                                \
+    }                                                                                                    \
+    static void avx2_cross_entropy_backward_##T(int64_t N, int64_t C, int64_t inner,                     \
+                                                const AMP_CTYPE_##T *x, const int64_t *target,           \
+                                                const AMP_CTYPE_##T *weight, int64_t ignore_index,       \
+                                                double label_smoothing, int reduction,                   \
+                                                const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *dx)           \
+    {                                                                                                    \
+        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
+        if (!FAST_CASE(inner, label_smoothing) || N < 0 || C < 0)                                        \
+            amp_ref_cross_entropy_backward_##T(N, C, inner, x, target, weight, ignore_index,             \
+                                               label_smoothing, reduction, dloss, dx);                   \
+        else                                                                                             \
+            (void)class_run(&a, 0, NULL, dx);                                                            \
+    }                                                                                                    \
+    static int avx2_cross_entropy_with_grad_##T(int64_t N, int64_t C, int64_t inner,                     \
+                                                const AMP_CTYPE_##T *x, const int64_t *target,           \
+                                                const AMP_CTYPE_##T *weight, int64_t ignore_index,       \
+                                                double label_smoothing, int reduction,                   \
+                                                const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *y,            \
+                                                AMP_CTYPE_##T *dx)                                       \
+    {                                                                                                    \
+        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
+        if (!FAST_CASE(inner, label_smoothing))                                                          \
+            return amp_ref_cross_entropy_with_grad_##T(N, C, inner, x, target, weight, ignore_index,     \
+                                                       label_smoothing, reduction, dloss, y, dx);        \
+        return class_run(&a, 1, y, dx);                                                                  \
+    }
+
+AMP_FOR_EACH_KERNEL_DTYPE(LOSS_ENTRIES)
+
+void amp_avx2_fill_loss(amp_kernel_table *t)
+{
+#define LOSS_FILL(T)                                                                              \
+    t->cross_entropy_##T = avx2_cross_entropy_##T;                                                \
+    t->cross_entropy_backward_##T = avx2_cross_entropy_backward_##T;                              \
+    t->cross_entropy_with_grad_##T = avx2_cross_entropy_with_grad_##T;
+    AMP_FOR_EACH_KERNEL_DTYPE(LOSS_FILL)
+#undef LOSS_FILL
+}
+
+#endif /* x86 */
