@@ -9,7 +9,7 @@
 #                            tests of the kernels the NEON sets override and
 #                            the light examples, on both CPU models
 #   make test-aarch64-full   every runtime test under every set, every
-#                            example (hours under emulation; not in CI)
+#                            example (long under emulation; not in CI)
 
 AARCH64_CROSS ?= aarch64-linux-gnu-
 AARCH64_BUILD := $(BUILD)/aarch64

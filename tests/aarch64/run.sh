@@ -7,15 +7,23 @@
 # built with `make CROSS=aarch64-linux-gnu-` (make test-aarch64 builds
 # it); HOST_BUILD the host's ampc, which writes the C.
 #
-# ci: the tests of the kernels the aarch64 sets override, once per CPU
-# model (test_fastgemm, test_fastconv, test_conv_ex and test_fasteltwise
-# compare every set the CPU supports with the reference through
-# amp_kernel_table_for; test_dispatch checks AMPRT_ISA), and the examples
-# without the heavy ones (mlp, lenet5, transformer, digits/mlp) on every
-# target, each on the best set, against their f64 evaluation.
+# ci (make test-aarch64, in make test: about 3 minutes of CPU on an idle
+# machine): the tests of the kernels the NEON sets replace, on those sets
+# only (AMP_TEST_SETS, tests/runtime/set_test_util.h: the reference set is
+# the same C as natively, and slow under emulation).  With FEAT_BF16
+# (-cpu max): test_fastgemm and test_fasteltwise on neon and neonbf16,
+# test_fastconv and test_conv_ex on neonbf16 (the convolutions' shapes
+# are the slowest tests; neon runs the same micro-kernel and packing, and
+# differs only in the bf16 rounding test_fasteltwise compares); on a CPU
+# without it (-cpu cortex-a53): test_fastgemm and test_fasteltwise on neon,
+# which must also run without any instruction beyond ARMv8.0; on both,
+# test_dispatch (AMPRT_ISA, the fallback warning) and the check programs
+# of mlp, lenet5, transformer and the digits MLP on every target (linear,
+# conv, relu, add and casts in each dtype, through the public entry
+# points on the best set), against their f64 evaluation.
 # full: every runtime test under every AMPRT_ISA the CPU supports (as
 # tests/runtime/run-isas.sh does natively), and every example, resnet18
-# and the digits CNN included (hours under emulation).
+# and the digits CNN included (long under emulation).
 #
 # Prints one "ok"/"FAIL" line per run and a last line "aarch64: P passed,
 # F failed"; exits 1 on any failure.
@@ -40,13 +48,14 @@ for tool in "$QEMU" "${CROSS}gcc"; do
     fi
 done
 
+# Runtime tests as name:sets, sets (commas) for AMP_TEST_SETS, empty for
+# all; ci picks its list per CPU model below.
 case $MODE in
 ci)
-    tests="test_fastgemm test_fastconv test_conv_ex test_fasteltwise test_dispatch"
     examples="mlp:B=8 lenet5:B=4 transformer:B=3 digits/mlp:B=8"
     ;;
 full)
-    tests=$(for src in tests/runtime/test_*.c; do basename "$src" .c; done)
+    tests=$(for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):"; done)
     examples="mlp:B=8 lenet5:B=4 transformer:B=3 resnet18:B=1 digits/mlp:B=8 digits/cnn:B=4"
     ;;
 *)
@@ -93,26 +102,29 @@ for cpu in $CPUS; do
     *neon*) ok "-cpu $cpu: the runtime finds its sets ($sets)" ;;
     *) bad "-cpu $cpu: the runtime finds no NEON set" ;;
     esac
-    for name in $tests; do
+    if [ "$MODE" = ci ]; then
+        case $sets in
+        *neonbf16*) tests="test_fastgemm:neon,neonbf16 test_fastconv:neonbf16 test_conv_ex:neonbf16
+                           test_fasteltwise:neon,neonbf16 test_dispatch:" ;;
+        *) tests="test_fastgemm:neon test_fasteltwise:neon test_dispatch:" ;;
+        esac
+    fi
+    for entry in $tests; do
+        name=${entry%%:*}
+        only=$(echo "${entry#*:}" | tr , ' ')
         t=$CROSS_BUILD/tests/$name
         if [ ! -x "$t" ]; then
             bad "$t is missing (make CROSS=$CROSS BUILD=$CROSS_BUILD)"
             continue
         fi
-        # ci: the fast* tests iterate the sets themselves, here the NEON
-        # ones only (AMP_TEST_SETS, tests/runtime/set_test_util.h); full:
-        # every test under every set, the reference included
+        # ci: the fast* tests iterate the sets themselves; full: every
+        # test under every set, the reference included
         runs=auto
         [ "$MODE" = full ] && runs="$sets auto"
         for isa in $runs; do
             log=$t.$cpu.$isa.log
-            if [ "$MODE" = ci ]; then
-                only="neon neonbf16"
-            else
-                only=""
-            fi
             if env ${only:+AMP_TEST_SETS="$only"} AMPRT_ISA=$isa "$QEMU" -cpu "$cpu" "$t" > "$log" 2>&1; then
-                ok "-cpu $cpu AMPRT_ISA=$isa $name"
+                ok "-cpu $cpu AMPRT_ISA=$isa $name${only:+ (sets: $only)}"
             else
                 tail -n 20 "$log"
                 bad "-cpu $cpu AMPRT_ISA=$isa $name (log: $log)"
