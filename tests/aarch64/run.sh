@@ -9,8 +9,8 @@
 #
 # ci (make test-aarch64, in make test: about 3 minutes of CPU on an idle
 # machine): the tests of the kernels the NEON sets replace, on those sets
-# only (AMP_TEST_SETS, tests/runtime/set_test_util.h: the reference set is
-# the same C as natively, and slow under emulation).  With FEAT_BF16
+# only, each forced by AMPRT_ISA (the reference set is the same C as
+# natively, and slow under emulation).  With FEAT_BF16
 # (-cpu max): test_fastgemm and test_fasteltwise on neon and neonbf16,
 # test_fastconv on neonbf16 (its convolutions are the slowest test, about
 # 95 s of CPU per set under emulation; neon runs the same micro-kernel and
@@ -50,14 +50,12 @@ for tool in "$QEMU" "${CROSS}gcc"; do
     fi
 done
 
-# Runtime tests as name:sets, sets (commas) for AMP_TEST_SETS, empty for
-# all; ci picks its list per CPU model below.
+# The examples; the runtime tests are picked per CPU model below.
 case $MODE in
 ci)
     examples="mlp:B=8 lenet5:B=4 transformer:B=3 digits/mlp:B=8"
     ;;
 full)
-    tests=$(for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):"; done)
     examples="mlp:B=8 lenet5:B=4 transformer:B=3 resnet18:B=1 digits/mlp:B=8 digits/cnn:B=4"
     ;;
 *)
@@ -104,29 +102,30 @@ for cpu in $CPUS; do
     *neon*) ok "-cpu $cpu: the runtime finds its sets ($sets)" ;;
     *) bad "-cpu $cpu: the runtime finds no NEON set" ;;
     esac
+    # ci: name:sets, each set forced in a run of its own (under a forced
+    # AMPRT_ISA the per-set tests check that set alone,
+    # tests/runtime/isa_under_test.h); full: each test unforced (every set,
+    # the reference included), then under each set
     if [ "$MODE" = ci ]; then
         case $sets in
         *neonbf16*) tests="test_fastgemm:neon,neonbf16 test_fastconv:neonbf16 test_fasteltwise:neon,neonbf16
-                           test_dispatch:" ;;
-        *) tests="test_fastgemm:neon test_fasteltwise:neon test_dispatch:" ;;
+                           test_dispatch:auto" ;;
+        *) tests="test_fastgemm:neon test_fasteltwise:neon test_dispatch:auto" ;;
         esac
+    else
+        tests=$(for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):auto,$(echo "$sets" | tr ' ' ,)"; done)
     fi
     for entry in $tests; do
         name=${entry%%:*}
-        only=$(echo "${entry#*:}" | tr , ' ')
         t=$CROSS_BUILD/tests/$name
         if [ ! -x "$t" ]; then
             bad "$t is missing (make CROSS=$CROSS BUILD=$CROSS_BUILD)"
             continue
         fi
-        # ci: the fast* tests iterate the sets themselves; full: every
-        # test under every set, the reference included
-        runs=auto
-        [ "$MODE" = full ] && runs="$sets auto"
-        for isa in $runs; do
+        for isa in $(echo "${entry#*:}" | tr , ' '); do
             log=$t.$cpu.$isa.log
-            if env ${only:+AMP_TEST_SETS="$only"} AMPRT_ISA=$isa "$QEMU" -cpu "$cpu" "$t" > "$log" 2>&1; then
-                ok "-cpu $cpu AMPRT_ISA=$isa $name${only:+ (sets: $only)}"
+            if AMPRT_ISA=$isa "$QEMU" -cpu "$cpu" "$t" > "$log" 2>&1; then
+                ok "-cpu $cpu AMPRT_ISA=$isa $name"
             else
                 tail -n 20 "$log"
                 bad "-cpu $cpu AMPRT_ISA=$isa $name (log: $log)"
