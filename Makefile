@@ -15,7 +15,23 @@
 # build/mpi with MPI=1).  A second tree with sanitizers:
 # make BUILD=build/asan SANITIZE=1.
 
+#   make CROSS=aarch64-linux-gnu-    the runtime and its tests for aarch64,
+#                   in build/aarch64 (mk/aarch64.mk; make test-aarch64 runs
+#                   them, and the examples' emitted C, under qemu-aarch64)
+
 MPI      ?=
+# CROSS: a cross toolchain's prefix; then only the runtime and its tests
+# are built (the compiler runs on the host), in a tree of their own.
+CROSS    ?=
+ifneq ($(CROSS),)
+BUILD    ?= build/$(firstword $(subst -, ,$(CROSS)))
+ifeq ($(origin CC),default)
+CC       := $(CROSS)gcc
+endif
+ifeq ($(origin AR),default)
+AR       := $(CROSS)ar
+endif
+endif
 BUILD    ?= $(if $(filter 1,$(MPI)),build/mpi,build)
 CC       ?= cc
 SANITIZE ?=
@@ -68,7 +84,11 @@ RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/
 .PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz fuzz-long test-ops test-grad test-train test-torch test-mpi example clean
 .DELETE_ON_ERROR:
 
+ifeq ($(CROSS),)
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
+else
+all: $(BUILD)/libamprt.a $(BUILD)/libamprt.so $(RUNTIME_TESTS)
+endif
 
 # ---- the compiler -----------------------------------------------------------
 
@@ -95,7 +115,7 @@ $(BUILD)/obj/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 	$(CC) $(CFLAGS_COMPILER) -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings -c -o $@ $<
 
 $(BUILD)/libampc.a: $(COMPILER_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # --embed-weights reads safetensors with the runtime's reader, the one
 # the fuzzer exercises, so the compiler links those two runtime objects.
@@ -120,7 +140,7 @@ $(RUNTIME_CONFIG):
 	@mkdir -p $(dir $@) && rm -f $(BUILD)/runtime-mpi*.stamp && touch $@
 
 $(BUILD)/libamprt.a: $(RUNTIME_OBJS) $(RUNTIME_CONFIG)
-	rm -f $@ && ar rcs $@ $(RUNTIME_OBJS)
+	rm -f $@ && $(AR) rcs $@ $(RUNTIME_OBJS)
 
 $(BUILD)/libamprt.so: $(RUNTIME_OBJS) $(RUNTIME_CONFIG)
 	$(CC) $(LDFLAGS) -shared -o $@ $(RUNTIME_OBJS) -lm -lpthread $(MPI_LIBS)
@@ -230,6 +250,7 @@ clean:
 	rm -rf $(BUILD)
 
 include mk/install.mk
+include mk/aarch64.mk
 -include mk/bench.mk
 
 # the header dependencies the compiles above recorded (DEPFLAGS)

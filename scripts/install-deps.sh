@@ -20,6 +20,11 @@ if [ "${1:-}" = "--test" ]; then
     want="$want python3-onnx"
     # Open MPI: tests/mpi trains data-parallel under mpirun (MPI=1 runtime)
     want="$want libopenmpi-dev openmpi-bin"
+    # aarch64 under emulation (make test-aarch64): the cross compiler and
+    # C library, qemu's user-mode emulator, and cmocka built for arm64 from
+    # Debian's own multiarch archive (the runtime tests link it; it brings
+    # libc6:arm64, whose loader lets qemu run them without a sysroot)
+    want="$want gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libcmocka-dev:arm64"
 fi
 
 missing=""
@@ -44,6 +49,10 @@ else
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# an :arm64 package needs the architecture known to dpkg before the update
+case "$missing" in
+*:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ;;
+esac
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing

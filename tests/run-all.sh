@@ -29,6 +29,7 @@ run() {
 }
 run unit make --no-print-directory BUILD="$BUILD" test-unit
 run runtime make --no-print-directory BUILD="$BUILD" test-runtime
+run aarch64 make --no-print-directory BUILD="$BUILD" test-aarch64
 run golden make --no-print-directory BUILD="$BUILD" test-golden
 run hostile make --no-print-directory BUILD="$BUILD" test-hostile
 run e2e make --no-print-directory BUILD="$BUILD" test-e2e

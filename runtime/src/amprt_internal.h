@@ -168,7 +168,8 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
 /* ---- Kernel sets (dispatch.c, x86/), the drivers (frame/) and the thread
  * pool (frame/threadpool.c) ----------------------------------------------- */
 
-/* The kernel set named `isa` ("ref", "avx2", "avx512", "avx512bf16") if this
+/* The kernel set named `isa` ("ref", "avx2", "avx512", "avx512bf16"; on
+ * aarch64 "neon", "neonbf16") if this
  * CPU (and its OS) supports it, else NULL.  For tests and benchmarks, which
  * compare the sets against each other within one process; the public
  * amp_<name> entry points always use the set AMPRT_ISA chose. */
@@ -180,6 +181,9 @@ const amp_kernel_table *amp_kernel_table_for(const char *isa);
 #define AMP_CPU_AVX2 1u       /* AVX, AVX2, FMA, F16C; XCR0 SSE + AVX state */
 #define AMP_CPU_AVX512 2u     /* AVX-512F/BW/VL; XCR0 opmask + ZMM state */
 #define AMP_CPU_AVX512BF16 4u /* AVX512_BF16 */
+/* aarch64 (arm/cpu.c, from getauxval): */
+#define AMP_CPU_NEON 1u      /* FP and Advanced SIMD (HWCAP_FP, HWCAP_ASIMD) */
+#define AMP_CPU_NEON_BF16 2u /* FEAT_BF16 (HWCAP2_BF16) */
 unsigned amp_cpu_features(void);
 
 /* Each optimized set's overrides, applied to a copy of the reference table
@@ -210,6 +214,13 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t);
  * element-wise, casts, batch_norm, pooling, sums, cross_entropy, their
  * gradients and sgd, bit for bit the reference. */
 void amp_isa_avx2_fill_kernels(amp_kernel_table *t);
+/* The aarch64 sets (arm/neon.c): the GEMM and convolutions on a 6 x 16
+ * f32 micro-kernel, and (arm/neon_eltwise.c) relu, add and the f32 <->
+ * bf16/f16 casts, bit for bit the reference; bfcvt: round to bf16 with
+ * BFCVTN (neonbf16). */
+void amp_isa_neon_fill(amp_kernel_table *t);
+void amp_isa_neonbf16_fill(amp_kernel_table *t);
+void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt);
 
 /*
  * The blocked, packed GEMM (frame/gemm.c) and its micro-kernel contract.

@@ -45,6 +45,9 @@ static const isa_set isa_sets[] = {
     { "avx2", AMP_CPU_AVX2, amp_isa_avx2_fill },
     { "avx512", AMP_CPU_AVX512, amp_isa_avx512_fill },
     { "avx512bf16", AMP_CPU_AVX512BF16, amp_isa_avx512bf16_fill },
+#elif defined(__aarch64__)
+    { "neon", AMP_CPU_NEON, amp_isa_neon_fill },
+    { "neonbf16", AMP_CPU_NEON_BF16, amp_isa_neonbf16_fill },
 #endif
 };
 #define N_ISAS ((int)(sizeof isa_sets / sizeof isa_sets[0]))
@@ -53,7 +56,7 @@ static int isa_supported[N_ISAS];
 static amp_kernel_table isa_tables[N_ISAS];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
-#if !(defined(__x86_64__) || defined(__i386__))
+#if !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
 unsigned amp_cpu_features(void) { return 0; }
 #endif
 

@@ -490,7 +490,7 @@ static void expect_alternating(const char *isa, const char *what, int N, int K, 
 static void test_linear_relu_tiny(void **state)
 {
     (void)state;
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
     enum { M = 3, NMAX = 64 };
     amp_bf16 x[M * 2], w[NMAX * 2], bias[NMAX], y[M * NMAX];
     for (int N = 16; N <= NMAX; N += NMAX - 16)
@@ -661,7 +661,7 @@ static void test_lookup(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16" };
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_api),
         cmocka_unit_test(test_lookup),
@@ -669,6 +669,8 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
         cmocka_unit_test(test_small_vs_blocked),
         cmocka_unit_test(test_small_with_pool_busy),
         cmocka_unit_test(test_small_split_measured),

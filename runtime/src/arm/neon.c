@@ -1,0 +1,165 @@
+/*
+ * neon.c - the aarch64 kernel sets' products and convolutions: a 6 x 16
+ * f32 GEMM micro-kernel on Advanced SIMD (24 accumulators of 4 lanes,
+ * FMLA by element), its packing and its epilogue for amp_fast_gemm
+ * (contract in amprt_internal.h), routed into the drivers of frame/ for
+ * linear, matmul, gemm and the convolutions by frame/kernel_set.h.  f32,
+ * bf16 and f16 storage all pack to f32 (bf16 by a shift, f16 by FCVTL).
+ *
+ * Two sets: "neon" (ARMv8.0 Advanced SIMD, every aarch64 CPU) and
+ * "neonbf16" (FEAT_BF16), the same kernels with the bf16 epilogue's
+ * rounding done by BFCVTN instead of integer operations.  The element-wise
+ * kernels of both are in neon_eltwise.c.
+ */
+
+#include "frame/kernel_set.h"
+
+#if defined(__aarch64__)
+
+#include "arm/neon_convert.h"
+
+#define MR 6
+#define NR 16
+
+/* Row i of the tile, its A value lane l of register a (a quad for rows 0
+ * to 3, a pair for rows 4 and 5: FMLA by element takes either). */
+#define ROW_Q(i, l)                                                                               \
+    c##i##0 = vfmaq_laneq_f32(c##i##0, b0, a03, l);                                               \
+    c##i##1 = vfmaq_laneq_f32(c##i##1, b1, a03, l);                                               \
+    c##i##2 = vfmaq_laneq_f32(c##i##2, b2, a03, l);                                               \
+    c##i##3 = vfmaq_laneq_f32(c##i##3, b3, a03, l);
+#define ROW_D(i, l)                                                                               \
+    c##i##0 = vfmaq_lane_f32(c##i##0, b0, a45, l);                                                \
+    c##i##1 = vfmaq_lane_f32(c##i##1, b1, a45, l);                                                \
+    c##i##2 = vfmaq_lane_f32(c##i##2, b2, a45, l);                                                \
+    c##i##3 = vfmaq_lane_f32(c##i##3, b3, a45, l);
+
+#define DECL_ROW(i) float32x4_t c##i##0 = vdupq_n_f32(0), c##i##1 = c##i##0, c##i##2 = c##i##0, c##i##3 = c##i##0;
+
+#define STORE_ROW(i)                                                                              \
+    if (accumulate) {                                                                             \
+        c##i##0 = vaddq_f32(vld1q_f32(w + i * ldw), c##i##0);                                     \
+        c##i##1 = vaddq_f32(vld1q_f32(w + i * ldw + 4), c##i##1);                                 \
+        c##i##2 = vaddq_f32(vld1q_f32(w + i * ldw + 8), c##i##2);                                 \
+        c##i##3 = vaddq_f32(vld1q_f32(w + i * ldw + 12), c##i##3);                                \
+    }                                                                                             \
+    vst1q_f32(w + i * ldw, c##i##0);                                                              \
+    vst1q_f32(w + i * ldw + 4, c##i##1);                                                          \
+    vst1q_f32(w + i * ldw + 8, c##i##2);                                                          \
+    vst1q_f32(w + i * ldw + 12, c##i##3);
+
+#define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+/* Per unit: 4 loads of B (16 columns), 2 of A (6 rows), 24 FMLA: 96
+ * multiply-adds in 24 instructions of the FP pipes (docs/runtime.md's
+ * ARM section has the cycle counts). */
+static void micro_f32(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw, int accumulate)
+{
+    const float *pa = pa_, *pb = pb_;
+    ALL_ROWS(DECL_ROW)
+    for (int64_t u = 0; u < kcu; u++) {
+        const float32x4_t b0 = vld1q_f32(pb), b1 = vld1q_f32(pb + 4), b2 = vld1q_f32(pb + 8), b3 = vld1q_f32(pb + 12);
+        const float32x4_t a03 = vld1q_f32(pa);
+        const float32x2_t a45 = vld1_f32(pa + 4);
+        __builtin_prefetch(pb + 8 * NR);
+        ROW_Q(0, 0) ROW_Q(1, 1) ROW_Q(2, 2) ROW_Q(3, 3) ROW_D(4, 0) ROW_D(5, 1)
+        pa += MR;
+        pb += NR;
+    }
+    ALL_ROWS(STORE_ROW)
+}
+
+static void pack_f32_panel(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width, int64_t k, float *dst,
+                           int W)
+{
+    if (ws == 1 && width == W && W % 4 == 0 && t != AMP_F32) {
+        const size_t es = amp_dtype_size(t);
+        for (int64_t kk = 0; kk < k; kk++) {
+            const char *row = (const char *)base + (size_t)(kk * ks) * es;
+            for (int i = 0; i < W; i += 4)
+                vst1q_f32(dst + kk * W + i, neon_load4(t, row + (size_t)i * es));
+        }
+        return;
+    }
+    ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W);
+}
+
+static void pack_a_f32(amp_dtype t, const void *a, int64_t rs, int64_t cs, int rows, int64_t k, void *dst)
+{
+    pack_f32_panel(t, a, rs, cs, rows, k, dst, MR);
+}
+
+static void pack_b_f32(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst)
+{
+    pack_f32_panel(t, b, cs, rs, cols, k, dst, NR);
+}
+
+/* The epilogue of one row, 4 outputs at a time: alpha's product, beta C's
+ * product and the sums each rounded to f32 in the contract's order (the
+ * runtime builds without FP contraction, so they stay separate FMUL and
+ * FADD), then one rounding to t. */
+static AMP_ALWAYS_INLINE void epi_body(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c,
+                                       int64_t c_cs, const void *bias, void *y, int bfcvt)
+{
+    const size_t es = amp_dtype_size(t);
+    int64_t j = 0;
+    if ((t == AMP_F32 || t == AMP_BF16 || t == AMP_F16) && (c == NULL || c_cs == 1))
+        for (; j + 4 <= n; j += 4) {
+            float32x4_t v = vld1q_f32(w + j);
+            if (alpha != 1.0f)
+                v = vmulq_f32(vdupq_n_f32(alpha), v);
+            if (c != NULL)
+                v = vaddq_f32(v, vmulq_f32(vdupq_n_f32(beta), neon_load4(t, (const char *)c + j * es)));
+            if (bias != NULL)
+                v = vaddq_f32(v, neon_load4(t, (const char *)bias + j * es));
+            if (bfcvt)
+                neon_store4_bf16cvt(t, (char *)y + j * es, v);
+            else
+                neon_store4(t, (char *)y + j * es, v);
+        }
+    isa_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
+}
+
+static void epi(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c, int64_t c_cs,
+                const void *bias, void *y)
+{
+    epi_body(t, n, w, alpha, beta, c, c_cs, bias, y, 0);
+}
+
+NEON_BF16_TARGET static void epi_bf16cvt(amp_dtype t, int64_t n, const float *w, float alpha, float beta,
+                                         const void *c, int64_t c_cs, const void *bias, void *y)
+{
+    epi_body(t, n, w, alpha, beta, c, c_cs, bias, y, 1);
+}
+
+static const amp_gemm_kernel kernel_f32 = {
+    "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
+};
+
+static const amp_gemm_kernel kernel_bf16cvt = {
+    "neonbf16-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi_bf16cvt, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+ISA_GEMM_ENTRIES(neon, f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, f16, &kernel_f32)
+ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt)
+
+void amp_isa_neon_fill(amp_kernel_table *t)
+{
+    ISA_GEMM_FILL(t, neon, f32);
+    ISA_GEMM_FILL(t, neon, bf16);
+    ISA_GEMM_FILL(t, neon, f16);
+    amp_isa_neon_fill_eltwise(t, 0);
+}
+
+void amp_isa_neonbf16_fill(amp_kernel_table *t)
+{
+    amp_isa_neon_fill(t);
+    ISA_GEMM_FILL(t, neonbf16, bf16);
+    amp_isa_neon_fill_eltwise(t, 1);
+}
+
+#endif /* aarch64 */

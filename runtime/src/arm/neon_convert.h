@@ -1,0 +1,83 @@
+/*
+ * neon_convert.h - four values of a storage dtype to and from f32 in one
+ * NEON register, as amp_ld and amp_st convert them (amprt.h's rules), for
+ * the aarch64 kernel sets' packing, epilogues and element-wise kernels.
+ *
+ * f16 goes through FCVTL/FCVTN (ARMv8.0 Advanced SIMD), which round to
+ * nearest even under Linux's default FPCR (no flush to zero, no default
+ * NaN, IEEE half precision) and quiet a NaN keeping its top payload bits:
+ * bit for bit amp_f32_to_f16 and amp_f16_to_f32.  bf16 widens by a shift
+ * (the NaN quieting amp_bf16_to_f32 adds is done by load4_quiet, where a
+ * kernel's result can show it) and narrows by integer rounding, or by
+ * BFCVTN on FEAT_BF16 (neon_store4_bf16cvt), which rounds the same way.
+ */
+#ifndef AMPRT_ARM_NEON_CONVERT_H
+#define AMPRT_ARM_NEON_CONVERT_H
+
+#if defined(__aarch64__)
+
+#include <arm_neon.h>
+
+#include "amprt_internal.h"
+
+/* The target of the FEAT_BF16 functions (the string arm_neon.h's bf16
+ * intrinsics are declared under). */
+#define NEON_BF16_TARGET __attribute__((target("arch=armv8.2-a+bf16")))
+
+/* 4 values of dtype t (f32, bf16 or f16) at p as f32; a bf16 NaN keeps
+ * its signalling bit (packing, where only the NaN-ness matters). */
+static AMP_ALWAYS_INLINE float32x4_t neon_load4(amp_dtype t, const void *p)
+{
+    switch (t) {
+    case AMP_BF16: return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+    case AMP_F16: return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+    default: return vld1q_f32(p);
+    }
+}
+
+/* The same, a NaN quieted as amp_ld quiets it (FCVTL quiets f16 itself). */
+static AMP_ALWAYS_INLINE float32x4_t neon_load4_quiet(amp_dtype t, const void *p)
+{
+    if (t == AMP_BF16) {
+        const uint32x4_t u = vshll_n_u16(vld1_u16(p), 16);
+        const uint32x4_t nan = vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffffu)), vdupq_n_u32(0x7f800000u));
+        return vreinterpretq_f32_u32(vorrq_u32(u, vandq_u32(nan, vdupq_n_u32(0x00400000u))));
+    }
+    return neon_load4(t, p);
+}
+
+/* amp_f32_to_bf16 on 4 lanes: round to nearest even by adding 0x7fff
+ * plus the kept lsb, or for a NaN the top half with the quiet bit set. */
+static AMP_ALWAYS_INLINE uint16x4_t neon_f32_to_bf16(float32x4_t v)
+{
+    const uint32x4_t u = vreinterpretq_u32_f32(v);
+    const uint32x4_t hi = vshrq_n_u32(u, 16);
+    const uint32x4_t r = vshrq_n_u32(vaddq_u32(vaddq_u32(u, vdupq_n_u32(0x7fffu)), vandq_u32(hi, vdupq_n_u32(1))), 16);
+    const uint32x4_t nan = vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffffu)), vdupq_n_u32(0x7f800000u));
+    return vmovn_u32(vbslq_u32(nan, vorrq_u32(hi, vdupq_n_u32(0x40u)), r));
+}
+
+/* 4 f32 values stored at p as dtype t, rounded as amp_st rounds. */
+static AMP_ALWAYS_INLINE void neon_store4(amp_dtype t, void *p, float32x4_t v)
+{
+    switch (t) {
+    case AMP_BF16: vst1_u16(p, neon_f32_to_bf16(v)); return;
+    case AMP_F16: vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v))); return;
+    default: vst1q_f32(p, v); return;
+    }
+}
+
+/* The same with BFCVTN for bf16 (FEAT_BF16 only): under the default FPCR
+ * it rounds to nearest even, keeps subnormals and quiets a NaN keeping
+ * its top payload bits, as amp_f32_to_bf16. */
+NEON_BF16_TARGET static inline void neon_store4_bf16cvt(amp_dtype t, void *p, float32x4_t v)
+{
+    if (t == AMP_BF16)
+        vst1_u16(p, vreinterpret_u16_bf16(vcvt_bf16_f32(v)));
+    else
+        neon_store4(t, p, v);
+}
+
+#endif /* aarch64 */
+
+#endif /* AMPRT_ARM_NEON_CONVERT_H */

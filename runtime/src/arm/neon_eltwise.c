@@ -1,0 +1,113 @@
+/*
+ * neon_eltwise.c - the aarch64 sets' element-wise kernels: relu and add
+ * for f32, bf16 and f16, and the casts between f32 and bf16 or f16, four
+ * lanes at a time, bit for bit the reference: the same f32 operation per
+ * element on the values amp_ld loads (NaNs quieted), rounded once as
+ * amp_st rounds (arm/neon_convert.h).  The neonbf16 set's versions round
+ * to bf16 with BFCVTN.  Tails shorter than a vector take the reference's
+ * scalar code.
+ */
+
+#include "amprt_internal.h"
+
+#if defined(__aarch64__)
+
+#include "arm/neon_convert.h"
+
+/* relu as the reference: x < 0 ? 0 : x (false for NaN and -0, which stay) */
+static AMP_ALWAYS_INLINE float32x4_t relu4(float32x4_t x)
+{
+    return vbslq_f32(vcltq_f32(x, vdupq_n_f32(0)), vdupq_n_f32(0), x);
+}
+
+static AMP_ALWAYS_INLINE void store4(amp_dtype t, void *p, float32x4_t v, int bfcvt)
+{
+    if (bfcvt)
+        neon_store4_bf16cvt(t, p, v);
+    else
+        neon_store4(t, p, v);
+}
+
+static AMP_ALWAYS_INLINE void relu_body(amp_dtype t, size_t n, const void *x, void *y, int bfcvt)
+{
+    const size_t es = amp_dtype_size(t);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        store4(t, (char *)y + i * es, relu4(neon_load4_quiet(t, (const char *)x + i * es)), bfcvt);
+    for (; i < n; i++) {
+        const float v = amp_ld(t, x, (int64_t)i);
+        amp_st(t, y, (int64_t)i, v < 0 ? 0.0f : v);
+    }
+}
+
+static AMP_ALWAYS_INLINE void add_body(amp_dtype t, size_t n, const void *a, const void *b, void *y, int bfcvt)
+{
+    const size_t es = amp_dtype_size(t);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t va = neon_load4_quiet(t, (const char *)a + i * es);
+        const float32x4_t vb = neon_load4_quiet(t, (const char *)b + i * es);
+        store4(t, (char *)y + i * es, vaddq_f32(va, vb), bfcvt);
+    }
+    for (; i < n; i++)
+        amp_st(t, y, (int64_t)i, amp_ld(t, a, (int64_t)i) + amp_ld(t, b, (int64_t)i));
+}
+
+/* y (dtype d) = x (dtype s) converted, one of them f32 */
+static AMP_ALWAYS_INLINE void cast_body(amp_dtype s, amp_dtype d, size_t n, const void *x, void *y, int bfcvt)
+{
+    const size_t ses = amp_dtype_size(s), des = amp_dtype_size(d);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        store4(d, (char *)y + i * des, neon_load4_quiet(s, (const char *)x + i * ses), bfcvt);
+    for (; i < n; i++)
+        amp_st(d, y, (int64_t)i, amp_ld(s, x, (int64_t)i));
+}
+
+#define NEON_ELTWISE(T)                                                                           \
+    static void relu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                      \
+    {                                                                                             \
+        relu_body(AMP_DTYPE_##T, n, x, y, 0);                                                     \
+    }                                                                                             \
+    static void add_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        add_body(AMP_DTYPE_##T, n, a, b, y, 0);                                                   \
+    }
+NEON_ELTWISE(f32)
+NEON_ELTWISE(bf16)
+NEON_ELTWISE(f16)
+
+static void cast_f32_bf16(size_t n, const float *x, amp_bf16 *y) { cast_body(AMP_F32, AMP_BF16, n, x, y, 0); }
+static void cast_bf16_f32(size_t n, const amp_bf16 *x, float *y) { cast_body(AMP_BF16, AMP_F32, n, x, y, 0); }
+static void cast_f32_f16(size_t n, const float *x, amp_f16 *y) { cast_body(AMP_F32, AMP_F16, n, x, y, 0); }
+static void cast_f16_f32(size_t n, const amp_f16 *x, float *y) { cast_body(AMP_F16, AMP_F32, n, x, y, 0); }
+
+/* FEAT_BF16: the kernels that round to bf16, with BFCVTN */
+NEON_BF16_TARGET static void relu_bf16_cvt(size_t n, const amp_bf16 *x, amp_bf16 *y)
+{
+    relu_body(AMP_BF16, n, x, y, 1);
+}
+NEON_BF16_TARGET static void add_bf16_cvt(size_t n, const amp_bf16 *a, const amp_bf16 *b, amp_bf16 *y)
+{
+    add_body(AMP_BF16, n, a, b, y, 1);
+}
+NEON_BF16_TARGET static void cast_f32_bf16_cvt(size_t n, const float *x, amp_bf16 *y)
+{
+    cast_body(AMP_F32, AMP_BF16, n, x, y, 1);
+}
+
+void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt)
+{
+    t->relu_f32 = relu_f32;
+    t->add_f32 = add_f32;
+    t->relu_f16 = relu_f16;
+    t->add_f16 = add_f16;
+    t->cast_bf16_f32 = cast_bf16_f32;
+    t->cast_f32_f16 = cast_f32_f16;
+    t->cast_f16_f32 = cast_f16_f32;
+    t->relu_bf16 = bfcvt ? relu_bf16_cvt : relu_bf16;
+    t->add_bf16 = bfcvt ? add_bf16_cvt : add_bf16;
+    t->cast_f32_bf16 = bfcvt ? cast_f32_bf16_cvt : cast_f32_bf16;
+}
+
+#endif /* aarch64 */
