@@ -225,7 +225,7 @@ def probe_check(ampc, cc, lib, d, target, probe, outs, names, in_name, explain, 
     if off != len(blob):
         raise emulate.EmulationError("probe: %d bytes read, %d written" % (off, len(blob)))
     forced = {line: by_out[v] for line, v in outs.items()}
-    fe = emulate.Forced(emulate.trace(module), op_map, pex, forced)
+    fe = emulate.Forced(emulate.trace(module, x), op_map, pex, forced)
     with torch.no_grad():
         fe.run(x)
     return judge_local(fe, forced)

@@ -69,12 +69,35 @@ class EmulationError(Exception):
     pass
 
 
-def trace(module):
-    """the fx graph, traced as tools/torch2amp traces it (torch.nn's own
-    modules are leaves), so that node names match its --op-map"""
-    tracer = torch.fx.Tracer()
-    graph = tracer.trace(module)
-    return torch.fx.GraphModule(tracer.root, graph, type(module).__name__)
+def _torch2amp():
+    """tools/torch2amp as a module (it is a script without .py)"""
+    import importlib.machinery
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "torch2amp")
+    loader = importlib.machinery.SourceFileLoader("torch2amp", path)
+    spec = importlib.util.spec_from_loader("torch2amp", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+_T2A = []
+
+
+def trace(module, x):
+    """the fx graph tools/torch2amp records (its trace_graph: the eager run at
+    batches 2 and 3, mapped torch.nn modules as calls, aten ops otherwise), so
+    that node names match its --op-map; x gives the input's shape and dtype"""
+    if not _T2A:
+        _T2A.append(_torch2amp())
+    inputs = []
+    for b in (2, 3):
+        torch.manual_seed(1234)
+        shp = [b] + list(x.shape[1:])
+        inputs.append(torch.randn(shp, dtype=x.dtype) if x.is_floating_point() else torch.zeros(shp, dtype=x.dtype))
+    gm, _, _ = _T2A[0].trace_graph(module, inputs)
+    return gm
 
 
 class Ops:
@@ -149,6 +172,8 @@ class Emulator(torch.fx.Interpreter):
         xs = [self.rnd(t, d) for t, d in zip(tensors, op["inputs"])]
         y = fn(*xs)
         self.rounded += 1
+        if isinstance(y, (tuple, list)):        # native_layer_norm & co: the result, then statistics
+            return (self.rnd(y[0], op["output"]),) + tuple(y[1:])
         return self.rnd(y, op["output"])
 
     # -- nodes --------------------------------------------------------------
@@ -307,7 +332,10 @@ class Forced(Emulator):
         lines = self.lines.get(n.name) or []
         if lines and lines[-1] in self.forced and lines[-1] not in self.done_lines:
             numeric = [op for op in self.node_ops.get(n.name, []) if op["op"] not in VIEWS]
-            return self.force(n.name, lines[-1], r, numeric[-1]["output"] if numeric else None)
+            dt = numeric[-1]["output"] if numeric else None
+            if isinstance(r, (tuple, list)):
+                return (self.force(n.name, lines[-1], r[0], dt),) + tuple(r[1:])
+            return self.force(n.name, lines[-1], r, dt)
         return r
 
 
@@ -342,7 +370,8 @@ def emulate(module, op_map, explain, x, exact=False):
     """the module's output on x with ampc's per-op dtypes (float32 values),
     or (exact) in float64 without rounding; and the number of ops emulated"""
     m = module.double() if exact else module.float()
-    em = Emulator(trace(m.eval()), op_map, explain, exact)
+    xx = x.double() if exact and x.is_floating_point() else x
+    em = Emulator(trace(m.eval(), xx), op_map, explain, exact)
     with torch.no_grad():
-        y = em.run(x.double() if exact and x.is_floating_point() else x)
+        y = em.run(xx)
     return y, em.rounded
