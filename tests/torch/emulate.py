@@ -52,7 +52,8 @@ import torch.nn.functional as F
 LOW = {"bf16": torch.bfloat16, "f16": torch.float16}
 FLOAT = ("f64", "f32", "bf16", "f16")
 # pure data movement: exact in every dtype, so they neither round nor count
-VIEWS = {"reshape", "permute", "narrow", "flatten", "transpose", "squeeze", "unsqueeze", "expand", "slice"}
+VIEWS = {"reshape", "permute", "narrow", "flatten", "transpose", "squeeze", "unsqueeze", "expand", "slice",
+         "cat", "stack"}
 # a module's floating parameters and buffers in the order ampc's op takes them
 # after the input (torch2amp's mapping): explain lists their dtypes in that order
 PARAM_ORDER = [
