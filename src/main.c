@@ -50,10 +50,13 @@ static const char usage_text[] =
     "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
     "                       conversions and the arena; alone, writes no files,\n"
     "                       with -o FILE also compiles (docs/cli.md)\n"
-    "  --emit=c|dot|check   what -o gets: C (default); the graph for Graphviz,\n"
+    "  --emit=c|dot|check|main\n"
+    "                       what -o gets: C (default); the graph for Graphviz,\n"
     "                       coloured by dtype (default file: FILE's stem + .dot);\n"
-    "                       or a program checking the model against its f64\n"
-    "                       evaluation (build with -lamprt -lm -lpthread, run it)\n"
+    "                       a program checking the model against its f64\n"
+    "                       evaluation; or a program running it on files:\n"
+    "                       PROG WEIGHTS IN.bin... OUT.bin... (build both with\n"
+    "                       -lamprt -lm -lpthread)\n"
     "  --autocast-op NAME=bf16|f16|f32|promote|none\n"
     "                       override or add one policy row (repeatable)\n"
     "  --autocast-dtype=bf16|f16\n"
@@ -387,8 +390,10 @@ static void autocast_option(int ch, const char *arg, Options *o)
             o->emit = EMIT_DOT;
         else if (strcmp(arg, "check") == 0)
             o->emit = EMIT_CHECK;
+        else if (strcmp(arg, "main") == 0)
+            o->emit = EMIT_MAIN;
         else
-            usage_error("--emit takes c, dot or check, not '%s'", arg);
+            usage_error("--emit takes c, dot, check or main, not '%s'", arg);
         break;
     case OPT_AUTOCAST_OP: {
         const char *eq = strchr(arg, '=');
@@ -426,15 +431,17 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
         if (!o->output_path) {
             if (dep->write || o->header_path)
                 usage_error("%s", "--explain without -o writes no files; give -o FILE to write them too");
-            if (o->emit == EMIT_DOT || o->emit == EMIT_CHECK)
-                usage_error("--explain with --emit=%s needs -o FILE", o->emit == EMIT_DOT ? "dot" : "check");
+            if (o->emit == EMIT_DOT || o->emit == EMIT_CHECK || o->emit == EMIT_MAIN)
+                usage_error("--explain with --emit=%s needs -o FILE",
+                            o->emit == EMIT_DOT ? "dot" : o->emit == EMIT_CHECK ? "check" : "main");
             o->emit = EMIT_NOTHING;
         }
     }
     if (o->emit == EMIT_DOT && o->header_path)
         usage_error("%s", "--emit=dot writes one file, the graph; --header does not apply");
-    if (o->emit == EMIT_CHECK && o->header_path)
-        usage_error("%s", "--emit=check writes one self-contained program; --header does not apply");
+    if ((o->emit == EMIT_CHECK || o->emit == EMIT_MAIN) && o->header_path)
+        usage_error("--emit=%s writes one self-contained program; --header does not apply",
+                    o->emit == EMIT_CHECK ? "check" : "main");
 }
 
 /* The command line's options into opts, and its one input file; exits
@@ -600,7 +607,9 @@ int main(int argc, char **argv)
     if (!opts.output_path) {
         if (strcmp(opts.input_path, "-") == 0 && opts.emit != EMIT_NOTHING)
             usage_error("%s", "reading from standard input needs -o FILE or -o -");
-        opts.output_path = default_output(c, opts.input_path, opts.emit == EMIT_DOT ? ".dot" : ".c");
+        opts.output_path = default_output(c, opts.input_path, opts.emit == EMIT_DOT    ? ".dot"
+                                                              : opts.emit == EMIT_MAIN ? "_main.c"
+                                                                                       : ".c");
     }
     if (to_stdout && opts.dump_pass)
         usage_error("%s", "--dump prints the IR on standard output, so it cannot share it with -o -");

@@ -288,7 +288,7 @@ bool op_index_arg(const OpInfo *op, int k);
 typedef enum { TARGET_TPU, TARGET_GPU, TARGET_CPU, TARGET_COUNT } Target;
 
 enum { EXPLAIN_NONE, EXPLAIN_TEXT, EXPLAIN_JSON };
-enum { EMIT_C, EMIT_DOT, EMIT_CHECK, EMIT_NOTHING };
+enum { EMIT_C, EMIT_DOT, EMIT_CHECK, EMIT_MAIN, EMIT_NOTHING };
 
 typedef struct Options {
     const char *input_path;  /* "-" for stdin */
