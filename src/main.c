@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,7 +37,8 @@ static const char usage_text[] =
     "  -g                   emit #line directives, so a debugger steps through\n"
     "                       the .amp source\n"
     "  -I DIR               search DIR for imported files (after the importing\n"
-    "                       file's own directory); repeatable\n"
+    "                       file's own directory); repeatable.  An installed\n"
+    "                       ampc then searches PREFIX/share/ampc (nn.amp)\n"
     "  --autocast           run the whole model under autocast, as if its body\n"
     "                       were in an autocast { } block\n"
     "  --embed-weights=FILE put the parameters and buffers of a safetensors FILE\n"
@@ -588,6 +590,30 @@ static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const D
     return ok;
 }
 
+/* An installed ampc's library directory: share/ampc beside its bin/ (the
+ * prefix it runs from, so a staged or moved tree works as installed), or
+ * NULL when there is none, as in a build tree. */
+static const char *installed_share_dir(void)
+{
+    static char dir[PATH_MAX + 32];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* the bin directory */
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* the prefix */
+    snprintf(dir, sizeof dir, "%s/share/ampc", exe);
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
+}
+
 int main(int argc, char **argv)
 {
     Options opts = {.target = TARGET_CPU, .argc = argc, .argv = argv};
@@ -601,6 +627,7 @@ int main(int argc, char **argv)
     argv = args;
     parse_command_line(argc, argv, &opts);
     check_autocast_options(&opts, &dep);
+    opts.share_dir = installed_share_dir();
 
     Ctx *c = ctx_new(&opts, stderr);
     bool to_stdout = opts.output_path && strcmp(opts.output_path, "-") == 0;

@@ -298,6 +298,7 @@ typedef struct Options {
     const char *policy_path; /* --policy FILE, or NULL for the built-in one */
     const char *include_dirs[64]; /* -I DIR, searched in order for imports */
     int ninclude_dirs;
+    const char *share_dir;   /* ../share/ampc beside the executable, if it exists: searched after -I */
     bool autocast_all;       /* --autocast: the whole model in an autocast region */
     bool line_directives;    /* -g: #line directives back to the .amp source */
     bool warnings_are_errors; /* -Werror */

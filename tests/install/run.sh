@@ -69,6 +69,7 @@ files_under() {
 
 LC_ALL=C sort > "$tmp/expected" <<EOF
 bin/ampc
+bin/torch2amp
 include/amprt.h
 $(cd runtime/include && ls amprt/*.h | sed 's|^|include/|')
 lib/cmake/ampc/ampcConfig.cmake
@@ -78,6 +79,7 @@ lib/libamprt.so
 lib/libamprt.so.$major
 lib/libamprt.so.$version
 lib/pkgconfig/amprt.pc
+share/ampc/nn.amp
 share/man/man1/ampc.1
 EOF
 
@@ -126,11 +128,11 @@ check_uninstall() {
     fi
     files_under "$dir" > "$tmp/left" 2>&1
     printf 'bin/other-tool\nlib/pkgconfig/other.pc\n' > "$tmp/others"
-    if cmp -s "$tmp/others" "$tmp/left" && [ ! -d "$dir/lib/cmake/ampc" ]; then
-        ok "$what: uninstall removes every ampc file (and lib/cmake/ampc), and nothing else"
+    if cmp -s "$tmp/others" "$tmp/left" && [ ! -d "$dir/lib/cmake/ampc" ] && [ ! -d "$dir/share/ampc" ]; then
+        ok "$what: uninstall removes every ampc file (and lib/cmake/ampc, share/ampc), and nothing else"
     else
         find "$dir" > "$tmp/left.log" 2>&1
-        bad "$what: uninstall removes every ampc file (and lib/cmake/ampc), and nothing else" "$tmp/left.log"
+        bad "$what: uninstall removes every ampc file (and lib/cmake/ampc, share/ampc), and nothing else" "$tmp/left.log"
     fi
 }
 
@@ -520,6 +522,13 @@ if cmp -s "$tmp/versions.expected" "$tmp/versions.got"; then
 else
     cat "$tmp/versions.got" >> "$tmp/versions.log"
     bad "ampcConfigVersion.cmake: $maj_min, $version EXACT and a range are found; newer or other-series versions are not" "$tmp/versions.log"
+fi
+
+# docs/pytorch.md's workflow from the installed torch2amp, ampc --emit=main and libamprt
+if sh tests/install/torch.sh "$prefix" > "$tmp/torch.log" 2>&1; then
+    ok "the PyTorch workflow with installed pieces only ($(tail -n 1 "$tmp/torch.log"))"
+else
+    bad "the PyTorch workflow with installed pieces only (tests/install/torch.sh)" "$tmp/torch.log"
 fi
 
 check_uninstall "direct" "$prefix" PREFIX="$prefix"
