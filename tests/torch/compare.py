@@ -105,7 +105,15 @@ MODELS = {
     "squeezenet1_1": ("squeezenet1_1", [BATCH, 3, 64, 64], "f32"),
     "alexnet": ("alexnet", [BATCH, 3, 64, 64], "f32"),
     "transformer": ("tiny_encoder", [BATCH, 16], "i64"),
+    "small_shufflenet": ("small_shufflenet", [BATCH, 3, 32, 32], "f32"),
+    "small_densenet": ("small_densenet", [BATCH, 3, 32, 32], "f32"),
+    "small_convnext": ("small_convnext", [BATCH, 3, 32, 32], "f32"),
+    "small_regnet": ("small_regnet", [BATCH, 3, 32, 32], "f32"),
+    "small_efficientnet": ("small_efficientnet", [BATCH, 3, 32, 32], "f32"),
+    "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
 }
+# make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
+ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
 TARGETS = ["cpu", "tpu", "gpu"]
 UNIT = {"cpu": 2.0 ** -8, "tpu": 2.0 ** -8, "gpu": 2.0 ** -11}
 # end to end against the emulation: TOL_EMU_FACTOR * sqrt(N) * u (see above)
@@ -139,6 +147,14 @@ def read_safetensors(path):
         else:
             out[key] = torch.frombuffer(bytearray(data[lo:hi]), dtype=dt).clone().reshape(info["shape"])
     return out
+
+
+def load_weights(m, path):
+    """the weights file torch2amp wrote, into m: its keys are the state_dict's
+    as the .amp language spells them (torch2amp's amp_spellings)"""
+    spell = emulate.torch2amp().amp_spellings(list(m.state_dict().keys()))
+    sd = read_safetensors(path)
+    m.load_state_dict({k: sd[a] for k, a in spell.items()})
 
 
 def rel(y, ref):
@@ -368,8 +384,17 @@ def ulp(x, dt):
 
 
 def main(argv):
+    table = dict(MODELS)
+    if argv[1:2] == ["--zoo"]:
+        table = ZOO
+        argv = argv[:1] + argv[2:]
     build = os.path.abspath(argv[0])
-    wanted = argv[1:] or list(MODELS)
+    wanted = argv[1:] or list(table)
+    unknown = [w for w in wanted if w not in table and w not in ZOO]
+    if unknown:
+        print("torch: unknown model %s (known: %s)" % (", ".join(unknown), ", ".join(list(MODELS) + list(ZOO))))
+        return 2
+    table.update(ZOO)
     ampc = os.path.join(build, "ampc")
     lib = os.path.join(build, "libamprt.a")
     cc = os.environ.get("CC", "cc")
@@ -387,7 +412,7 @@ def main(argv):
     env.setdefault("AMPRT_THREADS", "1")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in wanted:
-        factory, shape, idt = MODELS[name]
+        factory, shape, idt = table[name]
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
         amp, wts = os.path.join(d, "model.amp"), os.path.join(d, "model.safetensors")
@@ -403,7 +428,7 @@ def main(argv):
 
         # the references, on the weights torch2amp wrote
         m = getattr(models, factory)()
-        m.load_state_dict(read_safetensors(wts))
+        load_weights(m, wts)
         m.eval()
         g = torch.Generator().manual_seed(2024)
         if idt == "f32":
@@ -419,7 +444,7 @@ def main(argv):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             ref_bf16 = m(x).detach().double()
         m64 = getattr(models, factory)()
-        m64.load_state_dict(read_safetensors(wts))
+        load_weights(m64, wts)
         m64 = m64.double().eval()
         ref64 = m64(x.double() if idt == "f32" else x).detach()
         n_ops = count_statements(amp)

@@ -86,18 +86,22 @@ def _torch2amp():
 _T2A = []
 
 
+def torch2amp():
+    if not _T2A:
+        _T2A.append(_torch2amp())
+    return _T2A[0]
+
+
 def trace(module, x):
     """the fx graph tools/torch2amp records (its trace_graph: the eager run at
     batches 2 and 3, mapped torch.nn modules as calls, aten ops otherwise), so
     that node names match its --op-map; x gives the input's shape and dtype"""
-    if not _T2A:
-        _T2A.append(_torch2amp())
     inputs = []
     for b in (2, 3):
         torch.manual_seed(1234)
         shp = [b] + list(x.shape[1:])
         inputs.append(torch.randn(shp, dtype=x.dtype) if x.is_floating_point() else torch.zeros(shp, dtype=x.dtype))
-    gm, _, _ = _T2A[0].trace_graph(module, inputs)
+    gm, _, _ = torch2amp().trace_graph(module, inputs)
     return gm
 
 
