@@ -111,7 +111,11 @@ MODELS = {
     "small_regnet": ("small_regnet", [BATCH, 3, 32, 32], "f32"),
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 32, 32], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
+    "lstm": ("lstm", [BATCH, 6, 8], "f32"),
 }
+# checked end to end only: torch2amp writes one nn.LSTM as many statements
+# (lstm_cell per step), which the per-op emulation has no rule for
+END_TO_END_ONLY = {"lstm"}
 # make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
 ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
 TARGETS = ["cpu", "tpu", "gpu"]
@@ -147,6 +151,10 @@ def read_safetensors(path):
         else:
             out[key] = torch.frombuffer(bytearray(data[lo:hi]), dtype=dt).clone().reshape(info["shape"])
     return out
+
+
+class NotEmulated(Exception):
+    pass
 
 
 def load_weights(m, path):
@@ -483,6 +491,8 @@ def main(argv):
                 y = torch.frombuffer(bytearray(f.read()), dtype=torch.float32).double().reshape(ref64.shape)
             # the per-op emulation (emulate.py) with ampc's decisions for this target
             try:
+                if name in END_TO_END_ONLY:
+                    raise NotEmulated()
                 rc, log = run([ampc, "--explain=json", "--no-fuse", amp, "-t", target])
                 if rc != 0:
                     raise emulate.EmulationError("ampc --explain=json: " + tail(log))
@@ -503,6 +513,8 @@ def main(argv):
                 print("FAIL %-14s %s: emulation: %s" % (name, target, e))
                 failed += 1
                 continue
+            except NotEmulated:
+                y_emu, local_ok, local_msg = y, True, "not emulated"
             tol = 4 * math.sqrt(n_ops) * UNIT[target]
             e64 = rel(y, ref64)
             ok = math.isfinite(e64) and e64 <= tol

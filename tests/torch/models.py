@@ -7,7 +7,8 @@ has to trace (shufflenet's channel split and shuffle, densenet's
 concatenation of more than 8 tensors, convnext's LayerNorm2d and layer
 scale with stochastic depth, regnet's `block1-0` keys, efficientnet's
 squeeze-excitation and stochastic depth).  gated_mlp is a top-level
-nn.Sequential (keys `0.weight`) around a module that unpacks a chunk.
+nn.Sequential (keys `0.weight`) around a module that unpacks a chunk;
+lstm an nn.LSTM whose nested (output, (h, c)) result is unpacked.
 The full-size torchvision models are zoo_* (make test-zoo).
 
 The torchvision models are built with random weights (torch2amp seeds
@@ -114,6 +115,24 @@ class Gate(nn.Module):
 
 def gated_mlp():
     return nn.Sequential(nn.Linear(12, 32), Gate(), nn.LayerNorm(16), nn.Linear(16, 5)).eval()
+
+
+class Recurrent(nn.Module):
+    """[B, 6, 8] -> [B, 4]: a two-layer batch_first nn.LSTM from a zero state,
+    its last layer's final hidden state (unpacked from the nested tuple) into a linear head"""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return self.head(h[-1] + y.mean(1))
+
+
+def lstm():
+    return Recurrent().eval()
 
 
 # ---- full-size torchvision models (make test-zoo) -----------------------------
