@@ -105,11 +105,11 @@ MODELS = {
     "squeezenet1_1": ("squeezenet1_1", [BATCH, 3, 64, 64], "f32"),
     "alexnet": ("alexnet", [BATCH, 3, 64, 64], "f32"),
     "transformer": ("tiny_encoder", [BATCH, 16], "i64"),
-    "small_shufflenet": ("small_shufflenet", [BATCH, 3, 32, 32], "f32"),
-    "small_densenet": ("small_densenet", [BATCH, 3, 32, 32], "f32"),
-    "small_convnext": ("small_convnext", [BATCH, 3, 32, 32], "f32"),
-    "small_regnet": ("small_regnet", [BATCH, 3, 32, 32], "f32"),
-    "small_efficientnet": ("small_efficientnet", [BATCH, 3, 32, 32], "f32"),
+    "small_shufflenet": ("small_shufflenet", [BATCH, 3, 64, 64], "f32"),
+    "small_densenet": ("small_densenet", [BATCH, 3, 64, 64], "f32"),
+    "small_convnext": ("small_convnext", [BATCH, 3, 64, 64], "f32"),
+    "small_regnet": ("small_regnet", [BATCH, 3, 64, 64], "f32"),
+    "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
 }
@@ -449,8 +449,15 @@ def main(argv):
             f.write(ctypes.string_at(x.data_ptr(), x.numel() * x.element_size()))
         # grad stays enabled: PyTorch 1.13's TransformerEncoder would otherwise take its fused
         # fast path, which runs in f32 whatever CPU autocast says
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            ref_bf16 = m(x).detach().double()
+        # PyTorch 1.13's CPU autocast cannot run every model (F.layer_norm of a bf16 input with f32
+        # weights, as convnext's LayerNorm2d does, raises): -t cpu is then checked against f64 and the
+        # emulation only, and says why
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                ref_bf16 = m(x).detach().double()
+            bf16_error = None
+        except RuntimeError as e:
+            ref_bf16, bf16_error = None, str(e).splitlines()[0]
         m64 = getattr(models, factory)()
         load_weights(m64, wts)
         m64 = m64.double().eval()
@@ -526,7 +533,10 @@ def main(argv):
             top_emu = (y.argmax(-1) == y_emu.argmax(-1)).sum().item()
             msg = "per-op %s; vs emulation %.2e (tol %.2e), top-1 %d/%d; %s" % (
                 local_msg, e_emu, tol_emu, top_emu, BATCH, msg)
-            if target == "cpu":
+            if target == "cpu" and ref_bf16 is None:
+                msg = "no torch autocast bf16 reference (PyTorch 1.13 raises: %s), %s, tol %.2e; top-1 %d/%d with f64" % (
+                    bf16_error, msg, tol, top64, BATCH)
+            elif target == "cpu":
                 eb = rel(y, ref_bf16)
                 ok = ok and math.isfinite(eb) and eb <= tol
                 topb = (y.argmax(-1) == ref_bf16.argmax(-1)).sum().item()
