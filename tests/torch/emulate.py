@@ -3,8 +3,10 @@ chose for it, in PyTorch, as a reference for `ampc -t tpu|gpu|cpu`.
 
 There is no TPU or GPU here, and PyTorch 1.13's CPU autocast has neither
 the TPU (XLA) nor the CUDA lists, so compare.py checks ampc against an
-emulation instead: the model's torch.fx graph (the graph tools/torch2amp
-traced) run by an interpreter that, for every op,
+emulation instead: the graph tools/torch2amp records (its trace_graph:
+mapped torch.nn modules as call_module nodes, the aten ops that ran
+elsewhere as call_function nodes) run by an fx interpreter that, for every
+op,
 
   - reads the dtype decision ampc made for it from `ampc --explain=json`
     (the dtypes of its tensor inputs after autocast's casts, and of its
@@ -19,7 +21,7 @@ traced) run by an interpreter that, for every op,
 Values are carried as float32 tensors holding values exact in their dtype,
 so converting to a wider dtype (a promotion cast) is exact on both sides.
 
-Pairing fx nodes with explain entries: `torch2amp --op-map` lists every fx
+Pairing graph nodes with explain entries: `torch2amp --op-map` lists every
 node, in graph order, with the .amp lines of the statements it became;
 explain's ops carry their line.  A node that became one numeric op (conv2d,
 batch_norm, add, ...) possibly wrapped in views (flatten, reshape) is run as
