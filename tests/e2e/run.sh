@@ -147,9 +147,9 @@ if [ "$("$AMPC" -M examples/mlp.amp -MT 'obj dir/x.o')" = "obj\\ dir/x.o: \\
 
 # --emit=main: the model and a main() on files.  The tpu check's weights
 # file, inputs written here (x: 3 rows of f32, y: class indices as i64),
-# the batch found from x's size; logits against a double-precision
-# evaluation of the MLP from the same files (bf16: 2e-2 of the largest
-# logit).  A wrong-sized input, and a bad command line, are errors.
+# the batch found from x's size; logits (and the loss, the model's second
+# output) written, the logits against a double-precision evaluation of the
+# MLP from the same files (bf16: 2e-2 of the largest logit).  A wrong-sized input, and a bad command line, are errors.
 mkdir -p "$OUT/main"
 dir=$OUT/tpu
 cc1=${E2E_COMPILERS:-cc}
@@ -172,7 +172,7 @@ with open(os.path.join(d, "short.bin"), "wb") as f:
     f.write(struct.pack("<10f", *range(10)))
 PYEOF
     if "$OUT/main/run" "$dir/mlp-weights.safetensors" "$OUT/main/x.bin" "$OUT/main/y.bin" "$OUT/main/logits.bin" \
-            > "$OUT/main/log" 2>&1 &&
+            "$OUT/main/loss.bin" > "$OUT/main/log" 2>&1 && [ "$(wc -c < "$OUT/main/loss.bin")" -eq 4 ] &&
         python3 - "$dir/mlp-weights.safetensors" "$OUT/main" >> "$OUT/main/log" 2>&1 <<'PYEOF'
 import json, math, os, struct, sys
 blob = open(sys.argv[1], "rb").read()
@@ -201,12 +201,13 @@ PYEOF
         cat "$OUT/main/log"
         bad "--emit=main: the program's logits match a double-precision evaluation"
     fi
-    if "$OUT/main/run" "$dir/mlp-weights.safetensors" "$OUT/main/short.bin" "$OUT/main/y.bin" "$OUT/main/o.bin" B=3 \
-            > "$OUT/main/err" 2>&1; then
+    "$OUT/main/run" "$dir/mlp-weights.safetensors" > "$OUT/main/usage" 2>&1
+    usage_rc=$?
+    if "$OUT/main/run" "$dir/mlp-weights.safetensors" "$OUT/main/short.bin" "$OUT/main/y.bin" "$OUT/main/o.bin" \
+            "$OUT/main/l.bin" B=3 > "$OUT/main/err" 2>&1; then
         bad "--emit=main: an input file of the wrong size is an error"
-    elif grep -q "short.bin: cannot read 768 bytes" "$OUT/main/err" &&
-        ! "$OUT/main/run" "$dir/mlp-weights.safetensors" > "$OUT/main/usage" 2>&1 &&
-        grep -q "usage: .* WEIGHTS.safetensors x.bin y.bin logits.bin \[B=N\]" "$OUT/main/usage"; then
+    elif grep -q "short.bin: cannot read 768 bytes" "$OUT/main/err" && [ "$usage_rc" -eq 2 ] &&
+        grep -q "usage: .* WEIGHTS.safetensors x.bin y.bin logits.bin loss.bin \[B=N\]" "$OUT/main/usage"; then
         ok "--emit=main: a wrong-sized input is reported by name; a short command line prints the usage"
     else
         cat "$OUT/main/err" "$OUT/main/usage"
