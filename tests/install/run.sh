@@ -10,7 +10,10 @@
 # their own; runs them; checks that a build with nothing changed does
 # nothing, that touching the model rebuilds the model and only what depends
 # on it, and that a model with an error fails the build with ampc's
-# diagnostic and leaves the generated files as they were; then uninstalls.
+# diagnostic and leaves the generated files as they were; runs
+# docs/pytorch.md's workflow from the installed torch2amp, ampc --emit=main
+# and libamprt (tests/install/torch.sh; skipped without torch); then
+# uninstalls.
 #
 # Needs make, a C compiler, pkg-config, cmake (3.20+) and groff (for the
 # man page); ninja is optional.  Prints one line per check and last
