@@ -81,7 +81,7 @@ POLICIES      := $(wildcard policies/*.policy)
 UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/runtime/test_*.c))
 
-.PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz fuzz-long test-ops test-grad test-train test-torch test-mpi example clean
+.PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz fuzz-long test-ops test-grad test-train test-torch test-zoo test-onnx test-mpi example clean
 .DELETE_ON_ERROR:
 
 ifeq ($(CROSS),)
@@ -217,6 +217,12 @@ test-onnx: $(BUILD)/ampc $(BUILD)/libamprt.a
 # torchvision models through tools/torch2amp against PyTorch (skips without torch).
 test-torch: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/torch/run.sh $(BUILD)
+
+# The full-size torchvision zoo (tests/torch/models.py ZOO, 224 x 224) through
+# tools/torch2amp against PyTorch, as test-torch checks its small models: long
+# (tens of minutes on 2 cores), so not part of make test.  ZOO=name... for some.
+test-zoo: $(BUILD)/ampc $(BUILD)/libamprt.a
+	/usr/bin/python3 tests/torch/compare.py $(BUILD) --zoo $(addprefix zoo_,$(ZOO))
 
 # Training end to end: the digits examples, loss scaling, checkpoints.
 test-train: $(BUILD)/ampc $(BUILD)/libamprt.a

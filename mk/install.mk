@@ -6,6 +6,9 @@
 #
 # installs, under $(DESTDIR)$(PREFIX):
 #   bin/ampc
+#   bin/torch2amp                                   (tools/torch2amp; its #! line is $(PYTHON))
+#   share/ampc/nn.amp                               the standard block library; an installed
+#                                                   ampc searches ../share/ampc beside its bin/
 #   include/amprt.h, include/amprt/*.h (the kernel families' part headers)
 #   lib/libamprt.a
 #   lib/libamprt.so.$(AMPC_VERSION)                 soname libamprt.so.$(AMPRT_SOMAJOR)
@@ -21,8 +24,10 @@
 # relative to its own location, so a staged or moved tree works as it is;
 # amprt.pc names $(PREFIX) itself, as pkg-config files do.
 #
-# uninstall removes those files and lib/cmake/ampc/ (the only directory
-# that is ampc's alone); shared directories such as bin/ stay.
+# uninstall removes those files, lib/cmake/ampc/ and share/ampc/ (the
+# directories that are ampc's alone); shared directories such as bin/ stay.
+# share/ampc is found by ampc relative to its own bin/, so keep BINDIR
+# under PREFIX for imports of nn.amp to find it.
 #
 # The version has one source, AMPC_VERSION in src/core/core.h.
 
@@ -35,6 +40,9 @@ MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR     ?= $(LIBDIR)/cmake/ampc
 INSTALL      ?= install
+# the interpreter torch2amp's #! line names: one that can import torch
+PYTHON       ?= /usr/bin/env python3
+SHAREDIR     := $(PREFIX)/share/ampc
 
 AMPC_VERSION  := $(shell sed -n 's/^.define AMPC_VERSION "\([^"]*\)".*/\1/p' src/core/core.h)
 ifneq ($(words $(subst ., ,$(AMPC_VERSION))),3)
@@ -80,6 +88,10 @@ install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' \
 	    '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(CMAKEDIR)'
 	$(INSTALL) -m 755 $(BUILD)/ampc '$(DESTDIR)$(BINDIR)/ampc'
+	$(INSTALL) -d '$(DESTDIR)$(SHAREDIR)'
+	$(INSTALL) -m 644 examples/nn.amp '$(DESTDIR)$(SHAREDIR)/nn.amp'
+	sed -e '1s|^#!.*|#!$(PYTHON)|' tools/torch2amp > '$(DESTDIR)$(BINDIR)/torch2amp'
+	chmod 755 '$(DESTDIR)$(BINDIR)/torch2amp'
 	$(INSTALL) -m 644 runtime/include/amprt.h '$(DESTDIR)$(INCLUDEDIR)/amprt.h'
 	$(INSTALL) -d '$(DESTDIR)$(INCLUDEDIR)/amprt'
 	$(INSTALL) -m 644 $(AMPRT_PART_HEADERS) '$(DESTDIR)$(INCLUDEDIR)/amprt/'
@@ -98,7 +110,7 @@ install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 	    '$(DESTDIR)$(CMAKEDIR)/ampcConfigVersion.cmake' '$(DESTDIR)$(MANDIR)/man1/ampc.1'
 
 uninstall:
-	rm -f '$(DESTDIR)$(BINDIR)/ampc' \
+	rm -f '$(DESTDIR)$(BINDIR)/ampc' '$(DESTDIR)$(BINDIR)/torch2amp' '$(DESTDIR)$(SHAREDIR)/nn.amp' \
 	    '$(DESTDIR)$(INCLUDEDIR)/amprt.h' \
 	    $(patsubst runtime/include/%,'$(DESTDIR)$(INCLUDEDIR)/%',$(AMPRT_PART_HEADERS)) \
 	    '$(DESTDIR)$(LIBDIR)/libamprt.a' \
@@ -110,6 +122,7 @@ uninstall:
 	    '$(DESTDIR)$(CMAKEDIR)/ampcConfigVersion.cmake' \
 	    '$(DESTDIR)$(MANDIR)/man1/ampc.1'
 	rmdir '$(DESTDIR)$(CMAKEDIR)' 2>/dev/null || true
+	rmdir '$(DESTDIR)$(SHAREDIR)' 2>/dev/null || true
 	rmdir '$(DESTDIR)$(INCLUDEDIR)/amprt' 2>/dev/null || true
 
 test-install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)

@@ -52,7 +52,9 @@ static bool emit_check_program(Ctx *c, Output *out)
 }
 
 /* The output the command line asked for: C (the default), the graph for
- * Graphviz (--emit=dot), or nothing (--explain without -o). */
+ * Graphviz (--emit=dot), a checking program (--emit=check), a program
+ * running the model on files (--emit=main), or nothing (--explain without
+ * -o). */
 static bool emit(Ctx *c, Output *out)
 {
     switch (c->opts->emit) {
@@ -60,6 +62,10 @@ static bool emit(Ctx *c, Output *out)
         return emit_dot(c, out);
     case EMIT_CHECK:
         return emit_check_program(c, out);
+    case EMIT_MAIN: {
+        Output model = {0};
+        return emit_c(c, &model) && emit_runner(c, &model, out);
+    }
     case EMIT_NOTHING:
         return true;
     default:

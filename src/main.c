@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -43,7 +44,8 @@ static const char usage_text[] =
     "  -g                   emit #line directives, so a debugger steps through\n"
     "                       the .amp source\n"
     "  -I DIR               search DIR for imported files (after the importing\n"
-    "                       file's own directory); repeatable\n"
+    "                       file's own directory); repeatable.  An installed\n"
+    "                       ampc then searches PREFIX/share/ampc (nn.amp)\n"
     "  --autocast           run the whole model under autocast, as if its body\n"
     "                       were in an autocast { } block\n"
     "  --embed-weights=FILE put the parameters and buffers of a safetensors FILE\n"
@@ -59,10 +61,13 @@ static const char usage_text[] =
     "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
     "                       conversions and the arena; alone, writes no files,\n"
     "                       with -o FILE also compiles (docs/cli.md)\n"
-    "  --emit=c|dot|check   what -o gets: C (default); the graph for Graphviz,\n"
+    "  --emit=c|dot|check|main\n"
+    "                       what -o gets: C (default); the graph for Graphviz,\n"
     "                       coloured by dtype (default file: FILE's stem + .dot);\n"
-    "                       or a program checking the model against its f64\n"
-    "                       evaluation (build with -lamprt -lm -lpthread, run it)\n"
+    "                       a program checking the model against its f64\n"
+    "                       evaluation; or a program running it on files:\n"
+    "                       PROG WEIGHTS IN.bin... OUT.bin... (build both with\n"
+    "                       -lamprt -lm -lpthread)\n"
     "  --autocast-op NAME=bf16|f16|f32|promote|none\n"
     "                       override or add one policy row (repeatable)\n"
     "  --autocast-dtype=bf16|f16\n"
@@ -465,8 +470,10 @@ static void autocast_option(int ch, const char *arg, Options *o)
             o->emit = EMIT_DOT;
         else if (strcmp(arg, "check") == 0)
             o->emit = EMIT_CHECK;
+        else if (strcmp(arg, "main") == 0)
+            o->emit = EMIT_MAIN;
         else
-            usage_error("--emit takes c, dot or check, not '%s'", arg);
+            usage_error("--emit takes c, dot, check or main, not '%s'", arg);
         break;
     case OPT_AUTOCAST_OP: {
         const char *eq = strchr(arg, '=');
@@ -504,15 +511,17 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
         if (!o->output_path) {
             if (dep->write || o->header_path)
                 usage_error("%s", "--explain without -o writes no files; give -o FILE to write them too");
-            if (o->emit == EMIT_DOT || o->emit == EMIT_CHECK)
-                usage_error("--explain with --emit=%s needs -o FILE", o->emit == EMIT_DOT ? "dot" : "check");
+            if (o->emit == EMIT_DOT || o->emit == EMIT_CHECK || o->emit == EMIT_MAIN)
+                usage_error("--explain with --emit=%s needs -o FILE",
+                            o->emit == EMIT_DOT ? "dot" : o->emit == EMIT_CHECK ? "check" : "main");
             o->emit = EMIT_NOTHING;
         }
     }
     if (o->emit == EMIT_DOT && o->header_path)
         usage_error("%s", "--emit=dot writes one file, the graph; --header does not apply");
-    if (o->emit == EMIT_CHECK && o->header_path)
-        usage_error("%s", "--emit=check writes one self-contained program; --header does not apply");
+    if ((o->emit == EMIT_CHECK || o->emit == EMIT_MAIN) && o->header_path)
+        usage_error("--emit=%s writes one self-contained program; --header does not apply",
+                    o->emit == EMIT_CHECK ? "check" : "main");
 }
 
 /* The command line's options into opts, and its one input file; exits
@@ -666,6 +675,30 @@ static bool write_outputs(Ctx *c, const Output *out, const Buf *depfile, const D
     return ok;
 }
 
+/* An installed ampc's library directory: share/ampc beside its bin/ (the
+ * prefix it runs from, so a staged or moved tree works as installed), or
+ * NULL when there is none, as in a build tree. */
+static const char *installed_share_dir(void)
+{
+    static char dir[PATH_MAX + 32];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* the bin directory */
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* the prefix */
+    snprintf(dir, sizeof dir, "%s/share/ampc", exe);
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
+}
+
 int main(int argc, char **argv)
 {
     Options opts = {.target = TARGET_CPU, .argc = argc, .argv = argv};
@@ -679,13 +712,16 @@ int main(int argc, char **argv)
     argv = args;
     parse_command_line(argc, argv, &opts);
     check_autocast_options(&opts, &dep);
+    opts.share_dir = installed_share_dir();
 
     Ctx *c = ctx_new(&opts, stderr);
     bool to_stdout = opts.output_path && strcmp(opts.output_path, "-") == 0;
     if (!opts.output_path) {
         if (strcmp(opts.input_path, "-") == 0 && opts.emit != EMIT_NOTHING)
             usage_error("%s", "reading from standard input needs -o FILE or -o -");
-        opts.output_path = default_output(c, opts.input_path, opts.emit == EMIT_DOT ? ".dot" : ".c");
+        opts.output_path = default_output(c, opts.input_path, opts.emit == EMIT_DOT    ? ".dot"
+                                                              : opts.emit == EMIT_MAIN ? "_main.c"
+                                                                                       : ".c");
     }
     if (to_stdout && opts.dump_pass)
         usage_error("%s", "--dump prints the IR on standard output, so it cannot share it with -o -");

@@ -5,6 +5,7 @@
  *   explain    --explain: every decision, as text or JSON (explain.c)
  *   emit_dot   --emit=dot: the graph for Graphviz      (dot.c)
  *   emit_check --emit=check: the model, its f64 reference and a harness (check.c)
+ *   emit_runner --emit=main: the model and a main() running it on files (runner.c)
  */
 #ifndef AMPC_BACK_H
 #define AMPC_BACK_H
@@ -26,5 +27,8 @@ bool emit_dot(Ctx *c, Output *out);       /* dot.c: the graph, into out->c_file 
  * reports a model it cannot take. */
 bool check_harness_supports(Ctx *c);
 bool emit_check(Ctx *c, const Output *model, Ctx *rc, const Output *ref, Output *out);
+/* runner.c, --emit=main: the model's C (`model`, from emit_c) and a main()
+ * reading the weights and inputs from files and writing the outputs */
+bool emit_runner(Ctx *c, const Output *model, Output *out);
 
 #endif

@@ -301,7 +301,7 @@ bool op_index_arg(const OpInfo *op, int k);
 typedef enum { TARGET_TPU, TARGET_GPU, TARGET_CPU, TARGET_COUNT } Target;
 
 enum { EXPLAIN_NONE, EXPLAIN_TEXT, EXPLAIN_JSON };
-enum { EMIT_C, EMIT_DOT, EMIT_CHECK, EMIT_NOTHING };
+enum { EMIT_C, EMIT_DOT, EMIT_CHECK, EMIT_MAIN, EMIT_NOTHING };
 
 typedef struct Options {
     const char *input_path;  /* "-" for stdin */
@@ -311,6 +311,7 @@ typedef struct Options {
     const char *policy_path; /* --policy FILE, or NULL for the built-in one */
     const char *include_dirs[64]; /* -I DIR, searched in order for imports */
     int ninclude_dirs;
+    const char *share_dir;   /* ../share/ampc beside the executable, if it exists: searched after -I */
     bool autocast_all;       /* --autocast: the whole model in an autocast region */
     bool line_directives;    /* -g: #line directives back to the .amp source */
     bool warnings_are_errors; /* -Werror */

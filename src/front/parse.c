@@ -144,7 +144,8 @@ static bool readable_file(const char *path, const char **other)
 }
 
 /* The file an import names: beside the importing file first, then in each
- * -I directory in order, as a C compiler searches "quoted" includes. */
+ * -I directory in order, as a C compiler searches "quoted" includes, then
+ * in an installed ampc's share/ampc (the standard block library, nn.amp). */
 static char *find_import(Ctx *c, const SourceFile *from, const char *name, const char **other)
 {
     if (name[0] == '/')
@@ -156,6 +157,11 @@ static char *find_import(Ctx *c, const SourceFile *from, const char *name, const
         return here;
     for (int i = 0; i < c->opts->ninclude_dirs; i++) {
         char *p = arena_printf(c->arena, "%s/%s", c->opts->include_dirs[i], name);
+        if (readable_file(p, other))
+            return p;
+    }
+    if (c->opts->share_dir) {
+        char *p = arena_printf(c->arena, "%s/%s", c->opts->share_dir, name);
         if (readable_file(p, other))
             return p;
     }
@@ -191,8 +197,10 @@ static void load_imports(Ctx *c, ImportState *st, const SourceFile *from, Vec *i
             continue;
         }
         if (!path) {
-            error_at(c, imp->loc, "cannot find '%s' beside %s%s", imp->text, from->name,
-                     c->opts->ninclude_dirs ? " or in the -I directories" : " (add a directory with -I DIR)");
+            error_at(c, imp->loc, "cannot find '%s' beside %s%s%s", imp->text, from->name,
+                     c->opts->ninclude_dirs ? " or in the -I directories" : "",
+                     c->opts->share_dir ? arena_printf(c->arena, " or in %s", c->opts->share_dir)
+                     : c->opts->ninclude_dirs ? "" : " (add a directory with -I DIR)");
             continue;
         }
         char *real = realpath(path, NULL);

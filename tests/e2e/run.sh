@@ -145,6 +145,78 @@ if [ "$(cat "$OUT/dep/mlp.d")" = "$expected" ]; then ok "-MD -MP writes the depf
 if [ "$("$AMPC" -M examples/mlp.amp -MT 'obj dir/x.o')" = "obj\\ dir/x.o: \\
  examples/mlp.amp" ]; then ok "-M prints the rule with -MT's target, escaped"; else bad "-M prints the rule with -MT's target, escaped"; fi
 
+# --emit=main: the model and a main() on files.  The tpu check's weights
+# file, inputs written here (x: 3 rows of f32, y: class indices as i64),
+# the batch found from x's size; logits (and the loss, the model's second
+# output) written, the logits against a double-precision evaluation of the
+# MLP from the same files (bf16: 2e-2 of the largest logit).  A wrong-sized input, and a bad command line, are errors.
+mkdir -p "$OUT/main"
+dir=$OUT/tpu
+cc1=${E2E_COMPILERS:-cc}
+cc1=${cc1%% *}
+# shellcheck disable=SC2086
+if [ -f "$dir/mlp-weights.safetensors" ] && command -v python3 > /dev/null 2>&1 &&
+    "$AMPC" examples/mlp.amp -t tpu --emit=main -o "$OUT/main/run.c" &&
+    $cc1 -std=c99 ${E2E_CFLAGS:-} -Wall -Wextra -pedantic -Werror -Iruntime/include -o "$OUT/main/run" \
+        "$OUT/main/run.c" "$BUILD/libamprt.a" -lm -lpthread; then
+    python3 - "$OUT/main" <<'PYEOF'
+import os, random, struct, sys
+d = sys.argv[1]
+random.seed(5)
+x = [[random.uniform(-1, 1) for _ in range(64)] for _ in range(3)]
+with open(os.path.join(d, "x.bin"), "wb") as f:
+    f.write(struct.pack("<192f", *[v for row in x for v in row]))
+with open(os.path.join(d, "y.bin"), "wb") as f:
+    f.write(struct.pack("<3q", 1, 2, 3))
+with open(os.path.join(d, "short.bin"), "wb") as f:
+    f.write(struct.pack("<10f", *range(10)))
+PYEOF
+    if "$OUT/main/run" "$dir/mlp-weights.safetensors" "$OUT/main/x.bin" "$OUT/main/y.bin" "$OUT/main/logits.bin" \
+            "$OUT/main/loss.bin" > "$OUT/main/log" 2>&1 && [ "$(wc -c < "$OUT/main/loss.bin")" -eq 4 ] &&
+        python3 - "$dir/mlp-weights.safetensors" "$OUT/main" >> "$OUT/main/log" 2>&1 <<'PYEOF'
+import json, math, os, struct, sys
+blob = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", blob[:8])[0]
+head = json.loads(blob[8:8 + n])
+def t(k):
+    lo, hi = head[k]["data_offsets"]
+    return struct.unpack("<%df" % ((hi - lo) // 4), blob[8 + n + lo:8 + n + hi])
+w1, b1, w2, b2 = t("fc1.weight"), t("fc1.bias"), t("fc2.weight"), t("fc2.bias")
+d = sys.argv[2]
+x = struct.unpack("<192f", open(os.path.join(d, "x.bin"), "rb").read())
+got = open(os.path.join(d, "logits.bin"), "rb").read()
+assert len(got) == 30 * 4, "logits.bin has %d bytes, not 3 x 10 f32" % len(got)
+got = struct.unpack("<30f", got)
+ref = []
+for r in range(3):
+    h = [max(0.0, b1[j] + sum(w1[j * 64 + i] * x[r * 64 + i] for i in range(64))) for j in range(128)]
+    ref += [b2[k] + sum(w2[k * 128 + j] * h[j] for j in range(128)) for k in range(10)]
+err = max(abs(a - b) for a, b in zip(got, ref)) / max(abs(v) for v in ref)
+print("logits within %.1e of the largest (bf16 tolerance 2e-2)" % err)
+sys.exit(0 if err < 2e-2 else 1)
+PYEOF
+    then
+        ok "--emit=main: weights, x.bin and y.bin in, B from x.bin's size, $(tail -n 1 "$OUT/main/log")"
+    else
+        cat "$OUT/main/log"
+        bad "--emit=main: the program's logits match a double-precision evaluation"
+    fi
+    "$OUT/main/run" "$dir/mlp-weights.safetensors" > "$OUT/main/usage" 2>&1
+    usage_rc=$?
+    if "$OUT/main/run" "$dir/mlp-weights.safetensors" "$OUT/main/short.bin" "$OUT/main/y.bin" "$OUT/main/o.bin" \
+            "$OUT/main/l.bin" B=3 > "$OUT/main/err" 2>&1; then
+        bad "--emit=main: an input file of the wrong size is an error"
+    elif grep -q "short.bin: cannot read 768 bytes" "$OUT/main/err" && [ "$usage_rc" -eq 2 ] &&
+        grep -q "usage: .* WEIGHTS.safetensors x.bin y.bin logits.bin loss.bin \[B=N\]" "$OUT/main/usage"; then
+        ok "--emit=main: a wrong-sized input is reported by name; a short command line prints the usage"
+    else
+        cat "$OUT/main/err" "$OUT/main/usage"
+        bad "--emit=main: a wrong-sized input is reported by name; a short command line prints the usage"
+    fi
+else
+    bad "--emit=main: ampc writes the program and $cc1 builds it warning-free (needs python3)"
+fi
+
 # --embed-weights: the weights file the tpu check wrote, as const arrays.
 dir=$OUT/tpu
 mkdir -p "$OUT/embed"

@@ -10,7 +10,10 @@
 # their own; runs them; checks that a build with nothing changed does
 # nothing, that touching the model rebuilds the model and only what depends
 # on it, and that a model with an error fails the build with ampc's
-# diagnostic and leaves the generated files as they were; then uninstalls.
+# diagnostic and leaves the generated files as they were; runs
+# docs/pytorch.md's workflow from the installed torch2amp, ampc --emit=main
+# and libamprt (tests/install/torch.sh; skipped without torch); then
+# uninstalls.
 #
 # Needs make, a C compiler, pkg-config, cmake (3.20+) and groff (for the
 # man page); ninja is optional.  Prints one line per check and last
@@ -69,6 +72,7 @@ files_under() {
 
 LC_ALL=C sort > "$tmp/expected" <<EOF
 bin/ampc
+bin/torch2amp
 include/amprt.h
 $(cd runtime/include && ls amprt/*.h | sed 's|^|include/|')
 lib/cmake/ampc/ampcConfig.cmake
@@ -78,6 +82,7 @@ lib/libamprt.so
 lib/libamprt.so.$major
 lib/libamprt.so.$version
 lib/pkgconfig/amprt.pc
+share/ampc/nn.amp
 share/man/man1/ampc.1
 EOF
 
@@ -126,11 +131,11 @@ check_uninstall() {
     fi
     files_under "$dir" > "$tmp/left" 2>&1
     printf 'bin/other-tool\nlib/pkgconfig/other.pc\n' > "$tmp/others"
-    if cmp -s "$tmp/others" "$tmp/left" && [ ! -d "$dir/lib/cmake/ampc" ]; then
-        ok "$what: uninstall removes every ampc file (and lib/cmake/ampc), and nothing else"
+    if cmp -s "$tmp/others" "$tmp/left" && [ ! -d "$dir/lib/cmake/ampc" ] && [ ! -d "$dir/share/ampc" ]; then
+        ok "$what: uninstall removes every ampc file (and lib/cmake/ampc, share/ampc), and nothing else"
     else
         find "$dir" > "$tmp/left.log" 2>&1
-        bad "$what: uninstall removes every ampc file (and lib/cmake/ampc), and nothing else" "$tmp/left.log"
+        bad "$what: uninstall removes every ampc file (and lib/cmake/ampc, share/ampc), and nothing else" "$tmp/left.log"
     fi
 }
 
@@ -567,6 +572,13 @@ if cmp -s "$tmp/versions.expected" "$tmp/versions.got"; then
 else
     cat "$tmp/versions.got" >> "$tmp/versions.log"
     bad "ampcConfigVersion.cmake: $maj_min, $version EXACT and a range are found; newer or other-series versions are not" "$tmp/versions.log"
+fi
+
+# docs/pytorch.md's workflow from the installed torch2amp, ampc --emit=main and libamprt
+if sh tests/install/torch.sh "$prefix" > "$tmp/torch.log" 2>&1; then
+    ok "the PyTorch workflow with installed pieces only ($(tail -n 1 "$tmp/torch.log"))"
+else
+    bad "the PyTorch workflow with installed pieces only (tests/install/torch.sh)" "$tmp/torch.log"
 fi
 
 check_uninstall "direct" "$prefix" PREFIX="$prefix"

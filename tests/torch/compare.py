@@ -105,7 +105,19 @@ MODELS = {
     "squeezenet1_1": ("squeezenet1_1", [BATCH, 3, 64, 64], "f32"),
     "alexnet": ("alexnet", [BATCH, 3, 64, 64], "f32"),
     "transformer": ("tiny_encoder", [BATCH, 16], "i64"),
+    "small_shufflenet": ("small_shufflenet", [BATCH, 3, 64, 64], "f32"),
+    "small_densenet": ("small_densenet", [BATCH, 3, 64, 64], "f32"),
+    "small_convnext": ("small_convnext", [BATCH, 3, 64, 64], "f32"),
+    "small_regnet": ("small_regnet", [BATCH, 3, 64, 64], "f32"),
+    "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
+    "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
+    "lstm": ("lstm", [BATCH, 6, 8], "f32"),
 }
+# checked end to end only: torch2amp writes one nn.LSTM as many statements
+# (lstm_cell per step), which the per-op emulation has no rule for
+END_TO_END_ONLY = {"lstm"}
+# make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
+ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
 TARGETS = ["cpu", "tpu", "gpu"]
 UNIT = {"cpu": 2.0 ** -8, "tpu": 2.0 ** -8, "gpu": 2.0 ** -11}
 # end to end against the emulation: TOL_EMU_FACTOR * sqrt(N) * u (see above)
@@ -139,6 +151,18 @@ def read_safetensors(path):
         else:
             out[key] = torch.frombuffer(bytearray(data[lo:hi]), dtype=dt).clone().reshape(info["shape"])
     return out
+
+
+class NotEmulated(Exception):
+    pass
+
+
+def load_weights(m, path):
+    """the weights file torch2amp wrote, into m: its keys are the state_dict's
+    as the .amp language spells them (torch2amp's amp_spellings)"""
+    spell = emulate.torch2amp().amp_spellings(list(m.state_dict().keys()))
+    sd = read_safetensors(path)
+    m.load_state_dict({k: sd[a] for k, a in spell.items()})
 
 
 def rel(y, ref):
@@ -225,7 +249,7 @@ def probe_check(ampc, cc, lib, d, target, probe, outs, names, in_name, explain, 
     if off != len(blob):
         raise emulate.EmulationError("probe: %d bytes read, %d written" % (off, len(blob)))
     forced = {line: by_out[v] for line, v in outs.items()}
-    fe = emulate.Forced(emulate.trace(module), op_map, pex, forced)
+    fe = emulate.Forced(emulate.trace(module, x), op_map, pex, forced)
     with torch.no_grad():
         fe.run(x)
     return judge_local(fe, forced)
@@ -240,7 +264,8 @@ def judge_local(fe, forced):
     dtype apart, |a - e| <= ulp(max(|a|, |e|)) + LOCAL_F32 * max|e| (the
     second term: float32 noise where cancellation made an element much
     smaller than the terms summed), and at most LOCAL_FRACTION of them may
-    differ.  In f32 every element may differ in its last bits:
+    differ, counted over distinct (emulation, ampc) value pairs, since equal
+    elements are one rounding repeated.  In f32 every element may differ in its last bits:
     |a - e| <= LOCAL_F32 * max|e| elementwise.  Non-finite values must be
     the same on both sides."""
     worst_frac, worst_node, n_nodes, n_diff = 0.0, None, 0, 0
@@ -264,7 +289,11 @@ def judge_local(fe, forced):
                     name, dt, a[i].item(), e[i].item())
             # only a low dtype's roundings make differences rare; in f32 the
             # last bits of almost every element differ
-            frac = (diff != 0).double().mean().item() if diff.numel() else 0.0
+            # over distinct (emulation, ampc) pairs: a value repeated is one rounding repeated (a
+            # channel constant after a dead ReLU, through a conv and batch_norm, is dozens of equal
+            # elements rounding alike), not independent roundings
+            pairs = torch.unique(torch.stack([e, a], 1), dim=0) if diff.numel() else None
+            frac = (pairs[:, 0] != pairs[:, 1]).double().mean().item() if diff.numel() else 0.0
             n_diff += frac > 0
             if frac > worst_frac:
                 worst_frac, worst_node = frac, name
@@ -368,8 +397,17 @@ def ulp(x, dt):
 
 
 def main(argv):
+    table = dict(MODELS)
+    if argv[1:2] == ["--zoo"]:
+        table = ZOO
+        argv = argv[:1] + argv[2:]
     build = os.path.abspath(argv[0])
-    wanted = argv[1:] or list(MODELS)
+    wanted = argv[1:] or list(table)
+    unknown = [w for w in wanted if w not in table and w not in ZOO]
+    if unknown:
+        print("torch: unknown model %s (known: %s)" % (", ".join(unknown), ", ".join(list(MODELS) + list(ZOO))))
+        return 2
+    table.update(ZOO)
     ampc = os.path.join(build, "ampc")
     lib = os.path.join(build, "libamprt.a")
     cc = os.environ.get("CC", "cc")
@@ -387,7 +425,7 @@ def main(argv):
     env.setdefault("AMPRT_THREADS", "1")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in wanted:
-        factory, shape, idt = MODELS[name]
+        factory, shape, idt = table[name]
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
         amp, wts = os.path.join(d, "model.amp"), os.path.join(d, "model.safetensors")
@@ -403,7 +441,7 @@ def main(argv):
 
         # the references, on the weights torch2amp wrote
         m = getattr(models, factory)()
-        m.load_state_dict(read_safetensors(wts))
+        load_weights(m, wts)
         m.eval()
         g = torch.Generator().manual_seed(2024)
         if idt == "f32":
@@ -416,10 +454,17 @@ def main(argv):
             f.write(ctypes.string_at(x.data_ptr(), x.numel() * x.element_size()))
         # grad stays enabled: PyTorch 1.13's TransformerEncoder would otherwise take its fused
         # fast path, which runs in f32 whatever CPU autocast says
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            ref_bf16 = m(x).detach().double()
+        # PyTorch 1.13's CPU autocast cannot run every model (F.layer_norm of a bf16 input with f32
+        # weights, as convnext's LayerNorm2d does, raises): -t cpu is then checked against f64 and the
+        # emulation only, and says why
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                ref_bf16 = m(x).detach().double()
+            bf16_error = None
+        except RuntimeError as e:
+            ref_bf16, bf16_error = None, str(e).splitlines()[0]
         m64 = getattr(models, factory)()
-        m64.load_state_dict(read_safetensors(wts))
+        load_weights(m64, wts)
         m64 = m64.double().eval()
         ref64 = m64(x.double() if idt == "f32" else x).detach()
         n_ops = count_statements(amp)
@@ -427,8 +472,9 @@ def main(argv):
         with open(os.path.join(d, "op-map.json")) as f:
             op_map = json.load(f)
         probe = os.path.join(d, "probe.amp")
-        probe_outs = probe_amp(amp, op_map, probe)
-        probe_names = list(dict.fromkeys(probe_outs.values()))
+        if name not in END_TO_END_ONLY:
+            probe_outs = probe_amp(amp, op_map, probe)
+            probe_names = list(dict.fromkeys(probe_outs.values()))
         exact_checked = False
         t_ref = time.time() - t0
 
@@ -458,6 +504,8 @@ def main(argv):
                 y = torch.frombuffer(bytearray(f.read()), dtype=torch.float32).double().reshape(ref64.shape)
             # the per-op emulation (emulate.py) with ampc's decisions for this target
             try:
+                if name in END_TO_END_ONLY:
+                    raise NotEmulated()
                 rc, log = run([ampc, "--explain=json", "--no-fuse", amp, "-t", target])
                 if rc != 0:
                     raise emulate.EmulationError("ampc --explain=json: " + tail(log))
@@ -478,6 +526,8 @@ def main(argv):
                 print("FAIL %-14s %s: emulation: %s" % (name, target, e))
                 failed += 1
                 continue
+            except NotEmulated:
+                y_emu, local_ok, local_msg = y, True, "not emulated (end to end only)"
             tol = 4 * math.sqrt(n_ops) * UNIT[target]
             e64 = rel(y, ref64)
             ok = math.isfinite(e64) and e64 <= tol
@@ -489,7 +539,10 @@ def main(argv):
             top_emu = (y.argmax(-1) == y_emu.argmax(-1)).sum().item()
             msg = "per-op %s; vs emulation %.2e (tol %.2e), top-1 %d/%d; %s" % (
                 local_msg, e_emu, tol_emu, top_emu, BATCH, msg)
-            if target == "cpu":
+            if target == "cpu" and ref_bf16 is None:
+                msg = "no torch autocast bf16 reference (PyTorch 1.13 raises: %s), %s, tol %.2e; top-1 %d/%d with f64" % (
+                    bf16_error, msg, tol, top64, BATCH)
+            elif target == "cpu":
                 eb = rel(y, ref_bf16)
                 ok = ok and math.isfinite(eb) and eb <= tol
                 topb = (y.argmax(-1) == ref_bf16.argmax(-1)).sum().item()

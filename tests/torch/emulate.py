@@ -3,8 +3,10 @@ chose for it, in PyTorch, as a reference for `ampc -t tpu|gpu|cpu`.
 
 There is no TPU or GPU here, and PyTorch 1.13's CPU autocast has neither
 the TPU (XLA) nor the CUDA lists, so compare.py checks ampc against an
-emulation instead: the model's torch.fx graph (the graph tools/torch2amp
-traced) run by an interpreter that, for every op,
+emulation instead: the graph tools/torch2amp records (its trace_graph:
+mapped torch.nn modules as call_module nodes, the aten ops that ran
+elsewhere as call_function nodes) run by an fx interpreter that, for every
+op,
 
   - reads the dtype decision ampc made for it from `ampc --explain=json`
     (the dtypes of its tensor inputs after autocast's casts, and of its
@@ -19,7 +21,7 @@ traced) run by an interpreter that, for every op,
 Values are carried as float32 tensors holding values exact in their dtype,
 so converting to a wider dtype (a promotion cast) is exact on both sides.
 
-Pairing fx nodes with explain entries: `torch2amp --op-map` lists every fx
+Pairing graph nodes with explain entries: `torch2amp --op-map` lists every
 node, in graph order, with the .amp lines of the statements it became;
 explain's ops carry their line.  A node that became one numeric op (conv2d,
 batch_norm, add, ...) possibly wrapped in views (flatten, reshape) is run as
@@ -52,7 +54,8 @@ import torch.nn.functional as F
 LOW = {"bf16": torch.bfloat16, "f16": torch.float16}
 FLOAT = ("f64", "f32", "bf16", "f16")
 # pure data movement: exact in every dtype, so they neither round nor count
-VIEWS = {"reshape", "permute", "narrow", "flatten", "transpose", "squeeze", "unsqueeze", "expand", "slice"}
+VIEWS = {"reshape", "permute", "narrow", "flatten", "transpose", "squeeze", "unsqueeze", "expand", "slice",
+         "cat", "stack"}
 # a module's floating parameters and buffers in the order ampc's op takes them
 # after the input (torch2amp's mapping): explain lists their dtypes in that order
 PARAM_ORDER = [
@@ -69,12 +72,39 @@ class EmulationError(Exception):
     pass
 
 
-def trace(module):
-    """the fx graph, traced as tools/torch2amp traces it (torch.nn's own
-    modules are leaves), so that node names match its --op-map"""
-    tracer = torch.fx.Tracer()
-    graph = tracer.trace(module)
-    return torch.fx.GraphModule(tracer.root, graph, type(module).__name__)
+def _torch2amp():
+    """tools/torch2amp as a module (it is a script without .py)"""
+    import importlib.machinery
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "torch2amp")
+    loader = importlib.machinery.SourceFileLoader("torch2amp", path)
+    spec = importlib.util.spec_from_loader("torch2amp", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+_T2A = []
+
+
+def torch2amp():
+    if not _T2A:
+        _T2A.append(_torch2amp())
+    return _T2A[0]
+
+
+def trace(module, x):
+    """the fx graph tools/torch2amp records (its trace_graph: the eager run at
+    batches 2 and 3, mapped torch.nn modules as calls, aten ops otherwise), so
+    that node names match its --op-map; x gives the input's shape and dtype"""
+    inputs = []
+    for b in (2, 3):
+        torch.manual_seed(1234)
+        shp = [b] + list(x.shape[1:])
+        inputs.append(torch.randn(shp, dtype=x.dtype) if x.is_floating_point() else torch.zeros(shp, dtype=x.dtype))
+    gm, _, _ = torch2amp().trace_graph(module, inputs)
+    return gm
 
 
 class Ops:
@@ -149,6 +179,8 @@ class Emulator(torch.fx.Interpreter):
         xs = [self.rnd(t, d) for t, d in zip(tensors, op["inputs"])]
         y = fn(*xs)
         self.rounded += 1
+        if isinstance(y, (tuple, list)):        # native_layer_norm & co: the result, then statistics
+            return (self.rnd(y[0], op["output"]),) + tuple(y[1:])
         return self.rnd(y, op["output"])
 
     # -- nodes --------------------------------------------------------------
@@ -307,7 +339,10 @@ class Forced(Emulator):
         lines = self.lines.get(n.name) or []
         if lines and lines[-1] in self.forced and lines[-1] not in self.done_lines:
             numeric = [op for op in self.node_ops.get(n.name, []) if op["op"] not in VIEWS]
-            return self.force(n.name, lines[-1], r, numeric[-1]["output"] if numeric else None)
+            dt = numeric[-1]["output"] if numeric else None
+            if isinstance(r, (tuple, list)):
+                return (self.force(n.name, lines[-1], r[0], dt),) + tuple(r[1:])
+            return self.force(n.name, lines[-1], r, dt)
         return r
 
 
@@ -342,7 +377,8 @@ def emulate(module, op_map, explain, x, exact=False):
     """the module's output on x with ampc's per-op dtypes (float32 values),
     or (exact) in float64 without rounding; and the number of ops emulated"""
     m = module.double() if exact else module.float()
-    em = Emulator(trace(m.eval()), op_map, explain, exact)
+    xx = x.double() if exact and x.is_floating_point() else x
+    em = Emulator(trace(m.eval(), xx), op_map, explain, exact)
     with torch.no_grad():
-        y = em.run(x.double() if exact and x.is_floating_point() else x)
+        y = em.run(xx)
     return y, em.rounded

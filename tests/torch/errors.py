@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""tests/torch/errors.py: what tools/torch2amp says about models it cannot
+convert, and the spellings it gives keys the .amp language cannot write yet.
+
+    /usr/bin/python3 tests/torch/errors.py
+
+Each case runs torch2amp's main() in this process on a module defined
+below and checks the exit status and the one-line message: an unmapped op
+names the aten op and the module path where it ran; a size that depends on
+the batch outside a reshape names the op; two keys that would be spelled
+alike are refused; and a top-level nn.Sequential's keys convert, spelled
+`_0.weight`.  Prints ok/FAIL per case and "torch-errors: P passed, F
+failed"; exits 1 on a failure.  A few seconds.
+"""
+import contextlib
+import io
+import os
+import sys
+import tempfile
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import emulate  # noqa: E402
+
+T2A = emulate.torch2amp()
+
+
+class Flip(nn.Module):
+    def forward(self, x):
+        return torch.flip(x, [1])
+
+
+class Unmapped(nn.Module):
+    """an op ampc has no mapping for, two modules deep"""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.body = nn.Sequential(nn.ReLU(), Flip())
+
+    def forward(self, x):
+        return self.body(self.fc(x))
+
+
+class BatchOnes(nn.Module):
+    """a tensor made from Python data in forward"""
+
+    def forward(self, x):
+        return x + torch.ones(x.shape[0], 4)
+
+
+class Clash(nn.Module):
+    """keys `a-b.weight` and `a_b.weight`: both spelled a_b.weight"""
+
+    def __init__(self):
+        super().__init__()
+        self.add_module("a-b", nn.Linear(4, 4))
+        self.a_b = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.a_b(getattr(self, "a-b")(x))
+
+
+def export(module, shape):
+    """(exit status, stderr, the .amp text) of torch2amp on module"""
+    d = tempfile.mkdtemp(prefix="torch2amp-errors.")
+    T2A_MODULES["m"] = module
+    err = io.StringIO()
+    status = 0
+    with contextlib.redirect_stderr(err):
+        try:
+            T2A.main(["%s:T2A_MODULES.m" % __name__, "-o", os.path.join(d, "m.amp"),
+                      "--weights", os.path.join(d, "m.safetensors"), "--input-shape", shape])
+        except SystemExit as e:
+            status = e.code
+    amp = os.path.join(d, "m.amp")
+    text = open(amp).read() if os.path.exists(amp) else ""
+    return status, err.getvalue().strip(), text
+
+
+class _Modules(dict):
+    def __getattr__(self, k):
+        return self[k]
+
+
+T2A_MODULES = _Modules()     # torch2amp's MODULE_SPEC is __main__:T2A_MODULES.m
+
+
+def main():
+    passed = failed = 0
+
+    def check(what, cond, detail):
+        nonlocal passed, failed
+        if cond:
+            passed += 1
+            print("ok   %s" % what)
+        else:
+            failed += 1
+            print("FAIL %s: %s" % (what, detail))
+
+    st, err, _ = export(Unmapped(), "1,4")
+    check("an unmapped op: exit 1, the aten op and its module path", st == 1 and err ==
+          "torch2amp: error: aten.flip.default (module path 'body.1'): this op has no ampc mapping "
+          "(see docs/pytorch.md)", "%s %r" % (st, err))
+    st, err, _ = export(BatchOnes(), "1,4")
+    check("a batch-sized tensor made in forward: exit 1, naming aten.ones", st == 1 and
+          err.startswith("torch2amp: error: aten.ones.default (module path ''): an argument depends on the batch size")
+          and err.count("\n") == 0, "%s %r" % (st, err))
+    st, err, _ = export(Clash(), "1,4")
+    check("two keys spelled alike: exit 1, naming both", st == 1 and "'a-b.weight'" in err and "'a_b.weight'" in err
+          and "a_b.weight in the .amp language" in err, "%s %r" % (st, err))
+    st, err, text = export(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)), "1,4")
+    check("a top-level nn.Sequential converts, named Sequential, 0.weight spelled _0.weight, output y",
+          st == 0 and "model Sequential(B)" in text and "param _0.weight: f32[8, 4]" in text
+          and "y = linear(" in text and "output y" in text, "%s %r" % (st, err or text[:400]))
+    print("torch-errors: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
