@@ -56,7 +56,10 @@ static const char usage_text[] =
     "                       for reading and profiling the calls one by one)\n"
     "  --f32-outputs        return bf16 and f16 outputs in f32: the model casts\n"
     "                       them (one rounding-free widening) before it returns\n"
-    "\n"
+    "\n";
+
+/* the rest of --help: a C99 compiler need accept no string literal over 4,095 characters */
+static const char usage_text_more[] =
     "Seeing and steering autocast:\n"
     "  --explain[=json]     print every op's dtype and the rule that chose it, the\n"
     "                       conversions and the arena; alone, writes no files,\n"
@@ -597,6 +600,7 @@ static void parse_command_line(int argc, char **argv, Options *opts)
             break;
         case 'h':
             fputs(usage_text, stdout);
+            fputs(usage_text_more, stdout);
             exit(EXIT_OK);
         case OPT_VERSION:
             printf("ampc %s\n", AMPC_VERSION);
