@@ -1,6 +1,7 @@
 #!/bin/sh
 # options.sh BUILD: the options `ampc --help` lists are the ones the man
-# page (man/ampc.1) and docs/cli.md document, and the --dump passes agree.
+# page (man/ampc.1) and docs/cli.md document, the --dump passes agree, and
+# README.md quotes --help as it is.
 # --help is the one source; a new option must reach both documents.
 # Prints each option missing from a document; fails if any is.
 set -u
@@ -40,5 +41,14 @@ for p in $passes; do
     has "$man" "$p" || { echo "man/ampc.1 does not list the --dump pass $p"; missing=$((missing + 1)); }
     has "$cli" "$p" || { echo "docs/cli.md does not list the --dump pass $p"; missing=$((missing + 1)); }
 done
+# README.md quotes --help whole, in the fenced block after its heading
+readme=$(awk '/^## `ampc --help`/ { h = 1; next } h && /^```/ { if (in_block) exit; in_block = 1; next } in_block' README.md)
+if [ "$readme" != "$help" ]; then
+    echo "README.md's '## \`ampc --help\`' block is not ampc --help's output:"
+    printf '%s\n' "$help" > "${TMPDIR:-/tmp}/ampc-help.$$"
+    printf '%s\n' "$readme" | diff - "${TMPDIR:-/tmp}/ampc-help.$$" | head -20
+    rm -f "${TMPDIR:-/tmp}/ampc-help.$$"
+    missing=$((missing + 1))
+fi
 echo "options: $checked options and $(echo $passes | wc -w) --dump passes checked, $missing missing"
 [ "$missing" -eq 0 ]
