@@ -20,7 +20,7 @@
 BENCH_SIZES ?= 256 512 1024
 BENCH_PYTHON ?= /usr/bin/python3
 
-.PHONY: bench bench-models bench-kernels
+.PHONY: bench bench-models bench-kernels bench-compile
 
 # make bench-kernels: the kernels between the products (element-wise,
 # casts, batch_norm, pooling, sums, cross_entropy, gradients, sgd) of
@@ -35,6 +35,12 @@ $(BUILD)/bench/kernel_bench: bench/kernel_bench.c $(BUILD)/libamprt.a
 bench-kernels: $(BUILD)/bench/kernel_bench
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	$(BUILD)/bench/kernel_bench $(BENCH_KERNEL_SET)
+
+# The compiler's own speed: time and memory of 1k, 10k and 100k-op models
+# (bench/compile_speed.sh; needs /usr/bin/time, Debian's `time`).
+bench-compile: $(BUILD)/ampc
+	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
+	sh bench/compile_speed.sh $(BUILD)/ampc
 
 BENCH_ROUNDS ?= 3
 BENCH_ISA ?=
@@ -77,6 +83,8 @@ bench-models: $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp $(BUILD)/bench/vc
 	sh bench/require-openblas.sh
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
+	@echo "== the compiler: 1k, 10k and 100k ops"
+	sh bench/compile_speed.sh $(BUILD)/ampc
 
 $(BUILD)/bench/gemm_bench: bench/gemm_bench.c $(BUILD)/libamprt.a
 	@mkdir -p $(BUILD)/bench
