@@ -109,10 +109,11 @@ $(BUILD)/obj/%.o: src/%.c src/core/ops.def $(BUILD)/gen/parser.h $(BUILD)/gen/le
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMPILER) $(DEPFLAGS) -c -o $@ $<
 
-# Generated code is not ours to make warning-free: flex's output trips -Wextra.
+# Generated code is not ours to make warning-free: flex's output trips -Wextra,
+# and clang's -Wmisleading-indentation on its state buffer code.
 $(BUILD)/obj/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 	@mkdir -p $(BUILD)/obj
-	$(CC) $(CFLAGS_COMPILER) -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings -c -o $@ $<
+	$(CC) $(CFLAGS_COMPILER) -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings -Wno-misleading-indentation -c -o $@ $<
 
 $(BUILD)/libampc.a: $(COMPILER_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
