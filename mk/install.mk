@@ -7,6 +7,7 @@
 # installs, under $(DESTDIR)$(PREFIX):
 #   bin/ampc
 #   bin/torch2amp                                   (tools/torch2amp; its #! line is $(PYTHON))
+#   bin/onnx2amp                                    (tools/onnx2amp; the same #! line)
 #   share/ampc/nn.amp                               the standard block library; an installed
 #                                                   ampc searches ../share/ampc beside its bin/
 #   include/amprt.h, include/amprt/*.h (the kernel families' part headers)
@@ -40,7 +41,8 @@ MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR     ?= $(LIBDIR)/cmake/ampc
 INSTALL      ?= install
-# the interpreter torch2amp's #! line names: one that can import torch
+# the interpreter torch2amp's and onnx2amp's #! line names: one that can
+# import torch (torch2amp) and onnx (onnx2amp)
 PYTHON       ?= /usr/bin/env python3
 SHAREDIR     := $(PREFIX)/share/ampc
 
@@ -92,6 +94,8 @@ install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 	$(INSTALL) -m 644 examples/nn.amp '$(DESTDIR)$(SHAREDIR)/nn.amp'
 	sed -e '1s|^#!.*|#!$(PYTHON)|' tools/torch2amp > '$(DESTDIR)$(BINDIR)/torch2amp'
 	chmod 755 '$(DESTDIR)$(BINDIR)/torch2amp'
+	sed -e '1s|^#!.*|#!$(PYTHON)|' tools/onnx2amp > '$(DESTDIR)$(BINDIR)/onnx2amp'
+	chmod 755 '$(DESTDIR)$(BINDIR)/onnx2amp'
 	$(INSTALL) -m 644 runtime/include/amprt.h '$(DESTDIR)$(INCLUDEDIR)/amprt.h'
 	$(INSTALL) -d '$(DESTDIR)$(INCLUDEDIR)/amprt'
 	$(INSTALL) -m 644 $(AMPRT_PART_HEADERS) '$(DESTDIR)$(INCLUDEDIR)/amprt/'
@@ -110,7 +114,8 @@ install: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/$(AMPRT_REAL)
 	    '$(DESTDIR)$(CMAKEDIR)/ampcConfigVersion.cmake' '$(DESTDIR)$(MANDIR)/man1/ampc.1'
 
 uninstall:
-	rm -f '$(DESTDIR)$(BINDIR)/ampc' '$(DESTDIR)$(BINDIR)/torch2amp' '$(DESTDIR)$(SHAREDIR)/nn.amp' \
+	rm -f '$(DESTDIR)$(BINDIR)/ampc' '$(DESTDIR)$(BINDIR)/torch2amp' '$(DESTDIR)$(BINDIR)/onnx2amp' \
+	    '$(DESTDIR)$(SHAREDIR)/nn.amp' \
 	    '$(DESTDIR)$(INCLUDEDIR)/amprt.h' \
 	    $(patsubst runtime/include/%,'$(DESTDIR)$(INCLUDEDIR)/%',$(AMPRT_PART_HEADERS)) \
 	    '$(DESTDIR)$(LIBDIR)/libamprt.a' \

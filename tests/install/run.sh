@@ -72,6 +72,7 @@ files_under() {
 
 LC_ALL=C sort > "$tmp/expected" <<EOF
 bin/ampc
+bin/onnx2amp
 bin/torch2amp
 include/amprt.h
 $(cd runtime/include && ls amprt/*.h | sed 's|^|include/|')
@@ -406,6 +407,31 @@ check_uninstall "staged" "$stage$sprefix" DESTDIR="$stage" PREFIX="$sprefix"
 prefix=$tmp/prefix
 check "make install PREFIX=…" "$tmp/install.log" "$MAKE" --no-print-directory BUILD="$BUILD" install PREFIX="$prefix"
 check_tree "direct" "$prefix"
+
+# the installed onnx2amp converts an ONNX model that the installed ampc
+# compiles (where /usr/bin/python3 has onnx: Debian python3-onnx)
+if /usr/bin/python3 -c 'import onnx' >/dev/null 2>&1; then
+    mkdir -p "$tmp/onnx"
+    /usr/bin/python3 - "$tmp/onnx/lin.onnx" <<'EOP'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4) / 10, "fc.weight")
+g = helper.make_graph([helper.make_node("Gemm", ["x", "fc.weight"], ["y"], transB=1)], "lin",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 3])], [w])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+EOP
+    if (cd "$tmp/onnx" && /usr/bin/python3 "$prefix/bin/onnx2amp" lin.onnx -o lin.amp &&
+            "$prefix/bin/ampc" lin.amp -t cpu -o lin.c) > "$tmp/onnx.log" 2>&1 &&
+        grep -q "param fc.weight: f32\[3, 4\]" "$tmp/onnx/lin.amp" && [ -s "$tmp/onnx/lin.safetensors" ]; then
+        ok "direct: the installed onnx2amp converts an ONNX model the installed ampc compiles"
+    else
+        bad "direct: the installed onnx2amp converts an ONNX model the installed ampc compiles" "$tmp/onnx.log"
+    fi
+else
+    echo "skip direct: onnx2amp: /usr/bin/python3 has no onnx (Debian: python3-onnx)"
+fi
 
 # pkg-config
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig
