@@ -1093,6 +1093,38 @@ void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro)
         buf_puts(o, "    return arena_need;\n}\n\n");
 }
 
+/* return AMP_ERR_NULL_ARG if any of the pointer expressions ptrs[0..n) is
+ * NULL: a short list as one condition, a long one (a network's weights) as
+ * a table and a loop, wrapped to lines a reviewer can read. */
+static void emit_null_checks(Buf *o, const char *const *ptrs, int n)
+{
+    size_t one_line = 8; /* "    if (" */
+    for (int i = 0; i < n; i++)
+        one_line += strlen(ptrs[i]) + 5; /* "!p || " */
+    if (n == 0)
+        return;
+    if (one_line <= 100) {
+        buf_puts(o, "    if (");
+        for (int i = 0; i < n; i++)
+            buf_printf(o, "%s!%s", i ? " || " : "", ptrs[i]);
+        buf_puts(o, ")\n        return AMP_ERR_NULL_ARG;\n");
+        return;
+    }
+    buf_puts(o, "    {\n        const void *const required[] = {");
+    size_t col = 100; /* at the limit: the first entry starts a line */
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(ptrs[i]) + 2;
+        if (col + len > 100) {
+            buf_puts(o, "\n           ");
+            col = 11;
+        }
+        buf_printf(o, " %s%s", ptrs[i], i + 1 < n ? "," : "");
+        col += len;
+    }
+    buf_puts(o, "\n        };\n        for (size_t i = 0; i < sizeof required / sizeof *required; i++)\n"
+                "            if (!required[i])\n                return AMP_ERR_NULL_ARG;\n    }\n");
+}
+
 /* <prefix>_prepared_bytes, <prefix>_prepare and the entries' accessor. */
 static void emit_prepare(Emitter *e, Buf *o)
 {
@@ -1145,17 +1177,15 @@ static void emit_prepare(Emitter *e, Buf *o)
                e->nprep ? " + 64" : "", sizes.data ? sizes.data : "");
     buf_printf(o, "int %s_prepare(const %s_params *params, void *prepared, size_t prepared_bytes)\n{\n", p, p);
     buf_puts(o, "    if (!params || !prepared)\n        return AMP_ERR_NULL_ARG;\n");
-    Buf null_check;
-    buf_init(&null_check, c->arena);
+    const char **prep_ptrs = arena_alloc(c->arena, sizeof *prep_ptrs * (size_t)(e->nprep + 1));
     for (int k = 0; k < e->nprep; k++) {
         Node *n = e->prep_node[k];
         Value *w = n->in[0];
         if (n->op->form != FORM_CAST)
             conv_weights_preparable(n, &w);
-        buf_printf(&null_check, "%s!params->%s", null_check.len ? " || " : "", e->member[w->id]);
+        prep_ptrs[k] = arena_printf(c->arena, "params->%s", e->member[w->id]);
     }
-    if (null_check.len)
-        buf_printf(o, "    if (%s)\n        return AMP_ERR_NULL_ARG;\n", null_check.data);
+    emit_null_checks(o, prep_ptrs, e->nprep);
     buf_printf(o, "    if (prepared_bytes < %s_prepared_bytes())\n        return AMP_ERR_ARENA_TOO_SMALL;\n", p);
     buf_printf(o, "    uint64_t *const head = prepared;\n");
     if (e->nprep)
@@ -1244,16 +1274,14 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_f
             buf_printf(o, "    const %s *const %s = %s%s; /* %s: %s */\n", dtype_c_type(v->type.dtype),
                        e->cname[v->id], params, e->member[v->id], v->name, type_comment(e, &v->type));
     }
-    Buf null_check;
-    buf_init(&null_check, c->arena);
+    const char **ptrs = arena_alloc(c->arena, sizeof *ptrs * (size_t)(g->values->len + 1));
+    int nptrs = 0;
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
         if ((v->kind != V_TEMP && v->nuses) || v->is_output)
-            buf_printf(&null_check, "%s!%s%s", null_check.len ? " || " : "", v->is_output ? "outputs->" : "",
-                       v->is_output ? e->member[v->id] : e->cname[v->id]);
+            ptrs[nptrs++] = v->is_output ? arena_printf(c->arena, "outputs->%s", e->member[v->id]) : e->cname[v->id];
     }
-    if (null_check.len)
-        buf_printf(o, "    if (%s)\n        return AMP_ERR_NULL_ARG;\n", null_check.data);
+    emit_null_checks(o, ptrs, nptrs);
 
     /* the arena's slots, each padded to a cache line */
     for (int s = 0; s < g->nslots; s++) {

@@ -132,8 +132,16 @@ int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->stack_0_layers_0_fc_weight || !params->stack_0_layers_0_fc_bias || !params->stack_0_layers_1_fc_weight || !params->stack_0_layers_1_fc_bias || !params->stack_1_layers_0_fc_weight || !params->stack_1_layers_0_fc_bias)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            params->stack_0_layers_0_fc_weight, params->stack_0_layers_0_fc_bias,
+            params->stack_0_layers_1_fc_weight, params->stack_0_layers_1_fc_bias,
+            params->stack_1_layers_0_fc_weight, params->stack_1_layers_0_fc_bias
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     if (prepared_bytes < net_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
@@ -187,8 +195,16 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     const float *const stack_0_layers_1_fc_bias = params->stack_0_layers_1_fc_bias; /* stack.0.layers.1.fc.bias: f32[8] */
     const float *const stack_1_layers_0_fc_weight = params->stack_1_layers_0_fc_weight; /* stack.1.layers.0.fc.weight: f32[8, 8] */
     const float *const stack_1_layers_0_fc_bias = params->stack_1_layers_0_fc_bias; /* stack.1.layers.0.fc.bias: f32[8] */
-    if (!x || !stack_0_layers_0_fc_weight || !stack_0_layers_0_fc_bias || !stack_0_layers_1_fc_weight || !stack_0_layers_1_fc_bias || !stack_1_layers_0_fc_weight || !stack_1_layers_0_fc_bias || !outputs->c)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, stack_0_layers_0_fc_weight, stack_0_layers_0_fc_bias, stack_0_layers_1_fc_weight,
+            stack_0_layers_1_fc_bias, stack_1_layers_0_fc_weight, stack_1_layers_0_fc_bias,
+            outputs->c
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + NET_PAD_(16*B);
     unsigned char *const slot2 = slot1 + NET_PAD_(128);

@@ -89,8 +89,15 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     const amp_bf16 *const x = inputs->x; /* bf16[B, 16] */
     const amp_c64 *const z = inputs->z; /* c64[B, 9] */
     const float *const m = inputs->m; /* f32[4, 4] */
-    if (!x || !z || !m || !outputs->back || !outputs->power || !outputs->full || !outputs->frames || !outputs->mixed || !outputs->vecs || !outputs->parts || !outputs->h)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, z, m, outputs->back, outputs->power, outputs->full, outputs->frames, outputs->mixed,
+            outputs->vecs, outputs->parts, outputs->h
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + SPECTRUM_PAD_(SPECTRUM_MAX_(72*B, 32));
     unsigned char *const slot2 = slot1 + SPECTRUM_PAD_(SPECTRUM_MAX_(1056*B + 640, 896));

@@ -230,8 +230,14 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     const float *const beta = params->beta; /* beta: f32[4] */
     const float *const mean = params->mean; /* mean: f32[4] */
     const float *const var = params->var; /* var: f32[4] */
-    if (!x || !w1 || !w2 || !w3 || !b3 || !gamma || !beta || !mean || !var || !outputs->h || !outputs->n)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, w1, w2, w3, b3, gamma, beta, mean, var, outputs->h, outputs->n
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + CONVFUSION_PAD_(CONVFUSION_MAX_(512*B, 288));
     unsigned char *const slot2 = slot1 + CONVFUSION_PAD_(CONVFUSION_MAX_(288, 512*B));

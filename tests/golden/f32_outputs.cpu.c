@@ -138,8 +138,14 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     const double *const raw = inputs->raw; /* f64[B, 2] */
     const float *const fc_weight = params->fc_weight; /* fc.weight: f32[4, 8] */
     const float *const fc_bias = params->fc_bias; /* fc.bias: f32[4] */
-    if (!x || !y || !raw || !fc_weight || !fc_bias || !outputs->loss || !outputs->logits || !outputs->raw_2)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, raw, fc_weight, fc_bias, outputs->loss, outputs->logits, outputs->raw_2
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + F32OUTPUTS_PAD_(16*B);
     unsigned char *const slot2 = slot1 + F32OUTPUTS_PAD_(64);

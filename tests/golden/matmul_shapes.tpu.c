@@ -79,8 +79,14 @@ int mm_forward_prepared(const void *prepared, const mm_params *params, const mm_
     const float *const k = inputs->k; /* f32[B, 16, T] */
     const float *const w = inputs->w; /* f32[16, 8] */
     const float *const v = inputs->v; /* f32[16] */
-    if (!q || !k || !w || !v || !outputs->scores || !outputs->proj || !outputs->qv || !outputs->vw || !outputs->dot)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            q, k, w, v, outputs->scores, outputs->proj, outputs->qv, outputs->vw, outputs->dot
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + MM_PAD_(32*B*T);
     unsigned char *const slot2 = slot1 + MM_PAD_(MM_MAX_(32*B*T, 256));

@@ -163,8 +163,14 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     const float *const fc1_bias = params->fc1_bias; /* fc1.bias: f32[128] */
     const float *const fc2_weight = params->fc2_weight; /* fc2.weight: f32[10, 128] */
     const float *const fc2_bias = params->fc2_bias; /* fc2.bias: f32[10] */
-    if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, fc1_weight, fc1_bias, fc2_weight, fc2_bias, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + MLP_PAD_(MLP_MAX_(128*B, 2560));
     unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, 40*B));

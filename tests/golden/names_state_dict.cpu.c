@@ -128,8 +128,14 @@ int names_forward_prepared(const void *prepared, const names_params *params, con
     const float *const v0_1_bias = params->v0_1_bias; /* 0.1.bias: f32[4] */
     const float *const trunk_block1_0_weight = params->trunk_block1_0_weight; /* trunk.block1-0.weight: f32[4, 4] */
     const float *const model_input_scale = params->model_input_scale; /* model.input.scale: f32[4] */
-    if (!x || !v0_0_weight || !v0_1_bias || !trunk_block1_0_weight || !model_input_scale || !outputs->y)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, v0_0_weight, v0_1_bias, trunk_block1_0_weight, model_input_scale, outputs->y
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + NAMES_PAD_(16*B);
 

@@ -141,8 +141,14 @@ int cells_prepare(const cells_params *params, void *prepared, size_t prepared_by
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->w_ih || !params->w_hh || !params->b_ih || !params->b_hh || !params->g_ih || !params->g_hh)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            params->w_ih, params->w_hh, params->b_ih, params->b_hh, params->g_ih, params->g_hh
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     if (prepared_bytes < cells_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
@@ -198,8 +204,14 @@ int cells_forward_prepared(const void *prepared, const cells_params *params, con
     const float *const b_hh = params->b_hh; /* b_hh: f32[20] */
     const float *const g_ih = params->g_ih; /* g_ih: f32[15, 4] */
     const float *const g_hh = params->g_hh; /* g_hh: f32[15, 5] */
-    if (!x || !h || !c || !w_ih || !w_hh || !b_ih || !b_hh || !g_ih || !g_hh || !outputs->hy || !outputs->cy || !outputs->gy)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, h, c, w_ih, w_hh, b_ih, b_hh, g_ih, g_hh, outputs->hy, outputs->cy, outputs->gy
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + CELLS_PAD_(8*B);
     unsigned char *const slot2 = slot1 + CELLS_PAD_(CELLS_MAX_(10*B, 120));

@@ -207,8 +207,14 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     const float *const mean = params->mean; /* mean: f32[4] */
     const float *const var = params->var; /* var: f32[4] */
     const float *const fc_weight = params->fc_weight; /* fc.weight: f32[3, 256] */
-    if (!x || !y || !w0 || !w1 || !gamma || !beta || !mean || !var || !fc_weight || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, w0, w1, gamma, beta, mean, var, fc_weight, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 1536));
     unsigned char *const slot2 = slot1 + TRAINCONV_PAD_(288);
@@ -730,8 +736,14 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     const float *const mean = s->mean; /* mean: f32[4] */
     const float *const var = s->var; /* var: f32[4] */
     const float *const fc_weight = s->fc_weight; /* fc.weight: f32[3, 256] */
-    if (!x || !y || !w0 || !w1 || !gamma || !beta || !mean || !var || !fc_weight || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, w0, w1, gamma, beta, mean, var, fc_weight, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 576));
     unsigned char *const slot2 = slot1 + TRAINCONV_PAD_(288);

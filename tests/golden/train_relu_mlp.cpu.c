@@ -163,8 +163,14 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     const float *const fc1_bias = params->fc1_bias; /* fc1.bias: f32[16] */
     const float *const fc2_weight = params->fc2_weight; /* fc2.weight: f32[4, 16] */
     const float *const fc2_bias = params->fc2_bias; /* fc2.bias: f32[4] */
-    if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, fc1_weight, fc1_bias, fc2_weight, fc2_bias, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
     unsigned char *const slot2 = slot1 + TWOLAYER_PAD_(256);
@@ -626,8 +632,14 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     const float *const fc1_bias = s->fc1_bias; /* fc1.bias: f32[16] */
     const float *const fc2_weight = s->fc2_weight; /* fc2.weight: f32[4, 16] */
     const float *const fc2_bias = s->fc2_bias; /* fc2.bias: f32[4] */
-    if (!x || !y || !fc1_weight || !fc1_bias || !fc2_weight || !fc2_bias || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, fc1_weight, fc1_bias, fc2_weight, fc2_bias, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 64));
     unsigned char *const slot2 = slot1 + TWOLAYER_PAD_(512);

@@ -124,8 +124,14 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
     const float *const fc1_weight = params->fc1_weight; /* fc1.weight: f32[8, 8] */
     const float *const fc2_weight = params->fc2_weight; /* fc2.weight: f32[8, 8] */
     const float *const head_weight = params->head_weight; /* head.weight: f32[4, 8] */
-    if (!x || !y || !fc1_weight || !fc2_weight || !head_weight || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, fc1_weight, fc2_weight, head_weight, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + RESIDUAL_PAD_(32*B);
     unsigned char *const slot2 = slot1 + RESIDUAL_PAD_(32*B);
@@ -461,8 +467,14 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     const float *const fc1_weight = s->fc1_weight; /* fc1.weight: f32[8, 8] */
     const float *const fc2_weight = s->fc2_weight; /* fc2.weight: f32[8, 8] */
     const float *const head_weight = s->head_weight; /* head.weight: f32[4, 8] */
-    if (!x || !y || !fc1_weight || !fc2_weight || !head_weight || !outputs->logits || !outputs->loss)
-        return AMP_ERR_NULL_ARG;
+    {
+        const void *const required[] = {
+            x, y, fc1_weight, fc2_weight, head_weight, outputs->logits, outputs->loss
+        };
+        for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+            if (!required[i])
+                return AMP_ERR_NULL_ARG;
+    }
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + RESIDUAL_PAD_(32*B);
     unsigned char *const slot2 = slot1 + RESIDUAL_PAD_(RESIDUAL_MAX_(32*B, 256));
