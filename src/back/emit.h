@@ -25,6 +25,10 @@ typedef struct Emitter {
     const char *prefix; /* mlp */
     const char *PREFIX; /* MLP */
     StrMap *used;       /* C names taken in the function being emitted */
+    /* the policy sources the rules in this file name, said once in its
+     * provenance header and left out of each op's comment */
+    const char **rule_sources;
+    int nrule_sources;
     StrMap *next_suffix;/* base name -> the next _N to try for it */
     const char **cname; /* per value id: its C expression (a local's name) */
     const char **member; /* per value id: its member in the params/inputs/outputs

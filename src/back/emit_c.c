@@ -772,6 +772,75 @@ static void emit_prepared_cast(Emitter *e, Node *n)
                e->prefix, cast, y);
 }
 
+/* The policy sources the rules of graph g name (a node's policy row's
+ * source), each once, appended to e's list. */
+static void collect_rule_sources(Emitter *e, const Graph *g)
+{
+    for (int i = 0; g && i < g->nodes->len; i++) {
+        const Node *n = VEC_AT(g->nodes, i);
+        if (!n->row || !n->row->source)
+            continue;
+        bool seen = false;
+        for (int k = 0; k < e->nrule_sources && !seen; k++)
+            seen = strcmp(e->rule_sources[k], n->row->source) == 0;
+        if (seen)
+            continue;
+        const char **more = arena_alloc(e->c->arena, sizeof *more * (size_t)(e->nrule_sources + 1));
+        if (e->nrule_sources)
+            memcpy(more, e->rule_sources, sizeof *more * (size_t)e->nrule_sources);
+        more[e->nrule_sources++] = n->row->source;
+        e->rule_sources = more;
+    }
+}
+
+/* Text from the user (a policy file's sources) as the inside of a C
+ * comment: "*" "/" would end it, "/" "*" draws a warning, and control
+ * bytes would reach the reader's terminal, so the pairs are split and the
+ * bytes shown as \xHH. */
+static const char *comment_safe(Emitter *e, const char *text)
+{
+    Buf b;
+    buf_init(&b, e->c->arena);
+    for (const char *s = text; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch == '*' && s[1] == '/') || (ch == '/' && s[1] == '*'))
+            buf_printf(&b, "%c ", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            buf_printf(&b, "\\x%02x", ch);
+        else
+            buf_append(&b, s, 1);
+    }
+    return b.data;
+}
+
+static const char *rule_without_sources(Emitter *e, const char *why);
+
+/* An op's rule for its comment: the decision without the policy source in
+ * parentheses, which the file's header names once ("lower_precision_fp on
+ * cpu", not "... (PyTorch CPU autocast: lower_precision_fp list)" on every
+ * op). */
+static const char *comment_rule(Emitter *e, const char *why)
+{
+    if (!why)
+        return "";
+    return comment_safe(e, rule_without_sources(e, why));
+}
+
+static const char *rule_without_sources(Emitter *e, const char *why)
+{
+    for (int k = 0; k < e->nrule_sources; k++) {
+        const char *src = e->rule_sources[k];
+        size_t len = strlen(src);
+        for (const char *at = strstr(why, src); at; at = strstr(at + 1, src)) {
+            if (at - why >= 2 && at[-1] == '(' && at[-2] == ' ' && at[len] == ')') {
+                const char *rest = rule_without_sources(e, at + len + 1);
+                return arena_printf(e->c->arena, "%.*s%s", (int)(at - 2 - why), why, rest);
+            }
+        }
+    }
+    return why;
+}
+
 /* A node whose result another call stores (the training step's gradient
  * sink): its comment says where, and no call of its own is written.
  * Returns false for any other node. */
@@ -783,7 +852,7 @@ static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
     if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
         /* emit_train.c: the sink below widens and adds in one call, or
          * the weight gradient's call above did */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "",
+        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, comment_rule(e, n->why),
                    e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
                                                   : "added into the state's gradient below");
         return true;
@@ -854,7 +923,7 @@ void emit_node(Emitter *e, Node *n)
                            : arena_printf(c->arena, "%s in %s", node_op_name(n), dtype_name(t));
     if (emit_absorbed(e, n, what, line))
         return;
-    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, n->why ? n->why : "");
+    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, comment_rule(e, n->why));
     if (c->opts->line_directives)
         emit_line_directive(o, line, n->loc.file->name);
     if (n->op->form != FORM_OP && !kernel_form_dtypes_ok(e, n))
@@ -1414,6 +1483,15 @@ bool emit_c(Ctx *c, Output *out)
         e.train = &te;
     }
 
+    collect_rule_sources(&e, c->graph);
+    collect_rule_sources(&e, c->train_graph);
+    te.rule_sources = e.rule_sources;
+    te.nrule_sources = e.nrule_sources;
+    Buf sources;
+    buf_init(&sources, c->arena);
+    for (int k = 0; k < e.nrule_sources; k++)
+        buf_printf(&sources, " *   %s %s\n", k ? "           " : "rules from:", comment_safe(&e, e.rule_sources[k]));
+
     /* provenance: stable across runs, machines and directories */
     uint64_t h = fnv1a(0xcbf29ce484222325ull, c->main_file->text, c->main_file->len);
     const char *policy = c->opts->policy_path ? comment_name(c, c->opts->policy_path)
@@ -1423,10 +1501,12 @@ bool emit_c(Ctx *c, Output *out)
         " *   model:  %s (%s, fnv1a64 %016llx)\n"
         " *   target: %s, autocast low dtype %s, %s\n"
         " *   command: ampc %s -t %s%s%s%s\n"
+        "%s"
         " */\n",
         AMPC_VERSION, comment_name(c, c->main_file->name), c->graph->name, (unsigned long long)h, c->policy->target,
         dtype_name(c->policy->low), policy, comment_name(c, c->main_file->name), c->policy->target,
-        c->opts->prefix ? " --prefix " : "", c->opts->prefix ? c->opts->prefix : "", autocast_options_text(c));
+        c->opts->prefix ? " --prefix " : "", c->opts->prefix ? c->opts->prefix : "", autocast_options_text(c),
+        sources.data);
 
     plan_prepared(&e);
     e.prep_magic = fnv1a(h, prov, strlen(prov));

@@ -2,10 +2,11 @@
  *   model:  autocast_disabled_nested.amp (Nested, fnv1a64 b10f84868a0ba5e3)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc autocast_disabled_nested.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #include "autocast_disabled_nested.tpu.h"
 
-#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0x9822f4cf7ba23245u
+#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0x4c24f5da97031810u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -72,7 +73,7 @@ done:
     return rc;
 }
 
-#define NESTED_PREPARED_MAGIC 0x1560e498717c2aa7ull
+#define NESTED_PREPARED_MAGIC 0x9a1dc5422639b3b4ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -138,32 +139,32 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
     unsigned char *const slot1 = slot0 + NESTED_PAD_(16*B);
     unsigned char *const slot2 = slot1 + NESTED_PAD_(128);
 
-    /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
-    /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *w1_bf16 = nested_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by nested_prepare */
     if (!w1_bf16) {
         amp_cast_f32_bf16((size_t)(64), w1, (amp_bf16 *)slot1);
         w1_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_disabled_nested.amp:9: linear + relu in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_disabled_nested.amp:9: linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const g = (amp_bf16 *)slot2; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, x_bf16, w1_bf16, NULL, g);
 
     /* autocast_disabled_nested.amp:12: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 8, 8, x, w2, NULL, outputs->k);
 
-    /* autocast_disabled_nested.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_disabled_nested.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *w2_bf16 = nested_prepared_entry_(prepared, 1); /* bf16[8, 8], cast by nested_prepare */
     if (!w2_bf16) {
         amp_cast_f32_bf16((size_t)(64), w2, (amp_bf16 *)slot1);
         w2_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_disabled_nested.amp:14: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_disabled_nested.amp:14: linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 8, 8, g, w2_bf16, NULL, outputs->o);
     return AMP_OK;
 }

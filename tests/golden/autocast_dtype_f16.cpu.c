@@ -2,10 +2,11 @@
  *   model:  autocast_dtype_f16.amp (Half, fnv1a64 0778d7f2b5ec9cea)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc autocast_dtype_f16.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
  */
 #include "autocast_dtype_f16.cpu.h"
 
-#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0x4af4fab9cbd76102u
+#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0x22668cda6d47af4du
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -61,7 +62,7 @@ done:
     return rc;
 }
 
-#define HALF_PREPARED_MAGIC 0x24facd4600578977ull
+#define HALF_PREPARED_MAGIC 0xade64561b005fa24ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -125,32 +126,32 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + HALF_PAD_(8*B);
 
-    /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on cpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on cpu */
     const amp_f16 *w_f16 = half_prepared_entry_(prepared, 0); /* f16[3, 4], cast by half_prepare */
     if (!w_f16) {
         amp_cast_f32_f16((size_t)(12), w, (amp_f16 *)slot1);
         w_f16 = (const amp_f16 *)slot1;
     }
 
-    /* autocast_dtype_f16.amp:7: linear in f16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* autocast_dtype_f16.amp:7: linear in f16: lower_precision_fp on cpu */
     amp_linear_f16(B, 3, 4, x_f16, w_f16, NULL, outputs->y);
 
-    /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *w_bf16 = half_prepared_entry_(prepared, 1); /* bf16[3, 4], cast by half_prepare */
     if (!w_bf16) {
         amp_cast_f32_bf16((size_t)(12), w, (amp_bf16 *)slot1);
         w_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_dtype_f16.amp:9: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* autocast_dtype_f16.amp:9: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 3, 4, x_bf16, w_bf16, NULL, outputs->z);
     return AMP_OK;
 }

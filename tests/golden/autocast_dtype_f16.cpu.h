@@ -2,6 +2,7 @@
  *   model:  autocast_dtype_f16.amp (Half, fnv1a64 0778d7f2b5ec9cea)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc autocast_dtype_f16.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
  */
 #ifndef HALF_H
 #define HALF_H
@@ -84,7 +85,7 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
 int half_load_weights(const char *path, void *storage, size_t storage_bytes, half_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define HALF_INTERFACE_HASH 0x4af4fab9cbd76102u
+#define HALF_INTERFACE_HASH 0x22668cda6d47af4du
 
 #ifdef __cplusplus
 }

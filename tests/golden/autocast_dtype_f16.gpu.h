@@ -2,6 +2,7 @@
  *   model:  autocast_dtype_f16.amp (Half, fnv1a64 0778d7f2b5ec9cea)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc autocast_dtype_f16.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef HALF_H
 #define HALF_H
@@ -84,7 +85,7 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
 int half_load_weights(const char *path, void *storage, size_t storage_bytes, half_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define HALF_INTERFACE_HASH 0xa3d60ba1684b15acu
+#define HALF_INTERFACE_HASH 0x93409c0c86bc2b48u
 
 #ifdef __cplusplus
 }

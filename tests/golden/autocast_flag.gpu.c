@@ -2,10 +2,11 @@
  *   model:  autocast_flag.amp (Whole, fnv1a64 deab17b10a5a6f6c)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc autocast_flag.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #include "autocast_flag.gpu.h"
 
-#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0x0c3ad69ee2e0ab0bu
+#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0x172cc21c7cb9a78fu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -61,7 +62,7 @@ done:
     return rc;
 }
 
-#define WHOLE_PREPARED_MAGIC 0xfefb089124399126ull
+#define WHOLE_PREPARED_MAGIC 0xb634e0e849e86c3aull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -121,18 +122,18 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + WHOLE_PAD_(8*B);
 
-    /* autocast_flag.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_flag.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* autocast_flag.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_flag.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *w_f16 = whole_prepared_entry_(prepared, 0); /* f16[3, 4], cast by whole_prepare */
     if (!w_f16) {
         amp_cast_f32_f16((size_t)(12), w, (amp_f16 *)slot1);
         w_f16 = (const amp_f16 *)slot1;
     }
 
-    /* autocast_flag.amp:5: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_flag.amp:5: linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 3, 4, x_f16, w_f16, NULL, outputs->y);
     return AMP_OK;
 }

@@ -2,6 +2,7 @@
  *   model:  autocast_flag.amp (Whole, fnv1a64 deab17b10a5a6f6c)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc autocast_flag.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef WHOLE_H
 #define WHOLE_H
@@ -81,7 +82,7 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
 int whole_load_weights(const char *path, void *storage, size_t storage_bytes, whole_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define WHOLE_INTERFACE_HASH 0x0c3ad69ee2e0ab0bu
+#define WHOLE_INTERFACE_HASH 0x172cc21c7cb9a78fu
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  *   model:  autocast_flag.amp (Whole, fnv1a64 deab17b10a5a6f6c)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc autocast_flag.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #include "autocast_flag.tpu.h"
 
-#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0x178f938cec0c128cu
+#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0x2cdf7a9679fb1f03u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -61,7 +62,7 @@ done:
     return rc;
 }
 
-#define WHOLE_PREPARED_MAGIC 0x57d974d1c982ac31ull
+#define WHOLE_PREPARED_MAGIC 0x2464f7a6f7855e92ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -121,18 +122,18 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + WHOLE_PAD_(8*B);
 
-    /* autocast_flag.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_flag.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* autocast_flag.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_flag.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *w_bf16 = whole_prepared_entry_(prepared, 0); /* bf16[3, 4], cast by whole_prepare */
     if (!w_bf16) {
         amp_cast_f32_bf16((size_t)(12), w, (amp_bf16 *)slot1);
         w_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_flag.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_flag.amp:5: linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 3, 4, x_bf16, w_bf16, NULL, outputs->y);
     return AMP_OK;
 }

@@ -2,6 +2,7 @@
  *   model:  autocast_flag.amp (Whole, fnv1a64 deab17b10a5a6f6c)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc autocast_flag.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #ifndef WHOLE_H
 #define WHOLE_H
@@ -81,7 +82,7 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
 int whole_load_weights(const char *path, void *storage, size_t storage_bytes, whole_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define WHOLE_INTERFACE_HASH 0x178f938cec0c128cu
+#define WHOLE_INTERFACE_HASH 0x2cdf7a9679fb1f03u
 
 #ifdef __cplusplus
 }

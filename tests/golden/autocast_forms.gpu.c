@@ -2,10 +2,11 @@
  *   model:  autocast_forms.amp (Forms, fnv1a64 d92b6ad21f05c0c8)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc autocast_forms.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #include "autocast_forms.gpu.h"
 
-#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0x88c0cac0de1dc8a8u
+#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0xdbb0c57572f71c04u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -69,7 +70,7 @@ done:
     return rc;
 }
 
-#define FORMS_PREPARED_MAGIC 0x110cd77b88d5b26bull
+#define FORMS_PREPARED_MAGIC 0x8fa18359af130abfull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -134,31 +135,31 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + FORMS_PAD_(8*B);
 
-    /* autocast_forms.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_forms.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* autocast_forms.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_forms.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *proj_weight_f16 = forms_prepared_entry_(prepared, 0); /* f16[4, 4], cast by forms_prepare */
     if (!proj_weight_f16) {
         amp_cast_f32_f16((size_t)(16), proj_weight, (amp_f16 *)slot1);
         proj_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* autocast_forms.amp:5: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_forms.amp:5: linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 4, 4, x_f16, proj_weight_f16, NULL, outputs->a);
 
     /* autocast_forms.amp:13: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 4, 4, x, w, NULL, outputs->b);
 
-    /* autocast_forms.amp:15: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_forms.amp:15: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *w_f16 = forms_prepared_entry_(prepared, 1); /* f16[4, 4], cast by forms_prepare */
     if (!w_f16) {
         amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
         w_f16 = (const amp_f16 *)slot1;
     }
 
-    /* autocast_forms.amp:15: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* autocast_forms.amp:15: linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 4, 4, x_f16, w_f16, NULL, outputs->c);
 
     /* autocast_forms.amp:17: linear in f32: autocast is off here: follows its inputs */

@@ -2,6 +2,7 @@
  *   model:  autocast_forms.amp (Forms, fnv1a64 d92b6ad21f05c0c8)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc autocast_forms.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef FORMS_H
 #define FORMS_H
@@ -93,7 +94,7 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
 int forms_load_weights(const char *path, void *storage, size_t storage_bytes, forms_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define FORMS_INTERFACE_HASH 0x88c0cac0de1dc8a8u
+#define FORMS_INTERFACE_HASH 0xdbb0c57572f71c04u
 
 #ifdef __cplusplus
 }

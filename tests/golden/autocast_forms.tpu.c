@@ -2,10 +2,11 @@
  *   model:  autocast_forms.amp (Forms, fnv1a64 d92b6ad21f05c0c8)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc autocast_forms.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #include "autocast_forms.tpu.h"
 
-#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0x3a5a9e915bb67bf7u
+#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0xfa20719a6566ac9eu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -69,7 +70,7 @@ done:
     return rc;
 }
 
-#define FORMS_PREPARED_MAGIC 0x9627aa15369dfb7cull
+#define FORMS_PREPARED_MAGIC 0xe639a720533baa3full
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -134,31 +135,31 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + FORMS_PAD_(8*B);
 
-    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *proj_weight_bf16 = forms_prepared_entry_(prepared, 0); /* bf16[4, 4], cast by forms_prepare */
     if (!proj_weight_bf16) {
         amp_cast_f32_bf16((size_t)(16), proj_weight, (amp_bf16 *)slot1);
         proj_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_forms.amp:5: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_forms.amp:5: linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 4, 4, x_bf16, proj_weight_bf16, NULL, outputs->a);
 
     /* autocast_forms.amp:13: linear in f32: autocast is off here: follows its inputs */
     amp_linear_f32(B, 4, 4, x, w, NULL, outputs->b);
 
-    /* autocast_forms.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_forms.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *w_bf16 = forms_prepared_entry_(prepared, 1); /* bf16[4, 4], cast by forms_prepare */
     if (!w_bf16) {
         amp_cast_f32_bf16((size_t)(16), w, (amp_bf16 *)slot1);
         w_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_forms.amp:15: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* autocast_forms.amp:15: linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 4, 4, x_bf16, w_bf16, NULL, outputs->c);
 
     /* autocast_forms.amp:17: linear in f32: autocast is off here: follows its inputs */

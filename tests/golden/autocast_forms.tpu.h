@@ -2,6 +2,7 @@
  *   model:  autocast_forms.amp (Forms, fnv1a64 d92b6ad21f05c0c8)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc autocast_forms.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #ifndef FORMS_H
 #define FORMS_H
@@ -93,7 +94,7 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
 int forms_load_weights(const char *path, void *storage, size_t storage_bytes, forms_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define FORMS_INTERFACE_HASH 0x3a5a9e915bb67bf7u
+#define FORMS_INTERFACE_HASH 0xfa20719a6566ac9eu
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  *   model:  blocks_modules.amp (Net, fnv1a64 48132d30992daed0)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc blocks_modules.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef NET_H
 #define NET_H
@@ -96,7 +97,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define NET_INTERFACE_HASH 0xdebcfa9cc2981856u
+#define NET_INTERFACE_HASH 0x8eb28f36375edbeau
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  *   model:  blocks_modules.amp (Net, fnv1a64 48132d30992daed0)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc blocks_modules.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #ifndef NET_H
 #define NET_H
@@ -96,7 +97,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define NET_INTERFACE_HASH 0x907688251d644049u
+#define NET_INTERFACE_HASH 0xb63efbeeabb19b9eu
 
 #ifdef __cplusplus
 }

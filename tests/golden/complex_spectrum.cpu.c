@@ -2,10 +2,11 @@
  *   model:  complex_spectrum.amp (Spectrum, fnv1a64 d88383b91644e43c)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc complex_spectrum.amp -t cpu
+ *   rules from: PyTorch CPU autocast: fp32 list
  */
 #include "complex_spectrum.cpu.h"
 
-#if !defined(SPECTRUM_INTERFACE_HASH) || SPECTRUM_INTERFACE_HASH != 0xdf6eab9c7e7d33bcu
+#if !defined(SPECTRUM_INTERFACE_HASH) || SPECTRUM_INTERFACE_HASH != 0x365792c3c3f2c05du
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -41,7 +42,7 @@ const char *spectrum_strerror(int code)
     return amp_strerror(code);
 }
 
-#define SPECTRUM_PREPARED_MAGIC 0x1772e7254f747b5aull
+#define SPECTRUM_PREPARED_MAGIC 0xcdb992027bcde10dull
 
 size_t spectrum_prepared_bytes(void)
 {
@@ -102,11 +103,11 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     unsigned char *const slot1 = slot0 + SPECTRUM_PAD_(SPECTRUM_MAX_(72*B, 32));
     unsigned char *const slot2 = slot1 + SPECTRUM_PAD_(SPECTRUM_MAX_(1056*B + 640, 896));
 
-    /* complex_spectrum.amp:11: cast bf16 -> f32: for fft_rfft: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* complex_spectrum.amp:11: cast bf16 -> f32: for fft_rfft: fp32 on cpu */
     float *const x_f32 = (float *)slot0; /* f32[B, 16] */
     amp_cast_bf16_f32((size_t)(16*B), x, x_f32);
 
-    /* complex_spectrum.amp:11: fft_rfft in c64: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* complex_spectrum.amp:11: fft_rfft in c64: fp32 on cpu */
     amp_c64 *const spec = (amp_c64 *)slot1; /* c64[B, 9] */
     unsigned char *const scratch5 = slot2; /* 1024*B + 1088 bytes of the kernel's working memory */
     {
@@ -116,7 +117,7 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
         amp_fft_c64(&d, x_f32, spec, ((double *)(void *)scratch5));
     }
 
-    /* complex_spectrum.amp:12: fft_irfft in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list), but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
+    /* complex_spectrum.amp:12: fft_irfft in f32: fp32 on cpu, but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
     unsigned char *const scratch7 = slot2; /* 1024*B + 1088 bytes of the kernel's working memory */
     {
         const int dims[] = {1};
@@ -132,7 +133,7 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     float *const phase = (float *)slot2; /* f32[B, 9] */
     amp_angle_c64((size_t)(9*B), spec, phase);
 
-    /* complex_spectrum.amp:15: fft_fft2 in c64: fp32 on cpu (PyTorch CPU autocast: fp32 list), but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
+    /* complex_spectrum.amp:15: fft_fft2 in c64: fp32 on cpu, but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
     unsigned char *const scratch11 = slot1; /* 1056*B + 640 bytes of the kernel's working memory */
     {
         const int dims[] = {0, 1};
@@ -141,18 +142,18 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
         amp_fft_c64(&d, z, outputs->full, ((double *)(void *)scratch11));
     }
 
-    /* complex_spectrum.amp:16: stft in c64: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* complex_spectrum.amp:16: stft in c64: fp32 on cpu */
     unsigned char *const scratch14 = slot1; /* 768 bytes of the kernel's working memory */
     amp_stft_c64(B, 16, 8, 4, 8, NULL, 1, 1, 0, 1, x_f32, outputs->frames, ((double *)(void *)scratch14));
 
-    /* complex_spectrum.amp:17: polar in c64: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* complex_spectrum.amp:17: polar in c64: fp32 on cpu */
     amp_c64 *const t15 = (amp_c64 *)slot0; /* c64[B, 9] */
     {
         const int64_t shape[] = {B, 9}, abs_stride[] = {9, 1}, angle_stride[] = {9, 1};
         amp_polar_c64(2, shape, outputs->power, abs_stride, phase, angle_stride, t15);
     }
 
-    /* complex_spectrum.amp:17: fft_ifft in c64: fp32 on cpu (PyTorch CPU autocast: fp32 list), but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
+    /* complex_spectrum.amp:17: fft_ifft in c64: fp32 on cpu, but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
     unsigned char *const scratch17 = slot1; /* 576*B + 640 bytes of the kernel's working memory */
     {
         const int dims[] = {1};
@@ -161,7 +162,7 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
         amp_fft_c64(&d, t15, outputs->mixed, ((double *)(void *)scratch17));
     }
 
-    /* complex_spectrum.amp:18: linalg_eig in c64: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* complex_spectrum.amp:18: linalg_eig in c64: fp32 on cpu */
     amp_c64 *const vals = (amp_c64 *)slot0; /* c64[4] */
     unsigned char *const scratch20 = slot1; /* 896 bytes of the kernel's working memory */
     rc = amp_eig_c64(1, 4, m, vals, outputs->vecs, ((double *)(void *)scratch20));
@@ -175,7 +176,7 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     /* complex_spectrum.amp:19: view_as_real in f32: not in any cpu list: follows its inputs */
     amp_view_as_real_c64((size_t)(4), t21, outputs->parts);
 
-    /* complex_spectrum.amp:20: fft_hfft in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list), but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
+    /* complex_spectrum.amp:20: fft_hfft in f32: fp32 on cpu, but no argument is eligible (f64, complex, integer and bool tensors are never cast): follows its inputs */
     float *const t23 = (float *)slot0; /* f32[B, 9] */
     unsigned char *const scratch24 = slot1; /* 576*B + 640 bytes of the kernel's working memory */
     {

@@ -2,6 +2,7 @@
  *   model:  complex_spectrum.amp (Spectrum, fnv1a64 d88383b91644e43c)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc complex_spectrum.amp -t cpu
+ *   rules from: PyTorch CPU autocast: fp32 list
  */
 #ifndef SPECTRUM_H
 #define SPECTRUM_H
@@ -95,7 +96,7 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
              spectrum_outputs *outputs, const spectrum_dims *dims, void *arena, size_t arena_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define SPECTRUM_INTERFACE_HASH 0xdf6eab9c7e7d33bcu
+#define SPECTRUM_INTERFACE_HASH 0x365792c3c3f2c05du
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  *   model:  conv_fusion.amp (ConvFusion, fnv1a64 8ae2941a6ae7da87)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc conv_fusion.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
  */
 #include "conv_fusion.cpu.h"
 
-#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0xac3e8352a74c9022u
+#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0x83dca82eefe3d2c5u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -120,7 +121,7 @@ done:
     return rc;
 }
 
-#define CONVFUSION_PREPARED_MAGIC 0xe89f5adad2f8e1a1ull
+#define CONVFUSION_PREPARED_MAGIC 0x4114ecf9962cb842ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -242,16 +243,16 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     unsigned char *const slot1 = slot0 + CONVFUSION_PAD_(CONVFUSION_MAX_(512*B, 288));
     unsigned char *const slot2 = slot1 + CONVFUSION_PAD_(CONVFUSION_MAX_(288, 512*B));
 
-    /* conv_fusion.amp:16: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:16: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     amp_cast_f32_bf16((size_t)(256*B), x, x_bf16);
 
-    /* conv_fusion.amp:16: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:16: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w2_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 1, 1] */
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(16), w2, w2_bf16);
 
-    /* conv_fusion.amp:16: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:16: conv2d in bf16: lower_precision_fp on cpu */
     amp_bf16 *const r = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
         const amp_conv_desc d = {
@@ -264,12 +265,12 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         amp_conv_ex_bf16(&d, x_bf16, w2_bf16, convfusion_prepared_entry_(prepared, 0), NULL, NULL, r);
     }
 
-    /* conv_fusion.amp:17: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:17: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
-    /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
     {
         const amp_conv_desc d = {
             .batch = B, .in_channels = 4, .out_channels = 4,
@@ -295,19 +296,19 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     amp_bf16 *const k = (amp_bf16 *)slot1; /* bf16[B, 4, 8, 8] */
     amp_add_bf16((size_t)(256*B), t18, r, k);
 
-    /* conv_fusion.amp:19: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:19: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w3_bf16 = (amp_bf16 *)slot0; /* bf16[4, 4, 3, 3] */
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w3, w3_bf16);
 
-    /* conv_fusion.amp:19: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:19: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     const amp_bf16 *b3_bf16 = convfusion_prepared_entry_(prepared, 3); /* bf16[4], cast by convfusion_prepare */
     if (!b3_bf16) {
         amp_cast_f32_bf16((size_t)(4), b3, (amp_bf16 *)slot2);
         b3_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* conv_fusion.amp:19: conv2d + batch_norm in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:19: conv2d + batch_norm in bf16: lower_precision_fp on cpu */
     {
         const amp_conv_desc d = {
             .batch = B, .in_channels = 4, .out_channels = 4,

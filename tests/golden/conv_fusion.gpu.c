@@ -2,10 +2,11 @@
  *   model:  conv_fusion.amp (ConvFusion, fnv1a64 8ae2941a6ae7da87)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc conv_fusion.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #include "conv_fusion.gpu.h"
 
-#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0x06e91ccb73a119c2u
+#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0xf38f6b8554a8a6a6u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -120,7 +121,7 @@ done:
     return rc;
 }
 
-#define CONVFUSION_PREPARED_MAGIC 0x5c85a8e2c9955755ull
+#define CONVFUSION_PREPARED_MAGIC 0x3d8c2663d0369f89ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -242,16 +243,16 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     unsigned char *const slot1 = slot0 + CONVFUSION_PAD_(CONVFUSION_MAX_(512*B, 288));
     unsigned char *const slot2 = slot1 + CONVFUSION_PAD_(CONVFUSION_MAX_(288, 512*B));
 
-    /* conv_fusion.amp:16: cast f32 -> f16: for conv2d: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:16: cast f32 -> f16: for conv2d: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4, 8, 8] */
     amp_cast_f32_f16((size_t)(256*B), x, x_f16);
 
-    /* conv_fusion.amp:16: cast f32 -> f16: for conv2d: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:16: cast f32 -> f16: for conv2d: lower_precision_fp on gpu */
     amp_f16 *const w2_f16 = (amp_f16 *)slot1; /* f16[4, 4, 1, 1] */
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(16), w2, w2_f16);
 
-    /* conv_fusion.amp:16: conv2d in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:16: conv2d in f16: lower_precision_fp on gpu */
     amp_f16 *const r = (amp_f16 *)slot2; /* f16[B, 4, 8, 8] */
     {
         const amp_conv_desc d = {
@@ -264,12 +265,12 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
         amp_conv_ex_f16(&d, x_f16, w2_f16, convfusion_prepared_entry_(prepared, 0), NULL, NULL, r);
     }
 
-    /* conv_fusion.amp:17: cast f32 -> f16: for conv2d: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:17: cast f32 -> f16: for conv2d: lower_precision_fp on gpu */
     amp_f16 *const w1_f16 = (amp_f16 *)slot1; /* f16[4, 4, 3, 3] */
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(144), w1, w1_f16);
 
-    /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:17: conv2d + batch_norm + add + relu in f16: lower_precision_fp on gpu */
     {
         const amp_conv_desc d = {
             .batch = B, .in_channels = 4, .out_channels = 4,
@@ -295,19 +296,19 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
     amp_f16 *const k = (amp_f16 *)slot1; /* f16[B, 4, 8, 8] */
     amp_add_f16((size_t)(256*B), t18, r, k);
 
-    /* conv_fusion.amp:19: cast f32 -> f16: for conv2d: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:19: cast f32 -> f16: for conv2d: lower_precision_fp on gpu */
     amp_f16 *const w3_f16 = (amp_f16 *)slot0; /* f16[4, 4, 3, 3] */
     if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(144), w3, w3_f16);
 
-    /* conv_fusion.amp:19: cast f32 -> f16: for conv2d: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:19: cast f32 -> f16: for conv2d: lower_precision_fp on gpu */
     const amp_f16 *b3_f16 = convfusion_prepared_entry_(prepared, 3); /* f16[4], cast by convfusion_prepare */
     if (!b3_f16) {
         amp_cast_f32_f16((size_t)(4), b3, (amp_f16 *)slot2);
         b3_f16 = (const amp_f16 *)slot2;
     }
 
-    /* conv_fusion.amp:19: conv2d + batch_norm in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* conv_fusion.amp:19: conv2d + batch_norm in f16: lower_precision_fp on gpu */
     {
         const amp_conv_desc d = {
             .batch = B, .in_channels = 4, .out_channels = 4,

@@ -2,6 +2,7 @@
  *   model:  conv_fusion.amp (ConvFusion, fnv1a64 8ae2941a6ae7da87)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc conv_fusion.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef CONVFUSION_H
 #define CONVFUSION_H
@@ -105,7 +106,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 int convfusion_load_weights(const char *path, void *storage, size_t storage_bytes, convfusion_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define CONVFUSION_INTERFACE_HASH 0x06e91ccb73a119c2u
+#define CONVFUSION_INTERFACE_HASH 0xf38f6b8554a8a6a6u
 
 #ifdef __cplusplus
 }

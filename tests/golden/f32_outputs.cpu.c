@@ -2,10 +2,12 @@
  *   model:  f32_outputs.amp (F32Outputs, fnv1a64 750c6699c5511d23)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc f32_outputs.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #include "f32_outputs.cpu.h"
 
-#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0x81636677c148acbdu
+#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0x9b3473d745956a16u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -75,7 +77,7 @@ done:
     return rc;
 }
 
-#define F32OUTPUTS_PREPARED_MAGIC 0x93b1ddc633ef2111ull
+#define F32OUTPUTS_PREPARED_MAGIC 0x9ed6f2a8bf401bcaull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -151,33 +153,33 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     unsigned char *const slot2 = slot1 + F32OUTPUTS_PAD_(64);
     unsigned char *const slot3 = slot2 + F32OUTPUTS_PAD_(8);
 
-    /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
-    /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc_weight_bf16 = f32outputs_prepared_entry_(prepared, 0); /* bf16[4, 8], cast by f32outputs_prepare */
     if (!fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(32), fc_weight, (amp_bf16 *)slot1);
         fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc_bias_bf16 = f32outputs_prepared_entry_(prepared, 1); /* bf16[4], cast by f32outputs_prepare */
     if (!fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(4), fc_bias, (amp_bf16 *)slot2);
         fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* f32_outputs.amp:12: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: linear in bf16: lower_precision_fp on cpu */
     amp_bf16 *const logits_2 = (amp_bf16 *)slot3; /* bf16[B, 4] */
     amp_linear_bf16(B, 4, 8, x_bf16, fc_weight_bf16, fc_bias_bf16, logits_2);
 
-    /* f32_outputs.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* f32_outputs.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 4] */
     amp_cast_bf16_f32((size_t)(4*B), logits_2, logits_f32);
 
-    /* f32_outputs.amp:13: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* f32_outputs.amp:13: cross_entropy in f32: fp32 on cpu */
     rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;

@@ -2,10 +2,12 @@
  *   model:  f32_outputs.amp (F32Outputs, fnv1a64 750c6699c5511d23)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc f32_outputs.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #include "f32_outputs.gpu.h"
 
-#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0x7d50d003d2d3ef9fu
+#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0x1a6b236cb08c1104u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -75,7 +77,7 @@ done:
     return rc;
 }
 
-#define F32OUTPUTS_PREPARED_MAGIC 0x98c5d684167bd2cbull
+#define F32OUTPUTS_PREPARED_MAGIC 0x09813d5174d56970ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -151,33 +153,33 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     unsigned char *const slot2 = slot1 + F32OUTPUTS_PAD_(64);
     unsigned char *const slot3 = slot2 + F32OUTPUTS_PAD_(8);
 
-    /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 8] */
     amp_cast_f32_f16((size_t)(8*B), x, x_f16);
 
-    /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_weight_f16 = f32outputs_prepared_entry_(prepared, 0); /* f16[4, 8], cast by f32outputs_prepare */
     if (!fc_weight_f16) {
         amp_cast_f32_f16((size_t)(32), fc_weight, (amp_f16 *)slot1);
         fc_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_bias_f16 = f32outputs_prepared_entry_(prepared, 1); /* f16[4], cast by f32outputs_prepare */
     if (!fc_bias_f16) {
         amp_cast_f32_f16((size_t)(4), fc_bias, (amp_f16 *)slot2);
         fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* f32_outputs.amp:12: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* f32_outputs.amp:12: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const logits_2 = (amp_f16 *)slot3; /* f16[B, 4] */
     amp_linear_f16(B, 4, 8, x_f16, fc_weight_f16, fc_bias_f16, logits_2);
 
-    /* f32_outputs.amp:13: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* f32_outputs.amp:13: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 4] */
     amp_cast_f16_f32((size_t)(4*B), logits_2, logits_f32);
 
-    /* f32_outputs.amp:13: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* f32_outputs.amp:13: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;

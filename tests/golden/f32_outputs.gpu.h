@@ -2,6 +2,8 @@
  *   model:  f32_outputs.amp (F32Outputs, fnv1a64 750c6699c5511d23)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc f32_outputs.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #ifndef F32OUTPUTS_H
 #define F32OUTPUTS_H
@@ -96,7 +98,7 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
 int f32outputs_load_weights(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define F32OUTPUTS_INTERFACE_HASH 0x7d50d003d2d3ef9fu
+#define F32OUTPUTS_INTERFACE_HASH 0x1a6b236cb08c1104u
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  *   model:  import_blocks.amp (Net, fnv1a64 29506ae8eb0cc4dd)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc import_blocks.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef NET_H
 #define NET_H
@@ -90,7 +91,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define NET_INTERFACE_HASH 0xe098ced412ddc877u
+#define NET_INTERFACE_HASH 0xa7a02da87d460af3u
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  *   model:  import_blocks.amp (Net, fnv1a64 29506ae8eb0cc4dd)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc import_blocks.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #ifndef NET_H
 #define NET_H
@@ -90,7 +91,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define NET_INTERFACE_HASH 0x613ac8daee9fc63eu
+#define NET_INTERFACE_HASH 0x6f16b25daa63538du
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  *   model:  inplace_and_out.amp (InPlace, fnv1a64 b34eb8f32205a79b)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc inplace_and_out.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #include "inplace_and_out.gpu.h"
 
-#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0xe6f688b5e775a949u
+#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0x87b3705dcc50e235u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -64,7 +65,7 @@ done:
     return rc;
 }
 
-#define INPLACE_PREPARED_MAGIC 0xbe4d20bf30c11766ull
+#define INPLACE_PREPARED_MAGIC 0xe6f5b55db568487aull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -125,18 +126,18 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
     unsigned char *const slot1 = slot0 + INPLACE_PAD_(16*B);
     unsigned char *const slot2 = slot1 + INPLACE_PAD_(INPLACE_MAX_(32, 16*B));
 
-    /* inplace_and_out.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* inplace_and_out.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* inplace_and_out.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* inplace_and_out.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *w_f16 = inplace_prepared_entry_(prepared, 0); /* f16[4, 4], cast by inplace_prepare */
     if (!w_f16) {
         amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
         w_f16 = (const amp_f16 *)slot1;
     }
 
-    /* inplace_and_out.amp:7: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* inplace_and_out.amp:7: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const h = (amp_f16 *)slot2; /* f16[B, 4] */
     amp_linear_f16(B, 4, 4, x_f16, w_f16, NULL, h);
 

@@ -2,6 +2,7 @@
  *   model:  inplace_and_out.amp (InPlace, fnv1a64 b34eb8f32205a79b)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc inplace_and_out.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef INPLACE_H
 #define INPLACE_H
@@ -84,7 +85,7 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
 int inplace_load_weights(const char *path, void *storage, size_t storage_bytes, inplace_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define INPLACE_INTERFACE_HASH 0xe6f688b5e775a949u
+#define INPLACE_INTERFACE_HASH 0x87b3705dcc50e235u
 
 #ifdef __cplusplus
 }

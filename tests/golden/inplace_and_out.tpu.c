@@ -2,10 +2,11 @@
  *   model:  inplace_and_out.amp (InPlace, fnv1a64 b34eb8f32205a79b)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc inplace_and_out.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #include "inplace_and_out.tpu.h"
 
-#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0x729c8927bd5841aau
+#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0xed1d0cfe8a4cefe1u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -64,7 +65,7 @@ done:
     return rc;
 }
 
-#define INPLACE_PREPARED_MAGIC 0xc7ce03d3acebd501ull
+#define INPLACE_PREPARED_MAGIC 0x9b005d5aff46fd02ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -125,18 +126,18 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
     unsigned char *const slot1 = slot0 + INPLACE_PAD_(16*B);
     unsigned char *const slot2 = slot1 + INPLACE_PAD_(INPLACE_MAX_(32, 16*B));
 
-    /* inplace_and_out.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* inplace_and_out.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* inplace_and_out.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* inplace_and_out.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *w_bf16 = inplace_prepared_entry_(prepared, 0); /* bf16[4, 4], cast by inplace_prepare */
     if (!w_bf16) {
         amp_cast_f32_bf16((size_t)(16), w, (amp_bf16 *)slot1);
         w_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* inplace_and_out.amp:7: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* inplace_and_out.amp:7: linear in bf16: lower_precision_fp on tpu */
     amp_bf16 *const h = (amp_bf16 *)slot2; /* bf16[B, 4] */
     amp_linear_bf16(B, 4, 4, x_bf16, w_bf16, NULL, h);
 

@@ -2,6 +2,7 @@
  *   model:  inplace_and_out.amp (InPlace, fnv1a64 b34eb8f32205a79b)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc inplace_and_out.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #ifndef INPLACE_H
 #define INPLACE_H
@@ -84,7 +85,7 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
 int inplace_load_weights(const char *path, void *storage, size_t storage_bytes, inplace_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define INPLACE_INTERFACE_HASH 0x729c8927bd5841aau
+#define INPLACE_INTERFACE_HASH 0xed1d0cfe8a4cefe1u
 
 #ifdef __cplusplus
 }

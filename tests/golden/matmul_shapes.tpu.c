@@ -2,10 +2,11 @@
  *   model:  matmul_shapes.amp (Mm, fnv1a64 7f7dd631bbaeb5fa)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc matmul_shapes.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
  */
 #include "matmul_shapes.tpu.h"
 
-#if !defined(MM_INTERFACE_HASH) || MM_INTERFACE_HASH != 0xccd5ff5bc288c4bfu
+#if !defined(MM_INTERFACE_HASH) || MM_INTERFACE_HASH != 0x0acc395bc2e49cbeu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,7 +37,7 @@ const char *mm_strerror(int code)
     return amp_strerror(code);
 }
 
-#define MM_PREPARED_MAGIC 0xbd9f70a47b0d2aabull
+#define MM_PREPARED_MAGIC 0x8c53db68980a1eb0ull
 
 size_t mm_prepared_bytes(void)
 {
@@ -91,35 +92,35 @@ int mm_forward_prepared(const void *prepared, const mm_params *params, const mm_
     unsigned char *const slot1 = slot0 + MM_PAD_(32*B*T);
     unsigned char *const slot2 = slot1 + MM_PAD_(MM_MAX_(32*B*T, 256));
 
-    /* matmul_shapes.amp:9: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:9: cast f32 -> bf16: for matmul: lower_precision_fp on tpu */
     amp_bf16 *const q_bf16 = (amp_bf16 *)slot0; /* bf16[B, T, 16] */
     amp_cast_f32_bf16((size_t)(16*B*T), q, q_bf16);
 
-    /* matmul_shapes.amp:9: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:9: cast f32 -> bf16: for matmul: lower_precision_fp on tpu */
     amp_bf16 *const k_bf16 = (amp_bf16 *)slot1; /* bf16[B, 16, T] */
     amp_cast_f32_bf16((size_t)(16*B*T), k, k_bf16);
 
-    /* matmul_shapes.amp:9: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:9: matmul in bf16: lower_precision_fp on tpu */
     amp_matmul_bf16(B, T, T, 16, q_bf16, T*16, k_bf16, 16*T, outputs->scores);
 
-    /* matmul_shapes.amp:10: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:10: cast f32 -> bf16: for matmul: lower_precision_fp on tpu */
     amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[16, 8] */
     amp_cast_f32_bf16((size_t)(128), w, w_bf16);
 
-    /* matmul_shapes.amp:10: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:10: matmul in bf16: lower_precision_fp on tpu */
     amp_matmul_bf16(B, T, 8, 16, q_bf16, T*16, w_bf16, 0, outputs->proj);
 
-    /* matmul_shapes.amp:11: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:11: cast f32 -> bf16: for matmul: lower_precision_fp on tpu */
     amp_bf16 *const v_bf16 = (amp_bf16 *)slot2; /* bf16[16] */
     amp_cast_f32_bf16((size_t)(16), v, v_bf16);
 
-    /* matmul_shapes.amp:11: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:11: matmul in bf16: lower_precision_fp on tpu */
     amp_matmul_bf16(B, T, 1, 16, q_bf16, T*16, v_bf16, 0, outputs->qv);
 
-    /* matmul_shapes.amp:12: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:12: matmul in bf16: lower_precision_fp on tpu */
     amp_matmul_bf16(1, 1, 8, 16, v_bf16, 0, w_bf16, 0, outputs->vw);
 
-    /* matmul_shapes.amp:13: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* matmul_shapes.amp:13: matmul in bf16: lower_precision_fp on tpu */
     amp_matmul_bf16(1, 1, 1, 16, v_bf16, 0, v_bf16, 0, outputs->dot);
     return AMP_OK;
 }

@@ -2,10 +2,12 @@
  *   model:  mlp.amp (Mlp, fnv1a64 ff8fbdac473d77dc)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc mlp.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #include "mlp.cpu.h"
 
-#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0x168f8223742834cau
+#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0xed56f05a44ea7535u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -91,7 +93,7 @@ done:
     return rc;
 }
 
-#define MLP_PREPARED_MAGIC 0xd043cd0f734db662ull
+#define MLP_PREPARED_MAGIC 0xe1e97e17fc0cee05ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -176,54 +178,54 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, 40*B));
     unsigned char *const slot3 = slot2 + MLP_PAD_(256);
 
-    /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 64] */
     amp_cast_f32_bf16((size_t)(64*B), x, x_bf16);
 
-    /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc1_weight_bf16 = mlp_prepared_entry_(prepared, 0); /* bf16[128, 64], cast by mlp_prepare */
     if (!fc1_weight_bf16) {
         amp_cast_f32_bf16((size_t)(8192), fc1_weight, (amp_bf16 *)slot1);
         fc1_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc1_bias_bf16 = mlp_prepared_entry_(prepared, 1); /* bf16[128], cast by mlp_prepare */
     if (!fc1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(128), fc1_bias, (amp_bf16 *)slot2);
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* mlp.amp:13: linear + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:13: linear + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 128] */
     amp_linear_relu_bf16(B, 128, 64, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
 
-    /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc2_weight_bf16 = mlp_prepared_entry_(prepared, 2); /* bf16[10, 128], cast by mlp_prepare */
     if (!fc2_weight_bf16) {
         amp_cast_f32_bf16((size_t)(1280), fc2_weight, (amp_bf16 *)slot0);
         fc2_weight_bf16 = (const amp_bf16 *)slot0;
     }
 
-    /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc2_bias_bf16 = mlp_prepared_entry_(prepared, 3); /* bf16[10], cast by mlp_prepare */
     if (!fc2_bias_bf16) {
         amp_cast_f32_bf16((size_t)(10), fc2_bias, (amp_bf16 *)slot1);
         fc2_bias_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* mlp.amp:14: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* mlp.amp:14: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 10, 128, h, fc2_weight_bf16, fc2_bias_bf16, outputs->logits);
 
     /* mlp.amp:15: log_softmax in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const t14 = (amp_bf16 *)slot0; /* bf16[B, 10] */
     amp_log_softmax_bf16(B, 10, 1, outputs->logits, t14);
 
-    /* mlp.amp:15: cast bf16 -> f32: for nll_loss: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* mlp.amp:15: cast bf16 -> f32: for nll_loss: fp32 on cpu */
     float *const t15 = (float *)slot1; /* f32[B, 10] */
     amp_cast_bf16_f32((size_t)(10*B), t14, t15);
 
-    /* mlp.amp:15: nll_loss in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* mlp.amp:15: nll_loss in f32: fp32 on cpu */
     rc = amp_nll_loss_f32(B, 10, t15, y, NULL, -100, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;

@@ -2,6 +2,8 @@
  *   model:  mlp.amp (Mlp, fnv1a64 ff8fbdac473d77dc)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc mlp.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #ifndef MLP_H
 #define MLP_H
@@ -96,7 +98,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
 int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define MLP_INTERFACE_HASH 0x168f8223742834cau
+#define MLP_INTERFACE_HASH 0xed56f05a44ea7535u
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,13 @@
  *   model:  mlp.amp (Mlp, fnv1a64 ff8fbdac473d77dc)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc mlp.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32_set_opt_dtype list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #include "mlp.gpu.h"
 
-#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0xcd69115043737072u
+#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0x275e289f368c19c4u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -91,7 +94,7 @@ done:
     return rc;
 }
 
-#define MLP_PREPARED_MAGIC 0x5fc6c41a68b45c3cull
+#define MLP_PREPARED_MAGIC 0xf494afdf157d280aull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -176,54 +179,54 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     unsigned char *const slot2 = slot1 + MLP_PAD_(MLP_MAX_(16384, 40*B));
     unsigned char *const slot3 = slot2 + MLP_PAD_(256);
 
-    /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 64] */
     amp_cast_f32_f16((size_t)(64*B), x, x_f16);
 
-    /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc1_weight_f16 = mlp_prepared_entry_(prepared, 0); /* f16[128, 64], cast by mlp_prepare */
     if (!fc1_weight_f16) {
         amp_cast_f32_f16((size_t)(8192), fc1_weight, (amp_f16 *)slot1);
         fc1_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc1_bias_f16 = mlp_prepared_entry_(prepared, 1); /* f16[128], cast by mlp_prepare */
     if (!fc1_bias_f16) {
         amp_cast_f32_f16((size_t)(128), fc1_bias, (amp_f16 *)slot2);
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* mlp.amp:13: linear + relu in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:13: linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const h = (amp_f16 *)slot3; /* f16[B, 128] */
     amp_linear_relu_f16(B, 128, 64, x_f16, fc1_weight_f16, fc1_bias_f16, h);
 
-    /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_weight_f16 = mlp_prepared_entry_(prepared, 2); /* f16[10, 128], cast by mlp_prepare */
     if (!fc2_weight_f16) {
         amp_cast_f32_f16((size_t)(1280), fc2_weight, (amp_f16 *)slot0);
         fc2_weight_f16 = (const amp_f16 *)slot0;
     }
 
-    /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_bias_f16 = mlp_prepared_entry_(prepared, 3); /* f16[10], cast by mlp_prepare */
     if (!fc2_bias_f16) {
         amp_cast_f32_f16((size_t)(10), fc2_bias, (amp_f16 *)slot1);
         fc2_bias_f16 = (const amp_f16 *)slot1;
     }
 
-    /* mlp.amp:14: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* mlp.amp:14: linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 10, 128, h, fc2_weight_f16, fc2_bias_f16, outputs->logits);
 
-    /* mlp.amp:15: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
+    /* mlp.amp:15: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 10] */
     amp_cast_f16_f32((size_t)(10*B), outputs->logits, logits_f32);
 
-    /* mlp.amp:15: log_softmax in f32: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
+    /* mlp.amp:15: log_softmax in f32: fp32_set_opt_dtype on gpu */
     float *const t15 = (float *)slot1; /* f32[B, 10] */
     amp_log_softmax_f32(B, 10, 1, logits_f32, t15);
 
-    /* mlp.amp:15: nll_loss in f32: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* mlp.amp:15: nll_loss in f32: fp32 on gpu */
     rc = amp_nll_loss_f32(B, 10, t15, y, NULL, -100, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;

@@ -2,6 +2,9 @@
  *   model:  mlp.amp (Mlp, fnv1a64 ff8fbdac473d77dc)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc mlp.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32_set_opt_dtype list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #ifndef MLP_H
 #define MLP_H
@@ -96,7 +99,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
 int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define MLP_INTERFACE_HASH 0xcd69115043737072u
+#define MLP_INTERFACE_HASH 0x275e289f368c19c4u
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,8 @@
  *   model:  mlp.amp (Mlp, fnv1a64 ff8fbdac473d77dc)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc mlp.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
+ *               seed: PyTorch/XLA AMP guide, TPU fp32 list
  */
 #ifndef MLP_H
 #define MLP_H
@@ -96,7 +98,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
 int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define MLP_INTERFACE_HASH 0x8c61ed4b34778c7du
+#define MLP_INTERFACE_HASH 0x7347ba2137bb49f0u
 
 #ifdef __cplusplus
 }

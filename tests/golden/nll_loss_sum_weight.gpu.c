@@ -2,10 +2,13 @@
  *   model:  nll_loss_sum_weight.amp (Loss, fnv1a64 10da454e87ebdd8e)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc nll_loss_sum_weight.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32_set_opt_dtype list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #include "nll_loss_sum_weight.gpu.h"
 
-#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0x186417f6443295b0u
+#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0xbeecdf49d30081e6u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -72,7 +75,7 @@ done:
     return rc;
 }
 
-#define LOSS_PREPARED_MAGIC 0xc333e0a815ef3480ull
+#define LOSS_PREPARED_MAGIC 0x97a7947a1453c0eeull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -136,35 +139,35 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
     unsigned char *const slot1 = slot0 + LOSS_PAD_(40*B);
     unsigned char *const slot2 = slot1 + LOSS_PAD_(LOSS_MAX_(200, 40*B));
 
-    /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 10] */
     amp_cast_f32_f16((size_t)(10*B), x, x_f16);
 
-    /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_weight_f16 = loss_prepared_entry_(prepared, 0); /* f16[10, 10], cast by loss_prepare */
     if (!fc_weight_f16) {
         amp_cast_f32_f16((size_t)(100), fc_weight, (amp_f16 *)slot1);
         fc_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* nll_loss_sum_weight.amp:11: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* nll_loss_sum_weight.amp:11: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const t6 = (amp_f16 *)slot2; /* f16[B, 10] */
     amp_linear_f16(B, 10, 10, x_f16, fc_weight_f16, NULL, t6);
 
-    /* nll_loss_sum_weight.amp:11: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
+    /* nll_loss_sum_weight.amp:11: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu */
     float *const t7 = (float *)slot0; /* f32[B, 10] */
     amp_cast_f16_f32((size_t)(10*B), t6, t7);
 
-    /* nll_loss_sum_weight.amp:11: log_softmax in f32: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
+    /* nll_loss_sum_weight.amp:11: log_softmax in f32: fp32_set_opt_dtype on gpu */
     float *const logp = (float *)slot1; /* f32[B, 10] */
     amp_log_softmax_f32(B, 10, 1, t7, logp);
 
-    /* nll_loss_sum_weight.amp:12: nll_loss in f32: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* nll_loss_sum_weight.amp:12: nll_loss in f32: fp32 on gpu */
     rc = amp_nll_loss_f32(B, 10, logp, y, class_weight, 0, AMP_REDUCTION_SUM, outputs->total);
     if (rc != AMP_OK)
         return rc;
 
-    /* nll_loss_sum_weight.amp:13: nll_loss in f32: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* nll_loss_sum_weight.amp:13: nll_loss in f32: fp32 on gpu */
     rc = amp_nll_loss_f32(B, 10, logp, y, NULL, -100, AMP_REDUCTION_NONE, outputs->each);
     if (rc != AMP_OK)
         return rc;

@@ -2,6 +2,9 @@
  *   model:  nll_loss_sum_weight.amp (Loss, fnv1a64 10da454e87ebdd8e)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc nll_loss_sum_weight.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32_set_opt_dtype list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #ifndef LOSS_H
 #define LOSS_H
@@ -90,7 +93,7 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
 int loss_load_weights(const char *path, void *storage, size_t storage_bytes, loss_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define LOSS_INTERFACE_HASH 0x186417f6443295b0u
+#define LOSS_INTERFACE_HASH 0xbeecdf49d30081e6u
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  *   model:  rnn_cells.amp (Cells, fnv1a64 b5113e45b2ec563f)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc rnn_cells.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #include "rnn_cells.gpu.h"
 
-#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0xef037a05ff68ea55u
+#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0xa850c02cebf8d6d9u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -116,7 +117,7 @@ done:
     return rc;
 }
 
-#define CELLS_PREPARED_MAGIC 0xce27be6d8fa08300ull
+#define CELLS_PREPARED_MAGIC 0xfc4098403e040944ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -220,64 +221,64 @@ int cells_forward_prepared(const void *prepared, const cells_params *params, con
     unsigned char *const slot5 = slot4 + CELLS_PAD_(200);
     unsigned char *const slot6 = slot5 + CELLS_PAD_(40);
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     amp_f16 *const h_f16 = (amp_f16 *)slot1; /* f16[B, 5] */
     amp_cast_f32_f16((size_t)(5*B), h, h_f16);
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     amp_f16 *const c_f16 = (amp_f16 *)slot2; /* f16[B, 5] */
     amp_cast_f32_f16((size_t)(5*B), c, c_f16);
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     const amp_f16 *w_ih_f16 = cells_prepared_entry_(prepared, 0); /* f16[20, 4], cast by cells_prepare */
     if (!w_ih_f16) {
         amp_cast_f32_f16((size_t)(80), w_ih, (amp_f16 *)slot3);
         w_ih_f16 = (const amp_f16 *)slot3;
     }
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     const amp_f16 *w_hh_f16 = cells_prepared_entry_(prepared, 1); /* f16[20, 5], cast by cells_prepare */
     if (!w_hh_f16) {
         amp_cast_f32_f16((size_t)(100), w_hh, (amp_f16 *)slot4);
         w_hh_f16 = (const amp_f16 *)slot4;
     }
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     const amp_f16 *b_ih_f16 = cells_prepared_entry_(prepared, 2); /* f16[20], cast by cells_prepare */
     if (!b_ih_f16) {
         amp_cast_f32_f16((size_t)(20), b_ih, (amp_f16 *)slot5);
         b_ih_f16 = (const amp_f16 *)slot5;
     }
 
-    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: cast f32 -> f16: for lstm_cell: lower_precision_fp on gpu */
     const amp_f16 *b_hh_f16 = cells_prepared_entry_(prepared, 3); /* f16[20], cast by cells_prepare */
     if (!b_hh_f16) {
         amp_cast_f32_f16((size_t)(20), b_hh, (amp_f16 *)slot6);
         b_hh_f16 = (const amp_f16 *)slot6;
     }
 
-    /* rnn_cells.amp:16: lstm_cell in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:16: lstm_cell in f16: lower_precision_fp on gpu */
     amp_rnn_cell_f16(0, B, 4, 5, x_f16, h_f16, c_f16, w_ih_f16, w_hh_f16, b_ih_f16, b_hh_f16, outputs->hy, outputs->cy);
 
-    /* rnn_cells.amp:17: cast f32 -> f16: for gru_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:17: cast f32 -> f16: for gru_cell: lower_precision_fp on gpu */
     const amp_f16 *g_ih_f16 = cells_prepared_entry_(prepared, 4); /* f16[15, 4], cast by cells_prepare */
     if (!g_ih_f16) {
         amp_cast_f32_f16((size_t)(60), g_ih, (amp_f16 *)slot1);
         g_ih_f16 = (const amp_f16 *)slot1;
     }
 
-    /* rnn_cells.amp:17: cast f32 -> f16: for gru_cell: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:17: cast f32 -> f16: for gru_cell: lower_precision_fp on gpu */
     const amp_f16 *g_hh_f16 = cells_prepared_entry_(prepared, 5); /* f16[15, 5], cast by cells_prepare */
     if (!g_hh_f16) {
         amp_cast_f32_f16((size_t)(75), g_hh, (amp_f16 *)slot2);
         g_hh_f16 = (const amp_f16 *)slot2;
     }
 
-    /* rnn_cells.amp:17: gru_cell in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* rnn_cells.amp:17: gru_cell in f16: lower_precision_fp on gpu */
     amp_rnn_cell_f16(1, B, 4, 5, x_f16, outputs->hy, NULL, g_ih_f16, g_hh_f16, NULL, NULL, outputs->gy, NULL);
     return AMP_OK;
 }

@@ -2,6 +2,7 @@
  *   model:  rnn_cells.amp (Cells, fnv1a64 b5113e45b2ec563f)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc rnn_cells.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef CELLS_H
 #define CELLS_H
@@ -108,7 +109,7 @@ int cells_forward_prepared(const void *prepared, const cells_params *params, con
 int cells_load_weights(const char *path, void *storage, size_t storage_bytes, cells_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define CELLS_INTERFACE_HASH 0xef037a05ff68ea55u
+#define CELLS_INTERFACE_HASH 0xa850c02cebf8d6d9u
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  *   model:  scalar_ops.amp (Scalars, fnv1a64 c8ffe2c99f938453)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc scalar_ops.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #include "scalar_ops.gpu.h"
 
-#if !defined(SCALARS_INTERFACE_HASH) || SCALARS_INTERFACE_HASH != 0x308fb73ec3539f48u
+#if !defined(SCALARS_INTERFACE_HASH) || SCALARS_INTERFACE_HASH != 0xb04ce166a2a755b4u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -64,7 +65,7 @@ done:
     return rc;
 }
 
-#define SCALARS_PREPARED_MAGIC 0x4955175bc7da94fbull
+#define SCALARS_PREPARED_MAGIC 0x1801608a1578c66full
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -125,18 +126,18 @@ int scalars_forward_prepared(const void *prepared, const scalars_params *params,
     unsigned char *const slot1 = slot0 + SCALARS_PAD_(8*B);
     unsigned char *const slot2 = slot1 + SCALARS_PAD_(32);
 
-    /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *w_f16 = scalars_prepared_entry_(prepared, 0); /* f16[4, 4], cast by scalars_prepare */
     if (!w_f16) {
         amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
         w_f16 = (const amp_f16 *)slot1;
     }
 
-    /* scalar_ops.amp:8: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* scalar_ops.amp:8: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const h = (amp_f16 *)slot2; /* f16[B, 4] */
     amp_linear_f16(B, 4, 4, x_f16, w_f16, NULL, h);
 

@@ -2,6 +2,7 @@
  *   model:  scalar_ops.amp (Scalars, fnv1a64 c8ffe2c99f938453)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc scalar_ops.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
  */
 #ifndef SCALARS_H
 #define SCALARS_H
@@ -84,7 +85,7 @@ int scalars_forward_prepared(const void *prepared, const scalars_params *params,
 int scalars_load_weights(const char *path, void *storage, size_t storage_bytes, scalars_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define SCALARS_INTERFACE_HASH 0x308fb73ec3539f48u
+#define SCALARS_INTERFACE_HASH 0xb04ce166a2a755b4u
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  *   model:  softmax_last_dim.amp (Attn, fnv1a64 ce1d6d70e0441f36)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc softmax_last_dim.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
  */
 #include "softmax_last_dim.cpu.h"
 
-#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0xcadc30b554a644b0u
+#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0xf16cd61b0b448e6fu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,7 +37,7 @@ const char *attn_strerror(int code)
     return amp_strerror(code);
 }
 
-#define ATTN_PREPARED_MAGIC 0xdd471073712613eeull
+#define ATTN_PREPARED_MAGIC 0xed27c0525960347bull
 
 size_t attn_prepared_bytes(void)
 {
@@ -83,15 +84,15 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
     unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
     unsigned char *const slot2 = slot1 + ATTN_PAD_(32*B*T);
 
-    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on cpu */
     amp_bf16 *const q_bf16 = (amp_bf16 *)slot0; /* bf16[B, T, 16] */
     amp_cast_f32_bf16((size_t)(16*B*T), q, q_bf16);
 
-    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on cpu */
     amp_bf16 *const k_bf16 = (amp_bf16 *)slot1; /* bf16[B, 16, T] */
     amp_cast_f32_bf16((size_t)(16*B*T), k, k_bf16);
 
-    /* softmax_last_dim.amp:8: matmul in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* softmax_last_dim.amp:8: matmul in bf16: lower_precision_fp on cpu */
     amp_bf16 *const s = (amp_bf16 *)slot2; /* bf16[B, T, T] */
     amp_matmul_bf16(B, T, T, 16, q_bf16, T*16, k_bf16, 16*T, s);
 

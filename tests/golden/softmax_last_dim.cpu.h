@@ -2,6 +2,7 @@
  *   model:  softmax_last_dim.amp (Attn, fnv1a64 ce1d6d70e0441f36)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc softmax_last_dim.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
  */
 #ifndef ATTN_H
 #define ATTN_H
@@ -72,7 +73,7 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
          attn_outputs *outputs, const attn_dims *dims, void *arena, size_t arena_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define ATTN_INTERFACE_HASH 0xcadc30b554a644b0u
+#define ATTN_INTERFACE_HASH 0xf16cd61b0b448e6fu
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,12 @@
  *   model:  softmax_last_dim.amp (Attn, fnv1a64 ce1d6d70e0441f36)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc softmax_last_dim.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32_set_opt_dtype list
  */
 #include "softmax_last_dim.gpu.h"
 
-#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0x1775d57a6918c5e1u
+#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0xb751950a0aa19cd0u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,7 +38,7 @@ const char *attn_strerror(int code)
     return amp_strerror(code);
 }
 
-#define ATTN_PREPARED_MAGIC 0x45be250e7e47a642ull
+#define ATTN_PREPARED_MAGIC 0x52cc2617d58af6a3ull
 
 size_t attn_prepared_bytes(void)
 {
@@ -83,15 +85,15 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
     unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
     unsigned char *const slot2 = slot1 + ATTN_PAD_(ATTN_MAX_(32*B*T, 4*B*T*T));
 
-    /* softmax_last_dim.amp:8: cast f32 -> f16: for matmul: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* softmax_last_dim.amp:8: cast f32 -> f16: for matmul: lower_precision_fp on gpu */
     amp_f16 *const q_f16 = (amp_f16 *)slot0; /* f16[B, T, 16] */
     amp_cast_f32_f16((size_t)(16*B*T), q, q_f16);
 
-    /* softmax_last_dim.amp:8: cast f32 -> f16: for matmul: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* softmax_last_dim.amp:8: cast f32 -> f16: for matmul: lower_precision_fp on gpu */
     amp_f16 *const k_f16 = (amp_f16 *)slot1; /* f16[B, 16, T] */
     amp_cast_f32_f16((size_t)(16*B*T), k, k_f16);
 
-    /* softmax_last_dim.amp:8: matmul in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* softmax_last_dim.amp:8: matmul in f16: lower_precision_fp on gpu */
     amp_f16 *const s = (amp_f16 *)slot2; /* f16[B, T, T] */
     amp_matmul_f16(B, T, T, 16, q_f16, T*16, k_f16, 16*T, s);
 
@@ -99,11 +101,11 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
     amp_f16 *const t5 = (amp_f16 *)slot0; /* f16[B, T, T] */
     amp_mul_scalar_f16((size_t)(B*T*T), s, 0x1p-2f /* 0.25 */, t5);
 
-    /* softmax_last_dim.amp:9: cast f16 -> f32: for softmax: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
+    /* softmax_last_dim.amp:9: cast f16 -> f32: for softmax: fp32_set_opt_dtype on gpu */
     float *const t6 = (float *)slot1; /* f32[B, T, T] */
     amp_cast_f16_f32((size_t)(B*T*T), t5, t6);
 
-    /* softmax_last_dim.amp:9: softmax in f32: fp32_set_opt_dtype on gpu (PyTorch CUDA autocast: fp32_set_opt_dtype list) */
+    /* softmax_last_dim.amp:9: softmax in f32: fp32_set_opt_dtype on gpu */
     amp_softmax_f32(B*T, T, 1, t6, outputs->p);
     return AMP_OK;
 }

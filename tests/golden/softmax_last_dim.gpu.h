@@ -2,6 +2,8 @@
  *   model:  softmax_last_dim.amp (Attn, fnv1a64 ce1d6d70e0441f36)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc softmax_last_dim.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32_set_opt_dtype list
  */
 #ifndef ATTN_H
 #define ATTN_H
@@ -72,7 +74,7 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
          attn_outputs *outputs, const attn_dims *dims, void *arena, size_t arena_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define ATTN_INTERFACE_HASH 0x1775d57a6918c5e1u
+#define ATTN_INTERFACE_HASH 0xb751950a0aa19cd0u
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,12 @@
  *   model:  softmax_last_dim.amp (Attn, fnv1a64 ce1d6d70e0441f36)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc softmax_last_dim.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
+ *               torch_xla: later addition to the fp32 list
  */
 #include "softmax_last_dim.tpu.h"
 
-#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0x6d0af56e0f0c9a8eu
+#if !defined(ATTN_INTERFACE_HASH) || ATTN_INTERFACE_HASH != 0x0919dcc51fd1884au
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,7 +38,7 @@ const char *attn_strerror(int code)
     return amp_strerror(code);
 }
 
-#define ATTN_PREPARED_MAGIC 0x9255f6754d5853ebull
+#define ATTN_PREPARED_MAGIC 0x16df43205b41382full
 
 size_t attn_prepared_bytes(void)
 {
@@ -83,15 +85,15 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
     unsigned char *const slot1 = slot0 + ATTN_PAD_(ATTN_MAX_(32*B*T, 2*B*T*T));
     unsigned char *const slot2 = slot1 + ATTN_PAD_(ATTN_MAX_(32*B*T, 4*B*T*T));
 
-    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on tpu */
     amp_bf16 *const q_bf16 = (amp_bf16 *)slot0; /* bf16[B, T, 16] */
     amp_cast_f32_bf16((size_t)(16*B*T), q, q_bf16);
 
-    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* softmax_last_dim.amp:8: cast f32 -> bf16: for matmul: lower_precision_fp on tpu */
     amp_bf16 *const k_bf16 = (amp_bf16 *)slot1; /* bf16[B, 16, T] */
     amp_cast_f32_bf16((size_t)(16*B*T), k, k_bf16);
 
-    /* softmax_last_dim.amp:8: matmul in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* softmax_last_dim.amp:8: matmul in bf16: lower_precision_fp on tpu */
     amp_bf16 *const s = (amp_bf16 *)slot2; /* bf16[B, T, T] */
     amp_matmul_bf16(B, T, T, 16, q_bf16, T*16, k_bf16, 16*T, s);
 
@@ -99,11 +101,11 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
     amp_bf16 *const t5 = (amp_bf16 *)slot0; /* bf16[B, T, T] */
     amp_mul_scalar_bf16((size_t)(B*T*T), s, 0x1p-2f /* 0.25 */, t5);
 
-    /* softmax_last_dim.amp:9: cast bf16 -> f32: for softmax: fp32 on tpu (torch_xla: later addition to the fp32 list) */
+    /* softmax_last_dim.amp:9: cast bf16 -> f32: for softmax: fp32 on tpu */
     float *const t6 = (float *)slot1; /* f32[B, T, T] */
     amp_cast_bf16_f32((size_t)(B*T*T), t5, t6);
 
-    /* softmax_last_dim.amp:9: softmax in f32: fp32 on tpu (torch_xla: later addition to the fp32 list) */
+    /* softmax_last_dim.amp:9: softmax in f32: fp32 on tpu */
     amp_softmax_f32(B*T, T, 1, t6, outputs->p);
     return AMP_OK;
 }

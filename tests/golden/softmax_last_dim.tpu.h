@@ -2,6 +2,8 @@
  *   model:  softmax_last_dim.amp (Attn, fnv1a64 ce1d6d70e0441f36)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc softmax_last_dim.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
+ *               torch_xla: later addition to the fp32 list
  */
 #ifndef ATTN_H
 #define ATTN_H
@@ -72,7 +74,7 @@ int attn_forward_prepared(const void *prepared, const attn_params *params, const
          attn_outputs *outputs, const attn_dims *dims, void *arena, size_t arena_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define ATTN_INTERFACE_HASH 0x6d0af56e0f0c9a8eu
+#define ATTN_INTERFACE_HASH 0x0919dcc51fd1884au
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,12 @@
  *   model:  syntax_forms.amp (SyntaxForms, fnv1a64 9101e47b83ee2f5c)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc syntax_forms.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: promote list
  */
 #include "syntax_forms.cpu.h"
 
-#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0xb4328cc63632de7eu
+#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0x7ac6b947f183065au
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -86,7 +88,7 @@ done:
     return rc;
 }
 
-#define SYNTAXFORMS_PREPARED_MAGIC 0x134a092fdda7c8f8ull
+#define SYNTAXFORMS_PREPARED_MAGIC 0xb28c27b26ed22c4aull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -172,16 +174,16 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     unsigned char *const slot3 = slot2 + SYNTAXFORMS_PAD_(SYNTAXFORMS_MAX_(576*B, 384));
     unsigned char *const slot4 = slot3 + SYNTAXFORMS_PAD_(32*B);
 
-    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8, 6, 6] */
     amp_cast_f32_bf16((size_t)(288*B), x, x_bf16);
 
-    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const v0_weight_bf16 = (amp_bf16 *)slot1; /* bf16[8, 4, 5, 5] */
     if (!prepared) /* else the convolution reads the weights syntaxforms_prepare packed */
         amp_cast_f32_bf16((size_t)(800), v0_weight, v0_weight_bf16);
 
-    /* syntax_forms.amp:8: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:8: conv2d in bf16: lower_precision_fp on cpu */
     amp_bf16 *const v0_result1 = (amp_bf16 *)slot2; /* bf16[B, 8, 6, 6] */
     {
         const amp_conv_desc d = {
@@ -212,7 +214,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
         amp_copy_strided(sizeof *b, 4, shape, v0_result1 + 4 * (36), x_stride, b, y_stride);
     }
 
-    /* syntax_forms.amp:18: cat in bf16: promote on cpu (PyTorch CPU autocast: promote list) */
+    /* syntax_forms.amp:18: cat in bf16: promote on cpu */
     amp_bf16 *const t10 = (amp_bf16 *)slot2; /* bf16[B, 8, 6, 6] */
     {
         const int64_t shape[] = {B, 4, 6, 6};
@@ -257,25 +259,25 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     /* syntax_forms.amp:18: squeeze in bf16: not in any cpu list: follows its inputs */
     memcpy(outputs->c, t13, (size_t)(12*B) * sizeof *outputs->c);
 
-    /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const v_bf16 = (amp_bf16 *)slot0; /* bf16[B, 12] */
     amp_cast_f32_bf16((size_t)(12*B), v, v_bf16);
 
-    /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *v1_weight_bf16 = syntaxforms_prepared_entry_(prepared, 1); /* bf16[16, 12], cast by syntaxforms_prepare */
     if (!v1_weight_bf16) {
         amp_cast_f32_bf16((size_t)(192), v1_weight, (amp_bf16 *)slot1);
         v1_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *stem_1_bias_bf16 = syntaxforms_prepared_entry_(prepared, 2); /* bf16[16], cast by syntaxforms_prepare */
     if (!stem_1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(16), stem_1_bias, (amp_bf16 *)slot2);
         stem_1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* syntax_forms.amp:19: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:19: linear in bf16: lower_precision_fp on cpu */
     amp_bf16 *const y = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_bf16(B, 16, 12, v_bf16, v1_weight_bf16, stem_1_bias_bf16, y);
 
@@ -283,7 +285,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     amp_f16 *const v_f16 = (amp_f16 *)slot0; /* f16[B, 12] */
     amp_cast_f32_f16((size_t)(12*B), v, v_f16);
 
-    /* syntax_forms.amp:20: cast f16 -> bf16: for matmul: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:20: cast f16 -> bf16: for matmul: lower_precision_fp on cpu */
     amp_bf16 *const t20 = (amp_bf16 *)slot1; /* bf16[B, 12] */
     amp_cast_f16_bf16((size_t)(12*B), v_f16, t20);
 
@@ -300,11 +302,11 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     amp_f16 *const t22 = (amp_f16 *)slot2; /* f16[12, 16] */
     amp_cast_f32_f16((size_t)(192), t21, t22);
 
-    /* syntax_forms.amp:20: cast f16 -> bf16: for matmul: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:20: cast f16 -> bf16: for matmul: lower_precision_fp on cpu */
     amp_bf16 *const t23 = (amp_bf16 *)slot0; /* bf16[12, 16] */
     amp_cast_f16_bf16((size_t)(192), t22, t23);
 
-    /* syntax_forms.amp:20: matmul in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* syntax_forms.amp:20: matmul in bf16: lower_precision_fp on cpu */
     amp_bf16 *const t24 = (amp_bf16 *)slot2; /* bf16[B, 16] */
     amp_matmul_bf16(1, B, 16, 12, t20, 0, t23, 0, t24);
 

@@ -2,6 +2,8 @@
  *   model:  syntax_forms.amp (SyntaxForms, fnv1a64 9101e47b83ee2f5c)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc syntax_forms.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: promote list
  */
 #ifndef SYNTAXFORMS_H
 #define SYNTAXFORMS_H
@@ -93,7 +95,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
 int syntaxforms_load_weights(const char *path, void *storage, size_t storage_bytes, syntaxforms_params *params);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define SYNTAXFORMS_INTERFACE_HASH 0xb4328cc63632de7eu
+#define SYNTAXFORMS_INTERFACE_HASH 0x7ac6b947f183065au
 
 #ifdef __cplusplus
 }

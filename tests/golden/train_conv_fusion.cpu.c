@@ -2,10 +2,12 @@
  *   model:  train_conv_fusion.amp (TrainConv, fnv1a64 f39ffe90b01876a4)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc train_conv_fusion.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #include "train_conv_fusion.cpu.h"
 
-#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x323273c51d0fbbfdu
+#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x0cac8586fd52baf0u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -112,7 +114,7 @@ done:
     return rc;
 }
 
-#define TRAINCONV_PREPARED_MAGIC 0xf8315c2c42fb98a9ull
+#define TRAINCONV_PREPARED_MAGIC 0xa199f87582fd0602ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -219,16 +221,16 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     unsigned char *const slot1 = slot0 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 1536));
     unsigned char *const slot2 = slot1 + TRAINCONV_PAD_(288);
 
-    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     amp_cast_f32_bf16((size_t)(256*B), x, x_bf16);
 
-    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w0_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
     if (!prepared) /* else the convolution reads the weights trainconv_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w0, w0_bf16);
 
-    /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
         const amp_conv_desc d = {
@@ -247,12 +249,12 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
         amp_conv_ex_bf16(&d, x_bf16, w0_bf16, trainconv_prepared_entry_(prepared, 0), NULL, &post, h1);
     }
 
-    /* train_conv_fusion.amp:22: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:22: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
     if (!prepared) /* else the convolution reads the weights trainconv_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
-    /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     {
         const amp_conv_desc d = {
@@ -275,21 +277,21 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     amp_bf16 *const t19 = (amp_bf16 *)slot2; /* bf16[B, 256] */
     memcpy(t19, h, (size_t)(256*B) * sizeof *t19);
 
-    /* train_conv_fusion.amp:23: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:23: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc_weight_bf16 = trainconv_prepared_entry_(prepared, 2); /* bf16[3, 256], cast by trainconv_prepare */
     if (!fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(768), fc_weight, (amp_bf16 *)slot0);
         fc_weight_bf16 = (const amp_bf16 *)slot0;
     }
 
-    /* train_conv_fusion.amp:23: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:23: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 3, 256, t19, fc_weight_bf16, NULL, outputs->logits);
 
-    /* train_conv_fusion.amp:24: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_conv_fusion.amp:24: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_conv_fusion.amp:24: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_conv_fusion.amp:24: cross_entropy in f32: fp32 on cpu */
     rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
@@ -757,15 +759,15 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     unsigned char *const slot10 = slot9 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
     unsigned char *const slot11 = slot10 + TRAINCONV_PAD_(TRAINCONV_MAX_(512*B, 16));
 
-    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4, 8, 8] */
     amp_cast_f32_bf16((size_t)(256*B), x, x_bf16);
 
-    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w0_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
     amp_cast_f32_bf16((size_t)(144), w0, w0_bf16);
 
-    /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h1 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     amp_bf16 *const t11 = (amp_bf16 *)slot3; /* bf16[B, 4, 8, 8] */
     {
@@ -786,11 +788,11 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
         amp_conv_ex_bf16(&d, x_bf16, w0_bf16, NULL, NULL, &post, h1);
     }
 
-    /* train_conv_fusion.amp:22: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:22: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot4; /* bf16[4, 4, 3, 3] */
     amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
-    /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h_2 = (amp_bf16 *)slot5; /* bf16[B, 4, 8, 8] */
     amp_bf16 *const t15 = (amp_bf16 *)slot6; /* bf16[B, 4, 8, 8] */
     {
@@ -815,14 +817,14 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t19 = (amp_bf16 *)slot7; /* bf16[B, 256] */
     memcpy(t19, h_2, (size_t)(256*B) * sizeof *t19);
 
-    /* train_conv_fusion.amp:23: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:23: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot8; /* bf16[3, 256] */
     amp_cast_f32_bf16((size_t)(768), fc_weight, fc_weight_bf16);
 
-    /* train_conv_fusion.amp:23: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_conv_fusion.amp:23: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 3, 256, t19, fc_weight_bf16, NULL, outputs->logits);
 
-    /* train_conv_fusion.amp:24: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_conv_fusion.amp:24: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot9; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
@@ -830,7 +832,7 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     float *const t24 = (float *)slot10; /* f32[] */
     t24[0] = (float)grad_seed;
 
-    /* train_conv_fusion.amp:24: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_conv_fusion.amp:24: cross_entropy + its gradient in f32: fp32 on cpu */
     float *const t25 = (float *)slot11; /* f32[B, 3] */
     rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t24, outputs->loss, t25);
     if (rc != AMP_OK)

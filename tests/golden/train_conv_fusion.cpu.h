@@ -2,6 +2,8 @@
  *   model:  train_conv_fusion.amp (TrainConv, fnv1a64 f39ffe90b01876a4)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc train_conv_fusion.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #ifndef TRAINCONV_H
 #define TRAINCONV_H
@@ -171,7 +173,7 @@ int trainconv_save(const trainconv_train_state *s, const char *path);
 int trainconv_load(trainconv_train_state *s, const char *path);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TRAINCONV_INTERFACE_HASH 0x323273c51d0fbbfdu
+#define TRAINCONV_INTERFACE_HASH 0x0cac8586fd52baf0u
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,12 @@
  *   model:  train_loss_reread.amp (Reread, fnv1a64 dfea40e24fb7705b)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc train_loss_reread.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
+ *               torch_xla: later addition to the fp32 list
  */
 #include "train_loss_reread.tpu.h"
 
-#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x74644ff5a32f5421u
+#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x38f663c95eb0e32du
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -75,7 +77,7 @@ done:
     return rc;
 }
 
-#define REREAD_PREPARED_MAGIC 0xfb670035379a6961ull
+#define REREAD_PREPARED_MAGIC 0x78232ee192e062edull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -144,33 +146,33 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
     unsigned char *const slot2 = slot1 + REREAD_PAD_(24);
     unsigned char *const slot3 = slot2 + REREAD_PAD_(6);
 
-    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc_weight_bf16 = reread_prepared_entry_(prepared, 0); /* bf16[3, 4], cast by reread_prepare */
     if (!fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(12), fc_weight, (amp_bf16 *)slot1);
         fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc_bias_bf16 = reread_prepared_entry_(prepared, 1); /* bf16[3], cast by reread_prepare */
     if (!fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(3), fc_bias, (amp_bf16 *)slot2);
         fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* train_loss_reread.amp:11: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: linear in bf16: lower_precision_fp on tpu */
     amp_bf16 *const logits = (amp_bf16 *)slot3; /* bf16[B, 3] */
     amp_linear_bf16(B, 3, 4, x_bf16, fc_weight_bf16, fc_bias_bf16, logits);
 
-    /* train_loss_reread.amp:12: cast bf16 -> f32: for cross_entropy: fp32 on tpu (torch_xla: later addition to the fp32 list) */
+    /* train_loss_reread.amp:12: cast bf16 -> f32: for cross_entropy: fp32 on tpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), logits, logits_f32);
 
-    /* train_loss_reread.amp:12: cross_entropy in f32: fp32 on tpu (torch_xla: later addition to the fp32 list) */
+    /* train_loss_reread.amp:12: cross_entropy in f32: fp32 on tpu */
     rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->ce);
     if (rc != AMP_OK)
         return rc;
@@ -463,27 +465,27 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     unsigned char *const slot4 = slot3 + REREAD_PAD_(REREAD_MAX_(12*B, 24));
     unsigned char *const slot5 = slot4 + REREAD_PAD_(12*B);
 
-    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot1; /* bf16[3, 4] */
     amp_cast_f32_bf16((size_t)(12), fc_weight, fc_weight_bf16);
 
-    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const fc_bias_bf16 = (amp_bf16 *)slot2; /* bf16[3] */
     amp_cast_f32_bf16((size_t)(3), fc_bias, fc_bias_bf16);
 
-    /* train_loss_reread.amp:11: linear in bf16: lower_precision_fp on tpu (seed: PyTorch/XLA AMP guide, TPU bf16 list) */
+    /* train_loss_reread.amp:11: linear in bf16: lower_precision_fp on tpu */
     amp_bf16 *const logits = (amp_bf16 *)slot3; /* bf16[B, 3] */
     amp_linear_bf16(B, 3, 4, x_bf16, fc_weight_bf16, fc_bias_bf16, logits);
 
-    /* train_loss_reread.amp:12: cast bf16 -> f32: for cross_entropy: fp32 on tpu (torch_xla: later addition to the fp32 list) */
+    /* train_loss_reread.amp:12: cast bf16 -> f32: for cross_entropy: fp32 on tpu */
     float *const logits_f32 = (float *)slot4; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), logits, logits_f32);
 
-    /* train_loss_reread.amp:12: cross_entropy in f32: fp32 on tpu (torch_xla: later addition to the fp32 list) */
+    /* train_loss_reread.amp:12: cross_entropy in f32: fp32 on tpu */
     rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->ce);
     if (rc != AMP_OK)
         return rc;

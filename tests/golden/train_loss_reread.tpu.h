@@ -2,6 +2,8 @@
  *   model:  train_loss_reread.amp (Reread, fnv1a64 dfea40e24fb7705b)
  *   target: tpu, autocast low dtype bf16, built-in tpu policy
  *   command: ampc train_loss_reread.amp -t tpu
+ *   rules from: seed: PyTorch/XLA AMP guide, TPU bf16 list
+ *               torch_xla: later addition to the fp32 list
  */
 #ifndef REREAD_H
 #define REREAD_H
@@ -148,7 +150,7 @@ int reread_save(const reread_train_state *s, const char *path);
 int reread_load(reread_train_state *s, const char *path);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define REREAD_INTERFACE_HASH 0x74644ff5a32f5421u
+#define REREAD_INTERFACE_HASH 0x38f663c95eb0e32du
 
 #ifdef __cplusplus
 }

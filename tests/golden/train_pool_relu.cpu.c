@@ -2,10 +2,12 @@
  *   model:  train_pool_relu.amp (TrainPoolRelu, fnv1a64 95a154b734586d34)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc train_pool_relu.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #include "train_pool_relu.cpu.h"
 
-#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0xc2531a5c84ee6313u
+#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0x605e85c3c1ac1216u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -72,7 +74,7 @@ done:
     return rc;
 }
 
-#define TRAINPOOLRELU_PREPARED_MAGIC 0x6c9d1a7e7c798ab9ull
+#define TRAINPOOLRELU_PREPARED_MAGIC 0x856d89e9af44f352ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -152,16 +154,16 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     unsigned char *const slot1 = slot0 + TRAINPOOLRELU_PAD_(512*B);
     unsigned char *const slot2 = slot1 + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(128*B, 384));
 
-    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 3, 8, 8] */
     amp_cast_f32_bf16((size_t)(192*B), x, x_bf16);
 
-    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[4, 3, 3, 3] */
     if (!prepared) /* else the convolution reads the weights trainpoolrelu_prepare packed */
         amp_cast_f32_bf16((size_t)(108), w, w_bf16);
 
-    /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu */
     amp_bf16 *const t6 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
         const amp_conv_desc d = {
@@ -198,21 +200,21 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     amp_bf16 *const t9 = (amp_bf16 *)slot0; /* bf16[B, 64] */
     memcpy(t9, h, (size_t)(64*B) * sizeof *t9);
 
-    /* train_pool_relu.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc_weight_bf16 = trainpoolrelu_prepared_entry_(prepared, 1); /* bf16[3, 64], cast by trainpoolrelu_prepare */
     if (!fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(192), fc_weight, (amp_bf16 *)slot1);
         fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* train_pool_relu.amp:12: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:12: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 3, 64, t9, fc_weight_bf16, NULL, outputs->logits);
 
-    /* train_pool_relu.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_pool_relu.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_pool_relu.amp:13: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_pool_relu.amp:13: cross_entropy in f32: fp32 on cpu */
     rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
@@ -526,15 +528,15 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     unsigned char *const slot7 = slot6 + TRAINPOOLRELU_PAD_(128*B);
     unsigned char *const slot8 = slot7 + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(4, 128*B));
 
-    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 3, 8, 8] */
     amp_cast_f32_bf16((size_t)(192*B), x, x_bf16);
 
-    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[4, 3, 3, 3] */
     amp_cast_f32_bf16((size_t)(108), w, w_bf16);
 
-    /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu */
     amp_bf16 *const t6 = (amp_bf16 *)slot2; /* bf16[B, 4, 8, 8] */
     {
         const amp_conv_desc d = {
@@ -571,14 +573,14 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     amp_bf16 *const t9 = (amp_bf16 *)slot4; /* bf16[B, 64] */
     memcpy(t9, h_2, (size_t)(64*B) * sizeof *t9);
 
-    /* train_pool_relu.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot5; /* bf16[3, 64] */
     amp_cast_f32_bf16((size_t)(192), fc_weight, fc_weight_bf16);
 
-    /* train_pool_relu.amp:12: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_pool_relu.amp:12: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 3, 64, t9, fc_weight_bf16, NULL, outputs->logits);
 
-    /* train_pool_relu.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_pool_relu.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot6; /* f32[B, 3] */
     amp_cast_bf16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
@@ -586,7 +588,7 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     float *const t14 = (float *)slot7; /* f32[] */
     t14[0] = (float)grad_seed;
 
-    /* train_pool_relu.amp:13: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_pool_relu.amp:13: cross_entropy + its gradient in f32: fp32 on cpu */
     float *const t15 = (float *)slot8; /* f32[B, 3] */
     rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t14, outputs->loss, t15);
     if (rc != AMP_OK)

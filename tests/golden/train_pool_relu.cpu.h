@@ -2,6 +2,8 @@
  *   model:  train_pool_relu.amp (TrainPoolRelu, fnv1a64 95a154b734586d34)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc train_pool_relu.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #ifndef TRAINPOOLRELU_H
 #define TRAINPOOLRELU_H
@@ -148,7 +150,7 @@ int trainpoolrelu_save(const trainpoolrelu_train_state *s, const char *path);
 int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TRAINPOOLRELU_INTERFACE_HASH 0xc2531a5c84ee6313u
+#define TRAINPOOLRELU_INTERFACE_HASH 0x605e85c3c1ac1216u
 
 #ifdef __cplusplus
 }

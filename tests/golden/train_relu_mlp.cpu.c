@@ -2,10 +2,12 @@
  *   model:  train_relu_mlp.amp (TwoLayer, fnv1a64 9b6b86183078bf93)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc train_relu_mlp.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #include "train_relu_mlp.cpu.h"
 
-#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0x95683f61b518adfdu
+#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0xeb512c94a9940f5eu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -91,7 +93,7 @@ done:
     return rc;
 }
 
-#define TWOLAYER_PREPARED_MAGIC 0xf3d9dc31324dd64cull
+#define TWOLAYER_PREPARED_MAGIC 0x2085f1c9799b7f37ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -176,50 +178,50 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     unsigned char *const slot2 = slot1 + TWOLAYER_PAD_(256);
     unsigned char *const slot3 = slot2 + TWOLAYER_PAD_(32);
 
-    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
-    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc1_weight_bf16 = twolayer_prepared_entry_(prepared, 0); /* bf16[16, 8], cast by twolayer_prepare */
     if (!fc1_weight_bf16) {
         amp_cast_f32_bf16((size_t)(128), fc1_weight, (amp_bf16 *)slot1);
         fc1_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc1_bias_bf16 = twolayer_prepared_entry_(prepared, 1); /* bf16[16], cast by twolayer_prepare */
     if (!fc1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(16), fc1_bias, (amp_bf16 *)slot2);
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_relu_bf16(B, 16, 8, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
 
-    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc2_weight_bf16 = twolayer_prepared_entry_(prepared, 2); /* bf16[4, 16], cast by twolayer_prepare */
     if (!fc2_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), fc2_weight, (amp_bf16 *)slot0);
         fc2_weight_bf16 = (const amp_bf16 *)slot0;
     }
 
-    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc2_bias_bf16 = twolayer_prepared_entry_(prepared, 3); /* bf16[4], cast by twolayer_prepare */
     if (!fc2_bias_bf16) {
         amp_cast_f32_bf16((size_t)(4), fc2_bias, (amp_bf16 *)slot1);
         fc2_bias_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* train_relu_mlp.amp:15: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:15: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 4, 16, h, fc2_weight_bf16, fc2_bias_bf16, outputs->logits);
 
-    /* train_relu_mlp.amp:16: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_relu_mlp.amp:16: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 4] */
     amp_cast_bf16_f32((size_t)(4*B), outputs->logits, logits_f32);
 
-    /* train_relu_mlp.amp:16: cross_entropy in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_relu_mlp.amp:16: cross_entropy in f32: fp32 on cpu */
     rc = amp_cross_entropy_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
@@ -651,34 +653,34 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     unsigned char *const slot8 = slot7 + TWOLAYER_PAD_(TWOLAYER_MAX_(4, 32*B));
     unsigned char *const slot9 = slot8 + TWOLAYER_PAD_(TWOLAYER_MAX_(16*B, 128));
 
-    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
-    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[16, 8] */
     amp_cast_f32_bf16((size_t)(128), fc1_weight, fc1_weight_bf16);
 
-    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const fc1_bias_bf16 = (amp_bf16 *)slot2; /* bf16[16] */
     amp_cast_f32_bf16((size_t)(16), fc1_bias, fc1_bias_bf16);
 
-    /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h_2 = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_relu_bf16(B, 16, 8, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h_2);
 
-    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot4; /* bf16[4, 16] */
     amp_cast_f32_bf16((size_t)(64), fc2_weight, fc2_weight_bf16);
 
-    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     amp_bf16 *const fc2_bias_bf16 = (amp_bf16 *)slot5; /* bf16[4] */
     amp_cast_f32_bf16((size_t)(4), fc2_bias, fc2_bias_bf16);
 
-    /* train_relu_mlp.amp:15: linear in bf16: lower_precision_fp on cpu (PyTorch CPU autocast: lower_precision_fp list) */
+    /* train_relu_mlp.amp:15: linear in bf16: lower_precision_fp on cpu */
     amp_linear_bf16(B, 4, 16, h_2, fc2_weight_bf16, fc2_bias_bf16, outputs->logits);
 
-    /* train_relu_mlp.amp:16: cast bf16 -> f32: for cross_entropy: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_relu_mlp.amp:16: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot6; /* f32[B, 4] */
     amp_cast_bf16_f32((size_t)(4*B), outputs->logits, logits_f32);
 
@@ -686,7 +688,7 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     float *const t16 = (float *)slot7; /* f32[] */
     t16[0] = (float)grad_seed;
 
-    /* train_relu_mlp.amp:16: cross_entropy + its gradient in f32: fp32 on cpu (PyTorch CPU autocast: fp32 list) */
+    /* train_relu_mlp.amp:16: cross_entropy + its gradient in f32: fp32 on cpu */
     float *const t17 = (float *)slot8; /* f32[B, 4] */
     rc = amp_cross_entropy_with_grad_f32(B, 4, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t16, outputs->loss, t17);
     if (rc != AMP_OK)

@@ -2,6 +2,8 @@
  *   model:  train_relu_mlp.amp (TwoLayer, fnv1a64 9b6b86183078bf93)
  *   target: cpu, autocast low dtype bf16, built-in cpu policy
  *   command: ampc train_relu_mlp.amp -t cpu
+ *   rules from: PyTorch CPU autocast: lower_precision_fp list
+ *               PyTorch CPU autocast: fp32 list
  */
 #ifndef TWOLAYER_H
 #define TWOLAYER_H
@@ -164,7 +166,7 @@ int twolayer_save(const twolayer_train_state *s, const char *path);
 int twolayer_load(twolayer_train_state *s, const char *path);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TWOLAYER_INTERFACE_HASH 0x95683f61b518adfdu
+#define TWOLAYER_INTERFACE_HASH 0xeb512c94a9940f5eu
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,12 @@
  *   model:  train_sgd.amp (Tiny, fnv1a64 c4b071a2eea63a8a)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc train_sgd.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #include "train_sgd.gpu.h"
 
-#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0xd188ae913b3aada1u
+#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0x3eee517c2361ba90u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -72,7 +74,7 @@ done:
     return rc;
 }
 
-#define TINY_PREPARED_MAGIC 0xdd9c7c95f30d2e0aull
+#define TINY_PREPARED_MAGIC 0x846323eebf272549ull
 
 /* Entry k of a prepared block (its offset is in the header), or NULL
  * without a block. */
@@ -140,32 +142,32 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
     unsigned char *const slot1 = slot0 + TINY_PAD_(12*B);
     unsigned char *const slot2 = slot1 + TINY_PAD_(24);
 
-    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_weight_f16 = tiny_prepared_entry_(prepared, 0); /* f16[3, 4], cast by tiny_prepare */
     if (!fc_weight_f16) {
         amp_cast_f32_f16((size_t)(12), fc_weight, (amp_f16 *)slot1);
         fc_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_bias_f16 = tiny_prepared_entry_(prepared, 1); /* f16[3], cast by tiny_prepare */
     if (!fc_bias_f16) {
         amp_cast_f32_f16((size_t)(3), fc_bias, (amp_f16 *)slot2);
         fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* train_sgd.amp:10: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 3, 4, x_f16, fc_weight_f16, fc_bias_f16, outputs->logits);
 
-    /* train_sgd.amp:11: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* train_sgd.amp:11: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */
     amp_cast_f16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
-    /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* train_sgd.amp:11: cross_entropy in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     rc = amp_cross_entropy_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);
     if (rc != AMP_OK)
         return rc;
@@ -483,22 +485,22 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     unsigned char *const slot4 = slot3 + TINY_PAD_(12*B);
     unsigned char *const slot5 = slot4 + TINY_PAD_(24);
 
-    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
     amp_cast_f32_f16((size_t)(12), fc_weight, fc_weight_f16);
 
-    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const fc_bias_f16 = (amp_f16 *)slot2; /* f16[3] */
     amp_cast_f32_f16((size_t)(3), fc_bias, fc_bias_f16);
 
-    /* train_sgd.amp:10: linear in f16: lower_precision_fp on gpu (PyTorch CUDA autocast: lower_precision_fp list) */
+    /* train_sgd.amp:10: linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 3, 4, x_f16, fc_weight_f16, fc_bias_f16, outputs->logits);
 
-    /* train_sgd.amp:11: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* train_sgd.amp:11: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     float *const logits_f32 = (float *)slot3; /* f32[B, 3] */
     amp_cast_f16_f32((size_t)(3*B), outputs->logits, logits_f32);
 
@@ -506,7 +508,7 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     float *const t10 = (float *)slot4; /* f32[] */
     t10[0] = (float)grad_seed;
 
-    /* train_sgd.amp:11: cross_entropy + its gradient in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu (PyTorch CUDA autocast: fp32 list) */
+    /* train_sgd.amp:11: cross_entropy + its gradient in f32: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     float *const t11 = (float *)slot5; /* f32[B, 3] */
     rc = amp_cross_entropy_with_grad_f32(B, 3, 1, logits_f32, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, t10, outputs->loss, t11);
     if (rc != AMP_OK)

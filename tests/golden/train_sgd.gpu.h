@@ -2,6 +2,8 @@
  *   model:  train_sgd.amp (Tiny, fnv1a64 c4b071a2eea63a8a)
  *   target: gpu, autocast low dtype f16, built-in gpu policy
  *   command: ampc train_sgd.amp -t gpu
+ *   rules from: PyTorch CUDA autocast: lower_precision_fp list
+ *               PyTorch CUDA autocast: fp32 list
  */
 #ifndef TINY_H
 #define TINY_H
@@ -152,7 +154,7 @@ int tiny_save(const tiny_train_state *s, const char *path);
 int tiny_load(tiny_train_state *s, const char *path);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TINY_INTERFACE_HASH 0xd188ae913b3aada1u
+#define TINY_INTERFACE_HASH 0x3eee517c2361ba90u
 
 #ifdef __cplusplus
 }

@@ -216,6 +216,19 @@ else
     sed 's/^/    /' "$W/err" | head -5
 fi
 
+# ---- a policy file's sources reach the C only as comment text ---------------
+# ("*/" would end the comment and let the file inject C; "/*" warns; ESC
+# would reach a reader's terminal)
+printf 'target tpu\nlow bf16\nallow bf16\nlinear lower_precision_fp evil */ int x = 1; /* \033[31m\n' >"$W/evil.policy"
+expect "a policy source with */ and ESC compiles" 0 "" "$AMPC" "$ROOT/examples/mlp.amp" -t tpu --policy=evil.policy -o evil.c
+if cc $CFLAGS_EMIT -c -o /dev/null "$W/evil.c" 2>"$W/err" && ! grep -q "$(printf '\033')" "$W/evil.c" "$W/evil.h" &&
+    grep -q 'rules from: evil \* / int x = 1; / \* \\x1b\[31m' "$W/evil.c"; then
+    ok "a policy source is comment text: */ split, ESC shown as \\x1b, the C compiles with -Werror"
+else
+    bad "a policy source is comment text: */ split, ESC shown as \\x1b, the C compiles with -Werror"
+    sed 's/^/    /' "$W/err" | head -5
+fi
+
 # ---- 11. zero-size parameters: the emitted C is warning-free -----------------
 printf 'model Empty(B) {\n  input x: f32[B, 0]\n  param w: f32[0]\n  param v: f32[3, 0]\n  y = x + w\n  output y\n}\n' >"$W/empty.amp"
 expect "zero-size parameters compile" 0 "" "$AMPC" empty.amp -o empty.c
