@@ -255,6 +255,6 @@ void grad_contraction(Emitter *e, Node *b, GradContract *k);
 /* emit_comment.c: the rule comments and their sources */
 void collect_rule_sources(Emitter *e, const Graph *g);
 const char *comment_rule(Emitter *e, const char *why);
-const char *comment_safe(Emitter *e, const char *text);
+const char *comment_safe(Ctx *c, const char *text);
 
 #endif

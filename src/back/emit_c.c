@@ -106,22 +106,11 @@ const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* A file's base name as the emitted comments show it.  It has no '/', so
- * it cannot close a comment; its control bytes (a newline, an ESC that
- * would reach a terminal showing the file) become \xHH. */
+/* A file's base name as the emitted comments show it (comment_safe: its
+ * control bytes, a newline or an ESC, become \xHH). */
 static const char *comment_name(Ctx *c, const char *path)
 {
-    const char *b = base_name(path);
-    Buf out;
-    buf_init(&out, c->arena);
-    for (; *b; b++) {
-        unsigned char ch = (unsigned char)*b;
-        if (ch < 0x20 || ch == 0x7f)
-            buf_printf(&out, "\\x%02x", ch);
-        else
-            buf_append(&out, b, 1);
-    }
-    return out.data;
+    return comment_safe(c, base_name(path));
 }
 
 /* ---- loading weights ------------------------------------------------------ */
@@ -1421,7 +1410,7 @@ bool emit_c(Ctx *c, Output *out)
     Buf sources;
     buf_init(&sources, c->arena);
     for (int k = 0; k < e.nrule_sources; k++)
-        buf_printf(&sources, " *   %s %s\n", k ? "           " : "rules from:", comment_safe(&e, e.rule_sources[k]));
+        buf_printf(&sources, " *   %s %s\n", k ? "           " : "rules from:", comment_safe(c, e.rule_sources[k]));
 
     /* provenance: stable across runs, machines and directories */
     uint64_t h = fnv1a(0xcbf29ce484222325ull, c->main_file->text, c->main_file->len);

@@ -30,14 +30,14 @@ void collect_rule_sources(Emitter *e, const Graph *g)
     }
 }
 
-/* Text from the user (a policy file's sources) as the inside of a C
+/* Text from the user (a policy file's sources, file names) as the inside of a C
  * comment: "*" "/" would end it, "/" "*" draws a warning, and control
  * bytes would reach the reader's terminal, so the pairs are split and the
  * bytes shown as \xHH. */
-const char *comment_safe(Emitter *e, const char *text)
+const char *comment_safe(Ctx *c, const char *text)
 {
     Buf b;
-    buf_init(&b, e->c->arena);
+    buf_init(&b, c->arena);
     for (const char *s = text; *s; s++) {
         unsigned char ch = (unsigned char)*s;
         if ((ch == '*' && s[1] == '/') || (ch == '/' && s[1] == '*'))
@@ -60,7 +60,7 @@ const char *comment_rule(Emitter *e, const char *why)
 {
     if (!why)
         return "";
-    return comment_safe(e, rule_without_sources(e, why));
+    return comment_safe(e->c, rule_without_sources(e, why));
 }
 
 static const char *rule_without_sources(Emitter *e, const char *why)
