@@ -6,7 +6,7 @@ python3-onnx ships the generators of ONNX's backend node tests
 ONNX's reference computes) though not their data files; this collects the
 cases of every op in onnx2amp's table, converts each model with
 onnx2amp --no-autocast (every op in f32, as the graph says), compiles it
-with BUILD/ampc -t cpu, runs it from a generated C driver on the case's
+with BUILD/ampc -t cpu --emit=main, runs that program on the case's
 inputs, and compares with the expected outputs (the case's rtol and atol,
 as onnx's backend runner does; rtol at least 1e-5 for f32's summation
 order).  An input that a mapping needs as a constant (a shape, Clip's
@@ -57,40 +57,6 @@ def as_constants(model, inputs, keep):
     return m, inputs[:keep]
 
 
-def driver(path, in_names, out_names, has_params):
-    c = ["#include <stdio.h>", "#include <stdlib.h>", '#include "model.h"', "",
-         "static void *slurp(const char *path, size_t bytes)", "{",
-         "    void *p = malloc(bytes + 1);", '    FILE *f = fopen(path, "rb");',
-         "    if (!p || !f || fread(p, 1, bytes, f) != bytes) {",
-         '        fprintf(stderr, "cannot read %zu bytes of %s\\n", bytes, path);', "        exit(1);", "    }",
-         "    fclose(f);", "    return p;", "}", "",
-         "int main(void)", "{", "    model_dims dims = {.B = 1};", "    model_params params = {0};", "    int rc;"]
-    if has_params:
-        c += ["    void *storage = malloc(MODEL_WEIGHTS_BYTES + 1);",
-              '    rc = model_load_weights("w.safetensors", storage, MODEL_WEIGHTS_BYTES, &params);',
-              "    if (rc != AMP_OK) {", '        fprintf(stderr, "load: %s\\n", model_strerror(rc));',
-              "        return 1;", "    }"]
-    c += ["    model_inputs in;", "    model_outputs out;"]
-    for i, n in enumerate(in_names):
-        c.append('    in.%s = slurp("in%d.bin", MODEL_%s_NUMEL(1) * amp_dtype_size(MODEL_%s_DTYPE));'
-                 % (n, i, n.upper(), n.upper()))
-    for n in out_names:
-        c.append("    out.%s = malloc(MODEL_%s_NUMEL(1) * amp_dtype_size(MODEL_%s_DTYPE) + 1);"
-                 % (n, n.upper(), n.upper()))
-    c += ["    size_t arena_bytes = model_arena_bytes(&dims);", "    void *arena = malloc(arena_bytes + 1);",
-          "    rc = model_forward(&params, &in, &out, &dims, arena, arena_bytes);",
-          "    if (rc != AMP_OK) {", '        fprintf(stderr, "forward: %s\\n", model_strerror(rc));',
-          "        return 1;", "    }"]
-    for i, n in enumerate(out_names):
-        c += ['    {', '        FILE *f = fopen("out%d.bin", "wb");' % i,
-              "        for (size_t i = 0; i < MODEL_%s_NUMEL(1); i++) {" % n.upper(),
-              "            double v = amp_load_as_f32(MODEL_%s_DTYPE, out.%s, i);" % (n.upper(), n),
-              "            fwrite(&v, sizeof v, 1, f);", "        }", "        fclose(f);", "    }"]
-    c += ["    return 0;", "}"]
-    with open(path, "w") as f:
-        f.write("\n".join(c) + "\n")
-
-
 def convert(model, inputs):
     """(converter, outputs, model inputs) after trying the inputs as inputs,
     then, when a mapping needs constants, all but the first as constants;
@@ -124,7 +90,7 @@ def main(argv):
             try:
                 cv, outs, ins = convert(case.model, list(inputs))
                 if any(np.asarray(a).dtype not in (np.float32,) for a in ins):
-                    raise o2a.ConvertError("an input of dtype %s (the driver feeds f32)"
+                    raise o2a.ConvertError("an input of dtype %s (the test feeds f32 files)"
                                            % [str(np.asarray(a).dtype) for a in ins])
                 text = cv.text(outs, case.name, autocast=False)
             except o2a.ConvertError as e:
@@ -139,15 +105,16 @@ def main(argv):
             o2a.write_safetensors(os.path.join(d, "w.safetensors"), [(a, arr) for a, k, arr in cv.params])
             for i, arr in enumerate(ins):
                 np.asarray(arr, dtype="<f4").tofile(os.path.join(d, "in%d.bin" % i))
-            in_names = [n for n, _, _ in cv.inputs]
-            driver(os.path.join(d, "driver.c"), in_names, outs, bool(cv.params))
-            rc, log = run([ampc, amp, "-t", "cpu", "--prefix=model", "-o", os.path.join(d, "model.c")])
+            # ampc --emit=main: the model and a main() reading each input from
+            # a file and writing each output (floating ones as f32)
+            rc, log = run([ampc, amp, "-t", "cpu", "--emit=main", "-o", os.path.join(d, "run.c")])
             if rc == 0:
-                rc, log = run([cc, "-std=c99", "-O1", "-I" + os.path.join(ROOT, "runtime", "include"), "-I" + d,
-                               os.path.join(d, "driver.c"), os.path.join(d, "model.c"), lib, "-lm", "-lpthread",
-                               "-o", os.path.join(d, "driver")])
+                rc, log = run([cc, "-std=c99", "-O1", "-I" + os.path.join(ROOT, "runtime", "include"),
+                               os.path.join(d, "run.c"), lib, "-lm", "-lpthread", "-o", os.path.join(d, "run")])
             if rc == 0:
-                p = subprocess.run([os.path.join(d, "driver")], cwd=d, stdout=subprocess.PIPE,
+                args = (["w.safetensors"] if cv.params else []) + ["in%d.bin" % i for i in range(len(ins))] + \
+                    ["out%d.bin" % i for i in range(len(outs))] + ["B=1"]
+                p = subprocess.run([os.path.join(d, "run")] + args, cwd=d, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, timeout=60)
                 rc, log = p.returncode, p.stdout.decode("utf-8", "replace")
             if rc != 0:
@@ -156,7 +123,9 @@ def main(argv):
                 continue
             ok, worst = True, ""
             for i, want in enumerate(expected):
-                got = np.fromfile(os.path.join(d, "out%d.bin" % i), dtype=np.float64)
+                kind = np.asarray(want).dtype
+                stored = "<f4" if kind.kind == "f" else "u1" if kind == np.bool_ else kind.newbyteorder("<")
+                got = np.fromfile(os.path.join(d, "out%d.bin" % i), dtype=stored).astype(np.float64)
                 want = np.asarray(want, dtype=np.float64).reshape(-1)
                 rtol = max(case.rtol, 1e-5)
                 good = got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=case.atol, equal_nan=True)
