@@ -351,7 +351,7 @@ bool type_fits(Ctx *c, const Type *t, Loc loc)
 /* Each op's type rule, from the infer column of its ops.def row. */
 typedef bool (*TypeRule)(Ctx *c, Expr *call);
 static const TypeRule type_rules[OP_COUNT] = {
-#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = infer,
+#define OP(ID, name, sig, infer, emit, grad, flags) [OP_##ID] = infer,
 #include "ops.def"
 #undef OP
 };
