@@ -112,7 +112,10 @@ bool infer_rnn_cell(Ctx *c, Expr *call)
 
 /* ---- whole layers: lstm, gru, rnn_tanh, rnn_relu ------------------------ */
 
-enum { GROUP = 6 }; /* tensors per stack or cat: what one training step differentiates */
+enum {
+    GROUP = 6,           /* tensors per stack or cat: what one training step differentiates */
+    MAX_CELLS = 200000,  /* the cells one layer call unrolls into: expand.c's statement limit */
+};
 
 bool is_rnn_layer(OpId id) { return id == OP_LSTM || id == OP_GRU || id == OP_RNN_TANH || id == OP_RNN_RELU; }
 
@@ -252,6 +255,12 @@ static bool read_layer(Ctx *c, Layer *ly)
         error_at(c, x->loc, "%s(): the sequence length (dim %d of the input, %s) must be a positive number known at "
                  "compile time: ampc unrolls the layer over it", call->op->name, ly->tdim,
                  dim_str(c, xs->dims[ly->tdim]));
+        return false;
+    }
+    if (ly->steps > MAX_CELLS / (ly->layers * ly->dirs)) { /* divided: the product may overflow */
+        error_at(c, call->loc, "%s() unrolls into a cell per step, layer and direction (%lld x %d x %d), more than "
+                 "the %d ampc unrolls for one call", call->op->name, (long long)ly->steps, ly->layers, ly->dirs,
+                 MAX_CELLS);
         return false;
     }
     Poly *batch = xs->dims[1 - ly->tdim];
