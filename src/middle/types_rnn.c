@@ -244,8 +244,8 @@ static bool read_layer(Ctx *c, Layer *ly)
     ly->dirs = bidir ? 2 : 1;
     ly->tdim = batch_first ? 1 : 0;
     ly->gates = rnn_cell_gates(layer_cell(id));
-    Expr *x = arg(call, 0), *hx = arg(call, 1);
-    if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1) || !require_float(c, call, x))
+    Expr *x = arg(call, 0);
+    if (!require_tensor(c, call, 0) || !require_float(c, call, x))
         return false;
     const Shape *xs = &x->type.shape;
     if (xs->ndim != 3) {
@@ -284,7 +284,6 @@ static bool read_layer(Ctx *c, Layer *ly)
             return false;
         }
     }
-    (void)hx;
     return true;
 }
 
@@ -339,7 +338,7 @@ static bool step(Ctx *c, Layer *ly, int l, int d, int t, Expr *x, Expr **h, Expr
     bool lstm = ly->call->op->id == OP_LSTM;
     int per = ly->biases ? 4 : 2;
     Expr **w = ly->params + (l * ly->dirs + d) * per;
-    Expr *ts[7] = {x, *h, NULL};
+    Expr *ts[7];
     int n = 0;
     ts[n++] = x;
     ts[n++] = *h;
