@@ -41,9 +41,12 @@ typedef struct Policy {
     unsigned allowed;    /* bit per DType: the low dtypes dtype= may pick */
     Vec *rows;           /* PolicyRow, in file order */
     StrMap *by_op;       /* op name -> its row: looked up once per op */
+    const char *builtin; /* the built-in policy's name ("cpu-torch1.13"); NULL: read from a file */
 } Policy;
 
 const char *policy_class_name(PolicyClass cls);
+/* "built-in NAME policy", or the file --policy named */
+const char *policy_display_name(Ctx *c);
 const char *target_name(Target t);
 bool target_from_name(const char *name, Target *t);
 bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol);
