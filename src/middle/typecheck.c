@@ -388,7 +388,9 @@ static void check_stmts(Ctx *c, Vec *stmts)
         case S_ASSIGN:
             if (st->value->kind == E_CALL && st->value->op &&
                 (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
-                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE)) {
+                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE ||
+                 st->value->op->id == OP_VAR_MEAN || st->value->op->id == OP_STD_MEAN ||
+                 ((st->value->op->id == OP_MAX || st->value->op->id == OP_MIN) && named(st->value, "dim")))) {
                 /* replaced by one statement per name, checked next */
                 if (check_expr(c, arg(st->value, 0)) && split_assign(c, stmts, i))
                     i--;

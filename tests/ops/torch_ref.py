@@ -214,7 +214,14 @@ def reduce(t):
 def statistics(t):
     x, h, c, n = t["x"], t["h"], t["c"].bool(), t["n"]
     f = torch.floor(x * 2)
+    two = dict(o_maxd=torch.max(x, 1), o_mind=x.min(dim=-1, keepdim=True), o_maxt=torch.max(f, 2), o_mint=f.min(0),
+               o_vm=torch.var_mean(x, 1), o_vm_c=torch.var_mean(x, dim=2, correction=0, keepdim=True),
+               o_sm=torch.std_mean(h, 1, unbiased=False), o_sm_all=torch.std_mean(x))
+    names = dict(o_maxd=("v", "i"), o_mind=("v", "i"), o_maxt=("v", "i"), o_mint=("v", "i"),
+                 o_vm=("v", "m"), o_vm_c=("v", "m"), o_sm=("s", "m"), o_sm_all=("s", "m"))
+    pairs = {f"{k}_{names[k][j]}": r[j] for k, r in two.items() for j in range(2)}
     return dict(
+        **pairs,
         o_amax=torch.amax(x), o_amax_d1=torch.amax(x, 1), o_amin_keep=torch.amin(x, dim=-1, keepdim=True),
         o_amax_ties=torch.amax(f, 2), o_max=torch.max(x), o_min=x.min(), o_max64=torch.max(h),
         o_argmax=torch.argmax(x), o_argmax_d2=torch.argmax(x, 2), o_argmin_keep=torch.argmin(x, dim=1, keepdim=True),
