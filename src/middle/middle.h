@@ -112,7 +112,8 @@ typedef struct Node Node;
 
 /* A GRAD node computes one gradient per forward operand that needs one:
  * of the six operands it reads (in[1..6]), and lstm_cell's seventh, b_hh
- * (autodiff.c), so every operand of an unrolled lstm step can train. */
+ * (autodiff.c), so every operand of an unrolled lstm step can train; cat
+ * and stack, whose rule reads only dy, get one GRAD node per seven. */
 #define MAX_NODE_GRADS 7
 
 typedef struct Value {
