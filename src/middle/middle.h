@@ -237,6 +237,8 @@ const Attr *attr_find(const Node *n, const char *name);
 bool attr_given(const Node *n, const char *name); /* written, and not None */
 AttrKind attr_kind(const Node *n, const char *name, AttrKind absent);
 int64_t attr_int(const Node *n, const char *name, int64_t dflt);
+/* count values: a list of count entries, or one int for all (dflt: not written) */
+void attr_ints(const Node *n, const char *name, const int64_t *dflt, int count, int64_t *out);
 bool attr_bool(const Node *n, const char *name, bool dflt);
 const char *attr_str(const Node *n, const char *name, const char *dflt);
 const char *node_op_name(const Node *n); /* a fused op's parts, "linear + relu"; else its name */

@@ -51,6 +51,9 @@ bool int_arg(Ctx *c, Expr *e, int64_t *out)
     if (e->kind == E_NAME && e->sym && e->sym->kind == SYM_DIM)
         error_at(c, e->loc, "'%s' is a dimension of the model: only sizes (expand's, the constructors') take one; "
                  "this argument takes an integer literal", e->text);
+    else if (e->kind == E_LIST)
+        error_at(c, e->loc, "ampc takes one value for every entry of this list yet; these differ (differing entries "
+                 "are taken by the convolutions' and pools' window parameters)");
     else
         error_at(c, e->loc, "expected an integer literal here");
     return false;

@@ -37,6 +37,10 @@ bool broadcast(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
 /* types_common.c: reading arguments (an argument left out reads as dflt) */
 Expr *named(Expr *call, const char *name);
 bool int_param(Ctx *c, Expr *call, const char *name, int64_t dflt, int64_t *out);
+/* A convolution's or pool's int[] window parameter, one value per spatial
+ * dim (ns of them): an int for every dim, or a list of ns (dflt[i]
+ * where not written). */
+bool spatial_param(Ctx *c, Expr *call, const char *name, const int64_t *dflt, int ns, int64_t *out);
 bool bool_param(Ctx *c, Expr *call, const char *name, bool dflt, bool *out);
 bool number_value(Ctx *c, Expr *e, double *out);
 bool float_param(Ctx *c, Expr *call, const char *name, double dflt, double *out);

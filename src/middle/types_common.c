@@ -29,6 +29,32 @@ bool int_param(Ctx *c, Expr *call, const char *name, int64_t dflt, int64_t *out)
     return !e || int_arg(c, e, out);
 }
 
+bool spatial_param(Ctx *c, Expr *call, const char *name, const int64_t *dflt, int ns, int64_t *out)
+{
+    Expr *e = named(call, name);
+    for (int i = 0; i < ns; i++)
+        out[i] = dflt[i];
+    if (!e)
+        return true;
+    if (e->kind != E_LIST) {
+        int64_t v;
+        if (!int_arg(c, e, &v))
+            return false;
+        for (int i = 0; i < ns; i++)
+            out[i] = v;
+        return true;
+    }
+    if (e->list->len != ns) {
+        error_at(c, e->loc, "%s(): '%s' takes one int or %d of them, one per spatial dimension, but %d were given",
+                 call->op->name, name, ns, e->list->len);
+        return false;
+    }
+    for (int i = 0; i < ns; i++)
+        if (!int_arg(c, VEC_AT(e->list, i), &out[i]))
+            return false;
+    return true;
+}
+
 bool bool_param(Ctx *c, Expr *call, const char *name, bool dflt, bool *out)
 {
     Expr *e = named(call, name);

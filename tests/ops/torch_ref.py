@@ -340,6 +340,10 @@ def conv(t):
         o_ct3=F.conv_transpose3d(x3, w("ct3"), b("ct3")),
         o_ct3_s=F.conv_transpose3d(x3, w("ct3"), b("ct3"), stride=2, padding=1, output_padding=1),
         o_tbc=torch.conv_tbc(t1, w("tbc"), b("tbc")), o_tbc_p=torch.conv_tbc(t1, w("tbc"), b("tbc"), 1),
+        o_c2_pd=F.conv2d(x2, w("c2s"), stride=(2, 1), padding=(1, 2), dilation=(1, 2)),
+        o_c3_pd=F.conv3d(x3, w("c3"), b("c3"), stride=(1, 2, 1), padding=[1, 0, 2], dilation=(2, 1, 1)),
+        o_ct2_pd=F.conv_transpose2d(x2, w("ct2"), b("ct2"), stride=(2, 3), padding=(1, 0), output_padding=(1, 2), dilation=(1, 2)),
+        o_ct3_pd=F.conv_transpose3d(x3, w("ct3"), stride=(1, 2, 2), padding=(0, 1, 0), output_padding=(0, 1, 0)),
     )
 
 
@@ -360,6 +364,11 @@ def pool(t):
         o_ap3=F.avg_pool3d(z, 2), o_ap3_s=F.avg_pool3d(z, 3, stride=2, padding=1, count_include_pad=False),
         o_ap3_c=F.avg_pool3d(z, 2, ceil_mode=True, divisor_override=5),
         o_aap3=F.adaptive_avg_pool3d(z, 2), o_aap3_4=F.adaptive_avg_pool3d(z, 4),
+        o_mp_pd=F.max_pool2d(x, kernel_size=(3, 2), stride=(1, 2), padding=(1, 0), dilation=(1, 2)),
+        o_ap_pd=F.avg_pool2d(x, (2, 3), stride=(2, 1), padding=(1, 1), ceil_mode=True),
+        o_mp3_pd=F.max_pool3d(z, (2, 1, 3), padding=(1, 0, 1)),
+        o_ap3_pd=F.avg_pool3d(z, (3, 2, 2), stride=(1, 2, 3), count_include_pad=False),
+        o_aap_pd=F.adaptive_avg_pool2d(x, (4, 2)), o_aap3_pd=F.adaptive_avg_pool3d(z, (2, 3, 1)),
     )
 
 
