@@ -107,6 +107,7 @@ bool infer_variance(Ctx *c, Expr *call);
 bool infer_norm_reduce(Ctx *c, Expr *call);
 /* types_norm.c */
 bool infer_norm(Ctx *c, Expr *call);
+bool infer_local_response_norm(Ctx *c, Expr *call);
 /* types_loss.c */
 bool infer_nll_loss(Ctx *c, Expr *call);
 bool infer_cross_entropy(Ctx *c, Expr *call);
@@ -140,7 +141,13 @@ bool dim_of(Ctx *c, Expr *e);           /* x.size(d): e becomes the number */
 void set_int_literal(Ctx *c, Expr *e, int64_t v); /* e becomes the literal v (or neg(-v)) */
 bool infer_t(Ctx *c, Expr *call);
 bool infer_pieces(Ctx *c, Expr *call);
-bool split_assign(Ctx *c, Vec *stmts, int i); /* a, b = x.chunk(2): one assignment per name */
+bool split_assign(Ctx *c, Vec *stmts, int i);
+/* types_index.c: an integer literal; a call of op on x with integer
+ * arguments named in the signature, typed at once (NULL: reported), for
+ * the rules that rewrite a call into other ops */
+Expr *int_expr(Ctx *c, int64_t v, Loc loc);
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+                const int64_t *values); /* a, b = x.chunk(2): one assignment per name */
 /* types_compare.c */
 bool infer_compare(Ctx *c, Expr *call);
 bool infer_logic(Ctx *c, Expr *call);

@@ -54,7 +54,7 @@ void set_int_literal(Ctx *c, Expr *e, int64_t v)
     e->bound[0] = num;
 }
 
-static Expr *int_expr(Ctx *c, int64_t v, Loc loc)
+Expr *int_expr(Ctx *c, int64_t v, Loc loc)
 {
     Expr *e = arena_alloc(c->arena, sizeof *e);
     e->loc = loc;
@@ -65,8 +65,8 @@ static Expr *int_expr(Ctx *c, int64_t v, Loc loc)
 /* A call of op on x with integer arguments named in the signature, typed
  * at once; NULL (reported) when its type rule refuses it.  `from` is the
  * expression it is made for: its location and autocast region. */
-static Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
-                       const int64_t *values)
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+                const int64_t *values)
 {
     const OpInfo *op = op_info(c, id);
     Expr *e = arena_alloc(c->arena, sizeof *e);

@@ -481,6 +481,9 @@ def norm(t):
         o_bn=F.batch_norm(x4, rm, rv, t["bn.weight"], t["bn.bias"]), o_bn_plain=F.batch_norm(x, rm, rv, eps=0.5),
         o_sm=F.softmax(x, dim=1), o_sm_neg=F.softmax(x * 4, -1), o_sm0=F.softmax(x, 0), o_sm64=F.softmax(x, dim=2),
         o_lsm=F.log_softmax(x, dim=1), o_lsm_neg=F.log_softmax(h * 30, -1), o_lsm64=F.log_softmax(x, 2),
+        o_lrn=F.local_response_norm(x4, 2), o_lrn3=F.local_response_norm(x * 3, 3, alpha=0.5, beta=0.6, k=2.0),
+        o_lrn5=F.local_response_norm(t["x5"], 4, alpha=0.01),
+        o_lrn64=F.local_response_norm(h.unsqueeze(1).expand(-1, 3, -1), 5, beta=1.5),
     )
 
 

@@ -113,6 +113,10 @@ for dt in ["f32", "bf16"]:
     case("add(x, y)", lambda x, y: torch.add(x, y), x=(dt, [2, 3]), y=("bf16", [2, 3]))
     case("max_pool2d(x, 2)", lambda x: F.max_pool2d(x, 2), x=(dt, [1, 2, 4, 4]))
     case("avg_pool2d(x, 2)", lambda x: F.avg_pool2d(x, 2), x=(dt, [1, 2, 4, 4]))
+    case("local_response_norm(x, 3)", lambda x: F.local_response_norm(x, 3), x=(dt, [2, 4, 5]))
+    case("local_response_norm(x, 2)", lambda x: F.local_response_norm(x, 2), x=(dt, [2, 4, 3, 3]))
+    case("v, i = max(x, 1)", lambda x: torch.max(x, 1)[0], x=(dt, [2, 3]))
+    case("v, m = var_mean(x, 1)", lambda x: torch.var_mean(x, 1)[0], x=(dt, [2, 3]))
     case("layer_norm(x, 4, w, b)", lambda x, w, b: F.layer_norm(x, [4], w, b), x=(dt, [2, 4]), w=("f32", [4]), b=("f32", [4]))
     case("group_norm(x, 2, w, b)", lambda x, w, b: F.group_norm(x, 2, w, b), x=(dt, [2, 4, 3]), w=("f32", [4]), b=("f32", [4]))
 
