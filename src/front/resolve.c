@@ -174,8 +174,8 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
         call->list = args;
         return VEC_AT(call->list, *i);
     }
-    if (prm->kind != ARG_INT_LIST || op->id == OP_SPLIT)
-        return a; /* split reads its list itself; any other kind: an error in typecheck */
+    if (prm->kind != ARG_INT_LIST || op->id == OP_SPLIT || op->id == OP_FULL)
+        return a; /* split and full (its shape) read their lists themselves; any other kind: an error in typecheck */
     int64_t first = 0;
     bool differ = false;
     for (int m = 0; m < list->list->len; m++) {

@@ -133,8 +133,22 @@ int size_varargs(Ctx *c, Expr *call, const char *name, Poly **out, Expr **where,
     for (int i = 0; i < call->op->nparams; i++) {
         if (strcmp(call->op->params[i].name, name) != 0 || !arg(call, i))
             continue;
-        where[n] = arg(call, i);
-        if (!size_arg(c, arg(call, i), &out[n]))
+        Expr *a = arg(call, i);
+        if (a->kind == E_LIST) {
+            /* full((2, B), v): the list is the shape */
+            for (int m = 0; m < a->list->len && n < MAX_DIMS; m++, n++) {
+                where[n] = VEC_AT(a->list, m);
+                if (!size_arg(c, where[n], &out[n]))
+                    *ok = false;
+            }
+            if (a->list->len > MAX_DIMS) {
+                error_at(c, a->loc, "%s(): at most %d sizes", call->op->name, MAX_DIMS);
+                *ok = false;
+            }
+            continue;
+        }
+        where[n] = a;
+        if (!size_arg(c, a, &out[n]))
             *ok = false;
         n++;
     }

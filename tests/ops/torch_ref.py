@@ -457,6 +457,7 @@ def construct(t):
         o_zeros=torch.zeros(B, 4), o_ones=torch.ones(2, 3, dtype=torch.float64),
         o_ones_h=torch.ones(5, dtype=torch.bfloat16), o_full=torch.full((5,), 2.5), o_full_i=torch.full((4,), 7),
         o_full_b=torch.full((3,), True), o_zeros_like=torch.zeros_like(x),
+        o_full_2d=torch.full((3, 3), 0.25), o_full_b2=torch.full((2, 5), -2),
         o_ones_like=torch.ones_like(x, dtype=torch.float16), o_full_like=torch.full_like(x, -1.5),
         o_full_like_i=torch.full_like(k, 3),
         o_arange=torch.arange(5), o_arange2=torch.arange(2, 11, 3), o_arange_f=torch.arange(1.0, 2.0, 0.125),
