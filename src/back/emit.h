@@ -166,7 +166,6 @@ bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
 
 /* spatial */
 int spatial_dims_of(OpId id);
-const char *repeat3(Emitter *e, int64_t v, int ns);
 const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);

@@ -89,15 +89,6 @@ int spatial_dims_of(OpId id)
     }
 }
 
-/* One int per spatial dim, as C: "{3, 3}" from one int argument. */
-const char *repeat3(Emitter *e, int64_t v, int ns)
-{
-    int64_t a[3] = {v, v, v};
-    for (int i = ns; i < 3; i++)
-        a[i] = 0;
-    return i64_array(e, a, 3);
-}
-
 /* The last ns dims of s, padded to three entries. */
 const char *spatial_array(Emitter *e, const Shape *s, int ns)
 {
@@ -131,24 +122,25 @@ bool emit_conv_desc(Emitter *e, Node *n)
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
     int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
     int64_t groups = attr_int(n, "groups", 1);
-    int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
-    int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
-    int64_t pad[3] = {0, 0, 0};
+    static const int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    int64_t stride[3] = {0, 0, 0}, dil[3] = {0, 0, 0}, outpad[3] = {0, 0, 0}, pad[3] = {0, 0, 0};
+    attr_ints(n, "stride", ones, ns, stride);
+    attr_ints(n, "dilation", ones, ns, dil);
+    if (transposed)
+        attr_ints(n, "output_padding", zeros, ns, outpad);
     if (attr_kind(n, "padding", ATTR_NONE) == ATTR_STR) {
         if (strcmp(attr_str(n, "padding", ""), "same") == 0) {
             /* PyTorch pads total = dilation * (k - 1), the extra one on the
              * right; the kernel pads symmetrically, so odd totals need work */
             for (int i = 0; i < ns; i++) {
                 int64_t k;
-                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil * (k - 1)) % 2)
+                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil[i] * (k - 1)) % 2)
                     return unsupported(e, n, "padding=\"same\" with an even effective kernel size has no runtime kernel yet");
-                pad[i] = dil * (k - 1) / 2;
+                pad[i] = dil[i] * (k - 1) / 2;
             }
         }
     } else {
-        int64_t p = attr_int(n, "padding", 0);
-        for (int i = 0; i < ns; i++)
-            pad[i] = p;
+        attr_ints(n, "padding", zeros, ns, pad);
     }
     open_block(e);
     buf_printf(e->out, "        const amp_conv_desc d = {\n");
@@ -158,9 +150,9 @@ bool emit_conv_desc(Emitter *e, Node *n)
     buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns),
                spatial_array(e, so, ns));
     buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", spatial_array(e, sw, ns),
-               repeat3(e, stride, ns), i64_array(e, pad, 3));
-    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", repeat3(e, dil, ns),
-               repeat3(e, outpad, ns));
+               i64_array(e, stride, 3), i64_array(e, pad, 3));
+    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", i64_array(e, dil, 3),
+               i64_array(e, outpad, 3));
     return true;
 }
 
@@ -268,14 +260,19 @@ void emit_pool_desc(Emitter *e, Node *n)
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
     bool is_max = id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
-    int64_t k = attr_int(n, "kernel_size", 1);
-    int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
-    int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
+    static const int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    int64_t k[3] = {0, 0, 0}, stride[3] = {0, 0, 0}, pad[3] = {0, 0, 0}, dil[3] = {0, 0, 0};
+    attr_ints(n, "kernel_size", ones, ns, k);
+    attr_ints(n, "stride", k, ns, stride);
+    attr_ints(n, "padding", zeros, ns, pad);
+    attr_ints(n, "dilation", ones, is_max ? ns : 0, dil);
+    for (int i = is_max ? ns : 0; i < ns; i++)
+        dil[i] = 1;
     open_block(e);
     buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
-    buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
-               repeat3(e, stride, ns));
-    buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
+    buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, i64_array(e, k, 3),
+               i64_array(e, stride, 3));
+    buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", i64_array(e, pad, 3), i64_array(e, dil, 3));
     if (!is_max) {
         int64_t div = 0;
         if (attr_given(n, "divisor_override"))

@@ -180,12 +180,6 @@ static void put_table(Buf *o, Vec *rows, int ncols)
     }
 }
 
-static const char *policy_name(Ctx *c)
-{
-    return c->opts->policy_path ? c->opts->policy_path
-                                : arena_printf(c->arena, "built-in %s policy", c->policy->target);
-}
-
 static const char *input_dtypes(Ctx *c, const Node *n, const char *sep)
 {
     Buf b;
@@ -233,7 +227,7 @@ static void explain_text(Ctx *c, Buf *o)
     Graph *g = c->graph;
     const char *opts = autocast_options_text(c);
     buf_printf(o, "%s: model %s, target %s (%s), autocast low dtype %s%s%s\n", c->main_file->name,
-               c->graph->name, c->policy->target, policy_name(c), dtype_name(c->policy->low),
+               c->graph->name, c->policy->target, policy_display_name(c), dtype_name(c->policy->low),
                opts[0] ? ", with" : "", opts);
 
     Vec *ops = vec_new(c), *casts = vec_new(c);
@@ -369,7 +363,7 @@ static void explain_json(Ctx *c, Buf *o)
     buf_puts(o, ",\n  \"target\": ");
     json_str(o, c->policy->target);
     buf_puts(o, ",\n  \"policy\": ");
-    json_str(o, policy_name(c));
+    json_str(o, policy_display_name(c));
     buf_puts(o, ",\n  \"low_dtype\": ");
     json_str(o, dtype_name(c->policy->low));
     buf_puts(o, ",\n  \"force_dtype\": ");

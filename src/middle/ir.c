@@ -118,6 +118,19 @@ double attr_number(const Node *n, const char *name, const char *dflt, DType t)
     return neg ? -v : v;
 }
 
+void attr_ints(const Node *n, const char *name, const int64_t *dflt, int count, int64_t *out)
+{
+    const Attr *a = attr_find(n, name);
+    for (int i = 0; i < count; i++) {
+        if (a && a->kind == ATTR_INT_LIST && a->nlist == count)
+            out[i] = a->list[i];
+        else if (a && (a->kind == ATTR_INT || (a->kind == ATTR_INT_LIST && a->nlist > 0)))
+            out[i] = a->kind == ATTR_INT ? a->i : a->list[0];
+        else
+            out[i] = dflt[i];
+    }
+}
+
 int attr_int_list(const Node *n, const char *name, int64_t *out)
 {
     const Attr *a = attr_find(n, name);

@@ -149,6 +149,19 @@ static void lower_attrs(Ctx *c, Node *n, Expr *e)
             continue; /* defaulted, or a tensor: an operand */
         if ((op->flags & OPF_SCALAR_OPERAND) && op->params[i].kind != ARG_SCALAR)
             continue; /* 2 - x: the number operand is Node.scalar */
+        if (a->kind == E_LIST) {
+            /* a window parameter's per-dim entries (resolve.c kept the list) */
+            int64_t v[MAX_DIMS];
+            int count = a->list->len < MAX_DIMS ? a->list->len : MAX_DIMS;
+            for (int m = 0; m < count; m++) {
+                Attr item;
+                v[m] = attr_of(VEC_AT(a->list, m), name, &item) && item.kind == ATTR_INT ? item.i : 0;
+            }
+            derived_list(c, n, cap, name, v, count);
+            n->attrs[n->nattrs - 1].derived = false;
+            n->attrs[n->nattrs - 1].loc = a->loc;
+            continue;
+        }
         Attr at;
         if (!attr_of(a, name, &at))
             continue;

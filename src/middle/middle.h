@@ -41,9 +41,12 @@ typedef struct Policy {
     unsigned allowed;    /* bit per DType: the low dtypes dtype= may pick */
     Vec *rows;           /* PolicyRow, in file order */
     StrMap *by_op;       /* op name -> its row: looked up once per op */
+    const char *builtin; /* the built-in policy's name ("cpu-torch1.13"); NULL: read from a file */
 } Policy;
 
 const char *policy_class_name(PolicyClass cls);
+/* "built-in NAME policy", or the file --policy named */
+const char *policy_display_name(Ctx *c);
 const char *target_name(Target t);
 bool target_from_name(const char *name, Target *t);
 bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol);
@@ -109,7 +112,8 @@ typedef struct Node Node;
 
 /* A GRAD node computes one gradient per forward operand that needs one:
  * of the six operands it reads (in[1..6]), and lstm_cell's seventh, b_hh
- * (autodiff.c), so every operand of an unrolled lstm step can train. */
+ * (autodiff.c), so every operand of an unrolled lstm step can train; cat
+ * and stack, whose rule reads only dy, get one GRAD node per seven. */
 #define MAX_NODE_GRADS 7
 
 typedef struct Value {
@@ -233,6 +237,8 @@ const Attr *attr_find(const Node *n, const char *name);
 bool attr_given(const Node *n, const char *name); /* written, and not None */
 AttrKind attr_kind(const Node *n, const char *name, AttrKind absent);
 int64_t attr_int(const Node *n, const char *name, int64_t dflt);
+/* count values: a list of count entries, or one int for all (dflt: not written) */
+void attr_ints(const Node *n, const char *name, const int64_t *dflt, int count, int64_t *out);
 bool attr_bool(const Node *n, const char *name, bool dflt);
 const char *attr_str(const Node *n, const char *name, const char *dflt);
 const char *node_op_name(const Node *n); /* a fused op's parts, "linear + relu"; else its name */

@@ -51,6 +51,9 @@ bool int_arg(Ctx *c, Expr *e, int64_t *out)
     if (e->kind == E_NAME && e->sym && e->sym->kind == SYM_DIM)
         error_at(c, e->loc, "'%s' is a dimension of the model: only sizes (expand's, the constructors') take one; "
                  "this argument takes an integer literal", e->text);
+    else if (e->kind == E_LIST)
+        error_at(c, e->loc, "ampc takes one value for every entry of this list yet; these differ (differing entries "
+                 "are taken by the convolutions' and pools' window parameters)");
     else
         error_at(c, e->loc, "expected an integer literal here");
     return false;
@@ -389,6 +392,8 @@ static void check_stmts(Ctx *c, Vec *stmts)
             if (st->value->kind == E_CALL && st->value->op &&
                 (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
                  st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE ||
+                 st->value->op->id == OP_VAR_MEAN || st->value->op->id == OP_STD_MEAN ||
+                 ((st->value->op->id == OP_MAX || st->value->op->id == OP_MIN) && named(st->value, "dim")) ||
                  is_rnn_layer(st->value->op->id))) {
                 /* replaced by one statement per name, checked next; a
                  * recurrent layer reads every tensor operand */

@@ -37,6 +37,10 @@ bool broadcast(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
 /* types_common.c: reading arguments (an argument left out reads as dflt) */
 Expr *named(Expr *call, const char *name);
 bool int_param(Ctx *c, Expr *call, const char *name, int64_t dflt, int64_t *out);
+/* A convolution's or pool's int[] window parameter, one value per spatial
+ * dim (ns of them): an int for every dim, or a list of ns (dflt[i]
+ * where not written). */
+bool spatial_param(Ctx *c, Expr *call, const char *name, const int64_t *dflt, int ns, int64_t *out);
 bool bool_param(Ctx *c, Expr *call, const char *name, bool dflt, bool *out);
 bool number_value(Ctx *c, Expr *e, double *out);
 bool float_param(Ctx *c, Expr *call, const char *name, double dflt, double *out);
@@ -103,6 +107,7 @@ bool infer_variance(Ctx *c, Expr *call);
 bool infer_norm_reduce(Ctx *c, Expr *call);
 /* types_norm.c */
 bool infer_norm(Ctx *c, Expr *call);
+bool infer_local_response_norm(Ctx *c, Expr *call);
 /* types_loss.c */
 bool infer_nll_loss(Ctx *c, Expr *call);
 bool infer_cross_entropy(Ctx *c, Expr *call);
