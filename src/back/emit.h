@@ -75,6 +75,11 @@ const char *arena_expr(Emitter *e, const char *const *names);
 void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro);
 int64_t const_bytes_padded(Emitter *e, const Value *v);
 bool weights_loadable(Emitter *e);
+/* emit_weights.c: <prefix>_load_weights, _save_weights, --embed-weights */
+void emit_weights_decls(Emitter *e, Buf *h);
+void emit_weights_source(Emitter *e, Buf *o);
+void emit_embedded_decl(Emitter *e, Buf *h);
+bool emit_embedded_weights(Emitter *e, Buf *o);
 const char *c_ident(Emitter *e, const char *base);
 const char *poly_c(Emitter *e, const Poly *p);
 const char *numel_c(Emitter *e, const Shape *s);
