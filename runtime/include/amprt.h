@@ -472,7 +472,8 @@ typedef struct amp_st_param {
 
 /* Loads table[0..n) from f as load_state_dict(strict=True) does:
  * every entry present with its shape, nothing else in the file but a
- * training checkpoint's own state (grad.NAME, optimizer.NAME.SLOT,
+ * training checkpoint's own state (grad.NAME, optimizer.NAME.SLOT of a
+ * tensor NAME of the file,
  * optimizer.lr, optimizer.step, scaler.*, train.*), which is ignored; an
  * f64, f32, bf16 or f16 tensor converts to a floating-point entry's dtype
  * as Tensor.copy_ does (round to nearest even; to bf16 and f16 through

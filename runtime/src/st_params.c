@@ -12,8 +12,8 @@
  *    any other dtype must be the parameter's own;
  *  - a tensor of the file that is no entry's is unexpected, unless it is a
  *    training checkpoint's state (what <prefix>_save writes besides the
- *    parameters): grad.NAME and optimizer.NAME.SLOT for an entry NAME
- *    (SLOT one of torch.optim's momentum_buffer, exp_avg, exp_avg_sq,
+ *    parameters): grad.NAME and optimizer.NAME.SLOT for a tensor NAME of
+ *    the file (SLOT one of torch.optim's momentum_buffer, exp_avg, exp_avg_sq,
  *    max_exp_avg_sq) and the scalars optimizer.lr, optimizer.step,
  *    scaler.* and train.* that the checkpoint holds.  So a checkpoint
  *    deploys as it is, and a weights-only file (<prefix>_save_weights)
@@ -141,14 +141,28 @@ static int entry_of(const amp_st_param *table, int n, const char *name, size_t l
     return -1;
 }
 
+/* Whether the file holds a tensor named exactly name[0..len). */
+static int in_file(const amp_st_file *f, const char *name, size_t len)
+{
+    for (int i = 0; i < amp_st_count(f); i++) {
+        const amp_st_tensor *t = amp_st_get(f, i);
+        if (t->name_len == len && memcmp(t->name, name, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int has_prefix(const char *s, size_t len, const char *prefix)
 {
     size_t p = strlen(prefix);
     return len >= p && memcmp(s, prefix, p) == 0;
 }
 
-/* A training checkpoint's own tensor (docs/training.md lists them). */
-static int training_state(const amp_st_param *table, int n, const char *name, size_t len)
+/* A training checkpoint's own tensor (docs/training.md lists them): one
+ * of its scalars, or the gradient or optimizer state of a tensor the file
+ * holds (a tensor the model does not have is reported once, not with
+ * each of its states). */
+static int training_state(const amp_st_file *f, const char *name, size_t len)
 {
     static const char *const scalars[] = {
         "optimizer.lr", "optimizer.step", "scaler.scale", "scaler.growth_tracker",
@@ -160,12 +174,11 @@ static int training_state(const amp_st_param *table, int n, const char *name, si
         if (strlen(scalars[k]) == len && memcmp(scalars[k], name, len) == 0)
             return 1;
     if (has_prefix(name, len, "grad."))
-        return entry_of(table, n, name + 5, len - 5) >= 0;
+        return in_file(f, name + 5, len - 5);
     if (has_prefix(name, len, "optimizer."))
         for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++) {
             size_t s = strlen(slots[k]);
-            if (len > 10 + s && memcmp(name + len - s, slots[k], s) == 0 &&
-                entry_of(table, n, name + 10, len - 10 - s) >= 0)
+            if (len > 10 + s && memcmp(name + len - s, slots[k], s) == 0 && in_file(f, name + 10, len - 10 - s))
                 return 1;
         }
     return 0;
@@ -311,7 +324,7 @@ int amp_st_load_params(const amp_st_file *f, const amp_st_param *table, int n, v
     for (int k = 0; k < amp_st_count(f); k++) {
         const amp_st_tensor *t = amp_st_get(f, k);
         line l = {{0}, 0};
-        if (entry_of(table, n, t->name, t->name_len) >= 0 || training_state(table, n, t->name, t->name_len))
+        if (entry_of(table, n, t->name, t->name_len) >= 0 || training_state(f, t->name, t->name_len))
             continue;
         put(&l, "tensor ");
         put_name(&l, t->name, t->name_len);
