@@ -213,6 +213,16 @@ PYEOF
         cat "$OUT/main/err" "$OUT/main/usage"
         bad "--emit=main: a wrong-sized input is reported by name; a short command line prints the usage"
     fi
+    # a weights file without fc2.bias (mlp_check wrote it): the tensor named
+    if "$OUT/main/run" "$dir/mlp-missing.safetensors" "$OUT/main/x.bin" "$OUT/main/y.bin" "$OUT/main/o.bin" \
+            "$OUT/main/l.bin" > "$OUT/main/err" 2>&1; then
+        bad "--emit=main: a weights file missing a tensor is an error"
+    elif grep -q "mlp-missing.safetensors: no tensor 'fc2.bias' in the file (the model's f32\[10\])" "$OUT/main/err"; then
+        ok "--emit=main: a weights file missing a tensor is refused with the tensor named"
+    else
+        cat "$OUT/main/err"
+        bad "--emit=main: a weights file missing a tensor is refused with the tensor named"
+    fi
 else
     bad "--emit=main: ampc writes the program and $cc1 builds it warning-free (needs python3)"
 fi
