@@ -1,8 +1,9 @@
 /* emit.h: what the C code generator's files share.
  *
- * emit_c.c writes the files (header, entry points, weights loader, the
- * forward function's frame) and emit_train.c the training step; both call
- * emit_op for a node's kernel calls and emit_grad for a GRAD node's.
+ * emit_c.c writes the files (header, entry points, the forward
+ * function's frame), emit_weights.c the weights' loading and saving, and
+ * emit_train.c the training step; emit_c.c and emit_train.c call emit_op
+ * for a node's kernel calls and emit_grad for a GRAD node's.
  * emit_ops.c and emit_grad.c dispatch through tables expanded from
  * ops.def: an op's emitter is the function its row's emit column names
  * (EMIT(emit_unary)), its gradient rule the one its grad column names
