@@ -296,12 +296,21 @@ static int table_ok(const amp_st_param *table, int n, size_t storage_bytes)
     return AMP_OK;
 }
 
+/* The arguments but the file: AMP_OK or a status. */
+static int arguments_ok(const amp_st_param *table, int n, const void *storage, size_t storage_bytes)
+{
+    if (n > 0 && (!table || !storage))
+        return AMP_ERR_NULL_ARG;
+    if (n < 0)
+        return AMP_ERR_BAD_DIM;
+    return table_ok(table, n, storage_bytes);
+}
+
 /* The status's own text as the message, when nothing more is known. */
 static int failed(int status, char *message, size_t message_bytes)
 {
-    if (message && message_bytes) {
+    if (message && message_bytes)
         snprintf(message, message_bytes, "%s", amp_strerror(status));
-    }
     return status;
 }
 
@@ -312,11 +321,7 @@ int amp_st_load_params(const amp_st_file *f, const amp_st_param *table, int n, v
     int rc;
     if (message && message_bytes)
         message[0] = '\0';
-    if (!f || (n > 0 && (!table || !storage)))
-        return failed(AMP_ERR_NULL_ARG, message, message_bytes);
-    if (n < 0)
-        return failed(AMP_ERR_BAD_DIM, message, message_bytes);
-    rc = table_ok(table, n, storage_bytes);
+    rc = !f ? AMP_ERR_NULL_ARG : arguments_ok(table, n, storage, storage_bytes);
     if (rc != AMP_OK)
         return failed(rc, message, message_bytes);
     for (int i = 0; i < n; i++)
@@ -361,8 +366,10 @@ int amp_st_read_params(const char *path, const amp_st_param *table, int n, void 
 {
     amp_st_file *f;
     int rc;
-    if (!path)
-        return failed(AMP_ERR_NULL_ARG, message, message_bytes);
+    /* the arguments first: a bad call reads no file */
+    rc = !path ? AMP_ERR_NULL_ARG : arguments_ok(table, n, storage, storage_bytes);
+    if (rc != AMP_OK)
+        return failed(rc, message, message_bytes);
     rc = amp_st_open(path, &f);
     if (rc != AMP_OK)
         return failed(rc, message, message_bytes);

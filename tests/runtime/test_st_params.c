@@ -289,6 +289,13 @@ static void storage_too_small(void **state)
     assert_untouched(&l);
     assert_int_equal(amp_st_read_params(NULL, table, 2, l.storage, STORAGE, NULL, l.msg, sizeof l.msg), AMP_ERR_NULL_ARG);
     assert_int_equal(amp_st_read_params(path, table, -1, l.storage, STORAGE, NULL, NULL, 0), AMP_ERR_BAD_DIM);
+    /* the arguments are checked before any file is opened */
+    assert_int_equal(amp_st_read_params("/nonexistent/w.safetensors", table, 2, NULL, STORAGE, NULL, l.msg,
+                                        sizeof l.msg),
+                     AMP_ERR_NULL_ARG);
+    assert_string_equal(l.msg, amp_strerror(AMP_ERR_NULL_ARG));
+    assert_int_equal(amp_st_read_params("/nonexistent/w.safetensors", table, 2, l.storage, 64, NULL, NULL, 0),
+                     AMP_ERR_ARENA_TOO_SMALL);
 }
 
 /* A small message buffer: whole lines while they fit, always terminated;
