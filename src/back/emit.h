@@ -1,8 +1,9 @@
 /* emit.h: what the C code generator's files share.
  *
- * emit_c.c writes the files (header, entry points, weights loader, the
- * forward function's frame) and emit_train.c the training step; both call
- * emit_op for a node's kernel calls and emit_grad for a GRAD node's.
+ * emit_c.c writes the files (header, entry points, the forward
+ * function's frame), emit_weights.c the weights' loading and saving, and
+ * emit_train.c the training step; emit_c.c and emit_train.c call emit_op
+ * for a node's kernel calls and emit_grad for a GRAD node's.
  * emit_ops.c and emit_grad.c dispatch through tables expanded from
  * ops.def: an op's emitter is the function its row's emit column names
  * (EMIT(emit_unary)), its gradient rule the one its grad column names
@@ -75,6 +76,11 @@ const char *arena_expr(Emitter *e, const char *const *names);
 void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro);
 int64_t const_bytes_padded(Emitter *e, const Value *v);
 bool weights_loadable(Emitter *e);
+/* emit_weights.c: <prefix>_load_weights, _save_weights, --embed-weights */
+void emit_weights_decls(Emitter *e, Buf *h);
+void emit_weights_source(Emitter *e, Buf *o);
+void emit_embedded_decl(Emitter *e, Buf *h);
+bool emit_embedded_weights(Emitter *e, Buf *o);
 const char *c_ident(Emitter *e, const char *base);
 const char *poly_c(Emitter *e, const Poly *p);
 const char *numel_c(Emitter *e, const Shape *s);

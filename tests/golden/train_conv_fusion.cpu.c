@@ -7,7 +7,7 @@
  */
 #include "train_conv_fusion.cpu.h"
 
-#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x0cac8586fd52baf0u
+#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x0146bb75747ca91cu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -37,81 +37,47 @@ const char *trainconv_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param trainconv_weights_table[7] = {
+    {"w0", AMP_F32, 4, {4, 4, 3, 3}, 0, offsetof(trainconv_params, w0)},
+    {"w1", AMP_F32, 4, {4, 4, 3, 3}, 576, offsetof(trainconv_params, w1)},
+    {"gamma", AMP_F32, 1, {4}, 1152, offsetof(trainconv_params, gamma)},
+    {"beta", AMP_F32, 1, {4}, 1216, offsetof(trainconv_params, beta)},
+    {"mean", AMP_F32, 1, {4}, 1280, offsetof(trainconv_params, mean)},
+    {"var", AMP_F32, 1, {4}, 1344, offsetof(trainconv_params, var)},
+    {"fc.weight", AMP_F32, 2, {3, 256}, 1408, offsetof(trainconv_params, fc_weight)},
+};
+
 int trainconv_load_weights(const char *path, void *storage, size_t storage_bytes, trainconv_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return trainconv_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int trainconv_load_weights_ex(const char *path, void *storage, size_t storage_bytes, trainconv_params *params,
+                              char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < TRAINCONV_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 7) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, trainconv_weights_table, 7, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int trainconv_save_weights(const trainconv_params *params, const char *path)
+{
+    amp_st_entry entries[7];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 7; i++) {
+        const amp_st_param *t = &trainconv_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 4, 3, 3};
-        rc = amp_st_load(file, "w0", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w0 = (const float *)(const void *)at;
-        at += 576;
-    }
-    {
-        static const int64_t shape[] = {4, 4, 3, 3};
-        rc = amp_st_load(file, "w1", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w1 = (const float *)(const void *)at;
-        at += 576;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "gamma", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->gamma = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "beta", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->beta = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "mean", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->mean = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "var", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->var = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {3, 256};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 3072;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 7);
 }
 
 #define TRAINCONV_PREPARED_MAGIC 0xa199f87582fd0602ull

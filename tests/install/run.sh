@@ -12,8 +12,10 @@
 # on it, and that a model with an error fails the build with ampc's
 # diagnostic and leaves the generated files as they were; runs
 # docs/pytorch.md's workflow from the installed torch2amp, ampc --emit=main
-# and libamprt (tests/install/torch.sh; skipped without torch); then
-# uninstalls.
+# and libamprt (tests/install/torch.sh; skipped without torch); trains
+# the digits example, saves it and deploys the checkpoint through
+# --embed-weights and the loader, each as accurate as the trained model
+# (tests/install/deploy.sh, about 5 s); then uninstalls.
 #
 # Needs make, a C compiler, pkg-config, cmake (3.20+) and groff (for the
 # man page); ninja is optional.  Prints one line per check and last
@@ -605,6 +607,13 @@ if sh tests/install/torch.sh "$prefix" > "$tmp/torch.log" 2>&1; then
     ok "the PyTorch workflow with installed pieces only ($(tail -n 1 "$tmp/torch.log"))"
 else
     bad "the PyTorch workflow with installed pieces only (tests/install/torch.sh)" "$tmp/torch.log"
+fi
+
+# from a trained checkpoint to a deployed program, with installed pieces only
+if sh tests/install/deploy.sh "$prefix" > "$tmp/deploy.log" 2>&1; then
+    ok "train, save, deploy with installed pieces only ($(tail -n 1 "$tmp/deploy.log"))"
+else
+    bad "train, save, deploy with installed pieces only (tests/install/deploy.sh)" "$tmp/deploy.log"
 fi
 
 check_uninstall "direct" "$prefix" PREFIX="$prefix"
