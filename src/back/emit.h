@@ -252,8 +252,9 @@ void grad_contraction(Emitter *e, Node *b, GradContract *k);
 
 #include "emit_rules.h"
 
-/* emit_comment.c: the rule comments and their sources */
+/* emit_comment.c: the op comments' origin and rule, and the rules' sources */
 void collect_rule_sources(Emitter *e, const Graph *g);
+const char *comment_where(Emitter *e, const Node *n);
 const char *comment_rule(Emitter *e, const char *why);
 const char *comment_safe(Ctx *c, const char *text);
 

@@ -261,7 +261,7 @@ const char *planes_of(Emitter *e, const Shape *s, int ns)
     return dims_product(e, s, 0, s->ndim - ns);
 }
 
-/* Opens a block declaring `amp_pool_desc d` for max/avg pool node n. */
+/* Opens a block declaring `const amp_pool_desc d`, one initializer, for max/avg pool node n. */
 void emit_pool_desc(Emitter *e, Node *n)
 {
     OpId id = n->op->id;
@@ -272,9 +272,10 @@ void emit_pool_desc(Emitter *e, Node *n)
     int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
     int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
     open_block(e);
-    buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
-    buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
-               repeat3(e, stride, ns));
+    buf_printf(e->out, "        const amp_pool_desc d = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .planes = %s,\n", ns, planes_of(e, sx, ns));
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns), spatial_array(e, so, ns));
+    buf_printf(e->out, "            .kernel = %s, .stride = %s,\n", repeat3(e, k, ns), repeat3(e, stride, ns));
     buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
     if (!is_max) {
         int64_t div = 0;
@@ -283,12 +284,7 @@ void emit_pool_desc(Emitter *e, Node *n)
         buf_printf(e->out, "            .count_include_pad = %d, .divisor_override = %s,\n",
                    attr_bool(n, "count_include_pad", true), i64_c(e, div));
     }
-    buf_puts(e->out, "        };\n        amp_pool_desc d = pool;\n");
-    buf_printf(e->out, "        d.planes = %s;\n", planes_of(e, sx, ns));
-    for (int i = 0; i < ns; i++) {
-        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
-        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
-    }
+    buf_puts(e->out, "        };\n");
 }
 
 void emit_pool(Emitter *e, Node *n, const char *y)
@@ -350,16 +346,16 @@ void emit_upsample_desc(Emitter *e, Node *f, const Shape *sx, const Shape *so)
     double scale = 0;
     if (attr_given(f, scale_name) && !(interp && attr_bool(f, "recompute_scale_factor", false)))
         scale = attr_number(f, scale_name, "0", DT_F64);
+    const char *scales[3] = {"0", "0", "0"};
+    for (int i = 0; i < ns; i++)
+        scales[i] = double_c(e, scale);
     open_block(e);
-    buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
-               planes_of(e, sx, ns));
-    buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
+    buf_printf(e->out, "        const amp_upsample_desc d = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .planes = %s,\n", ns, planes_of(e, sx, ns));
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns), spatial_array(e, so, ns));
+    buf_printf(e->out, "            .scale = %s,\n", c_array(e, scales, 3));
+    buf_printf(e->out, "            .mode = %s, .align_corners = %d,\n        };\n", mode,
                strcmp(mode, "AMP_UPSAMPLE_NEAREST") ? attr_bool(f, "align_corners", false) : 0);
-    for (int i = 0; i < ns; i++) {
-        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
-        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
-        buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
-    }
 }
 
 void emit_upsample(Emitter *e, Node *n, const char *y)

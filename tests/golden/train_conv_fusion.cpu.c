@@ -846,37 +846,19 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t27 = (amp_bf16 *)slot10; /* bf16[B, 256] */
     amp_bf16 *const t28 = (amp_bf16 *)slot11; /* bf16[3, 256] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 256;
-        d.K = 3;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 3;
-        d.b_stride[1] = 256;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 256, .K = 3,
+            .a_stride = {0, 3, 1}, .b_stride = {0, 256, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t26, fc_weight_bf16, NULL, t27);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 256;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 256;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 256, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 256, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t26, t19, NULL, t28);
     }
 
