@@ -120,6 +120,7 @@ static void differentiate_cast(Ctx *c, Node *n, Value *dy, const bool *req, Valu
     Node *back = ir_new_node(c, op_info(c, OP_CAST), n->loc);
     back->instance = n->instance;
     back->instance_loc = n->instance_loc;
+    back->instance_root = n->instance_root;
     back->in[0] = dy;
     back->nin = 1;
     back->out = new_temp(c, back, src->type);
@@ -187,6 +188,7 @@ static bool differentiate_node(Ctx *c, Node *n, Value *dy, const bool *req, Valu
     b->fwd = n;
     b->instance = n->instance;
     b->instance_loc = n->instance_loc;
+    b->instance_root = n->instance_root;
     b->in[0] = dy;
     for (int k = 0; k < nin; k++)
         b->in[1 + k] = n->in[k];

@@ -391,6 +391,7 @@ static void mark_instance(Ctx *c, int first, const Stmt *st)
         if (!n->instance) {
             n->instance = st->instance;
             n->instance_loc = st->instance_loc;
+            n->instance_root = st->instance_root;
         }
     }
 }
