@@ -349,6 +349,16 @@ static void json_str(Buf *o, const char *s)
     buf_puts(o, "\"");
 }
 
+/* , "instance": the module instance n was inlined from, or null */
+static void json_instance(Buf *o, const Node *n)
+{
+    buf_puts(o, ", \"instance\": ");
+    if (n->instance)
+        json_str(o, n->instance);
+    else
+        buf_puts(o, "null");
+}
+
 static void json_loc(Ctx *c, Buf *o, Loc loc)
 {
     int line, col;
@@ -395,6 +405,7 @@ static void explain_json(Ctx *c, Buf *o)
         const PolicyRow *row = n->row;
         buf_puts(o, nops++ ? ",\n    {" : "\n    {");
         json_loc(c, o, op_loc(n));
+        json_instance(o, n);
         buf_puts(o, ", \"op\": ");
         json_str(o, node_op_name(n));
         buf_puts(o, ", \"inputs\": [");
@@ -436,6 +447,7 @@ static void explain_json(Ctx *c, Buf *o)
             continue;
         buf_puts(o, ncasts++ ? ",\n    {" : "\n    {");
         json_loc(c, o, n->loc);
+        json_instance(o, n);
         buf_puts(o, ", \"value\": ");
         json_str(o, value_label(c, n));
         buf_puts(o, ", \"from\": ");
