@@ -171,6 +171,7 @@ const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
 bool emit_conv_desc(Emitter *e, Node *n);
+void emit_conv_adjoint_desc(Emitter *e, Node *n);
 /* Whether a convolution's weights can be packed once by <prefix>_prepare:
  * a forward convolution in f32, bf16 or f16 whose weight is a parameter
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel

@@ -122,15 +122,21 @@ static bool conv_is_transposed(Node *n)
     return id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
 }
 
-/* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
- * error) if the padding has no kernel. */
-bool emit_conv_desc(Emitter *e, Node *n)
+/* An amp_conv_desc's fields as C expressions. */
+typedef struct ConvFields {
+    int ns;
+    const char *batch, *in_channels, *out_channels, *groups;
+    const char *in_size, *out_size, *kernel, *stride, *padding, *dilation, *output_padding;
+} ConvFields;
+
+/* The descriptor of conv node n; false (and an error) if the padding has
+ * no kernel. */
+static bool conv_fields(Emitter *e, Node *n, ConvFields *cf)
 {
     OpId id = n->op->id;
     bool transposed = conv_is_transposed(n);
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
     int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
-    int64_t groups = attr_int(n, "groups", 1);
     int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
     int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
     int64_t pad[3] = {0, 0, 0};
@@ -150,18 +156,62 @@ bool emit_conv_desc(Emitter *e, Node *n)
         for (int i = 0; i < ns; i++)
             pad[i] = p;
     }
-    open_block(e);
-    buf_printf(e->out, "        const amp_conv_desc d = {\n");
-    buf_printf(e->out, "            .batch = %s, .in_channels = %s, .out_channels = %s,\n", batch_of(e, sx, ns),
-               poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, so->dims[so->ndim - ns - 1]));
-    buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", ns, i64_c(e, groups));
-    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns),
-               spatial_array(e, so, ns));
-    buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", spatial_array(e, sw, ns),
-               repeat3(e, stride, ns), i64_array(e, pad, 3));
-    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", repeat3(e, dil, ns),
-               repeat3(e, outpad, ns));
+    *cf = (ConvFields){
+        .ns = ns,
+        .batch = batch_of(e, sx, ns),
+        .in_channels = poly_c(e, sx->dims[sx->ndim - ns - 1]),
+        .out_channels = poly_c(e, so->dims[so->ndim - ns - 1]),
+        .groups = i64_c(e, attr_int(n, "groups", 1)),
+        .in_size = spatial_array(e, sx, ns),
+        .out_size = spatial_array(e, so, ns),
+        .kernel = spatial_array(e, sw, ns),
+        .stride = repeat3(e, stride, ns),
+        .padding = i64_array(e, pad, 3),
+        .dilation = repeat3(e, dil, ns),
+        .output_padding = repeat3(e, outpad, ns),
+    };
     return true;
+}
+
+static void print_conv_desc(Emitter *e, const char *name, const ConvFields *cf)
+{
+    buf_printf(e->out, "        const amp_conv_desc %s = {\n", name);
+    buf_printf(e->out, "            .batch = %s, .in_channels = %s, .out_channels = %s,\n", cf->batch,
+               cf->in_channels, cf->out_channels);
+    buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", cf->ns, cf->groups);
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", cf->in_size, cf->out_size);
+    buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", cf->kernel, cf->stride,
+               cf->padding);
+    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", cf->dilation,
+               cf->output_padding);
+}
+
+/* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
+ * error) if the padding has no kernel. */
+bool emit_conv_desc(Emitter *e, Node *n)
+{
+    ConvFields cf;
+    if (!conv_fields(e, n, &cf))
+        return false;
+    open_block(e);
+    print_conv_desc(e, "d", &cf);
+    return true;
+}
+
+/* Inside emit_conv_desc's block: `amp_conv_desc dt`, the adjoint of conv
+ * node n (in and out swapped; no output_padding), one initializer. */
+void emit_conv_adjoint_desc(Emitter *e, Node *n)
+{
+    ConvFields cf;
+    if (!conv_fields(e, n, &cf))
+        return;
+    ConvFields t = cf;
+    t.in_channels = cf.out_channels;
+    t.out_channels = cf.in_channels;
+    t.in_size = cf.out_size;
+    t.out_size = cf.in_size;
+    t.output_padding = repeat3(e, 0, cf.ns);
+    print_conv_desc(e, "dt", &t);
 }
 
 bool conv_weights_preparable(const Node *n, Value **src)

@@ -901,13 +901,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc dt = d;
-        dt.in_channels = d.out_channels;
-        dt.out_channels = d.in_channels;
-        dt.in_size[0] = d.out_size[0];
-        dt.out_size[0] = d.in_size[0];
-        dt.in_size[1] = d.out_size[1];
-        dt.out_size[1] = d.in_size[1];
+        const amp_conv_desc dt = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
+            .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
+            .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
+            .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
+        };
         amp_conv_transpose_bf16(&dt, t32, w1_bf16, NULL, t35);
         amp_conv_backward_weight_to_f32_bf16(&d, h1, t32, s->grad.w1, s->grad_live);
     }
