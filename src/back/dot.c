@@ -132,45 +132,77 @@ static void op_node(Ctx *c, Buf *o, const Node *n)
     buf_puts(o, "];\n");
 }
 
-/* How many drawn nodes, from index first on, instance has. */
-static int instance_size(Ctx *c, int first, const char *instance)
+/* The drawn nodes of one group (a model-level instance's, or those of no
+ * instance), in order, each inlined instance's (but the group's own) in a
+ * nested cluster when it has more than one (one node's label names its
+ * instance already); *next numbers the clusters. */
+static void group_nodes(Ctx *c, Buf *o, const char *root, Vec *nodes, int *next)
 {
-    int count = 0;
-    for (int k = first; k < c->graph->nodes->len; k++) {
-        Node *m = VEC_AT(c->graph->nodes, k);
-        count += m->instance && strcmp(m->instance, instance) == 0 && !hidden_node(c, m);
-    }
-    return count;
-}
-
-/* The op nodes of model-level instance root (NULL: of no instance), those
- * of each instance inside it with more than one in a nested cluster (one
- * node's label names its instance already); *next numbers the clusters,
- * drawn[] the nodes drawn so far. */
-static void instance_nodes(Ctx *c, Buf *o, const char *root, int *next, bool *drawn)
-{
-    Graph *g = c->graph;
-    for (int i = 0; i < g->nodes->len; i++) {
-        Node *n = VEC_AT(g->nodes, i);
-        bool mine = root ? n->instance_root && strcmp(n->instance_root, root) == 0 : !n->instance_root;
-        if (!mine || hidden_node(c, n) || drawn[i])
+    StrMap *by_instance = strmap_new(c->arena); /* instance -> Vec of its nodes */
+    for (int i = 0; i < nodes->len; i++) {
+        Node *n = VEC_AT(nodes, i);
+        if (!n->instance || (root && strcmp(n->instance, root) == 0))
             continue;
-        if (!n->instance || (root && strcmp(n->instance, root) == 0) || instance_size(c, i, n->instance) < 2) {
+        Vec *v = strmap_get(by_instance, n->instance);
+        if (!v) {
+            v = vec_new(c);
+            strmap_put(by_instance, n->instance, v);
+        }
+        vec_push(c, v, n);
+    }
+    StrMap *done = strmap_new(c->arena);
+    for (int i = 0; i < nodes->len; i++) {
+        Node *n = VEC_AT(nodes, i);
+        Vec *mine = n->instance ? strmap_get(by_instance, n->instance) : NULL;
+        if (!mine || mine->len < 2) {
             op_node(c, o, n);
-            drawn[i] = true;
             continue;
         }
-        /* the nested cluster: every node of this instance, in order */
+        if (strmap_get(done, n->instance))
+            continue;
+        strmap_put(done, n->instance, mine);
         buf_printf(o, "  subgraph cluster_%d {\n    label=", (*next)++);
         dot_str(o, n->instance);
         buf_puts(o, "; style=\"rounded\"; color=\"#bdbdbd\";\n");
-        for (int k = i; k < g->nodes->len; k++) {
-            Node *m = VEC_AT(g->nodes, k);
-            if (m->instance && strcmp(m->instance, n->instance) == 0 && !hidden_node(c, m)) {
-                op_node(c, o, m);
-                drawn[k] = true;
-            }
+        for (int k = 0; k < mine->len; k++)
+            op_node(c, o, VEC_AT(mine, k));
+        buf_puts(o, "  }\n");
+    }
+}
+
+/* The op nodes: first those of no instance, then one dashed cluster per
+ * model-level instance, in the order of their first op. */
+static void op_nodes(Ctx *c, Buf *o)
+{
+    Graph *g = c->graph;
+    Vec *top = vec_new(c), *roots = vec_new(c);
+    StrMap *by_root = strmap_new(c->arena); /* root -> Vec of its nodes */
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        if (hidden_node(c, n))
+            continue;
+        if (!n->instance_root) {
+            vec_push(c, top, n);
+            continue;
         }
+        Vec *v = strmap_get(by_root, n->instance_root);
+        if (!v) {
+            v = vec_new(c);
+            strmap_put(by_root, n->instance_root, v);
+            vec_push(c, roots, n);
+        }
+        vec_push(c, v, n);
+    }
+    int next = 0;
+    group_nodes(c, o, NULL, top, &next);
+    for (int r = 0; r < roots->len; r++) {
+        Node *first = VEC_AT(roots, r);
+        int line, col;
+        loc_line_col(first->instance_loc, &line, &col);
+        buf_printf(o, "  subgraph cluster_%d {\n    label=", next++);
+        dot_str(o, arena_printf(c->arena, "%s (line %d)", first->instance_root, line));
+        buf_puts(o, "; style=\"rounded,dashed\"; color=\"#737373\"; fontsize=12;\n");
+        group_nodes(c, o, first->instance_root, strmap_get(by_root, first->instance_root), &next);
         buf_puts(o, "  }\n");
     }
 }
@@ -219,29 +251,7 @@ bool emit_dot(Ctx *c, Output *out)
         if (v->kind != V_TEMP && v->nuses && !hidden_value(c, v))
             declared_node(c, o, v);
     }
-    /* the ops: first those of no instance, then one cluster per model-level
-     * instance, in the order of their first op */
-    int next = 0;
-    bool *drawn = arena_alloc(c->arena, (size_t)g->nodes->len + 1);
-    memset(drawn, 0, (size_t)g->nodes->len + 1);
-    instance_nodes(c, o, NULL, &next, drawn);
-    for (int i = 0; i < g->nodes->len; i++) {
-        Node *n = VEC_AT(g->nodes, i);
-        bool first = n->instance_root && !hidden_node(c, n);
-        for (int k = 0; first && k < i; k++) {
-            Node *m = VEC_AT(g->nodes, k);
-            first = !(m->instance_root && strcmp(m->instance_root, n->instance_root) == 0 && !hidden_node(c, m));
-        }
-        if (!first)
-            continue;
-        int line, col;
-        loc_line_col(n->instance_loc, &line, &col);
-        buf_printf(o, "  subgraph cluster_%d {\n    label=", next++);
-        dot_str(o, arena_printf(c->arena, "%s (line %d)", n->instance_root, line));
-        buf_puts(o, "; style=\"rounded,dashed\"; color=\"#737373\"; fontsize=12;\n");
-        instance_nodes(c, o, n->instance_root, &next, drawn);
-        buf_puts(o, "  }\n");
-    }
+    op_nodes(c, o);
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         for (int k = 0; k < node_nreads(n) && !hidden_node(c, n); k++) {
