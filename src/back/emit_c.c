@@ -563,88 +563,6 @@ const char *scalar_c(Emitter *e, Node *n)
 
 static bool supported_dtype(DType t) { return t == DT_F64 || t == DT_F32 || t == DT_BF16 || t == DT_F16; }
 
-static void emit_binary(Emitter *e, Node *n, const char *y)
-{
-    Buf *o = e->out;
-    DType t = n->out->type.dtype;
-    const char *op = n->op->name;
-    const char *count = numel_c(e, &n->out->type.shape);
-    if (n->nin == 1) {
-        const char *kname = op;
-        if (n->scalar_first && n->op->id == OP_SUB)
-            kname = "rsub";
-        else if (n->scalar_first && n->op->id == OP_DIV)
-            kname = "rdiv";
-        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, arena_printf(e->c->arena, "%s_scalar", kname), t),
-                   count, e->cname[n->in[0]->id], scalar_c(e, n), y);
-        return;
-    }
-    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
-    if (shape_equal(sa, so) && shape_equal(sb, so)) {
-        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, op, t), count, e->cname[n->in[0]->id],
-                   e->cname[n->in[1]->id], y);
-        return;
-    }
-    /* broadcasting: strides in elements, 0 where an operand is broadcast */
-    Buf shape, st[2];
-    buf_init(&shape, e->c->arena);
-    const Shape *ins[2] = {sa, sb};
-    for (int k = 0; k < 2; k++)
-        buf_init(&st[k], e->c->arena);
-    for (int i = 0; i < so->ndim; i++) {
-        buf_printf(&shape, "%s%s", i ? ", " : "", poly_c(e, so->dims[i]));
-        for (int k = 0; k < 2; k++) {
-            const Shape *s = ins[k];
-            int j = s->ndim - so->ndim + i;
-            int64_t one;
-            const char *stride = "0";
-            if (j >= 0 && !(poly_is_const(s->dims[j], &one) && one == 1))
-                stride = dims_product(e, s, j + 1, s->ndim);
-            buf_printf(&st[k], "%s%s", i ? ", " : "", stride);
-        }
-    }
-    buf_printf(o, "    {\n        const int64_t shape[] = {%s};\n", shape.data);
-    buf_printf(o, "        const int64_t a_stride[] = {%s};\n", st[0].data);
-    buf_printf(o, "        const int64_t b_stride[] = {%s};\n", st[1].data);
-    buf_printf(o, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n    }\n",
-               kernel(e, arena_printf(e->c->arena, "%s_bcast", op), t), so->ndim, e->cname[n->in[0]->id],
-               e->cname[n->in[1]->id], y);
-}
-
-static void emit_matmul(Emitter *e, Node *n, const char *y)
-{
-    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
-    int out_batch_dims = so->ndim - (sa->ndim >= 2) - (sb->ndim >= 2);
-    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
-    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
-    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
-    const char *batch = dims_product(e, so, 0, out_batch_dims);
-    /* An operand either spans the whole output batch or is shared by it. */
-    const char *strides[2];
-    const Shape *ins[2] = {sa, sb};
-    for (int k = 0; k < 2; k++) {
-        const Shape *s = ins[k];
-        Shape bs = {0};
-        for (int i = 0; i + 2 < s->ndim; i++)
-            bs.dims[bs.ndim++] = s->dims[i];
-        Shape ob = {0};
-        for (int i = 0; i < out_batch_dims; i++)
-            ob.dims[ob.ndim++] = so->dims[i];
-        int64_t one;
-        Poly *bn = shape_numel(e->c, &bs);
-        if (bs.ndim == 0 || (poly_is_const(bn, &one) && one == 1))
-            strides[k] = "0";
-        else if (poly_equal(bn, shape_numel(e->c, &ob)))
-            strides[k] = k == 0 ? arena_printf(e->c->arena, "%s*%s", M, K) : arena_printf(e->c->arena, "%s*%s", K, N);
-        else {
-            error_at(e->c, n->loc, "matmul with partially broadcast batch dimensions is not supported yet");
-            return;
-        }
-    }
-    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "matmul", n->out->type.dtype), batch, M,
-               N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
-}
-
 /* ---- weights prepared once ---------------------------------------------------
  *
  * <prefix>_prepare converts the parameters the forward casts (f32 ->
@@ -712,7 +630,7 @@ static void plan_prepared(Emitter *e)
     }
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        if (n->op->form != FORM_CAST || !cast_preparable(c, n))
+        if (n->op->id != OP_CAST || !cast_preparable(c, n))
             continue;
         /* read only as packed convolution weights: nothing more to keep */
         if (!read_unpacked[n->out->id]) {
@@ -797,27 +715,51 @@ static void emit_line_directive(Buf *o, int line, const char *path)
     buf_puts(o, "\"\n");
 }
 
-/* The ops called by kernel form (emit_kernel_form) have kernels for the
- * floating dtypes only; reports any other operand or result dtype. */
-static bool kernel_form_dtypes_ok(Emitter *e, Node *n)
+/* Casts convert between the runtime's floating dtypes, and from integers
+ * and bools to them (as C converts); reports any other pair. */
+static bool cast_dtypes_ok(Emitter *e, Node *n)
 {
-    Ctx *c = e->c;
-    DType t = n->out->type.dtype;
-    for (int k = 0; k < n->nin; k++) {
-        bool index = n->op->form == FORM_NLL_LOSS && k == 1;
-        bool from_int = n->op->id == OP_CAST && k == 0 && (dtype_is_float(t) || t == DT_BOOL);
-        if (n->in[k] && !index && !from_int && !supported_dtype(n->in[k]->type.dtype)) {
-            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet",
-                     n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(n->in[k]->type.dtype));
-            return false;
-        }
+    DType from = n->in[0]->type.dtype, to = n->out->type.dtype;
+    bool from_int = dtype_is_float(to) || to == DT_BOOL;
+    if (!supported_dtype(from) && !from_int) {
+        error_at(e->c, n->loc, "conversion on %s tensors is not supported by the runtime yet", dtype_name(from));
+        return false;
     }
-    if (!supported_dtype(t)) {
-        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet",
-                 n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(t));
+    if (!supported_dtype(to)) {
+        error_at(e->c, n->loc, "conversion producing %s is not supported by the runtime yet", dtype_name(to));
         return false;
     }
     return true;
+}
+
+/* A cast (an autocast decision, x.float(), a parameter's conversion): the
+ * runtime's conversion kernel, or a copy, or C's conversion of integers. */
+void emit_cast(Emitter *e, Node *n, const char *y)
+{
+    Buf *o = e->out;
+    Value *v = n->out;
+    DType t = v->type.dtype;
+    const char *x0 = e->cname[n->in[0]->id];
+    if (dtype_is_complex(n->in[0]->type.dtype) || dtype_is_complex(t)) {
+        /* complex values are only copied (into an output): the complex
+         * ops take each operand in its own kind, real or complex */
+        if (n->in[0]->type.dtype != t)
+            ICE("a cast from %s to %s", dtype_name(n->in[0]->type.dtype), dtype_name(t));
+        buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
+    } else if (!supported_dtype(n->in[0]->type.dtype)) {
+        /* integers and bools become floats as C converts them: exact
+         * below 2^24 (f32) or 2^53 (f64), else to nearest */
+        if (t == DT_F32 || t == DT_F64)
+            buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = (%s)%s[i];\n",
+                       numel_c(e, &v->type.shape), y, dtype_c_type(t), x0);
+        else
+            buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = amp_f32_to_%s((float)%s[i]);\n",
+                       numel_c(e, &v->type.shape), y, dtype_name(t), x0);
+    } else if (n->in[0]->type.dtype == t)
+        buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
+    else
+        buf_printf(o, "    amp_cast_%s_%s((size_t)(%s), %s, %s);\n", dtype_name(n->in[0]->type.dtype), dtype_name(t),
+                   numel_c(e, &v->type.shape), x0, y);
 }
 
 void emit_node(Emitter *e, Node *n)
@@ -845,9 +787,9 @@ void emit_node(Emitter *e, Node *n)
     buf_printf(o, "\n    /* %s: %s: %s */\n", comment_where(e, n), what, comment_rule(e, n->why));
     if (c->opts->line_directives)
         emit_line_directive(o, line, n->loc.file->name);
-    if (n->op->form != FORM_OP && !kernel_form_dtypes_ok(e, n))
+    if (n->op->id == OP_CAST && !cast_dtypes_ok(e, n))
         return;
-    if (n->op->form == FORM_CAST && e->prep_cast && e->prep_cast[v->id] != -1) {
+    if (n->op->id == OP_CAST && e->prep_cast && e->prep_cast[v->id] != -1) {
         emit_prepared_cast(e, n);
         return;
     }
@@ -888,77 +830,6 @@ void emit_node(Emitter *e, Node *n)
     }
 
     emit_op(e, n, y);
-}
-
-/* The ops whose kernel call follows from their kernel form alone (the
- * form column of ops.def): casts, the arithmetic operators, relu, linear,
- * matmul, softmax and nll_loss.  Their emit column names this function. */
-void emit_kernel_form(Emitter *e, Node *n, const char *y)
-{
-    Buf *o = e->out;
-    Value *v = n->out;
-    DType t = v->type.dtype;
-    const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
-    const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
-    switch (n->op->form) {
-    case FORM_CAST:
-        if (dtype_is_complex(n->in[0]->type.dtype) || dtype_is_complex(t)) {
-            /* complex values are only copied (into an output): the complex
-             * ops take each operand in its own kind, real or complex */
-            if (n->in[0]->type.dtype != t)
-                ICE("a cast from %s to %s", dtype_name(n->in[0]->type.dtype), dtype_name(t));
-            buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
-        } else if (!supported_dtype(n->in[0]->type.dtype)) {
-            /* integers and bools become floats as C converts them: exact
-             * below 2^24 (f32) or 2^53 (f64), else to nearest */
-            if (t == DT_F32 || t == DT_F64)
-                buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = (%s)%s[i];\n",
-                           numel_c(e, &v->type.shape), y, dtype_c_type(t), x0);
-            else
-                buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = amp_f32_to_%s((float)%s[i]);\n",
-                           numel_c(e, &v->type.shape), y, dtype_name(t), x0);
-        } else if (n->in[0]->type.dtype == t)
-            buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
-        else
-            buf_printf(o, "    amp_cast_%s_%s((size_t)(%s), %s, %s);\n", dtype_name(n->in[0]->type.dtype), dtype_name(t),
-                       numel_c(e, &v->type.shape), x0, y);
-        break;
-    case FORM_UNARY:
-        buf_printf(o, "    %s((size_t)(%s), %s, %s);\n", kernel(e, n->op->name, t), numel_c(e, &v->type.shape), x0, y);
-        break;
-    case FORM_BINARY:
-        emit_binary(e, n, y);
-        break;
-    case FORM_LINEAR: {
-        const Shape *ws = &n->in[1]->type.shape;
-        buf_printf(o, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear", t), dims_product(e, s0, 0, s0->ndim - 1),
-                   poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]), x0, e->cname[n->in[1]->id],
-                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", y);
-        break;
-    }
-    case FORM_MATMUL:
-        emit_matmul(e, n, y);
-        break;
-    case FORM_SOFTMAX: {
-        int d = (int)attr_int(n, "axis", 0);
-        int nd = s0->ndim;
-        buf_printf(o, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t), dims_product(e, s0, 0, nd ? d : 0),
-                   nd ? poly_c(e, s0->dims[d]) : "1", dims_product(e, s0, nd ? d + 1 : 0, nd), x0, y);
-        break;
-    }
-    case FORM_NLL_LOSS: {
-        static const char *const reductions[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
-        const char *N = s0->ndim == 2 ? poly_c(e, s0->dims[0]) : "1";
-        buf_printf(o, "    rc = %s(%s, %s, %s, %s, %s, %lld, %s, %s);\n", kernel(e, "nll_loss", t), N,
-                   poly_c(e, s0->dims[s0->ndim - 1]), x0, e->cname[n->in[1]->id],
-                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", (long long)attr_int(n, "ignore_index", -100),
-                   reductions[attr_int(n, "reduction_code", 0)], y);
-        buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
-        break;
-    }
-    default:
-        ICE("op %s has no kernel form", n->op->name);
-    }
 }
 
 /* Run-time checks of the dims, before any size is computed: every dim is
@@ -1132,7 +1003,7 @@ static void emit_prepare(Emitter *e, Buf *o)
     for (int k = 0; k < e->nprep; k++) {
         Node *n = e->prep_node[k];
         DType t = n->out->type.dtype;
-        if (n->op->form == FORM_CAST) {
+        if (n->op->id == OP_CAST) {
             Value *x = n->in[0];
             const char *bytes = arena_printf(c->arena, "%s_PAD_((size_t)(%s) * sizeof(%s))", P,
                                              numel_c(e, &n->out->type.shape), dtype_c_type(t));
@@ -1169,7 +1040,7 @@ static void emit_prepare(Emitter *e, Buf *o)
     for (int k = 0; k < e->nprep; k++) {
         Node *n = e->prep_node[k];
         Value *w = n->in[0];
-        if (n->op->form != FORM_CAST)
+        if (n->op->id != OP_CAST)
             conv_weights_preparable(n, &w);
         prep_ptrs[k] = arena_printf(c->arena, "params->%s", e->member[w->id]);
     }
@@ -1233,7 +1104,7 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_f
     bool uses_rc = false;
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        uses_rc |= n->op->form == FORM_NLL_LOSS || (n->op->form == FORM_OP && op_returns_status(n));
+        uses_rc |= op_returns_status(n);
     }
     if (uses_rc)
         buf_puts(o, "    int rc;\n");

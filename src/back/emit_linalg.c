@@ -630,3 +630,48 @@ void emit_linalg_solve(Emitter *e, Node *n, const char *y)
         ICE("emit_linalg_solve on %s", n->op->name);
     }
 }
+
+/* linear: y = x W^T + b over every row of x (its leading dims flattened). */
+void emit_linear(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s0 = &n->in[0]->type.shape, *ws = &n->in[1]->type.shape;
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear", n->out->type.dtype),
+               dims_product(e, s0, 0, s0->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]),
+               e->cname[n->in[0]->id], e->cname[n->in[1]->id], n->in[2] ? e->cname[n->in[2]->id] : "NULL", y);
+}
+
+/* matmul: batched over the output's leading dims, each operand either
+ * spanning the whole batch or shared by it (a stride of 0). */
+void emit_matmul(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
+    int out_batch_dims = so->ndim - (sa->ndim >= 2) - (sb->ndim >= 2);
+    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
+    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
+    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
+    const char *batch = dims_product(e, so, 0, out_batch_dims);
+    /* An operand either spans the whole output batch or is shared by it. */
+    const char *strides[2];
+    const Shape *ins[2] = {sa, sb};
+    for (int k = 0; k < 2; k++) {
+        const Shape *s = ins[k];
+        Shape bs = {0};
+        for (int i = 0; i + 2 < s->ndim; i++)
+            bs.dims[bs.ndim++] = s->dims[i];
+        Shape ob = {0};
+        for (int i = 0; i < out_batch_dims; i++)
+            ob.dims[ob.ndim++] = so->dims[i];
+        int64_t one;
+        Poly *bn = shape_numel(e->c, &bs);
+        if (bs.ndim == 0 || (poly_is_const(bn, &one) && one == 1))
+            strides[k] = "0";
+        else if (poly_equal(bn, shape_numel(e->c, &ob)))
+            strides[k] = k == 0 ? arena_printf(e->c->arena, "%s*%s", M, K) : arena_printf(e->c->arena, "%s*%s", K, N);
+        else {
+            error_at(e->c, n->loc, "matmul with partially broadcast batch dimensions is not supported yet");
+            return;
+        }
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "matmul", n->out->type.dtype), batch, M,
+               N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
+}

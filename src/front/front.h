@@ -75,6 +75,8 @@ struct Expr {
     int64_t ignore_index; /* nll_loss */
     int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
     int64_t start, step;  /* narrow, slice: the first index (normalised) and step */
+    const OpInfo *layer; /* a step of a recurrent layer (types_rnn.c): the layer
+                            op, whose policy row decides the step's dtype */
     bool autocast_on;  /* inside an enabled autocast region */
     DType autocast_low;/* that region's low dtype */
     Decision decision;

@@ -198,9 +198,14 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
  * binds them to a signature. */
 static void bind_args(Ctx *c, Expr *call)
 {
+    /* a positional list counts its entries: spread over a Tensor... group
+     * (lstm's params) it may need a wider OpInfo; anywhere else the extra
+     * copies only default to None */
     int npositional = 0;
-    for (int i = 0; i < call->list->len; i++)
-        npositional += ((Expr *)VEC_AT(call->list, i))->kind != E_KWARG;
+    for (int i = 0; i < call->list->len; i++) {
+        Expr *a = VEC_AT(call->list, i);
+        npositional += a->kind == E_LIST ? (a->list->len > 1 ? a->list->len : 1) : a->kind != E_KWARG;
+    }
     call->op = op_for_call(c, call->op, npositional);
     const OpInfo *op = call->op;
     call->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof(Expr *));

@@ -65,6 +65,8 @@ static const struct {
 const PolicyRow *policy_row_for(Ctx *c, const Expr *call)
 {
     const PolicyRow *row = NULL;
+    if (call->layer) /* a cell of lstm(): autocast decides for the whole layer, as PyTorch does */
+        return policy_find(c->policy, call->layer->name);
     if (call->is_operator && call->op->id == OP_MATMUL)
         row = policy_find(c->policy, "__matmul__"); /* a @ b */
     if (!row)
@@ -88,7 +90,7 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
                                     target, row->source);
     if (via)
         rule = arena_printf(c->arena, "not in any %s list, but %s %s", target, via, rule);
-    const char *why = arena_printf(c->arena, "for %s: %s", op->name, rule);
+    const char *why = arena_printf(c->arena, "for %s: %s", call->layer ? call->layer->name : op->name, rule);
     int neligible = 0;
     for (int i = 0; i < op->nparams; i++)
         neligible += eligible(call->bound[i]);
@@ -308,7 +310,7 @@ static void decide(Ctx *c, Expr *call)
         rule = "not eligible: out= given";
     else if (has_explicit_dtype(call))
         rule = "not eligible: explicit dtype=";
-    else if (!row && (inner = composite_row(c, call, &via))) {
+    else if (!row && !call->layer && (inner = composite_row(c, call, &via))) {
         rule = apply_policy(c, call, inner, low, via);
         call->decision.row = inner;
     }
@@ -325,6 +327,8 @@ static void decide(Ctx *c, Expr *call)
         call->decision.row = row;
     }
 
+    if (call->layer)
+        rule = arena_printf(c->arena, "a step of %s, which autocast decides as a whole: %s", call->layer->name, rule);
     if (!infer_call(c, call))
         return;
     promotion_casts(c, call);

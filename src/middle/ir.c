@@ -258,10 +258,9 @@ bool ir_verify(Ctx *c, const char *after_pass)
             /* complex ops compare precisions: an f32 operand of a c64 fft is right */
             /* a bool result (a comparison) computes in its operands' own
              * dtype, and an op with an index result (argmax) in its input's */
-            if (in && node->op->form != FORM_CAST && computes != DT_BOOL && !(rule->op->flags & OPF_INDEX_RESULT) &&
+            if (in && node->op->id != OP_CAST && computes != DT_BOOL && !(rule->op->flags & OPF_INDEX_RESULT) &&
                 dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
                 (dtype_is_float(in->type.dtype) || dtype_is_complex(in->type.dtype)) &&
-                !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
                 !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && k < 7 && in->type.dtype == DT_F32))
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
                     node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(computes));

@@ -147,7 +147,7 @@ static void lower_attrs(Ctx *c, Node *n, Expr *e)
         const char *name = op->params[i].name;
         if (!a || a->type.dtype != DT_NONE)
             continue; /* defaulted, or a tensor: an operand */
-        if (op->form == FORM_BINARY && op->params[i].kind != ARG_SCALAR)
+        if ((op->flags & OPF_SCALAR_OPERAND) && op->params[i].kind != ARG_SCALAR)
             continue; /* 2 - x: the number operand is Node.scalar */
         Attr at;
         if (!attr_of(a, name, &at))
@@ -264,49 +264,22 @@ static Value *lower_call(Ctx *c, Expr *e)
         }
     }
     Node *n = new_node(c, op, e, e->decision.rule);
-    switch (op->form) {
-    case FORM_BINARY:
-        if (!in[0] || !in[1]) {
-            Expr *num = in[0] ? e->bound[1] : e->bound[0];
-            n->scalar = scalar_of(num);
-            n->scalar_first = !in[0];
-            n->in[0] = in[0] ? in[0] : in[1];
-            n->nin = 1;
-        } else {
-            n->in[0] = in[0];
-            n->in[1] = in[1];
-            n->nin = 2;
-        }
-        break;
-    case FORM_SOFTMAX:
-        n->in[0] = in[0];
+    if ((op->flags & OPF_SCALAR_OPERAND) && (!in[0] || !in[1])) {
+        Expr *num = in[0] ? e->bound[1] : e->bound[0];
+        n->scalar = scalar_of(num);
+        n->scalar_first = !in[0];
+        n->in[0] = in[0] ? in[0] : in[1];
         n->nin = 1;
-        break;
-    case FORM_NLL_LOSS:
-        n->in[0] = in[0];
-        n->in[1] = in[1];
-        n->in[2] = in[2];
-        n->nin = 3;
-        break;
-    case FORM_LINEAR:
-        n->in[0] = in[0];
-        n->in[1] = in[1];
-        n->in[2] = in[2];
-        n->nin = 3;
-        break;
-    default:
+    } else {
         for (int i = 0; i < op->nparams; i++)
             n->in[i] = in[i];
         n->nin = op->nparams;
-        break;
     }
-    if (op->form == FORM_OP) {
-        convert_operands(c, n, e);
-        Type st = op_scratch_type(c, n);
-        if (st.dtype != DT_NONE) {
-            n->scratch = ir_new_value(c, V_TEMP, st, NULL);
-            n->scratch->def = n;
-        }
+    convert_operands(c, n, e);
+    Type st = op_scratch_type(c, n);
+    if (st.dtype != DT_NONE) {
+        n->scratch = ir_new_value(c, V_TEMP, st, NULL);
+        n->scratch->def = n;
     }
     return n->out;
 }

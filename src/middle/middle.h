@@ -175,7 +175,7 @@ struct Node {
     Node *fwd;            /* GRAD: the forward node differentiated (NULL: the loss seed) */
     int grad_input[MAX_NODE_GRADS]; /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
     Value *dy_more[3];    /* GRAD: the gradients of fwd's more_out[0..] (NULL: none flows); in[0] may then be NULL */
-    Scalar scalar;        /* FORM_BINARY with a scalar operand */
+    Scalar scalar;        /* an OPF_SCALAR_OPERAND op's number operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
     Attr *attrs;          /* its arguments and derived facts (lower.c), in parameter order */
     int nattrs;

@@ -351,7 +351,7 @@ bool type_fits(Ctx *c, const Type *t, Loc loc)
 /* Each op's type rule, from the infer column of its ops.def row. */
 typedef bool (*TypeRule)(Ctx *c, Expr *call);
 static const TypeRule type_rules[OP_COUNT] = {
-#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = infer,
+#define OP(ID, name, sig, infer, emit, grad, flags) [OP_##ID] = infer,
 #include "ops.def"
 #undef OP
 };
@@ -388,9 +388,16 @@ static void check_stmts(Ctx *c, Vec *stmts)
         case S_ASSIGN:
             if (st->value->kind == E_CALL && st->value->op &&
                 (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
-                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE)) {
-                /* replaced by one statement per name, checked next */
-                if (check_expr(c, arg(st->value, 0)) && split_assign(c, stmts, i))
+                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE ||
+                 is_rnn_layer(st->value->op->id))) {
+                /* replaced by one statement per name, checked next; a
+                 * recurrent layer reads every tensor operand */
+                bool ok = true;
+                int n = is_rnn_layer(st->value->op->id) ? st->value->op->nparams : 1;
+                for (int k = 0; k < n; k++)
+                    if (arg(st->value, k) && !check_expr(c, arg(st->value, k)))
+                        ok = false;
+                if (ok && split_assign(c, stmts, i))
                     i--;
                 break;
             }

@@ -137,6 +137,17 @@ void set_int_literal(Ctx *c, Expr *e, int64_t v); /* e becomes the literal v (or
 bool infer_t(Ctx *c, Expr *call);
 bool infer_pieces(Ctx *c, Expr *call);
 bool split_assign(Ctx *c, Vec *stmts, int i); /* a, b = x.chunk(2): one assignment per name */
+/* the pieces of those rewrites, shared with types_rnn.c: calls typed at
+ * once (NULL when reported), fresh local names and references to them,
+ * and the splice of stmts[i] into several statements */
+Expr *int_expr(Ctx *c, int64_t v, Loc loc);
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+                const int64_t *values);
+Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v);
+Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc);
+void splice(Ctx *c, Vec *stmts, int i, Vec *out);
+Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t);
+Expr *ref_of(Ctx *c, Expr *name);
 /* types_compare.c */
 bool infer_compare(Ctx *c, Expr *call);
 bool infer_logic(Ctx *c, Expr *call);
@@ -152,6 +163,9 @@ bool infer_linalg(Ctx *c, Expr *call);
 bool infer_linalg_solve(Ctx *c, Expr *call);
 /* types_rnn.c */
 bool infer_rnn_cell(Ctx *c, Expr *call);
+bool infer_rnn_layer(Ctx *c, Expr *call);
+bool is_rnn_layer(OpId id);
+bool rnn_layer_assign(Ctx *c, Vec *stmts, int i); /* out, h_n, c_n = lstm(...): unrolled into cells */
 /* types_attention.c */
 bool infer_sdpa(Ctx *c, Expr *call);
 /* types_distance.c */

@@ -49,7 +49,7 @@ void set_int_literal(Ctx *c, Expr *e, int64_t v)
     e->bound[0] = num;
 }
 
-static Expr *int_expr(Ctx *c, int64_t v, Loc loc)
+Expr *int_expr(Ctx *c, int64_t v, Loc loc)
 {
     Expr *e = arena_alloc(c->arena, sizeof *e);
     e->loc = loc;
@@ -60,7 +60,7 @@ static Expr *int_expr(Ctx *c, int64_t v, Loc loc)
 /* A call of op on x with integer arguments named in the signature, typed
  * at once; NULL (reported) when its type rule refuses it.  `from` is the
  * expression it is made for: its location and autocast region. */
-static Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
                        const int64_t *values)
 {
     const OpInfo *op = op_info(c, id);
@@ -87,7 +87,7 @@ static Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n
     return infer_call(c, e) ? e : NULL;
 }
 
-static Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v)
+Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v)
 {
     return make_call(c, id, from, at, x, 1, &name, &v);
 }
@@ -354,7 +354,7 @@ too_many:
     return -1;
 }
 
-static Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
+Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
 {
     Stmt *st = arena_alloc(c->arena, sizeof *st);
     st->kind = S_ASSIGN;
@@ -371,7 +371,7 @@ static Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
  * assignment to a fresh name, unless x is a name already, so x is
  * computed once).  Typecheck then checks the new statements as any other. */
 /* Replace stmts[i] by the statements of out, in order. */
-static void splice(Ctx *c, Vec *stmts, int i, Vec *out)
+void splice(Ctx *c, Vec *stmts, int i, Vec *out)
 {
     int extra = out->len - 1;
     for (int k = 0; k < extra; k++)
@@ -382,7 +382,7 @@ static void splice(Ctx *c, Vec *stmts, int i, Vec *out)
         stmts->items[i + k] = VEC_AT(out, k);
 }
 
-static Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
+Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
 {
     Expr *e = arena_alloc(c->arena, sizeof *e);
     e->kind = E_NAME;
@@ -398,7 +398,7 @@ static Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
     return e;
 }
 
-static Expr *ref_of(Ctx *c, Expr *name)
+Expr *ref_of(Ctx *c, Expr *name)
 {
     Expr *r = arena_alloc(c->arena, sizeof *r);
     *r = *name;
@@ -492,6 +492,8 @@ bool split_assign(Ctx *c, Vec *stmts, int i)
 {
     Stmt *st = VEC_AT(stmts, i);
     Expr *call = st->value, *x = arg(call, 0);
+    if (is_rnn_layer(call->op->id))
+        return rnn_layer_assign(c, stmts, i);
     if (call->op->id == OP_TOPK || call->op->id == OP_KTHVALUE)
         return sorted_assign(c, stmts, i);
     if (!require_tensor(c, call, 0))

@@ -800,6 +800,26 @@ def cells_unpool_quantile(t):
 
 
 @model
+def rnn_layers(t):
+    # the aten layer ops themselves, with the flat parameter lists nn.LSTM
+    # passes them (its _flat_weights: per layer, per direction)
+    def flat(prefix, layers, dirs, bias):
+        kinds = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if bias else ())
+        return [t["%s.%s_l%d%s" % (prefix, k, l, sfx)] for l in range(layers)
+                for sfx in ("", "_reverse")[:dirs] for k in kinds]
+    x, xb = t["x"], t["xb"]
+    h4, c4, h2, h1, c1 = t["h4"], t["c4"], t["h2"], t["h1"], t["c1"]
+    lo, lh, lc = torch.lstm(x, (h4, c4), flat("lstm", 2, 2, True), True, 2, 0.0, False, True, False)
+    bo, bh, bc = torch.lstm(xb, (h1, c1 * 2), flat("lstmb", 1, 1, False), False, 1, 0.0, False, False, True)
+    go, gh = torch.gru(xb, h4, flat("gru", 2, 2, True), True, 2, 0.0, False, True, True)
+    g2o, g2h = torch.gru(xb * 0.5, gh, flat("gru", 2, 2, True), True, 2, 0.0, False, True, True)
+    to, th = torch.rnn_tanh(x * 2, h2, flat("tanh", 2, 1, True), True, 2, 0.0, False, False, False)
+    ro, rh = torch.rnn_relu(xb, h4 * 0.5, flat("relu", 2, 2, False), False, 2, 0.0, False, True, True)
+    return dict(o_lstm=lo, o_lstm_hn=lh, o_lstm_cn=lc, o_lstmb=bo, o_lstmb_hn=bh, o_lstmb_cn=bc,
+                o_gru=go, o_gru_hn=gh, o_gru2=g2o, o_gru2_hn=g2h, o_tanh=to, o_tanh_hn=th, o_relu=ro, o_relu_hn=rh)
+
+
+@model
 def linalg_solve(t):
     a, ab, e, rhs, rhsb, r, tau, c5, c25, rhs3, v5, wb, wrhs, m4, t6, tb = (
         t[n] for n in "a ab e rhs rhsb r tau c5 c25 rhs3 v5 wb wrhs m4 t6 tb".split())

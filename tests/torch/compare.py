@@ -112,10 +112,12 @@ MODELS = {
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
+    "lstm_classifier": ("lstm_classifier", [BATCH, 6, 8], "f32"),
+    "gru_classifier": ("gru_classifier", [BATCH, 7, 8], "f32"),
 }
-# checked end to end only: torch2amp writes one nn.LSTM as many statements
-# (lstm_cell per step), which the per-op emulation has no rule for
-END_TO_END_ONLY = {"lstm"}
+# checked end to end only: ampc unrolls a recurrent layer into many nodes
+# (a cell per step), which the per-op emulation has no rule for
+END_TO_END_ONLY = {"lstm", "lstm_classifier", "gru_classifier"}
 # make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
 ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
 TARGETS = ["cpu", "tpu", "gpu"]

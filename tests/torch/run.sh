@@ -2,7 +2,7 @@
 # tests/torch/run.sh BUILD [MODEL...]: export torchvision's resnet18,
 # mobilenet_v2, squeezenet1_1, alexnet, reduced shufflenet, densenet,
 # convnext, regnet and efficientnet, a small transformer encoder, a
-# top-level Sequential with chunk unpacking and an LSTM (tests/torch/models.py,
+# top-level Sequential with chunk unpacking, an LSTM, an LSTM and a GRU classifier (tests/torch/models.py,
 # compare.py's MODELS) with tools/torch2amp,
 # compile each with BUILD/ampc for -t cpu, tpu and gpu, run it with
 # tests/torch/driver.c against BUILD/libamprt.a on a fixed batch, and compare
