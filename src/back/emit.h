@@ -176,6 +176,7 @@ const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
 bool emit_conv_desc(Emitter *e, Node *n);
+void emit_conv_adjoint_desc(Emitter *e, Node *n);
 /* Whether a convolution's weights can be packed once by <prefix>_prepare:
  * a forward convolution in f32, bf16 or f16 whose weight is a parameter
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel
@@ -257,8 +258,9 @@ void grad_contraction(Emitter *e, Node *b, GradContract *k);
 
 #include "emit_rules.h"
 
-/* emit_comment.c: the rule comments and their sources */
+/* emit_comment.c: the op comments' origin and rule, and the rules' sources */
 void collect_rule_sources(Emitter *e, const Graph *g);
+const char *comment_where(Emitter *e, const Node *n);
 const char *comment_rule(Emitter *e, const char *why);
 const char *comment_safe(Ctx *c, const char *text);
 

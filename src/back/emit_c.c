@@ -436,15 +436,14 @@ static void emit_prepared_cast(Emitter *e, Node *n)
 /* A node whose result another call stores (the training step's gradient
  * sink): its comment says where, and no call of its own is written.
  * Returns false for any other node. */
-static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
+static bool emit_absorbed(Emitter *e, Node *n, const char *what)
 {
-    Ctx *c = e->c;
     Buf *o = e->out;
     Value *v = n->out;
     if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
         /* emit_train.c: the sink below widens and adds in one call, or
          * the weight gradient's call above did */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, comment_rule(e, n->why),
+        buf_printf(o, "\n    /* %s: %s: %s; %s */\n", comment_where(e, n), what, comment_rule(e, n->why),
                    e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
                                                   : "added into the state's gradient below");
         return true;
@@ -537,9 +536,9 @@ void emit_node(Emitter *e, Node *n)
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", node_op_name(n), dtype_name(t));
-    if (emit_absorbed(e, n, what, line))
+    if (emit_absorbed(e, n, what))
         return;
-    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, comment_rule(e, n->why));
+    buf_printf(o, "\n    /* %s: %s: %s */\n", comment_where(e, n), what, comment_rule(e, n->why));
     if (c->opts->line_directives)
         emit_line_directive(o, line, n->loc.file->name);
     if (n->op->id == OP_CAST && !cast_dtypes_ok(e, n))

@@ -35,15 +35,13 @@ void emit_linear_relu(Emitter *e, Node *n, const char *y)
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
 {
     open_block(e);
-    buf_printf(e->out, "        amp_gemm_desc d = {0};\n");
-    buf_printf(e->out, "        d.batch = %s;\n        d.M = %s;\n        d.N = %s;\n        d.K = %s;\n", g->batch, g->M,
-               g->N, g->K);
-    for (int i = 0; i < 3; i++)
-        buf_printf(e->out, "        d.a_stride[%d] = %s;\n        d.b_stride[%d] = %s;\n", i, g->a[i], i, g->b[i]);
+    buf_printf(e->out, "        const amp_gemm_desc d = {\n");
+    buf_printf(e->out, "            .batch = %s, .M = %s, .N = %s, .K = %s,\n", g->batch, g->M, g->N, g->K);
+    buf_printf(e->out, "            .a_stride = %s, .b_stride = %s,", c_array(e, g->a, 3), c_array(e, g->b, 3));
     if (g->C)
-        for (int i = 0; i < 3; i++)
-            buf_printf(e->out, "        d.c_stride[%d] = %s;\n", i, g->cs[i]);
-    buf_printf(e->out, "        d.alpha = %s;\n        d.beta = %s;\n        d.sum_batch = %d;\n", double_c(e, g->alpha),
+        buf_printf(e->out, " .c_stride = %s,", c_array(e, g->cs, 3));
+    buf_puts(e->out, "\n");
+    buf_printf(e->out, "            .alpha = %s, .beta = %s, .sum_batch = %d,\n        };\n", double_c(e, g->alpha),
                double_c(e, g->beta), g->sum_batch);
     if (g->relu_y) /* fuse.c: the relu's gradient in the product's epilogue */
         buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, "gemm_relu_backward", t), g->A, g->B, g->relu_y, y);
@@ -151,18 +149,16 @@ int add_index(Contraction *k, const char *size, bool out)
 void emit_contract_call(Emitter *e, DType t, Contraction *k, const char *y)
 {
     open_block(e);
-    buf_printf(e->out, "        amp_contract_desc d = {0};\n");
-    buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), k->n_ops);
-    buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", k->n_index,
-               k->n_out, k->n_ops);
-    for (int i = 0; i < k->n_index; i++)
-        buf_printf(e->out, "        d.size[%d] = %s;\n", i, k->size[i]);
+    buf_printf(e->out, "        const amp_contract_desc d = {\n");
+    buf_printf(e->out, "            .n_index = %d, .n_out = %d, .n_operands = %d,\n", k->n_index, k->n_out, k->n_ops);
+    buf_printf(e->out, "            .size = %s,\n            .stride = {", c_array(e, k->size, k->n_index));
+    const char *ops[4];
     for (int o = 0; o < k->n_ops; o++) {
-        buf_printf(e->out, "        operands[%d] = %s;\n", o, k->operand[o]);
-        for (int i = 0; i < k->n_index; i++)
-            if (strcmp(k->stride[o][i], "0") != 0)
-                buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", o, i, k->stride[o][i]);
+        buf_printf(e->out, "%s%s", o ? ", " : "", c_array(e, k->stride[o], k->n_index));
+        ops[o] = k->operand[o];
     }
+    buf_puts(e->out, "},\n        };\n");
+    buf_printf(e->out, "        const %s *const operands[%d] = %s;\n", dtype_c_type(t), k->n_ops, c_array(e, ops, k->n_ops));
     buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), y);
     close_block(e);
 }

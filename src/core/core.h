@@ -332,6 +332,7 @@ typedef struct Options {
     const char *embed_weights; /* --embed-weights FILE: parameters as const arrays */
     bool no_fuse;              /* --no-fuse: fuse.c groups nothing */
     bool f32_outputs;          /* --f32-outputs: bf16/f16 outputs cast to f32 inside the model */
+    bool dot_params;           /* --dot-params: --emit=dot draws parameters, buffers and their casts */
 } Options;
 
 typedef struct Graph Graph;

@@ -112,7 +112,10 @@ typedef struct Stmt {
     Expr *lo, *hi;    /* FOR: the range lo..hi, hi excluded */
     Loc keyword_loc;
     Symbol *sym;  /* declarations, after resolve */
-    const char *instance; /* inlined from a block: the instance's path (layer1.0), for diagnostics */
+    const char *instance; /* inlined from a block: the instance's path (layer1.0), for diagnostics
+                           * and the emitted comments */
+    Loc instance_loc;     /* with instance: the model's `module` statement it descends from */
+    const char *instance_root; /* with instance: the path that statement declares (layer2.0) */
 } Stmt;
 
 /* @autocast or @autocast(options) before a model or block. */

@@ -118,6 +118,9 @@ static void differentiate_cast(Ctx *c, Node *n, Value *dy, const bool *req, Valu
     if (!dy || !req[src->id])
         return;
     Node *back = ir_new_node(c, op_info(c, OP_CAST), n->loc);
+    back->instance = n->instance;
+    back->instance_loc = n->instance_loc;
+    back->instance_root = n->instance_root;
     back->in[0] = dy;
     back->nin = 1;
     back->out = new_temp(c, back, src->type);
@@ -172,6 +175,9 @@ static Node *new_grad_node(Ctx *c, Node *n, Value *dy, Value **grad)
     Node *b = ir_new_node(c, op_info(c, OP_GRAD), n->loc);
     int nin = n->nin < 6 ? n->nin : 6;
     b->fwd = n;
+    b->instance = n->instance;
+    b->instance_loc = n->instance_loc;
+    b->instance_root = n->instance_root;
     b->in[0] = dy;
     for (int k = 0; k < nin; k++)
         b->in[1 + k] = n->in[k];

@@ -368,11 +368,26 @@ static void unlowered_calls(Ctx *c, Expr *e)
     vec_push(c, c->graph->calls, site);
 }
 
+/* The nodes from index first on, lowered from statement st, belong to its
+ * module instance (those of a nested region have theirs already). */
+static void mark_instance(Ctx *c, int first, const Stmt *st)
+{
+    for (int k = first; st->instance && k < c->graph->nodes->len; k++) {
+        Node *n = VEC_AT(c->graph->nodes, k);
+        if (!n->instance) {
+            n->instance = st->instance;
+            n->instance_loc = st->instance_loc;
+            n->instance_root = st->instance_root;
+        }
+    }
+}
+
 static void lower_stmts(Ctx *c, Vec *stmts)
 {
     Graph *g = c->graph;
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        int first = g->nodes->len;
         switch (st->kind) {
         case S_INPUT:
         case S_PARAM:
@@ -428,6 +443,7 @@ static void lower_stmts(Ctx *c, Vec *stmts)
         case S_TRAIN:
             break;
         }
+        mark_instance(c, first, st);
     }
 }
 

@@ -186,6 +186,9 @@ struct Node {
     Loc loc;              /* the source expression */
     Loc name_loc;         /* a call's op name or operator token; else loc */
     Loc operand_loc;      /* a conversion written in the AST: its operand (file NULL: none) */
+    const char *instance; /* inlined from a block: the module instance's path (layer2.0.conv1), else NULL */
+    Loc instance_loc;     /* with instance: the model's `module` statement it descends from */
+    const char *instance_root; /* with instance: the path that statement declares (layer2.0) */
     const char *why;      /* the dtype decision (Decision.rule), or cast reason */
     const struct PolicyRow *row; /* the policy row applied to the call (NULL: none) */
     DType forced_from;    /* --force-dtype changed the call from this dtype (DT_NONE: not) */

@@ -136,18 +136,18 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + FORMS_PAD_(8*B);
 
-    /* autocast_forms.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* autocast_forms.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *proj_weight_f16 = forms_prepared_entry_(prepared, 0); /* f16[4, 4], cast by forms_prepare */
     if (!proj_weight_f16) {
         amp_cast_f32_f16((size_t)(16), proj_weight, (amp_f16 *)slot1);
         proj_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* autocast_forms.amp:5: linear in f16: lower_precision_fp on gpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 4, 4, x_f16, proj_weight_f16, NULL, outputs->a);
 
     /* autocast_forms.amp:13: linear in f32: autocast is off here: follows its inputs */

@@ -136,18 +136,18 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + FORMS_PAD_(8*B);
 
-    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *proj_weight_bf16 = forms_prepared_entry_(prepared, 0); /* bf16[4, 4], cast by forms_prepare */
     if (!proj_weight_bf16) {
         amp_cast_f32_bf16((size_t)(16), proj_weight, (amp_bf16 *)slot1);
         proj_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_forms.amp:5: linear in bf16: lower_precision_fp on tpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 4, 4, x_bf16, proj_weight_bf16, NULL, outputs->a);
 
     /* autocast_forms.amp:13: linear in f32: autocast is off here: follows its inputs */

@@ -118,23 +118,23 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + M_PAD_(64*B);
 
-    /* block_int_list.amp:15: linear + relu in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:15 in mlp.fc.0 (block_int_list.amp:19): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp_h = (float *)slot0; /* f32[B, 16] */
     amp_linear_relu_f32(B, 16, 8, x, mlp_fc_0_weight, NULL, mlp_h);
 
-    /* block_int_list.amp:15: linear + relu in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:15 in mlp.fc.1 (block_int_list.amp:19): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp_h_2 = (float *)slot1; /* f32[B, 4] */
     amp_linear_relu_f32(B, 4, 16, mlp_h, mlp_fc_1_weight, NULL, mlp_h_2);
 
-    /* block_int_list.amp:11: reshape in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:11 in mlp (block_int_list.amp:19): reshape in f32: autocast is off here: follows its inputs */
     float *const mlp_result1 = (float *)slot0; /* f32[B, 4] */
     memcpy(mlp_result1, mlp_h_2, (size_t)(4*B) * sizeof *mlp_result1);
 
-    /* block_int_list.amp:15: linear + relu in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:15 in mlp2.fc.0 (block_int_list.amp:20): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp2_h = (float *)slot1; /* f32[B, 2] */
     amp_linear_relu_f32(B, 2, 4, mlp_result1, mlp2_fc_0_weight, NULL, mlp2_h);
 
-    /* block_int_list.amp:11: reshape in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:11 in mlp2 (block_int_list.amp:20): reshape in f32: autocast is off here: follows its inputs */
     memcpy(outputs->y, mlp2_h, (size_t)(2*B) * sizeof *outputs->y);
     return AMP_OK;
 }

@@ -184,65 +184,65 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(16);
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 8] */
     amp_cast_f32_f16((size_t)(8*B), x, x_f16);
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *stack_0_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 0); /* f16[8, 8], cast by net_prepare */
     if (!stack_0_layers_0_fc_weight_f16) {
         amp_cast_f32_f16((size_t)(64), stack_0_layers_0_fc_weight, (amp_f16 *)slot1);
         stack_0_layers_0_fc_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *stack_0_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 1); /* f16[8], cast by net_prepare */
     if (!stack_0_layers_0_fc_bias_f16) {
         amp_cast_f32_f16((size_t)(8), stack_0_layers_0_fc_bias, (amp_f16 *)slot2);
         stack_0_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const stack_0_layers_0_result2 = (amp_f16 *)slot3; /* f16[B, 8] */
     amp_linear_relu_f16(B, 8, 8, x_f16, stack_0_layers_0_fc_weight_f16, stack_0_layers_0_fc_bias_f16, stack_0_layers_0_result2);
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *stack_0_layers_1_fc_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[8, 8], cast by net_prepare */
     if (!stack_0_layers_1_fc_weight_f16) {
         amp_cast_f32_f16((size_t)(64), stack_0_layers_1_fc_weight, (amp_f16 *)slot1);
         stack_0_layers_1_fc_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *stack_0_layers_1_fc_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[8], cast by net_prepare */
     if (!stack_0_layers_1_fc_bias_f16) {
         amp_cast_f32_f16((size_t)(8), stack_0_layers_1_fc_bias, (amp_f16 *)slot2);
         stack_0_layers_1_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const stack_0_layers_1_result3 = (amp_f16 *)slot0; /* f16[B, 8] */
     amp_linear_relu_f16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_f16, stack_0_layers_1_fc_bias_f16, stack_0_layers_1_result3);
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu; cast once and reused (weight cache) */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> f16: for linear: lower_precision_fp on gpu; cast once and reused (weight cache) */
     const amp_f16 *stack_1_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 4); /* f16[8, 8], cast by net_prepare */
     if (!stack_1_layers_0_fc_weight_f16) {
         amp_cast_f32_f16((size_t)(64), stack_1_layers_0_fc_weight, (amp_f16 *)slot1);
         stack_1_layers_0_fc_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> f16: for linear: lower_precision_fp on gpu; cast once and reused (weight cache) */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> f16: for linear: lower_precision_fp on gpu; cast once and reused (weight cache) */
     const amp_f16 *stack_1_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 5); /* f16[8], cast by net_prepare */
     if (!stack_1_layers_0_fc_bias_f16) {
         amp_cast_f32_f16((size_t)(8), stack_1_layers_0_fc_bias, (amp_f16 *)slot2);
         stack_1_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const stack_1_layers_0_result5 = (amp_f16 *)slot3; /* f16[B, 8] */
     amp_linear_relu_f16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear + relu in f16: lower_precision_fp on gpu */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in f16: lower_precision_fp on gpu */
     amp_linear_relu_f16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, outputs->c);
     return AMP_OK;
 }

@@ -184,65 +184,65 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(16);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_0_fc_weight_bf16 = net_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by net_prepare */
     if (!stack_0_layers_0_fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), stack_0_layers_0_fc_weight, (amp_bf16 *)slot1);
         stack_0_layers_0_fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_0_fc_bias_bf16 = net_prepared_entry_(prepared, 1); /* bf16[8], cast by net_prepare */
     if (!stack_0_layers_0_fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(8), stack_0_layers_0_fc_bias, (amp_bf16 *)slot2);
         stack_0_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const stack_0_layers_0_result2 = (amp_bf16 *)slot3; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, x_bf16, stack_0_layers_0_fc_weight_bf16, stack_0_layers_0_fc_bias_bf16, stack_0_layers_0_result2);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_1_fc_weight_bf16 = net_prepared_entry_(prepared, 2); /* bf16[8, 8], cast by net_prepare */
     if (!stack_0_layers_1_fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), stack_0_layers_1_fc_weight, (amp_bf16 *)slot1);
         stack_0_layers_1_fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_1_fc_bias_bf16 = net_prepared_entry_(prepared, 3); /* bf16[8], cast by net_prepare */
     if (!stack_0_layers_1_fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(8), stack_0_layers_1_fc_bias, (amp_bf16 *)slot2);
         stack_0_layers_1_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const stack_0_layers_1_result3 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_bf16, stack_0_layers_1_fc_bias_bf16, stack_0_layers_1_result3);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
     const amp_bf16 *stack_1_layers_0_fc_weight_bf16 = net_prepared_entry_(prepared, 4); /* bf16[8, 8], cast by net_prepare */
     if (!stack_1_layers_0_fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), stack_1_layers_0_fc_weight, (amp_bf16 *)slot1);
         stack_1_layers_0_fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
     const amp_bf16 *stack_1_layers_0_fc_bias_bf16 = net_prepared_entry_(prepared, 5); /* bf16[8], cast by net_prepare */
     if (!stack_1_layers_0_fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(8), stack_1_layers_0_fc_bias, (amp_bf16 *)slot2);
         stack_1_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const stack_1_layers_0_result5 = (amp_bf16 *)slot3; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in bf16: lower_precision_fp on tpu */
     amp_linear_relu_bf16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, outputs->c);
     return AMP_OK;
 }

@@ -156,43 +156,43 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(32);
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc1_weight_f16 = net_prepared_entry_(prepared, 0); /* f16[16, 4], cast by net_prepare */
     if (!fc1_weight_f16) {
         amp_cast_f32_f16((size_t)(64), fc1_weight, (amp_f16 *)slot1);
         fc1_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc1_bias_f16 = net_prepared_entry_(prepared, 1); /* f16[16], cast by net_prepare */
     if (!fc1_bias_f16) {
         amp_cast_f32_f16((size_t)(16), fc1_bias, (amp_f16 *)slot2);
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks.amp:5: linear + relu in f16: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const fc2_x = (amp_f16 *)slot3; /* f16[B, 16] */
     amp_linear_relu_f16(B, 16, 4, x_f16, fc1_weight_f16, fc1_bias_f16, fc2_x);
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[2, 16], cast by net_prepare */
     if (!fc2_weight_f16) {
         amp_cast_f32_f16((size_t)(32), fc2_weight, (amp_f16 *)slot0);
         fc2_weight_f16 = (const amp_f16 *)slot0;
     }
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[2], cast by net_prepare */
     if (!fc2_bias_f16) {
         amp_cast_f32_f16((size_t)(2), fc2_bias, (amp_f16 *)slot1);
         fc2_bias_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks.amp:5: linear in f16: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 2, 16, fc2_x, fc2_weight_f16, fc2_bias_f16, outputs->y);
     return AMP_OK;
 }

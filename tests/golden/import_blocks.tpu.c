@@ -156,43 +156,43 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(32);
 
-    /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc1_weight_bf16 = net_prepared_entry_(prepared, 0); /* bf16[16, 4], cast by net_prepare */
     if (!fc1_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), fc1_weight, (amp_bf16 *)slot1);
         fc1_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc1_bias_bf16 = net_prepared_entry_(prepared, 1); /* bf16[16], cast by net_prepare */
     if (!fc1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(16), fc1_bias, (amp_bf16 *)slot2);
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks.amp:5: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const fc2_x = (amp_bf16 *)slot3; /* bf16[B, 16] */
     amp_linear_relu_bf16(B, 16, 4, x_bf16, fc1_weight_bf16, fc1_bias_bf16, fc2_x);
 
-    /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc2_weight_bf16 = net_prepared_entry_(prepared, 2); /* bf16[2, 16], cast by net_prepare */
     if (!fc2_weight_bf16) {
         amp_cast_f32_bf16((size_t)(32), fc2_weight, (amp_bf16 *)slot0);
         fc2_weight_bf16 = (const amp_bf16 *)slot0;
     }
 
-    /* blocks.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc2_bias_bf16 = net_prepared_entry_(prepared, 3); /* bf16[2], cast by net_prepare */
     if (!fc2_bias_bf16) {
         amp_cast_f32_bf16((size_t)(2), fc2_bias, (amp_bf16 *)slot1);
         fc2_bias_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks.amp:5: linear in bf16: lower_precision_fp on tpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 2, 16, fc2_x, fc2_weight_bf16, fc2_bias_bf16, outputs->y);
     return AMP_OK;
 }

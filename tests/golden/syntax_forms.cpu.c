@@ -168,16 +168,16 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     unsigned char *const slot3 = slot2 + SYNTAXFORMS_PAD_(SYNTAXFORMS_MAX_(576*B, 384));
     unsigned char *const slot4 = slot3 + SYNTAXFORMS_PAD_(32*B);
 
-    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
+    /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8, 6, 6] */
     amp_cast_f32_bf16((size_t)(288*B), x, x_bf16);
 
-    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
+    /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const v0_weight_bf16 = (amp_bf16 *)slot1; /* bf16[8, 4, 5, 5] */
     if (!prepared) /* else the convolution reads the weights syntaxforms_prepare packed */
         amp_cast_f32_bf16((size_t)(800), v0_weight, v0_weight_bf16);
 
-    /* syntax_forms.amp:8: conv2d in bf16: lower_precision_fp on cpu */
+    /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): conv2d in bf16: lower_precision_fp on cpu */
     amp_bf16 *const v0_result1 = (amp_bf16 *)slot2; /* bf16[B, 8, 6, 6] */
     {
         const amp_conv_desc d = {

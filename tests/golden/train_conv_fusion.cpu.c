@@ -812,37 +812,19 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t27 = (amp_bf16 *)slot10; /* bf16[B, 256] */
     amp_bf16 *const t28 = (amp_bf16 *)slot11; /* bf16[3, 256] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 256;
-        d.K = 3;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 3;
-        d.b_stride[1] = 256;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 256, .K = 3,
+            .a_stride = {0, 3, 1}, .b_stride = {0, 256, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t26, fc_weight_bf16, NULL, t27);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 256;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 256;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 256, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 256, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t26, t19, NULL, t28);
     }
 
@@ -885,13 +867,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc dt = d;
-        dt.in_channels = d.out_channels;
-        dt.out_channels = d.in_channels;
-        dt.in_size[0] = d.out_size[0];
-        dt.out_size[0] = d.in_size[0];
-        dt.in_size[1] = d.out_size[1];
-        dt.out_size[1] = d.in_size[1];
+        const amp_conv_desc dt = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
+            .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
+            .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
+            .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
+        };
         amp_conv_transpose_bf16(&dt, t32, w1_bf16, NULL, t35);
         amp_conv_backward_weight_to_f32_bf16(&d, h1, t32, s->grad.w1, s->grad_live);
     }

@@ -514,20 +514,11 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     amp_bf16 *const t15 = (amp_bf16 *)slot3; /* bf16[3, 4] */
     amp_bf16 *const t16 = (amp_bf16 *)slot5; /* bf16[3] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 4;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 4;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 4, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 4, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t14, x_bf16, NULL, t15);
     }
     {

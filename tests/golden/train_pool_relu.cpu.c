@@ -184,16 +184,12 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     /* train_pool_relu.amp:11: max_pool2d in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const h = (amp_bf16 *)slot1; /* bf16[B, 4, 4, 4] */
     {
-        static const amp_pool_desc pool = {
-            .nspatial = 2, .kernel = {2, 2, 0}, .stride = {2, 2, 0},
+        const amp_pool_desc d = {
+            .nspatial = 2, .planes = 4*B,
+            .in_size = {8, 8, 0}, .out_size = {4, 4, 0},
+            .kernel = {2, 2, 0}, .stride = {2, 2, 0},
             .padding = {0, 0, 0}, .dilation = {1, 1, 0},
         };
-        amp_pool_desc d = pool;
-        d.planes = 4*B;
-        d.in_size[0] = 8;
-        d.out_size[0] = 4;
-        d.in_size[1] = 8;
-        d.out_size[1] = 4;
         amp_max_pool_bf16(&d, t7, h, NULL);
     }
 
@@ -557,16 +553,12 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     /* train_pool_relu.amp:11: max_pool2d in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const h_2 = (amp_bf16 *)slot2; /* bf16[B, 4, 4, 4] */
     {
-        static const amp_pool_desc pool = {
-            .nspatial = 2, .kernel = {2, 2, 0}, .stride = {2, 2, 0},
+        const amp_pool_desc d = {
+            .nspatial = 2, .planes = 4*B,
+            .in_size = {8, 8, 0}, .out_size = {4, 4, 0},
+            .kernel = {2, 2, 0}, .stride = {2, 2, 0},
             .padding = {0, 0, 0}, .dilation = {1, 1, 0},
         };
-        amp_pool_desc d = pool;
-        d.planes = 4*B;
-        d.in_size[0] = 8;
-        d.out_size[0] = 4;
-        d.in_size[1] = 8;
-        d.out_size[1] = 4;
         amp_max_pool_bf16(&d, t7, h_2, NULL);
     }
 
@@ -603,37 +595,19 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     amp_bf16 *const t17 = (amp_bf16 *)slot7; /* bf16[B, 64] */
     amp_bf16 *const t18 = (amp_bf16 *)slot8; /* bf16[3, 64] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 64;
-        d.K = 3;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 3;
-        d.b_stride[1] = 64;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 64, .K = 3,
+            .a_stride = {0, 3, 1}, .b_stride = {0, 64, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t16, fc_weight_bf16, NULL, t17);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 64;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 64;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 64, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 64, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t16, t9, NULL, t18);
     }
 
@@ -659,16 +633,12 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     /* train_pool_relu.amp:11: backward in bf16: gradient of max_pool2d, in bf16 as its forward */
     amp_bf16 *const t22 = (amp_bf16 *)slot4; /* bf16[B, 4, 8, 8], through the relu */
     {
-        static const amp_pool_desc pool = {
-            .nspatial = 2, .kernel = {2, 2, 0}, .stride = {2, 2, 0},
+        const amp_pool_desc d = {
+            .nspatial = 2, .planes = 4*B,
+            .in_size = {8, 8, 0}, .out_size = {4, 4, 0},
+            .kernel = {2, 2, 0}, .stride = {2, 2, 0},
             .padding = {0, 0, 0}, .dilation = {1, 1, 0},
         };
-        amp_pool_desc d = pool;
-        d.planes = 4*B;
-        d.in_size[0] = 8;
-        d.out_size[0] = 4;
-        d.in_size[1] = 8;
-        d.out_size[1] = 4;
         amp_max_pool_relu_backward_bf16(&d, t7, t20, t22);
     }
 

@@ -690,37 +690,19 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     amp_bf16 *const t20 = (amp_bf16 *)slot8; /* bf16[4, 16] */
     amp_bf16 *const t21 = (amp_bf16 *)slot9; /* bf16[4] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 16;
-        d.K = 4;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 4;
-        d.b_stride[1] = 16;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 16, .K = 4,
+            .a_stride = {0, 4, 1}, .b_stride = {0, 16, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_relu_backward_bf16(&d, t18, fc2_weight_bf16, h_2, t24);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 4;
-        d.N = 16;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 16;
-        d.a_stride[2] = 4;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 4, .N = 16, .K = B,
+            .a_stride = {0, 1, 4}, .b_stride = {0, 16, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t18, h_2, NULL, t20);
     }
     {
@@ -761,20 +743,11 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     amp_bf16 *const t25 = (amp_bf16 *)slot5; /* bf16[16, 8] */
     amp_bf16 *const t26 = (amp_bf16 *)slot6; /* bf16[16] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 16;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 16;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 16, .N = 8, .K = B,
+            .a_stride = {0, 1, 16}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t24, x_bf16, NULL, t25);
     }
     {

@@ -504,37 +504,19 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     float *const t12 = (float *)slot1; /* f32[B, 8] */
     float *const t13 = (float *)slot4; /* f32[4, 8] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 8;
-        d.K = 4;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 4;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 8, .K = 4,
+            .a_stride = {0, 4, 1}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t11, head_weight, NULL, t12);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 4;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 4;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 4, .N = 8, .K = B,
+            .a_stride = {0, 1, 4}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t11, r, NULL, t13);
     }
     /* head.weight's gradient is final: into the state's, and on to the all-reduce */
@@ -555,37 +537,19 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     float *const t14 = (float *)slot2; /* f32[B, 8] */
     float *const t15 = (float *)slot3; /* f32[8, 8] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 8;
-        d.K = 8;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 8;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 8, .K = 8,
+            .a_stride = {0, 8, 1}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t12, fc2_weight, NULL, t14);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 8;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 8;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 8, .N = 8, .K = B,
+            .a_stride = {0, 1, 8}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t12, h_2, NULL, t15);
     }
     /* fc2.weight's gradient is final: into the state's, and on to the all-reduce */
@@ -607,20 +571,11 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     /* train_residual.amp:10: backward in f32: gradient of linear, in f32 as its forward */
     float *const t17 = (float *)slot1; /* f32[8, 8] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 8;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 8;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 8, .N = 8, .K = B,
+            .a_stride = {0, 1, 8}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t16, x, NULL, t17);
     }
     /* fc1.weight's gradient is final: into the state's, and on to the all-reduce */

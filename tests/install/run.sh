@@ -562,6 +562,53 @@ else
     echo "skip cmake (Ninja): ninja is not installed"
 fi
 
+# -- ampc_add_model's INCLUDE_DIRS and OPTIONS: the model imports a file
+# found only through INCLUDE_DIRS, and OPTIONS reach ampc (-g puts #line
+# directives in the C, --f32-outputs makes the output float); an option
+# ampc_add_model writes itself is refused when configuring
+mkdir -p "$tmp/addmodel/blocks"
+cat > "$tmp/addmodel/blocks/dense.amp" <<'EOF'
+block Dense(x, d_in: int, d_out: int) {
+  param weight: f32[d_out, d_in]
+  param bias: f32[d_out]
+  return linear(x, weight, bias)
+}
+EOF
+cat > "$tmp/addmodel/net.amp" <<'EOF'
+import "dense.amp"
+
+model Net(B) {
+  input x: f32[B, 4]
+  module fc = Dense(4, 2)
+  autocast {
+    y = fc(x)
+  }
+  output y
+}
+EOF
+cat > "$tmp/addmodel/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(addmodel LANGUAGES C)
+find_package(ampc 0.1 REQUIRED)
+ampc_add_model(net SOURCE net.amp TARGET cpu INCLUDE_DIRS blocks OPTIONS -g --f32-outputs ${EXTRA})
+EOF
+what="ampc_add_model: INCLUDE_DIRS finds an import, OPTIONS reach ampc (-g: #line; --f32-outputs: float y)"
+if "$CMAKE" -S "$tmp/addmodel" -B "$tmp/addmodel/b" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/addmodel.log" 2>&1 &&
+    "$CMAKE" --build "$tmp/addmodel/b" >> "$tmp/addmodel.log" 2>&1 &&
+    grep -q '^#line [0-9]* ".*net.amp"' "$tmp/addmodel/b/ampc/net/net.c" &&
+    grep -q 'float \*y;' "$tmp/addmodel/b/ampc/net/net.h"; then
+    ok "$what"
+else
+    bad "$what" "$tmp/addmodel.log"
+fi
+what="ampc_add_model: OPTIONS -o is refused when configuring, with the option named"
+if ! "$CMAKE" -S "$tmp/addmodel" -B "$tmp/addmodel/c" -DCMAKE_PREFIX_PATH="$prefix" -DEXTRA=-o/tmp/x.c \
+        > "$tmp/addmodel-o.log" 2>&1 && grep -q "OPTIONS may not contain '-o/tmp/x.c'" "$tmp/addmodel-o.log"; then
+    ok "$what"
+else
+    bad "$what" "$tmp/addmodel-o.log"
+fi
+
 # -- the package's version file
 mkdir -p "$tmp/versions"
 cat > "$tmp/versions/CMakeLists.txt" <<'EOF'

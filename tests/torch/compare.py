@@ -420,11 +420,11 @@ def main(argv):
     work = os.path.join(build, "torch-tests")
     os.makedirs(work, exist_ok=True)
     passed = failed = 0
-    # One thread by default: libamprt's thread pool can deadlock on the first
-    # parallel run (a worker created for a run misses that run's wake-up);
-    # set AMPRT_THREADS to override.
+    # Two threads by default, so the drivers run the runtime's parallel
+    # kernels and thread pool as a deployed model does; set AMPRT_THREADS
+    # to override.
     env = dict(os.environ)
-    env.setdefault("AMPRT_THREADS", "1")
+    env.setdefault("AMPRT_THREADS", "2")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in wanted:
         factory, shape, idt = table[name]
