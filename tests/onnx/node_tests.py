@@ -108,7 +108,8 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="ampc-onnx-node-") as d:
         for case in sorted(cases, key=lambda c: c.name):
             ops = {n.op_type for n in case.model.graph.node}
-            if not ops <= mapped or case.name.endswith("_expanded") or (argv[1:] and argv[1] not in case.name):
+            if not ops <= mapped or case.name.endswith("_expanded") or \
+                    (argv[1:] and argv[1] not in case.name):
                 continue
             inputs, expected = case.data_sets[0]
             try:
