@@ -17,8 +17,9 @@ constant ones as ONNX does).  A case onnx2amp refuses (an attribute ampc
 cannot express, a dtype it lacks) is counted as not mapped, with its
 message; a case it converts must compile, run and match.
 
-With SUBSTRING, only the cases whose name holds it.  Prints ok/FAIL per case, the not-mapped ones and "onnx nodes: P passed,
-F failed, N not mapped"; exits 1 on a failure.
+With SUBSTRING, only the cases whose name holds it.  Prints ok/FAIL per
+case, the not-mapped ones and "onnx nodes: P passed, F failed, N not
+mapped"; exits 1 on a failure.
 """
 import importlib.machinery
 import os
