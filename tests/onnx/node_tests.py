@@ -1,22 +1,25 @@
-"""tests/onnx/node_tests.py BUILD: ONNX's own node tests for the ops
+"""tests/onnx/node_tests.py BUILD [SUBSTRING]: ONNX's own node tests for the ops
 tools/onnx2amp maps.
 
 python3-onnx ships the generators of ONNX's backend node tests
 (onnx.backend.test.case.node: a one-node model, its inputs and the outputs
 ONNX's reference computes) though not their data files; this collects the
-cases of every op in onnx2amp's table, converts each model with
-onnx2amp --no-autocast (every op in f32, as the graph says), compiles it
-with BUILD/ampc -t cpu --emit=main, runs that program on the case's
-inputs, and compares with the expected outputs (the case's rtol and atol,
-as onnx's backend runner does; rtol at least 1e-5 for f32's summation
-order).  An input that a mapping needs as a constant (a shape, Clip's
-bounds, Slice's starts) is given as an initializer when the first attempt
-says so.  A case onnx2amp refuses (an attribute ampc cannot express, a
-dtype it lacks) is counted as not mapped, with its message; a case it
-converts must compile, run and match.
+cases of every op in onnx2amp's table, converts each model with onnx2amp
+--no-autocast (every op in its inputs' dtype, as the graph says), compiles
+it with BUILD/ampc -t cpu --emit=main, runs that program on the case's
+inputs (each file in its input's declared dtype), and compares with the
+expected outputs (the case's rtol and atol, as onnx's backend runner does;
+rtol at least 1e-5 for f32's summation order).  An input that a mapping
+needs as a constant (a shape, Clip's bounds, Slice's starts) is given as
+an initializer when the first attempt says so, as are Gather's indices
+when some are negative (the compiled lookups take [0, n); onnx2amp wraps
+constant ones as ONNX does).  A case onnx2amp refuses (an attribute ampc
+cannot express, a dtype it lacks) is counted as not mapped, with its
+message; a case it converts must compile, run and match.
 
-Prints ok/FAIL per case, the not-mapped ones and "onnx nodes: P passed,
-F failed, N not mapped"; exits 1 on a failure.
+With SUBSTRING, only the cases whose name holds it.  Prints ok/FAIL per
+case, the not-mapped ones and "onnx nodes: P passed, F failed, N not
+mapped"; exits 1 on a failure.
 """
 import importlib.machinery
 import os
@@ -39,6 +42,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 o2a = importlib.machinery.SourceFileLoader("onnx2amp", os.path.join(ROOT, "tools", "onnx2amp")).load_module()
 
 
+# each input file holds its declared dtype's raw little-endian elements
+STORED = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "i64": "<i8", "i32": "<i4", "bool": "u1"}
+
+
 def run(cmd, timeout=120):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace")
@@ -57,10 +64,28 @@ def as_constants(model, inputs, keep):
     return m, inputs[:keep]
 
 
+def negative_indices(model, inputs):
+    """whether an index input of Gather holds a negative index: the
+    compiled lookups take indices in [0, n) (the runtime has no integer
+    arithmetic to wrap them), so such a case gives its indices as
+    constants, which onnx2amp counts from the end as ONNX does"""
+    names = [vi.name for vi in model.graph.input]
+    for n in model.graph.node:
+        if n.op_type == "Gather" and n.input[1] in names:
+            idx = np.asarray(inputs[names.index(n.input[1])])
+            if idx.dtype.kind in "iu" and np.any(idx < 0):
+                return True
+    return False
+
+
 def convert(model, inputs):
     """(converter, outputs, model inputs) after trying the inputs as inputs,
     then, when a mapping needs constants, all but the first as constants;
     raises the last attempt's ConvertError"""
+    if len(inputs) > 1 and negative_indices(model, inputs):
+        m, ins = as_constants(model, inputs, 1)
+        cv = o2a.Converter(m, "Node")
+        return cv, cv.run(), ins
     try:
         cv = o2a.Converter(model, "Node")
         return cv, cv.run(), inputs
@@ -84,14 +109,12 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="ampc-onnx-node-") as d:
         for case in sorted(cases, key=lambda c: c.name):
             ops = {n.op_type for n in case.model.graph.node}
-            if not ops <= mapped or case.name.endswith("_expanded"):
+            if not ops <= mapped or case.name.endswith("_expanded") or \
+                    (argv[1:] and argv[1] not in case.name):
                 continue
             inputs, expected = case.data_sets[0]
             try:
                 cv, outs, ins = convert(case.model, list(inputs))
-                if any(np.asarray(a).dtype not in (np.float32,) for a in ins):
-                    raise o2a.ConvertError("an input of dtype %s (the test feeds f32 files)"
-                                           % [str(np.asarray(a).dtype) for a in ins])
                 text = cv.text(outs, case.name, autocast=False)
             except o2a.ConvertError as e:
                 unmapped += 1
@@ -103,8 +126,8 @@ def main(argv):
             with open(amp, "w") as f:
                 f.write(text)
             o2a.write_safetensors(os.path.join(d, "w.safetensors"), [(a, arr) for a, k, arr in cv.params])
-            for i, arr in enumerate(ins):
-                np.asarray(arr, dtype="<f4").tofile(os.path.join(d, "in%d.bin" % i))
+            for i, (arr, (_, _, dt)) in enumerate(zip(ins, cv.inputs)):
+                np.asarray(arr).astype(STORED[dt]).tofile(os.path.join(d, "in%d.bin" % i))
             # ampc --emit=main: the model and a main() reading each input from
             # a file and writing each output (floating ones as f32)
             rc, log = run([ampc, amp, "-t", "cpu", "--emit=main", "-o", os.path.join(d, "run.c")])
