@@ -62,7 +62,7 @@
 #define AMP_MATH(fn) AMP_MATH_(ACC, fn)
 
 /* The reference kernels: the spec every other kernel set is checked against. */
-#define AMP_DECLARE_REF_KERNEL(name, ret, params, args) ret amp_ref_##name params;
+#define AMP_DECLARE_REF_KERNEL(kernel, T, ret, params, args) ret AMP_KNAME_##T(amp_ref_##kernel) params;
 AMP_FOR_EACH_KERNEL(AMP_DECLARE_REF_KERNEL)
 #undef AMP_DECLARE_REF_KERNEL
 
@@ -71,7 +71,7 @@ AMP_FOR_EACH_KERNEL(AMP_DECLARE_REF_KERNEL)
  * only the entries it optimized. */
 typedef struct amp_kernel_table {
     const char *isa;
-#define AMP_KERNEL_FIELD(name, ret, params, args) ret(*name) params;
+#define AMP_KERNEL_FIELD(kernel, T, ret, params, args) ret(*AMP_KNAME_##T(kernel)) params;
     AMP_FOR_EACH_KERNEL(AMP_KERNEL_FIELD)
 #undef AMP_KERNEL_FIELD
 } amp_kernel_table;
