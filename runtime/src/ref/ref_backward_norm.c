@@ -40,18 +40,12 @@
     {                                                                                             \
         REF_BODY_##T(group_norm_backward)(AMP_DTYPE_##T, N, C, HxW, groups, 0, x, param_dtype,    \
                                           weight, eps, dy, dx, dweight, dbias);                   \
-    }                                                                                             \
-    void amp_ref_batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW,                       \
-                                         const AMP_CTYPE_##T *x, amp_dtype param_dtype,           \
-                                         const void *running_mean, const void *running_var,       \
-                                         const void *weight, int training, double eps,            \
-                                         const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,              \
-                                         void *dweight, void *dbias)                              \
-    {                                                                                             \
-        REF_BODY_##T(batch_norm_backward)(AMP_DTYPE_##T, N, C, HxW, x, param_dtype, running_mean, \
-                                          running_var, weight, training, eps, dy, dx, dweight,    \
-                                          dbias);                                                 \
     }
 
 NORM_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(NORM_BW_KERNELS)
+
+/* The wrappers of the kernels above that follow the body convention,
+ * generated from their entries (ref_wrapper.h). */
+#define REF_OWNS_batch_norm_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

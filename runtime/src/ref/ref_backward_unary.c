@@ -100,23 +100,7 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
                                    dx);                                                           \
     }
 #define REDUCE_BW_KERNELS(T)                                                                      \
-    EXTREMUM_BW(amax, 0, T) EXTREMUM_BW(max, 1, T) VAR_BW(var, 0, T) VAR_BW(std, 1, T)            \
-    void amp_ref_glu_backward_##T(int64_t outer, int64_t len, int64_t inner,                      \
-                                  const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,                \
-                                  AMP_CTYPE_##T *dx)                                              \
-    {                                                                                             \
-        REF_BODY_##T(glu_backward)(AMP_DTYPE_##T, outer, len, inner, x, dy, dx);                  \
-    }                                                                                             \
-    void amp_ref_lerp_backward_##T(int ndim, const int64_t *shape, const AMP_CTYPE_##T *x,        \
-                                   const int64_t *x_stride, const AMP_CTYPE_##T *end,             \
-                                   const int64_t *end_stride, const AMP_CTYPE_##T *weight,        \
-                                   const int64_t *weight_stride, double value,                    \
-                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,                    \
-                                   AMP_CTYPE_##T *dend, AMP_CTYPE_##T *dweight)                   \
-    {                                                                                             \
-        REF_BODY_##T(lerp_backward)(AMP_DTYPE_##T, ndim, shape, x, x_stride, end, end_stride,     \
-                                    weight, weight_stride, value, dy, dx, dend, dweight);         \
-    }
+    EXTREMUM_BW(amax, 0, T) EXTREMUM_BW(max, 1, T) VAR_BW(var, 0, T) VAR_BW(std, 1, T)
 
 #define UNARY_BW_KERNELS(T)                                                                       \
     AMP_UNARY_BACKWARD_OPS(UNARY_BW_KERNEL, ~, T, AMP_CTYPE_##T)                                  \
@@ -175,3 +159,9 @@ ADD_RELU_BW(f64)
 ADD_RELU_BW(f32)
 ADD_RELU_BW(bf16)
 ADD_RELU_BW(f16)
+
+/* The wrappers of the kernels above that follow the body convention,
+ * generated from their entries (ref_wrapper.h). */
+#define REF_OWNS_glu_backward REF_OWNED
+#define REF_OWNS_lerp_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -9,11 +9,6 @@
 #include "ref_acc_twice.h"
 
 #define GEMM_KERNELS(T, ACC_SUFFIX)                                                               \
-    void amp_ref_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, \
-                          const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y)                               \
-    {                                                                                             \
-        gemm##ACC_SUFFIX(AMP_DTYPE_##T, d, a, b, c, y);                                           \
-    }                                                                                             \
     void amp_ref_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,           \
                                         const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *y,           \
                                         AMP_CTYPE_##T *dx)                                        \
@@ -33,3 +28,8 @@ GEMM_KERNELS(f64, _dacc)
 GEMM_KERNELS(f32, _facc)
 GEMM_KERNELS(bf16, _facc)
 GEMM_KERNELS(f16, _facc)
+
+/* The wrappers of the kernels above that follow the body convention,
+ * generated from their entries (ref_wrapper.h). */
+#define REF_OWNS_gemm REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

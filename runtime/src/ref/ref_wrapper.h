@@ -1,0 +1,43 @@
+/*
+ * ref_wrapper.h - the reference kernels amp_ref_<kernel>_<T>, generated
+ * from the kernel list (amprt.h's AMP_FOR_EACH_KERNEL), so a kernel's
+ * signature is written once, in its family header's entry.
+ *
+ * Usage, in a ref_*.c file after its bodies (ref_acc_twice.h):
+ *     #define REF_OWNS_renorm REF_OWNED
+ *     #define REF_OWNS_cosine_similarity REF_OWNED
+ *     AMP_FOR_EACH_KERNEL(REF_WRAPPER)
+ * defines, for every entry X(kernel, T, ret, (params), (args)) of a kernel
+ * the file owns, in every dtype the list has it:
+ *     ret amp_ref_<kernel>_<T>(params) { [return] BODY(kernel)(AMP_DTYPE_<T>, args); }
+ * BODY being <kernel>_facc for f32/bf16/f16 and <kernel>_dacc for f64
+ * (REF_BODY_<T>, ref_acc_twice.h).  So a body follows one convention: it
+ * is named for its kernel and takes the kernel's dtype, then the entry's
+ * arguments, as they are.  The call is direct, and the AMP_ALWAYS_INLINE
+ * body is compiled into each wrapper as a hand-written one was.
+ *
+ * The other entries expand to nothing: REF_OWNS_<kernel> defined as
+ * REF_OWNED makes REF_OWNS_(...) 1, an undefined one leaves it 0.
+ */
+#ifndef REF_WRAPPER_H
+#define REF_WRAPPER_H
+
+#define REF_OWNED ~, 1
+#define REF_SECOND_(a, b, ...) b
+#define REF_OWNS_(...) REF_SECOND_(__VA_ARGS__, 0, ~)
+#define REF_PASTE_(a, b) a##b
+#define REF_CAT_(a, b) REF_PASTE_(a, b) /* expands b before pasting */
+#define REF_UNPAREN_(...) __VA_ARGS__
+
+/* A void call cannot be `return`ed in C. */
+#define REF_RETURN_void
+#define REF_RETURN_int return
+#define REF_RETURN_size_t return
+
+#define REF_WRAPPER(kernel, T, ret, params, args) \
+    REF_CAT_(REF_WRAPPER_, REF_OWNS_(REF_OWNS_##kernel))(kernel, T, ret, params, args)
+#define REF_WRAPPER_0(kernel, T, ret, params, args)
+#define REF_WRAPPER_1(kernel, T, ret, params, args) \
+    ret AMP_KNAME_##T(amp_ref_##kernel) params { REF_RETURN_##ret REF_BODY_##T(kernel)(AMP_DTYPE_##T, REF_UNPAREN_ args); }
+
+#endif /* REF_WRAPPER_H */
