@@ -16,13 +16,21 @@
  * arguments, as they are.  The call is direct, and the AMP_ALWAYS_INLINE
  * body is compiled into each wrapper as a hand-written one was.
  *
+ * A body serving several kernels takes selectors after the dtype:
+ *     #define REF_OWNS_argmax REF_SHARES(arg_extreme, 1)
+ * makes amp_ref_argmax_<T> call arg_extreme_facc(AMP_DTYPE_<T>, 1, args)
+ * (_dacc for f64); REF_SHARES(with_scalar, OP_SUB, 1) passes two.  Still
+ * no signature is written: the entry's are used.
+ *
  * The other entries expand to nothing: REF_OWNS_<kernel> defined as
- * REF_OWNED makes REF_OWNS_(...) 1, an undefined one leaves it 0.
+ * REF_OWNED makes REF_OWNS_(...) 1, as REF_SHARES(...) makes it 2, and an
+ * undefined one leaves it 0.
  */
 #ifndef REF_WRAPPER_H
 #define REF_WRAPPER_H
 
 #define REF_OWNED ~, 1
+#define REF_SHARES(body, ...) ~, 2, body, __VA_ARGS__
 #define REF_SECOND_(a, b, ...) b
 #define REF_OWNS_(...) REF_SECOND_(__VA_ARGS__, 0, ~)
 #define REF_PASTE_(a, b) a##b
@@ -39,5 +47,29 @@
 #define REF_WRAPPER_0(kernel, T, ret, params, args)
 #define REF_WRAPPER_1(kernel, T, ret, params, args) \
     ret AMP_KNAME_##T(amp_ref_##kernel) params { REF_RETURN_##ret REF_BODY_##T(kernel)(AMP_DTYPE_##T, REF_UNPAREN_ args); }
+#define REF_WRAPPER_2(kernel, T, ret, params, args)                                            \
+    ret AMP_KNAME_##T(amp_ref_##kernel) params                                                 \
+    {                                                                                          \
+        REF_RETURN_##ret REF_SHARED_BODY_(T, REF_OWNS_##kernel)(AMP_DTYPE_##T,                 \
+                                                                REF_SELECTOR_(REF_OWNS_##kernel), \
+                                                                REF_UNPAREN_ args);           \
+    }
+/* A kernel of a per-op sub-list (amprt.h's U(...) lists) whose ops share
+ * one body, told apart by a selector: a file passes its own X to the
+ * header's row macro, e.g. for the unary ops
+ *     #define UNARY_X(kernel, T, ret, params, args) \
+ *         REF_SHARED_WRAPPER(map_unary, UOP_##kernel, kernel, T, ret, params, args)
+ *     #define UNARY_KERNELS(T) AMP_UNARY_OPS(AMP_UNARY_ROW, UNARY_X, T, AMP_CTYPE_##T)
+ *     UNARY_KERNELS(f64) AMP_FOR_EACH_KERNEL_DTYPE(UNARY_KERNELS)
+ * so an op added to the list gets its wrapper with no line here. */
+#define REF_SHARED_WRAPPER(body, selector, kernel, T, ret, params, args) \
+    ret AMP_KNAME_##T(amp_ref_##kernel) params { REF_RETURN_##ret REF_BODY_##T(body)(AMP_DTYPE_##T, selector, REF_UNPAREN_ args); }
+
+/* The body and the selectors out of REF_SHARES(body, ...)'s expansion. */
+#define REF_SHARED_BODY_(...) REF_SHARED_BODY2_(__VA_ARGS__)
+#define REF_SHARED_BODY2_(T, probe, two, body, ...) REF_BODY_OF_(T, body)
+#define REF_BODY_OF_(T, body) REF_BODY_##T(body)
+#define REF_SELECTOR_(...) REF_SELECTOR2_(__VA_ARGS__)
+#define REF_SELECTOR2_(probe, two, body, ...) __VA_ARGS__
 
 #endif /* REF_WRAPPER_H */
