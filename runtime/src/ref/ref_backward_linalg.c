@@ -17,8 +17,8 @@
 #define REF_PART "ref_backward_linalg.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_triangular_solve_backward REF_OWNED
 #define REF_OWNS_cholesky_backward REF_OWNED
 #define REF_OWNS_eigh_backward REF_OWNED

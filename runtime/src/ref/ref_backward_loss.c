@@ -53,8 +53,8 @@ AMP_FOR_EACH_KERNEL_DTYPE(POINTWISE_BW_KERNELS)
 LOSS_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_BW_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_cross_entropy_backward REF_SHARES(class_backward, 1)
 #define REF_OWNS_cross_entropy_prob_backward REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -37,8 +37,8 @@
 BACKWARD_NN_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_NN_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_rnn_cell_backward REF_OWNED
 #define REF_OWNS_conv_tbc_backward REF_OWNED
 #define REF_OWNS_index_put_backward REF_OWNED

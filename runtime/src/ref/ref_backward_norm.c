@@ -45,7 +45,7 @@
 NORM_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(NORM_BW_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_batch_norm_backward REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

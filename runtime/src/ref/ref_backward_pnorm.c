@@ -33,8 +33,8 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_backward_pnorm.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_cosine_similarity_backward REF_OWNED
 #define REF_OWNS_renorm_backward REF_OWNED
 #define REF_OWNS_cdist_backward REF_OWNED

@@ -38,8 +38,8 @@ static AMP_ALWAYS_INLINE int64_t ref_count(int ndim, const int64_t *shape, const
 #define REF_PART "ref_backward_prod.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_prod_backward REF_OWNED
 #define REF_OWNS_cumprod_backward REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -72,11 +72,6 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
 #include "ref_acc_twice.h"
 
 #define SPATIAL_BW_KERNELS(T)                                                                     \
-    void amp_ref_max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,            \
-                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
-    {                                                                                             \
-        REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 0, d, x, dy, dx);                              \
-    }                                                                                             \
     void amp_ref_max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,       \
                                             const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)           \
     {                                                                                             \
@@ -152,8 +147,9 @@ AMP_FOR_EACH_KERNEL_DTYPE(SPATIAL_BW_KERNELS)
 CONV_BW_TO_F32(bf16)
 CONV_BW_TO_F32(f16)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_max_pool_backward REF_SHARES(pool_backward, 0)
 #define REF_OWNS_upsample_backward REF_OWNED
 #define REF_OWNS_conv_transpose_backward_weight REF_OWNED
 #define REF_OWNS_pad_backward REF_OWNED

@@ -98,8 +98,8 @@ ADD_RELU_BW(f32)
 ADD_RELU_BW(bf16)
 ADD_RELU_BW(f16)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_amax_backward REF_SHARES(extremum_backward, 0)
 #define REF_OWNS_max_backward REF_SHARES(extremum_backward, 1)
 #define REF_OWNS_var_backward REF_SHARES(var_backward, 0)

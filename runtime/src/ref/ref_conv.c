@@ -85,11 +85,6 @@ static AMP_ALWAYS_INLINE void pack_weights(amp_dtype t, const amp_conv_desc *d, 
     {                                                                                             \
         return packed_count(d) * sizeof(AMP_CTYPE_##T);                                           \
     }                                                                                             \
-    void amp_ref_conv_pack_weights_##T(const amp_conv_desc *d, amp_dtype src, const void *w,      \
-                                       void *packed)                                              \
-    {                                                                                             \
-        pack_weights(AMP_DTYPE_##T, d, src, w, packed);                                           \
-    }                                                                                             \
     void amp_ref_conv_ex_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                      \
                              const AMP_CTYPE_##T *w, const void *packed,                          \
                              const AMP_CTYPE_##T *bias, const amp_conv_post *post,                \
@@ -118,9 +113,10 @@ CONV_EX_KERNELS(f32)
 CONV_EX_KERNELS(bf16)
 CONV_EX_KERNELS(f16)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_conv REF_OWNED
+#define REF_OWNS_conv_pack_weights REF_CALLS(pack_weights)
 #define REF_OWNS_conv_transpose REF_OWNED
 #define REF_OWNS_conv_tbc REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -49,8 +49,8 @@ typedef enum {
 BCAST_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(BCAST_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_add REF_SHARES(binary, OP_ADD)
 #define REF_OWNS_sub REF_SHARES(binary, OP_SUB)
 #define REF_OWNS_mul REF_SHARES(binary, OP_MUL)

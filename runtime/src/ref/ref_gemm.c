@@ -29,7 +29,7 @@ GEMM_KERNELS(f32, _facc)
 GEMM_KERNELS(bf16, _facc)
 GEMM_KERNELS(f16, _facc)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_gemm REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -22,7 +22,7 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_grid_sampler.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_grid_sampler REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -157,7 +157,7 @@ INDEX_KERNELS(f32, facc)
 INDEX_KERNELS(bf16, facc)
 INDEX_KERNELS(f16, facc)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_scatter_add REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

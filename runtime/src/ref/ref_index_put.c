@@ -50,8 +50,8 @@ static AMP_ALWAYS_INLINE int64_t ref_wrap(int64_t i, int64_t n)
 #define REF_PART "ref_index_put.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_index_put REF_OWNED
 #define REF_OWNS_index_put_mask REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -30,8 +30,8 @@
 LINALG_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(LINALG_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_linear REF_OWNED
 #define REF_OWNS_matmul REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

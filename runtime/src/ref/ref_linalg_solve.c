@@ -36,8 +36,8 @@ static int ref_check_pivots(int64_t n, int64_t m, const int32_t *pivots)
 LINALG_SOLVE_KERNELS(f64)
 LINALG_SOLVE_KERNELS(f32)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_lstsq REF_OWNED
 #define REF_OWNS_matrix_exp REF_OWNED
 #define REF_OWNS_householder_product REF_OWNED

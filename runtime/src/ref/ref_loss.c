@@ -37,7 +37,7 @@ static AMP_ALWAYS_INLINE int check_args(int64_t N, int64_t C, const void *logp, 
 #define REF_PART "ref_loss.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_nll_loss REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

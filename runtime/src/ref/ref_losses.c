@@ -70,8 +70,8 @@ static int check_class_targets(int64_t N, int64_t C, int64_t inner, const void *
 LOSS_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_mse_loss REF_SHARES(pointwise, LOSS_MSE)
 #define REF_OWNS_l1_loss REF_SHARES(pointwise, LOSS_L1)
 #define REF_OWNS_smooth_l1_loss REF_SHARES(pointwise, LOSS_SMOOTH_L1)

@@ -25,8 +25,8 @@
 #define REF_PART "ref_norm.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_layer_norm REF_OWNED
 #define REF_OWNS_group_norm REF_OWNED
 #define REF_OWNS_batch_norm REF_OWNED

@@ -36,7 +36,8 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_pnorm.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers, from amprt/reduce.h's entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_renorm REF_OWNED
 #define REF_OWNS_cosine_similarity REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -21,8 +21,8 @@
 #define REF_PART "ref_pool.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_max_pool REF_OWNED
 #define REF_OWNS_avg_pool REF_OWNED
 #define REF_OWNS_adaptive_avg_pool REF_OWNED

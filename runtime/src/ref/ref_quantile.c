@@ -14,7 +14,7 @@
 #define REF_PART "ref_quantile.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_quantile REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -81,7 +81,7 @@ void amp_dropout_mask(size_t n, double p, uint64_t seed, uint64_t stream, uint64
 #define REF_PART "ref_random.inc"
 #include "ref_acc_twice.h"
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_dropout REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -45,7 +45,7 @@ static int ref_check_ctc(int64_t T, int64_t N, int64_t C, int64_t S, const int64
 RECURRENT_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(RECURRENT_KERNELS)
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_rnn_cell REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

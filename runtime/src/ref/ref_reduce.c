@@ -76,8 +76,8 @@ void amp_ref_any(amp_dtype t, int ndim, const int64_t *shape, const uint8_t *red
     truth_reduce(0, t, ndim, shape, reduce, x, y);
 }
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_sum REF_SHARES(masked_reduce, RED_SUM)
 #define REF_OWNS_mean REF_SHARES(masked_reduce, RED_MEAN)
 #define REF_OWNS_prod REF_SHARES(masked_reduce, RED_PROD)

@@ -87,8 +87,8 @@ void amp_ref_scaler_update(float *scale, int32_t *growth_tracker, int32_t found_
     }
 }
 
-/* The wrappers of the kernels above that follow the body convention,
- * generated from their entries (ref_wrapper.h). */
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
 #define REF_OWNS_unscale REF_OWNED
 #define REF_OWNS_sgd REF_OWNED
 #define REF_OWNS_adam REF_OWNED

@@ -22,15 +22,25 @@
  * (_dacc for f64); REF_SHARES(with_scalar, OP_SUB, 1) passes two.  Still
  * no signature is written: the entry's are used.
  *
+ * Two more forms serve bodies outside ref_acc_twice.h's convention:
+ *     #define REF_OWNS_qr REF_OWNED_TYPED   qr_facc(args) / qr_dacc(args):
+ *         a body typed by its instantiation, taking no dtype (linear
+ *         algebra, f32 and f64 only, computes in its storage type);
+ *     #define REF_OWNS_sort REF_CALLS(sort)  sort(AMP_DTYPE_<T>, args): one
+ *         body for every dtype, with no compute type (it compares and
+ *         copies elements).
+ *
  * The other entries expand to nothing: REF_OWNS_<kernel> defined as
- * REF_OWNED makes REF_OWNS_(...) 1, as REF_SHARES(...) makes it 2, and an
- * undefined one leaves it 0.
+ * REF_OWNED makes REF_OWNS_(...) 1, REF_SHARES(...) 2, REF_OWNED_TYPED 3,
+ * REF_CALLS(...) 4, and an undefined one leaves it 0.
  */
 #ifndef REF_WRAPPER_H
 #define REF_WRAPPER_H
 
 #define REF_OWNED ~, 1
 #define REF_SHARES(body, ...) ~, 2, body, __VA_ARGS__
+#define REF_OWNED_TYPED ~, 3
+#define REF_CALLS(body) ~, 4, body
 #define REF_SECOND_(a, b, ...) b
 #define REF_OWNS_(...) REF_SECOND_(__VA_ARGS__, 0, ~)
 #define REF_PASTE_(a, b) a##b
@@ -65,11 +75,22 @@
 #define REF_SHARED_WRAPPER(body, selector, kernel, T, ret, params, args) \
     ret AMP_KNAME_##T(amp_ref_##kernel) params { REF_RETURN_##ret REF_BODY_##T(body)(AMP_DTYPE_##T, selector, REF_UNPAREN_ args); }
 
+#define REF_WRAPPER_3(kernel, T, ret, params, args) \
+    ret AMP_KNAME_##T(amp_ref_##kernel) params { REF_RETURN_##ret REF_BODY_##T(kernel)(REF_UNPAREN_ args); }
+#define REF_WRAPPER_4(kernel, T, ret, params, args)                                            \
+    ret AMP_KNAME_##T(amp_ref_##kernel) params                                                 \
+    {                                                                                          \
+        REF_RETURN_##ret REF_CALLED_(REF_OWNS_##kernel)(AMP_DTYPE_##T, REF_UNPAREN_ args);     \
+    }
+
 /* The body and the selectors out of REF_SHARES(body, ...)'s expansion. */
 #define REF_SHARED_BODY_(...) REF_SHARED_BODY2_(__VA_ARGS__)
 #define REF_SHARED_BODY2_(T, probe, two, body, ...) REF_BODY_OF_(T, body)
 #define REF_BODY_OF_(T, body) REF_BODY_##T(body)
 #define REF_SELECTOR_(...) REF_SELECTOR2_(__VA_ARGS__)
 #define REF_SELECTOR2_(probe, two, body, ...) __VA_ARGS__
+/* The body out of REF_CALLS(body)'s. */
+#define REF_CALLED_(...) REF_CALLED2_(__VA_ARGS__)
+#define REF_CALLED2_(probe, four, body) body
 
 #endif /* REF_WRAPPER_H */
