@@ -6,6 +6,10 @@
  * Formulas are PyTorch's backward ones, in ACC (f32 for f32/bf16/f16, f64
  * for f64), each output rounded once. The targets were checked by the
  * forward, so these kernels trust them. Bodies in ref_backward_loss.inc.
+ *
+ * Hand-written wrappers, which do more than pass the entry's arguments to a
+ * body: nll_loss_backward (the class body takes no input and no smoothing
+ * among them) and cross_entropy_with_grad (the forward, then the backward).
  */
 #include <math.h>
 

@@ -20,23 +20,6 @@
 #define REF_PART "ref_backward_nn.inc"
 #include "ref_acc_twice.h"
 
-#define BACKWARD_NN_KERNELS(T)                                                                    \
-    void amp_ref_ctc_loss_backward_##T(int64_t T, int64_t N, int64_t C, int64_t S,                \
-                                       const AMP_CTYPE_##T *log_probs, const int64_t *targets,    \
-                                       const int64_t *input_lengths,                              \
-                                       const int64_t *target_lengths, int64_t blank,              \
-                                       int reduction, int zero_infinity,                          \
-                                       const AMP_CTYPE_##T *dy, double *work,                     \
-                                       AMP_CTYPE_##T *dlog_probs)                                 \
-    {                                                                                             \
-        REF_BODY_##T(ctc_loss_backward)(AMP_DTYPE_##T, T, N, C, S, log_probs, targets,            \
-                                        input_lengths, target_lengths, blank, reduction,          \
-                                        zero_infinity, dy, work, dlog_probs);                     \
-    }
-
-BACKWARD_NN_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_NN_KERNELS)
-
 /* The wrappers generated from the kernels' entries (ref_wrapper.h), for
  * every dtype each entry lists. */
 #define REF_OWNS_rnn_cell_backward REF_OWNED
@@ -44,4 +27,5 @@ AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_NN_KERNELS)
 #define REF_OWNS_index_put_backward REF_OWNED
 #define REF_OWNS_index_put_mask_backward REF_OWNED
 #define REF_OWNS_grid_sampler_backward REF_OWNED
+#define REF_OWNS_ctc_loss_backward REF_OWNED
 AMP_FOR_EACH_KERNEL(REF_WRAPPER)

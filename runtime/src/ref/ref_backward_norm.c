@@ -13,6 +13,10 @@
  * have dtype param_dtype; sums are ACC and each output is rounded once
  * (the parameter sums, which span several rows, are kept in ACC buffers on
  * the stack, BW_NORM_CHUNK parameters at a time).
+ *
+ * layer_norm_backward and group_norm_backward are hand-written: both call
+ * the one body with their shapes recast (layer_norm as one group of one
+ * channel).
  */
 #include <math.h>
 

@@ -14,6 +14,12 @@
  * geometry comes from ref_window.h, shared with ref_pool.c and ref_conv.c,
  * and upsample's taps from ref_upsample.inc itself (included by
  * ref_backward_spatial.inc).
+ *
+ * Hand-written wrappers, which do more than pass the entry's arguments to a
+ * body: the average and adaptive pooling gradients (no x, or a descriptor
+ * built from the sizes), max_pool_relu_backward (two kernels in turn),
+ * conv_backward_weight and its _to_f32 form (a mode after the arguments),
+ * embedding_backward and index_select_backward (shapes recast).
  */
 #include <math.h>
 

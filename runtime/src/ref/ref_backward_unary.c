@@ -10,6 +10,8 @@
  * FunctionsManual.cpp), evaluated in ACC (f32 for f32/bf16/f16, f64 for f64)
  * and rounded once per output element. Bodies in ref_backward_unary.inc,
  * instantiated twice by ref_acc_twice.h.
+ *
+ * add_relu_backward is hand-written: two kernels in turn, a chunk at a time.
  */
 #include <math.h>
 

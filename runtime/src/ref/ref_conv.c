@@ -15,6 +15,9 @@
  *
  * conv_ex's reference (at the end) is its specification: conv, then the
  * reference batch_norm, add and relu; its packed weights are w in T.
+ *
+ * conv_packed_bytes (a size, no body) and conv_ex (the convolution, then
+ * its fused epilogue) are hand-written.
  */
 #include <string.h>
 

@@ -5,6 +5,9 @@
  *
  * The bodies are in ref_elementwise.inc, compiled once computing in float
  * (f32, bf16, f16) and once in double (f64).
+ *
+ * The *_bcast kernels are hand-written: they call the ternary body without
+ * its third operand.
  */
 #include <math.h>
 

@@ -2,6 +2,9 @@
  * ref_gemm.c - reference gemm (strided, batched, alpha/beta, addbmm's
  * sum over the batch) and contract (einsum over an index space).
  * The bodies are in ref_gemm.inc, instantiated here once per compute type.
+ *
+ * gemm_relu_backward (two kernels in turn) and contract (its operand
+ * array converted to the body's const void *const *) are hand-written.
  */
 #include "amprt_internal.h"
 

@@ -12,6 +12,9 @@
  * (memcpy of one element), so they are exact for every dtype, NaN payloads
  * and -0 included, and one body serves every dtype. scatter_add adds, in
  * ACC, so its body is in ref_index.inc, instantiated once per ACC below.
+ *
+ * embedding, index_select, index_copy and gather are hand-written: they
+ * move elements by size, through bodies that take no dtype.
  */
 #include <string.h>
 

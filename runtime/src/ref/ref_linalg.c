@@ -11,6 +11,8 @@
  *
  * The bodies are in ref_linalg.inc, compiled once computing in float (f32,
  * bf16, f16) and once in double (f64).
+ *
+ * linear_relu is hand-written: two kernels in turn.
  */
 #include "amprt_internal.h"
 

@@ -7,6 +7,8 @@
  * uses the float instantiation and f64 the double one, so every kernel
  * computes in T (PyTorch's LAPACK calls do).  lu_solve checks every pivot
  * before writing anything.
+ *
+ * lu_solve is hand-written: it checks the pivots before the body runs.
  */
 #include <math.h>
 

@@ -14,6 +14,9 @@
  * cross_entropy and nll_loss_nd check their arguments like nll_loss, since
  * targets are run-time data: everything is checked before anything is
  * written.
+ *
+ * nll_loss_nd is hand-written: the class body takes a zero smoothing among
+ * the entry's arguments.
  */
 #include <math.h>
 

@@ -6,6 +6,8 @@
  * Bodies are in ref_recurrent.inc, instantiated for ACC float (f32, bf16,
  * f16) and ACC double (f64) by ref_acc_twice.h: every value is computed
  * in ACC from the stored inputs and each output is rounded once.
+ *
+ * ctc_loss is hand-written: it checks the lengths before the body runs.
  */
 #include <math.h>
 

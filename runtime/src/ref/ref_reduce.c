@@ -14,6 +14,8 @@
  * (offset_in_x), which costs a few divisions per element but needs no
  * per-dim scratch arrays, so ndim has no limit and ndim 0 is one element.
  * Sums are sequential in that order.
+ *
+ * all and any are hand-written: dtype-free, their definitions are the body.
  */
 #include <math.h>
 

@@ -14,6 +14,9 @@
  *
  * found_inf is a scalar, so "keep the old value where found_inf" is one
  * early return: nothing is written, and nothing needs to be read.
+ *
+ * sum_squares, grad_accumulate (an f32 accumulator) and scaler_update
+ * (dtype-free) are hand-written: each definition is the body.
  */
 #include <math.h>
 
