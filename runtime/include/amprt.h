@@ -273,8 +273,11 @@ typedef enum {
 #define AMP_CTYPE_f16 amp_f16
 
 /*
- * Every kernel, one row each: X(name, return type, parameters, arguments).
- * The public function is amp_<name>, the reference one amp_ref_<name>.
+ * Every kernel, one row each: X(kernel, T, return type, parameters,
+ * arguments), T the dtype token (f64 f32 bf16 f16, c64 c128 i64 i32 bool, or
+ * none for the dtype-free kernels).  The kernel's name is <kernel>_<T>
+ * (<kernel> for none): AMP_KNAME_##T(kernel) builds it.  The public function
+ * is amp_<name>, the reference one amp_ref_<name>.
  * Semantics (docs/runtime.md has the details):
  *
  *  add/sub/mul/div   y[i] = a[i] op b[i]; y may alias a or b.
@@ -296,51 +299,66 @@ typedef enum {
  */
 #define AMP_KERNELS_OF_TYPE(X, T) AMP_KERNELS_OF_CTYPE(X, T, AMP_CTYPE_##T)
 #define AMP_KERNELS_OF_CTYPE(X, T, CT)                                                   \
-    X(add_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
-    X(sub_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
-    X(mul_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
-    X(div_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))          \
-    X(neg_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                          \
-    X(relu_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                         \
-    X(add_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
-    X(sub_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
-    X(mul_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
-    X(div_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
-    X(rsub_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))      \
-    X(rdiv_scalar_##T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))      \
+    X(add, T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))           \
+    X(sub, T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))           \
+    X(mul, T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))           \
+    X(div, T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))           \
+    X(neg, T, void, (size_t n, const CT *x, CT *y), (n, x, y))                           \
+    X(relu, T, void, (size_t n, const CT *x, CT *y), (n, x, y))                          \
+    X(add_scalar, T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))        \
+    X(sub_scalar, T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))        \
+    X(mul_scalar, T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))        \
+    X(div_scalar, T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))        \
+    X(rsub_scalar, T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
+    X(rdiv_scalar, T, void, (size_t n, const CT *a, double s, CT *y), (n, a, s, y))       \
     AMP_BCAST_ROW(X, add, T, CT)                                                         \
     AMP_BCAST_ROW(X, sub, T, CT)                                                         \
     AMP_BCAST_ROW(X, mul, T, CT)                                                         \
     AMP_BCAST_ROW(X, div, T, CT)                                                         \
-    X(linear_##T, void,                                                                  \
+    X(linear, T, void,                                                                   \
       (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const CT *bias, CT *y), \
       (M, N, K, x, w, bias, y))                                                          \
-    X(linear_relu_##T, void,                                                             \
+    X(linear_relu, T, void,                                                              \
       (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const CT *bias, CT *y), \
       (M, N, K, x, w, bias, y))                                                          \
-    X(matmul_##T, void,                                                                  \
+    X(matmul, T, void,                                                                   \
       (int64_t batch, int64_t M, int64_t N, int64_t K, const CT *a,                      \
        int64_t a_batch_stride, const CT *b, int64_t b_batch_stride, CT *c),              \
       (batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c))                         \
-    X(softmax_##T, void,                                                                 \
+    X(softmax, T, void,                                                                  \
       (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),                   \
       (outer, dim, inner, x, y))                                                         \
-    X(log_softmax_##T, void,                                                             \
+    X(log_softmax, T, void,                                                              \
       (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),                   \
       (outer, dim, inner, x, y))                                                         \
-    X(nll_loss_##T, int,                                                                 \
+    X(nll_loss, T, int,                                                                  \
       (int64_t N, int64_t C, const CT *logp, const int64_t *target, const CT *weight,   \
        int64_t ignore_index, int reduction, CT *out),                                    \
       (N, C, logp, target, weight, ignore_index, reduction, out))
 
 #define AMP_BCAST_ROW(X, op, T, CT)                                                      \
-    X(op##_bcast_##T, void,                                                              \
+    X(op##_bcast, T, void,                                                               \
       (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride,             \
        const CT *b, const int64_t *b_stride, CT *y),                                     \
       (ndim, shape, a, a_stride, b, b_stride, y))
 
 #define AMP_CAST_ROW(X, S, D)                                                            \
-    X(cast_##S##_##D, void, (size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y), (n, x, y))
+    X(cast_##S, D, void, (size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y), (n, x, y))
+
+/* An entry's name from its kernel and dtype token: AMP_KNAME_##T(amp_##kernel)
+ * is its public function.  Consumers paste T (## leaves it unexpanded);
+ * __Bool serves rows that pass T on after <stdbool.h> made bool a macro. */
+#define AMP_KNAME_none(k) k
+#define AMP_KNAME_f64(k) k##_f64
+#define AMP_KNAME_f32(k) k##_f32
+#define AMP_KNAME_bf16(k) k##_bf16
+#define AMP_KNAME_f16(k) k##_f16
+#define AMP_KNAME_c64(k) k##_c64
+#define AMP_KNAME_c128(k) k##_c128
+#define AMP_KNAME_i64(k) k##_i64
+#define AMP_KNAME_i32(k) k##_i32
+#define AMP_KNAME_bool(k) k##_bool
+#define AMP_KNAME__Bool(k) k##_bool
 
 /* Every ordered pair of distinct float dtypes: Y(X, S, D), X passed along. */
 #define AMP_FOR_EACH_CAST_PAIR(Y, X)                                                     \
@@ -405,7 +423,7 @@ typedef enum {
     AMP_COMPARE_KERNELS(X)                                                               \
     AMP_FOR_EACH_CAST(X)
 
-#define AMP_DECLARE_KERNEL(name, ret, params, args) ret amp_##name params;
+#define AMP_DECLARE_KERNEL(kernel, T, ret, params, args) ret AMP_KNAME_##T(amp_##kernel) params;
 AMP_FOR_EACH_KERNEL(AMP_DECLARE_KERNEL)
 #undef AMP_DECLARE_KERNEL
 

@@ -6,8 +6,10 @@
  * generic over the storage dtype (an amp_dtype argument) and reading and
  * writing elements through amp_ld/amp_st below, which widen to and round
  * from f32. Each amp_ref_<op>_<T> is a one-line wrapper passing a constant
- * dtype. Bodies are AMP_ALWAYS_INLINE, so every wrapper compiles to a loop
- * specialized for its dtype, with the dtype switch folded away.
+ * dtype, generated from the kernel's entry in the list (ref/ref_wrapper.h),
+ * so its signature is written only there. Bodies are AMP_ALWAYS_INLINE, so
+ * every wrapper compiles to a loop specialized for its dtype, with the
+ * dtype switch folded away.
  *
  * Tests include this header (by relative path) to call amp_ref_* directly;
  * the library exports them for that reason.
@@ -42,18 +44,12 @@
 /*
  * Bodies generic over the compute type as well: a kernel file whose bodies
  * must serve f64 (in double) and the others (in float) writes them once in
- * a part file, runtime/src/<name>.inc, and includes it twice:
- *
- *     #define ACC float
- *     #define LD amp_ld
- *     #define ST amp_st
- *     #define BODY(name) name##_facc
- *     #include "ref_foo.inc"
- *     (#undef the four, then again with double, amp_ldd, amp_std, _dacc)
- *
- * and the wrappers call BODY(...)_facc for f32/bf16/f16 and _dacc for f64.
- * Math in the part file goes through AMP_MATH(fn) (expf or exp by ACC), so
- * float code never silently computes in double.
+ * a part file, runtime/src/ref/<name>.inc, which ref/ref_acc_twice.h
+ * includes twice: with ACC float, LD amp_ld, ST amp_st and BODY(name)
+ * name##_facc, then with double, amp_ldd, amp_std and _dacc.  The
+ * wrappers (ref/ref_wrapper.h) call <kernel>_facc for f32/bf16/f16 and
+ * <kernel>_dacc for f64.  Math in the part file goes through AMP_MATH(fn)
+ * (expf or exp by ACC), so float code never silently computes in double.
  */
 #define AMP_MATH_float(fn) fn##f
 #define AMP_MATH_double(fn) fn
@@ -62,7 +58,7 @@
 #define AMP_MATH(fn) AMP_MATH_(ACC, fn)
 
 /* The reference kernels: the spec every other kernel set is checked against. */
-#define AMP_DECLARE_REF_KERNEL(name, ret, params, args) ret amp_ref_##name params;
+#define AMP_DECLARE_REF_KERNEL(kernel, T, ret, params, args) ret AMP_KNAME_##T(amp_ref_##kernel) params;
 AMP_FOR_EACH_KERNEL(AMP_DECLARE_REF_KERNEL)
 #undef AMP_DECLARE_REF_KERNEL
 
@@ -71,7 +67,7 @@ AMP_FOR_EACH_KERNEL(AMP_DECLARE_REF_KERNEL)
  * only the entries it optimized. */
 typedef struct amp_kernel_table {
     const char *isa;
-#define AMP_KERNEL_FIELD(name, ret, params, args) ret(*name) params;
+#define AMP_KERNEL_FIELD(kernel, T, ret, params, args) ret(*AMP_KNAME_##T(kernel)) params;
     AMP_FOR_EACH_KERNEL(AMP_KERNEL_FIELD)
 #undef AMP_KERNEL_FIELD
 } amp_kernel_table;

@@ -16,7 +16,7 @@
 
 const amp_kernel_table amp_ref_kernel_table = {
     .isa = "ref",
-#define AMP_REF_ENTRY(name, ret, params, args) .name = amp_ref_##name,
+#define AMP_REF_ENTRY(kernel, T, ret, params, args) .AMP_KNAME_##T(kernel) = AMP_KNAME_##T(amp_ref_##kernel),
     AMP_FOR_EACH_KERNEL(AMP_REF_ENTRY)
 #undef AMP_REF_ENTRY
 };
@@ -143,6 +143,6 @@ const char *amp_isa_name(void)
 #define AMP_FORWARD_void(call) call;
 #define AMP_FORWARD_int(call) return call;
 #define AMP_FORWARD_size_t(call) return call;
-#define AMP_DEFINE_PUBLIC(name, ret, params, args) \
-    ret amp_##name params { AMP_FORWARD_##ret(kernels()->name args) }
+#define AMP_DEFINE_PUBLIC(kernel, T, ret, params, args) \
+    ret AMP_KNAME_##T(amp_##kernel) params { AMP_FORWARD_##ret(kernels()->AMP_KNAME_##T(kernel) args) }
 AMP_FOR_EACH_KERNEL(AMP_DEFINE_PUBLIC)

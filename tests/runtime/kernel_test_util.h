@@ -77,7 +77,7 @@
 
 static const amp_kernel_table public_table KTU_UNUSED = {
     .isa = "public",
-#define PUBLIC_ENTRY(name, ret, params, args) .name = amp_##name,
+#define PUBLIC_ENTRY(kernel, T, ret, params, args) .AMP_KNAME_##T(kernel) = AMP_KNAME_##T(amp_##kernel),
     AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
 #undef PUBLIC_ENTRY
 };

@@ -212,7 +212,7 @@
     U(erf, X, T, CT) U(erfc, X, T, CT) U(sign, X, T, CT) U(floor, X, T, CT)              \
     U(ceil, X, T, CT) U(round, X, T, CT) U(trunc, X, T, CT) U(frac, X, T, CT)
 #define AMP_UNARY_BACKWARD_ROW(op, X, T, CT)                                             \
-    X(op##_backward_##T, void, (size_t n, const CT *x, const CT *y, const CT *dy, CT *dx), \
+    X(op##_backward, T, void, (size_t n, const CT *x, const CT *y, const CT *dy, CT *dx),  \
       (n, x, y, dy, dx))
 
 #define AMP_UNARY_PARAM_BACKWARD_OPS(U, X, T, CT)                                        \
@@ -220,7 +220,7 @@
     U(hardtanh, X, T, CT) U(leaky_relu, X, T, CT) U(elu, X, T, CT)                       \
     U(fmod_scalar, X, T, CT) U(remainder_scalar, X, T, CT)
 #define AMP_UNARY_PARAM_BACKWARD_ROW(op, X, T, CT)                                       \
-    X(op##_backward_##T, void,                                                           \
+    X(op##_backward, T, void,                                                            \
       (size_t n, const CT *x, const CT *y, const CT *dy, double p0, double p1, CT *dx),  \
       (n, x, y, dy, p0, p1, dx))
 
@@ -228,13 +228,13 @@
     U(maximum, X, T, CT) U(atan2, X, T, CT) U(pow, X, T, CT) U(minimum, X, T, CT)        \
     U(fmod, X, T, CT) U(remainder, X, T, CT)
 #define AMP_BINARY_BACKWARD_ROW(op, X, T, CT)                                            \
-    X(op##_backward_##T, void,                                                           \
+    X(op##_backward, T, void,                                                            \
       (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride, const CT *b, \
        const int64_t *b_stride, const CT *dy, CT *da, CT *db),                           \
       (ndim, shape, a, a_stride, b, b_stride, dy, da, db))
 
 #define AMP_LOSS_BACKWARD_ROW(op, X, T, CT)                                              \
-    X(op##_backward_##T, void,                                                           \
+    X(op##_backward, T, void,                                                            \
       (size_t n, const CT *input, const CT *target, const CT *weight, double p0,         \
        double p1, double p2, int reduction, const CT *dloss, CT *dinput),                \
       (n, input, target, weight, p0, p1, p2, reduction, dloss, dinput))
@@ -243,173 +243,173 @@
     AMP_UNARY_BACKWARD_OPS(AMP_UNARY_BACKWARD_ROW, X, T, CT)                             \
     AMP_UNARY_PARAM_BACKWARD_OPS(AMP_UNARY_PARAM_BACKWARD_ROW, X, T, CT)                 \
     AMP_BINARY_BACKWARD_OPS(AMP_BINARY_BACKWARD_ROW, X, T, CT)                           \
-    X(softmax_backward_##T, void,                                                        \
+    X(softmax_backward, T, void,                                                         \
       (int64_t outer, int64_t dim, int64_t inner, const CT *y, const CT *dy, CT *dx),    \
       (outer, dim, inner, y, dy, dx))                                                    \
-    X(log_softmax_backward_##T, void,                                                    \
+    X(log_softmax_backward, T, void,                                                     \
       (int64_t outer, int64_t dim, int64_t inner, const CT *y, const CT *dy, CT *dx),    \
       (outer, dim, inner, y, dy, dx))                                                    \
-    X(nll_loss_backward_##T, void,                                                       \
+    X(nll_loss_backward, T, void,                                                        \
       (int64_t N, int64_t C, int64_t inner, const int64_t *target, const CT *weight,     \
        int64_t ignore_index, int reduction, const CT *dloss, CT *dlogp),                 \
       (N, C, inner, target, weight, ignore_index, reduction, dloss, dlogp))              \
-    X(cross_entropy_backward_##T, void,                                                  \
+    X(cross_entropy_backward, T, void,                                                   \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const int64_t *target,          \
        const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
        const CT *dloss, CT *dx),                                                         \
       (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, dloss, dx)) \
-    X(cross_entropy_with_grad_##T, int,                                                  \
+    X(cross_entropy_with_grad, T, int,                                                   \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const int64_t *target,          \
        const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
        const CT *dloss, CT *y, CT *dx),                                                  \
       (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, dloss, y, dx)) \
-    X(cross_entropy_prob_backward_##T, void,                                             \
+    X(cross_entropy_prob_backward, T, void,                                              \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const CT *target,               \
        const CT *weight, double label_smoothing, int reduction, const CT *dloss, CT *dx), \
       (N, C, inner, x, target, weight, label_smoothing, reduction, dloss, dx))           \
     AMP_POINTWISE_LOSSES(AMP_LOSS_BACKWARD_ROW, X, T, CT)                                \
-    X(max_pool_backward_##T, void,                                                       \
+    X(max_pool_backward, T, void,                                                        \
       (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
-    X(max_pool_relu_backward_##T, void,                                                  \
+    X(max_pool_relu_backward, T, void,                                                   \
       (const amp_pool_desc *d, const CT *x, const CT *dy, CT *dx), (d, x, dy, dx))       \
-    X(add_relu_backward_##T, void,                                                       \
+    X(add_relu_backward, T, void,                                                        \
       (size_t n, const CT *y, const CT *a, const CT *b, CT *dx), (n, y, a, b, dx))       \
-    X(avg_pool_backward_##T, void, (const amp_pool_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
-    X(adaptive_avg_pool_backward_##T, void,                                              \
+    X(avg_pool_backward, T, void, (const amp_pool_desc *d, const CT *dy, CT *dx), (d, dy, dx))  \
+    X(adaptive_avg_pool_backward, T, void,                                               \
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
        const CT *dy, CT *dx),                                                            \
       (nspatial, planes, in_size, out_size, dy, dx))                                     \
-    X(adaptive_max_pool_backward_##T, void,                                              \
+    X(adaptive_max_pool_backward, T, void,                                               \
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
        const CT *x, const CT *dy, CT *dx),                                               \
       (nspatial, planes, in_size, out_size, x, dy, dx))                                  \
-    X(upsample_backward_##T, void, (const amp_upsample_desc *d, const CT *dy, CT *dx), (d, dy, dx)) \
-    X(conv_backward_weight_##T, void,                                                    \
+    X(upsample_backward, T, void, (const amp_upsample_desc *d, const CT *dy, CT *dx), (d, dy, dx))  \
+    X(conv_backward_weight, T, void,                                                     \
       (const amp_conv_desc *d, const CT *x, const CT *dy, CT *dw), (d, x, dy, dw))       \
-    X(conv_transpose_backward_weight_##T, void,                                          \
+    X(conv_transpose_backward_weight, T, void,                                           \
       (const amp_conv_desc *d, const CT *x, const CT *dy, CT *dw), (d, x, dy, dw))       \
-    X(layer_norm_backward_##T, void,                                                     \
+    X(layer_norm_backward, T, void,                                                      \
       (int64_t outer, int64_t inner, const CT *x, amp_dtype param_dtype,                 \
        const void *weight, double eps, const CT *dy, CT *dx, void *dweight, void *dbias), \
       (outer, inner, x, param_dtype, weight, eps, dy, dx, dweight, dbias))               \
-    X(group_norm_backward_##T, void,                                                     \
+    X(group_norm_backward, T, void,                                                      \
       (int64_t N, int64_t C, int64_t HxW, int64_t groups, const CT *x,                   \
        amp_dtype param_dtype, const void *weight, double eps, const CT *dy, CT *dx,      \
        void *dweight, void *dbias),                                                      \
       (N, C, HxW, groups, x, param_dtype, weight, eps, dy, dx, dweight, dbias))          \
-    X(batch_norm_backward_##T, void,                                                     \
+    X(batch_norm_backward, T, void,                                                      \
       (int64_t N, int64_t C, int64_t HxW, const CT *x, amp_dtype param_dtype,            \
        const void *running_mean, const void *running_var, const void *weight,            \
        int training, double eps, const CT *dy, CT *dx, void *dweight, void *dbias),      \
       (N, C, HxW, x, param_dtype, running_mean, running_var, weight, training, eps, dy,  \
        dx, dweight, dbias))                                                              \
-    X(embedding_backward_##T, void,                                                      \
+    X(embedding_backward, T, void,                                                       \
       (int64_t n_index, int64_t num_embeddings, int64_t dim, const int64_t *index,       \
        int64_t padding_idx, const CT *dy, CT *dweight),                                  \
       (n_index, num_embeddings, dim, index, padding_idx, dy, dweight))                   \
-    X(index_select_backward_##T, void,                                                   \
+    X(index_select_backward, T, void,                                                    \
       (int64_t outer, int64_t dim_size, int64_t inner, int64_t n_index,                  \
        const int64_t *index, const CT *dy, CT *dx),                                      \
       (outer, dim_size, inner, n_index, index, dy, dx))                                  \
-    X(pad_backward_##T, void,                                                            \
+    X(pad_backward, T, void,                                                             \
       (int ndim, const int64_t *in_shape, const int64_t *before, const int64_t *after,   \
        int mode, const CT *dy, CT *dx),                                                  \
       (ndim, in_shape, before, after, mode, dy, dx))                                     \
-    X(reverse_cumsum_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
+    X(reverse_cumsum, T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),  \
       (outer, dim, inner, x, y))                                                         \
-    X(logsumexp_backward_##T, void,                                                      \
+    X(logsumexp_backward, T, void,                                                       \
       (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *y,  \
        const CT *dy, CT *dx),                                                            \
       (ndim, shape, reduce, x, y, dy, dx))                                               \
-    X(norm_backward_##T, void,                                                           \
+    X(norm_backward, T, void,                                                            \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
        const CT *y, const CT *dy, CT *dx),                                               \
       (ndim, shape, reduce, p, x, y, dy, dx))                                            \
-    X(glu_backward_##T, void,                                                            \
+    X(glu_backward, T, void,                                                             \
       (int64_t outer, int64_t len, int64_t inner, const CT *x, const CT *dy, CT *dx),    \
       (outer, len, inner, x, dy, dx))                                                    \
-    X(lerp_backward_##T, void,                                                           \
+    X(lerp_backward, T, void,                                                            \
       (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
        const CT *end, const int64_t *end_stride, const CT *weight,                       \
        const int64_t *weight_stride, double value, const CT *dy, CT *dx, CT *dend,       \
        CT *dweight),                                                                     \
       (ndim, shape, x, x_stride, end, end_stride, weight, weight_stride, value, dy, dx,  \
        dend, dweight))                                                                   \
-    X(amax_backward_##T, void,                                                           \
+    X(amax_backward, T, void,                                                            \
       (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *y,  \
        const CT *dy, CT *dx),                                                            \
       (ndim, shape, reduce, x, y, dy, dx))                                               \
-    X(max_backward_##T, void,                                                            \
+    X(max_backward, T, void,                                                             \
       (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *y,  \
        const CT *dy, CT *dx),                                                            \
       (ndim, shape, reduce, x, y, dy, dx))                                               \
-    X(var_backward_##T, void,                                                            \
+    X(var_backward, T, void,                                                             \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
        const CT *y, const CT *dy, CT *dx),                                               \
       (ndim, shape, reduce, p, x, y, dy, dx))                                            \
-    X(std_backward_##T, void,                                                            \
+    X(std_backward, T, void,                                                             \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x,     \
        const CT *y, const CT *dy, CT *dx),                                               \
       (ndim, shape, reduce, p, x, y, dy, dx))                                            \
-    X(sdpa_backward_##T, void,                                                           \
+    X(sdpa_backward, T, void,                                                            \
       (const amp_sdpa_desc *d, const CT *q, const CT *k, const CT *v, const CT *mask,    \
        const uint8_t *bool_mask, const CT *dy, CT *dq, CT *dk, CT *dv),                  \
       (d, q, k, v, mask, bool_mask, dy, dq, dk, dv))                                     \
-    X(prelu_backward_##T, void,                                                          \
+    X(prelu_backward, T, void,                                                           \
       (int64_t outer, int64_t channels, int64_t inner, int64_t nweight, const CT *x,     \
        const CT *w, const CT *dy, CT *dx, CT *dw),                                       \
       (outer, channels, inner, nweight, x, w, dy, dx, dw))                               \
-    X(prod_backward_##T, void,                                                           \
+    X(prod_backward, T, void,                                                            \
       (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, const CT *dy, \
        CT *dx),                                                                          \
       (ndim, shape, reduce, x, dy, dx))                                                  \
-    X(cumprod_backward_##T, void,                                                        \
+    X(cumprod_backward, T, void,                                                         \
       (int64_t outer, int64_t len, int64_t inner, const CT *x, const CT *dy, CT *dx,     \
        double *work),                                                                    \
       (outer, len, inner, x, dy, dx, work))                                              \
-    X(quantile_backward_##T, void,                                                       \
+    X(quantile_backward, T, void,                                                        \
       (int64_t outer, int64_t len, int64_t inner, double q, int interpolation,           \
        int ignore_nan, const CT *x, const CT *dy, CT *dx, double *work),                 \
       (outer, len, inner, q, interpolation, ignore_nan, x, dy, dx, work))                \
-    X(cosine_similarity_backward_##T, void,                                              \
+    X(cosine_similarity_backward, T, void,                                               \
       (int ndim, const int64_t *shape, int dim, const CT *a, const int64_t *a_stride,    \
        const CT *b, const int64_t *b_stride, double eps, const CT *dy, CT *da, CT *db),  \
       (ndim, shape, dim, a, a_stride, b, b_stride, eps, dy, da, db))                     \
-    X(margin_ranking_loss_backward_##T, void,                                            \
+    X(margin_ranking_loss_backward, T, void,                                             \
       (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride, const CT *b, \
        const int64_t *b_stride, const CT *target, const int64_t *t_stride, double margin, \
        int reduction, const CT *dloss, CT *da, CT *db, CT *dtarget),                     \
       (ndim, shape, a, a_stride, b, b_stride, target, t_stride, margin, reduction, dloss, \
        da, db, dtarget))                                                                 \
-    X(cosine_embedding_loss_backward_##T, void,                                          \
+    X(cosine_embedding_loss_backward, T, void,                                           \
       (int64_t N, int64_t D, const CT *x1, const int64_t *x1_stride, const CT *x2,       \
        const int64_t *x2_stride, const CT *target, int64_t target_stride, double margin, \
        int reduction, const CT *dloss, CT *dx1, CT *dx2),                                \
       (N, D, x1, x1_stride, x2, x2_stride, target, target_stride, margin, reduction,     \
        dloss, dx1, dx2))                                                                 \
-    X(triplet_margin_loss_backward_##T, void,                                            \
+    X(triplet_margin_loss_backward, T, void,                                             \
       (int64_t N, int64_t D, const CT *a, const int64_t *a_stride, const CT *pos,        \
        const int64_t *p_stride, const CT *neg, const int64_t *n_stride, double margin,   \
        double p, double eps, int swap, int reduction, const CT *dloss, CT *da, CT *dp,   \
        CT *dn, double *work),                                                            \
       (N, D, a, a_stride, pos, p_stride, neg, n_stride, margin, p, eps, swap, reduction, \
        dloss, da, dp, dn, work))                                                         \
-    X(renorm_backward_##T, void,                                                         \
+    X(renorm_backward, T, void,                                                          \
       (int64_t outer, int64_t len, int64_t inner, double p, double maxnorm, const CT *x, \
        const CT *dy, CT *dx),                                                            \
       (outer, len, inner, p, maxnorm, x, dy, dx))                                        \
-    X(cdist_backward_##T, void,                                                          \
+    X(cdist_backward, T, void,                                                           \
       (int64_t batch, int64_t P, int64_t R, int64_t M, double p, const CT *x1,           \
        const CT *x2, const CT *dy, CT *dx1, CT *dx2, double *work),                      \
       (batch, P, R, M, p, x1, x2, dy, dx1, dx2, work))                                   \
-    X(pdist_backward_##T, void,                                                          \
+    X(pdist_backward, T, void,                                                           \
       (int64_t N, int64_t M, double p, const CT *x, const CT *dy, CT *dx, double *work), \
       (N, M, p, x, dy, dx, work))                                                        \
-    X(multi_margin_loss_backward_##T, void,                                              \
+    X(multi_margin_loss_backward, T, void,                                               \
       (int64_t N, int64_t C, const CT *x, const int64_t *target, int p, double margin,   \
        const CT *weight, int reduction, const CT *dloss, CT *dx),                        \
       (N, C, x, target, p, margin, weight, reduction, dloss, dx))                        \
-    X(multilabel_margin_loss_backward_##T, void,                                         \
+    X(multilabel_margin_loss_backward, T, void,                                          \
       (int64_t N, int64_t C, const CT *x, const int64_t *target, int reduction,          \
        const CT *dloss, CT *dx, double *work),                                           \
       (N, C, x, target, reduction, dloss, dx, work))

@@ -93,45 +93,45 @@
     ((size_t)(n) * (size_t)(n) + (size_t)3 * (size_t)(m) * (size_t)(m) + (size_t)2 * (size_t)(m) * (size_t)(n))
 
 #define AMP_BACKWARD_LINALG_OF_CTYPE(X, T, CT)                                           \
-    X(triangular_solve_backward_##T, void,                                               \
+    X(triangular_solve_backward, T, void,                                                \
       (int64_t batch, int64_t n, int64_t nrhs, int upper, int transpose, int unitriangular, \
        const CT *x, const CT *db, CT *da),                                               \
       (batch, n, nrhs, upper, transpose, unitriangular, x, db, da))                      \
-    X(cholesky_backward_##T, void,                                                       \
+    X(cholesky_backward, T, void,                                                        \
       (int64_t batch, int64_t n, int upper, const CT *l, const CT *dl, CT *da),          \
       (batch, n, upper, l, dl, da))                                                      \
-    X(eigh_backward_##T, void,                                                           \
+    X(eigh_backward, T, void,                                                            \
       (int64_t batch, int64_t n, const CT *w, const CT *v, const CT *dw, const CT *dv,   \
        CT *da, CT *work),                                                                \
       (batch, n, w, v, dw, dv, da, work))                                                \
-    X(svdvals_backward_##T, void,                                                        \
+    X(svdvals_backward, T, void,                                                         \
       (int64_t batch, int64_t m, int64_t n, const CT *u, const CT *vh, const CT *ds,     \
        CT *da),                                                                          \
       (batch, m, n, u, vh, ds, da))                                                      \
-    X(pinverse_backward_##T, void,                                                       \
+    X(pinverse_backward, T, void,                                                        \
       (int64_t batch, int64_t m, int64_t n, const CT *a, const CT *p, const CT *dp, CT *da, \
        CT *work),                                                                        \
       (batch, m, n, a, p, dp, da, work))                                                 \
-    X(qr_backward_##T, void,                                                             \
+    X(qr_backward, T, void,                                                              \
       (int64_t batch, int64_t m, int64_t n, const CT *q, const CT *r, const CT *dq,      \
        const CT *dr, CT *da, CT *work),                                                  \
       (batch, m, n, q, r, dq, dr, da, work))                                             \
-    X(svd_backward_##T, void,                                                            \
+    X(svd_backward, T, void,                                                             \
       (int64_t batch, int64_t m, int64_t n, const CT *u, const CT *s, const CT *vh,      \
        const CT *du, const CT *ds, const CT *dvh, CT *da, CT *work),                     \
       (batch, m, n, u, s, vh, du, ds, dvh, da, work))                                    \
-    X(lu_factor_backward_##T, void,                                                      \
+    X(lu_factor_backward, T, void,                                                       \
       (int64_t batch, int64_t n, const CT *lu, const int32_t *pivots, const CT *dlu, CT *da), \
       (batch, n, lu, pivots, dlu, da))                                                   \
-    X(lu_solve_backward_##T, void,                                                       \
+    X(lu_solve_backward, T, void,                                                        \
       (int64_t batch, int64_t n, int64_t k, const CT *lu, const int32_t *pivots,         \
        const CT *x, const CT *dx, CT *db, CT *dlu, CT *work),                            \
       (batch, n, k, lu, pivots, x, dx, db, dlu, work))                                   \
-    X(householder_product_backward_##T, void,                                            \
+    X(householder_product_backward, T, void,                                             \
       (int64_t batch, int64_t m, int64_t n, int64_t k, const CT *a, const CT *tau,       \
        const CT *dy, CT *da, CT *dtau, CT *work),                                        \
       (batch, m, n, k, a, tau, dy, da, dtau, work))                                      \
-    X(ormqr_backward_##T, void,                                                          \
+    X(ormqr_backward, T, void,                                                           \
       (int64_t batch, int64_t mn, int64_t nk, int64_t k, int64_t rows, int64_t cols,     \
        int left, int transpose, const CT *a, const CT *tau, const CT *c, const CT *dy,   \
        CT *da, CT *dtau, CT *dc, CT *work),                                              \

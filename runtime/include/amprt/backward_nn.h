@@ -86,34 +86,34 @@
     ((size_t)2 * (size_t)(T) * (2 * (size_t)(S) + 1) + (size_t)(C))
 
 #define AMP_BACKWARD_NN_OF_CTYPE(X, T, CT)                                               \
-    X(rnn_cell_backward_##T, void,                                                       \
+    X(rnn_cell_backward, T, void,                                                        \
       (int kind, int64_t B, int64_t I, int64_t H, const CT *x, const CT *hx,             \
        const CT *cx, const CT *w_ih, const CT *w_hh, const CT *b_ih, const CT *b_hh,     \
        const CT *dhy, const CT *dcy, double *work, CT *dx, CT *dhx, CT *dcx, CT *dw_ih,  \
        CT *dw_hh, CT *db_ih, CT *db_hh),                                                 \
       (kind, B, I, H, x, hx, cx, w_ih, w_hh, b_ih, b_hh, dhy, dcy, work, dx, dhx, dcx,   \
        dw_ih, dw_hh, db_ih, db_hh))                                                             \
-    X(conv_tbc_backward_##T, void,                                                       \
+    X(conv_tbc_backward, T, void,                                                        \
       (int64_t time, int64_t batch, int64_t in, int64_t kernel, int64_t out, int64_t pad, \
        const CT *x, const CT *w, const CT *dy, CT *dx, CT *dw, CT *dbias),               \
       (time, batch, in, kernel, out, pad, x, w, dy, dx, dw, dbias))                     \
-    X(index_put_backward_##T, void,                                                      \
+    X(index_put_backward, T, void,                                                       \
       (int ndim, const int64_t *shape, int index_ndim, const int64_t *index,             \
        int64_t x_dim0, const CT *dy, const int64_t *v_stride, int64_t v_numel,           \
        double *work, CT *dvalues),                                                       \
       (ndim, shape, index_ndim, index, x_dim0, dy, v_stride, v_numel, work, dvalues))    \
-    X(index_put_mask_backward_##T, void,                                                 \
+    X(index_put_mask_backward, T, void,                                                  \
       (int ndim, const int64_t *x_shape, int mask_ndim, const uint8_t *mask,             \
        const CT *dy, const int64_t *v_stride, int64_t v_numel, double *work,             \
        CT *dvalues),                                                                     \
       (ndim, x_shape, mask_ndim, mask, dy, v_stride, v_numel, work, dvalues))             \
-    X(grid_sampler_backward_##T, void,                                                   \
+    X(grid_sampler_backward, T, void,                                                    \
       (int nspatial, int64_t N, int64_t C, const int64_t *in_size,                       \
        const int64_t *out_size, int mode, int padding, int align_corners, const CT *x,   \
        const CT *grid, const CT *dy, double *work, CT *dx, CT *dgrid),                   \
       (nspatial, N, C, in_size, out_size, mode, padding, align_corners, x, grid, dy,     \
        work, dx, dgrid))                                                                 \
-    X(ctc_loss_backward_##T, void,                                                       \
+    X(ctc_loss_backward, T, void,                                                        \
       (int64_t T, int64_t N, int64_t C, int64_t S, const CT *log_probs,                  \
        const int64_t *targets, const int64_t *input_lengths,                             \
        const int64_t *target_lengths, int64_t blank, int reduction, int zero_infinity,   \

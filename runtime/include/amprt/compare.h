@@ -20,7 +20,7 @@ typedef enum { AMP_CMP_EQ, AMP_CMP_NE, AMP_CMP_LT, AMP_CMP_LE, AMP_CMP_GT, AMP_C
 typedef enum { AMP_LOGIC_AND, AMP_LOGIC_OR, AMP_LOGIC_NOT } amp_logic_op;
 
 #define AMP_COMPARE_ROW(X, T, CT)                                                        \
-    X(compare_##T, void,                                                                 \
+    X(compare, T, void,                                                                  \
       (int op, int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride,     \
        const CT *b, const int64_t *b_stride, uint8_t *y),                                \
       (op, ndim, shape, a, a_stride, b, b_stride, y))
@@ -33,7 +33,7 @@ typedef enum { AMP_LOGIC_AND, AMP_LOGIC_OR, AMP_LOGIC_NOT } amp_logic_op;
     AMP_COMPARE_ROW(X, i64, int64_t)                                                     \
     AMP_COMPARE_ROW(X, i32, int32_t)                                                     \
     AMP_COMPARE_ROW(X, bool, uint8_t)                                                    \
-    X(logic_bool, void,                                                                  \
+    X(logic, bool, void,                                                                 \
       (int op, int ndim, const int64_t *shape, const uint8_t *a, const int64_t *a_stride, \
        const uint8_t *b, const int64_t *b_stride, uint8_t *y),                           \
       (op, ndim, shape, a, a_stride, b, b_stride, y))

@@ -101,32 +101,32 @@ size_t amp_fft_work_doubles(const amp_fft_desc *d);
 #define AMP_EIG_WORK_DOUBLES(n) (5 * (size_t)(n) * (size_t)(n) + 8 * (size_t)(n))
 
 #define AMP_COMPLEX_OF_CTYPE(X, T, CT, RT)                                               \
-    X(fft_##T, void, (const amp_fft_desc *d, const void *x, void *y, double *work),     \
+    X(fft, T, void, (const amp_fft_desc *d, const void *x, void *y, double *work),      \
       (d, x, y, work))                                                                   \
-    X(stft_##T, void,                                                                    \
+    X(stft, T, void,                                                                     \
       (int64_t batch, int64_t len, int64_t n_fft, int64_t hop, int64_t win_length,       \
        const RT *window, int center, int pad_mode, int normalized, int onesided,         \
        const RT *x, CT *y, double *work),                                                \
       (batch, len, n_fft, hop, win_length, window, center, pad_mode, normalized,         \
        onesided, x, y, work))                                                            \
-    X(polar_##T, void,                                                                   \
+    X(polar, T, void,                                                                    \
       (int ndim, const int64_t *shape, const RT *abs, const int64_t *abs_stride,         \
        const RT *angle, const int64_t *angle_stride, CT *y),                             \
       (ndim, shape, abs, abs_stride, angle, angle_stride, y))                            \
-    X(view_as_complex_##T, void, (size_t n, const RT *x, CT *y), (n, x, y))              \
-    X(view_as_real_##T, void, (size_t n, const CT *x, RT *y), (n, x, y))                 \
-    X(real_##T, void, (size_t n, const CT *x, RT *y), (n, x, y))                         \
-    X(imag_##T, void, (size_t n, const CT *x, RT *y), (n, x, y))                         \
-    X(abs_##T, void, (size_t n, const CT *x, RT *y), (n, x, y))                          \
-    X(angle_##T, void, (size_t n, const CT *x, RT *y), (n, x, y))                        \
-    X(conj_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))                         \
-    X(eig_##T, int,                                                                      \
+    X(view_as_complex, T, void, (size_t n, const RT *x, CT *y), (n, x, y))               \
+    X(view_as_real, T, void, (size_t n, const CT *x, RT *y), (n, x, y))                  \
+    X(real, T, void, (size_t n, const CT *x, RT *y), (n, x, y))                          \
+    X(imag, T, void, (size_t n, const CT *x, RT *y), (n, x, y))                          \
+    X(abs, T, void, (size_t n, const CT *x, RT *y), (n, x, y))                           \
+    X(angle, T, void, (size_t n, const CT *x, RT *y), (n, x, y))                         \
+    X(conj, T, void, (size_t n, const CT *x, CT *y), (n, x, y))                          \
+    X(eig, T, int,                                                                       \
       (int64_t batch, int64_t n, const RT *a, CT *values, CT *vectors, double *work),    \
       (batch, n, a, values, vectors, work))
 
 /* angle of real tensors, every float dtype (their abs is amprt/elementwise.h's) */
 #define AMP_COMPLEX_REAL_OF_CTYPE(X, T, CT)                                              \
-    X(angle_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))
+    X(angle, T, void, (size_t n, const CT *x, CT *y), (n, x, y))
 
 #define AMP_COMPLEX_KERNELS(X)                                                           \
     AMP_COMPLEX_OF_CTYPE(X, c64, amp_c64, float)                                         \

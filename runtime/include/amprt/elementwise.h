@@ -94,11 +94,11 @@
     B(maximum, X, T, CT) B(atan2, X, T, CT) B(pow, X, T, CT) B(minimum, X, T, CT)        \
     B(fmod, X, T, CT) B(remainder, X, T, CT)
 
-#define AMP_UNARY_ROW(op, X, T, CT) X(op##_##T, void, (size_t n, const CT *x, CT *y), (n, x, y))
+#define AMP_UNARY_ROW(op, X, T, CT) X(op, T, void, (size_t n, const CT *x, CT *y), (n, x, y))
 #define AMP_UNARY_PARAM_ROW(op, X, T, CT)                                                \
-    X(op##_##T, void, (size_t n, const CT *x, double p0, double p1, CT *y), (n, x, p0, p1, y))
+    X(op, T, void, (size_t n, const CT *x, double p0, double p1, CT *y), (n, x, p0, p1, y))
 #define AMP_BINARY_EXTRA_ROW(op, X, T, CT)                                               \
-    X(op##_##T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))         \
+    X(op, T, void, (size_t n, const CT *a, const CT *b, CT *y), (n, a, b, y))            \
     AMP_BCAST_ROW(X, op, T, CT)
 
 /*
@@ -125,37 +125,37 @@
  */
 #define AMP_ELEMENTWISE_OF_CTYPE(X, T, CT)                                               \
     AMP_ELEMENTWISE_UNARY_(X, T, CT)                                                     \
-    X(where_##T, void,                                                                   \
+    X(where, T, void,                                                                    \
       (int ndim, const int64_t *shape, const uint8_t *cond, const int64_t *cond_stride,  \
        const CT *a, const int64_t *a_stride, const CT *b, const int64_t *b_stride, CT *y), \
       (ndim, shape, cond, cond_stride, a, a_stride, b, b_stride, y))                     \
-    X(addcmul_##T, void,                                                                 \
+    X(addcmul, T, void,                                                                  \
       (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
        const CT *t1, const int64_t *t1_stride, const CT *t2, const int64_t *t2_stride,   \
        double value, CT *y),                                                             \
       (ndim, shape, x, x_stride, t1, t1_stride, t2, t2_stride, value, y))                \
-    X(addcdiv_##T, void,                                                                 \
+    X(addcdiv, T, void,                                                                  \
       (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
        const CT *t1, const int64_t *t1_stride, const CT *t2, const int64_t *t2_stride,   \
        double value, CT *y),                                                             \
       (ndim, shape, x, x_stride, t1, t1_stride, t2, t2_stride, value, y))                \
-    X(lerp_##T, void,                                                                    \
+    X(lerp, T, void,                                                                     \
       (int ndim, const int64_t *shape, const CT *x, const int64_t *x_stride,             \
        const CT *end, const int64_t *end_stride, const CT *weight,                       \
        const int64_t *weight_stride, double value, CT *y),                               \
       (ndim, shape, x, x_stride, end, end_stride, weight, weight_stride, value, y))      \
-    X(glu_##T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, CT *y),    \
+    X(glu, T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, CT *y),     \
       (outer, len, inner, x, y))                                                         \
-    X(fill_##T, void, (size_t n, double value, CT *y), (n, value, y))                    \
-    X(pad_##T, void,                                                                     \
+    X(fill, T, void, (size_t n, double value, CT *y), (n, value, y))                     \
+    X(pad, T, void,                                                                      \
       (int ndim, const int64_t *in_shape, const int64_t *before, const int64_t *after,   \
        int mode, double value, const CT *x, CT *y),                                      \
       (ndim, in_shape, before, after, mode, value, x, y))                                \
-    X(prelu_##T, void,                                                                   \
+    X(prelu, T, void,                                                                    \
       (int64_t outer, int64_t channels, int64_t inner, int64_t nweight, const CT *x,     \
        const CT *w, CT *y),                                                              \
       (outer, channels, inner, nweight, x, w, y))                                        \
-    X(cross_##T, void,                                                                   \
+    X(cross, T, void,                                                                    \
       (int ndim, const int64_t *shape, int dim, const CT *a, const int64_t *a_stride,    \
        const CT *b, const int64_t *b_stride, CT *y),                                     \
       (ndim, shape, dim, a, a_stride, b, b_stride, y))
@@ -194,19 +194,19 @@ typedef enum { AMP_PAD_CONSTANT = 0, AMP_PAD_REFLECT = 1, AMP_PAD_REPLICATE = 2 
  *                 for an index outside [0, classes).
  */
 #define AMP_DATA_KERNELS(X)                                                              \
-    X(copy_strided, void,                                                                \
+    X(copy_strided, none, void,                                                          \
       (size_t elem_size, int ndim, const int64_t *shape, const void *x,                  \
        const int64_t *x_stride, void *y, const int64_t *y_stride),                       \
       (elem_size, ndim, shape, x, x_stride, y, y_stride))                                \
-    X(tri, void,                                                                         \
+    X(tri, none, void,                                                                   \
       (size_t elem_size, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal,    \
        int upper, const void *x, void *y),                                               \
       (elem_size, batch, rows, cols, diagonal, upper, x, y))                             \
-    X(full, void, (amp_dtype t, size_t n, double value, void *y), (t, n, value, y))      \
-    X(arange, void, (amp_dtype t, size_t n, double start, double step, void *y),         \
+    X(full, none, void, (amp_dtype t, size_t n, double value, void *y), (t, n, value, y)) \
+    X(arange, none, void, (amp_dtype t, size_t n, double start, double step, void *y),   \
       (t, n, start, step, y))                                                            \
-    X(linspace, void, (amp_dtype t, size_t n, double start, double end, void *y),        \
+    X(linspace, none, void, (amp_dtype t, size_t n, double start, double end, void *y),  \
       (t, n, start, end, y))                                                             \
-    X(eye, void, (amp_dtype t, int64_t n, int64_t m, void *y), (t, n, m, y))             \
-    X(one_hot, int, (int64_t n, int64_t classes, const int64_t *index, int64_t *y),      \
+    X(eye, none, void, (amp_dtype t, int64_t n, int64_t m, void *y), (t, n, m, y))       \
+    X(one_hot, none, int, (int64_t n, int64_t classes, const int64_t *index, int64_t *y), \
       (n, classes, index, y))

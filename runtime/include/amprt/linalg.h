@@ -153,22 +153,22 @@ typedef struct amp_sdpa_desc {
 } amp_sdpa_desc;
 
 #define AMP_MATMUL_OF_CTYPE(X, T, CT)                                                    \
-    X(gemm_##T, void, (const amp_gemm_desc *d, const CT *a, const CT *b, const CT *c, CT *y), \
+    X(gemm, T, void, (const amp_gemm_desc *d, const CT *a, const CT *b, const CT *c, CT *y),  \
       (d, a, b, c, y))                                                                   \
-    X(gemm_relu_backward_##T, void,                                                      \
+    X(gemm_relu_backward, T, void,                                                       \
       (const amp_gemm_desc *d, const CT *a, const CT *b, const CT *y, CT *dx),           \
       (d, a, b, y, dx))                                                                  \
-    X(contract_##T, void, (const amp_contract_desc *d, const CT *const *operands, CT *y), \
+    X(contract, T, void, (const amp_contract_desc *d, const CT *const *operands, CT *y),  \
       (d, operands, y))                                                                  \
-    X(sdpa_##T, void,                                                                    \
+    X(sdpa, T, void,                                                                     \
       (const amp_sdpa_desc *d, const CT *q, const CT *k, const CT *v, const CT *mask,    \
        const uint8_t *bool_mask, CT *y),                                                 \
       (d, q, k, v, mask, bool_mask, y))                                                  \
-    X(cdist_##T, void,                                                                   \
+    X(cdist, T, void,                                                                    \
       (int64_t batch, int64_t P, int64_t R, int64_t M, double p, const CT *x1,           \
        const CT *x2, CT *y),                                                             \
       (batch, P, R, M, p, x1, x2, y))                                                    \
-    X(pdist_##T, void, (int64_t N, int64_t M, double p, const CT *x, CT *y), (N, M, p, x, y))
+    X(pdist, T, void, (int64_t N, int64_t M, double p, const CT *x, CT *y), (N, M, p, x, y))
 
 #define AMP_LSTSQ_WORK_ELEMS(m, n, k)                                                    \
     ((size_t)((m) > (n) ? (m) : (n)) * ((size_t)((m) < (n) ? (m) : (n)) + (size_t)(k)) +  \
@@ -176,57 +176,57 @@ typedef struct amp_sdpa_desc {
 #define AMP_MATRIX_EXP_WORK_ELEMS(n) ((size_t)4 * (size_t)(n) * (size_t)(n))
 
 #define AMP_LINALG_OF_CTYPE(X, T, CT)                                                    \
-    X(inv_ex_##T, void,                                                                  \
+    X(inv_ex, T, void,                                                                   \
       (int64_t batch, int64_t n, const CT *a, CT *inv, int32_t *info, void *work),       \
       (batch, n, a, inv, info, work))                                                    \
-    X(cholesky_ex_##T, void,                                                             \
+    X(cholesky_ex, T, void,                                                              \
       (int64_t batch, int64_t n, int upper, const CT *a, CT *l, int32_t *info),          \
       (batch, n, upper, a, l, info))                                                     \
-    X(cholesky_inverse_##T, void, (int64_t batch, int64_t n, int upper, const CT *l, CT *y), \
+    X(cholesky_inverse, T, void, (int64_t batch, int64_t n, int upper, const CT *l, CT *y),  \
       (batch, n, upper, l, y))                                                           \
-    X(cholesky_solve_##T, void,                                                          \
+    X(cholesky_solve, T, void,                                                           \
       (int64_t batch, int64_t n, int64_t nrhs, int upper, const CT *b, const CT *l, CT *y), \
       (batch, n, nrhs, upper, b, l, y))                                                  \
-    X(lu_factor_##T, void,                                                               \
+    X(lu_factor, T, void,                                                                \
       (int64_t batch, int64_t m, int64_t n, const CT *a, CT *lu, int32_t *pivots,        \
        int32_t *info),                                                                   \
       (batch, m, n, a, lu, pivots, info))                                                \
-    X(solve_##T, void,                                                                   \
+    X(solve, T, void,                                                                    \
       (int64_t batch, int64_t n, int64_t nrhs, int left, const CT *a, const CT *b, CT *x, \
        int32_t *info, void *work),                                                       \
       (batch, n, nrhs, left, a, b, x, info, work))                                       \
-    X(triangular_solve_##T, void,                                                        \
+    X(triangular_solve, T, void,                                                         \
       (int64_t batch, int64_t n, int64_t nrhs, int upper, int transpose, int unitriangular, \
        const CT *b, const CT *a, CT *x),                                                 \
       (batch, n, nrhs, upper, transpose, unitriangular, b, a, x))                        \
-    X(qr_##T, void,                                                                      \
+    X(qr, T, void,                                                                       \
       (int64_t batch, int64_t m, int64_t n, int mode, const CT *a, CT *q, CT *r, void *work), \
       (batch, m, n, mode, a, q, r, work))                                                \
-    X(svd_##T, void,                                                                     \
+    X(svd, T, void,                                                                      \
       (int64_t batch, int64_t m, int64_t n, int full_matrices, int compute_uv, const CT *a, \
        CT *u, CT *s, CT *vh, void *work),                                                \
       (batch, m, n, full_matrices, compute_uv, a, u, s, vh, work))                       \
-    X(eigh_##T, void,                                                                    \
+    X(eigh, T, void,                                                                     \
       (int64_t batch, int64_t n, int upper, const CT *a, CT *w, CT *v, void *work),      \
       (batch, n, upper, a, w, v, work))                                                  \
-    X(pinverse_##T, void,                                                                \
+    X(pinverse, T, void,                                                                 \
       (int64_t batch, int64_t m, int64_t n, double rcond, const CT *a, CT *y, void *work), \
       (batch, m, n, rcond, a, y, work))                                                  \
-    X(lu_solve_##T, int,                                                                 \
+    X(lu_solve, T, int,                                                                  \
       (int64_t batch, int64_t m, int64_t k, const CT *LU, const int32_t *pivots,         \
        const CT *b, CT *y),                                                              \
       (batch, m, k, LU, pivots, b, y))                                                   \
-    X(lstsq_##T, void,                                                                   \
+    X(lstsq, T, void,                                                                    \
       (int64_t batch, int64_t m, int64_t n, int64_t k, const CT *a, const CT *b, CT *y,  \
        double *work),                                                                    \
       (batch, m, n, k, a, b, y, work))                                                   \
-    X(matrix_exp_##T, void, (int64_t batch, int64_t n, const CT *a, CT *y, double *work), \
+    X(matrix_exp, T, void, (int64_t batch, int64_t n, const CT *a, CT *y, double *work),  \
       (batch, n, a, y, work))                                                            \
-    X(householder_product_##T, void,                                                     \
+    X(householder_product, T, void,                                                      \
       (int64_t batch, int64_t m, int64_t n, int64_t k, const CT *a, const CT *tau,       \
        CT *y),                                                                           \
       (batch, m, n, k, a, tau, y))                                                       \
-    X(ormqr_##T, void,                                                                   \
+    X(ormqr, T, void,                                                                    \
       (int64_t batch, int64_t mn, int64_t nk, int64_t k, int64_t rows, int64_t cols,     \
        int left, int transpose, const CT *a, const CT *tau, const CT *c, CT *y),         \
       (batch, mn, nk, k, rows, cols, left, transpose, a, tau, c, y))

@@ -25,20 +25,20 @@
 #define AMPRT_NORM_H
 
 #define AMP_NORM_OF_CTYPE(X, T, CT)                                                      \
-    X(layer_norm_##T, void,                                                              \
+    X(layer_norm, T, void,                                                               \
       (int64_t outer, int64_t inner, const CT *x, amp_dtype param_dtype,                 \
        const void *weight, const void *bias, double eps, CT *y),                         \
       (outer, inner, x, param_dtype, weight, bias, eps, y))                              \
-    X(group_norm_##T, void,                                                              \
+    X(group_norm, T, void,                                                               \
       (int64_t N, int64_t C, int64_t HxW, int64_t groups, const CT *x,                   \
        amp_dtype param_dtype, const void *weight, const void *bias, double eps, CT *y),  \
       (N, C, HxW, groups, x, param_dtype, weight, bias, eps, y))                         \
-    X(batch_norm_##T, void,                                                              \
+    X(batch_norm, T, void,                                                               \
       (int64_t N, int64_t C, int64_t HxW, const CT *x, amp_dtype param_dtype,            \
        const void *running_mean, const void *running_var, const void *weight,            \
        const void *bias, double eps, CT *y),                                             \
       (N, C, HxW, x, param_dtype, running_mean, running_var, weight, bias, eps, y))      \
-    X(batch_norm_train_##T, void,                                                        \
+    X(batch_norm_train, T, void,                                                         \
       (int64_t N, int64_t C, int64_t HxW, const CT *x, amp_dtype param_dtype,            \
        void *running_mean, void *running_var, const void *weight, const void *bias,      \
        double momentum, double eps, CT *y),                                              \

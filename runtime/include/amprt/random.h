@@ -45,7 +45,7 @@ uint32_t amp_random_u32(uint64_t seed, uint64_t stream, uint64_t offset, uint64_
 void amp_dropout_mask(size_t n, double p, uint64_t seed, uint64_t stream, uint64_t offset, uint8_t *mask);
 
 #define AMP_RANDOM_OF_CTYPE(X, T, CT)                                                    \
-    X(dropout_##T, void,                                                                 \
+    X(dropout, T, void,                                                                  \
       (size_t n, const CT *x, double p, uint64_t seed, uint64_t stream, uint64_t offset, \
        CT *y),                                                                           \
       (n, x, p, seed, stream, offset, y))

@@ -37,12 +37,12 @@
 enum { AMP_RNN_LSTM = 0, AMP_RNN_GRU = 1, AMP_RNN_TANH = 2, AMP_RNN_RELU = 3 };
 
 #define AMP_RECURRENT_OF_CTYPE(X, T, CT)                                                 \
-    X(rnn_cell_##T, void,                                                                \
+    X(rnn_cell, T, void,                                                                 \
       (int kind, int64_t B, int64_t I, int64_t H, const CT *x, const CT *hx,             \
        const CT *cx, const CT *w_ih, const CT *w_hh, const CT *b_ih, const CT *b_hh,     \
        CT *hy, CT *cy),                                                                  \
       (kind, B, I, H, x, hx, cx, w_ih, w_hh, b_ih, b_hh, hy, cy))                        \
-    X(ctc_loss_##T, int,                                                                 \
+    X(ctc_loss, T, int,                                                                  \
       (int64_t T, int64_t N, int64_t C, int64_t S, const CT *log_probs,                  \
        const int64_t *targets, const int64_t *input_lengths,                             \
        const int64_t *target_lengths, int64_t blank, int reduction, int zero_infinity,   \

@@ -107,14 +107,14 @@ enum {
 };
 
 #define AMP_REDUCE_ROW(op, X, T, CT)                                                     \
-    X(op##_##T, void, (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, CT *y), \
+    X(op, T, void, (int ndim, const int64_t *shape, const uint8_t *reduce, const CT *x, CT *y),    \
       (ndim, shape, reduce, x, y))
 #define AMP_REDUCE_OPS(R, X, T, CT)                                                      \
     R(sum, X, T, CT) R(mean, X, T, CT) R(prod, X, T, CT) R(logsumexp, X, T, CT)          \
     R(amax, X, T, CT) R(amin, X, T, CT)
 
 #define AMP_POINTWISE_LOSS_ROW(op, X, T, CT)                                             \
-    X(op##_##T, void,                                                                    \
+    X(op, T, void,                                                                       \
       (size_t n, const CT *input, const CT *target, const CT *weight, double p0,         \
        double p1, double p2, int reduction, CT *y),                                      \
       (n, input, target, weight, p0, p1, p2, reduction, y))
@@ -126,72 +126,72 @@ enum {
 
 #define AMP_REDUCE_OF_CTYPE(X, T, CT)                                                    \
     AMP_REDUCE_OPS(AMP_REDUCE_ROW, X, T, CT)                                             \
-    X(norm_##T, void,                                                                    \
+    X(norm, T, void,                                                                     \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x, CT *y), \
       (ndim, shape, reduce, p, x, y))                                                    \
-    X(var_##T, void,                                                                     \
+    X(var, T, void,                                                                      \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x, CT *y), \
       (ndim, shape, reduce, p, x, y))                                                    \
-    X(std_##T, void,                                                                     \
+    X(std, T, void,                                                                      \
       (int ndim, const int64_t *shape, const uint8_t *reduce, double p, const CT *x, CT *y), \
       (ndim, shape, reduce, p, x, y))                                                    \
-    X(argmax_##T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, int64_t *y), \
+    X(argmax, T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, int64_t *y),  \
       (outer, len, inner, x, y))                                                         \
-    X(argmin_##T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, int64_t *y), \
+    X(argmin, T, void, (int64_t outer, int64_t len, int64_t inner, const CT *x, int64_t *y),  \
       (outer, len, inner, x, y))                                                         \
-    X(cumsum_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
+    X(cumsum, T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),  \
       (outer, dim, inner, x, y))                                                         \
-    X(cumprod_##T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y), \
+    X(cumprod, T, void, (int64_t outer, int64_t dim, int64_t inner, const CT *x, CT *y),  \
       (outer, dim, inner, x, y))                                                         \
-    X(trace_##T, void, (int64_t rows, int64_t cols, const CT *x, CT *y), (rows, cols, x, y)) \
+    X(trace, T, void, (int64_t rows, int64_t cols, const CT *x, CT *y), (rows, cols, x, y))  \
     AMP_POINTWISE_LOSSES(AMP_POINTWISE_LOSS_ROW, X, T, CT)                               \
-    X(cross_entropy_##T, int,                                                            \
+    X(cross_entropy, T, int,                                                             \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const int64_t *target,          \
        const CT *weight, int64_t ignore_index, double label_smoothing, int reduction,    \
        CT *y),                                                                           \
       (N, C, inner, x, target, weight, ignore_index, label_smoothing, reduction, y))     \
-    X(cross_entropy_prob_##T, void,                                                      \
+    X(cross_entropy_prob, T, void,                                                       \
       (int64_t N, int64_t C, int64_t inner, const CT *x, const CT *target,               \
        const CT *weight, double label_smoothing, int reduction, CT *y),                  \
       (N, C, inner, x, target, weight, label_smoothing, reduction, y))                   \
-    X(nll_loss_nd_##T, int,                                                              \
+    X(nll_loss_nd, T, int,                                                               \
       (int64_t N, int64_t C, int64_t inner, const CT *logp, const int64_t *target,       \
        const CT *weight, int64_t ignore_index, int reduction, CT *y),                    \
       (N, C, inner, logp, target, weight, ignore_index, reduction, y))                   \
-    X(sort_##T, void,                                                                    \
+    X(sort, T, void,                                                                     \
       (int64_t outer, int64_t dim, int64_t inner, int descending, const CT *x,           \
        CT *values, int64_t *indices),                                                    \
       (outer, dim, inner, descending, x, values, indices))                               \
-    X(quantile_##T, void,                                                                \
+    X(quantile, T, void,                                                                 \
       (int64_t outer, int64_t len, int64_t inner, double q, int interpolation,           \
        int ignore_nan, const CT *x, double *work, CT *y),                                \
       (outer, len, inner, q, interpolation, ignore_nan, x, work, y))                     \
-    X(renorm_##T, void,                                                                  \
+    X(renorm, T, void,                                                                   \
       (int64_t outer, int64_t len, int64_t inner, double p, double maxnorm, const CT *x, \
        CT *y),                                                                           \
       (outer, len, inner, p, maxnorm, x, y))                                             \
-    X(cosine_similarity_##T, void,                                                       \
+    X(cosine_similarity, T, void,                                                        \
       (int ndim, const int64_t *shape, int dim, const CT *a, const int64_t *a_stride,    \
        const CT *b, const int64_t *b_stride, double eps, CT *y),                         \
       (ndim, shape, dim, a, a_stride, b, b_stride, eps, y))                              \
-    X(multilabel_margin_loss_##T, int,                                                   \
+    X(multilabel_margin_loss, T, int,                                                    \
       (int64_t N, int64_t C, const CT *x, const int64_t *target, int reduction, CT *y),  \
       (N, C, x, target, reduction, y))                                                   \
-    X(multi_margin_loss_##T, int,                                                        \
+    X(multi_margin_loss, T, int,                                                         \
       (int64_t N, int64_t C, const CT *x, const int64_t *target, int p, double margin,   \
        const CT *weight, int reduction, CT *y),                                          \
       (N, C, x, target, p, margin, weight, reduction, y))                                \
-    X(cosine_embedding_loss_##T, void,                                                   \
+    X(cosine_embedding_loss, T, void,                                                    \
       (int64_t N, int64_t D, const CT *x1, const int64_t *x1_stride, const CT *x2,       \
        const int64_t *x2_stride, const CT *target, int64_t target_stride, double margin, \
        int reduction, CT *y),                                                            \
       (N, D, x1, x1_stride, x2, x2_stride, target, target_stride, margin, reduction, y)) \
-    X(margin_ranking_loss_##T, void,                                                     \
+    X(margin_ranking_loss, T, void,                                                      \
       (int ndim, const int64_t *shape, const CT *a, const int64_t *a_stride, const CT *b, \
        const int64_t *b_stride, const CT *target, const int64_t *t_stride, double margin, \
        int reduction, CT *y),                                                            \
       (ndim, shape, a, a_stride, b, b_stride, target, t_stride, margin, reduction, y))   \
-    X(triplet_margin_loss_##T, void,                                                     \
+    X(triplet_margin_loss, T, void,                                                      \
       (int64_t N, int64_t D, const CT *a, const int64_t *a_stride, const CT *pos,        \
        const int64_t *p_stride, const CT *neg, const int64_t *n_stride, double margin,   \
        double p, double eps, int swap, int reduction, CT *y),                            \
@@ -199,11 +199,11 @@ enum {
 
 /* all and any, for every dtype (amp_dtype t): see the list above. */
 #define AMP_REDUCE_ANY_DTYPE_KERNELS(X)                                                  \
-    X(all, void,                                                                         \
+    X(all, none, void,                                                                   \
       (amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce, const void *x, \
        uint8_t *y),                                                                      \
       (t, ndim, shape, reduce, x, y))                                                    \
-    X(any, void,                                                                         \
+    X(any, none, void,                                                                   \
       (amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce, const void *x, \
        uint8_t *y),                                                                      \
       (t, ndim, shape, reduce, x, y))

@@ -139,69 +139,69 @@ typedef struct amp_upsample_desc {
 } amp_upsample_desc;
 
 #define AMP_SPATIAL_OF_CTYPE(X, T, CT)                                                   \
-    X(conv_##T, void, (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y), \
+    X(conv, T, void, (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y),  \
       (d, x, w, bias, y))                                                                \
-    X(conv_packed_bytes_##T, size_t, (const amp_conv_desc *d), (d))                      \
-    X(conv_pack_weights_##T, void,                                                       \
+    X(conv_packed_bytes, T, size_t, (const amp_conv_desc *d), (d))                       \
+    X(conv_pack_weights, T, void,                                                        \
       (const amp_conv_desc *d, amp_dtype src, const void *w, void *packed),              \
       (d, src, w, packed))                                                               \
-    X(conv_ex_##T, void,                                                                 \
+    X(conv_ex, T, void,                                                                  \
       (const amp_conv_desc *d, const CT *x, const CT *w, const void *packed, const CT *bias, \
        const amp_conv_post *post, CT *y),                                                \
       (d, x, w, packed, bias, post, y))                                                  \
-    X(conv_transpose_##T, void,                                                          \
+    X(conv_transpose, T, void,                                                           \
       (const amp_conv_desc *d, const CT *x, const CT *w, const CT *bias, CT *y),         \
       (d, x, w, bias, y))                                                                \
-    X(conv_tbc_##T, void,                                                                \
+    X(conv_tbc, T, void,                                                                 \
       (int64_t time, int64_t batch, int64_t in, int64_t kernel, int64_t out, int64_t pad, \
        const CT *x, const CT *w, const CT *bias, CT *y),                                 \
       (time, batch, in, kernel, out, pad, x, w, bias, y))                                \
-    X(max_pool_##T, void, (const amp_pool_desc *d, const CT *x, CT *y, int64_t *indices), \
+    X(max_pool, T, void, (const amp_pool_desc *d, const CT *x, CT *y, int64_t *indices),  \
       (d, x, y, indices))                                                                \
-    X(avg_pool_##T, void, (const amp_pool_desc *d, const CT *x, CT *y), (d, x, y))       \
-    X(adaptive_avg_pool_##T, void,                                                       \
+    X(avg_pool, T, void, (const amp_pool_desc *d, const CT *x, CT *y), (d, x, y))        \
+    X(adaptive_avg_pool, T, void,                                                        \
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
        const CT *x, CT *y),                                                              \
       (nspatial, planes, in_size, out_size, x, y))                                       \
-    X(adaptive_max_pool_##T, void,                                                       \
+    X(adaptive_max_pool, T, void,                                                        \
       (int nspatial, int64_t planes, const int64_t *in_size, const int64_t *out_size,    \
        const CT *x, CT *y, int64_t *indices),                                            \
       (nspatial, planes, in_size, out_size, x, y, indices))                              \
-    X(upsample_##T, void, (const amp_upsample_desc *d, const CT *x, CT *y), (d, x, y))   \
-    X(embedding_##T, int,                                                                \
+    X(upsample, T, void, (const amp_upsample_desc *d, const CT *x, CT *y), (d, x, y))    \
+    X(embedding, T, int,                                                                 \
       (int64_t n_index, int64_t num_embeddings, int64_t dim, const CT *weight,           \
        const int64_t *index, CT *y),                                                     \
       (n_index, num_embeddings, dim, weight, index, y))                                  \
-    X(index_select_##T, int,                                                             \
+    X(index_select, T, int,                                                              \
       (int64_t outer, int64_t dim_size, int64_t inner, int64_t n_index, const CT *x,     \
        const int64_t *index, CT *y),                                                     \
       (outer, dim_size, inner, n_index, x, index, y))                                    \
-    X(index_copy_##T, int,                                                               \
+    X(index_copy, T, int,                                                                \
       (int64_t outer, int64_t dim_size, int64_t inner, int64_t n_index,                  \
        const int64_t *index, const CT *source, CT *y),                                   \
       (outer, dim_size, inner, n_index, index, source, y))                               \
-    X(gather_##T, int,                                                                   \
+    X(gather, T, int,                                                                    \
       (int ndim, const int64_t *index_shape, int dim, const CT *x, const int64_t *x_shape, \
        const int64_t *index, CT *y),                                                     \
       (ndim, index_shape, dim, x, x_shape, index, y))                                    \
-    X(scatter_add_##T, int,                                                              \
+    X(scatter_add, T, int,                                                               \
       (int ndim, const int64_t *index_shape, int dim, const int64_t *index, const CT *src, \
        const int64_t *y_shape, CT *y),                                                   \
       (ndim, index_shape, dim, index, src, y_shape, y))                                  \
-    X(index_put_##T, int,                                                                \
+    X(index_put, T, int,                                                                 \
       (int ndim, const int64_t *shape, int index_ndim, const int64_t *index,             \
        int64_t x_dim0, const CT *values, const int64_t *v_stride, int accumulate, CT *y), \
       (ndim, shape, index_ndim, index, x_dim0, values, v_stride, accumulate, y))         \
-    X(index_put_mask_##T, void,                                                          \
+    X(index_put_mask, T, void,                                                           \
       (int ndim, const int64_t *x_shape, int mask_ndim, const uint8_t *mask,             \
        const CT *values, const int64_t *v_stride, int accumulate, CT *y),                \
       (ndim, x_shape, mask_ndim, mask, values, v_stride, accumulate, y))                 \
-    X(grid_sampler_##T, void,                                                            \
+    X(grid_sampler, T, void,                                                             \
       (int nspatial, int64_t N, int64_t C, const int64_t *in_size,                       \
        const int64_t *out_size, int mode, int padding, int align_corners, const CT *x,   \
        const CT *grid, CT *y),                                                           \
       (nspatial, N, C, in_size, out_size, mode, padding, align_corners, x, grid, y))     \
-    X(max_unpool_##T, int,                                                               \
+    X(max_unpool, T, int,                                                                \
       (int64_t planes, int64_t in_plane, int64_t out_plane, const CT *x,                 \
        const int64_t *indices, CT *y),                                                   \
       (planes, in_plane, out_plane, x, indices, y))

@@ -87,30 +87,30 @@ typedef struct amp_adam_hparams {
 } amp_adam_hparams;
 
 #define AMP_TRAIN_OF_CTYPE(X, T, CT)                                                     \
-    X(unscale_##T, void, (size_t n, CT *g, double inv_scale, int32_t *found_inf),        \
+    X(unscale, T, void, (size_t n, CT *g, double inv_scale, int32_t *found_inf),         \
       (n, g, inv_scale, found_inf))                                                      \
-    X(sum_squares_##T, void, (size_t n, const CT *g, double *acc), (n, g, acc))          \
-    X(sgd_##T, void,                                                                     \
+    X(sum_squares, T, void, (size_t n, const CT *g, double *acc), (n, g, acc))           \
+    X(sgd, T, void,                                                                      \
       (size_t n, CT *p, const CT *g, CT *momentum_buffer, const amp_sgd_hparams *h,      \
        int64_t step, int32_t found_inf),                                                 \
       (n, p, g, momentum_buffer, h, step, found_inf))                                    \
-    X(adam_##T, void,                                                                    \
+    X(adam, T, void,                                                                     \
       (size_t n, CT *p, const CT *g, CT *exp_avg, CT *exp_avg_sq, CT *max_exp_avg_sq,    \
        const amp_adam_hparams *h, int64_t step, int32_t found_inf),                      \
       (n, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, h, step, found_inf))
 
 #define AMP_TRAIN_KERNELS(X)                                                             \
-    X(grad_accumulate_bf16, void, (size_t n, float *acc, const amp_bf16 *g), (n, acc, g)) \
-    X(grad_accumulate_f16, void, (size_t n, float *acc, const amp_f16 *g), (n, acc, g))   \
-    X(conv_backward_weight_to_f32_bf16, void,                                            \
+    X(grad_accumulate, bf16, void, (size_t n, float *acc, const amp_bf16 *g), (n, acc, g)) \
+    X(grad_accumulate, f16, void, (size_t n, float *acc, const amp_f16 *g), (n, acc, g))  \
+    X(conv_backward_weight_to_f32, bf16, void,                                           \
       (const amp_conv_desc *d, const amp_bf16 *x, const amp_bf16 *dy, float *dw,         \
        int accumulate),                                                                  \
       (d, x, dy, dw, accumulate))                                                        \
-    X(conv_backward_weight_to_f32_f16, void,                                             \
+    X(conv_backward_weight_to_f32, f16, void,                                            \
       (const amp_conv_desc *d, const amp_f16 *x, const amp_f16 *dy, float *dw,           \
        int accumulate),                                                                  \
       (d, x, dy, dw, accumulate))                                                        \
-    X(scaler_update, void,                                                               \
+    X(scaler_update, none, void,                                                         \
       (float *scale, int32_t *growth_tracker, int32_t found_inf, double growth_factor,   \
        double backoff_factor, int64_t growth_interval),                                  \
       (scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval))

@@ -6,7 +6,8 @@
  * Usage, in a ref_*.c file after the helpers the part file needs:
  *     #define REF_PART "ref_foo.inc"
  *     #include "ref_acc_twice.h"
- * and the wrappers call REF_BODY_<T>(name), which names name_facc or
+ * and AMP_FOR_EACH_KERNEL(REF_WRAPPER) (ref_wrapper.h) generates the
+ * wrappers, calling REF_BODY_<T>(name), which names name_facc or
  * name_dacc by the kernel's dtype token. The part file sees ACC (the
  * compute type), LD/ST (element access widening to and rounding from ACC,
  * for the data and for param_dtype arrays alike), BODY(name), and
@@ -49,3 +50,6 @@
 #define REF_BODY_bf16(name) name##_facc
 #define REF_BODY_f16(name) name##_facc
 #endif
+
+/* The wrappers calling these bodies are generated: ref_wrapper.h. */
+#include "ref_wrapper.h"

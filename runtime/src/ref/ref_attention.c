@@ -13,15 +13,7 @@
 #define REF_PART "ref_attention.inc"
 #include "ref_acc_twice.h"
 
-#define SDPA_KERNEL(T, ACC_SUFFIX)                                                                  \
-    void amp_ref_sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k,   \
-                          const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
-                          AMP_CTYPE_##T *y)                                                         \
-    {                                                                                               \
-        sdpa##ACC_SUFFIX(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, y);                            \
-    }
-
-SDPA_KERNEL(f64, _dacc)
-SDPA_KERNEL(f32, _facc)
-SDPA_KERNEL(bf16, _facc)
-SDPA_KERNEL(f16, _facc)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_sdpa REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -29,15 +29,7 @@
 #define REF_PART "ref_backward_attention.inc"
 #include "ref_acc_twice.h"
 
-#define SDPA_BW_KERNEL(T)                                                                         \
-    void amp_ref_sdpa_backward_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q,                \
-                                   const AMP_CTYPE_##T *k, const AMP_CTYPE_##T *v,                \
-                                   const AMP_CTYPE_##T *mask, const uint8_t *bool_mask,           \
-                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk, \
-                                   AMP_CTYPE_##T *dv)                                             \
-    {                                                                                             \
-        REF_BODY_##T(sdpa_backward)(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv);  \
-    }
-
-SDPA_BW_KERNEL(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(SDPA_BW_KERNEL)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_sdpa_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -33,55 +33,11 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_backward_margin_loss.inc"
 #include "ref_acc_twice.h"
 
-#define BACKWARD_MARGIN_LOSS_KERNELS(T)                                                           \
-    void amp_ref_margin_ranking_loss_backward_##T(                                                \
-        int ndim, const int64_t *shape, const AMP_CTYPE_##T *a, const int64_t *a_stride,          \
-        const AMP_CTYPE_##T *b, const int64_t *b_stride, const AMP_CTYPE_##T *target,             \
-        const int64_t *t_stride, double margin, int reduction, const AMP_CTYPE_##T *dloss,        \
-        AMP_CTYPE_##T *da, AMP_CTYPE_##T *db, AMP_CTYPE_##T *dtarget)                             \
-    {                                                                                             \
-        REF_BODY_##T(margin_ranking_backward)(AMP_DTYPE_##T, ndim, shape, a, a_stride, b,         \
-                                              b_stride, target, t_stride, margin, reduction,      \
-                                              dloss, da, db, dtarget);                            \
-    }                                                                                             \
-    void amp_ref_cosine_embedding_loss_backward_##T(                                              \
-        int64_t N, int64_t D, const AMP_CTYPE_##T *x1, const int64_t *x1_stride,                  \
-        const AMP_CTYPE_##T *x2, const int64_t *x2_stride, const AMP_CTYPE_##T *target,           \
-        int64_t target_stride, double margin, int reduction, const AMP_CTYPE_##T *dloss,          \
-        AMP_CTYPE_##T *dx1, AMP_CTYPE_##T *dx2)                                                   \
-    {                                                                                             \
-        REF_BODY_##T(cosine_embedding_backward)(AMP_DTYPE_##T, N, D, x1, x1_stride, x2,           \
-                                                x2_stride, target, target_stride, margin,         \
-                                                reduction, dloss, dx1, dx2);                      \
-    }                                                                                             \
-    void amp_ref_triplet_margin_loss_backward_##T(                                                \
-        int64_t N, int64_t D, const AMP_CTYPE_##T *a, const int64_t *a_stride,                    \
-        const AMP_CTYPE_##T *pos, const int64_t *p_stride, const AMP_CTYPE_##T *neg,              \
-        const int64_t *n_stride, double margin, double p, double eps, int swap, int reduction,    \
-        const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *da, AMP_CTYPE_##T *dp, AMP_CTYPE_##T *dn,      \
-        double *work)                                                                             \
-    {                                                                                             \
-        REF_BODY_##T(triplet_backward)(AMP_DTYPE_##T, N, D, a, a_stride, pos, p_stride, neg,      \
-                                       n_stride, margin, p, eps, swap, reduction, dloss, da, dp,  \
-                                       dn, work);                                                 \
-    }                                                                                             \
-    void amp_ref_multi_margin_loss_backward_##T(int64_t N, int64_t C, const AMP_CTYPE_##T *x,     \
-                                                const int64_t *target, int p, double margin,      \
-                                                const AMP_CTYPE_##T *weight, int reduction,       \
-                                                const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *dx)    \
-    {                                                                                             \
-        REF_BODY_##T(multi_margin_backward)(AMP_DTYPE_##T, N, C, x, target, p, margin, weight,    \
-                                            reduction, dloss, dx);                                \
-    }                                                                                             \
-    void amp_ref_multilabel_margin_loss_backward_##T(int64_t N, int64_t C,                        \
-                                                     const AMP_CTYPE_##T *x,                      \
-                                                     const int64_t *target, int reduction,        \
-                                                     const AMP_CTYPE_##T *dloss,                  \
-                                                     AMP_CTYPE_##T *dx, double *work)             \
-    {                                                                                             \
-        REF_BODY_##T(multilabel_margin_backward)(AMP_DTYPE_##T, N, C, x, target, reduction,       \
-                                                 dloss, dx, work);                                \
-    }
-
-BACKWARD_MARGIN_LOSS_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_MARGIN_LOSS_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_margin_ranking_loss_backward REF_OWNED
+#define REF_OWNS_cosine_embedding_loss_backward REF_OWNED
+#define REF_OWNS_triplet_margin_loss_backward REF_OWNED
+#define REF_OWNS_multi_margin_loss_backward REF_OWNED
+#define REF_OWNS_multilabel_margin_loss_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

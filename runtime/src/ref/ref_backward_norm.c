@@ -13,6 +13,10 @@
  * have dtype param_dtype; sums are ACC and each output is rounded once
  * (the parameter sums, which span several rows, are kept in ACC buffers on
  * the stack, BW_NORM_CHUNK parameters at a time).
+ *
+ * layer_norm_backward and group_norm_backward are hand-written: both call
+ * the one body with their shapes recast (layer_norm as one group of one
+ * channel).
  */
 #include <math.h>
 
@@ -40,18 +44,12 @@
     {                                                                                             \
         REF_BODY_##T(group_norm_backward)(AMP_DTYPE_##T, N, C, HxW, groups, 0, x, param_dtype,    \
                                           weight, eps, dy, dx, dweight, dbias);                   \
-    }                                                                                             \
-    void amp_ref_batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW,                       \
-                                         const AMP_CTYPE_##T *x, amp_dtype param_dtype,           \
-                                         const void *running_mean, const void *running_var,       \
-                                         const void *weight, int training, double eps,            \
-                                         const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,              \
-                                         void *dweight, void *dbias)                              \
-    {                                                                                             \
-        REF_BODY_##T(batch_norm_backward)(AMP_DTYPE_##T, N, C, HxW, x, param_dtype, running_mean, \
-                                          running_var, weight, training, eps, dy, dx, dweight,    \
-                                          dbias);                                                 \
     }
 
 NORM_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(NORM_BW_KERNELS)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_batch_norm_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -33,35 +33,10 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_backward_pnorm.inc"
 #include "ref_acc_twice.h"
 
-#define BACKWARD_PNORM_KERNELS(T)                                                                 \
-    void amp_ref_cosine_similarity_backward_##T(int ndim, const int64_t *shape, int dim,          \
-                                                const AMP_CTYPE_##T *a, const int64_t *a_stride,  \
-                                                const AMP_CTYPE_##T *b, const int64_t *b_stride,  \
-                                                double eps, const AMP_CTYPE_##T *dy,              \
-                                                AMP_CTYPE_##T *da, AMP_CTYPE_##T *db)             \
-    {                                                                                             \
-        REF_BODY_##T(cosine_similarity_backward)(AMP_DTYPE_##T, ndim, shape, dim, a, a_stride, b, \
-                                                 b_stride, eps, dy, da, db);                      \
-    }                                                                                             \
-    void amp_ref_renorm_backward_##T(int64_t outer, int64_t len, int64_t inner, double p,         \
-                                     double maxnorm, const AMP_CTYPE_##T *x,                      \
-                                     const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                  \
-    {                                                                                             \
-        REF_BODY_##T(renorm_backward)(AMP_DTYPE_##T, outer, len, inner, p, maxnorm, x, dy, dx);   \
-    }                                                                                             \
-    void amp_ref_cdist_backward_##T(int64_t batch, int64_t P, int64_t R, int64_t M, double p,     \
-                                    const AMP_CTYPE_##T *x1, const AMP_CTYPE_##T *x2,             \
-                                    const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx1,                  \
-                                    AMP_CTYPE_##T *dx2, double *work)                             \
-    {                                                                                             \
-        REF_BODY_##T(cdist_backward)(AMP_DTYPE_##T, batch, P, R, M, p, x1, x2, dy, dx1, dx2,      \
-                                     work);                                                       \
-    }                                                                                             \
-    void amp_ref_pdist_backward_##T(int64_t N, int64_t M, double p, const AMP_CTYPE_##T *x,       \
-                                    const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, double *work)     \
-    {                                                                                             \
-        REF_BODY_##T(pdist_backward)(AMP_DTYPE_##T, N, M, p, x, dy, dx, work);                    \
-    }
-
-BACKWARD_PNORM_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_PNORM_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_cosine_similarity_backward REF_OWNED
+#define REF_OWNS_renorm_backward REF_OWNED
+#define REF_OWNS_cdist_backward REF_OWNED
+#define REF_OWNS_pdist_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -38,19 +38,8 @@ static AMP_ALWAYS_INLINE int64_t ref_count(int ndim, const int64_t *shape, const
 #define REF_PART "ref_backward_prod.inc"
 #include "ref_acc_twice.h"
 
-#define BACKWARD_PROD_KERNELS(T)                                                                  \
-    void amp_ref_prod_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,         \
-                                   const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,               \
-                                   AMP_CTYPE_##T *dx)                                             \
-    {                                                                                             \
-        REF_BODY_##T(prod_backward)(AMP_DTYPE_##T, ndim, shape, reduce, x, dy, dx);               \
-    }                                                                                             \
-    void amp_ref_cumprod_backward_##T(int64_t outer, int64_t len, int64_t inner,                  \
-                                      const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,            \
-                                      AMP_CTYPE_##T *dx, double *work)                            \
-    {                                                                                             \
-        REF_BODY_##T(cumprod_backward)(AMP_DTYPE_##T, outer, len, inner, x, dy, dx, work);        \
-    }
-
-BACKWARD_PROD_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_PROD_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_prod_backward REF_OWNED
+#define REF_OWNS_cumprod_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

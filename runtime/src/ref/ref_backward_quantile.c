@@ -15,15 +15,7 @@
 #define REF_PART "ref_backward_quantile.inc"
 #include "ref_acc_twice.h"
 
-#define BACKWARD_QUANTILE_KERNELS(T)                                                              \
-    void amp_ref_quantile_backward_##T(int64_t outer, int64_t len, int64_t inner, double q,       \
-                                       int interpolation, int ignore_nan,                         \
-                                       const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,           \
-                                       AMP_CTYPE_##T *dx, double *work)                           \
-    {                                                                                             \
-        REF_BODY_##T(quantile_backward)(AMP_DTYPE_##T, outer, len, inner, q, interpolation,       \
-                                        ignore_nan, x, dy, dx, work);                             \
-    }
-
-BACKWARD_QUANTILE_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(BACKWARD_QUANTILE_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_quantile_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

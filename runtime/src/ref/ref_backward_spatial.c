@@ -14,6 +14,12 @@
  * geometry comes from ref_window.h, shared with ref_pool.c and ref_conv.c,
  * and upsample's taps from ref_upsample.inc itself (included by
  * ref_backward_spatial.inc).
+ *
+ * Hand-written wrappers, which do more than pass the entry's arguments to a
+ * body: the average and adaptive pooling gradients (no x, or a descriptor
+ * built from the sizes), max_pool_relu_backward (two kernels in turn),
+ * conv_backward_weight and its _to_f32 form (a mode after the arguments),
+ * embedding_backward and index_select_backward (shapes recast).
  */
 #include <math.h>
 
@@ -72,11 +78,6 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
 #include "ref_acc_twice.h"
 
 #define SPATIAL_BW_KERNELS(T)                                                                     \
-    void amp_ref_max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,            \
-                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
-    {                                                                                             \
-        REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 0, d, x, dy, dx);                              \
-    }                                                                                             \
     void amp_ref_max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,       \
                                             const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)           \
     {                                                                                             \
@@ -118,21 +119,10 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
         }                                                                                         \
         REF_BODY_##T(pool_backward)(AMP_DTYPE_##T, 3, &d, x, dy, dx);                             \
     }                                                                                             \
-    void amp_ref_upsample_backward_##T(const amp_upsample_desc *d, const AMP_CTYPE_##T *dy,       \
-                                       AMP_CTYPE_##T *dx)                                         \
-    {                                                                                             \
-        REF_BODY_##T(upsample_backward)(AMP_DTYPE_##T, d, dy, dx);                                \
-    }                                                                                             \
     void amp_ref_conv_backward_weight_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,         \
                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)             \
     {                                                                                             \
         REF_BODY_##T(conv_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw, 0);                       \
-    }                                                                                             \
-    void amp_ref_conv_transpose_backward_weight_##T(const amp_conv_desc *d,                       \
-                                                    const AMP_CTYPE_##T *x,                       \
-                                                    const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dw)   \
-    {                                                                                             \
-        REF_BODY_##T(conv_transpose_backward_weight)(AMP_DTYPE_##T, d, x, dy, dw);                \
     }                                                                                             \
     void amp_ref_embedding_backward_##T(int64_t n_index, int64_t num_embeddings, int64_t dim,     \
                                         const int64_t *index, int64_t padding_idx,                \
@@ -147,12 +137,6 @@ static pad_ranges pad_sources(int mode, int64_t i, int64_t n, int64_t before, in
     {                                                                                             \
         REF_BODY_##T(index_backward)(AMP_DTYPE_##T, outer, dim_size, inner, n_index, index, -1,   \
                                      dy, dx);                                                     \
-    }                                                                                             \
-    void amp_ref_pad_backward_##T(int ndim, const int64_t *in_shape, const int64_t *before,       \
-                                  const int64_t *after, int mode, const AMP_CTYPE_##T *dy,        \
-                                  AMP_CTYPE_##T *dx)                                              \
-    {                                                                                             \
-        REF_BODY_##T(pad_backward)(AMP_DTYPE_##T, ndim, in_shape, before, after, mode, dy, dx);   \
     }
 
 SPATIAL_BW_KERNELS(f64)
@@ -168,3 +152,11 @@ AMP_FOR_EACH_KERNEL_DTYPE(SPATIAL_BW_KERNELS)
     }
 CONV_BW_TO_F32(bf16)
 CONV_BW_TO_F32(f16)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_max_pool_backward REF_SHARES(pool_backward, 0)
+#define REF_OWNS_upsample_backward REF_OWNED
+#define REF_OWNS_conv_transpose_backward_weight REF_OWNED
+#define REF_OWNS_pad_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

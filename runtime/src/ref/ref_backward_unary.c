@@ -10,14 +10,16 @@
  * FunctionsManual.cpp), evaluated in ACC (f32 for f32/bf16/f16, f64 for f64)
  * and rounded once per output element. Bodies in ref_backward_unary.inc,
  * instantiated twice by ref_acc_twice.h.
+ *
+ * add_relu_backward is hand-written: two kernels in turn, a chunk at a time.
  */
 #include <math.h>
 
 #include "amprt_internal.h"
 
-#define UNARY_ENUMERATOR(op, X, T, CT) UBW_##op,
-#define PARAM_ENUMERATOR(op, X, T, CT) PBW_##op,
-#define BINARY_ENUMERATOR(op, X, T, CT) BBW_##op,
+#define UNARY_ENUMERATOR(op, X, T, CT) UBW_##op##_backward,
+#define PARAM_ENUMERATOR(op, X, T, CT) PBW_##op##_backward,
+#define BINARY_ENUMERATOR(op, X, T, CT) BBW_##op##_backward,
 typedef enum { AMP_UNARY_BACKWARD_OPS(UNARY_ENUMERATOR, ~, ~, ~) } unary_backward_op;
 typedef enum { AMP_UNARY_PARAM_BACKWARD_OPS(PARAM_ENUMERATOR, ~, ~, ~) } param_backward_op;
 typedef enum { AMP_BINARY_BACKWARD_OPS(BINARY_ENUMERATOR, ~, ~, ~) } binary_backward_op;
@@ -62,96 +64,18 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
 #define REF_PART "ref_backward_unary.inc"
 #include "ref_acc_twice.h"
 
-#define UNARY_BW_KERNEL(op, X, T, CT)                                                             \
-    void amp_ref_##op##_backward_##T(size_t n, const CT *x, const CT *y, const CT *dy, CT *dx)    \
-    {                                                                                             \
-        REF_BODY_##T(map_unary_backward)(AMP_DTYPE_##T, UBW_##op, n, x, y, dy, dx);               \
-    }
-#define PARAM_BW_KERNEL(op, X, T, CT)                                                             \
-    void amp_ref_##op##_backward_##T(size_t n, const CT *x, const CT *y, const CT *dy, double p0, \
-                                     double p1, CT *dx)                                           \
-    {                                                                                             \
-        REF_BODY_##T(map_param_backward)(AMP_DTYPE_##T, PBW_##op, n, x, y, dy, p0, p1, dx);       \
-    }
-#define BINARY_BW_KERNEL(op, X, T, CT)                                                            \
-    void amp_ref_##op##_backward_##T(int ndim, const int64_t *shape, const CT *a,                 \
-                                     const int64_t *a_stride, const CT *b,                        \
-                                     const int64_t *b_stride, const CT *dy, CT *da, CT *db)       \
-    {                                                                                             \
-        REF_BODY_##T(binary_backward)(AMP_DTYPE_##T, BBW_##op, ndim, shape, a, a_stride, b,       \
-                                      b_stride, dy, da, db);                                      \
-    }
-
-/* amax/amin, max()/min(), var and std over the forward's reduce mask;
- * glu and lerp */
-#define EXTREMUM_BW(name, evenly, T)                                                              \
-    void amp_ref_##name##_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,     \
-                                       const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,            \
-                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
-    {                                                                                             \
-        REF_BODY_##T(extremum_backward)(AMP_DTYPE_##T, evenly, ndim, shape, reduce, x, y, dy, dx); \
-    }
-#define VAR_BW(name, take_sqrt, T)                                                                \
-    void amp_ref_##name##_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,     \
-                                       double p, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,  \
-                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
-    {                                                                                             \
-        REF_BODY_##T(var_backward)(AMP_DTYPE_##T, take_sqrt, ndim, shape, reduce, p, x, y, dy,    \
-                                   dx);                                                           \
-    }
-#define REDUCE_BW_KERNELS(T)                                                                      \
-    EXTREMUM_BW(amax, 0, T) EXTREMUM_BW(max, 1, T) VAR_BW(var, 0, T) VAR_BW(std, 1, T)            \
-    void amp_ref_glu_backward_##T(int64_t outer, int64_t len, int64_t inner,                      \
-                                  const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *dy,                \
-                                  AMP_CTYPE_##T *dx)                                              \
-    {                                                                                             \
-        REF_BODY_##T(glu_backward)(AMP_DTYPE_##T, outer, len, inner, x, dy, dx);                  \
-    }                                                                                             \
-    void amp_ref_lerp_backward_##T(int ndim, const int64_t *shape, const AMP_CTYPE_##T *x,        \
-                                   const int64_t *x_stride, const AMP_CTYPE_##T *end,             \
-                                   const int64_t *end_stride, const AMP_CTYPE_##T *weight,        \
-                                   const int64_t *weight_stride, double value,                    \
-                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,                    \
-                                   AMP_CTYPE_##T *dend, AMP_CTYPE_##T *dweight)                   \
-    {                                                                                             \
-        REF_BODY_##T(lerp_backward)(AMP_DTYPE_##T, ndim, shape, x, x_stride, end, end_stride,     \
-                                    weight, weight_stride, value, dy, dx, dend, dweight);         \
-    }
-
+/* The wrappers of the per-op lists: every op of a list shares one body,
+ * told apart by the op's enumerator (ref_wrapper.h's REF_SHARED_WRAPPER). */
+#define UNARY_BW_X(kernel, T, ret, params, args) \
+    REF_SHARED_WRAPPER(map_unary_backward, UBW_##kernel, kernel, T, ret, params, args)
+#define PARAM_BW_X(kernel, T, ret, params, args) \
+    REF_SHARED_WRAPPER(map_param_backward, PBW_##kernel, kernel, T, ret, params, args)
+#define BINARY_BW_X(kernel, T, ret, params, args) \
+    REF_SHARED_WRAPPER(binary_backward, BBW_##kernel, kernel, T, ret, params, args)
 #define UNARY_BW_KERNELS(T)                                                                       \
-    AMP_UNARY_BACKWARD_OPS(UNARY_BW_KERNEL, ~, T, AMP_CTYPE_##T)                                  \
-    AMP_UNARY_PARAM_BACKWARD_OPS(PARAM_BW_KERNEL, ~, T, AMP_CTYPE_##T)                            \
-    AMP_BINARY_BACKWARD_OPS(BINARY_BW_KERNEL, ~, T, AMP_CTYPE_##T)                                \
-    void amp_ref_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner,                  \
-                                      const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy,            \
-                                      AMP_CTYPE_##T *dx)                                          \
-    {                                                                                             \
-        REF_BODY_##T(softmax_backward)(AMP_DTYPE_##T, 0, outer, dim, inner, y, dy, dx);           \
-    }                                                                                             \
-    void amp_ref_log_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner,              \
-                                          const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy,        \
-                                          AMP_CTYPE_##T *dx)                                      \
-    {                                                                                             \
-        REF_BODY_##T(softmax_backward)(AMP_DTYPE_##T, 1, outer, dim, inner, y, dy, dx);           \
-    }                                                                                             \
-    void amp_ref_reverse_cumsum_##T(int64_t outer, int64_t dim, int64_t inner,                    \
-                                    const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                     \
-    {                                                                                             \
-        REF_BODY_##T(reverse_cumsum)(AMP_DTYPE_##T, outer, dim, inner, x, y);                     \
-    }                                                                                             \
-    void amp_ref_logsumexp_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,    \
-                                        const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,           \
-                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)               \
-    {                                                                                             \
-        REF_BODY_##T(logsumexp_backward)(AMP_DTYPE_##T, ndim, shape, reduce, x, y, dy, dx);       \
-    }                                                                                             \
-    void amp_ref_norm_backward_##T(int ndim, const int64_t *shape, const uint8_t *reduce,         \
-                                   double p, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,      \
-                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                    \
-    {                                                                                             \
-        REF_BODY_##T(norm_backward)(AMP_DTYPE_##T, ndim, shape, reduce, p, x, y, dy, dx);         \
-    }                                                                                             \
-    REDUCE_BW_KERNELS(T)
+    AMP_UNARY_BACKWARD_OPS(AMP_UNARY_BACKWARD_ROW, UNARY_BW_X, T, AMP_CTYPE_##T)                  \
+    AMP_UNARY_PARAM_BACKWARD_OPS(AMP_UNARY_PARAM_BACKWARD_ROW, PARAM_BW_X, T, AMP_CTYPE_##T)      \
+    AMP_BINARY_BACKWARD_OPS(AMP_BINARY_BACKWARD_ROW, BINARY_BW_X, T, AMP_CTYPE_##T)
 
 UNARY_BW_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(UNARY_BW_KERNELS)
@@ -175,3 +99,18 @@ ADD_RELU_BW(f64)
 ADD_RELU_BW(f32)
 ADD_RELU_BW(bf16)
 ADD_RELU_BW(f16)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_amax_backward REF_SHARES(extremum_backward, 0)
+#define REF_OWNS_max_backward REF_SHARES(extremum_backward, 1)
+#define REF_OWNS_var_backward REF_SHARES(var_backward, 0)
+#define REF_OWNS_std_backward REF_SHARES(var_backward, 1)
+#define REF_OWNS_softmax_backward REF_SHARES(softmax_backward, 0)
+#define REF_OWNS_log_softmax_backward REF_SHARES(softmax_backward, 1)
+#define REF_OWNS_glu_backward REF_OWNED
+#define REF_OWNS_lerp_backward REF_OWNED
+#define REF_OWNS_reverse_cumsum REF_OWNED
+#define REF_OWNS_logsumexp_backward REF_OWNED
+#define REF_OWNS_norm_backward REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -9,6 +9,9 @@
  * even), so they are rounded directly from the double by narrow_f64.
  * f64 -> f32 is C's conversion, correctly rounded in the default
  * floating-point environment, which the runtime assumes throughout.
+ *
+ * The casts are hand-written: each has two dtypes, which the wrapper
+ * generator (one dtype per entry) does not cover.
  */
 #include "amprt_internal.h"
 

@@ -5,6 +5,9 @@
  * Each element is compared in a type holding every value of T exactly
  * (double for f64, f32 for the half types, the integer itself otherwise),
  * so the result is the exact IEEE or integer comparison.
+ *
+ * Its kernels are hand-written: each definition is the kernel's body
+ * (no compute type to instantiate it for).
  */
 #include "amprt_internal.h"
 #include "ref_strided.inc"

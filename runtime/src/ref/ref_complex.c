@@ -10,6 +10,8 @@
  * fruitless sweeps) to a real quasi-triangular Schur form T = Z^T A Z,
  * then each eigenvector solved from T by back substitution in complex
  * arithmetic and carried back by Z.
+ *
+ * Its kernels are hand-written: each definition is the kernel's body.
  */
 #include <float.h>
 #include <math.h>

@@ -9,6 +9,8 @@
  * zero, a floating one rounded once (to nearest even) from the double it
  * was computed in, except where PyTorch computes in the narrow type itself
  * (linspace, below).
+ *
+ * Its kernels are hand-written: dtype-free, each definition is the body.
  */
 #include <stdbool.h>
 #include <string.h>

@@ -15,6 +15,9 @@
  *
  * conv_ex's reference (at the end) is its specification: conv, then the
  * reference batch_norm, add and relu; its packed weights are w in T.
+ *
+ * conv_packed_bytes (a size, no body) and conv_ex (the convolution, then
+ * its fused epilogue) are hand-written.
  */
 #include <string.h>
 
@@ -57,31 +60,6 @@ static AMP_ALWAYS_INLINE int input_of_transposed_output(const conv_geometry *g, 
 #define REF_PART "ref_conv.inc"
 #include "ref_acc_twice.h"
 
-#define CONV_KERNELS(T, INST)                                                                     \
-    void amp_ref_conv_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *w, \
-                          const AMP_CTYPE_##T *bias, AMP_CTYPE_##T *y)                            \
-    {                                                                                             \
-        conv_##INST(AMP_DTYPE_##T, d, x, w, bias, y);                                             \
-    }                                                                                             \
-    void amp_ref_conv_transpose_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,               \
-                                    const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,            \
-                                    AMP_CTYPE_##T *y)                                             \
-    {                                                                                             \
-        conv_transpose_##INST(AMP_DTYPE_##T, d, x, w, bias, y);                                   \
-    }                                                                                             \
-    void amp_ref_conv_tbc_##T(int64_t time, int64_t batch, int64_t in, int64_t kernel,            \
-                              int64_t out, int64_t pad, const AMP_CTYPE_##T *x,                   \
-                              const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,                  \
-                              AMP_CTYPE_##T *y)                                                   \
-    {                                                                                             \
-        conv_tbc_##INST(AMP_DTYPE_##T, time, batch, in, kernel, out, pad, x, w, bias, y);         \
-    }
-
-CONV_KERNELS(f64, dacc)
-CONV_KERNELS(f32, facc)
-CONV_KERNELS(bf16, facc)
-CONV_KERNELS(f16, facc)
-
 /* conv_ex (amprt/spatial.h): the packed weights are the weight tensor
  * itself in T, and conv_ex is the composition it is specified as: conv,
  * then batch_norm, add and relu, each a reference kernel. */
@@ -110,11 +88,6 @@ static AMP_ALWAYS_INLINE void pack_weights(amp_dtype t, const amp_conv_desc *d, 
     {                                                                                             \
         return packed_count(d) * sizeof(AMP_CTYPE_##T);                                           \
     }                                                                                             \
-    void amp_ref_conv_pack_weights_##T(const amp_conv_desc *d, amp_dtype src, const void *w,      \
-                                       void *packed)                                              \
-    {                                                                                             \
-        pack_weights(AMP_DTYPE_##T, d, src, w, packed);                                           \
-    }                                                                                             \
     void amp_ref_conv_ex_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                      \
                              const AMP_CTYPE_##T *w, const void *packed,                          \
                              const AMP_CTYPE_##T *bias, const amp_conv_post *post,                \
@@ -142,3 +115,11 @@ CONV_EX_KERNELS(f64)
 CONV_EX_KERNELS(f32)
 CONV_EX_KERNELS(bf16)
 CONV_EX_KERNELS(f16)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_conv REF_OWNED
+#define REF_OWNS_conv_pack_weights REF_CALLS(pack_weights)
+#define REF_OWNS_conv_transpose REF_OWNED
+#define REF_OWNS_conv_tbc REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -36,13 +36,7 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_cross.inc"
 #include "ref_acc_twice.h"
 
-#define CROSS_KERNELS(T)                                                                          \
-    void amp_ref_cross_##T(int ndim, const int64_t *shape, int dim, const AMP_CTYPE_##T *a,       \
-                           const int64_t *a_stride, const AMP_CTYPE_##T *b,                       \
-                           const int64_t *b_stride, AMP_CTYPE_##T *y)                             \
-    {                                                                                             \
-        REF_BODY_##T(cross)(AMP_DTYPE_##T, ndim, shape, dim, a, a_stride, b, b_stride, y);        \
-    }
-
-CROSS_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(CROSS_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_cross REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -6,6 +6,9 @@
  * element size), so they are written once for any element size, and every
  * value, NaN payloads and signalling NaNs included, arrives bit for bit.
  * Only fill and pad's constant convert a number, `value`, to the dtype.
+ *
+ * Its kernels are hand-written: they move elements by size, each
+ * definition is the body (or converts the fill value first).
  */
 #include <string.h>
 

@@ -5,6 +5,9 @@
  *
  * The bodies are in ref_elementwise.inc, compiled once computing in float
  * (f32, bf16, f16) and once in double (f64).
+ *
+ * The *_bcast kernels are hand-written: they call the ternary body without
+ * its third operand.
  */
 #include <math.h>
 
@@ -30,25 +33,8 @@ typedef enum {
 #define REF_PART "ref_elementwise.inc"
 #include "ref_acc_twice.h"
 
-#define BINARY(name, op, T)                                                                       \
-    void amp_ref_##name##_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b,           \
-                              AMP_CTYPE_##T *y)                                                   \
-    {                                                                                             \
-        REF_BODY_##T(binary)(AMP_DTYPE_##T, op, n, a, b, y);                                      \
-    }
-
-#define SCALAR(name, op, reversed, T)                                                             \
-    void amp_ref_##name##_scalar_##T(size_t n, const AMP_CTYPE_##T *a, double s, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        REF_BODY_##T(with_scalar)(AMP_DTYPE_##T, op, reversed, n, a, s, y);                       \
-    }
-
-#define UNARY(name, T)                                                                            \
-    void amp_ref_##name##_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                 \
-    {                                                                                             \
-        REF_BODY_##T(name)(AMP_DTYPE_##T, n, x, y);                                               \
-    }
-
+/* The binary broadcasts: the ternary body without its third operand, so
+ * they stay hand-written (their arguments are not the entry's). */
 #define BCAST(name, op, T)                                                                        \
     void amp_ref_##name##_bcast_##T(int ndim, const int64_t *shape, const AMP_CTYPE_##T *a,       \
                                     const int64_t *a_stride, const AMP_CTYPE_##T *b,              \
@@ -58,36 +44,38 @@ typedef enum {
                            0, y);                                                                 \
     }
 
+#define BCAST_KERNELS(T)                                                                          \
+    BCAST(add, OP_ADD, T) BCAST(sub, OP_SUB, T) BCAST(mul, OP_MUL, T) BCAST(div, OP_DIV, T)       \
+    BCAST(maximum, OP_MAXIMUM, T) BCAST(atan2, OP_ATAN2, T) BCAST(pow, OP_POW, T)                 \
+    BCAST(minimum, OP_MINIMUM, T) BCAST(fmod, OP_FMOD, T) BCAST(remainder, OP_REMAINDER, T)
+
+BCAST_KERNELS(f64)
+AMP_FOR_EACH_KERNEL_DTYPE(BCAST_KERNELS)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_add REF_SHARES(binary, OP_ADD)
+#define REF_OWNS_sub REF_SHARES(binary, OP_SUB)
+#define REF_OWNS_mul REF_SHARES(binary, OP_MUL)
+#define REF_OWNS_div REF_SHARES(binary, OP_DIV)
+#define REF_OWNS_maximum REF_SHARES(binary, OP_MAXIMUM)
+#define REF_OWNS_atan2 REF_SHARES(binary, OP_ATAN2)
+#define REF_OWNS_pow REF_SHARES(binary, OP_POW)
+#define REF_OWNS_minimum REF_SHARES(binary, OP_MINIMUM)
+#define REF_OWNS_fmod REF_SHARES(binary, OP_FMOD)
+#define REF_OWNS_remainder REF_SHARES(binary, OP_REMAINDER)
+#define REF_OWNS_neg REF_OWNED
+#define REF_OWNS_relu REF_OWNED
+#define REF_OWNS_add_scalar REF_SHARES(with_scalar, OP_ADD, 0)
+#define REF_OWNS_sub_scalar REF_SHARES(with_scalar, OP_SUB, 0)
+#define REF_OWNS_mul_scalar REF_SHARES(with_scalar, OP_MUL, 0)
+#define REF_OWNS_div_scalar REF_SHARES(with_scalar, OP_DIV, 0)
+#define REF_OWNS_rsub_scalar REF_SHARES(with_scalar, OP_SUB, 1)
+#define REF_OWNS_rdiv_scalar REF_SHARES(with_scalar, OP_DIV, 1)
 /* value is a double holding a number of the compute type exactly (see
- * amprt/elementwise.h), so converting it to ACC does not round. */
-#define TERNARY(name, op, T)                                                                      \
-    void amp_ref_##name##_##T(int ndim, const int64_t *shape, const AMP_CTYPE_##T *x,             \
-                              const int64_t *x_stride, const AMP_CTYPE_##T *t1,                   \
-                              const int64_t *t1_stride, const AMP_CTYPE_##T *t2,                  \
-                              const int64_t *t2_stride, double value, AMP_CTYPE_##T *y)           \
-    {                                                                                             \
-        REF_BODY_##T(bcast)(AMP_DTYPE_##T, op, ndim, shape, x, x_stride, t1, t1_stride, t2,       \
-                           t2_stride, (AMP_ACC_##T)value, y);                                     \
-    }
-
-#define BINARY_AND_BCAST(name, op, T) BINARY(name, op, T) BCAST(name, op, T)
-
-#define ELEMENTWISE_KERNELS(T)                                                                    \
-    BINARY_AND_BCAST(add, OP_ADD, T) BINARY_AND_BCAST(sub, OP_SUB, T)                             \
-    BINARY_AND_BCAST(mul, OP_MUL, T) BINARY_AND_BCAST(div, OP_DIV, T)                             \
-    BINARY_AND_BCAST(maximum, OP_MAXIMUM, T) BINARY_AND_BCAST(atan2, OP_ATAN2, T)                 \
-    BINARY_AND_BCAST(pow, OP_POW, T) BINARY_AND_BCAST(minimum, OP_MINIMUM, T)                     \
-    BINARY_AND_BCAST(fmod, OP_FMOD, T) BINARY_AND_BCAST(remainder, OP_REMAINDER, T)               \
-    UNARY(neg, T) UNARY(relu, T)                                                                  \
-    SCALAR(add, OP_ADD, 0, T) SCALAR(sub, OP_SUB, 0, T)                                           \
-    SCALAR(mul, OP_MUL, 0, T) SCALAR(div, OP_DIV, 0, T)                                           \
-    SCALAR(rsub, OP_SUB, 1, T) SCALAR(rdiv, OP_DIV, 1, T)                                         \
-    TERNARY(addcmul, OP_ADDCMUL, T) TERNARY(addcdiv, OP_ADDCDIV, T) TERNARY(lerp, OP_LERP, T)         \
-    void amp_ref_glu_##T(int64_t outer, int64_t len, int64_t inner, const AMP_CTYPE_##T *x,       \
-                         AMP_CTYPE_##T *y)                                                        \
-    {                                                                                             \
-        REF_BODY_##T(glu)(AMP_DTYPE_##T, outer, len, inner, x, y);                                \
-    }
-
-ELEMENTWISE_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(ELEMENTWISE_KERNELS)
+ * amprt/elementwise.h), so its conversion to ACC in the call does not round. */
+#define REF_OWNS_addcmul REF_SHARES(bcast, OP_ADDCMUL)
+#define REF_OWNS_addcdiv REF_SHARES(bcast, OP_ADDCDIV)
+#define REF_OWNS_lerp REF_SHARES(bcast, OP_LERP)
+#define REF_OWNS_glu REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -22,15 +22,7 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_grid_sampler.inc"
 #include "ref_acc_twice.h"
 
-#define GRID_SAMPLER_KERNELS(T)                                                                   \
-    void amp_ref_grid_sampler_##T(int nspatial, int64_t N, int64_t C, const int64_t *in_size,     \
-                                  const int64_t *out_size, int mode, int padding,                 \
-                                  int align_corners, const AMP_CTYPE_##T *x,                      \
-                                  const AMP_CTYPE_##T *grid, AMP_CTYPE_##T *y)                    \
-    {                                                                                             \
-        REF_BODY_##T(grid_sampler)(AMP_DTYPE_##T, nspatial, N, C, in_size, out_size, mode,        \
-                                   padding, align_corners, x, grid, y);                           \
-    }
-
-GRID_SAMPLER_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(GRID_SAMPLER_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_grid_sampler REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -12,6 +12,9 @@
  * (memcpy of one element), so they are exact for every dtype, NaN payloads
  * and -0 included, and one body serves every dtype. scatter_add adds, in
  * ACC, so its body is in ref_index.inc, instantiated once per ACC below.
+ *
+ * embedding, index_select, index_copy and gather are hand-written: they
+ * move elements by size, through bodies that take no dtype.
  */
 #include <string.h>
 
@@ -150,15 +153,14 @@ static AMP_ALWAYS_INLINE int gather(size_t elem_size, int ndim, const int64_t *i
                            const int64_t *x_shape, const int64_t *index, AMP_CTYPE_##T *y)        \
     {                                                                                             \
         return gather(sizeof(AMP_CTYPE_##T), ndim, index_shape, dim, x, x_shape, index, y);       \
-    }                                                                                             \
-    int amp_ref_scatter_add_##T(int ndim, const int64_t *index_shape, int dim,                    \
-                                const int64_t *index, const AMP_CTYPE_##T *src,                   \
-                                const int64_t *y_shape, AMP_CTYPE_##T *y)                         \
-    {                                                                                             \
-        return scatter_add_##INST(AMP_DTYPE_##T, ndim, index_shape, dim, index, src, y_shape, y);  \
     }
 
 INDEX_KERNELS(f64, dacc)
 INDEX_KERNELS(f32, facc)
 INDEX_KERNELS(bf16, facc)
 INDEX_KERNELS(f16, facc)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_scatter_add REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -50,21 +50,8 @@ static AMP_ALWAYS_INLINE int64_t ref_wrap(int64_t i, int64_t n)
 #define REF_PART "ref_index_put.inc"
 #include "ref_acc_twice.h"
 
-#define INDEX_PUT_KERNELS(T)                                                                      \
-    int amp_ref_index_put_##T(int ndim, const int64_t *shape, int index_ndim,                     \
-                              const int64_t *index, int64_t x_dim0, const AMP_CTYPE_##T *values,  \
-                              const int64_t *v_stride, int accumulate, AMP_CTYPE_##T *y)          \
-    {                                                                                             \
-        return REF_BODY_##T(index_put)(AMP_DTYPE_##T, ndim, shape, index_ndim, index, x_dim0,     \
-                                       values, v_stride, accumulate, y);                          \
-    }                                                                                             \
-    void amp_ref_index_put_mask_##T(int ndim, const int64_t *x_shape, int mask_ndim,              \
-                                    const uint8_t *mask, const AMP_CTYPE_##T *values,             \
-                                    const int64_t *v_stride, int accumulate, AMP_CTYPE_##T *y)    \
-    {                                                                                             \
-        REF_BODY_##T(index_put_mask)(AMP_DTYPE_##T, ndim, x_shape, mask_ndim, mask, values,       \
-                                     v_stride, accumulate, y);                                    \
-    }
-
-INDEX_PUT_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(INDEX_PUT_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_index_put REF_OWNED
+#define REF_OWNS_index_put_mask REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

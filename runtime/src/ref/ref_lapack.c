@@ -14,58 +14,17 @@
 #define REF_PART "ref_lapack.inc"
 #include "ref_acc_twice.h"
 
-#define LAPACK_KERNELS(T, CT, S)                                                                      \
-    void amp_ref_inv_ex_##T(int64_t batch, int64_t n, const CT *a, CT *inv, int32_t *info, void *work) \
-    {                                                                                                 \
-        inv_ex##S(batch, n, a, inv, info, work);                                                      \
-    }                                                                                                 \
-    void amp_ref_cholesky_ex_##T(int64_t batch, int64_t n, int upper, const CT *a, CT *l, int32_t *info) \
-    {                                                                                                 \
-        cholesky_ex##S(batch, n, upper, a, l, info);                                                  \
-    }                                                                                                 \
-    void amp_ref_cholesky_inverse_##T(int64_t batch, int64_t n, int upper, const CT *l, CT *y)        \
-    {                                                                                                 \
-        cholesky_inverse##S(batch, n, upper, l, y);                                                   \
-    }                                                                                                 \
-    void amp_ref_cholesky_solve_##T(int64_t batch, int64_t n, int64_t nrhs, int upper, const CT *b,   \
-                                    const CT *l, CT *y)                                               \
-    {                                                                                                 \
-        cholesky_solve##S(batch, n, nrhs, upper, b, l, y);                                            \
-    }                                                                                                 \
-    void amp_ref_lu_factor_##T(int64_t batch, int64_t m, int64_t n, const CT *a, CT *lu,              \
-                               int32_t *pivots, int32_t *info)                                        \
-    {                                                                                                 \
-        lu_factor##S(batch, m, n, a, lu, pivots, info);                                               \
-    }                                                                                                 \
-    void amp_ref_solve_##T(int64_t batch, int64_t n, int64_t nrhs, int left, const CT *a, const CT *b, \
-                           CT *x, int32_t *info, void *work)                                          \
-    {                                                                                                 \
-        solve##S(batch, n, nrhs, left, a, b, x, info, work);                                          \
-    }                                                                                                 \
-    void amp_ref_triangular_solve_##T(int64_t batch, int64_t n, int64_t nrhs, int upper, int transpose, \
-                                      int unitriangular, const CT *b, const CT *a, CT *x)             \
-    {                                                                                                 \
-        triangular_solve##S(batch, n, nrhs, upper, transpose, unitriangular, b, a, x);                \
-    }                                                                                                 \
-    void amp_ref_qr_##T(int64_t batch, int64_t m, int64_t n, int mode, const CT *a, CT *q, CT *r,     \
-                        void *work)                                                                   \
-    {                                                                                                 \
-        qr##S(batch, m, n, mode, a, q, r, work);                                                      \
-    }                                                                                                 \
-    void amp_ref_svd_##T(int64_t batch, int64_t m, int64_t n, int full_matrices, int compute_uv,      \
-                         const CT *a, CT *u, CT *s, CT *vh, void *work)                               \
-    {                                                                                                 \
-        svd##S(batch, m, n, full_matrices, compute_uv, a, u, s, vh, work);                            \
-    }                                                                                                 \
-    void amp_ref_eigh_##T(int64_t batch, int64_t n, int upper, const CT *a, CT *w, CT *v, void *work) \
-    {                                                                                                 \
-        eigh##S(batch, n, upper, a, w, v, work);                                                      \
-    }                                                                                                 \
-    void amp_ref_pinverse_##T(int64_t batch, int64_t m, int64_t n, double rcond, const CT *a, CT *y,  \
-                              void *work)                                                             \
-    {                                                                                                 \
-        pinverse##S(batch, m, n, rcond, a, y, work);                                                  \
-    }
-
-LAPACK_KERNELS(f64, double, _dacc)
-LAPACK_KERNELS(f32, float, _facc)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_inv_ex REF_OWNED_TYPED
+#define REF_OWNS_cholesky_ex REF_OWNED_TYPED
+#define REF_OWNS_cholesky_inverse REF_OWNED_TYPED
+#define REF_OWNS_cholesky_solve REF_OWNED_TYPED
+#define REF_OWNS_lu_factor REF_OWNED_TYPED
+#define REF_OWNS_solve REF_OWNED_TYPED
+#define REF_OWNS_triangular_solve REF_OWNED_TYPED
+#define REF_OWNS_qr REF_OWNED_TYPED
+#define REF_OWNS_svd REF_OWNED_TYPED
+#define REF_OWNS_eigh REF_OWNED_TYPED
+#define REF_OWNS_pinverse REF_OWNED_TYPED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -11,6 +11,8 @@
  *
  * The bodies are in ref_linalg.inc, compiled once computing in float (f32,
  * bf16, f16) and once in double (f64).
+ *
+ * linear_relu is hand-written: two kernels in turn.
  */
 #include "amprt_internal.h"
 
@@ -18,11 +20,6 @@
 #include "ref_acc_twice.h"
 
 #define LINALG_KERNELS(T)                                                                         \
-    void amp_ref_linear_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,              \
-                            const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias, AMP_CTYPE_##T *y)  \
-    {                                                                                             \
-        REF_BODY_##T(linear)(AMP_DTYPE_##T, M, N, K, x, w, bias, y);                              \
-    }                                                                                             \
     void amp_ref_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,         \
                                  const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,               \
                                  AMP_CTYPE_##T *y)                                                \
@@ -30,14 +27,13 @@
         amp_ref_linear_##T(M, N, K, x, w, bias, y);                                               \
         if (M > 0 && N > 0)                                                                       \
             amp_ref_relu_##T((size_t)(M * N), y, y);                                              \
-    }                                                                                             \
-    void amp_ref_matmul_##T(int64_t batch, int64_t M, int64_t N, int64_t K,                       \
-                            const AMP_CTYPE_##T *a, int64_t a_batch_stride,                       \
-                            const AMP_CTYPE_##T *b, int64_t b_batch_stride, AMP_CTYPE_##T *c)     \
-    {                                                                                             \
-        REF_BODY_##T(matmul)(AMP_DTYPE_##T, batch, M, N, K, a, a_batch_stride, b, b_batch_stride, \
-                            c);                                                                   \
     }
 
 LINALG_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(LINALG_KERNELS)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_linear REF_OWNED
+#define REF_OWNS_matmul REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -7,6 +7,8 @@
  * uses the float instantiation and f64 the double one, so every kernel
  * computes in T (PyTorch's LAPACK calls do).  lu_solve checks every pivot
  * before writing anything.
+ *
+ * lu_solve is hand-written: it checks the pivots before the body runs.
  */
 #include <math.h>
 
@@ -31,31 +33,15 @@ static int ref_check_pivots(int64_t n, int64_t m, const int32_t *pivots)
         if (rc == AMP_OK)                                                                         \
             REF_BODY_##T(lu_solve)(AMP_DTYPE_##T, batch, m, k, LU, pivots, b, y);                 \
         return rc;                                                                                \
-    }                                                                                             \
-    void amp_ref_lstsq_##T(int64_t batch, int64_t m, int64_t n, int64_t k,                        \
-                           const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y,      \
-                           double *work)                                                          \
-    {                                                                                             \
-        REF_BODY_##T(lstsq)(AMP_DTYPE_##T, batch, m, n, k, a, b, y, work);                        \
-    }                                                                                             \
-    void amp_ref_matrix_exp_##T(int64_t batch, int64_t n, const AMP_CTYPE_##T *a,                 \
-                                AMP_CTYPE_##T *y, double *work)                                   \
-    {                                                                                             \
-        REF_BODY_##T(matrix_exp)(AMP_DTYPE_##T, batch, n, a, y, work);                            \
-    }                                                                                             \
-    void amp_ref_householder_product_##T(int64_t batch, int64_t m, int64_t n, int64_t k,          \
-                                         const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *tau,        \
-                                         AMP_CTYPE_##T *y)                                        \
-    {                                                                                             \
-        REF_BODY_##T(householder_product)(AMP_DTYPE_##T, batch, m, n, k, a, tau, y);              \
-    }                                                                                             \
-    void amp_ref_ormqr_##T(int64_t batch, int64_t mn, int64_t nk, int64_t k, int64_t rows,        \
-                           int64_t cols, int left, int transpose, const AMP_CTYPE_##T *a,         \
-                           const AMP_CTYPE_##T *tau, const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y)    \
-    {                                                                                             \
-        REF_BODY_##T(ormqr)(AMP_DTYPE_##T, batch, mn, nk, k, rows, cols, left, transpose, a, tau, \
-                            c, y);                                                                \
     }
 
 LINALG_SOLVE_KERNELS(f64)
 LINALG_SOLVE_KERNELS(f32)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_lstsq REF_OWNED
+#define REF_OWNS_matrix_exp REF_OWNED
+#define REF_OWNS_householder_product REF_OWNED
+#define REF_OWNS_ormqr REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

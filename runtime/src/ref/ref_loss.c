@@ -37,14 +37,7 @@ static AMP_ALWAYS_INLINE int check_args(int64_t N, int64_t C, const void *logp, 
 #define REF_PART "ref_loss.inc"
 #include "ref_acc_twice.h"
 
-#define LOSS_KERNELS(T)                                                                           \
-    int amp_ref_nll_loss_##T(int64_t N, int64_t C, const AMP_CTYPE_##T *logp,                     \
-                             const int64_t *target, const AMP_CTYPE_##T *weight,                  \
-                             int64_t ignore_index, int reduction, AMP_CTYPE_##T *out)             \
-    {                                                                                             \
-        return REF_BODY_##T(nll_loss)(AMP_DTYPE_##T, N, C, logp, target, weight, ignore_index,    \
-                                     reduction, out);                                             \
-    }
-
-LOSS_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(LOSS_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_nll_loss REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

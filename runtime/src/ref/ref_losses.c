@@ -14,6 +14,9 @@
  * cross_entropy and nll_loss_nd check their arguments like nll_loss, since
  * targets are run-time data: everything is checked before anything is
  * written.
+ *
+ * nll_loss_nd is hand-written: the class body takes a zero smoothing among
+ * the entry's arguments.
  */
 #include <math.h>
 
@@ -58,49 +61,30 @@ static int check_class_targets(int64_t N, int64_t C, int64_t inner, const void *
 #define REF_PART "ref_losses.inc"
 #include "ref_acc_twice.h"
 
-#define POINTWISE_KERNEL(op, code, T)                                                             \
-    void amp_ref_##op##_##T(size_t n, const AMP_CTYPE_##T *input, const AMP_CTYPE_##T *target,    \
-                            const AMP_CTYPE_##T *weight, double p0, double p1, double p2,         \
-                            int reduction, AMP_CTYPE_##T *y)                                      \
-    {                                                                                             \
-        REF_BODY_##T(pointwise)(AMP_DTYPE_##T, code, n, input, target, weight, p0, p1, p2,        \
-                                reduction, y);                                                    \
-    }
-
 #define LOSS_KERNELS(T)                                                                           \
-    POINTWISE_KERNEL(mse_loss, LOSS_MSE, T)                                                       \
-    POINTWISE_KERNEL(l1_loss, LOSS_L1, T)                                                         \
-    POINTWISE_KERNEL(smooth_l1_loss, LOSS_SMOOTH_L1, T)                                           \
-    POINTWISE_KERNEL(huber_loss, LOSS_HUBER, T)                                                   \
-    POINTWISE_KERNEL(kl_div, LOSS_KL_DIV, T)                                                      \
-    POINTWISE_KERNEL(binary_cross_entropy, LOSS_BCE, T)                                           \
-    POINTWISE_KERNEL(binary_cross_entropy_with_logits, LOSS_BCE_WITH_LOGITS, T)                   \
-    POINTWISE_KERNEL(soft_margin_loss, LOSS_SOFT_MARGIN, T)                                       \
-    POINTWISE_KERNEL(hinge_embedding_loss, LOSS_HINGE_EMBEDDING, T)                               \
-    POINTWISE_KERNEL(poisson_nll_loss, LOSS_POISSON_NLL, T)                                       \
-    int amp_ref_cross_entropy_##T(int64_t N, int64_t C, int64_t inner, const AMP_CTYPE_##T *x,    \
-                                  const int64_t *target, const AMP_CTYPE_##T *weight,             \
-                                  int64_t ignore_index, double label_smoothing, int reduction,    \
-                                  AMP_CTYPE_##T *y)                                               \
-    {                                                                                             \
-        return REF_BODY_##T(class_loss)(AMP_DTYPE_##T, 1, N, C, inner, x, target, weight,         \
-                                        ignore_index, label_smoothing, reduction, y);             \
-    }                                                                                             \
     int amp_ref_nll_loss_nd_##T(int64_t N, int64_t C, int64_t inner, const AMP_CTYPE_##T *logp,   \
                                 const int64_t *target, const AMP_CTYPE_##T *weight,               \
                                 int64_t ignore_index, int reduction, AMP_CTYPE_##T *y)            \
     {                                                                                             \
         return REF_BODY_##T(class_loss)(AMP_DTYPE_##T, 0, N, C, inner, logp, target, weight,      \
                                         ignore_index, 0.0, reduction, y);                         \
-    }                                                                                             \
-    void amp_ref_cross_entropy_prob_##T(int64_t N, int64_t C, int64_t inner,                      \
-                                        const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *target,      \
-                                        const AMP_CTYPE_##T *weight, double label_smoothing,      \
-                                        int reduction, AMP_CTYPE_##T *y)                          \
-    {                                                                                             \
-        REF_BODY_##T(cross_entropy_prob)(AMP_DTYPE_##T, N, C, inner, x, target, weight,           \
-                                         label_smoothing, reduction, y);                          \
     }
 
 LOSS_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_KERNELS)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_mse_loss REF_SHARES(pointwise, LOSS_MSE)
+#define REF_OWNS_l1_loss REF_SHARES(pointwise, LOSS_L1)
+#define REF_OWNS_smooth_l1_loss REF_SHARES(pointwise, LOSS_SMOOTH_L1)
+#define REF_OWNS_huber_loss REF_SHARES(pointwise, LOSS_HUBER)
+#define REF_OWNS_kl_div REF_SHARES(pointwise, LOSS_KL_DIV)
+#define REF_OWNS_binary_cross_entropy REF_SHARES(pointwise, LOSS_BCE)
+#define REF_OWNS_binary_cross_entropy_with_logits REF_SHARES(pointwise, LOSS_BCE_WITH_LOGITS)
+#define REF_OWNS_soft_margin_loss REF_SHARES(pointwise, LOSS_SOFT_MARGIN)
+#define REF_OWNS_hinge_embedding_loss REF_SHARES(pointwise, LOSS_HINGE_EMBEDDING)
+#define REF_OWNS_poisson_nll_loss REF_SHARES(pointwise, LOSS_POISSON_NLL)
+#define REF_OWNS_cross_entropy REF_SHARES(class_loss, 1)
+#define REF_OWNS_cross_entropy_prob REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -37,48 +37,11 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_margin_loss.inc"
 #include "ref_acc_twice.h"
 
-#define MARGIN_LOSS_KERNELS(T)                                                                    \
-    int amp_ref_multilabel_margin_loss_##T(int64_t N, int64_t C, const AMP_CTYPE_##T *x,          \
-                                           const int64_t *target, int reduction,                  \
-                                           AMP_CTYPE_##T *y)                                      \
-    {                                                                                             \
-        return REF_BODY_##T(multilabel_margin)(AMP_DTYPE_##T, N, C, x, target, reduction, y);     \
-    }                                                                                             \
-    int amp_ref_multi_margin_loss_##T(int64_t N, int64_t C, const AMP_CTYPE_##T *x,               \
-                                      const int64_t *target, int p, double margin,                \
-                                      const AMP_CTYPE_##T *weight, int reduction,                 \
-                                      AMP_CTYPE_##T *y)                                           \
-    {                                                                                             \
-        return REF_BODY_##T(multi_margin)(AMP_DTYPE_##T, N, C, x, target, p, margin, weight,      \
-                                          reduction, y);                                          \
-    }                                                                                             \
-    void amp_ref_cosine_embedding_loss_##T(int64_t N, int64_t D, const AMP_CTYPE_##T *x1,         \
-                                           const int64_t *x1_stride, const AMP_CTYPE_##T *x2,     \
-                                           const int64_t *x2_stride,                              \
-                                           const AMP_CTYPE_##T *target, int64_t target_stride,    \
-                                           double margin, int reduction, AMP_CTYPE_##T *y)        \
-    {                                                                                             \
-        REF_BODY_##T(cosine_embedding)(AMP_DTYPE_##T, N, D, x1, x1_stride, x2, x2_stride, target, \
-                                       target_stride, margin, reduction, y);                      \
-    }                                                                                             \
-    void amp_ref_margin_ranking_loss_##T(int ndim, const int64_t *shape, const AMP_CTYPE_##T *a,  \
-                                         const int64_t *a_stride, const AMP_CTYPE_##T *b,         \
-                                         const int64_t *b_stride, const AMP_CTYPE_##T *target,    \
-                                         const int64_t *t_stride, double margin, int reduction,   \
-                                         AMP_CTYPE_##T *y)                                        \
-    {                                                                                             \
-        REF_BODY_##T(margin_ranking)(AMP_DTYPE_##T, ndim, shape, a, a_stride, b, b_stride,        \
-                                     target, t_stride, margin, reduction, y);                     \
-    }                                                                                             \
-    void amp_ref_triplet_margin_loss_##T(int64_t N, int64_t D, const AMP_CTYPE_##T *a,            \
-                                         const int64_t *a_stride, const AMP_CTYPE_##T *pos,       \
-                                         const int64_t *p_stride, const AMP_CTYPE_##T *neg,       \
-                                         const int64_t *n_stride, double margin, double p,        \
-                                         double eps, int swap, int reduction, AMP_CTYPE_##T *y)   \
-    {                                                                                             \
-        REF_BODY_##T(triplet_margin)(AMP_DTYPE_##T, N, D, a, a_stride, pos, p_stride, neg,        \
-                                     n_stride, margin, p, eps, swap, reduction, y);               \
-    }
-
-MARGIN_LOSS_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(MARGIN_LOSS_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_multilabel_margin_loss REF_OWNED
+#define REF_OWNS_multi_margin_loss REF_OWNED
+#define REF_OWNS_cosine_embedding_loss REF_OWNED
+#define REF_OWNS_margin_ranking_loss REF_OWNED
+#define REF_OWNS_triplet_margin_loss REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

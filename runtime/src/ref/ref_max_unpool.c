@@ -5,6 +5,8 @@
  * Bodies are in ref_max_unpool.inc, instantiated for ACC float (f32, bf16,
  * f16) and ACC double (f64) by ref_acc_twice.h: every value is computed
  * in ACC from the stored inputs and each output is rounded once.
+ *
+ * max_unpool is hand-written: it checks the indices before the body runs.
  */
 #include <math.h>
 

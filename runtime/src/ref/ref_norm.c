@@ -25,37 +25,10 @@
 #define REF_PART "ref_norm.inc"
 #include "ref_acc_twice.h"
 
-#define NORM_KERNELS(T)                                                                           \
-    void amp_ref_layer_norm_##T(int64_t outer, int64_t inner, const AMP_CTYPE_##T *x,             \
-                                amp_dtype param_dtype, const void *weight, const void *bias,      \
-                                double eps, AMP_CTYPE_##T *y)                                     \
-    {                                                                                             \
-        REF_BODY_##T(layer_norm)(AMP_DTYPE_##T, outer, inner, x, param_dtype, weight, bias, eps,  \
-                                 y);                                                              \
-    }                                                                                             \
-    void amp_ref_group_norm_##T(int64_t N, int64_t C, int64_t HxW, int64_t groups,                \
-                                const AMP_CTYPE_##T *x, amp_dtype param_dtype, const void *weight, \
-                                const void *bias, double eps, AMP_CTYPE_##T *y)                   \
-    {                                                                                             \
-        REF_BODY_##T(group_norm)(AMP_DTYPE_##T, N, C, HxW, groups, x, param_dtype, weight, bias,  \
-                                 eps, y);                                                         \
-    }                                                                                             \
-    void amp_ref_batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,        \
-                                amp_dtype param_dtype, const void *running_mean,                  \
-                                const void *running_var, const void *weight, const void *bias,    \
-                                double eps, AMP_CTYPE_##T *y)                                     \
-    {                                                                                             \
-        REF_BODY_##T(batch_norm)(AMP_DTYPE_##T, N, C, HxW, x, param_dtype, running_mean,          \
-                                 running_var, weight, bias, eps, y);                              \
-    }                                                                                             \
-    void amp_ref_batch_norm_train_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,  \
-                                      amp_dtype param_dtype, void *running_mean,                  \
-                                      void *running_var, const void *weight, const void *bias,    \
-                                      double momentum, double eps, AMP_CTYPE_##T *y)              \
-    {                                                                                             \
-        REF_BODY_##T(batch_norm_train)(AMP_DTYPE_##T, N, C, HxW, x, param_dtype, running_mean,    \
-                                       running_var, weight, bias, momentum, eps, y);              \
-    }
-
-NORM_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(NORM_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_layer_norm REF_OWNED
+#define REF_OWNS_group_norm REF_OWNED
+#define REF_OWNS_batch_norm REF_OWNED
+#define REF_OWNS_batch_norm_train REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -36,20 +36,8 @@ static AMP_ALWAYS_INLINE int64_t ref_numel(int from, int to, const int64_t *shap
 #define REF_PART "ref_pnorm.inc"
 #include "ref_acc_twice.h"
 
-#define PNORM_KERNELS(T)                                                                          \
-    void amp_ref_renorm_##T(int64_t outer, int64_t len, int64_t inner, double p, double maxnorm,  \
-                            const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                             \
-    {                                                                                             \
-        REF_BODY_##T(renorm)(AMP_DTYPE_##T, outer, len, inner, p, maxnorm, x, y);                 \
-    }                                                                                             \
-    void amp_ref_cosine_similarity_##T(int ndim, const int64_t *shape, int dim,                   \
-                                       const AMP_CTYPE_##T *a, const int64_t *a_stride,           \
-                                       const AMP_CTYPE_##T *b, const int64_t *b_stride,           \
-                                       double eps, AMP_CTYPE_##T *y)                              \
-    {                                                                                             \
-        REF_BODY_##T(cosine_similarity)(AMP_DTYPE_##T, ndim, shape, dim, a, a_stride, b,          \
-                                        b_stride, eps, y);                                        \
-    }
-
-PNORM_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(PNORM_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_renorm REF_OWNED
+#define REF_OWNS_cosine_similarity REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

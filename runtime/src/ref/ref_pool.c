@@ -21,31 +21,10 @@
 #define REF_PART "ref_pool.inc"
 #include "ref_acc_twice.h"
 
-#define POOL_KERNELS(T, INST)                                                                     \
-    void amp_ref_max_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y,   \
-                              int64_t *indices)                                                   \
-    {                                                                                             \
-        max_pool_##INST(AMP_DTYPE_##T, d, x, y, indices);                                         \
-    }                                                                                             \
-    void amp_ref_avg_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)   \
-    {                                                                                             \
-        avg_pool_##INST(AMP_DTYPE_##T, d, x, y);                                                  \
-    }                                                                                             \
-    void amp_ref_adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,      \
-                                       const int64_t *out_size, const AMP_CTYPE_##T *x,           \
-                                       AMP_CTYPE_##T *y)                                          \
-    {                                                                                             \
-        adaptive_avg_pool_##INST(AMP_DTYPE_##T, nspatial, planes, in_size, out_size, x, y);       \
-    }                                                                                             \
-    void amp_ref_adaptive_max_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,      \
-                                       const int64_t *out_size, const AMP_CTYPE_##T *x,           \
-                                       AMP_CTYPE_##T *y, int64_t *indices)                        \
-    {                                                                                             \
-        adaptive_max_pool_##INST(AMP_DTYPE_##T, nspatial, planes, in_size, out_size, x, y,        \
-                                 indices);                                                        \
-    }
-
-POOL_KERNELS(f64, dacc)
-POOL_KERNELS(f32, facc)
-POOL_KERNELS(bf16, facc)
-POOL_KERNELS(f16, facc)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_max_pool REF_OWNED
+#define REF_OWNS_avg_pool REF_OWNED
+#define REF_OWNS_adaptive_avg_pool REF_OWNED
+#define REF_OWNS_adaptive_max_pool REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

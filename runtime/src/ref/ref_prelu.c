@@ -13,12 +13,7 @@
 #define REF_PART "ref_prelu.inc"
 #include "ref_acc_twice.h"
 
-#define PRELU_KERNELS(T)                                                                          \
-    void amp_ref_prelu_##T(int64_t outer, int64_t channels, int64_t inner, int64_t nweight,       \
-                           const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *w, AMP_CTYPE_##T *y)      \
-    {                                                                                             \
-        REF_BODY_##T(prelu)(AMP_DTYPE_##T, outer, channels, inner, nweight, x, w, y);             \
-    }
-
-PRELU_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(PRELU_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_prelu REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

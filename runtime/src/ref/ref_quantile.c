@@ -14,14 +14,7 @@
 #define REF_PART "ref_quantile.inc"
 #include "ref_acc_twice.h"
 
-#define QUANTILE_KERNELS(T)                                                                       \
-    void amp_ref_quantile_##T(int64_t outer, int64_t len, int64_t inner, double q,                \
-                              int interpolation, int ignore_nan, const AMP_CTYPE_##T *x,          \
-                              double *work, AMP_CTYPE_##T *y)                                     \
-    {                                                                                             \
-        REF_BODY_##T(quantile)(AMP_DTYPE_##T, outer, len, inner, q, interpolation, ignore_nan, x, \
-                               work, y);                                                          \
-    }
-
-QUANTILE_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(QUANTILE_KERNELS)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_quantile REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

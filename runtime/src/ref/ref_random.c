@@ -81,13 +81,7 @@ void amp_dropout_mask(size_t n, double p, uint64_t seed, uint64_t stream, uint64
 #define REF_PART "ref_random.inc"
 #include "ref_acc_twice.h"
 
-#define RANDOM_KERNELS(T)                                                                           \
-    void amp_ref_dropout_##T(size_t n, const AMP_CTYPE_##T *x, double p, uint64_t seed,            \
-                             uint64_t stream, uint64_t offset, AMP_CTYPE_##T *y)                   \
-    {                                                                                               \
-        REF_BODY_##T(dropout)(AMP_DTYPE_##T, n, x, p, seed, stream, offset, y);                    \
-    }
-RANDOM_KERNELS(f64)
-RANDOM_KERNELS(f32)
-RANDOM_KERNELS(bf16)
-RANDOM_KERNELS(f16)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_dropout REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

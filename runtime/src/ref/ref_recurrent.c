@@ -6,6 +6,8 @@
  * Bodies are in ref_recurrent.inc, instantiated for ACC float (f32, bf16,
  * f16) and ACC double (f64) by ref_acc_twice.h: every value is computed
  * in ACC from the stored inputs and each output is rounded once.
+ *
+ * ctc_loss is hand-written: it checks the lengths before the body runs.
  */
 #include <math.h>
 
@@ -29,15 +31,6 @@ static int ref_check_ctc(int64_t T, int64_t N, int64_t C, int64_t S, const int64
 #include "ref_acc_twice.h"
 
 #define RECURRENT_KERNELS(T)                                                                      \
-    void amp_ref_rnn_cell_##T(int kind, int64_t B, int64_t I, int64_t H, const AMP_CTYPE_##T *x,  \
-                              const AMP_CTYPE_##T *hx, const AMP_CTYPE_##T *cx,                   \
-                              const AMP_CTYPE_##T *w_ih, const AMP_CTYPE_##T *w_hh,               \
-                              const AMP_CTYPE_##T *b_ih, const AMP_CTYPE_##T *b_hh,               \
-                              AMP_CTYPE_##T *hy, AMP_CTYPE_##T *cy)                               \
-    {                                                                                             \
-        REF_BODY_##T(rnn_cell)(AMP_DTYPE_##T, kind, B, I, H, x, hx, cx, w_ih, w_hh, b_ih, b_hh,   \
-                               hy, cy);                                                           \
-    }                                                                                             \
     int amp_ref_ctc_loss_##T(int64_t T, int64_t N, int64_t C, int64_t S,                          \
                              const AMP_CTYPE_##T *log_probs, const int64_t *targets,              \
                              const int64_t *input_lengths, const int64_t *target_lengths,         \
@@ -53,3 +46,8 @@ static int ref_check_ctc(int64_t T, int64_t N, int64_t C, int64_t S, const int64
 
 RECURRENT_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(RECURRENT_KERNELS)
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_rnn_cell REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -14,6 +14,8 @@
  * (offset_in_x), which costs a few divisions per element but needs no
  * per-dim scratch arrays, so ndim has no limit and ndim 0 is one element.
  * Sums are sequential in that order.
+ *
+ * all and any are hand-written: dtype-free, their definitions are the body.
  */
 #include <math.h>
 
@@ -51,63 +53,6 @@ static AMP_ALWAYS_INLINE int64_t count_of(int ndim, const int64_t *shape, const 
 #define REF_PART "ref_reduce.inc"
 #include "ref_acc_twice.h"
 
-#define MASKED_KERNEL(op, code, T)                                                                \
-    void amp_ref_##op##_##T(int ndim, const int64_t *shape, const uint8_t *reduce,                \
-                            const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                             \
-    {                                                                                             \
-        REF_BODY_##T(masked_reduce)(AMP_DTYPE_##T, code, ndim, shape, reduce, x, y);              \
-    }
-
-#define REDUCE_KERNELS(T)                                                                         \
-    MASKED_KERNEL(sum, RED_SUM, T)                                                                \
-    MASKED_KERNEL(mean, RED_MEAN, T)                                                              \
-    MASKED_KERNEL(prod, RED_PROD, T)                                                              \
-    MASKED_KERNEL(logsumexp, RED_LOGSUMEXP, T)                                                    \
-    MASKED_KERNEL(amax, RED_AMAX, T)                                                              \
-    MASKED_KERNEL(amin, RED_AMIN, T)                                                              \
-    void amp_ref_norm_##T(int ndim, const int64_t *shape, const uint8_t *reduce, double p,        \
-                          const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                               \
-    {                                                                                             \
-        REF_BODY_##T(norm)(AMP_DTYPE_##T, ndim, shape, reduce, p, x, y);                          \
-    }                                                                                             \
-    void amp_ref_var_##T(int ndim, const int64_t *shape, const uint8_t *reduce, double p,         \
-                         const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                                \
-    {                                                                                             \
-        REF_BODY_##T(variance)(AMP_DTYPE_##T, 0, ndim, shape, reduce, p, x, y);                   \
-    }                                                                                             \
-    void amp_ref_std_##T(int ndim, const int64_t *shape, const uint8_t *reduce, double p,         \
-                         const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                                \
-    {                                                                                             \
-        REF_BODY_##T(variance)(AMP_DTYPE_##T, 1, ndim, shape, reduce, p, x, y);                   \
-    }                                                                                             \
-    void amp_ref_argmax_##T(int64_t outer, int64_t len, int64_t inner, const AMP_CTYPE_##T *x,    \
-                            int64_t *y)                                                           \
-    {                                                                                             \
-        REF_BODY_##T(arg_extreme)(AMP_DTYPE_##T, 1, outer, len, inner, x, y);                     \
-    }                                                                                             \
-    void amp_ref_argmin_##T(int64_t outer, int64_t len, int64_t inner, const AMP_CTYPE_##T *x,    \
-                            int64_t *y)                                                           \
-    {                                                                                             \
-        REF_BODY_##T(arg_extreme)(AMP_DTYPE_##T, 0, outer, len, inner, x, y);                     \
-    }                                                                                             \
-    void amp_ref_cumsum_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x,    \
-                            AMP_CTYPE_##T *y)                                                     \
-    {                                                                                             \
-        REF_BODY_##T(scan)(AMP_DTYPE_##T, 0, outer, dim, inner, x, y);                            \
-    }                                                                                             \
-    void amp_ref_cumprod_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x,   \
-                             AMP_CTYPE_##T *y)                                                    \
-    {                                                                                             \
-        REF_BODY_##T(scan)(AMP_DTYPE_##T, 1, outer, dim, inner, x, y);                            \
-    }                                                                                             \
-    void amp_ref_trace_##T(int64_t rows, int64_t cols, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        REF_BODY_##T(trace)(AMP_DTYPE_##T, rows, cols, x, y);                                     \
-    }
-
-REDUCE_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(REDUCE_KERNELS)
-
 /* all (want_all 1) and any of any dtype: an element is true when it is
  * not zero (amp_ldd is exact for that test in every dtype; NaN is true). */
 static void truth_reduce(int want_all, amp_dtype t, int ndim, const int64_t *shape, const uint8_t *reduce,
@@ -132,3 +77,21 @@ void amp_ref_any(amp_dtype t, int ndim, const int64_t *shape, const uint8_t *red
 {
     truth_reduce(0, t, ndim, shape, reduce, x, y);
 }
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_sum REF_SHARES(masked_reduce, RED_SUM)
+#define REF_OWNS_mean REF_SHARES(masked_reduce, RED_MEAN)
+#define REF_OWNS_prod REF_SHARES(masked_reduce, RED_PROD)
+#define REF_OWNS_logsumexp REF_SHARES(masked_reduce, RED_LOGSUMEXP)
+#define REF_OWNS_amax REF_SHARES(masked_reduce, RED_AMAX)
+#define REF_OWNS_amin REF_SHARES(masked_reduce, RED_AMIN)
+#define REF_OWNS_var REF_SHARES(variance, 0)
+#define REF_OWNS_std REF_SHARES(variance, 1)
+#define REF_OWNS_argmax REF_SHARES(arg_extreme, 1)
+#define REF_OWNS_argmin REF_SHARES(arg_extreme, 0)
+#define REF_OWNS_cumsum REF_SHARES(scan, 0)
+#define REF_OWNS_cumprod REF_SHARES(scan, 1)
+#define REF_OWNS_norm REF_OWNED
+#define REF_OWNS_trace REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -27,17 +27,8 @@
 #define REF_PART "ref_softmax.inc"
 #include "ref_acc_twice.h"
 
-#define SOFTMAX_KERNELS(T)                                                                        \
-    void amp_ref_softmax_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x,   \
-                             AMP_CTYPE_##T *y)                                                    \
-    {                                                                                             \
-        REF_BODY_##T(softmax)(AMP_DTYPE_##T, 0, outer, dim, inner, x, y);                         \
-    }                                                                                             \
-    void amp_ref_log_softmax_##T(int64_t outer, int64_t dim, int64_t inner,                       \
-                                 const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                        \
-    {                                                                                             \
-        REF_BODY_##T(softmax)(AMP_DTYPE_##T, 1, outer, dim, inner, x, y);                         \
-    }
-
-SOFTMAX_KERNELS(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(SOFTMAX_KERNELS)
+/* The wrappers, from amprt.h's entries (ref_wrapper.h): one body, told
+ * apart by its log flag. */
+#define REF_OWNS_softmax REF_SHARES(softmax, 0)
+#define REF_OWNS_log_softmax REF_SHARES(softmax, 1)
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

@@ -97,12 +97,9 @@ static AMP_ALWAYS_INLINE void sort(amp_dtype t, int64_t outer, int64_t dim, int6
         }
 }
 
-#define SORT_KERNEL(T)                                                                            \
-    void amp_ref_sort_##T(int64_t outer, int64_t dim, int64_t inner, int descending,              \
-                          const AMP_CTYPE_##T *x, AMP_CTYPE_##T *values, int64_t *indices)        \
-    {                                                                                             \
-        sort(AMP_DTYPE_##T, outer, dim, inner, descending, x, values, indices);                   \
-    }
+#include "ref_wrapper.h"
 
-SORT_KERNEL(f64)
-AMP_FOR_EACH_KERNEL_DTYPE(SORT_KERNEL)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_sort REF_CALLS(sort)
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

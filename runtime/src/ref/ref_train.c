@@ -14,6 +14,9 @@
  *
  * found_inf is a scalar, so "keep the old value where found_inf" is one
  * early return: nothing is written, and nothing needs to be read.
+ *
+ * sum_squares, grad_accumulate (an f32 accumulator) and scaler_update
+ * (dtype-free) are hand-written: each definition is the body.
  */
 #include <math.h>
 
@@ -23,10 +26,6 @@
 #include "ref_acc_twice.h"
 
 #define TRAIN_KERNELS(T)                                                                          \
-    void amp_ref_unscale_##T(size_t n, AMP_CTYPE_##T *g, double inv_scale, int32_t *found_inf)     \
-    {                                                                                             \
-        REF_BODY_##T(unscale)(AMP_DTYPE_##T, n, g, inv_scale, found_inf);                         \
-    }                                                                                             \
     void amp_ref_sum_squares_##T(size_t n, const AMP_CTYPE_##T *g, double *acc)                   \
     {                                                                                             \
         /* Every dtype widens exactly to double; one sum, in index order. */                      \
@@ -36,20 +35,6 @@
             s += v * v;                                                                           \
         }                                                                                         \
         *acc = s;                                                                                 \
-    }                                                                                             \
-    void amp_ref_sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g,                      \
-                         AMP_CTYPE_##T *momentum_buffer, const amp_sgd_hparams *h, int64_t step,   \
-                         int32_t found_inf)                                                       \
-    {                                                                                             \
-        REF_BODY_##T(sgd)(AMP_DTYPE_##T, n, p, g, momentum_buffer, h, step, found_inf);           \
-    }                                                                                             \
-    void amp_ref_adam_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g,                     \
-                          AMP_CTYPE_##T *exp_avg, AMP_CTYPE_##T *exp_avg_sq,                      \
-                          AMP_CTYPE_##T *max_exp_avg_sq, const amp_adam_hparams *h, int64_t step,  \
-                          int32_t found_inf)                                                      \
-    {                                                                                             \
-        REF_BODY_##T(adam)(AMP_DTYPE_##T, n, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, h, step,  \
-                           found_inf);                                                            \
     }
 
 TRAIN_KERNELS(f64)
@@ -104,3 +89,10 @@ void amp_ref_scaler_update(float *scale, int32_t *growth_tracker, int32_t found_
         }
     }
 }
+
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_unscale REF_OWNED
+#define REF_OWNS_sgd REF_OWNED
+#define REF_OWNS_adam REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)

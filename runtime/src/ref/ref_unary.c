@@ -21,24 +21,18 @@ typedef enum { AMP_UNARY_PARAM_OPS(PARAM_ENUMERATOR, ~, ~, ~) } param_op;
 #define REF_PART "ref_unary.inc"
 #include "ref_acc_twice.h"
 
-#define UNARY_KERNEL(op, X, T, CT)                                                                \
-    void amp_ref_##op##_##T(size_t n, const CT *x, CT *y)                                         \
-    {                                                                                             \
-        REF_BODY_##T(map_unary)(AMP_DTYPE_##T, UOP_##op, n, x, y);                                \
-    }
-
-/* The parameters are doubles holding numbers of the compute type exactly
- * (amprt/elementwise.h), so converting them to it does not round. */
-#define PARAM_KERNEL(op, X, T, CT)                                                                \
-    void amp_ref_##op##_##T(size_t n, const CT *x, double p0, double p1, CT *y)                   \
-    {                                                                                             \
-        REF_BODY_##T(map_unary_param)(AMP_DTYPE_##T, POP_##op, n, x, (AMP_ACC_##T)p0,             \
-                                     (AMP_ACC_##T)p1, y);                                         \
-    }
-
+/* The wrappers of the per-op lists: every op of a list shares one body,
+ * told apart by the op's enumerator (ref_wrapper.h's REF_SHARED_WRAPPER).
+ * The parameters are doubles holding numbers of the compute type exactly
+ * (amprt/elementwise.h), so their conversion to it in the call does not
+ * round. */
+#define UNARY_X(kernel, T, ret, params, args) \
+    REF_SHARED_WRAPPER(map_unary, UOP_##kernel, kernel, T, ret, params, args)
+#define PARAM_X(kernel, T, ret, params, args) \
+    REF_SHARED_WRAPPER(map_unary_param, POP_##kernel, kernel, T, ret, params, args)
 #define UNARY_KERNELS(T)                                                                          \
-    AMP_UNARY_OPS(UNARY_KERNEL, ~, T, AMP_CTYPE_##T)                                              \
-    AMP_UNARY_PARAM_OPS(PARAM_KERNEL, ~, T, AMP_CTYPE_##T)
+    AMP_UNARY_OPS(AMP_UNARY_ROW, UNARY_X, T, AMP_CTYPE_##T)                                       \
+    AMP_UNARY_PARAM_OPS(AMP_UNARY_PARAM_ROW, PARAM_X, T, AMP_CTYPE_##T)
 
 UNARY_KERNELS(f64)
 AMP_FOR_EACH_KERNEL_DTYPE(UNARY_KERNELS)

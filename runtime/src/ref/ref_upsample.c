@@ -23,13 +23,7 @@
 #define REF_PART "ref_upsample.inc"
 #include "ref_acc_twice.h"
 
-#define UPSAMPLE_KERNEL(T, INST)                                                                  \
-    void amp_ref_upsample_##T(const amp_upsample_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        upsample_##INST(AMP_DTYPE_##T, d, x, y);                                                  \
-    }
-
-UPSAMPLE_KERNEL(f64, dacc)
-UPSAMPLE_KERNEL(f32, facc)
-UPSAMPLE_KERNEL(bf16, facc)
-UPSAMPLE_KERNEL(f16, facc)
+/* The wrappers generated from the kernels' entries (ref_wrapper.h), for
+ * every dtype each entry lists. */
+#define REF_OWNS_upsample REF_OWNED
+AMP_FOR_EACH_KERNEL(REF_WRAPPER)
