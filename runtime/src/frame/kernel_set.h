@@ -233,21 +233,24 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         amp_fast_conv_transpose(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                           \
     }
 
-#define ISA_GEMM_FILL(t, PREFIX, T)                                                               \
-    do {                                                                                          \
-        (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
-        (t)->gemm_relu_backward_##T = PREFIX##_gemm_relu_backward_##T;                            \
-        (t)->linear_##T = PREFIX##_linear_##T;                                                    \
-        (t)->linear_relu_##T = PREFIX##_linear_relu_##T;                                          \
-        (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
-        (t)->conv_##T = PREFIX##_conv_##T;                                                        \
-        (t)->conv_packed_bytes_##T = PREFIX##_conv_packed_bytes_##T;                              \
-        (t)->conv_pack_weights_##T = PREFIX##_conv_pack_weights_##T;                              \
-        (t)->conv_ex_##T = PREFIX##_conv_ex_##T;                                                  \
-        (t)->conv_backward_weight_##T = PREFIX##_conv_backward_weight_##T;                        \
-        (t)->conv_transpose_##T = PREFIX##_conv_transpose_##T;                                    \
-        ISA_GEMM_FILL_TO_F32_##T(t, PREFIX);                                                      \
-    } while (0)
+/* The kernels ISA_GEMM_ENTRIES(PREFIX, T, ...) defines, as X(kernel,
+ * implementation) for a set's list (AMP_ISA_KERNEL): the products, then
+ * the convolutions (and, for bf16 and f16, the weight gradient into f32). */
+#define ISA_GEMM_PRODUCT_KERNELS(X, PREFIX, T)                                                    \
+    X(gemm_##T, PREFIX##_gemm_##T)                                                                \
+    X(gemm_relu_backward_##T, PREFIX##_gemm_relu_backward_##T)                                    \
+    X(linear_##T, PREFIX##_linear_##T)                                                            \
+    X(linear_relu_##T, PREFIX##_linear_relu_##T)                                                  \
+    X(matmul_##T, PREFIX##_matmul_##T)
+#define ISA_GEMM_CONV_KERNELS(X, PREFIX, T)                                                       \
+    X(conv_##T, PREFIX##_conv_##T)                                                                \
+    X(conv_packed_bytes_##T, PREFIX##_conv_packed_bytes_##T)                                      \
+    X(conv_pack_weights_##T, PREFIX##_conv_pack_weights_##T)                                      \
+    X(conv_ex_##T, PREFIX##_conv_ex_##T)                                                          \
+    X(conv_backward_weight_##T, PREFIX##_conv_backward_weight_##T)                                \
+    X(conv_transpose_##T, PREFIX##_conv_transpose_##T)                                            \
+    ISA_GEMM_TO_F32_KERNEL_##T(X, PREFIX)
+#define ISA_GEMM_KERNELS(X, PREFIX, T) ISA_GEMM_PRODUCT_KERNELS(X, PREFIX, T) ISA_GEMM_CONV_KERNELS(X, PREFIX, T)
 
 /* The 2-byte dtypes' weight gradient into f32 (amprt/train.h); none for f32. */
 #define ISA_GEMM_TO_F32_f32(PREFIX, KERN)
@@ -261,8 +264,8 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     }
 #define ISA_GEMM_TO_F32_bf16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, bf16)
 #define ISA_GEMM_TO_F32_f16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, f16)
-#define ISA_GEMM_FILL_TO_F32_f32(t, PREFIX) ((void)0)
-#define ISA_GEMM_FILL_TO_F32_bf16(t, PREFIX) ((t)->conv_backward_weight_to_f32_bf16 = PREFIX##_conv_backward_weight_to_f32_bf16)
-#define ISA_GEMM_FILL_TO_F32_f16(t, PREFIX) ((t)->conv_backward_weight_to_f32_f16 = PREFIX##_conv_backward_weight_to_f32_f16)
+#define ISA_GEMM_TO_F32_KERNEL_f32(X, PREFIX)
+#define ISA_GEMM_TO_F32_KERNEL_bf16(X, PREFIX) X(conv_backward_weight_to_f32_bf16, PREFIX##_conv_backward_weight_to_f32_bf16)
+#define ISA_GEMM_TO_F32_KERNEL_f16(X, PREFIX) X(conv_backward_weight_to_f32_f16, PREFIX##_conv_backward_weight_to_f32_f16)
 
 #endif /* AMPRT_FRAME_KERNEL_SET_H */

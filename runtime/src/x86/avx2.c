@@ -203,11 +203,17 @@ ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32)
 ISA_GEMM_ENTRIES(avx2, bf16, &kernel_f32)
 ISA_GEMM_ENTRIES(avx2, f16, &kernel_f32)
 
+/* This file's kernels of the set: X(kernel, implementation). */
+#define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, avx2, f32) ISA_GEMM_KERNELS(X, avx2, bf16) ISA_GEMM_KERNELS(X, avx2, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
+GEMM_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_avx2_fill(amp_kernel_table *t)
 {
-    ISA_GEMM_FILL(t, avx2, f32);
-    ISA_GEMM_FILL(t, avx2, bf16);
-    ISA_GEMM_FILL(t, avx2, f16);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
+    GEMM_KERNELS(INSTALL)
+#undef INSTALL
     amp_isa_avx2_fill_kernels(t);
 }
 
