@@ -186,9 +186,9 @@ const char *amp_isa_name(void)
 /* own[s]: set s's kernel pointer for one kernel (NULL: none, and always
  * for ref, s = 0).  The pointer set s uses, walking its bases; NULL: the
  * reference kernel. */
-static const void *set_kernel(const void *const own[], int s)
+static const void *set_kernel(const void *const own[N_ISAS], int s)
 {
-    for (; s > 0; s = isa_sets[s].base)
+    for (; s > 0 && s < N_ISAS; s = isa_sets[s].base)
         if (own[s] != NULL)
             return own[s];
     return NULL;
@@ -203,7 +203,7 @@ static const void *set_kernel(const void *const own[], int s)
     AMP_ISA_WEAK_ALL(name)                                                                        \
     static amp_kernel_fn_##name *resolve_##name(int s)                                            \
     {                                                                                             \
-        const void *const own[] = { NULL AMP_ISA_OWN(name) };                                     \
+        const void *const own[N_ISAS] = { NULL AMP_ISA_OWN(name) };                               \
         amp_kernel_fn_##name *const *p = (amp_kernel_fn_##name *const *)set_kernel(own, s);       \
         return p != NULL ? *p : amp_ref_##name;                                                   \
     }                                                                                             \
