@@ -14,7 +14,8 @@
 #                   files, for bare metal, in build/bare
 #   make REF_ONLY=1 the runtime alone, its reference kernels without the
 #                   optimized sets, in build/ref (both: build/bare-ref;
-#                   docs/runtime.md, "Small binaries"; make bench-size)
+#                   NO_AVX512=1: the avx2 set alone; docs/runtime.md,
+#                   "Small binaries"; make bench-size)
 #
 # Everything is built out of tree, in $(BUILD) (default build/, and
 # build/mpi with MPI=1).  A second tree with sanitizers:
@@ -39,12 +40,19 @@ endif
 endif
 # BARE=1: AMPRT_NO_THREADS (frame/serial.c instead of the thread pool) and
 # AMPRT_NO_STDIO (no warnings on stderr, no amp_st_open or amp_st_write);
-# REF_ONLY=1: AMPRT_REF_ONLY (no kernel set but the reference).  Either
-# builds the runtime only, in a tree of its own.
-BARE     ?=
-REF_ONLY ?=
-RUNTIME_VARIANT := $(if $(filter 1,$(BARE)),bare$(if $(filter 1,$(REF_ONLY)),-ref),$(if $(filter 1,$(REF_ONLY)),ref))
-RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO) $(if $(filter 1,$(REF_ONLY)),-DAMPRT_REF_ONLY)
+# REF_ONLY=1: AMPRT_REF_ONLY (no kernel set but the reference);
+# NO_AVX512=1: AMPRT_NO_AVX512 (on x86, the avx2 set alone).  Any of them
+# builds the runtime only, in a tree of its own named for them
+# (build/bare, build/bare-ref, build/bare-noavx512, ...).
+BARE      ?=
+REF_ONLY  ?=
+NO_AVX512 ?=
+empty :=
+space := $(empty) $(empty)
+RUNTIME_VARIANT := $(subst $(space),-,$(strip $(if $(filter 1,$(BARE)),bare) $(if $(filter 1,$(REF_ONLY)),ref) \
+                                              $(if $(filter 1,$(NO_AVX512)),noavx512)))
+RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO) $(if $(filter 1,$(REF_ONLY)),-DAMPRT_REF_ONLY) \
+                   $(if $(filter 1,$(NO_AVX512)),-DAMPRT_NO_AVX512)
 ifneq ($(RUNTIME_VARIANT),)
 BUILD    ?= build/$(RUNTIME_VARIANT)
 endif
@@ -91,6 +99,9 @@ endif
 # for them and answers amp_cpu_features itself).
 ifeq ($(REF_ONLY),1)
 RUNTIME_SRCS  := $(filter-out runtime/src/x86/% runtime/src/arm/%,$(RUNTIME_SRCS))
+endif
+ifeq ($(NO_AVX512),1)
+RUNTIME_SRCS  := $(filter-out runtime/src/x86/avx512%,$(RUNTIME_SRCS))
 endif
 RUNTIME_OBJS  := $(RUNTIME_SRCS:runtime/src/%.c=$(BUILD)/rtobj/%.o)
 # The MPI setting $(BUILD)'s runtime was built with, as a file whose name

@@ -5,17 +5,22 @@
 # with -ffunction-sections -fdata-sections and linked with
 # -Wl,--gc-sections (docs/runtime.md, "Small binaries"):
 #
-#   fast      BUILD/bare/libamprt.a      (make BARE=1): the optimized sets
+#   fast      BUILD/bare-noavx512/libamprt.a  (make BARE=1 NO_AVX512=1):
+#             the fast x86 kernels of the avx2 set (elsewhere the
+#             architecture's sets)
+#   all sets  BUILD/bare/libamprt.a      (make BARE=1): every set of the
+#             architecture (x86: avx2, avx512, avx512bf16)
 #   ref       BUILD/bare-ref/libamprt.a  (make BARE=1 REF_ONLY=1)
 #   threaded  BUILD/libamprt.a           (the default runtime; reported
 #             against an empty program that starts one thread too, since
 #             glibc's static pthread_create alone is some 85 KB)
 #
 # Fails when fast adds more than FAST_MAX bytes (64 KB) or ref more than
-# REF_MAX (16 KB), when the fast program lacks a set's kernel for one of
-# the model's ops (the per-kernel dispatch dropped it), or when a program
-# prints other numbers than the default runtime's with the same kernels.
-# Needs BUILD/ampc and the three libraries (make bench-size builds them).
+# REF_MAX (16 KB), when a fast program lacks a set's kernel for one of the
+# model's products (the per-kernel dispatch dropped it) or holds a kernel
+# or a convolution hook the model does not call, or when a program prints
+# other numbers than the default runtime's with the same kernels.  Needs
+# BUILD/ampc and the four libraries (make bench-size builds them).
 set -eu
 BUILD=${1:-build}
 CC=${CC:-cc}
@@ -54,7 +59,8 @@ link() {
     strip "$OUT/$name"
 }
 
-link mlp_fast "$BUILD/bare/libamprt.a" -lm
+link mlp_fast "$BUILD/bare-noavx512/libamprt.a" -lm
+link mlp_all "$BUILD/bare/libamprt.a" -lm
 link mlp_ref "$BUILD/bare-ref/libamprt.a" -lm
 link mlp_threaded "$BUILD/libamprt.a" -lm -lpthread
 # the default runtime, dynamically linked to libc: the numbers to match
@@ -64,9 +70,11 @@ $CC -std=c99 -O2 -Iruntime/include -I"$OUT" -o "$OUT/mlp_check" examples/mlp_mai
 empty=$(size_of "$OUT/empty")
 empty_thread=$(size_of "$OUT/empty_thread")
 fast=$(size_of "$OUT/mlp_fast")
+all=$(size_of "$OUT/mlp_all")
 ref=$(size_of "$OUT/mlp_ref")
 threaded=$(size_of "$OUT/mlp_threaded")
 added_fast=$((fast - empty))
+added_all=$((all - empty))
 added_ref=$((ref - empty))
 added_threaded=$((threaded - empty_thread))
 
@@ -74,7 +82,8 @@ echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $($CC --version | head -n 1), $(ldd -
 printf '%-34s %9s %9s %9s\n' "program (static, stripped)" bytes added limit
 printf '%-34s %9d\n' "empty" "$empty"
 printf '%-34s %9d\n' "empty, one thread" "$empty_thread"
-printf '%-34s %9d %9d %9d\n' "mlp, fast kernels (BARE=1)" "$fast" "$added_fast" "$FAST_MAX"
+printf '%-34s %9d %9d %9d\n' "mlp, fast kernels (avx2 set)" "$fast" "$added_fast" "$FAST_MAX"
+printf '%-34s %9d %9d %9s\n' "mlp, every set (BARE=1)" "$all" "$added_all" "-"
 printf '%-34s %9d %9d %9d\n' "mlp, reference (BARE=1 REF_ONLY=1)" "$ref" "$added_ref" "$REF_MAX"
 printf '%-34s %9d %9d %9s\n' "mlp, default runtime (threads)" "$threaded" "$added_threaded" "-"
 
@@ -90,26 +99,30 @@ fi
 # The sets' own kernels for the model's products are in the fast program
 # (x86: each set's; elsewhere, whatever sets the architecture has), and
 # none of a kernel the model does not call.
+has() { nm "$OUT/$1.syms" | grep -q " $2\$"; }
 case $(uname -m) in
 x86_64 | i?86)
+    for k in amp_isa_avx2_linear_bf16 amp_isa_avx2_linear_relu_bf16 amp_isa_avx2_cast_f32_bf16; do
+        has mlp_fast "$k" || { echo "FAIL: $k is not in the fast program"; fail=1; }
+    done
     for k in amp_isa_avx2_linear_bf16 amp_isa_avx512_linear_relu_bf16 amp_isa_avx512bf16_linear_bf16; do
-        if ! nm "$OUT/mlp_fast.syms" | grep -q " $k\$"; then
-            echo "FAIL: $k is not in the fast program"
-            fail=1
-        fi
+        has mlp_all "$k" || { echo "FAIL: $k is not in the every-set program"; fail=1; }
     done
     ;;
 esac
-for absent in amp_isa_avx2_conv_bf16 amp_ref_conv_bf16 amp_isa_avx512_sum_f32; do
-    if nm "$OUT/mlp_fast.syms" | grep -q " $absent\$"; then
-        echo "FAIL: $absent, which the model does not call, is in the fast program"
-        fail=1
-    fi
+for name in mlp_fast mlp_all; do
+    for absent in amp_isa_avx2_conv_bf16 amp_ref_conv_bf16 amp_isa_avx512_sum_f32 amp_avx2_conv_post \
+        amp_avx512_conv_post; do
+        if has "$name" "$absent"; then
+            echo "FAIL: $absent, which the model does not call, is in $name"
+            fail=1
+        fi
+    done
 done
 
 # Same numbers as the default runtime with the same kernels (the first
 # line names the set).
-for isa in auto ref; do
+for isa in auto ref avx2; do
     AMPRT_ISA=$isa "$OUT/mlp_check" 4 | tail -n +2 > "$OUT/expect.$isa"
 done
 check_same() {
@@ -119,8 +132,10 @@ check_same() {
         fail=1
     fi
 }
-check_same mlp_fast auto
+check_same mlp_fast avx2
+check_same mlp_all auto
 check_same mlp_fast ref
+check_same mlp_all ref
 check_same mlp_ref ref
 check_same mlp_threaded auto
 [ "$fail" = 0 ] && echo "binary size: ok"

@@ -37,12 +37,14 @@ bench-kernels: $(BUILD)/bench/kernel_bench
 	$(BUILD)/bench/kernel_bench $(BENCH_KERNEL_SET)
 
 # make bench-size: what the MLP example adds to an empty static, stripped
-# program, on the runtime built BARE=1 (the optimized sets) and BARE=1
-# REF_ONLY=1 (the reference kernels alone), and on the default runtime
+# program, on the runtime built BARE=1 NO_AVX512=1 (the avx2 set), BARE=1
+# (every set) and BARE=1 REF_ONLY=1 (the reference kernels alone), and on
+# the default runtime
 # (bench/binary_size.sh; docs/runtime.md, "Small binaries").  Fails over
 # 64 KB and 16 KB.  `make bench` runs it last.
 bench-size: $(BUILD)/ampc $(BUILD)/libamprt.a
 	$(MAKE) BARE=1 BUILD=$(BUILD)/bare
+	$(MAKE) BARE=1 NO_AVX512=1 BUILD=$(BUILD)/bare-noavx512
 	$(MAKE) BARE=1 REF_ONLY=1 BUILD=$(BUILD)/bare-ref
 	CC="$(CC)" sh bench/binary_size.sh $(BUILD)
 

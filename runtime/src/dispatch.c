@@ -19,7 +19,8 @@
  * link take the sets' objects out of libamprt.a at all is amp_isa_fill's
  * strong references to their fill functions, below.
  *
- * AMPRT_REF_ONLY (make REF_ONLY=1) builds without the optimized sets;
+ * AMPRT_REF_ONLY (make REF_ONLY=1) builds without the optimized sets,
+ * AMPRT_NO_AVX512 (make NO_AVX512=1) with the avx2 set alone on x86;
  * AMPRT_NO_THREADS and AMPRT_NO_STDIO (make BARE=1) without pthreads and
  * without the warnings on stderr (docs/runtime.md, "Small binaries").
  */
@@ -68,6 +69,11 @@ static const isa_set isa_sets[] = { { "ref", 0, 0 } };
 #define AMP_ISA_WEAK_ALL(name)
 #define AMP_ISA_OWN(name)
 #define AMP_ISA_FILLS
+#elif (defined(__x86_64__) || defined(__i386__)) && defined(AMPRT_NO_AVX512)
+static const isa_set isa_sets[] = { { "ref", 0, 0 }, { "avx2", AMP_CPU_AVX2, 0 } };
+#define AMP_ISA_WEAK_ALL(name) AMP_ISA_WEAK(avx2, name)
+#define AMP_ISA_OWN(name) AMP_ISA_ADDR(avx2, name)
+#define AMP_ISA_FILLS , amp_isa_avx2_fill
 #elif defined(__x86_64__) || defined(__i386__)
 static const isa_set isa_sets[] = {
     { "ref", 0, 0 },

@@ -142,10 +142,10 @@ static const amp_gemm_kernel kernel_bf16cvt = {
     NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-ISA_GEMM_ENTRIES(neon, f32, &kernel_f32)
-ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32)
-ISA_GEMM_ENTRIES(neon, f16, &kernel_f32)
-ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt)
+ISA_GEMM_ENTRIES(neon, f32, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, f16, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt, &kernel_bf16cvt)
 
 /* This file's kernels of the sets: X(kernel, implementation). */
 #define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, neon, f32) ISA_GEMM_KERNELS(X, neon, bf16) ISA_GEMM_KERNELS(X, neon, f16)

@@ -154,14 +154,19 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     }
 }
 
-/* The table entries of one kernel set for dtype T, all through
- * amp_fast_gemm with the micro-kernel descriptor KERN (an expression
- * yielding const amp_gemm_kernel *). */
-#define ISA_GEMM_ENTRIES(PREFIX, T, KERN)                                                         \
+/* The table entries of one kernel set for dtype T, through the drivers
+ * with micro-kernel descriptors (expressions yielding const
+ * amp_gemm_kernel *): PKERN for the products (amp_fast_gemm reads only
+ * micro, pack_a, pack_b and epi), KERN, the same with the convolutions'
+ * hooks, for the convolutions.  Two descriptors, so that a program that
+ * multiplies but never convolves does not link the convolutions' hooks
+ * (docs/runtime.md, "Small binaries"); a set without such hooks passes
+ * one descriptor twice. */
+#define ISA_GEMM_ENTRIES(PREFIX, T, KERN, PKERN)                                                  \
     static void PREFIX##_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,                 \
                                   const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y) \
     {                                                                                             \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                  \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                 \
     }                                                                                             \
     /* the product, then the active set's relu_backward over it (the same bits) */               \
     static void PREFIX##_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,   \
@@ -169,7 +174,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
                                                 AMP_CTYPE_##T *dx)                                \
     {                                                                                             \
         const int64_t out_batches = d->sum_batch ? 1 : d->batch;                                  \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, NULL, NULL, dx);                              \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, d, a, b, NULL, NULL, dx);                             \
         if (out_batches > 0 && d->M > 0 && d->N > 0)                                              \
             amp_relu_backward_##T((size_t)(out_batches * d->M * d->N), y, y, dx, dx);             \
     }                                                                                             \
@@ -178,7 +183,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
                                     AMP_CTYPE_##T *y)                                             \
     {                                                                                             \
         amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };      \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                              \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                             \
     }                                                                                             \
     /* the product, then the active set's relu over it (the same bits) */                        \
     static void PREFIX##_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x, \
@@ -196,7 +201,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     {                                                                                             \
         amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 },   \
                             { 0, 0, 0 }, 1.0, 0.0, 0 };                                           \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                              \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                             \
     }                                                                                             \
     static void PREFIX##_conv_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                 \
                                   const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,              \

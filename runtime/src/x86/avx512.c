@@ -1249,10 +1249,20 @@ static const amp_gemm_kernel kernel_bf16 = {
     micro_taps_bf16, micro_taps_out_bf16,
 };
 
-ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)
-ISA_GEMM_ENTRIES(avx512, bf16, &kernel_f32)
-ISA_GEMM_ENTRIES(avx512, f16, &kernel_f32)
-ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16)
+/* the products' descriptors: the above without the convolutions' hooks */
+static const amp_gemm_kernel kernel_f32_products = {
+    "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+static const amp_gemm_kernel kernel_bf16_products = {
+    "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx512, bf16, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx512, f16, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16, &kernel_bf16_products)
 
 /* The avx512bf16 set's bf16 gemm, linear and matmul: small_gemm_bf16 when
  * it applies, else the blocked driver (the same result either way). */
