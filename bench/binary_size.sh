@@ -13,7 +13,7 @@
 #   ref       BUILD/bare-ref/libamprt.a  (make BARE=1 REF_ONLY=1)
 #   threaded  BUILD/libamprt.a           (the default runtime; reported
 #             against an empty program that starts one thread too, since
-#             glibc's static pthread_create alone is some 85 KB)
+#             glibc's static pthread_create alone is some 78 KB)
 #
 # Fails when fast adds more than FAST_MAX bytes (64 KB) or ref more than
 # REF_MAX (16 KB), when a fast program lacks a set's kernel for one of the
