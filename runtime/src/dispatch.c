@@ -192,7 +192,15 @@ const char *amp_isa_name(void)
 /* own[s]: set s's kernel pointer for one kernel (NULL: none, and always
  * for ref, s = 0).  The pointer set s uses, walking its bases; NULL: the
  * reference kernel. */
-static const void *set_kernel(const void *const own[N_ISAS], int s)
+#if defined(__GNUC__)
+#define AMP_NOINLINE __attribute__((noinline))
+#else
+#define AMP_NOINLINE
+#endif
+
+/* (Out of line, as the resolvers are: a forwarder's code is its load and
+ * call, and the 1,200 of them compile in seconds.) */
+static AMP_NOINLINE const void *set_kernel(const void *const own[N_ISAS], int s)
 {
     for (; s > 0 && s < N_ISAS; s = isa_sets[s].base)
         if (own[s] != NULL)
@@ -207,7 +215,7 @@ static const void *set_kernel(const void *const own[N_ISAS], int s)
 #define AMP_FORWARD_size_t(call) return call;
 #define AMP_DEFINE_PUBLIC(name, ret, params, args)                                                \
     AMP_ISA_WEAK_ALL(name)                                                                        \
-    static amp_kernel_fn_##name *resolve_##name(int s)                                            \
+    static AMP_NOINLINE amp_kernel_fn_##name *resolve_##name(int s)                               \
     {                                                                                             \
         const void *const own[N_ISAS] = { NULL AMP_ISA_OWN(name) };                               \
         amp_kernel_fn_##name *const *p = (amp_kernel_fn_##name *const *)set_kernel(own, s);       \
