@@ -10,6 +10,12 @@
 #   make digits     train examples/digits (MLP and CNN) on tpu, gpu and cpu
 #   make MPI=1      the runtime's collectives on MPI, in build/mpi
 #                   (docs/distributed.md)
+#   make BARE=1     the runtime alone, without threads and without stdio or
+#                   files, for bare metal, in build/bare
+#   make REF_ONLY=1 the runtime alone, its reference kernels without the
+#                   optimized sets, in build/ref (both: build/bare-ref;
+#                   NO_AVX512=1: the avx2 set alone; docs/runtime.md,
+#                   "Small binaries"; make bench-size)
 #
 # Everything is built out of tree, in $(BUILD) (default build/, and
 # build/mpi with MPI=1).  A second tree with sanitizers:
@@ -32,6 +38,24 @@ ifeq ($(origin AR),default)
 AR       := $(CROSS)ar
 endif
 endif
+# BARE=1: AMPRT_NO_THREADS (frame/serial.c instead of the thread pool) and
+# AMPRT_NO_STDIO (no warnings on stderr, no amp_st_open or amp_st_write);
+# REF_ONLY=1: AMPRT_REF_ONLY (no kernel set but the reference);
+# NO_AVX512=1: AMPRT_NO_AVX512 (on x86, the avx2 set alone).  Any of them
+# builds the runtime only, in a tree of its own named for them
+# (build/bare, build/bare-ref, build/bare-noavx512, ...).
+BARE      ?=
+REF_ONLY  ?=
+NO_AVX512 ?=
+empty :=
+space := $(empty) $(empty)
+RUNTIME_VARIANT := $(subst $(space),-,$(strip $(if $(filter 1,$(BARE)),bare) $(if $(filter 1,$(REF_ONLY)),ref) \
+                                              $(if $(filter 1,$(NO_AVX512)),noavx512)))
+RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO) $(if $(filter 1,$(REF_ONLY)),-DAMPRT_REF_ONLY) \
+                   $(if $(filter 1,$(NO_AVX512)),-DAMPRT_NO_AVX512)
+ifneq ($(RUNTIME_VARIANT),)
+BUILD    ?= build/$(RUNTIME_VARIANT)
+endif
 BUILD    ?= $(if $(filter 1,$(MPI)),build/mpi,build)
 CC       ?= cc
 SANITIZE ?=
@@ -47,7 +71,7 @@ SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fn
 # The compiler uses C11 (_Noreturn, _Alignas) and POSIX; the runtime and the
 # code ampc emits are C99.
 CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) $(addprefix -I,$(COMPILER_DIRS)) -Iruntime/include -I$(BUILD)/gen
-CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -Iruntime/include
+CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -ffunction-sections -fdata-sections -Iruntime/include $(RUNTIME_DEFS)
 LDFLAGS  += $(SAN_FLAGS)
 # Each object records the headers it included (-MMD), so an edit to any
 # header rebuilds exactly what read it; -MP keeps a deleted header from
@@ -71,6 +95,14 @@ else
 MPI_LIBS   :=
 RUNTIME_SRCS  := $(filter-out runtime/src/collective_mpi.c,$(wildcard runtime/src/*.c runtime/src/*/*.c))
 endif
+# REF_ONLY=1: no architecture's kernel-set folder (dispatch.c has no rows
+# for them and answers amp_cpu_features itself).
+ifeq ($(REF_ONLY),1)
+RUNTIME_SRCS  := $(filter-out runtime/src/x86/% runtime/src/arm/%,$(RUNTIME_SRCS))
+endif
+ifeq ($(NO_AVX512),1)
+RUNTIME_SRCS  := $(filter-out runtime/src/x86/avx512%,$(RUNTIME_SRCS))
+endif
 RUNTIME_OBJS  := $(RUNTIME_SRCS:runtime/src/%.c=$(BUILD)/rtobj/%.o)
 # The MPI setting $(BUILD)'s runtime was built with, as a file whose name
 # says it: building a tree with the other setting relinks the library
@@ -84,7 +116,9 @@ RUNTIME_TESTS := $(patsubst tests/runtime/%.c,$(BUILD)/tests/%,$(wildcard tests/
 .PHONY: digits all check test test-unit test-runtime test-golden test-hostile test-e2e test-sanitize test-fuzz fuzz-long test-ops test-grad test-train test-torch test-zoo test-onnx test-onnx-zoo test-mpi example clean
 .DELETE_ON_ERROR:
 
-ifeq ($(CROSS),)
+ifneq ($(RUNTIME_VARIANT),)
+all: $(BUILD)/libamprt.a
+else ifeq ($(CROSS),)
 all: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/libamprt.so
 else
 all: $(BUILD)/libamprt.a $(BUILD)/libamprt.so $(RUNTIME_TESTS)

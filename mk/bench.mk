@@ -24,7 +24,7 @@ BENCH_CSV ?= $(BUILD)/bench/models.csv
 BENCH_GEMM_CSV ?= $(BUILD)/bench/gemm.csv
 BENCH_PYTHON ?= /usr/bin/python3
 
-.PHONY: bench bench-models bench-kernels bench-compile
+.PHONY: bench bench-models bench-kernels bench-compile bench-size
 
 # make bench-kernels: the kernels between the products (element-wise,
 # casts, batch_norm, pooling, sums, cross_entropy, gradients, sgd) of
@@ -39,6 +39,18 @@ $(BUILD)/bench/kernel_bench: bench/kernel_bench.c $(BUILD)/libamprt.a
 bench-kernels: $(BUILD)/bench/kernel_bench
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	$(BUILD)/bench/kernel_bench $(BENCH_KERNEL_SET)
+
+# make bench-size: what the MLP example adds to an empty static, stripped
+# program, on the runtime built BARE=1 NO_AVX512=1 (the avx2 set), BARE=1
+# (every set) and BARE=1 REF_ONLY=1 (the reference kernels alone), and on
+# the default runtime
+# (bench/binary_size.sh; docs/runtime.md, "Small binaries").  Fails over
+# 64 KB and 16 KB.  `make bench` runs it last.
+bench-size: $(BUILD)/ampc $(BUILD)/libamprt.a
+	$(MAKE) BARE=1 BUILD=$(BUILD)/bare
+	$(MAKE) BARE=1 NO_AVX512=1 BUILD=$(BUILD)/bare-noavx512
+	$(MAKE) BARE=1 REF_ONLY=1 BUILD=$(BUILD)/bare-ref
+	CC="$(CC)" sh bench/binary_size.sh $(BUILD)
 
 # The compiler's own speed: time and memory of 1k, 10k and 100k-op models
 # (bench/compile_speed.sh; needs /usr/bin/time, Debian's `time`).
@@ -102,3 +114,5 @@ bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stam
 	    --csv $(BENCH_GEMM_CSV)
 	@echo "== models: ampc (-t cpu) against the faster of PyTorch f32 and autocast bf16, 2 threads"
 	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS) --csv $(BENCH_CSV)
+	@echo "== binary size: the MLP example, static and stripped"
+	$(MAKE) BUILD=$(BUILD) bench-size

@@ -74,6 +74,37 @@ typedef struct amp_kernel_table {
 
 extern const amp_kernel_table amp_ref_kernel_table;
 
+/* The type of each kernel: amp_kernel_fn_<name>. */
+/* AMP_WITH_NAME(M, kernel, T, ...) is M(name, ...) with the kernel's full
+ * name (AMP_KNAME: renorm_f32, copy_strided) expanded first, for the
+ * consumers of the kernel list that paste or quote the name. */
+#define AMP_WITH_NAME(M, kernel, T, ...) AMP_WITH_NAME_(M, AMP_KNAME_##T(kernel), __VA_ARGS__)
+#define AMP_WITH_NAME_(M, name, ...) M(name, __VA_ARGS__)
+#define AMP_KERNEL_FN_TYPEDEF(kernel, T, ret, params, args) \
+    AMP_WITH_NAME(AMP_KERNEL_FN_TYPEDEF_N, kernel, T, ret, params, args)
+#define AMP_KERNEL_FN_TYPEDEF_N(name, ret, params, args) typedef ret amp_kernel_fn_##name params;
+AMP_FOR_EACH_KERNEL(AMP_KERNEL_FN_TYPEDEF)
+#undef AMP_KERNEL_FN_TYPEDEF
+
+#if defined(__GNUC__)
+#define AMP_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define AMP_HIDDEN
+#endif
+
+/*
+ * A kernel set's own kernel for one public kernel: the constant pointer
+ * amp_isa_<set>_<name>, defined once in the set's file that implements it
+ * (a set's file lists its kernels, and defines both these and its fill
+ * function from that list).  dispatch.c resolves each public kernel on its
+ * first call from these pointers alone, so a program linked with
+ * -Wl,--gc-sections keeps only the kernels it calls (docs/runtime.md,
+ * "Small binaries").  Hidden: no program or library outside libamprt sees
+ * them.
+ */
+#define AMP_ISA_KERNEL(set, name, impl) AMP_HIDDEN amp_kernel_fn_##name *const amp_isa_##set##_##name = impl;
+#define AMP_ISA_INSTALL(t, set, name) ((t)->name = amp_isa_##set##_##name)
+
 /* Element i of `base` as f32 (see amp_load_as_f32, its public face). */
 static AMP_ALWAYS_INLINE float amp_ld(amp_dtype t, const void *base, int64_t i)
 {
@@ -170,6 +201,11 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
  * compare the sets against each other within one process; the public
  * amp_<name> entry points always use the set AMPRT_ISA chose. */
 const amp_kernel_table *amp_kernel_table_for(const char *isa);
+/* The reference table with set `isa`'s fill function applied, in *t: 1,
+ * or 0 (t untouched) for a name without a set in this build.  For the
+ * test that amp_kernel_table_for, whose tables are resolved kernel by
+ * kernel as the public entry points resolve them, agrees with it. */
+int amp_isa_fill(const char *isa, amp_kernel_table *t);
 
 /* The CPU features the optimized sets need, as this architecture's
  * runtime/src/<arch>/cpu.c reports them (0 where no set exists).  Each
@@ -182,8 +218,11 @@ const amp_kernel_table *amp_kernel_table_for(const char *isa);
 #define AMP_CPU_NEON_BF16 2u /* FEAT_BF16 (HWCAP2_BF16) */
 unsigned amp_cpu_features(void);
 
-/* Each optimized set's overrides, applied to a copy of the reference table
- * by dispatch.c (only after the CPU check said the ISA is there). */
+/* Each optimized set's kernels (its amp_isa_<set>_<name> pointers)
+ * written over a copy of the reference table: what dispatch.c's per-kernel
+ * resolution must agree with (tests/runtime/test_dispatch.c checks it), and
+ * the references that make a static link take the sets' objects out of
+ * libamprt.a (amp_isa_fill in dispatch.c). */
 void amp_isa_avx2_fill(amp_kernel_table *t);
 void amp_isa_avx512_fill(amp_kernel_table *t);
 void amp_isa_avx512bf16_fill(amp_kernel_table *t);
@@ -195,6 +234,9 @@ void amp_small_split_policy(int policy);
 /* The AVX-512 kernels beyond the GEMM (x86/avx512_eltwise.c), for both
  * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);
+/* x86/avx512_eltwise.c's max_pool_backward in storage dtype t, for the
+ * geometries x86/avx512_backward.c's max_pool_backward does not take. */
+void amp_avx512_max_pool_backward_any(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx);
 /* ... and what the avx512bf16 set replaces of them (the f32 -> bf16 cast). */
 void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t);
 /* The AVX-512 gradient and optimizer kernels (x86/avx512_backward.c), for

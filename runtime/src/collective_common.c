@@ -10,6 +10,14 @@
 
 #include "collective_internal.h"
 
+/* A bad setting is reported on stderr, except in a runtime without stdio
+ * (AMPRT_NO_STDIO), where the status alone says it. */
+#if defined(AMPRT_NO_STDIO)
+#define REPORT(...) ((void)0)
+#else
+#define REPORT(...) fprintf(stderr, __VA_ARGS__)
+#endif
+
 /* Process-wide settings: the collectives are called from one thread. */
 static amp_dtype reduce_dtype = AMP_F32;
 static size_t bucket_bytes = AMP_COLL_DEFAULT_BUCKET_BYTES;
@@ -26,7 +34,7 @@ int amp_coll_read_env(void)
         else if (strcmp(d, "bf16") == 0)
             want = AMP_BF16;
         else {
-            fprintf(stderr, "amprt: AMPRT_ALLREDUCE_DTYPE is \"%s\"; expected f32 or bf16\n", d);
+            REPORT("amprt: AMPRT_ALLREDUCE_DTYPE is \"%s\"; expected f32 or bf16\n", d);
             return AMP_ERR_COLLECTIVE;
         }
     }
@@ -36,9 +44,8 @@ int amp_coll_read_env(void)
         errno = 0;
         v = strtoull(b, &end, 10);
         if (errno || *end || b[0] == '-' || v < AMP_COLL_MIN_BUCKET_BYTES || v > (size_t)1 << 30) {
-            fprintf(stderr,
-                    "amprt: AMPRT_ALLREDUCE_BUCKET_BYTES is \"%s\"; expected a number of bytes from %zu to 2^30\n",
-                    b, (size_t)AMP_COLL_MIN_BUCKET_BYTES);
+            REPORT("amprt: AMPRT_ALLREDUCE_BUCKET_BYTES is \"%s\"; expected a number of bytes from %zu to 2^30\n", b,
+                   (size_t)AMP_COLL_MIN_BUCKET_BYTES);
             return AMP_ERR_COLLECTIVE;
         }
         bytes = (size_t)v;

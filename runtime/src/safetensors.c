@@ -42,6 +42,10 @@
  * the tensors it names end exactly at the end of the file, and only then
  * reads the data, so time and memory are bounded by the file's size and a
  * bad header costs at most its own bytes.
+ *
+ * A runtime built with AMPRT_NO_STDIO (make BARE=1) has no files: no
+ * amp_st_open, only amp_st_parse of bytes in memory (or the weights
+ * ampc --embed-weights puts in the C).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* fstat, O_CLOEXEC */
@@ -51,13 +55,14 @@
 
 #include <limits.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(AMPRT_NO_STDIO)
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#endif
 
 #define ST_MAX_HEADER ((uint64_t)100 * 1024 * 1024)
 #define ST_MAX_DIMS 8
@@ -640,6 +645,7 @@ int amp_st_parse(const void *bytes, size_t len, amp_st_file **out)
     return AMP_OK;
 }
 
+#if !defined(AMPRT_NO_STDIO)
 /* Reads exactly len bytes at the file's position: AMP_OK, or
  * AMP_ERR_WEIGHTS_TRUNCATED when the file ends first (it shrank since
  * fstat), AMP_ERR_IO on a read error. */
@@ -744,6 +750,7 @@ int amp_st_open(const char *path, amp_st_file **out)
     (*out)->owned = buf;
     return AMP_OK;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 int amp_st_count(const amp_st_file *f)
 {

@@ -15,18 +15,27 @@
  * amp_scratch_alloc hands out the smallest cached block large enough.
  * What stays is bounded by the largest buffers a model's kernels use at
  * once (tens of MB for resnet18's training step).  Blocks are 64-byte
- * aligned.  Thread-safe (one mutex; a call takes it twice per buffer).
+ * aligned.  Thread-safe (one mutex; a call takes it twice per buffer;
+ * none in a runtime built with AMPRT_NO_THREADS).
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "amprt_internal.h"
+
+#if defined(AMPRT_NO_THREADS)
+#define LOCK() ((void)0)
+#define UNLOCK() ((void)0)
+#else
+#include <pthread.h>
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+#define LOCK() pthread_mutex_lock(&scratch_lock)
+#define UNLOCK() pthread_mutex_unlock(&scratch_lock)
+#endif
 
 #define SCRATCH_CACHED 8
 #define SCRATCH_MIN_BYTES ((size_t)64 * 1024)
 #define SCRATCH_HEADER 64 /* the block's capacity, keeping the data 64-byte aligned */
 
-static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *cached[SCRATCH_CACHED]; /* blocks (their headers), NULL: empty */
 
 static size_t capacity_of(void *block) { return *(size_t *)block; }
@@ -35,7 +44,7 @@ void *amp_scratch_alloc(size_t bytes)
 {
     void *best = NULL;
     int best_i = -1;
-    pthread_mutex_lock(&scratch_lock);
+    LOCK();
     for (int i = 0; i < SCRATCH_CACHED; i++)
         if (cached[i] != NULL && capacity_of(cached[i]) >= bytes &&
             (best == NULL || capacity_of(cached[i]) < capacity_of(best))) {
@@ -44,7 +53,7 @@ void *amp_scratch_alloc(size_t bytes)
         }
     if (best != NULL)
         cached[best_i] = NULL;
-    pthread_mutex_unlock(&scratch_lock);
+    UNLOCK();
     if (best == NULL) {
         if (bytes > (size_t)-1 - 2 * SCRATCH_HEADER || posix_memalign(&best, 64, SCRATCH_HEADER + bytes) != 0)
             return NULL;
@@ -61,7 +70,7 @@ void amp_scratch_free(void *p)
     block = (char *)p - SCRATCH_HEADER;
     drop = block;
     if (capacity_of(block) >= SCRATCH_MIN_BYTES) {
-        pthread_mutex_lock(&scratch_lock);
+        LOCK();
         /* an empty place, else in place of the smallest cached block if
          * this one is larger (the larger one serves more requests) */
         int at = -1;
@@ -76,7 +85,7 @@ void amp_scratch_free(void *p)
             drop = cached[at];
             cached[at] = block;
         }
-        pthread_mutex_unlock(&scratch_lock);
+        UNLOCK();
     }
     free(drop);
 }

@@ -36,6 +36,10 @@
 
 #include "amprt.h"
 
+/* A runtime built with AMPRT_NO_STDIO (make BARE=1) has no files, and
+ * no amp_st_write: this file compiles to nothing. */
+#if !defined(AMPRT_NO_STDIO)
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -466,3 +470,5 @@ done:
     free(nbytes);
     return status;
 }
+
+#endif /* !AMPRT_NO_STDIO */

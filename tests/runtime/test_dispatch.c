@@ -154,6 +154,54 @@ static void test_isa_forced_sets(void **state)
     assert_null(amp_kernel_table_for("avx9000"));
 }
 
+/* Every set's table, resolved kernel by kernel from the sets'
+ * amp_isa_<set>_<name> pointers as the public entry points resolve them,
+ * is the reference table with the set's fill function applied: the
+ * per-kernel resolution finds every kernel a set has (its own or its base
+ * set's), and nothing else.  Each set replaces at least its products. */
+/* Every kernel's entry in amp_kernel_table (a table of data rather than
+ * code per kernel, which would take the compiler most of a minute). */
+static const struct {
+    const char *name;
+    size_t offset;
+} entries[] = {
+#define ENTRY(kernel, T, ret, params, args) AMP_WITH_NAME(ENTRY_N, kernel, T, ret, params, args)
+#define ENTRY_N(name, ret, params, args) { #name, offsetof(amp_kernel_table, name) },
+    AMP_FOR_EACH_KERNEL(ENTRY)
+#undef ENTRY
+#undef ENTRY_N
+};
+
+static void test_sets_resolve_as_filled(void **state)
+{
+    static const char *const sets[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    int checked = 0;
+    (void)state;
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        const amp_kernel_table *t = amp_kernel_table_for(sets[i]);
+        amp_kernel_table filled;
+        int mismatches = 0;
+        if (t == NULL)
+            continue;
+        assert_int_equal(amp_isa_fill(sets[i], &filled), 1);
+        assert_string_equal(filled.isa, t->isa);
+        for (size_t k = 0; k < sizeof entries / sizeof entries[0]; k++)
+            if (memcmp((const char *)t + entries[k].offset, (const char *)&filled + entries[k].offset,
+                       sizeof t->add_f32) != 0) {
+                print_error("%s: %s is not what its fill installs\n", sets[i], entries[k].name);
+                mismatches++;
+            }
+        assert_int_equal(mismatches, 0);
+        if (i == 0)
+            assert_ptr_equal(t->linear_f32, amp_ref_linear_f32);
+        else
+            assert_true(t->linear_f32 != amp_ref_linear_f32 && t->linear_bf16 != amp_ref_linear_bf16);
+        checked++;
+    }
+    assert_true(checked >= 1);
+    assert_int_equal(amp_isa_fill("avx9000", NULL), 0);
+}
+
 static void test_isa_ref_forces_reference(void **state)
 {
     char err[512];
@@ -225,6 +273,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_unset_is_auto),
+        cmocka_unit_test(test_sets_resolve_as_filled),
         cmocka_unit_test(test_isa_ref_forces_reference),
         cmocka_unit_test(test_isa_forced_sets),
         cmocka_unit_test(test_isa_unknown_warns_once_and_uses_auto),

@@ -142,23 +142,35 @@ static const amp_gemm_kernel kernel_bf16cvt = {
     NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-ISA_GEMM_ENTRIES(neon, f32, &kernel_f32)
-ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32)
-ISA_GEMM_ENTRIES(neon, f16, &kernel_f32)
-ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt)
+ISA_GEMM_ENTRIES(neon, f32, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, f16, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt, &kernel_bf16cvt)
+
+/* This file's kernels of the sets: X(kernel, implementation). */
+#define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, neon, f32) ISA_GEMM_KERNELS(X, neon, bf16) ISA_GEMM_KERNELS(X, neon, f16)
+#define BF16_GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, neonbf16, bf16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
+GEMM_KERNELS(DEFINE)
+#undef DEFINE
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neonbf16, name, impl)
+BF16_GEMM_KERNELS(DEFINE)
+#undef DEFINE
 
 void amp_isa_neon_fill(amp_kernel_table *t)
 {
-    ISA_GEMM_FILL(t, neon, f32);
-    ISA_GEMM_FILL(t, neon, bf16);
-    ISA_GEMM_FILL(t, neon, f16);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    GEMM_KERNELS(INSTALL)
+#undef INSTALL
     amp_isa_neon_fill_eltwise(t, 0);
 }
 
 void amp_isa_neonbf16_fill(amp_kernel_table *t)
 {
     amp_isa_neon_fill(t);
-    ISA_GEMM_FILL(t, neonbf16, bf16);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonbf16, name);
+    BF16_GEMM_KERNELS(INSTALL)
+#undef INSTALL
     amp_isa_neon_fill_eltwise(t, 1);
 }
 

@@ -96,18 +96,40 @@ NEON_BF16_TARGET static void cast_f32_bf16_cvt(size_t n, const float *x, amp_bf1
     cast_body(AMP_F32, AMP_BF16, n, x, y, 1);
 }
 
+/* This file's kernels of the sets: X(kernel, implementation); neonbf16
+ * rounds to bf16 with BFCVTN. */
+#define ELTWISE_KERNELS(X)                                                                        \
+    X(relu_f32, relu_f32)                                                                         \
+    X(add_f32, add_f32)                                                                           \
+    X(relu_f16, relu_f16)                                                                         \
+    X(add_f16, add_f16)                                                                           \
+    X(cast_bf16_f32, cast_bf16_f32)                                                               \
+    X(cast_f32_f16, cast_f32_f16)                                                                 \
+    X(cast_f16_f32, cast_f16_f32)                                                                 \
+    X(relu_bf16, relu_bf16)                                                                       \
+    X(add_bf16, add_bf16)                                                                         \
+    X(cast_f32_bf16, cast_f32_bf16)
+#define BF16_ELTWISE_KERNELS(X)                                                                   \
+    X(relu_bf16, relu_bf16_cvt)                                                                   \
+    X(add_bf16, add_bf16_cvt)                                                                     \
+    X(cast_f32_bf16, cast_f32_bf16_cvt)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
+ELTWISE_KERNELS(DEFINE)
+#undef DEFINE
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neonbf16, name, impl)
+BF16_ELTWISE_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt)
 {
-    t->relu_f32 = relu_f32;
-    t->add_f32 = add_f32;
-    t->relu_f16 = relu_f16;
-    t->add_f16 = add_f16;
-    t->cast_bf16_f32 = cast_bf16_f32;
-    t->cast_f32_f16 = cast_f32_f16;
-    t->cast_f16_f32 = cast_f16_f32;
-    t->relu_bf16 = bfcvt ? relu_bf16_cvt : relu_bf16;
-    t->add_bf16 = bfcvt ? add_bf16_cvt : add_bf16;
-    t->cast_f32_bf16 = bfcvt ? cast_f32_bf16_cvt : cast_f32_bf16;
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    ELTWISE_KERNELS(INSTALL)
+#undef INSTALL
+    if (bfcvt) {
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonbf16, name);
+        BF16_ELTWISE_KERNELS(INSTALL)
+#undef INSTALL
+    }
 }
 
 #endif /* aarch64 */

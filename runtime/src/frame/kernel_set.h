@@ -154,14 +154,19 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     }
 }
 
-/* The table entries of one kernel set for dtype T, all through
- * amp_fast_gemm with the micro-kernel descriptor KERN (an expression
- * yielding const amp_gemm_kernel *). */
-#define ISA_GEMM_ENTRIES(PREFIX, T, KERN)                                                         \
+/* The table entries of one kernel set for dtype T, through the drivers
+ * with micro-kernel descriptors (expressions yielding const
+ * amp_gemm_kernel *): PKERN for the products (amp_fast_gemm reads only
+ * micro, pack_a, pack_b and epi), KERN, the same with the convolutions'
+ * hooks, for the convolutions.  Two descriptors, so that a program that
+ * multiplies but never convolves does not link the convolutions' hooks
+ * (docs/runtime.md, "Small binaries"); a set without such hooks passes
+ * one descriptor twice. */
+#define ISA_GEMM_ENTRIES(PREFIX, T, KERN, PKERN)                                                  \
     static void PREFIX##_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,                 \
                                   const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y) \
     {                                                                                             \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                  \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, d, a, b, c, NULL, y);                                 \
     }                                                                                             \
     /* the product, then the active set's relu_backward over it (the same bits) */               \
     static void PREFIX##_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,   \
@@ -169,7 +174,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
                                                 AMP_CTYPE_##T *dx)                                \
     {                                                                                             \
         const int64_t out_batches = d->sum_batch ? 1 : d->batch;                                  \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, d, a, b, NULL, NULL, dx);                              \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, d, a, b, NULL, NULL, dx);                             \
         if (out_batches > 0 && d->M > 0 && d->N > 0)                                              \
             amp_relu_backward_##T((size_t)(out_batches * d->M * d->N), y, y, dx, dx);             \
     }                                                                                             \
@@ -178,7 +183,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
                                     AMP_CTYPE_##T *y)                                             \
     {                                                                                             \
         amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };      \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                              \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, &d, x, w, NULL, bias, y);                             \
     }                                                                                             \
     /* the product, then the active set's relu over it (the same bits) */                        \
     static void PREFIX##_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x, \
@@ -196,7 +201,7 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     {                                                                                             \
         amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 },   \
                             { 0, 0, 0 }, 1.0, 0.0, 0 };                                           \
-        amp_fast_gemm(KERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                              \
+        amp_fast_gemm(PKERN, AMP_DTYPE_##T, &d, a, b, NULL, NULL, c);                             \
     }                                                                                             \
     static void PREFIX##_conv_##T(const amp_conv_desc *d, const AMP_CTYPE_##T *x,                 \
                                   const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias,              \
@@ -233,21 +238,24 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
         amp_fast_conv_transpose(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                           \
     }
 
-#define ISA_GEMM_FILL(t, PREFIX, T)                                                               \
-    do {                                                                                          \
-        (t)->gemm_##T = PREFIX##_gemm_##T;                                                        \
-        (t)->gemm_relu_backward_##T = PREFIX##_gemm_relu_backward_##T;                            \
-        (t)->linear_##T = PREFIX##_linear_##T;                                                    \
-        (t)->linear_relu_##T = PREFIX##_linear_relu_##T;                                          \
-        (t)->matmul_##T = PREFIX##_matmul_##T;                                                    \
-        (t)->conv_##T = PREFIX##_conv_##T;                                                        \
-        (t)->conv_packed_bytes_##T = PREFIX##_conv_packed_bytes_##T;                              \
-        (t)->conv_pack_weights_##T = PREFIX##_conv_pack_weights_##T;                              \
-        (t)->conv_ex_##T = PREFIX##_conv_ex_##T;                                                  \
-        (t)->conv_backward_weight_##T = PREFIX##_conv_backward_weight_##T;                        \
-        (t)->conv_transpose_##T = PREFIX##_conv_transpose_##T;                                    \
-        ISA_GEMM_FILL_TO_F32_##T(t, PREFIX);                                                      \
-    } while (0)
+/* The kernels ISA_GEMM_ENTRIES(PREFIX, T, ...) defines, as X(kernel,
+ * implementation) for a set's list (AMP_ISA_KERNEL): the products, then
+ * the convolutions (and, for bf16 and f16, the weight gradient into f32). */
+#define ISA_GEMM_PRODUCT_KERNELS(X, PREFIX, T)                                                    \
+    X(gemm_##T, PREFIX##_gemm_##T)                                                                \
+    X(gemm_relu_backward_##T, PREFIX##_gemm_relu_backward_##T)                                    \
+    X(linear_##T, PREFIX##_linear_##T)                                                            \
+    X(linear_relu_##T, PREFIX##_linear_relu_##T)                                                  \
+    X(matmul_##T, PREFIX##_matmul_##T)
+#define ISA_GEMM_CONV_KERNELS(X, PREFIX, T)                                                       \
+    X(conv_##T, PREFIX##_conv_##T)                                                                \
+    X(conv_packed_bytes_##T, PREFIX##_conv_packed_bytes_##T)                                      \
+    X(conv_pack_weights_##T, PREFIX##_conv_pack_weights_##T)                                      \
+    X(conv_ex_##T, PREFIX##_conv_ex_##T)                                                          \
+    X(conv_backward_weight_##T, PREFIX##_conv_backward_weight_##T)                                \
+    X(conv_transpose_##T, PREFIX##_conv_transpose_##T)                                            \
+    ISA_GEMM_TO_F32_KERNEL_##T(X, PREFIX)
+#define ISA_GEMM_KERNELS(X, PREFIX, T) ISA_GEMM_PRODUCT_KERNELS(X, PREFIX, T) ISA_GEMM_CONV_KERNELS(X, PREFIX, T)
 
 /* The 2-byte dtypes' weight gradient into f32 (amprt/train.h); none for f32. */
 #define ISA_GEMM_TO_F32_f32(PREFIX, KERN)
@@ -261,8 +269,8 @@ static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n,
     }
 #define ISA_GEMM_TO_F32_bf16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, bf16)
 #define ISA_GEMM_TO_F32_f16(PREFIX, KERN) ISA_GEMM_TO_F32_LOW(PREFIX, KERN, f16)
-#define ISA_GEMM_FILL_TO_F32_f32(t, PREFIX) ((void)0)
-#define ISA_GEMM_FILL_TO_F32_bf16(t, PREFIX) ((t)->conv_backward_weight_to_f32_bf16 = PREFIX##_conv_backward_weight_to_f32_bf16)
-#define ISA_GEMM_FILL_TO_F32_f16(t, PREFIX) ((t)->conv_backward_weight_to_f32_f16 = PREFIX##_conv_backward_weight_to_f32_f16)
+#define ISA_GEMM_TO_F32_KERNEL_f32(X, PREFIX)
+#define ISA_GEMM_TO_F32_KERNEL_bf16(X, PREFIX) X(conv_backward_weight_to_f32_bf16, PREFIX##_conv_backward_weight_to_f32_bf16)
+#define ISA_GEMM_TO_F32_KERNEL_f16(X, PREFIX) X(conv_backward_weight_to_f32_f16, PREFIX##_conv_backward_weight_to_f32_f16)
 
 #endif /* AMPRT_FRAME_KERNEL_SET_H */

@@ -36,14 +36,20 @@
  * Runs are serialized by one lock, so a slot's static buffers
  * (frame/gemm.c) belong to whichever task runs in it.  After fork() the
  * child starts with no workers.
+ *
+ * A runtime built with AMPRT_NO_THREADS (make BARE=1) has no pool: this
+ * file compiles to nothing and frame/serial.c runs every task on the
+ * caller.
  */
+#include "amprt_internal.h"
+
+#if !defined(AMPRT_NO_THREADS)
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#include "amprt_internal.h"
 
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one run at a time */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;  /* sleeping workers */
@@ -293,3 +299,5 @@ int amp_parallel_try_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int
     run_locked(nthreads, ntasks, fn, ctx);
     return 1;
 }
+
+#endif /* !AMPRT_NO_THREADS */

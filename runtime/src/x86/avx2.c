@@ -199,15 +199,27 @@ static const amp_gemm_kernel kernel_f32 = {
     NULL, NULL, NULL, NULL, micro_out_f32, &kernel_f32_4, NULL, NULL,
 };
 
-ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32)
-ISA_GEMM_ENTRIES(avx2, bf16, &kernel_f32)
-ISA_GEMM_ENTRIES(avx2, f16, &kernel_f32)
+/* the products' descriptor: kernel_f32 without the convolutions' hooks */
+static const amp_gemm_kernel kernel_f32_products = {
+    "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx2, bf16, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx2, f16, &kernel_f32, &kernel_f32_products)
+
+/* This file's kernels of the set: X(kernel, implementation). */
+#define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, avx2, f32) ISA_GEMM_KERNELS(X, avx2, bf16) ISA_GEMM_KERNELS(X, avx2, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
+GEMM_KERNELS(DEFINE)
+#undef DEFINE
 
 void amp_isa_avx2_fill(amp_kernel_table *t)
 {
-    ISA_GEMM_FILL(t, avx2, f32);
-    ISA_GEMM_FILL(t, avx2, bf16);
-    ISA_GEMM_FILL(t, avx2, f16);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
+    GEMM_KERNELS(INSTALL)
+#undef INSTALL
     amp_isa_avx2_fill_kernels(t);
 }
 

@@ -624,19 +624,24 @@ ENTRIES(f32)
 ENTRIES(bf16)
 ENTRIES(f16)
 
+/* This file's kernels of the set: X(kernel, implementation). */
+#define BACKWARD_OF(X, T)                                                                         \
+    X(adaptive_avg_pool_backward_##T, adaptive_avg_pool_backward_##T)                             \
+    X(relu_backward_##T, relu_backward_##T)                                                       \
+    X(batch_norm_backward_##T, batch_norm_backward_##T)                                           \
+    X(sgd_##T, sgd_##T)                                                                           \
+    X(max_pool_backward_##T, max_pool_backward_##T)                                               \
+    X(max_pool_relu_backward_##T, max_pool_relu_backward_##T)
+#define BACKWARD_KERNELS(X) BACKWARD_OF(X, f32) BACKWARD_OF(X, bf16) BACKWARD_OF(X, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
+BACKWARD_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_avx2_fill_backward(amp_kernel_table *t)
 {
-#define FILL(T)                                                                                   \
-    t->adaptive_avg_pool_backward_##T = adaptive_avg_pool_backward_##T;                           \
-    t->relu_backward_##T = relu_backward_##T;                                                     \
-    t->batch_norm_backward_##T = batch_norm_backward_##T;                                         \
-    t->sgd_##T = sgd_##T;                                                                         \
-    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
-    t->max_pool_relu_backward_##T = max_pool_relu_backward_##T;
-    FILL(f32)
-    FILL(bf16)
-    FILL(f16)
-#undef FILL
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
+    BACKWARD_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* x86 */

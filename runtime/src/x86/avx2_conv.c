@@ -124,6 +124,16 @@ TARGET static AMP_ALWAYS_INLINE __m256 post8(amp_dtype t, __m256 v, const __m256
     return v;
 }
 
+/* The avx2 set's own batch_norm, add and relu (x86/avx2_eltwise.c). */
+#define AVX2_OWN(T)                                                                               \
+    extern AMP_HIDDEN amp_kernel_fn_batch_norm_##T *const amp_isa_avx2_batch_norm_##T;            \
+    extern AMP_HIDDEN amp_kernel_fn_add_##T *const amp_isa_avx2_add_##T;                          \
+    extern AMP_HIDDEN amp_kernel_fn_relu_##T *const amp_isa_avx2_relu_##T;
+AVX2_OWN(f32)
+AVX2_OWN(bf16)
+AVX2_OWN(f16)
+#undef AVX2_OWN
+
 /* The post-ops of cnt (<= 8) elements of a row through the avx2 set's own
  * batch_norm, add and relu kernels: for the vectors with a NaN lane,
  * whose payload and sign are whatever those kernels make of two NaN
@@ -132,7 +142,6 @@ TARGET static AMP_ALWAYS_INLINE __m256 post8(amp_dtype t, __m256 v, const __m256
 static void post_by_kernels(amp_dtype t, int64_t cnt, const amp_conv_post_row *p, const char *rr, const char *sr,
                             char *yr)
 {
-    const amp_kernel_table *k = amp_kernel_table_for("avx2");
     const amp_conv_post *post = p->post;
     const size_t es = amp_dtype_size(t), ps = amp_dtype_size(post->bn_dtype);
     const int64_t co = p->channel;
@@ -146,11 +155,12 @@ static void post_by_kernels(amp_dtype t, int64_t cnt, const amp_conv_post_row *p
     do {                                                                                          \
         CT *v = (CT *)(void *)tmp;                                                                \
         if (p->bn)                                                                                \
-            k->batch_norm_##T(1, 1, cnt, v, post->bn_dtype, mean, var, w, b, post->bn_eps, v);    \
+            amp_isa_avx2_batch_norm_##T(1, 1, cnt, v, post->bn_dtype, mean, var, w, b,            \
+                                        post->bn_eps, v);                                         \
         if (rr != NULL)                                                                           \
-            k->add_##T((size_t)cnt, v, (const CT *)(const void *)rr, v);                          \
+            amp_isa_avx2_add_##T((size_t)cnt, v, (const CT *)(const void *)rr, v);                \
         if (p->relu)                                                                              \
-            k->relu_##T((size_t)cnt, v, v);                                                       \
+            amp_isa_avx2_relu_##T((size_t)cnt, v, v);                                             \
     } while (0)
     switch (t) {
     case AMP_F32: POST_BY_KERNELS(f32, float); break;

@@ -553,25 +553,33 @@ CAST_ENTRY(bf16, f32)
 CAST_ENTRY(f32, f16)
 CAST_ENTRY(f16, f32)
 
+/* This file's kernels of the set: X(kernel, implementation). */
+#define ELTWISE_OF(X, T)                                                                          \
+    X(relu_##T, relu_##T)                                                                         \
+    X(add_##T, add_##T)                                                                           \
+    X(add_relu_backward_##T, add_relu_backward_##T)                                               \
+    X(batch_norm_##T, batch_norm_##T)                                                             \
+    X(max_pool_##T, max_pool_##T)                                                                 \
+    X(adaptive_avg_pool_##T, adaptive_avg_pool_##T)
+#define ELTWISE_KERNELS(X)                                                                        \
+    ELTWISE_OF(X, f32)                                                                            \
+    ELTWISE_OF(X, bf16)                                                                           \
+    ELTWISE_OF(X, f16)                                                                            \
+    X(grad_accumulate_bf16, grad_accumulate_bf16)                                                 \
+    X(grad_accumulate_f16, grad_accumulate_f16)                                                   \
+    X(cast_f32_bf16, cast_f32_bf16)                                                               \
+    X(cast_bf16_f32, cast_bf16_f32)                                                               \
+    X(cast_f32_f16, cast_f32_f16)                                                                 \
+    X(cast_f16_f32, cast_f16_f32)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
+ELTWISE_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_avx2_fill_eltwise(amp_kernel_table *t)
 {
-#define FILL(T)                                                                                   \
-    t->relu_##T = relu_##T;                                                                       \
-    t->add_##T = add_##T;                                                                         \
-    t->add_relu_backward_##T = add_relu_backward_##T;                                             \
-    t->batch_norm_##T = batch_norm_##T;                                                           \
-    t->max_pool_##T = max_pool_##T;                                                               \
-    t->adaptive_avg_pool_##T = adaptive_avg_pool_##T;
-    FILL(f32)
-    FILL(bf16)
-    FILL(f16)
-#undef FILL
-    t->grad_accumulate_bf16 = grad_accumulate_bf16;
-    t->grad_accumulate_f16 = grad_accumulate_f16;
-    t->cast_f32_bf16 = cast_f32_bf16;
-    t->cast_bf16_f32 = cast_bf16_f32;
-    t->cast_f32_f16 = cast_f32_f16;
-    t->cast_f16_f32 = cast_f16_f32;
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
+    ELTWISE_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 /* Every AVX2 kernel beyond the GEMM and the convolutions, for

@@ -100,11 +100,17 @@ static int merged_form(int ndim, const int64_t *shape, const uint8_t *reduce, in
 
 AMP_FOR_EACH_KERNEL_DTYPE(SUM_KERNEL)
 
+/* This file's kernels of the set: X(kernel, implementation). */
+#define SUM_KERNELS(X) X(sum_f32, avx2_sum_f32) X(sum_bf16, avx2_sum_bf16) X(sum_f16, avx2_sum_f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
+SUM_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_avx2_fill_reduce(amp_kernel_table *t)
 {
-#define SUM_FILL(T) t->sum_##T = avx2_sum_##T;
-    AMP_FOR_EACH_KERNEL_DTYPE(SUM_FILL)
-#undef SUM_FILL
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
+    SUM_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* x86 */

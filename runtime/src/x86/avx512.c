@@ -1249,10 +1249,20 @@ static const amp_gemm_kernel kernel_bf16 = {
     micro_taps_bf16, micro_taps_out_bf16,
 };
 
-ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32)
-ISA_GEMM_ENTRIES(avx512, bf16, &kernel_f32)
-ISA_GEMM_ENTRIES(avx512, f16, &kernel_f32)
-ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16)
+/* the products' descriptors: the above without the convolutions' hooks */
+static const amp_gemm_kernel kernel_f32_products = {
+    "avx512-f32-12x32", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+static const amp_gemm_kernel kernel_bf16_products = {
+    "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+ISA_GEMM_ENTRIES(avx512, f32, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx512, bf16, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx512, f16, &kernel_f32, &kernel_f32_products)
+ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16, &kernel_bf16_products)
 
 /* The avx512bf16 set's bf16 gemm, linear and matmul: small_gemm_bf16 when
  * it applies, else the blocked driver (the same result either way). */
@@ -1308,11 +1318,29 @@ static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t
         avx512bf16_matmul_bf16(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);
 }
 
+/* This file's kernels of the sets: X(kernel, implementation); avx512bf16's
+ * products are its small-product paths in front of its GEMM. */
+#define GEMM_KERNELS(X)                                                                           \
+    ISA_GEMM_KERNELS(X, avx512, f32) ISA_GEMM_KERNELS(X, avx512, bf16) ISA_GEMM_KERNELS(X, avx512, f16)
+#define BF16_GEMM_KERNELS(X)                                                                      \
+    ISA_GEMM_CONV_KERNELS(X, avx512bf16, bf16)                                                    \
+    X(gemm_bf16, avx512bf16s_gemm_bf16)                                                           \
+    X(linear_bf16, avx512bf16s_linear_bf16)                                                       \
+    X(linear_relu_bf16, avx512bf16s_linear_relu_bf16)                                             \
+    X(gemm_relu_backward_bf16, avx512bf16s_gemm_relu_backward_bf16)                               \
+    X(matmul_bf16, avx512bf16s_matmul_bf16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+GEMM_KERNELS(DEFINE)
+#undef DEFINE
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512bf16, name, impl)
+BF16_GEMM_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_avx512_fill(amp_kernel_table *t)
 {
-    ISA_GEMM_FILL(t, avx512, f32);
-    ISA_GEMM_FILL(t, avx512, bf16);
-    ISA_GEMM_FILL(t, avx512, f16);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+    GEMM_KERNELS(INSTALL)
+#undef INSTALL
     amp_isa_avx512_fill_eltwise(t);
     amp_isa_avx512_fill_backward(t);
     amp_isa_avx512_fill_reduce(t);
@@ -1323,12 +1351,9 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t)
 {
     amp_isa_avx512_fill(t);
     amp_isa_avx512bf16_fill_eltwise(t);
-    ISA_GEMM_FILL(t, avx512bf16, bf16);
-    t->gemm_bf16 = avx512bf16s_gemm_bf16;
-    t->linear_bf16 = avx512bf16s_linear_bf16;
-    t->linear_relu_bf16 = avx512bf16s_linear_relu_bf16;
-    t->gemm_relu_backward_bf16 = avx512bf16s_gemm_relu_backward_bf16;
-    t->matmul_bf16 = avx512bf16s_matmul_bf16;
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512bf16, name);
+    BF16_GEMM_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #else /* not x86: no AVX-512 set; the test hook does nothing */

@@ -33,8 +33,8 @@
  *  sgd             the reference's formula per element, 16 at a time.
  *  max_pool_backward (2-d, dilation 1)  the forward's choice made 16
  *                  outputs at a time, the dy then summed in output order
- *                  (see its section); other geometries keep the set's
- *                  previous kernel (x86/avx512_eltwise.c's).
+ *                  (see its section); other geometries go to
+ *                  x86/avx512_eltwise.c's (amp_avx512_max_pool_backward_any).
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
@@ -428,7 +428,7 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
  * adds each dy into an f32 plane of sums at its chosen index: the same
  * additions in the same order as the reference, so the same bits.  Planes
  * run on the pool, each slot with its own sums and indices (malloc'ed per
- * call).  Other geometries keep the kernel set's previous max_pool_backward.
+ * call).  Other geometries go to amp_avx512_max_pool_backward_any.
  * max_pool_relu_backward masks each plane's sums by relu_backward's test
  * on x (relu_bw32 on x widened: the same lanes pass) as they are stored:
  * rounding then masking, or masking then rounding, gives the same bits. */
@@ -547,13 +547,6 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* The set's max_pool_backward before amp_isa_avx512_fill_backward replaced
- * it (the same function in both AVX-512 sets): the geometries the task
- * above does not take. */
-static void (*prev_max_pool_backward_f32)(const amp_pool_desc *, const float *, const float *, float *);
-static void (*prev_max_pool_backward_bf16)(const amp_pool_desc *, const amp_bf16 *, const amp_bf16 *, amp_bf16 *);
-static void (*prev_max_pool_backward_f16)(const amp_pool_desc *, const amp_f16 *, const amp_f16 *, amp_f16 *);
-
 /* 1 when the vector task handles d (and fills c's geometry). */
 static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
 {
@@ -646,7 +639,7 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
     {                                                                                             \
         if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
-            prev_max_pool_backward_##T(d, x, dy, dx);                                             \
+            amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx);                        \
     }                                                                                             \
     static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
                                            const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
@@ -654,7 +647,7 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
         if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
             return;                                                                               \
         /* the two kernels in turn, the relu's in place */                                        \
-        prev_max_pool_backward_##T(d, x, dy, dx);                                                 \
+        amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx);                            \
         relu_backward_fast(AMP_DTYPE_##T, pool_input_numel(d), x, dx, dx);                        \
     }                                                                                             \
     static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
@@ -716,21 +709,24 @@ ADAPTIVE_AVG_POOL_BACKWARD(f32)
 ADAPTIVE_AVG_POOL_BACKWARD(bf16)
 ADAPTIVE_AVG_POOL_BACKWARD(f16)
 
+/* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
+#define BACKWARD_OF(X, T)                                                                         \
+    X(adaptive_avg_pool_backward_##T, adaptive_avg_pool_backward_##T)                             \
+    X(relu_backward_##T, relu_backward_##T)                                                       \
+    X(batch_norm_backward_##T, batch_norm_backward_##T)                                           \
+    X(sgd_##T, sgd_##T)                                                                           \
+    X(max_pool_backward_##T, max_pool_backward_##T)                                               \
+    X(max_pool_relu_backward_##T, max_pool_relu_backward_##T)
+#define BACKWARD_KERNELS(X) BACKWARD_OF(X, f32) BACKWARD_OF(X, bf16) BACKWARD_OF(X, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+BACKWARD_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_avx512_fill_backward(amp_kernel_table *t)
 {
-#define FILL(T)                                                                                   \
-    t->adaptive_avg_pool_backward_##T = adaptive_avg_pool_backward_##T;                           \
-    t->relu_backward_##T = relu_backward_##T;                                                     \
-    t->batch_norm_backward_##T = batch_norm_backward_##T;                                         \
-    t->sgd_##T = sgd_##T;                                                                         \
-    if (t->max_pool_backward_##T != max_pool_backward_##T)                                        \
-        prev_max_pool_backward_##T = t->max_pool_backward_##T;                                    \
-    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
-    t->max_pool_relu_backward_##T = max_pool_relu_backward_##T;
-    FILL(f32)
-    FILL(bf16)
-    FILL(f16)
-#undef FILL
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+    BACKWARD_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* x86 */

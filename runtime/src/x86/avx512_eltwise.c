@@ -647,7 +647,7 @@ static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
         amp_st(c->t, (char *)c->dx + (size_t)(plane * g->in_plane) * es, i, sum[i]);
 }
 
-static void max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx)
+void amp_avx512_max_pool_backward_any(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx)
 {
     pool_bw_ctx c;
     int threads = amp_get_threads();
@@ -906,11 +906,6 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
     {                                                                                             \
         max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
     }                                                                                             \
-    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
-                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
-    {                                                                                             \
-        max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx);                                      \
-    }                                                                                             \
     static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
                                       const int64_t *out_size, const AMP_CTYPE_##T *x,            \
                                       AMP_CTYPE_##T *y)                                           \
@@ -976,31 +971,46 @@ static void cast_f32_bf16_native(size_t n, const float *x, amp_bf16 *y)
     run_chunked(n, 1, cast_f32_bf16_native_body, &c);
 }
 
+/* This file's kernels of the AVX-512 sets: X(kernel, implementation).
+ * (max_pool_backward is x86/avx512_backward.c's, which calls
+ * amp_avx512_max_pool_backward_any for the geometries it does not take.) */
+#define ELTWISE_OF(X, T)                                                                          \
+    X(relu_##T, relu_##T)                                                                         \
+    X(add_##T, add_##T)                                                                           \
+    X(add_relu_backward_##T, add_relu_backward_##T)                                               \
+    X(batch_norm_##T, batch_norm_##T)                                                             \
+    X(max_pool_##T, max_pool_##T)                                                                 \
+    X(adaptive_avg_pool_##T, adaptive_avg_pool_##T)
+#define ELTWISE_KERNELS(X)                                                                        \
+    ELTWISE_OF(X, f32)                                                                            \
+    ELTWISE_OF(X, bf16)                                                                           \
+    ELTWISE_OF(X, f16)                                                                            \
+    X(grad_accumulate_bf16, grad_accumulate_bf16)                                                 \
+    X(grad_accumulate_f16, grad_accumulate_f16)                                                   \
+    X(cast_f32_bf16, cast_f32_bf16)                                                               \
+    X(cast_bf16_f32, cast_bf16_f32)                                                               \
+    X(cast_f32_f16, cast_f32_f16)                                                                 \
+    X(cast_f16_f32, cast_f16_f32)
+#define BF16_ELTWISE_KERNELS(X) X(cast_f32_bf16, cast_f32_bf16_native)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+ELTWISE_KERNELS(DEFINE)
+#undef DEFINE
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512bf16, name, impl)
+BF16_ELTWISE_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t)
 {
-    t->cast_f32_bf16 = cast_f32_bf16_native;
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512bf16, name);
+    BF16_ELTWISE_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
 {
-#define FILL(T)                                                                                   \
-    t->relu_##T = relu_##T;                                                                       \
-    t->add_##T = add_##T;                                                                         \
-    t->add_relu_backward_##T = add_relu_backward_##T;                                             \
-    t->batch_norm_##T = batch_norm_##T;                                                           \
-    t->max_pool_##T = max_pool_##T;                                                               \
-    t->max_pool_backward_##T = max_pool_backward_##T;                                            \
-    t->adaptive_avg_pool_##T = adaptive_avg_pool_##T;
-    FILL(f32)
-    FILL(bf16)
-    FILL(f16)
-#undef FILL
-    t->grad_accumulate_bf16 = grad_accumulate_bf16;
-    t->grad_accumulate_f16 = grad_accumulate_f16;
-    t->cast_f32_bf16 = cast_f32_bf16;
-    t->cast_bf16_f32 = cast_bf16_f32;
-    t->cast_f32_f16 = cast_f32_f16;
-    t->cast_f16_f32 = cast_f16_f32;
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+    ELTWISE_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* x86 */

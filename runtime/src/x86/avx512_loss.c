@@ -470,14 +470,21 @@ TARGET static int class_run(class_args *a, int want_loss, void *y, void *dx)
 
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_ENTRIES)
 
+/* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
+#define LOSS_OF(X, T)                                                                             \
+    X(cross_entropy_##T, avx512_cross_entropy_##T)                                                \
+    X(cross_entropy_backward_##T, avx512_cross_entropy_backward_##T)                              \
+    X(cross_entropy_with_grad_##T, avx512_cross_entropy_with_grad_##T)
+#define LOSS_KERNELS(X) LOSS_OF(X, f32) LOSS_OF(X, bf16) LOSS_OF(X, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+LOSS_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_avx512_fill_loss(amp_kernel_table *t)
 {
-#define LOSS_FILL(T)                                                                              \
-    t->cross_entropy_##T = avx512_cross_entropy_##T;                                              \
-    t->cross_entropy_backward_##T = avx512_cross_entropy_backward_##T;                            \
-    t->cross_entropy_with_grad_##T = avx512_cross_entropy_with_grad_##T;
-    AMP_FOR_EACH_KERNEL_DTYPE(LOSS_FILL)
-#undef LOSS_FILL
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+    LOSS_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* x86 */
