@@ -253,12 +253,16 @@ void amp_isa_avx512_fill_loss(amp_kernel_table *t);
  * gradients and sgd, bit for bit the reference. */
 void amp_isa_avx2_fill_kernels(amp_kernel_table *t);
 /* The aarch64 sets (arm/neon.c): the GEMM and convolutions on a 6 x 16
- * f32 micro-kernel, and (arm/neon_eltwise.c) relu, add and the f32 <->
- * bf16/f16 casts, bit for bit the reference; bfcvt: round to bf16 with
- * BFCVTN (neonbf16). */
+ * f32 micro-kernel; relu, add and the f32 <-> bf16/f16 casts
+ * (arm/neon_eltwise.c); relu_backward, add_relu_backward and
+ * grad_accumulate (arm/neon_backward.c); the column sums
+ * (arm/neon_reduce.c); bit for bit the reference.  bfcvt: round to bf16
+ * with BFCVTN (neonbf16). */
 void amp_isa_neon_fill(amp_kernel_table *t);
 void amp_isa_neonbf16_fill(amp_kernel_table *t);
 void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt);
+void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt);
+void amp_isa_neon_fill_reduce(amp_kernel_table *t);
 
 /*
  * The blocked, packed GEMM (frame/gemm.c) and its micro-kernel contract.

@@ -8,8 +8,9 @@
  *
  * Two sets: "neon" (ARMv8.0 Advanced SIMD, every aarch64 CPU) and
  * "neonbf16" (FEAT_BF16), the same kernels with the bf16 epilogue's
- * rounding done by BFCVTN instead of integer operations.  The element-wise
- * kernels of both are in neon_eltwise.c.
+ * rounding done by BFCVTN instead of integer operations.  The kernels
+ * between the products are in neon_eltwise.c (element-wise and casts),
+ * neon_backward.c (their gradients) and neon_reduce.c (sums).
  */
 
 #include "frame/kernel_set.h"
@@ -163,6 +164,8 @@ void amp_isa_neon_fill(amp_kernel_table *t)
     GEMM_KERNELS(INSTALL)
 #undef INSTALL
     amp_isa_neon_fill_eltwise(t, 0);
+    amp_isa_neon_fill_backward(t, 0);
+    amp_isa_neon_fill_reduce(t);
 }
 
 void amp_isa_neonbf16_fill(amp_kernel_table *t)
@@ -172,6 +175,7 @@ void amp_isa_neonbf16_fill(amp_kernel_table *t)
     BF16_GEMM_KERNELS(INSTALL)
 #undef INSTALL
     amp_isa_neon_fill_eltwise(t, 1);
+    amp_isa_neon_fill_backward(t, 1);
 }
 
 #endif /* aarch64 */

@@ -18,6 +18,7 @@
 
 #include "amprt_internal.h"
 #include "avx512_store.h"
+#include "frame/reduce_form.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -76,35 +77,12 @@ AVX512_TARGET static void column_sums(amp_dtype t, int64_t R, int64_t I, const c
     }
 }
 
-/* The merged [O, R, I] form of (shape, reduce), or 0 when the mask has
- * another form (or the innermost dim is reduced). */
-static int merged_form(int ndim, const int64_t *shape, const uint8_t *reduce, int64_t *O, int64_t *R, int64_t *I)
-{
-    int d = 0;
-    *O = *R = *I = 1;
-    for (; d < ndim && !reduce[d]; d++)
-        *O *= shape[d];
-    for (; d < ndim && reduce[d]; d++)
-        *R *= shape[d];
-    for (; d < ndim && !reduce[d]; d++)
-        *I *= shape[d];
-    if (d < ndim)
-        return 0;
-    if (*R == 1 && *I == 1) { /* nothing reduced (or ones): one long row of columns */
-        *I = *O;
-        *O = 1;
-    }
-    /* A reduced innermost dim: the reference sums contiguous memory in
-     * order; lanes of a vector cannot keep that order. */
-    return ndim == 0 || !reduce[ndim - 1];
-}
-
 #define SUM_KERNEL(T)                                                                             \
     AVX512_TARGET static void avx512_sum_##T(int ndim, const int64_t *shape, const uint8_t *reduce, \
                                              const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)            \
     {                                                                                             \
         int64_t O, R, I;                                                                          \
-        if (!merged_form(ndim, shape, reduce, &O, &R, &I)) {                                      \
+        if (!amp_reduce_form(ndim, shape, reduce, &O, &R, &I)) {                                  \
             amp_ref_sum_##T(ndim, shape, reduce, x, y);                                           \
             return;                                                                               \
         }                                                                                         \
