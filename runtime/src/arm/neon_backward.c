@@ -6,12 +6,14 @@
  * time, bit for bit the reference: the same f32 operation per element on
  * the values amp_ld loads, rounded once as amp_st rounds
  * (arm/neon_convert.h).  relu_backward's choice passes dy itself (x <= 0
- * ? 0 : dy, false for NaN), so only dy's storage rounding is applied, and
+ * ? 0 : dy, false for NaN; no x is x = 0 everywhere), so only dy's storage rounding is applied, and
  * add_relu_backward rounds its sum once: the reference rounds the sum to
  * the storage dtype, then passes it or 0, and rounding is idempotent.
  * The neonbf16 set's versions round to bf16 with BFCVTN.  Tails shorter
  * than a vector take the reference's scalar code.
  */
+
+#include <string.h>
 
 #include "amprt_internal.h"
 
@@ -38,6 +40,10 @@ static AMP_ALWAYS_INLINE void relu_backward_body(amp_dtype t, size_t n, const vo
 {
     const size_t es = amp_dtype_size(t);
     size_t i = 0;
+    if (x == NULL) { /* the reference's x = 0 everywhere: dx = +0 */
+        memset(dx, 0, n * es);
+        return;
+    }
     for (; i + 4 <= n; i += 4) {
         const float32x4_t vx = neon_load4(t, (const char *)x + i * es);
         const float32x4_t vg = neon_load4_quiet(t, (const char *)dy + i * es);
