@@ -304,7 +304,8 @@ static void test_isa(void **state)
     if (k == NULL)
         skip();
     /* the x86 sets override every such kernel; the NEON sets so far relu,
-     * add and the casts (docs/runtime.md's ARM section) */
+     * add, the casts, relu_backward, add_relu_backward, grad_accumulate
+     * and sum (docs/runtime.md's ARM section) */
     if (strncmp(isa, "avx", 3) == 0)
         expect_overrides(k);
     for (size_t ti = 0; ti < 3; ti++) {

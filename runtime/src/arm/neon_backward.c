@@ -116,16 +116,35 @@ NEON_BF16_TARGET static void add_relu_backward_bf16_cvt(size_t n, const amp_bf16
     add_relu_backward_body(AMP_BF16, n, y, a, b, dx, 1);
 }
 
+#define BACKWARD_KERNELS(X)                                                                       \
+    X(relu_backward_f32, relu_backward_f32)                                                       \
+    X(relu_backward_bf16, relu_backward_bf16)                                                     \
+    X(relu_backward_f16, relu_backward_f16)                                                       \
+    X(add_relu_backward_f32, add_relu_backward_f32)                                               \
+    X(add_relu_backward_bf16, add_relu_backward_bf16)                                             \
+    X(add_relu_backward_f16, add_relu_backward_f16)                                               \
+    X(grad_accumulate_bf16, grad_accumulate_bf16)                                                 \
+    X(grad_accumulate_f16, grad_accumulate_f16)
+#define BF16_BACKWARD_KERNELS(X)                                                                  \
+    X(relu_backward_bf16, relu_backward_bf16_cvt)                                                 \
+    X(add_relu_backward_bf16, add_relu_backward_bf16_cvt)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
+BACKWARD_KERNELS(DEFINE)
+#undef DEFINE
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neonbf16, name, impl)
+BF16_BACKWARD_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt)
 {
-    t->relu_backward_f32 = relu_backward_f32;
-    t->relu_backward_f16 = relu_backward_f16;
-    t->relu_backward_bf16 = bfcvt ? relu_backward_bf16_cvt : relu_backward_bf16;
-    t->add_relu_backward_f32 = add_relu_backward_f32;
-    t->add_relu_backward_f16 = add_relu_backward_f16;
-    t->add_relu_backward_bf16 = bfcvt ? add_relu_backward_bf16_cvt : add_relu_backward_bf16;
-    t->grad_accumulate_bf16 = grad_accumulate_bf16;
-    t->grad_accumulate_f16 = grad_accumulate_f16;
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    BACKWARD_KERNELS(INSTALL)
+#undef INSTALL
+    if (bfcvt) {
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonbf16, name);
+        BF16_BACKWARD_KERNELS(INSTALL)
+#undef INSTALL
+    }
 }
 
 #endif /* aarch64 */

@@ -64,11 +64,16 @@ static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, con
 
 AMP_FOR_EACH_KERNEL_DTYPE(SUM_KERNEL)
 
+#define REDUCE_KERNELS(X) X(sum_f32, neon_sum_f32) X(sum_bf16, neon_sum_bf16) X(sum_f16, neon_sum_f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
+REDUCE_KERNELS(DEFINE)
+#undef DEFINE
+
 void amp_isa_neon_fill_reduce(amp_kernel_table *t)
 {
-#define SUM_FILL(T) t->sum_##T = neon_sum_##T;
-    AMP_FOR_EACH_KERNEL_DTYPE(SUM_FILL)
-#undef SUM_FILL
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    REDUCE_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* aarch64 */
