@@ -112,12 +112,15 @@ MODELS = {
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
+    "small_vit": ("small_vit", [BATCH, 3, 32, 32], "f32"),
+    "small_bert": ("small_bert", [BATCH, 16], "i64"),
 }
 # checked end to end only: torch2amp writes one nn.LSTM as many statements
 # (lstm_cell per step), which the per-op emulation has no rule for
 END_TO_END_ONLY = {"lstm"}
 # make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
 ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
+ZOO["zoo_bert"] = ("zoo_bert", [BATCH, 128], "i64")
 TARGETS = ["cpu", "tpu", "gpu"]
 UNIT = {"cpu": 2.0 ** -8, "tpu": 2.0 ** -8, "gpu": 2.0 ** -11}
 # end to end against the emulation: TOL_EMU_FACTOR * sqrt(N) * u (see above)
@@ -447,7 +450,8 @@ def main(argv):
         if idt == "f32":
             x = torch.randn(shape, generator=g)
         else:
-            x = torch.randint(0, m.embed.num_embeddings, shape, generator=g)
+            emb = next(e for e in m.modules() if isinstance(e, torch.nn.Embedding))
+            x = torch.randint(0, emb.num_embeddings, shape, generator=g)
         inp_bin = os.path.join(d, "input.bin")
         with open(inp_bin, "wb") as f:
             x = x.contiguous()
