@@ -239,3 +239,23 @@ def small_bert():
 def zoo_bert():
     """BERT_pytorch's shape: hidden 768, 12 layers, 12 heads, sequence 128 (make test-zoo)"""
     return Bert(vocab=20000, hidden=768, layers=12, heads=12, seq=128).eval()
+
+
+# ---- training (train_agree.py): the models with a loss and a torch.optim optimizer ----
+
+def train_resnet18():
+    """torchvision's resnet18 with 10 classes (trained on 32 x 32 images)"""
+    return _perturb(torchvision.models.resnet18(num_classes=10)).train()
+
+
+def train_bert():
+    """BERT_pytorch at CI size without dropout (PyTorch's masks cannot be ampc's)"""
+    return Bert(vocab=100, hidden=64, layers=2, heads=4, seq=16, dropout=0.0)
+
+
+def sgd_momentum(model):
+    return nn.CrossEntropyLoss(), torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=1e-4)
+
+
+def adamw(model):
+    return nn.CrossEntropyLoss(), torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
