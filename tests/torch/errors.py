@@ -8,8 +8,9 @@ Each case runs torch2amp's main() in this process on a module defined
 below and checks the exit status and the one-line message: an unmapped op
 names the aten op and the module path where it ran; a size that depends on
 the batch outside a reshape names the op; two keys that would be spelled
-alike are refused; and a top-level nn.Sequential's keys convert, spelled
-`_0.weight`.  Prints ok/FAIL per case and "torch-errors: P passed, F
+alike are refused; a top-level nn.Sequential's keys convert, spelled
+`_0.weight`; and --train refuses an optimizer it cannot map or one that
+leaves parameters out, and writes a train section for one it can.  Prints ok/FAIL per case and "torch-errors: P passed, F
 failed"; exits 1 on a failure.  A few seconds.
 """
 import contextlib
@@ -64,16 +65,19 @@ class Clash(nn.Module):
         return self.a_b(getattr(self, "a-b")(x))
 
 
-def export(module, shape):
-    """(exit status, stderr, the .amp text) of torch2amp on module"""
+def export(module, shape, train=None):
+    """(exit status, stderr, the .amp text) of torch2amp on module; train:
+    fn(model) -> (loss, optimizer), passed as --train"""
     d = tempfile.mkdtemp(prefix="torch2amp-errors.")
     T2A_MODULES["m"] = module
+    T2A_MODULES["train"] = train
     err = io.StringIO()
     status = 0
     with contextlib.redirect_stderr(err):
         try:
             T2A.main(["%s:T2A_MODULES.m" % __name__, "-o", os.path.join(d, "m.amp"),
-                      "--weights", os.path.join(d, "m.safetensors"), "--input-shape", shape])
+                      "--weights", os.path.join(d, "m.safetensors"), "--input-shape", shape]
+                     + (["--train", "%s:T2A_MODULES.train" % __name__] if train else []))
         except SystemExit as e:
             status = e.code
     amp = os.path.join(d, "m.amp")
@@ -116,6 +120,24 @@ def main():
     check("a top-level nn.Sequential converts, named Sequential, 0.weight spelled _0.weight, output y",
           st == 0 and "model Sequential(B)" in text and "param _0.weight: f32[8, 4]" in text
           and "y = linear(" in text and "output y" in text, "%s %r" % (st, err or text[:400]))
+    st, err, _ = export(nn.Sequential(nn.Linear(4, 2)), "1,4",
+                        lambda m: (nn.CrossEntropyLoss(), torch.optim.RMSprop(m.parameters(), lr=0.1)))
+    check("--train with an unmapped optimizer: exit 1, naming it", st == 1 and err ==
+          "torch2amp: error: the optimizer torch.optim.RMSprop has no ampc mapping (mapped: torch.optim.SGD, "
+          "Adam, AdamW)", "%s %r" % (st, err))
+    lin = nn.Linear(4, 2)
+    st, err, _ = export(nn.Sequential(lin, nn.ReLU(), nn.Linear(2, 2)), "1,4",
+                        lambda m: (nn.CrossEntropyLoss(), torch.optim.SGD(lin.parameters(), lr=0.1)))
+    check("--train with an optimizer over some parameters: exit 1, naming one left out", st == 1 and err ==
+          "torch2amp: error: the optimizer torch.optim.SGD must hold exactly the model's parameters "
+          "(2.weight is not in it)", "%s %r" % (st, err))
+    st, err, text = export(nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Dropout(0.25)), "1,4",
+                           lambda m: (nn.MSELoss(reduction="sum"),
+                                      torch.optim.Adam(m.parameters(), lr=0.01, betas=(0.8, 0.999))))
+    check("--train: batch_norm on batch statistics, dropout kept, mse_loss, adam with its non-default settings",
+          st == 0 and "input target: f32[B, 3]" in text and "training=true" in text and "dropout(" in text
+          and 'mse_loss(y, target, reduction="sum")' in text and "optimizer = adam(lr=0.01, beta1=0.8)" in text
+          and "minimize loss" in text, "%s %r" % (st, err or text))
     print("torch-errors: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

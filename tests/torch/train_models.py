@@ -45,7 +45,7 @@ import models  # noqa: E402
 STEPS = 50
 # name: (model factory, (loss, optimizer) factory, input shape, input dtype, classes)
 RUNS = {
-    "resnet18": ("train_resnet18", "sgd_momentum", [4, 3, 32, 32], "f32", 10),
+    "resnet18": ("train_resnet18", "sgd_momentum", [2, 3, 64, 64], "f32", 10),
     "bert": ("train_bert", "adamw", [2, 16], "i64", 2),
 }
 # parameters left out of the weight comparison: the bias of attention's key
