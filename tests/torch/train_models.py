@@ -3,7 +3,7 @@
 (a model, a loss module and a torch.optim optimizer become the .amp's
 loss, `minimize` and `train { }` section) train as PyTorch does.
 
-    /usr/bin/python3 tests/torch/train_models.py BUILD [NAME...]
+    /usr/bin/python3 tests/torch/train_models.py [--all] BUILD [NAME...]
 
 For each model of RUNS: tools/torch2amp writes the .amp and the initial
 weights; PyTorch loads those weights into a fresh module, puts it in
@@ -26,7 +26,8 @@ normwise relative to PyTorch's:
     roundoffs), where a wrong gradient or optimizer step misses by far
     more (checked by training PyTorch with another learning rate).
 
-Prints ok/FAIL per model and mode and "train-models: P passed, F failed".
+Without --all, resnet18's bf16 run is left out (NOT_IN_CI).  Prints ok/FAIL
+per model and mode and "train-models: P passed, F failed".
 """
 import ctypes
 import os
@@ -53,6 +54,10 @@ RUNS = {
 # gradient is zero in exact arithmetic and rounding noise in both runs; Adam
 # normalises that noise into steps of size lr, different on each side
 NOT_COMPARED = {"bert": ("attention.linear_layers.1.bias",)}
+# left to --all (make test-zoo): a third resnet18 compilation and run, for a
+# check the yardstick makes weak (bf16 rounding moves resnet18's running
+# variances by 40% in PyTorch alone over the 50 steps)
+NOT_IN_CI = {("resnet18", "bf16")}
 # mode: (ampc flags, PyTorch autocast, yardstick jitter (the unit roundoff), floor)
 MODES = {
     "f32": (["-t", "cpu", "--policy", "POLICY"], False, 2.0 ** -24, 1e-5),
@@ -143,6 +148,8 @@ def ampc_run(build, d, amp, wts, flags, xs, ts, classes):
 
 
 def main(argv):
+    everything = argv[:1] == ["--all"]
+    argv = argv[1:] if everything else argv
     build = os.path.abspath(argv[0])
     wanted = argv[1:] or list(RUNS)
     passed = failed = 0
@@ -161,6 +168,8 @@ def main(argv):
         with open(policy, "w") as f:
             f.write(F32_POLICY)
         for mode, (flags, autocast, jitter, floor) in MODES.items():
+            if (name, mode) in NOT_IN_CI and not everything:
+                continue
             t0 = time.time()
             md = os.path.join(d, mode)
             os.makedirs(md, exist_ok=True)
