@@ -119,8 +119,10 @@ $(BUILD)/libampc.a: $(COMPILER_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
 # --embed-weights reads safetensors with the runtime's reader, the one
-# the fuzzer exercises, so the compiler links those two runtime objects.
-AMPC_RT_OBJS := $(BUILD)/rtobj/safetensors.o $(BUILD)/rtobj/dtype.o $(BUILD)/rtobj/status.o
+# the fuzzer exercises, and checks a weights file against the model with the
+# loader the emitted code calls (st_params.c), so the compiler links those
+# runtime objects.
+AMPC_RT_OBJS := $(BUILD)/rtobj/safetensors.o $(BUILD)/rtobj/st_params.o $(BUILD)/rtobj/dtype.o $(BUILD)/rtobj/status.o
 
 $(BUILD)/ampc: $(BUILD)/obj/main.o $(BUILD)/libampc.a $(AMPC_RT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lgmp -lm

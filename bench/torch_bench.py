@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_bench.py GEMM_BENCH [--rounds R] [--sizes N...] [--f32-only] [--label LABEL]
+"""torch_bench.py GEMM_BENCH [--rounds R] [--sizes N...] [--f32-only] [--label LABEL] [--csv FILE]
 
 GEMM side by side: runs ampc's GEMM_BENCH (bench/gemm_bench.c: amp_matmul
 for bf16, f16 and f32 on 1 and 2 threads, each figure a median of 9 calls)
@@ -12,8 +12,12 @@ rounds of each side's GFLOP/s and the median of the rounds' ratios
 and, on 2 threads, ampc's figure over the faster of PyTorch's f32 and
 bf16 ("vs best": the anchor where PyTorch has no fast bf16).  The header
 names the CPU, PyTorch's BLAS (it must be OpenBLAS: bench/torch_env.py)
-and ISA limits, and ampc's kernel set.
+and ISA limits, and ampc's kernel set.  With --csv, also writes the table
+to FILE: cpu,kernel_set,dtype,n,threads,ampc_gflops,torch_gflops,ratio
+(torch_gflops and ratio empty where there is no PyTorch figure; f16's
+ratio is against ampc's own f32, as printed).
 Run with /usr/bin/python3 (python3-torch)."""
+import csv
 import statistics
 import subprocess
 import sys
@@ -74,6 +78,7 @@ def main():
     f32_only = "--f32-only" in args
     label = args[args.index("--label") + 1] if "--label" in args else "PyTorch"
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
+    csv_path = args[args.index("--csv") + 1] if "--csv" in args else None
     sizes = [256, 512, 1024]
     if "--sizes" in args:
         i = args.index("--sizes") + 1
@@ -96,6 +101,8 @@ def main():
     print(f"2 threads; ampc kernel set {isa}; {rounds} alternating rounds: "
           "medians over them, ratio = median of the rounds' ratios")
     print(f"{'dtype':6} {'N':>5} {'thr':>3} {'ampc GF/s':>10} {label + ' GF/s':>22} {'ratio':>6}   notes")
+    rows = []
+    cpu = torch_env.cpu_name().replace(",", " ")
     for n in sizes:
         for dt in dtypes:
             for thr in (1, 2):
@@ -107,8 +114,10 @@ def main():
                     ratio = statistics.median(r[(dt, n, thr)] / r[("f32", n, thr)] for r in mine)
                     print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'(ampc f32) ' + format(ref, '.1f'):>22} "
                           f"{ratio:6.2f}   vs ampc's own f32")
+                    rows.append([cpu, isa, dt, n, thr, f"{m:.1f}", "", f"{ratio:.3f}"])
                 elif thr != 2:
                     print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'':>22} {'':>6}")
+                    rows.append([cpu, isa, dt, n, thr, f"{m:.1f}", "", ""])
                 else:
                     note = ""
                     if not f32_only:
@@ -119,10 +128,18 @@ def main():
                         note = f"vs best PyTorch ({best:.1f}): {fast:.2f}"
                     if any(r[(dt, n)] is None for r in theirs):
                         print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {'(not available)':>22} {'-':>6}   {note}")
+                        rows.append([cpu, isa, dt, n, thr, f"{m:.1f}", "", ""])
                         continue
                     t = statistics.median(r[(dt, n)] for r in theirs)
                     ratio = statistics.median(a[(dt, n, thr)] / b[(dt, n)] for a, b in zip(mine, theirs))
                     print(f"{dt:6} {n:5} {thr:3} {m:10.1f} {t:22.1f} {ratio:6.2f}   {note}")
+                    rows.append([cpu, isa, dt, n, thr, f"{m:.1f}", f"{t:.1f}", f"{ratio:.3f}"])
+    if csv_path:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["cpu", "kernel_set", "dtype", "n", "threads", "ampc_gflops", "torch_gflops", "ratio"])
+            w.writerows(rows)
+        print(f"results as CSV: {csv_path}")
 
 
 if __name__ == "__main__":

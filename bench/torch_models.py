@@ -6,7 +6,7 @@ the side-by-side driver.
       Writes DIR/<model>.safetensors, the state_dict of each benchmarked
       model (fixed seed), which ampc's model_bench loads too, so both sides
       compute on identical parameters.
-  torch_models.py compare DIR [ROUNDS]
+  torch_models.py compare DIR [ROUNDS] [--csv FILE]
       For each case, ROUNDS times (default 3) in alternation: runs ampc's
       DIR/<model>/model_bench (AMPRT_THREADS=2), then times the same model
       in PyTorch f32 and in PyTorch under torch.autocast('cpu',
@@ -26,6 +26,10 @@ the side-by-side driver.
       must be OpenBLAS) and ISA limits, and ampc's kernel set.  A PyTorch
       configuration slower than 1 s a call is timed with fewer calls
       (bf16 autocast on AVX2 takes tens of seconds a training step).
+      With --csv, also writes the results to FILE, one row per case:
+      cpu,kernel_set,case,mode,batch,ampc_ms,torch_f32_ms,torch_bf16_ms,
+      best,ratio (an unavailable configuration's time left empty), for
+      scripts/plot-bench.sh.
 
 The models are the ones ampc compiles (examples/mlp.amp, examples/lenet5.amp,
 examples/resnet18.amp, bench/resnet18_train.amp, examples/digits/mlp.amp),
@@ -33,6 +37,7 @@ written here as PyTorch modules with the same state_dict keys.  Batch norm
 in the ResNet-18 training step uses running statistics (module in eval
 mode), as nn.amp's BatchNorm2d does.  Run with /usr/bin/python3
 (python3-torch, python3-torchvision)."""
+import csv
 import json
 import os
 import statistics
@@ -234,6 +239,13 @@ def vcpu_round_trip(d):
 
 def main():
     args = sys.argv[1:]
+    csv_path = None
+    if "--csv" in args:
+        k = args.index("--csv")
+        if k + 1 >= len(args):
+            sys.exit(__doc__)
+        csv_path = args[k + 1]
+        del args[k:k + 2]
     if len(args) == 2 and args[0] == "weights":
         os.makedirs(args[1], exist_ok=True)
         for name in ("mlp", "lenet5", "resnet18", "digits_mlp"):
@@ -249,6 +261,7 @@ def main():
     header = (f"{'case':24} {'N':>4} {'ampc ms':>9} {'f32 ms':>9} {'bf16 ms':>9} {'best':>4} {'ratio':>6}  "
               f"{'target':14} {'met':4} {'best ampc':>9} {'best PT':>9} {'ratio':>6}  {'vCPU round trip ns':18}")
     isa, unavailable = None, {}
+    rows = []
     for name, mode, batch, calls in CASES:
         mine, trips = [], []
         theirs = {cfg: [] for cfg, _ in TORCH_CONFIGS}
@@ -304,6 +317,16 @@ def main():
         shown = {cfg: f"{m:9.4g}" if m != float("inf") else f"{'-':>9}" for cfg, m in med.items()}
         print(f"{label:24} {batch:4} {a:9.4g} {shown['f32']} {shown['bf16']} {best:>4} {ratio:6.3f}  "
               f"{text:14} {met:4} {ba:9.4g} {bt:9.4g} {ba / bt:6.3f}  {trip:18}", flush=True)
+        csv_ms = {cfg: f"{m:.6g}" if m != float("inf") else "" for cfg, m in med.items()}
+        rows.append([torch_env.cpu_name().replace(",", " "), isa, name, mode, batch, f"{a:.6g}", csv_ms["f32"], csv_ms["bf16"], best,
+                     f"{ratio:.4f}"])
+    if csv_path:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["cpu", "kernel_set", "case", "mode", "batch", "ampc_ms", "torch_f32_ms", "torch_bf16_ms",
+                        "best", "ratio"])
+            w.writerows(rows)
+        print(f"results as CSV: {csv_path}")
 
 
 if __name__ == "__main__":

@@ -15,9 +15,13 @@
 # to AVX2 as well (ATen's and oneDNN's kernels, OpenBLAS's Haswell ones,
 # what it takes on Zen 3).  docs/benchmarks.md records runs.  BENCH_SIZES
 # overrides the GEMM sizes, BENCH_ROUNDS the model rounds; `make
-# bench-models` runs the model part alone.
+# bench-models` runs the model part alone.  Both also write the model
+# results as CSV to BENCH_CSV, which scripts/plot-bench.sh draws; `make
+# bench` writes the GEMM table to BENCH_GEMM_CSV too.
 
 BENCH_SIZES ?= 256 512 1024
+BENCH_CSV ?= $(BUILD)/bench/models.csv
+BENCH_GEMM_CSV ?= $(BUILD)/bench/gemm.csv
 BENCH_PYTHON ?= /usr/bin/python3
 
 .PHONY: bench bench-models bench-kernels bench-compile
@@ -82,7 +86,7 @@ $(BUILD)/bench/vcpu_probe: bench/vcpu_probe.c
 bench-models: $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stamp $(BUILD)/bench/vcpu_probe
 	sh bench/require-openblas.sh
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
-	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
+	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS) --csv $(BENCH_CSV)
 	@echo "== the compiler: 1k, 10k and 100k ops"
 	sh bench/compile_speed.sh $(BUILD)/ampc
 
@@ -94,6 +98,7 @@ bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stam
 	sh bench/require-openblas.sh
 	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@echo "== GEMM side by side, alternating"
-	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES)
+	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_bench.py $(BUILD)/bench/gemm_bench --rounds $(BENCH_ROUNDS) --sizes $(BENCH_SIZES) \
+	    --csv $(BENCH_GEMM_CSV)
 	@echo "== models: ampc (-t cpu) against the faster of PyTorch f32 and autocast bf16, 2 threads"
-	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS)
+	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS) --csv $(BENCH_CSV)

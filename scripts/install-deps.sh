@@ -1,7 +1,9 @@
 #!/bin/sh
-# install-deps.sh [--test]: install what building ampc needs, and with
-# --test also what its test suite needs, from Debian's packages.  Installs
-# only what is missing; needs root (or sudo) only when something is.
+# install-deps.sh [--test|--docs]: install what building ampc needs, and
+# with --test also what its test suite needs, with --docs what draws the
+# pictures under docs/ (Graphviz for --emit=dot, gnuplot for the training
+# and benchmark plots), from Debian's packages.  Installs only what is
+# missing; needs root (or sudo) only when something is.
 set -eu
 
 want="make gcc flex bison libgmp-dev"
@@ -25,6 +27,10 @@ if [ "${1:-}" = "--test" ]; then
     # Debian's own multiarch archive (the runtime tests link it; it brings
     # libc6:arm64, whose loader lets qemu run them without a sysroot)
     want="$want gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libcmocka-dev:arm64"
+elif [ "${1:-}" = "--docs" ]; then
+    # docs/resnet18.png (docs/cli.md), docs/benchmarks-*.png and the
+    # training curves (scripts/plot-bench.sh, scripts/plot-training.sh)
+    want="$want graphviz gnuplot-nox"
 fi
 
 missing=""

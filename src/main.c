@@ -37,8 +37,9 @@ static const char usage_text[] =
     "                       with .h; none for -o - unless given)\n"
     "  --prefix=NAME        prefix of every emitted name (default: the model's\n"
     "                       name in lower case)\n"
-    "  --policy=FILE        use this autocast policy instead of the target's\n"
-    "                       built-in one (format: docs/policies.md)\n"
+    "  --policy=FILE|NAME   use this autocast policy file, or the built-in policy\n"
+    "                       NAME (cpu-torch1.13: PyTorch 1.13's CPU rules),\n"
+    "                       instead of the target's (format: docs/policies.md)\n"
     "  --dump=PASS          print the IR after PASS (lower, optimize, fuse, memplan;\n"
     "                       autodiff for the training step's graph)\n"
     "  -g                   emit #line directives, so a debugger steps through\n"
@@ -71,6 +72,8 @@ static const char usage_text_more[] =
     "                       evaluation; or a program running it on files:\n"
     "                       PROG WEIGHTS IN.bin... OUT.bin... (build both with\n"
     "                       -lamprt -lm -lpthread)\n"
+    "  --dot-params         --emit=dot: also draw the parameters, buffers and\n"
+    "                       their casts (hidden by default)\n"
     "  --autocast-op NAME=bf16|f16|f32|promote|none\n"
     "                       override or add one policy row (repeatable)\n"
     "  --autocast-dtype=bf16|f16\n"
@@ -522,6 +525,8 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
     }
     if (o->emit == EMIT_DOT && o->header_path)
         usage_error("%s", "--emit=dot writes one file, the graph; --header does not apply");
+    if (o->dot_params && o->emit != EMIT_DOT)
+        usage_error("%s", "--dot-params applies to --emit=dot only");
     if ((o->emit == EMIT_CHECK || o->emit == EMIT_MAIN) && o->header_path)
         usage_error("--emit=%s writes one self-contained program; --header does not apply",
                     o->emit == EMIT_CHECK ? "check" : "main");
@@ -532,7 +537,7 @@ static void check_autocast_options(Options *o, const DepOptions *dep)
 static void parse_command_line(int argc, char **argv, Options *opts)
 {
     enum { OPT_HEADER = 256, OPT_PREFIX, OPT_POLICY, OPT_DUMP, OPT_VERSION, OPT_AUTOCAST, OPT_EMBED_WEIGHTS,
-           OPT_NO_FUSE, OPT_F32_OUTPUTS };
+           OPT_NO_FUSE, OPT_F32_OUTPUTS, OPT_DOT_PARAMS };
     static const struct option long_opts[] = {
         {"target", required_argument, NULL, 't'},   {"output", required_argument, NULL, 'o'},
         {"header", required_argument, NULL, OPT_HEADER}, {"prefix", required_argument, NULL, OPT_PREFIX},
@@ -542,6 +547,7 @@ static void parse_command_line(int argc, char **argv, Options *opts)
         {"embed-weights", required_argument, NULL, OPT_EMBED_WEIGHTS},
         {"no-fuse", no_argument, NULL, OPT_NO_FUSE},
         {"f32-outputs", no_argument, NULL, OPT_F32_OUTPUTS},
+        {"dot-params", no_argument, NULL, OPT_DOT_PARAMS},
         AUTOCAST_LONG_OPTS
         {NULL, 0, NULL, 0},
     };
@@ -581,6 +587,9 @@ static void parse_command_line(int argc, char **argv, Options *opts)
             break;
         case OPT_F32_OUTPUTS:
             opts->f32_outputs = true;
+            break;
+        case OPT_DOT_PARAMS:
+            opts->dot_params = true;
             break;
         case OPT_POLICY:
             opts->policy_path = optarg;

@@ -3,7 +3,9 @@
 # Compiles examples/digits/MODEL.amp (mlp or cnn) for TARGET (tpu, gpu,
 # cpu) with BUILD/ampc, builds train.c with the emitted C and
 # BUILD/libamprt.a, and runs it: EPOCHS epochs (default 10) on digits.bin,
-# saving the trained state to BUILD/digits/TARGET/MODEL/MODEL.safetensors,
+# saving the trained state to BUILD/digits/TARGET/MODEL/MODEL.safetensors
+# and the weights alone to BUILD/digits/TARGET/MODEL/MODEL-weights.safetensors
+# (either deploys: docs/training.md, "Deploying a trained model"),
 # failing (exit 1) if the final test accuracy is below MIN_ACCURACY
 # (default 0.95), and writing the per-step metrics to
 # BUILD/digits/TARGET/MODEL/metrics.csv (scripts/plot-training.sh draws
@@ -33,4 +35,4 @@ set -x
 "$BUILD/ampc" "$DIR/$MODEL.amp" -t "$TARGET" --prefix=digits -o "$OUT/digits.c"
 $CC -std=c99 -O2 -Wall -Wextra -pedantic -Werror -I"$ROOT/runtime/include" -I"$OUT" \
     -o "$OUT/train" "$DIR/train.c" "$OUT/digits.c" "$BUILD/libamprt.a" -lm -lpthread
-"$OUT/train" --metrics="$OUT/metrics.csv" "$DIR/digits.bin" "$OUT/$MODEL.safetensors" "$EPOCHS" "$MIN_ACCURACY"
+"$OUT/train" --metrics="$OUT/metrics.csv" --weights="$OUT/$MODEL-weights.safetensors" "$DIR/digits.bin" "$OUT/$MODEL.safetensors" "$EPOCHS" "$MIN_ACCURACY"

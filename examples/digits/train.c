@@ -19,7 +19,9 @@
  * Only rank 0 prints and writes the checkpoint (atomically, digits_save).
  *
  * Options: --batch=N the global batch (default 64); --steps=N stop after N
- * steps; --checksum every rank prints a checksum of its parameters, the
+ * steps; --weights=FILE also writes the trained parameters alone there
+ * (digits_save_weights), what deploy.c or ampc --embed-weights takes, as
+ * they take the checkpoint; --checksum every rank prints a checksum of its parameters, the
  * loss scale and the skipped steps at the end (tests/mpi compares them);
  * --poison=STEP:RANK a test hook: at step STEP (from 1) rank RANK puts an
  * infinity into its first input pixel, so that step's gradients are not
@@ -78,108 +80,10 @@
 #error "MODEL_HEADER is neither examples/digits/mlp.amp nor cnn.amp compiled with --prefix=digits"
 #endif
 
-enum { PIXELS = 64, CLASSES = 10, BATCH = 64 /* the default global batch, and the eval batch */ };
-enum { EXIT_ACCURACY = 1, EXIT_USAGE = 2, EXIT_FILE = 3, EXIT_ERROR = 4 };
+enum { EXIT_ACCURACY = 1, BATCH = 64 /* the default global batch, and the eval batch */ };
 
-/* ---- The data: digits.bin (format: make-data.py) ------------------------- */
-
-typedef struct dataset {
-    size_t n;            /* samples */
-    float *x;            /* [n, 64], pixels / 16 */
-    int64_t *y;          /* [n], 0..9 */
-} dataset;
-
-static uint32_t get_u32le(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "train: out of memory (%zu bytes)\n", bytes);
-        exit(EXIT_ERROR);
-    }
-    return p;
-}
-
-static void bad_data(const char *path, const char *what)
-{
-    if (!what)
-        what = strerror(errno);
-    fprintf(stderr, "train: %s: %s\n", path, what);
-    exit(EXIT_FILE);
-}
-
-static void fill(dataset *d, const unsigned char *rec, size_t n)
-{
-    d->n = n;
-    d->x = xmalloc(n * PIXELS * sizeof *d->x);
-    d->y = xmalloc(n * sizeof *d->y);
-    for (size_t i = 0; i < n; i++, rec += PIXELS + 1) {
-        for (int j = 0; j < PIXELS; j++)
-            d->x[i * PIXELS + j] = (float)rec[j] / 16.0f;
-        d->y[i] = rec[PIXELS];
-    }
-}
-
-/* Reads the whole file, checks it, and splits it into train and test. */
-static void read_digits(const char *path, dataset *train, dataset *test)
-{
-    enum { HEADER = 16, RECORD = PIXELS + 1 };
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "train: cannot open %s: %s\n", path, strerror(errno));
-        exit(EXIT_FILE);
-    }
-    unsigned char header[HEADER];
-    size_t got = fread(header, 1, HEADER, f);
-    if (ferror(f))
-        bad_data(path, NULL); /* a read error */
-    if (got < 8 || memcmp(header, "DIGITS01", 8) != 0)
-        bad_data(path, "not a digits file (it does not start with \"DIGITS01\")");
-    if (got < HEADER)
-        bad_data(path, "truncated in its header");
-    size_t count = get_u32le(header + 8), n_train = get_u32le(header + 12);
-    if (count == 0 || n_train == 0 || n_train >= count) {
-        fprintf(stderr, "train: %s: bad header: %zu samples, %zu for training "
-                        "(need 0 < train < samples)\n", path, count, n_train);
-        exit(EXIT_FILE);
-    }
-    if (count > (size_t)1 << 24)
-        bad_data(path, "bad header: more than 2^24 samples");
-    size_t bytes = count * RECORD;
-    unsigned char *rec = xmalloc(bytes);
-    got = fread(rec, 1, bytes, f);
-    if (ferror(f))
-        bad_data(path, NULL); /* a read error */
-    if (got < bytes) {
-        fprintf(stderr, "train: %s: truncated: the header promises %zu samples "
-                        "(%zu bytes), the file holds %zu bytes\n",
-                path, count, HEADER + bytes, HEADER + got);
-        exit(EXIT_FILE);
-    }
-    if (fgetc(f) != EOF)
-        bad_data(path, "trailing bytes after the last sample");
-    fclose(f);
-    for (size_t i = 0; i < count; i++) {
-        const unsigned char *r = rec + i * RECORD;
-        for (int j = 0; j < PIXELS; j++)
-            if (r[j] > 16) {
-                fprintf(stderr, "train: %s: sample %zu: pixel %d is %u (must be 0..16)\n",
-                        path, i, j, (unsigned)r[j]);
-                exit(EXIT_FILE);
-            }
-        if (r[PIXELS] >= CLASSES) {
-            fprintf(stderr, "train: %s: sample %zu: label %u (must be 0..9)\n", path, i, (unsigned)r[PIXELS]);
-            exit(EXIT_FILE);
-        }
-    }
-    fill(train, rec, n_train);
-    fill(test, rec + n_train * RECORD, count - n_train);
-    free(rec);
-}
+#define DIGITS_PROGRAM "train"
+#include "digits_data.h"
 
 /* ---- Fixed-seed random numbers ------------------------------------------- */
 
@@ -229,21 +133,6 @@ static void check(int rc, const char *what)
         fprintf(stderr, "train: %s: %s\n", what, digits_strerror(rc));
         exit(EXIT_ERROR);
     }
-}
-
-/* The predicted class of row i of the logits: the first maximum, as argmax. */
-static int predicted(const void *logits, size_t i)
-{
-    int best = 0;
-    float best_v = amp_load_as_f32(DIGITS_LOGITS_DTYPE, logits, i * CLASSES);
-    for (int c = 1; c < CLASSES; c++) {
-        float v = amp_load_as_f32(DIGITS_LOGITS_DTYPE, logits, i * CLASSES + c);
-        if (v > best_v) {
-            best = c;
-            best_v = v;
-        }
-    }
-    return best;
 }
 
 /* Copies samples idx[0..b) of d into the batch buffers. */
@@ -299,12 +188,16 @@ static void metrics_row_flush(FILE *f, metrics_row *r, const double *test_accura
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--batch=N] [--steps=N] [--checksum] [--timing] [--metrics=FILE.csv]\n"
-                    "       [--poison=STEP:RANK] DATA.bin OUT.safetensors [EPOCHS] [MIN_ACCURACY]\n"
+                    "       [--weights=FILE.safetensors] [--poison=STEP:RANK] DATA.bin OUT.safetensors\n"
+                    "       [EPOCHS] [MIN_ACCURACY]\n"
                     "  EPOCHS: 1..10000 (default 10); MIN_ACCURACY: 0..1 (default 0.95);\n"
                     "  --batch: the global batch, 1..4096 (default 64), split over the processes;\n"
                     "  --metrics: one CSV row per step (step, epoch, loss, accuracy, test_accuracy\n"
                     "    at each epoch's last step, loss_scale, skipped_steps); scripts/plot-training.sh\n"
-                    "    draws it\n",
+                    "    draws it\n"
+                    "  --weights: also the trained parameters alone (digits_save_weights), for\n"
+                    "    digits_load_weights or ampc --embed-weights; OUT.safetensors, the whole\n"
+                    "    checkpoint, deploys the same way\n",
             argv0);
     exit(EXIT_USAGE);
 }
@@ -348,7 +241,7 @@ int main(int argc, char **argv)
     const char *argv0 = argv[0];
     long batch = BATCH, max_steps = -1, poison_step = -1, poison_rank = -1;
     int want_checksum = 0, want_timing = 0;
-    const char *metrics_path = NULL;
+    const char *metrics_path = NULL, *weights_path = NULL;
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         const char *a = argv[1];
         if (strncmp(a, "--batch=", 8) == 0)
@@ -361,6 +254,8 @@ int main(int argc, char **argv)
             want_timing = 1;
         else if (strncmp(a, "--metrics=", 10) == 0 && a[10])
             metrics_path = a + 10;
+        else if (strncmp(a, "--weights=", 10) == 0 && a[10])
+            weights_path = a + 10;
         else if (strncmp(a, "--poison=", 9) == 0) {
             char step_text[32];
             const char *colon = strchr(a + 9, ':');
@@ -524,13 +419,19 @@ int main(int argc, char **argv)
     int status = 0;
     /* one writer: every process holds the same state */
     int rc = rank == 0 ? digits_save(&state, out_path) : AMP_OK;
+    digits_params trained;
+    digits_train_params(&state, &trained);
+    int wrc = rank == 0 && weights_path ? digits_save_weights(&trained, weights_path) : AMP_OK;
     if (rank != 0) {
         status = test_acc < min_accuracy ? EXIT_ACCURACY : 0;
-    } else if (rc != AMP_OK) {
-        fprintf(stderr, "train: cannot write %s: %s\n", out_path, digits_strerror(rc));
+    } else if (rc != AMP_OK || wrc != AMP_OK) {
+        fprintf(stderr, "train: cannot write %s: %s\n", rc != AMP_OK ? out_path : weights_path,
+                digits_strerror(rc != AMP_OK ? rc : wrc));
         status = EXIT_FILE;
     } else {
         printf("saved %s\n", out_path);
+        if (weights_path)
+            printf("saved the weights alone in %s\n", weights_path);
         if (metrics)
             printf("metrics in %s\n", metrics_path);
         fflush(stdout);

@@ -459,6 +459,48 @@ int amp_st_load(const amp_st_file *f, const char *name, amp_dtype dtype, int ndi
                 const int64_t *shape, void *dst);
 void amp_st_close(amp_st_file *f); /* NULL is fine */
 
+/* One parameter or buffer of a model, for amp_st_load_params. */
+typedef struct amp_st_param {
+    const char *name;  /* its state_dict key */
+    amp_dtype dtype;   /* the model's: a floating-point tensor of the file converts to it */
+    int ndim;          /* 0..8 */
+    int64_t shape[8];
+    size_t offset;     /* where its elements go: bytes from the start of storage */
+    size_t pointer;    /* where their address goes: bytes from the start of the
+                          caller's struct of `const T *` (offsetof) */
+} amp_st_param;
+
+/* Loads table[0..n) from f as load_state_dict(strict=True) does:
+ * every entry present with its shape, nothing else in the file but a
+ * training checkpoint's own state (grad.NAME, optimizer.NAME.SLOT of a
+ * tensor NAME of the file,
+ * optimizer.lr, optimizer.step, scaler.*, train.*), which is ignored; an
+ * f64, f32, bf16 or f16 tensor converts to a floating-point entry's dtype
+ * as Tensor.copy_ does (round to nearest even; to bf16 and f16 through
+ * f32), any other dtype must match.  Then each entry's elements go to
+ * storage + offset (native byte order) and, when `pointers` is not NULL,
+ * their address to pointers + pointer.  Everything is checked first:
+ * AMP_ERR_WEIGHTS_MISSING, _DTYPE, _SHAPE or _UNEXPECTED (the first
+ * problem's; entries in table order, then the file's extra tensors) leave
+ * storage and pointers untouched.  Also AMP_ERR_NULL_ARG (f; table or
+ * storage when n > 0), AMP_ERR_BAD_DIM (n < 0; an entry without a name,
+ * with an ndim outside 0..8, a negative dim or no amp_dtype) and
+ * AMP_ERR_ARENA_TOO_SMALL (an entry's end, rounded up to 64 bytes, past
+ * storage_bytes).  When message is not NULL it gets, NUL-terminated and cut
+ * to message_bytes, "" on success and otherwise every problem, one a line,
+ * each naming its tensor: "no tensor 'fc1.weight' in the file (the model's
+ * f32[128, 64])", "tensor 'fc1.weight' is f32[128, 32] in the file, but
+ * the model declares f32[128, 64]", "tensor 'x' is not a parameter or
+ * buffer of the model ..."; or amp_strerror's text for an error of no
+ * tensor. */
+int amp_st_load_params(const amp_st_file *f, const amp_st_param *table, int n, void *storage, size_t storage_bytes,
+                       void *pointers, char *message, size_t message_bytes);
+/* amp_st_open(path), amp_st_load_params, amp_st_close: the emitted
+ * <prefix>_load_weights.  A file amp_st_open refuses gives its status,
+ * with amp_strerror's text as the message. */
+int amp_st_read_params(const char *path, const amp_st_param *table, int n, void *storage, size_t storage_bytes,
+                       void *pointers, char *message, size_t message_bytes);
+
 #ifdef __cplusplus
 }
 #endif

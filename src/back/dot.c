@@ -6,8 +6,14 @@
  * of the model at a glance:
  *
  *   - every op is a box filled with the colour of the dtype it computes in
- *     (a fixed palette, the legend lists the dtypes present);
- *   - inputs, parameters and buffers are ellipses in their declared dtype;
+ *     (a fixed palette, the legend lists the dtypes present), labelled with
+ *     the module instance it was inlined from (layer2.0.conv1), if any;
+ *   - the ops of one model-level module instance (layer2.0) are drawn in a
+ *     cluster of their own, those of each instance inside it in a nested
+ *     one, so the picture has the model's structure;
+ *   - inputs are ellipses in their declared dtype; parameters and buffers
+ *     too, with the conversions of them, only with --dot-params: a real
+ *     model has a hundred of them, which crowd out the ops;
  *   - every conversion is a dashed diamond "f32 -> bf16" whose tooltip is
  *     its reason; an op's tooltip is its location and its rule;
  *   - outputs are double octagons after the node that computes them.
@@ -82,6 +88,19 @@ static void declared_node(Ctx *c, Buf *o, const Value *v)
     buf_puts(o, "];\n");
 }
 
+/* Without --dot-params, parameters and buffers are left out, and so are
+ * the conversions of them (the weight casts): the op's colour says the
+ * dtype it computes in. */
+static bool hidden_value(Ctx *c, const Value *v)
+{
+    return !c->opts->dot_params && (v->kind == V_PARAM || v->kind == V_BUFFER);
+}
+
+static bool hidden_node(Ctx *c, const Node *n)
+{
+    return n->op->id == OP_CAST && n->in[0] && hidden_value(c, n->in[0]);
+}
+
 static void op_node(Ctx *c, Buf *o, const Node *n)
 {
     int line, col;
@@ -104,10 +123,88 @@ static void op_node(Ctx *c, Buf *o, const Node *n)
                dtype_colour(t));
     const char *op = node_op_name(n);
     const char *name = n->out->name ? arena_printf(c->arena, "%s = %s", n->out->name, op) : op;
-    dot_str(o, arena_printf(c->arena, "%s\n%s\nline %d", name, type_text(c, &n->out->type), line));
+    if (n->instance)
+        dot_str(o, arena_printf(c->arena, "%s\n%s\n%s", n->instance, op, type_text(c, &n->out->type)));
+    else
+        dot_str(o, arena_printf(c->arena, "%s\n%s\nline %d", name, type_text(c, &n->out->type), line));
     buf_puts(o, ", tooltip=");
     dot_str(o, arena_printf(c->arena, "%s: %s in %s: %s", at, op, dtype_name(t), n->why ? n->why : ""));
     buf_puts(o, "];\n");
+}
+
+/* The drawn nodes of one group (a model-level instance's, or those of no
+ * instance), in order, each inlined instance's (but the group's own) in a
+ * nested cluster when it has more than one (one node's label names its
+ * instance already); *next numbers the clusters. */
+static void group_nodes(Ctx *c, Buf *o, const char *root, Vec *nodes, int *next)
+{
+    StrMap *by_instance = strmap_new(c->arena); /* instance -> Vec of its nodes */
+    for (int i = 0; i < nodes->len; i++) {
+        Node *n = VEC_AT(nodes, i);
+        if (!n->instance || (root && strcmp(n->instance, root) == 0))
+            continue;
+        Vec *v = strmap_get(by_instance, n->instance);
+        if (!v) {
+            v = vec_new(c);
+            strmap_put(by_instance, n->instance, v);
+        }
+        vec_push(c, v, n);
+    }
+    StrMap *done = strmap_new(c->arena);
+    for (int i = 0; i < nodes->len; i++) {
+        Node *n = VEC_AT(nodes, i);
+        Vec *mine = n->instance ? strmap_get(by_instance, n->instance) : NULL;
+        if (!mine || mine->len < 2) {
+            op_node(c, o, n);
+            continue;
+        }
+        if (strmap_get(done, n->instance))
+            continue;
+        strmap_put(done, n->instance, mine);
+        buf_printf(o, "  subgraph cluster_%d {\n    label=", (*next)++);
+        dot_str(o, n->instance);
+        buf_puts(o, "; style=\"rounded\"; color=\"#bdbdbd\";\n");
+        for (int k = 0; k < mine->len; k++)
+            op_node(c, o, VEC_AT(mine, k));
+        buf_puts(o, "  }\n");
+    }
+}
+
+/* The op nodes: first those of no instance, then one dashed cluster per
+ * model-level instance, in the order of their first op. */
+static void op_nodes(Ctx *c, Buf *o)
+{
+    Graph *g = c->graph;
+    Vec *top = vec_new(c), *roots = vec_new(c);
+    StrMap *by_root = strmap_new(c->arena); /* root -> Vec of its nodes */
+    for (int i = 0; i < g->nodes->len; i++) {
+        Node *n = VEC_AT(g->nodes, i);
+        if (hidden_node(c, n))
+            continue;
+        if (!n->instance_root) {
+            vec_push(c, top, n);
+            continue;
+        }
+        Vec *v = strmap_get(by_root, n->instance_root);
+        if (!v) {
+            v = vec_new(c);
+            strmap_put(by_root, n->instance_root, v);
+            vec_push(c, roots, n);
+        }
+        vec_push(c, v, n);
+    }
+    int next = 0;
+    group_nodes(c, o, NULL, top, &next);
+    for (int r = 0; r < roots->len; r++) {
+        Node *first = VEC_AT(roots, r);
+        int line, col;
+        loc_line_col(first->instance_loc, &line, &col);
+        buf_printf(o, "  subgraph cluster_%d {\n    label=", next++);
+        dot_str(o, arena_printf(c->arena, "%s (line %d)", first->instance_root, line));
+        buf_puts(o, "; style=\"rounded,dashed\"; color=\"#737373\"; fontsize=12;\n");
+        group_nodes(c, o, first->instance_root, strmap_get(by_root, first->instance_root), &next);
+        buf_puts(o, "  }\n");
+    }
 }
 
 bool emit_dot(Ctx *c, Output *out)
@@ -120,9 +217,10 @@ bool emit_dot(Ctx *c, Output *out)
     buf_puts(o, "digraph ");
     dot_str(o, c->graph->name);
     buf_puts(o, " {\n  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, label=");
-    dot_str(o, arena_printf(c->arena, "%s on %s (autocast low dtype %s%s): fill = the dtype each op computes in",
+    dot_str(o, arena_printf(c->arena, "%s on %s (autocast low dtype %s%s): fill = the dtype each op computes in%s",
                             c->graph->name, c->policy->target, dtype_name(c->policy->low),
-                            autocast_options_text(c)));
+                            autocast_options_text(c),
+                            c->opts->dot_params ? "" : "\nparameters, buffers and their casts not drawn (--dot-params draws them)"));
     buf_puts(o, "];\n  node [fontname=\"Helvetica\", fontsize=10, style=filled];\n"
                 "  edge [fontname=\"Helvetica\", fontsize=9];\n");
 
@@ -150,15 +248,17 @@ bool emit_dot(Ctx *c, Output *out)
 
     for (int i = 0; i < g->values->len; i++) {
         Value *v = VEC_AT(g->values, i);
-        if (v->kind != V_TEMP && v->nuses)
+        if (v->kind != V_TEMP && v->nuses && !hidden_value(c, v))
             declared_node(c, o, v);
     }
+    op_nodes(c, o);
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        op_node(c, o, n);
-        for (int k = 0; k < node_nreads(n); k++)
-            if (node_read(n, k))
-                buf_printf(o, "  %s -> %s;\n", value_id(c, node_read(n, k)), value_id(c, n->out));
+        for (int k = 0; k < node_nreads(n) && !hidden_node(c, n); k++) {
+            Value *v = node_read(n, k);
+            if (v && !hidden_value(c, v) && !(v->def && hidden_node(c, v->def)))
+                buf_printf(o, "  %s -> %s;\n", value_id(c, v), value_id(c, n->out));
+        }
     }
     for (int i = 0; i < g->outputs->len; i++) {
         Value *v = VEC_AT(g->outputs, i);

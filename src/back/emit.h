@@ -1,8 +1,9 @@
 /* emit.h: what the C code generator's files share.
  *
- * emit_c.c writes the files (header, entry points, weights loader, the
- * forward function's frame) and emit_train.c the training step; both call
- * emit_op for a node's kernel calls and emit_grad for a GRAD node's.
+ * emit_c.c writes the files (header, entry points, the forward
+ * function's frame), emit_weights.c the weights' loading and saving, and
+ * emit_train.c the training step; emit_c.c and emit_train.c call emit_op
+ * for a node's kernel calls and emit_grad for a GRAD node's.
  * emit_ops.c and emit_grad.c dispatch through tables expanded from
  * ops.def: an op's emitter is the function its row's emit column names
  * (EMIT(emit_unary)), its gradient rule the one its grad column names
@@ -75,6 +76,11 @@ const char *arena_expr(Emitter *e, const char *const *names);
 void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro);
 int64_t const_bytes_padded(Emitter *e, const Value *v);
 bool weights_loadable(Emitter *e);
+/* emit_weights.c: <prefix>_load_weights, _save_weights, --embed-weights */
+void emit_weights_decls(Emitter *e, Buf *h);
+void emit_weights_source(Emitter *e, Buf *o);
+void emit_embedded_decl(Emitter *e, Buf *h);
+bool emit_embedded_weights(Emitter *e, Buf *o);
 const char *c_ident(Emitter *e, const char *base);
 const char *poly_c(Emitter *e, const Poly *p);
 const char *numel_c(Emitter *e, const Shape *s);
@@ -166,11 +172,11 @@ bool emit_dropout_draw(Emitter *e, Node *f, const char *x, const char *y);
 
 /* spatial */
 int spatial_dims_of(OpId id);
-const char *repeat3(Emitter *e, int64_t v, int ns);
 const char *spatial_array(Emitter *e, const Shape *s, int ns);
 const char *batch_of(Emitter *e, const Shape *s, int ns);
 const char *planes_of(Emitter *e, const Shape *s, int ns);
 bool emit_conv_desc(Emitter *e, Node *n);
+void emit_conv_adjoint_desc(Emitter *e, Node *n);
 /* Whether a convolution's weights can be packed once by <prefix>_prepare:
  * a forward convolution in f32, bf16 or f16 whose weight is a parameter
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel
@@ -252,8 +258,9 @@ void grad_contraction(Emitter *e, Node *b, GradContract *k);
 
 #include "emit_rules.h"
 
-/* emit_comment.c: the rule comments and their sources */
+/* emit_comment.c: the op comments' origin and rule, and the rules' sources */
 void collect_rule_sources(Emitter *e, const Graph *g);
+const char *comment_where(Emitter *e, const Node *n);
 const char *comment_rule(Emitter *e, const char *why);
 const char *comment_safe(Ctx *c, const char *text);
 

@@ -58,17 +58,15 @@ void emit_sdpa(Emitter *e, Node *n, const char *y)
         scale = attr_number(n, "scale", "1", DT_F64);
     bool bool_mask = n->in[3] && in_dtype(n, 3) == DT_BOOL;
     open_block(e);
-    buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
-    buf_printf(e->out, "        d.batch = %s;\n        d.L = %s;\n        d.S = %s;\n        d.E = %s;\n        d.Ev = %s;\n",
-               batch, poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[sk->ndim - 2]), poly_c(e, sq->dims[nq - 1]),
-               poly_c(e, sv->dims[sv->ndim - 1]));
-    buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n", strides[0], strides[1]);
-    buf_printf(e->out, "        d.v_batch_stride = %s;\n        d.mask_batch_stride = %s;\n", strides[2], strides[3]);
-    if (given)
-        buf_printf(e->out, "        d.scale = %s;\n", double_c(e, scale));
-    else
-        buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
-    buf_printf(e->out, "        d.is_causal = %d;\n", attr_bool(n, "is_causal", false));
+    const char *E = poly_c(e, sq->dims[nq - 1]);
+    buf_printf(e->out, "        const amp_sdpa_desc d = {\n");
+    buf_printf(e->out, "            .batch = %s, .L = %s, .S = %s, .E = %s, .Ev = %s,\n", batch,
+               poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[sk->ndim - 2]), E, poly_c(e, sv->dims[sv->ndim - 1]));
+    buf_printf(e->out, "            .q_batch_stride = %s, .k_batch_stride = %s,\n", strides[0], strides[1]);
+    buf_printf(e->out, "            .v_batch_stride = %s, .mask_batch_stride = %s,\n", strides[2], strides[3]);
+    buf_printf(e->out, "            .scale = %s, .is_causal = %d,\n        };\n",
+               given ? double_c(e, scale) : arena_printf(e->c->arena, "1.0 / sqrt((double)(%s))", E),
+               attr_bool(n, "is_causal", false));
     buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, %s, %s);\n", kernel(e, "sdpa", n->out->type.dtype), in_c(e, n, 0),
                in_c(e, n, 1), in_c(e, n, 2), n->in[3] && !bool_mask ? in_c(e, n, 3) : "NULL",
                bool_mask ? in_c(e, n, 3) : "NULL", y);

@@ -113,250 +113,6 @@ static const char *comment_name(Ctx *c, const char *path)
     return comment_safe(c, base_name(path));
 }
 
-/* ---- loading weights ------------------------------------------------------ */
-
-/* Weights load by state_dict name when every parameter has a fixed shape
- * (a parameter sized by a run-time dim has no place in a fixed layout). */
-bool weights_loadable(Emitter *e)
-{
-    Graph *g = e->g;
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        int64_t n;
-        for (int d = 0; d < v->type.shape.ndim; d++)
-            if (!poly_is_const(v->type.shape.dims[d], &n))
-                return false;
-    }
-    return g->params->len > 0;
-}
-
-int64_t const_bytes_padded(Emitter *e, const Value *v)
-{
-    int64_t n = 0;
-    poly_is_const(value_bytes(e->c, v), &n);
-    return (n + 63) / 64 * 64;
-}
-
-/* <PREFIX>_WEIGHTS_BYTES: every parameter and buffer, each padded. */
-static int64_t weights_bytes(Emitter *e)
-{
-    int64_t total = 0;
-    for (int i = 0; i < e->g->params->len; i++)
-        total += const_bytes_padded(e, VEC_AT(e->g->params, i));
-    return total;
-}
-
-static void emit_load_weights_decl(Emitter *e, Buf *h)
-{
-    if (!weights_loadable(e))
-        return;
-    int64_t total = weights_bytes(e);
-    buf_printf(h, "/* Bytes of storage <prefix>_load_weights fills: every parameter and buffer. */\n");
-    buf_printf(h, "#define %s_WEIGHTS_BYTES ((size_t)%lld)\n\n", e->PREFIX, (long long)total);
-    buf_puts(h, "/* Loads every parameter and buffer from a safetensors file (what PyTorch's\n"
-                " * safetensors.torch.save_file(model.state_dict()) writes) by its state_dict\n"
-                " * name into `storage`, checking each dtype and shape, and points `params`\n"
-                " * at them.  A tensor missing from the file, or one the model does not\n"
-                " * have, is an error, as in load_state_dict(strict=True).  The file is read\n"
-                " * through libamprt (amp_st_open). */\n");
-    buf_printf(h, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params);\n\n",
-               e->prefix, e->prefix);
-}
-
-static void emit_load_weights(Emitter *e, Buf *o)
-{
-    if (!weights_loadable(e))
-        return;
-    Graph *g = e->g;
-    const char *p = e->prefix;
-    buf_printf(o, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params)\n{\n",
-               p, p);
-    buf_puts(o, "    amp_st_file *file;\n    unsigned char *at = storage;\n    int rc;\n");
-    buf_puts(o, "    if (!path || !params || !storage)\n        return AMP_ERR_NULL_ARG;\n");
-    /* with only zero-size parameters, "storage_bytes < 0" would be always
-     * false, which -Wtype-limits (-Wextra) rejects */
-    if (weights_bytes(e) > 0)
-        buf_printf(o, "    if (storage_bytes < %s_WEIGHTS_BYTES)\n        return AMP_ERR_ARENA_TOO_SMALL;\n", e->PREFIX);
-    else
-        buf_puts(o, "    (void)storage_bytes; /* every parameter is empty */\n");
-    buf_puts(o, "    rc = amp_st_open(path, &file);\n    if (rc != AMP_OK)\n        return rc;\n");
-    buf_printf(o, "    if (amp_st_count(file) > %d) {\n        rc = AMP_ERR_WEIGHTS_UNEXPECTED;\n        goto done;\n    }\n",
-               g->params->len);
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        Buf shape;
-        buf_init(&shape, e->c->arena);
-        for (int d = 0; d < v->type.shape.ndim; d++)
-            buf_printf(&shape, "%s%s", d ? ", " : "", poly_c(e, v->type.shape.dims[d]));
-        buf_printf(o, "    {\n        static const int64_t shape[] = {%s};\n", v->type.shape.ndim ? shape.data : "0");
-        buf_printf(o, "        rc = amp_st_load(file, \"%s\", %s, %d, shape, at);\n", v->name, dtype_amp_enum(v->type.dtype),
-                   v->type.shape.ndim);
-        buf_puts(o, "        if (rc != AMP_OK)\n            goto done;\n");
-        buf_printf(o, "        params->%s = (const %s *)(const void *)at;\n", e->cname[v->id], dtype_c_type(v->type.dtype));
-        buf_printf(o, "        at += %lld;\n    }\n", (long long)const_bytes_padded(e, v));
-    }
-    buf_puts(o, "done:\n    amp_st_close(file);\n    return rc;\n}\n\n");
-}
-
-/* ---- --embed-weights: the parameters as const arrays ------------------------
- *
- * The file is read with libamprt's safetensors reader (the same strict,
- * fuzzed parser the emitted loader uses) and checked like
- * load_state_dict(strict=True): every parameter and buffer present with
- * its declared dtype and shape, nothing else in the file.  Values are
- * printed exactly: f32 and f64 as hex floats, bf16 and f16 as their bits. */
-
-static void embed_element(Buf *o, DType t, const unsigned char *p)
-{
-    switch (t) {
-    case DT_F64: {
-        double v;
-        memcpy(&v, p, 8);
-        if (v != v)
-            buf_puts(o, "NAN");
-        else if (v == 1.0 / 0.0 || v == -1.0 / 0.0)
-            buf_puts(o, v > 0 ? "INFINITY" : "-INFINITY");
-        else
-            buf_printf(o, "%a", v);
-        break;
-    }
-    case DT_F32: {
-        float v;
-        memcpy(&v, p, 4);
-        if (v != v)
-            buf_puts(o, "NAN");
-        else if (v == 1.0f / 0.0f || v == -1.0f / 0.0f)
-            buf_puts(o, v > 0 ? "INFINITY" : "-INFINITY");
-        else
-            buf_printf(o, "%af", (double)v);
-        break;
-    }
-    case DT_BF16:
-    case DT_F16: {
-        uint16_t b;
-        memcpy(&b, p, 2);
-        buf_printf(o, "{0x%04x}", b);
-        break;
-    }
-    case DT_I64: {
-        int64_t v;
-        memcpy(&v, p, 8);
-        if (v == INT64_MIN)
-            buf_puts(o, "INT64_MIN");
-        else
-            buf_printf(o, "%lld", (long long)v);
-        break;
-    }
-    case DT_I32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        buf_printf(o, "%ld", (long)v);
-        break;
-    }
-    default:
-        buf_printf(o, "%u", p[0]);
-        break;
-    }
-}
-
-static amp_dtype amp_dtype_of(DType t)
-{
-    switch (t) {
-    case DT_F64: return AMP_F64;
-    case DT_F32: return AMP_F32;
-    case DT_BF16: return AMP_BF16;
-    case DT_F16: return AMP_F16;
-    case DT_I64: return AMP_I64;
-    case DT_I32: return AMP_I32;
-    default: return AMP_BOOL;
-    }
-}
-
-static bool emit_embedded_weights(Emitter *e, Buf *o)
-{
-    Ctx *c = e->c;
-    Graph *g = e->g;
-    const char *path = c->opts->embed_weights;
-    if (!weights_loadable(e)) {
-        error_plain(c, "--embed-weights: model '%s' has %s", c->graph->name,
-                    g->params->len ? "a parameter sized by a run-time dimension" : "no parameters to embed");
-        return false;
-    }
-    amp_st_file *f;
-    int rc = amp_st_open(path, &f);
-    if (rc != AMP_OK) {
-        error_plain(c, "--embed-weights %s: %s", path, amp_strerror(rc));
-        return false;
-    }
-    bool ok = true;
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        const amp_st_tensor *t = amp_st_find(f, v->name);
-        if (!t) {
-            error_plain(c, "--embed-weights %s: no tensor '%s' (the model's %s)", path, v->name,
-                        type_comment(e, &v->type));
-            ok = false;
-            continue;
-        }
-        bool shape_ok = t->ndim == v->type.shape.ndim;
-        for (int d = 0; shape_ok && d < t->ndim; d++) {
-            int64_t n;
-            shape_ok = poly_is_const(v->type.shape.dims[d], &n) && n == t->shape[d];
-        }
-        if (t->dtype != amp_dtype_of(v->type.dtype) || !shape_ok) {
-            Buf fs;
-            buf_init(&fs, c->arena);
-            for (int d = 0; d < t->ndim; d++)
-                buf_printf(&fs, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-            error_plain(c, "--embed-weights %s: tensor '%s' is %s[%s] in the file, but the model declares %s", path,
-                        v->name, amp_dtype_name(t->dtype), fs.data, type_comment(e, &v->type));
-            ok = false;
-        }
-    }
-    for (int i = 0; i < amp_st_count(f); i++) {
-        const amp_st_tensor *t = amp_st_get(f, i);
-        bool known = false;
-        for (int k = 0; k < g->params->len && !known; k++)
-            known = strcmp(((Value *)VEC_AT(g->params, k))->name, t->name) == 0 && strlen(t->name) == t->name_len;
-        if (!known) {
-            error_plain(c, "--embed-weights %s: tensor '%s' is not a parameter or buffer of model '%s'", path, t->name,
-                        c->graph->name);
-            ok = false;
-        }
-    }
-    if (!ok) {
-        amp_st_close(f);
-        return false;
-    }
-    buf_printf(o, "/* The parameters and buffers of %s, embedded by --embed-weights. */\n", comment_name(c, path));
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        const amp_st_tensor *t = amp_st_find(f, v->name);
-        const unsigned char *data = amp_st_data(f, t);
-        size_t size = (size_t)dtype_size(v->type.dtype);
-        size_t n = (size_t)((t->end - t->begin) / size);
-        buf_printf(o, "static const %s %s_embedded_%s[%zu] = { /* %s: %s */\n   ", dtype_c_type(v->type.dtype), e->prefix,
-                   e->cname[v->id], n ? n : 1, v->name, type_comment(e, &v->type));
-        for (size_t k = 0; k < n; k++) {
-            buf_puts(o, " ");
-            embed_element(o, v->type.dtype, data + k * size);
-            buf_puts(o, k + 1 < n ? (k % 8 == 7 ? ",\n   " : ",") : "");
-        }
-        if (n == 0)
-            buf_puts(o, " 0");
-        buf_puts(o, "\n};\n");
-    }
-    buf_printf(o, "\nconst %s_params *%s_embedded_params(void)\n{\n    static const %s_params params = {\n", e->prefix,
-               e->prefix, e->prefix);
-    for (int i = 0; i < g->params->len; i++) {
-        Value *v = VEC_AT(g->params, i);
-        buf_printf(o, "        %s_embedded_%s,\n", e->prefix, e->cname[v->id]);
-    }
-    buf_puts(o, "    };\n    return &params;\n}\n\n");
-    amp_st_close(f);
-    return true;
-}
-
 /* ---- the header -------------------------------------------------------- */
 
 static void emit_tensor_macros(Emitter *e, Buf *h, const char *name, const Type *t)
@@ -498,12 +254,10 @@ static uint64_t emit_header(Emitter *e, Buf *h, const char *provenance)
                p, p, p);
     buf_printf(h, "    %*s %s_outputs *outputs, const %s_dims *dims, void *arena, size_t arena_bytes);\n\n",
                (int)strlen(p), "", p, p);
-    emit_load_weights_decl(e, h);
+    emit_weights_decls(e, h);
     if (e->train)
         emit_train_decls(e->train, e, h);
-    if (c->opts->embed_weights)
-        buf_printf(h, "/* The parameters and buffers embedded from %s (--embed-weights). */\n"
-                      "const %s_params *%s_embedded_params(void);\n\n", comment_name(c, c->opts->embed_weights), p, p);
+    emit_embedded_decl(e, h);
     uint64_t hash = fnv1a(0xcbf29ce484222325ull, h->data, h->len);
     buf_printf(h, "/* FNV-1a of this header's text above: the source generated with it checks it. */\n"
                   "#define %s_INTERFACE_HASH 0x%016llxu\n\n", P, (unsigned long long)hash);
@@ -562,88 +316,6 @@ const char *scalar_c(Emitter *e, Node *n)
 }
 
 static bool supported_dtype(DType t) { return t == DT_F64 || t == DT_F32 || t == DT_BF16 || t == DT_F16; }
-
-static void emit_binary(Emitter *e, Node *n, const char *y)
-{
-    Buf *o = e->out;
-    DType t = n->out->type.dtype;
-    const char *op = n->op->name;
-    const char *count = numel_c(e, &n->out->type.shape);
-    if (n->nin == 1) {
-        const char *kname = op;
-        if (n->scalar_first && n->op->id == OP_SUB)
-            kname = "rsub";
-        else if (n->scalar_first && n->op->id == OP_DIV)
-            kname = "rdiv";
-        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, arena_printf(e->c->arena, "%s_scalar", kname), t),
-                   count, e->cname[n->in[0]->id], scalar_c(e, n), y);
-        return;
-    }
-    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
-    if (shape_equal(sa, so) && shape_equal(sb, so)) {
-        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, op, t), count, e->cname[n->in[0]->id],
-                   e->cname[n->in[1]->id], y);
-        return;
-    }
-    /* broadcasting: strides in elements, 0 where an operand is broadcast */
-    Buf shape, st[2];
-    buf_init(&shape, e->c->arena);
-    const Shape *ins[2] = {sa, sb};
-    for (int k = 0; k < 2; k++)
-        buf_init(&st[k], e->c->arena);
-    for (int i = 0; i < so->ndim; i++) {
-        buf_printf(&shape, "%s%s", i ? ", " : "", poly_c(e, so->dims[i]));
-        for (int k = 0; k < 2; k++) {
-            const Shape *s = ins[k];
-            int j = s->ndim - so->ndim + i;
-            int64_t one;
-            const char *stride = "0";
-            if (j >= 0 && !(poly_is_const(s->dims[j], &one) && one == 1))
-                stride = dims_product(e, s, j + 1, s->ndim);
-            buf_printf(&st[k], "%s%s", i ? ", " : "", stride);
-        }
-    }
-    buf_printf(o, "    {\n        const int64_t shape[] = {%s};\n", shape.data);
-    buf_printf(o, "        const int64_t a_stride[] = {%s};\n", st[0].data);
-    buf_printf(o, "        const int64_t b_stride[] = {%s};\n", st[1].data);
-    buf_printf(o, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n    }\n",
-               kernel(e, arena_printf(e->c->arena, "%s_bcast", op), t), so->ndim, e->cname[n->in[0]->id],
-               e->cname[n->in[1]->id], y);
-}
-
-static void emit_matmul(Emitter *e, Node *n, const char *y)
-{
-    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
-    int out_batch_dims = so->ndim - (sa->ndim >= 2) - (sb->ndim >= 2);
-    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
-    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
-    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
-    const char *batch = dims_product(e, so, 0, out_batch_dims);
-    /* An operand either spans the whole output batch or is shared by it. */
-    const char *strides[2];
-    const Shape *ins[2] = {sa, sb};
-    for (int k = 0; k < 2; k++) {
-        const Shape *s = ins[k];
-        Shape bs = {0};
-        for (int i = 0; i + 2 < s->ndim; i++)
-            bs.dims[bs.ndim++] = s->dims[i];
-        Shape ob = {0};
-        for (int i = 0; i < out_batch_dims; i++)
-            ob.dims[ob.ndim++] = so->dims[i];
-        int64_t one;
-        Poly *bn = shape_numel(e->c, &bs);
-        if (bs.ndim == 0 || (poly_is_const(bn, &one) && one == 1))
-            strides[k] = "0";
-        else if (poly_equal(bn, shape_numel(e->c, &ob)))
-            strides[k] = k == 0 ? arena_printf(e->c->arena, "%s*%s", M, K) : arena_printf(e->c->arena, "%s*%s", K, N);
-        else {
-            error_at(e->c, n->loc, "matmul with partially broadcast batch dimensions is not supported yet");
-            return;
-        }
-    }
-    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "matmul", n->out->type.dtype), batch, M,
-               N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
-}
 
 /* ---- weights prepared once ---------------------------------------------------
  *
@@ -712,7 +384,7 @@ static void plan_prepared(Emitter *e)
     }
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        if (n->op->form != FORM_CAST || !cast_preparable(c, n))
+        if (n->op->id != OP_CAST || !cast_preparable(c, n))
             continue;
         /* read only as packed convolution weights: nothing more to keep */
         if (!read_unpacked[n->out->id]) {
@@ -764,15 +436,14 @@ static void emit_prepared_cast(Emitter *e, Node *n)
 /* A node whose result another call stores (the training step's gradient
  * sink): its comment says where, and no call of its own is written.
  * Returns false for any other node. */
-static bool emit_absorbed(Emitter *e, Node *n, const char *what, int line)
+static bool emit_absorbed(Emitter *e, Node *n, const char *what)
 {
-    Ctx *c = e->c;
     Buf *o = e->out;
     Value *v = n->out;
     if (e->grad_cast_in_sink && e->grad_cast_in_sink[v->id]) {
         /* emit_train.c: the sink below widens and adds in one call, or
          * the weight gradient's call above did */
-        buf_printf(o, "\n    /* %s:%d: %s: %s; %s */\n", comment_name(c, n->loc.file->name), line, what, comment_rule(e, n->why),
+        buf_printf(o, "\n    /* %s: %s: %s; %s */\n", comment_where(e, n), what, comment_rule(e, n->why),
                    e->grad_in_state[n->in[0]->id] ? "written into the state's gradient by the weight gradient above"
                                                   : "added into the state's gradient below");
         return true;
@@ -798,27 +469,51 @@ static void emit_line_directive(Buf *o, int line, const char *path)
     buf_puts(o, "\"\n");
 }
 
-/* The ops called by kernel form (emit_kernel_form) have kernels for the
- * floating dtypes only; reports any other operand or result dtype. */
-static bool kernel_form_dtypes_ok(Emitter *e, Node *n)
+/* Casts convert between the runtime's floating dtypes, and from integers
+ * and bools to them (as C converts); reports any other pair. */
+static bool cast_dtypes_ok(Emitter *e, Node *n)
 {
-    Ctx *c = e->c;
-    DType t = n->out->type.dtype;
-    for (int k = 0; k < n->nin; k++) {
-        bool index = n->op->form == FORM_NLL_LOSS && k == 1;
-        bool from_int = n->op->id == OP_CAST && k == 0 && (dtype_is_float(t) || t == DT_BOOL);
-        if (n->in[k] && !index && !from_int && !supported_dtype(n->in[k]->type.dtype)) {
-            error_at(c, n->loc, "%s on %s tensors is not supported by the runtime yet",
-                     n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(n->in[k]->type.dtype));
-            return false;
-        }
+    DType from = n->in[0]->type.dtype, to = n->out->type.dtype;
+    bool from_int = dtype_is_float(to) || to == DT_BOOL;
+    if (!supported_dtype(from) && !from_int) {
+        error_at(e->c, n->loc, "conversion on %s tensors is not supported by the runtime yet", dtype_name(from));
+        return false;
     }
-    if (!supported_dtype(t)) {
-        error_at(c, n->loc, "%s producing %s is not supported by the runtime yet",
-                 n->op->id == OP_CAST ? "conversion" : n->op->name, dtype_name(t));
+    if (!supported_dtype(to)) {
+        error_at(e->c, n->loc, "conversion producing %s is not supported by the runtime yet", dtype_name(to));
         return false;
     }
     return true;
+}
+
+/* A cast (an autocast decision, x.float(), a parameter's conversion): the
+ * runtime's conversion kernel, or a copy, or C's conversion of integers. */
+void emit_cast(Emitter *e, Node *n, const char *y)
+{
+    Buf *o = e->out;
+    Value *v = n->out;
+    DType t = v->type.dtype;
+    const char *x0 = e->cname[n->in[0]->id];
+    if (dtype_is_complex(n->in[0]->type.dtype) || dtype_is_complex(t)) {
+        /* complex values are only copied (into an output): the complex
+         * ops take each operand in its own kind, real or complex */
+        if (n->in[0]->type.dtype != t)
+            ICE("a cast from %s to %s", dtype_name(n->in[0]->type.dtype), dtype_name(t));
+        buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
+    } else if (!supported_dtype(n->in[0]->type.dtype)) {
+        /* integers and bools become floats as C converts them: exact
+         * below 2^24 (f32) or 2^53 (f64), else to nearest */
+        if (t == DT_F32 || t == DT_F64)
+            buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = (%s)%s[i];\n",
+                       numel_c(e, &v->type.shape), y, dtype_c_type(t), x0);
+        else
+            buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = amp_f32_to_%s((float)%s[i]);\n",
+                       numel_c(e, &v->type.shape), y, dtype_name(t), x0);
+    } else if (n->in[0]->type.dtype == t)
+        buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
+    else
+        buf_printf(o, "    amp_cast_%s_%s((size_t)(%s), %s, %s);\n", dtype_name(n->in[0]->type.dtype), dtype_name(t),
+                   numel_c(e, &v->type.shape), x0, y);
 }
 
 void emit_node(Emitter *e, Node *n)
@@ -841,14 +536,14 @@ void emit_node(Emitter *e, Node *n)
                                           dtype_name(n->in[0]->type.dtype), dtype_name(t))
                            : n->op->id == OP_GRAD ? arena_printf(c->arena, "%s in %s", n->fwd ? "backward" : "seed", dtype_name(t))
                            : arena_printf(c->arena, "%s in %s", node_op_name(n), dtype_name(t));
-    if (emit_absorbed(e, n, what, line))
+    if (emit_absorbed(e, n, what))
         return;
-    buf_printf(o, "\n    /* %s:%d: %s: %s */\n", comment_name(c, n->loc.file->name), line, what, comment_rule(e, n->why));
+    buf_printf(o, "\n    /* %s: %s: %s */\n", comment_where(e, n), what, comment_rule(e, n->why));
     if (c->opts->line_directives)
         emit_line_directive(o, line, n->loc.file->name);
-    if (n->op->form != FORM_OP && !kernel_form_dtypes_ok(e, n))
+    if (n->op->id == OP_CAST && !cast_dtypes_ok(e, n))
         return;
-    if (n->op->form == FORM_CAST && e->prep_cast && e->prep_cast[v->id] != -1) {
+    if (n->op->id == OP_CAST && e->prep_cast && e->prep_cast[v->id] != -1) {
         emit_prepared_cast(e, n);
         return;
     }
@@ -889,77 +584,6 @@ void emit_node(Emitter *e, Node *n)
     }
 
     emit_op(e, n, y);
-}
-
-/* The ops whose kernel call follows from their kernel form alone (the
- * form column of ops.def): casts, the arithmetic operators, relu, linear,
- * matmul, softmax and nll_loss.  Their emit column names this function. */
-void emit_kernel_form(Emitter *e, Node *n, const char *y)
-{
-    Buf *o = e->out;
-    Value *v = n->out;
-    DType t = v->type.dtype;
-    const char *x0 = n->in[0] ? e->cname[n->in[0]->id] : NULL;
-    const Shape *s0 = n->in[0] ? &n->in[0]->type.shape : NULL;
-    switch (n->op->form) {
-    case FORM_CAST:
-        if (dtype_is_complex(n->in[0]->type.dtype) || dtype_is_complex(t)) {
-            /* complex values are only copied (into an output): the complex
-             * ops take each operand in its own kind, real or complex */
-            if (n->in[0]->type.dtype != t)
-                ICE("a cast from %s to %s", dtype_name(n->in[0]->type.dtype), dtype_name(t));
-            buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
-        } else if (!supported_dtype(n->in[0]->type.dtype)) {
-            /* integers and bools become floats as C converts them: exact
-             * below 2^24 (f32) or 2^53 (f64), else to nearest */
-            if (t == DT_F32 || t == DT_F64)
-                buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = (%s)%s[i];\n",
-                           numel_c(e, &v->type.shape), y, dtype_c_type(t), x0);
-            else
-                buf_printf(o, "    for (size_t i = 0; i < (size_t)(%s); i++)\n        %s[i] = amp_f32_to_%s((float)%s[i]);\n",
-                           numel_c(e, &v->type.shape), y, dtype_name(t), x0);
-        } else if (n->in[0]->type.dtype == t)
-            buf_printf(o, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, x0, numel_c(e, &v->type.shape), y);
-        else
-            buf_printf(o, "    amp_cast_%s_%s((size_t)(%s), %s, %s);\n", dtype_name(n->in[0]->type.dtype), dtype_name(t),
-                       numel_c(e, &v->type.shape), x0, y);
-        break;
-    case FORM_UNARY:
-        buf_printf(o, "    %s((size_t)(%s), %s, %s);\n", kernel(e, n->op->name, t), numel_c(e, &v->type.shape), x0, y);
-        break;
-    case FORM_BINARY:
-        emit_binary(e, n, y);
-        break;
-    case FORM_LINEAR: {
-        const Shape *ws = &n->in[1]->type.shape;
-        buf_printf(o, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear", t), dims_product(e, s0, 0, s0->ndim - 1),
-                   poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]), x0, e->cname[n->in[1]->id],
-                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", y);
-        break;
-    }
-    case FORM_MATMUL:
-        emit_matmul(e, n, y);
-        break;
-    case FORM_SOFTMAX: {
-        int d = (int)attr_int(n, "axis", 0);
-        int nd = s0->ndim;
-        buf_printf(o, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, t), dims_product(e, s0, 0, nd ? d : 0),
-                   nd ? poly_c(e, s0->dims[d]) : "1", dims_product(e, s0, nd ? d + 1 : 0, nd), x0, y);
-        break;
-    }
-    case FORM_NLL_LOSS: {
-        static const char *const reductions[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
-        const char *N = s0->ndim == 2 ? poly_c(e, s0->dims[0]) : "1";
-        buf_printf(o, "    rc = %s(%s, %s, %s, %s, %s, %lld, %s, %s);\n", kernel(e, "nll_loss", t), N,
-                   poly_c(e, s0->dims[s0->ndim - 1]), x0, e->cname[n->in[1]->id],
-                   n->in[2] ? e->cname[n->in[2]->id] : "NULL", (long long)attr_int(n, "ignore_index", -100),
-                   reductions[attr_int(n, "reduction_code", 0)], y);
-        buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
-        break;
-    }
-    default:
-        ICE("op %s has no kernel form", n->op->name);
-    }
 }
 
 /* Run-time checks of the dims, before any size is computed: every dim is
@@ -1133,7 +757,7 @@ static void emit_prepare(Emitter *e, Buf *o)
     for (int k = 0; k < e->nprep; k++) {
         Node *n = e->prep_node[k];
         DType t = n->out->type.dtype;
-        if (n->op->form == FORM_CAST) {
+        if (n->op->id == OP_CAST) {
             Value *x = n->in[0];
             const char *bytes = arena_printf(c->arena, "%s_PAD_((size_t)(%s) * sizeof(%s))", P,
                                              numel_c(e, &n->out->type.shape), dtype_c_type(t));
@@ -1170,7 +794,7 @@ static void emit_prepare(Emitter *e, Buf *o)
     for (int k = 0; k < e->nprep; k++) {
         Node *n = e->prep_node[k];
         Value *w = n->in[0];
-        if (n->op->form != FORM_CAST)
+        if (n->op->id != OP_CAST)
             conv_weights_preparable(n, &w);
         prep_ptrs[k] = arena_printf(c->arena, "params->%s", e->member[w->id]);
     }
@@ -1201,7 +825,7 @@ static void emit_source(Emitter *e, Buf *o, const char *provenance, uint64_t int
     emit_arena_bytes_fn(e, o, arena_printf(c->arena, "%s_arena_bytes", p), arena_printf(c->arena, "%s_ARENA_BYTES", P));
 
     buf_printf(o, "const char *%s_strerror(int code)\n{\n    return amp_strerror(code);\n}\n\n", p);
-    emit_load_weights(e, o);
+    emit_weights_source(e, o);
     if (c->opts->embed_weights && !emit_embedded_weights(e, o))
         return;
 
@@ -1234,7 +858,7 @@ void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_f
     bool uses_rc = false;
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        uses_rc |= n->op->form == FORM_NLL_LOSS || (n->op->form == FORM_OP && op_returns_status(n));
+        uses_rc |= op_returns_status(n);
     }
     if (uses_rc)
         buf_puts(o, "    int rc;\n");
@@ -1414,8 +1038,7 @@ bool emit_c(Ctx *c, Output *out)
 
     /* provenance: stable across runs, machines and directories */
     uint64_t h = fnv1a(0xcbf29ce484222325ull, c->main_file->text, c->main_file->len);
-    const char *policy = c->opts->policy_path ? comment_name(c, c->opts->policy_path)
-                                              : arena_printf(c->arena, "built-in %s policy", c->policy->target);
+    const char *policy = c->policy->builtin ? policy_display_name(c) : comment_name(c, c->opts->policy_path);
     char *prov = arena_printf(c->arena,
         "/* Generated by ampc %s; do not edit.\n"
         " *   model:  %s (%s, fnv1a64 %016llx)\n"

@@ -1,6 +1,10 @@
 /* emit_comment.c: what the emitted C tells its reader in comments.
  *
- * Each op's comment names the rule that chose its dtype; the policy
+ * Each op's comment says where the op comes from: its source line and, for
+ * an op inlined from a block, the module instance and the model's line that
+ * declares it ("nn.amp:9 in layer2.0.conv1 (resnet18.amp:40)"), since the
+ * block's line alone is the same for every instance.  It names the rule
+ * that chose its dtype; the policy
  * sources those rules cite are listed once, in the provenance header
  * ("rules from: ..."), and left out of each comment.  Text that comes from
  * the user (a policy file's sources) is made safe to sit inside a comment.
@@ -48,6 +52,24 @@ const char *comment_safe(Ctx *c, const char *text)
             buf_append(&b, s, 1);
     }
     return b.data;
+}
+
+/* Where node n comes from, for its comment: "file:line", then
+ * " in INSTANCE (file:line)" when a block was inlined to make it.  File
+ * names and instance paths are the user's text, so comment_safe. */
+const char *comment_where(Emitter *e, const Node *n)
+{
+    Ctx *c = e->c;
+    int line, col;
+    loc_line_col(n->loc, &line, &col);
+    const char *where = arena_printf(c->arena, "%s:%d", comment_safe(c, base_name(n->loc.file->name)), line);
+    if (!n->instance)
+        return where;
+    if (!n->instance_loc.file)
+        return arena_printf(c->arena, "%s in %s", where, comment_safe(c, n->instance));
+    loc_line_col(n->instance_loc, &line, &col);
+    return arena_printf(c->arena, "%s in %s (%s:%d)", where, comment_safe(c, n->instance),
+                        comment_safe(c, base_name(n->instance_loc.file->name)), line);
 }
 
 static const char *rule_without_sources(Emitter *e, const char *why);

@@ -45,7 +45,10 @@ static void emit_fft(Emitter *e, Node *n, const char *y)
     buf_printf(e->out, "        const int dims[] = %s;\n", c_array(e, dim_items, count));
     buf_printf(e->out, "        const int64_t in_shape[] = %s, out_shape[] = %s, lens[] = %s;\n", shape_array(e, si),
                shape_array(e, so), c_array(e, len_items, count));
-    buf_printf(e->out, "        const amp_fft_desc d = {%d, in_shape, out_shape, %d, dims, lens, %s, %d, %s, %d};\n",
+    buf_printf(e->out, "        const amp_fft_desc d = {\n"
+                       "            .ndim = %d, .in_shape = in_shape, .out_shape = out_shape,\n"
+                       "            .ndims = %d, .dims = dims, .lens = lens,\n"
+                       "            .kind = %s, .inverse = %d, .norm = %s, .in_real = %d,\n        };\n",
                si->ndim, count, kind == FFT_C2C ? "AMP_FFT_C2C" : kind == FFT_R2C ? "AMP_FFT_R2C" : "AMP_FFT_C2R",
                inverse, fft_norm_code(attr_str(n, "norm", "backward")) == 1   ? "AMP_FFT_NORM_ORTHO"
                         : fft_norm_code(attr_str(n, "norm", "backward")) == 2 ? "AMP_FFT_NORM_FORWARD"

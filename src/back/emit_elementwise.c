@@ -112,6 +112,56 @@ void emit_unary_param(Emitter *e, Node *n, const char *y)
                numel_c(e, out_shape(n)), in_c(e, n, k), double_c(e, p0), double_c(e, p1), y);
 }
 
+/* add, sub, mul and div: of two tensors of one shape, broadcast (strides
+ * in elements, 0 along a broadcast dim), or of a tensor and a number
+ * (Node.scalar; rsub and rdiv when the number comes first). */
+void emit_arith(Emitter *e, Node *n, const char *y)
+{
+    Buf *o = e->out;
+    DType t = n->out->type.dtype;
+    const char *op = n->op->name;
+    const char *count = numel_c(e, &n->out->type.shape);
+    if (n->nin == 1) {
+        const char *kname = op;
+        if (n->scalar_first && n->op->id == OP_SUB)
+            kname = "rsub";
+        else if (n->scalar_first && n->op->id == OP_DIV)
+            kname = "rdiv";
+        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, arena_printf(e->c->arena, "%s_scalar", kname), t),
+                   count, e->cname[n->in[0]->id], scalar_c(e, n), y);
+        return;
+    }
+    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
+    if (shape_equal(sa, so) && shape_equal(sb, so)) {
+        buf_printf(o, "    %s((size_t)(%s), %s, %s, %s);\n", kernel(e, op, t), count, e->cname[n->in[0]->id],
+                   e->cname[n->in[1]->id], y);
+        return;
+    }
+    Buf shape, st[2];
+    buf_init(&shape, e->c->arena);
+    const Shape *ins[2] = {sa, sb};
+    for (int k = 0; k < 2; k++)
+        buf_init(&st[k], e->c->arena);
+    for (int i = 0; i < so->ndim; i++) {
+        buf_printf(&shape, "%s%s", i ? ", " : "", poly_c(e, so->dims[i]));
+        for (int k = 0; k < 2; k++) {
+            const Shape *s = ins[k];
+            int j = s->ndim - so->ndim + i;
+            int64_t one;
+            const char *stride = "0";
+            if (j >= 0 && !(poly_is_const(s->dims[j], &one) && one == 1))
+                stride = dims_product(e, s, j + 1, s->ndim);
+            buf_printf(&st[k], "%s%s", i ? ", " : "", stride);
+        }
+    }
+    buf_printf(o, "    {\n        const int64_t shape[] = {%s};\n", shape.data);
+    buf_printf(o, "        const int64_t a_stride[] = {%s};\n", st[0].data);
+    buf_printf(o, "        const int64_t b_stride[] = {%s};\n", st[1].data);
+    buf_printf(o, "        %s(%d, shape, %s, a_stride, %s, b_stride, %s);\n    }\n",
+               kernel(e, arena_printf(e->c->arena, "%s_bcast", op), t), so->ndim, e->cname[n->in[0]->id],
+               e->cname[n->in[1]->id], y);
+}
+
 /* maximum, minimum, atan2, pow, fmod, remainder of two tensors: same
  * shape, or broadcast. */
 void emit_binary_tensors(Emitter *e, Node *n, const char *y)

@@ -152,7 +152,7 @@ typedef void (*GradRule)(Emitter *e, Node *b);
 static const GradRule grad_rules[OP_COUNT] = {
 #define GRAD(fn) fn
 #define NO_GRAD NULL
-#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = grad,
+#define OP(ID, name, sig, infer, emit, grad, flags) [OP_##ID] = grad,
 #include "ops.def"
 #undef OP
 #undef GRAD

@@ -35,15 +35,13 @@ void emit_linear_relu(Emitter *e, Node *n, const char *y)
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
 {
     open_block(e);
-    buf_printf(e->out, "        amp_gemm_desc d = {0};\n");
-    buf_printf(e->out, "        d.batch = %s;\n        d.M = %s;\n        d.N = %s;\n        d.K = %s;\n", g->batch, g->M,
-               g->N, g->K);
-    for (int i = 0; i < 3; i++)
-        buf_printf(e->out, "        d.a_stride[%d] = %s;\n        d.b_stride[%d] = %s;\n", i, g->a[i], i, g->b[i]);
+    buf_printf(e->out, "        const amp_gemm_desc d = {\n");
+    buf_printf(e->out, "            .batch = %s, .M = %s, .N = %s, .K = %s,\n", g->batch, g->M, g->N, g->K);
+    buf_printf(e->out, "            .a_stride = %s, .b_stride = %s,", c_array(e, g->a, 3), c_array(e, g->b, 3));
     if (g->C)
-        for (int i = 0; i < 3; i++)
-            buf_printf(e->out, "        d.c_stride[%d] = %s;\n", i, g->cs[i]);
-    buf_printf(e->out, "        d.alpha = %s;\n        d.beta = %s;\n        d.sum_batch = %d;\n", double_c(e, g->alpha),
+        buf_printf(e->out, " .c_stride = %s,", c_array(e, g->cs, 3));
+    buf_puts(e->out, "\n");
+    buf_printf(e->out, "            .alpha = %s, .beta = %s, .sum_batch = %d,\n        };\n", double_c(e, g->alpha),
                double_c(e, g->beta), g->sum_batch);
     if (g->relu_y) /* fuse.c: the relu's gradient in the product's epilogue */
         buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n", kernel(e, "gemm_relu_backward", t), g->A, g->B, g->relu_y, y);
@@ -151,18 +149,16 @@ int add_index(Contraction *k, const char *size, bool out)
 void emit_contract_call(Emitter *e, DType t, Contraction *k, const char *y)
 {
     open_block(e);
-    buf_printf(e->out, "        amp_contract_desc d = {0};\n");
-    buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), k->n_ops);
-    buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", k->n_index,
-               k->n_out, k->n_ops);
-    for (int i = 0; i < k->n_index; i++)
-        buf_printf(e->out, "        d.size[%d] = %s;\n", i, k->size[i]);
+    buf_printf(e->out, "        const amp_contract_desc d = {\n");
+    buf_printf(e->out, "            .n_index = %d, .n_out = %d, .n_operands = %d,\n", k->n_index, k->n_out, k->n_ops);
+    buf_printf(e->out, "            .size = %s,\n            .stride = {", c_array(e, k->size, k->n_index));
+    const char *ops[4];
     for (int o = 0; o < k->n_ops; o++) {
-        buf_printf(e->out, "        operands[%d] = %s;\n", o, k->operand[o]);
-        for (int i = 0; i < k->n_index; i++)
-            if (strcmp(k->stride[o][i], "0") != 0)
-                buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", o, i, k->stride[o][i]);
+        buf_printf(e->out, "%s%s", o ? ", " : "", c_array(e, k->stride[o], k->n_index));
+        ops[o] = k->operand[o];
     }
+    buf_puts(e->out, "},\n        };\n");
+    buf_printf(e->out, "        const %s *const operands[%d] = %s;\n", dtype_c_type(t), k->n_ops, c_array(e, ops, k->n_ops));
     buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), y);
     close_block(e);
 }
@@ -633,4 +629,49 @@ void emit_linalg_solve(Emitter *e, Node *n, const char *y)
     default:
         ICE("emit_linalg_solve on %s", n->op->name);
     }
+}
+
+/* linear: y = x W^T + b over every row of x (its leading dims flattened). */
+void emit_linear(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s0 = &n->in[0]->type.shape, *ws = &n->in[1]->type.shape;
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear", n->out->type.dtype),
+               dims_product(e, s0, 0, s0->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]),
+               e->cname[n->in[0]->id], e->cname[n->in[1]->id], n->in[2] ? e->cname[n->in[2]->id] : "NULL", y);
+}
+
+/* matmul: batched over the output's leading dims, each operand either
+ * spanning the whole batch or shared by it (a stride of 0). */
+void emit_matmul(Emitter *e, Node *n, const char *y)
+{
+    const Shape *sa = &n->in[0]->type.shape, *sb = &n->in[1]->type.shape, *so = &n->out->type.shape;
+    int out_batch_dims = so->ndim - (sa->ndim >= 2) - (sb->ndim >= 2);
+    const char *M = sa->ndim >= 2 ? poly_c(e, sa->dims[sa->ndim - 2]) : "1";
+    const char *K = poly_c(e, sa->dims[sa->ndim - 1]);
+    const char *N = sb->ndim >= 2 ? poly_c(e, sb->dims[sb->ndim - 1]) : "1";
+    const char *batch = dims_product(e, so, 0, out_batch_dims);
+    /* An operand either spans the whole output batch or is shared by it. */
+    const char *strides[2];
+    const Shape *ins[2] = {sa, sb};
+    for (int k = 0; k < 2; k++) {
+        const Shape *s = ins[k];
+        Shape bs = {0};
+        for (int i = 0; i + 2 < s->ndim; i++)
+            bs.dims[bs.ndim++] = s->dims[i];
+        Shape ob = {0};
+        for (int i = 0; i < out_batch_dims; i++)
+            ob.dims[ob.ndim++] = so->dims[i];
+        int64_t one;
+        Poly *bn = shape_numel(e->c, &bs);
+        if (bs.ndim == 0 || (poly_is_const(bn, &one) && one == 1))
+            strides[k] = "0";
+        else if (poly_equal(bn, shape_numel(e->c, &ob)))
+            strides[k] = k == 0 ? arena_printf(e->c->arena, "%s*%s", M, K) : arena_printf(e->c->arena, "%s*%s", K, N);
+        else {
+            error_at(e->c, n->loc, "matmul with partially broadcast batch dimensions is not supported yet");
+            return;
+        }
+    }
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "matmul", n->out->type.dtype), batch, M,
+               N, K, e->cname[n->in[0]->id], strides[0], e->cname[n->in[1]->id], strides[1], y);
 }

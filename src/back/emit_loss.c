@@ -254,3 +254,18 @@ void emit_ctc_loss(Emitter *e, Node *n, const char *y)
                                          reduction_code(attr_str(n, "reduction", "mean")),
                                          attr_bool(n, "zero_infinity", false), double_scratch(e, n), y));
 }
+
+/* nll_loss of [C] or [N, C] log-probabilities and class indices; the
+ * kernel reports an index out of range. */
+void emit_nll_loss(Emitter *e, Node *n, const char *y)
+{
+    static const char *const reductions[] = {"AMP_REDUCTION_NONE", "AMP_REDUCTION_MEAN", "AMP_REDUCTION_SUM"};
+    Buf *o = e->out;
+    const Shape *s0 = &n->in[0]->type.shape;
+    const char *N = s0->ndim == 2 ? poly_c(e, s0->dims[0]) : "1";
+    buf_printf(o, "    rc = %s(%s, %s, %s, %s, %s, %lld, %s, %s);\n", kernel(e, "nll_loss", n->out->type.dtype), N,
+               poly_c(e, s0->dims[s0->ndim - 1]), e->cname[n->in[0]->id], e->cname[n->in[1]->id],
+               n->in[2] ? e->cname[n->in[2]->id] : "NULL", (long long)attr_int(n, "ignore_index", -100),
+               reductions[attr_int(n, "reduction_code", 0)], y);
+    buf_puts(o, "    if (rc != AMP_OK)\n        return rc;\n");
+}

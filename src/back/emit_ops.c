@@ -3,8 +3,8 @@
  *
  * emit_op finds a node's emitter in emit_rules[], expanded from the emit
  * column of ops.def (the emitters are in emit_<family>.c, one file per op
- * family, with the middle end's family names; emit_kernel_form is in
- * emit_c.c, emit_complex in emit_complex.c), checks the operands' dtypes
+ * family, with the middle end's family names; emit_cast is in emit_c.c),
+ * checks the operands' dtypes
  * against the kernels' and calls it.  The helpers here read a node's
  * operands (in_c, in_shape, ...), write C literals and arrays (double_c,
  * shape_array, broadcast_strides, ...) and open the blocks and status
@@ -219,24 +219,14 @@ const char *double_scratch(Emitter *e, Node *n)
     return n->scratch ? arena_printf(e->c->arena, "((double *)(void *)%s)", e->cname[n->scratch->id]) : "NULL";
 }
 
+/* Whether the node's kernel returns an amp_status (index operands out of
+ * range, a singular matrix, no convergence), which the caller checks: the
+ * OPF_STATUS column, or OPF_STATUS_IF_INDEX where only index operands (class
+ * targets, integer indices) make it report one. */
 bool op_returns_status(const Node *n)
 {
-    switch (n->op->id) {
-    case OP_NLL_LOSS: case OP_NLL_LOSS2D: case OP_EMBEDDING: case OP_INDEX_SELECT: case OP_INDEX_COPY:
-    case OP_GATHER: case OP_SCATTER_ADD: case OP_MULTILABEL_MARGIN_LOSS: case OP_MULTI_MARGIN_LOSS:
-    case OP_INVERSE: case OP_CHOLESKY: case OP_LINALG_CHOLESKY: case OP_LINALG_SOLVE:
-    case OP_MAX_UNPOOL2D: case OP_MAX_UNPOOL3D: case OP_LU_SOLVE: case OP_LINALG_TENSORINV: case OP_LINALG_TENSORSOLVE:
-    case OP_CTC_LOSS: case OP_ONE_HOT:
-    case OP_LINALG_EIG: case OP_LINALG_EIGVALS: /* AMP_ERR_NO_CONVERGENCE */
-    case OP_CROSS_ENTROPY_WITH_GRAD: /* of class targets only (fuse.c) */
-        return true;
-    case OP_CROSS_ENTROPY:
-        return n->in[1] && n->in[1]->type.dtype == DT_I64;
-    case OP_INDEX_PUT:
-        return n->in[1] && n->in[1]->type.dtype == DT_I64;
-    default:
-        return false;
-    }
+    unsigned f = n->op->flags;
+    return (f & OPF_STATUS) || ((f & OPF_STATUS_IF_INDEX) && n->nin > 1 && n->in[1] && n->in[1]->type.dtype == DT_I64);
 }
 
 /* a GRAD node: its kernel calls are the forward op's gradient rule's */
@@ -252,7 +242,7 @@ typedef void (*EmitRule)(Emitter *e, Node *n, const char *y);
 static const EmitRule emit_rules[OP_COUNT] = {
 #define EMIT(fn) fn
 #define NO_KERNEL NULL
-#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = emit,
+#define OP(ID, name, sig, infer, emit, grad, flags) [OP_##ID] = emit,
 #include "ops.def"
 #undef OP
 #undef EMIT
@@ -270,7 +260,7 @@ void emit_op(Emitter *e, Node *n, const char *y)
         return;
     }
     /* the data movers copy any dtype; the other kernels check theirs */
-    bool data_only = rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
+    bool data_only = rule == emit_cast || rule == emit_copy || rule == emit_dropout || rule == emit_permute || rule == emit_expand ||
                      rule == emit_slice || rule == emit_cat || rule == emit_rearrange || rule == emit_construct ||
                      rule == emit_tri;
     /* comparisons write bools from operands of any dtype, of one dtype each (their type rule cast them) */
@@ -283,7 +273,7 @@ void emit_op(Emitter *e, Node *n, const char *y)
             rule(e, n, y);
         return;
     }
-    if (n->op->form == FORM_OP && id != OP_GRAD && !op_takes_complex(id) && !data_only &&
+    if (id != OP_GRAD && !op_takes_complex(id) && !data_only &&
         !operands_ok(e, n, n->out->type.dtype))
         return;
     rule(e, n, y);

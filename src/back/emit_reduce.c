@@ -184,3 +184,14 @@ void emit_quantile(Emitter *e, Node *n, const char *y)
                quantile_code(attr_str(n, "interpolation", "linear")), n->op->id == OP_NANQUANTILE, in_c(e, n, 0),
                double_scratch(e, n), y);
 }
+
+/* softmax and log_softmax along one dim: the kernel sees [outer, dim, inner]. */
+void emit_softmax(Emitter *e, Node *n, const char *y)
+{
+    const Shape *s0 = &n->in[0]->type.shape;
+    int d = (int)attr_int(n, "axis", 0);
+    int nd = s0->ndim;
+    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, n->op->name, n->out->type.dtype),
+               dims_product(e, s0, 0, nd ? d : 0), nd ? poly_c(e, s0->dims[d]) : "1", dims_product(e, s0, nd ? d + 1 : 0, nd),
+               e->cname[n->in[0]->id], y);
+}

@@ -14,12 +14,13 @@
 
 /* Included by emit.h, for the Emitter. */
 
-/* the ops called by their kernel form alone (emit_c.c), and GRAD nodes
- * (emit_ops.c: the rule of the forward op, through emit_grad) */
-void emit_kernel_form(Emitter *e, Node *n, const char *y);
+/* casts (emit_c.c), and GRAD nodes (emit_ops.c: the rule of the forward
+ * op, through emit_grad) */
+void emit_cast(Emitter *e, Node *n, const char *y);
 void emit_grad_node(Emitter *e, Node *n, const char *y);
 
 /* elementwise: emit_elementwise.c, grad_elementwise.c */
+void emit_arith(Emitter *e, Node *n, const char *y);
 void emit_unary(Emitter *e, Node *n, const char *y);
 void emit_unary_param(Emitter *e, Node *n, const char *y);
 void emit_prelu(Emitter *e, Node *n, const char *y);
@@ -53,6 +54,7 @@ void grad_where(Emitter *e, Node *b);
 void grad_dropout(Emitter *e, Node *b);
 
 /* reduce: emit_reduce.c, grad_reduce.c */
+void emit_softmax(Emitter *e, Node *n, const char *y);
 void emit_sort(Emitter *e, Node *n, const char *y);
 void emit_reduce(Emitter *e, Node *n, const char *y);
 void emit_index_reduce(Emitter *e, Node *n, const char *y);
@@ -78,6 +80,7 @@ void emit_norm_layer(Emitter *e, Node *n, const char *y);
 void grad_norm(Emitter *e, Node *b);
 
 /* loss: emit_loss.c, grad_loss.c */
+void emit_nll_loss(Emitter *e, Node *n, const char *y);
 void emit_class_loss(Emitter *e, Node *n, const char *y);
 void emit_cross_entropy_with_grad(Emitter *e, Node *n, const char *y);
 const char *batchmean_divisor(Emitter *e, Node *n);
@@ -139,6 +142,8 @@ void grad_index_select(Emitter *e, Node *b);
 void grad_index_put(Emitter *e, Node *b);
 
 /* linalg: emit_linalg.c, grad_linalg.c */
+void emit_linear(Emitter *e, Node *n, const char *y);
+void emit_matmul(Emitter *e, Node *n, const char *y);
 void emit_svd_op(Emitter *e, Node *n, const char *y);
 void emit_mm(Emitter *e, Node *n, const char *y);
 void emit_multi_dot(Emitter *e, Node *n, const char *y);

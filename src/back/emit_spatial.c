@@ -90,7 +90,7 @@ int spatial_dims_of(OpId id)
 }
 
 /* One int per spatial dim, as C: "{3, 3}" from one int argument. */
-const char *repeat3(Emitter *e, int64_t v, int ns)
+static const char *repeat3(Emitter *e, int64_t v, int ns)
 {
     int64_t a[3] = {v, v, v};
     for (int i = ns; i < 3; i++)
@@ -122,46 +122,97 @@ static bool conv_is_transposed(Node *n)
     return id == OP_CONV_TRANSPOSE1D || id == OP_CONV_TRANSPOSE2D || id == OP_CONV_TRANSPOSE3D;
 }
 
-/* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
- * error) if the padding has no kernel. */
-bool emit_conv_desc(Emitter *e, Node *n)
+/* An amp_conv_desc's fields as C expressions. */
+typedef struct ConvFields {
+    int ns;
+    const char *batch, *in_channels, *out_channels, *groups;
+    const char *in_size, *out_size, *kernel, *stride, *padding, *dilation, *output_padding;
+} ConvFields;
+
+/* The descriptor of conv node n; false (and an error) if the padding has
+ * no kernel. */
+static bool conv_fields(Emitter *e, Node *n, ConvFields *cf)
 {
     OpId id = n->op->id;
     bool transposed = conv_is_transposed(n);
     const Shape *sx = in_shape(n, 0), *sw = in_shape(n, 1), *so = out_shape(n);
     int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
-    int64_t groups = attr_int(n, "groups", 1);
-    int64_t stride = attr_int(n, "stride", 1), dil = attr_int(n, "dilation", 1);
-    int64_t outpad = transposed ? attr_int(n, "output_padding", 0) : 0;
-    int64_t pad[3] = {0, 0, 0};
+    static const int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    int64_t stride[3] = {0, 0, 0}, dil[3] = {0, 0, 0}, outpad[3] = {0, 0, 0}, pad[3] = {0, 0, 0};
+    attr_ints(n, "stride", ones, ns, stride);
+    attr_ints(n, "dilation", ones, ns, dil);
+    if (transposed)
+        attr_ints(n, "output_padding", zeros, ns, outpad);
     if (attr_kind(n, "padding", ATTR_NONE) == ATTR_STR) {
         if (strcmp(attr_str(n, "padding", ""), "same") == 0) {
             /* PyTorch pads total = dilation * (k - 1), the extra one on the
              * right; the kernel pads symmetrically, so odd totals need work */
             for (int i = 0; i < ns; i++) {
                 int64_t k;
-                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil * (k - 1)) % 2)
+                if (!poly_is_const(sw->dims[sw->ndim - ns + i], &k) || (dil[i] * (k - 1)) % 2)
                     return unsupported(e, n, "padding=\"same\" with an even effective kernel size has no runtime kernel yet");
-                pad[i] = dil * (k - 1) / 2;
+                pad[i] = dil[i] * (k - 1) / 2;
             }
         }
     } else {
-        int64_t p = attr_int(n, "padding", 0);
-        for (int i = 0; i < ns; i++)
-            pad[i] = p;
+        attr_ints(n, "padding", zeros, ns, pad);
     }
-    open_block(e);
-    buf_printf(e->out, "        const amp_conv_desc d = {\n");
-    buf_printf(e->out, "            .batch = %s, .in_channels = %s, .out_channels = %s,\n", batch_of(e, sx, ns),
-               poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, so->dims[so->ndim - ns - 1]));
-    buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", ns, i64_c(e, groups));
-    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns),
-               spatial_array(e, so, ns));
-    buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", spatial_array(e, sw, ns),
-               repeat3(e, stride, ns), i64_array(e, pad, 3));
-    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", repeat3(e, dil, ns),
-               repeat3(e, outpad, ns));
+    *cf = (ConvFields){
+        .ns = ns,
+        .batch = batch_of(e, sx, ns),
+        .in_channels = poly_c(e, sx->dims[sx->ndim - ns - 1]),
+        .out_channels = poly_c(e, so->dims[so->ndim - ns - 1]),
+        .groups = i64_c(e, attr_int(n, "groups", 1)),
+        .in_size = spatial_array(e, sx, ns),
+        .out_size = spatial_array(e, so, ns),
+        .kernel = spatial_array(e, sw, ns),
+        .stride = i64_array(e, stride, 3),
+        .padding = i64_array(e, pad, 3),
+        .dilation = i64_array(e, dil, 3),
+        .output_padding = i64_array(e, outpad, 3),
+    };
     return true;
+}
+
+static void print_conv_desc(Emitter *e, const char *name, const ConvFields *cf)
+{
+    buf_printf(e->out, "        const amp_conv_desc %s = {\n", name);
+    buf_printf(e->out, "            .batch = %s, .in_channels = %s, .out_channels = %s,\n", cf->batch,
+               cf->in_channels, cf->out_channels);
+    buf_printf(e->out, "            .nspatial = %d, .groups = %s,\n", cf->ns, cf->groups);
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", cf->in_size, cf->out_size);
+    buf_printf(e->out, "            .kernel = %s, .stride = %s, .padding = %s,\n", cf->kernel, cf->stride,
+               cf->padding);
+    buf_printf(e->out, "            .dilation = %s, .output_padding = %s,\n        };\n", cf->dilation,
+               cf->output_padding);
+}
+
+/* Opens a block declaring `amp_conv_desc d` for conv node n; false (and an
+ * error) if the padding has no kernel. */
+bool emit_conv_desc(Emitter *e, Node *n)
+{
+    ConvFields cf;
+    if (!conv_fields(e, n, &cf))
+        return false;
+    open_block(e);
+    print_conv_desc(e, "d", &cf);
+    return true;
+}
+
+/* Inside emit_conv_desc's block: `amp_conv_desc dt`, the adjoint of conv
+ * node n (in and out swapped; no output_padding), one initializer. */
+void emit_conv_adjoint_desc(Emitter *e, Node *n)
+{
+    ConvFields cf;
+    if (!conv_fields(e, n, &cf))
+        return;
+    ConvFields t = cf;
+    t.in_channels = cf.out_channels;
+    t.out_channels = cf.in_channels;
+    t.in_size = cf.out_size;
+    t.out_size = cf.in_size;
+    t.output_padding = repeat3(e, 0, cf.ns);
+    print_conv_desc(e, "dt", &t);
 }
 
 bool conv_weights_preparable(const Node *n, Value **src)
@@ -261,21 +312,27 @@ const char *planes_of(Emitter *e, const Shape *s, int ns)
     return dims_product(e, s, 0, s->ndim - ns);
 }
 
-/* Opens a block declaring `amp_pool_desc d` for max/avg pool node n. */
+/* Opens a block declaring `const amp_pool_desc d`, one initializer, for max/avg pool node n. */
 void emit_pool_desc(Emitter *e, Node *n)
 {
     OpId id = n->op->id;
     int ns = spatial_dims_of(id);
     const Shape *sx = in_shape(n, 0), *so = out_shape(n);
     bool is_max = id == OP_MAX_POOL1D || id == OP_MAX_POOL2D || id == OP_MAX_POOL3D;
-    int64_t k = attr_int(n, "kernel_size", 1);
-    int64_t stride = attr_int(n, "stride", k), pad = attr_int(n, "padding", 0);
-    int64_t dil = is_max ? attr_int(n, "dilation", 1) : 1;
+    static const int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    int64_t k[3] = {0, 0, 0}, stride[3] = {0, 0, 0}, pad[3] = {0, 0, 0}, dil[3] = {0, 0, 0};
+    attr_ints(n, "kernel_size", ones, ns, k);
+    attr_ints(n, "stride", k, ns, stride);
+    attr_ints(n, "padding", zeros, ns, pad);
+    attr_ints(n, "dilation", ones, is_max ? ns : 0, dil);
+    for (int i = is_max ? ns : 0; i < ns; i++)
+        dil[i] = 1;
     open_block(e);
-    buf_printf(e->out, "        static const amp_pool_desc pool = {\n");
-    buf_printf(e->out, "            .nspatial = %d, .kernel = %s, .stride = %s,\n", ns, repeat3(e, k, ns),
-               repeat3(e, stride, ns));
-    buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", repeat3(e, pad, ns), repeat3(e, dil, ns));
+    buf_printf(e->out, "        const amp_pool_desc d = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .planes = %s,\n", ns, planes_of(e, sx, ns));
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns), spatial_array(e, so, ns));
+    buf_printf(e->out, "            .kernel = %s, .stride = %s,\n", i64_array(e, k, 3), i64_array(e, stride, 3));
+    buf_printf(e->out, "            .padding = %s, .dilation = %s,\n", i64_array(e, pad, 3), i64_array(e, dil, 3));
     if (!is_max) {
         int64_t div = 0;
         if (attr_given(n, "divisor_override"))
@@ -283,12 +340,7 @@ void emit_pool_desc(Emitter *e, Node *n)
         buf_printf(e->out, "            .count_include_pad = %d, .divisor_override = %s,\n",
                    attr_bool(n, "count_include_pad", true), i64_c(e, div));
     }
-    buf_puts(e->out, "        };\n        amp_pool_desc d = pool;\n");
-    buf_printf(e->out, "        d.planes = %s;\n", planes_of(e, sx, ns));
-    for (int i = 0; i < ns; i++) {
-        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
-        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
-    }
+    buf_puts(e->out, "        };\n");
 }
 
 void emit_pool(Emitter *e, Node *n, const char *y)
@@ -350,16 +402,16 @@ void emit_upsample_desc(Emitter *e, Node *f, const Shape *sx, const Shape *so)
     double scale = 0;
     if (attr_given(f, scale_name) && !(interp && attr_bool(f, "recompute_scale_factor", false)))
         scale = attr_number(f, scale_name, "0", DT_F64);
+    const char *scales[3] = {"0", "0", "0"};
+    for (int i = 0; i < ns; i++)
+        scales[i] = double_c(e, scale);
     open_block(e);
-    buf_printf(e->out, "        amp_upsample_desc d = {0};\n        d.nspatial = %d;\n        d.planes = %s;\n", ns,
-               planes_of(e, sx, ns));
-    buf_printf(e->out, "        d.mode = %s;\n        d.align_corners = %d;\n", mode,
+    buf_printf(e->out, "        const amp_upsample_desc d = {\n");
+    buf_printf(e->out, "            .nspatial = %d, .planes = %s,\n", ns, planes_of(e, sx, ns));
+    buf_printf(e->out, "            .in_size = %s, .out_size = %s,\n", spatial_array(e, sx, ns), spatial_array(e, so, ns));
+    buf_printf(e->out, "            .scale = %s,\n", c_array(e, scales, 3));
+    buf_printf(e->out, "            .mode = %s, .align_corners = %d,\n        };\n", mode,
                strcmp(mode, "AMP_UPSAMPLE_NEAREST") ? attr_bool(f, "align_corners", false) : 0);
-    for (int i = 0; i < ns; i++) {
-        buf_printf(e->out, "        d.in_size[%d] = %s;\n", i, poly_c(e, sx->dims[sx->ndim - ns + i]));
-        buf_printf(e->out, "        d.out_size[%d] = %s;\n", i, poly_c(e, so->dims[so->ndim - ns + i]));
-        buf_printf(e->out, "        d.scale[%d] = %s;\n", i, double_c(e, scale));
-    }
 }
 
 void emit_upsample(Emitter *e, Node *n, const char *y)

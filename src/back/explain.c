@@ -35,6 +35,14 @@ static const char *where(Ctx *c, Loc loc)
     return arena_printf(c->arena, "%s:%d:%d", loc.file->name, line, col);
 }
 
+/* Where node n is (at loc, one of its locations), and the module instance
+ * it was inlined from: "nn.amp:9:10 in layer2.0.conv1". */
+static const char *node_where(Ctx *c, const Node *n, Loc loc)
+{
+    const char *at = where(c, loc);
+    return n->instance ? arena_printf(c->arena, "%s in %s", at, n->instance) : at;
+}
+
 /* Where an op is: its name (or operator) token, which tells apart the ops
  * of one expression; a conversion is where its operand is. */
 static Loc op_loc(const Node *n)
@@ -180,12 +188,6 @@ static void put_table(Buf *o, Vec *rows, int ncols)
     }
 }
 
-static const char *policy_name(Ctx *c)
-{
-    return c->opts->policy_path ? c->opts->policy_path
-                                : arena_printf(c->arena, "built-in %s policy", c->policy->target);
-}
-
 static const char *input_dtypes(Ctx *c, const Node *n, const char *sep)
 {
     Buf b;
@@ -218,7 +220,7 @@ static void explain_training_mode(Ctx *c, Buf *o)
         if (!what)
             continue;
         Row *r = arena_alloc(c->arena, sizeof *r);
-        *r = (Row){{where(c, op_loc(n)), n->op->name, what}};
+        *r = (Row){{node_where(c, n, op_loc(n)), n->op->name, what}};
         vec_push(c, rows, r);
     }
     if (!rows->len)
@@ -233,7 +235,7 @@ static void explain_text(Ctx *c, Buf *o)
     Graph *g = c->graph;
     const char *opts = autocast_options_text(c);
     buf_printf(o, "%s: model %s, target %s (%s), autocast low dtype %s%s%s\n", c->main_file->name,
-               c->graph->name, c->policy->target, policy_name(c), dtype_name(c->policy->low),
+               c->graph->name, c->policy->target, policy_display_name(c), dtype_name(c->policy->low),
                opts[0] ? ", with" : "", opts);
 
     Vec *ops = vec_new(c), *casts = vec_new(c);
@@ -248,13 +250,13 @@ static void explain_text(Ctx *c, Buf *o)
         Row *r = arena_alloc(c->arena, sizeof *r);
         if (n->op->id == OP_CAST) {
             DType from = n->in[0]->type.dtype, to = n->out->type.dtype;
-            *r = (Row){{where(c, n->loc), value_label(c, n),
+            *r = (Row){{node_where(c, n, n->loc), value_label(c, n),
                         arena_printf(c->arena, "%s %s -> %s", from == to ? "copy" : "cast", dtype_name(from),
                                      dtype_name(to)),
                         shape_text(c, &n->out->type), n->why ? n->why : ""}};
             vec_push(c, casts, r);
         } else {
-            *r = (Row){{where(c, op_loc(n)), node_op_name(n), input_dtypes(c, n, ", "),
+            *r = (Row){{node_where(c, n, op_loc(n)), node_op_name(n), input_dtypes(c, n, ", "),
                         type_to_string(c, &n->out->type), n->why ? n->why : ""}};
             vec_push(c, ops, r);
         }
@@ -341,6 +343,16 @@ static void json_str(Buf *o, const char *s)
     buf_puts(o, "\"");
 }
 
+/* , "instance": the module instance n was inlined from, or null */
+static void json_instance(Buf *o, const Node *n)
+{
+    buf_puts(o, ", \"instance\": ");
+    if (n->instance)
+        json_str(o, n->instance);
+    else
+        buf_puts(o, "null");
+}
+
 static void json_loc(Ctx *c, Buf *o, Loc loc)
 {
     int line, col;
@@ -369,7 +381,7 @@ static void explain_json(Ctx *c, Buf *o)
     buf_puts(o, ",\n  \"target\": ");
     json_str(o, c->policy->target);
     buf_puts(o, ",\n  \"policy\": ");
-    json_str(o, policy_name(c));
+    json_str(o, policy_display_name(c));
     buf_puts(o, ",\n  \"low_dtype\": ");
     json_str(o, dtype_name(c->policy->low));
     buf_puts(o, ",\n  \"force_dtype\": ");
@@ -387,6 +399,7 @@ static void explain_json(Ctx *c, Buf *o)
         const PolicyRow *row = n->row;
         buf_puts(o, nops++ ? ",\n    {" : "\n    {");
         json_loc(c, o, op_loc(n));
+        json_instance(o, n);
         buf_puts(o, ", \"op\": ");
         json_str(o, node_op_name(n));
         buf_puts(o, ", \"inputs\": [");
@@ -428,6 +441,7 @@ static void explain_json(Ctx *c, Buf *o)
             continue;
         buf_puts(o, ncasts++ ? ",\n    {" : "\n    {");
         json_loc(c, o, n->loc);
+        json_instance(o, n);
         buf_puts(o, ", \"value\": ");
         json_str(o, value_label(c, n));
         buf_puts(o, ", \"from\": ");

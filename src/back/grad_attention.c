@@ -32,17 +32,16 @@ void grad_sdpa(Emitter *e, Node *b)
         return;
     }
     open_block(e);
-    buf_printf(e->out, "        amp_sdpa_desc d = {0};\n");
-    buf_printf(e->out, "        d.batch = %s;\n        d.L = %s;\n        d.S = %s;\n        d.E = %s;\n        d.Ev = %s;\n",
-               dims_product(e, sq, 0, nq - 2), poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[nq - 2]),
-               poly_c(e, sq->dims[nq - 1]), poly_c(e, sv->dims[nq - 1]));
-    buf_printf(e->out, "        d.q_batch_stride = %s;\n        d.k_batch_stride = %s;\n        d.v_batch_stride = %s;\n",
+    const char *E = poly_c(e, sq->dims[nq - 1]);
+    buf_printf(e->out, "        const amp_sdpa_desc d = {\n");
+    buf_printf(e->out, "            .batch = %s, .L = %s, .S = %s, .E = %s, .Ev = %s,\n", dims_product(e, sq, 0, nq - 2),
+               poly_c(e, sq->dims[nq - 2]), poly_c(e, sk->dims[nq - 2]), E, poly_c(e, sv->dims[nq - 1]));
+    buf_printf(e->out, "            .q_batch_stride = %s, .k_batch_stride = %s, .v_batch_stride = %s,\n",
                dims_product(e, sq, nq - 2, nq), dims_product(e, sk, nq - 2, nq), dims_product(e, sv, nq - 2, nq));
-    if (attr_given(f, "scale"))
-        buf_printf(e->out, "        d.scale = %s;\n", double_c(e, attr_number(f, "scale", "1", DT_F64)));
-    else
-        buf_puts(e->out, "        d.scale = 1.0 / sqrt((double)d.E);\n");
-    buf_printf(e->out, "        d.is_causal = %d;\n", attr_bool(f, "is_causal", false));
+    buf_printf(e->out, "            .scale = %s, .is_causal = %d,\n        };\n",
+               attr_given(f, "scale") ? double_c(e, attr_number(f, "scale", "1", DT_F64))
+                                      : arena_printf(e->c->arena, "1.0 / sqrt((double)(%s))", E),
+               attr_bool(f, "is_causal", false));
     /* the kernel writes all three; those not needed go to scratch */
     const char *dq = grad_of(e, b, 0), *dk = grad_of(e, b, 1), *dv = grad_of(e, b, 2);
     if (!dq || !dk || !dv) {

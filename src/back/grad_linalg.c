@@ -277,30 +277,27 @@ void grad_contraction(Emitter *e, Node *b, GradContract *k)
         for (int i = 0; i < k->n_index; i++)
             if (newi[i] < 0)
                 newi[i] = n++;
-        open_block(e);
-        buf_printf(e->out, "        amp_contract_desc d = {0};\n");
-        buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), k->n_ops);
-        buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", k->n_index,
-                   n_out, k->n_ops);
-        for (int i = 0; i < k->n_index; i++)
-            buf_printf(e->out, "        d.size[%d] = %s;\n", newi[i], k->size[i]);
         /* operand 0: dy; then the others */
-        buf_printf(e->out, "        operands[0] = %s;\n", dy_of(e, b));
+        Contraction kk = {.n_index = k->n_index, .n_out = n_out, .n_ops = k->n_ops};
+        for (int i = 0; i < k->n_index; i++) {
+            kk.size[newi[i]] = k->size[i];
+            for (int s = 0; s < 4; s++)
+                kk.stride[s][i] = "0";
+        }
+        kk.operand[0] = dy_of(e, b);
         for (int i = 0; i < k->n_out; i++)
-            buf_printf(e->out, "        d.stride[0][%d] = %s;\n", newi[i], ys[i]);
+            kk.stride[0][newi[i]] = ys[i];
         for (int p = 0, slot = 1; p < k->n_ops; p++) {
             if (p == o)
                 continue;
             const char *st[GRAD_CONTRACT_MAX];
             contract_strides(e, k, p, st);
-            buf_printf(e->out, "        operands[%d] = %s;\n", slot, x_of(e, b, k->input[p]));
+            kk.operand[slot] = x_of(e, b, k->input[p]);
             for (int i = 0; i < k->n_index; i++)
-                if (strcmp(st[i], "0") != 0)
-                    buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", slot, newi[i], st[i]);
+                kk.stride[slot][newi[i]] = st[i];
             slot++;
         }
-        buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), g);
-        close_block(e);
+        emit_contract_call(e, t, &kk, g);
     }
 }
 
@@ -528,28 +525,26 @@ static void grad_multi_dot(Emitter *e, Node *b)
         for (int i = 0; i < nidx; i++)
             if (renum[i] < 0)
                 renum[i] = next++;
-        open_block(e);
-        buf_printf(e->out, "        amp_contract_desc d = {0};\n");
-        buf_printf(e->out, "        const %s *operands[%d];\n", dtype_c_type(t), nops);
-        buf_printf(e->out, "        d.n_index = %d;\n        d.n_out = %d;\n        d.n_operands = %d;\n", nidx, n_out,
-                   nops);
-        for (int i = 0; i < nidx; i++)
-            buf_printf(e->out, "        d.size[%d] = %s;\n", renum[i], size[i]);
+        Contraction kk = {.n_index = nidx, .n_out = n_out, .n_ops = nops};
+        for (int i = 0; i < nidx; i++) {
+            kk.size[renum[i]] = size[i];
+            for (int s = 0; s < 4; s++)
+                kk.stride[s][i] = "0";
+        }
         /* slot 0 is dY, then every other operand; a 2-D tensor's first
          * index strides by its columns, its last by 1 */
         for (int p = -1, slot = 0; p < nops; p++) {
             if (p == o)
                 continue;
             int i0 = p < 0 ? chain[0] : chain[p], i1 = p < 0 ? chain[nops] : chain[p + 1];
-            buf_printf(e->out, "        operands[%d] = %s;\n", slot, p < 0 ? dy_of(e, b) : x_of(e, b, p));
+            kk.operand[slot] = p < 0 ? dy_of(e, b) : x_of(e, b, p);
             if (i0 >= 0)
-                buf_printf(e->out, "        d.stride[%d][%d] = %s;\n", slot, renum[i0], i1 >= 0 ? size[i1] : "1");
+                kk.stride[slot][renum[i0]] = i1 >= 0 ? size[i1] : "1";
             if (i1 >= 0)
-                buf_printf(e->out, "        d.stride[%d][%d] = 1;\n", slot, renum[i1]);
+                kk.stride[slot][renum[i1]] = "1";
             slot++;
         }
-        buf_printf(e->out, "        %s(&d, operands, %s);\n", kernel(e, "contract", t), g);
-        close_block(e);
+        emit_contract_call(e, t, &kk, g);
     }
 }
 

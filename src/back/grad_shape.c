@@ -108,7 +108,7 @@ void grad_cat(Emitter *e, Node *b)
     const char *ys[MAX_DIMS];
     contiguous_strides(e, so, ys);
     Poly *offset = poly_const(e->c, 0);
-    for (int k = 0; k < f->nin && k < 6; k++) {
+    for (int k = 0; k < f->nin; k++) {
         if (!f->in[k])
             continue;
         Shape part = *so;

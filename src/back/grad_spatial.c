@@ -58,13 +58,7 @@ static void grad_conv_pair(Emitter *e, Node *b, bool transposed)
     if (!emit_conv_desc(e, f))
         return;
     if (grad_of(e, b, 0)) {
-        buf_puts(e->out, "        amp_conv_desc dt = d;\n");
-        buf_puts(e->out, "        dt.in_channels = d.out_channels;\n        dt.out_channels = d.in_channels;\n");
-        for (int i = 0; transposed && i < 3; i++)
-            buf_printf(e->out, "        dt.output_padding[%d] = 0;\n", i);
-        for (int i = 0; i < ns; i++)
-            buf_printf(e->out, "        dt.in_size[%d] = d.out_size[%d];\n        dt.out_size[%d] = d.in_size[%d];\n", i,
-                       i, i, i);
+        emit_conv_adjoint_desc(e, f);
         buf_printf(e->out, "        %s(&dt, %s, %s, NULL, %s);\n", kernel(e, transposed ? "conv" : "conv_transpose", t),
                    dy_of(e, b), x_of(e, b, 1), grad_of(e, b, 0));
     }

@@ -135,9 +135,11 @@ static void emit_runner_main(Ctx *c, Graph *g, const char *p, bool weights, Buf 
             if (*q >= 'a' && *q <= 'z')
                 *q = (char)(*q - 'a' + 'A');
         buf_printf(o, "    void *storage = run_alloc(%s_WEIGHTS_BYTES);\n", P);
-        buf_printf(o, "    rc = %s_load_weights(files[0], storage, %s_WEIGHTS_BYTES, &params);\n", p, P);
-        buf_printf(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"%%s: %%s\\n\", files[0], %s_strerror(rc));\n"
-                      "        return 1;\n    }\n", p);
+        /* the loader's message names each bad tensor, one a line */
+        buf_puts(o, "    static char why[4096];\n");
+        buf_printf(o, "    rc = %s_load_weights_ex(files[0], storage, %s_WEIGHTS_BYTES, &params, why, sizeof why);\n", p, P);
+        buf_puts(o, "    if (rc != AMP_OK) {\n        fprintf(stderr, \"%s: %s\\n\", files[0], why);\n"
+                    "        return 1;\n    }\n");
     }
     for (int i = 0; i < g->inputs->len; i++) {
         Value *v = VEC_AT(g->inputs, i);

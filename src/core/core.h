@@ -228,18 +228,6 @@ typedef struct OpParam {
     const char *default_text; /* NULL: required; "None" for optional tensors */
 } OpParam;
 
-/* How the code generator calls the op's kernel (emit_c.c). */
-typedef enum {
-    FORM_CAST,
-    FORM_UNARY,   /* f(n, x, y) */
-    FORM_BINARY,  /* f(n, a, b, y), or _scalar / _bcast variants */
-    FORM_LINEAR,
-    FORM_MATMUL,
-    FORM_SOFTMAX, /* f(outer, dim, inner, x, y) */
-    FORM_NLL_LOSS,
-    FORM_OP,      /* its emitter (emit_<family>.c) writes the op's own call (the amprt/ part headers) */
-} KernelForm;
-
 typedef struct Expr Expr;
 
 enum {
@@ -257,10 +245,18 @@ enum {
     /* The result is indices or truth values (argmax's i64, all's bool):
      * the operands keep their own dtype, which picks the kernel. */
     OPF_INDEX_RESULT = 1 << 8,
+    /* A `Tensor|Scalar` operand given as a number is kept exact in
+     * Node.scalar (add, sub, mul, div: 2 - x is rsub), not as an attribute. */
+    OPF_SCALAR_OPERAND = 1 << 9,
+    /* The kernel returns an amp_status the caller checks (indices out of
+     * range, a singular matrix, no convergence); _IF_INDEX: only when
+     * operand 1 is an index tensor (class targets, integer indices). */
+    OPF_STATUS = 1 << 10,
+    OPF_STATUS_IF_INDEX = 1 << 11,
 };
 
 typedef enum {
-#define OP(ID, name, sig, infer, form, emit, grad, flags) OP_##ID,
+#define OP(ID, name, sig, infer, emit, grad, flags) OP_##ID,
 #include "ops.def"
 #undef OP
     OP_COUNT
@@ -270,7 +266,6 @@ typedef struct OpInfo {
     OpId id;
     const char *name;      /* PyTorch's name: the key of policy rows */
     const char *signature; /* PyTorch-style schema text */
-    KernelForm form;
     unsigned flags;
     /* The names of the back end's functions for the op, from its row's emit
      * and grad columns: they say what exists to the passes that cannot call
@@ -337,6 +332,7 @@ typedef struct Options {
     const char *embed_weights; /* --embed-weights FILE: parameters as const arrays */
     bool no_fuse;              /* --no-fuse: fuse.c groups nothing */
     bool f32_outputs;          /* --f32-outputs: bf16/f16 outputs cast to f32 inside the model */
+    bool dot_params;           /* --dot-params: --emit=dot draws parameters, buffers and their casts */
 } Options;
 
 typedef struct Graph Graph;

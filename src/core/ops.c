@@ -22,9 +22,8 @@ static const OpInfo op_table[OP_COUNT] = {
 #define NO_KERNEL NULL
 #define GRAD(fn) #fn
 #define NO_GRAD NULL
-#define OP(ID, name_, sig, infer, form_, emit, grad, flags_)                                                          \
-    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .form = form_, .flags = flags_, .emit_rule = emit, \
-                 .grad_rule = grad},
+#define OP(ID, name_, sig, infer, emit, grad, flags_)                                                          \
+    [OP_##ID] = {.id = OP_##ID, .name = name_, .signature = sig, .flags = flags_, .emit_rule = emit, .grad_rule = grad},
 #include "ops.def"
 #undef OP
 #undef EMIT

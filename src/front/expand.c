@@ -49,6 +49,8 @@ typedef struct Instance {
     int nlists;
     Vec *state_names;   /* its params and buffers, relative: conv1.weight */
     int calls;
+    Loc model_loc;      /* the model's `module` statement it descends from (layer2.0's for layer2.0.conv1) */
+    const char *root;   /* the path that statement declares (layer2.0) */
 } Instance;
 
 typedef struct Env {
@@ -622,6 +624,8 @@ static void declare_instance(Expander *x, const Env *env, Stmt *st, Vec *out)
     Instance *inst = arena_alloc(x->c->arena, sizeof *inst);
     inst->path = path;
     inst->block = b;
+    inst->model_loc = env->inst ? env->inst->model_loc : st->loc;
+    inst->root = env->inst ? env->inst->root : path;
     inst->state_names = vec_new(x->c);
     for (int j = 0; j < b->params->len; j++)
         if (((BlockParam *)VEC_AT(b->params, j))->is_list && !inst->lists)
@@ -731,6 +735,10 @@ static void expand_code(Expander *x, const Env *env, Vec *in, Vec *out, bool in_
         Stmt *s = new_stmt(x, st->kind, st->loc);
         *s = *st;
         x->c->instance = s->instance = env->prefix;
+        if (env->inst) {
+            s->instance_loc = env->inst->model_loc;
+            s->instance_root = env->inst->root;
+        }
         switch (st->kind) {
         case S_INPUT:
         case S_OUTPUT:

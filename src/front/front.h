@@ -75,6 +75,8 @@ struct Expr {
     int64_t ignore_index; /* nll_loss */
     int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
     int64_t start, step;  /* narrow, slice: the first index (normalised) and step */
+    const OpInfo *layer; /* a step of a recurrent layer (types_rnn.c): the layer
+                            op, whose policy row decides the step's dtype */
     bool autocast_on;  /* inside an enabled autocast region */
     DType autocast_low;/* that region's low dtype */
     Decision decision;
@@ -110,7 +112,10 @@ typedef struct Stmt {
     Expr *lo, *hi;    /* FOR: the range lo..hi, hi excluded */
     Loc keyword_loc;
     Symbol *sym;  /* declarations, after resolve */
-    const char *instance; /* inlined from a block: the instance's path (layer1.0), for diagnostics */
+    const char *instance; /* inlined from a block: the instance's path (layer1.0), for diagnostics
+                           * and the emitted comments */
+    Loc instance_loc;     /* with instance: the model's `module` statement it descends from */
+    const char *instance_root; /* with instance: the path that statement declares (layer2.0) */
 } Stmt;
 
 /* @autocast or @autocast(options) before a model or block. */

@@ -121,8 +121,20 @@ static bool is_vararg(const OpInfo *op, int k)
  * is the group's entries (cat([a, b]), reshape(x, (2, -1))): they are
  * spread over its parameters, in order, and the list is replaced by its
  * items in call->list.  Given to an int[] parameter it stands for that
- * list; ampc's int[] readers take one value for every entry, so a list of
- * equal integers is that integer and differing ones are an error. */
+ * list: a list of equal integers is that integer; differing ones stay a
+ * list for a window parameter (kernel_size, stride, padding, dilation,
+ * output_padding, output_size: the convolutions' and pools' readers take
+ * one per spatial dim), and are an error elsewhere. */
+static bool window_param(const char *name)
+{
+    static const char *const names[] = {"kernel_size", "stride", "padding", "dilation", "output_padding",
+                                        "output_size"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
 static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
 {
     const OpInfo *op = call->op;
@@ -162,9 +174,10 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
         call->list = args;
         return VEC_AT(call->list, *i);
     }
-    if (prm->kind != ARG_INT_LIST || op->id == OP_SPLIT)
-        return a; /* split reads its list itself; any other kind: an error in typecheck */
+    if (prm->kind != ARG_INT_LIST || op->id == OP_SPLIT || op->id == OP_FULL)
+        return a; /* split and full (its shape) read their lists themselves; any other kind: an error in typecheck */
     int64_t first = 0;
+    bool differ = false;
     for (int m = 0; m < list->list->len; m++) {
         Expr *item = VEC_AT(list->list, m);
         if (item->kind != E_NUMBER || item->is_float) {
@@ -176,14 +189,18 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
             return NULL;
         if (m == 0)
             first = v;
-        else if (v != first) {
-            error_at(c, list->loc, "ampc takes one value for every entry of %s()'s '%s' yet; these differ",
-                     op->name, prm->name);
-            return NULL;
-        }
+        else if (v != first)
+            differ = true;
     }
     if (list->list->len == 0) {
         error_at(c, list->loc, "'%s' needs at least one entry", prm->name);
+        return NULL;
+    }
+    if (differ && window_param(prm->name))
+        return a; /* typecheck reads it entry by entry */
+    if (differ) {
+        error_at(c, list->loc, "ampc takes one value for every entry of %s()'s '%s' yet; these differ",
+                 op->name, prm->name);
         return NULL;
     }
     Expr *one = VEC_AT(list->list, 0);
@@ -198,9 +215,14 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
  * binds them to a signature. */
 static void bind_args(Ctx *c, Expr *call)
 {
+    /* a positional list counts its entries: spread over a Tensor... group
+     * (lstm's params) it may need a wider OpInfo; anywhere else the extra
+     * copies only default to None */
     int npositional = 0;
-    for (int i = 0; i < call->list->len; i++)
-        npositional += ((Expr *)VEC_AT(call->list, i))->kind != E_KWARG;
+    for (int i = 0; i < call->list->len; i++) {
+        Expr *a = VEC_AT(call->list, i);
+        npositional += a->kind == E_LIST ? (a->list->len > 1 ? a->list->len : 1) : a->kind != E_KWARG;
+    }
     call->op = op_for_call(c, call->op, npositional);
     const OpInfo *op = call->op;
     call->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof(Expr *));

@@ -65,6 +65,8 @@ static const struct {
 const PolicyRow *policy_row_for(Ctx *c, const Expr *call)
 {
     const PolicyRow *row = NULL;
+    if (call->layer) /* a cell of lstm(): autocast decides for the whole layer, as PyTorch does */
+        return policy_find(c->policy, call->layer->name);
     if (call->is_operator && call->op->id == OP_MATMUL)
         row = policy_find(c->policy, "__matmul__"); /* a @ b */
     if (!row)
@@ -88,7 +90,7 @@ static const char *apply_policy(Ctx *c, Expr *call, const PolicyRow *row, DType 
                                     target, row->source);
     if (via)
         rule = arena_printf(c->arena, "not in any %s list, but %s %s", target, via, rule);
-    const char *why = arena_printf(c->arena, "for %s: %s", op->name, rule);
+    const char *why = arena_printf(c->arena, "for %s: %s", call->layer ? call->layer->name : op->name, rule);
     int neligible = 0;
     for (int i = 0; i < op->nparams; i++)
         neligible += eligible(call->bound[i]);
@@ -185,6 +187,9 @@ static void promotion_casts(Ctx *c, Expr *call)
  * ops it is made of, so the one that decides its dtype decides the whole.
  * cross_entropy calls log_softmax with the input's own dtype (so that one
  * is not autocast) and then nll_loss; einsum contracts with bmm;
+ * tensordot, linalg_multi_dot and chain_matmul multiply with mm; the
+ * rnn_tanh/relu cells take tanh or relu of two linears' sum (so their result
+ * is in linear's dtype, as torch 1.13's CPU autocast gives);
  * F.interpolate runs the upsample op of its mode.  ampc
  * keeps the composite as one op and applies the inner op's row to it:
  * exact for the result's dtype, and for cross_entropy on gpu one step more
@@ -197,6 +202,11 @@ static const struct {
     {"cross_entropy", "sum", "with class probabilities PyTorch builds it from log_softmax (given the input's "
                              "dtype, so not autocast), mul and sum, which sets its dtype:"},
     {"einsum", "bmm", "PyTorch contracts its operands with bmm:"},
+    {"tensordot", "mm", "PyTorch contracts its operands with mm:"},
+    {"linalg_multi_dot", "mm", "PyTorch multiplies the chain with mm:"},
+    {"chain_matmul", "mm", "PyTorch multiplies the chain with mm:"},
+    {"rnn_tanh_cell", "linear", "PyTorch takes tanh of the sum of two linears (input, hx), in linear's dtype:"},
+    {"rnn_relu_cell", "linear", "PyTorch takes relu of the sum of two linears (input, hx), in linear's dtype:"},
     /* F.interpolate: the upsample op its mode and rank choose */
     {"interpolate", "upsample_nearest1d", "F.interpolate runs upsample_nearest1d:"},
     {"interpolate", "upsample_nearest2d", "F.interpolate runs upsample_nearest2d:"},
@@ -274,6 +284,48 @@ static const PolicyRow *composite_row(Ctx *c, const Expr *call, const char **via
     return NULL;
 }
 
+/* Composites whose result keeps its inputs' dtype although PyTorch runs
+ * an inner op low: lstm_cell and gru_cell compute their gates with two
+ * linears (low under autocast) and then mix them with hx or cx in their own
+ * dtype; bilinear's _trilinear contracts with bmm and returns its inputs'
+ * widest dtype.  So the result is the operands' widest dtype, as the
+ * promote class gives (torch 1.13's CPU autocast: f32 for f32 operands,
+ * f32 for a bf16 input with f32 weights).  ampc computes the inside in
+ * that dtype too (for f32, one rounding fewer than PyTorch), and --explain
+ * says so. */
+static const struct {
+    const char *op, *inner, *why;
+} kept_composites[] = {
+    {"lstm_cell", "linear", "PyTorch's gates are two linears (%s), mixed with the cell state cx in its own "
+                            "dtype: the result is the operands' widest dtype, in which ampc computes the whole cell"},
+    {"gru_cell", "linear", "PyTorch's gates are two linears (%s), mixed with hx in its own dtype: the result "
+                           "is the operands' widest dtype, in which ampc computes the whole cell"},
+    {"bilinear", "bmm", "PyTorch contracts with bmm (%s) inside _trilinear, whose result is the operands' "
+                        "widest dtype, in which ampc computes it all"},
+};
+
+/* A promote row for an op in kept_composites whose inner op is
+ * lower_precision_fp here, or NULL. */
+static const PolicyRow *kept_composite_row(Ctx *c, const Expr *call, DType low)
+{
+    for (size_t i = 0; i < sizeof kept_composites / sizeof kept_composites[0]; i++) {
+        if (strcmp(call->op->name, kept_composites[i].op) != 0)
+            continue;
+        const PolicyRow *inner = policy_find(c->policy, kept_composites[i].inner);
+        if (!inner || inner->cls != POL_LOWER)
+            return NULL;
+        PolicyRow *row = arena_alloc(c->arena, sizeof *row);
+        row->op = call->op->name;
+        row->cls = POL_PROMOTE;
+        row->low = DT_NONE;
+        row->source = arena_printf(c->arena, kept_composites[i].why,
+                                   arena_printf(c->arena, "%s %s: %s", kept_composites[i].inner,
+                                                dtype_name(inner->low != DT_NONE ? inner->low : low), inner->source));
+        return row;
+    }
+    return NULL;
+}
+
 static void autocast_expr(Ctx *c, Expr *e);
 
 /* A constructor's (zeros(3), arange(5)): autocast has nothing to follow. */
@@ -308,13 +360,17 @@ static void decide(Ctx *c, Expr *call)
         rule = "not eligible: out= given";
     else if (has_explicit_dtype(call))
         rule = "not eligible: explicit dtype=";
-    else if (!row && (inner = composite_row(c, call, &via))) {
+    else if (!row && !call->layer && (inner = composite_row(c, call, &via))) {
         rule = apply_policy(c, call, inner, low, via);
         call->decision.row = inner;
     }
     else if (!row && !has_tensor_operand(call))
         rule = arena_printf(c->arena, "not in any %s list: no tensor operand, PyTorch's default dtype",
                             c->policy->target);
+    else if (!row && !call->layer && (inner = kept_composite_row(c, call, low))) {
+        rule = apply_policy(c, call, inner, low, "decided as");
+        call->decision.row = inner;
+    }
     else if (!row)
         rule = arena_printf(c->arena, "not in any %s list: follows its inputs", c->policy->target);
     else if (row->cls == POL_NONE)
@@ -325,6 +381,8 @@ static void decide(Ctx *c, Expr *call)
         call->decision.row = row;
     }
 
+    if (call->layer)
+        rule = arena_printf(c->arena, "a step of %s, which autocast decides as a whole: %s", call->layer->name, rule);
     if (!infer_call(c, call))
         return;
     promotion_casts(c, call);

@@ -118,6 +118,9 @@ static void differentiate_cast(Ctx *c, Node *n, Value *dy, const bool *req, Valu
     if (!dy || !req[src->id])
         return;
     Node *back = ir_new_node(c, op_info(c, OP_CAST), n->loc);
+    back->instance = n->instance;
+    back->instance_loc = n->instance_loc;
+    back->instance_root = n->instance_root;
     back->in[0] = dy;
     back->nin = 1;
     back->out = new_temp(c, back, src->type);
@@ -156,33 +159,25 @@ static int wanted_operands(Ctx *c, Node *n, int nslots, const bool *req, bool *o
     for (int k = nslots; k < n->nin; k++)
         if (n->in[k] && req[n->in[k]->id] && differentiable_input(n, k)) {
             /* a gradient node holds six operands (docs/ir.md); cat and
-             * stack take any number, and nest */
+             * stack, whose rules read none, take any number */
             error_at(c, n->loc, "%s: a gradient for operand %d is not supported: a training step differentiates "
-                     "an op's first %d operands%s", n->op->name, k + 1, nslots,
-                     n->op->id == OP_CAT     ? "; split it: cat(cat(a, ..., f), g, ...)"
-                     : n->op->id == OP_STACK ? "; split it: cat(stack(a, ..., f, dim=d), stack(g, ..., dim=d), dim=d)"
-                                             : "");
+                     "an op's first %d operands", n->op->name, k + 1, nslots);
             *ok = false;
             break;
         }
     return wanted;
 }
 
-/* The GRAD node of forward node n: it reads dy, n's operands and result,
- * and writes one gradient per operand that needs one, each accumulated
- * into that operand's gradient.  Returns false after reporting. */
-static bool differentiate_node(Ctx *c, Node *n, Value *dy, const bool *req, Value **grad)
+/* A GRAD node of forward node n, reading dy, n's first six operands and
+ * its result (no gradient written yet). */
+static Node *new_grad_node(Ctx *c, Node *n, Value *dy, Value **grad)
 {
-    /* a GRAD node reads the forward's first six operands (in[1..6]);
-     * lstm_cell's seventh, b_hh, gets a gradient too: its rule reads
-     * b_hh from the forward node */
-    int nin = n->nin < 6 ? n->nin : 6;
-    int nslots = n->op->id == OP_LSTM_CELL && n->nin > 6 ? 7 : nin;
-    bool ok = true;
-    if (wanted_operands(c, n, nslots, req, &ok) == 0)
-        return ok;
     Node *b = ir_new_node(c, op_info(c, OP_GRAD), n->loc);
+    int nin = n->nin < 6 ? n->nin : 6;
     b->fwd = n;
+    b->instance = n->instance;
+    b->instance_loc = n->instance_loc;
+    b->instance_root = n->instance_root;
     b->in[0] = dy;
     for (int k = 0; k < nin; k++)
         b->in[1 + k] = n->in[k];
@@ -204,12 +199,51 @@ static bool differentiate_node(Ctx *c, Node *n, Value *dy, const bool *req, Valu
         b->dy_more[r] = grad[n->more_out[r]->id];
     b->why = arena_printf(c->arena, "gradient of %s, in %s as its forward", n->op->name,
                           dtype_name(n->out->type.dtype));
+    return b;
+}
+
+/* b's results written: its scratch, and each gradient accumulated into
+ * its operand's. */
+static void finish_grad_node(Ctx *c, Node *n, Node *b, int nout, Value **grad)
+{
+    b->nmore = nout > 0 ? nout - 1 : 0;
+    Type st = op_scratch_type(c, b);
+    if (st.dtype != DT_NONE)
+        b->scratch = new_temp(c, b, st);
+    for (int r = 0; r < nout; r++) {
+        Value *gk = r == 0 ? b->out : b->more_out[r - 1];
+        accumulate(c, grad, n->in[b->grad_input[r]], gk, n->loc);
+    }
+}
+
+/* The GRAD node of forward node n: it reads dy, n's operands and result,
+ * and writes one gradient per operand that needs one, each accumulated
+ * into that operand's gradient.  cat and stack, whose rule reads no
+ * operand's data, take any number of operands: one GRAD node per
+ * MAX_NODE_GRADS of them that need a gradient.  Returns false after
+ * reporting. */
+static bool differentiate_node(Ctx *c, Node *n, Value *dy, const bool *req, Value **grad)
+{
+    /* a GRAD node reads the forward's first six operands (in[1..6]);
+     * lstm_cell's seventh, b_hh, gets a gradient too: its rule reads
+     * b_hh from the forward node */
+    bool any = n->op->id == OP_CAT || n->op->id == OP_STACK;
+    int nin = n->nin < 6 ? n->nin : 6;
+    int nslots = any ? n->nin : n->op->id == OP_LSTM_CELL && n->nin > 6 ? 7 : nin;
+    bool ok = true;
+    if (wanted_operands(c, n, nslots, req, &ok) == 0)
+        return ok;
+    Node *b = new_grad_node(c, n, dy, grad);
     int nout = 0;
     for (int k = 0; k < nslots; k++) {
         if (!n->in[k] || !req[n->in[k]->id] || !differentiable_input(n, k) || grad_input_missing(c, n, k))
             continue;
         /* the same value twice (x * x): one gradient per operand slot */
-        if (nout == MAX_NODE_GRADS) {
+        if (nout == MAX_NODE_GRADS && any) {
+            finish_grad_node(c, n, b, nout, grad);
+            b = new_grad_node(c, n, dy, grad);
+            nout = 0;
+        } else if (nout == MAX_NODE_GRADS) {
             error_at(c, n->loc, "%s: more than %d operands need a gradient", n->op->name, MAX_NODE_GRADS);
             ok = false;
             break;
@@ -222,16 +256,9 @@ static bool differentiate_node(Ctx *c, Node *n, Value *dy, const bool *req, Valu
             b->more_out[nout - 1] = gk;
         nout++;
     }
-    b->nmore = nout > 0 ? nout - 1 : 0;
     if (nout == 0)
         return ok; /* only after an error above */
-    Type st = op_scratch_type(c, b);
-    if (st.dtype != DT_NONE)
-        b->scratch = new_temp(c, b, st);
-    for (int r = 0; r < nout; r++) {
-        Value *gk = r == 0 ? b->out : b->more_out[r - 1];
-        accumulate(c, grad, n->in[b->grad_input[r]], gk, n->loc);
-    }
+    finish_grad_node(c, n, b, nout, grad);
     return ok;
 }
 

@@ -147,6 +147,9 @@ static Node *fused_node(Fuse *u, OpId id, Node *const *parts, int nparts)
     f->in = arena_alloc(c->arena, (size_t)(f->op->nparams > 8 ? f->op->nparams : 8) * sizeof *f->in);
     f->loc = head->loc;
     f->name_loc = head->name_loc;
+    f->instance = head->instance;
+    f->instance_loc = head->instance_loc;
+    f->instance_root = head->instance_root;
     f->why = head->why;
     f->row = head->row;
     f->forced_from = head->forced_from;

@@ -118,6 +118,19 @@ double attr_number(const Node *n, const char *name, const char *dflt, DType t)
     return neg ? -v : v;
 }
 
+void attr_ints(const Node *n, const char *name, const int64_t *dflt, int count, int64_t *out)
+{
+    const Attr *a = attr_find(n, name);
+    for (int i = 0; i < count; i++) {
+        if (a && a->kind == ATTR_INT_LIST && a->nlist == count)
+            out[i] = a->list[i];
+        else if (a && (a->kind == ATTR_INT || (a->kind == ATTR_INT_LIST && a->nlist > 0)))
+            out[i] = a->kind == ATTR_INT ? a->i : a->list[0];
+        else
+            out[i] = dflt[i];
+    }
+}
+
 int attr_int_list(const Node *n, const char *name, int64_t *out)
 {
     const Attr *a = attr_find(n, name);
@@ -258,10 +271,9 @@ bool ir_verify(Ctx *c, const char *after_pass)
             /* complex ops compare precisions: an f32 operand of a c64 fft is right */
             /* a bool result (a comparison) computes in its operands' own
              * dtype, and an op with an index result (argmax) in its input's */
-            if (in && node->op->form != FORM_CAST && computes != DT_BOOL && !(rule->op->flags & OPF_INDEX_RESULT) &&
+            if (in && node->op->id != OP_CAST && computes != DT_BOOL && !(rule->op->flags & OPF_INDEX_RESULT) &&
                 dtype_to_real(in->type.dtype) != dtype_to_real(computes) &&
                 (dtype_is_float(in->type.dtype) || dtype_is_complex(in->type.dtype)) &&
-                !(rule->op->form == FORM_NLL_LOSS && rk == 1) &&
                 !((rule->op->flags & OPF_MIXED_PARAMS) && rk > 0 && k < 7 && in->type.dtype == DT_F32))
                 ICE("after %s: node %d (%s) reads %s operand %%%d but computes in %s", after_pass, node->id,
                     node->op->name, dtype_name(in->type.dtype), in->id, dtype_name(computes));

@@ -147,8 +147,21 @@ static void lower_attrs(Ctx *c, Node *n, Expr *e)
         const char *name = op->params[i].name;
         if (!a || a->type.dtype != DT_NONE)
             continue; /* defaulted, or a tensor: an operand */
-        if (op->form == FORM_BINARY && op->params[i].kind != ARG_SCALAR)
+        if ((op->flags & OPF_SCALAR_OPERAND) && op->params[i].kind != ARG_SCALAR)
             continue; /* 2 - x: the number operand is Node.scalar */
+        if (a->kind == E_LIST) {
+            /* a window parameter's per-dim entries (resolve.c kept the list) */
+            int64_t v[MAX_DIMS];
+            int count = a->list->len < MAX_DIMS ? a->list->len : MAX_DIMS;
+            for (int m = 0; m < count; m++) {
+                Attr item;
+                v[m] = attr_of(VEC_AT(a->list, m), name, &item) && item.kind == ATTR_INT ? item.i : 0;
+            }
+            derived_list(c, n, cap, name, v, count);
+            n->attrs[n->nattrs - 1].derived = false;
+            n->attrs[n->nattrs - 1].loc = a->loc;
+            continue;
+        }
         Attr at;
         if (!attr_of(a, name, &at))
             continue;
@@ -264,49 +277,22 @@ static Value *lower_call(Ctx *c, Expr *e)
         }
     }
     Node *n = new_node(c, op, e, e->decision.rule);
-    switch (op->form) {
-    case FORM_BINARY:
-        if (!in[0] || !in[1]) {
-            Expr *num = in[0] ? e->bound[1] : e->bound[0];
-            n->scalar = scalar_of(num);
-            n->scalar_first = !in[0];
-            n->in[0] = in[0] ? in[0] : in[1];
-            n->nin = 1;
-        } else {
-            n->in[0] = in[0];
-            n->in[1] = in[1];
-            n->nin = 2;
-        }
-        break;
-    case FORM_SOFTMAX:
-        n->in[0] = in[0];
+    if ((op->flags & OPF_SCALAR_OPERAND) && (!in[0] || !in[1])) {
+        Expr *num = in[0] ? e->bound[1] : e->bound[0];
+        n->scalar = scalar_of(num);
+        n->scalar_first = !in[0];
+        n->in[0] = in[0] ? in[0] : in[1];
         n->nin = 1;
-        break;
-    case FORM_NLL_LOSS:
-        n->in[0] = in[0];
-        n->in[1] = in[1];
-        n->in[2] = in[2];
-        n->nin = 3;
-        break;
-    case FORM_LINEAR:
-        n->in[0] = in[0];
-        n->in[1] = in[1];
-        n->in[2] = in[2];
-        n->nin = 3;
-        break;
-    default:
+    } else {
         for (int i = 0; i < op->nparams; i++)
             n->in[i] = in[i];
         n->nin = op->nparams;
-        break;
     }
-    if (op->form == FORM_OP) {
-        convert_operands(c, n, e);
-        Type st = op_scratch_type(c, n);
-        if (st.dtype != DT_NONE) {
-            n->scratch = ir_new_value(c, V_TEMP, st, NULL);
-            n->scratch->def = n;
-        }
+    convert_operands(c, n, e);
+    Type st = op_scratch_type(c, n);
+    if (st.dtype != DT_NONE) {
+        n->scratch = ir_new_value(c, V_TEMP, st, NULL);
+        n->scratch->def = n;
     }
     return n->out;
 }
@@ -382,11 +368,26 @@ static void unlowered_calls(Ctx *c, Expr *e)
     vec_push(c, c->graph->calls, site);
 }
 
+/* The nodes from index first on, lowered from statement st, belong to its
+ * module instance (those of a nested region have theirs already). */
+static void mark_instance(Ctx *c, int first, const Stmt *st)
+{
+    for (int k = first; st->instance && k < c->graph->nodes->len; k++) {
+        Node *n = VEC_AT(c->graph->nodes, k);
+        if (!n->instance) {
+            n->instance = st->instance;
+            n->instance_loc = st->instance_loc;
+            n->instance_root = st->instance_root;
+        }
+    }
+}
+
 static void lower_stmts(Ctx *c, Vec *stmts)
 {
     Graph *g = c->graph;
     for (int i = 0; i < stmts->len; i++) {
         Stmt *st = VEC_AT(stmts, i);
+        int first = g->nodes->len;
         switch (st->kind) {
         case S_INPUT:
         case S_PARAM:
@@ -442,6 +443,7 @@ static void lower_stmts(Ctx *c, Vec *stmts)
         case S_TRAIN:
             break;
         }
+        mark_instance(c, first, st);
     }
 }
 

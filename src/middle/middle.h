@@ -41,9 +41,12 @@ typedef struct Policy {
     unsigned allowed;    /* bit per DType: the low dtypes dtype= may pick */
     Vec *rows;           /* PolicyRow, in file order */
     StrMap *by_op;       /* op name -> its row: looked up once per op */
+    const char *builtin; /* the built-in policy's name ("cpu-torch1.13"); NULL: read from a file */
 } Policy;
 
 const char *policy_class_name(PolicyClass cls);
+/* "built-in NAME policy", or the file --policy named */
+const char *policy_display_name(Ctx *c);
 const char *target_name(Target t);
 bool target_from_name(const char *name, Target *t);
 bool parse_policy(Ctx *c, const SourceFile *f, Policy *pol);
@@ -109,7 +112,8 @@ typedef struct Node Node;
 
 /* A GRAD node computes one gradient per forward operand that needs one:
  * of the six operands it reads (in[1..6]), and lstm_cell's seventh, b_hh
- * (autodiff.c), so every operand of an unrolled lstm step can train. */
+ * (autodiff.c), so every operand of an unrolled lstm step can train; cat
+ * and stack, whose rule reads only dy, get one GRAD node per seven. */
 #define MAX_NODE_GRADS 7
 
 typedef struct Value {
@@ -175,13 +179,16 @@ struct Node {
     Node *fwd;            /* GRAD: the forward node differentiated (NULL: the loss seed) */
     int grad_input[MAX_NODE_GRADS]; /* GRAD: which of fwd's inputs out, more_out[0..] are gradients of */
     Value *dy_more[3];    /* GRAD: the gradients of fwd's more_out[0..] (NULL: none flows); in[0] may then be NULL */
-    Scalar scalar;        /* FORM_BINARY with a scalar operand */
+    Scalar scalar;        /* an OPF_SCALAR_OPERAND op's number operand */
     bool scalar_first;    /* 2 - x: the scalar is the left operand */
     Attr *attrs;          /* its arguments and derived facts (lower.c), in parameter order */
     int nattrs;
     Loc loc;              /* the source expression */
     Loc name_loc;         /* a call's op name or operator token; else loc */
     Loc operand_loc;      /* a conversion written in the AST: its operand (file NULL: none) */
+    const char *instance; /* inlined from a block: the module instance's path (layer2.0.conv1), else NULL */
+    Loc instance_loc;     /* with instance: the model's `module` statement it descends from */
+    const char *instance_root; /* with instance: the path that statement declares (layer2.0) */
     const char *why;      /* the dtype decision (Decision.rule), or cast reason */
     const struct PolicyRow *row; /* the policy row applied to the call (NULL: none) */
     DType forced_from;    /* --force-dtype changed the call from this dtype (DT_NONE: not) */
@@ -233,6 +240,8 @@ const Attr *attr_find(const Node *n, const char *name);
 bool attr_given(const Node *n, const char *name); /* written, and not None */
 AttrKind attr_kind(const Node *n, const char *name, AttrKind absent);
 int64_t attr_int(const Node *n, const char *name, int64_t dflt);
+/* count values: a list of count entries, or one int for all (dflt: not written) */
+void attr_ints(const Node *n, const char *name, const int64_t *dflt, int count, int64_t *out);
 bool attr_bool(const Node *n, const char *name, bool dflt);
 const char *attr_str(const Node *n, const char *name, const char *dflt);
 const char *node_op_name(const Node *n); /* a fused op's parts, "linear + relu"; else its name */

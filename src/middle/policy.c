@@ -1,9 +1,10 @@
 /* policy.c: autocast policies are data, one file per target.
  *
- * policies/<target>.policy are compiled into ampc (the Makefile turns them
+ * policies/NAME.policy are compiled into ampc (the Makefile turns them
  * into C strings, build/gen/policies.c) so an installed ampc needs no data
- * directory.  A user's own file is read with --policy FILE, in the same
- * format (docs/policies.md):
+ * directory.  policies/<target>.policy is each target's default; another
+ * built-in one is picked by name (--policy=cpu-torch1.13).  A user's own
+ * file is read with --policy FILE, in the same format (docs/policies.md):
  *
  *   target  tpu              the target it describes
  *   low     bf16             the default low-precision dtype
@@ -16,7 +17,8 @@
 
 #include <string.h>
 
-extern const char ampc_policy_tpu[], ampc_policy_gpu[], ampc_policy_cpu[];
+extern const char *const ampc_policy_names[], *const ampc_policy_texts[];
+extern const int ampc_policy_count;
 
 static const struct {
     const char *name;
@@ -172,20 +174,30 @@ void policy_put(Ctx *c, Policy *pol, PolicyRow *row)
     vec_push(c, pol->rows, row);
 }
 
+/* The text of the built-in policy called name, or NULL. */
+static const char *builtin_policy(const char *name)
+{
+    for (int i = 0; i < ampc_policy_count; i++)
+        if (strcmp(ampc_policy_names[i], name) == 0)
+            return ampc_policy_texts[i];
+    return NULL;
+}
+
 bool load_policy(Ctx *c)
 {
     Policy *pol = arena_alloc(c->arena, sizeof *pol);
     const SourceFile *f;
-    if (c->opts->policy_path) {
-        f = source_read(c, c->opts->policy_path);
+    const char *path = c->opts->policy_path;
+    const char *name = path ? path : target_names[c->opts->target];
+    const char *text = builtin_policy(name);
+    if (text) {
+        /* a built-in name wins over a file of that name (./NAME reads the file) */
+        pol->builtin = name;
+        f = source_from_text(c, arena_printf(c->arena, "<builtin>/%s.policy", name), text, strlen(text));
+    } else {
+        f = source_read(c, path);
         if (!f)
             return false;
-    } else {
-        static const char *const builtin_names[TARGET_COUNT] = {"<builtin>/tpu.policy", "<builtin>/gpu.policy",
-                                                                "<builtin>/cpu.policy"};
-        const char *builtin[TARGET_COUNT] = {ampc_policy_tpu, ampc_policy_gpu, ampc_policy_cpu};
-        const char *text = builtin[c->opts->target];
-        f = source_from_text(c, builtin_names[c->opts->target], text, strlen(text));
     }
     if (!parse_policy(c, f, pol))
         return false;
@@ -196,4 +208,11 @@ bool load_policy(Ctx *c)
     }
     c->policy = pol;
     return true;
+}
+
+const char *policy_display_name(Ctx *c)
+{
+    if (c->policy->builtin)
+        return arena_printf(c->arena, "built-in %s policy", c->policy->builtin);
+    return c->opts->policy_path;
 }

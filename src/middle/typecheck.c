@@ -51,6 +51,9 @@ bool int_arg(Ctx *c, Expr *e, int64_t *out)
     if (e->kind == E_NAME && e->sym && e->sym->kind == SYM_DIM)
         error_at(c, e->loc, "'%s' is a dimension of the model: only sizes (expand's, the constructors') take one; "
                  "this argument takes an integer literal", e->text);
+    else if (e->kind == E_LIST)
+        error_at(c, e->loc, "ampc takes one value for every entry of this list yet; these differ (differing entries "
+                 "are taken by the convolutions' and pools' window parameters)");
     else
         error_at(c, e->loc, "expected an integer literal here");
     return false;
@@ -351,7 +354,7 @@ bool type_fits(Ctx *c, const Type *t, Loc loc)
 /* Each op's type rule, from the infer column of its ops.def row. */
 typedef bool (*TypeRule)(Ctx *c, Expr *call);
 static const TypeRule type_rules[OP_COUNT] = {
-#define OP(ID, name, sig, infer, form, emit, grad, flags) [OP_##ID] = infer,
+#define OP(ID, name, sig, infer, emit, grad, flags) [OP_##ID] = infer,
 #include "ops.def"
 #undef OP
 };
@@ -388,9 +391,18 @@ static void check_stmts(Ctx *c, Vec *stmts)
         case S_ASSIGN:
             if (st->value->kind == E_CALL && st->value->op &&
                 (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
-                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE)) {
-                /* replaced by one statement per name, checked next */
-                if (check_expr(c, arg(st->value, 0)) && split_assign(c, stmts, i))
+                 st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE ||
+                 st->value->op->id == OP_VAR_MEAN || st->value->op->id == OP_STD_MEAN ||
+                 ((st->value->op->id == OP_MAX || st->value->op->id == OP_MIN) && named(st->value, "dim")) ||
+                 is_rnn_layer(st->value->op->id))) {
+                /* replaced by one statement per name, checked next; a
+                 * recurrent layer reads every tensor operand */
+                bool ok = true;
+                int n = is_rnn_layer(st->value->op->id) ? st->value->op->nparams : 1;
+                for (int k = 0; k < n; k++)
+                    if (arg(st->value, k) && !check_expr(c, arg(st->value, k)))
+                        ok = false;
+                if (ok && split_assign(c, stmts, i))
                     i--;
                 break;
             }

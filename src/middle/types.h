@@ -37,6 +37,10 @@ bool broadcast(Ctx *c, Expr *call, const Shape *a, const Shape *b, Shape *out);
 /* types_common.c: reading arguments (an argument left out reads as dflt) */
 Expr *named(Expr *call, const char *name);
 bool int_param(Ctx *c, Expr *call, const char *name, int64_t dflt, int64_t *out);
+/* A convolution's or pool's int[] window parameter, one value per spatial
+ * dim (ns of them): an int for every dim, or a list of ns (dflt[i]
+ * where not written). */
+bool spatial_param(Ctx *c, Expr *call, const char *name, const int64_t *dflt, int ns, int64_t *out);
 bool bool_param(Ctx *c, Expr *call, const char *name, bool dflt, bool *out);
 bool number_value(Ctx *c, Expr *e, double *out);
 bool float_param(Ctx *c, Expr *call, const char *name, double dflt, double *out);
@@ -103,6 +107,7 @@ bool infer_variance(Ctx *c, Expr *call);
 bool infer_norm_reduce(Ctx *c, Expr *call);
 /* types_norm.c */
 bool infer_norm(Ctx *c, Expr *call);
+bool infer_local_response_norm(Ctx *c, Expr *call);
 /* types_loss.c */
 bool infer_nll_loss(Ctx *c, Expr *call);
 bool infer_cross_entropy(Ctx *c, Expr *call);
@@ -137,6 +142,17 @@ void set_int_literal(Ctx *c, Expr *e, int64_t v); /* e becomes the literal v (or
 bool infer_t(Ctx *c, Expr *call);
 bool infer_pieces(Ctx *c, Expr *call);
 bool split_assign(Ctx *c, Vec *stmts, int i); /* a, b = x.chunk(2): one assignment per name */
+/* the pieces of those rewrites, shared with types_rnn.c: calls typed at
+ * once (NULL when reported), fresh local names and references to them,
+ * and the splice of stmts[i] into several statements */
+Expr *int_expr(Ctx *c, int64_t v, Loc loc);
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+                const int64_t *values);
+Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v);
+Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc);
+void splice(Ctx *c, Vec *stmts, int i, Vec *out);
+Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t);
+Expr *ref_of(Ctx *c, Expr *name);
 /* types_compare.c */
 bool infer_compare(Ctx *c, Expr *call);
 bool infer_logic(Ctx *c, Expr *call);
@@ -152,6 +168,9 @@ bool infer_linalg(Ctx *c, Expr *call);
 bool infer_linalg_solve(Ctx *c, Expr *call);
 /* types_rnn.c */
 bool infer_rnn_cell(Ctx *c, Expr *call);
+bool infer_rnn_layer(Ctx *c, Expr *call);
+bool is_rnn_layer(OpId id);
+bool rnn_layer_assign(Ctx *c, Vec *stmts, int i); /* out, h_n, c_n = lstm(...): unrolled into cells */
 /* types_attention.c */
 bool infer_sdpa(Ctx *c, Expr *call);
 /* types_distance.c */

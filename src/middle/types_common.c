@@ -29,6 +29,32 @@ bool int_param(Ctx *c, Expr *call, const char *name, int64_t dflt, int64_t *out)
     return !e || int_arg(c, e, out);
 }
 
+bool spatial_param(Ctx *c, Expr *call, const char *name, const int64_t *dflt, int ns, int64_t *out)
+{
+    Expr *e = named(call, name);
+    for (int i = 0; i < ns; i++)
+        out[i] = dflt[i];
+    if (!e)
+        return true;
+    if (e->kind != E_LIST) {
+        int64_t v;
+        if (!int_arg(c, e, &v))
+            return false;
+        for (int i = 0; i < ns; i++)
+            out[i] = v;
+        return true;
+    }
+    if (e->list->len != ns) {
+        error_at(c, e->loc, "%s(): '%s' takes one int or %d of them, one per spatial dimension, but %d were given",
+                 call->op->name, name, ns, e->list->len);
+        return false;
+    }
+    for (int i = 0; i < ns; i++)
+        if (!int_arg(c, VEC_AT(e->list, i), &out[i]))
+            return false;
+    return true;
+}
+
 bool bool_param(Ctx *c, Expr *call, const char *name, bool dflt, bool *out)
 {
     Expr *e = named(call, name);
@@ -107,8 +133,22 @@ int size_varargs(Ctx *c, Expr *call, const char *name, Poly **out, Expr **where,
     for (int i = 0; i < call->op->nparams; i++) {
         if (strcmp(call->op->params[i].name, name) != 0 || !arg(call, i))
             continue;
-        where[n] = arg(call, i);
-        if (!size_arg(c, arg(call, i), &out[n]))
+        Expr *a = arg(call, i);
+        if (a->kind == E_LIST) {
+            /* full((2, B), v): the list is the shape */
+            for (int m = 0; m < a->list->len && n < MAX_DIMS; m++, n++) {
+                where[n] = VEC_AT(a->list, m);
+                if (!size_arg(c, where[n], &out[n]))
+                    *ok = false;
+            }
+            if (a->list->len > MAX_DIMS) {
+                error_at(c, a->loc, "%s(): at most %d sizes", call->op->name, MAX_DIMS);
+                *ok = false;
+            }
+            continue;
+        }
+        where[n] = a;
+        if (!size_arg(c, a, &out[n]))
             *ok = false;
         n++;
     }

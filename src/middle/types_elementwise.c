@@ -194,7 +194,10 @@ bool infer_prelu(Ctx *c, Expr *call)
     if (!require_tensor(c, call, 0) || !require_tensor(c, call, 1))
         return false;
     Expr *x = arg(call, 0), *w = arg(call, 1);
-    if (!require_float(c, call, x) || !same_dtype(c, call, x, w))
+    /* an f32 weight of a half input: PyTorch's kernel reads it in the
+     * input's dtype (autocast then casts it, a Cast node) */
+    bool half_input = (x->type.dtype == DT_BF16 || x->type.dtype == DT_F16) && w->type.dtype == DT_F32;
+    if (!require_float(c, call, x) || (!half_input && !same_dtype(c, call, x, w)))
         return false;
     const Shape *xs = &x->type.shape, *ws = &w->type.shape;
     int64_t n;

@@ -14,6 +14,11 @@
  *             by the statement rewrite typecheck.c asks of split_assign
  *   v, i = x.topk(k, dim)     and kthvalue: a stable sort assigned to two
  *             fresh names, then a narrow of each (split_assign too)
+ *   v, i = x.max(dim, keepdim) and min: argmax (argmin) with keepdim, the
+ *             values a gather of x at those indices, so the gradient
+ *             reaches the chosen element only, as PyTorch's max.dim
+ *   v, m = var_mean(x, dim, ...)  and std_mean: var (std) and mean of x
+ *             with the same dim and keepdim
  *
  * The calls made here are resolved by hand (op, bound) and typed with
  * infer_call, so the passes after typecheck see ordinary narrow, slice,
@@ -49,7 +54,7 @@ void set_int_literal(Ctx *c, Expr *e, int64_t v)
     e->bound[0] = num;
 }
 
-static Expr *int_expr(Ctx *c, int64_t v, Loc loc)
+Expr *int_expr(Ctx *c, int64_t v, Loc loc)
 {
     Expr *e = arena_alloc(c->arena, sizeof *e);
     e->loc = loc;
@@ -60,8 +65,8 @@ static Expr *int_expr(Ctx *c, int64_t v, Loc loc)
 /* A call of op on x with integer arguments named in the signature, typed
  * at once; NULL (reported) when its type rule refuses it.  `from` is the
  * expression it is made for: its location and autocast region. */
-static Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
-                       const int64_t *values)
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+                const int64_t *values)
 {
     const OpInfo *op = op_info(c, id);
     Expr *e = arena_alloc(c->arena, sizeof *e);
@@ -87,7 +92,7 @@ static Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n
     return infer_call(c, e) ? e : NULL;
 }
 
-static Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v)
+Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v)
 {
     return make_call(c, id, from, at, x, 1, &name, &v);
 }
@@ -354,7 +359,7 @@ too_many:
     return -1;
 }
 
-static Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
+Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
 {
     Stmt *st = arena_alloc(c->arena, sizeof *st);
     st->kind = S_ASSIGN;
@@ -371,7 +376,7 @@ static Stmt *assign_stmt(Ctx *c, Expr *target, Expr *value, Loc loc)
  * assignment to a fresh name, unless x is a name already, so x is
  * computed once).  Typecheck then checks the new statements as any other. */
 /* Replace stmts[i] by the statements of out, in order. */
-static void splice(Ctx *c, Vec *stmts, int i, Vec *out)
+void splice(Ctx *c, Vec *stmts, int i, Vec *out)
 {
     int extra = out->len - 1;
     for (int k = 0; k < extra; k++)
@@ -382,7 +387,7 @@ static void splice(Ctx *c, Vec *stmts, int i, Vec *out)
         stmts->items[i + k] = VEC_AT(out, k);
 }
 
-static Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
+Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
 {
     Expr *e = arena_alloc(c->arena, sizeof *e);
     e->kind = E_NAME;
@@ -398,7 +403,7 @@ static Expr *local_name(Ctx *c, const char *text, Loc loc, const Type *t)
     return e;
 }
 
-static Expr *ref_of(Ctx *c, Expr *name)
+Expr *ref_of(Ctx *c, Expr *name)
 {
     Expr *r = arena_alloc(c->arena, sizeof *r);
     *r = *name;
@@ -488,12 +493,156 @@ static bool sorted_assign(Ctx *c, Vec *stmts, int i)
     return true;
 }
 
+/* x as a name: x itself, or a fresh name (NAME_input) assigned x by a
+ * statement pushed to out, so x is computed once however often it is read. */
+static Symbol *shared_input(Ctx *c, Stmt *st, Expr *x, const char *name, Vec *out)
+{
+    if (x->kind == E_NAME)
+        return x->sym;
+    Expr *t = local_name(c, arena_printf(c->arena, "%s_input", name), x->loc, &x->type);
+    vec_push(c, out, assign_stmt(c, t, x, st->loc));
+    return t->sym;
+}
+
+static Expr *sym_ref(Ctx *c, Symbol *s, Loc loc)
+{
+    Expr *r = arena_alloc(c->arena, sizeof *r);
+    r->kind = E_NAME;
+    r->loc = loc;
+    r->text = s->name;
+    r->sym = s;
+    r->type = s->type;
+    (void)c;
+    return r;
+}
+
+/* A call of op like `from`, its arguments taken by parameter name from
+ * from's (those op has), input replaced; keep_dim: keepdim=True instead.
+ * Typed at once, NULL if refused. */
+static Expr *call_like(Ctx *c, OpId id, Expr *from, Expr *input, bool keep_dim)
+{
+    const OpInfo *op = op_info(c, id);
+    Expr *e = arena_alloc(c->arena, sizeof *e);
+    e->kind = E_CALL;
+    e->loc = from->loc;
+    e->name_loc = from->name_loc;
+    e->callee = op->name;
+    e->op = op;
+    e->autocast_on = from->autocast_on;
+    e->autocast_low = from->autocast_low;
+    e->list = vec_push(c, vec_new(c), input);
+    e->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *e->bound);
+    e->bound[0] = input;
+    for (int k = 1; k < op->nparams; k++) {
+        Expr *a = op_param_index(from->op, op->params[k].name) >= 0 ? named(from, op->params[k].name) : NULL;
+        if (a) {
+            e->bound[k] = a;
+            vec_push(c, e->list, a);
+        }
+    }
+    int k = op_param_index(op, "keepdim");
+    if (keep_dim && k > 0) {
+        Expr *t = arena_alloc(c->arena, sizeof *t);
+        t->kind = E_BOOL;
+        t->loc = from->name_loc;
+        t->boolean = true;
+        e->bound[k] = t;
+    }
+    return infer_call(c, e) ? e : NULL;
+}
+
+/* v, i = max(x, dim, keepdim) (min): i = argmax(x, dim, keepdim=True),
+ * v = gather(x, dim, i), both squeezed at dim unless keepdim.
+ * v, m = var_mean(x, ...) (std_mean): var(x, ...), mean(x, dim, keepdim). */
+static bool paired_assign(Ctx *c, Vec *stmts, int i)
+{
+    Stmt *st = VEC_AT(stmts, i);
+    Expr *call = st->value, *x = arg(call, 0);
+    OpId id = call->op->id;
+    bool extremum = id == OP_MAX || id == OP_MIN;
+    const char *name = call->op->name;
+    if (!require_tensor(c, call, 0))
+        return false;
+    if (st->targets->len != 2) {
+        error_at(c, st->loc, "%s() gives 2 tensors (%s), but %d name%s assigned", name,
+                 extremum ? "values, indices" : id == OP_VAR_MEAN ? "var, mean" : "std, mean", st->targets->len,
+                 st->targets->len == 1 ? " is" : "s are");
+        return false;
+    }
+    Vec *out = vec_new(c);
+    Symbol *src = shared_input(c, st, x, name, out);
+    Expr *first, *second;
+    if (!extremum) {
+        first = call_like(c, id == OP_VAR_MEAN ? OP_VAR : OP_STD, call, sym_ref(c, src, x->loc), false);
+        second = first ? call_like(c, OP_MEAN, call, sym_ref(c, src, x->loc), false) : NULL;
+        if (!second)
+            return false;
+        vec_push(c, out, assign_stmt(c, VEC_AT(st->targets, 0), first, st->loc));
+        vec_push(c, out, assign_stmt(c, VEC_AT(st->targets, 1), second, st->loc));
+        splice(c, stmts, i, out);
+        return true;
+    }
+    int ndim = x->type.shape.ndim;
+    int64_t d;
+    bool keepdim;
+    if (!normalise_dim(c, named(call, "dim"), ndim, &d) || !bool_param(c, call, "keepdim", false, &keepdim))
+        return false;
+    if (d < 0)
+        d += ndim;
+    if (dtype_is_complex(x->type.dtype) || x->type.dtype == DT_BOOL) {
+        error_at(c, x->loc, "%s() with dim has no %s form in ampc", name, dtype_name(x->type.dtype));
+        return false;
+    }
+    /* the indices, with dim kept: argmax(x, dim, keepdim=True) */
+    Expr *idx = call_like(c, id == OP_MAX ? OP_ARGMAX : OP_ARGMIN, call, sym_ref(c, src, x->loc), true);
+    if (!idx)
+        return false;
+    Expr *order = keepdim || ndim == 0 ? VEC_AT(st->targets, 1)
+                                       : local_name(c, arena_printf(c->arena, "%s_index", name), call->loc, &idx->type);
+    order->sym->type = idx->type; /* read below, before typecheck reaches the statement */
+    vec_push(c, out, assign_stmt(c, order, idx, st->loc));
+    /* the values: gather(x, dim, indices) */
+    const OpInfo *g = op_info(c, OP_GATHER);
+    Expr *ge = arena_alloc(c->arena, sizeof *ge);
+    ge->kind = E_CALL;
+    ge->loc = call->loc;
+    ge->name_loc = call->name_loc;
+    ge->callee = g->name;
+    ge->op = g;
+    ge->autocast_on = call->autocast_on;
+    ge->autocast_low = call->autocast_low;
+    ge->bound = arena_alloc(c->arena, (size_t)(g->nparams + 1) * sizeof *ge->bound);
+    ge->bound[0] = sym_ref(c, src, x->loc);
+    ge->bound[1] = int_expr(c, ndim ? d : 0, call->name_loc);
+    ge->bound[2] = sym_ref(c, order->sym, call->loc);
+    ge->list = vec_push(c, vec_push(c, vec_push(c, vec_new(c), ge->bound[0]), ge->bound[1]), ge->bound[2]);
+    Expr *vals = infer_call(c, ge) ? ge : NULL;
+    if (vals && !keepdim && ndim)
+        vals = call1(c, OP_SQUEEZE, call, call->name_loc, vals, "dim", d);
+    if (!vals)
+        return false;
+    vec_push(c, out, assign_stmt(c, VEC_AT(st->targets, 0), vals, st->loc));
+    if (!keepdim && ndim) {
+        Expr *ix = call1(c, OP_SQUEEZE, call, call->name_loc, sym_ref(c, order->sym, call->loc), "dim", d);
+        if (!ix)
+            return false;
+        vec_push(c, out, assign_stmt(c, VEC_AT(st->targets, 1), ix, st->loc));
+    }
+    splice(c, stmts, i, out);
+    return true;
+}
+
 bool split_assign(Ctx *c, Vec *stmts, int i)
 {
     Stmt *st = VEC_AT(stmts, i);
     Expr *call = st->value, *x = arg(call, 0);
+    if (is_rnn_layer(call->op->id))
+        return rnn_layer_assign(c, stmts, i);
     if (call->op->id == OP_TOPK || call->op->id == OP_KTHVALUE)
         return sorted_assign(c, stmts, i);
+    if (call->op->id == OP_MAX || call->op->id == OP_MIN || call->op->id == OP_VAR_MEAN ||
+        call->op->id == OP_STD_MEAN)
+        return paired_assign(c, stmts, i);
     if (!require_tensor(c, call, 0))
         return false;
     int64_t d = 0, n;

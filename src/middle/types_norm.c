@@ -3,6 +3,8 @@
  * layer_norm, group_norm, batch_norm and instance_norm.  Their affine parameters and
  * running statistics may stay f32 under a bf16/f16 input, as PyTorch's
  * mixed-type kernels allow (mixed_ok); the result has the input's type.
+ * local_response_norm is rewritten into the ops PyTorch's Python function
+ * runs (mul, unsqueeze, pad, avg_pool2d/3d, squeeze, add, pow, div).
  */
 
 #include "types.h"
@@ -133,5 +135,133 @@ bool infer_norm(Ctx *c, Expr *call)
         if (wb[i] && (!per_channel(c, call, wb[i], channels) || !mixed_ok(c, call, x, wb[i])))
             return false;
     call->type = x->type;
+    return true;
+}
+
+/* ---- local_response_norm ------------------------------------------------ */
+
+/* A call of a binary op (mul, add, div, pow) on a and b (b a number or a
+ * tensor), typed at once. */
+static Expr *binary(Ctx *c, OpId id, Expr *from, Expr *a, Expr *b)
+{
+    const OpInfo *op = op_info(c, id);
+    Expr *e = arena_alloc(c->arena, sizeof *e);
+    e->kind = E_CALL;
+    e->loc = from->loc;
+    e->name_loc = from->name_loc;
+    e->callee = op->name;
+    e->op = op;
+    e->is_operator = id != OP_POW; /* x * 2 written as an operator; pow(x, 0.75) as a call */
+    e->autocast_on = from->autocast_on;
+    e->autocast_low = from->autocast_low;
+    e->list = vec_push(c, vec_push(c, vec_new(c), a), b);
+    e->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *e->bound);
+    e->bound[0] = a;
+    e->bound[1] = b;
+    return infer_call(c, e) ? e : NULL;
+}
+
+/* The number argument `name`, or its default's literal. */
+static Expr *number_or(Ctx *c, Expr *call, const char *name, const char *dflt)
+{
+    Expr *e = named(call, name);
+    if (e)
+        return e;
+    e = arena_alloc(c->arena, sizeof *e);
+    e->kind = E_NUMBER;
+    e->loc = call->name_loc;
+    e->text = dflt;
+    e->is_float = true;
+    return e;
+}
+
+/* avg_pool2d/3d(x, (size, 1[, 1]), stride=1): a window over the channels. */
+static Expr *channel_pool(Ctx *c, Expr *call, Expr *x, int64_t size, int ns)
+{
+    const OpInfo *op = op_info(c, ns == 2 ? OP_AVG_POOL2D : OP_AVG_POOL3D);
+    Expr *k = arena_alloc(c->arena, sizeof *k);
+    k->kind = E_LIST;
+    k->loc = call->name_loc;
+    k->list = vec_push(c, vec_new(c), int_expr(c, size, call->name_loc));
+    for (int i = 1; i < ns; i++)
+        vec_push(c, k->list, int_expr(c, 1, call->name_loc));
+    Expr *e = arena_alloc(c->arena, sizeof *e);
+    e->kind = E_CALL;
+    e->loc = call->loc;
+    e->name_loc = call->name_loc;
+    e->callee = op->name;
+    e->op = op;
+    e->autocast_on = call->autocast_on;
+    e->autocast_low = call->autocast_low;
+    e->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *e->bound);
+    e->bound[0] = x;
+    e->bound[op_param_index(op, "kernel_size")] = k;
+    e->bound[op_param_index(op, "stride")] = int_expr(c, 1, call->name_loc);
+    e->list = vec_push(c, vec_push(c, vec_push(c, vec_new(c), x), k), e->bound[op_param_index(op, "stride")]);
+    return infer_call(c, e) ? e : NULL;
+}
+
+/* F.local_response_norm(x, size, alpha, beta, k) is PyTorch's Python
+ * function, so autocast and autograd see the ops it runs, and so does
+ * ampc: the call becomes them, in place.  The squares, unsqueezed at 1,
+ * padded along the channels (size // 2 before, (size - 1) // 2 after),
+ * averaged over `size` channels (avg_pool2d for a 3-D input, avg_pool3d
+ * over [N, 1, C, H, rest flattened] otherwise), then
+ * x / (avg * alpha + k) ** beta. */
+bool infer_local_response_norm(Ctx *c, Expr *call)
+{
+    if (!require_tensor(c, call, 0))
+        return false;
+    Expr *x = arg(call, 0);
+    const Shape *xs = &x->type.shape;
+    int nd = xs->ndim;
+    int64_t size;
+    if (!require_float(c, call, x) || !int_param(c, call, "size", 0, &size))
+        return false;
+    if (nd < 3) {
+        error_at(c, x->loc, "Expected 3D or higher dimensionality input (got %d dimensions)", nd);
+        return false;
+    }
+    if (size <= 0) {
+        error_at(c, named(call, "size")->loc, "local_response_norm(): size must be positive, but it is %lld",
+                 (long long)size);
+        return false;
+    }
+    int64_t rest[MAX_DIMS];
+    for (int i = 1; nd > 4 && i < nd; i++) {
+        if (!poly_is_const(xs->dims[i], &rest[i])) {
+            error_at(c, x->loc, "local_response_norm() of a %d-D input needs its dims after the first known, but "
+                     "dim %d is %s", nd, i, dim_str(c, xs->dims[i]));
+            return false;
+        }
+    }
+    Loc at = call->name_loc;
+    Expr *d = binary(c, OP_MUL, call, x, x);
+    d = d ? make_call(c, OP_UNSQUEEZE, call, at, d, 1, (const char *[]){"dim"}, (int64_t[]){1}) : NULL;
+    if (d && nd > 4)
+        d = make_call(c, OP_FLATTEN, call, at, d, 1, (const char *[]){"start_dim"}, (int64_t[]){4});
+    static const char *const pads[] = {"pad", "pad", "pad", "pad", "pad", "pad"};
+    int64_t pv[6] = {0, 0, 0, 0, 0, 0};
+    int np = nd == 3 ? 4 : 6;
+    pv[np - 2] = size / 2;
+    pv[np - 1] = (size - 1) / 2;
+    d = d ? make_call(c, OP_PAD, call, at, d, np, pads, pv) : NULL;
+    d = d ? channel_pool(c, call, d, size, nd == 3 ? 2 : 3) : NULL;
+    d = d ? make_call(c, OP_SQUEEZE, call, at, d, 1, (const char *[]){"dim"}, (int64_t[]){1}) : NULL;
+    if (d && nd > 4) {
+        static const char *const shape[MAX_DIMS] = {"shape", "shape", "shape", "shape", "shape", "shape",
+                                                    "shape", "shape"};
+        rest[0] = -1;
+        d = make_call(c, OP_RESHAPE, call, at, d, nd, shape, rest);
+    }
+    d = d ? binary(c, OP_MUL, call, d, number_or(c, call, "alpha", "0.0001")) : NULL;
+    d = d ? binary(c, OP_ADD, call, d, number_or(c, call, "k", "1.0")) : NULL;
+    d = d ? binary(c, OP_POW, call, d, number_or(c, call, "beta", "0.75")) : NULL;
+    Expr *r = d ? binary(c, OP_DIV, call, x, d) : NULL;
+    if (!r)
+        return false;
+    Loc loc = call->loc;
+    *call = *r;
+    call->loc = loc;
     return true;
 }

@@ -66,7 +66,12 @@ bool infer_reduce(Ctx *c, Expr *call)
     }
 
     int64_t dim = -1;
-    Expr *d = op_param_index(call->op, "dim") >= 0 ? named(call, "dim") : NULL; /* max(), min(): none */
+    Expr *d = op_param_index(call->op, "dim") >= 0 ? named(call, "dim") : NULL;
+    if (d && (id == OP_MAX || id == OP_MIN)) {
+        error_at(c, call->loc, "%s() with dim gives 2 tensors (values, indices): assign them to names, as "
+                 "v, i = x.%s(%s)", call->op->name, call->op->name, loc_text(c, d->loc));
+        return false;
+    }
     if (d && !normalise_dim(c, d, xs->ndim, &dim))
         return false;
     bool keepdim = false;

@@ -105,9 +105,12 @@ bool infer_conv(Ctx *c, Expr *call)
                  call->op->name, spatial + 2, type_to_string(c, &w->type));
         return false;
     }
-    int64_t groups, stride, dil, pad = 0, outpad = 0;
-    if (!int_param(c, call, "groups", 1, &groups) || !int_param(c, call, "stride", 1, &stride) ||
-        !int_param(c, call, "dilation", 1, &dil) || (transposed && !int_param(c, call, "output_padding", 0, &outpad)))
+    /* stride, padding, dilation, output_padding: one per spatial dim */
+    static const int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    int64_t groups, stride[3], dil[3], pad[3] = {0, 0, 0}, outpad[3] = {0, 0, 0};
+    if (!int_param(c, call, "groups", 1, &groups) || !spatial_param(c, call, "stride", ones, spatial, stride) ||
+        !spatial_param(c, call, "dilation", ones, spatial, dil) ||
+        (transposed && !spatial_param(c, call, "output_padding", zeros, spatial, outpad)))
         return false;
     Expr *pe = named(call, "padding");
     bool same = false;
@@ -117,25 +120,27 @@ bool infer_conv(Ctx *c, Expr *call)
             error_at(c, pe->loc, "Invalid padding string '%s': it takes \"valid\", \"same\" or an int", pe->text);
             return false;
         }
-    } else if (pe && !int_arg(c, pe, &pad)) {
+    } else if (!spatial_param(c, call, "padding", zeros, spatial, pad)) {
         return false;
     }
-    if (groups <= 0 || stride <= 0 || dil <= 0 || pad < 0 || outpad < 0) {
-        error_at(c, call->loc, "%s(): %s", call->op->name,
-                 groups <= 0 ? "non-positive groups is not supported" : stride <= 0 ? "non-positive stride is not supported"
-                 : dil <= 0 ? "dilation should be greater than zero" : outpad < 0 ? "negative output_padding is not supported"
-                 : "negative padding is not supported");
-        return false;
-    }
-    if (same && stride != 1) {
-        error_at(c, pe->loc, "padding='same' is not supported for strided convolutions");
-        return false;
-    }
-    if (transposed && outpad >= stride && outpad >= dil) {
-        error_at(c, named(call, "output_padding")->loc, "output padding must be smaller than either stride or dilation, "
-                 "but got output_padding: %lld, stride: %lld and dilation: %lld", (long long)outpad, (long long)stride,
-                 (long long)dil);
-        return false;
+    for (int i = 0; i < spatial; i++) {
+        if (groups <= 0 || stride[i] <= 0 || dil[i] <= 0 || pad[i] < 0 || outpad[i] < 0) {
+            error_at(c, call->loc, "%s(): %s", call->op->name,
+                     groups <= 0 ? "non-positive groups is not supported" : stride[i] <= 0 ? "non-positive stride is not supported"
+                     : dil[i] <= 0 ? "dilation should be greater than zero" : outpad[i] < 0 ? "negative output_padding is not supported"
+                     : "negative padding is not supported");
+            return false;
+        }
+        if (same && stride[i] != 1) {
+            error_at(c, pe->loc, "padding='same' is not supported for strided convolutions");
+            return false;
+        }
+        if (transposed && outpad[i] >= stride[i] && outpad[i] >= dil[i]) {
+            error_at(c, named(call, "output_padding")->loc, "output padding must be smaller than either stride or "
+                     "dilation, but got output_padding: %lld, stride: %lld and dilation: %lld", (long long)outpad[i],
+                     (long long)stride[i], (long long)dil[i]);
+            return false;
+        }
     }
     int cdim = xs->ndim - spatial - 1;
     const Poly *cin = xs->dims[cdim], *cout;
@@ -186,12 +191,12 @@ bool infer_conv(Ctx *c, Expr *call)
         }
         Poly *in = xs->dims[cdim + 1 + i], *o;
         if (transposed) {
-            o = affine(c, call, in, stride, -stride - 2 * pad + dil * (k - 1) + outpad + 1);
+            o = affine(c, call, in, stride[i], -stride[i] - 2 * pad[i] + dil[i] * (k - 1) + outpad[i] + 1);
             if (o && !size_at_least(c, call, o, 1, "output"))
                 return false;
         } else {
-            int64_t p = same ? dil * (k - 1) / 2 : pad;
-            o = same ? in : window_out(c, call, in, k, stride, p, dil, false);
+            int64_t p = same ? dil[i] * (k - 1) / 2 : pad[i];
+            o = same ? in : window_out(c, call, in, k, stride[i], p, dil[i], false);
         }
         if (!o)
             return false;
@@ -266,13 +271,16 @@ bool infer_pool(Ctx *c, Expr *call)
         return false;
     Shape out = *xs;
     if (adaptive) {
-        int64_t o;
-        if (!int_arg(c, named(call, "output_size"), &o))
+        static const int64_t none[3] = {0, 0, 0};
+        int64_t o[3];
+        if (!spatial_param(c, call, "output_size", none, spatial, o))
             return false;
-        if (o < 0) {
-            error_at(c, named(call, "output_size")->loc, "%s: elements of output_size must be "
-                     "greater than or equal to 0 but received %lld", call->op->name, (long long)o);
-            return false;
+        for (int i = 0; i < spatial; i++) {
+            if (o[i] < 0) {
+                error_at(c, named(call, "output_size")->loc, "%s: elements of output_size must be "
+                         "greater than or equal to 0 but received %lld", call->op->name, (long long)o[i]);
+                return false;
+            }
         }
         bool indices;
         if (adaptive_max && !bool_param(c, call, "return_indices", false, &indices))
@@ -282,24 +290,20 @@ bool infer_pool(Ctx *c, Expr *call)
                      "which ampc cannot assign yet", call->op->name);
             return false;
         }
-        for (int i = out.ndim - spatial; i < out.ndim; i++)
-            out.dims[i] = poly_const(c, o);
+        for (int i = 0; i < spatial; i++)
+            out.dims[out.ndim - spatial + i] = poly_const(c, o[i]);
         call->type.dtype = x->type.dtype;
         call->type.shape = out;
         return true;
     }
-    int64_t k, stride, pad, dil = 1;
+    /* kernel_size, stride (kernel_size's by default), padding, dilation: one per spatial dim */
+    static const int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    int64_t k[3], stride[3], pad[3], dil[3] = {1, 1, 1};
     bool ceil_mode;
-    if (!int_arg(c, named(call, "kernel_size"), &k) || !int_param(c, call, "stride", k, &stride) ||
-        !int_param(c, call, "padding", 0, &pad) || !bool_param(c, call, "ceil_mode", false, &ceil_mode) ||
-        (is_max && !int_param(c, call, "dilation", 1, &dil)))
+    if (!spatial_param(c, call, "kernel_size", ones, spatial, k) || !spatial_param(c, call, "stride", k, spatial, stride) ||
+        !spatial_param(c, call, "padding", zeros, spatial, pad) || !bool_param(c, call, "ceil_mode", false, &ceil_mode) ||
+        (is_max && !spatial_param(c, call, "dilation", ones, spatial, dil)))
         return false;
-    if (k <= 0 || stride <= 0 || dil <= 0 || pad < 0) {
-        error_at(c, call->loc, "%s(): %s", call->op->name,
-                 k <= 0 ? "kernel_size must be greater than zero" : stride <= 0 ? "stride should be greater than zero"
-                 : dil <= 0 ? "dilation should be greater than zero" : "pad must be non-negative");
-        return false;
-    }
     if (is_max) {
         bool indices;
         if (!bool_param(c, call, "return_indices", false, &indices))
@@ -309,30 +313,36 @@ bool infer_pool(Ctx *c, Expr *call)
                      "which ampc cannot assign yet", call->op->name);
             return false;
         }
-        if (pad > ((k - 1) * dil + 1) / 2) {
-            error_at(c, call->loc, "pad should be at most half of effective kernel size, but got pad=%lld, "
-                     "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k, (long long)dil);
-            return false;
-        }
-    } else {
-        int64_t div = 1; /* avg_pool1d has no divisor_override */
-        if (op_param_index(call->op, "divisor_override") >= 0 && !int_param(c, call, "divisor_override", 1, &div))
-            return false;
-        if (div == 0) {
-            error_at(c, named(call, "divisor_override")->loc, "divisor must be not zero");
-            return false;
-        }
-        if (pad > k / 2) {
-            error_at(c, call->loc, "pad should be smaller than or equal to half of kernel size, but got pad = %lld, "
-                     "kernel_size = %lld", (long long)pad, (long long)k);
-            return false;
-        }
     }
-    for (int i = out.ndim - spatial; i < out.ndim; i++) {
-        Poly *o = window_out(c, call, xs->dims[i], k, stride, pad, dil, ceil_mode);
+    int64_t div = 1; /* avg_pool1d has no divisor_override */
+    if (!is_max && op_param_index(call->op, "divisor_override") >= 0 && !int_param(c, call, "divisor_override", 1, &div))
+        return false;
+    if (div == 0) {
+        error_at(c, named(call, "divisor_override")->loc, "divisor must be not zero");
+        return false;
+    }
+    for (int i = 0; i < spatial; i++) {
+        if (k[i] <= 0 || stride[i] <= 0 || dil[i] <= 0 || pad[i] < 0) {
+            error_at(c, call->loc, "%s(): %s", call->op->name,
+                     k[i] <= 0 ? "kernel_size must be greater than zero" : stride[i] <= 0 ? "stride should be greater than zero"
+                     : dil[i] <= 0 ? "dilation should be greater than zero" : "pad must be non-negative");
+            return false;
+        }
+        if (is_max && pad[i] > ((k[i] - 1) * dil[i] + 1) / 2) {
+            error_at(c, call->loc, "pad should be at most half of effective kernel size, but got pad=%lld, "
+                     "kernel_size=%lld and dilation=%lld", (long long)pad[i], (long long)k[i], (long long)dil[i]);
+            return false;
+        }
+        if (!is_max && pad[i] > k[i] / 2) {
+            error_at(c, call->loc, "pad should be smaller than or equal to half of kernel size, but got pad = %lld, "
+                     "kernel_size = %lld", (long long)pad[i], (long long)k[i]);
+            return false;
+        }
+        int d = out.ndim - spatial + i;
+        Poly *o = window_out(c, call, xs->dims[d], k[i], stride[i], pad[i], dil[i], ceil_mode);
         if (!o)
             return false;
-        out.dims[i] = o;
+        out.dims[d] = o;
     }
     call->type.dtype = x->type.dtype;
     call->type.shape = out;

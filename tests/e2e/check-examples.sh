@@ -1,7 +1,9 @@
 #!/bin/sh
-# check-examples.sh BUILD: every example model, on every target, built with
-# every compiler, run against its own f64 evaluation (ampc --emit=check):
-# each output must be within the tolerance the dtypes on its path allow.
+# check-examples.sh BUILD: every example model, and tests/e2e/pytorch_ops.amp
+# (every op and form of PyTorch's spellings in one model), on every target,
+# built with every compiler, run against its own f64 evaluation (ampc
+# --emit=check): each output must be within the tolerance the dtypes on its
+# path allow.
 #
 # Prints one "ok"/"FAIL" line per run and a last line "check: P passed, F
 # failed"; exits 1 on any failure.  E2E_COMPILERS and E2E_CFLAGS as run.sh.
@@ -22,12 +24,13 @@ bad() { fail=$((fail + 1)); echo "FAIL $1"; }
 # dozens of times) are slow with the reference kernels: they are built with
 # the first compiler only, and skipped when E2E_SKIP_HEAVY is set (the
 # sanitizer run).
-for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "pytorch_syntax B=2" "resnet18 B=1" "digits/mlp B=8" "digits/cnn B=4"; do
+for entry in "mlp B=8" "lenet5 B=4" "transformer B=3" "pytorch_syntax B=2" "resnet18 B=1" "digits/mlp B=8" "digits/cnn B=4" \
+        "../tests/e2e/pytorch_ops B=2"; do
     path=${entry%% *}
     heavy=0
     case $path in resnet18|digits/cnn) heavy=1 ;; esac
     [ "$heavy" = 1 ] && [ -n "${E2E_SKIP_HEAVY:-}" ] && continue
-    model=$(echo "$path" | tr / _)
+    model=$(echo "${path#../tests/e2e/}" | tr / _)
     dims=${entry#* }
     for target in tpu gpu cpu; do
         src=$OUT/${model}_$target.c

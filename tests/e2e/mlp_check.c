@@ -221,11 +221,30 @@ int main(void)
         expect(mlp_forward(&lp, &inputs, &lout, &dims, arena, arena_bytes) == AMP_OK &&
                    memcmp(loaded_logits, logits_mem, sizeof loaded_logits) == 0 && loaded_loss == loss,
                "loaded weights give bit-identical outputs");
+        {
+            /* saved by mlp_save_weights and loaded again: the same outputs */
+            mlp_params sp;
+            void *saved = malloc(MLP_WEIGHTS_BYTES);
+            expect(mlp_save_weights(&lp, "mlp-saved.safetensors") == AMP_OK &&
+                       mlp_load_weights("mlp-saved.safetensors", saved, MLP_WEIGHTS_BYTES, &sp) == AMP_OK &&
+                       mlp_forward(&sp, &inputs, &lout, &dims, arena, arena_bytes) == AMP_OK &&
+                       memcmp(loaded_logits, logits_mem, sizeof loaded_logits) == 0 && loaded_loss == loss,
+                   "mlp_save_weights writes what mlp_load_weights reads back, bit for bit");
+            free(saved);
+        }
         expect(mlp_load_weights("mlp-weights.safetensors", storage, MLP_WEIGHTS_BYTES - 1, &lp) == AMP_ERR_ARENA_TOO_SMALL,
                "storage one byte short is refused");
         expect(write_safetensors("mlp-missing.safetensors", 3, ts) == 0 &&
                    mlp_load_weights("mlp-missing.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_WEIGHTS_MISSING,
                "a missing tensor is reported");
+        {
+            char why[512], want[128];
+            snprintf(want, sizeof want, "no tensor 'fc2.bias' in the file (the model's f32[%d])", (int)OUT);
+            expect(mlp_load_weights_ex("mlp-missing.safetensors", storage, MLP_WEIGHTS_BYTES, &lp, why, sizeof why) ==
+                           AMP_ERR_WEIGHTS_MISSING &&
+                       strcmp(why, want) == 0,
+                   "mlp_load_weights_ex names the missing tensor");
+        }
         expect(mlp_load_weights("no-such-file.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_IO,
                "a missing file is an I/O error");
         FILE *f = fopen("mlp-weights.safetensors", "rb");
@@ -240,6 +259,13 @@ int main(void)
         }
         expect(mlp_load_weights("mlp-truncated.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_WEIGHTS_TRUNCATED,
                "a file one byte short is reported as truncated");
+        {
+            char why[512];
+            expect(mlp_load_weights_ex("mlp-truncated.safetensors", storage, MLP_WEIGHTS_BYTES, &lp, why, sizeof why) ==
+                           AMP_ERR_WEIGHTS_TRUNCATED &&
+                       strcmp(why, amp_strerror(AMP_ERR_WEIGHTS_TRUNCATED)) == 0,
+                   "... with its text as mlp_load_weights_ex's message");
+        }
         free(storage);
     }
 

@@ -213,6 +213,16 @@ PYEOF
         cat "$OUT/main/err" "$OUT/main/usage"
         bad "--emit=main: a wrong-sized input is reported by name; a short command line prints the usage"
     fi
+    # a weights file without fc2.bias (mlp_check wrote it): the tensor named
+    if "$OUT/main/run" "$dir/mlp-missing.safetensors" "$OUT/main/x.bin" "$OUT/main/y.bin" "$OUT/main/o.bin" \
+            "$OUT/main/l.bin" > "$OUT/main/err" 2>&1; then
+        bad "--emit=main: a weights file missing a tensor is an error"
+    elif grep -q "mlp-missing.safetensors: no tensor 'fc2.bias' in the file (the model's f32\[10\])" "$OUT/main/err"; then
+        ok "--emit=main: a weights file missing a tensor is refused with the tensor named"
+    else
+        cat "$OUT/main/err"
+        bad "--emit=main: a weights file missing a tensor is refused with the tensor named"
+    fi
 else
     bad "--emit=main: ampc writes the program and $cc1 builds it warning-free (needs python3)"
 fi
@@ -247,6 +257,45 @@ elif grep -q "no tensor 'conv1.weight'" "$OUT/embed/err" && grep -q "fc1.weight'
 else
     cat "$OUT/embed/err"
     bad "--embed-weights with another model's weights: each mismatch reported, no output written"
+fi
+# the same weights as f64 and as a training checkpoint would hold them
+# (with grad.* and optimizer.* beside them): embedded, the same arrays,
+# converted back to the parameters' f32 exactly
+if [ -f "$dir/mlp-weights.safetensors" ] && command -v python3 > /dev/null 2>&1 &&
+    python3 - "$dir/mlp-weights.safetensors" "$OUT/embed/f64.safetensors" <<'PYEOF'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+header.pop("__metadata__", None)
+out, data = {}, b""
+for name, t in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+    b, e = t["data_offsets"]
+    vals = struct.unpack("<%df" % ((e - b) // 4), raw[8 + n + b:8 + n + e])
+    for key, fmt, size in ((name, "d", 8), ("grad." + name, "f", 4), ("optimizer.%s.momentum_buffer" % name, "f", 4)):
+        blob = struct.pack("<%d%s" % (len(vals), fmt), *vals)
+        out[key] = {"dtype": "F64" if fmt == "d" else "F32", "shape": t["shape"],
+                    "data_offsets": [len(data), len(data) + len(blob)]}
+        data += blob
+blob = struct.pack("<d", 0.1)
+out["optimizer.lr"] = {"dtype": "F64", "shape": [], "data_offsets": [len(data), len(data) + 8]}
+data += blob
+h = json.dumps(out).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + data)
+PYEOF
+then
+    mkdir -p "$OUT/embed/f64"
+    if "$AMPC" examples/mlp.amp -t tpu --embed-weights "$OUT/embed/f64.safetensors" -o "$OUT/embed/f64/mlp.c" &&
+        grep -v -e safetensors -e INTERFACE_HASH "$OUT/embed/mlp.c" > "$OUT/embed/mlp.arrays" &&
+        grep -v -e safetensors -e INTERFACE_HASH "$OUT/embed/f64/mlp.c" > "$OUT/embed/mlp64.arrays" &&
+        cmp -s "$OUT/embed/mlp.arrays" "$OUT/embed/mlp64.arrays"; then
+        ok "--embed-weights of an f64 checkpoint-like file: its weights converted to f32 exactly, its training state skipped"
+    else
+        bad "--embed-weights of an f64 checkpoint-like file: the arrays of the f32 file"
+    fi
+else
+    bad "--embed-weights: writing the f64 file (needs python3)"
 fi
 
 # The memory plan on resnet18: the arena (slots reused by liveness) against

@@ -8,8 +8,8 @@
  *       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
  *       -o build/fuzz/fuzz_safetensors tests/fuzz/fuzz_safetensors.c $SRCS -lm
  *
- * with SRCS the reader and what it calls: runtime/src/safetensors.c,
- * dtype.c and status.c (compiled with the fuzzer's instrumentation too).
+ * with SRCS the reader, the parameter loader and what they call:
+ * runtime/src/safetensors.c, st_params.c, dtype.c and status.c (compiled with the fuzzer's instrumentation too).
  * What counts as a finding:
  *   - any ASan / UBSan / LSan report, or a hang (-timeout);
  *   - a broken contract of amp_st_parse (checked below, abort()):
@@ -20,7 +20,11 @@
  *         shape say, at most 8 dims, names NUL-terminated and findable by
  *         amp_st_find (unless they hold a NUL); amp_st_load of every tensor
  *         with its own dtype and shape copies its bytes, and with another
- *         dtype or shape fails without writing.
+ *         dtype or shape fails without writing;
+ *       * amp_st_load_params (runtime/src/st_params.c) against a small
+ *         model (w f32[2, 3], b bf16[3]) writes a NUL-terminated message
+ *         inside its buffer, empty exactly on AMP_OK, and on an error
+ *         leaves the storage and the pointers as they were.
  */
 #include "amprt.h"
 
@@ -128,6 +132,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(dst);
     }
     check(base == NULL || (size_t)(base - copy) + pos == size, "tensors do not end at the end of the input");
+    {
+        static const amp_st_param model[2] = {
+            {"w", AMP_F32, 2, {2, 3}, 0, 0},
+            {"b", AMP_BF16, 1, {3}, 64, sizeof(void *)},
+        };
+        unsigned char storage[128];
+        const void *pointers[2] = {NULL, NULL};
+        char message[96];
+        int rc;
+        memset(storage, 0xAB, sizeof storage);
+        memset(message, 'z', sizeof message);
+        rc = amp_st_load_params(f, model, 2, storage, sizeof storage, pointers, message, sizeof message);
+        check(memchr(message, '\0', sizeof message) != NULL, "amp_st_load_params's message not terminated");
+        check((rc == AMP_OK) == (message[0] == '\0'), "amp_st_load_params's message empty but on success");
+        if (rc == AMP_OK) {
+            check(pointers[0] == storage && pointers[1] == storage + 64, "amp_st_load_params's pointers");
+        } else {
+            check(pointers[0] == NULL && pointers[1] == NULL, "amp_st_load_params set a pointer on an error");
+            for (size_t k = 0; k < sizeof storage; k++)
+                check(storage[k] == 0xAB, "amp_st_load_params wrote the storage on an error");
+        }
+    }
     amp_st_close(f);
     free(copy);
     return 0;

@@ -14,7 +14,7 @@ mkdir -p "$OUT/corpus" "$OUT/artifacts"
 # the reader and what it calls (the runtime's status texts and dtype sizes),
 # as the compiler links them: instrumenting the whole runtime (kernels
 # included) took most of an hour on a loaded machine and fuzzed nothing more
-RT_SRCS="runtime/src/safetensors.c runtime/src/dtype.c runtime/src/status.c"
+RT_SRCS="runtime/src/safetensors.c runtime/src/st_params.c runtime/src/dtype.c runtime/src/status.c"
 # shellcheck disable=SC2086
 if ! "$CC_FUZZ" -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=all -Iruntime/include -Iruntime/src -o "$OUT/fuzz_safetensors" \

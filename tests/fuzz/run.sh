@@ -124,8 +124,8 @@ for g in parser lexer policies; do
     compile "$GEN/$g.c" "$obj" $GEN_WARN || { echo "run.sh: FAILED: compiling $GEN/$g.c" >&2; exit 1; }
     OBJS="$OBJS $obj"
 done
-# the runtime's safetensors reader, which --embed-weights uses
-for src in runtime/src/safetensors.c runtime/src/dtype.c runtime/src/status.c; do
+# the runtime's safetensors reader and weights loader, which --embed-weights uses
+for src in runtime/src/safetensors.c runtime/src/st_params.c runtime/src/dtype.c runtime/src/status.c; do
     obj=$OUT/obj/rt_$(basename "$src" .c).o
     compile "$src" "$obj" -Iruntime/include -Wall -Wextra || { echo "run.sh: FAILED: compiling $src" >&2; exit 1; }
     OBJS="$OBJS $obj"

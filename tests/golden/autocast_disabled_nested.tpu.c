@@ -6,7 +6,7 @@
  */
 #include "autocast_disabled_nested.tpu.h"
 
-#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0x4c24f5da97031810u
+#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0xa23599ddb483e06eu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,41 +36,42 @@ const char *nested_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param nested_weights_table[2] = {
+    {"w1", AMP_F32, 2, {8, 8}, 0, offsetof(nested_params, w1)},
+    {"w2", AMP_F32, 2, {8, 8}, 256, offsetof(nested_params, w2)},
+};
+
 int nested_load_weights(const char *path, void *storage, size_t storage_bytes, nested_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return nested_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int nested_load_weights_ex(const char *path, void *storage, size_t storage_bytes, nested_params *params,
+                           char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < NESTED_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, nested_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int nested_save_weights(const nested_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &nested_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "w1", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w1 = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "w2", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w2 = (const float *)(const void *)at;
-        at += 256;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define NESTED_PREPARED_MAGIC 0x9a1dc5422639b3b4ull

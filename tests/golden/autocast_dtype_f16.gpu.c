@@ -6,7 +6,7 @@
  */
 #include "autocast_dtype_f16.gpu.h"
 
-#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0x93409c0c86bc2b48u
+#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0xd485714e01d7da06u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -33,33 +33,41 @@ const char *half_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param half_weights_table[1] = {
+    {"w", AMP_F32, 2, {3, 4}, 0, offsetof(half_params, w)},
+};
+
 int half_load_weights(const char *path, void *storage, size_t storage_bytes, half_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return half_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int half_load_weights_ex(const char *path, void *storage, size_t storage_bytes, half_params *params,
+                         char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < HALF_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 1) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, half_weights_table, 1, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int half_save_weights(const half_params *params, const char *path)
+{
+    amp_st_entry entries[1];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 1; i++) {
+        const amp_st_param *t = &half_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {3, 4};
-        rc = amp_st_load(file, "w", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 1);
 }
 
 #define HALF_PREPARED_MAGIC 0xf3fbd9d6847fda4full

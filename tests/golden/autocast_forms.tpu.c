@@ -6,7 +6,7 @@
  */
 #include "autocast_forms.tpu.h"
 
-#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0xfa20719a6566ac9eu
+#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0xa780e8946fd809eau
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -33,41 +33,42 @@ const char *forms_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param forms_weights_table[2] = {
+    {"w", AMP_F32, 2, {4, 4}, 0, offsetof(forms_params, w)},
+    {"proj.weight", AMP_F32, 2, {4, 4}, 64, offsetof(forms_params, proj_weight)},
+};
+
 int forms_load_weights(const char *path, void *storage, size_t storage_bytes, forms_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return forms_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int forms_load_weights_ex(const char *path, void *storage, size_t storage_bytes, forms_params *params,
+                          char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < FORMS_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, forms_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int forms_save_weights(const forms_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &forms_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 4};
-        rc = amp_st_load(file, "w", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4, 4};
-        rc = amp_st_load(file, "proj.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->proj_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define FORMS_PREPARED_MAGIC 0xe639a720533baa3full
@@ -135,18 +136,18 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + FORMS_PAD_(8*B);
 
-    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
-    /* autocast_forms.amp:5: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *proj_weight_bf16 = forms_prepared_entry_(prepared, 0); /* bf16[4, 4], cast by forms_prepare */
     if (!proj_weight_bf16) {
         amp_cast_f32_bf16((size_t)(16), proj_weight, (amp_bf16 *)slot1);
         proj_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* autocast_forms.amp:5: linear in bf16: lower_precision_fp on tpu */
+    /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): linear in bf16: lower_precision_fp on tpu */
     amp_linear_bf16(B, 4, 4, x_bf16, proj_weight_bf16, NULL, outputs->a);
 
     /* autocast_forms.amp:13: linear in f32: autocast is off here: follows its inputs */

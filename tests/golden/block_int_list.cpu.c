@@ -5,7 +5,7 @@
  */
 #include "block_int_list.cpu.h"
 
-#if !defined(M_INTERFACE_HASH) || M_INTERFACE_HASH != 0x0d867a468b9fa023u
+#if !defined(M_INTERFACE_HASH) || M_INTERFACE_HASH != 0x780903f4d8060e31u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -32,49 +32,43 @@ const char *m_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param m_weights_table[3] = {
+    {"mlp.fc.0.weight", AMP_F32, 2, {16, 8}, 0, offsetof(m_params, mlp_fc_0_weight)},
+    {"mlp.fc.1.weight", AMP_F32, 2, {4, 16}, 512, offsetof(m_params, mlp_fc_1_weight)},
+    {"mlp2.fc.0.weight", AMP_F32, 2, {2, 4}, 768, offsetof(m_params, mlp2_fc_0_weight)},
+};
+
 int m_load_weights(const char *path, void *storage, size_t storage_bytes, m_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return m_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int m_load_weights_ex(const char *path, void *storage, size_t storage_bytes, m_params *params,
+                      char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < M_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 3) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, m_weights_table, 3, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int m_save_weights(const m_params *params, const char *path)
+{
+    amp_st_entry entries[3];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 3; i++) {
+        const amp_st_param *t = &m_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {16, 8};
-        rc = amp_st_load(file, "mlp.fc.0.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->mlp_fc_0_weight = (const float *)(const void *)at;
-        at += 512;
-    }
-    {
-        static const int64_t shape[] = {4, 16};
-        rc = amp_st_load(file, "mlp.fc.1.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->mlp_fc_1_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {2, 4};
-        rc = amp_st_load(file, "mlp2.fc.0.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->mlp2_fc_0_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 3);
 }
 
 #define M_PREPARED_MAGIC 0x547c466e76dac9f7ull
@@ -124,23 +118,23 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
     unsigned char *const slot0 = arena;
     unsigned char *const slot1 = slot0 + M_PAD_(64*B);
 
-    /* block_int_list.amp:15: linear + relu in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:15 in mlp.fc.0 (block_int_list.amp:19): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp_h = (float *)slot0; /* f32[B, 16] */
     amp_linear_relu_f32(B, 16, 8, x, mlp_fc_0_weight, NULL, mlp_h);
 
-    /* block_int_list.amp:15: linear + relu in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:15 in mlp.fc.1 (block_int_list.amp:19): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp_h_2 = (float *)slot1; /* f32[B, 4] */
     amp_linear_relu_f32(B, 4, 16, mlp_h, mlp_fc_1_weight, NULL, mlp_h_2);
 
-    /* block_int_list.amp:11: reshape in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:11 in mlp (block_int_list.amp:19): reshape in f32: autocast is off here: follows its inputs */
     float *const mlp_result1 = (float *)slot0; /* f32[B, 4] */
     memcpy(mlp_result1, mlp_h_2, (size_t)(4*B) * sizeof *mlp_result1);
 
-    /* block_int_list.amp:15: linear + relu in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:15 in mlp2.fc.0 (block_int_list.amp:20): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp2_h = (float *)slot1; /* f32[B, 2] */
     amp_linear_relu_f32(B, 2, 4, mlp_result1, mlp2_fc_0_weight, NULL, mlp2_h);
 
-    /* block_int_list.amp:11: reshape in f32: autocast is off here: follows its inputs */
+    /* block_int_list.amp:11 in mlp2 (block_int_list.amp:20): reshape in f32: autocast is off here: follows its inputs */
     memcpy(outputs->y, mlp2_h, (size_t)(2*B) * sizeof *outputs->y);
     return AMP_OK;
 }

@@ -6,7 +6,7 @@
  */
 #include "blocks_modules.tpu.h"
 
-#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0xb63efbeeabb19b9eu
+#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0xccc935b81acd7adeu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -39,73 +39,46 @@ const char *net_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param net_weights_table[6] = {
+    {"stack.0.layers.0.fc.weight", AMP_F32, 2, {8, 8}, 0, offsetof(net_params, stack_0_layers_0_fc_weight)},
+    {"stack.0.layers.0.fc.bias", AMP_F32, 1, {8}, 256, offsetof(net_params, stack_0_layers_0_fc_bias)},
+    {"stack.0.layers.1.fc.weight", AMP_F32, 2, {8, 8}, 320, offsetof(net_params, stack_0_layers_1_fc_weight)},
+    {"stack.0.layers.1.fc.bias", AMP_F32, 1, {8}, 576, offsetof(net_params, stack_0_layers_1_fc_bias)},
+    {"stack.1.layers.0.fc.weight", AMP_F32, 2, {8, 8}, 640, offsetof(net_params, stack_1_layers_0_fc_weight)},
+    {"stack.1.layers.0.fc.bias", AMP_F32, 1, {8}, 896, offsetof(net_params, stack_1_layers_0_fc_bias)},
+};
+
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return net_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int net_load_weights_ex(const char *path, void *storage, size_t storage_bytes, net_params *params,
+                        char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < NET_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 6) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, net_weights_table, 6, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int net_save_weights(const net_params *params, const char *path)
+{
+    amp_st_entry entries[6];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 6; i++) {
+        const amp_st_param *t = &net_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "stack.0.layers.0.fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stack_0_layers_0_fc_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {8};
-        rc = amp_st_load(file, "stack.0.layers.0.fc.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stack_0_layers_0_fc_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "stack.0.layers.1.fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stack_0_layers_1_fc_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {8};
-        rc = amp_st_load(file, "stack.0.layers.1.fc.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stack_0_layers_1_fc_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "stack.1.layers.0.fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stack_1_layers_0_fc_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {8};
-        rc = amp_st_load(file, "stack.1.layers.0.fc.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stack_1_layers_0_fc_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 6);
 }
 
 #define NET_PREPARED_MAGIC 0x455bb3fdf2436774ull
@@ -211,65 +184,65 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(16);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_0_fc_weight_bf16 = net_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by net_prepare */
     if (!stack_0_layers_0_fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), stack_0_layers_0_fc_weight, (amp_bf16 *)slot1);
         stack_0_layers_0_fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_0_fc_bias_bf16 = net_prepared_entry_(prepared, 1); /* bf16[8], cast by net_prepare */
     if (!stack_0_layers_0_fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(8), stack_0_layers_0_fc_bias, (amp_bf16 *)slot2);
         stack_0_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const stack_0_layers_0_result2 = (amp_bf16 *)slot3; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, x_bf16, stack_0_layers_0_fc_weight_bf16, stack_0_layers_0_fc_bias_bf16, stack_0_layers_0_result2);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_1_fc_weight_bf16 = net_prepared_entry_(prepared, 2); /* bf16[8, 8], cast by net_prepare */
     if (!stack_0_layers_1_fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), stack_0_layers_1_fc_weight, (amp_bf16 *)slot1);
         stack_0_layers_1_fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *stack_0_layers_1_fc_bias_bf16 = net_prepared_entry_(prepared, 3); /* bf16[8], cast by net_prepare */
     if (!stack_0_layers_1_fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(8), stack_0_layers_1_fc_bias, (amp_bf16 *)slot2);
         stack_0_layers_1_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const stack_0_layers_1_result3 = (amp_bf16 *)slot0; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_bf16, stack_0_layers_1_fc_bias_bf16, stack_0_layers_1_result3);
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
     const amp_bf16 *stack_1_layers_0_fc_weight_bf16 = net_prepared_entry_(prepared, 4); /* bf16[8, 8], cast by net_prepare */
     if (!stack_1_layers_0_fc_weight_bf16) {
         amp_cast_f32_bf16((size_t)(64), stack_1_layers_0_fc_weight, (amp_bf16 *)slot1);
         stack_1_layers_0_fc_weight_bf16 = (const amp_bf16 *)slot1;
     }
 
-    /* blocks_modules.amp:6: cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
     const amp_bf16 *stack_1_layers_0_fc_bias_bf16 = net_prepared_entry_(prepared, 5); /* bf16[8], cast by net_prepare */
     if (!stack_1_layers_0_fc_bias_bf16) {
         amp_cast_f32_bf16((size_t)(8), stack_1_layers_0_fc_bias, (amp_bf16 *)slot2);
         stack_1_layers_0_fc_bias_bf16 = (const amp_bf16 *)slot2;
     }
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const stack_1_layers_0_result5 = (amp_bf16 *)slot3; /* bf16[B, 8] */
     amp_linear_relu_bf16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, stack_1_layers_0_result5);
 
-    /* blocks_modules.amp:6: linear + relu in bf16: lower_precision_fp on tpu */
+    /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in bf16: lower_precision_fp on tpu */
     amp_linear_relu_bf16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_bf16, stack_1_layers_0_fc_bias_bf16, outputs->c);
     return AMP_OK;
 }

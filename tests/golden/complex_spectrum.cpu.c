@@ -113,7 +113,11 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     {
         const int dims[] = {1};
         const int64_t in_shape[] = {B, 16}, out_shape[] = {B, 9}, lens[] = {16};
-        const amp_fft_desc d = {2, in_shape, out_shape, 1, dims, lens, AMP_FFT_R2C, 0, AMP_FFT_NORM_ORTHO, 1};
+        const amp_fft_desc d = {
+            .ndim = 2, .in_shape = in_shape, .out_shape = out_shape,
+            .ndims = 1, .dims = dims, .lens = lens,
+            .kind = AMP_FFT_R2C, .inverse = 0, .norm = AMP_FFT_NORM_ORTHO, .in_real = 1,
+        };
         amp_fft_c64(&d, x_f32, spec, ((double *)(void *)scratch5));
     }
 
@@ -122,7 +126,11 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     {
         const int dims[] = {1};
         const int64_t in_shape[] = {B, 9}, out_shape[] = {B, 16}, lens[] = {16};
-        const amp_fft_desc d = {2, in_shape, out_shape, 1, dims, lens, AMP_FFT_C2R, 1, AMP_FFT_NORM_ORTHO, 0};
+        const amp_fft_desc d = {
+            .ndim = 2, .in_shape = in_shape, .out_shape = out_shape,
+            .ndims = 1, .dims = dims, .lens = lens,
+            .kind = AMP_FFT_C2R, .inverse = 1, .norm = AMP_FFT_NORM_ORTHO, .in_real = 0,
+        };
         amp_fft_c64(&d, spec, outputs->back, ((double *)(void *)scratch7));
     }
 
@@ -138,7 +146,11 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     {
         const int dims[] = {0, 1};
         const int64_t in_shape[] = {B, 9}, out_shape[] = {B, 9}, lens[] = {B, 9};
-        const amp_fft_desc d = {2, in_shape, out_shape, 2, dims, lens, AMP_FFT_C2C, 0, AMP_FFT_NORM_BACKWARD, 0};
+        const amp_fft_desc d = {
+            .ndim = 2, .in_shape = in_shape, .out_shape = out_shape,
+            .ndims = 2, .dims = dims, .lens = lens,
+            .kind = AMP_FFT_C2C, .inverse = 0, .norm = AMP_FFT_NORM_BACKWARD, .in_real = 0,
+        };
         amp_fft_c64(&d, z, outputs->full, ((double *)(void *)scratch11));
     }
 
@@ -158,7 +170,11 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     {
         const int dims[] = {1};
         const int64_t in_shape[] = {B, 9}, out_shape[] = {B, 9}, lens[] = {9};
-        const amp_fft_desc d = {2, in_shape, out_shape, 1, dims, lens, AMP_FFT_C2C, 1, AMP_FFT_NORM_BACKWARD, 0};
+        const amp_fft_desc d = {
+            .ndim = 2, .in_shape = in_shape, .out_shape = out_shape,
+            .ndims = 1, .dims = dims, .lens = lens,
+            .kind = AMP_FFT_C2C, .inverse = 1, .norm = AMP_FFT_NORM_BACKWARD, .in_real = 0,
+        };
         amp_fft_c64(&d, t15, outputs->mixed, ((double *)(void *)scratch17));
     }
 
@@ -182,7 +198,11 @@ int spectrum_forward_prepared(const void *prepared, const spectrum_params *param
     {
         const int dims[] = {1};
         const int64_t in_shape[] = {B, 9}, out_shape[] = {B, 9}, lens[] = {9};
-        const amp_fft_desc d = {2, in_shape, out_shape, 1, dims, lens, AMP_FFT_C2R, 0, AMP_FFT_NORM_BACKWARD, 0};
+        const amp_fft_desc d = {
+            .ndim = 2, .in_shape = in_shape, .out_shape = out_shape,
+            .ndims = 1, .dims = dims, .lens = lens,
+            .kind = AMP_FFT_C2R, .inverse = 0, .norm = AMP_FFT_NORM_BACKWARD, .in_real = 0,
+        };
         amp_fft_c64(&d, z, t23, ((double *)(void *)scratch24));
     }
 

@@ -6,7 +6,7 @@
  */
 #include "conv_fusion.cpu.h"
 
-#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0x83dca82eefe3d2c5u
+#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0xfa9e5eafb0cfea43u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,89 +36,48 @@ const char *convfusion_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param convfusion_weights_table[8] = {
+    {"w1", AMP_F32, 4, {4, 4, 3, 3}, 0, offsetof(convfusion_params, w1)},
+    {"w2", AMP_F32, 4, {4, 4, 1, 1}, 576, offsetof(convfusion_params, w2)},
+    {"w3", AMP_F32, 4, {4, 4, 3, 3}, 640, offsetof(convfusion_params, w3)},
+    {"b3", AMP_F32, 1, {4}, 1216, offsetof(convfusion_params, b3)},
+    {"gamma", AMP_F32, 1, {4}, 1280, offsetof(convfusion_params, gamma)},
+    {"beta", AMP_F32, 1, {4}, 1344, offsetof(convfusion_params, beta)},
+    {"mean", AMP_F32, 1, {4}, 1408, offsetof(convfusion_params, mean)},
+    {"var", AMP_F32, 1, {4}, 1472, offsetof(convfusion_params, var)},
+};
+
 int convfusion_load_weights(const char *path, void *storage, size_t storage_bytes, convfusion_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return convfusion_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int convfusion_load_weights_ex(const char *path, void *storage, size_t storage_bytes, convfusion_params *params,
+                               char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < CONVFUSION_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 8) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, convfusion_weights_table, 8, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int convfusion_save_weights(const convfusion_params *params, const char *path)
+{
+    amp_st_entry entries[8];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 8; i++) {
+        const amp_st_param *t = &convfusion_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 4, 3, 3};
-        rc = amp_st_load(file, "w1", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w1 = (const float *)(const void *)at;
-        at += 576;
-    }
-    {
-        static const int64_t shape[] = {4, 4, 1, 1};
-        rc = amp_st_load(file, "w2", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w2 = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4, 4, 3, 3};
-        rc = amp_st_load(file, "w3", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w3 = (const float *)(const void *)at;
-        at += 576;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "b3", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->b3 = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "gamma", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->gamma = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "beta", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->beta = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "mean", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->mean = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "var", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->var = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 8);
 }
 
 #define CONVFUSION_PREPARED_MAGIC 0x4114ecf9962cb842ull

@@ -7,7 +7,7 @@
  */
 #include "f32_outputs.gpu.h"
 
-#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0x1a6b236cb08c1104u
+#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0xfb5e90c7cd157832u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -40,41 +40,42 @@ const char *f32outputs_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param f32outputs_weights_table[2] = {
+    {"fc.weight", AMP_F32, 2, {4, 8}, 0, offsetof(f32outputs_params, fc_weight)},
+    {"fc.bias", AMP_F32, 1, {4}, 128, offsetof(f32outputs_params, fc_bias)},
+};
+
 int f32outputs_load_weights(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return f32outputs_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int f32outputs_load_weights_ex(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params,
+                               char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < F32OUTPUTS_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, f32outputs_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int f32outputs_save_weights(const f32outputs_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &f32outputs_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 8};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 128;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "fc.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define F32OUTPUTS_PREPARED_MAGIC 0x09813d5174d56970ull

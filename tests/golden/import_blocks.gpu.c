@@ -6,7 +6,7 @@
  */
 #include "import_blocks.gpu.h"
 
-#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0xa7a02da87d460af3u
+#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0xcbb2a49ec2735525u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -39,57 +39,44 @@ const char *net_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param net_weights_table[4] = {
+    {"fc1.weight", AMP_F32, 2, {16, 4}, 0, offsetof(net_params, fc1_weight)},
+    {"fc1.bias", AMP_F32, 1, {16}, 256, offsetof(net_params, fc1_bias)},
+    {"fc2.weight", AMP_F32, 2, {2, 16}, 320, offsetof(net_params, fc2_weight)},
+    {"fc2.bias", AMP_F32, 1, {2}, 448, offsetof(net_params, fc2_bias)},
+};
+
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return net_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int net_load_weights_ex(const char *path, void *storage, size_t storage_bytes, net_params *params,
+                        char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < NET_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 4) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, net_weights_table, 4, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int net_save_weights(const net_params *params, const char *path)
+{
+    amp_st_entry entries[4];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 4; i++) {
+        const amp_st_param *t = &net_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {16, 4};
-        rc = amp_st_load(file, "fc1.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {16};
-        rc = amp_st_load(file, "fc1.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {2, 16};
-        rc = amp_st_load(file, "fc2.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_weight = (const float *)(const void *)at;
-        at += 128;
-    }
-    {
-        static const int64_t shape[] = {2};
-        rc = amp_st_load(file, "fc2.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 4);
 }
 
 #define NET_PREPARED_MAGIC 0x08b86ac93702b4c3ull
@@ -169,43 +156,43 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     unsigned char *const slot2 = slot1 + NET_PAD_(128);
     unsigned char *const slot3 = slot2 + NET_PAD_(32);
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     amp_f16 *const x_f16 = (amp_f16 *)slot0; /* f16[B, 4] */
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc1_weight_f16 = net_prepared_entry_(prepared, 0); /* f16[16, 4], cast by net_prepare */
     if (!fc1_weight_f16) {
         amp_cast_f32_f16((size_t)(64), fc1_weight, (amp_f16 *)slot1);
         fc1_weight_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc1_bias_f16 = net_prepared_entry_(prepared, 1); /* f16[16], cast by net_prepare */
     if (!fc1_bias_f16) {
         amp_cast_f32_f16((size_t)(16), fc1_bias, (amp_f16 *)slot2);
         fc1_bias_f16 = (const amp_f16 *)slot2;
     }
 
-    /* blocks.amp:5: linear + relu in f16: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc1 (import_blocks.amp:5): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const fc2_x = (amp_f16 *)slot3; /* f16[B, 16] */
     amp_linear_relu_f16(B, 16, 4, x_f16, fc1_weight_f16, fc1_bias_f16, fc2_x);
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[2, 16], cast by net_prepare */
     if (!fc2_weight_f16) {
         amp_cast_f32_f16((size_t)(32), fc2_weight, (amp_f16 *)slot0);
         fc2_weight_f16 = (const amp_f16 *)slot0;
     }
 
-    /* blocks.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[2], cast by net_prepare */
     if (!fc2_bias_f16) {
         amp_cast_f32_f16((size_t)(2), fc2_bias, (amp_f16 *)slot1);
         fc2_bias_f16 = (const amp_f16 *)slot1;
     }
 
-    /* blocks.amp:5: linear in f16: lower_precision_fp on gpu */
+    /* blocks.amp:5 in fc2 (import_blocks.amp:6): linear in f16: lower_precision_fp on gpu */
     amp_linear_f16(B, 2, 16, fc2_x, fc2_weight_f16, fc2_bias_f16, outputs->y);
     return AMP_OK;
 }

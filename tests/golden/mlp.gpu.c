@@ -8,7 +8,7 @@
  */
 #include "mlp.gpu.h"
 
-#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0x275e289f368c19c4u
+#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0xd9e76c9653fbae94u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -41,57 +41,44 @@ const char *mlp_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param mlp_weights_table[4] = {
+    {"fc1.weight", AMP_F32, 2, {128, 64}, 0, offsetof(mlp_params, fc1_weight)},
+    {"fc1.bias", AMP_F32, 1, {128}, 32768, offsetof(mlp_params, fc1_bias)},
+    {"fc2.weight", AMP_F32, 2, {10, 128}, 33280, offsetof(mlp_params, fc2_weight)},
+    {"fc2.bias", AMP_F32, 1, {10}, 38400, offsetof(mlp_params, fc2_bias)},
+};
+
 int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return mlp_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int mlp_load_weights_ex(const char *path, void *storage, size_t storage_bytes, mlp_params *params,
+                        char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < MLP_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 4) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, mlp_weights_table, 4, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int mlp_save_weights(const mlp_params *params, const char *path)
+{
+    amp_st_entry entries[4];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 4; i++) {
+        const amp_st_param *t = &mlp_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {128, 64};
-        rc = amp_st_load(file, "fc1.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_weight = (const float *)(const void *)at;
-        at += 32768;
-    }
-    {
-        static const int64_t shape[] = {128};
-        rc = amp_st_load(file, "fc1.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_bias = (const float *)(const void *)at;
-        at += 512;
-    }
-    {
-        static const int64_t shape[] = {10, 128};
-        rc = amp_st_load(file, "fc2.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_weight = (const float *)(const void *)at;
-        at += 5120;
-    }
-    {
-        static const int64_t shape[] = {10};
-        rc = amp_st_load(file, "fc2.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 4);
 }
 
 #define MLP_PREPARED_MAGIC 0xf494afdf157d280aull

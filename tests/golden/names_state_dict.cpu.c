@@ -5,7 +5,7 @@
  */
 #include "names_state_dict.cpu.h"
 
-#if !defined(NAMES_INTERFACE_HASH) || NAMES_INTERFACE_HASH != 0x1b095ab551a55e13u
+#if !defined(NAMES_INTERFACE_HASH) || NAMES_INTERFACE_HASH != 0xf8a4107c5b6ae8edu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -32,57 +32,44 @@ const char *names_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param names_weights_table[4] = {
+    {"0.0.weight", AMP_F32, 2, {4, 4}, 0, offsetof(names_params, v0_0_weight)},
+    {"0.1.bias", AMP_F32, 1, {4}, 64, offsetof(names_params, v0_1_bias)},
+    {"trunk.block1-0.weight", AMP_F32, 2, {4, 4}, 128, offsetof(names_params, trunk_block1_0_weight)},
+    {"model.input.scale", AMP_F32, 1, {4}, 192, offsetof(names_params, model_input_scale)},
+};
+
 int names_load_weights(const char *path, void *storage, size_t storage_bytes, names_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return names_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int names_load_weights_ex(const char *path, void *storage, size_t storage_bytes, names_params *params,
+                          char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < NAMES_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 4) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, names_weights_table, 4, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int names_save_weights(const names_params *params, const char *path)
+{
+    amp_st_entry entries[4];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 4; i++) {
+        const amp_st_param *t = &names_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 4};
-        rc = amp_st_load(file, "0.0.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->v0_0_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "0.1.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->v0_1_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4, 4};
-        rc = amp_st_load(file, "trunk.block1-0.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->trunk_block1_0_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "model.input.scale", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->model_input_scale = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 4);
 }
 
 #define NAMES_PREPARED_MAGIC 0xbb9670733073b004ull

@@ -8,7 +8,7 @@
  */
 #include "nll_loss_sum_weight.gpu.h"
 
-#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0xbeecdf49d30081e6u
+#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0x724de2748c4f3fb4u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -38,41 +38,42 @@ const char *loss_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param loss_weights_table[2] = {
+    {"fc.weight", AMP_F32, 2, {10, 10}, 0, offsetof(loss_params, fc_weight)},
+    {"class_weight", AMP_F32, 1, {10}, 448, offsetof(loss_params, class_weight)},
+};
+
 int loss_load_weights(const char *path, void *storage, size_t storage_bytes, loss_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return loss_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int loss_load_weights_ex(const char *path, void *storage, size_t storage_bytes, loss_params *params,
+                         char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < LOSS_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, loss_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int loss_save_weights(const loss_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &loss_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {10, 10};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 448;
-    }
-    {
-        static const int64_t shape[] = {10};
-        rc = amp_st_load(file, "class_weight", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->class_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define LOSS_PREPARED_MAGIC 0x97a7947a1453c0eeull

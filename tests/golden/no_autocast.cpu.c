@@ -5,7 +5,7 @@
  */
 #include "no_autocast.cpu.h"
 
-#if !defined(PLAIN_INTERFACE_HASH) || PLAIN_INTERFACE_HASH != 0x134c796f6b9c6f10u
+#if !defined(PLAIN_INTERFACE_HASH) || PLAIN_INTERFACE_HASH != 0xca40a6d81f0b5e28u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -29,41 +29,42 @@ const char *plain_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param plain_weights_table[2] = {
+    {"w", AMP_F32, 2, {3, 4}, 0, offsetof(plain_params, w)},
+    {"b", AMP_F32, 1, {3}, 64, offsetof(plain_params, b)},
+};
+
 int plain_load_weights(const char *path, void *storage, size_t storage_bytes, plain_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return plain_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int plain_load_weights_ex(const char *path, void *storage, size_t storage_bytes, plain_params *params,
+                          char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < PLAIN_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, plain_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int plain_save_weights(const plain_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &plain_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {3, 4};
-        rc = amp_st_load(file, "w", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {3};
-        rc = amp_st_load(file, "b", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->b = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define PLAIN_PREPARED_MAGIC 0xfacfdce9e34f9195ull

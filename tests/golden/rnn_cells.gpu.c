@@ -6,7 +6,7 @@
  */
 #include "rnn_cells.gpu.h"
 
-#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0xa850c02cebf8d6d9u
+#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0x873d012cf0c7aecbu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -48,73 +48,46 @@ const char *cells_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param cells_weights_table[6] = {
+    {"w_ih", AMP_F32, 2, {20, 4}, 0, offsetof(cells_params, w_ih)},
+    {"w_hh", AMP_F32, 2, {20, 5}, 320, offsetof(cells_params, w_hh)},
+    {"b_ih", AMP_F32, 1, {20}, 768, offsetof(cells_params, b_ih)},
+    {"b_hh", AMP_F32, 1, {20}, 896, offsetof(cells_params, b_hh)},
+    {"g_ih", AMP_F32, 2, {15, 4}, 1024, offsetof(cells_params, g_ih)},
+    {"g_hh", AMP_F32, 2, {15, 5}, 1280, offsetof(cells_params, g_hh)},
+};
+
 int cells_load_weights(const char *path, void *storage, size_t storage_bytes, cells_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return cells_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int cells_load_weights_ex(const char *path, void *storage, size_t storage_bytes, cells_params *params,
+                          char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < CELLS_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 6) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, cells_weights_table, 6, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int cells_save_weights(const cells_params *params, const char *path)
+{
+    amp_st_entry entries[6];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 6; i++) {
+        const amp_st_param *t = &cells_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {20, 4};
-        rc = amp_st_load(file, "w_ih", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w_ih = (const float *)(const void *)at;
-        at += 320;
-    }
-    {
-        static const int64_t shape[] = {20, 5};
-        rc = amp_st_load(file, "w_hh", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w_hh = (const float *)(const void *)at;
-        at += 448;
-    }
-    {
-        static const int64_t shape[] = {20};
-        rc = amp_st_load(file, "b_ih", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->b_ih = (const float *)(const void *)at;
-        at += 128;
-    }
-    {
-        static const int64_t shape[] = {20};
-        rc = amp_st_load(file, "b_hh", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->b_hh = (const float *)(const void *)at;
-        at += 128;
-    }
-    {
-        static const int64_t shape[] = {15, 4};
-        rc = amp_st_load(file, "g_ih", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->g_ih = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {15, 5};
-        rc = amp_st_load(file, "g_hh", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->g_hh = (const float *)(const void *)at;
-        at += 320;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 6);
 }
 
 #define CELLS_PREPARED_MAGIC 0xfc4098403e040944ull

@@ -7,7 +7,7 @@
  */
 #include "syntax_forms.cpu.h"
 
-#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0x7ac6b947f183065au
+#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0xebdadce404396af2u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -43,49 +43,43 @@ const char *syntaxforms_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param syntaxforms_weights_table[3] = {
+    {"0.weight", AMP_F32, 4, {8, 4, 5, 5}, 0, offsetof(syntaxforms_params, v0_weight)},
+    {"1.weight", AMP_F32, 2, {16, 12}, 3200, offsetof(syntaxforms_params, v1_weight)},
+    {"stem-1.bias", AMP_F32, 1, {16}, 3968, offsetof(syntaxforms_params, stem_1_bias)},
+};
+
 int syntaxforms_load_weights(const char *path, void *storage, size_t storage_bytes, syntaxforms_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return syntaxforms_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int syntaxforms_load_weights_ex(const char *path, void *storage, size_t storage_bytes, syntaxforms_params *params,
+                                char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < SYNTAXFORMS_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 3) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, syntaxforms_weights_table, 3, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int syntaxforms_save_weights(const syntaxforms_params *params, const char *path)
+{
+    amp_st_entry entries[3];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 3; i++) {
+        const amp_st_param *t = &syntaxforms_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {8, 4, 5, 5};
-        rc = amp_st_load(file, "0.weight", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->v0_weight = (const float *)(const void *)at;
-        at += 3200;
-    }
-    {
-        static const int64_t shape[] = {16, 12};
-        rc = amp_st_load(file, "1.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->v1_weight = (const float *)(const void *)at;
-        at += 768;
-    }
-    {
-        static const int64_t shape[] = {16};
-        rc = amp_st_load(file, "stem-1.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->stem_1_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 3);
 }
 
 #define SYNTAXFORMS_PREPARED_MAGIC 0xb28c27b26ed22c4aull
@@ -174,16 +168,16 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     unsigned char *const slot3 = slot2 + SYNTAXFORMS_PAD_(SYNTAXFORMS_MAX_(576*B, 384));
     unsigned char *const slot4 = slot3 + SYNTAXFORMS_PAD_(32*B);
 
-    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
+    /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 8, 6, 6] */
     amp_cast_f32_bf16((size_t)(288*B), x, x_bf16);
 
-    /* syntax_forms.amp:8: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
+    /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const v0_weight_bf16 = (amp_bf16 *)slot1; /* bf16[8, 4, 5, 5] */
     if (!prepared) /* else the convolution reads the weights syntaxforms_prepare packed */
         amp_cast_f32_bf16((size_t)(800), v0_weight, v0_weight_bf16);
 
-    /* syntax_forms.amp:8: conv2d in bf16: lower_precision_fp on cpu */
+    /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): conv2d in bf16: lower_precision_fp on cpu */
     amp_bf16 *const v0_result1 = (amp_bf16 *)slot2; /* bf16[B, 8, 6, 6] */
     {
         const amp_conv_desc d = {

@@ -6,7 +6,7 @@
  */
 #include "tied_weights.tpu.h"
 
-#if !defined(TIED_INTERFACE_HASH) || TIED_INTERFACE_HASH != 0x73d398319d8fb596u
+#if !defined(TIED_INTERFACE_HASH) || TIED_INTERFACE_HASH != 0x6232cc46c62e0518u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,33 +36,41 @@ const char *tied_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param tied_weights_table[1] = {
+    {"w", AMP_F32, 2, {8, 8}, 0, offsetof(tied_params, w)},
+};
+
 int tied_load_weights(const char *path, void *storage, size_t storage_bytes, tied_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return tied_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int tied_load_weights_ex(const char *path, void *storage, size_t storage_bytes, tied_params *params,
+                         char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < TIED_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 1) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, tied_weights_table, 1, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int tied_save_weights(const tied_params *params, const char *path)
+{
+    amp_st_entry entries[1];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 1; i++) {
+        const amp_st_param *t = &tied_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "w", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w = (const float *)(const void *)at;
-        at += 256;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 1);
 }
 
 #define TIED_PREPARED_MAGIC 0xe34520546a7580b2ull

@@ -74,15 +74,28 @@ int tied_forward_prepared(const void *prepared, const tied_params *params, const
 #define TIED_WEIGHTS_BYTES ((size_t)256)
 
 /* Loads every parameter and buffer from a safetensors file (what PyTorch's
- * safetensors.torch.save_file(model.state_dict()) writes) by its state_dict
- * name into `storage`, checking each dtype and shape, and points `params`
- * at them.  A tensor missing from the file, or one the model does not
- * have, is an error, as in load_state_dict(strict=True).  The file is read
- * through libamprt (amp_st_open). */
+ * safetensors.torch.save_file(model.state_dict()) writes, what
+ * <prefix>_save_weights writes, or a training checkpoint of <prefix>_save)
+ * by its state_dict name into `storage`, and points `params` at them.
+ * As load_state_dict(strict=True): a tensor missing from the file, one of
+ * another shape, or one the model does not have is an error (a
+ * checkpoint's gradients, optimizer state and scalars are not: they are
+ * skipped); an f64, f32, bf16 or f16 tensor converts to the parameter's
+ * dtype, rounding to nearest even.  Nothing is changed on an error.
+ * The _ex form also writes, into message[0..message_bytes), a text naming
+ * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
+ * the model declares f32[128, 64]"), one a line. */
 int tied_load_weights(const char *path, void *storage, size_t storage_bytes, tied_params *params);
+int tied_load_weights_ex(const char *path, void *storage, size_t storage_bytes, tied_params *params,
+                         char *message, size_t message_bytes);
+/* Writes the parameters and buffers `params` points at to a safetensors
+ * file under their state_dict names, atomically (amp_st_write): what
+ * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
+ * read.  A training program passes <prefix>_train_params's view. */
+int tied_save_weights(const tied_params *params, const char *path);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TIED_INTERFACE_HASH 0x73d398319d8fb596u
+#define TIED_INTERFACE_HASH 0x6232cc46c62e0518u
 
 #ifdef __cplusplus
 }

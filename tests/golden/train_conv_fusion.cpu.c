@@ -7,7 +7,7 @@
  */
 #include "train_conv_fusion.cpu.h"
 
-#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x0cac8586fd52baf0u
+#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x0146bb75747ca91cu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -37,81 +37,47 @@ const char *trainconv_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param trainconv_weights_table[7] = {
+    {"w0", AMP_F32, 4, {4, 4, 3, 3}, 0, offsetof(trainconv_params, w0)},
+    {"w1", AMP_F32, 4, {4, 4, 3, 3}, 576, offsetof(trainconv_params, w1)},
+    {"gamma", AMP_F32, 1, {4}, 1152, offsetof(trainconv_params, gamma)},
+    {"beta", AMP_F32, 1, {4}, 1216, offsetof(trainconv_params, beta)},
+    {"mean", AMP_F32, 1, {4}, 1280, offsetof(trainconv_params, mean)},
+    {"var", AMP_F32, 1, {4}, 1344, offsetof(trainconv_params, var)},
+    {"fc.weight", AMP_F32, 2, {3, 256}, 1408, offsetof(trainconv_params, fc_weight)},
+};
+
 int trainconv_load_weights(const char *path, void *storage, size_t storage_bytes, trainconv_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return trainconv_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int trainconv_load_weights_ex(const char *path, void *storage, size_t storage_bytes, trainconv_params *params,
+                              char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < TRAINCONV_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 7) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, trainconv_weights_table, 7, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int trainconv_save_weights(const trainconv_params *params, const char *path)
+{
+    amp_st_entry entries[7];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 7; i++) {
+        const amp_st_param *t = &trainconv_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 4, 3, 3};
-        rc = amp_st_load(file, "w0", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w0 = (const float *)(const void *)at;
-        at += 576;
-    }
-    {
-        static const int64_t shape[] = {4, 4, 3, 3};
-        rc = amp_st_load(file, "w1", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w1 = (const float *)(const void *)at;
-        at += 576;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "gamma", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->gamma = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "beta", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->beta = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "mean", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->mean = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "var", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->var = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {3, 256};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 3072;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 7);
 }
 
 #define TRAINCONV_PREPARED_MAGIC 0xa199f87582fd0602ull
@@ -846,37 +812,19 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
     amp_bf16 *const t27 = (amp_bf16 *)slot10; /* bf16[B, 256] */
     amp_bf16 *const t28 = (amp_bf16 *)slot11; /* bf16[3, 256] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 256;
-        d.K = 3;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 3;
-        d.b_stride[1] = 256;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 256, .K = 3,
+            .a_stride = {0, 3, 1}, .b_stride = {0, 256, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t26, fc_weight_bf16, NULL, t27);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 256;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 256;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 256, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 256, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t26, t19, NULL, t28);
     }
 
@@ -919,13 +867,13 @@ int trainconv_backward(trainconv_train_state *s, const trainconv_inputs *inputs,
             .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
             .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
         };
-        amp_conv_desc dt = d;
-        dt.in_channels = d.out_channels;
-        dt.out_channels = d.in_channels;
-        dt.in_size[0] = d.out_size[0];
-        dt.out_size[0] = d.in_size[0];
-        dt.in_size[1] = d.out_size[1];
-        dt.out_size[1] = d.in_size[1];
+        const amp_conv_desc dt = {
+            .batch = B, .in_channels = 4, .out_channels = 4,
+            .nspatial = 2, .groups = 1,
+            .in_size = {8, 8, 0}, .out_size = {8, 8, 0},
+            .kernel = {3, 3, 0}, .stride = {1, 1, 0}, .padding = {1, 1, 0},
+            .dilation = {1, 1, 0}, .output_padding = {0, 0, 0},
+        };
         amp_conv_transpose_bf16(&dt, t32, w1_bf16, NULL, t35);
         amp_conv_backward_weight_to_f32_bf16(&d, h1, t32, s->grad.w1, s->grad_live);
     }

@@ -7,7 +7,7 @@
  */
 #include "train_loss_reread.tpu.h"
 
-#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x38f663c95eb0e32du
+#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x2facf24ecc890597u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -40,41 +40,42 @@ const char *reread_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param reread_weights_table[2] = {
+    {"fc.weight", AMP_F32, 2, {3, 4}, 0, offsetof(reread_params, fc_weight)},
+    {"fc.bias", AMP_F32, 1, {3}, 64, offsetof(reread_params, fc_bias)},
+};
+
 int reread_load_weights(const char *path, void *storage, size_t storage_bytes, reread_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return reread_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int reread_load_weights_ex(const char *path, void *storage, size_t storage_bytes, reread_params *params,
+                           char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < REREAD_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, reread_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int reread_save_weights(const reread_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &reread_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {3, 4};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {3};
-        rc = amp_st_load(file, "fc.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define REREAD_PREPARED_MAGIC 0x78232ee192e062edull
@@ -513,20 +514,11 @@ int reread_backward(reread_train_state *s, const reread_inputs *inputs, reread_o
     amp_bf16 *const t15 = (amp_bf16 *)slot3; /* bf16[3, 4] */
     amp_bf16 *const t16 = (amp_bf16 *)slot5; /* bf16[3] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 4;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 4;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 4, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 4, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t14, x_bf16, NULL, t15);
     }
     {

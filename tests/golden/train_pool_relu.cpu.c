@@ -7,7 +7,7 @@
  */
 #include "train_pool_relu.cpu.h"
 
-#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0x605e85c3c1ac1216u
+#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0x6b77f55b37b03e18u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -37,41 +37,42 @@ const char *trainpoolrelu_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param trainpoolrelu_weights_table[2] = {
+    {"w", AMP_F32, 4, {4, 3, 3, 3}, 0, offsetof(trainpoolrelu_params, w)},
+    {"fc.weight", AMP_F32, 2, {3, 64}, 448, offsetof(trainpoolrelu_params, fc_weight)},
+};
+
 int trainpoolrelu_load_weights(const char *path, void *storage, size_t storage_bytes, trainpoolrelu_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return trainpoolrelu_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int trainpoolrelu_load_weights_ex(const char *path, void *storage, size_t storage_bytes, trainpoolrelu_params *params,
+                                  char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < TRAINPOOLRELU_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, trainpoolrelu_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int trainpoolrelu_save_weights(const trainpoolrelu_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &trainpoolrelu_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {4, 3, 3, 3};
-        rc = amp_st_load(file, "w", AMP_F32, 4, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->w = (const float *)(const void *)at;
-        at += 448;
-    }
-    {
-        static const int64_t shape[] = {3, 64};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 768;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define TRAINPOOLRELU_PREPARED_MAGIC 0x856d89e9af44f352ull
@@ -183,16 +184,12 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     /* train_pool_relu.amp:11: max_pool2d in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const h = (amp_bf16 *)slot1; /* bf16[B, 4, 4, 4] */
     {
-        static const amp_pool_desc pool = {
-            .nspatial = 2, .kernel = {2, 2, 0}, .stride = {2, 2, 0},
+        const amp_pool_desc d = {
+            .nspatial = 2, .planes = 4*B,
+            .in_size = {8, 8, 0}, .out_size = {4, 4, 0},
+            .kernel = {2, 2, 0}, .stride = {2, 2, 0},
             .padding = {0, 0, 0}, .dilation = {1, 1, 0},
         };
-        amp_pool_desc d = pool;
-        d.planes = 4*B;
-        d.in_size[0] = 8;
-        d.out_size[0] = 4;
-        d.in_size[1] = 8;
-        d.out_size[1] = 4;
         amp_max_pool_bf16(&d, t7, h, NULL);
     }
 
@@ -556,16 +553,12 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     /* train_pool_relu.amp:11: max_pool2d in bf16: not in any cpu list: follows its inputs */
     amp_bf16 *const h_2 = (amp_bf16 *)slot2; /* bf16[B, 4, 4, 4] */
     {
-        static const amp_pool_desc pool = {
-            .nspatial = 2, .kernel = {2, 2, 0}, .stride = {2, 2, 0},
+        const amp_pool_desc d = {
+            .nspatial = 2, .planes = 4*B,
+            .in_size = {8, 8, 0}, .out_size = {4, 4, 0},
+            .kernel = {2, 2, 0}, .stride = {2, 2, 0},
             .padding = {0, 0, 0}, .dilation = {1, 1, 0},
         };
-        amp_pool_desc d = pool;
-        d.planes = 4*B;
-        d.in_size[0] = 8;
-        d.out_size[0] = 4;
-        d.in_size[1] = 8;
-        d.out_size[1] = 4;
         amp_max_pool_bf16(&d, t7, h_2, NULL);
     }
 
@@ -602,37 +595,19 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     amp_bf16 *const t17 = (amp_bf16 *)slot7; /* bf16[B, 64] */
     amp_bf16 *const t18 = (amp_bf16 *)slot8; /* bf16[3, 64] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 64;
-        d.K = 3;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 3;
-        d.b_stride[1] = 64;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 64, .K = 3,
+            .a_stride = {0, 3, 1}, .b_stride = {0, 64, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t16, fc_weight_bf16, NULL, t17);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 64;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 64;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 64, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 64, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t16, t9, NULL, t18);
     }
 
@@ -658,16 +633,12 @@ int trainpoolrelu_backward(trainpoolrelu_train_state *s, const trainpoolrelu_inp
     /* train_pool_relu.amp:11: backward in bf16: gradient of max_pool2d, in bf16 as its forward */
     amp_bf16 *const t22 = (amp_bf16 *)slot4; /* bf16[B, 4, 8, 8], through the relu */
     {
-        static const amp_pool_desc pool = {
-            .nspatial = 2, .kernel = {2, 2, 0}, .stride = {2, 2, 0},
+        const amp_pool_desc d = {
+            .nspatial = 2, .planes = 4*B,
+            .in_size = {8, 8, 0}, .out_size = {4, 4, 0},
+            .kernel = {2, 2, 0}, .stride = {2, 2, 0},
             .padding = {0, 0, 0}, .dilation = {1, 1, 0},
         };
-        amp_pool_desc d = pool;
-        d.planes = 4*B;
-        d.in_size[0] = 8;
-        d.out_size[0] = 4;
-        d.in_size[1] = 8;
-        d.out_size[1] = 4;
         amp_max_pool_relu_backward_bf16(&d, t7, t20, t22);
     }
 

@@ -7,7 +7,7 @@
  */
 #include "train_relu_mlp.cpu.h"
 
-#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0xeb512c94a9940f5eu
+#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0xdcda54f1ffc03490u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -40,57 +40,44 @@ const char *twolayer_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param twolayer_weights_table[4] = {
+    {"fc1.weight", AMP_F32, 2, {16, 8}, 0, offsetof(twolayer_params, fc1_weight)},
+    {"fc1.bias", AMP_F32, 1, {16}, 512, offsetof(twolayer_params, fc1_bias)},
+    {"fc2.weight", AMP_F32, 2, {4, 16}, 576, offsetof(twolayer_params, fc2_weight)},
+    {"fc2.bias", AMP_F32, 1, {4}, 832, offsetof(twolayer_params, fc2_bias)},
+};
+
 int twolayer_load_weights(const char *path, void *storage, size_t storage_bytes, twolayer_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return twolayer_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int twolayer_load_weights_ex(const char *path, void *storage, size_t storage_bytes, twolayer_params *params,
+                             char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < TWOLAYER_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 4) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, twolayer_weights_table, 4, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int twolayer_save_weights(const twolayer_params *params, const char *path)
+{
+    amp_st_entry entries[4];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 4; i++) {
+        const amp_st_param *t = &twolayer_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {16, 8};
-        rc = amp_st_load(file, "fc1.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_weight = (const float *)(const void *)at;
-        at += 512;
-    }
-    {
-        static const int64_t shape[] = {16};
-        rc = amp_st_load(file, "fc1.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {4, 16};
-        rc = amp_st_load(file, "fc2.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {4};
-        rc = amp_st_load(file, "fc2.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 4);
 }
 
 #define TWOLAYER_PREPARED_MAGIC 0x2085f1c9799b7f37ull
@@ -703,37 +690,19 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     amp_bf16 *const t20 = (amp_bf16 *)slot8; /* bf16[4, 16] */
     amp_bf16 *const t21 = (amp_bf16 *)slot9; /* bf16[4] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 16;
-        d.K = 4;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 4;
-        d.b_stride[1] = 16;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 16, .K = 4,
+            .a_stride = {0, 4, 1}, .b_stride = {0, 16, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_relu_backward_bf16(&d, t18, fc2_weight_bf16, h_2, t24);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 4;
-        d.N = 16;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 16;
-        d.a_stride[2] = 4;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 4, .N = 16, .K = B,
+            .a_stride = {0, 1, 4}, .b_stride = {0, 16, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t18, h_2, NULL, t20);
     }
     {
@@ -774,20 +743,11 @@ int twolayer_backward(twolayer_train_state *s, const twolayer_inputs *inputs, tw
     amp_bf16 *const t25 = (amp_bf16 *)slot5; /* bf16[16, 8] */
     amp_bf16 *const t26 = (amp_bf16 *)slot6; /* bf16[16] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 16;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 16;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 16, .N = 8, .K = B,
+            .a_stride = {0, 1, 16}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_bf16(&d, t24, x_bf16, NULL, t25);
     }
     {

@@ -5,7 +5,7 @@
  */
 #include "train_residual.tpu.h"
 
-#if !defined(RESIDUAL_INTERFACE_HASH) || RESIDUAL_INTERFACE_HASH != 0x2e2720d3fb4a7fa9u
+#if !defined(RESIDUAL_INTERFACE_HASH) || RESIDUAL_INTERFACE_HASH != 0xbaa64ba4dff85817u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -35,49 +35,43 @@ const char *residual_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param residual_weights_table[3] = {
+    {"fc1.weight", AMP_F32, 2, {8, 8}, 0, offsetof(residual_params, fc1_weight)},
+    {"fc2.weight", AMP_F32, 2, {8, 8}, 256, offsetof(residual_params, fc2_weight)},
+    {"head.weight", AMP_F32, 2, {4, 8}, 512, offsetof(residual_params, head_weight)},
+};
+
 int residual_load_weights(const char *path, void *storage, size_t storage_bytes, residual_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return residual_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int residual_load_weights_ex(const char *path, void *storage, size_t storage_bytes, residual_params *params,
+                             char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < RESIDUAL_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 3) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, residual_weights_table, 3, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int residual_save_weights(const residual_params *params, const char *path)
+{
+    amp_st_entry entries[3];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 3; i++) {
+        const amp_st_param *t = &residual_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "fc1.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc1_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {8, 8};
-        rc = amp_st_load(file, "fc2.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc2_weight = (const float *)(const void *)at;
-        at += 256;
-    }
-    {
-        static const int64_t shape[] = {4, 8};
-        rc = amp_st_load(file, "head.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->head_weight = (const float *)(const void *)at;
-        at += 128;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 3);
 }
 
 #define RESIDUAL_PREPARED_MAGIC 0xf4575173b607dc9cull
@@ -510,37 +504,19 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     float *const t12 = (float *)slot1; /* f32[B, 8] */
     float *const t13 = (float *)slot4; /* f32[4, 8] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 8;
-        d.K = 4;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 4;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 8, .K = 4,
+            .a_stride = {0, 4, 1}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t11, head_weight, NULL, t12);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 4;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 4;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 4, .N = 8, .K = B,
+            .a_stride = {0, 1, 4}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t11, r, NULL, t13);
     }
     /* head.weight's gradient is final: into the state's, and on to the all-reduce */
@@ -561,37 +537,19 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     float *const t14 = (float *)slot2; /* f32[B, 8] */
     float *const t15 = (float *)slot3; /* f32[8, 8] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = B;
-        d.N = 8;
-        d.K = 8;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 8;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 1;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = B, .N = 8, .K = 8,
+            .a_stride = {0, 8, 1}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t12, fc2_weight, NULL, t14);
     }
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 8;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 8;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 8, .N = 8, .K = B,
+            .a_stride = {0, 1, 8}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t12, h_2, NULL, t15);
     }
     /* fc2.weight's gradient is final: into the state's, and on to the all-reduce */
@@ -613,20 +571,11 @@ int residual_backward(residual_train_state *s, const residual_inputs *inputs, re
     /* train_residual.amp:10: backward in f32: gradient of linear, in f32 as its forward */
     float *const t17 = (float *)slot1; /* f32[8, 8] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 8;
-        d.N = 8;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 8;
-        d.a_stride[2] = 8;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 8, .N = 8, .K = B,
+            .a_stride = {0, 1, 8}, .b_stride = {0, 8, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f32(&d, t16, x, NULL, t17);
     }
     /* fc1.weight's gradient is final: into the state's, and on to the all-reduce */

@@ -7,7 +7,7 @@
  */
 #include "train_sgd.gpu.h"
 
-#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0x3eee517c2361ba90u
+#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0x5984ea9d387aa7c2u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -37,41 +37,42 @@ const char *tiny_strerror(int code)
     return amp_strerror(code);
 }
 
+/* The parameters and buffers: state_dict name, dtype, shape, where the
+ * elements go in the storage, and which member of the params points there. */
+static const amp_st_param tiny_weights_table[2] = {
+    {"fc.weight", AMP_F32, 2, {3, 4}, 0, offsetof(tiny_params, fc_weight)},
+    {"fc.bias", AMP_F32, 1, {3}, 64, offsetof(tiny_params, fc_bias)},
+};
+
 int tiny_load_weights(const char *path, void *storage, size_t storage_bytes, tiny_params *params)
 {
-    amp_st_file *file;
-    unsigned char *at = storage;
-    int rc;
-    if (!path || !params || !storage)
+    return tiny_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
+}
+
+int tiny_load_weights_ex(const char *path, void *storage, size_t storage_bytes, tiny_params *params,
+                         char *message, size_t message_bytes)
+{
+    if (!params)
         return AMP_ERR_NULL_ARG;
-    if (storage_bytes < TINY_WEIGHTS_BYTES)
-        return AMP_ERR_ARENA_TOO_SMALL;
-    rc = amp_st_open(path, &file);
-    if (rc != AMP_OK)
-        return rc;
-    if (amp_st_count(file) > 2) {
-        rc = AMP_ERR_WEIGHTS_UNEXPECTED;
-        goto done;
+    return amp_st_read_params(path, tiny_weights_table, 2, storage, storage_bytes, params, message,
+                              message_bytes);
+}
+
+int tiny_save_weights(const tiny_params *params, const char *path)
+{
+    amp_st_entry entries[2];
+    if (!params || !path)
+        return AMP_ERR_NULL_ARG;
+    for (int i = 0; i < 2; i++) {
+        const amp_st_param *t = &tiny_weights_table[i];
+        entries[i].name = t->name;
+        entries[i].dtype = t->dtype;
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].shape, t->shape, sizeof t->shape);
+        /* the member is a `const T *`, read as the `const void *` it converts to */
+        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);
     }
-    {
-        static const int64_t shape[] = {3, 4};
-        rc = amp_st_load(file, "fc.weight", AMP_F32, 2, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_weight = (const float *)(const void *)at;
-        at += 64;
-    }
-    {
-        static const int64_t shape[] = {3};
-        rc = amp_st_load(file, "fc.bias", AMP_F32, 1, shape, at);
-        if (rc != AMP_OK)
-            goto done;
-        params->fc_bias = (const float *)(const void *)at;
-        at += 64;
-    }
-done:
-    amp_st_close(file);
-    return rc;
+    return amp_st_write(path, entries, 2);
 }
 
 #define TINY_PREPARED_MAGIC 0x846323eebf272549ull
@@ -522,20 +523,11 @@ int tiny_backward(tiny_train_state *s, const tiny_inputs *inputs, tiny_outputs *
     amp_f16 *const t13 = (amp_f16 *)slot4; /* f16[3, 4] */
     amp_f16 *const t14 = (amp_f16 *)slot5; /* f16[3] */
     {
-        amp_gemm_desc d = {0};
-        d.batch = 1;
-        d.M = 3;
-        d.N = 4;
-        d.K = B;
-        d.a_stride[0] = 0;
-        d.b_stride[0] = 0;
-        d.a_stride[1] = 1;
-        d.b_stride[1] = 4;
-        d.a_stride[2] = 3;
-        d.b_stride[2] = 1;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        d.sum_batch = 0;
+        const amp_gemm_desc d = {
+            .batch = 1, .M = 3, .N = 4, .K = B,
+            .a_stride = {0, 1, 3}, .b_stride = {0, 4, 1},
+            .alpha = 1.0, .beta = 0.0, .sum_batch = 0,
+        };
         amp_gemm_f16(&d, t12, x_f16, NULL, t13);
     }
     {

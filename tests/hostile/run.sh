@@ -76,6 +76,8 @@ expect "--header equal to -o is refused" 2 "the output and the header are the sa
     "$AMPC" uses_lib.amp -o y.c --header=./y.c
 expect "-MF equal to the header is refused" 2 "the header and the depfile are the same file" \
     "$AMPC" uses_lib.amp -o y.c -MF y.h
+expect "--dot-params without --emit=dot is refused" 2 "--dot-params applies to --emit=dot only" \
+    "$AMPC" uses_lib.amp -o x.c --dot-params
 if [ -e "$W/x.c" ] || [ -e "$W/y.c" ]; then bad "a refused compilation writes no output"; else ok "a refused compilation writes no output"; fi
 expect "-o /dev/null --header=/dev/null is allowed" 0 "" "$AMPC" uses_lib.amp -o /dev/null --header=/dev/null
 

@@ -12,8 +12,10 @@
 # on it, and that a model with an error fails the build with ampc's
 # diagnostic and leaves the generated files as they were; runs
 # docs/pytorch.md's workflow from the installed torch2amp, ampc --emit=main
-# and libamprt (tests/install/torch.sh; skipped without torch); then
-# uninstalls.
+# and libamprt (tests/install/torch.sh; skipped without torch); trains
+# the digits example, saves it and deploys the checkpoint through
+# --embed-weights and the loader, each as accurate as the trained model
+# (tests/install/deploy.sh, about 5 s); then uninstalls.
 #
 # Needs make, a C compiler, pkg-config, cmake (3.20+) and groff (for the
 # man page); ninja is optional.  Prints one line per check and last
@@ -560,6 +562,53 @@ else
     echo "skip cmake (Ninja): ninja is not installed"
 fi
 
+# -- ampc_add_model's INCLUDE_DIRS and OPTIONS: the model imports a file
+# found only through INCLUDE_DIRS, and OPTIONS reach ampc (-g puts #line
+# directives in the C, --f32-outputs makes the output float); an option
+# ampc_add_model writes itself is refused when configuring
+mkdir -p "$tmp/addmodel/blocks"
+cat > "$tmp/addmodel/blocks/dense.amp" <<'EOF'
+block Dense(x, d_in: int, d_out: int) {
+  param weight: f32[d_out, d_in]
+  param bias: f32[d_out]
+  return linear(x, weight, bias)
+}
+EOF
+cat > "$tmp/addmodel/net.amp" <<'EOF'
+import "dense.amp"
+
+model Net(B) {
+  input x: f32[B, 4]
+  module fc = Dense(4, 2)
+  autocast {
+    y = fc(x)
+  }
+  output y
+}
+EOF
+cat > "$tmp/addmodel/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(addmodel LANGUAGES C)
+find_package(ampc 0.1 REQUIRED)
+ampc_add_model(net SOURCE net.amp TARGET cpu INCLUDE_DIRS blocks OPTIONS -g --f32-outputs ${EXTRA})
+EOF
+what="ampc_add_model: INCLUDE_DIRS finds an import, OPTIONS reach ampc (-g: #line; --f32-outputs: float y)"
+if "$CMAKE" -S "$tmp/addmodel" -B "$tmp/addmodel/b" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/addmodel.log" 2>&1 &&
+    "$CMAKE" --build "$tmp/addmodel/b" >> "$tmp/addmodel.log" 2>&1 &&
+    grep -q '^#line [0-9]* ".*net.amp"' "$tmp/addmodel/b/ampc/net/net.c" &&
+    grep -q 'float \*y;' "$tmp/addmodel/b/ampc/net/net.h"; then
+    ok "$what"
+else
+    bad "$what" "$tmp/addmodel.log"
+fi
+what="ampc_add_model: OPTIONS -o is refused when configuring, with the option named"
+if ! "$CMAKE" -S "$tmp/addmodel" -B "$tmp/addmodel/c" -DCMAKE_PREFIX_PATH="$prefix" -DEXTRA=-o/tmp/x.c \
+        > "$tmp/addmodel-o.log" 2>&1 && grep -q "OPTIONS may not contain '-o/tmp/x.c'" "$tmp/addmodel-o.log"; then
+    ok "$what"
+else
+    bad "$what" "$tmp/addmodel-o.log"
+fi
+
 # -- the package's version file
 mkdir -p "$tmp/versions"
 cat > "$tmp/versions/CMakeLists.txt" <<'EOF'
@@ -605,6 +654,13 @@ if sh tests/install/torch.sh "$prefix" > "$tmp/torch.log" 2>&1; then
     ok "the PyTorch workflow with installed pieces only ($(tail -n 1 "$tmp/torch.log"))"
 else
     bad "the PyTorch workflow with installed pieces only (tests/install/torch.sh)" "$tmp/torch.log"
+fi
+
+# from a trained checkpoint to a deployed program, with installed pieces only
+if sh tests/install/deploy.sh "$prefix" > "$tmp/deploy.log" 2>&1; then
+    ok "train, save, deploy with installed pieces only ($(tail -n 1 "$tmp/deploy.log"))"
+else
+    bad "train, save, deploy with installed pieces only (tests/install/deploy.sh)" "$tmp/deploy.log"
 fi
 
 check_uninstall "direct" "$prefix" PREFIX="$prefix"

@@ -214,7 +214,14 @@ def reduce(t):
 def statistics(t):
     x, h, c, n = t["x"], t["h"], t["c"].bool(), t["n"]
     f = torch.floor(x * 2)
+    two = dict(o_maxd=torch.max(x, 1), o_mind=x.min(dim=-1, keepdim=True), o_maxt=torch.max(f, 2), o_mint=f.min(0),
+               o_vm=torch.var_mean(x, 1), o_vm_c=torch.var_mean(x, dim=2, correction=0, keepdim=True),
+               o_sm=torch.std_mean(h, 1, unbiased=False), o_sm_all=torch.std_mean(x))
+    names = dict(o_maxd=("v", "i"), o_mind=("v", "i"), o_maxt=("v", "i"), o_mint=("v", "i"),
+                 o_vm=("v", "m"), o_vm_c=("v", "m"), o_sm=("s", "m"), o_sm_all=("s", "m"))
+    pairs = {f"{k}_{names[k][j]}": r[j] for k, r in two.items() for j in range(2)}
     return dict(
+        **pairs,
         o_amax=torch.amax(x), o_amax_d1=torch.amax(x, 1), o_amin_keep=torch.amin(x, dim=-1, keepdim=True),
         o_amax_ties=torch.amax(f, 2), o_max=torch.max(x), o_min=x.min(), o_max64=torch.max(h),
         o_argmax=torch.argmax(x), o_argmax_d2=torch.argmax(x, 2), o_argmin_keep=torch.argmin(x, dim=1, keepdim=True),
@@ -333,6 +340,10 @@ def conv(t):
         o_ct3=F.conv_transpose3d(x3, w("ct3"), b("ct3")),
         o_ct3_s=F.conv_transpose3d(x3, w("ct3"), b("ct3"), stride=2, padding=1, output_padding=1),
         o_tbc=torch.conv_tbc(t1, w("tbc"), b("tbc")), o_tbc_p=torch.conv_tbc(t1, w("tbc"), b("tbc"), 1),
+        o_c2_pd=F.conv2d(x2, w("c2s"), stride=(2, 1), padding=(1, 2), dilation=(1, 2)),
+        o_c3_pd=F.conv3d(x3, w("c3"), b("c3"), stride=(1, 2, 1), padding=[1, 0, 2], dilation=(2, 1, 1)),
+        o_ct2_pd=F.conv_transpose2d(x2, w("ct2"), b("ct2"), stride=(2, 3), padding=(1, 0), output_padding=(1, 2), dilation=(1, 2)),
+        o_ct3_pd=F.conv_transpose3d(x3, w("ct3"), stride=(1, 2, 2), padding=(0, 1, 0), output_padding=(0, 1, 0)),
     )
 
 
@@ -353,6 +364,11 @@ def pool(t):
         o_ap3=F.avg_pool3d(z, 2), o_ap3_s=F.avg_pool3d(z, 3, stride=2, padding=1, count_include_pad=False),
         o_ap3_c=F.avg_pool3d(z, 2, ceil_mode=True, divisor_override=5),
         o_aap3=F.adaptive_avg_pool3d(z, 2), o_aap3_4=F.adaptive_avg_pool3d(z, 4),
+        o_mp_pd=F.max_pool2d(x, kernel_size=(3, 2), stride=(1, 2), padding=(1, 0), dilation=(1, 2)),
+        o_ap_pd=F.avg_pool2d(x, (2, 3), stride=(2, 1), padding=(1, 1), ceil_mode=True),
+        o_mp3_pd=F.max_pool3d(z, (2, 1, 3), padding=(1, 0, 1)),
+        o_ap3_pd=F.avg_pool3d(z, (3, 2, 2), stride=(1, 2, 3), count_include_pad=False),
+        o_aap_pd=F.adaptive_avg_pool2d(x, (4, 2)), o_aap3_pd=F.adaptive_avg_pool3d(z, (2, 3, 1)),
     )
 
 
@@ -441,6 +457,7 @@ def construct(t):
         o_zeros=torch.zeros(B, 4), o_ones=torch.ones(2, 3, dtype=torch.float64),
         o_ones_h=torch.ones(5, dtype=torch.bfloat16), o_full=torch.full((5,), 2.5), o_full_i=torch.full((4,), 7),
         o_full_b=torch.full((3,), True), o_zeros_like=torch.zeros_like(x),
+        o_full_2d=torch.full((3, 3), 0.25), o_full_b2=torch.full((2, 5), -2),
         o_ones_like=torch.ones_like(x, dtype=torch.float16), o_full_like=torch.full_like(x, -1.5),
         o_full_like_i=torch.full_like(k, 3),
         o_arange=torch.arange(5), o_arange2=torch.arange(2, 11, 3), o_arange_f=torch.arange(1.0, 2.0, 0.125),
@@ -465,6 +482,9 @@ def norm(t):
         o_bn=F.batch_norm(x4, rm, rv, t["bn.weight"], t["bn.bias"]), o_bn_plain=F.batch_norm(x, rm, rv, eps=0.5),
         o_sm=F.softmax(x, dim=1), o_sm_neg=F.softmax(x * 4, -1), o_sm0=F.softmax(x, 0), o_sm64=F.softmax(x, dim=2),
         o_lsm=F.log_softmax(x, dim=1), o_lsm_neg=F.log_softmax(h * 30, -1), o_lsm64=F.log_softmax(x, 2),
+        o_lrn=F.local_response_norm(x4, 2), o_lrn3=F.local_response_norm(x * 3, 3, alpha=0.5, beta=0.6, k=2.0),
+        o_lrn5=F.local_response_norm(t["x5"], 4, alpha=0.01),
+        o_lrn64=F.local_response_norm(h.unsqueeze(1).expand(-1, 3, -1), 5, beta=1.5),
     )
 
 
@@ -797,6 +817,26 @@ def cells_unpool_quantile(t):
         o_q_nan=torch.quantile(lz, 0.3, dim=2), o_nq=torch.nanquantile(lz, 0.3, dim=2),
         o_nq_all=torch.nanquantile(lz, 1.0), o_nq_mid=torch.nanquantile(lz, 0.6, dim=1, interpolation="midpoint"),
     )
+
+
+@model
+def rnn_layers(t):
+    # the aten layer ops themselves, with the flat parameter lists nn.LSTM
+    # passes them (its _flat_weights: per layer, per direction)
+    def flat(prefix, layers, dirs, bias):
+        kinds = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if bias else ())
+        return [t["%s.%s_l%d%s" % (prefix, k, l, sfx)] for l in range(layers)
+                for sfx in ("", "_reverse")[:dirs] for k in kinds]
+    x, xb = t["x"], t["xb"]
+    h4, c4, h2, h1, c1 = t["h4"], t["c4"], t["h2"], t["h1"], t["c1"]
+    lo, lh, lc = torch.lstm(x, (h4, c4), flat("lstm", 2, 2, True), True, 2, 0.0, False, True, False)
+    bo, bh, bc = torch.lstm(xb, (h1, c1 * 2), flat("lstmb", 1, 1, False), False, 1, 0.0, False, False, True)
+    go, gh = torch.gru(xb, h4, flat("gru", 2, 2, True), True, 2, 0.0, False, True, True)
+    g2o, g2h = torch.gru(xb * 0.5, gh, flat("gru", 2, 2, True), True, 2, 0.0, False, True, True)
+    to, th = torch.rnn_tanh(x * 2, h2, flat("tanh", 2, 1, True), True, 2, 0.0, False, False, False)
+    ro, rh = torch.rnn_relu(xb, h4 * 0.5, flat("relu", 2, 2, False), False, 2, 0.0, False, True, True)
+    return dict(o_lstm=lo, o_lstm_hn=lh, o_lstm_cn=lc, o_lstmb=bo, o_lstmb_hn=bh, o_lstmb_cn=bc,
+                o_gru=go, o_gru_hn=gh, o_gru2=g2o, o_gru2_hn=g2h, o_tanh=to, o_tanh_hn=th, o_relu=ro, o_relu_hn=rh)
 
 
 @model

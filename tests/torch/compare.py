@@ -112,12 +112,14 @@ MODELS = {
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
+    "lstm_classifier": ("lstm_classifier", [BATCH, 6, 8], "f32"),
+    "gru_classifier": ("gru_classifier", [BATCH, 7, 8], "f32"),
     "small_vit": ("small_vit", [BATCH, 3, 32, 32], "f32"),
     "small_bert": ("small_bert", [BATCH, 16], "i64"),
 }
-# checked end to end only: torch2amp writes one nn.LSTM as many statements
-# (lstm_cell per step), which the per-op emulation has no rule for
-END_TO_END_ONLY = {"lstm"}
+# checked end to end only: ampc unrolls a recurrent layer into many nodes
+# (a cell per step), which the per-op emulation has no rule for
+END_TO_END_ONLY = {"lstm", "lstm_classifier", "gru_classifier"}
 # make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
 ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
 ZOO["zoo_bert"] = ("zoo_bert", [BATCH, 128], "i64")
@@ -461,11 +463,11 @@ def main(argv):
     work = os.path.join(build, "torch-tests")
     os.makedirs(work, exist_ok=True)
     passed = failed = 0
-    # One thread by default: libamprt's thread pool can deadlock on the first
-    # parallel run (a worker created for a run misses that run's wake-up);
-    # set AMPRT_THREADS to override.
+    # Two threads by default, so the drivers run the runtime's parallel
+    # kernels and thread pool as a deployed model does; set AMPRT_THREADS
+    # to override.
     env = dict(os.environ)
-    env.setdefault("AMPRT_THREADS", "1")
+    env.setdefault("AMPRT_THREADS", "2")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in wanted:
         factory, shape, idt = table[name]

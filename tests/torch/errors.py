@@ -9,8 +9,10 @@ below and checks the exit status and the one-line message: an unmapped op
 names the aten op and the module path where it ran; a size that depends on
 the batch outside a reshape names the op; two keys that would be spelled
 alike are refused; a top-level nn.Sequential's keys convert, spelled
-`_0.weight`; and --train refuses an optimizer it cannot map or one that
-leaves parameters out, and writes a train section for one it can.  Prints ok/FAIL per case and "torch-errors: P passed, F
+`_0.weight`; an LSTM with proj_size is refused, and an nn.RNN becomes one
+rnn_relu call; and --train refuses an optimizer it cannot map or one that
+leaves parameters out, and writes a train section for one it can.  Prints
+ok/FAIL per case and "torch-errors: P passed, F
 failed"; exits 1 on a failure.  A few seconds.
 """
 import contextlib
@@ -63,6 +65,28 @@ class Clash(nn.Module):
 
     def forward(self, x):
         return self.a_b(getattr(self, "a-b")(x))
+
+
+class Projected(nn.Module):
+    """nn.LSTM with proj_size, which ampc's lstm has no form for"""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 8, proj_size=3, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
+class Relu(nn.Module):
+    """nn.RNN with relu, two layers, no biases: one rnn_relu call"""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(4, 5, num_layers=2, nonlinearity="relu", bias=False, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[1]
 
 
 def export(module, shape, train=None):
@@ -120,6 +144,14 @@ def main():
     check("a top-level nn.Sequential converts, named Sequential, 0.weight spelled _0.weight, output y",
           st == 0 and "model Sequential(B)" in text and "param _0.weight: f32[8, 4]" in text
           and "y = linear(" in text and "output y" in text, "%s %r" % (st, err or text[:400]))
+    st, err, _ = export(Projected(), "1,3,4")
+    check("an LSTM with proj_size: exit 1, saying so", st == 1 and err.endswith("nn.LSTM with proj_size is not supported")
+          and err.count("\n") == 0, "%s %r" % (st, err))
+    st, err, text = export(Relu(), "1,3,4")
+    check("an nn.RNN converts to one rnn_relu call with its state_dict keys, from zeros",
+          st == 0 and "rnn_h0 = zeros(2, B, 5)" in text and "= rnn_relu(x, rnn_h0, [rnn.weight_ih_l0, "
+          "rnn.weight_hh_l0, rnn.weight_ih_l1, rnn.weight_hh_l1], num_layers=2, has_biases=false, batch_first=true)"
+          in text, "%s %r" % (st, err or text[:600]))
     st, err, _ = export(nn.Sequential(nn.Linear(4, 2)), "1,4",
                         lambda m: (nn.CrossEntropyLoss(), torch.optim.RMSprop(m.parameters(), lr=0.1)))
     check("--train with an unmapped optimizer: exit 1, naming it", st == 1 and err ==

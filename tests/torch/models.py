@@ -8,7 +8,10 @@ concatenation of more than 8 tensors, convnext's LayerNorm2d and layer
 scale with stochastic depth, regnet's `block1-0` keys, efficientnet's
 squeeze-excitation and stochastic depth).  gated_mlp is a top-level
 nn.Sequential (keys `0.weight`) around a module that unpacks a chunk;
-lstm an nn.LSTM whose nested (output, (h, c)) result is unpacked.
+lstm an nn.LSTM whose nested (output, (h, c)) result is unpacked;
+lstm_classifier and gru_classifier the recurrent layers torch2amp maps to
+ampc's lstm, gru and rnn_relu ops (bidirectional, two layers, batch_first
+both ways, an initial state passed).
 The full-size torchvision models are zoo_* (make test-zoo).
 
 The torchvision models are built with random weights (torch2amp seeds
@@ -139,6 +142,45 @@ class Recurrent(nn.Module):
 
 def lstm():
     return Recurrent().eval()
+
+
+class LstmClassifier(nn.Module):
+    """[B, 6, 8] -> [B, 5]: a two-layer bidirectional batch_first nn.LSTM
+    and a linear head on the last step's output (both directions)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 12, num_layers=2, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(24, 5)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+def lstm_classifier():
+    return LstmClassifier().eval()
+
+
+class GruClassifier(nn.Module):
+    """[B, 7, 8] -> [B, 3]: a two-layer bidirectional sequence-first nn.GRU,
+    then an nn.RNN (relu, no biases) started from the GRU's last forward
+    state, its final state into a linear head"""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 10, num_layers=2, bidirectional=True)
+        self.rnn = nn.RNN(20, 10, nonlinearity="relu", bias=False)
+        self.fc = nn.Linear(10, 3)
+
+    def forward(self, x):
+        y, h = self.gru(x.transpose(0, 1))
+        z, hr = self.rnn(y, h[2:3])
+        return self.fc(hr[0] + z.mean(0))
+
+
+def gru_classifier():
+    return GruClassifier().eval()
 
 
 # ---- full-size torchvision models (make test-zoo) -----------------------------

@@ -3,7 +3,8 @@
 # mobilenet_v2, squeezenet1_1, alexnet, reduced shufflenet, densenet,
 # convnext, regnet and efficientnet, a small transformer encoder, a reduced
 # VisionTransformer (vit_b_16's class), a 2-layer BERT_pytorch, a
-# top-level Sequential with chunk unpacking and an LSTM (tests/torch/models.py,
+# top-level Sequential with chunk unpacking, an LSTM, an LSTM and a GRU
+# classifier (tests/torch/models.py,
 # compare.py's MODELS) with tools/torch2amp,
 # compile each with BUILD/ampc for -t cpu, tpu and gpu, run it with
 # tests/torch/driver.c against BUILD/libamprt.a on a fixed batch, and compare

@@ -263,6 +263,11 @@ static const struct {
     {"gru_cell", "gru_cell", "gru_cell(x, x, wg, wg)"},
     {"rnn_tanh_cell", "rnn_tanh_cell", "rnn_tanh_cell(x, x, w, w, g, g)"},
     {"rnn_relu_cell", "rnn_relu_cell", "rnn_relu_cell(x, x, w, w)"},
+    /* the layers: their steps are cells, decided by the layer's row */
+    {"lstm", "lstm_cell", "out, h, c = lstm(x3, x[None], x[None], wl, wl, g64, g64, batch_first=true)"},
+    {"gru", "gru_cell", "out, h = gru(x3, x[None], wg, wg, has_biases=false, batch_first=true)"},
+    {"rnn_tanh", "rnn_tanh_cell", "out, h = rnn_tanh(x3, x[None], w, w, g, g, batch_first=true)"},
+    {"rnn_relu", "rnn_relu_cell", "out, h = rnn_relu(x3, x[None], w, w, has_biases=false, batch_first=true)"},
     {"max_unpool2d", "max_unpool2d", "max_unpool2d(img, iu, 8)"},
     {"max_unpool3d", "max_unpool3d", "max_unpool3d(vol, iu3, 4, 1, 0)"},
     {"convolution", "convolution", "convolution(img, cw, padding=1)"},

@@ -1,6 +1,8 @@
 /*
  * test_autocast_torch.c - the typing rules of src/middle/types_*.c against the
- * installed PyTorch (tests/unit/typing_vs_torch.py).
+ * installed PyTorch (tests/unit/typing_vs_torch.py), and the built-in
+ * cpu-torch1.13 policy against PyTorch 1.13's CPU autocast
+ * (tests/unit/autocast_vs_torch.py).
  *
  * The script compiles a few hundred one-op models with the ampc binary
  * beside this test's directory (BUILD/ampc for BUILD/tests/test_...) and
@@ -24,16 +26,17 @@
 
 static char ampc_path[4096], lib_path[4096];
 
-static void typing_agrees_with_pytorch(void **state)
+/* Run tests/unit/SCRIPT with the first python3 that has torch; skip when
+ * none has (or the script says 77). */
+static void run_script(const char *script)
 {
-    (void)state;
     /* make test-unit does not build the command (make test does): a
      * missing one, or one older than the library this test was linked
      * with, would test other rules than these */
     struct stat cmd_st, lib_st;
     if (access(ampc_path, X_OK) != 0 || stat(ampc_path, &cmd_st) != 0 ||
         (stat(lib_path, &lib_st) == 0 && cmd_st.st_mtime < lib_st.st_mtime)) {
-        print_message("typing_vs_torch: SKIP: %s is missing or older than %s; build it first\n", ampc_path,
+        print_message("%s: SKIP: %s is missing or older than %s; build it first\n", script, ampc_path,
                       lib_path);
         skip();
     }
@@ -41,14 +44,26 @@ static void typing_agrees_with_pytorch(void **state)
     /* the first python3 that has torch: the PATH one, else Debian's */
     snprintf(cmd, sizeof cmd,
              "for py in python3 /usr/bin/python3; do "
-             "  if $py -c 'import torch' >/dev/null 2>&1; then exec $py tests/unit/typing_vs_torch.py '%s'; fi; "
-             "done; echo 'typing_vs_torch: SKIP: no python3 with torch (apt-get install python3-torch)'; exit 77",
-             ampc_path);
+             "  if $py -c 'import torch' >/dev/null 2>&1; then exec $py tests/unit/%s '%s'; fi; "
+             "done; echo '%s: SKIP: no python3 with torch (apt-get install python3-torch)'; exit 77",
+             script, ampc_path, script);
     int status = system(cmd);
     assert_true(status != -1 && WIFEXITED(status));
     if (WEXITSTATUS(status) == 77)
         skip();
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void typing_agrees_with_pytorch(void **state)
+{
+    (void)state;
+    run_script("typing_vs_torch.py");
+}
+
+static void cpu_torch113_policy_agrees_with_pytorch(void **state)
+{
+    (void)state;
+    run_script("autocast_vs_torch.py");
 }
 
 int main(int argc, char **argv)
@@ -61,6 +76,7 @@ int main(int argc, char **argv)
     snprintf(lib_path, sizeof lib_path, "%.*s/../libampc.a", dir, slash ? argv[0] : ".");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(typing_agrees_with_pytorch),
+        cmocka_unit_test(cpu_torch113_policy_agrees_with_pytorch),
     };
     return cmocka_run_group_tests_name("autocast_torch", tests, NULL, NULL);
 }

@@ -453,7 +453,9 @@ static void gpu_policy_is_exactly_the_cuda_lists(void **state)
         "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
         "convolution", "prelu", "addmm", "addmv", "addr", "matmul", "einsum", "mm", "mv", "linear", "addbmm",
         "baddbmm", "bmm", "chain_matmul", "linalg_multi_dot", "lstm_cell", "gru_cell", "rnn_tanh_cell",
-        "rnn_relu_cell", "scaled_dot_product_attention", NULL};
+        "rnn_relu_cell", "scaled_dot_product_attention",
+        /* the layer ops: _cudnn_rnn, which they run, is autocast to fp16 (AutocastRNN.cpp) */
+        "lstm", "gru", "rnn_tanh", "rnn_relu", NULL};
     static const char *const fp32[] = {
         "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt",
         "sinh", "tan", "pow", "softplus", "layer_norm", "group_norm", "frobenius_norm", "nuclear_norm",
@@ -512,7 +514,9 @@ static void cpu_policy_matches_the_pytorch2_lists(void **state)
     static const char *const lower[] = {
         "conv1d", "conv2d", "conv3d", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "addbmm", "linear",
         "matmul", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
-        "scaled_dot_product_attention", NULL};
+        "scaled_dot_product_attention",
+        /* mkldnn_rnn_layer, which lstm runs on CPU, is on the list; gru and rnn_* run their cells */
+        "lstm", NULL};
     static const char *const fp32[] = {
         "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile", "nanquantile", "stft",
         "cdist", "trace", "view_as_complex", "cholesky", "cholesky_inverse", "cholesky_solve", "inverse",
