@@ -55,6 +55,27 @@ class BatchOnes(nn.Module):
         return x + torch.ones(x.shape[0], 4)
 
 
+class Keyworded(nn.Module):
+    """a submodule named `block`, an .amp keyword, whose parameters the forward
+    reads itself (so no statement is named after it)"""
+
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.tanh(nn.functional.linear(x, self.block.weight, self.block.bias))
+
+
+class Renamed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+
 class Clash(nn.Module):
     """keys `a-b.weight` and `a_b.weight`: both spelled a_b.weight"""
 
@@ -170,6 +191,14 @@ def main():
           st == 0 and "input target: f32[B, 3]" in text and "training=true" in text and "dropout(" in text
           and 'mse_loss(y, target, reduction="sum")' in text and "optimizer = adam(lr=0.01, beta1=0.8)" in text
           and "minimize loss" in text, "%s %r" % (st, err or text))
+    st, err, text = export(nn.Sequential(Keyworded(), nn.ReLU(), Keyworded()), "1,4")
+    check("modules alike whose keys start with a keyword inside them stay inline (block.weight is no name there)",
+          st == 0 and "block Keyworded" not in text and "_0.block.weight" in text,
+          "%s %r" % (st, err or text))
+    st, err, text = export(nn.Sequential(Renamed(), nn.ReLU(), Renamed()), "1,4")
+    check("modules alike become one block: declared in it, instantiated under their paths",
+          st == 0 and "block Renamed(x) {" in text and "  param fc.weight: f32[4, 4]" in text
+          and "module _0 = Renamed()" in text and "module _2 = Renamed()" in text, "%s %r" % (st, err or text))
     print("torch-errors: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
