@@ -262,11 +262,13 @@ test-onnx-zoo: $(BUILD)/ampc $(BUILD)/libamprt.a
 test-torch: $(BUILD)/ampc $(BUILD)/libamprt.a
 	sh tests/torch/run.sh $(BUILD)
 
-# The full-size torchvision zoo (tests/torch/models.py ZOO, 224 x 224) through
-# tools/torch2amp against PyTorch, as test-torch checks its small models: long
+# The full-size torchvision zoo (tests/torch/models.py ZOO, 224 x 224) and
+# BERT_pytorch's shape through tools/torch2amp against PyTorch, as test-torch
+# checks its small models, and every training run of train_models.py: long
 # (tens of minutes on 2 cores), so not part of make test.  ZOO=name... for some.
 test-zoo: $(BUILD)/ampc $(BUILD)/libamprt.a
 	/usr/bin/python3 tests/torch/compare.py $(BUILD) --zoo $(addprefix zoo_,$(ZOO))
+	/usr/bin/python3 tests/torch/train_models.py --all $(BUILD)
 
 # Training end to end: the digits examples, loss scaling, checkpoints.
 test-train: $(BUILD)/ampc $(BUILD)/libamprt.a

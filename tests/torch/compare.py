@@ -114,12 +114,15 @@ MODELS = {
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
     "lstm_classifier": ("lstm_classifier", [BATCH, 6, 8], "f32"),
     "gru_classifier": ("gru_classifier", [BATCH, 7, 8], "f32"),
+    "small_vit": ("small_vit", [BATCH, 3, 32, 32], "f32"),
+    "small_bert": ("small_bert", [BATCH, 16], "i64"),
 }
 # checked end to end only: ampc unrolls a recurrent layer into many nodes
 # (a cell per step), which the per-op emulation has no rule for
 END_TO_END_ONLY = {"lstm", "lstm_classifier", "gru_classifier"}
 # make test-zoo: the full-size torchvision models at 224 x 224 (compare.py --zoo)
 ZOO = {"zoo_" + n: ("zoo_" + n, [BATCH, 3, 224, 224], "f32") for n in models.ZOO}
+ZOO["zoo_bert"] = ("zoo_bert", [BATCH, 128], "i64")
 TARGETS = ["cpu", "tpu", "gpu"]
 UNIT = {"cpu": 2.0 ** -8, "tpu": 2.0 ** -8, "gpu": 2.0 ** -11}
 # end to end against the emulation: TOL_EMU_FACTOR * sqrt(N) * u (see above)
@@ -129,6 +132,8 @@ TOL_EMU_FACTOR = 1.0
 # node's largest value (judge_local)
 LOCAL_FRACTION = 0.05
 LOCAL_F32 = 2.0 ** -16
+# seconds a compiled model may run on the batch (one thread)
+RUN_TIMEOUT = 120
 
 _DT = {"F64": torch.float64, "F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16,
        "I64": torch.int64, "I32": torch.int32, "BOOL": torch.bool}
@@ -237,7 +242,7 @@ def probe_check(ampc, cc, lib, d, target, probe, outs, names, in_name, explain, 
                     ([cc, "-std=c99", "-O2", "-I" + os.path.join(ROOT, "runtime", "include"), "-I" + pd,
                       os.path.join(pd, "driver.c"), c_path, lib, "-lm", "-lpthread", "-o", exe],
                      {"preexec_fn": limit_memory}),
-                    ([exe, wts, os.path.join(d, "input.bin"), str(BATCH), out_bin], {"env": env, "timeout": 120})):
+                    ([exe, wts, os.path.join(d, "input.bin"), str(BATCH), out_bin], {"env": env, "timeout": RUN_TIMEOUT})):
         rc, log = run(cmd, **kw)
         if rc != 0:
             raise emulate.EmulationError("probe: %s: %s" % (os.path.basename(cmd[0]), tail(log)))
@@ -398,10 +403,48 @@ def ulp(x, dt):
     return torch.pow(2.0, torch.clamp(e.double() - p, min=tiny))
 
 
+def blocks_check(ampc, cc, lib, d, factory, shape, idt, in_name, out_name, wts, inp_bin, env):
+    """torch2amp without --op-map writes repeated modules as blocks: that
+    model, compiled for -t cpu, must give the flat model's output bit for bit
+    (a block is inlined, so the ops are the same).  None when it has no block."""
+    amp = os.path.join(d, "model_blocks.amp")
+    rc, log = run([sys.executable, os.path.join(ROOT, "tools", "torch2amp"),
+                   "%s:%s" % (os.path.join(HERE, "models.py"), factory), "-o", amp, "--name", "M",
+                   "--input-shape", ",".join(str(s) for s in [1] + shape[1:]), "--input-dtype", idt])
+    if rc != 0:
+        return False, "export: " + tail(log)
+    text = open(amp).read()
+    blocks = [l.split()[1].split("(")[0] for l in text.splitlines() if l.startswith("block ")]
+    if not blocks:
+        return None
+    instances = text.count("\n  module ")
+    # its own directory: model.c includes "model.h", found beside it first
+    bd = os.path.join(d, "blocks")
+    os.makedirs(bd, exist_ok=True)
+    c_path, exe, out_bin = os.path.join(bd, "model.c"), os.path.join(bd, "driver"), os.path.join(bd, "output.bin")
+    rc, log = run([ampc, amp, "-t", "cpu", "--prefix=model", "-o", c_path,
+                   "--header=" + os.path.join(d, "blocks", "model.h")])
+    if rc == 0:
+        rc, log = run([cc, "-std=c99", "-O2", "-I" + os.path.join(ROOT, "runtime", "include"),
+                       "-I" + os.path.join(d, "blocks"), "-DIN=" + in_name, "-DIN_UP=" + in_name.upper(),
+                       "-DOUT=" + out_name, "-DOUT_UP=" + out_name.upper(), os.path.join(HERE, "driver.c"),
+                       c_path, lib, "-lm", "-lpthread", "-o", exe], preexec_fn=limit_memory)
+    if rc == 0:
+        rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=RUN_TIMEOUT, env=env)
+    if rc != 0:
+        return False, tail(log)
+    with open(out_bin, "rb") as f, open(os.path.join(d, "output_cpu.bin"), "rb") as g:
+        same = f.read() == g.read()
+    return same, "%s (%d instances), -t cpu output %s the flat model's" % (
+        ", ".join(blocks), instances, "bit-identical to" if same else "DIFFERENT from")
+
+
 def main(argv):
+    global RUN_TIMEOUT
     table = dict(MODELS)
     if argv[1:2] == ["--zoo"]:
         table = ZOO
+        RUN_TIMEOUT = 900            # vit_b_16 and BERT on one thread of a loaded machine
         argv = argv[:1] + argv[2:]
     build = os.path.abspath(argv[0])
     wanted = argv[1:] or list(table)
@@ -449,7 +492,8 @@ def main(argv):
         if idt == "f32":
             x = torch.randn(shape, generator=g)
         else:
-            x = torch.randint(0, m.embed.num_embeddings, shape, generator=g)
+            emb = next(e for e in m.modules() if isinstance(e, torch.nn.Embedding))
+            x = torch.randint(0, emb.num_embeddings, shape, generator=g)
         inp_bin = os.path.join(d, "input.bin")
         with open(inp_bin, "wb") as f:
             x = x.contiguous()
@@ -497,7 +541,7 @@ def main(argv):
                     log += ("\n(the C compiler ran out of memory: ampc's arena size nests <P>_MAX_(a, b) "
                             "macros that repeat their arguments, exponential in the nesting depth)")
             if rc == 0:
-                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=120, env=env)
+                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=RUN_TIMEOUT, env=env)
             if rc != 0:
                 print("FAIL %-14s %s: %s" % (name, target, tail(log)))
                 failed += 1
@@ -559,6 +603,11 @@ def main(argv):
                 passed += 1
             else:
                 failed += 1
+        r = blocks_check(ampc, cc, lib, d, factory, shape, idt, in_name, out_name, wts, inp_bin, env)
+        if r is not None:
+            print("%s %-14s blocks: %s" % ("ok  " if r[0] else "FAIL", name, r[1]))
+            passed += r[0]
+            failed += not r[0]
     print("torch: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -197,6 +197,14 @@ class Emulator(torch.fx.Interpreter):
             y = self.encoder(self.module.get_submodule(n.target), args[0], q)
             q.done()
             return y
+        if n.op == "call_module" and isinstance(self.module.get_submodule(n.target), nn.MultiheadAttention):
+            # vit's EncoderBlock calls its self_attention module itself: (output, None)
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            q = Ops(n.name, ops)
+            x = kwargs.get("query", args[0] if args else None)
+            y = self.attention(self.module.get_submodule(n.target), x, q)
+            q.done()
+            return (y, None)
         numeric = [op for op in ops if op["op"] not in VIEWS]
         if not numeric:
             return super().run_node(n)             # views only: exact in any dtype
@@ -251,11 +259,39 @@ class Emulator(torch.fx.Interpreter):
             x = self.encoder_layer(layer, x, q)
         return x
 
-    def encoder_layer(self, layer, x, q):
-        sa = layer.self_attn
+    def step(self, q):
+        """ap(name, fn, *tensors): q's next op, which must be `name`, as fn computes it"""
+        def ap(name, fn, *ts):
+            op = q.take(name)
+            return self.statement_value(op, self.apply(op, fn, list(ts), q.node), q.node)
+        return ap
+
+    def attention(self, sa, v, q):
+        """nn.MultiheadAttention's self-attention as torch2amp's mha_expr writes it"""
         if not sa.batch_first or not sa._qkv_same_embed_dim or sa.in_proj_bias is None:
             raise EmulationError("MultiheadAttention other than batch_first with packed biased in-projection: "
                                  "not emulated")
+        ap = self.step(q)
+        E, H = sa.embed_dim, sa.num_heads
+        S, hd = v.shape[1], E // H
+        heads = []
+        for i in range(3):                       # q, k, v: rows i*E..(i+1)*E of in_proj
+            w = ap("narrow", lambda t: t.narrow(0, i * E, E), sa.in_proj_weight)
+            b = ap("narrow", lambda t: t.narrow(0, i * E, E), sa.in_proj_bias)
+            t = ap("linear", F.linear, v, w, b)
+            t = ap("reshape", lambda t: t.reshape(-1, S, H, hd), t)
+            heads.append(ap("permute", lambda t: t.permute(0, 2, 1, 3), t))
+
+        def sdpa(qh, kh, vh):
+            s = torch.matmul(qh, kh.transpose(-2, -1)) / math.sqrt(qh.shape[-1])
+            return torch.matmul(torch.softmax(s, dim=-1), vh)
+        a = ap("scaled_dot_product_attention", sdpa, *heads)
+        a = ap("permute", lambda t: t.permute(0, 2, 1, 3), a)
+        a = ap("reshape", lambda t: t.reshape(-1, S, E), a)
+        return ap("linear", F.linear, a, sa.out_proj.weight, sa.out_proj.bias)
+
+    def encoder_layer(self, layer, x, q):
+        sa = layer.self_attn
         act = layer.activation
         if act is F.gelu or isinstance(act, nn.GELU):
             act_name, act_fn = "gelu", F.gelu
@@ -264,32 +300,14 @@ class Emulator(torch.fx.Interpreter):
         else:
             raise EmulationError("TransformerEncoderLayer activation %r: not emulated" % (act,))
 
-        def ap(name, fn, *ts):
-            op = q.take(name)
-            return self.statement_value(op, self.apply(op, fn, list(ts), q.node), q.node)
+        ap = self.step(q)
 
         def norm(v, ln):
             return ap("layer_norm", lambda t, w, b: F.layer_norm(t, ln.normalized_shape, w, b, ln.eps),
                       v, ln.weight, ln.bias)
 
         def attention(v):
-            E, H = sa.embed_dim, sa.num_heads
-            S, hd = v.shape[1], E // H
-            heads = []
-            for i in range(3):                       # q, k, v: rows i*E..(i+1)*E of in_proj
-                w = ap("narrow", lambda t: t.narrow(0, i * E, E), sa.in_proj_weight)
-                b = ap("narrow", lambda t: t.narrow(0, i * E, E), sa.in_proj_bias)
-                t = ap("linear", F.linear, v, w, b)
-                t = ap("reshape", lambda t: t.reshape(-1, S, H, hd), t)
-                heads.append(ap("permute", lambda t: t.permute(0, 2, 1, 3), t))
-
-            def sdpa(qh, kh, vh):
-                s = torch.matmul(qh, kh.transpose(-2, -1)) / math.sqrt(qh.shape[-1])
-                return torch.matmul(torch.softmax(s, dim=-1), vh)
-            a = ap("scaled_dot_product_attention", sdpa, *heads)
-            a = ap("permute", lambda t: t.permute(0, 2, 1, 3), a)
-            a = ap("reshape", lambda t: t.reshape(-1, S, E), a)
-            return ap("linear", F.linear, a, sa.out_proj.weight, sa.out_proj.bias)
+            return self.attention(sa, v, q)
 
         def feed_forward(v):
             h = ap("linear", F.linear, v, layer.linear1.weight, layer.linear1.bias)

@@ -10,7 +10,9 @@ names the aten op and the module path where it ran; a size that depends on
 the batch outside a reshape names the op; two keys that would be spelled
 alike are refused; a top-level nn.Sequential's keys convert, spelled
 `_0.weight`; an LSTM with proj_size is refused, and an nn.RNN becomes one
-rnn_relu call.  Prints ok/FAIL per case and "torch-errors: P passed, F
+rnn_relu call; and --train refuses an optimizer it cannot map or one that
+leaves parameters out, and writes a train section for one it can.  Prints
+ok/FAIL per case and "torch-errors: P passed, F
 failed"; exits 1 on a failure.  A few seconds.
 """
 import contextlib
@@ -53,6 +55,27 @@ class BatchOnes(nn.Module):
         return x + torch.ones(x.shape[0], 4)
 
 
+class Keyworded(nn.Module):
+    """a submodule named `block`, an .amp keyword, whose parameters the forward
+    reads itself (so no statement is named after it)"""
+
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.tanh(nn.functional.linear(x, self.block.weight, self.block.bias))
+
+
+class Renamed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+
 class Clash(nn.Module):
     """keys `a-b.weight` and `a_b.weight`: both spelled a_b.weight"""
 
@@ -87,16 +110,19 @@ class Relu(nn.Module):
         return self.rnn(x)[1]
 
 
-def export(module, shape):
-    """(exit status, stderr, the .amp text) of torch2amp on module"""
+def export(module, shape, train=None):
+    """(exit status, stderr, the .amp text) of torch2amp on module; train:
+    fn(model) -> (loss, optimizer), passed as --train"""
     d = tempfile.mkdtemp(prefix="torch2amp-errors.")
     T2A_MODULES["m"] = module
+    T2A_MODULES["train"] = train
     err = io.StringIO()
     status = 0
     with contextlib.redirect_stderr(err):
         try:
             T2A.main(["%s:T2A_MODULES.m" % __name__, "-o", os.path.join(d, "m.amp"),
-                      "--weights", os.path.join(d, "m.safetensors"), "--input-shape", shape])
+                      "--weights", os.path.join(d, "m.safetensors"), "--input-shape", shape]
+                     + (["--train", "%s:T2A_MODULES.train" % __name__] if train else []))
         except SystemExit as e:
             status = e.code
     amp = os.path.join(d, "m.amp")
@@ -147,6 +173,32 @@ def main():
           st == 0 and "rnn_h0 = zeros(2, B, 5)" in text and "= rnn_relu(x, rnn_h0, [rnn.weight_ih_l0, "
           "rnn.weight_hh_l0, rnn.weight_ih_l1, rnn.weight_hh_l1], num_layers=2, has_biases=false, batch_first=true)"
           in text, "%s %r" % (st, err or text[:600]))
+    st, err, _ = export(nn.Sequential(nn.Linear(4, 2)), "1,4",
+                        lambda m: (nn.CrossEntropyLoss(), torch.optim.RMSprop(m.parameters(), lr=0.1)))
+    check("--train with an unmapped optimizer: exit 1, naming it", st == 1 and err ==
+          "torch2amp: error: the optimizer torch.optim.RMSprop has no ampc mapping (mapped: torch.optim.SGD, "
+          "Adam, AdamW)", "%s %r" % (st, err))
+    lin = nn.Linear(4, 2)
+    st, err, _ = export(nn.Sequential(lin, nn.ReLU(), nn.Linear(2, 2)), "1,4",
+                        lambda m: (nn.CrossEntropyLoss(), torch.optim.SGD(lin.parameters(), lr=0.1)))
+    check("--train with an optimizer over some parameters: exit 1, naming one left out", st == 1 and err ==
+          "torch2amp: error: the optimizer torch.optim.SGD must hold exactly the model's parameters "
+          "(2.weight is not in it)", "%s %r" % (st, err))
+    st, err, text = export(nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Dropout(0.25)), "1,4",
+                           lambda m: (nn.MSELoss(reduction="sum"),
+                                      torch.optim.Adam(m.parameters(), lr=0.01, betas=(0.8, 0.999))))
+    check("--train: batch_norm on batch statistics, dropout kept, mse_loss, adam with its non-default settings",
+          st == 0 and "input target: f32[B, 3]" in text and "training=true" in text and "dropout(" in text
+          and 'mse_loss(y, target, reduction="sum")' in text and "optimizer = adam(lr=0.01, beta1=0.8)" in text
+          and "minimize loss" in text, "%s %r" % (st, err or text))
+    st, err, text = export(nn.Sequential(Keyworded(), nn.ReLU(), Keyworded()), "1,4")
+    check("modules alike whose keys start with a keyword inside them stay inline (block.weight is no name there)",
+          st == 0 and "block Keyworded" not in text and "_0.block.weight" in text,
+          "%s %r" % (st, err or text))
+    st, err, text = export(nn.Sequential(Renamed(), nn.ReLU(), Renamed()), "1,4")
+    check("modules alike become one block: declared in it, instantiated under their paths",
+          st == 0 and "block Renamed(x) {" in text and "  param fc.weight: f32[4, 4]" in text
+          and "module _0 = Renamed()" in text and "module _2 = Renamed()" in text, "%s %r" % (st, err or text))
     print("torch-errors: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

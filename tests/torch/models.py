@@ -21,10 +21,12 @@ bias 0), which would leave batch_norm's arguments untested, so every
 BatchNorm gets random statistics and affine parameters, and the
 classifier's last layer random biases, from a fixed generator.
 """
+import math
+
 import torch
 import torch.nn as nn
 import torchvision
-from torchvision.models import convnext, densenet, efficientnet, regnet, shufflenetv2
+from torchvision.models import convnext, densenet, efficientnet, regnet, shufflenetv2, vision_transformer
 
 
 def _perturb(m, seed=7):
@@ -38,6 +40,10 @@ def _perturb(m, seed=7):
                 mod.weight.copy_(0.5 + torch.rand(c, generator=g))
                 mod.bias.copy_(0.1 * torch.randn(c, generator=g))
                 mod.num_batches_tracked.fill_(100)
+            if isinstance(mod, vision_transformer.VisionTransformer):
+                # the head and the class token start at zero, which would make every output 0
+                for t in (mod.heads.head.weight, mod.heads.head.bias, mod.class_token):
+                    t.copy_(0.1 * torch.randn(t.shape, generator=g))
             if isinstance(mod, convnext.CNBlock):
                 # initialised to 1e-6, which would hide the block's branch
                 mod.layer_scale.copy_(0.5 + torch.rand(mod.layer_scale.shape, generator=g))
@@ -191,3 +197,107 @@ ZOO = ["resnet18", "resnet50", "resnext50_32x4d", "alexnet", "vgg16", "mobilenet
        "shufflenet_v2_x1_0", "regnet_x_400mf", "googlenet", "vit_b_16"]
 for _n in ZOO:
     globals()["zoo_" + _n] = _zoo(_n)
+
+
+# ---- transformers: ViT (torchvision) and BERT (torchbench's BERT_pytorch) ----
+
+def small_vit():
+    """torchvision's VisionTransformer (the class of vit_b_16, standing in for
+    timm's vision_transformer, which Debian does not package) at 32 x 32
+    images in 8 x 8 patches (16 patches and the class token), 2 layers,
+    4 heads, hidden 32"""
+    return _perturb(vision_transformer.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
+                                                         hidden_dim=32, mlp_dim=64, num_classes=10))
+
+
+class BertAttention(nn.Module):
+    """torchbench BERT_pytorch's MultiHeadedAttention without a mask: q, k, v
+    projections, softmax(q k^T / sqrt(d)) v per head, an output projection"""
+
+    def __init__(self, hidden, heads, dropout):
+        super().__init__()
+        self.h, self.d_k = heads, hidden // heads
+        self.linear_layers = nn.ModuleList([nn.Linear(hidden, hidden) for _ in range(3)])
+        self.output_linear = nn.Linear(hidden, hidden)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        b = x.size(0)
+        q, k, v = [lin(x).view(b, -1, self.h, self.d_k).transpose(1, 2) for lin in self.linear_layers]
+        p = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.d_k), dim=-1)
+        y = torch.matmul(self.dropout(p), v)
+        return self.output_linear(y.transpose(1, 2).contiguous().view(b, -1, self.h * self.d_k))
+
+
+class BertLayer(nn.Module):
+    """BERT_pytorch's TransformerBlock: pre-norm sublayers (x + dropout(f(norm(x))))
+    around the attention and the GELU feed-forward, then dropout"""
+
+    def __init__(self, hidden, heads, ff, dropout):
+        super().__init__()
+        self.attention = BertAttention(hidden, heads, dropout)
+        self.input_norm = nn.LayerNorm(hidden)
+        self.output_norm = nn.LayerNorm(hidden)
+        self.feed_forward = nn.Sequential(nn.Linear(hidden, ff), nn.GELU(), nn.Dropout(dropout), nn.Linear(ff, hidden))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x = x + self.dropout(self.attention(self.input_norm(x)))
+        x = x + self.dropout(self.feed_forward(self.output_norm(x)))
+        return self.dropout(x)
+
+
+class Bert(nn.Module):
+    """token ids [B, S] -> next-sentence logits [B, 2]: torchbench's BERT_pytorch
+    (token embedding, sinusoidal position buffer, pre-norm transformer blocks)
+    with its NextSentencePrediction head on the first token.  One input, so no
+    segment embedding and no padding mask (every token attends to all)."""
+
+    def __init__(self, vocab=1000, hidden=768, layers=12, heads=12, seq=128, dropout=0.1):
+        super().__init__()
+        self.token = nn.Embedding(vocab, hidden, padding_idx=0)
+        pos = torch.arange(seq, dtype=torch.float32).unsqueeze(1)
+        div = torch.exp(torch.arange(0, hidden, 2, dtype=torch.float32) * -(math.log(10000.0) / hidden))
+        pe = torch.zeros(1, seq, hidden)
+        pe[0, :, 0::2] = torch.sin(pos * div)
+        pe[0, :, 1::2] = torch.cos(pos * div)
+        self.register_buffer("pe", pe)
+        self.dropout = nn.Dropout(dropout)
+        self.transformer_blocks = nn.ModuleList([BertLayer(hidden, heads, hidden * 4, dropout) for _ in range(layers)])
+        self.next_sentence = nn.Linear(hidden, 2)
+
+    def forward(self, tokens):
+        x = self.dropout(self.token(tokens) + self.pe[:, :tokens.size(1)])
+        for block in self.transformer_blocks:
+            x = block(x)
+        return self.next_sentence(x[:, 0])
+
+
+def small_bert():
+    """BERT_pytorch's architecture for CI: 2 layers, hidden 64, 4 heads, 16 tokens"""
+    return Bert(vocab=100, hidden=64, layers=2, heads=4, seq=16).eval()
+
+
+def zoo_bert():
+    """BERT_pytorch's shape: hidden 768, 12 layers, 12 heads, sequence 128 (make test-zoo)"""
+    return Bert(vocab=20000, hidden=768, layers=12, heads=12, seq=128).eval()
+
+
+# ---- training (train_agree.py): the models with a loss and a torch.optim optimizer ----
+
+def train_resnet18():
+    """torchvision's resnet18 with 10 classes (trained on 32 x 32 images)"""
+    return _perturb(torchvision.models.resnet18(num_classes=10)).train()
+
+
+def train_bert():
+    """BERT_pytorch at CI size without dropout (PyTorch's masks cannot be ampc's)"""
+    return Bert(vocab=100, hidden=64, layers=2, heads=4, seq=16, dropout=0.0)
+
+
+def sgd_momentum(model):
+    return nn.CrossEntropyLoss(), torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=1e-4)
+
+
+def adamw(model):
+    return nn.CrossEntropyLoss(), torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
