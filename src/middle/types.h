@@ -146,6 +146,7 @@ bool split_assign(Ctx *c, Vec *stmts, int i); /* a, b = x.chunk(2): one assignme
  * once (NULL when reported), fresh local names and references to them,
  * and the splice of stmts[i] into several statements */
 Expr *int_expr(Ctx *c, int64_t v, Loc loc);
+Expr *call_skeleton(Ctx *c, const OpInfo *op, const Expr *from, Loc name_loc, Expr *input);
 Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
                 const int64_t *values);
 Expr *call1(Ctx *c, OpId id, Expr *from, Loc at, Expr *x, const char *name, int64_t v);

@@ -62,13 +62,10 @@ Expr *int_expr(Ctx *c, int64_t v, Loc loc)
     return e;
 }
 
-/* A call of op on x with integer arguments named in the signature, typed
- * at once; NULL (reported) when its type rule refuses it.  `from` is the
- * expression it is made for: its location and autocast region. */
-Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
-                const int64_t *values)
+/* A call of op on input, made for `from` (its location and autocast
+ * region), its other arguments not yet bound; not typed. */
+Expr *call_skeleton(Ctx *c, const OpInfo *op, const Expr *from, Loc name_loc, Expr *input)
 {
-    const OpInfo *op = op_info(c, id);
     Expr *e = arena_alloc(c->arena, sizeof *e);
     e->kind = E_CALL;
     e->loc = from->loc;
@@ -77,10 +74,21 @@ Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const
     e->op = op;
     e->autocast_on = from->autocast_on;
     e->autocast_low = from->autocast_low;
-    e->depth = x->depth + 1;
-    e->list = vec_push(c, vec_new(c), x);
+    e->list = vec_push(c, vec_new(c), input);
     e->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *e->bound);
-    e->bound[0] = x;
+    e->bound[0] = input;
+    return e;
+}
+
+/* A call of op on x with integer arguments named in the signature, typed
+ * at once; NULL (reported) when its type rule refuses it.  `from` is the
+ * expression it is made for: its location and autocast region. */
+Expr *make_call(Ctx *c, OpId id, Expr *from, Loc name_loc, Expr *x, int n, const char *const *names,
+                const int64_t *values)
+{
+    const OpInfo *op = op_info(c, id);
+    Expr *e = call_skeleton(c, op, from, name_loc, x);
+    e->depth = x->depth + 1;
     for (int i = 0; i < n; i++) {
         int k = op_param_index(op, names[i]);
         while (k > 0 && k < op->nparams && e->bound[k]) /* the next entry of an int... group */
@@ -454,17 +462,7 @@ static bool sorted_assign(Ctx *c, Vec *stmts, int i)
     }
     /* sort(x, dim, descending): typed when typecheck checks the statement */
     const OpInfo *sort = op_info(c, OP_SORT);
-    Expr *s = arena_alloc(c->arena, sizeof *s);
-    s->kind = E_CALL;
-    s->loc = call->loc;
-    s->name_loc = call->name_loc;
-    s->callee = sort->name;
-    s->op = sort;
-    s->autocast_on = call->autocast_on;
-    s->autocast_low = call->autocast_low;
-    s->list = vec_push(c, vec_new(c), x);
-    s->bound = arena_alloc(c->arena, (size_t)(sort->nparams + 1) * sizeof *s->bound);
-    s->bound[0] = x;
+    Expr *s = call_skeleton(c, sort, call, call->name_loc, x);
     s->bound[1] = int_expr(c, d, call->name_loc);
     Expr *desc = arena_alloc(c->arena, sizeof *desc);
     desc->kind = E_BOOL;
@@ -522,17 +520,7 @@ static Expr *sym_ref(Ctx *c, Symbol *s, Loc loc)
 static Expr *call_like(Ctx *c, OpId id, Expr *from, Expr *input, bool keep_dim)
 {
     const OpInfo *op = op_info(c, id);
-    Expr *e = arena_alloc(c->arena, sizeof *e);
-    e->kind = E_CALL;
-    e->loc = from->loc;
-    e->name_loc = from->name_loc;
-    e->callee = op->name;
-    e->op = op;
-    e->autocast_on = from->autocast_on;
-    e->autocast_low = from->autocast_low;
-    e->list = vec_push(c, vec_new(c), input);
-    e->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *e->bound);
-    e->bound[0] = input;
+    Expr *e = call_skeleton(c, op, from, from->name_loc, input);
     for (int k = 1; k < op->nparams; k++) {
         Expr *a = op_param_index(from->op, op->params[k].name) >= 0 ? named(from, op->params[k].name) : NULL;
         if (a) {

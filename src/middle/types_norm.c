@@ -145,18 +145,9 @@ bool infer_norm(Ctx *c, Expr *call)
 static Expr *binary(Ctx *c, OpId id, Expr *from, Expr *a, Expr *b)
 {
     const OpInfo *op = op_info(c, id);
-    Expr *e = arena_alloc(c->arena, sizeof *e);
-    e->kind = E_CALL;
-    e->loc = from->loc;
-    e->name_loc = from->name_loc;
-    e->callee = op->name;
-    e->op = op;
+    Expr *e = call_skeleton(c, op, from, from->name_loc, a);
     e->is_operator = id != OP_POW; /* x * 2 written as an operator; pow(x, 0.75) as a call */
-    e->autocast_on = from->autocast_on;
-    e->autocast_low = from->autocast_low;
-    e->list = vec_push(c, vec_push(c, vec_new(c), a), b);
-    e->bound = arena_alloc(c->arena, (size_t)(op->nparams + 1) * sizeof *e->bound);
-    e->bound[0] = a;
+    vec_push(c, e->list, b);
     e->bound[1] = b;
     return infer_call(c, e) ? e : NULL;
 }
