@@ -49,19 +49,7 @@ static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, con
     }
 }
 
-#define SUM_KERNEL(T)                                                                             \
-    static void neon_sum_##T(int ndim, const int64_t *shape, const uint8_t *reduce,              \
-                             const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                            \
-    {                                                                                             \
-        int64_t O, R, I;                                                                          \
-        if (!amp_reduce_form(ndim, shape, reduce, &O, &R, &I)) {                                  \
-            amp_ref_sum_##T(ndim, shape, reduce, x, y);                                           \
-            return;                                                                               \
-        }                                                                                         \
-        for (int64_t o = 0; o < O; o++)                                                           \
-            column_sums(AMP_DTYPE_##T, R, I, (const char *)(x + o * R * I), (char *)(y + o * I)); \
-    }
-
+#define SUM_KERNEL(T) AMP_SUM_BY_COLUMNS(, neon_sum_##T, T, column_sums)
 AMP_FOR_EACH_KERNEL_DTYPE(SUM_KERNEL)
 
 #define REDUCE_KERNELS(X) X(sum_f32, neon_sum_f32) X(sum_bf16, neon_sum_bf16) X(sum_f16, neon_sum_f16)

@@ -31,4 +31,20 @@ static inline int amp_reduce_form(int ndim, const int64_t *shape, const uint8_t 
     return ndim == 0 || !reduce[ndim - 1];
 }
 
+/* A set's sum over T, named name (ATTR: its target attribute, or empty):
+ * column_sums(dtype, R, I, x, y), the set's own, over each [R, I] block of
+ * the form; any other mask goes to the reference.  Needs amprt_internal.h. */
+#define AMP_SUM_BY_COLUMNS(ATTR, name, T, column_sums)                                            \
+    ATTR static void name(int ndim, const int64_t *shape, const uint8_t *reduce,                  \
+                          const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                               \
+    {                                                                                             \
+        int64_t O, R, I;                                                                          \
+        if (!amp_reduce_form(ndim, shape, reduce, &O, &R, &I)) {                                  \
+            amp_ref_sum_##T(ndim, shape, reduce, x, y);                                           \
+            return;                                                                               \
+        }                                                                                         \
+        for (int64_t o = 0; o < O; o++)                                                           \
+            column_sums(AMP_DTYPE_##T, R, I, (const char *)(x + o * R * I), (char *)(y + o * I)); \
+    }
+
 #endif /* AMPRT_FRAME_REDUCE_FORM_H */

@@ -65,19 +65,7 @@ AVX2_TARGET static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, in
     }
 }
 
-#define SUM_KERNEL(T)                                                                             \
-    AVX2_TARGET static void avx2_sum_##T(int ndim, const int64_t *shape, const uint8_t *reduce,   \
-                                         const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                \
-    {                                                                                             \
-        int64_t O, R, I;                                                                          \
-        if (!amp_reduce_form(ndim, shape, reduce, &O, &R, &I)) {                                  \
-            amp_ref_sum_##T(ndim, shape, reduce, x, y);                                           \
-            return;                                                                               \
-        }                                                                                         \
-        for (int64_t o = 0; o < O; o++)                                                           \
-            column_sums(AMP_DTYPE_##T, R, I, (const char *)(x + o * R * I), (char *)(y + o * I)); \
-    }
-
+#define SUM_KERNEL(T) AMP_SUM_BY_COLUMNS(AVX2_TARGET, avx2_sum_##T, T, column_sums)
 AMP_FOR_EACH_KERNEL_DTYPE(SUM_KERNEL)
 
 /* This file's kernels of the set: X(kernel, implementation). */
