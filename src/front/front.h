@@ -72,6 +72,8 @@ struct Expr {
     Expr *out_arg;     /* add(a, b, out=d): the destination d */
     Expr **bound;      /* one per op parameter, NULL where defaulted */
     int64_t dim;          /* softmax: the reduction dim, normalised */
+    unsigned dims_mask;   /* a reduction over a list of dims (sum(x, (1, 2))): bit d
+                             for each dim d; dim is then -1 */
     int64_t ignore_index; /* nll_loss */
     int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
     int64_t start, step;  /* narrow, slice: the first index (normalised) and step */

@@ -52,8 +52,7 @@ bool int_arg(Ctx *c, Expr *e, int64_t *out)
         error_at(c, e->loc, "'%s' is a dimension of the model: only sizes (expand's, the constructors') take one; "
                  "this argument takes an integer literal", e->text);
     else if (e->kind == E_LIST)
-        error_at(c, e->loc, "ampc takes one value for every entry of this list yet; these differ (differing entries "
-                 "are taken by the convolutions' and pools' window parameters)");
+        error_at(c, e->loc, "expected one integer here, not a list");
     else
         error_at(c, e->loc, "expected an integer literal here");
     return false;
@@ -312,7 +311,12 @@ static bool check_expr(Ctx *c, Expr *e)
         return ok && infer_call(c, e);
     }
     case E_LIST:
-        e->type.dtype = DT_NONE; /* split's sections; a list anywhere else is refused by its reader */
+        /* an int[] argument's entries (sum's dims, full's shape, split's
+         * sections), read by the op's type rule; their arithmetic folds */
+        e->type.dtype = DT_NONE;
+        for (int i = 0; i < e->list->len; i++)
+            if (!check_expr(c, VEC_AT(e->list, i)))
+                return false;
         return true;
     case E_SUBSCRIPT:
         if (!check_expr(c, e->operand))
