@@ -375,27 +375,30 @@ bool infer_max_unpool(Ctx *c, Expr *call)
     }
     if (!require_float(c, call, x))
         return false;
-    int64_t o;
-    if (!int_arg(c, named(call, "output_size"), &o))
+    /* output_size (and max_unpool3d's stride and padding, checked only):
+     * one int for every spatial dim, or one per dim */
+    static const int64_t zero[3] = {0, 0, 0};
+    int64_t o[3], stride[3], pad[3];
+    if (!spatial_param(c, call, "output_size", zero, ns, o))
         return false;
-    if (three) {
-        int64_t stride, pad;
-        if (!int_arg(c, named(call, "stride"), &stride) || !int_arg(c, named(call, "padding"), &pad))
-            return false;
-        if (stride <= 0) {
+    if (three && (!spatial_param(c, call, "stride", zero, ns, stride) ||
+                  !spatial_param(c, call, "padding", zero, ns, pad)))
+        return false;
+    for (int i = 0; i < ns; i++) {
+        if (three && stride[i] <= 0) {
             error_at(c, named(call, "stride")->loc, "strides should be greater than zero, but got stride: %lld",
-                     (long long)stride);
+                     (long long)stride[i]);
+            return false;
+        }
+        if (o[i] <= 0) {
+            error_at(c, named(call, "output_size")->loc, "%s(): output_size should be greater than zero, but got %lld",
+                     call->op->name, (long long)o[i]);
             return false;
         }
     }
-    if (o <= 0) {
-        error_at(c, named(call, "output_size")->loc, "%s(): output_size should be greater than zero, but got %lld",
-                 call->op->name, (long long)o);
-        return false;
-    }
     Shape out = *xs;
-    for (int i = out.ndim - ns; i < out.ndim; i++)
-        out.dims[i] = poly_const(c, o);
+    for (int i = 0; i < ns; i++)
+        out.dims[out.ndim - ns + i] = poly_const(c, o[i]);
     call->type.dtype = x->type.dtype;
     call->type.shape = out;
     return true;

@@ -463,6 +463,7 @@ def int_lists(t):
         o_rpad=torch._C._nn.reflection_pad2d(g, (1, 2, 0, 3)), o_rpad1=torch._C._nn.reflection_pad1d(w, (3, 1)),
         o_ppad=torch._C._nn.replication_pad2d(g, [2, 0, 1, 3]),
         o_ln=F.layer_norm(x, (4, 5), w, b), o_ln3=F.layer_norm(x, [3, 4, 5], eps=0.001),
+        o_unpool=torch.ops.aten.max_unpool2d(t["u"], torch.sort(t["key"], dim=2)[1][:, :, :8].reshape(2, 3, 2, 4), [3, 5]),
         o_full=torch.full([B, 2], 1.5), o_full_i=torch.full((2, B), 7), o_zeros=torch.zeros([B, 3]),
         o_ones=torch.ones((B, 2, 2), dtype=torch.float64), o_full_like=torch.full_like(x, -0.5),
     )
