@@ -77,6 +77,9 @@ struct Expr {
     int64_t ignore_index; /* nll_loss */
     int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
     int64_t start, step;  /* narrow, slice: the first index (normalised) and step */
+    const char *part_of; /* one of the ops a composite is written as under
+                            autocast (types_composite.c): the composite ("gru_cell",
+                            "gru_cell, a step of gru") */
     const OpInfo *layer; /* a step of a recurrent layer (types_rnn.c): the layer
                             op, whose policy row decides the step's dtype */
     bool autocast_on;  /* inside an enabled autocast region */

@@ -393,6 +393,20 @@ static void check_stmts(Ctx *c, Vec *stmts)
                          "and use view_as_complex()");
             break;
         case S_ASSIGN:
+            if (hoist_composite(c, stmts, i)) {
+                i--; /* the composite's own statement, checked next */
+                break;
+            }
+            if (composite_expands(c, st->value)) {
+                /* written as the ops PyTorch builds it from (types_composite.c) */
+                bool ok = true;
+                for (int k = 0; k < st->value->op->nparams; k++)
+                    if (arg(st->value, k) && !check_expr(c, arg(st->value, k)))
+                        ok = false;
+                if (ok && composite_assign(c, stmts, i))
+                    i--;
+                break;
+            }
             if (st->value->kind == E_CALL && st->value->op &&
                 (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
                  st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE ||
@@ -438,6 +452,10 @@ static void check_stmts(Ctx *c, Vec *stmts)
                 ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->more_types[k - 1];
             break;
         case S_EXPR: {
+            if (hoist_composite(c, stmts, i)) {
+                i--;
+                break;
+            }
             /* in-place and out=: the result is stored into the destination,
              * which must hold its shape and be able to take its dtype
              * (PyTorch's can_cast: no float into int, no int into bool) */

@@ -175,6 +175,10 @@ bool infer_rnn_cell(Ctx *c, Expr *call);
 bool infer_rnn_layer(Ctx *c, Expr *call);
 bool is_rnn_layer(OpId id);
 bool rnn_layer_assign(Ctx *c, Vec *stmts, int i); /* out, h_n, c_n = lstm(...): unrolled into cells */
+/* types_composite.c: gru_cell, lstm_cell, bilinear as PyTorch's inner ops under autocast */
+bool composite_expands(Ctx *c, const Expr *call);
+bool composite_assign(Ctx *c, Vec *stmts, int i); /* stmts[i]'s value, which composite_expands */
+bool hoist_composite(Ctx *c, Vec *stmts, int i);  /* one nested in stmts[i]'s value, to a statement before */
 /* types_attention.c */
 bool infer_sdpa(Ctx *c, Expr *call);
 /* types_distance.c */
