@@ -20,7 +20,7 @@
  *   lstm_cell  g = linear(hx, w_hh, b_hh) + linear(x, w_ih, b_ih)
  *              cy = sigmoid(g_f) * cx + sigmoid(g_i) * tanh(g_g)
  *              hy = sigmoid(g_o) * tanh(cy)
- *   bilinear   y[..., o] = x1 W[o] x2 by two matmuls (each a contraction
+ *   bilinear   y[:, o] = (x1 W[o]) x2 by two matmuls (each a contraction
  *              PyTorch runs with bmm), in input1's dtype, + bias
  *
  * The gate slices are narrows of the last dim (the gates' order is
@@ -167,33 +167,66 @@ static bool expand_cell(Ctx *c, Stmt *st, Expr *call, Vec *targets, Vec *out)
     return true;
 }
 
-/* bilinear(x1, x2, W, bias): matmul(x1[..., None, None, :], W) is
- * [..., out, 1, in2]; its matmul with x2[..., None, :, None] is
- * [..., out, 1, 1], squeezed; then in input1's dtype, plus the bias. */
+/* reshape(x, v[0], ..., v[n-1]), marked as from's part. */
+static Expr *reshaped(Ctx *c, Expr *from, Expr *x, int n, const int64_t *v)
+{
+    static const char *const shape[MAX_DIMS] = {"shape", "shape", "shape", "shape",
+                                                "shape", "shape", "shape", "shape"};
+    return int_part(c, OP_RESHAPE, from, x, n, shape, v);
+}
+
+/* bilinear(x1, x2, W, bias), as _trilinear contracts: t = x1 @ W laid out
+ * [in1, out * in2] (each entry x1 . W[o, :, j], one contraction rounded
+ * once), viewed [N, out, in2]; y = t @ x2[..., None], [N, out, 1],
+ * squeezed; in input1's dtype, plus the bias.  Inputs of other than two
+ * dims are flattened to [N, in] first and the result given their leading
+ * dims back (at most one of them symbolic, the -1 of the reshape). */
 static bool expand_bilinear(Ctx *c, Stmt *st, Expr *call, Vec *targets, Vec *out)
 {
     Expr *x1 = arg(call, 0), *x2 = arg(call, 1), *w = arg(call, 2), *bias = named(call, "bias");
+    const Shape *s1 = &x1->type.shape, *sw = &w->type.shape;
+    int64_t o, in1, in2, lead[MAX_DIMS];
+    int nlead = s1->ndim - 1, unknown = 0;
+    for (int i = 0; i < nlead; i++)
+        if (!poly_is_const(s1->dims[i], &lead[i])) {
+            lead[i] = -1;
+            unknown++;
+        }
+    if (!poly_is_const(sw->dims[0], &o) || !poly_is_const(sw->dims[1], &in1) || !poly_is_const(sw->dims[2], &in2) ||
+        unknown > 1) {
+        error_at(c, call->loc, "bilinear() under autocast is PyTorch's _trilinear of two contractions, which ampc "
+                 "lays out at compile time: the weight's sizes must be known, and at most one of the inputs' "
+                 "leading dims symbolic");
+        return false;
+    }
+    if (s1->ndim != 2) {
+        x1 = reshaped(c, call, x1, 2, (int64_t[]){-1, in1});
+        x2 = reshaped(c, call, x2, 2, (int64_t[]){-1, in2});
+    }
+    static const char *const perm[] = {"dims", "dims", "dims"};
+    Expr *wt = reshaped(c, call, int_part(c, OP_PERMUTE, call, w, 3, perm, (int64_t[]){1, 0, 2}), 2,
+                        (int64_t[]){in1, o * in2});
+    Expr *t = reshaped(c, call, part2(c, OP_MATMUL, call, x1, wt), 3, (int64_t[]){-1, o, in2});
     const char *dim = "dim";
-    Expr *a = int_part(c, OP_UNSQUEEZE, call, int_part(c, OP_UNSQUEEZE, call, x1, 1, &dim, (int64_t[]){-2}), 1, &dim,
-                       (int64_t[]){-2});
-    Expr *b = int_part(c, OP_UNSQUEEZE, call, int_part(c, OP_UNSQUEEZE, call, x2, 1, &dim, (int64_t[]){-2}), 1, &dim,
-                       (int64_t[]){-1});
-    Expr *y = part2(c, OP_MATMUL, call, part2(c, OP_MATMUL, call, a, w), b);
-    y = int_part(c, OP_SQUEEZE, call, int_part(c, OP_SQUEEZE, call, y, 1, &dim, (int64_t[]){-1}), 1, &dim,
-                 (int64_t[]){-1});
+    Expr *y = part2(c, OP_MATMUL, call, t, int_part(c, OP_UNSQUEEZE, call, x2, 1, &dim, (int64_t[]){-1}));
+    y = int_part(c, OP_SQUEEZE, call, y, 1, &dim, (int64_t[]){-1});
+    if (y && s1->ndim != 2) {
+        lead[nlead] = o;
+        y = reshaped(c, call, y, nlead + 1, lead);
+    }
     if (!y)
         return false;
     /* PyTorch's _trilinear adds each contraction into zeros of input1's
      * dtype: the result is in it whatever dtype the matmuls ran in */
-    y = new_cast(c, y, x1->type.dtype,
-                 arena_printf(c->arena, "%s: bilinear's result is in input1's dtype, as PyTorch's _trilinear gives it",
-                              loc_text(c, call->loc)));
-    y->type = y->operand->type;
-    y->type.dtype = x1->type.dtype;
+    Expr *cast = new_cast(c, y, arg(call, 0)->type.dtype,
+                          arena_printf(c->arena, "%s: bilinear's result is in input1's dtype, as PyTorch's "
+                                       "_trilinear gives it", loc_text(c, call->loc)));
+    cast->type = y->type;
+    cast->type.dtype = arg(call, 0)->type.dtype;
+    y = cast;
     if (bias && !(y = part2(c, OP_ADD, call, y, bias)))
         return false;
     vec_push(c, out, assign_stmt(c, VEC_AT(targets, 0), y, st->loc));
-    (void)st;
     return true;
 }
 
