@@ -38,8 +38,8 @@ static bool is_composite(OpId id) { return id == OP_GRU_CELL || id == OP_LSTM_CE
 bool composite_expands(Ctx *c, const Expr *call)
 {
     if (call->kind != E_CALL || !call->op || !is_composite(call->op->id) || !call->autocast_on || call->is_inplace ||
-        call->out_arg || !c->policy)
-        return false;
+        call->out_arg || !c->policy || c->opts->reference_f64)
+        return false; /* the f64 reference evaluation keeps the fused op: one function on every target */
     if (policy_row_for(c, call))
         return false; /* its own row (or its layer's) decides it whole */
     const PolicyRow *inner = policy_find(c->policy, call->op->id == OP_BILINEAR ? "bmm" : "linear");
