@@ -96,6 +96,13 @@ static const Poly *combined_count(Ctx *c, const Node *f)
     switch (f->op->id) {
     case OP_SUM: case OP_MEAN: case OP_PROD: case OP_LOGSUMEXP: case OP_VAR: case OP_STD:
     case OP_CUMSUM: case OP_CUMPROD:
+        if (attr_find(f, "axes")) { /* dim=(1, 2): the listed dims' sizes */
+            Poly *m = poly_const(c, 1);
+            for (int i = 0; i < s->ndim; i++)
+                if (attr_reduces(f, i))
+                    m = poly_mul(c, m, s->dims[i]);
+            return m;
+        }
         if (d < 0 || d >= s->ndim)
             return shape_numel(c, s);
         return s->dims[d];

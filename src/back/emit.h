@@ -202,6 +202,8 @@ void emit_piece_copy(Emitter *e, const Piece *p, const char *elem, const char *s
 /* Opens a block declaring `amp_upsample_desc d` for upsample or
  * interpolate node f, from x's shape sx to the result's so. */
 void emit_upsample_desc(Emitter *e, Node *f, const Shape *sx, const Shape *so);
+int normalized_count(const Node *n); /* layer_norm's normalised dims */
+int pad_sides(const Node *f, int nd, int64_t *before, int64_t *after); /* the pad mode */
 bool conv_weight_grad_to_f32(const Value *v);
 
 /* norm */

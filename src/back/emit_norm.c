@@ -71,6 +71,15 @@ static bool emit_batch_norm_train(Emitter *e, Node *n, const char *y, double eps
     return true;
 }
 
+/* How many trailing dims a layer_norm normalises: its normalized_shape's
+ * entries (one int is one dim). */
+int normalized_count(const Node *n)
+{
+    int64_t v[MAX_DIMS * 2 + 2];
+    int k = attr_int_list(n, "normalized_shape", v);
+    return k > 0 ? k : 1;
+}
+
 void emit_norm_layer(Emitter *e, Node *n, const char *y)
 {
     Ctx *c = e->c;
@@ -80,9 +89,10 @@ void emit_norm_layer(Emitter *e, Node *n, const char *y)
     double eps = attr_number(n, "eps", "1e-05", DT_F64);
     switch (n->op->id) {
     case OP_LAYER_NORM: {
-        /* normalized_shape is one int until list literals: the last dim */
+        /* rows of the normalized_shape's dims, the last k */
+        int k = normalized_count(n);
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "layer_norm", t),
-                   dims_product(e, s, 0, nd - 1), poly_c(e, s->dims[nd - 1]), in_c(e, n, 0), param_dtype_c(n, 2, 3),
+                   dims_product(e, s, 0, nd - k), dims_product(e, s, nd - k, nd), in_c(e, n, 0), param_dtype_c(n, 2, 3),
                    in_c(e, n, 2), in_c(e, n, 3), double_c(e, eps), y);
         break;
     }

@@ -6,7 +6,8 @@
  * scans (cumsum,
  * cumprod), sort, quantile and nanquantile, trace and renorm.  A reduction
  * over one dim splits the input around it (axis_split: outer, length,
- * inner).
+ * inner); one over several dims (sum(x, (1, 2))) reads them as a mask
+ * (attr_reduces).
  *
  * Requires: a planned graph whose every node's operands are in the dtype
  * its kernel takes (autocast made every conversion an explicit Cast node).
@@ -40,8 +41,8 @@ void emit_reduce(Emitter *e, Node *n, const char *y)
     OpId id = n->op->id;
     int64_t dim = attr_int(n, "axis", 0);
     for (int i = 0; i < nd; i++)
-        mask[i] = dim < 0 || dim == i;
-    if (id == OP_LINALG_MATRIX_NORM || id == OP_FROBENIUS_NORM) {
+        mask[i] = attr_reduces(n, i);
+    if (id == OP_LINALG_MATRIX_NORM || (id == OP_FROBENIUS_NORM && !attr_find(n, "axes"))) {
         for (int i = 0; i < nd; i++)
             mask[i] = id == OP_FROBENIUS_NORM && dim >= 0 ? dim == i : i >= nd - 2;
     }

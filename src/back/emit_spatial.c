@@ -22,41 +22,55 @@
 
 #include <string.h>
 
+/* The padding of pad, reflection_pad* and replication_pad* before and
+ * after each of nd dims: pad's (left, right) pairs from the last dim
+ * back, as PyTorch lists them; the others' padding one int for every
+ * side of their spatial dims, or such pairs (reflection_pad2d(x, (1, 2,
+ * 0, 3))).  Returns the mode: 0 constant, 1 reflect, 2 replicate. */
+int pad_sides(const Node *f, int nd, int64_t *before, int64_t *after)
+{
+    OpId id = f->op->id;
+    int64_t v[MAX_DIMS * 2 + 2];
+    for (int i = 0; i < nd; i++)
+        before[i] = after[i] = 0;
+    int k = attr_int_list(f, id == OP_PAD ? "pad" : "padding", v);
+    if (id != OP_PAD && k == 1) {
+        int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1 : id == OP_REPLICATION_PAD3D ? 3 : 2;
+        for (k = 1; k < 2 * spatial; k++)
+            v[k] = v[0];
+    }
+    for (int i = 0; i < k / 2; i++) {
+        before[nd - 1 - i] = v[2 * i];
+        after[nd - 1 - i] = v[2 * i + 1];
+    }
+    return id == OP_PAD ? 0 : id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
+}
+
 void emit_pad(Emitter *e, Node *n, const char *y)
 {
     DType t = n->out->type.dtype;
     const Shape *sx = in_shape(n, 0);
     int nd = sx->ndim;
-    int64_t before[MAX_DIMS] = {0}, after[MAX_DIMS] = {0};
-    int mode = 0;
+    int64_t before[MAX_DIMS], after[MAX_DIMS];
+    int mode = pad_sides(n, nd, before, after);
     double value = 0;
     if (n->op->id == OP_PAD) {
-        int64_t v[MAX_DIMS * 2 + 2];
-        int k = attr_int_list(n, "pad", v);
-        for (int i = 0; i < k / 2; i++) {
-            before[nd - 1 - i] = v[2 * i];
-            after[nd - 1 - i] = v[2 * i + 1];
-        }
         if (attr_given(n, "value"))
             value = attr_number(n, "value", "0", compute_dtype(t));
     } else {
         OpId id = n->op->id;
         int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1
                       : id == OP_REPLICATION_PAD3D ? 3 : 2;
-        int64_t p = attr_int(n, "padding", 0);
-        for (int i = 0; i < spatial; i++)
-            before[nd - 1 - i] = after[nd - 1 - i] = p;
-        mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
         for (int i = nd - spatial; i < nd; i++) {
             int64_t size;
             if (!poly_is_const(sx->dims[i], &size)) {
                 unsupported(e, n, "reflection and replication padding need fixed spatial sizes");
                 return;
             }
-            if (mode == 1 && p >= size) {
+            if (mode == 1 && (before[i] >= size || after[i] >= size)) {
                 error_at(e->c, n->loc, "Padding size should be less than the corresponding input dimension, but got: "
-                         "padding (%lld, %lld) at dimension %d of input %s", (long long)p, (long long)p, i,
-                         type_comment(e, &n->in[0]->type));
+                         "padding (%lld, %lld) at dimension %d of input %s", (long long)before[i], (long long)after[i],
+                         i, type_comment(e, &n->in[0]->type));
                 return;
             }
             if (mode == 2 && size == 0) {
@@ -399,12 +413,19 @@ void emit_upsample_desc(Emitter *e, Node *f, const Shape *sx, const Shape *so)
     /* PyTorch passes the user's scale on to the kernel, which then maps
      * output to input positions by it rather than by the sizes' ratio;
      * recompute_scale_factor=true passes none */
-    double scale = 0;
-    if (attr_given(f, scale_name) && !(interp && attr_bool(f, "recompute_scale_factor", false)))
-        scale = attr_number(f, scale_name, "0", DT_F64);
+    bool pass = !(interp && attr_bool(f, "recompute_scale_factor", false));
     const char *scales[3] = {"0", "0", "0"};
-    for (int i = 0; i < ns; i++)
+    for (int i = 0; i < ns; i++) {
+        /* one factor for every dim, or one per dim (lower.c names them
+         * scale_factor.0, ...) */
+        const char *one = arena_printf(e->c->arena, "%s.%d", scale_name, i);
+        double scale = 0;
+        if (pass && attr_given(f, one))
+            scale = attr_number(f, one, "0", DT_F64);
+        else if (pass && attr_given(f, scale_name))
+            scale = attr_number(f, scale_name, "0", DT_F64);
         scales[i] = double_c(e, scale);
+    }
     open_block(e);
     buf_printf(e->out, "        const amp_upsample_desc d = {\n");
     buf_printf(e->out, "            .nspatial = %d, .planes = %s,\n", ns, planes_of(e, sx, ns));

@@ -44,7 +44,8 @@ void grad_norm(Emitter *e, Node *b)
         break;
     case OP_LAYER_NORM:
         buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "layer_norm_backward", t),
-                   dims_product(e, s, 0, nd - 1), poly_c(e, s->dims[nd - 1]), x_of(e, b, 0), param_dtype_of(f, 2, 3),
+                   dims_product(e, s, 0, nd - normalized_count(f)), dims_product(e, s, nd - normalized_count(f), nd),
+                   x_of(e, b, 0), param_dtype_of(f, 2, 3),
                    x_of(e, b, 2), double_c(e, eps), dy_of(e, b), dx, g ? g : "NULL", gb ? gb : "NULL");
         break;
     case OP_GROUP_NORM:

@@ -53,19 +53,18 @@ void grad_reduce(Emitter *e, Node *b)
     DType t = f->out->type.dtype;
     const Shape *sx = xs_of(b, 0);
     int nd = sx->ndim;
-    int64_t dim = attr_int(f, "axis", 0);
     const char *xs[MAX_DIMS], *st[MAX_DIMS];
     contiguous_strides(e, sx, xs);
     /* dy's layout: x's dims without the reduced ones */
     Shape kept = {0};
     for (int i = 0; i < nd; i++)
-        if (!(dim < 0 || dim == i))
+        if (!attr_reduces(f, i))
             kept.dims[kept.ndim++] = sx->dims[i];
     const char *ks[MAX_DIMS];
     contiguous_strides(e, &kept, ks);
     Shape reduced = {0};
     for (int i = 0, j = 0; i < nd; i++) {
-        if (dim < 0 || dim == i) {
+        if (attr_reduces(f, i)) {
             st[i] = "0";
             reduced.dims[reduced.ndim++] = sx->dims[i];
         } else {
@@ -97,8 +96,8 @@ static void grad_reduction_kernel(Emitter *e, Node *b)
     const char *items[MAX_DIMS];
     OpId id = f->op->id;
     for (int i = 0; i < nd; i++) {
-        bool r = dim < 0 || dim == i;
-        if (id == OP_LINALG_MATRIX_NORM || id == OP_FROBENIUS_NORM) /* as emit_reduce.c's emit_reduce */
+        bool r = attr_reduces(f, i);
+        if (id == OP_LINALG_MATRIX_NORM || (id == OP_FROBENIUS_NORM && !attr_find(f, "axes"))) /* as emit_reduce */
             r = id == OP_FROBENIUS_NORM && dim >= 0 ? dim == i : i >= nd - 2;
         items[i] = r ? "1" : "0";
     }

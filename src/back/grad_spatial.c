@@ -152,24 +152,8 @@ void grad_pad(Emitter *e, Node *b)
     Node *f = b->fwd;
     const Shape *sx = xs_of(b, 0);
     int nd = sx->ndim;
-    int64_t before[MAX_DIMS] = {0}, after[MAX_DIMS] = {0};
-    int mode = 0;
-    if (f->op->id == OP_PAD) {
-        int64_t v[MAX_DIMS * 2 + 2];
-        int k = attr_int_list(f, "pad", v);
-        for (int i = 0; i < k / 2; i++) {
-            before[nd - 1 - i] = v[2 * i];
-            after[nd - 1 - i] = v[2 * i + 1];
-        }
-        /* constant: typecheck.c refuses pad's other modes (they are the aten ops) */
-    } else {
-        OpId id = f->op->id;
-        int spatial = id == OP_REFLECTION_PAD1D || id == OP_REPLICATION_PAD1D ? 1 : id == OP_REPLICATION_PAD3D ? 3 : 2;
-        int64_t p = attr_int(f, "padding", 0);
-        for (int i = 0; i < spatial; i++)
-            before[nd - 1 - i] = after[nd - 1 - i] = p;
-        mode = id == OP_REFLECTION_PAD1D || id == OP_REFLECTION_PAD2D ? 1 : 2;
-    }
+    int64_t before[MAX_DIMS], after[MAX_DIMS];
+    int mode = pad_sides(f, nd, before, after);
     static const char *const modes[] = {"AMP_PAD_CONSTANT", "AMP_PAD_REFLECT", "AMP_PAD_REPLICATE"};
     const char *bi[MAX_DIMS], *ai[MAX_DIMS];
     for (int i = 0; i < nd; i++) {

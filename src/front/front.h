@@ -72,9 +72,14 @@ struct Expr {
     Expr *out_arg;     /* add(a, b, out=d): the destination d */
     Expr **bound;      /* one per op parameter, NULL where defaulted */
     int64_t dim;          /* softmax: the reduction dim, normalised */
+    unsigned dims_mask;   /* a reduction over a list of dims (sum(x, (1, 2))): bit d
+                             for each dim d; dim is then -1 */
     int64_t ignore_index; /* nll_loss */
     int reduction;        /* nll_loss: 0 none, 1 mean, 2 sum */
     int64_t start, step;  /* narrow, slice: the first index (normalised) and step */
+    const char *part_of; /* one of the ops a composite is written as under
+                            autocast (types_composite.c): the composite ("gru_cell",
+                            "gru_cell, a step of gru") */
     const OpInfo *layer; /* a step of a recurrent layer (types_rnn.c): the layer
                             op, whose policy row decides the step's dtype */
     bool autocast_on;  /* inside an enabled autocast region */

@@ -120,19 +120,33 @@ static bool is_vararg(const OpInfo *op, int k)
 /* A list literal as an argument.  Given to a Tensor... or int... group it
  * is the group's entries (cat([a, b]), reshape(x, (2, -1))): they are
  * spread over its parameters, in order, and the list is replaced by its
- * items in call->list.  Given to an int[] parameter it stands for that
- * list: a list of equal integers is that integer; differing ones stay a
- * list for a window parameter (kernel_size, stride, padding, dilation,
- * output_padding, output_size: the convolutions' and pools' readers take
- * one per spatial dim), and are an error elsewhere. */
-static bool window_param(const char *name)
+ * items in call->list.  Given to an int[] parameter it stays a list, read
+ * entry by entry by the op's type rule (sum's dims, roll's shifts, a pad's
+ * sides, interpolate's sizes); one entry is that integer, and so is a
+ * list of equal integers given to a parameter that reads one integer as
+ * that value for every entry (the window parameters kernel_size, stride,
+ * padding, dilation, output_padding, output_size, and interpolate's size). */
+static bool one_for_every(const char *name)
 {
     static const char *const names[] = {"kernel_size", "stride", "padding", "dilation", "output_padding",
-                                        "output_size"};
+                                        "output_size", "size"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], name) == 0)
             return true;
     return false;
+}
+
+/* An integer literal, or the negation of one (-2 arrives as neg(2)). */
+static bool literal_int(Ctx *c, Expr *e, int64_t *v)
+{
+    bool neg = e->kind == E_CALL && e->is_operator && e->callee && strcmp(e->callee, "neg") == 0 && e->list &&
+               e->list->len == 1;
+    Expr *lit = neg ? VEC_AT(e->list, 0) : e;
+    if (lit->kind != E_NUMBER || lit->is_float || !int_literal(c, lit, v))
+        return false;
+    if (neg)
+        *v = -*v;
+    return true;
 }
 
 static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
@@ -151,13 +165,21 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
                      prm->name, list->list->len);
             return NULL;
         }
-        if (a->kind == E_KWARG || list->list->len == 0) {
-            if (list->list->len == 0)
-                error_at(c, list->loc, "%s() needs at least one entry in '%s'", op->name, prm->name);
-            else
-                error_at(c, a->loc, "write the entries of '%s' in place of '%s=', as %s(%s, ...)", prm->name,
-                         prm->name, op->name, "[...]");
+        if (list->list->len == 0) {
+            error_at(c, list->loc, "%s() needs at least one entry in '%s'", op->name, prm->name);
             return NULL;
+        }
+        if (a->kind == E_KWARG) {
+            /* flip(x, dims=(0, 2)), pad(x, pad=[1, 1]): the entries bound
+             * to the group's parameters, as if written in place */
+            for (int m = 0; m < list->list->len; m++) {
+                if (call->bound[k + m]) {
+                    error_at(c, a->name_loc, "%s() got '%s' twice", op->name, prm->name);
+                    return NULL;
+                }
+                call->bound[k + m] = VEC_AT(list->list, m);
+            }
+            return a;
         }
         /* splice the items in place of the list, so binding goes on as if
          * they were written one by one */
@@ -176,33 +198,30 @@ static Expr *list_arg(Ctx *c, Expr *call, Expr *a, int k, int *i)
     }
     if (prm->kind != ARG_INT_LIST || op->id == OP_SPLIT || op->id == OP_FULL)
         return a; /* split and full (its shape) read their lists themselves; any other kind: an error in typecheck */
-    int64_t first = 0;
-    bool differ = false;
-    for (int m = 0; m < list->list->len; m++) {
-        Expr *item = VEC_AT(list->list, m);
-        if (item->kind != E_NUMBER || item->is_float) {
-            error_at(c, item->loc, "'%s' takes integers", prm->name);
-            return NULL;
-        }
-        int64_t v;
-        if (!int_literal(c, item, &v))
-            return NULL;
-        if (m == 0)
-            first = v;
-        else if (v != first)
-            differ = true;
-    }
     if (list->list->len == 0) {
         error_at(c, list->loc, "'%s' needs at least one entry", prm->name);
         return NULL;
     }
-    if (differ && window_param(prm->name))
-        return a; /* typecheck reads it entry by entry */
-    if (differ) {
-        error_at(c, list->loc, "ampc takes one value for every entry of %s()'s '%s' yet; these differ",
-                 op->name, prm->name);
-        return NULL;
+    int64_t first = 0;
+    bool equal = true;
+    for (int m = 0; m < list->list->len; m++) {
+        Expr *item = VEC_AT(list->list, m);
+        if (item->kind == E_NUMBER && item->is_float) {
+            error_at(c, item->loc, "'%s' takes integers", prm->name);
+            return NULL;
+        }
+        int64_t v;
+        if (!literal_int(c, item, &v)) {
+            equal = false; /* arithmetic or a size: typecheck folds it */
+            continue;
+        }
+        if (m == 0)
+            first = v;
+        else if (v != first)
+            equal = false;
     }
+    if (list->list->len > 1 && !(equal && one_for_every(prm->name)))
+        return a; /* typecheck reads it entry by entry */
     Expr *one = VEC_AT(list->list, 0);
     if (a->kind == E_KWARG) {
         a->operand = one;
@@ -235,6 +254,12 @@ static void bind_args(Ctx *c, Expr *call)
             int k = a->kind == E_KWARG ? op_param_index(op, a->text) : npos;
             if (k >= 0 && k < op->nparams && !(a->kind != E_KWARG && op->params[k].keyword_only)) {
                 Expr *r = list_arg(c, call, a, k, &i);
+                if (a->kind == E_KWARG && is_vararg(op, k)) {
+                    if (!r && !call->bound[k])
+                        call->bound[k] = list; /* reported; bound, so it is not reported missing */
+                    seen_keyword = true; /* its entries are bound */
+                    continue;
+                }
                 a = r ? r : a; /* reported; bound as written, so nothing is reported missing */
             }
         }
@@ -345,6 +370,12 @@ static bool method_sugar(Ctx *c, Scope *s, Region r, Expr *call)
     return false;
 }
 
+/* A name of one of the model's dimensions, bound to it. */
+static bool is_dim_name(Scope *s, Expr *v)
+{
+    return v->kind == E_NAME && (v->sym = lookup(s, v->text)) && v->sym->kind == SYM_DIM;
+}
+
 static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
 {
     if (method_sugar(c, s, r, call))
@@ -361,10 +392,16 @@ static void resolve_call(Ctx *c, Scope *s, Region r, Expr *call)
         Expr *a = VEC_AT(call->list, i);
         Expr *v = a->kind == E_KWARG ? a->operand : a;
         /* a dimension of the model as a size argument (x.expand(B, -1),
-         * zeros(B, 4)): the type rules that take sizes accept it */
-        if (!call->is_operator && !(i == 0 && call->is_method) && v->kind == E_NAME &&
-            (v->sym = lookup(s, v->text)) && v->sym->kind == SYM_DIM)
+         * zeros(B, 4)), alone or in a list (full([B, 2], v),
+         * x.view((B, -1))): the type rules that take sizes accept it */
+        if (!call->is_operator && !(i == 0 && call->is_method) && is_dim_name(s, v))
             continue;
+        if (!call->is_operator && v->kind == E_LIST) {
+            for (int m = 0; m < v->list->len; m++)
+                if (!is_dim_name(s, VEC_AT(v->list, m)))
+                    resolve_expr(c, s, r, VEC_AT(v->list, m));
+            continue;
+        }
         resolve_expr(c, s, r, v);
     }
 

@@ -193,7 +193,12 @@ static void promotion_casts(Ctx *c, Expr *call)
  * F.interpolate runs the upsample op of its mode.  ampc
  * keeps the composite as one op and applies the inner op's row to it:
  * exact for the result's dtype, and for cross_entropy on gpu one step more
- * precise than PyTorch, whose log_softmax stays in the input's dtype. */
+ * precise than PyTorch, whose log_softmax stays in the input's dtype.
+ * A step of an rnn_tanh/relu layer on no list is such a cell too.
+ * gru_cell, lstm_cell and bilinear, whose inner ops' results PyTorch mixes
+ * with other operands in their own dtype, are written as those ops by
+ * typecheck instead (types_composite.c), each decided here as "part of"
+ * the composite. */
 static const struct {
     const char *op, *inner, *via;
 } composites[] = {
@@ -284,48 +289,6 @@ static const PolicyRow *composite_row(Ctx *c, const Expr *call, const char **via
     return NULL;
 }
 
-/* Composites whose result keeps its inputs' dtype although PyTorch runs
- * an inner op low: lstm_cell and gru_cell compute their gates with two
- * linears (low under autocast) and then mix them with hx or cx in their own
- * dtype; bilinear's _trilinear contracts with bmm and returns its inputs'
- * widest dtype.  So the result is the operands' widest dtype, as the
- * promote class gives (torch 1.13's CPU autocast: f32 for f32 operands,
- * f32 for a bf16 input with f32 weights).  ampc computes the inside in
- * that dtype too (for f32, one rounding fewer than PyTorch), and --explain
- * says so. */
-static const struct {
-    const char *op, *inner, *why;
-} kept_composites[] = {
-    {"lstm_cell", "linear", "PyTorch's gates are two linears (%s), mixed with the cell state cx in its own "
-                            "dtype: the result is the operands' widest dtype, in which ampc computes the whole cell"},
-    {"gru_cell", "linear", "PyTorch's gates are two linears (%s), mixed with hx in its own dtype: the result "
-                           "is the operands' widest dtype, in which ampc computes the whole cell"},
-    {"bilinear", "bmm", "PyTorch contracts with bmm (%s) inside _trilinear, whose result is the operands' "
-                        "widest dtype, in which ampc computes it all"},
-};
-
-/* A promote row for an op in kept_composites whose inner op is
- * lower_precision_fp here, or NULL. */
-static const PolicyRow *kept_composite_row(Ctx *c, const Expr *call, DType low)
-{
-    for (size_t i = 0; i < sizeof kept_composites / sizeof kept_composites[0]; i++) {
-        if (strcmp(call->op->name, kept_composites[i].op) != 0)
-            continue;
-        const PolicyRow *inner = policy_find(c->policy, kept_composites[i].inner);
-        if (!inner || inner->cls != POL_LOWER)
-            return NULL;
-        PolicyRow *row = arena_alloc(c->arena, sizeof *row);
-        row->op = call->op->name;
-        row->cls = POL_PROMOTE;
-        row->low = DT_NONE;
-        row->source = arena_printf(c->arena, kept_composites[i].why,
-                                   arena_printf(c->arena, "%s %s: %s", kept_composites[i].inner,
-                                                dtype_name(inner->low != DT_NONE ? inner->low : low), inner->source));
-        return row;
-    }
-    return NULL;
-}
-
 static void autocast_expr(Ctx *c, Expr *e);
 
 /* A constructor's (zeros(3), arange(5)): autocast has nothing to follow. */
@@ -360,17 +323,13 @@ static void decide(Ctx *c, Expr *call)
         rule = "not eligible: out= given";
     else if (has_explicit_dtype(call))
         rule = "not eligible: explicit dtype=";
-    else if (!row && !call->layer && (inner = composite_row(c, call, &via))) {
+    else if (!row && (inner = composite_row(c, call, &via))) {
         rule = apply_policy(c, call, inner, low, via);
         call->decision.row = inner;
     }
     else if (!row && !has_tensor_operand(call))
         rule = arena_printf(c->arena, "not in any %s list: no tensor operand, PyTorch's default dtype",
                             c->policy->target);
-    else if (!row && !call->layer && (inner = kept_composite_row(c, call, low))) {
-        rule = apply_policy(c, call, inner, low, "decided as");
-        call->decision.row = inner;
-    }
     else if (!row)
         rule = arena_printf(c->arena, "not in any %s list: follows its inputs", c->policy->target);
     else if (row->cls == POL_NONE)
@@ -381,8 +340,13 @@ static void decide(Ctx *c, Expr *call)
         call->decision.row = row;
     }
 
-    if (call->layer)
+    if (call->layer && row)
         rule = arena_printf(c->arena, "a step of %s, which autocast decides as a whole: %s", call->layer->name, rule);
+    else if (call->layer) /* on no list: PyTorch runs its cells, whose inner ops autocast sees */
+        rule = arena_printf(c->arena, "a step of %s, on no %s list, run as its cells: %s", call->layer->name,
+                            c->policy->target, rule);
+    if (call->part_of)
+        rule = arena_printf(c->arena, "part of %s, which PyTorch builds from these ops: %s", call->part_of, rule);
     if (!infer_call(c, call))
         return;
     promotion_casts(c, call);

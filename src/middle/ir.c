@@ -131,6 +131,22 @@ void attr_ints(const Node *n, const char *name, const int64_t *dflt, int count, 
     }
 }
 
+/* Whether a reduction node reduces dim i of its input: the listed dims
+ * (the derived "axes", for dim=(1, 2)), else its one "axis", where -1
+ * means every dim. */
+bool attr_reduces(const Node *n, int i)
+{
+    const Attr *a = attr_find(n, "axes");
+    if (a && a->kind == ATTR_INT_LIST) {
+        for (int k = 0; k < a->nlist; k++)
+            if (a->list[k] == i)
+                return true;
+        return false;
+    }
+    int64_t d = attr_int(n, "axis", 0);
+    return d < 0 || d == i;
+}
+
 int attr_int_list(const Node *n, const char *name, int64_t *out)
 {
     const Attr *a = attr_find(n, name);

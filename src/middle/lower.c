@@ -8,7 +8,7 @@
  *
  * Each node owns its call's non-tensor arguments as attributes (Attr), in
  * parameter order, and the facts typecheck normalised from them, under
- * names no parameter has (axis, axis_start, axis_step, reduction_code,
+ * names no parameter has (axis, axes, scale_factor.0, axis_start, axis_step, reduction_code,
  * fft_dims, fft_lens, frame_hop, frame_len).  Lowering is the
  * last pass that reads the syntax tree: it also copies what --explain and
  * --emit=dot show of a call (name_loc, the policy row, every call's
@@ -108,6 +108,14 @@ static void derived_attrs(Ctx *c, Node *n, int cap, Expr *e)
 {
     if (e->dim)
         derived_int(c, n, cap, "axis", e->dim);
+    if (e->dims_mask) {
+        int64_t axes[MAX_DIMS];
+        int count = 0;
+        for (int i = 0; i < MAX_DIMS; i++)
+            if (e->dims_mask & (1u << i))
+                axes[count++] = i;
+        derived_list(c, n, cap, "axes", axes, count);
+    }
     if (e->start)
         derived_int(c, n, cap, "axis_start", e->start);
     if (e->step)
@@ -149,8 +157,21 @@ static void lower_attrs(Ctx *c, Node *n, Expr *e)
             continue; /* defaulted, or a tensor: an operand */
         if ((op->flags & OPF_SCALAR_OPERAND) && op->params[i].kind != ARG_SCALAR)
             continue; /* 2 - x: the number operand is Node.scalar */
+        if (a->kind == E_LIST && op->params[i].kind != ARG_INT_LIST) {
+            /* a number per dim (interpolate's scale_factor=(2, 1.5)): one
+             * attribute per entry, named scale_factor.0, scale_factor.1 */
+            for (int m = 0; m < a->list->len && n->nattrs < cap; m++) {
+                Attr item;
+                const char *key = arena_printf(c->arena, "%s.%d", name, m);
+                if (attr_of(VEC_AT(a->list, m), key, &item)) {
+                    item.derived = true; /* named for its parameter, not one itself */
+                    *push_attr(c, n, cap, key, true) = item;
+                }
+            }
+            continue;
+        }
         if (a->kind == E_LIST) {
-            /* a window parameter's per-dim entries (resolve.c kept the list) */
+            /* an int[] parameter's entries (resolve.c kept the list) */
             int64_t v[MAX_DIMS];
             int count = a->list->len < MAX_DIMS ? a->list->len : MAX_DIMS;
             for (int m = 0; m < count; m++) {

@@ -247,6 +247,7 @@ const char *attr_str(const Node *n, const char *name, const char *dflt);
 const char *node_op_name(const Node *n); /* a fused op's parts, "linear + relu"; else its name */
 double attr_number(const Node *n, const char *name, const char *dflt, DType t);
 int attr_int_list(const Node *n, const char *name, int64_t *out); /* the count written */
+bool attr_reduces(const Node *n, int i); /* a reduction's dim i: in its axes, or its axis (-1: all) */
 void ir_dump(Ctx *c, FILE *out);
 bool ir_verify(Ctx *c, const char *after_pass);
 Poly *value_bytes(Ctx *c, const Value *v); /* memplan.c */

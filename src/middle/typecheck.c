@@ -52,8 +52,7 @@ bool int_arg(Ctx *c, Expr *e, int64_t *out)
         error_at(c, e->loc, "'%s' is a dimension of the model: only sizes (expand's, the constructors') take one; "
                  "this argument takes an integer literal", e->text);
     else if (e->kind == E_LIST)
-        error_at(c, e->loc, "ampc takes one value for every entry of this list yet; these differ (differing entries "
-                 "are taken by the convolutions' and pools' window parameters)");
+        error_at(c, e->loc, "expected one integer here, not a list");
     else
         error_at(c, e->loc, "expected an integer literal here");
     return false;
@@ -312,7 +311,12 @@ static bool check_expr(Ctx *c, Expr *e)
         return ok && infer_call(c, e);
     }
     case E_LIST:
-        e->type.dtype = DT_NONE; /* split's sections; a list anywhere else is refused by its reader */
+        /* an int[] argument's entries (sum's dims, full's shape, split's
+         * sections), read by the op's type rule; their arithmetic folds */
+        e->type.dtype = DT_NONE;
+        for (int i = 0; i < e->list->len; i++)
+            if (!check_expr(c, VEC_AT(e->list, i)))
+                return false;
         return true;
     case E_SUBSCRIPT:
         if (!check_expr(c, e->operand))
@@ -389,6 +393,20 @@ static void check_stmts(Ctx *c, Vec *stmts)
                          "and use view_as_complex()");
             break;
         case S_ASSIGN:
+            if (hoist_composite(c, stmts, i)) {
+                i--; /* the composite's own statement, checked next */
+                break;
+            }
+            if (composite_expands(c, st->value)) {
+                /* written as the ops PyTorch builds it from (types_composite.c) */
+                bool ok = true;
+                for (int k = 0; k < st->value->op->nparams; k++)
+                    if (arg(st->value, k) && !check_expr(c, arg(st->value, k)))
+                        ok = false;
+                if (ok && composite_assign(c, stmts, i))
+                    i--;
+                break;
+            }
             if (st->value->kind == E_CALL && st->value->op &&
                 (st->value->op->id == OP_CHUNK || st->value->op->id == OP_SPLIT || st->value->op->id == OP_UNBIND ||
                  st->value->op->id == OP_TOPK || st->value->op->id == OP_KTHVALUE ||
@@ -434,6 +452,10 @@ static void check_stmts(Ctx *c, Vec *stmts)
                 ((Expr *)VEC_AT(st->targets, k))->sym->type = st->value->more_types[k - 1];
             break;
         case S_EXPR: {
+            if (hoist_composite(c, stmts, i)) {
+                i--;
+                break;
+            }
             /* in-place and out=: the result is stored into the destination,
              * which must hold its shape and be able to take its dtype
              * (PyTorch's can_cast: no float into int, no int into bool) */

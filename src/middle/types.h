@@ -49,6 +49,8 @@ int int_varargs(Ctx *c, Expr *call, const char *name, int64_t *out, Expr **where
 /* int_varargs of sizes: literals or dimensions of the model (size_arg) */
 int size_varargs(Ctx *c, Expr *call, const char *name, Poly **out, Expr **where, bool *ok);
 bool normalise_dim(Ctx *c, Expr *e, int ndim, int64_t *dim);
+int int_list_param(Ctx *c, Expr *call, const char *name, int64_t *out, int max);
+bool reduce_dims(Ctx *c, Expr *call, Expr *d, int ndim, int64_t *dim);
 /* checking operands */
 bool is_number(Expr *e);
 bool require_tensor(Ctx *c, Expr *call, int i);
@@ -60,6 +62,7 @@ bool per_channel(Ctx *c, Expr *call, Expr *p, const Poly *channels);
 bool broadcasts_to(Ctx *c, Expr *call, Expr *e, const Shape *to, const char *what);
 /* result shapes */
 Shape reduced(Ctx *c, const Shape *s, int64_t d, bool keepdim);
+Shape reduction_shape(Ctx *c, Expr *call, const Shape *s, int64_t dim, bool keepdim);
 Shape leading(const Shape *s, int k);
 bool push_dim(Ctx *c, Expr *call, Shape *s, Poly *d);
 Poly *affine(Ctx *c, Expr *call, const Poly *a, int64_t k, int64_t off);
@@ -172,6 +175,10 @@ bool infer_rnn_cell(Ctx *c, Expr *call);
 bool infer_rnn_layer(Ctx *c, Expr *call);
 bool is_rnn_layer(OpId id);
 bool rnn_layer_assign(Ctx *c, Vec *stmts, int i); /* out, h_n, c_n = lstm(...): unrolled into cells */
+/* types_composite.c: gru_cell, lstm_cell, bilinear as PyTorch's inner ops under autocast */
+bool composite_expands(Ctx *c, const Expr *call);
+bool composite_assign(Ctx *c, Vec *stmts, int i); /* stmts[i]'s value, which composite_expands */
+bool hoist_composite(Ctx *c, Vec *stmts, int i);  /* one nested in stmts[i]'s value, to a statement before */
 /* types_attention.c */
 bool infer_sdpa(Ctx *c, Expr *call);
 /* types_distance.c */

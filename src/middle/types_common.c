@@ -110,7 +110,8 @@ bool str_param(Ctx *c, Expr *call, const char *name, const char *dflt, const cha
     return true;
 }
 
-/* The int varargs of a call (reshape's shape, permute's dims), in order. */
+/* The int varargs of a call (reshape's shape, permute's dims), in order;
+ * or the entries of an int[] parameter (roll's shifts=(1, 2)). */
 int int_varargs(Ctx *c, Expr *call, const char *name, int64_t *out, Expr **where, bool *ok)
 {
     int n = 0;
@@ -118,10 +119,19 @@ int int_varargs(Ctx *c, Expr *call, const char *name, int64_t *out, Expr **where
     for (int i = 0; i < call->op->nparams; i++) {
         if (strcmp(call->op->params[i].name, name) != 0 || !arg(call, i))
             continue;
-        where[n] = arg(call, i);
-        if (!int_arg(c, arg(call, i), &out[n]))
+        Expr *a = arg(call, i);
+        int count = a->kind == E_LIST ? a->list->len : 1;
+        if (a->kind == E_LIST && n + count > MAX_DIMS) {
+            error_at(c, a->loc, "%s(): '%s' takes at most %d entries", call->op->name, name, MAX_DIMS);
             *ok = false;
-        n++;
+            return n;
+        }
+        for (int m = 0; m < count; m++) {
+            where[n] = a->kind == E_LIST ? VEC_AT(a->list, m) : a;
+            if (!int_arg(c, where[n], &out[n]))
+                *ok = false;
+            n++;
+        }
     }
     return n;
 }
@@ -153,6 +163,69 @@ int size_varargs(Ctx *c, Expr *call, const char *name, Poly **out, Expr **where,
         n++;
     }
     return n;
+}
+
+/* An int[] argument: one int (count 1) or a list of them, each at most
+ * max; 0 when not written, -1 when reported. */
+int int_list_param(Ctx *c, Expr *call, const char *name, int64_t *out, int max)
+{
+    Expr *e = named(call, name);
+    if (!e)
+        return 0;
+    if (e->kind != E_LIST)
+        return int_arg(c, e, &out[0]) ? 1 : -1;
+    if (e->list->len > max) {
+        error_at(c, e->loc, "%s(): '%s' takes at most %d entries, but %d were given", call->op->name, name, max,
+                 e->list->len);
+        return -1;
+    }
+    for (int i = 0; i < e->list->len; i++)
+        if (!int_arg(c, VEC_AT(e->list, i), &out[i]))
+            return -1;
+    return e->list->len;
+}
+
+/* A reduction's dim=: one dim (*dim, normalised), or a list of them
+ * (sum(x, dim=(1, 2))), which sets call->dims_mask and *dim = -1; a dim
+ * listed twice is an error, as in PyTorch. */
+bool reduce_dims(Ctx *c, Expr *call, Expr *d, int ndim, int64_t *dim)
+{
+    call->dims_mask = 0;
+    if (d->kind != E_LIST)
+        return normalise_dim(c, d, ndim, dim);
+    unsigned mask = 0;
+    for (int i = 0; i < d->list->len; i++) {
+        Expr *item = VEC_AT(d->list, i);
+        int64_t k;
+        if (!normalise_dim(c, item, ndim, &k))
+            return false;
+        if (mask & (1u << k)) {
+            error_at(c, item->loc, "dim %lld appears multiple times in the list of dims", (long long)k);
+            return false;
+        }
+        mask |= 1u << k;
+    }
+    call->dims_mask = ndim == 0 ? 0 : mask;
+    *dim = -1;
+    return true;
+}
+
+/* The result shape of a reduction over dim (every dim for -1), or over
+ * call->dims_mask when set. */
+Shape reduction_shape(Ctx *c, Expr *call, const Shape *s, int64_t dim, bool keepdim)
+{
+    if (!call->dims_mask)
+        return s->ndim == 0 ? *s : reduced(c, s, dim, keepdim);
+    Shape r = {0};
+    for (int i = 0; i < s->ndim; i++) {
+        if (call->dims_mask & (1u << i)) {
+            if (keepdim)
+                r.dims[r.ndim++] = poly_const(c, 1);
+        } else {
+            r.dims[r.ndim++] = s->dims[i];
+        }
+    }
+    return r;
 }
 
 /* dim in [-ndim, ndim), like PyTorch (a 0-dim tensor accepts 0 and -1). */

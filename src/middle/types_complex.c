@@ -203,16 +203,18 @@ int fft_plan_dims(Ctx *c, Expr *call, int ndim, int *dims, int64_t *lens)
         lens[0] = arg_named(call, "n") ? n : -1;
         return 1;
     }
+    /* s and dim: one int (a one-element list, PyTorch's int[1]) or a list */
     Expr *s_arg = arg_named(call, "s"), *dim_arg = arg_named(call, "dim");
-    int64_t s = -1, d = -1;
-    if ((s_arg && !read_int(c, call, "s", -1, &s)) || (dim_arg && !read_int(c, call, "dim", -1, &d)))
+    int64_t s[MAX_DIMS], d[MAX_DIMS];
+    int ns = int_list_param(c, call, "s", s, MAX_DIMS), nd = int_list_param(c, call, "dim", d, MAX_DIMS);
+    if (ns < 0 || nd < 0)
         return -1;
     int count;
     if (dim_arg) {
-        /* one int: a one-element list, PyTorch's int[1] */
-        count = 1;
-        if (!wrap_dim(c, call, "dim", d, ndim, &dims[0]))
-            return -1;
+        count = nd;
+        for (int i = 0; i < nd; i++)
+            if (!wrap_dim(c, call, "dim", d[i], ndim, &dims[i]))
+                return -1;
     } else if (fft_two_dim(id)) {
         count = 2;
         if (ndim < 2) {
@@ -223,25 +225,28 @@ int fft_plan_dims(Ctx *c, Expr *call, int ndim, int *dims, int64_t *lens)
         dims[0] = ndim - 2;
         dims[1] = ndim - 1;
     } else if (s_arg) {
-        count = 1; /* s alone: the last len(s) dims */
-        dims[0] = ndim > 0 ? ndim - 1 : 0;
+        count = ns; /* s alone: the last len(s) dims */
+        if (ns > ndim) {
+            error_at(c, s_arg->loc, "Got shape with %d values but input tensor only has %d dimensions.", ns, ndim);
+            return -1;
+        }
+        for (int i = 0; i < ns; i++)
+            dims[i] = ndim - ns + i;
     } else {
         count = ndim > 0 ? ndim : 1;
         for (int i = 0; i < count; i++)
             dims[i] = i;
     }
-    if (s_arg && count != 1) {
+    if (s_arg && count != ns) {
         error_at(c, s_arg->loc, "When given, dim and shape arguments must have the same length");
         return -1;
     }
-    for (int i = 0; i < count; i++)
-        lens[i] = -1;
-    if (s_arg) {
-        if (s < 1 && s != -1) {
-            error_at(c, s_arg->loc, "Invalid number of data points (%lld) specified", (long long)s);
+    for (int i = 0; i < count; i++) {
+        lens[i] = s_arg ? s[i] : -1;
+        if (s_arg && s[i] < 1 && s[i] != -1) {
+            error_at(c, s_arg->loc, "Invalid number of data points (%lld) specified", (long long)s[i]);
             return -1;
         }
-        lens[0] = s;
     }
     return count;
 }

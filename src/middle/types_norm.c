@@ -70,6 +70,36 @@ static bool instance_norm_stats(Ctx *c, Expr *call, Expr *x, const Poly *channel
     return true;
 }
 
+/* How many trailing dims layer_norm's normalized_shape names: one int
+ * (the last dim), or a list ((4, 8): the last two). */
+static int normalized_dims(Expr *call)
+{
+    Expr *e = named(call, "normalized_shape");
+    return e->kind == E_LIST ? e->list->len : 1;
+}
+
+/* normalized_shape: the input's last dims, each known and equal. */
+static bool layer_norm_shape(Ctx *c, Expr *call, const Shape *xs)
+{
+    int64_t v[MAX_DIMS];
+    int k = int_list_param(c, call, "normalized_shape", v, MAX_DIMS);
+    if (k < 0)
+        return false;
+    bool ok = xs->ndim >= k;
+    for (int i = 0; ok && i < k; i++) {
+        int64_t size;
+        ok = const_dim(xs->dims[xs->ndim - k + i], &size) && size == v[i];
+    }
+    if (ok)
+        return true;
+    char *want = arena_printf(c->arena, "%lld", (long long)v[0]);
+    for (int i = 1; i < k; i++)
+        want = arena_printf(c->arena, "%s, %lld", want, (long long)v[i]);
+    error_at(c, call->loc, "Given normalized_shape=[%s], expected input with shape [*, %s], but got input of size %s",
+             want, want, shape_str(c, xs));
+    return false;
+}
+
 bool infer_norm(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
@@ -81,14 +111,8 @@ bool infer_norm(Ctx *c, Expr *call)
     OpId id = call->op->id;
     const Poly *channels;
     if (id == OP_LAYER_NORM) {
-        int64_t n, last;
-        if (!int_arg(c, named(call, "normalized_shape"), &n))
+        if (!layer_norm_shape(c, call, xs))
             return false;
-        if (xs->ndim < 1 || !const_dim(xs->dims[xs->ndim - 1], &last) || last != n) {
-            error_at(c, call->loc, "Given normalized_shape=[%lld], expected input with shape [*, %lld], but got "
-                     "input of size %s", (long long)n, (long long)n, shape_str(c, xs));
-            return false;
-        }
         channels = xs->dims[xs->ndim - 1];
     } else {
         if (xs->ndim < 2) {
@@ -131,9 +155,21 @@ bool infer_norm(Ctx *c, Expr *call)
         }
     }
     Expr *wb[2] = {w, b};
-    for (int i = 0; i < 2; i++)
-        if (wb[i] && (!per_channel(c, call, wb[i], channels) || !mixed_ok(c, call, x, wb[i])))
+    int k = id == OP_LAYER_NORM ? normalized_dims(call) : 1;
+    for (int i = 0; i < 2; i++) {
+        if (!wb[i])
+            continue;
+        Shape want = {0};
+        for (int d = xs->ndim - k; d < xs->ndim; d++)
+            want.dims[want.ndim++] = xs->dims[d];
+        if (k > 1 && !shape_equal(&wb[i]->type.shape, &want)) {
+            error_at(c, wb[i]->loc, "layer_norm(): %s should be of shape %s, the normalized_shape, but it is %s",
+                     i ? "bias" : "weight", shape_str(c, &want), type_to_string(c, &wb[i]->type));
             return false;
+        }
+        if ((k == 1 && !per_channel(c, call, wb[i], channels)) || !mixed_ok(c, call, x, wb[i]))
+            return false;
+    }
     call->type = x->type;
     return true;
 }

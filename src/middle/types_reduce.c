@@ -33,6 +33,11 @@ static DType dtype_arg(Ctx *c, Expr *call, int i)
 
 /* ---- sum, mean, prod, logsumexp and the scans --------------------------- */
 
+static bool cumulative_op(OpId id)
+{
+    return id == OP_CUMSUM || id == OP_CUMPROD;
+}
+
 bool infer_reduce(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
@@ -72,7 +77,7 @@ bool infer_reduce(Ctx *c, Expr *call)
                  "v, i = x.%s(%s)", call->op->name, call->op->name, loc_text(c, d->loc));
         return false;
     }
-    if (d && !normalise_dim(c, d, xs->ndim, &dim))
+    if (d && (cumulative_op(id) ? !normalise_dim(c, d, xs->ndim, &dim) : !reduce_dims(c, call, d, xs->ndim, &dim)))
         return false;
     bool keepdim = false;
     bool cumulative = id == OP_CUMSUM || id == OP_CUMPROD;
@@ -83,7 +88,7 @@ bool infer_reduce(Ctx *c, Expr *call)
     if (cumulative)
         call->type.shape = *xs;
     else
-        call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+        call->type.shape = reduction_shape(c, call, xs, dim, keepdim);
     return true;
 }
 
@@ -146,11 +151,11 @@ bool infer_variance(Ctx *c, Expr *call)
     int64_t dim = -1;
     Expr *d = named(call, "dim");
     bool keepdim;
-    if ((d && !normalise_dim(c, d, xs->ndim, &dim)) || !bool_param(c, call, "keepdim", false, &keepdim))
+    if ((d && !reduce_dims(c, call, d, xs->ndim, &dim)) || !bool_param(c, call, "keepdim", false, &keepdim))
         return false;
     call->dim = dim;
     call->type.dtype = x->type.dtype;
-    call->type.shape = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
+    call->type.shape = reduction_shape(c, call, xs, dim, keepdim);
     return true;
 }
 
@@ -326,7 +331,7 @@ bool infer_norm_reduce(Ctx *c, Expr *call)
     } else {
         int64_t dim = -1;
         Expr *d = named(call, "dim");
-        if (d && !normalise_dim(c, d, xs->ndim, &dim))
+        if (d && !reduce_dims(c, call, d, xs->ndim, &dim))
             return false;
         if (id == OP_FROBENIUS_NORM && !d)
             return false;
@@ -334,8 +339,8 @@ bool infer_norm_reduce(Ctx *c, Expr *call)
         double p;
         if (kp >= 0 && !float_param(c, call, call->op->params[kp].name, 2, &p))
             return false;
-        out = xs->ndim == 0 ? *xs : reduced(c, xs, dim, keepdim);
-        call->dim = dim; /* -1: every dim */
+        out = reduction_shape(c, call, xs, dim, keepdim);
+        call->dim = dim; /* -1: every dim (or those of call->dims_mask) */
     }
     call->type.dtype = want != DT_NONE ? want : x->type.dtype;
     call->type.shape = out;

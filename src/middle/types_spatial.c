@@ -375,27 +375,30 @@ bool infer_max_unpool(Ctx *c, Expr *call)
     }
     if (!require_float(c, call, x))
         return false;
-    int64_t o;
-    if (!int_arg(c, named(call, "output_size"), &o))
+    /* output_size (and max_unpool3d's stride and padding, checked only):
+     * one int for every spatial dim, or one per dim */
+    static const int64_t zero[3] = {0, 0, 0};
+    int64_t o[3], stride[3], pad[3];
+    if (!spatial_param(c, call, "output_size", zero, ns, o))
         return false;
-    if (three) {
-        int64_t stride, pad;
-        if (!int_arg(c, named(call, "stride"), &stride) || !int_arg(c, named(call, "padding"), &pad))
-            return false;
-        if (stride <= 0) {
+    if (three && (!spatial_param(c, call, "stride", zero, ns, stride) ||
+                  !spatial_param(c, call, "padding", zero, ns, pad)))
+        return false;
+    for (int i = 0; i < ns; i++) {
+        if (three && stride[i] <= 0) {
             error_at(c, named(call, "stride")->loc, "strides should be greater than zero, but got stride: %lld",
-                     (long long)stride);
+                     (long long)stride[i]);
+            return false;
+        }
+        if (o[i] <= 0) {
+            error_at(c, named(call, "output_size")->loc, "%s(): output_size should be greater than zero, but got %lld",
+                     call->op->name, (long long)o[i]);
             return false;
         }
     }
-    if (o <= 0) {
-        error_at(c, named(call, "output_size")->loc, "%s(): output_size should be greater than zero, but got %lld",
-                 call->op->name, (long long)o);
-        return false;
-    }
     Shape out = *xs;
-    for (int i = out.ndim - ns; i < out.ndim; i++)
-        out.dims[i] = poly_const(c, o);
+    for (int i = 0; i < ns; i++)
+        out.dims[out.ndim - ns + i] = poly_const(c, o[i]);
     call->type.dtype = x->type.dtype;
     call->type.shape = out;
     return true;
@@ -455,6 +458,30 @@ static bool interpolate_mode(Ctx *c, Expr *call, int ndim)
     return false;
 }
 
+/* The output sizes (or scale factors) of an upsample, one per spatial
+ * dim: one value for every dim, or a list of one per dim
+ * (interpolate(x, size=(5, 7)), scale_factor=(2, 1.5)). */
+static bool upsample_sizes(Ctx *c, Expr *call, Expr *a, int spatial, int64_t *sizes, double *factors)
+{
+    bool size = a == named(call, call->op->id == OP_INTERPOLATE ? "size" : "output_size");
+    int count = a->kind == E_LIST ? a->list->len : 1;
+    if (count != 1 && count != spatial) {
+        error_at(c, a->loc, "%s(): '%s' takes one value or %d of them, one per spatial dimension, but %d were given",
+                 call->op->name, size ? "size" : "scale_factor", spatial, count);
+        return false;
+    }
+    for (int i = 0; i < spatial; i++) {
+        Expr *e = a->kind == E_LIST ? VEC_AT(a->list, count == 1 ? 0 : i) : a;
+        if (size ? !int_arg(c, e, &sizes[i]) : !number_value(c, e, &factors[i]))
+            return false;
+        if (size ? sizes[i] <= 0 : factors[i] <= 0) {
+            error_at(c, e->loc, "%s(): Input and output sizes should be greater than 0", call->op->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool infer_upsample(Ctx *c, Expr *call)
 {
     if (!require_tensor(c, call, 0))
@@ -495,17 +522,13 @@ bool infer_upsample(Ctx *c, Expr *call)
     if (ac >= 0 && !bool_param(c, call, "align_corners", false, &align))
         return false;
     Shape out = *xs;
-    int64_t o;
-    double f;
-    if (size ? !int_arg(c, size, &o) : !number_value(c, scale, &f))
+    int64_t sizes[MAX_DIMS];
+    double factors[MAX_DIMS];
+    if (!upsample_sizes(c, call, size ? size : scale, spatial, sizes, factors))
         return false;
-    if (size ? o <= 0 : f <= 0) {
-        error_at(c, size ? size->loc : scale->loc, "%s(): Input and output sizes should be greater than 0",
-                 call->op->name);
-        return false;
-    }
     for (int i = 2; i < out.ndim; i++) {
-        int64_t n;
+        int64_t n, o = sizes[i - 2];
+        double f = factors[i - 2];
         if (size)
             out.dims[i] = poly_const(c, o);
         else if (const_dim(xs->dims[i], &n))
@@ -590,18 +613,29 @@ bool infer_pad(Ctx *c, Expr *call)
                  call->op->name, dtype_name(x->type.dtype), reflect ? "reflection" : "replication");
         return false;
     }
-    int64_t p;
-    if (!int_arg(c, named(call, "padding"), &p))
+    /* one int for every side, or (left, right, top, bottom, front, back)
+     * from the last dim back, as PyTorch's padding */
+    int64_t v[6];
+    int k = int_list_param(c, call, "padding", v, 6);
+    if (k < 0)
         return false;
-    for (int d = xs->ndim - spatial; d < xs->ndim; d++) {
-        int64_t size;
-        if (reflect && const_dim(xs->dims[d], &size) && (p >= size || -p >= size)) {
+    if (k != 1 && k != 2 * spatial) {
+        error_at(c, named(call, "padding")->loc, "%s(): padding size is expected to be %d, but got: %d",
+                 call->op->name, 2 * spatial, k);
+        return false;
+    }
+    for (int i = 1; k == 1 && i < 2 * spatial; i++)
+        v[i] = v[0];
+    for (int i = 0; i < spatial; i++) {
+        int d = xs->ndim - 1 - i;
+        int64_t size, lo = v[2 * i], hi = v[2 * i + 1];
+        if (reflect && const_dim(xs->dims[d], &size) && (lo >= size || -lo >= size || hi >= size || -hi >= size)) {
             error_at(c, call->loc, "Argument #4: Padding size should be less than the corresponding input dimension, "
-                     "but got: padding (%lld, %lld) at dimension %d of input %s", (long long)p, (long long)p, d,
+                     "but got: padding (%lld, %lld) at dimension %d of input %s", (long long)lo, (long long)hi, d,
                      shape_str(c, xs));
             return false;
         }
-        if (!(out.dims[d] = affine(c, call, xs->dims[d], 1, 2 * p)) || !size_at_least(c, call, out.dims[d], 1, "output"))
+        if (!(out.dims[d] = affine(c, call, xs->dims[d], 1, lo + hi)) || !size_at_least(c, call, out.dims[d], 1, "output"))
             return false;
     }
     call->type.dtype = x->type.dtype;

@@ -440,6 +440,36 @@ def masks(t):
 
 
 @model
+def int_lists(t):
+    x, g, w, b = t["x"], t["g"], t["w"], t["bias"]
+    B = x.shape[0]
+    i = F.interpolate
+    v_var, v_mean = torch.var_mean(x, (1, 2), keepdim=True)
+    return dict(
+        o_sum=torch.sum(x, dim=(1, 3)), o_sum_keep=x.sum((-1, 1), keepdim=True), o_mean=torch.mean(x, (1, 2)),
+        o_mean_keep=torch.mean(x, dim=[0, 2, 3], keepdim=True), o_amax=torch.amax(x, dim=(1, 2)),
+        o_amin=torch.amin(x, (0, -1), keepdim=True), o_var=torch.var(x, (1, 3)),
+        o_std=torch.std(x, dim=(2, 3), correction=0), o_lse=torch.logsumexp(x, (1, 2)),
+        o_norm=torch.norm(x, 1, (1, 3)), o_vnorm=torch.linalg.vector_norm(x, ord=3, dim=(0, 2)),
+        o_fro=torch.frobenius_norm(x, (2, 3)), v_var=v_var, v_mean=v_mean,
+        o_i_size=i(g, size=(5, 7)), o_i_scale=i(g, scale_factor=(2, 3)),
+        o_i_bil=i(g, size=(6, 8), mode="bilinear", align_corners=True),
+        o_i_bil_s=i(g, scale_factor=(1.5, 2.5), mode="bilinear"),
+        o_i_bic=i(g, scale_factor=(2.0, 1.5), mode="bicubic"),
+        o_up=torch._C._nn.upsample_nearest2d(g, [3, 9], None),
+        o_roll=torch.roll(x, (1, -2), (1, 3)), o_roll_kw=torch.roll(g, shifts=(2, 1, 3), dims=(0, 2, 3)),
+        o_flip=torch.flip(x, dims=(0, 2)), o_perm=x.permute(dims=(0, 3, 1, 2)), o_rep=x.repeat((1, 2, 1, 3)),
+        o_tile=torch.tile(g, (2, 1, 3)), o_pad=F.pad(x, pad=(1, 2, 0, 3)),
+        o_rpad=torch._C._nn.reflection_pad2d(g, (1, 2, 0, 3)), o_rpad1=torch._C._nn.reflection_pad1d(w, (3, 1)),
+        o_ppad=torch._C._nn.replication_pad2d(g, [2, 0, 1, 3]),
+        o_ln=F.layer_norm(x, (4, 5), w, b), o_ln3=F.layer_norm(x, [3, 4, 5], eps=0.001),
+        o_unpool=torch.ops.aten.max_unpool2d(t["u"], torch.sort(t["key"], dim=2)[1][:, :, :8].reshape(2, 3, 2, 4), [3, 5]),
+        o_full=torch.full([B, 2], 1.5), o_full_i=torch.full((2, B), 7), o_zeros=torch.zeros([B, 3]),
+        o_ones=torch.ones((B, 2, 2), dtype=torch.float64), o_full_like=torch.full_like(x, -0.5),
+    )
+
+
+@model
 def instance_norm(t):
     y, x, z, w, b = t["y"], t["x"], t["z"], t["w"], t["b"]
     return dict(

@@ -23,7 +23,8 @@ typedef amp_c128 cplx;
 #define OUTPUTS(ITEM)                                                                                              \
     ITEM(f, F, cplx, 1) ITEM(fi, FI, cplx, 1) ITEM(f2, F2, cplx, 1) ITEM(fn, FN, cplx, 1) ITEM(ifn, IFN, cplx, 1)               \
     ITEM(r, R, cplx, 1) ITEM(ir, IR, real, 0) ITEM(ir7, IR7, real, 0) ITEM(r2, R2, cplx, 1) ITEM(ir2, IR2, real, 0)                    \
-    ITEM(rn, RN, cplx, 1) ITEM(irn, IRN, real, 0) ITEM(h, H, real, 0) ITEM(ih, IH, cplx, 1) ITEM(s1, S1, cplx, 1)                   \
+    ITEM(rn, RN, cplx, 1) ITEM(irn, IRN, real, 0) ITEM(f2s, F2S, cplx, 1) ITEM(fnd, FND, cplx, 1) ITEM(rns, RNS, cplx, 1)                  \
+    ITEM(h, H, real, 0) ITEM(ih, IH, cplx, 1) ITEM(s1, S1, cplx, 1)                   \
     ITEM(s2, S2, cplx, 1) ITEM(s3, S3, cplx, 1) ITEM(po, PO, cplx, 1) ITEM(vc, VC, cplx, 1) ITEM(vr, VR, real, 0)                 \
     ITEM(re, RE, real, 0) ITEM(im, IM, real, 0) ITEM(ab, AB, real, 0) ITEM(an, AN, real, 0) ITEM(cj, CJ, cplx, 1) ITEM(ax, AX, real, 0)      \
     ITEM(ar, AR, real, 0) ITEM(vals, VALS, cplx, 1) ITEM(vecs, VECS, cplx, 1) ITEM(ev, EV, cplx, 1)
