@@ -45,7 +45,9 @@ bench-kernels: $(BUILD)/bench/kernel_bench
 # (every set) and BARE=1 REF_ONLY=1 (the reference kernels alone), and on
 # the default runtime
 # (bench/binary_size.sh; docs/runtime.md, "Small binaries").  Fails over
-# 64 KB and 16 KB.  `make bench` runs it last.
+# 64 KB (the avx2 set, every set) and 16 KB (the reference), and when a
+# program on the BARE=1 runtime, linked without --gc-sections, asks for
+# stdio.  `make bench` runs it last.
 bench-size: $(BUILD)/ampc $(BUILD)/libamprt.a
 	$(MAKE) BARE=1 BUILD=$(BUILD)/bare
 	$(MAKE) BARE=1 NO_AVX512=1 BUILD=$(BUILD)/bare-noavx512

@@ -458,7 +458,9 @@ int amp_st_parse(const void *bytes, size_t len, amp_st_file **out);
  * the bytes its header names: AMP_ERR_WEIGHTS_NOT_FILE for a directory,
  * device or FIFO (never read, never waited on), AMP_ERR_IO if it cannot
  * be opened or read, the header checked before any tensor data is read. */
+#if !defined(AMPRT_NO_STDIO) /* not in a runtime without files (make BARE=1) */
 int amp_st_open(const char *path, amp_st_file **out);
+#endif
 /* CRC-32C (Castagnoli, as iSCSI and ext4) of len bytes, continuing from
  * crc (0 to start): the "crc32c" metadata amp_st_write stores, as 8
  * lowercase hex digits, and amp_st_parse verifies when present. */
@@ -513,11 +515,20 @@ typedef struct amp_st_param {
  * tensor. */
 int amp_st_load_params(const amp_st_file *f, const amp_st_param *table, int n, void *storage, size_t storage_bytes,
                        void *pointers, char *message, size_t message_bytes);
+/* amp_st_parse(bytes, len), amp_st_load_params, amp_st_close: the emitted
+ * <prefix>_load_weights_bytes.  Bytes amp_st_parse refuses give its
+ * status, with amp_strerror's text as the message. */
+int amp_st_parse_params(const void *bytes, size_t len, const amp_st_param *table, int n, void *storage,
+                        size_t storage_bytes, void *pointers, char *message, size_t message_bytes);
+#if !defined(AMPRT_NO_STDIO)
 /* amp_st_open(path), amp_st_load_params, amp_st_close: the emitted
  * <prefix>_load_weights.  A file amp_st_open refuses gives its status,
- * with amp_strerror's text as the message. */
+ * with amp_strerror's text as the message.  (Not in a runtime without
+ * files, make BARE=1: a program compiled with -DAMPRT_NO_STDIO, as one
+ * linked with it is, sees neither.) */
 int amp_st_read_params(const char *path, const amp_st_param *table, int n, void *storage, size_t storage_bytes,
                        void *pointers, char *message, size_t message_bytes);
+#endif
 
 #ifdef __cplusplus
 }

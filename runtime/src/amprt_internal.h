@@ -513,8 +513,15 @@ void amp_fast_conv_transpose(const amp_gemm_kernel *k, amp_dtype t, const amp_co
  * to nthreads threads (the caller is one of them, slot 0; slots are <
  * AMP_MAX_THREADS and distinct among concurrently running tasks).  Calls
  * are serialized by a lock, so a slot's static buffers belong to the task
- * running in it.  Workers are created on first use and persist. */
+ * running in it.  Workers are created on first use and persist.
+ * Without threads (AMPRT_NO_THREADS, make BARE=1: frame/serial.c) every
+ * task runs in slot 0, so the drivers' per-slot static buffers need one
+ * slot, not sixteen. */
+#if defined(AMPRT_NO_THREADS)
+#define AMP_MAX_THREADS 1
+#else
 #define AMP_MAX_THREADS 16
+#endif
 void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx);
 /* amp_parallel_run when no other run holds the pool (returns 1), else
  * nothing (returns 0): for work small enough that waiting for the pool

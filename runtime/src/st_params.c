@@ -1,7 +1,9 @@
 /*
  * st_params.c - a model's parameters and buffers from a safetensors file
- * (amp_st_load_params): what the emitted <prefix>_load_weights and ampc's
- * --embed-weights do with a weights file or a training checkpoint.
+ * (amp_st_load_params): what the emitted <prefix>_load_weights (a file,
+ * amp_st_read_params) and <prefix>_load_weights_bytes (bytes in memory,
+ * amp_st_parse_params) and ampc's --embed-weights do with a weights file
+ * or a training checkpoint.
  *
  * The rules are load_state_dict(strict=True)'s:
  *  - every entry of the caller's table must be in the file, under its
@@ -361,6 +363,24 @@ int amp_st_load_params(const amp_st_file *f, const amp_st_param *table, int n, v
     return AMP_OK;
 }
 
+int amp_st_parse_params(const void *bytes, size_t len, const amp_st_param *table, int n, void *storage,
+                        size_t storage_bytes, void *pointers, char *message, size_t message_bytes)
+{
+    amp_st_file *f;
+    int rc = !bytes ? AMP_ERR_NULL_ARG : arguments_ok(table, n, storage, storage_bytes);
+    if (rc != AMP_OK)
+        return failed(rc, message, message_bytes);
+    rc = amp_st_parse(bytes, len, &f);
+    if (rc != AMP_OK)
+        return failed(rc, message, message_bytes);
+    rc = amp_st_load_params(f, table, n, storage, storage_bytes, pointers, message, message_bytes);
+    amp_st_close(f);
+    return rc;
+}
+
+/* A runtime without files (AMPRT_NO_STDIO, make BARE=1) has no amp_st_open
+ * to read one with. */
+#if !defined(AMPRT_NO_STDIO)
 int amp_st_read_params(const char *path, const amp_st_param *table, int n, void *storage, size_t storage_bytes,
                        void *pointers, char *message, size_t message_bytes)
 {
@@ -377,3 +397,4 @@ int amp_st_read_params(const char *path, const amp_st_param *table, int n, void 
     amp_st_close(f);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */

@@ -156,8 +156,9 @@ void emit_train_decls(Emitter *e, Emitter *fwd, Buf *h)
                 " * as one safetensors file written atomically (temporary file, fsync,\n"
                 " * rename).  _load restores a state _train_init set up, checking every\n"
                 " * tensor's name, dtype and shape. */\n");
+    buf_puts(h, "#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */\n");
     buf_printf(h, "int %s_save(const %s_train_state *s, const char *path);\n", p, p);
-    buf_printf(h, "int %s_load(%s_train_state *s, const char *path);\n\n", p, p);
+    buf_printf(h, "int %s_load(%s_train_state *s, const char *path);\n#endif\n\n", p, p);
 }
 
 /* The entries of a checkpoint, as C initialising `entries[]`; returns the count. */
@@ -314,6 +315,7 @@ static void emit_checkpoint(Emitter *e, Buf *o)
     Buf entries;
     buf_init(&entries, c->arena);
     int n = checkpoint_entries(e, &entries, false);
+    buf_puts(o, "#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */\n");
     buf_printf(o, "int %s_save(const %s_train_state *s, const char *path)\n{\n", p, p);
     buf_printf(o, "    amp_st_entry entries[%d];\n", n);
     buf_puts(o, "    if (!s || !path)\n        return AMP_ERR_NULL_ARG;\n    memset(entries, 0, sizeof entries);\n");
@@ -344,7 +346,7 @@ static void emit_checkpoint(Emitter *e, Buf *o)
     buf_printf(o, "    for (int i = 0; i < %d && rc == AMP_OK; i++)\n"
                   "        rc = amp_st_load(file, entries[i].name, entries[i].dtype, entries[i].ndim, entries[i].shape,\n"
                   "                         (void *)(uintptr_t)entries[i].data);\n", n);
-    buf_puts(o, "    amp_st_close(file);\n    return rc;\n}\n\n");
+    buf_puts(o, "    amp_st_close(file);\n    return rc;\n}\n#endif /* !AMPRT_NO_STDIO */\n\n");
 }
 
 /* What the backward does with each trainable parameter's gradient, as

@@ -72,6 +72,7 @@ void emit_weights_decls(Emitter *e, Buf *h)
                 " * The _ex form also writes, into message[0..message_bytes), a text naming\n"
                 " * each bad tensor (\"tensor 'fc1.weight' is f32[128, 32] in the file, but\n"
                 " * the model declares f32[128, 64]\"), one a line. */\n");
+    buf_puts(h, "#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */\n");
     buf_printf(h, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params);\n", p, p);
     buf_printf(h, "int %s_load_weights_ex(const char *path, void *storage, size_t storage_bytes, %s_params *params,\n", p, p);
     buf_printf(h, "%*s char *message, size_t message_bytes);\n", (int)strlen(p) + 20, "");
@@ -79,7 +80,12 @@ void emit_weights_decls(Emitter *e, Buf *h)
                 " * file under their state_dict names, atomically (amp_st_write): what\n"
                 " * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict\n"
                 " * read.  A training program passes <prefix>_train_params's view. */\n");
-    buf_printf(h, "int %s_save_weights(const %s_params *params, const char *path);\n\n", p, p);
+    buf_printf(h, "int %s_save_weights(const %s_params *params, const char *path);\n", p, p);
+    buf_puts(h, "#endif\n");
+    buf_puts(h, "/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in\n"
+                " * memory (amp_st_parse), in every runtime, the one without files too. */\n");
+    buf_printf(h, "int %s_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,\n", p);
+    buf_printf(h, "%*s %s_params *params, char *message, size_t message_bytes);\n\n", (int)strlen(p) + 23, "", p);
 }
 
 /* The table: one row per parameter and buffer, in declaration order. */
@@ -112,6 +118,12 @@ void emit_weights_source(Emitter *e, Buf *o)
     const char *p = e->prefix;
     int n = e->g->params->len;
     emit_weights_table(e, o);
+    buf_printf(o, "int %s_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,\n", p);
+    buf_printf(o, "%*s %s_params *params, char *message, size_t message_bytes)\n{\n", (int)strlen(p) + 23, "", p);
+    buf_puts(o, "    if (!params)\n        return AMP_ERR_NULL_ARG;\n");
+    buf_printf(o, "    return amp_st_parse_params(bytes, len, %s_weights_table, %d, storage, storage_bytes, params, message,\n"
+                  "                               message_bytes);\n}\n\n", p, n);
+    buf_puts(o, "#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */\n");
     buf_printf(o, "int %s_load_weights(const char *path, void *storage, size_t storage_bytes, %s_params *params)\n{\n"
                   "    return %s_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);\n}\n\n", p, p, p);
     buf_printf(o, "int %s_load_weights_ex(const char *path, void *storage, size_t storage_bytes, %s_params *params,\n", p, p);
@@ -128,7 +140,8 @@ void emit_weights_source(Emitter *e, Buf *o)
                 "        /* the member is a `const T *`, read as the `const void *` it converts to */\n"
                 "        memcpy(&entries[i].data, (const unsigned char *)params + t->pointer, sizeof entries[i].data);\n"
                 "    }\n");
-    buf_printf(o, "    return amp_st_write(path, entries, %d);\n}\n\n", n);
+    buf_printf(o, "    return amp_st_write(path, entries, %d);\n}\n", n);
+    buf_puts(o, "#endif /* !AMPRT_NO_STDIO */\n\n");
 }
 
 /* ---- --embed-weights: the parameters as const arrays ------------------------

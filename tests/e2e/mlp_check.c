@@ -260,6 +260,27 @@ int main(void)
         expect(mlp_load_weights("mlp-truncated.safetensors", storage, MLP_WEIGHTS_BYTES, &lp) == AMP_ERR_WEIGHTS_TRUNCATED,
                "a file one byte short is reported as truncated");
         {
+            /* the same file's bytes from memory (the loader of a runtime
+             * without files): the same outputs; one byte short, the same
+             * status and message as the file */
+            mlp_params bp;
+            char why[512];
+            void *from_bytes = malloc(MLP_WEIGHTS_BYTES);
+            memset(loaded_logits, 0, sizeof loaded_logits);
+            loaded_loss = 0.0f;
+            expect(n > 0 && mlp_load_weights_bytes(bytes, n, from_bytes, MLP_WEIGHTS_BYTES, &bp, why, sizeof why) == AMP_OK &&
+                       why[0] == '\0' && mlp_forward(&bp, &inputs, &lout, &dims, arena, arena_bytes) == AMP_OK &&
+                       memcmp(loaded_logits, logits_mem, sizeof loaded_logits) == 0 && loaded_loss == loss,
+                   "mlp_load_weights_bytes reads the file's bytes: bit-identical outputs");
+            expect(mlp_load_weights_bytes(bytes, n - 1, from_bytes, MLP_WEIGHTS_BYTES, &bp, why, sizeof why) ==
+                           AMP_ERR_WEIGHTS_TRUNCATED &&
+                       strcmp(why, amp_strerror(AMP_ERR_WEIGHTS_TRUNCATED)) == 0,
+                   "mlp_load_weights_bytes refuses the bytes one short, with the status's text");
+            expect(mlp_load_weights_bytes(NULL, n, from_bytes, MLP_WEIGHTS_BYTES, &bp, NULL, 0) == AMP_ERR_NULL_ARG,
+                   "mlp_load_weights_bytes refuses NULL bytes");
+            free(from_bytes);
+        }
+        {
             char why[512];
             expect(mlp_load_weights_ex("mlp-truncated.safetensors", storage, MLP_WEIGHTS_BYTES, &lp, why, sizeof why) ==
                            AMP_ERR_WEIGHTS_TRUNCATED &&

@@ -6,7 +6,7 @@
  */
 #include "autocast_disabled_nested.tpu.h"
 
-#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0xa23599ddb483e06eu
+#if !defined(NESTED_INTERFACE_HASH) || NESTED_INTERFACE_HASH != 0xafa9d385ff9ce44eu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -43,6 +43,16 @@ static const amp_st_param nested_weights_table[2] = {
     {"w2", AMP_F32, 2, {8, 8}, 256, offsetof(nested_params, w2)},
 };
 
+int nested_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                              nested_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, nested_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int nested_load_weights(const char *path, void *storage, size_t storage_bytes, nested_params *params)
 {
     return nested_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -73,6 +83,7 @@ int nested_save_weights(const nested_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define NESTED_PREPARED_MAGIC 0x9a1dc5422639b3b4ull
 

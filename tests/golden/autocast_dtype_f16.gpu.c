@@ -6,7 +6,7 @@
  */
 #include "autocast_dtype_f16.gpu.h"
 
-#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0xd485714e01d7da06u
+#if !defined(HALF_INTERFACE_HASH) || HALF_INTERFACE_HASH != 0x7baa9941acaf75deu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -39,6 +39,16 @@ static const amp_st_param half_weights_table[1] = {
     {"w", AMP_F32, 2, {3, 4}, 0, offsetof(half_params, w)},
 };
 
+int half_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                            half_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, half_weights_table, 1, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int half_load_weights(const char *path, void *storage, size_t storage_bytes, half_params *params)
 {
     return half_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -69,6 +79,7 @@ int half_save_weights(const half_params *params, const char *path)
     }
     return amp_st_write(path, entries, 1);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define HALF_PREPARED_MAGIC 0xf3fbd9d6847fda4full
 

@@ -85,6 +85,7 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int whole_load_weights(const char *path, void *storage, size_t storage_bytes, whole_params *params);
 int whole_load_weights_ex(const char *path, void *storage, size_t storage_bytes, whole_params *params,
                           char *message, size_t message_bytes);
@@ -93,9 +94,14 @@ int whole_load_weights_ex(const char *path, void *storage, size_t storage_bytes,
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int whole_save_weights(const whole_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int whole_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             whole_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define WHOLE_INTERFACE_HASH 0xe6bea6a11dd73705u
+#define WHOLE_INTERFACE_HASH 0x9918094e1b224f5bu
 
 #ifdef __cplusplus
 }

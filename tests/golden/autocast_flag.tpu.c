@@ -6,7 +6,7 @@
  */
 #include "autocast_flag.tpu.h"
 
-#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0xa2e55d7bf9aaa039u
+#if !defined(WHOLE_INTERFACE_HASH) || WHOLE_INTERFACE_HASH != 0x980948abf5b2c93fu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -39,6 +39,16 @@ static const amp_st_param whole_weights_table[1] = {
     {"w", AMP_F32, 2, {3, 4}, 0, offsetof(whole_params, w)},
 };
 
+int whole_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             whole_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, whole_weights_table, 1, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int whole_load_weights(const char *path, void *storage, size_t storage_bytes, whole_params *params)
 {
     return whole_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -69,6 +79,7 @@ int whole_save_weights(const whole_params *params, const char *path)
     }
     return amp_st_write(path, entries, 1);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define WHOLE_PREPARED_MAGIC 0x2464f7a6f7855e92ull
 

@@ -6,7 +6,7 @@
  */
 #include "autocast_forms.tpu.h"
 
-#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0xa780e8946fd809eau
+#if !defined(FORMS_INTERFACE_HASH) || FORMS_INTERFACE_HASH != 0xebfc7706af69711au
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -40,6 +40,16 @@ static const amp_st_param forms_weights_table[2] = {
     {"proj.weight", AMP_F32, 2, {4, 4}, 64, offsetof(forms_params, proj_weight)},
 };
 
+int forms_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             forms_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, forms_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int forms_load_weights(const char *path, void *storage, size_t storage_bytes, forms_params *params)
 {
     return forms_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -70,6 +80,7 @@ int forms_save_weights(const forms_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define FORMS_PREPARED_MAGIC 0xe639a720533baa3full
 

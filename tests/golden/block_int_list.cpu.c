@@ -5,7 +5,7 @@
  */
 #include "block_int_list.cpu.h"
 
-#if !defined(M_INTERFACE_HASH) || M_INTERFACE_HASH != 0x780903f4d8060e31u
+#if !defined(M_INTERFACE_HASH) || M_INTERFACE_HASH != 0xae0e64c4423431c7u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -40,6 +40,16 @@ static const amp_st_param m_weights_table[3] = {
     {"mlp2.fc.0.weight", AMP_F32, 2, {2, 4}, 768, offsetof(m_params, mlp2_fc_0_weight)},
 };
 
+int m_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                         m_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, m_weights_table, 3, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int m_load_weights(const char *path, void *storage, size_t storage_bytes, m_params *params)
 {
     return m_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -70,6 +80,7 @@ int m_save_weights(const m_params *params, const char *path)
     }
     return amp_st_write(path, entries, 3);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define M_PREPARED_MAGIC 0x547c466e76dac9f7ull
 

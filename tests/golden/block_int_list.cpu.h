@@ -90,6 +90,7 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int m_load_weights(const char *path, void *storage, size_t storage_bytes, m_params *params);
 int m_load_weights_ex(const char *path, void *storage, size_t storage_bytes, m_params *params,
                       char *message, size_t message_bytes);
@@ -98,9 +99,14 @@ int m_load_weights_ex(const char *path, void *storage, size_t storage_bytes, m_p
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int m_save_weights(const m_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int m_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                         m_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define M_INTERFACE_HASH 0x780903f4d8060e31u
+#define M_INTERFACE_HASH 0xae0e64c4423431c7u
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  */
 #include "blocks_modules.gpu.h"
 
-#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0x09fe7ce6ec3c55fau
+#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0x96c5c5f66d6ad76eu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -50,6 +50,16 @@ static const amp_st_param net_weights_table[6] = {
     {"stack.1.layers.0.fc.bias", AMP_F32, 1, {8}, 896, offsetof(net_params, stack_1_layers_0_fc_bias)},
 };
 
+int net_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                           net_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, net_weights_table, 6, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params)
 {
     return net_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -80,6 +90,7 @@ int net_save_weights(const net_params *params, const char *path)
     }
     return amp_st_write(path, entries, 6);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define NET_PREPARED_MAGIC 0x28f2fde3cd47fd0aull
 

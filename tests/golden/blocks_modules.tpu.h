@@ -100,6 +100,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params);
 int net_load_weights_ex(const char *path, void *storage, size_t storage_bytes, net_params *params,
                         char *message, size_t message_bytes);
@@ -108,9 +109,14 @@ int net_load_weights_ex(const char *path, void *storage, size_t storage_bytes, n
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int net_save_weights(const net_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int net_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                           net_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define NET_INTERFACE_HASH 0xccc935b81acd7adeu
+#define NET_INTERFACE_HASH 0xab46754a87441c12u
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  */
 #include "conv_fusion.gpu.h"
 
-#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0xc7ec3976de4ab168u
+#if !defined(CONVFUSION_INTERFACE_HASH) || CONVFUSION_INTERFACE_HASH != 0x0835b6f0c4cea3c8u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -49,6 +49,16 @@ static const amp_st_param convfusion_weights_table[8] = {
     {"var", AMP_F32, 1, {4}, 1472, offsetof(convfusion_params, var)},
 };
 
+int convfusion_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                  convfusion_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, convfusion_weights_table, 8, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int convfusion_load_weights(const char *path, void *storage, size_t storage_bytes, convfusion_params *params)
 {
     return convfusion_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -79,6 +89,7 @@ int convfusion_save_weights(const convfusion_params *params, const char *path)
     }
     return amp_st_write(path, entries, 8);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define CONVFUSION_PREPARED_MAGIC 0x3d8c2663d0369f89ull
 

@@ -109,6 +109,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int convfusion_load_weights(const char *path, void *storage, size_t storage_bytes, convfusion_params *params);
 int convfusion_load_weights_ex(const char *path, void *storage, size_t storage_bytes, convfusion_params *params,
                                char *message, size_t message_bytes);
@@ -117,9 +118,14 @@ int convfusion_load_weights_ex(const char *path, void *storage, size_t storage_b
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int convfusion_save_weights(const convfusion_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int convfusion_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                  convfusion_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define CONVFUSION_INTERFACE_HASH 0xc7ec3976de4ab168u
+#define CONVFUSION_INTERFACE_HASH 0x0835b6f0c4cea3c8u
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
  */
 #include "f32_outputs.cpu.h"
 
-#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0xd7547680eb5910dcu
+#if !defined(F32OUTPUTS_INTERFACE_HASH) || F32OUTPUTS_INTERFACE_HASH != 0xbcc02d2313813360u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -47,6 +47,16 @@ static const amp_st_param f32outputs_weights_table[2] = {
     {"fc.bias", AMP_F32, 1, {4}, 128, offsetof(f32outputs_params, fc_bias)},
 };
 
+int f32outputs_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                  f32outputs_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, f32outputs_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int f32outputs_load_weights(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params)
 {
     return f32outputs_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -77,6 +87,7 @@ int f32outputs_save_weights(const f32outputs_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define F32OUTPUTS_PREPARED_MAGIC 0x9ed6f2a8bf401bcaull
 

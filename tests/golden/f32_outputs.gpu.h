@@ -101,6 +101,7 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int f32outputs_load_weights(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params);
 int f32outputs_load_weights_ex(const char *path, void *storage, size_t storage_bytes, f32outputs_params *params,
                                char *message, size_t message_bytes);
@@ -109,9 +110,14 @@ int f32outputs_load_weights_ex(const char *path, void *storage, size_t storage_b
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int f32outputs_save_weights(const f32outputs_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int f32outputs_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                  f32outputs_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define F32OUTPUTS_INTERFACE_HASH 0xfb5e90c7cd157832u
+#define F32OUTPUTS_INTERFACE_HASH 0xe4bfdf4b8dd6443eu
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  */
 #include "import_blocks.gpu.h"
 
-#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0xcbb2a49ec2735525u
+#if !defined(NET_INTERFACE_HASH) || NET_INTERFACE_HASH != 0xf8fcb2468860653bu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -48,6 +48,16 @@ static const amp_st_param net_weights_table[4] = {
     {"fc2.bias", AMP_F32, 1, {2}, 448, offsetof(net_params, fc2_bias)},
 };
 
+int net_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                           net_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, net_weights_table, 4, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int net_load_weights(const char *path, void *storage, size_t storage_bytes, net_params *params)
 {
     return net_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -78,6 +88,7 @@ int net_save_weights(const net_params *params, const char *path)
     }
     return amp_st_write(path, entries, 4);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define NET_PREPARED_MAGIC 0x08b86ac93702b4c3ull
 

@@ -6,7 +6,7 @@
  */
 #include "inplace_and_out.gpu.h"
 
-#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0x1d1e7074083f8003u
+#if !defined(INPLACE_INTERFACE_HASH) || INPLACE_INTERFACE_HASH != 0x6f2bf5f233b5ccd5u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -42,6 +42,16 @@ static const amp_st_param inplace_weights_table[1] = {
     {"w", AMP_F32, 2, {4, 4}, 0, offsetof(inplace_params, w)},
 };
 
+int inplace_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                               inplace_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, inplace_weights_table, 1, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int inplace_load_weights(const char *path, void *storage, size_t storage_bytes, inplace_params *params)
 {
     return inplace_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -72,6 +82,7 @@ int inplace_save_weights(const inplace_params *params, const char *path)
     }
     return amp_st_write(path, entries, 1);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define INPLACE_PREPARED_MAGIC 0xe6f5b55db568487aull
 

@@ -88,6 +88,7 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int inplace_load_weights(const char *path, void *storage, size_t storage_bytes, inplace_params *params);
 int inplace_load_weights_ex(const char *path, void *storage, size_t storage_bytes, inplace_params *params,
                             char *message, size_t message_bytes);
@@ -96,9 +97,14 @@ int inplace_load_weights_ex(const char *path, void *storage, size_t storage_byte
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int inplace_save_weights(const inplace_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int inplace_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                               inplace_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define INPLACE_INTERFACE_HASH 0xa19465baa0c3d8bfu
+#define INPLACE_INTERFACE_HASH 0x171a5f33475dede1u
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
  */
 #include "mlp.cpu.h"
 
-#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0xb0b69b926fffae37u
+#if !defined(MLP_INTERFACE_HASH) || MLP_INTERFACE_HASH != 0xf1f7877b5effb159u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -49,6 +49,16 @@ static const amp_st_param mlp_weights_table[4] = {
     {"fc2.bias", AMP_F32, 1, {10}, 38400, offsetof(mlp_params, fc2_bias)},
 };
 
+int mlp_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                           mlp_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, mlp_weights_table, 4, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int mlp_load_weights(const char *path, void *storage, size_t storage_bytes, mlp_params *params)
 {
     return mlp_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -79,6 +89,7 @@ int mlp_save_weights(const mlp_params *params, const char *path)
     }
     return amp_st_write(path, entries, 4);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define MLP_PREPARED_MAGIC 0xe1e97e17fc0cee05ull
 

@@ -5,7 +5,7 @@
  */
 #include "names_state_dict.cpu.h"
 
-#if !defined(NAMES_INTERFACE_HASH) || NAMES_INTERFACE_HASH != 0xf8a4107c5b6ae8edu
+#if !defined(NAMES_INTERFACE_HASH) || NAMES_INTERFACE_HASH != 0x7f09d0e020858207u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -41,6 +41,16 @@ static const amp_st_param names_weights_table[4] = {
     {"model.input.scale", AMP_F32, 1, {4}, 192, offsetof(names_params, model_input_scale)},
 };
 
+int names_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             names_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, names_weights_table, 4, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int names_load_weights(const char *path, void *storage, size_t storage_bytes, names_params *params)
 {
     return names_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -71,6 +81,7 @@ int names_save_weights(const names_params *params, const char *path)
     }
     return amp_st_write(path, entries, 4);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define NAMES_PREPARED_MAGIC 0xbb9670733073b004ull
 

@@ -8,7 +8,7 @@
  */
 #include "nll_loss_sum_weight.gpu.h"
 
-#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0x724de2748c4f3fb4u
+#if !defined(LOSS_INTERFACE_HASH) || LOSS_INTERFACE_HASH != 0xe009176c19b0f2dcu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -45,6 +45,16 @@ static const amp_st_param loss_weights_table[2] = {
     {"class_weight", AMP_F32, 1, {10}, 448, offsetof(loss_params, class_weight)},
 };
 
+int loss_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                            loss_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, loss_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int loss_load_weights(const char *path, void *storage, size_t storage_bytes, loss_params *params)
 {
     return loss_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -75,6 +85,7 @@ int loss_save_weights(const loss_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define LOSS_PREPARED_MAGIC 0x97a7947a1453c0eeull
 

@@ -5,7 +5,7 @@
  */
 #include "no_autocast.cpu.h"
 
-#if !defined(PLAIN_INTERFACE_HASH) || PLAIN_INTERFACE_HASH != 0xca40a6d81f0b5e28u
+#if !defined(PLAIN_INTERFACE_HASH) || PLAIN_INTERFACE_HASH != 0xfad6046e36187848u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -36,6 +36,16 @@ static const amp_st_param plain_weights_table[2] = {
     {"b", AMP_F32, 1, {3}, 64, offsetof(plain_params, b)},
 };
 
+int plain_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             plain_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, plain_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int plain_load_weights(const char *path, void *storage, size_t storage_bytes, plain_params *params)
 {
     return plain_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -66,6 +76,7 @@ int plain_save_weights(const plain_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define PLAIN_PREPARED_MAGIC 0xfacfdce9e34f9195ull
 

@@ -93,6 +93,7 @@ int plain_forward_prepared(const void *prepared, const plain_params *params, con
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int plain_load_weights(const char *path, void *storage, size_t storage_bytes, plain_params *params);
 int plain_load_weights_ex(const char *path, void *storage, size_t storage_bytes, plain_params *params,
                           char *message, size_t message_bytes);
@@ -101,9 +102,14 @@ int plain_load_weights_ex(const char *path, void *storage, size_t storage_bytes,
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int plain_save_weights(const plain_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int plain_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             plain_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define PLAIN_INTERFACE_HASH 0xca40a6d81f0b5e28u
+#define PLAIN_INTERFACE_HASH 0xfad6046e36187848u
 
 #ifdef __cplusplus
 }

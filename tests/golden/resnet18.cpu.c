@@ -6,7 +6,7 @@
  */
 #include "resnet18.cpu.h"
 
-#if !defined(RESNET18_INTERFACE_HASH) || RESNET18_INTERFACE_HASH != 0xdcb5fbbe40a33e9fu
+#if !defined(RESNET18_INTERFACE_HASH) || RESNET18_INTERFACE_HASH != 0x9c663f5854895d73u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -169,6 +169,16 @@ static const amp_st_param resnet18_weights_table[122] = {
     {"fc.bias", AMP_F32, 1, {1000}, 46793728, offsetof(resnet18_params, fc_bias)},
 };
 
+int resnet18_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                resnet18_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, resnet18_weights_table, 122, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int resnet18_load_weights(const char *path, void *storage, size_t storage_bytes, resnet18_params *params)
 {
     return resnet18_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -199,6 +209,7 @@ int resnet18_save_weights(const resnet18_params *params, const char *path)
     }
     return amp_st_write(path, entries, 122);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define RESNET18_PREPARED_MAGIC 0xadfe142d52f3d10cull
 

@@ -448,6 +448,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int resnet18_load_weights(const char *path, void *storage, size_t storage_bytes, resnet18_params *params);
 int resnet18_load_weights_ex(const char *path, void *storage, size_t storage_bytes, resnet18_params *params,
                              char *message, size_t message_bytes);
@@ -456,9 +457,14 @@ int resnet18_load_weights_ex(const char *path, void *storage, size_t storage_byt
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int resnet18_save_weights(const resnet18_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int resnet18_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                resnet18_params *params, char *message, size_t message_bytes);
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define RESNET18_INTERFACE_HASH 0xdcb5fbbe40a33e9fu
+#define RESNET18_INTERFACE_HASH 0x9c663f5854895d73u
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  */
 #include "rnn_cells.gpu.h"
 
-#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0x873d012cf0c7aecbu
+#if !defined(CELLS_INTERFACE_HASH) || CELLS_INTERFACE_HASH != 0x3c51dc3244cdc3ddu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -59,6 +59,16 @@ static const amp_st_param cells_weights_table[6] = {
     {"g_hh", AMP_F32, 2, {15, 5}, 1280, offsetof(cells_params, g_hh)},
 };
 
+int cells_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                             cells_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, cells_weights_table, 6, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int cells_load_weights(const char *path, void *storage, size_t storage_bytes, cells_params *params)
 {
     return cells_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -89,6 +99,7 @@ int cells_save_weights(const cells_params *params, const char *path)
     }
     return amp_st_write(path, entries, 6);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define CELLS_PREPARED_MAGIC 0xfc4098403e040944ull
 

@@ -6,7 +6,7 @@
  */
 #include "scalar_ops.gpu.h"
 
-#if !defined(SCALARS_INTERFACE_HASH) || SCALARS_INTERFACE_HASH != 0x955c5e03c9dfaf84u
+#if !defined(SCALARS_INTERFACE_HASH) || SCALARS_INTERFACE_HASH != 0x814c954532825194u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -42,6 +42,16 @@ static const amp_st_param scalars_weights_table[1] = {
     {"w", AMP_F32, 2, {4, 4}, 0, offsetof(scalars_params, w)},
 };
 
+int scalars_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                               scalars_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, scalars_weights_table, 1, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int scalars_load_weights(const char *path, void *storage, size_t storage_bytes, scalars_params *params)
 {
     return scalars_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -72,6 +82,7 @@ int scalars_save_weights(const scalars_params *params, const char *path)
     }
     return amp_st_write(path, entries, 1);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define SCALARS_PREPARED_MAGIC 0x1801608a1578c66full
 

@@ -7,7 +7,7 @@
  */
 #include "syntax_forms.cpu.h"
 
-#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0xebdadce404396af2u
+#if !defined(SYNTAXFORMS_INTERFACE_HASH) || SYNTAXFORMS_INTERFACE_HASH != 0x28fc7fbd87537856u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -51,6 +51,16 @@ static const amp_st_param syntaxforms_weights_table[3] = {
     {"stem-1.bias", AMP_F32, 1, {16}, 3968, offsetof(syntaxforms_params, stem_1_bias)},
 };
 
+int syntaxforms_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                   syntaxforms_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, syntaxforms_weights_table, 3, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int syntaxforms_load_weights(const char *path, void *storage, size_t storage_bytes, syntaxforms_params *params)
 {
     return syntaxforms_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -81,6 +91,7 @@ int syntaxforms_save_weights(const syntaxforms_params *params, const char *path)
     }
     return amp_st_write(path, entries, 3);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define SYNTAXFORMS_PREPARED_MAGIC 0xb28c27b26ed22c4aull
 

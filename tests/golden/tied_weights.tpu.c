@@ -6,7 +6,7 @@
  */
 #include "tied_weights.tpu.h"
 
-#if !defined(TIED_INTERFACE_HASH) || TIED_INTERFACE_HASH != 0x6232cc46c62e0518u
+#if !defined(TIED_INTERFACE_HASH) || TIED_INTERFACE_HASH != 0x0bdad2ff38618400u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -42,6 +42,16 @@ static const amp_st_param tied_weights_table[1] = {
     {"w", AMP_F32, 2, {8, 8}, 0, offsetof(tied_params, w)},
 };
 
+int tied_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                            tied_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, tied_weights_table, 1, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int tied_load_weights(const char *path, void *storage, size_t storage_bytes, tied_params *params)
 {
     return tied_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -72,6 +82,7 @@ int tied_save_weights(const tied_params *params, const char *path)
     }
     return amp_st_write(path, entries, 1);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define TIED_PREPARED_MAGIC 0xe34520546a7580b2ull
 

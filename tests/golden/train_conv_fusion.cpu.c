@@ -7,7 +7,7 @@
  */
 #include "train_conv_fusion.cpu.h"
 
-#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x0146bb75747ca91cu
+#if !defined(TRAINCONV_INTERFACE_HASH) || TRAINCONV_INTERFACE_HASH != 0x885d2b663011d6d1u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -49,6 +49,16 @@ static const amp_st_param trainconv_weights_table[7] = {
     {"fc.weight", AMP_F32, 2, {3, 256}, 1408, offsetof(trainconv_params, fc_weight)},
 };
 
+int trainconv_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                 trainconv_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, trainconv_weights_table, 7, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int trainconv_load_weights(const char *path, void *storage, size_t storage_bytes, trainconv_params *params)
 {
     return trainconv_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -79,6 +89,7 @@ int trainconv_save_weights(const trainconv_params *params, const char *path)
     }
     return amp_st_write(path, entries, 7);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define TRAINCONV_PREPARED_MAGIC 0xa199f87582fd0602ull
 
@@ -346,6 +357,7 @@ void trainconv_train_params(const trainconv_train_state *s, trainconv_params *pa
     params->fc_weight = s->fc_weight;
 }
 
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int trainconv_save(const trainconv_train_state *s, const char *path)
 {
     amp_st_entry entries[20];
@@ -628,6 +640,7 @@ int trainconv_load(trainconv_train_state *s, const char *path)
     amp_st_close(file);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 size_t trainconv_train_arena_bytes(const trainconv_dims *dims)
 {

@@ -110,6 +110,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int trainconv_load_weights(const char *path, void *storage, size_t storage_bytes, trainconv_params *params);
 int trainconv_load_weights_ex(const char *path, void *storage, size_t storage_bytes, trainconv_params *params,
                               char *message, size_t message_bytes);
@@ -118,6 +119,11 @@ int trainconv_load_weights_ex(const char *path, void *storage, size_t storage_by
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int trainconv_save_weights(const trainconv_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int trainconv_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                 trainconv_params *params, char *message, size_t message_bytes);
 
 /* ---- training (docs/training.md) ---- */
 
@@ -182,11 +188,13 @@ int trainconv_train_step(trainconv_train_state *s, const trainconv_inputs *input
  * as one safetensors file written atomically (temporary file, fsync,
  * rename).  _load restores a state _train_init set up, checking every
  * tensor's name, dtype and shape. */
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int trainconv_save(const trainconv_train_state *s, const char *path);
 int trainconv_load(trainconv_train_state *s, const char *path);
+#endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TRAINCONV_INTERFACE_HASH 0x0146bb75747ca91cu
+#define TRAINCONV_INTERFACE_HASH 0x885d2b663011d6d1u
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
  */
 #include "train_loss_reread.tpu.h"
 
-#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x2facf24ecc890597u
+#if !defined(REREAD_INTERFACE_HASH) || REREAD_INTERFACE_HASH != 0x5cabbc0a42553ad8u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -47,6 +47,16 @@ static const amp_st_param reread_weights_table[2] = {
     {"fc.bias", AMP_F32, 1, {3}, 64, offsetof(reread_params, fc_bias)},
 };
 
+int reread_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                              reread_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, reread_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int reread_load_weights(const char *path, void *storage, size_t storage_bytes, reread_params *params)
 {
     return reread_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -77,6 +87,7 @@ int reread_save_weights(const reread_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define REREAD_PREPARED_MAGIC 0x78232ee192e062edull
 
@@ -226,6 +237,7 @@ void reread_train_params(const reread_train_state *s, reread_params *params)
     params->fc_bias = s->fc_bias;
 }
 
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int reread_save(const reread_train_state *s, const char *path)
 {
     amp_st_entry entries[12];
@@ -404,6 +416,7 @@ int reread_load(reread_train_state *s, const char *path)
     amp_st_close(file);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 size_t reread_train_arena_bytes(const reread_dims *dims)
 {

@@ -95,6 +95,7 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int reread_load_weights(const char *path, void *storage, size_t storage_bytes, reread_params *params);
 int reread_load_weights_ex(const char *path, void *storage, size_t storage_bytes, reread_params *params,
                            char *message, size_t message_bytes);
@@ -103,6 +104,11 @@ int reread_load_weights_ex(const char *path, void *storage, size_t storage_bytes
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int reread_save_weights(const reread_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int reread_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                              reread_params *params, char *message, size_t message_bytes);
 
 /* ---- training (docs/training.md) ---- */
 
@@ -159,11 +165,13 @@ int reread_train_step(reread_train_state *s, const reread_inputs *inputs, reread
  * as one safetensors file written atomically (temporary file, fsync,
  * rename).  _load restores a state _train_init set up, checking every
  * tensor's name, dtype and shape. */
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int reread_save(const reread_train_state *s, const char *path);
 int reread_load(reread_train_state *s, const char *path);
+#endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define REREAD_INTERFACE_HASH 0x2facf24ecc890597u
+#define REREAD_INTERFACE_HASH 0x5cabbc0a42553ad8u
 
 #ifdef __cplusplus
 }

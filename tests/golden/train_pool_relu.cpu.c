@@ -7,7 +7,7 @@
  */
 #include "train_pool_relu.cpu.h"
 
-#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0x6b77f55b37b03e18u
+#if !defined(TRAINPOOLRELU_INTERFACE_HASH) || TRAINPOOLRELU_INTERFACE_HASH != 0x9642c231a3a2175fu
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -44,6 +44,16 @@ static const amp_st_param trainpoolrelu_weights_table[2] = {
     {"fc.weight", AMP_F32, 2, {3, 64}, 448, offsetof(trainpoolrelu_params, fc_weight)},
 };
 
+int trainpoolrelu_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                     trainpoolrelu_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, trainpoolrelu_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int trainpoolrelu_load_weights(const char *path, void *storage, size_t storage_bytes, trainpoolrelu_params *params)
 {
     return trainpoolrelu_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -74,6 +84,7 @@ int trainpoolrelu_save_weights(const trainpoolrelu_params *params, const char *p
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define TRAINPOOLRELU_PREPARED_MAGIC 0x856d89e9af44f352ull
 
@@ -261,6 +272,7 @@ void trainpoolrelu_train_params(const trainpoolrelu_train_state *s, trainpoolrel
     params->fc_weight = s->fc_weight;
 }
 
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int trainpoolrelu_save(const trainpoolrelu_train_state *s, const char *path)
 {
     amp_st_entry entries[12];
@@ -451,6 +463,7 @@ int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path)
     amp_st_close(file);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 size_t trainpoolrelu_train_arena_bytes(const trainpoolrelu_dims *dims)
 {

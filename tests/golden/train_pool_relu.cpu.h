@@ -95,6 +95,7 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int trainpoolrelu_load_weights(const char *path, void *storage, size_t storage_bytes, trainpoolrelu_params *params);
 int trainpoolrelu_load_weights_ex(const char *path, void *storage, size_t storage_bytes, trainpoolrelu_params *params,
                                   char *message, size_t message_bytes);
@@ -103,6 +104,11 @@ int trainpoolrelu_load_weights_ex(const char *path, void *storage, size_t storag
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int trainpoolrelu_save_weights(const trainpoolrelu_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int trainpoolrelu_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                     trainpoolrelu_params *params, char *message, size_t message_bytes);
 
 /* ---- training (docs/training.md) ---- */
 
@@ -159,11 +165,13 @@ int trainpoolrelu_train_step(trainpoolrelu_train_state *s, const trainpoolrelu_i
  * as one safetensors file written atomically (temporary file, fsync,
  * rename).  _load restores a state _train_init set up, checking every
  * tensor's name, dtype and shape. */
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int trainpoolrelu_save(const trainpoolrelu_train_state *s, const char *path);
 int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path);
+#endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TRAINPOOLRELU_INTERFACE_HASH 0x6b77f55b37b03e18u
+#define TRAINPOOLRELU_INTERFACE_HASH 0x9642c231a3a2175fu
 
 #ifdef __cplusplus
 }

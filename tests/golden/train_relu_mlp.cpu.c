@@ -7,7 +7,7 @@
  */
 #include "train_relu_mlp.cpu.h"
 
-#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0xdcda54f1ffc03490u
+#if !defined(TWOLAYER_INTERFACE_HASH) || TWOLAYER_INTERFACE_HASH != 0x8b7f2cef64171b59u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -49,6 +49,16 @@ static const amp_st_param twolayer_weights_table[4] = {
     {"fc2.bias", AMP_F32, 1, {4}, 832, offsetof(twolayer_params, fc2_bias)},
 };
 
+int twolayer_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                twolayer_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, twolayer_weights_table, 4, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int twolayer_load_weights(const char *path, void *storage, size_t storage_bytes, twolayer_params *params)
 {
     return twolayer_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -79,6 +89,7 @@ int twolayer_save_weights(const twolayer_params *params, const char *path)
     }
     return amp_st_write(path, entries, 4);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define TWOLAYER_PREPARED_MAGIC 0x2085f1c9799b7f37ull
 
@@ -288,6 +299,7 @@ void twolayer_train_params(const twolayer_train_state *s, twolayer_params *param
     params->fc2_bias = s->fc2_bias;
 }
 
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int twolayer_save(const twolayer_train_state *s, const char *path)
 {
     amp_st_entry entries[20];
@@ -554,6 +566,7 @@ int twolayer_load(twolayer_train_state *s, const char *path)
     amp_st_close(file);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 size_t twolayer_train_arena_bytes(const twolayer_dims *dims)
 {

@@ -101,6 +101,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int twolayer_load_weights(const char *path, void *storage, size_t storage_bytes, twolayer_params *params);
 int twolayer_load_weights_ex(const char *path, void *storage, size_t storage_bytes, twolayer_params *params,
                              char *message, size_t message_bytes);
@@ -109,6 +110,11 @@ int twolayer_load_weights_ex(const char *path, void *storage, size_t storage_byt
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int twolayer_save_weights(const twolayer_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int twolayer_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                twolayer_params *params, char *message, size_t message_bytes);
 
 /* ---- training (docs/training.md) ---- */
 
@@ -175,11 +181,13 @@ int twolayer_train_step(twolayer_train_state *s, const twolayer_inputs *inputs, 
  * as one safetensors file written atomically (temporary file, fsync,
  * rename).  _load restores a state _train_init set up, checking every
  * tensor's name, dtype and shape. */
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int twolayer_save(const twolayer_train_state *s, const char *path);
 int twolayer_load(twolayer_train_state *s, const char *path);
+#endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TWOLAYER_INTERFACE_HASH 0xdcda54f1ffc03490u
+#define TWOLAYER_INTERFACE_HASH 0x8b7f2cef64171b59u
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
  */
 #include "train_residual.tpu.h"
 
-#if !defined(RESIDUAL_INTERFACE_HASH) || RESIDUAL_INTERFACE_HASH != 0xbaa64ba4dff85817u
+#if !defined(RESIDUAL_INTERFACE_HASH) || RESIDUAL_INTERFACE_HASH != 0xaaf72b9f57ae3bd0u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -43,6 +43,16 @@ static const amp_st_param residual_weights_table[3] = {
     {"head.weight", AMP_F32, 2, {4, 8}, 512, offsetof(residual_params, head_weight)},
 };
 
+int residual_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                residual_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, residual_weights_table, 3, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int residual_load_weights(const char *path, void *storage, size_t storage_bytes, residual_params *params)
 {
     return residual_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -73,6 +83,7 @@ int residual_save_weights(const residual_params *params, const char *path)
     }
     return amp_st_write(path, entries, 3);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define RESIDUAL_PREPARED_MAGIC 0xf4575173b607dc9cull
 
@@ -204,6 +215,7 @@ void residual_train_params(const residual_train_state *s, residual_params *param
     params->head_weight = s->head_weight;
 }
 
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int residual_save(const residual_train_state *s, const char *path)
 {
     amp_st_entry entries[14];
@@ -410,6 +422,7 @@ int residual_load(residual_train_state *s, const char *path)
     amp_st_close(file);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 size_t residual_train_arena_bytes(const residual_dims *dims)
 {

@@ -96,6 +96,7 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
  * The _ex form also writes, into message[0..message_bytes), a text naming
  * each bad tensor ("tensor 'fc1.weight' is f32[128, 32] in the file, but
  * the model declares f32[128, 64]"), one a line. */
+#if !defined(AMPRT_NO_STDIO) /* a runtime without files (make BARE=1): _load_weights_bytes */
 int residual_load_weights(const char *path, void *storage, size_t storage_bytes, residual_params *params);
 int residual_load_weights_ex(const char *path, void *storage, size_t storage_bytes, residual_params *params,
                              char *message, size_t message_bytes);
@@ -104,6 +105,11 @@ int residual_load_weights_ex(const char *path, void *storage, size_t storage_byt
  * <prefix>_load_weights, --embed-weights and PyTorch's load_state_dict
  * read.  A training program passes <prefix>_train_params's view. */
 int residual_save_weights(const residual_params *params, const char *path);
+#endif
+/* <prefix>_load_weights_ex from the `len` bytes of a safetensors file in
+ * memory (amp_st_parse), in every runtime, the one without files too. */
+int residual_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                                residual_params *params, char *message, size_t message_bytes);
 
 /* ---- training (docs/training.md) ---- */
 
@@ -162,11 +168,13 @@ int residual_train_step(residual_train_state *s, const residual_inputs *inputs, 
  * as one safetensors file written atomically (temporary file, fsync,
  * rename).  _load restores a state _train_init set up, checking every
  * tensor's name, dtype and shape. */
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int residual_save(const residual_train_state *s, const char *path);
 int residual_load(residual_train_state *s, const char *path);
+#endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define RESIDUAL_INTERFACE_HASH 0xbaa64ba4dff85817u
+#define RESIDUAL_INTERFACE_HASH 0xaaf72b9f57ae3bd0u
 
 #ifdef __cplusplus
 }

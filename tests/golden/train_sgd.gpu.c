@@ -7,7 +7,7 @@
  */
 #include "train_sgd.gpu.h"
 
-#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0x5984ea9d387aa7c2u
+#if !defined(TINY_INTERFACE_HASH) || TINY_INTERFACE_HASH != 0xd6aebb1b8b349a63u
 #error "the header included is not the one generated with this file: compile a .c and .h of one ampc run"
 #endif
 
@@ -44,6 +44,16 @@ static const amp_st_param tiny_weights_table[2] = {
     {"fc.bias", AMP_F32, 1, {3}, 64, offsetof(tiny_params, fc_bias)},
 };
 
+int tiny_load_weights_bytes(const void *bytes, size_t len, void *storage, size_t storage_bytes,
+                            tiny_params *params, char *message, size_t message_bytes)
+{
+    if (!params)
+        return AMP_ERR_NULL_ARG;
+    return amp_st_parse_params(bytes, len, tiny_weights_table, 2, storage, storage_bytes, params, message,
+                               message_bytes);
+}
+
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int tiny_load_weights(const char *path, void *storage, size_t storage_bytes, tiny_params *params)
 {
     return tiny_load_weights_ex(path, storage, storage_bytes, params, NULL, 0);
@@ -74,6 +84,7 @@ int tiny_save_weights(const tiny_params *params, const char *path)
     }
     return amp_st_write(path, entries, 2);
 }
+#endif /* !AMPRT_NO_STDIO */
 
 #define TINY_PREPARED_MAGIC 0x846323eebf272549ull
 
@@ -224,6 +235,7 @@ void tiny_train_params(const tiny_train_state *s, tiny_params *params)
     params->fc_bias = s->fc_bias;
 }
 
+#if !defined(AMPRT_NO_STDIO) /* files: not in a runtime built without them (make BARE=1) */
 int tiny_save(const tiny_train_state *s, const char *path)
 {
     amp_st_entry entries[14];
@@ -424,6 +436,7 @@ int tiny_load(tiny_train_state *s, const char *path)
     amp_st_close(file);
     return rc;
 }
+#endif /* !AMPRT_NO_STDIO */
 
 size_t tiny_train_arena_bytes(const tiny_dims *dims)
 {

@@ -124,4 +124,6 @@ typedef struct amp_st_entry {
     const void *data; /* native byte order (the runtime assumes little-endian hosts) */
 } amp_st_entry;
 
+#if !defined(AMPRT_NO_STDIO) /* not in a runtime without files (make BARE=1) */
 int amp_st_write(const char *path, const amp_st_entry *tensors, int n);
+#endif

@@ -681,7 +681,7 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
     }
 }
 
-/* ---- small bf16 GEMMs (avx512bf16): one pass, epilogue from registers ------------ *
+/* ---- small bf16 GEMMs (avx512bf16): one pass, epilogue per tile ----------------- *
  *
  * A model's small layers (a 64-row batch through a 64 -> 128 -> 10
  * perceptron, forward and backward) spend more in the blocked driver's
@@ -691,9 +691,13 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
  * when K fits one k block, this path packs the same panels, runs the same
  * chain of vdpbf16ps per output element (units in k order from zero, so
  * the same f32 sum), and applies epi's arithmetic (alpha product, beta C
- * term, bias, one rounding to bf16) to the accumulators in registers; the
- * tile shape, picked to waste the fewest rows and columns (8 or 12 rows x
- * 32 columns, 16 x 16 for N <= 16), changes no result.  So the output is
+ * term, bias, one rounding to bf16) to each tile's sums as the tile
+ * ends, while they are in L1 (the kernel stores them; the epilogue of
+ * the entry's kind reads them back: one copy of each epilogue rather
+ * than one per tile shape and kind, which made the tiles 250 KB, all
+ * linked into any program multiplying bf16); the tile shape, picked to
+ * waste the fewest rows and columns (8 or 12 rows x 32 columns, 16 x 16
+ * for N <= 16), changes no result.  So the output is
  * bit for bit the blocked driver's, on any thread count.  Everything else
  * (K > 512, addbmm's summed batches, a strided C, larger products) goes
  * to amp_fast_gemm.
@@ -713,16 +717,28 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
 #define SMALL_B_UNITS 8192                  /* all of packed B: 32 KB of stack */
 #define SMALL_MR_MAX 16
 
-typedef struct {
+/* What a tile's epilogue does after the rounding: nothing; relu, as the
+ * relu kernel would after the product (linear_relu); or +0 where y <= 0,
+ * as relu_backward would (gemm_relu_backward).  Each kind is a function
+ * of its own (small_epilogue_plain, _relu, _rbw) that the public entry
+ * passes down, so a program links only the kinds of the entries it calls
+ * (docs/runtime.md, "Small binaries"). */
+enum { EPI_PLAIN, EPI_RELU, EPI_RELU_BACKWARD };
+
+typedef struct small_epi small_epi;
+/* The epilogue of a tile's first `rows` rows, their sums at acc[i * nv + v]. */
+typedef void (*small_epilogue_fn)(const small_epi *e, const __m512 *acc, int rows, int nv);
+
+struct small_epi {
     char *y;                /* the tile's top-left output element */
     size_t y_rs;            /* bytes between output rows */
     const char *c, *bias;   /* the same element of C, and of bias (NULL: none) */
     size_t c_rs;
     float alpha, beta;
     __mmask16 m0, m1;       /* columns of the tile's first and second 16 */
-    const char *mask;       /* gemm_relu_backward: the same element of y */
-    size_t mask_rs;
-} small_epi;
+    const char *mask;       /* gemm_relu_backward: the same element of y (mask_rs is y_rs) */
+    small_epilogue_fn fn;   /* the kind's epilogue */
+};
 
 /* relu on 16 bf16 values' bits, as the relu kernel does it: +0 where the
  * value is negative (sign set, magnitude in (0, inf]), else the value. */
@@ -747,12 +763,6 @@ AVX512BF16_TARGET static inline __m256i relu_round16_bf16(__m512 v)
     return (__m256i)_mm512_cvtneps_pbh(_mm512_max_ps(_mm512_setzero_ps(), v));
 }
 
-/* What the epilogue does after the rounding (a constant per kernel: the
- * kernels come in each kind, so that none grows): nothing; relu, as the
- * relu kernel would after the product (linear_relu); or +0 where y <= 0,
- * as relu_backward would (gemm_relu_backward). */
-enum { EPI_PLAIN, EPI_RELU, EPI_RELU_BACKWARD };
-
 /* gemm_relu_backward's lanes to keep: relu_backward's x <= 0 ? 0 : dy, as
  * f32, keeps the lanes where y (16 bf16 at yp, those of m) is > 0 or NaN. */
 AVX512BF16_TARGET static inline __mmask16 relu_backward_keep(const char *yp, __mmask16 m)
@@ -763,212 +773,146 @@ AVX512BF16_TARGET static inline __mmask16 relu_backward_keep(const char *yp, __m
     return _mm512_cmp_ps_mask(yf, _mm512_setzero_ps(), _CMP_NLE_UQ);
 }
 
-/* epi's arithmetic on one row's 16 columns held in a register, then the
- * kernel's kind of epilogue. */
-AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_store(const small_epi *e, int i, int v, __m512 acc, int kind)
-{
-    const __mmask16 m = v ? e->m1 : e->m0;
-    if (e->alpha != 1.0f)
-        acc = _mm512_mul_ps(_mm512_set1_ps(e->alpha), acc);
-    if (e->c != NULL)
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(e->beta),
-                                               load16(AMP_BF16, e->c + (size_t)i * e->c_rs + (size_t)v * 32, m)));
-    if (e->bias != NULL)
-        acc = _mm512_add_ps(acc, load16(AMP_BF16, e->bias + (size_t)v * 32, m));
-    if (kind != EPI_PLAIN) {
-        __m256i h;
-        char *y = e->y + (size_t)i * e->y_rs + (size_t)v * 32;
-        if (kind == EPI_RELU)
-            h = relu_round16_bf16(acc);
-        else
-            h = _mm256_maskz_mov_epi16(relu_backward_keep(e->mask + (size_t)i * e->mask_rs + (size_t)v * 32, m),
-                                       round16_bf16(acc));
-        store_bf16_lanes(y, m, h);
-        return;
-    }
-    store16_bf16(e->y + (size_t)i * e->y_rs + (size_t)v * 32, m, acc);
-}
-
-/* The common tile - alpha 1, no C term - after its bias is in the sums
- * and none of them is subnormal: vcvtneps2bf16 alone rounds as
- * round16_bf16 would, so each vector is the kind's few instructions and
- * a store.  small_store above re-reads epi for every vector (its stores
- * through char * may alias it) and tests each vector for subnormals on
- * its own; for a 64-wide K that was a third of the tile's time. */
-AVX512BF16_TARGET static AMP_ALWAYS_INLINE void fast_store(char *y, const char *yp, __mmask16 m, __m512 acc,
-                                                           int kind)
+/* One vector of a tile: its sum s (epi's arithmetic applied) rounded to
+ * bf16 (round16_bf16 tests it for subnormal lanes), the kind's step, and
+ * the store of the lanes m at y (yp: gemm_relu_backward's y there). */
+AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_out(char *y, const char *yp, __mmask16 m, __m512 s, int kind)
 {
     __m256i h;
     if (kind == EPI_RELU)
-        h = (__m256i)_mm512_cvtneps_pbh(_mm512_max_ps(_mm512_setzero_ps(), acc));
+        h = relu_round16_bf16(s);
     else if (kind == EPI_RELU_BACKWARD)
-        h = _mm256_maskz_mov_epi16(relu_backward_keep(yp, m), (__m256i)_mm512_cvtneps_pbh(acc));
+        h = _mm256_maskz_mov_epi16(relu_backward_keep(yp, m), round16_bf16(s));
     else
-        h = (__m256i)_mm512_cvtneps_pbh(acc);
+        h = round16_bf16(s);
     store_bf16_lanes(y, m, h);
 }
 
-#define S_DECL2(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
-#define S_DECL1(i) __m512 c##i##a = _mm512_setzero_ps();
-#define S_STEP2(i)                                                                                \
-    av = _mm512_set1_epi32((int)pa[i]);                                                           \
-    c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);                              \
-    c##i##b = _mm512_dpbf16_ps(c##i##b, (__m512bh)av, (__m512bh)b1);
-#define S_STEP1(i)                                                                                \
-    av = _mm512_set1_epi32((int)pa[i]);                                                           \
-    c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
-#define S_EPI2(i)                                                                                 \
-    if (i < rows) {                                                                               \
-        small_store(e, i, 0, c##i##a, kind);                                                      \
-        if (e->m1)                                                                                \
-            small_store(e, i, 1, c##i##b, kind);                                                  \
+/* epi's arithmetic (alpha product, beta C term, bias, one rounding to
+ * bf16) on a tile's sums, NV vectors a row, then the kind's step, row by
+ * row from the sums the kernel left in memory: for the common tile
+ * (alpha 1, no C) a bias add, the rounding and the kind's few
+ * instructions per vector.  The fields are read once into locals (the
+ * stores through char * may alias *e). */
+AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_epilogue(const small_epi *e, const __m512 *acc, int rows,
+                                                               const int NV, const int kind)
+{
+    char *y = e->y;
+    const char *yp = kind == EPI_RELU_BACKWARD ? e->mask : e->y, *c = e->c;
+    const size_t y_rs = e->y_rs, c_rs = e->c_rs;
+    const __mmask16 m0 = e->m0, m1 = e->m1;
+    const float alpha = e->alpha;
+    const int add_bias = e->bias != NULL; /* not +0: that would turn a -0 sum into +0 */
+    __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
+    if (add_bias) {
+        bias0 = load16(AMP_BF16, e->bias, m0);
+        if (NV == 2)
+            bias1 = load16(AMP_BF16, e->bias + 32, m1);
     }
-#define S_EPI1(i)                                                                                 \
-    if (i < rows)                                                                                 \
-        small_store(e, i, 0, c##i##a, kind);
-
-#define F_BIAS2(i)                                                                                \
-    if (i < rows) {                                                                               \
-        c##i##a = _mm512_add_ps(c##i##a, bias0);                                                  \
-        c##i##b = _mm512_add_ps(c##i##b, bias1);                                                  \
+    if (alpha == 1.0f && c == NULL) {
+        for (int i = 0; i < rows; i++, acc += NV, y += y_rs, yp += y_rs) {
+            small_out(y, yp, m0, add_bias ? _mm512_add_ps(acc[0], bias0) : acc[0], kind);
+            if (NV == 2)
+                small_out(y + 32, yp + 32, m1, add_bias ? _mm512_add_ps(acc[1], bias1) : acc[1], kind);
+        }
+        return;
     }
-#define F_BIAS1(i)                                                                                \
-    if (i < rows)                                                                                 \
-        c##i##a = _mm512_add_ps(c##i##a, bias0);
-#define F_DEN2(i)                                                                                 \
-    if (i < rows)                                                                                 \
-        den |= subnormal_lanes(c##i##a) | subnormal_lanes(c##i##b);
-#define F_DEN1(i)                                                                                 \
-    if (i < rows)                                                                                 \
-        den |= subnormal_lanes(c##i##a);
-#define F_ST2(i)                                                                                  \
-    if (i < rows) {                                                                               \
-        fast_store(fy + (size_t)i * fy_rs, fm + (size_t)i * fy_rs, m0, c##i##a, kind);              \
-        fast_store(fy + (size_t)i * fy_rs + 32, fm + (size_t)i * fy_rs + 32, m1, c##i##b, kind);    \
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(e->beta);
+    for (int i = 0; i < rows; i++, acc += NV, y += y_rs, yp += y_rs) {
+        for (int v = 0; v < NV; v++) {
+            const __mmask16 m = v ? m1 : m0;
+            __m512 s = acc[v];
+            if (alpha != 1.0f)
+                s = _mm512_mul_ps(va, s);
+            if (c != NULL)
+                s = _mm512_add_ps(s, _mm512_mul_ps(vb, load16(AMP_BF16, c + (size_t)i * c_rs + (size_t)v * 32, m)));
+            if (add_bias)
+                s = _mm512_add_ps(s, v ? bias1 : bias0);
+            small_out(y + v * 32, yp + v * 32, m, s, kind);
+        }
     }
-#define F_ST1(i)                                                                                  \
-    if (i < rows)                                                                                 \
-        fast_store(fy + (size_t)i * fy_rs, fm + (size_t)i * fy_rs, m0, c##i##a, kind);
+}
 
-/* A tile's epilogue: the common tile (see fast_store) from locals, with
- * the bias loaded once for all its rows; any other, or a tile with a
- * subnormal sum, per vector through small_store (the bias, already
- * added, left out of its copy of epi). */
-#define SMALL_EPILOGUE(MRV, NV)                                                                   \
-    small_epi plain;                                                                              \
-    if (e->alpha == 1.0f && e->c == NULL) {                                                       \
-        char *const fy = e->y;                                                                    \
-        const char *const fm = kind == EPI_RELU_BACKWARD ? e->mask : e->y;                        \
-        const size_t fy_rs = e->y_rs; /* mask_rs is y_rs */                                       \
-        const __mmask16 m0 = e->m0, m1 = e->m1;                                                   \
-        __mmask16 den = 0;                                                                        \
-        (void)m1;                                                                                 \
-        if (e->bias != NULL) {                                                                    \
-            const __m512 bias0 = load16(AMP_BF16, e->bias, m0);                                   \
-            const __m512 bias1 = NV == 2 ? load16(AMP_BF16, e->bias + 32, m1) : bias0;            \
-            (void)bias1;                                                                          \
-            ROWS##MRV(F_BIAS##NV)                                                                 \
-        }                                                                                         \
-        ROWS##MRV(F_DEN##NV)                                                                      \
-        if (!den) {                                                                               \
-            ROWS##MRV(F_ST##NV)                                                                   \
-            return;                                                                               \
-        }                                                                                         \
-        plain = *e;                                                                               \
-        plain.bias = NULL;                                                                        \
-        e = &plain;                                                                               \
-    }                                                                                             \
-    ROWS##MRV(S_EPI##NV)
-
-#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define ROWS12(X) ROWS8(X) X(8) X(9) X(10) X(11)
-#define ROWS16(X) ROWS12(X) X(12) X(13) X(14) X(15)
-
-/* An MRV x 16 NV tile: A panel [u][MRV], B panel [u][16 NV], then the
- * epilogue of its first `rows` rows. */
-#define SMALL_KERNEL(MRV, NV, SUFFIX, KIND)                                                       \
-    AVX512BF16_TARGET static void small_##MRV##x##NV##SUFFIX(int64_t kcu, const uint32_t *pa,      \
-                                                             const uint32_t *pb, const small_epi *e, \
-                                                             int rows)                            \
+/* The kinds' epilogues, each for one and two vectors a row. */
+#define SMALL_EPILOGUE_OF(SUFFIX, KIND)                                                           \
+    AVX512BF16_TARGET static void small_epilogue_##SUFFIX(const small_epi *e, const __m512 *acc,  \
+                                                         int rows, int nv)                        \
     {                                                                                             \
-        const int kind = KIND;                                                                    \
-        ROWS##MRV(S_DECL##NV)                                                                     \
-        for (int64_t u = 0; u < kcu; u++) {                                                       \
-            __m512i b0 = _mm512_load_si512(pb), av;                                               \
-            __m512i b1 = NV == 2 ? _mm512_load_si512(pb + 16) : b0;                               \
-            (void)b1;                                                                             \
-            ROWS##MRV(S_STEP##NV)                                                                 \
-            pa += MRV;                                                                            \
-            pb += 16 * NV;                                                                        \
-        }                                                                                         \
-        SMALL_EPILOGUE(MRV, NV)                                                                   \
+        if (nv == 2)                                                                              \
+            small_epilogue(e, acc, rows, 2, KIND);                                                \
+        else                                                                                      \
+            small_epilogue(e, acc, rows, 1, KIND);                                                \
     }
-#define SMALL_KERNELS(SUFFIX, KIND)                                                               \
-    SMALL_KERNEL(12, 2, SUFFIX, KIND)                                                             \
-    SMALL_KERNEL(8, 2, SUFFIX, KIND)                                                              \
-    SMALL_KERNEL(12, 1, SUFFIX, KIND)                                                             \
-    SMALL_KERNEL(8, 1, SUFFIX, KIND)                                                              \
-    SMALL_KERNEL(16, 1, SUFFIX, KIND)
+SMALL_EPILOGUE_OF(plain, EPI_PLAIN)
+SMALL_EPILOGUE_OF(relu, EPI_RELU)
+SMALL_EPILOGUE_OF(rbw, EPI_RELU_BACKWARD)
 
-SMALL_KERNELS(, EPI_PLAIN)
-SMALL_KERNELS(_relu, EPI_RELU)
-SMALL_KERNELS(_rbw, EPI_RELU_BACKWARD)
-
-/* The same tiles reading A where it is: a row-major A with an even K (and
- * an even row stride) already holds each unit (row i, k pair u) as the
- * 32-bit word u of its row, the word its packed panel would hold, so the
- * panel copy is skipped (for 64 x 64 and 64 x 128 activations it cost a
- * quarter of their products).  Rows past `rows` read row 0 instead (their
- * sums are never stored). */
+/* A tile reads A through one pointer per row: unit u (the k pair 2u,
+ * 2u + 1) of row i is the 32-bit word at a + i * ars + u * aus.  Packed
+ * panels [u][MRV] are ars 1, aus MRV; a row-major A with an even K (and
+ * an even row stride) already holds each unit as the word u of its row,
+ * the word its packed panel would hold, so it is read where it is (ars
+ * the row stride in words, aus 1): for 64 x 64 and 64 x 128 activations
+ * the panel copy cost a quarter of their products.  Rows past `rows`
+ * read row 0 instead (their sums are never stored). */
 AVX512BF16_TARGET static inline uint32_t word_at(const uint32_t *p)
 {
     uint32_t w;
     memcpy(&w, p, sizeof w); /* a bf16 row need only be 2-byte aligned */
     return w;
 }
-#define D_ROW(i) const uint32_t *a##i = a + (size_t)(i < rows ? i : 0) * lda;
-#define D_STEP2(i)                                                                                \
-    av = _mm512_set1_epi32((int)word_at(a##i + u));                                               \
+#define S_DECL2(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+#define S_DECL1(i) __m512 c##i##a = _mm512_setzero_ps();
+#define S_ROW(i) const uint32_t *a##i = a + (size_t)(i < rows ? i : 0) * ars;
+#define S_STEP2(i)                                                                                \
+    av = _mm512_set1_epi32((int)word_at(a##i + off));                                             \
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);                              \
     c##i##b = _mm512_dpbf16_ps(c##i##b, (__m512bh)av, (__m512bh)b1);
-#define D_STEP1(i)                                                                                \
-    av = _mm512_set1_epi32((int)word_at(a##i + u));                                               \
+#define S_STEP1(i)                                                                                \
+    av = _mm512_set1_epi32((int)word_at(a##i + off));                                             \
     c##i##a = _mm512_dpbf16_ps(c##i##a, (__m512bh)av, (__m512bh)b0);
+#define S_SAVE2(i)                                                                                \
+    acc[2 * i] = c##i##a;                                                                         \
+    acc[2 * i + 1] = c##i##b;
+#define S_SAVE1(i) acc[i] = c##i##a;
 
-#define SMALL_KERNEL_DIRECT(MRV, NV, SUFFIX, KIND)                                                \
-    AVX512BF16_TARGET static void direct_##MRV##x##NV##SUFFIX(int64_t kcu, const uint32_t *a,      \
-                                                              size_t lda, const uint32_t *pb,     \
-                                                              const small_epi *e, int rows)       \
+#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROWS12(X) ROWS8(X) X(8) X(9) X(10) X(11)
+#define ROWS16(X) ROWS12(X) X(12) X(13) X(14) X(15)
+
+/* An MRV x 16 NV tile: the chain of vdpbf16ps per output element over
+ * B panel [u][16 NV], its sums then handed to e's epilogue in memory
+ * (one epilogue per kind for every shape, rather than each shape's copy
+ * of each kind's: the tiles were 250 KB that way, and every program
+ * multiplying bf16 linked them all). */
+#define SMALL_KERNEL(MRV, NV)                                                                     \
+    AVX512BF16_TARGET static void small_##MRV##x##NV(int64_t kcu, const uint32_t *a, size_t ars,   \
+                                                     size_t aus, const uint32_t *pb,              \
+                                                     const small_epi *e, int rows)                \
     {                                                                                             \
-        const int kind = KIND;                                                                    \
+        __m512 acc[MRV * NV];                                                                     \
+        size_t off = 0;                                                                           \
         ROWS##MRV(S_DECL##NV)                                                                     \
-        ROWS##MRV(D_ROW)                                                                          \
-        for (int64_t u = 0; u < kcu; u++) {                                                       \
+        ROWS##MRV(S_ROW)                                                                          \
+        for (int64_t u = 0; u < kcu; u++, off += aus) {                                           \
             __m512i b0 = _mm512_load_si512(pb), av;                                               \
             __m512i b1 = NV == 2 ? _mm512_load_si512(pb + 16) : b0;                               \
             (void)b1;                                                                             \
-            ROWS##MRV(D_STEP##NV)                                                                 \
+            ROWS##MRV(S_STEP##NV)                                                                 \
             pb += 16 * NV;                                                                        \
         }                                                                                         \
-        SMALL_EPILOGUE(MRV, NV)                                                                   \
+        ROWS##MRV(S_SAVE##NV)                                                                     \
+        e->fn(e, acc, rows, NV);                                                                  \
     }
-#define SMALL_KERNELS_DIRECT(SUFFIX, KIND)                                                        \
-    SMALL_KERNEL_DIRECT(12, 2, SUFFIX, KIND)                                                      \
-    SMALL_KERNEL_DIRECT(8, 2, SUFFIX, KIND)                                                       \
-    SMALL_KERNEL_DIRECT(12, 1, SUFFIX, KIND)                                                      \
-    SMALL_KERNEL_DIRECT(8, 1, SUFFIX, KIND)                                                       \
-    SMALL_KERNEL_DIRECT(16, 1, SUFFIX, KIND)
+SMALL_KERNEL(12, 2)
+SMALL_KERNEL(8, 2)
+SMALL_KERNEL(12, 1)
+SMALL_KERNEL(8, 1)
+SMALL_KERNEL(16, 1)
 
-SMALL_KERNELS_DIRECT(, EPI_PLAIN)
-SMALL_KERNELS_DIRECT(_relu, EPI_RELU)
-SMALL_KERNELS_DIRECT(_rbw, EPI_RELU_BACKWARD)
+typedef void (*small_fn)(int64_t, const uint32_t *, size_t, size_t, const uint32_t *, const small_epi *, int);
 
-typedef void (*small_fn)(int64_t, const uint32_t *, const uint32_t *, const small_epi *, int);
-typedef void (*direct_fn)(int64_t, const uint32_t *, size_t, const uint32_t *, const small_epi *, int);
-
-/* y = alpha A B + beta C + bias as amp_fast_gemm with kernel_bf16 computes
- * it, when the problem is small (see above); returns 0, doing nothing,
- * otherwise. */
+/* One small product's state, shared by the tasks of a split one. */
 typedef struct {
     const amp_gemm_desc *d;
     const uint16_t *abase, *c, *bias, *mask;
@@ -976,10 +920,11 @@ typedef struct {
     uint32_t *pb; /* packed B (small_pack_b writes it) */
     int64_t ob, kcu, npanels, mr, ntiles;
     int add_c;
-    small_fn wide_k, last_k;
-    direct_fn wide_d, last_d; /* A read in place (NULL: packed) */
+    small_fn wide, last; /* the tile of every panel but the last, and of the last */
+    small_epilogue_fn fn;
+    int direct;          /* A read in place (else packed per row tile) */
     int narrow;
-    const uint16_t *bbase;    /* batch ob's B */
+    const uint16_t *bbase; /* batch ob's B */
 } small_job;
 
 /* Panels [p0, p1) of batch j->ob's B packed into j->pb. */
@@ -988,14 +933,15 @@ AVX512BF16_TARGET static void small_pack_b(const small_job *j, int64_t p0, int64
     const amp_gemm_desc *d = j->d;
     for (int64_t p = p0; p < p1; p++) {
         const int64_t j0 = p * 32, cols = d->N - j0 < 32 ? d->N - j0 : 32;
-        const int W = p == j->npanels - 1 && j->last_k != j->wide_k ? 16 : j->narrow ? 16 : 32;
+        const int W = p == j->npanels - 1 && j->last != j->wide ? 16 : j->narrow ? 16 : 32;
         pack_bf16_panel(j->bbase + j0 * d->b_stride[2], d->b_stride[2], d->b_stride[1], (int)cols, d->K,
                         j->pb + p * j->kcu * 32, W);
     }
 }
 
 /* Row tiles [t0, t1) of output batch j->ob over panels [p0, p1): each
- * tile's A panel packed, then its tiles across those panels. */
+ * tile's A panel packed (unless A is read in place), then its tiles
+ * across those panels. */
 AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_t t1, int64_t p0, int64_t p1)
 {
     uint32_t pa[SMALL_MR_MAX * AMP_GEMM_KCU_MAX] __attribute__((aligned(64)));
@@ -1005,8 +951,15 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
         const int64_t i0 = t * j->mr;
         const int rows = (int)(d->M - i0 < j->mr ? d->M - i0 : j->mr);
         const uint16_t *arow = j->abase + i0 * d->a_stride[1];
-        if (j->wide_d == NULL)
+        const uint32_t *a = pa;
+        size_t ars = 1, aus = (size_t)j->mr;
+        if (j->direct) {
+            a = (const uint32_t *)(const void *)arow;
+            ars = (size_t)d->a_stride[1] / 2;
+            aus = 1;
+        } else {
             pack_bf16_panel(arow, d->a_stride[1], d->a_stride[2], rows, d->K, pa, (int)j->mr);
+        }
         for (int64_t p = p0; p < p1; p++) {
             const int64_t j0 = p * 32, cols = d->N - j0 < 32 ? d->N - j0 : 32;
             small_epi e;
@@ -1020,13 +973,8 @@ AVX512BF16_TARGET static void small_tiles(const small_job *j, int64_t t0, int64_
             e.m0 = (__mmask16)(cols >= 16 ? 0xffff : (1u << cols) - 1);
             e.m1 = (__mmask16)(cols >= 32 ? 0xffff : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
             e.mask = j->mask != NULL ? (const char *)(j->mask + (j->ob * d->M + i0) * d->N + j0) : NULL;
-            e.mask_rs = e.y_rs;
-            if (j->wide_d != NULL)
-                (p == j->npanels - 1 ? j->last_d : j->wide_d)(j->kcu, (const uint32_t *)(const void *)arow,
-                                                              (size_t)d->a_stride[1] / 2, j->pb + p * j->kcu * 32,
-                                                              &e, rows);
-            else
-                (p == j->npanels - 1 ? j->last_k : j->wide_k)(j->kcu, pa, j->pb + p * j->kcu * 32, &e, rows);
+            e.fn = j->fn;
+            (p == j->npanels - 1 ? j->last : j->wide)(j->kcu, a, ars, aus, j->pb + p * j->kcu * 32, &e, rows);
         }
     }
 }
@@ -1037,7 +985,7 @@ AVX512BF16_TARGET static void small_half_task(void *ctx, int64_t task, int slot)
 {
     const small_job *j = ctx;
     (void)slot;
-    if (j->wide_d != NULL && j->npanels >= 2) {
+    if (j->direct && j->npanels >= 2) {
         const int64_t half = (j->npanels + 1) / 2, p0 = task ? half : 0, p1 = task ? j->npanels : half;
         small_pack_b(j, p0, p1);
         small_tiles(j, 0, j->ntiles, p0, p1);
@@ -1135,8 +1083,8 @@ static void split_record(split_stat *st, int two, uint64_t cycles)
  * hand-over to a second core costs about what it saves; from there on
  * two threads when that has measured cheaper (split_choose). */
 AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint16_t *a, const uint16_t *b,
-                                             const uint16_t *c, const uint16_t *bias, int kind, const uint16_t *mask,
-                                             uint16_t *y)
+                                             const uint16_t *c, const uint16_t *bias, small_epilogue_fn fn,
+                                             const uint16_t *mask, uint16_t *y)
 {
     uint32_t pb[SMALL_B_UNITS] __attribute__((aligned(64)));
     const int64_t out_batches = d->sum_batch ? 1 : d->batch;
@@ -1166,18 +1114,8 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
     narrow = d->N <= 16;
     j.narrow = narrow;
     {
-        /* [kind][shape]: 16x1, 8x2, 12x2, 8x1, 12x1 */
-        static const small_fn packed[3][5] = { { small_16x1, small_8x2, small_12x2, small_8x1, small_12x1 },
-                                               { small_16x1_relu, small_8x2_relu, small_12x2_relu, small_8x1_relu,
-                                                 small_12x1_relu },
-                                               { small_16x1_rbw, small_8x2_rbw, small_12x2_rbw, small_8x1_rbw,
-                                                 small_12x1_rbw } };
-        static const direct_fn direct[3][5] = { { direct_16x1, direct_8x2, direct_12x2, direct_8x1, direct_12x1 },
-                                                { direct_16x1_relu, direct_8x2_relu, direct_12x2_relu,
-                                                  direct_8x1_relu, direct_12x1_relu },
-                                                { direct_16x1_rbw, direct_8x2_rbw, direct_12x2_rbw,
-                                                  direct_8x1_rbw, direct_12x1_rbw } };
-        const int r = kind;
+        /* the shapes: 16x1, 8x2, 12x2, 8x1, 12x1 */
+        static const small_fn shapes[5] = { small_16x1, small_8x2, small_12x2, small_8x1, small_12x1 };
         int wide, last;
         if (narrow) {
             j.mr = 16;
@@ -1187,24 +1125,22 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
             wide = j.mr == 8 ? 1 : 2;
             last = d->N - (j.npanels - 1) * 32 <= 16 ? wide + 2 : wide;
         }
-        j.wide_k = packed[r][wide];
-        j.last_k = packed[r][last];
-        j.wide_d = direct[r][wide];
-        j.last_d = direct[r][last];
+        j.wide = shapes[wide];
+        j.last = shapes[last];
     }
-    if (d->a_stride[2] != 1 || d->K % 2 != 0 || d->a_stride[1] % 2 != 0)
-        j.wide_d = j.last_d = NULL; /* A is packed */
+    j.fn = fn;
+    j.direct = d->a_stride[2] == 1 && d->K % 2 == 0 && d->a_stride[1] % 2 == 0;
     j.ntiles = (d->M + j.mr - 1) / j.mr;
     /* two threads: enough work for each, and two halves to give them */
     const int splittable = flops / (double)out_batches >= SMALL_SPLIT_FLOPS && amp_get_threads() > 1 &&
-                           ((j.wide_d != NULL && j.npanels >= 2) || j.ntiles >= 2);
+                           ((j.direct && j.npanels >= 2) || j.ntiles >= 2);
     split_stat *st = NULL;
     int split = 0, record = 0;
     uint64_t t0 = 0;
     if (splittable) {
         /* the shape (collisions only share a measurement) */
         st = split_stat_of((uint64_t)d->M | (uint64_t)d->N << 20 | (uint64_t)d->K << 40 |
-                           (uint64_t)(j.wide_d != NULL) << 62 | (uint64_t)(out_batches > 1) << 63);
+                           (uint64_t)j.direct << 62 | (uint64_t)(out_batches > 1) << 63);
         split = split_choose(st, &record);
         t0 = __rdtsc();
     }
@@ -1214,7 +1150,7 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
         j.ob = ob;
         j.abase = a + bi * d->a_stride[0];
         if (split) {
-            if (j.wide_d == NULL || j.npanels < 2)
+            if (!j.direct || j.npanels < 2)
                 small_pack_b(&j, 0, j.npanels);
             /* the pool busy with another of the program's threads: both
              * halves here rather than wait for it */
@@ -1269,25 +1205,25 @@ ISA_GEMM_ENTRIES(avx512bf16, bf16, &kernel_bf16, &kernel_bf16_products)
 static void avx512bf16s_gemm_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b, const amp_bf16 *c,
                                   amp_bf16 *y)
 {
-    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL, EPI_PLAIN, NULL,
-                         (uint16_t *)y))
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, (const uint16_t *)c, NULL,
+                         small_epilogue_plain, NULL, (uint16_t *)y))
         avx512bf16_gemm_bf16(d, a, b, c, y);
 }
 
-/* y = x w^T + bias through small_gemm_bf16 with the epilogue `kind`: 0
+/* y = x w^T + bias through small_gemm_bf16 with the epilogue fn: 0
  * when the product is not small (nothing done). */
 static int small_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
-                             const amp_bf16 *bias, int kind, amp_bf16 *y)
+                             const amp_bf16 *bias, small_epilogue_fn fn, amp_bf16 *y)
 {
     amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    return small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, kind, NULL,
+    return small_gemm_bf16(&d, (const uint16_t *)x, (const uint16_t *)w, NULL, (const uint16_t *)bias, fn, NULL,
                            (uint16_t *)y);
 }
 
 static void avx512bf16s_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
                                     const amp_bf16 *bias, amp_bf16 *y)
 {
-    if (!small_linear_bf16(M, N, K, x, w, bias, EPI_PLAIN, y))
+    if (!small_linear_bf16(M, N, K, x, w, bias, small_epilogue_plain, y))
         avx512bf16_linear_bf16(M, N, K, x, w, bias, y);
 }
 
@@ -1296,7 +1232,7 @@ static void avx512bf16s_linear_bf16(int64_t M, int64_t N, int64_t K, const amp_b
 static void avx512bf16s_gemm_relu_backward_bf16(const amp_gemm_desc *d, const amp_bf16 *a, const amp_bf16 *b,
                                                 const amp_bf16 *y, amp_bf16 *dx)
 {
-    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, EPI_RELU_BACKWARD,
+    if (!small_gemm_bf16(d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, small_epilogue_rbw,
                          (const uint16_t *)y, (uint16_t *)dx))
         avx512bf16_gemm_relu_backward_bf16(d, a, b, y, dx);
 }
@@ -1306,7 +1242,7 @@ static void avx512bf16s_gemm_relu_backward_bf16(const amp_gemm_desc *d, const am
 static void avx512bf16s_linear_relu_bf16(int64_t M, int64_t N, int64_t K, const amp_bf16 *x, const amp_bf16 *w,
                                          const amp_bf16 *bias, amp_bf16 *y)
 {
-    if (!small_linear_bf16(M, N, K, x, w, bias, EPI_RELU, y))
+    if (!small_linear_bf16(M, N, K, x, w, bias, small_epilogue_relu, y))
         avx512bf16_linear_relu_bf16(M, N, K, x, w, bias, y);
 }
 
@@ -1314,7 +1250,8 @@ static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t
                                     int64_t a_batch_stride, const amp_bf16 *b, int64_t b_batch_stride, amp_bf16 *c)
 {
     amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 }, { 0, 0, 0 }, 1.0, 0.0, 0 };
-    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, EPI_PLAIN, NULL, (uint16_t *)c))
+    if (!small_gemm_bf16(&d, (const uint16_t *)a, (const uint16_t *)b, NULL, NULL, small_epilogue_plain, NULL,
+                         (uint16_t *)c))
         avx512bf16_matmul_bf16(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);
 }
 
