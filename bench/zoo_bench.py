@@ -36,8 +36,9 @@ Prints a row per case (medians over the rounds, the faster configuration,
 ratio = ampc / best PyTorch time, speedup = its inverse, the ratio of the
 best rounds, the vCPU round trips), then the geometric mean of the
 speedups over the inference cases and over the training cases, as the
-seed's table gives Dynamo's over lazy tensors; --csv writes the rows in
-bench/torch_models.py's CSV format.
+seed's table gives Dynamo's over lazy tensors, against the targets
+(GEOMEAN_TARGETS), and the cases where ampc was slower than the best
+PyTorch; --csv writes the rows in bench/torch_models.py's CSV format.
 """
 import math
 import os
@@ -60,6 +61,9 @@ import zoo_models  # noqa: E402
 
 # (mode, batch, calls per timing)
 CASES = [("infer", 1, 5), ("infer", 8, 3), ("train", 8, 3)]
+# issue 29's targets per kernel-set family: geomean speedup over the best
+# PyTorch, inference and training; and no case slower than it
+GEOMEAN_TARGETS = {"avx512": (2.0, 1.3), "avx2": (1.3, 1.1)}
 EXPORT_TIMEOUT = 1200
 COMPILE_TIMEOUT = 1800
 
@@ -189,6 +193,20 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def summary(isa, speedups, slower):
+    """the closing lines: the geomean speedups against the targets of the
+    kernel set's family, and the cases where ampc was slower"""
+    inf, tr = speedups.get("infer", []), speedups.get("train", [])
+    want_inf, want_tr = GEOMEAN_TARGETS["avx2" if isa == "avx2" else "avx512"]
+    g_inf, g_tr = geomean(inf), geomean(tr)
+    return (f"== geomean speedup over the best PyTorch (kernel set {isa}): inference {g_inf:.2f}x "
+            f"({len(inf)} cases; batch 1 {geomean(speedups.get(('infer', 1), [])):.2f}x, "
+            f"batch 8 {geomean(speedups.get(('infer', 8), [])):.2f}x; target >= {want_inf}x: "
+            f"{'met' if g_inf >= want_inf else 'NOT met'}), training {g_tr:.2f}x ({len(tr)} cases; target >= "
+            f"{want_tr}x: {'met' if g_tr >= want_tr else 'NOT met'})\n"
+            f"== slower than the best PyTorch: {', '.join(slower) if slower else 'no case'}")
+
+
 def usage():
     sys.exit(__doc__)
 
@@ -237,7 +255,7 @@ def main(argv):
           flush=True)
     header = (f"{'model':16} {'case':5} {'N':>2} {'ampc ms':>9} {'f32 ms':>9} {'bf16 ms':>9} {'best':>4} "
               f"{'ratio':>6} {'speedup':>7}  {'best rounds':>11}  {'vCPU round trip ns':18}")
-    isa, unavailable, rows, speedups = None, {}, [], {}
+    isa, unavailable, rows, speedups, slower = None, {}, [], {}, []
 
     def announce(ran):
         nonlocal isa
@@ -265,14 +283,13 @@ def main(argv):
             trip = f"{min(trips):.0f}-{max(trips):.0f}" if trips else "-"
             print(f"{name:16} {mode:5} {batch:2} {a:9.4g} {shown['f32']} {shown['bf16']} {best:>4} {ratio:6.3f} "
                   f"{1 / ratio:7.2f}  {min(mine) / min(theirs[best]):11.3f}  {trip:18}", flush=True)
+            if ratio > 1:
+                slower.append(f"{name} {mode} {batch}")
             speedups.setdefault(mode, []).append(1 / ratio)
             speedups.setdefault((mode, batch), []).append(1 / ratio)
             rows.append(torch_models.csv_row(isa, name, mode, batch, a, med, best, ratio))
         del side
-    inf, tr = speedups.get("infer", []), speedups.get("train", [])
-    print(f"== geomean speedup over the best PyTorch (kernel set {isa}): inference {geomean(inf):.2f}x "
-          f"({len(inf)} cases; batch 1 {geomean(speedups.get(('infer', 1), [])):.2f}x, "
-          f"batch 8 {geomean(speedups.get(('infer', 8), [])):.2f}x), training {geomean(tr):.2f}x ({len(tr)} cases)")
+    print(summary(isa, speedups, slower))
     if csv_path:
         torch_models.write_csv(csv_path, rows)
     for name, e in failures.items():
