@@ -307,13 +307,14 @@ def csv_row(isa, name, mode, batch, a, med, best, ratio):
             best, f"{ratio:.4f}"]
 
 
-def write_csv(path, rows):
+def write_csv(path, rows, quiet=False):
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_HEADER)
         w.writerows(rows)
-    print(f"results as CSV: {path}")
+    if not quiet:
+        print(f"results as CSV: {path}")
 
 
 def main():

@@ -303,10 +303,13 @@ def main(argv):
             speedups.setdefault(mode, []).append(1 / ratio)
             speedups.setdefault((mode, batch), []).append(1 / ratio)
             rows.append(torch_models.csv_row(isa, name, mode, batch, a, med, best, ratio))
+            if csv_path:
+                # after every case: a long run stopped part-way keeps what it measured
+                torch_models.write_csv(csv_path, rows, quiet=True)
         del side
     print(summary(isa, speedups, slower))
     if csv_path:
-        torch_models.write_csv(csv_path, rows)
+        print(f"results as CSV: {csv_path}")
     for name, e in failures.items():
         print(f"== {name}: {e.step} failed:\n    " + e.message.replace("\n", "\n    ") +
               "\n  reproduce: " + " ".join(shlex.quote(str(w)) for w in e.cmd))
