@@ -189,6 +189,28 @@ def torch_step(name, mode, model, opt, x, y, dtype):
     opt.step()
 
 
+def time_calls(step, calls):
+    """The median ms of `calls` timed calls of step(), after untimed ones: at
+    least 2 calls and 20 ms of them, as bench/model_bench.c warms up; after
+    a call slower than SLOW_MS, no more warm-up, and only the calls that fit
+    in 3 s are timed (at least one), as model_bench.c does too."""
+    start, warm = time.perf_counter(), 0
+    while warm < 2 or time.perf_counter() - start < 0.020:
+        t0 = time.perf_counter()
+        step()
+        warm += 1
+        first = (time.perf_counter() - t0) * 1e3
+        if first > SLOW_MS:
+            calls = max(1, min(calls, int(3000.0 / first)))
+            break
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
 def torch_time(name, mode, batch, calls, dtype):
     torch.set_num_threads(THREADS)
     model = make_model(name)
@@ -198,33 +220,23 @@ def torch_time(name, mode, batch, calls, dtype):
         lr = 0.1 if name == "digits_mlp" else 0.01
         opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     x, y = inputs(name, batch)
-    # at least 2 calls and 20 ms of them, as bench/model_bench.c warms up;
-    # a call slower than SLOW_MS: one warm-up call, and calls timed until
-    # 3 s have gone (at least one)
-    start, warm, first = time.perf_counter(), 0, None
-    while warm < 2 or time.perf_counter() - start < 0.020:
-        t0 = time.perf_counter()
-        torch_step(name, mode, model, opt, x, y, dtype)
-        warm += 1
-        first = (time.perf_counter() - t0) * 1e3
-        if first > SLOW_MS:
-            calls = max(1, min(calls, int(3000.0 / first)))
-            break
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        torch_step(name, mode, model, opt, x, y, dtype)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return time_calls(lambda: torch_step(name, mode, model, opt, x, y, dtype), calls)
+
+
+def run_model_bench(exe, weights, mode, batch, calls):
+    """(median ms, kernel set) of one run of a model_bench binary, on
+    THREADS threads."""
+    env = dict(os.environ, AMPRT_THREADS=str(THREADS))
+    out = subprocess.run([exe, weights, mode, str(batch), str(calls)], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    w = out.split()
+    return float(w[3]), w[5]
 
 
 def ampc_time(d, name, mode, batch, calls):
     """(median ms, kernel set) of one model_bench run."""
-    env = dict(os.environ, AMPRT_THREADS=str(THREADS))
-    out = subprocess.run([os.path.join(d, name, "model_bench"), os.path.join(d, MODELS[name][0] + ".safetensors"),
-                          mode, str(batch), str(calls)], env=env, check=True, capture_output=True, text=True).stdout
-    w = out.split()
-    return float(w[3]), w[5]
+    return run_model_bench(os.path.join(d, name, "model_bench"), os.path.join(d, MODELS[name][0] + ".safetensors"),
+                           mode, batch, calls)
 
 
 def vcpu_round_trip(d):
@@ -235,6 +247,74 @@ def vcpu_round_trip(d):
         return None
     out = subprocess.run([probe], check=True, capture_output=True, text=True).stdout
     return float(out.split()[1])
+
+
+def alternate(d, rounds, ampc_run, torch_run, unavailable, announce):
+    """ROUNDS alternating rounds of one case: ampc_run() -> (ms, kernel set),
+    then torch_run(dtype) -> ms for each of TORCH_CONFIGS but those in
+    `unavailable` (a configuration that raises RuntimeError joins it, with
+    its message); announce(kernel set) after each ampc run.  Returns ampc's
+    times, {configuration: times} and the vCPU round trips (ns)."""
+    mine, trips = [], []
+    theirs = {cfg: [] for cfg, _ in TORCH_CONFIGS}
+    for _ in range(rounds):
+        # a pause before each side: PyTorch's idle threads may still
+        # spin for a while after its last call, on the CPUs ampc's
+        # threads then need (the digits step, 200 calls of 12 us, fits
+        # in that window)
+        time.sleep(PAUSE)
+        # how far apart the CPUs are as the round starts: on a shared
+        # virtual machine, spells of 600 ns and more are those in which
+        # two-thread kernels slow down (docs/benchmarks.md)
+        rt = vcpu_round_trip(d)
+        if rt is not None:
+            trips.append(rt)
+        ms, ran = ampc_run()
+        mine.append(ms)
+        announce(ran)
+        for cfg, dtype in TORCH_CONFIGS:
+            if cfg in unavailable:
+                continue
+            time.sleep(PAUSE)
+            try:
+                theirs[cfg].append(torch_run(dtype))
+            except RuntimeError as e:
+                # oneDNN held to AVX2 (DNNL_MAX_CPU_ISA) has no bf16
+                # primitives, while PyTorch, seeing an AVX-512 CPU,
+                # still asks it for them; on a real AVX2 CPU PyTorch
+                # takes its own slow bf16 path instead
+                unavailable[cfg] = str(e).splitlines()[0]
+                print(f"PyTorch {cfg}: not available here ({unavailable[cfg]}); left out", flush=True)
+    return mine, theirs, trips
+
+
+def summarize(mine, theirs):
+    """(ampc's median over the rounds, {configuration: median, inf where it
+    never ran}, the faster configuration, ampc / its median)"""
+    a = statistics.median(mine)
+    med = {cfg: statistics.median(v) if v else float("inf") for cfg, v in theirs.items()}
+    best = min(med, key=med.get)
+    return a, med, best, a / med[best]
+
+
+CSV_HEADER = ["cpu", "kernel_set", "case", "mode", "batch", "ampc_ms", "torch_f32_ms", "torch_bf16_ms", "best", "ratio"]
+
+
+def csv_row(isa, name, mode, batch, a, med, best, ratio):
+    """one case as a CSV_HEADER row (an unavailable configuration's time empty)"""
+    csv_ms = {cfg: f"{m:.6g}" if m != float("inf") else "" for cfg, m in med.items()}
+    return [torch_env.cpu_name().replace(",", " "), isa, name, mode, batch, f"{a:.6g}", csv_ms["f32"], csv_ms["bf16"],
+            best, f"{ratio:.4f}"]
+
+
+def write_csv(path, rows, quiet=False):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_HEADER)
+        w.writerows(rows)
+    if not quiet:
+        print(f"results as CSV: {path}")
 
 
 def main():
@@ -262,45 +342,19 @@ def main():
               f"{'target':14} {'met':4} {'best ampc':>9} {'best PT':>9} {'ratio':>6}  {'vCPU round trip ns':18}")
     isa, unavailable = None, {}
     rows = []
+
+    def announce(ran):
+        nonlocal isa
+        if isa is None:
+            isa = ran
+            print(f"ampc kernel set: {isa}")
+            print(header)
+
     for name, mode, batch, calls in CASES:
-        mine, trips = [], []
-        theirs = {cfg: [] for cfg, _ in TORCH_CONFIGS}
-        for _ in range(rounds):
-            # a pause before each side: PyTorch's idle threads may still
-            # spin for a while after its last call, on the CPUs ampc's
-            # threads then need (the digits step, 200 calls of 12 us, fits
-            # in that window)
-            time.sleep(PAUSE)
-            # how far apart the CPUs are as the round starts: on a shared
-            # virtual machine, spells of 600 ns and more are those in which
-            # two-thread kernels slow down (docs/benchmarks.md)
-            rt = vcpu_round_trip(d)
-            if rt is not None:
-                trips.append(rt)
-            ms, ran = ampc_time(d, name, mode, batch, calls)
-            mine.append(ms)
-            if isa is None:
-                isa = ran
-                print(f"ampc kernel set: {isa}")
-                print(header)
-            for cfg, dtype in TORCH_CONFIGS:
-                if cfg in unavailable:
-                    continue
-                time.sleep(PAUSE)
-                try:
-                    theirs[cfg].append(torch_time(name, mode, batch, calls, dtype))
-                except RuntimeError as e:
-                    # oneDNN held to AVX2 (DNNL_MAX_CPU_ISA) has no bf16
-                    # primitives, while PyTorch, seeing an AVX-512 CPU,
-                    # still asks it for them; on a real AVX2 CPU PyTorch
-                    # takes its own slow bf16 path instead
-                    unavailable[cfg] = str(e).splitlines()[0]
-                    print(f"PyTorch {cfg}: not available here ({unavailable[cfg]}); left out", flush=True)
-        a = statistics.median(mine)
-        med = {cfg: statistics.median(v) if v else float("inf") for cfg, v in theirs.items()}
-        best = min(med, key=med.get)
-        t = med[best]
-        ratio = a / t
+        mine, theirs, trips = alternate(d, rounds, lambda: ampc_time(d, name, mode, batch, calls),
+                                        lambda dtype: torch_time(name, mode, batch, calls, dtype), unavailable,
+                                        announce)
+        a, med, best, ratio = summarize(mine, theirs)
         family = "avx2" if isa == "avx2" else "avx512"
         kind, bound = TARGETS[family].get((name, mode, batch), (None, None))
         if kind == "ratio":
@@ -317,16 +371,9 @@ def main():
         shown = {cfg: f"{m:9.4g}" if m != float("inf") else f"{'-':>9}" for cfg, m in med.items()}
         print(f"{label:24} {batch:4} {a:9.4g} {shown['f32']} {shown['bf16']} {best:>4} {ratio:6.3f}  "
               f"{text:14} {met:4} {ba:9.4g} {bt:9.4g} {ba / bt:6.3f}  {trip:18}", flush=True)
-        csv_ms = {cfg: f"{m:.6g}" if m != float("inf") else "" for cfg, m in med.items()}
-        rows.append([torch_env.cpu_name().replace(",", " "), isa, name, mode, batch, f"{a:.6g}", csv_ms["f32"], csv_ms["bf16"], best,
-                     f"{ratio:.4f}"])
+        rows.append(csv_row(isa, name, mode, batch, a, med, best, ratio))
     if csv_path:
-        with open(csv_path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["cpu", "kernel_set", "case", "mode", "batch", "ampc_ms", "torch_f32_ms", "torch_bf16_ms",
-                        "best", "ratio"])
-            w.writerows(rows)
-        print(f"results as CSV: {csv_path}")
+        write_csv(csv_path, rows)
 
 
 if __name__ == "__main__":

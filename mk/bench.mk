@@ -24,7 +24,7 @@ BENCH_CSV ?= $(BUILD)/bench/models.csv
 BENCH_GEMM_CSV ?= $(BUILD)/bench/gemm.csv
 BENCH_PYTHON ?= /usr/bin/python3
 
-.PHONY: bench bench-models bench-kernels bench-compile bench-size
+.PHONY: bench bench-models bench-kernels bench-compile bench-size bench-zoo
 
 # make bench-kernels: the kernels between the products (element-wise,
 # casts, batch_norm, pooling, sums, cross_entropy, gradients, sgd) of
@@ -118,3 +118,23 @@ bench: $(BUILD)/bench/gemm_bench $(BENCH_MODEL_BINS) $(BUILD)/bench/weights.stam
 	$(BENCH_ENV) $(BENCH_PYTHON) bench/torch_models.py compare $(BUILD)/bench $(BENCH_ROUNDS) --csv $(BENCH_CSV)
 	@echo "== binary size: the MLP example, static and stripped"
 	$(MAKE) BUILD=$(BUILD) bench-size
+
+# make bench-zoo: the seed's TorchDynamo table (bench/zoo_models.py:
+# resnet18, resnet50, resnext50_32x4d, alexnet, mobilenet_v2, mnasnet1_0,
+# vgg16, BERT, squeezenet1_1, vit_b_16 for the ViT), each exported with
+# tools/torch2amp (--train: cross-entropy, SGD with momentum), compiled with
+# ampc -t cpu and timed by bench/zoo_bench.py: inference at batch 1 and 8
+# and a training step at batch 8, against the faster of PyTorch f32 and
+# autocast bf16, alternating, on the same weights; then the geomean
+# speedups.  Long (the whole table takes an hour or more on 2 cores; its
+# first run also exports and compiles ten models into $(BUILD)/bench-zoo):
+# not part of make test.  BENCH_ZOO="resnet18 squeezenet1_1" for a subset,
+# BENCH_ROUNDS, BENCH_ISA=avx2 as for make bench, BENCH_ZOO_CSV.
+BENCH_ZOO ?=
+BENCH_ZOO_CSV ?= $(BUILD)/bench/zoo.csv
+bench-zoo: $(BUILD)/ampc $(BUILD)/libamprt.a $(BUILD)/bench/vcpu_probe
+	sh bench/require-openblas.sh
+	@echo "== machine: $$(nproc) CPUs, $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load $$(cut -d' ' -f1-3 /proc/loadavg)"
+	$(BENCH_ENV) CC="$(CC)" OPT="$(OPT)" $(BENCH_PYTHON) bench/zoo_bench.py $(BUILD) --rounds $(BENCH_ROUNDS) \
+	    --csv $(BENCH_ZOO_CSV) $(BENCH_ZOO)
+	@echo "== machine after: load $$(cut -d' ' -f1-3 /proc/loadavg)"
