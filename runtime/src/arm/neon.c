@@ -166,6 +166,10 @@ void amp_isa_neon_fill(amp_kernel_table *t)
     amp_isa_neon_fill_eltwise(t, 0);
     amp_isa_neon_fill_backward(t, 0);
     amp_isa_neon_fill_reduce(t);
+    amp_isa_neon_fill_norm(t);
+    amp_isa_neon_fill_pool(t);
+    amp_isa_neon_fill_optim(t);
+    amp_isa_neon_fill_loss(t);
 }
 
 void amp_isa_neonbf16_fill(amp_kernel_table *t)
