@@ -78,7 +78,7 @@ EOC
 "${CROSS}gcc" -std=c99 -Iruntime/include -o "$probe" "$probe.c" "$CROSS_BUILD/libamprt.a" -lm -lpthread || exit 1
 sets_on() {
     sets=ref
-    for isa in neon neonbf16; do
+    for isa in neon neonfp16 neonbf16; do
         [ "$(AMPRT_ISA=$isa "$QEMU" -cpu "$1" "$probe" 2>/dev/null)" = "$isa" ] && sets="$sets $isa"
     done
     echo "$sets"

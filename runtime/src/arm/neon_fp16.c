@@ -1,0 +1,120 @@
+/*
+ * neon_fp16.c - the neonfp16 set's f16 element-wise kernels in FEAT_FP16
+ * arithmetic: add, sub, mul and div by FADD, FSUB, FMUL and FDIV on 8 f16
+ * lanes, relu by FCMLT and BSL, where the neon set widens 4 lanes to f32.
+ *
+ * Bit for bit the reference (which widens to f32, computes, and rounds
+ * once to f16): for +, -, * and / the f32 result rounded to f16 equals
+ * the f16 operation's own rounding (f32's 24 bits are at least 2 x 11 + 2,
+ * so the double rounding is innocuous), under Linux's default FPCR (round
+ * to nearest even, FZ16 clear: f16 subnormals kept).  A NaN keeps its
+ * payload through the f32 round trip, so a NaN operand gives the same
+ * bits; of two NaN operands FEAT_FP16 prefers a signalling one, where the
+ * reference (whose loads quiet both) takes the left one: only that case's
+ * payload may differ, as the add kernels' contract allows everywhere
+ * (tests/runtime/test_fasteltwise.c compares it as NaN-ness).  relu
+ * quiets a signalling NaN as the reference's round trip does.  Tails
+ * shorter than a vector take the reference's scalar code.  neonbf16
+ * builds on this set and keeps these.
+ */
+#include "amprt_internal.h"
+
+#if defined(__aarch64__)
+
+#include "arm/neon_convert.h"
+
+#define FP16_TARGET __attribute__((target("arch=armv8.2-a+fp16")))
+
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+
+FP16_TARGET static AMP_ALWAYS_INLINE float16x8_t op8(int op, float16x8_t a, float16x8_t b)
+{
+    switch (op) {
+    case OP_ADD: return vaddq_f16(a, b);
+    case OP_SUB: return vsubq_f16(a, b);
+    case OP_MUL: return vmulq_f16(a, b);
+    default: return vdivq_f16(a, b);
+    }
+}
+
+static AMP_ALWAYS_INLINE float op1(int op, float a, float b)
+{
+    switch (op) {
+    case OP_ADD: return a + b;
+    case OP_SUB: return a - b;
+    case OP_MUL: return a * b;
+    default: return a / b;
+    }
+}
+
+FP16_TARGET static AMP_ALWAYS_INLINE void binary_body(int op, size_t n, const amp_f16 *a, const amp_f16 *b, amp_f16 *y)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const float16x8_t a0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(a + i)));
+        const float16x8_t a1 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(a + i + 8)));
+        const float16x8_t b0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(b + i)));
+        const float16x8_t b1 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(b + i + 8)));
+        vst1q_u16((uint16_t *)(y + i), vreinterpretq_u16_f16(op8(op, a0, b0)));
+        vst1q_u16((uint16_t *)(y + i + 8), vreinterpretq_u16_f16(op8(op, a1, b1)));
+    }
+    for (; i + 8 <= n; i += 8) {
+        const float16x8_t a0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(a + i)));
+        const float16x8_t b0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(b + i)));
+        vst1q_u16((uint16_t *)(y + i), vreinterpretq_u16_f16(op8(op, a0, b0)));
+    }
+    for (; i < n; i++)
+        amp_st(AMP_F16, y, (int64_t)i, op1(op, amp_ld(AMP_F16, a, (int64_t)i), amp_ld(AMP_F16, b, (int64_t)i)));
+}
+
+/* x < 0 ? 0 : x (false for NaN and -0, which stay), a signalling NaN quieted */
+FP16_TARGET static AMP_ALWAYS_INLINE uint16x8_t relu8(uint16x8_t u)
+{
+    const float16x8_t x = vreinterpretq_f16_u16(u);
+    const uint16x8_t neg = vcltq_f16(x, vreinterpretq_f16_u16(vdupq_n_u16(0)));
+    const uint16x8_t nan = vmvnq_u16(vceqq_f16(x, x));
+    return vorrq_u16(vbicq_u16(u, neg), vandq_u16(nan, vdupq_n_u16(0x0200)));
+}
+
+FP16_TARGET static void relu_f16(size_t n, const amp_f16 *x, amp_f16 *y)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        vst1q_u16((uint16_t *)(y + i), relu8(vld1q_u16((const uint16_t *)(x + i))));
+    for (; i < n; i++) {
+        const float v = amp_ld(AMP_F16, x, (int64_t)i);
+        amp_st(AMP_F16, y, (int64_t)i, v < 0 ? 0.0f : v);
+    }
+}
+
+FP16_TARGET static void add_f16(size_t n, const amp_f16 *a, const amp_f16 *b, amp_f16 *y)
+{
+    binary_body(OP_ADD, n, a, b, y);
+}
+FP16_TARGET static void sub_f16(size_t n, const amp_f16 *a, const amp_f16 *b, amp_f16 *y)
+{
+    binary_body(OP_SUB, n, a, b, y);
+}
+FP16_TARGET static void mul_f16(size_t n, const amp_f16 *a, const amp_f16 *b, amp_f16 *y)
+{
+    binary_body(OP_MUL, n, a, b, y);
+}
+FP16_TARGET static void div_f16(size_t n, const amp_f16 *a, const amp_f16 *b, amp_f16 *y)
+{
+    binary_body(OP_DIV, n, a, b, y);
+}
+
+/* This file's kernels of the set: X(kernel, implementation). */
+#define FP16_KERNELS(X) X(add_f16, add_f16) X(sub_f16, sub_f16) X(mul_f16, mul_f16) X(div_f16, div_f16) X(relu_f16, relu_f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neonfp16, name, impl)
+FP16_KERNELS(DEFINE)
+#undef DEFINE
+
+void amp_isa_neonfp16_fill_eltwise(amp_kernel_table *t)
+{
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonfp16, name);
+    FP16_KERNELS(INSTALL)
+#undef INSTALL
+}
+
+#endif /* aarch64 */
