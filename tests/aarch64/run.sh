@@ -27,9 +27,10 @@
 # of mlp, lenet5, transformer and the digits MLP on every target (linear,
 # conv, relu, add and casts in each dtype, through the public entry
 # points on the best set), against their f64 evaluation.
-# full: every runtime test under every AMPRT_ISA the CPU supports (as
-# tests/runtime/run-isas.sh does natively), and every example, resnet18
-# and the digits CNN included (long under emulation).
+# full: every runtime test under every NEON set the CPU model supports
+# (as tests/runtime/run-isas.sh does natively; not under ref or auto, see
+# below), and every example, resnet18 and the digits CNN included (long
+# under emulation: results in tests/aarch64/results/).
 #
 # Prints one "ok"/"FAIL" line per run and a last line "aarch64: P passed,
 # F failed"; exits 1 on any failure.
@@ -108,8 +109,11 @@ for cpu in $CPUS; do
     esac
     # ci: name:sets, each set forced in a run of its own (under a forced
     # AMPRT_ISA the per-set tests check that set alone,
-    # tests/runtime/isa_under_test.h); full: each test unforced (every set,
-    # the reference included), then under each set
+    # tests/runtime/isa_under_test.h); full: every test under each NEON
+    # set the CPU model has, forced, best set first.
+    # Not under ref or auto: auto is the best set, run forced; the
+    # reference's C runs in every forced run, for each kernel a set does
+    # not replace and as what the per-set tests compare with.
     if [ "$MODE" = ci ]; then
         case $sets in
         *neonbf16*) tests="test_fastgemm:neon,neonbf16 test_fastconv:neonbf16 test_fasteltwise:neon,neonbf16
@@ -117,7 +121,11 @@ for cpu in $CPUS; do
         *) tests="test_fasteltwise:neon test_fastbackward:neon test_dispatch:auto" ;;
         esac
     else
-        tests=$(for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):auto,$(echo "$sets" | tr ' ' ,)"; done)
+        # best set first, each set through the whole suite in turn
+        tests=$(for isa in neonbf16 neonfp16 neon; do
+                    case " $sets " in *" $isa "*) ;; *) continue ;; esac
+                    for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):$isa"; done
+                done)
     fi
     for entry in $tests; do
         name=${entry%%:*}
