@@ -68,17 +68,19 @@ static void run_unary_binary(const amp_kernel_table *k, amp_dtype t, size_t n)
         KCALL(k, t, add, n, a, b, y);
         KCALL(ref(), t, add, n, a, b, w);
         expect_same(y, w, bytes, k->isa, "add", t, n, 1);
-        /* neonfp16's f16 kernels in FEAT_FP16 arithmetic, the reference
-         * elsewhere */
-        KCALL(k, t, sub, n, a, b, y);
-        KCALL(ref(), t, sub, n, a, b, w);
-        expect_same(y, w, bytes, k->isa, "sub", t, n, 1);
-        KCALL(k, t, mul, n, a, b, y);
-        KCALL(ref(), t, mul, n, a, b, w);
-        expect_same(y, w, bytes, k->isa, "mul", t, n, 1);
-        KCALL(k, t, div, n, a, b, y);
-        KCALL(ref(), t, div, n, a, b, w);
-        expect_same(y, w, bytes, k->isa, "div", t, n, 1);
+        /* sub, mul, div: neonfp16's f16 kernels in FEAT_FP16 arithmetic
+         * (the reference's elsewhere, nothing to compare) */
+        if (t == AMP_F16 && k->sub_f16 != ref()->sub_f16) {
+            KCALL(k, t, sub, n, a, b, y);
+            KCALL(ref(), t, sub, n, a, b, w);
+            expect_same(y, w, bytes, k->isa, "sub", t, n, 1);
+            KCALL(k, t, mul, n, a, b, y);
+            KCALL(ref(), t, mul, n, a, b, w);
+            expect_same(y, w, bytes, k->isa, "mul", t, n, 1);
+            KCALL(k, t, div, n, a, b, y);
+            KCALL(ref(), t, div, n, a, b, w);
+            expect_same(y, w, bytes, k->isa, "div", t, n, 1);
+        }
     }
     free(a);
     free(b);

@@ -8,11 +8,11 @@
  * the f16 operation's own rounding (f32's 24 bits are at least 2 x 11 + 2,
  * so the double rounding is innocuous), under Linux's default FPCR (round
  * to nearest even, FZ16 clear: f16 subnormals kept).  A NaN keeps its
- * payload through the f32 round trip, so a NaN operand gives the same
- * bits; of two NaN operands FEAT_FP16 prefers a signalling one, where the
- * reference (whose loads quiet both) takes the left one: only that case's
- * payload may differ, as the add kernels' contract allows everywhere
- * (tests/runtime/test_fasteltwise.c compares it as NaN-ness).  relu
+ * payload through the f32 round trip; the operands' signalling NaNs are
+ * quieted first, as the reference's widening loads quiet them, so that of
+ * two NaN operands the left one comes out as in the reference (FEAT_FP16
+ * would prefer a signalling one): the same bits, NaNs included, which
+ * conv_ex's post-ops (arm/neon_conv_post.c, in f32) rely on.  relu
  * quiets a signalling NaN as the reference's round trip does.  Tails
  * shorter than a vector take the reference's scalar code.  neonbf16
  * builds on this set and keeps these.
@@ -47,20 +47,30 @@ static AMP_ALWAYS_INLINE float op1(int op, float a, float b)
     }
 }
 
+/* 8 f16 values at p, a signalling NaN quieted (as the reference's
+ * widening loads quiet it) */
+FP16_TARGET static AMP_ALWAYS_INLINE float16x8_t load8_quiet(const amp_f16 *p)
+{
+    const uint16x8_t u = vld1q_u16((const uint16_t *)p);
+    const float16x8_t x = vreinterpretq_f16_u16(u);
+    const uint16x8_t nan = vmvnq_u16(vceqq_f16(x, x));
+    return vreinterpretq_f16_u16(vorrq_u16(u, vandq_u16(nan, vdupq_n_u16(0x0200))));
+}
+
 FP16_TARGET static AMP_ALWAYS_INLINE void binary_body(int op, size_t n, const amp_f16 *a, const amp_f16 *b, amp_f16 *y)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const float16x8_t a0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(a + i)));
-        const float16x8_t a1 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(a + i + 8)));
-        const float16x8_t b0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(b + i)));
-        const float16x8_t b1 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(b + i + 8)));
+        const float16x8_t a0 = load8_quiet(a + i);
+        const float16x8_t a1 = load8_quiet(a + i + 8);
+        const float16x8_t b0 = load8_quiet(b + i);
+        const float16x8_t b1 = load8_quiet(b + i + 8);
         vst1q_u16((uint16_t *)(y + i), vreinterpretq_u16_f16(op8(op, a0, b0)));
         vst1q_u16((uint16_t *)(y + i + 8), vreinterpretq_u16_f16(op8(op, a1, b1)));
     }
     for (; i + 8 <= n; i += 8) {
-        const float16x8_t a0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(a + i)));
-        const float16x8_t b0 = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *)(b + i)));
+        const float16x8_t a0 = load8_quiet(a + i);
+        const float16x8_t b0 = load8_quiet(b + i);
         vst1q_u16((uint16_t *)(y + i), vreinterpretq_u16_f16(op8(op, a0, b0)));
     }
     for (; i < n; i++)

@@ -1,0 +1,87 @@
+/*
+ * neon_conv_post.c - the aarch64 sets' conv_ex post-ops (eval-mode
+ * batch_norm, residual add, relu) on a tile's freshly stored rows, 4
+ * lanes at a time (amp_gemm_kernel's post, contract in amprt_internal.h).
+ *
+ * Bit for bit the sets' separate batch_norm, add and relu kernels
+ * (arm/neon_norm.c, neon_eltwise.c), which test_conv_ex.c holds every set
+ * to with memcmp: each step the same f32 operations in the same operand
+ * order, rounded to the storage dtype as a store would round it.  An
+ * AArch64 vector operation picks among NaN operands as the scalar one
+ * does, so no NaN needs the separate kernels (the x86 posts redo such
+ * vectors).  A row's tail of fewer than 4 elements goes through the
+ * reference kernels (frame/conv_post.c), whose results these equal.
+ */
+#include "amprt_internal.h"
+#include "frame/conv.h"
+
+#if defined(__aarch64__)
+
+#include "arm/neon_convert.h"
+
+/* v rounded to dtype t as amp_st rounds, widened back to f32 */
+static AMP_ALWAYS_INLINE float32x4_t round4(amp_dtype t, float32x4_t v)
+{
+    switch (t) {
+    case AMP_BF16: return vreinterpretq_f32_u32(vshll_n_u16(neon_f32_to_bf16(v), 16));
+    case AMP_F16: return vcvt_f32_f16(vcvt_f16_f32(v));
+    default: return v;
+    }
+}
+
+static AMP_ALWAYS_INLINE void post_row(amp_dtype t, int64_t n, const amp_conv_post_row *p, const char *rr,
+                                       const char *sr, char *yr, int bn, int bn_weight, int bn_bias, int relu)
+{
+    const size_t es = neon_size_of(t);
+    const float32x4_t mean = vdupq_n_f32(p->mean), rstd = vdupq_n_f32(p->rstd);
+    const float32x4_t w = vdupq_n_f32(p->weight), b = vdupq_n_f32(p->bias), zero = vdupq_n_f32(0);
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        float32x4_t v = neon_load4_quiet(t, sr + (size_t)j * es);
+        if (bn) { /* ((v - mean) * rstd) [* w] [+ b], as neon_norm.c's bn4 */
+            v = vmulq_f32(vsubq_f32(v, mean), rstd);
+            if (bn_weight)
+                v = vmulq_f32(v, w);
+            if (bn_bias)
+                v = vaddq_f32(v, b);
+            v = round4(t, v);
+        }
+        if (rr != NULL) /* the add kernel's operand order: the convolution's, then the residual */
+            v = round4(t, vaddq_f32(v, neon_load4_quiet(t, rr + (size_t)j * es)));
+        if (relu) /* false for NaN and -0: both kept */
+            v = vbslq_f32(vcltq_f32(v, zero), zero, v);
+        neon_store4(t, yr + (size_t)j * es, v); /* exact: v holds a value of t */
+    }
+    if (j < n)
+        amp_conv_post_generic(t, 1, n - j, p, rr != NULL ? rr + (size_t)j * es : NULL, sr + (size_t)j * es,
+                              yr + (size_t)j * es, 0);
+}
+
+static AMP_ALWAYS_INLINE void post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
+                                        const void *residual, const void *src, void *y, int64_t ld)
+{
+    const size_t es = neon_size_of(t);
+    for (int64_t r = 0; r < rows; r++) {
+        const amp_conv_post_row *p = &pr[r];
+        char *yr = (char *)y + (size_t)(r * ld) * es;
+        const char *sr = (const char *)src + (size_t)(r * ld) * es;
+        const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
+        if (p->bn && p->bn_weight && p->bn_bias && p->relu) /* the usual conv + bn + relu */
+            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1);
+        else
+            post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu);
+    }
+}
+
+void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
+                        const void *src, void *y, int64_t ld)
+{
+    switch (t) {
+    case AMP_F32: post_body(AMP_F32, rows, n, p, residual, src, y, ld); break;
+    case AMP_BF16: post_body(AMP_BF16, rows, n, p, residual, src, y, ld); break;
+    case AMP_F16: post_body(AMP_F16, rows, n, p, residual, src, y, ld); break;
+    default: amp_conv_post_generic(t, rows, n, p, residual, src, y, ld); break;
+    }
+}
+
+#endif /* aarch64 */
