@@ -9,9 +9,12 @@
  * order, rounded to the storage dtype as a store would round it.  An
  * AArch64 vector operation picks among NaN operands as the scalar one
  * does, so no NaN needs the separate kernels (the x86 posts redo such
- * vectors).  A row's tail of fewer than 4 elements goes through the
- * reference kernels (frame/conv_post.c), whose results these equal.
+ * vectors); a row's tail of fewer than 4 elements is a vector through a
+ * copy, as the separate kernels' tails are (the reference's scalar code
+ * may order two NaN operands the other way).
  */
+#include <string.h>
+
 #include "amprt_internal.h"
 #include "frame/conv.h"
 
@@ -29,32 +32,52 @@ static AMP_ALWAYS_INLINE float32x4_t round4(amp_dtype t, float32x4_t v)
     }
 }
 
+/* One row's post-ops on 4 values v (rv: the residual's, when has_residual). */
+static AMP_ALWAYS_INLINE float32x4_t post4(amp_dtype t, float32x4_t v, const float32x4_t bnv[4], int bn,
+                                           int bn_weight, int bn_bias, int relu, float32x4_t rv, int has_residual)
+{
+    if (bn) { /* ((v - mean) * rstd) [* w] [+ b], as neon_norm.c's bn4 */
+        v = vmulq_f32(vsubq_f32(v, bnv[0]), bnv[1]);
+        if (bn_weight)
+            v = vmulq_f32(v, bnv[2]);
+        if (bn_bias)
+            v = vaddq_f32(v, bnv[3]);
+        v = round4(t, v);
+    }
+    if (has_residual) /* the add kernel's operand order: the convolution's, then the residual */
+        v = round4(t, vaddq_f32(v, rv));
+    if (relu) /* false for NaN and -0: both kept */
+        v = vbslq_f32(vcltq_f32(v, vdupq_n_f32(0)), vdupq_n_f32(0), v);
+    return v;
+}
+
+/* One row: whole vectors, then the tail through 4-element copies (the
+ * separate kernels' tails are vector operations too, which matters for
+ * which of two NaNs comes out). */
 static AMP_ALWAYS_INLINE void post_row(amp_dtype t, int64_t n, const amp_conv_post_row *p, const char *rr,
                                        const char *sr, char *yr, int bn, int bn_weight, int bn_bias, int relu)
 {
     const size_t es = neon_size_of(t);
-    const float32x4_t mean = vdupq_n_f32(p->mean), rstd = vdupq_n_f32(p->rstd);
-    const float32x4_t w = vdupq_n_f32(p->weight), b = vdupq_n_f32(p->bias), zero = vdupq_n_f32(0);
+    const float32x4_t bnv[4] = { vdupq_n_f32(p->mean), vdupq_n_f32(p->rstd), vdupq_n_f32(p->weight),
+                                 vdupq_n_f32(p->bias) };
+    const int has_residual = rr != NULL;
     int64_t j = 0;
     for (; j + 4 <= n; j += 4) {
-        float32x4_t v = neon_load4_quiet(t, sr + (size_t)j * es);
-        if (bn) { /* ((v - mean) * rstd) [* w] [+ b], as neon_norm.c's bn4 */
-            v = vmulq_f32(vsubq_f32(v, mean), rstd);
-            if (bn_weight)
-                v = vmulq_f32(v, w);
-            if (bn_bias)
-                v = vaddq_f32(v, b);
-            v = round4(t, v);
-        }
-        if (rr != NULL) /* the add kernel's operand order: the convolution's, then the residual */
-            v = round4(t, vaddq_f32(v, neon_load4_quiet(t, rr + (size_t)j * es)));
-        if (relu) /* false for NaN and -0: both kept */
-            v = vbslq_f32(vcltq_f32(v, zero), zero, v);
+        const float32x4_t rv = has_residual ? neon_load4_quiet(t, rr + (size_t)j * es) : vdupq_n_f32(0);
+        const float32x4_t v = post4(t, neon_load4_quiet(t, sr + (size_t)j * es), bnv, bn, bn_weight, bn_bias, relu,
+                                    rv, has_residual);
         neon_store4(t, yr + (size_t)j * es, v); /* exact: v holds a value of t */
     }
-    if (j < n)
-        amp_conv_post_generic(t, 1, n - j, p, rr != NULL ? rr + (size_t)j * es : NULL, sr + (size_t)j * es,
-                              yr + (size_t)j * es, 0);
+    if (j < n) {
+        float sbuf[4] = { 0, 0, 0, 0 }, rbuf[4] = { 0, 0, 0, 0 }, ybuf[4];
+        const size_t bytes = (size_t)(n - j) * es;
+        memcpy(sbuf, sr + (size_t)j * es, bytes);
+        if (has_residual)
+            memcpy(rbuf, rr + (size_t)j * es, bytes);
+        neon_store4(t, ybuf, post4(t, neon_load4_quiet(t, sbuf), bnv, bn, bn_weight, bn_bias, relu,
+                                   neon_load4_quiet(t, rbuf), has_residual));
+        memcpy(yr + (size_t)j * es, ybuf, bytes);
+    }
 }
 
 static AMP_ALWAYS_INLINE void post_body(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,

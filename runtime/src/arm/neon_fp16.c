@@ -14,9 +14,12 @@
  * would prefer a signalling one): the same bits, NaNs included, which
  * conv_ex's post-ops (arm/neon_conv_post.c, in f32) rely on.  relu
  * quiets a signalling NaN as the reference's round trip does.  Tails
- * shorter than a vector take the reference's scalar code.  neonbf16
+ * shorter than a vector are a vector through copies (one operand order
+ * for every element).  neonbf16
  * builds on this set and keeps these.
  */
+#include <string.h>
+
 #include "amprt_internal.h"
 
 #if defined(__aarch64__)
@@ -34,16 +37,6 @@ FP16_TARGET static AMP_ALWAYS_INLINE float16x8_t op8(int op, float16x8_t a, floa
     case OP_SUB: return vsubq_f16(a, b);
     case OP_MUL: return vmulq_f16(a, b);
     default: return vdivq_f16(a, b);
-    }
-}
-
-static AMP_ALWAYS_INLINE float op1(int op, float a, float b)
-{
-    switch (op) {
-    case OP_ADD: return a + b;
-    case OP_SUB: return a - b;
-    case OP_MUL: return a * b;
-    default: return a / b;
     }
 }
 
@@ -73,8 +66,13 @@ FP16_TARGET static AMP_ALWAYS_INLINE void binary_body(int op, size_t n, const am
         const float16x8_t b0 = load8_quiet(b + i);
         vst1q_u16((uint16_t *)(y + i), vreinterpretq_u16_f16(op8(op, a0, b0)));
     }
-    for (; i < n; i++)
-        amp_st(AMP_F16, y, (int64_t)i, op1(op, amp_ld(AMP_F16, a, (int64_t)i), amp_ld(AMP_F16, b, (int64_t)i)));
+    if (i < n) { /* the tail as a vector through copies (the lanes past it compute on zeros) */
+        amp_f16 ab[8] = { 0 }, bb[8] = { 0 }, yb[8];
+        memcpy(ab, a + i, (n - i) * 2);
+        memcpy(bb, b + i, (n - i) * 2);
+        vst1q_u16((uint16_t *)yb, vreinterpretq_u16_f16(op8(op, load8_quiet(ab), load8_quiet(bb))));
+        memcpy(y + i, yb, (n - i) * 2);
+    }
 }
 
 /* x < 0 ? 0 : x (false for NaN and -0, which stay), a signalling NaN quieted */
@@ -91,9 +89,11 @@ FP16_TARGET static void relu_f16(size_t n, const amp_f16 *x, amp_f16 *y)
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         vst1q_u16((uint16_t *)(y + i), relu8(vld1q_u16((const uint16_t *)(x + i))));
-    for (; i < n; i++) {
-        const float v = amp_ld(AMP_F16, x, (int64_t)i);
-        amp_st(AMP_F16, y, (int64_t)i, v < 0 ? 0.0f : v);
+    if (i < n) {
+        uint16_t xb[8] = { 0 }, yb[8];
+        memcpy(xb, x + i, (n - i) * 2);
+        vst1q_u16(yb, relu8(vld1q_u16(xb)));
+        memcpy(y + i, yb, (n - i) * 2);
     }
 }
 
