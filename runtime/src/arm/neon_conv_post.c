@@ -6,12 +6,11 @@
  * Bit for bit the sets' separate batch_norm, add and relu kernels
  * (arm/neon_norm.c, neon_eltwise.c), which test_conv_ex.c holds every set
  * to with memcmp: each step the same f32 operations in the same operand
- * order, rounded to the storage dtype as a store would round it.  An
- * AArch64 vector operation picks among NaN operands as the scalar one
- * does, so no NaN needs the separate kernels (the x86 posts redo such
- * vectors); a row's tail of fewer than 4 elements is a vector through a
- * copy, as the separate kernels' tails are (the reference's scalar code
- * may order two NaN operands the other way).
+ * order, rounded to the storage dtype as a store would round it, so every
+ * non-NaN result is theirs; the (rare) vectors with a NaN result are
+ * redone by those kernels themselves, as the x86 posts do, since which
+ * NaN comes out of a chain of steps is theirs to decide.  A row's tail
+ * of fewer than 4 elements is a vector through a copy.
  */
 #include <string.h>
 
@@ -30,6 +29,50 @@ static AMP_ALWAYS_INLINE float32x4_t round4(amp_dtype t, float32x4_t v)
     case AMP_F16: return vcvt_f32_f16(vcvt_f16_f32(v));
     default: return v;
     }
+}
+
+/* The neon set's own batch_norm, add and relu (arm/neon_norm.c,
+ * neon_eltwise.c; neonbf16's and neonfp16's give the same bits). */
+#define NEON_OWN(T)                                                                               \
+    extern AMP_HIDDEN amp_kernel_fn_batch_norm_##T *const amp_isa_neon_batch_norm_##T;            \
+    extern AMP_HIDDEN amp_kernel_fn_add_##T *const amp_isa_neon_add_##T;                          \
+    extern AMP_HIDDEN amp_kernel_fn_relu_##T *const amp_isa_neon_relu_##T;
+AMP_FOR_EACH_KERNEL_DTYPE(NEON_OWN)
+#undef NEON_OWN
+
+/* The post-ops of cnt (<= 4) elements of a row through those kernels
+ * themselves: for the vectors with a NaN lane, whose payload is whatever
+ * those kernels make of it (they are element-wise, so a piece of a row
+ * gives what the row would). */
+static void post_by_kernels(amp_dtype t, int64_t cnt, const amp_conv_post_row *p, const char *rr, const char *sr,
+                            char *yr)
+{
+    const amp_conv_post *post = p->post;
+    const size_t es = neon_size_of(t), ps = amp_dtype_size(post->bn_dtype);
+    const int64_t co = p->channel;
+    const void *mean = post->bn_mean != NULL ? (const char *)post->bn_mean + (size_t)co * ps : NULL;
+    const void *var = post->bn_var != NULL ? (const char *)post->bn_var + (size_t)co * ps : NULL;
+    const void *w = post->bn_weight != NULL ? (const char *)post->bn_weight + (size_t)co * ps : NULL;
+    const void *b = post->bn_bias != NULL ? (const char *)post->bn_bias + (size_t)co * ps : NULL;
+    float tmp[4];
+    memcpy(tmp, sr, (size_t)cnt * es);
+#define POST_BY_KERNELS(T, CT)                                                                    \
+    do {                                                                                          \
+        CT *v = (CT *)(void *)tmp;                                                                \
+        if (p->bn)                                                                                \
+            amp_isa_neon_batch_norm_##T(1, 1, cnt, v, post->bn_dtype, mean, var, w, b, post->bn_eps, v); \
+        if (rr != NULL)                                                                           \
+            amp_isa_neon_add_##T((size_t)cnt, v, (const CT *)(const void *)rr, v);               \
+        if (p->relu)                                                                              \
+            amp_isa_neon_relu_##T((size_t)cnt, v, v);                                             \
+    } while (0)
+    switch (t) {
+    case AMP_F32: POST_BY_KERNELS(f32, float); break;
+    case AMP_BF16: POST_BY_KERNELS(bf16, amp_bf16); break;
+    default: POST_BY_KERNELS(f16, amp_f16); break;
+    }
+#undef POST_BY_KERNELS
+    memcpy(yr, tmp, (size_t)cnt * es);
 }
 
 /* One row's post-ops on 4 values v (rv: the residual's, when has_residual). */
@@ -66,7 +109,11 @@ static AMP_ALWAYS_INLINE void post_row(amp_dtype t, int64_t n, const amp_conv_po
         const float32x4_t rv = has_residual ? neon_load4_quiet(t, rr + (size_t)j * es) : vdupq_n_f32(0);
         const float32x4_t v = post4(t, neon_load4_quiet(t, sr + (size_t)j * es), bnv, bn, bn_weight, bn_bias, relu,
                                     rv, has_residual);
-        neon_store4(t, yr + (size_t)j * es, v); /* exact: v holds a value of t */
+        if (vmaxvq_u32(neon_isnan4(v)) != 0)
+            post_by_kernels(t, 4, p, has_residual ? rr + (size_t)j * es : NULL, sr + (size_t)j * es,
+                            yr + (size_t)j * es);
+        else
+            neon_store4(t, yr + (size_t)j * es, v); /* exact: v holds a value of t */
     }
     if (j < n) {
         float sbuf[4] = { 0, 0, 0, 0 }, rbuf[4] = { 0, 0, 0, 0 }, ybuf[4];
@@ -74,9 +121,15 @@ static AMP_ALWAYS_INLINE void post_row(amp_dtype t, int64_t n, const amp_conv_po
         memcpy(sbuf, sr + (size_t)j * es, bytes);
         if (has_residual)
             memcpy(rbuf, rr + (size_t)j * es, bytes);
-        neon_store4(t, ybuf, post4(t, neon_load4_quiet(t, sbuf), bnv, bn, bn_weight, bn_bias, relu,
-                                   neon_load4_quiet(t, rbuf), has_residual));
-        memcpy(yr + (size_t)j * es, ybuf, bytes);
+        const float32x4_t v = post4(t, neon_load4_quiet(t, sbuf), bnv, bn, bn_weight, bn_bias, relu,
+                                    neon_load4_quiet(t, rbuf), has_residual);
+        if (vmaxvq_u32(neon_isnan4(v)) != 0) {
+            post_by_kernels(t, n - j, p, has_residual ? rr + (size_t)j * es : NULL, sr + (size_t)j * es,
+                            yr + (size_t)j * es);
+        } else {
+            neon_store4(t, ybuf, v);
+            memcpy(yr + (size_t)j * es, ybuf, bytes);
+        }
     }
 }
 
