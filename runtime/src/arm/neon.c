@@ -3,8 +3,7 @@
  * f32 GEMM micro-kernel on Advanced SIMD (24 accumulators of 4 lanes,
  * FMLA by element), its packing and its epilogue for amp_fast_gemm
  * (contract in amprt_internal.h), routed into the drivers of frame/ for
- * linear, matmul, gemm and the convolutions by frame/kernel_set.h (with
- * conv_ex's post-ops of neon_conv_post.c).  f32,
+ * linear, matmul, gemm and the convolutions by frame/kernel_set.h.  f32,
  * bf16 and f16 storage all pack to f32 (bf16 by a shift, f16 by FCVTL).
  *
  * Three sets: "neon" (ARMv8.0 Advanced SIMD, every aarch64 CPU);
@@ -23,7 +22,6 @@
 
 #if defined(__aarch64__)
 
-#include "arm/neon_conv_post.h"
 #include "arm/neon_convert.h"
 
 #define MR 6
@@ -195,13 +193,13 @@ static void pack_b_bf16(amp_dtype t, const void *b, int64_t rs, int64_t cs, int 
 }
 
 static const amp_gemm_kernel kernel_f32 = {
-    "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_neon_conv_post, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL,
+    "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 
 static const amp_gemm_kernel kernel_bf16cvt = {
-    "neonbf16-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi_bf16cvt, amp_neon_conv_post,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    "neonbf16-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi_bf16cvt, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 static const amp_gemm_kernel kernel_bfdot = {

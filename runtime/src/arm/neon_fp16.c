@@ -12,7 +12,7 @@
  * quieted first, as the reference's widening loads quiet them, so that of
  * two NaN operands the left one comes out as in the reference (FEAT_FP16
  * would prefer a signalling one): the same bits, NaNs included, which
- * conv_ex's post-ops (arm/neon_conv_post.c, in f32) rely on.  relu
+ * conv_ex's post-ops (the reference kernels on the NEON sets) rely on.  relu
  * quiets a signalling NaN as the reference's round trip does.  Tails
  * shorter than a vector are a vector through copies (one operand order
  * for every element).  neonbf16
