@@ -8,7 +8,7 @@
 #   make test-aarch64        the CI subset (tests/aarch64/run.sh ci): the
 #                            tests of the kernels the NEON sets override and
 #                            the light examples, on both CPU models
-#   make test-aarch64-full   every runtime test under every set, every
+#   make test-aarch64-full   every runtime test under every NEON set, every
 #                            example (long under emulation; not in CI)
 
 AARCH64_CROSS ?= aarch64-linux-gnu-

@@ -196,7 +196,7 @@ static AMP_ALWAYS_INLINE void amp_std(amp_dtype t, void *base, int64_t i, double
  * pool (frame/threadpool.c) ----------------------------------------------- */
 
 /* The kernel set named `isa` ("ref", "avx2", "avx512", "avx512bf16"; on
- * aarch64 "neon", "neonbf16") if this
+ * aarch64 "neon", "neonfp16", "neonbf16") if this
  * CPU (and its OS) supports it, else NULL.  For tests and benchmarks, which
  * compare the sets against each other within one process; the public
  * amp_<name> entry points always use the set AMPRT_ISA chose. */
@@ -215,7 +215,8 @@ int amp_isa_fill(const char *isa, amp_kernel_table *t);
 #define AMP_CPU_AVX512BF16 4u /* AVX512_BF16 */
 /* aarch64 (arm/cpu.c, from getauxval): */
 #define AMP_CPU_NEON 1u      /* FP and Advanced SIMD (HWCAP_FP, HWCAP_ASIMD) */
-#define AMP_CPU_NEON_BF16 2u /* FEAT_BF16 (HWCAP2_BF16) */
+#define AMP_CPU_NEON_FP16 2u /* FEAT_FP16 (HWCAP_FPHP, HWCAP_ASIMDHP) */
+#define AMP_CPU_NEON_BF16 4u /* FEAT_BF16 (HWCAP2_BF16), reported with FEAT_FP16 only */
 unsigned amp_cpu_features(void);
 
 /* Each optimized set's kernels (its amp_isa_<set>_<name> pointers)
@@ -256,13 +257,24 @@ void amp_isa_avx2_fill_kernels(amp_kernel_table *t);
  * f32 micro-kernel; relu, add and the f32 <-> bf16/f16 casts
  * (arm/neon_eltwise.c); relu_backward, add_relu_backward and
  * grad_accumulate (arm/neon_backward.c); the column sums
- * (arm/neon_reduce.c); bit for bit the reference.  bfcvt: round to bf16
- * with BFCVTN (neonbf16). */
+ * (arm/neon_reduce.c); batch_norm and its backward (arm/neon_norm.c);
+ * max_pool, the global adaptive_avg_pool and their backwards
+ * (arm/neon_pool.c); sgd (arm/neon_optim.c); cross_entropy
+ * (arm/neon_loss.c); bit for bit the reference.  bfcvt: round to bf16
+ * with BFCVTN (neonbf16, whose bf16 products run on BFDOT). */
 void amp_isa_neon_fill(amp_kernel_table *t);
+void amp_isa_neonfp16_fill(amp_kernel_table *t);
 void amp_isa_neonbf16_fill(amp_kernel_table *t);
+/* arm/neon_fp16.c: the f16 add, sub, mul, div and relu in FEAT_FP16
+ * arithmetic (neonfp16 and neonbf16), bit for bit the reference. */
+void amp_isa_neonfp16_fill_eltwise(amp_kernel_table *t);
 void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_reduce(amp_kernel_table *t);
+void amp_isa_neon_fill_norm(amp_kernel_table *t);
+void amp_isa_neon_fill_pool(amp_kernel_table *t);
+void amp_isa_neon_fill_optim(amp_kernel_table *t);
+void amp_isa_neon_fill_loss(amp_kernel_table *t);
 
 /*
  * The blocked, packed GEMM (frame/gemm.c) and its micro-kernel contract.

@@ -88,11 +88,12 @@ static const isa_set isa_sets[] = {
 static const isa_set isa_sets[] = {
     { "ref", 0, 0 },
     { "neon", AMP_CPU_NEON, 0 },
-    { "neonbf16", AMP_CPU_NEON_BF16, 1 },
+    { "neonfp16", AMP_CPU_NEON_FP16, 1 },
+    { "neonbf16", AMP_CPU_NEON_BF16, 2 },
 };
-#define AMP_ISA_WEAK_ALL(name) AMP_ISA_WEAK(neon, name) AMP_ISA_WEAK(neonbf16, name)
-#define AMP_ISA_OWN(name) AMP_ISA_ADDR(neon, name) AMP_ISA_ADDR(neonbf16, name)
-#define AMP_ISA_FILLS , amp_isa_neon_fill, amp_isa_neonbf16_fill
+#define AMP_ISA_WEAK_ALL(name) AMP_ISA_WEAK(neon, name) AMP_ISA_WEAK(neonfp16, name) AMP_ISA_WEAK(neonbf16, name)
+#define AMP_ISA_OWN(name) AMP_ISA_ADDR(neon, name) AMP_ISA_ADDR(neonfp16, name) AMP_ISA_ADDR(neonbf16, name)
+#define AMP_ISA_FILLS , amp_isa_neon_fill, amp_isa_neonfp16_fill, amp_isa_neonbf16_fill
 #else
 static const isa_set isa_sets[] = { { "ref", 0, 0 } };
 #define AMP_ISA_WEAK_ALL(name)

@@ -7,29 +7,33 @@
 # built with `make CROSS=aarch64-linux-gnu-` (make test-aarch64 builds
 # it); HOST_BUILD the host's ampc, which writes the C.
 #
-# ci (make test-aarch64, in make test: 141 s of CPU, plus 85 s for a cold
-# cross build): the tests of the kernels the NEON sets replace, on those sets
-# only, each forced by AMPRT_ISA (the reference set is the same C as
-# natively, and slow under emulation).  With FEAT_BF16
-# (-cpu max): test_fastgemm and test_fasteltwise on neon and neonbf16,
-# test_fastloss on neon (the sums, one code in both sets), test_fastconv on
-# neonbf16 (its convolutions are the slowest test, about
-# 95 s of CPU per set under emulation; neon runs the same micro-kernel and
-# packing, and differs only in the bf16 rounding test_fasteltwise
-# compares; test_conv_ex, the same drivers with fused post-ops that the
-# NEON sets leave to the reference kernels, runs in full only); on a CPU
-# without it (-cpu cortex-a53): test_fasteltwise and test_fastbackward on
-# neon (the gradients; neonbf16's differ only in the BFCVTN store that
-# test_fasteltwise checks on -cpu max), and the examples
-# below run its products and convolutions there, without any instruction
-# beyond ARMv8.0 (test_fastgemm's run on neon is under -cpu max); on both,
+# ci (make test-aarch64, in make test: 145 s of CPU, plus about 85 s
+# for a cold cross build): the tests of the kernels the NEON sets
+# replace, on those sets only, each forced by AMPRT_ISA (the reference
+# set is the same C as natively, and slow under emulation).  With FEAT_FP16
+# and FEAT_BF16 (-cpu max): test_fastgemm on neonbf16 (its bf16 products
+# on BFDOT, f32 and f16 on neon's micro-kernel, which the examples also
+# run on cortex-a53), test_fasteltwise on neonbf16 (the BFCVTN roundings,
+# and neonfp16's f16 arithmetic, which it keeps), test_fastloss on neon
+# (the sums and cross_entropy, one code in every set), test_fastconv on
+# neonbf16 (its convolutions are the slowest test, about 95 s of CPU per
+# set under emulation; neon runs the same micro-kernel and packing, and
+# differs only in the bf16 rounding test_fasteltwise compares;
+# test_conv_ex, the same drivers with fused post-ops that the NEON sets
+# leave to the reference kernels, runs in full only); on a CPU without
+# them (-cpu cortex-a53): test_fasteltwise (relu, add, casts, batch_norm,
+# the pools; every kernel the avx2 set replaces, replaced) and
+# test_fastbackward (the gradients, batch_norm_backward, sgd, the pools'
+# backwards) on neon, and the examples below run its products and
+# convolutions there, without any instruction beyond ARMv8.0; on both,
 # test_dispatch (AMPRT_ISA, the fallback warning) and the check programs
 # of mlp, lenet5, transformer and the digits MLP on every target (linear,
 # conv, relu, add and casts in each dtype, through the public entry
 # points on the best set), against their f64 evaluation.
-# full: every runtime test under every AMPRT_ISA the CPU supports (as
-# tests/runtime/run-isas.sh does natively), and every example, resnet18
-# and the digits CNN included (long under emulation).
+# full: every runtime test under every NEON set the CPU model supports
+# (as tests/runtime/run-isas.sh does natively; not under ref or auto, see
+# below), and every example, resnet18 and the digits CNN included (long
+# under emulation: results in tests/aarch64/results/).
 #
 # Prints one "ok"/"FAIL" line per run and a last line "aarch64: P passed,
 # F failed"; exits 1 on any failure.
@@ -78,7 +82,7 @@ EOC
 "${CROSS}gcc" -std=c99 -Iruntime/include -o "$probe" "$probe.c" "$CROSS_BUILD/libamprt.a" -lm -lpthread || exit 1
 sets_on() {
     sets=ref
-    for isa in neon neonbf16; do
+    for isa in neon neonfp16 neonbf16; do
         [ "$(AMPRT_ISA=$isa "$QEMU" -cpu "$1" "$probe" 2>/dev/null)" = "$isa" ] && sets="$sets $isa"
     done
     echo "$sets"
@@ -108,16 +112,23 @@ for cpu in $CPUS; do
     esac
     # ci: name:sets, each set forced in a run of its own (under a forced
     # AMPRT_ISA the per-set tests check that set alone,
-    # tests/runtime/isa_under_test.h); full: each test unforced (every set,
-    # the reference included), then under each set
+    # tests/runtime/isa_under_test.h); full: every test under each NEON
+    # set the CPU model has, forced, best set first.
+    # Not under ref or auto: auto is the best set, run forced; the
+    # reference's C runs in every forced run, for each kernel a set does
+    # not replace and as what the per-set tests compare with.
     if [ "$MODE" = ci ]; then
         case $sets in
-        *neonbf16*) tests="test_fastgemm:neon,neonbf16 test_fastconv:neonbf16 test_fasteltwise:neon,neonbf16
+        *neonbf16*) tests="test_fastgemm:neonbf16 test_fastconv:neonbf16 test_fasteltwise:neonbf16
                            test_fastloss:neon test_dispatch:auto" ;;
         *) tests="test_fasteltwise:neon test_fastbackward:neon test_dispatch:auto" ;;
         esac
     else
-        tests=$(for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):auto,$(echo "$sets" | tr ' ' ,)"; done)
+        # best set first, each set through the whole suite in turn
+        tests=$(for isa in neonbf16 neonfp16 neon; do
+                    case " $sets " in *" $isa "*) ;; *) continue ;; esac
+                    for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):$isa"; done
+                done)
     fi
     for entry in $tests; do
         name=${entry%%:*}

@@ -38,7 +38,7 @@ EOC
 # shellcheck disable=SC2086
 ${CC:-cc} -std=c99 ${PROBE_CFLAGS:-} -Iruntime/include -o "$probe" "$probe.c" "$BUILD/libamprt.a" -lm -lpthread || exit 1
 isas=ref
-for isa in avx2 avx512 avx512bf16 neon neonbf16; do
+for isa in avx2 avx512 avx512bf16 neon neonfp16 neonbf16; do
     [ "$(AMPRT_ISA=$isa "$probe" 2>/dev/null)" = "$isa" ] && isas="$isas $isa"
 done
 echo "kernel sets: $isas"

@@ -30,7 +30,7 @@
 /* The best set this CPU supports: what auto must choose. */
 static const char *best_isa(void)
 {
-    static const char *const order[] = { "avx512bf16", "avx512", "avx2", "neonbf16", "neon" };
+    static const char *const order[] = { "avx512bf16", "avx512", "avx2", "neonbf16", "neonfp16", "neon" };
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (amp_kernel_table_for(order[i]) != NULL)
             return order[i];
@@ -130,7 +130,7 @@ static void test_isa_unset_is_auto(void **state)
  * warning line naming it and the best supported set. */
 static void test_isa_forced_sets(void **state)
 {
-    static const char *const sets[] = { "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    static const char *const sets[] = { "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     char err[512];
     (void)state;
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
@@ -174,7 +174,7 @@ static const struct {
 
 static void test_sets_resolve_as_filled(void **state)
 {
-    static const char *const sets[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    static const char *const sets[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     int checked = 0;
     (void)state;
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {

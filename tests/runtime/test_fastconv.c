@@ -720,7 +720,7 @@ static void test_isa(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
@@ -728,6 +728,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

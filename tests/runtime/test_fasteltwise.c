@@ -1,6 +1,6 @@
 /*
  * test_fasteltwise.c - the optimized kernels between the convolutions
- * (relu, add, batch_norm with running statistics, the f32 <-> bf16/f16
+ * (relu, add, sub, mul, div, batch_norm with running statistics, the f32 <-> bf16/f16
  * casts, max_pool and its backward) of every kernel set this CPU
  * supports, against the reference kernels, bit for bit: the optimized kernels perform the same
  * f32 operations in the same order with the same one rounding, so any
@@ -8,8 +8,8 @@
  * vector rewrite gets wrong: NaN (with payloads), +-inf, +-0, subnormals,
  * values that round up on narrowing; lengths are odd and span the vector
  * tails and the pool's chunking (1 and 2 threads give the same bits).
- * And every x86 set (avx2 included) overrides each kernel a network runs
- * between its products (expect_overrides).
+ * And every optimized set (the x86 and the NEON ones) overrides each
+ * kernel a network runs between its products (expect_overrides).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -68,6 +68,19 @@ static void run_unary_binary(const amp_kernel_table *k, amp_dtype t, size_t n)
         KCALL(k, t, add, n, a, b, y);
         KCALL(ref(), t, add, n, a, b, w);
         expect_same(y, w, bytes, k->isa, "add", t, n, 1);
+        /* sub, mul, div: neonfp16's f16 kernels in FEAT_FP16 arithmetic
+         * (the reference's elsewhere, nothing to compare) */
+        if (t == AMP_F16 && k->sub_f16 != ref()->sub_f16) {
+            KCALL(k, t, sub, n, a, b, y);
+            KCALL(ref(), t, sub, n, a, b, w);
+            expect_same(y, w, bytes, k->isa, "sub", t, n, 1);
+            KCALL(k, t, mul, n, a, b, y);
+            KCALL(ref(), t, mul, n, a, b, w);
+            expect_same(y, w, bytes, k->isa, "mul", t, n, 1);
+            KCALL(k, t, div, n, a, b, y);
+            KCALL(ref(), t, div, n, a, b, w);
+            expect_same(y, w, bytes, k->isa, "div", t, n, 1);
+        }
     }
     free(a);
     free(b);
@@ -295,6 +308,16 @@ static void expect_overrides(const amp_kernel_table *k)
     assert_int_equal(missing, 0);
 }
 
+/* The FEAT_FP16 sets' own f16 element-wise kernels (arm/neon_fp16.c). */
+static void expect_fp16_overrides(const amp_kernel_table *k)
+{
+    const amp_kernel_table *n = amp_kernel_table_for("neon");
+    assert_non_null(n);
+    assert_true(k->add_f16 != n->add_f16 && k->relu_f16 != n->relu_f16);
+    assert_true(k->sub_f16 != amp_ref_kernel_table.sub_f16 && k->mul_f16 != amp_ref_kernel_table.mul_f16 &&
+                k->div_f16 != amp_ref_kernel_table.div_f16);
+}
+
 static void test_isa(void **state)
 {
     const char *isa = *state;
@@ -303,11 +326,11 @@ static void test_isa(void **state)
     static const size_t lengths[] = { 0, 1, 15, 16, 17, 33, 1000, 300001 };
     if (k == NULL)
         skip();
-    /* the x86 sets override every such kernel; the NEON sets so far relu,
-     * add, the casts, relu_backward, add_relu_backward, grad_accumulate
-     * and sum (docs/runtime.md's ARM section) */
-    if (strncmp(isa, "avx", 3) == 0)
+    /* every optimized set overrides every such kernel */
+    if (strcmp(isa, "ref") != 0)
         expect_overrides(k);
+    if (strcmp(isa, "neonfp16") == 0 || strcmp(isa, "neonbf16") == 0)
+        expect_fp16_overrides(k);
     for (size_t ti = 0; ti < 3; ti++) {
         amp_dtype t = types[ti];
         for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
@@ -331,7 +354,7 @@ static void test_isa(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
@@ -339,6 +362,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

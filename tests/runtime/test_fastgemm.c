@@ -7,7 +7,8 @@
  *     |y - oracle| <= u_T |oracle| + (1 + u_T) acc + floor_T
  * where acc = (K' + 3) 2^-24 (|alpha| sum_k |a b| + |beta c| + |bias|) bounds
  * any f32 summation order over the K' = K (x batch, for sum_batch)
- * products, and u_T is the one final rounding.  Inputs are uniform in
+ * products (2^-23 for neonbf16's bf16 products: BFDOT rounds to odd), and
+ * u_T is the one final rounding.  Inputs are uniform in
  * [-1, 1] (no subnormals: vdpbf16ps flushes them) and rounded into T before
  * the oracle reads them.  The shapes cover edge tiles (M, N, K not multiples
  * of any tile or block), K = 0 and 1, K beyond one cache block, transposed
@@ -76,6 +77,13 @@ static const gcase cases[] = {
     { "sum_batch, large", 3, 40, 70, 700, 1, 0, 0, 0, 1, 0.5, 0.5, 1, 0 },
     { "threaded", 1, 130, 200, 150, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
 };
+
+/* The bound on one step of the f32 sums: 2^-24 (round to nearest), but
+ * 2^-23 for neonbf16's bf16 products, whose BFDOT rounds to odd. */
+static double sum_unit(const char *isa, amp_dtype t)
+{
+    return t == AMP_BF16 && strcmp(isa, "neonbf16") == 0 ? 0x1p-23 : 0x1p-24;
+}
 
 static void check(amp_dtype t, const void *y, int64_t i, double oracle, double acc, const char *isa,
                   const char *what, int threads)
@@ -158,7 +166,7 @@ static void run_gemm_case(const amp_kernel_table *k, amp_dtype t, const gcase *g
                     oracle += g->beta * cv;
                     mag += fabs(g->beta * cv);
                 }
-                acc = (double)(K * (g->sum_batch ? B : 1) + 3) * 0x1p-24 * mag;
+                acc = (double)(K * (g->sum_batch ? B : 1) + 3) * sum_unit(k->isa, t) * mag;
                 check(t, y[0], (ob * M + m) * N + n, oracle, acc, k->isa, g->what, 1);
             }
     free(a);
@@ -192,7 +200,7 @@ static void run_linear_matmul(const amp_kernel_table *k, amp_dtype t, int64_t M,
                     s += ld(t, bias, n);
                     mag += fabs(ld(t, bias, n));
                 }
-                check(t, y[0], m * N + n, s, (double)(K + 2) * 0x1p-24 * mag, k->isa, "linear", 1);
+                check(t, y[0], m * N + n, s, (double)(K + 2) * sum_unit(k->isa, t) * mag, k->isa, "linear", 1);
             }
         free(y[0]);
         free(y[1]);
@@ -212,7 +220,7 @@ static void run_linear_matmul(const amp_kernel_table *k, amp_dtype t, int64_t M,
                         s += p;
                         mag += fabs(p);
                     }
-                    check(t, c2, (i * M + m) * N + n, s, (double)(K + 1) * 0x1p-24 * mag, k->isa, "matmul", 2);
+                    check(t, c2, (i * M + m) * N + n, s, (double)(K + 1) * sum_unit(k->isa, t) * mag, k->isa, "matmul", 2);
                 }
         free(a2);
         free(b2);
@@ -490,7 +498,7 @@ static void expect_alternating(const char *isa, const char *what, int N, int K, 
 static void test_linear_relu_tiny(void **state)
 {
     (void)state;
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     enum { M = 3, NMAX = 64 };
     amp_bf16 x[M * 2], w[NMAX * 2], bias[NMAX], y[M * NMAX];
     for (int N = 16; N <= NMAX; N += NMAX - 16)
@@ -661,7 +669,7 @@ static void test_lookup(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonbf16" };
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_api),
         cmocka_unit_test(test_lookup),
@@ -671,6 +679,7 @@ int main(void)
         cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
         cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
         cmocka_unit_test(test_small_vs_blocked),
         cmocka_unit_test(test_small_with_pool_busy),
         cmocka_unit_test(test_small_split_measured),

@@ -6,11 +6,16 @@
  * linear, matmul, gemm and the convolutions by frame/kernel_set.h.  f32,
  * bf16 and f16 storage all pack to f32 (bf16 by a shift, f16 by FCVTL).
  *
- * Two sets: "neon" (ARMv8.0 Advanced SIMD, every aarch64 CPU) and
- * "neonbf16" (FEAT_BF16), the same kernels with the bf16 epilogue's
- * rounding done by BFCVTN instead of integer operations.  The kernels
- * between the products are in neon_eltwise.c (element-wise and casts),
- * neon_backward.c (their gradients) and neon_reduce.c (sums).
+ * Three sets: "neon" (ARMv8.0 Advanced SIMD, every aarch64 CPU);
+ * "neonfp16" (FEAT_FP16), neon with the f16 element-wise kernels in
+ * half-precision arithmetic (neon_fp16.c); "neonbf16" (FEAT_BF16 besides),
+ * neonfp16 with the bf16 products on a BFDOT micro-kernel (within a
+ * documented tolerance, below) and the bf16 epilogue's rounding done by
+ * BFCVTN instead of integer operations.  The kernels between the
+ * products are in neon_eltwise.c (element-wise and casts),
+ * neon_backward.c (their gradients), neon_reduce.c (sums), neon_norm.c
+ * (batch_norm), neon_pool.c (pooling), neon_optim.c (sgd) and
+ * neon_loss.c (cross_entropy).
  */
 
 #include "frame/kernel_set.h"
@@ -133,6 +138,60 @@ NEON_BF16_TARGET static void epi_bf16cvt(amp_dtype t, int64_t n, const float *w,
     epi_body(t, n, w, alpha, beta, c, c_cs, bias, y, 1);
 }
 
+/* ---- FEAT_BF16: the bf16 products by BFDOT ----------------------------------
+ * kpair 2 (amprt_internal.h's contract): a unit is a pair of bf16 values
+ * (k even in the low half), and BFDOT by element adds to each f32 lane of
+ * a B vector (4 columns) the dot product of its pair with the A row's
+ * pair.  Per unit: 4 loads of B (16 columns x 2 k), 1 of 4 rows' pairs
+ * and 1 of 2 rows' pairs, 24 BFDOT: 192 multiply-adds in 24 instructions,
+ * twice micro_f32's per instruction.  Not bit for bit the reference:
+ * BFDOT (without FEAT_EBF16's FPCR.EBF) rounds the pair's sum and then
+ * its sum with the accumulator to odd, flushes subnormal inputs and
+ * results to zero and returns the default NaN, so each k's rounding error
+ * is below 2^-23 of the running sum where the reference's is 2^-24
+ * (docs/runtime.md, "ARM"; test_fastgemm.c holds it to that bound). */
+#define ROW_BQ(i, l)                                                                              \
+    c##i##0 = vbfdotq_laneq_f32(c##i##0, b0, a03, l);                                             \
+    c##i##1 = vbfdotq_laneq_f32(c##i##1, b1, a03, l);                                             \
+    c##i##2 = vbfdotq_laneq_f32(c##i##2, b2, a03, l);                                             \
+    c##i##3 = vbfdotq_laneq_f32(c##i##3, b3, a03, l);
+#define ROW_BD(i, l)                                                                              \
+    c##i##0 = vbfdotq_lane_f32(c##i##0, b0, a45, l);                                              \
+    c##i##1 = vbfdotq_lane_f32(c##i##1, b1, a45, l);                                              \
+    c##i##2 = vbfdotq_lane_f32(c##i##2, b2, a45, l);                                              \
+    c##i##3 = vbfdotq_lane_f32(c##i##3, b3, a45, l);
+
+NEON_BF16_TARGET static void micro_bfdot(int64_t kcu, const void *pa_, const void *pb_, float *w, int64_t ldw,
+                                         int accumulate)
+{
+    const uint32_t *pa = pa_, *pb = pb_;
+    ALL_ROWS(DECL_ROW)
+    for (int64_t u = 0; u < kcu; u++) {
+        const bfloat16x8_t b0 = vreinterpretq_bf16_u32(vld1q_u32(pb)), b1 = vreinterpretq_bf16_u32(vld1q_u32(pb + 4));
+        const bfloat16x8_t b2 = vreinterpretq_bf16_u32(vld1q_u32(pb + 8)), b3 = vreinterpretq_bf16_u32(vld1q_u32(pb + 12));
+        const bfloat16x8_t a03 = vreinterpretq_bf16_u32(vld1q_u32(pa));
+        const bfloat16x4_t a45 = vreinterpret_bf16_u32(vld1_u32(pa + 4));
+        __builtin_prefetch(pb + 8 * NR);
+        ROW_BQ(0, 0) ROW_BQ(1, 1) ROW_BQ(2, 2) ROW_BQ(3, 3) ROW_BD(4, 0) ROW_BD(5, 1)
+        pa += MR;
+        pb += NR;
+    }
+    ALL_ROWS(STORE_ROW)
+}
+
+/* bf16 pairs (the kernel serves bf16 storage alone) */
+static void pack_a_bf16(amp_dtype t, const void *a, int64_t rs, int64_t cs, int rows, int64_t k, void *dst)
+{
+    (void)t;
+    isa_pack_bf16_body(a, rs, cs, rows, k, dst, MR);
+}
+
+static void pack_b_bf16(amp_dtype t, const void *b, int64_t rs, int64_t cs, int cols, int64_t k, void *dst)
+{
+    (void)t;
+    isa_pack_bf16_body(b, cs, rs, cols, k, dst, NR);
+}
+
 static const amp_gemm_kernel kernel_f32 = {
     "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,
@@ -143,10 +202,17 @@ static const amp_gemm_kernel kernel_bf16cvt = {
     NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
+static const amp_gemm_kernel kernel_bfdot = {
+    "neonbf16-bfdot-6x16", MR, NR, 2, 256, 192, 512, micro_bfdot, pack_a_bf16, pack_b_bf16, epi_bf16cvt, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
 ISA_GEMM_ENTRIES(neon, f32, &kernel_f32, &kernel_f32)
 ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32, &kernel_f32)
 ISA_GEMM_ENTRIES(neon, f16, &kernel_f32, &kernel_f32)
-ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt, &kernel_bf16cvt)
+/* the products by BFDOT, the convolutions on the f32 micro-kernel (bit
+ * for bit the reference's sums, as in the neon set) */
+ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt, &kernel_bfdot)
 
 /* This file's kernels of the sets: X(kernel, implementation). */
 #define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, neon, f32) ISA_GEMM_KERNELS(X, neon, bf16) ISA_GEMM_KERNELS(X, neon, f16)
@@ -166,11 +232,21 @@ void amp_isa_neon_fill(amp_kernel_table *t)
     amp_isa_neon_fill_eltwise(t, 0);
     amp_isa_neon_fill_backward(t, 0);
     amp_isa_neon_fill_reduce(t);
+    amp_isa_neon_fill_norm(t);
+    amp_isa_neon_fill_pool(t);
+    amp_isa_neon_fill_optim(t);
+    amp_isa_neon_fill_loss(t);
+}
+
+void amp_isa_neonfp16_fill(amp_kernel_table *t)
+{
+    amp_isa_neon_fill(t);
+    amp_isa_neonfp16_fill_eltwise(t);
 }
 
 void amp_isa_neonbf16_fill(amp_kernel_table *t)
 {
-    amp_isa_neon_fill(t);
+    amp_isa_neonfp16_fill(t);
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonbf16, name);
     BF16_GEMM_KERNELS(INSTALL)
 #undef INSTALL

@@ -137,14 +137,16 @@ BF16_BACKWARD_KERNELS(DEFINE)
 
 void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt)
 {
-#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
-    BACKWARD_KERNELS(INSTALL)
-#undef INSTALL
+    /* neonbf16: over the table of its base set, only what it replaces */
     if (bfcvt) {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonbf16, name);
         BF16_BACKWARD_KERNELS(INSTALL)
 #undef INSTALL
+        return;
     }
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    BACKWARD_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* aarch64 */

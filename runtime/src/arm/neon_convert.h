@@ -17,12 +17,16 @@
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+#include <string.h>
 
 #include "amprt_internal.h"
 
 /* The target of the FEAT_BF16 functions (the string arm_neon.h's bf16
  * intrinsics are declared under). */
 #define NEON_BF16_TARGET __attribute__((target("arch=armv8.2-a+bf16")))
+
+/* bytes per element of f32, bf16, f16, a constant where t is */
+static AMP_ALWAYS_INLINE size_t neon_size_of(amp_dtype t) { return t == AMP_F32 ? 4 : 2; }
 
 /* 4 values of dtype t (f32, bf16 or f16) at p as f32; a bf16 NaN keeps
  * its signalling bit (packing, where only the NaN-ness matters). */
@@ -77,6 +81,25 @@ NEON_BF16_TARGET static inline void neon_store4_bf16cvt(amp_dtype t, void *p, fl
     else
         neon_store4(t, p, v);
 }
+
+/* The first n < 4 values at p (the other lanes 0), and the store of the
+ * first n lanes: through a buffer, so nothing past the n is touched. */
+static AMP_ALWAYS_INLINE float32x4_t neon_load4_n(amp_dtype t, const void *p, size_t n)
+{
+    float buf[4] = { 0, 0, 0, 0 };
+    memcpy(buf, p, n * neon_size_of(t));
+    return neon_load4(t, buf);
+}
+
+static AMP_ALWAYS_INLINE void neon_store4_n(amp_dtype t, void *p, size_t n, float32x4_t v)
+{
+    float buf[4];
+    neon_store4(t, buf, v);
+    memcpy(p, buf, n * neon_size_of(t));
+}
+
+/* All ones in the lanes that hold a NaN. */
+static AMP_ALWAYS_INLINE uint32x4_t neon_isnan4(float32x4_t v) { return vmvnq_u32(vceqq_f32(v, v)); }
 
 #endif /* aarch64 */
 

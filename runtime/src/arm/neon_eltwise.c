@@ -122,14 +122,16 @@ BF16_ELTWISE_KERNELS(DEFINE)
 
 void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt)
 {
-#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
-    ELTWISE_KERNELS(INSTALL)
-#undef INSTALL
+    /* neonbf16: over the table of its base set, only what it replaces */
     if (bfcvt) {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, neonbf16, name);
         BF16_ELTWISE_KERNELS(INSTALL)
 #undef INSTALL
+        return;
     }
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    ELTWISE_KERNELS(INSTALL)
+#undef INSTALL
 }
 
 #endif /* aarch64 */

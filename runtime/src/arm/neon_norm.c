@@ -1,0 +1,269 @@
+/*
+ * neon_norm.c - the aarch64 sets' batch_norm in its running-statistics
+ * form, forward and backward (training 0), for f32, bf16 and f16 storage
+ * (bf16 and f16 computing in f32, arm/neon_convert.h), four lanes at a
+ * time, bit for bit the reference (ref_norm.inc, ref_backward_norm.inc):
+ *
+ *  batch_norm      per channel rstd = 1 / sqrt(var + eps) in f32, per
+ *                  element ((v - mean) * rstd) * weight + bias, each step
+ *                  rounded to f32 in the reference's operand order (an
+ *                  AArch64 vector operation picks a NaN operand as the
+ *                  scalar one does), one rounding to the storage dtype.
+ *  batch_norm_backward  per channel the reference's 16 lane sums (lane s
+ *                  mod 16 of each image's row, in (n, s) order: four
+ *                  4-lane vectors here) and its fixed tree, dx = (g w)
+ *                  rstd in the same pass; with HxW 1, 4 channels side by
+ *                  side, each its own lane 0.  training 1 and f64
+ *                  parameters go to the reference.
+ *
+ * Both sets share these (the bf16 stores of a value computed in f32 round
+ * by integer operations; BFCVTN would give the same bits).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+
+#if defined(__aarch64__)
+
+#include "arm/neon_convert.h"
+
+/* ---- batch_norm ------------------------------------------------------------------ */
+
+static AMP_ALWAYS_INLINE float32x4_t bn4(float32x4_t v, float32x4_t mean, float32x4_t rstd, float32x4_t w,
+                                         float32x4_t b, int has_w, int has_b)
+{
+    float32x4_t r = vmulq_f32(vsubq_f32(v, mean), rstd);
+    if (has_w)
+        r = vmulq_f32(r, w);
+    if (has_b)
+        r = vaddq_f32(r, b);
+    return r;
+}
+
+static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                                        const void *mean, const void *var, const void *weight, const void *bias,
+                                        double eps, void *y, int has_w, int has_b)
+{
+    const size_t es = neon_size_of(t);
+    for (int64_t plane = 0; plane < N * C; plane++) {
+        const int64_t ch = plane % C;
+        const float rstd = 1 / sqrtf(amp_ld(pt, var, ch) + (float)eps);
+        const float32x4_t vm = vdupq_n_f32(amp_ld(pt, mean, ch)), vr = vdupq_n_f32(rstd);
+        const float32x4_t vw = vdupq_n_f32(has_w ? amp_ld(pt, weight, ch) : 1.0f);
+        const float32x4_t vb = vdupq_n_f32(has_b ? amp_ld(pt, bias, ch) : 0.0f);
+        const char *xp = (const char *)x + (size_t)(plane * HxW) * es;
+        char *yp = (char *)y + (size_t)(plane * HxW) * es;
+        int64_t s = 0;
+        for (; s + 8 <= HxW; s += 8) {
+            const float32x4_t a = neon_load4(t, xp + (size_t)s * es), b = neon_load4(t, xp + (size_t)(s + 4) * es);
+            neon_store4(t, yp + (size_t)s * es, bn4(a, vm, vr, vw, vb, has_w, has_b));
+            neon_store4(t, yp + (size_t)(s + 4) * es, bn4(b, vm, vr, vw, vb, has_w, has_b));
+        }
+        for (; s + 4 <= HxW; s += 4)
+            neon_store4(t, yp + (size_t)s * es, bn4(neon_load4(t, xp + (size_t)s * es), vm, vr, vw, vb, has_w, has_b));
+        if (s < HxW) {
+            const size_t n = (size_t)(HxW - s);
+            neon_store4_n(t, yp + (size_t)s * es, n,
+                          bn4(neon_load4_n(t, xp + (size_t)s * es, n), vm, vr, vw, vb, has_w, has_b));
+        }
+    }
+}
+
+static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
+                            const void *mean, const void *var, const void *weight, const void *bias, double eps,
+                            void *y)
+{
+    const int has_w = weight != NULL, has_b = bias != NULL;
+    if (N <= 0 || C <= 0 || HxW <= 0)
+        return;
+#define BN(T) bn_planes(T, N, C, HxW, x, pt, mean, var, weight, bias, eps, y, has_w, has_b)
+#define BN_USUAL(T) bn_planes(T, N, C, HxW, x, pt, mean, var, weight, bias, eps, y, 1, 1)
+    if (has_w && has_b) {
+        switch (t) {
+        case AMP_BF16: BN_USUAL(AMP_BF16); return;
+        case AMP_F16: BN_USUAL(AMP_F16); return;
+        default: BN_USUAL(AMP_F32); return;
+        }
+    }
+    switch (t) {
+    case AMP_BF16: BN(AMP_BF16); return;
+    case AMP_F16: BN(AMP_F16); return;
+    default: BN(AMP_F32); return;
+    }
+#undef BN
+#undef BN_USUAL
+}
+
+/* ---- batch_norm_backward, running statistics ------------------------------------- */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t N, C, HxW;
+    const void *x, *mean, *var, *weight;
+    double eps;
+    const void *dy;
+    void *dx, *dweight, *dbias;
+} bn_bw_args;
+
+/* The reference's tree over 16 lanes: a[l] += a[l + w] for w = 8, 4, 2, 1. */
+static float sum16_tree(float a[16])
+{
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            a[l] += a[l + w];
+    return a[0];
+}
+
+/* [N, C] (HxW 1): 4 channels from c0 (nc of them) side by side, each
+ * summed over n in its own lane (the reference's lane 0; its tree adds 15
+ * empty lanes' +0 to a sum begun at +0, which changes nothing). */
+static AMP_ALWAYS_INLINE void bn_backward_rows(const bn_bw_args *c, int64_t c0, int64_t nc, const amp_dtype t)
+{
+    const amp_dtype pt = c->pt;
+    const size_t es = neon_size_of(t), n4 = (size_t)nc;
+    float wv[4], meanv[4], rstdv[4], sdy[4], sdx[4];
+    for (int64_t l = 0; l < 4; l++) {
+        const int64_t ch = c0 + (l < nc ? l : 0);
+        wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+        meanv[l] = amp_ld(pt, c->mean, ch);
+        rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    }
+    const float32x4_t vw = vld1q_f32(wv), vm = vld1q_f32(meanv), vr = vld1q_f32(rstdv);
+    float32x4_t sum_dy = vdupq_n_f32(0), sum_dy_xhat = sum_dy;
+    for (int64_t n = 0; n < c->N; n++) {
+        const size_t off = (size_t)(n * c->C + c0) * es;
+        const float32x4_t g = nc == 4 ? neon_load4(t, (const char *)c->dy + off) : neon_load4_n(t, (const char *)c->dy + off, n4);
+        const float32x4_t xv = nc == 4 ? neon_load4(t, (const char *)c->x + off) : neon_load4_n(t, (const char *)c->x + off, n4);
+        const float32x4_t d = vmulq_f32(vmulq_f32(g, vw), vr);
+        if (nc == 4)
+            neon_store4(t, (char *)c->dx + off, d);
+        else
+            neon_store4_n(t, (char *)c->dx + off, n4, d);
+        sum_dy = vaddq_f32(sum_dy, g);
+        sum_dy_xhat = vaddq_f32(sum_dy_xhat, vmulq_f32(g, vmulq_f32(vsubq_f32(xv, vm), vr)));
+    }
+    vst1q_f32(sdy, sum_dy);
+    vst1q_f32(sdx, sum_dy_xhat);
+    for (int64_t l = 0; l < nc; l++) {
+        if (c->dweight != NULL)
+            amp_st(pt, c->dweight, c0 + l, sdx[l]);
+        if (c->dbias != NULL)
+            amp_st(pt, c->dbias, c0 + l, sdy[l]);
+    }
+}
+
+/* One channel, HxW > 1: the reference's 16 lanes in four vectors, 16
+ * positions a step; a row's tail adds only its own lanes. */
+static AMP_ALWAYS_INLINE void bn_backward_channel(const bn_bw_args *c, int64_t ch, const amp_dtype t)
+{
+    const amp_dtype pt = c->pt;
+    const size_t es = neon_size_of(t);
+    const int64_t HxW = c->HxW;
+    const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
+    const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    const float32x4_t vw = vdupq_n_f32(w), vr = vdupq_n_f32(rstd), vm = vdupq_n_f32(mean), zero = vdupq_n_f32(0);
+    float32x4_t sdy[4] = { zero, zero, zero, zero }, sdx[4] = { zero, zero, zero, zero };
+    float lanes[16];
+    for (int64_t n = 0; n < c->N; n++) {
+        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+        const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
+        char *dxp = (char *)c->dx + row;
+        int64_t q = 0;
+        /* dx may be dy or x: each vector of both is read before its dx is stored */
+        for (; q + 16 <= HxW; q += 16)
+            for (int v = 0; v < 4; v++) {
+                const size_t at = (size_t)(q + 4 * v) * es;
+                const float32x4_t g = neon_load4(t, dyp + at), xv = neon_load4(t, xp + at);
+                neon_store4(t, dxp + at, vmulq_f32(vmulq_f32(g, vw), vr));
+                sdy[v] = vaddq_f32(sdy[v], g);
+                sdx[v] = vaddq_f32(sdx[v], vmulq_f32(g, vmulq_f32(vsubq_f32(xv, vm), vr)));
+            }
+        for (int v = 0; v < 4 && q < HxW; v++, q += 4) {
+            const size_t left = (size_t)(HxW - q), k = left < 4 ? left : 4;
+            const float32x4_t g = neon_load4_n(t, dyp + (size_t)q * es, k), xv = neon_load4_n(t, xp + (size_t)q * es, k);
+            static const uint32_t lane_no[4] = { 0, 1, 2, 3 };
+            const uint32x4_t on = vcltq_u32(vld1q_u32(lane_no), vdupq_n_u32((uint32_t)k));
+            neon_store4_n(t, dxp + (size_t)q * es, k, vmulq_f32(vmulq_f32(g, vw), vr));
+            sdy[v] = vbslq_f32(on, vaddq_f32(sdy[v], g), sdy[v]);
+            sdx[v] = vbslq_f32(on, vaddq_f32(sdx[v], vmulq_f32(g, vmulq_f32(vsubq_f32(xv, vm), vr))), sdx[v]);
+        }
+    }
+    for (int v = 0; v < 4; v++)
+        vst1q_f32(lanes + 4 * v, sdy[v]);
+    const float sum_dy = sum16_tree(lanes);
+    for (int v = 0; v < 4; v++)
+        vst1q_f32(lanes + 4 * v, sdx[v]);
+    const float sum_dx = sum16_tree(lanes);
+    if (c->dweight != NULL)
+        amp_st(pt, c->dweight, ch, sum_dx);
+    if (c->dbias != NULL)
+        amp_st(pt, c->dbias, ch, sum_dy);
+}
+
+static AMP_ALWAYS_INLINE void bn_backward_all(const bn_bw_args *c, const amp_dtype t)
+{
+    if (c->HxW == 1) {
+        for (int64_t c0 = 0; c0 < c->C; c0 += 4)
+            bn_backward_rows(c, c0, c->C - c0 < 4 ? c->C - c0 : 4, t);
+        return;
+    }
+    for (int64_t ch = 0; ch < c->C; ch++)
+        bn_backward_channel(c, ch, t);
+}
+
+static void batch_norm_backward_fast(const bn_bw_args *c)
+{
+    if (c->C <= 0)
+        return;
+    switch (c->t) {
+    case AMP_BF16: bn_backward_all(c, AMP_BF16); break;
+    case AMP_F16: bn_backward_all(c, AMP_F16); break;
+    default: bn_backward_all(c, AMP_F32); break;
+    }
+}
+
+/* ---- table entries ------------------------------------------------------------------ */
+
+#define PARAM_DTYPE_OK(pt) ((pt) == AMP_F32 || (pt) == AMP_BF16 || (pt) == AMP_F16)
+
+#define ENTRIES(T)                                                                                \
+    static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
+                               amp_dtype pt, const void *rm, const void *rv, const void *w,       \
+                               const void *b, double eps, AMP_CTYPE_##T *y)                       \
+    {                                                                                             \
+        if (!PARAM_DTYPE_OK(pt))                                                                  \
+            amp_ref_batch_norm_##T(N, C, HxW, x, pt, rm, rv, w, b, eps, y);                        \
+        else                                                                                      \
+            batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);               \
+    }                                                                                             \
+    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
+                                        amp_dtype pt, const void *rm, const void *rv,             \
+                                        const void *w, int training, double eps,                  \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
+                                        void *db)                                                 \
+    {                                                                                             \
+        const bn_bw_args a = { AMP_DTYPE_##T, pt, N, C, HxW, x, rm, rv, w, eps, dy, dx, dw, db }; \
+        if (training || !PARAM_DTYPE_OK(pt) || N <= 0 || HxW <= 0)                                \
+            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
+                                            dw, db);                                              \
+        else                                                                                      \
+            batch_norm_backward_fast(&a);                                                         \
+    }
+AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
+
+/* This file's kernels of the sets: X(kernel, implementation). */
+#define NORM_OF(X, T) X(batch_norm_##T, batch_norm_##T) X(batch_norm_backward_##T, batch_norm_backward_##T)
+#define NORM_KERNELS(X) NORM_OF(X, f32) NORM_OF(X, bf16) NORM_OF(X, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
+NORM_KERNELS(DEFINE)
+#undef DEFINE
+
+void amp_isa_neon_fill_norm(amp_kernel_table *t)
+{
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
+    NORM_KERNELS(INSTALL)
+#undef INSTALL
+}
+
+#endif /* aarch64 */
