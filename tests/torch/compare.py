@@ -110,6 +110,10 @@ MODELS = {
     "small_convnext": ("small_convnext", [BATCH, 3, 64, 64], "f32"),
     "small_regnet": ("small_regnet", [BATCH, 3, 64, 64], "f32"),
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
+    "small_mobilenet_v3": ("small_mobilenet_v3", [BATCH, 3, 64, 64], "f32"),
+    "small_mnasnet": ("small_mnasnet", [BATCH, 3, 64, 64], "f32"),
+    "small_googlenet": ("small_googlenet", [BATCH, 3, 64, 64], "f32"),
+    "small_resnext": ("small_resnext", [BATCH, 3, 64, 64], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
     "lstm_classifier": ("lstm_classifier", [BATCH, 6, 8], "f32"),
@@ -132,8 +136,10 @@ TOL_EMU_FACTOR = 1.0
 # node's largest value (judge_local)
 LOCAL_FRACTION = 0.05
 LOCAL_F32 = 2.0 ** -16
-# seconds a compiled model may run on the batch (one thread)
+# seconds a compiled model may run on the batch (two threads), and any other step
+# (an export, ampc, the C compiler) may take
 RUN_TIMEOUT = 120
+STEP_TIMEOUT = 300
 
 _DT = {"F64": torch.float64, "F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16,
        "I64": torch.int64, "I32": torch.int32, "BOOL": torch.bool}
@@ -185,13 +191,32 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
-def run(cmd, timeout=300, **kw):
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                           timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
+# per step of the model being checked: [(step, seconds, peak RSS in MB)], printed after its targets
+STEPS = []
+
+
+def run(cmd, timeout=None, step=None, **kw):
+    """cmd's status and output; with step, its wall time and peak resident
+    memory (os.wait4's ru_maxrss: this process alone, not its children's) go to STEPS"""
+    import threading
+    timeout = timeout or STEP_TIMEOUT
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, **kw)
+    out = []
+    reader = threading.Thread(target=lambda: out.append(p.stdout.read()))
+    reader.start()
+    timer = threading.Timer(timeout, p.kill)
+    timer.start()
+    _, status, usage = os.wait4(p.pid, 0)
+    timed_out = not timer.is_alive()
+    timer.cancel()
+    reader.join()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if step is not None:
+        STEPS.append((step, time.time() - t0, usage.ru_maxrss / 1024.0))
+    if timed_out:
         return 1, "%s: timed out after %ds" % (os.path.basename(cmd[0]), timeout)
-    return p.returncode, p.stdout
+    return p.returncode, out[0] if out else ""
 
 
 def tail(log, n=12):
@@ -439,12 +464,24 @@ def blocks_check(ampc, cc, lib, d, factory, shape, idt, in_name, out_name, wts, 
         ", ".join(blocks), instances, "bit-identical to" if same else "DIFFERENT from")
 
 
+def report_steps(name, t0):
+    """one line of the model's steps (STEPS), this process's peak memory so
+    far (the references and the emulation) and the model's wall time"""
+    import resource
+    steps = "; ".join("%s %.1fs %.0fMB" % s for s in STEPS)
+    print("     %-14s steps: %s; python peak %.0fMB; total %.0fs" % (
+        name, steps, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, time.time() - t0))
+    sys.stdout.flush()
+    del STEPS[:]
+
+
 def main(argv):
-    global RUN_TIMEOUT
+    global RUN_TIMEOUT, STEP_TIMEOUT
     table = dict(MODELS)
     if argv[1:2] == ["--zoo"]:
         table = ZOO
-        RUN_TIMEOUT = 900            # vit_b_16 and BERT on one thread of a loaded machine
+        RUN_TIMEOUT = 900            # vit_b_16 and BERT on a loaded machine
+        STEP_TIMEOUT = 1800          # the C compiler on vgg16's or BERT's file, under load
         argv = argv[:1] + argv[2:]
     build = os.path.abspath(argv[0])
     wanted = argv[1:] or list(table)
@@ -478,10 +515,11 @@ def main(argv):
         rc, log = run([sys.executable, os.path.join(ROOT, "tools", "torch2amp"),
                        "%s:%s" % (os.path.join(HERE, "models.py"), factory), "-o", amp, "--weights", wts,
                        "--input-shape", ",".join(str(s) for s in [1] + shape[1:]), "--input-dtype", idt,
-                       "--name", "M", "--op-map", os.path.join(d, "op-map.json")])
+                       "--name", "M", "--op-map", os.path.join(d, "op-map.json")], step="export")
         if rc != 0:
             print("FAIL %-14s export: %s" % (name, tail(log)))
             failed += len(TARGETS)
+            report_steps(name, t0)
             continue
 
         # the references, on the weights torch2amp wrote
@@ -530,18 +568,19 @@ def main(argv):
             exe = os.path.join(d, "driver_%s" % target)
             out_bin = os.path.join(d, "output_%s.bin" % target)
             rc, log = run([ampc, amp, "-t", target, "--prefix=model", "-o", c_path,
-                           "--header=" + os.path.join(d, "model.h")])
+                           "--header=" + os.path.join(d, "model.h")], step=target + " ampc")
             if rc == 0:
                 rc, log = run([cc, "-std=c99", "-O2", "-I" + os.path.join(ROOT, "runtime", "include"), "-I" + d,
                                "-DIN=" + in_name, "-DIN_UP=" + in_name.upper(),
                                "-DOUT=" + out_name, "-DOUT_UP=" + out_name.upper(),
                                os.path.join(HERE, "driver.c"), c_path, lib, "-lm", "-lpthread", "-o", exe],
-                              preexec_fn=limit_memory)
+                              preexec_fn=limit_memory, step=target + " cc")
                 if rc != 0 and "out of memory" in log:
                     log += ("\n(the C compiler ran out of memory: ampc's arena size nests <P>_MAX_(a, b) "
                             "macros that repeat their arguments, exponential in the nesting depth)")
             if rc == 0:
-                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=RUN_TIMEOUT, env=env)
+                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=RUN_TIMEOUT, env=env,
+                              step=target + " run")
             if rc != 0:
                 print("FAIL %-14s %s: %s" % (name, target, tail(log)))
                 failed += 1
@@ -608,6 +647,7 @@ def main(argv):
             print("%s %-14s blocks: %s" % ("ok  " if r[0] else "FAIL", name, r[1]))
             passed += r[0]
             failed += not r[0]
+        report_steps(name, t0)
     print("torch: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
