@@ -80,6 +80,7 @@ make near-ties likely.
 Prints "ok"/"FAIL" per model and target and the last line
 "torch: P passed, F failed"; exits 1 when anything failed.
 """
+import collections
 import ctypes
 import json
 import math
@@ -173,9 +174,13 @@ class NotEmulated(Exception):
 def load_weights(m, path):
     """the weights file torch2amp wrote, into m: its keys are the state_dict's
     as the .amp language spells them (torch2amp's amp_spellings)"""
-    spell = emulate.torch2amp().amp_spellings(list(m.state_dict().keys()))
+    own = m.state_dict()
+    spell = emulate.torch2amp().amp_spellings(list(own.keys()))
     sd = read_safetensors(path)
-    m.load_state_dict({k: sd[a] for k, a in spell.items()})
+    state = collections.OrderedDict((k, sd[a]) for k, a in spell.items())
+    # the modules' versions: MNASNet's loader refuses a state_dict without its own
+    state._metadata = getattr(own, "_metadata", None)
+    m.load_state_dict(state)
 
 
 def rel(y, ref):
