@@ -85,9 +85,11 @@ import ctypes
 import json
 import math
 import os
+import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -111,10 +113,10 @@ MODELS = {
     "small_convnext": ("small_convnext", [BATCH, 3, 64, 64], "f32"),
     "small_regnet": ("small_regnet", [BATCH, 3, 64, 64], "f32"),
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
-    "small_mobilenet_v3": ("small_mobilenet_v3", [BATCH, 3, 64, 64], "f32"),
-    "small_mnasnet": ("small_mnasnet", [BATCH, 3, 64, 64], "f32"),
-    "small_googlenet": ("small_googlenet", [BATCH, 3, 64, 64], "f32"),
-    "small_resnext": ("small_resnext", [BATCH, 3, 64, 64], "f32"),
+    "small_mobilenet_v3": ("small_mobilenet_v3", [BATCH, 3, 32, 32], "f32"),
+    "small_mnasnet": ("small_mnasnet", [BATCH, 3, 32, 32], "f32"),
+    "small_googlenet": ("small_googlenet", [BATCH, 3, 32, 32], "f32"),
+    "small_resnext": ("small_resnext", [BATCH, 3, 32, 32], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
     "lstm_classifier": ("lstm_classifier", [BATCH, 6, 8], "f32"),
@@ -196,32 +198,43 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
-# per step of the model being checked: [(step, seconds, peak RSS in MB)], printed after its targets
+# per step of the model being checked: [(step, seconds, peak RSS in MB or None)], printed after its targets
 STEPS = []
+# GNU time measures a step's peak memory: a child forked from this process
+# would report this process's own resident size (the kernel keeps the
+# high-water mark across fork and exec)
+GNU_TIME = "/usr/bin/time"
 
 
 def run(cmd, timeout=None, step=None, **kw):
-    """cmd's status and output; with step, its wall time and peak resident
-    memory (os.wait4's ru_maxrss: this process alone, not its children's) go to STEPS"""
-    import threading
+    """cmd's status and output; with step, its wall time and, with GNU time
+    present, its peak resident memory (children included) go to STEPS"""
     timeout = timeout or STEP_TIMEOUT
+    name, rss_file = os.path.basename(cmd[0]), None
+    if step is not None and os.access(GNU_TIME, os.X_OK):
+        fd, rss_file = tempfile.mkstemp(prefix="rss")
+        os.close(fd)
+        cmd = [GNU_TIME, "-f", "%M", "-o", rss_file] + list(cmd)
     t0 = time.time()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, **kw)
-    out = []
-    reader = threading.Thread(target=lambda: out.append(p.stdout.read()))
-    reader.start()
-    timer = threading.Timer(timeout, p.kill)
-    timer.start()
-    _, status, usage = os.wait4(p.pid, 0)
-    timed_out = not timer.is_alive()
-    timer.cancel()
-    reader.join()
-    p.returncode = os.waitstatus_to_exitcode(status)
+    # its own process group, so that a timeout ends the command and not only GNU time
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                         start_new_session=True, **kw)
+    try:
+        out = p.communicate(timeout=timeout)[0]
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        rc, out = 1, "%s: timed out after %ds" % (name, timeout)
     if step is not None:
-        STEPS.append((step, time.time() - t0, usage.ru_maxrss / 1024.0))
-    if timed_out:
-        return 1, "%s: timed out after %ds" % (os.path.basename(cmd[0]), timeout)
-    return p.returncode, out[0] if out else ""
+        rss = None
+        if rss_file:
+            with open(rss_file) as f:
+                last = (f.read().split() or ["?"])[-1]
+            os.unlink(rss_file)
+            rss = int(last) / 1024.0 if last.isdigit() else None
+        STEPS.append((step, time.time() - t0, rss))
+    return rc, out
 
 
 def tail(log, n=12):
@@ -473,7 +486,7 @@ def report_steps(name, t0):
     """one line of the model's steps (STEPS), this process's peak memory so
     far (the references and the emulation) and the model's wall time"""
     import resource
-    steps = "; ".join("%s %.1fs %.0fMB" % s for s in STEPS)
+    steps = "; ".join("%s %.1fs%s" % (n, t, " %.0fMB" % m if m is not None else "") for n, t, m in STEPS)
     print("     %-14s steps: %s; python peak %.0fMB; total %.0fs" % (
         name, steps, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, time.time() - t0))
     sys.stdout.flush()
