@@ -314,8 +314,13 @@ def judge_local(fe, forced):
     dtype apart, |a - e| <= ulp(max(|a|, |e|)) + LOCAL_F32 * max|e| (the
     second term: float32 noise where cancellation made an element much
     smaller than the terms summed), and at most LOCAL_FRACTION of them may
-    differ, counted over distinct (emulation, ampc) value pairs, since equal
-    elements are one rounding repeated.  In f32 every element may differ in its last bits:
+    differ, counted over elements and over distinct (emulation, ampc) value
+    pairs, whichever is less: equal elements are one rounding repeated,
+    which counting pairs discounts, while in a large tensor (224 x 224) the
+    pairs that differ are nearly all distinct and those that agree are at
+    most the dtype's few thousand values, which counting elements keeps
+    in proportion.  A systematic error (truncation, a wrong dtype) makes
+    both counts high.  In f32 every element may differ in its last bits:
     |a - e| <= LOCAL_F32 * max|e| elementwise.  Non-finite values must be
     the same on both sides."""
     worst_frac, worst_node, n_nodes, n_diff = 0.0, None, 0, 0
@@ -341,8 +346,10 @@ def judge_local(fe, forced):
             # last bits of almost every element differ
             # over distinct (emulation, ampc) pairs: a value repeated is one rounding repeated (a
             # channel constant after a dead ReLU, through a conv and batch_norm, is dozens of equal
-            # elements rounding alike), not independent roundings
-            frac = distinct_pairs_differing(e, a) if diff.numel() else 0.0
+            # elements rounding alike), not independent roundings; over elements: squeezenet1_1's
+            # first conv at 224 x 224 in f16 has 0.06% of its 1.6M elements one ulp off, which are
+            # 3.6% of its distinct pairs
+            frac = min(distinct_pairs_differing(e, a), (a != e).double().mean().item()) if diff.numel() else 0.0
             n_diff += frac > 0
             if frac > worst_frac:
                 worst_frac, worst_node = frac, name
