@@ -80,13 +80,16 @@ make near-ties likely.
 Prints "ok"/"FAIL" per model and target and the last line
 "torch: P passed, F failed"; exits 1 when anything failed.
 """
+import collections
 import ctypes
 import json
 import math
 import os
+import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -110,6 +113,10 @@ MODELS = {
     "small_convnext": ("small_convnext", [BATCH, 3, 64, 64], "f32"),
     "small_regnet": ("small_regnet", [BATCH, 3, 64, 64], "f32"),
     "small_efficientnet": ("small_efficientnet", [BATCH, 3, 64, 64], "f32"),
+    "small_mobilenet_v3": ("small_mobilenet_v3", [BATCH, 3, 32, 32], "f32"),
+    "small_mnasnet": ("small_mnasnet", [BATCH, 3, 32, 32], "f32"),
+    "small_googlenet": ("small_googlenet", [BATCH, 3, 32, 32], "f32"),
+    "small_resnext": ("small_resnext", [BATCH, 3, 32, 32], "f32"),
     "gated_mlp": ("gated_mlp", [BATCH, 12], "f32"),
     "lstm": ("lstm", [BATCH, 6, 8], "f32"),
     "lstm_classifier": ("lstm_classifier", [BATCH, 6, 8], "f32"),
@@ -132,8 +139,10 @@ TOL_EMU_FACTOR = 1.0
 # node's largest value (judge_local)
 LOCAL_FRACTION = 0.05
 LOCAL_F32 = 2.0 ** -16
-# seconds a compiled model may run on the batch (one thread)
+# seconds a compiled model may run on the batch (two threads), and any other step
+# (an export, ampc, the C compiler) may take
 RUN_TIMEOUT = 120
+STEP_TIMEOUT = 300
 
 _DT = {"F64": torch.float64, "F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16,
        "I64": torch.int64, "I32": torch.int32, "BOOL": torch.bool}
@@ -167,9 +176,13 @@ class NotEmulated(Exception):
 def load_weights(m, path):
     """the weights file torch2amp wrote, into m: its keys are the state_dict's
     as the .amp language spells them (torch2amp's amp_spellings)"""
-    spell = emulate.torch2amp().amp_spellings(list(m.state_dict().keys()))
+    own = m.state_dict()
+    spell = emulate.torch2amp().amp_spellings(list(own.keys()))
     sd = read_safetensors(path)
-    m.load_state_dict({k: sd[a] for k, a in spell.items()})
+    state = collections.OrderedDict((k, sd[a]) for k, a in spell.items())
+    # the modules' versions: MNASNet's loader refuses a state_dict without its own
+    state._metadata = getattr(own, "_metadata", None)
+    m.load_state_dict(state)
 
 
 def rel(y, ref):
@@ -185,13 +198,43 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
-def run(cmd, timeout=300, **kw):
+# per step of the model being checked: [(step, seconds, peak RSS in MB or None)], printed after its targets
+STEPS = []
+# GNU time measures a step's peak memory: a child forked from this process
+# would report this process's own resident size (the kernel keeps the
+# high-water mark across fork and exec)
+GNU_TIME = "/usr/bin/time"
+
+
+def run(cmd, timeout=None, step=None, **kw):
+    """cmd's status and output; with step, its wall time and, with GNU time
+    present, its peak resident memory (children included) go to STEPS"""
+    timeout = timeout or STEP_TIMEOUT
+    name, rss_file = os.path.basename(cmd[0]), None
+    if step is not None and os.access(GNU_TIME, os.X_OK):
+        fd, rss_file = tempfile.mkstemp(prefix="rss")
+        os.close(fd)
+        cmd = [GNU_TIME, "-f", "%M", "-o", rss_file] + list(cmd)
+    t0 = time.time()
+    # its own process group, so that a timeout ends the command and not only GNU time
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                         start_new_session=True, **kw)
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                           timeout=timeout, **kw)
+        out = p.communicate(timeout=timeout)[0]
+        rc = p.returncode
     except subprocess.TimeoutExpired:
-        return 1, "%s: timed out after %ds" % (os.path.basename(cmd[0]), timeout)
-    return p.returncode, p.stdout
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        rc, out = 1, "%s: timed out after %ds" % (name, timeout)
+    if step is not None:
+        rss = None
+        if rss_file:
+            with open(rss_file) as f:
+                last = (f.read().split() or ["?"])[-1]
+            os.unlink(rss_file)
+            rss = int(last) / 1024.0 if last.isdigit() else None
+        STEPS.append((step, time.time() - t0, rss))
+    return rc, out
 
 
 def tail(log, n=12):
@@ -271,8 +314,13 @@ def judge_local(fe, forced):
     dtype apart, |a - e| <= ulp(max(|a|, |e|)) + LOCAL_F32 * max|e| (the
     second term: float32 noise where cancellation made an element much
     smaller than the terms summed), and at most LOCAL_FRACTION of them may
-    differ, counted over distinct (emulation, ampc) value pairs, since equal
-    elements are one rounding repeated.  In f32 every element may differ in its last bits:
+    differ, counted over elements and over distinct (emulation, ampc) value
+    pairs, whichever is less: equal elements are one rounding repeated,
+    which counting pairs discounts, while in a large tensor (224 x 224) the
+    pairs that differ are nearly all distinct and those that agree are at
+    most the dtype's few thousand values, which counting elements keeps
+    in proportion.  A systematic error (truncation, a wrong dtype) makes
+    both counts high.  In f32 every element may differ in its last bits:
     |a - e| <= LOCAL_F32 * max|e| elementwise.  Non-finite values must be
     the same on both sides."""
     worst_frac, worst_node, n_nodes, n_diff = 0.0, None, 0, 0
@@ -298,9 +346,10 @@ def judge_local(fe, forced):
             # last bits of almost every element differ
             # over distinct (emulation, ampc) pairs: a value repeated is one rounding repeated (a
             # channel constant after a dead ReLU, through a conv and batch_norm, is dozens of equal
-            # elements rounding alike), not independent roundings
-            pairs = torch.unique(torch.stack([e, a], 1), dim=0) if diff.numel() else None
-            frac = (pairs[:, 0] != pairs[:, 1]).double().mean().item() if diff.numel() else 0.0
+            # elements rounding alike), not independent roundings; over elements: squeezenet1_1's
+            # first conv at 224 x 224 in f16 has 0.06% of its 1.6M elements one ulp off, which are
+            # 3.6% of its distinct pairs
+            frac = min(distinct_pairs_differing(e, a), (a != e).double().mean().item()) if diff.numel() else 0.0
             n_diff += frac > 0
             if frac > worst_frac:
                 worst_frac, worst_node = frac, name
@@ -315,6 +364,17 @@ def judge_local(fe, forced):
     if not ok:
         msg += " > %.0f%%" % (100 * LOCAL_FRACTION)
     return ok, msg
+
+
+def distinct_pairs_differing(e, a):
+    """the share of distinct (e, a) value pairs whose two values differ.
+    Both hold float32 values: each pair is one int64 of their bit patterns
+    (zeros made +0.0 first, so that -0.0 and 0.0 are one value), which a
+    one-dimensional unique sorts far faster than rows of two"""
+    def bits(t):
+        return (t.float() + 0.0).view(torch.int32).long() & 0xFFFFFFFF
+    keys = torch.unique((bits(e) << 32) | bits(a))
+    return (((keys >> 32) & 0xFFFFFFFF) != (keys & 0xFFFFFFFF)).double().mean().item()
 
 
 def statement_names(amp_path):
@@ -439,12 +499,24 @@ def blocks_check(ampc, cc, lib, d, factory, shape, idt, in_name, out_name, wts, 
         ", ".join(blocks), instances, "bit-identical to" if same else "DIFFERENT from")
 
 
+def report_steps(name, t0):
+    """one line of the model's steps (STEPS), this process's peak memory so
+    far (the references and the emulation) and the model's wall time"""
+    import resource
+    steps = "; ".join("%s %.1fs%s" % (n, t, " %.0fMB" % m if m is not None else "") for n, t, m in STEPS)
+    print("     %-14s steps: %s; python peak %.0fMB; total %.0fs" % (
+        name, steps, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, time.time() - t0))
+    sys.stdout.flush()
+    del STEPS[:]
+
+
 def main(argv):
-    global RUN_TIMEOUT
+    global RUN_TIMEOUT, STEP_TIMEOUT
     table = dict(MODELS)
     if argv[1:2] == ["--zoo"]:
         table = ZOO
-        RUN_TIMEOUT = 900            # vit_b_16 and BERT on one thread of a loaded machine
+        RUN_TIMEOUT = 900            # vit_b_16 and BERT on a loaded machine
+        STEP_TIMEOUT = 1800          # the C compiler on vgg16's or BERT's file, under load
         argv = argv[:1] + argv[2:]
     build = os.path.abspath(argv[0])
     wanted = argv[1:] or list(table)
@@ -478,10 +550,11 @@ def main(argv):
         rc, log = run([sys.executable, os.path.join(ROOT, "tools", "torch2amp"),
                        "%s:%s" % (os.path.join(HERE, "models.py"), factory), "-o", amp, "--weights", wts,
                        "--input-shape", ",".join(str(s) for s in [1] + shape[1:]), "--input-dtype", idt,
-                       "--name", "M", "--op-map", os.path.join(d, "op-map.json")])
+                       "--name", "M", "--op-map", os.path.join(d, "op-map.json")], step="export")
         if rc != 0:
             print("FAIL %-14s export: %s" % (name, tail(log)))
             failed += len(TARGETS)
+            report_steps(name, t0)
             continue
 
         # the references, on the weights torch2amp wrote
@@ -530,18 +603,19 @@ def main(argv):
             exe = os.path.join(d, "driver_%s" % target)
             out_bin = os.path.join(d, "output_%s.bin" % target)
             rc, log = run([ampc, amp, "-t", target, "--prefix=model", "-o", c_path,
-                           "--header=" + os.path.join(d, "model.h")])
+                           "--header=" + os.path.join(d, "model.h")], step=target + " ampc")
             if rc == 0:
                 rc, log = run([cc, "-std=c99", "-O2", "-I" + os.path.join(ROOT, "runtime", "include"), "-I" + d,
                                "-DIN=" + in_name, "-DIN_UP=" + in_name.upper(),
                                "-DOUT=" + out_name, "-DOUT_UP=" + out_name.upper(),
                                os.path.join(HERE, "driver.c"), c_path, lib, "-lm", "-lpthread", "-o", exe],
-                              preexec_fn=limit_memory)
+                              preexec_fn=limit_memory, step=target + " cc")
                 if rc != 0 and "out of memory" in log:
                     log += ("\n(the C compiler ran out of memory: ampc's arena size nests <P>_MAX_(a, b) "
                             "macros that repeat their arguments, exponential in the nesting depth)")
             if rc == 0:
-                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=RUN_TIMEOUT, env=env)
+                rc, log = run([exe, wts, inp_bin, str(BATCH), out_bin], timeout=RUN_TIMEOUT, env=env,
+                              step=target + " run")
             if rc != 0:
                 print("FAIL %-14s %s: %s" % (name, target, tail(log)))
                 failed += 1
@@ -608,6 +682,7 @@ def main(argv):
             print("%s %-14s blocks: %s" % ("ok  " if r[0] else "FAIL", name, r[1]))
             passed += r[0]
             failed += not r[0]
+        report_steps(name, t0)
     print("torch: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

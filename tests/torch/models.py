@@ -26,7 +26,9 @@ import math
 import torch
 import torch.nn as nn
 import torchvision
-from torchvision.models import convnext, densenet, efficientnet, regnet, shufflenetv2, vision_transformer
+from torchvision.models import (convnext, densenet, efficientnet, mnasnet, mobilenetv3, regnet, resnet, shufflenetv2,
+                                vision_transformer)
+from torchvision.models.googlenet import BasicConv2d, GoogLeNet, Inception
 
 
 def _perturb(m, seed=7):
@@ -112,6 +114,59 @@ def small_regnet():
 def small_efficientnet():
     conf = [efficientnet.MBConvConfig(1, 3, 1, 16, 8, 1), efficientnet.MBConvConfig(6, 3, 2, 8, 16, 2)]
     return _perturb(efficientnet.EfficientNet(conf, 0.2, stochastic_depth_prob=0.2, num_classes=10))
+
+
+def small_mobilenet_v3():
+    """mobilenet_v3_small at width 0.5 with a reduced tail, its first five
+    inverted residuals of eleven: the first (squeeze-excitation with
+    Hardsigmoid, ReLU, no expansion conv, stride 2), one without SE, one
+    with the residual add, and two Hardswish blocks with SE and 5x5
+    depthwise convs (one residual); then the last conv and the
+    Linear-Hardswish-Dropout-Linear classifier"""
+    settings, last = mobilenetv3._mobilenet_v3_conf("mobilenet_v3_small", width_mult=0.5, reduced_tail=True)
+    return _perturb(mobilenetv3.MobileNetV3(settings[:5], last, num_classes=10))
+
+
+def small_mnasnet():
+    """mnasnet0_5 (torchvision's MNASNet at alpha 0.5) with its six stacks of
+    inverted residuals cut to their first block, but for the first stack's
+    second, which keeps a residual add: every kernel size (3, 5), stride
+    and expansion factor (3, 6) of the full model, and its mean over the
+    spatial dims before the classifier"""
+    m = mnasnet.MNASNet(0.5, num_classes=10)
+    for i in range(8, 14):
+        m.layers[i] = m.layers[i][:2 if i == 8 else 1]
+    return _perturb(m)
+
+
+def small_googlenet():
+    """torchvision's GoogLeNet forward at reduced width and depth: the stem
+    (7x7 conv, ceil-mode max pools, 1x1 and 3x3 convs; BasicConv2d is conv,
+    BatchNorm eps 0.001, ReLU), three of its nine Inception blocks (four
+    branches: 1x1; 1x1-3x3; 1x1-3x3, torchvision's 3x3 for the paper's 5x5;
+    a ceil-mode 3x3 max pool then 1x1; concatenated), the others
+    nn.Identity, every max pool between them, the average pool, dropout and
+    the classifier; with transform_input (the input's channels rescaled and
+    concatenated), which the pretrained model uses; no auxiliary heads (the
+    zoo's googlenet has them, but eval mode never runs them)"""
+    B, I = BasicConv2d, Inception
+    m = GoogLeNet(num_classes=10, aux_logits=False, transform_input=True, init_weights=False)
+    m.conv1, m.conv2, m.conv3 = B(3, 8, kernel_size=7, stride=2, padding=3), B(8, 8, kernel_size=1), \
+        B(8, 16, kernel_size=3, padding=1)
+    m.inception3a = I(16, 8, 8, 8, 4, 4, 4)      # -> 24 channels
+    m.inception4a = I(24, 8, 8, 12, 4, 4, 4)     # -> 28
+    m.inception5b = I(28, 8, 8, 8, 4, 4, 4)      # -> 24
+    for n in ("inception3b", "inception4b", "inception4c", "inception4d", "inception4e", "inception5a"):
+        setattr(m, n, nn.Identity())
+    m.fc = nn.Linear(24, 10)
+    return _perturb(m)
+
+
+def small_resnext():
+    """resnext50_32x4d's Bottleneck (32 groups of 4 channels in the 3x3 conv
+    at the first stage) with one block per stage instead of 3, 4, 6, 3:
+    every stage's strided grouped conv and downsample, at full width"""
+    return _perturb(resnet.ResNet(resnet.Bottleneck, [1, 1, 1, 1], groups=32, width_per_group=4, num_classes=10))
 
 
 class Gate(nn.Module):

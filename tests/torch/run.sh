@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/torch/run.sh BUILD [MODEL...]: export torchvision's resnet18,
 # mobilenet_v2, squeezenet1_1, alexnet, reduced shufflenet, densenet,
-# convnext, regnet and efficientnet, a small transformer encoder, a reduced
+# convnext, regnet, efficientnet, mobilenet_v3_small, mnasnet, googlenet
+# and resnext, a small transformer encoder, a reduced
 # VisionTransformer (vit_b_16's class), a 2-layer BERT_pytorch, a
 # top-level Sequential with chunk unpacking, an LSTM, an LSTM and a GRU
 # classifier (tests/torch/models.py,
