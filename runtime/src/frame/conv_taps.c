@@ -127,7 +127,7 @@ void amp_conv_taps_task(void *ctx, int64_t task, int slot)
         first[cdiv(nlen, nr)] = count;
     }
     for (int64_t kb = 0; kb < j->nkb; kb++) {
-        const int64_t k0 = kb * j->kstep, kcu = min64(j->kstep, j->K - k0) / 2;
+        const int64_t k0 = kb * j->kstep, kcu = min64(j->kstep, j->K - k0) / k->kpair;
         const uint32_t *pa_block = pa_group + a_block_offset(j, kb);
         const int last = kb == j->nkb - 1;
         for (int64_t ir = 0; ir < mlen; ir += mr) {
