@@ -361,7 +361,9 @@ void amp_scratch_free(void *p);
  * q, q < col[ri + 1] - col[ri]) is src[h][off[ri] + q stride] (2-byte
  * elements; src[h] == NULL: 0), for nruns runs in column order from col[0]
  * = 0 to col[nruns] <= AMP_IM2COL_COLS_MAX; the columns from col[nruns] up
- * to the next multiple of nr are 0.  stride is 1 or 2.  It may read up to
+ * to the next multiple of nr are 0 (kpair 1: half 0 only, bf16 elements
+ * widened to the f32 units; frame/conv.c uses it for bf16 storage only).
+ * stride is 1 or 2.  It may read up to
  * 32 elements past a run's last one (the copy's slack: their values land
  * only in lanes a later run or the zeros overwrite).  The units go where
  * pack_b_im2col puts them. */
@@ -409,7 +411,7 @@ typedef struct amp_gemm_kernel {
                  const void *src, void *y, int64_t ld);
     void (*pack_b_im2col)(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
-    amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (kpair 2, 2-byte storage only) */
+    amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (2-byte storage; kpair 1: bf16) */
     amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (kpair 2, 2-byte storage only) */
     amp_pad_rows_fn *pad_rows;         /* NULL: none (2-byte storage only) */
     /* micro_out (optional; bf16 storage): micro on a product's last k
@@ -425,10 +427,11 @@ typedef struct amp_gemm_kernel {
      * convolutions take for row counts the wide tile would pad much more
      * (amp_conv_rows_kernel: 64 output channels in 12-row tiles compute 72) */
     const struct amp_gemm_kernel *narrow;
-    /* micro_taps (optional; kpair 2, 2-byte storage): micro with B read
+    /* micro_taps (optional; bf16 storage): micro with B read
      * straight from rows of 2-byte elements instead of packed panels:
      * unit u of column c (< nr) is the pair src[off[2 u] + c] (low half),
-     * src[off[2 u + 1] + c] (high half), for u < kcu.  A stride-1
+     * src[off[2 u + 1] + c] (high half), for u < kcu (kpair 1: the
+     * element src[off[u] + c] widened to f32).  A stride-1
      * convolution's units are taps of a zero-padded copy of x at fixed
      * offsets (frame/conv_taps.c's taps mode), so it needs no B packing.  Bit
      * for bit micro on the panels pack_b would make of those units. */

@@ -541,9 +541,9 @@ static void run_nan(const amp_kernel_table *k, amp_dtype t)
     free(y);
 }
 
-/* Taps mode (the avx512bf16 set's bf16 convolutions of stride 1 whose
- * columns do not run across images: no B packing, the micro-kernel reading
- * a padded copy of x at per-unit offsets) against the packed path it
+/* Taps mode (the avx512bf16 and avx2 sets' bf16 convolutions of stride 1
+ * whose columns do not run across images: no B packing, the micro-kernel
+ * reading a padded copy of x at per-unit offsets; kpair 2 and 1) against the packed path it
  * replaces, which gives the same bits by construction: conv (with and
  * without bias), conv_ex (batch_norm, residual, relu and raw together, and
  * packed weights) and the stride-1 conv_transpose (run as a convolution
@@ -569,7 +569,7 @@ static const ccase taps_cases[] = {
     { "taps few rows per task", 2, 1, 1000, 2, 1, { 8, 20 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
 };
 
-static void run_taps(const amp_kernel_table *k, const ccase *c)
+static void run_taps(const amp_kernel_table *k, const ccase *c, int kpair)
 {
     const amp_dtype t = AMP_BF16;
     amp_conv_desc d, tr;
@@ -653,8 +653,9 @@ static void run_taps(const amp_kernel_table *k, const ccase *c)
         tr.out_size[i] = d.in_size[i];
     }
     /* (as a convolution, when its padding dilation (kernel - 1) - padding
-     * is not negative: its K, in_channels / groups x taps, must be even) */
-    if (tr.in_channels / tr.groups * kplane % 2 == 0 && tr.padding[0] <= (tr.kernel[0] - 1) * tr.dilation[0] &&
+     * is not negative: its K, in_channels / groups x taps, must be a
+     * multiple of the kernel's pairing) */
+    if (tr.in_channels / tr.groups * kplane % kpair == 0 && tr.padding[0] <= (tr.kernel[0] - 1) * tr.dilation[0] &&
         (tr.nspatial < 2 || tr.padding[1] <= (tr.kernel[1] - 1) * tr.dilation[1])) {
         for (int i = 0; i < 3; i++) {
             y[i] = realloc(y[i], (size_t)nx * 2);
@@ -709,8 +710,8 @@ static void test_isa(void **state)
             run_case(k, types[ti], &im2col_cases[i]);
         for (size_t i = 0; i < sizeof taps_cases / sizeof taps_cases[0]; i++) {
             run_case(k, types[ti], &taps_cases[i]);
-            if (types[ti] == AMP_BF16 && strcmp(k->isa, "avx512bf16") == 0)
-                run_taps(k, &taps_cases[i]);
+            if (types[ti] == AMP_BF16 && (strcmp(k->isa, "avx512bf16") == 0 || strcmp(k->isa, "avx2") == 0))
+                run_taps(k, &taps_cases[i], strcmp(k->isa, "avx512bf16") == 0 ? 2 : 1);
         }
         run_nan(k, types[ti]);
         run_wgrad_inf(k, types[ti]);

@@ -482,6 +482,16 @@ static amp_conv_post_row *conv_setup_post(conv_job *j, const amp_conv_post *post
     return rows_own;
 }
 
+/* Whether k packs t's B units by widening them from padded rows of the
+ * input (pack_b_rows of a kpair-1 kernel, bf16 storage): the im2col-pack
+ * path then packs from the padded copy in one pass; where the copy does
+ * not fit, a kernel without its own pack_b_im2col takes the im2col rows
+ * (the plain-copy packing cannot widen). */
+static int widening_rows(const amp_gemm_kernel *k, amp_dtype t)
+{
+    return k->kpair == 1 && t == AMP_BF16 && k->pack_b_rows != NULL;
+}
+
 /* How the tasks get their B panels, from the shape alone: whether they
  * pack from a padded copy of x (pack_b_rows), whether their columns run
  * across images (span) or take taps mode (allocating j->taps_off).
@@ -495,7 +505,8 @@ static int64_t conv_choose_columns(conv_job *j, int *pad_able)
      * 1-d convolutions at its horizontal strides, when a task's rows fit
      * amp_conv_pad_buf (checked in conv_cut_tasks, once the column blocks
      * are known). */
-    *pad_able = j->im2col_pack && k->pack_b_rows != NULL && j->es == 2 && j->g.in[0] == 1 && j->g.out[0] == 1 &&
+    *pad_able = j->im2col_pack && k->pack_b_rows != NULL && j->es == 2 && (k->kpair == 2 || j->t == AMP_BF16) &&
+                j->g.in[0] == 1 && j->g.out[0] == 1 &&
                 j->g.kernel[0] == 1 && (j->g.stride[2] == 1 || j->g.stride[2] == 2);
     const int64_t cin_g = d->in_channels / d->groups;
     j->pad_w = (j->g.out[2] - 1) * j->g.stride[2] + (j->g.kernel[2] - 1) * j->g.dilation[2] + 1;
@@ -524,7 +535,7 @@ static int64_t conv_choose_columns(conv_job *j, int *pad_able)
      * overrun (amp_conv_taps_task) and amp_conv_pad_buf at least a few
      * tiles' rows. */
     if (taps_allowed && *pad_able && !j->span && k->micro_taps != NULL && j->t == AMP_BF16 &&
-        j->g.stride[1] == 1 && j->g.stride[2] == 1 && j->K % 2 == 0 &&
+        j->g.stride[1] == 1 && j->g.stride[2] == 1 && j->K % k->kpair == 0 &&
         (j->g.kernel[2] - 1) * j->g.dilation[2] + 32 <= PAD_SLACK_ELEMS && j->g.padding[2] + 32 <= PAD_SLACK_ELEMS) {
         /* rows of in_w + padding: a row's right padding is the next
          * row's left (and the slack's, after the last), so at 3 x 3 one
@@ -586,6 +597,9 @@ static int64_t conv_cut_tasks(conv_job *j, int threads, int64_t taps_nb_max, int
                         (double)j->pad_w * (double)j->es <=
                     (double)PAD_BUF_BYTES;
     }
+    /* widening rows that do not fit their copy: the im2col rows instead */
+    if (!j->padded && !j->taps && widening_rows(k, j->t) && k->pack_b_im2col == NULL)
+        j->im2col_pack = 0;
     return j->images * d->groups * j->m_chunks * j->n_chunks;
 }
 
@@ -685,7 +699,7 @@ int amp_conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, 
         if (j.g.kernel[i] != 1 || j.g.stride[i] != 1 || j.g.padding[i] != 0 || j.g.in[i] != j.g.out[i])
             j.direct = 0;
     j.im2col_pack = !j.direct && (k->pack_b_im2col != NULL || (k->kpair == 2 && t == AMP_BF16) ||
-                                  (k->kpair == 1 && t == AMP_F32));
+                                  (k->kpair == 1 && t == AMP_F32) || widening_rows(k, t));
 
     threads = amp_get_threads();
     if (2.0 * (double)d->batch * (double)d->groups * (double)j.M * (double)j.K * (double)j.P < PARALLEL_MIN_FLOPS)

@@ -261,7 +261,7 @@ void amp_conv_pack_b_block(const conv_job *j, const char *ximg, int64_t kb, pack
          * kernel position (kernel[0] is 1 here) */
         for (int64_t u = 0; u < kcu; u++) {
             const void *src[2] = { NULL, NULL };
-            for (int h = 0; h < 2 && u * 2 + h < kc; h++) {
+            for (int h = 0; h < kpair && u * kpair + h < kc; h++) {
                 const int64_t kh = kp / g->kernel[2], kw = kp % g->kernel[2];
                 src[h] = pc->pad + (size_t)((c * pc->pad_rows + kh * g->dilation[1]) * j->pad_w +
                                             kw * g->dilation[2]) * j->es;

@@ -6,10 +6,11 @@
  * Each task copies its input rows zero-padded once, as rows of in_w +
  * padding elements (a row's right padding is the next row's left), and its
  * columns are positions of that padded plane, q = oh pad_w + ow, so that a
- * 32-column tile's taps are 32 consecutive elements of the copy at a fixed
- * offset per k (conv_job.taps_off, built once per call).  The
- * micro-kernel reads each unit's two halves there and interleaves them in
- * registers; the columns ow >= out_w are computed and dropped, and the
+ * tile's taps (32 columns on avx512bf16, 16 on avx2) are consecutive
+ * elements of the copy at a fixed offset per k (conv_job.taps_off, built
+ * once per call).  The micro-kernel reads each unit's two halves there and
+ * interleaves them in registers (kpair 1: its one element, widened); the
+ * columns ow >= out_w are computed and dropped, and the
  * epilogue stores each tile by output-row segments (micro_taps_out's
  * masked stores, or epi per segment).  Same units in the same order as
  * the packed path: bit for bit its results.
@@ -127,7 +128,7 @@ void amp_conv_taps_task(void *ctx, int64_t task, int slot)
         first[cdiv(nlen, nr)] = count;
     }
     for (int64_t kb = 0; kb < j->nkb; kb++) {
-        const int64_t k0 = kb * j->kstep, kcu = min64(j->kstep, j->K - k0) / 2;
+        const int64_t k0 = kb * j->kstep, kcu = min64(j->kstep, j->K - k0) / k->kpair;
         const uint32_t *pa_block = pa_group + a_block_offset(j, kb);
         const int last = kb == j->nkb - 1;
         for (int64_t ir = 0; ir < mlen; ir += mr) {

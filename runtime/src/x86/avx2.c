@@ -88,6 +88,10 @@ AVX2_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t ws
         }
         return;
     }
+    if (ks == 1 && ws > 1 && (t == AMP_F32 || t == AMP_BF16)) { /* rows along k: transposed in 8 x 8 blocks */
+        amp_avx2_pack_along_k(t, base, ws, width, k, dst, W);
+        return;
+    }
     ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W);
 }
 
@@ -136,7 +140,7 @@ AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha,
     int64_t j = 0;
     if ((t == AMP_F32 || t == AMP_BF16 || t == AMP_F16) && (c == NULL || c_cs == 1))
         for (; j + 8 <= n; j += 8) {
-            __m256 v = _mm256_load_ps(w + j);
+            __m256 v = _mm256_loadu_ps(w + j); /* (w + j unaligned in span_strip_out) */
             if (alpha != 1.0f)
                 v = _mm256_mul_ps(_mm256_set1_ps(alpha), v);
             if (c != NULL)
@@ -192,11 +196,13 @@ F32_MICRO_OUT(micro_out_f32_4, ROWS4, MR4)
 
 static const amp_gemm_kernel kernel_f32_4 = {
     "avx2-f32-4x16", MR4, NR, 1, 256, 192, 512, micro_f32_4, pack_a_f32_4, pack_b_f32, epi, amp_avx2_conv_post,
-    NULL, NULL, NULL, NULL, micro_out_f32_4, NULL, NULL, NULL,
+    NULL, amp_avx2_pack_b_rows_bf16, NULL, NULL, micro_out_f32_4, NULL, amp_avx2_micro_taps_f32_4,
+    amp_avx2_micro_taps_out_f32_4,
 };
 static const amp_gemm_kernel kernel_f32 = {
     "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post,
-    NULL, NULL, NULL, NULL, micro_out_f32, &kernel_f32_4, NULL, NULL,
+    NULL, amp_avx2_pack_b_rows_bf16, NULL, NULL, micro_out_f32, &kernel_f32_4, amp_avx2_micro_taps_f32,
+    amp_avx2_micro_taps_out_f32,
 };
 
 /* the products' descriptor: kernel_f32 without the convolutions' hooks */
