@@ -9,9 +9,9 @@
  * bookkeeping than in its FMAs: the generic strided packing of the
  * transposed operands (a linear's weight, A read k-contiguous, 38% of the
  * digits step), the per-row epilogue reading the f32 block back, and the
- * separate relu and relu_backward passes.  Here both operands are packed
- * with 8 x 8 register transposes where they are k-contiguous (A into
- * [k][M], B into 16-column panels [k][16]), once per call, and each
+ * separate relu and relu_backward passes.  Here the operands are widened
+ * to f32 at most once per call (B into 16-column panels [k][16], with 8 x 8 register
+ * transposes where it is k-contiguous: a linear's weight), and each
  * output element is the same chain of FMAs in k order from zero as
  * kernel_f32's micro-kernel sums in its one k block (K <= 256), followed
  * by epi's arithmetic in its order: the output is bit for bit the blocked
@@ -20,10 +20,19 @@
  * bits a bf16 value widens to test the same lanes as their 16-bit forms).
  * Larger products (from 4 MFLOP, frame/gemm.c's parallel threshold), K
  * over 256, f16 storage, summed batches, a strided C and operands over
- * 32 KB packed go to amp_fast_gemm.
+ * 32 KB packed go to amp_fast_gemm.  A is read in place when it is f32
+ * with a unit stride along k or m, else widened in a straight pass (rows
+ * as they run in memory); only B is transposed.
  *
- * Threads: none.  Measured on the digits step (2 vCPUs, AMPRT_ISA=avx2):
- * see SPLIT below.
+ * The products run on the calling thread.  Two threads (each half of the
+ * panels or of the rows, packing its own operands) were measured on the
+ * digits MLP's two 1 MFLOP products (linear_relu 64 x 128 x 64 and its
+ * weight gradient, bf16, on the 2-vCPU AVX-512 machine at load 15-16):
+ * one thread 37.2 us median, 33.9 fastest; two 44.3 median, 23.7 fastest
+ * (the worker, when it gets a CPU at all, brings the pair to 0.7x, but
+ * mostly it does not, and the hand-over is then lost).  The measured
+ * choice of avx512bf16's small path (x86/avx512.c, split_choose) is what
+ * would make two threads pay here.
  */
 
 #include "x86/avx2_small.h"
@@ -144,46 +153,85 @@ TARGET static AMP_ALWAYS_INLINE __m256i relu32(__m256i v)
     return _mm256_andnot_si256(_mm256_andnot_si256(keep, _mm256_cmpgt_epi32(_mm256_setzero_si256(), v)), v);
 }
 
-/* epi's arithmetic on row i's columns [8 v, 8 v + 8) held in acc, the
- * rounding to e->t, then the kind's relu or relu_backward on the bits. */
-TARGET static AMP_ALWAYS_INLINE void store_vec(const tile_epi *e, int i, int v, __m256 acc, int kind)
+/* epi's arithmetic on row i's columns [8 v, 8 v + 8) held in acc: alpha,
+ * beta C, the bias (bv, loaded once per tile). */
+TARGET static AMP_ALWAYS_INLINE __m256 epi_vec(const tile_epi *e, int i, int v, __m256 acc, __m256 bv)
 {
-    const amp_dtype t = e->t;
-    const size_t es = t == AMP_F32 ? 4 : 2, off = (size_t)i * e->y_rs + (size_t)v * 8 * es;
+    const size_t es = e->t == AMP_F32 ? 4 : 2;
     const int n = e->cols - 8 * v;
+    if (n <= 0) /* columns past the tile's: never stored */
+        return acc;
     if (e->alpha != 1.0f)
         acc = _mm256_mul_ps(_mm256_set1_ps(e->alpha), acc);
     if (e->c != NULL) {
         const char *p = e->c + (size_t)i * e->c_rs + (size_t)v * 8 * es;
-        const __m256 cv = n >= 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n);
+        const __m256 cv = n >= 8 ? avx2_load8(e->t, p) : avx2_load8_n(e->t, p, (size_t)n);
         acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(e->beta), cv));
     }
-    if (e->bias != NULL) {
-        const char *p = e->bias + (size_t)v * 8 * es;
-        acc = _mm256_add_ps(acc, n >= 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n));
-    }
-    __m256i bits = t == AMP_F32 ? _mm256_castps_si256(acc) : _mm256_slli_epi32(avx2_bf16_words_of(acc), 16);
-    if (kind == AVX2_SMALL_RELU) {
-        bits = relu32(bits);
-    } else if (kind == AVX2_SMALL_RELU_BACKWARD) {
-        const char *p = e->mask + off;
-        const __m256 m = n >= 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n);
-        bits = avx2_relu_bw32(_mm256_castps_si256(m), bits);
-    }
-    if (t == AMP_F32) {
-        if (n >= 8)
-            _mm256_storeu_si256((__m256i *)(void *)(e->y + off), bits);
-        else
-            avx2_store8_n(AMP_F32, e->y + off, (size_t)n, _mm256_castsi256_ps(bits));
+    if (e->bias != NULL)
+        acc = _mm256_add_ps(acc, bv);
+    return acc;
+}
+
+/* relu on 16 bf16 values' bits, as the avx2 relu kernel's relu16 (+0
+ * where the sign is set and the magnitude is in (0, inf]); the rounded
+ * values it sees are never signalling NaNs. */
+TARGET static AMP_ALWAYS_INLINE __m256i relu_bf16x16(__m256i v)
+{
+    const __m256i mag = _mm256_and_si256(v, _mm256_set1_epi16(0x7fff));
+    const __m256i keep = _mm256_or_si256(_mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7f80)),
+                                         _mm256_cmpeq_epi16(mag, _mm256_setzero_si256()));
+    return _mm256_andnot_si256(_mm256_andnot_si256(keep, _mm256_cmpgt_epi16(_mm256_setzero_si256(), v)), v);
+}
+
+/* Row i of a tile after epi_vec (a0: columns 0-7, a1: 8-15): rounded to
+ * e->t, the kind's relu or relu_backward on the bits, stored.  A full bf16
+ * row as 16 words at once (one pack, the 16-bit tests, one store);
+ * otherwise per vector, on the f32 bits a bf16 value widens to (relu32 and
+ * avx2_relu_bw32 pick the same lanes as the 16-bit tests). */
+TARGET static AMP_ALWAYS_INLINE void store_row(const tile_epi *e, int i, __m256 a0, __m256 a1, int kind)
+{
+    const amp_dtype t = e->t;
+    const size_t es = t == AMP_F32 ? 4 : 2;
+    char *y = e->y + (size_t)i * e->y_rs;
+    if (t == AMP_BF16 && e->cols == NR) {
+        __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(avx2_bf16_words_of(a0), avx2_bf16_words_of(a1)),
+                                             0xd8);
+        if (kind == AVX2_SMALL_RELU)
+            w = relu_bf16x16(w);
+        else if (kind == AVX2_SMALL_RELU_BACKWARD)
+            w = avx2_relu_bw16(_mm256_loadu_si256((const __m256i *)(const void *)(e->mask + (size_t)i * e->y_rs)), w,
+                               0x7f80, 0x0040);
+        _mm256_storeu_si256((__m256i *)(void *)y, w);
         return;
     }
-    const __m128i words = avx2_pack_words(_mm256_srli_epi32(bits, 16));
-    if (n >= 8) {
-        _mm_storeu_si128((__m128i *)(void *)(e->y + off), words);
-    } else {
-        uint16_t buf[8];
-        _mm_storeu_si128((__m128i *)(void *)buf, words);
-        memcpy(e->y + off, buf, (size_t)n * 2);
+    for (int v = 0; v < 2 && 8 * v < e->cols; v++) {
+        const int n = e->cols - 8 * v;
+        const size_t off = (size_t)v * 8 * es;
+        const __m256 acc = v ? a1 : a0;
+        __m256i bits = t == AMP_F32 ? _mm256_castps_si256(acc) : _mm256_slli_epi32(avx2_bf16_words_of(acc), 16);
+        if (kind == AVX2_SMALL_RELU) {
+            bits = relu32(bits);
+        } else if (kind == AVX2_SMALL_RELU_BACKWARD) {
+            const char *p = e->mask + (size_t)i * e->y_rs + off;
+            const __m256 m = n >= 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n);
+            bits = avx2_relu_bw32(_mm256_castps_si256(m), bits);
+        }
+        if (t == AMP_F32) {
+            if (n >= 8)
+                _mm256_storeu_si256((__m256i *)(void *)(y + off), bits);
+            else
+                avx2_store8_n(AMP_F32, y + off, (size_t)n, _mm256_castsi256_ps(bits));
+            continue;
+        }
+        const __m128i words = avx2_pack_words(_mm256_srli_epi32(bits, 16));
+        if (n >= 8) {
+            _mm_storeu_si128((__m128i *)(void *)(y + off), words);
+        } else {
+            uint16_t buf[8];
+            _mm_storeu_si128((__m128i *)(void *)buf, words);
+            memcpy(y + off, buf, (size_t)n * 2);
+        }
     }
 }
 
@@ -196,11 +244,8 @@ TARGET static AMP_ALWAYS_INLINE void store_vec(const tile_epi *e, int i, int v, 
     c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);                                                   \
     c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);
 #define T_OUT(i)                                                                                  \
-    if (i < rows) {                                                                               \
-        store_vec(&E, i, 0, c##i##a, kind);                                                       \
-        if (E.cols > 8)                                                                           \
-            store_vec(&E, i, 1, c##i##b, kind);                                                   \
-    }
+    if (i < rows)                                                                                 \
+        store_row(&E, i, epi_vec(&E, i, 0, c##i##a, bias0), epi_vec(&E, i, 1, c##i##b, bias1), kind);
 
 /* A 6 x 16 tile: A's element (i, k) at pa[i ars + k aks] (f32: packed, or
  * the operand itself), B's panel [k][16]; then the epilogue of its first
@@ -220,6 +265,14 @@ TARGET static AMP_ALWAYS_INLINE void store_vec(const tile_epi *e, int i, int v, 
             pb += NR;                                                                             \
         }                                                                                         \
         const tile_epi E = *e;                                                                    \
+        const size_t bes = E.t == AMP_F32 ? 4 : 2;                                                \
+        __m256 bias0 = _mm256_setzero_ps(), bias1 = bias0;                                        \
+        if (E.bias != NULL) {                                                                     \
+            bias0 = E.cols >= 8 ? avx2_load8(E.t, E.bias) : avx2_load8_n(E.t, E.bias, (size_t)E.cols); \
+            if (E.cols > 8)                                                                       \
+                bias1 = E.cols == NR ? avx2_load8(E.t, E.bias + 8 * bes)                          \
+                                     : avx2_load8_n(E.t, E.bias + 8 * bes, (size_t)(E.cols - 8)); \
+        }                                                                                         \
         ROWS(T_OUT)                                                                               \
     }
 
