@@ -317,10 +317,12 @@ static const scase small_cases[] = {
     { "split by panels, last narrow", 1, 64, 80, 96, 0, 0, 0, 1, 0, 0, 0, 0 },
     { "split by row tiles, odd count", 1, 100, 90, 64, 1, 0, 0, 1, 0, 0, 0, 0 },
     { "split, batched", 2, 64, 128, 64, 0, 1, 0, 1, 0, 0, 0, 0 },
-    /* the avx2 set's small path (x86/avx2_small.c): K up to its k block
-     * (256) and past it, N < 8 and < 16, odd rows (a partial 6-row tile),
-     * K not a multiple of 8 (the transposes' partial blocks), a linear's
-     * weight of 3 rows, alpha with C */
+    /* the avx2 set's small path (x86/avx2_small.c): K at one k block
+     * (256) and past it (two blocks' sums added as the blocked driver adds
+     * them; above, K 511 and 512 also pack A in row blocks of 12), N < 8
+     * and < 16, odd rows (a partial 6-row tile), K not a multiple of 8 (the
+     * transposes' partial blocks), a linear's weight of 3 rows, alpha with
+     * C, lenet5's first linear layer */
     { "K 256, the avx2 k block", 1, 9, 20, 256, 1, 1, 0, 1, 0, 0, 0, 0 },
     { "K 257, past the avx2 k block", 1, 9, 20, 257, 0, 1, 0, 1, 0, 0, 0, 0 },
     { "N 5, K 13, 7 rows", 1, 7, 5, 13, 0, 0, 0, 1, 0, 0, 0, 0 },
@@ -328,6 +330,7 @@ static const scase small_cases[] = {
     { "linear N 3, K 7, 5 rows", 1, 5, 3, 7, 0, 0, 0, 1, 0, 0, 1, 0 },
     { "linear N 31, K 45, 13 rows", 1, 13, 31, 45, 0, 0, 0, 1, 0, 0, 1, 0 },
     { "A transposed, K 11, 25 rows, alpha, C", 1, 25, 23, 11, 1, 0, 1, -1.5, 0.5, 0, 0, 0 },
+    { "linear K 400, two k blocks, 30 rows", 1, 30, 120, 400, 0, 0, 0, 1, 0, 0, 1, 0 },
 };
 
 static void run_small_case(const amp_kernel_table *k, amp_dtype t, const scase *g)

@@ -13,16 +13,18 @@
  * to f32 at most once per call (B into 16-column panels [k][16], with 8 x 8 register
  * transposes where it is k-contiguous: a linear's weight), and each
  * output element is the same chain of FMAs in k order from zero as
- * kernel_f32's micro-kernel sums in its one k block (K <= 256), followed
- * by epi's arithmetic in its order: the output is bit for bit the blocked
+ * kernel_f32's micro-kernel sums per k block of 256 (K <= 512: a second
+ * block's chain added to the first's sums, as the driver adds it to W),
+ * followed by epi's arithmetic in its order: the output is bit for bit the blocked
  * driver's, and the fused relu and relu_backward are the set's relu and
  * relu_backward on the stored bits (relu32 and avx2_relu_bw32 on the f32
  * bits a bf16 value widens to test the same lanes as their 16-bit forms).
  * Larger products (from 4 MFLOP, frame/gemm.c's parallel threshold), K
- * over 256, f16 storage, summed batches, a strided C and operands over
- * 32 KB packed go to amp_fast_gemm.  A is read in place when it is f32
- * with a unit stride along k or m, else widened in a straight pass (rows
- * as they run in memory); only B is transposed.
+ * over 512, f16 storage, summed batches and a strided C go to
+ * amp_fast_gemm.  A is read in place when it is f32 with a unit stride
+ * along k or m, else widened in a straight pass (rows as they run in
+ * memory), in row blocks of up to 32 KB; B one 16-column panel at a time
+ * (32 KB at most); only B is transposed.
  *
  * The products run on the calling thread.  Two threads (each half of the
  * panels or of the rows, packing its own operands) were measured on the
@@ -45,9 +47,9 @@
 #define TARGET AVX2_TARGET
 
 #define SMALL_MAX_FLOPS (4.0 * 1024 * 1024) /* frame/gemm.c's PARALLEL_MIN_FLOPS */
-#define SMALL_K_MAX 256                     /* kernel_f32's k block (kcu 256, kpair 1) */
-#define SMALL_FLOATS 8192                   /* packed B: 32 KB of stack */
-#define SMALL_A_FLOATS 8192                 /* packed A: 32 KB */
+#define SMALL_KB 256                        /* kernel_f32's k block (kcu 256, kpair 1) */
+#define SMALL_K_MAX 512                     /* a B panel in 32 KB of stack */
+#define SMALL_A_FLOATS 8192                 /* packed A rows: 32 KB */
 #define MR 6
 #define NR 16
 
@@ -243,6 +245,17 @@ TARGET static AMP_ALWAYS_INLINE void store_row(const tile_epi *e, int i, __m256 
     av = _mm256_broadcast_ss(a##i + ak);                                                          \
     c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);                                                   \
     c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);
+/* K over one k block (two at most, K <= 512): the first block's sums kept
+ * in part, the accumulators from zero again for the second; at the end
+ * part + the second block's, in the blocked driver's order (W + sums) */
+#define T_PART(i)                                                                                 \
+    part[2 * i] = c##i##a;                                                                        \
+    part[2 * i + 1] = c##i##b;                                                                    \
+    c##i##a = _mm256_setzero_ps();                                                                \
+    c##i##b = _mm256_setzero_ps();
+#define T_FOLD(i)                                                                                 \
+    c##i##a = _mm256_add_ps(part[2 * i], c##i##a);                                                \
+    c##i##b = _mm256_add_ps(part[2 * i + 1], c##i##b);
 #define T_OUT(i)                                                                                  \
     if (i < rows)                                                                                 \
         store_row(&E, i, epi_vec(&E, i, 0, c##i##a, bias0), epi_vec(&E, i, 1, c##i##b, bias1), kind);
@@ -258,11 +271,21 @@ TARGET static AMP_ALWAYS_INLINE void store_row(const tile_epi *e, int i, __m256 
     {                                                                                             \
         const int kind = KIND;                                                                    \
         ROWS(T_DECL)                                                                              \
-        for (int64_t k = 0, ak = 0; k < K; k++, ak += aks) {                                      \
-            const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);                   \
-            __m256 av;                                                                            \
-            ROWS(T_STEP)                                                                          \
-            pb += NR;                                                                             \
+        __m256 part[2 * MR];                                                                      \
+        for (int64_t k0 = 0; k0 < K; k0 += SMALL_KB) {                                            \
+            const int64_t k1 = K - k0 < SMALL_KB ? K : k0 + SMALL_KB;                             \
+            if (k0 > 0) {                                                                         \
+                ROWS(T_PART)                                                                      \
+            }                                                                                     \
+            for (int64_t k = k0, ak = k0 * aks; k < k1; k++, ak += aks) {                         \
+                const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);               \
+                __m256 av;                                                                        \
+                ROWS(T_STEP)                                                                      \
+                pb += NR;                                                                         \
+            }                                                                                     \
+        }                                                                                         \
+        if (K > SMALL_KB) {                                                                       \
+            ROWS(T_FOLD)                                                                          \
         }                                                                                         \
         const tile_epi E = *e;                                                                    \
         const size_t bes = E.t == AMP_F32 ? 4 : 2;                                                \
@@ -331,42 +354,46 @@ TARGET static a_view a_rows(const small_job *j, int64_t bi, int64_t m0, int64_t 
     return v;
 }
 
-/* Rows [m0, m1) x 16-column panels [p0, p1) of output batch ob: B's
- * panels packed here, then the tiles, panel by panel (its B panel stays
- * in L1 while A's rows stream past it). */
-TARGET static void small_block(const small_job *j, int64_t ob, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
+/* Output batch ob: row blocks of A (as many rows as its packed form
+ * holds, all of them when it is read in place), for each every B panel
+ * packed in turn and its tiles (the panel stays in L1 while the block's
+ * rows stream past it). */
+TARGET static void small_batch(const small_job *j, int64_t ob)
 {
     float pa[SMALL_A_FLOATS] __attribute__((aligned(32)));
-    float pb[SMALL_FLOATS] __attribute__((aligned(32)));
+    float pb[SMALL_K_MAX * NR] __attribute__((aligned(32)));
     const amp_gemm_desc *d = j->d;
     const size_t es = j->es;
-    const int64_t bi = d->sum_batch ? 0 : ob, cb = d->sum_batch ? 0 : ob;
-    const int64_t M = m1 - m0, K = d->K;
-    const a_view av = a_rows(j, bi, m0, M, pa);
+    const int64_t bi = d->sum_batch ? 0 : ob, cb = d->sum_batch ? 0 : ob, K = d->K;
+    const int in_place = j->t == AMP_F32 && (d->a_stride[1] == 1 || d->a_stride[2] == 1);
+    /* rows per block: all of A when both its packed forms ([m][K8] and
+     * [k][M8], K8 and M8 rounded up to 8) hold it, else a multiple of 6
+     * that they hold (at K 512, 12 rows) */
+    const int64_t K8 = (K + 7) / 8 * 8, M8 = (d->M + 7) / 8 * 8;
+    const int64_t block = in_place || (M8 * K8 <= SMALL_A_FLOATS) ? d->M : SMALL_A_FLOATS / K8 / 8 * 8 / MR * MR;
 
-    for (int64_t p = p0; p < p1; p++) {
-        const int64_t n0 = p * NR, cols = d->N - n0 < NR ? d->N - n0 : NR;
-        pack_2d(j->t, j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * es, d->b_stride[1],
-                d->b_stride[2], K, cols, pb + (p - p0) * K * NR, NR);
-    }
-    for (int64_t p = p0; p < p1; p++) {
-        const int64_t n0 = p * NR;
-        tile_epi e;
-        e.t = j->t;
-        e.y_rs = (size_t)d->N * es;
-        e.c_rs = (size_t)d->c_stride[1] * es;
-        e.alpha = (float)d->alpha;
-        e.beta = (float)d->beta;
-        e.cols = (int)(d->N - n0 < NR ? d->N - n0 : NR);
-        e.bias = j->bias != NULL ? j->bias + (size_t)n0 * es : NULL;
-        for (int64_t i0 = 0; i0 < M; i0 += MR) {
-            const int64_t m = m0 + i0;
-            const size_t yoff = (size_t)((ob * d->M + m) * d->N + n0) * es;
-            e.y = j->y + yoff;
-            e.mask = j->mask != NULL ? j->mask + yoff : NULL;
-            e.c = j->add_c ? j->c + (size_t)(cb * d->c_stride[0] + m * d->c_stride[1] + n0) * es : NULL;
-            j->tile(K, av.p + i0 * av.rs, av.rs, av.ks, pb + (p - p0) * K * NR, &e,
-                    (int)(M - i0 < MR ? M - i0 : MR));
+    for (int64_t m0 = 0; m0 < d->M; m0 += block) {
+        const int64_t M = d->M - m0 < block ? d->M - m0 : block;
+        const a_view av = a_rows(j, bi, m0, M, pa);
+        for (int64_t n0 = 0; n0 < d->N; n0 += NR) {
+            tile_epi e;
+            e.t = j->t;
+            e.y_rs = (size_t)d->N * es;
+            e.c_rs = (size_t)d->c_stride[1] * es;
+            e.alpha = (float)d->alpha;
+            e.beta = (float)d->beta;
+            e.cols = (int)(d->N - n0 < NR ? d->N - n0 : NR);
+            e.bias = j->bias != NULL ? j->bias + (size_t)n0 * es : NULL;
+            pack_2d(j->t, j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * es, d->b_stride[1],
+                    d->b_stride[2], K, e.cols, pb, NR);
+            for (int64_t i0 = 0; i0 < M; i0 += MR) {
+                const int64_t m = m0 + i0;
+                const size_t yoff = (size_t)((ob * d->M + m) * d->N + n0) * es;
+                e.y = j->y + yoff;
+                e.mask = j->mask != NULL ? j->mask + yoff : NULL;
+                e.c = j->add_c ? j->c + (size_t)(cb * d->c_stride[0] + m * d->c_stride[1] + n0) * es : NULL;
+                j->tile(K, av.p + i0 * av.rs, av.rs, av.ks, pb, &e, (int)(M - i0 < MR ? M - i0 : MR));
+            }
         }
     }
 }
@@ -377,14 +404,11 @@ int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, cons
     const int64_t out_batches = d->sum_batch ? 1 : d->batch;
     const int add_c = c != NULL && d->beta != 0.0;
     const double flops = 2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch;
-    const int64_t npanels = (d->N + NR - 1) / NR;
     small_job j;
 
     if ((t != AMP_F32 && t != AMP_BF16) || d->M <= 0 || d->N <= 0 || out_batches <= 0 || d->K <= 0 ||
         d->K > SMALL_K_MAX || flops >= SMALL_MAX_FLOPS || (d->sum_batch && d->batch != 1) ||
         (add_c && d->c_stride[2] != 1))
-        return 0;
-    if (((d->K + 7) / 8 * 8) * ((d->M + 7) / 8 * 8) > SMALL_A_FLOATS || d->K * npanels * NR > SMALL_FLOATS)
         return 0;
     j.t = t;
     j.es = avx2_size_of(t);
@@ -398,7 +422,7 @@ int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, cons
     j.add_c = add_c;
     j.tile = kind == AVX2_SMALL_RELU ? tile_relu : kind == AVX2_SMALL_RELU_BACKWARD ? tile_relu_bw : tile_plain;
     for (int64_t ob = 0; ob < out_batches; ob++)
-        small_block(&j, ob, 0, d->M, 0, npanels);
+        small_batch(&j, ob);
     return 1;
 }
 

@@ -16,8 +16,8 @@ enum { AVX2_SMALL_PLAIN, AVX2_SMALL_RELU, AVX2_SMALL_RELU_BACKWARD };
 /* y = alpha A B + beta C + bias, then `kind`, bit for bit as amp_fast_gemm
  * with the avx2 set's f32 micro-kernel (and the set's relu or
  * relu_backward after it) computes it, when the product is small (under
- * 4 MFLOP, K <= 256, f32 or bf16 storage, operands that fit its 32 KB
- * buffers); returns 0, doing nothing, otherwise.  mask: the relu's output
+ * 4 MFLOP, K <= 512, f32 or bf16 storage, no summed batches, C with unit
+ * column stride); returns 0, doing nothing, otherwise.  mask: the relu's output
  * for AVX2_SMALL_RELU_BACKWARD, laid out as y. */
 int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b, const void *c,
                         const void *bias, int kind, const void *mask, void *y);
