@@ -2,7 +2,9 @@
  * avx2_small.c - the avx2 set's small products in one pass: operands
  * packed to f32 once per call, 6 x 16 tiles summed in registers, and the
  * epilogue (alpha, beta C, bias, the rounding to the output dtype, and a
- * fused relu or relu_backward) applied to the registers and stored.
+ * fused relu or relu_backward) applied to each tile's sums while they are
+ * in L1, and stored.  11 KB of code (the epilogue one row loop for every
+ * kind: inlined into each tile, per kind, it was 54 KB and no faster).
  *
  * A model's small layers (the digits MLP: a 64-row batch through 64 ->
  * 128 -> 10, forward and backward) spent more in the blocked driver's
@@ -256,54 +258,56 @@ TARGET static AMP_ALWAYS_INLINE void store_row(const tile_epi *e, int i, __m256 
 #define T_FOLD(i)                                                                                 \
     c##i##a = _mm256_add_ps(part[2 * i], c##i##a);                                                \
     c##i##b = _mm256_add_ps(part[2 * i + 1], c##i##b);
-#define T_OUT(i)                                                                                  \
-    if (i < rows)                                                                                 \
-        store_row(&E, i, epi_vec(&E, i, 0, c##i##a, bias0), epi_vec(&E, i, 1, c##i##b, bias1), kind);
+#define T_SAVE(i)                                                                                 \
+    _mm256_store_ps(sums + i * NR, c##i##a);                                                      \
+    _mm256_store_ps(sums + i * NR + 8, c##i##b);
 
-/* A 6 x 16 tile: A's element (i, k) at pa[i ars + k aks] (f32: packed, or
- * the operand itself), B's panel [k][16]; then the epilogue of its first
- * `rows` rows (the rows past them sum row 0 again, never stored).  The
- * epilogue's fields are copied to a local first, which the stores cannot
- * alias, so they are read once. */
-#define TILE(NAME, KIND)                                                                          \
-    TARGET static void NAME(int64_t K, const float *pa, int64_t ars, int64_t aks, const float *pb,   \
-                            const tile_epi *e, int rows)                                          \
-    {                                                                                             \
-        const int kind = KIND;                                                                    \
-        ROWS(T_DECL)                                                                              \
-        __m256 part[2 * MR];                                                                      \
-        for (int64_t k0 = 0; k0 < K; k0 += SMALL_KB) {                                            \
-            const int64_t k1 = K - k0 < SMALL_KB ? K : k0 + SMALL_KB;                             \
-            if (k0 > 0) {                                                                         \
-                ROWS(T_PART)                                                                      \
-            }                                                                                     \
-            for (int64_t k = k0, ak = k0 * aks; k < k1; k++, ak += aks) {                         \
-                const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);               \
-                __m256 av;                                                                        \
-                ROWS(T_STEP)                                                                      \
-                pb += NR;                                                                         \
-            }                                                                                     \
-        }                                                                                         \
-        if (K > SMALL_KB) {                                                                       \
-            ROWS(T_FOLD)                                                                          \
-        }                                                                                         \
-        const tile_epi E = *e;                                                                    \
-        const size_t bes = E.t == AMP_F32 ? 4 : 2;                                                \
-        __m256 bias0 = _mm256_setzero_ps(), bias1 = bias0;                                        \
-        if (E.bias != NULL) {                                                                     \
-            bias0 = E.cols >= 8 ? avx2_load8(E.t, E.bias) : avx2_load8_n(E.t, E.bias, (size_t)E.cols); \
-            if (E.cols > 8)                                                                       \
-                bias1 = E.cols == NR ? avx2_load8(E.t, E.bias + 8 * bes)                          \
-                                     : avx2_load8_n(E.t, E.bias + 8 * bes, (size_t)(E.cols - 8)); \
-        }                                                                                         \
-        ROWS(T_OUT)                                                                               \
+/* A 6 x 16 tile's sums into sums[6][16]: A's element (i, k) at pa[i ars +
+ * k aks] (f32: packed, or the operand itself), B's panel [k][16].  The
+ * rows past `rows` sum row 0 again (never stored). */
+TARGET static void tile_sums(int64_t K, const float *pa, int64_t ars, int64_t aks, const float *pb, int rows,
+                             float *sums)
+{
+    ROWS(T_DECL)
+    __m256 part[2 * MR];
+    for (int64_t k0 = 0; k0 < K; k0 += SMALL_KB) {
+        const int64_t k1 = K - k0 < SMALL_KB ? K : k0 + SMALL_KB;
+        if (k0 > 0) {
+            ROWS(T_PART)
+        }
+        for (int64_t k = k0, ak = k0 * aks; k < k1; k++, ak += aks) {
+            const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);
+            __m256 av;
+            ROWS(T_STEP)
+            pb += NR;
+        }
     }
+    if (K > SMALL_KB) {
+        ROWS(T_FOLD)
+    }
+    ROWS(T_SAVE)
+}
 
-TILE(tile_plain, AVX2_SMALL_PLAIN)
-TILE(tile_relu, AVX2_SMALL_RELU)
-TILE(tile_relu_bw, AVX2_SMALL_RELU_BACKWARD)
+/* The epilogue of a tile's first `rows` rows from its sums (in L1: the
+ * tile's registers stored once, so that one compact row loop serves every
+ * tile and kind).  The epilogue's fields are copied to a local first,
+ * which the stores cannot alias, so they are read once. */
+TARGET static void tile_epilogue(const tile_epi *e, const float *sums, int rows, int kind)
+{
+    const tile_epi E = *e;
+    const size_t bes = E.t == AMP_F32 ? 4 : 2;
+    __m256 bias0 = _mm256_setzero_ps(), bias1 = bias0;
+    if (E.bias != NULL) {
+        bias0 = E.cols >= 8 ? avx2_load8(E.t, E.bias) : avx2_load8_n(E.t, E.bias, (size_t)E.cols);
+        if (E.cols > 8)
+            bias1 = E.cols == NR ? avx2_load8(E.t, E.bias + 8 * bes)
+                                 : avx2_load8_n(E.t, E.bias + 8 * bes, (size_t)(E.cols - 8));
+    }
+    for (int i = 0; i < rows; i++)
+        store_row(&E, i, epi_vec(&E, i, 0, _mm256_load_ps(sums + i * NR), bias0),
+                  epi_vec(&E, i, 1, _mm256_load_ps(sums + i * NR + 8), bias1), kind);
+}
 
-typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, const float *, const tile_epi *, int);
 
 /* ---- the driver ------------------------------------------------------------------- */
 
@@ -313,7 +317,7 @@ typedef struct {
     const amp_gemm_desc *d;
     const char *a, *b, *c, *bias, *mask;
     char *y;
-    tile_fn tile;
+    int kind;
     int add_c;
 } small_job;
 
@@ -362,6 +366,7 @@ TARGET static void small_batch(const small_job *j, int64_t ob)
 {
     float pa[SMALL_A_FLOATS] __attribute__((aligned(32)));
     float pb[SMALL_K_MAX * NR] __attribute__((aligned(32)));
+    float sums[MR * NR] __attribute__((aligned(32)));
     const amp_gemm_desc *d = j->d;
     const size_t es = j->es;
     const int64_t bi = d->sum_batch ? 0 : ob, cb = d->sum_batch ? 0 : ob, K = d->K;
@@ -392,7 +397,9 @@ TARGET static void small_batch(const small_job *j, int64_t ob)
                 e.y = j->y + yoff;
                 e.mask = j->mask != NULL ? j->mask + yoff : NULL;
                 e.c = j->add_c ? j->c + (size_t)(cb * d->c_stride[0] + m * d->c_stride[1] + n0) * es : NULL;
-                j->tile(K, av.p + i0 * av.rs, av.rs, av.ks, pb, &e, (int)(M - i0 < MR ? M - i0 : MR));
+                const int rows = (int)(M - i0 < MR ? M - i0 : MR);
+                tile_sums(K, av.p + i0 * av.rs, av.rs, av.ks, pb, rows, sums);
+                tile_epilogue(&e, sums, rows, j->kind);
             }
         }
     }
@@ -420,7 +427,7 @@ int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, cons
     j.mask = mask;
     j.y = y;
     j.add_c = add_c;
-    j.tile = kind == AVX2_SMALL_RELU ? tile_relu : kind == AVX2_SMALL_RELU_BACKWARD ? tile_relu_bw : tile_plain;
+    j.kind = kind;
     for (int64_t ob = 0; ob < out_batches; ob++)
         small_batch(&j, ob);
     return 1;
