@@ -15,8 +15,9 @@
  * and strided operands, broadcast batches, sum_batch, alpha, beta with a NaN
  * C (beta 0 must ignore it), C broadcast along rows, and a strided C.
  * Results must also be identical on 1 and 2 threads, and a small product
- * (avx512bf16's one-pass path) identical to the same rows of a product
- * large enough for the blocked driver.  Buffers are
+ * (avx512bf16's one-pass path; the avx2 set's, x86/avx2_small.c, in bf16
+ * and f32) identical to the same rows of a product large enough for the
+ * blocked driver.  Buffers are
  * malloc'ed with exactly their element count, for ASan.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -272,8 +273,9 @@ static void test_isa(void **state)
     amp_set_threads(0);
 }
 
-/* Small products (avx512bf16's small_gemm_bf16: below the parallel
- * threshold, K in one k block) must give exactly the blocked driver's
+/* Small products (avx512bf16's small_gemm_bf16, and the avx2 set's
+ * amp_avx2_small_gemm in bf16 and f32: below the parallel threshold, K in
+ * one k block) must give exactly the blocked driver's
  * bits.  Each case runs twice on the same buffers: with M rows (the small
  * path) and with Mbig rows (over the threshold: the blocked driver, on 2
  * threads); every output element depends only on its own row and column,
@@ -323,11 +325,26 @@ static const scase small_cases[] = {
     { "split by panels, last narrow", 1, 64, 80, 96, 0, 0, 0, 1, 0, 0, 0, 0 },
     { "split by row tiles, odd count", 1, 100, 90, 64, 1, 0, 0, 1, 0, 0, 0, 0 },
     { "split, batched", 2, 64, 128, 64, 0, 1, 0, 1, 0, 0, 0, 0 },
+    /* the avx2 set's small path (x86/avx2_small.c): K at one k block
+     * (256) and past it (two blocks' sums added as the blocked driver adds
+     * them; above, K 511 and 512 also pack A in row blocks of 12), N < 8
+     * and < 16, odd rows (a partial 6-row tile), K not a multiple of 8 (the
+     * transposes' partial blocks), a linear's weight of 3 rows, alpha with
+     * C, lenet5's first linear layer */
+    { "K 256, the avx2 k block", 1, 9, 20, 256, 1, 1, 0, 1, 0, 0, 0, 0 },
+    { "K 257, past the avx2 k block", 1, 9, 20, 257, 0, 1, 0, 1, 0, 0, 0, 0 },
+    { "N 5, K 13, 7 rows", 1, 7, 5, 13, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "N 12, K 19, B transposed", 1, 11, 12, 19, 0, 1, 0, 1, 0, 0, 0, 0 },
+    { "linear N 3, K 7, 5 rows", 1, 5, 3, 7, 0, 0, 0, 1, 0, 0, 1, 0 },
+    { "linear N 31, K 45, 13 rows", 1, 13, 31, 45, 0, 0, 0, 1, 0, 0, 1, 0 },
+    { "A transposed, K 11, 25 rows, alpha, C", 1, 25, 23, 11, 1, 0, 1, -1.5, 0.5, 0, 0, 0 },
+    { "linear K 400, two k blocks, 30 rows", 1, 30, 120, 400, 0, 0, 0, 1, 0, 0, 1, 0 },
 };
 
-static void run_small_case(const amp_kernel_table *k, const scase *g)
+static void run_small_case(const amp_kernel_table *k, amp_dtype t, const scase *g)
 {
-    const amp_dtype t = AMP_BF16;
+    const size_t es = amp_dtype_size(t);
+    const char *tn = t == AMP_F32 ? "f32" : "bf16";
     const int64_t B = g->batch, M = g->M, N = g->N, K = g->K;
     /* rows enough for 2 M N K B >= 8 Mflop, well over the threshold */
     const int64_t Mbig = M + (8 * 1024 * 1024 / (2 * N * K * B) + 1);
@@ -337,7 +354,7 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
     /* GUARD elements past ys's end, set to a pattern: a tile's masked
      * columns past the last row must stay unwritten */
     enum { GUARD = 32 };
-    void *ys = malloc((size_t)(out_b * M * N + GUARD) * 2), *yb = malloc((size_t)(out_b * Mbig * N) * 2);
+    void *ys = malloc((size_t)(out_b * M * N + GUARD) * es), *yb = malloc((size_t)(out_b * Mbig * N) * es);
     amp_gemm_desc d;
     assert_true(ys && yb);
     if (g->special == 1)
@@ -365,17 +382,20 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         amp_store_from_f32(t, b, (size_t)(2 * N + 20), INFINITY);
         amp_store_from_f32(t, b, (size_t)(5 * N + 7), -INFINITY);
     }
-    void *ys1 = malloc((size_t)(out_b * M * N + GUARD) * 2);
+    void *ys1 = malloc((size_t)(out_b * M * N + GUARD) * es);
     assert_true(ys1 != NULL);
-    memset((char *)ys + (size_t)(out_b * M * N) * 2, 0x5a, GUARD * 2);
-    memset((char *)ys1 + (size_t)(out_b * M * N) * 2, 0x5a, GUARD * 2);
+    memset((char *)ys + (size_t)(out_b * M * N) * es, 0x5a, GUARD * es);
+    memset((char *)ys1 + (size_t)(out_b * M * N) * es, 0x5a, GUARD * es);
     for (int pass = -1; pass < 2; pass++) {
         /* pass -1: the small path on 1 thread; 0: on 2; 1: the blocked driver */
         const int64_t m = pass > 0 ? Mbig : M; /* the same buffers; the rows' strides keep Mbig */
         void *y = pass > 0 ? yb : pass == 0 ? ys : ys1;
         amp_set_threads(pass < 0 ? 1 : 2);
         if (g->linear) {
-            k->linear_bf16(m, N, K, a, b, bias, y);
+            if (t == AMP_F32)
+                k->linear_f32(m, N, K, a, b, bias, y);
+            else
+                k->linear_bf16(m, N, K, a, b, bias, y);
             continue;
         }
         memset(&d, 0, sizeof d);
@@ -395,32 +415,42 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         d.alpha = g->alpha;
         d.beta = g->beta;
         d.sum_batch = g->sum_batch;
-        k->gemm_bf16(&d, a, b, c, y);
+        if (t == AMP_F32)
+            k->gemm_f32(&d, a, b, c, y);
+        else
+            k->gemm_bf16(&d, a, b, c, y);
     }
-    if (memcmp(ys, ys1, (size_t)(out_b * M * N) * 2) != 0)
-        fail_msg("%s: small %s: 1 and 2 threads differ", k->isa, g->what);
-    for (size_t i = 0; i < GUARD * 2; i++)
-        if (((unsigned char *)ys)[(size_t)(out_b * M * N) * 2 + i] != 0x5a ||
-            ((unsigned char *)ys1)[(size_t)(out_b * M * N) * 2 + i] != 0x5a)
-            fail_msg("%s: small %s: written past the output's end", k->isa, g->what);
+    if (memcmp(ys, ys1, (size_t)(out_b * M * N) * es) != 0)
+        fail_msg("%s: small %s %s: 1 and 2 threads differ", k->isa, tn, g->what);
+    for (size_t i = 0; i < GUARD * es; i++)
+        if (((unsigned char *)ys)[(size_t)(out_b * M * N) * es + i] != 0x5a ||
+            ((unsigned char *)ys1)[(size_t)(out_b * M * N) * es + i] != 0x5a)
+            fail_msg("%s: small %s %s: written past the output's end", k->isa, tn, g->what);
     free(ys1);
     if (g->linear) {
         /* linear_relu, small (M rows: the relu in the epilogue) and blocked
          * (Mbig: the relu kernel after the product): the reference relu of
          * the products above, bit for bit */
-        void *rs = malloc((size_t)(M * N + GUARD) * 2), *rb = malloc((size_t)(Mbig * N) * 2);
+        void *rs = malloc((size_t)(M * N + GUARD) * es), *rb = malloc((size_t)(Mbig * N) * es);
         assert_true(rs && rb);
-        memset((char *)rs + (size_t)(M * N) * 2, 0x5a, GUARD * 2);
+        memset((char *)rs + (size_t)(M * N) * es, 0x5a, GUARD * es);
         amp_set_threads(2);
-        k->linear_relu_bf16(M, N, K, a, b, bias, rs);
-        k->linear_relu_bf16(Mbig, N, K, a, b, bias, rb);
-        amp_ref_relu_bf16((size_t)(M * N), ys, ys);
-        amp_ref_relu_bf16((size_t)(Mbig * N), yb, yb);
-        if (memcmp(rs, ys, (size_t)(M * N) * 2) != 0 || memcmp(rb, yb, (size_t)(Mbig * N) * 2) != 0)
-            fail_msg("%s: small %s: linear_relu differs from relu(linear)", k->isa, g->what);
-        for (size_t i = 0; i < GUARD * 2; i++)
-            if (((unsigned char *)rs)[(size_t)(M * N) * 2 + i] != 0x5a)
-                fail_msg("%s: small %s: linear_relu wrote past the output's end", k->isa, g->what);
+        if (t == AMP_F32) {
+            k->linear_relu_f32(M, N, K, a, b, bias, rs);
+            k->linear_relu_f32(Mbig, N, K, a, b, bias, rb);
+            amp_ref_relu_f32((size_t)(M * N), ys, ys);
+            amp_ref_relu_f32((size_t)(Mbig * N), yb, yb);
+        } else {
+            k->linear_relu_bf16(M, N, K, a, b, bias, rs);
+            k->linear_relu_bf16(Mbig, N, K, a, b, bias, rb);
+            amp_ref_relu_bf16((size_t)(M * N), ys, ys);
+            amp_ref_relu_bf16((size_t)(Mbig * N), yb, yb);
+        }
+        if (memcmp(rs, ys, (size_t)(M * N) * es) != 0 || memcmp(rb, yb, (size_t)(Mbig * N) * es) != 0)
+            fail_msg("%s: small %s %s: linear_relu differs from relu(linear)", k->isa, tn, g->what);
+        for (size_t i = 0; i < GUARD * es; i++)
+            if (((unsigned char *)rs)[(size_t)(M * N) * es + i] != 0x5a)
+                fail_msg("%s: small %s %s: linear_relu wrote past the output's end", k->isa, tn, g->what);
         free(rs);
         free(rb);
     }
@@ -428,41 +458,49 @@ static void run_small_case(const amp_kernel_table *k, const scase *g)
         /* gemm_relu_backward, small (M rows) and blocked (Mbig): the
          * reference relu_backward of the products above, given a y with
          * zeros of both signs, negatives and NaN */
-        void *my = random_buf(t, (size_t)(out_b * Mbig * N)), *rs = malloc((size_t)(out_b * M * N + GUARD) * 2);
-        void *rb = malloc((size_t)(out_b * Mbig * N) * 2), *es = malloc((size_t)(out_b * M * N) * 2);
-        assert_true(rs && rb && es);
-        memset((char *)rs + (size_t)(out_b * M * N) * 2, 0x5a, GUARD * 2);
+        void *my = random_buf(t, (size_t)(out_b * Mbig * N)), *rs = malloc((size_t)(out_b * M * N + GUARD) * es);
+        void *rb = malloc((size_t)(out_b * Mbig * N) * es), *ey = malloc((size_t)(out_b * M * N) * es);
+        assert_true(rs && rb && ey);
+        memset((char *)rs + (size_t)(out_b * M * N) * es, 0x5a, GUARD * es);
         for (int64_t i = 0; i < out_b * Mbig * N; i += 5)
             amp_store_from_f32(t, my, (size_t)i, i % 3 ? 0.0f : i % 2 ? -0.0f : NAN);
         for (int64_t ob = 0; ob < out_b; ob++) /* y of the M-row product: the first M rows of each batch */
-            memcpy((char *)es + (size_t)(ob * M * N) * 2, (char *)my + (size_t)(ob * Mbig * N) * 2, (size_t)(M * N) * 2);
+            memcpy((char *)ey + (size_t)(ob * M * N) * es, (char *)my + (size_t)(ob * Mbig * N) * es, (size_t)(M * N) * es);
         amp_set_threads(2);
         d.M = M;
-        k->gemm_relu_backward_bf16(&d, a, b, es, rs);
-        d.M = Mbig;
-        k->gemm_relu_backward_bf16(&d, a, b, my, rb);
-        amp_ref_relu_backward_bf16((size_t)(out_b * M * N), es, es, ys, es);
-        amp_ref_relu_backward_bf16((size_t)(out_b * Mbig * N), my, my, yb, my);
-        if (memcmp(rs, es, (size_t)(out_b * M * N) * 2) != 0 || memcmp(rb, my, (size_t)(out_b * Mbig * N) * 2) != 0)
-            fail_msg("%s: small %s: gemm_relu_backward differs from relu_backward(gemm)", k->isa, g->what);
-        for (size_t i = 0; i < GUARD * 2; i++)
-            if (((unsigned char *)rs)[(size_t)(out_b * M * N) * 2 + i] != 0x5a)
-                fail_msg("%s: small %s: gemm_relu_backward wrote past the output's end", k->isa, g->what);
+        if (t == AMP_F32) {
+            k->gemm_relu_backward_f32(&d, a, b, ey, rs);
+            d.M = Mbig;
+            k->gemm_relu_backward_f32(&d, a, b, my, rb);
+            amp_ref_relu_backward_f32((size_t)(out_b * M * N), ey, ey, ys, ey);
+            amp_ref_relu_backward_f32((size_t)(out_b * Mbig * N), my, my, yb, my);
+        } else {
+            k->gemm_relu_backward_bf16(&d, a, b, ey, rs);
+            d.M = Mbig;
+            k->gemm_relu_backward_bf16(&d, a, b, my, rb);
+            amp_ref_relu_backward_bf16((size_t)(out_b * M * N), ey, ey, ys, ey);
+            amp_ref_relu_backward_bf16((size_t)(out_b * Mbig * N), my, my, yb, my);
+        }
+        if (memcmp(rs, ey, (size_t)(out_b * M * N) * es) != 0 || memcmp(rb, my, (size_t)(out_b * Mbig * N) * es) != 0)
+            fail_msg("%s: small %s %s: gemm_relu_backward differs from relu_backward(gemm)", k->isa, tn, g->what);
+        for (size_t i = 0; i < GUARD * es; i++)
+            if (((unsigned char *)rs)[(size_t)(out_b * M * N) * es + i] != 0x5a)
+                fail_msg("%s: small %s %s: gemm_relu_backward wrote past the output's end", k->isa, tn, g->what);
         free(my);
         free(rs);
         free(rb);
-        free(es);
+        free(ey);
     }
     for (int64_t ob = 0; ob < out_b; ob++)
-        if (memcmp((char *)ys + (size_t)(ob * M * N) * 2, (char *)yb + (size_t)(ob * Mbig * N) * 2,
-                   (size_t)(M * N) * 2) != 0)
+        if (memcmp((char *)ys + (size_t)(ob * M * N) * es, (char *)yb + (size_t)(ob * Mbig * N) * es,
+                   (size_t)(M * N) * es) != 0)
             for (int64_t i = 0; i < M * N; i++) {
-                uint16_t vs, vb;
-                memcpy(&vs, (char *)ys + (size_t)(ob * M * N + i) * 2, 2);
-                memcpy(&vb, (char *)yb + (size_t)(ob * Mbig * N + i) * 2, 2);
+                uint32_t vs = 0, vb = 0;
+                memcpy(&vs, (char *)ys + (size_t)(ob * M * N + i) * es, es);
+                memcpy(&vb, (char *)yb + (size_t)(ob * Mbig * N + i) * es, es);
                 if (vs != vb)
-                    fail_msg("%s: small %s [%lld][%lld]: 0x%04x, blocked driver 0x%04x", k->isa, g->what,
-                             (long long)ob, (long long)i, vs, vb);
+                    fail_msg("%s: small %s %s [%lld][%lld]: 0x%08x, blocked driver 0x%08x", k->isa, tn, g->what,
+                             (long long)ob, (long long)i, (unsigned)vs, (unsigned)vb);
             }
     free(a);
     free(b);
@@ -543,8 +581,12 @@ static void test_small_vs_blocked(void **state)
         }
         /* two threads always split the products that may split */
         amp_small_split_policy(1);
-        for (size_t i = 0; i < sizeof small_cases / sizeof small_cases[0]; i++)
-            run_small_case(k, &small_cases[i]);
+        for (size_t i = 0; i < sizeof small_cases / sizeof small_cases[0]; i++) {
+            run_small_case(k, AMP_BF16, &small_cases[i]);
+            /* the avx2 set's small path takes f32 storage too */
+            if (s == 2)
+                run_small_case(k, AMP_F32, &small_cases[i]);
+        }
         amp_small_split_policy(0);
     }
     amp_set_threads(0);

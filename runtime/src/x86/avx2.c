@@ -13,6 +13,7 @@
 
 #include "frame/kernel_set.h"
 #include "x86/avx2_conv.h"
+#include "x86/avx2_small.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -215,8 +216,63 @@ ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32, &kernel_f32_products)
 ISA_GEMM_ENTRIES(avx2, bf16, &kernel_f32, &kernel_f32_products)
 ISA_GEMM_ENTRIES(avx2, f16, &kernel_f32, &kernel_f32_products)
 
+/* The f32 and bf16 products: x86/avx2_small.c's one-pass path when the
+ * product is small, else the blocked driver (the same bits either way). */
+#define AVX2_SMALL_ENTRIES(T)                                                                     \
+    static void avx2s_gemm_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, \
+                               const AMP_CTYPE_##T *c, AMP_CTYPE_##T *y)                          \
+    {                                                                                             \
+        if (!amp_avx2_small_gemm(AMP_DTYPE_##T, d, a, b, c, NULL, AVX2_SMALL_PLAIN, NULL, y))     \
+            avx2_gemm_##T(d, a, b, c, y);                                                         \
+    }                                                                                             \
+    static void avx2s_gemm_relu_backward_##T(const amp_gemm_desc *d, const AMP_CTYPE_##T *a,      \
+                                             const AMP_CTYPE_##T *b, const AMP_CTYPE_##T *y,      \
+                                             AMP_CTYPE_##T *dx)                                   \
+    {                                                                                             \
+        if (!amp_avx2_small_gemm(AMP_DTYPE_##T, d, a, b, NULL, NULL, AVX2_SMALL_RELU_BACKWARD, y, dx)) \
+            avx2_gemm_relu_backward_##T(d, a, b, y, dx);                                          \
+    }                                                                                             \
+    static int avx2s_small_linear_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,    \
+                                      const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias, int kind, \
+                                      AMP_CTYPE_##T *y)                                           \
+    {                                                                                             \
+        amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };      \
+        return amp_avx2_small_gemm(AMP_DTYPE_##T, &d, x, w, NULL, bias, kind, NULL, y);           \
+    }                                                                                             \
+    static void avx2s_linear_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,         \
+                                 const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        if (!avx2s_small_linear_##T(M, N, K, x, w, bias, AVX2_SMALL_PLAIN, y))                    \
+            avx2_linear_##T(M, N, K, x, w, bias, y);                                              \
+    }                                                                                             \
+    static void avx2s_linear_relu_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,    \
+                                      const AMP_CTYPE_##T *w, const AMP_CTYPE_##T *bias, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        if (!avx2s_small_linear_##T(M, N, K, x, w, bias, AVX2_SMALL_RELU, y))                     \
+            avx2_linear_relu_##T(M, N, K, x, w, bias, y);                                         \
+    }                                                                                             \
+    static void avx2s_matmul_##T(int64_t batch, int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *a, \
+                                 int64_t a_batch_stride, const AMP_CTYPE_##T *b, int64_t b_batch_stride, \
+                                 AMP_CTYPE_##T *c)                                                \
+    {                                                                                             \
+        amp_gemm_desc d = { batch, M, N, K, { a_batch_stride, K, 1 }, { b_batch_stride, N, 1 },   \
+                            { 0, 0, 0 }, 1.0, 0.0, 0 };                                           \
+        if (!amp_avx2_small_gemm(AMP_DTYPE_##T, &d, a, b, NULL, NULL, AVX2_SMALL_PLAIN, NULL, c)) \
+            avx2_matmul_##T(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);             \
+    }
+#define AVX2_SMALL_KERNELS(X, T)                                                                  \
+    X(gemm_##T, avx2s_gemm_##T)                                                                   \
+    X(gemm_relu_backward_##T, avx2s_gemm_relu_backward_##T)                                       \
+    X(linear_##T, avx2s_linear_##T)                                                               \
+    X(linear_relu_##T, avx2s_linear_relu_##T)                                                     \
+    X(matmul_##T, avx2s_matmul_##T)
+AVX2_SMALL_ENTRIES(f32)
+AVX2_SMALL_ENTRIES(bf16)
+
 /* This file's kernels of the set: X(kernel, implementation). */
-#define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, avx2, f32) ISA_GEMM_KERNELS(X, avx2, bf16) ISA_GEMM_KERNELS(X, avx2, f16)
+#define GEMM_KERNELS(X)                                                                           \
+    AVX2_SMALL_KERNELS(X, f32) ISA_GEMM_CONV_KERNELS(X, avx2, f32) AVX2_SMALL_KERNELS(X, bf16)    \
+    ISA_GEMM_CONV_KERNELS(X, avx2, bf16) ISA_GEMM_KERNELS(X, avx2, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 GEMM_KERNELS(DEFINE)
 #undef DEFINE

@@ -1,0 +1,436 @@
+/*
+ * avx2_small.c - the avx2 set's small products in one pass: operands
+ * packed to f32 once per call, 6 x 16 tiles summed in registers, and the
+ * epilogue (alpha, beta C, bias, the rounding to the output dtype, and a
+ * fused relu or relu_backward) applied to each tile's sums while they are
+ * in L1, and stored.  11 KB of code (the epilogue one row loop for every
+ * kind: inlined into each tile, per kind, it was 54 KB and no faster).
+ *
+ * A model's small layers (the digits MLP: a 64-row batch through 64 ->
+ * 128 -> 10, forward and backward) spent more in the blocked driver's
+ * bookkeeping than in its FMAs: the generic strided packing of the
+ * transposed operands (a linear's weight, A read k-contiguous, 38% of the
+ * digits step), the per-row epilogue reading the f32 block back, and the
+ * separate relu and relu_backward passes.  Here the operands are widened
+ * to f32 at most once per call (B into 16-column panels [k][16], with 8 x 8 register
+ * transposes where it is k-contiguous: a linear's weight), and each
+ * output element is the same chain of FMAs in k order from zero as
+ * kernel_f32's micro-kernel sums per k block of 256 (K <= 512: a second
+ * block's chain added to the first's sums, as the driver adds it to W),
+ * followed by epi's arithmetic in its order: the output is bit for bit the blocked
+ * driver's, and the fused relu and relu_backward are the set's relu and
+ * relu_backward on the stored bits (relu32 and avx2_relu_bw32 on the f32
+ * bits a bf16 value widens to test the same lanes as their 16-bit forms).
+ * Larger products (from 4 MFLOP, frame/gemm.c's parallel threshold), K
+ * over 512, f16 storage, summed batches and a strided C go to
+ * amp_fast_gemm.  A is read in place when it is f32 with a unit stride
+ * along k or m, else widened in a straight pass (rows as they run in
+ * memory), in row blocks of up to 32 KB; B one 16-column panel at a time
+ * (32 KB at most); only B is transposed.
+ *
+ * The products run on the calling thread.  Two threads (each half of the
+ * panels or of the rows, packing its own operands) were measured on the
+ * digits MLP's two 1 MFLOP products (linear_relu 64 x 128 x 64 and its
+ * weight gradient, bf16, on the 2-vCPU AVX-512 machine at load 15-16):
+ * one thread 37.2 us median, 33.9 fastest; two 44.3 median, 23.7 fastest
+ * (the worker, when it gets a CPU at all, brings the pair to 0.7x, but
+ * mostly it does not, and the hand-over is then lost).  The measured
+ * choice of avx512bf16's small path (x86/avx512.c, split_choose) is what
+ * would make two threads pay here.
+ */
+
+#include "x86/avx2_small.h"
+#include "x86/avx2_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX2_TARGET
+
+#define SMALL_MAX_FLOPS (4.0 * 1024 * 1024) /* frame/gemm.c's PARALLEL_MIN_FLOPS */
+#define SMALL_KB 256                        /* kernel_f32's k block (kcu 256, kpair 1) */
+#define SMALL_K_MAX 512                     /* a B panel in 32 KB of stack */
+#define SMALL_A_FLOATS 8192                 /* packed A rows: 32 KB */
+#define MR 6
+#define NR 16
+
+/* ---- packing ---------------------------------------------------------------------- */
+
+/* The 8 x 8 block r (row i: r[i]) transposed in place. */
+TARGET static AMP_ALWAYS_INLINE void transpose8(__m256 r[8])
+{
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* dst[r][c] = src[r sr + c sc] widened to f32 (as kernel_f32's packing
+ * widens it) for r < rows, c < cols, and 0 for c in [cols, ld); ld a
+ * multiple of 8.  Straight runs (sc == 1) are read 8 at a time; runs
+ * along r (sr == 1: a linear's weight as B) as 8 x 8 blocks transposed
+ * in registers. */
+TARGET static AMP_ALWAYS_INLINE void pack_body(amp_dtype t, const char *src, int64_t sr, int64_t sc, int64_t rows,
+                                               int64_t cols, float *dst, int64_t ld)
+{
+    const size_t es = avx2_size_of(t);
+    const int64_t c8 = (cols + 7) / 8 * 8;
+    if (sc == 1) {
+        for (int64_t r = 0; r < rows; r++) {
+            const char *row = src + (size_t)(r * sr) * es;
+            float *o = dst + r * ld;
+            int64_t c = 0;
+            for (; c + 8 <= cols; c += 8)
+                _mm256_storeu_ps(o + c, avx2_load8(t, row + (size_t)c * es));
+            if (c < cols)
+                _mm256_storeu_ps(o + c, avx2_load8_n(t, row + (size_t)c * es, (size_t)(cols - c)));
+        }
+    } else if (sr == 1) {
+        for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+            const int nc = cols - c0 < 8 ? (int)(cols - c0) : 8;
+            for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+                const int nr = rows - r0 < 8 ? (int)(rows - r0) : 8;
+                __m256 v[8];
+                for (int i = 0; i < 8; i++) {
+                    const char *p = src + (size_t)((c0 + i) * sc + r0) * es;
+                    v[i] = i >= nc ? _mm256_setzero_ps() : nr == 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)nr);
+                }
+                transpose8(v);
+                for (int i = 0; i < nr; i++)
+                    _mm256_storeu_ps(dst + (r0 + i) * ld + c0, v[i]);
+            }
+        }
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < c8; c++)
+                dst[r * ld + c] = c < cols ? amp_ld(t, src, r * sr + c * sc) : 0.0f;
+    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = c8; c < ld; c += 8)
+            _mm256_storeu_ps(dst + r * ld + c, _mm256_setzero_ps());
+}
+
+TARGET static void pack_2d(amp_dtype t, const char *src, int64_t sr, int64_t sc, int64_t rows, int64_t cols,
+                           float *dst, int64_t ld)
+{
+    if (t == AMP_BF16)
+        pack_body(AMP_BF16, src, sr, sc, rows, cols, dst, ld);
+    else
+        pack_body(AMP_F32, src, sr, sc, rows, cols, dst, ld);
+}
+
+/* ---- the tiles -------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    char *y;            /* the tile's first output element */
+    size_t y_rs;        /* bytes between output rows (also the mask's) */
+    const char *c;      /* C's element at y's (NULL: no C term) */
+    size_t c_rs;
+    const char *bias;   /* bias at y's column (NULL: none) */
+    const char *mask;   /* relu_backward: the relu's output at y's element */
+    float alpha, beta;
+    int cols;           /* columns of the tile, 1 to 16 */
+} tile_epi;
+
+/* relu on f32 bits (the avx2 relu kernel's test: +0 where the sign is
+ * set and the magnitude is in (0, inf]; NaN and -0 kept); on a bf16
+ * value's bits widened, the lanes its 16-bit form picks. */
+TARGET static AMP_ALWAYS_INLINE __m256i relu32(__m256i v)
+{
+    const __m256i mag = _mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff));
+    const __m256i keep = _mm256_or_si256(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000)),
+                                         _mm256_cmpeq_epi32(mag, _mm256_setzero_si256()));
+    return _mm256_andnot_si256(_mm256_andnot_si256(keep, _mm256_cmpgt_epi32(_mm256_setzero_si256(), v)), v);
+}
+
+/* epi's arithmetic on row i's columns [8 v, 8 v + 8) held in acc: alpha,
+ * beta C, the bias (bv, loaded once per tile). */
+TARGET static AMP_ALWAYS_INLINE __m256 epi_vec(const tile_epi *e, int i, int v, __m256 acc, __m256 bv)
+{
+    const size_t es = e->t == AMP_F32 ? 4 : 2;
+    const int n = e->cols - 8 * v;
+    if (n <= 0) /* columns past the tile's: never stored */
+        return acc;
+    if (e->alpha != 1.0f)
+        acc = _mm256_mul_ps(_mm256_set1_ps(e->alpha), acc);
+    if (e->c != NULL) {
+        const char *p = e->c + (size_t)i * e->c_rs + (size_t)v * 8 * es;
+        const __m256 cv = n >= 8 ? avx2_load8(e->t, p) : avx2_load8_n(e->t, p, (size_t)n);
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(e->beta), cv));
+    }
+    if (e->bias != NULL)
+        acc = _mm256_add_ps(acc, bv);
+    return acc;
+}
+
+/* relu on 16 bf16 values' bits, as the avx2 relu kernel's relu16 (+0
+ * where the sign is set and the magnitude is in (0, inf]); the rounded
+ * values it sees are never signalling NaNs. */
+TARGET static AMP_ALWAYS_INLINE __m256i relu_bf16x16(__m256i v)
+{
+    const __m256i mag = _mm256_and_si256(v, _mm256_set1_epi16(0x7fff));
+    const __m256i keep = _mm256_or_si256(_mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7f80)),
+                                         _mm256_cmpeq_epi16(mag, _mm256_setzero_si256()));
+    return _mm256_andnot_si256(_mm256_andnot_si256(keep, _mm256_cmpgt_epi16(_mm256_setzero_si256(), v)), v);
+}
+
+/* Row i of a tile after epi_vec (a0: columns 0-7, a1: 8-15): rounded to
+ * e->t, the kind's relu or relu_backward on the bits, stored.  A full bf16
+ * row as 16 words at once (one pack, the 16-bit tests, one store);
+ * otherwise per vector, on the f32 bits a bf16 value widens to (relu32 and
+ * avx2_relu_bw32 pick the same lanes as the 16-bit tests). */
+TARGET static AMP_ALWAYS_INLINE void store_row(const tile_epi *e, int i, __m256 a0, __m256 a1, int kind)
+{
+    const amp_dtype t = e->t;
+    const size_t es = t == AMP_F32 ? 4 : 2;
+    char *y = e->y + (size_t)i * e->y_rs;
+    if (t == AMP_BF16 && e->cols == NR) {
+        __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(avx2_bf16_words_of(a0), avx2_bf16_words_of(a1)),
+                                             0xd8);
+        if (kind == AVX2_SMALL_RELU)
+            w = relu_bf16x16(w);
+        else if (kind == AVX2_SMALL_RELU_BACKWARD)
+            w = avx2_relu_bw16(_mm256_loadu_si256((const __m256i *)(const void *)(e->mask + (size_t)i * e->y_rs)), w,
+                               0x7f80, 0x0040);
+        _mm256_storeu_si256((__m256i *)(void *)y, w);
+        return;
+    }
+    for (int v = 0; v < 2 && 8 * v < e->cols; v++) {
+        const int n = e->cols - 8 * v;
+        const size_t off = (size_t)v * 8 * es;
+        const __m256 acc = v ? a1 : a0;
+        __m256i bits = t == AMP_F32 ? _mm256_castps_si256(acc) : _mm256_slli_epi32(avx2_bf16_words_of(acc), 16);
+        if (kind == AVX2_SMALL_RELU) {
+            bits = relu32(bits);
+        } else if (kind == AVX2_SMALL_RELU_BACKWARD) {
+            const char *p = e->mask + (size_t)i * e->y_rs + off;
+            const __m256 m = n >= 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n);
+            bits = avx2_relu_bw32(_mm256_castps_si256(m), bits);
+        }
+        if (t == AMP_F32) {
+            if (n >= 8)
+                _mm256_storeu_si256((__m256i *)(void *)(y + off), bits);
+            else
+                avx2_store8_n(AMP_F32, y + off, (size_t)n, _mm256_castsi256_ps(bits));
+            continue;
+        }
+        const __m128i words = avx2_pack_words(_mm256_srli_epi32(bits, 16));
+        if (n >= 8) {
+            _mm_storeu_si128((__m128i *)(void *)(y + off), words);
+        } else {
+            uint16_t buf[8];
+            _mm_storeu_si128((__m128i *)(void *)buf, words);
+            memcpy(y + off, buf, (size_t)n * 2);
+        }
+    }
+}
+
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define T_DECL(i)                                                                                 \
+    __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();                          \
+    const float *a##i = pa + (i < rows ? i : 0) * ars;
+#define T_STEP(i)                                                                                 \
+    av = _mm256_broadcast_ss(a##i + ak);                                                          \
+    c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);                                                   \
+    c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);
+/* K over one k block (two at most, K <= 512): the first block's sums kept
+ * in part, the accumulators from zero again for the second; at the end
+ * part + the second block's, in the blocked driver's order (W + sums) */
+#define T_PART(i)                                                                                 \
+    part[2 * i] = c##i##a;                                                                        \
+    part[2 * i + 1] = c##i##b;                                                                    \
+    c##i##a = _mm256_setzero_ps();                                                                \
+    c##i##b = _mm256_setzero_ps();
+#define T_FOLD(i)                                                                                 \
+    c##i##a = _mm256_add_ps(part[2 * i], c##i##a);                                                \
+    c##i##b = _mm256_add_ps(part[2 * i + 1], c##i##b);
+#define T_SAVE(i)                                                                                 \
+    _mm256_store_ps(sums + i * NR, c##i##a);                                                      \
+    _mm256_store_ps(sums + i * NR + 8, c##i##b);
+
+/* A 6 x 16 tile's sums into sums[6][16]: A's element (i, k) at pa[i ars +
+ * k aks] (f32: packed, or the operand itself), B's panel [k][16].  The
+ * rows past `rows` sum row 0 again (never stored). */
+TARGET static void tile_sums(int64_t K, const float *pa, int64_t ars, int64_t aks, const float *pb, int rows,
+                             float *sums)
+{
+    ROWS(T_DECL)
+    __m256 part[2 * MR];
+    for (int64_t k0 = 0; k0 < K; k0 += SMALL_KB) {
+        const int64_t k1 = K - k0 < SMALL_KB ? K : k0 + SMALL_KB;
+        if (k0 > 0) {
+            ROWS(T_PART)
+        }
+        for (int64_t k = k0, ak = k0 * aks; k < k1; k++, ak += aks) {
+            const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);
+            __m256 av;
+            ROWS(T_STEP)
+            pb += NR;
+        }
+    }
+    if (K > SMALL_KB) {
+        ROWS(T_FOLD)
+    }
+    ROWS(T_SAVE)
+}
+
+/* The epilogue of a tile's first `rows` rows from its sums (in L1: the
+ * tile's registers stored once, so that one compact row loop serves every
+ * tile and kind).  The epilogue's fields are copied to a local first,
+ * which the stores cannot alias, so they are read once. */
+TARGET static void tile_epilogue(const tile_epi *e, const float *sums, int rows, int kind)
+{
+    const tile_epi E = *e;
+    const size_t bes = E.t == AMP_F32 ? 4 : 2;
+    __m256 bias0 = _mm256_setzero_ps(), bias1 = bias0;
+    if (E.bias != NULL) {
+        bias0 = E.cols >= 8 ? avx2_load8(E.t, E.bias) : avx2_load8_n(E.t, E.bias, (size_t)E.cols);
+        if (E.cols > 8)
+            bias1 = E.cols == NR ? avx2_load8(E.t, E.bias + 8 * bes)
+                                 : avx2_load8_n(E.t, E.bias + 8 * bes, (size_t)(E.cols - 8));
+    }
+    for (int i = 0; i < rows; i++)
+        store_row(&E, i, epi_vec(&E, i, 0, _mm256_load_ps(sums + i * NR), bias0),
+                  epi_vec(&E, i, 1, _mm256_load_ps(sums + i * NR + 8), bias1), kind);
+}
+
+
+/* ---- the driver ------------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    size_t es;
+    const amp_gemm_desc *d;
+    const char *a, *b, *c, *bias, *mask;
+    char *y;
+    int kind;
+    int add_c;
+} small_job;
+
+/* How the tiles read A (f32): in place (an f32 A with unit stride along
+ * k or m), else widened once into pa, straight (its rows as they run:
+ * [m][K] for a k-contiguous A, [k][M] for an m-contiguous one, so the
+ * widening is a plain pass, no transposes), or element by element. */
+typedef struct {
+    const float *p;
+    int64_t rs, ks; /* element (i, k) at p[i rs + k ks] */
+} a_view;
+
+/* A's rows [m0, m0 + M) of batch bi as the tiles read it (packed into pa,
+ * SMALL_A_FLOATS, when they cannot read it in place). */
+TARGET static a_view a_rows(const small_job *j, int64_t bi, int64_t m0, int64_t M, float *pa)
+{
+    const amp_gemm_desc *d = j->d;
+    const int64_t K = d->K, s1 = d->a_stride[1], s2 = d->a_stride[2];
+    const char *src = j->a + (size_t)(bi * d->a_stride[0] + m0 * s1) * j->es;
+    a_view v;
+    if (j->t == AMP_F32 && (s2 == 1 || s1 == 1)) {
+        v.p = (const float *)(const void *)src;
+        v.rs = s1;
+        v.ks = s2;
+    } else if (s1 == 1 && s2 != 1) {
+        const int64_t ld = (M + 7) / 8 * 8;
+        pack_2d(j->t, src, s2, 1, K, M, pa, ld);
+        v.p = pa;
+        v.rs = 1;
+        v.ks = ld;
+    } else {
+        const int64_t ld = (K + 7) / 8 * 8;
+        pack_2d(j->t, src, s1, s2, M, K, pa, ld);
+        v.p = pa;
+        v.rs = ld;
+        v.ks = 1;
+    }
+    return v;
+}
+
+/* Output batch ob: row blocks of A (as many rows as its packed form
+ * holds, all of them when it is read in place), for each every B panel
+ * packed in turn and its tiles (the panel stays in L1 while the block's
+ * rows stream past it). */
+TARGET static void small_batch(const small_job *j, int64_t ob)
+{
+    float pa[SMALL_A_FLOATS] __attribute__((aligned(32)));
+    float pb[SMALL_K_MAX * NR] __attribute__((aligned(32)));
+    float sums[MR * NR] __attribute__((aligned(32)));
+    const amp_gemm_desc *d = j->d;
+    const size_t es = j->es;
+    const int64_t bi = d->sum_batch ? 0 : ob, cb = d->sum_batch ? 0 : ob, K = d->K;
+    const int in_place = j->t == AMP_F32 && (d->a_stride[1] == 1 || d->a_stride[2] == 1);
+    /* rows per block: all of A when both its packed forms ([m][K8] and
+     * [k][M8], K8 and M8 rounded up to 8) hold it, else a multiple of 6
+     * that they hold (at K 512, 12 rows) */
+    const int64_t K8 = (K + 7) / 8 * 8, M8 = (d->M + 7) / 8 * 8;
+    const int64_t block = in_place || (M8 * K8 <= SMALL_A_FLOATS) ? d->M : SMALL_A_FLOATS / K8 / 8 * 8 / MR * MR;
+
+    for (int64_t m0 = 0; m0 < d->M; m0 += block) {
+        const int64_t M = d->M - m0 < block ? d->M - m0 : block;
+        const a_view av = a_rows(j, bi, m0, M, pa);
+        for (int64_t n0 = 0; n0 < d->N; n0 += NR) {
+            tile_epi e;
+            e.t = j->t;
+            e.y_rs = (size_t)d->N * es;
+            e.c_rs = (size_t)d->c_stride[1] * es;
+            e.alpha = (float)d->alpha;
+            e.beta = (float)d->beta;
+            e.cols = (int)(d->N - n0 < NR ? d->N - n0 : NR);
+            e.bias = j->bias != NULL ? j->bias + (size_t)n0 * es : NULL;
+            pack_2d(j->t, j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * es, d->b_stride[1],
+                    d->b_stride[2], K, e.cols, pb, NR);
+            for (int64_t i0 = 0; i0 < M; i0 += MR) {
+                const int64_t m = m0 + i0;
+                const size_t yoff = (size_t)((ob * d->M + m) * d->N + n0) * es;
+                e.y = j->y + yoff;
+                e.mask = j->mask != NULL ? j->mask + yoff : NULL;
+                e.c = j->add_c ? j->c + (size_t)(cb * d->c_stride[0] + m * d->c_stride[1] + n0) * es : NULL;
+                const int rows = (int)(M - i0 < MR ? M - i0 : MR);
+                tile_sums(K, av.p + i0 * av.rs, av.rs, av.ks, pb, rows, sums);
+                tile_epilogue(&e, sums, rows, j->kind);
+            }
+        }
+    }
+}
+
+int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b, const void *c,
+                        const void *bias, int kind, const void *mask, void *y)
+{
+    const int64_t out_batches = d->sum_batch ? 1 : d->batch;
+    const int add_c = c != NULL && d->beta != 0.0;
+    const double flops = 2.0 * (double)d->M * (double)d->N * (double)d->K * (double)d->batch;
+    small_job j;
+
+    if ((t != AMP_F32 && t != AMP_BF16) || d->M <= 0 || d->N <= 0 || out_batches <= 0 || d->K <= 0 ||
+        d->K > SMALL_K_MAX || flops >= SMALL_MAX_FLOPS || (d->sum_batch && d->batch != 1) ||
+        (add_c && d->c_stride[2] != 1))
+        return 0;
+    j.t = t;
+    j.es = avx2_size_of(t);
+    j.d = d;
+    j.a = a;
+    j.b = b;
+    j.c = c;
+    j.bias = bias;
+    j.mask = mask;
+    j.y = y;
+    j.add_c = add_c;
+    j.kind = kind;
+    for (int64_t ob = 0; ob < out_batches; ob++)
+        small_batch(&j, ob);
+    return 1;
+}
+
+#endif /* x86 */
