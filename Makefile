@@ -198,7 +198,7 @@ $(BUILD)/tests/test_%: tests/runtime/test_%.c $(BUILD)/libamprt.a
 # The cmocka tests of each compiler module, then the structure check: the
 # layers depend one way, and no file or function outgrows its limit.
 test-unit: $(UNIT_TESTS) $(BUILD)/ampc
-	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+	@for t in $(UNIT_TESTS); do echo "== $$t"; CC="$(CC)" AMPRT_LINK_CFLAGS="$(SAN_FLAGS)" $$t || exit 1; done
 	sh tests/unit/structure.sh $(BUILD)
 	sh tests/unit/options.sh $(BUILD)
 

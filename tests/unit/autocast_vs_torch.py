@@ -225,6 +225,7 @@ def composites(t):
 
 def composite_values():
     import os
+    import shlex
     import tempfile
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "ops"))
@@ -238,7 +239,11 @@ def composite_values():
         with open(src, "w") as f:
             f.write(COMPOSITES)
         steps = [[A, "-t", "cpu", "--policy=cpu-torch1.13", "--autocast", "--emit=check", "-o", c_file, src],
-                 ["cc", "-std=c99", "-w", "-I" + os.path.join(here, "..", "..", "runtime", "include"), c_file, lib,
+                 # the compiler and flags the library was built with (make
+                 # test-unit passes them: a sanitizer tree's library needs its
+                 # runtime at link time)
+                 [os.environ.get("CC") or "cc", *shlex.split(os.environ.get("AMPRT_LINK_CFLAGS", "")), "-std=c99",
+                  "-w", "-I" + os.path.join(here, "..", "..", "runtime", "include"), c_file, lib,
                   "-lm", "-lpthread", "-o", binary],
                  [binary, "--dump=" + dump]]
         for cmd in steps:
