@@ -89,7 +89,10 @@ make --no-print-directory -s "$GEN/parser.c" "$GEN/lexer.c" "$GEN/policies.c" BU
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS_FUZZ="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -Isrc -Isrc/core -Isrc/front -Isrc/middle -Isrc/back -Iruntime/include -I$GEN"
 GEN_WARN="-Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -Wno-overlength-strings"
-DEPS="src/ampc.h src/core/ops.def $GEN/parser.h $GEN/lexer.h $FUZZ_SRC/run.sh"
+# every header, table and included fragment of the compiler and runtime:
+# an object kept after a struct changed in any of them would run with the
+# old layout (and report false findings)
+DEPS="$(find src runtime/include runtime/src \( -name '*.h' -o -name '*.def' -o -name '*.inc' \) | sort) $GEN/parser.h $GEN/lexer.h $FUZZ_SRC/run.sh"
 
 # compile SRC OBJ [EXTRA FLAGS]: only when OBJ is missing or older than its inputs
 compile() {
