@@ -11,6 +11,7 @@
  * one loop that tests its flags.  Both sets share it.
  */
 #include "amprt_internal.h"
+#include "frame/sgd_form.h"
 
 #if defined(__aarch64__)
 
@@ -87,15 +88,7 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
     c.p = p;
     c.buf = buf;
     c.g = g;
-    c.lr = (float)h->lr;
-    c.m = (float)h->momentum;
-    c.keep = (float)(1.0 - h->dampening);
-    c.wd = (float)h->weight_decay;
-    c.use_wd = h->weight_decay != 0;
-    c.use_m = h->momentum != 0;
-    c.maximize = h->maximize;
-    c.nesterov = h->nesterov;
-    c.first = step == 0;
+    AMP_SGD_SCALARS_FILL(c, h, step);
     switch (t) {
     case AMP_BF16: sgd_dtype(AMP_BF16, &c, n); break;
     case AMP_F16: sgd_dtype(AMP_F16, &c, n); break;

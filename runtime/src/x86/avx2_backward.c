@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/sgd_form.h"
 #include "ref/ref_window.h"
 #include "avx2_store.h"
 
@@ -354,15 +355,7 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
     c.p = p;
     c.buf = buf;
     c.g = g;
-    c.lr = (float)h->lr;
-    c.m = (float)h->momentum;
-    c.keep = (float)(1.0 - h->dampening);
-    c.wd = (float)h->weight_decay;
-    c.use_wd = h->weight_decay != 0;
-    c.use_m = h->momentum != 0;
-    c.maximize = h->maximize;
-    c.nesterov = h->nesterov;
-    c.first = step == 0;
+    AMP_SGD_SCALARS_FILL(c, h, step);
     avx2_run_chunked(n, 1, sgd_body, &c);
 }
 

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/sgd_form.h"
 #include "avx512_store.h"
 #include "ref/ref_window.h"
 
@@ -402,15 +403,7 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
     c.p = p;
     c.buf = buf;
     c.g = g;
-    c.lr = (float)h->lr;
-    c.m = (float)h->momentum;
-    c.keep = (float)(1.0 - h->dampening);
-    c.wd = (float)h->weight_decay;
-    c.use_wd = h->weight_decay != 0;
-    c.use_m = h->momentum != 0;
-    c.maximize = h->maximize;
-    c.nesterov = h->nesterov;
-    c.first = step == 0;
+    AMP_SGD_SCALARS_FILL(c, h, step);
     run_chunked(n, sgd_body, &c);
 }
 
