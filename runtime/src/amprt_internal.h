@@ -474,6 +474,15 @@ static inline const amp_gemm_kernel *amp_conv_rows_kernel(const amp_gemm_kernel 
 /* y = alpha * A B + beta * C (+ bias[n]) for the strided batched problem d
  * (amp_gemm_desc semantics); bias may be NULL (it is linear's).  Splits
  * the work over the thread pool when large enough. */
+/* One f32 micro-panel in general (frame/gemm.c): element (i, kk) of the
+ * source, at base + i ws + kk ks (elements of t), to dst[kk W + i]; i >=
+ * width is 0.  The sets' f32 packers fall back to it. */
+void amp_pack_f32_generic(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width, int64_t k, float *dst,
+                          int W);
+/* epi's arithmetic on elements j0 .. n - 1 of one row, scalar (frame/gemm.c):
+ * the sets' epi call it for a strided C and their vector loops' tails. */
+void amp_gemm_epi_scalar(amp_dtype t, int64_t j0, int64_t n, const float *w, float alpha, float beta, const void *c,
+                         int64_t c_cs, const void *bias, void *y);
 void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a,
                    const void *b, const void *c, const void *bias, void *y);
 
@@ -512,6 +521,10 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
  * relu kernels it must match) for the AVX-512 descriptors. */
 void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
                           const void *src, void *y, int64_t ld);
+/* The NEON sets' post (arm/neon_norm.c, with the batch_norm it must
+ * match; add's vector step is arm/neon_convert.h's neon_add4). */
+void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
+                        const void *src, void *y, int64_t ld);
 /* conv_backward_weight the same way: per group one GEMM of dy and the
  * im2col matrices, summed over the images (frame/conv_wgrad.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,

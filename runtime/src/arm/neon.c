@@ -123,7 +123,7 @@ static AMP_ALWAYS_INLINE void epi_body(amp_dtype t, int64_t n, const float *w, f
             else
                 neon_store4(t, (char *)y + j * es, v);
         }
-    isa_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
+    amp_gemm_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
 }
 
 static void epi(amp_dtype t, int64_t n, const float *w, float alpha, float beta, const void *c, int64_t c_cs,
@@ -197,9 +197,16 @@ static const amp_gemm_kernel kernel_f32 = {
     NULL, NULL, NULL, NULL,
 };
 
+/* The convolutions' descriptor: the same with conv_ex's post-ops (so that
+ * a program that never convolves does not link them). */
+static const amp_gemm_kernel kernel_f32_conv = {
+    "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_neon_conv_post, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
 static const amp_gemm_kernel kernel_bf16cvt = {
-    "neonbf16-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi_bf16cvt, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL,
+    "neonbf16-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi_bf16cvt,
+    amp_neon_conv_post, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 static const amp_gemm_kernel kernel_bfdot = {
@@ -207,9 +214,9 @@ static const amp_gemm_kernel kernel_bfdot = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-ISA_GEMM_ENTRIES(neon, f32, &kernel_f32, &kernel_f32)
-ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32, &kernel_f32)
-ISA_GEMM_ENTRIES(neon, f16, &kernel_f32, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, f32, &kernel_f32_conv, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32_conv, &kernel_f32)
+ISA_GEMM_ENTRIES(neon, f16, &kernel_f32_conv, &kernel_f32)
 /* the products by BFDOT, the convolutions on the f32 micro-kernel (bit
  * for bit the reference's sums, as in the neon set) */
 ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt, &kernel_bfdot)

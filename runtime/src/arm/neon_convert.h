@@ -101,6 +101,45 @@ static AMP_ALWAYS_INLINE void neon_store4_n(amp_dtype t, void *p, size_t n, floa
 /* All ones in the lanes that hold a NaN. */
 static AMP_ALWAYS_INLINE uint32x4_t neon_isnan4(float32x4_t v) { return vmvnq_u32(vceqq_f32(v, v)); }
 
+/* r, an operation's result on a and another operand, where a is not NaN;
+ * a quieted where it is.  Of two NaN operands IEEE 754 leaves open which
+ * one comes out, and the compiler may swap a commutative operation's
+ * operands (FADD and FMUL return their first one), so the kernels that
+ * must agree with each other bit for bit (batch_norm, add, and conv_ex's
+ * post-ops built from them) fix it to the left operand, as the reference
+ * returns it when compiled in order. */
+static AMP_ALWAYS_INLINE float32x4_t neon_nan_left4(float32x4_t a, float32x4_t r)
+{
+    const float32x4_t quiet = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vdupq_n_u32(0x00400000u)));
+    return vbslq_f32(neon_isnan4(a), quiet, r);
+}
+
+static AMP_ALWAYS_INLINE float32x4_t neon_add4(float32x4_t a, float32x4_t b)
+{
+    return neon_nan_left4(a, vaddq_f32(a, b));
+}
+
+static AMP_ALWAYS_INLINE float32x4_t neon_sub4(float32x4_t a, float32x4_t b)
+{
+    return neon_nan_left4(a, vsubq_f32(a, b));
+}
+
+static AMP_ALWAYS_INLINE float32x4_t neon_mul4(float32x4_t a, float32x4_t b)
+{
+    return neon_nan_left4(a, vmulq_f32(a, b));
+}
+
+/* v rounded to dtype t and widened back: what a store of v as t and a
+ * quieting load give (a NaN comes back quiet). */
+static AMP_ALWAYS_INLINE float32x4_t neon_round4(amp_dtype t, float32x4_t v)
+{
+    switch (t) {
+    case AMP_BF16: return vreinterpretq_f32_u32(vshll_n_u16(neon_f32_to_bf16(v), 16));
+    case AMP_F16: return vcvt_f32_f16(vcvt_f16_f32(v));
+    default: return v;
+    }
+}
+
 #endif /* aarch64 */
 
 #endif /* AMPRT_ARM_NEON_CONVERT_H */

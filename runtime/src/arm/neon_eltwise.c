@@ -3,9 +3,10 @@
  * for f32, bf16 and f16, and the casts between f32 and bf16 or f16, four
  * lanes at a time, bit for bit the reference: the same f32 operation per
  * element on the values amp_ld loads (NaNs quieted), rounded once as
- * amp_st rounds (arm/neon_convert.h).  The neonbf16 set's versions round
- * to bf16 with BFCVTN.  Tails shorter than a vector take the reference's
- * scalar code.
+ * amp_st rounds (arm/neon_convert.h); of two NaNs, add returns the left
+ * one (neon_add4), as batch_norm and conv_ex's post-ops do.  The neonbf16
+ * set's versions round to bf16 with BFCVTN.  Tails shorter than a vector
+ * take the reference's scalar code, but add's, one vector through copies.
  */
 
 #include "amprt_internal.h"
@@ -47,10 +48,12 @@ static AMP_ALWAYS_INLINE void add_body(amp_dtype t, size_t n, const void *a, con
     for (; i + 4 <= n; i += 4) {
         const float32x4_t va = neon_load4_quiet(t, (const char *)a + i * es);
         const float32x4_t vb = neon_load4_quiet(t, (const char *)b + i * es);
-        store4(t, (char *)y + i * es, vaddq_f32(va, vb), bfcvt);
+        store4(t, (char *)y + i * es, neon_add4(va, vb), bfcvt);
     }
-    for (; i < n; i++)
-        amp_st(t, y, (int64_t)i, amp_ld(t, a, (int64_t)i) + amp_ld(t, b, (int64_t)i));
+    if (i < n) /* the tail as one vector: every element by the same operations */
+        neon_store4_n(t, (char *)y + i * es, n - i,
+                      neon_add4(neon_load4_n(t, (const char *)a + i * es, n - i),
+                                neon_load4_n(t, (const char *)b + i * es, n - i)));
 }
 
 /* y (dtype d) = x (dtype s) converted, one of them f32 */

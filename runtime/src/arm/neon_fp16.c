@@ -9,10 +9,11 @@
  * so the double rounding is innocuous), under Linux's default FPCR (round
  * to nearest even, FZ16 clear: f16 subnormals kept).  A NaN keeps its
  * payload through the f32 round trip; the operands' signalling NaNs are
- * quieted first, as the reference's widening loads quiet them, so that of
- * two NaN operands the left one comes out as in the reference (FEAT_FP16
- * would prefer a signalling one): the same bits, NaNs included, which
- * conv_ex's post-ops (the reference kernels on the NEON sets) rely on.  relu
+ * quieted first, as the reference's widening loads quiet them, and of two
+ * NaN operands the left one comes out (selected, since the compiler may
+ * swap a commutative operation's operands), as the neon set's add
+ * (neon_add4) and conv_ex's post-ops return it: the same bits, NaNs
+ * included.  relu
  * quiets a signalling NaN as the reference's round trip does.  Tails
  * shorter than a vector are a vector through copies (one operand order
  * for every element).  neonbf16
@@ -32,12 +33,17 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
 
 FP16_TARGET static AMP_ALWAYS_INLINE float16x8_t op8(int op, float16x8_t a, float16x8_t b)
 {
+    /* a is quiet (load8_quiet); where it is NaN the result is a, whichever
+     * operand order the compiler gives a commutative FADD or FMUL */
+    const uint16x8_t a_nan = vmvnq_u16(vceqq_f16(a, a));
+    float16x8_t r;
     switch (op) {
-    case OP_ADD: return vaddq_f16(a, b);
-    case OP_SUB: return vsubq_f16(a, b);
-    case OP_MUL: return vmulq_f16(a, b);
-    default: return vdivq_f16(a, b);
+    case OP_ADD: r = vaddq_f16(a, b); break;
+    case OP_SUB: r = vsubq_f16(a, b); break;
+    case OP_MUL: r = vmulq_f16(a, b); break;
+    default: r = vdivq_f16(a, b); break;
     }
+    return vbslq_f16(a_nan, a, r);
 }
 
 /* 8 f16 values at p, a signalling NaN quieted (as the reference's

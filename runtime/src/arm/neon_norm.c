@@ -6,9 +6,9 @@
  *
  *  batch_norm      per channel rstd = 1 / sqrt(var + eps) in f32, per
  *                  element ((v - mean) * rstd) * weight + bias, each step
- *                  rounded to f32 in the reference's operand order (an
- *                  AArch64 vector operation picks a NaN operand as the
- *                  scalar one does), one rounding to the storage dtype.
+ *                  rounded to f32 in the reference's operand order (of
+ *                  two NaN operands the left one, neon_nan_left4), one
+ *                  rounding to the storage dtype.
  *  batch_norm_backward  per channel the reference's 16 lane sums (lane s
  *                  mod 16 of each image's row, in (n, s) order: four
  *                  4-lane vectors here) and its fixed tree, dx = (g w)
@@ -33,11 +33,11 @@
 static AMP_ALWAYS_INLINE float32x4_t bn4(float32x4_t v, float32x4_t mean, float32x4_t rstd, float32x4_t w,
                                          float32x4_t b, int has_w, int has_b)
 {
-    float32x4_t r = vmulq_f32(vsubq_f32(v, mean), rstd);
+    float32x4_t r = neon_mul4(neon_sub4(v, mean), rstd);
     if (has_w)
-        r = vmulq_f32(r, w);
+        r = neon_mul4(r, w);
     if (has_b)
-        r = vaddq_f32(r, b);
+        r = neon_add4(r, b);
     return r;
 }
 
@@ -93,6 +93,63 @@ static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, cons
     }
 #undef BN
 #undef BN_USUAL
+}
+
+/* ---- conv_ex's post-ops ------------------------------------------------------------- */
+
+/* One vector of a post row: the batch_norm step as batch_norm_fast computes
+ * it, the residual add as the sets' add (neon_add4), relu as theirs, each
+ * step's result rounded to t as the separate kernels' stores round it. */
+static AMP_ALWAYS_INLINE float32x4_t post4(amp_dtype t, const amp_conv_post_row *p, const float32x4_t bn[4],
+                                           float32x4_t v, const char *residual, size_t n)
+{
+    if (p->bn)
+        v = neon_round4(t, bn4(v, bn[0], bn[1], bn[2], bn[3], p->bn_weight, p->bn_bias));
+    if (residual != NULL)
+        v = neon_round4(t, neon_add4(v, n == 4 ? neon_load4(t, residual) : neon_load4_n(t, residual, n)));
+    if (p->relu)
+        v = vbslq_f32(vcltq_f32(v, vdupq_n_f32(0)), vdupq_n_f32(0), v);
+    return v;
+}
+
+static AMP_ALWAYS_INLINE void post_rows(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
+                                        const void *residual, const void *src, void *y, int64_t ld)
+{
+    const size_t es = neon_size_of(t);
+    for (int64_t r = 0; r < rows; r++) {
+        const amp_conv_post_row *p = &pr[r];
+        const float32x4_t bn[4] = { vdupq_n_f32(p->mean), vdupq_n_f32(p->rstd), vdupq_n_f32(p->weight),
+                                    vdupq_n_f32(p->bias) };
+        const char *sp = (const char *)src + (size_t)(r * ld) * es;
+        const char *rp = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
+        char *yp = (char *)y + (size_t)(r * ld) * es;
+        int64_t j = 0;
+        for (; j + 4 <= n; j += 4)
+            neon_store4(t, yp + (size_t)j * es,
+                        post4(t, p, bn, neon_load4_quiet(t, sp + (size_t)j * es),
+                              rp != NULL ? rp + (size_t)j * es : NULL, 4));
+        if (j < n) {
+            const size_t m = (size_t)(n - j);
+            float32x4_t v = neon_load4_n(t, sp + (size_t)j * es, m);
+            if (t == AMP_BF16) /* the quieting neon_load4_quiet does */
+                v = neon_nan_left4(v, v);
+            neon_store4_n(t, yp + (size_t)j * es, m, post4(t, p, bn, v, rp != NULL ? rp + (size_t)j * es : NULL, m));
+        }
+    }
+}
+
+/* The NEON sets' conv_ex post (amprt_internal.h's contract), on f32, bf16
+ * and f16 rows: bit for bit their batch_norm, add and relu run one after
+ * another, NaNs included, since both are these vector steps. */
+void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr, const void *residual,
+                        const void *src, void *y, int64_t ld)
+{
+    switch (t) {
+    case AMP_BF16: post_rows(AMP_BF16, rows, n, pr, residual, src, y, ld); return;
+    case AMP_F16: post_rows(AMP_F16, rows, n, pr, residual, src, y, ld); return;
+    case AMP_F32: post_rows(AMP_F32, rows, n, pr, residual, src, y, ld); return;
+    default: return; /* frame/conv.c runs conv_ex on f32, bf16 and f16 only */
+    }
 }
 
 /* ---- batch_norm_backward, running statistics ------------------------------------- */

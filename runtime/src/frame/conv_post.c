@@ -3,12 +3,13 @@
  * relu, in that order) on the row segments of a tile that its epilogue has
  * just stored, while they are in L1.
  *
- * A kernel set with a vectorized post (the AVX-512 sets, avx2) runs its
- * own; otherwise each row segment goes through the reference kernels
- * themselves (batch_norm of one channel over n elements, add, relu): the
- * separate kernels of every set without its own (ref) are these, so the
- * results are theirs by construction, down to which NaN an operation on
- * two NaNs returns (which the compiler decides by its operand order).
+ * A kernel set with a vectorized post (the AVX-512 sets, avx2, the NEON
+ * sets) runs its own; otherwise each row segment goes through the
+ * reference kernels themselves (batch_norm of one channel over n
+ * elements, add, relu): the separate kernels of every set without its own
+ * (ref) are these, so the results are theirs by construction, down to
+ * which NaN an operation on two NaNs returns (which the compiler decides
+ * by its operand order).
  */
 #include <math.h>
 #include <string.h>
