@@ -39,7 +39,9 @@ AR       := $(CROSS)ar
 endif
 endif
 # BARE=1: AMPRT_NO_THREADS (frame/serial.c instead of the thread pool) and
-# AMPRT_NO_STDIO (no warnings on stderr, no amp_st_open or amp_st_write);
+# AMPRT_NO_STDIO (no warnings on stderr, no amp_st_open or amp_st_write),
+# and no unwind tables (.eh_frame: a C runtime without exceptions needs
+# none, and they were 4 KB of the small MLP program);
 # REF_ONLY=1: AMPRT_REF_ONLY (no kernel set but the reference);
 # NO_AVX512=1: AMPRT_NO_AVX512 (on x86, the avx2 set alone).  Any of them
 # builds the runtime only, in a tree of its own named for them
@@ -51,7 +53,8 @@ empty :=
 space := $(empty) $(empty)
 RUNTIME_VARIANT := $(subst $(space),-,$(strip $(if $(filter 1,$(BARE)),bare) $(if $(filter 1,$(REF_ONLY)),ref) \
                                               $(if $(filter 1,$(NO_AVX512)),noavx512)))
-RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO) $(if $(filter 1,$(REF_ONLY)),-DAMPRT_REF_ONLY) \
+RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO -fno-asynchronous-unwind-tables -fno-unwind-tables) \
+                   $(if $(filter 1,$(REF_ONLY)),-DAMPRT_REF_ONLY) \
                    $(if $(filter 1,$(NO_AVX512)),-DAMPRT_NO_AVX512)
 ifneq ($(RUNTIME_VARIANT),)
 BUILD    ?= build/$(RUNTIME_VARIANT)

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "kernel_set.h"
 
 #define ALIGN64 __attribute__((aligned(64)))
 
@@ -51,6 +52,41 @@ typedef struct gemm_job {
     int add_c;
     int64_t mb, nb, m_chunks, n_chunks;
 } gemm_job;
+
+/* isa_pack_f32_body specialized per storage dtype (the switch leaves the
+ * loop): the sets' f32 packers' general case (ISA_PACK_F32_SWITCH). */
+void amp_pack_f32_generic(amp_dtype t, const void *base, int64_t ws, int64_t ks, int width, int64_t k, float *dst,
+                          int W)
+{
+    switch (t) {
+    case AMP_F32: isa_pack_f32_body(AMP_F32, base, ws, ks, width, k, dst, W); break;
+    case AMP_BF16: isa_pack_f32_body(AMP_BF16, base, ws, ks, width, k, dst, W); break;
+    case AMP_F16: isa_pack_f32_body(AMP_F16, base, ws, ks, width, k, dst, W); break;
+    default: isa_pack_f32_body(t, base, ws, ks, width, k, dst, W); break;
+    }
+}
+
+/* The scalar epilogue of one row's elements j0 .. n - 1 (the contract's
+ * arithmetic, loads and stores as amp_ld/amp_st convert): every set's epi
+ * calls it for the strided-C case and its vector loop's tail.  One copy
+ * here, its loads and stores the out-of-line amp_load_as_f32 and
+ * amp_store_from_f32, rather than one inlined into each set's epi with
+ * amp_ld/amp_st's every dtype: a tail is under a vector long, and a small
+ * binary links each set's epi (3.5 KB each, inlined). */
+void amp_gemm_epi_scalar(amp_dtype t, int64_t j0, int64_t n, const float *w, float alpha, float beta, const void *c,
+                         int64_t c_cs, const void *bias, void *y)
+{
+    for (int64_t j = j0; j < n; j++) {
+        float v = w[j];
+        if (alpha != 1.0f)
+            v = alpha * v;
+        if (c != NULL)
+            v += beta * amp_load_as_f32(t, c, (size_t)(j * c_cs));
+        if (bias != NULL)
+            v += amp_load_as_f32(t, bias, (size_t)j);
+        amp_store_from_f32(t, y, (size_t)j, v);
+    }
+}
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }

@@ -126,33 +126,12 @@ static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, 
     }
 }
 
-/* Specialize the f32 packing per storage dtype (the switch leaves the loop). */
-#define ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W)                                    \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F32: isa_pack_f32_body(AMP_F32, base, ws, ks, width, k, dst, W); break;          \
-        case AMP_BF16: isa_pack_f32_body(AMP_BF16, base, ws, ks, width, k, dst, W); break;        \
-        case AMP_F16: isa_pack_f32_body(AMP_F16, base, ws, ks, width, k, dst, W); break;          \
-        default: isa_pack_f32_body(t, base, ws, ks, width, k, dst, W); break;                     \
-        }                                                                                         \
-    } while (0)
-
-/* Scalar epilogue of one row (the contract's arithmetic, via amp_ld/amp_st):
- * for the strided-C case and the vector loops' tails. */
-static AMP_ALWAYS_INLINE void isa_epi_scalar(amp_dtype t, int64_t j0, int64_t n, const float *w, float alpha,
-                                             float beta, const void *c, int64_t c_cs, const void *bias, void *y)
-{
-    for (int64_t j = j0; j < n; j++) {
-        float v = w[j];
-        if (alpha != 1.0f)
-            v = alpha * v;
-        if (c != NULL)
-            v += beta * amp_ld(t, c, j * c_cs);
-        if (bias != NULL)
-            v += amp_ld(t, bias, j);
-        amp_st(t, y, j, v);
-    }
-}
+/* The f32 packing's general case (any strides, a part panel), which the
+ * sets' packers fall back to beside their vector cases: one copy, in
+ * frame/gemm.c (amp_pack_f32_generic), rather than one per set and call
+ * site, since a small binary links every set's packer. */
+#define ISA_PACK_F32_SWITCH(t, base, ws, ks, width, k, dst, W) \
+    amp_pack_f32_generic(t, base, ws, ks, width, k, dst, W)
 
 /* The table entries of one kernel set for dtype T, through the drivers
  * with micro-kernel descriptors (expressions yielding const

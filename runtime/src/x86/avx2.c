@@ -150,7 +150,7 @@ AVX2_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alpha,
                 v = _mm256_add_ps(v, load8(t, (const char *)bias + j * es));
             store8(t, (char *)y + j * es, v);
         }
-    isa_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
+    amp_gemm_epi_scalar(t, j, n, w, alpha, beta, c, c_cs, bias, y);
 }
 
 /* ---- micro_out (bf16 storage; contract in amprt_internal.h) ----------------------

@@ -652,7 +652,7 @@ AVX512_TARGET static void epi(amp_dtype t, int64_t n, const float *w, float alph
 {
     const size_t es = amp_dtype_size(t);
     if ((t != AMP_F32 && t != AMP_BF16 && t != AMP_F16) || (c != NULL && c_cs != 1)) {
-        isa_epi_scalar(t, 0, n, w, alpha, beta, c, c_cs, bias, y);
+        amp_gemm_epi_scalar(t, 0, n, w, alpha, beta, c, c_cs, bias, y);
         return;
     }
     if (t == AMP_BF16 && alpha == 1.0f && c == NULL && bias == NULL) {
