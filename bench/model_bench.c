@@ -16,6 +16,11 @@
  * SLOW_BUDGET_MS, at least one, as PyTorch's side does too), and the
  * kernel set that ran (amp_isa_name: AMPRT_ISA's choice):
  *     ampc <infer|train> <BATCH> <median ms> <min ms> <kernel set>
+ * BENCH_EXACT_CALLS=1 makes the calls exactly WARMUP untimed and RUNS
+ * timed, whatever they take (bench/resnet18_cpu_time.py subtracts the
+ * CPU time of two runs, which must differ by their timed calls alone; on
+ * a loaded machine a training step's wall time passes SLOW_MS and the
+ * rules above would time one call of either run).
  * Threads: AMPRT_THREADS, or amp_set_threads's default (the online CPUs).
  * Inference runs on weights prepared once (bench_prepare: cast to bf16 and
  * packed for the kernels, as at a deployed model's load); BENCH_UNPREPARED=1
@@ -152,6 +157,17 @@ static void call_once(const bench_call *c)
 static long time_calls(const bench_call *c, double *times, long runs)
 {
     const double warm_start = now_ms();
+    const char *exact = getenv("BENCH_EXACT_CALLS");
+    if (exact != NULL && strcmp(exact, "1") == 0) {
+        for (long r = 0; r < WARMUP; r++)
+            call_once(c);
+        for (long r = 0; r < runs; r++) {
+            double t0 = now_ms();
+            call_once(c);
+            times[r] = now_ms() - t0;
+        }
+        return runs;
+    }
     for (long r = 0; r < WARMUP || now_ms() - warm_start < WARMUP_MS; r++) {
         double t0 = now_ms();
         call_once(c);

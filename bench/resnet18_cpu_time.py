@@ -27,7 +27,9 @@ TC = f"/tmp/resnet18_cpu_time.{os.getpid()}.txt"
 
 
 def task_clock(binary, mode, batch, runs):
-    env = dict(os.environ, AMPRT_THREADS="1", AMPRT_ISA="avx2")
+    # (exact call counts: under load a training step's wall time passes
+    # model_bench's 1 s rule, which would time one call of either run)
+    env = dict(os.environ, AMPRT_THREADS="1", AMPRT_ISA="avx2", BENCH_EXACT_CALLS="1")
     subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "-o", TC, binary, W, mode,
                     str(batch), str(runs)], env=env, check=True, capture_output=True)
     for line in open(TC):
