@@ -374,7 +374,10 @@ typedef void amp_pack_b_rows_fn(int64_t stride, const int64_t *col, const int64_
  * frame/conv_wgrad_direct.c): units of one B micro-panel whose columns come from rows
  * of 2-byte elements: unit u of column i (< nr) is the pair rows[i][2 u]
  * (low half), rows[i][2 u + 1] (high half), for u < units, stored at
- * dst[u nr + i] as pack_b stores a panel's units. */
+ * dst[u nr + i] as pack_b stores a panel's units (kpair 1: the element
+ * rows[i][u], bf16, widened to f32; frame/conv_wgrad_direct.c uses it for
+ * bf16 storage only).  It reads no element of a row past its units and
+ * writes no unit past them. */
 typedef void amp_pack_b_trows_fn(const void *const *rows, int64_t units, void *dst);
 
 /* pad_rows (optional; frame/conv_pack.c's zero-padded copies of input rows, 2-byte
@@ -412,7 +415,7 @@ typedef struct amp_gemm_kernel {
     void (*pack_b_im2col)(amp_dtype t, int64_t stride, const int64_t *col, int64_t nruns,
                           const amp_im2col_tap *const tap[2], const void *const plane[2], int64_t kcu, void *dst);
     amp_pack_b_rows_fn *pack_b_rows;   /* NULL: none (2-byte storage; kpair 1: bf16) */
-    amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (kpair 2, 2-byte storage only) */
+    amp_pack_b_trows_fn *pack_b_trows; /* NULL: none (2-byte storage; kpair 1: bf16) */
     amp_pad_rows_fn *pad_rows;         /* NULL: none (2-byte storage only) */
     /* micro_out (optional; bf16 storage): micro on a product's last k
      * block with epi's epilogue for alpha 1, no C and no bias done in the
@@ -512,6 +515,12 @@ void amp_fast_conv_allow_taps(int allow);
 /* How many convolutions have taken taps mode so far (so that a test can
  * check its shapes reach it). */
 int64_t amp_fast_conv_taps_taken(void);
+/* Whether conv_backward_weight may take the direct path
+ * (frame/conv_wgrad_direct.c) where it applies (the default, 1), and how
+ * many weight gradients have taken it: a test sets 0 to compare the
+ * im2col GEMMs, and checks that its shapes reach the direct path. */
+void amp_fast_conv_allow_wgrad_direct(int allow);
+int64_t amp_fast_conv_wgrad_direct_taken(void);
 size_t amp_fast_conv_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d);
 void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
                                 const void *w, void *packed);

@@ -19,7 +19,9 @@
  * odd sizes that are no multiple of any tile, K beyond one cache block,
  * more output channels than one row block and more output positions than
  * one column block, output channels in 8-row tiles (64), and the
- * im2col-pack's edges (im2col_cases).  Results
+ * im2col-pack's edges (im2col_cases); the weight gradient's direct path
+ * (asserted taken in bf16 on the avx512bf16 and avx2 sets for the cases
+ * named for it, kpair 2 and 1).  Results
  * must be identical on 1 and 2 threads.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -238,10 +240,23 @@ static void check_to_f32(const amp_kernel_table *k, amp_dtype t, const amp_conv_
 /* conv_backward_weight on the same shapes: dw[co, ci, k] = sum over n, o
  * of dy[n, co, o] x[n, group start + ci, tap k of o]; the bound's sum runs
  * over batch x out_plane products. */
+/* Whether conv_backward_weight of set k must take the direct path on c:
+ * the wgrad cases named for it, in bf16 on the sets with pack_b_trows
+ * ("w: kpair 1" ones on the avx2 set alone). */
+static int expects_wgrad_direct(const amp_kernel_table *k, amp_dtype t, const ccase *c)
+{
+    const int avx2 = strcmp(k->isa, "avx2") == 0, bf16set = strcmp(k->isa, "avx512bf16") == 0;
+    if (t != AMP_BF16)
+        return 0;
+    if (strncmp(c->what, "w: kpair 1", 10) == 0)
+        return avx2;
+    return (avx2 || bf16set) && (strncmp(c->what, "w: direct", 9) == 0 || strncmp(c->what, "w: flat", 7) == 0);
+}
+
 static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const ccase *c)
 {
     amp_conv_desc d;
-    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, ndy, nw;
+    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, ndy, nw, direct0;
     void *x, *dy, *dw[2], *dwref;
     const double u = unit_roundoff(t);
     fill_desc(c, &d);
@@ -255,12 +270,15 @@ static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const cc
     nw = d.out_channels * cin_g * kplane;
     x = random_buf(t, (size_t)nx);
     dy = random_buf(t, (size_t)ndy);
+    direct0 = amp_fast_conv_wgrad_direct_taken();
     for (int th = 0; th < 2; th++) {
         dw[th] = malloc((size_t)nw * amp_dtype_size(t));
         assert_non_null(dw[th]);
         amp_set_threads(th + 1);
         KCALL(k, t, conv_backward_weight, &d, x, dy, dw[th]);
     }
+    if (expects_wgrad_direct(k, t, c) && amp_fast_conv_wgrad_direct_taken() - direct0 != 2)
+        fail_msg("%s %s %s backward_weight: the direct path not taken", k->isa, amp_dtype_name(t), c->what);
     assert_memory_equal(dw[0], dw[1], (size_t)nw * amp_dtype_size(t));
     dwref = malloc((size_t)nw * amp_dtype_size(t));
     assert_non_null(dwref);
@@ -461,6 +479,15 @@ static const ccase wgrad_cases[] = {
     { "w: flat, stride 2, odd width", 2, 2, 6, 9, 1, { 15, 13 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
     { "w: flat, 5x3 uneven pads", 2, 3, 4, 7, 1, { 9, 11 }, { 5, 3 }, { 1, 1 }, { 2, 0 }, { 1, 1 }, 0 },
     { "w: flat, 1-d odd", 1, 2, 3, 5, 1, { 43 }, { 3 }, { 1 }, { 1 }, { 1 }, 0 },
+    /* group mode (planes of at most one k block): 7 images in groups
+     * (kpair 1: 5 and 2 of 49 positions), dy packed once for two column
+     * blocks */
+    { "w: flat, image groups, column blocks", 2, 7, 24, 10, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    /* kpair 1 (one position per unit): an odd width with vertical
+     * dilation by the row copy, which kpair 2 cannot take; an odd width
+     * whose positions run over several k blocks of 256 */
+    { "w: kpair 1, odd width, dilation", 2, 2, 4, 6, 1, { 17, 13 }, { 3, 3 }, { 1, 1 }, { 2, 1 }, { 2, 1 }, 0 },
+    { "w: kpair 1, odd width, k blocks", 2, 1, 3, 7, 1, { 25, 23 }, { 3, 5 }, { 1, 1 }, { 1, 2 }, { 1, 1 }, 0 },
 };
 
 /* An infinity in x reaches exactly the weight gradients whose taps read

@@ -1,10 +1,12 @@
 /*
  * conv_wgrad_direct.c - conv_backward_weight without im2col matrices in
- * memory, for kernels with pack_b_trows (the avx512bf16 set, bf16).
+ * memory, for kernels with pack_b_trows: the avx512bf16 set's (kpair 2,
+ * bf16) and the avx2 set's (kpair 1: f32 units widened from bf16; its
+ * f16 storage takes the GEMMs).
  *
  * A task owns the columns [k0, k0 + nb) and rows [m0, m0 + mb) of dw and
  * sums them over every image and output position p, in k blocks of up to
- * kcu units (p pairs) within an image.  Per block it copies the input rows
+ * kcu units (kpair positions each: pairs at kpair 2) within an image.  Per block it copies the input rows
  * the block's positions read, for the channels of its columns,
  * zero-padded, into amp_conv_pad_buf (at horizontal stride 2 each row
  * split into its even and odd columns, so that a tap's elements are
@@ -14,8 +16,8 @@
  * packed once beforehand for all of them), and runs the micro-kernel,
  * accumulating in amp_conv_w_buf from the first block to the last.
  *
- * Each element is one chain of vdpbf16ps over all images and positions in
- * order, rounded to t once, on any thread count (nb and mb only say which
+ * Each element is one chain of the micro-kernel's products (vdpbf16ps,
+ * or FMAs at kpair 1) over all images and positions in order, rounded to t once, on any thread count (nb and mb only say which
  * task computes it).  Except where the whole of dw is one block (a
  * network's first layer: few columns): a task per part of the images then
  * (up to WGRAD_IMAGE_PARTS, none empty), each part's chain left in f32 and
@@ -26,8 +28,9 @@
  * Taken for 2-d and 1-d, no horizontal dilation, horizontal stride 1 or 2,
  * kernels of more than one tap (a 1 x 1 kernel's im2col is a strided copy
  * of x, for which the GEMM path is faster).  Output rows of odd width
- * (where a unit, two adjacent positions, can straddle two rows) go through
- * the flat copy (wgrad_flat_copy), without vertical dilation.
+ * (where at kpair 2 a unit, two adjacent positions, can straddle two
+ * rows) go through the flat copy (wgrad_flat_copy), without vertical
+ * dilation (kpair 1 takes the row copy then).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,14 +105,14 @@ static void wgrad_pack_dy_task(void *ctx, int64_t task, int slot)
 {
     const wgrad_direct_job *w = ctx;
     const amp_gemm_kernel *k = w->k;
-    const int64_t kstep = (int64_t)k->kcu * 2, pb = task % w->pblocks, n = task / w->pblocks % w->d->batch;
+    const int64_t kp = k->kpair, kstep = (int64_t)k->kcu * kp, pb = task % w->pblocks, n = task / w->pblocks % w->d->batch;
     const int64_t grp = task / (w->pblocks * w->d->batch), p0 = pb * kstep, plen = min64(kstep, w->P - p0);
     const char *dyb = w->dy + (size_t)((n * w->d->out_channels + grp * w->M) * w->P + p0) * 2;
     uint32_t *dst = w->apack + task * w->a_block;
     (void)slot;
     if (w->group > 0) { /* task = (group, image group): each image's units in turn */
         const int64_t gi = task % w->pblocks, g = task / w->pblocks, n0 = gi * w->group;
-        const int64_t gn = min64(w->group, w->d->batch - n0), upi = cdiv(w->P, 2);
+        const int64_t gn = min64(w->group, w->d->batch - n0), upi = cdiv(w->P, kp);
         for (int64_t n = n0; n < n0 + gn; n++) {
             const char *dyn = w->dy + (size_t)((n * w->d->out_channels + g * w->M) * w->P) * 2;
             for (int64_t ir = 0; ir < w->M; ir += k->mr)
@@ -120,7 +123,7 @@ static void wgrad_pack_dy_task(void *ctx, int64_t task, int slot)
     }
     for (int64_t ir = 0; ir < w->M; ir += k->mr)
         k->pack_a(w->t, dyb + (size_t)(ir * w->P) * 2, w->P, 1, (int)min64(k->mr, w->M - ir), plen,
-                  dst + ir / k->mr * cdiv(plen, 2) * k->mr);
+                  dst + ir / k->mr * cdiv(plen, kp) * k->mr);
 }
 
 /* Output rows a block of up to kstep positions spans, and the padded input
@@ -245,7 +248,8 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
     const int64_t n_lo = part * w->per_part, n_hi = min64(d->batch, n_lo + w->per_part);
     const int64_t m0 = mc * w->mb, k0 = nc * w->nb;
     const int64_t mlen = min64(w->mb, w->M - m0), ncols = min64(w->nb, w->K - k0), ldw = round_up(ncols, nr);
-    const int64_t cin_g = d->in_channels / d->groups, kplane = g->kernel_plane, kstep = (int64_t)k->kcu * 2;
+    const int64_t cin_g = d->in_channels / d->groups, kplane = g->kernel_plane, kp = k->kpair;
+    const int64_t kstep = (int64_t)k->kcu * kp;
     const int64_t c_lo = k0 / kplane, nch = (k0 + ncols - 1) / kplane - c_lo + 1;
     const int64_t wout = g->out[2], s1 = g->stride[1], rows_max = wgrad_block_rows(w, kstep);
     /* each of the task's columns (and the zero ones up to ldw): where its
@@ -281,7 +285,7 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
     else
         memset(pad + nch * rows_max * w->row_len, 0, (size_t)(w->row_len + wout) * 2);
     for (int64_t n0 = n_lo; w->group > 0 && n0 < n_hi; n0 += w->group) {
-        const int64_t gn = min64(w->group, n_hi - n0), upi = cdiv(w->P, 2), kcu = gn * upi;
+        const int64_t gn = min64(w->group, n_hi - n0), upi = cdiv(w->P, kp), kcu = gn * upi;
         for (int64_t n = n0; n < n0 + gn; n++) {
             const uint16_t *xflat = w->flatx + (n * d->in_channels + grp * cin_g + c_lo) * kW * s1 * plane_len;
             const char *dyimg = w->dy + (size_t)((n * d->out_channels + grp * w->M + m0) * w->P) * 2;
@@ -290,8 +294,8 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
                 uint32_t *panel = pb + jr / nr * kcu * nr + (n - n0) * upi * nr;
                 for (int i = 0; i < nr; i++)
                     tap_rows[i] = jr + i < ncols ? xflat + col_off[jr + i] : pad;
-                k->pack_b_trows(tap_rows, w->P / 2, panel);
-                if (w->P & 1)
+                k->pack_b_trows(tap_rows, w->P / kp, panel);
+                if (w->P % kp != 0)
                     for (int i = 0; i < nr; i++)
                         panel[w->P / 2 * nr + i] = ((const uint16_t *)tap_rows[i])[w->P - 1];
             }
@@ -312,7 +316,7 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
         const char *dyimg = w->dy + (size_t)((n * d->out_channels + grp * w->M + m0) * w->P) * 2;
         for (int64_t p0 = 0; p0 < w->P; p0 += kstep) {
             /* (an odd plen, flat only: the last unit's second position a 0 in A and B) */
-            const int64_t plen = min64(kstep, w->P - p0), kcu = cdiv(plen, 2);
+            const int64_t plen = min64(kstep, w->P - p0), kcu = cdiv(plen, kp);
             const int64_t oh_a = p0 / wout, oh_b = (p0 + plen - 1) / wout;
             const int64_t prows = (oh_b - oh_a) * s1 + (g->kernel[1] - 1) * g->dilation[1] + 1;
             if (w->flat) {
@@ -322,8 +326,8 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
                     uint32_t *panel = pb + jr / nr * kcu * nr;
                     for (int i = 0; i < nr; i++)
                         tap_rows[i] = pad + col_off[jr + i] + (jr + i < ncols ? p0 - oh_a * wout : 0);
-                    k->pack_b_trows(tap_rows, plen / 2, panel);
-                    if (plen & 1)
+                    k->pack_b_trows(tap_rows, plen / kp, panel);
+                    if (plen % kp != 0)
                         for (int i = 0; i < nr; i++)
                             panel[plen / 2 * nr + i] = ((const uint16_t *)tap_rows[i])[plen - 1];
                 }
@@ -337,7 +341,7 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
                 for (int64_t jr = 0; jr < ncols; jr += nr) {
                     for (int i = 0; i < nr; i++)
                         tap_rows[i] = pad + col_off[jr + i] + (jr + i < ncols ? row_base : 0);
-                    k->pack_b_trows(tap_rows, len / 2, pb + jr / nr * kcu * nr + (p - p0) / 2 * nr);
+                    k->pack_b_trows(tap_rows, len / kp, pb + jr / nr * kcu * nr + (p - p0) / kp * nr);
                 }
                 p += len;
             }
@@ -363,6 +367,22 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
     }
 }
 
+/* Whether the direct path may run, and how many weight gradients have
+ * taken it (amp_fast_conv_allow_wgrad_direct,
+ * amp_fast_conv_wgrad_direct_taken). */
+static int wgrad_direct_allowed = 1;
+static int64_t wgrad_direct_taken;
+
+void amp_fast_conv_allow_wgrad_direct(int allow)
+{
+    wgrad_direct_allowed = allow;
+}
+
+int64_t amp_fast_conv_wgrad_direct_taken(void)
+{
+    return __atomic_load_n(&wgrad_direct_taken, __ATOMIC_RELAXED);
+}
+
 /* dw by wgrad_direct_task when the kernel, dtype and shape allow it;
  * returns 0 (nothing done) otherwise. */
 int amp_conv_wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *dy,
@@ -372,11 +392,16 @@ int amp_conv_wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_
     int64_t tasks, mb_max;
     memset(&w, 0, sizeof w);
     w.g = conv_geometry_of(d);
-    if (k->pack_b_trows == NULL || k->kpair != 2 || amp_dtype_size(t) != 2 || w.g.in[0] != 1 || w.g.out[0] != 1 ||
+    if (!wgrad_direct_allowed || k->pack_b_trows == NULL || (k->kpair != 2 && k->kpair != 1) ||
+        amp_dtype_size(t) != 2 || (k->kpair == 1 && t != AMP_BF16) || w.g.in[0] != 1 || w.g.out[0] != 1 ||
         w.g.kernel[0] != 1 || w.g.dilation[2] != 1 || (w.g.stride[2] != 1 && w.g.stride[2] != 2) ||
-        (w.g.out[2] % 2 != 0 && w.g.dilation[1] != 1) || w.g.kernel_plane == 1 || k->nr > 4 * AMP_GEMM_MR_MAX)
+        (k->kpair == 2 && w.g.out[2] % 2 != 0 && w.g.dilation[1] != 1) || w.g.kernel_plane == 1 ||
+        k->nr > 4 * AMP_GEMM_MR_MAX)
         return 0;
-    w.flat = w.g.out[2] % 2 != 0;
+    /* (kpair 1 needs the flat copy for none of its units, one position
+     * each, but takes it at odd widths too, for group mode's longer runs
+     * of the micro-kernel, where vertical dilation allows it) */
+    w.flat = w.g.out[2] % 2 != 0 && (k->kpair == 2 || w.g.dilation[1] == 1);
     w.k = k;
     w.d = d;
     w.t = t;
@@ -407,12 +432,12 @@ int amp_conv_wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_
     }
     /* the widest block's channels, rows and the zero row must fit amp_conv_pad_buf */
     {
-        const int64_t nch = (w.nb + w.g.kernel_plane - 1) / w.g.kernel_plane + 1, kstep = (int64_t)k->kcu * 2;
+        const int64_t nch = (w.nb + w.g.kernel_plane - 1) / w.g.kernel_plane + 1, kstep = (int64_t)k->kcu * k->kpair;
         double bytes = ((double)nch * (double)wgrad_block_rows(&w, kstep) + 1) * (double)w.row_len * 2 +
                        (double)w.g.out[2] * 2;
         if (w.flat) {
             w.flat_rows = min64(w.g.out[1], (kstep - 1) / w.g.out[2] + 2) + (w.g.kernel[1] - 1) / w.g.stride[1];
-            w.group = w.P <= kstep ? k->kcu / cdiv(w.P, 2) : 0;
+            w.group = w.P <= kstep ? k->kcu / cdiv(w.P, k->kpair) : 0;
             /* (group mode copies into flatx: pad holds the zero row alone) */
             bytes = ((w.group > 0 ? 0.0
                                   : (double)nch * (double)w.g.kernel[2] * (double)w.g.stride[1] *
@@ -440,13 +465,14 @@ int amp_conv_wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_
     if (w.n_chunks > 1) { /* (if memory allows) */
         /* per (group, image, block of positions), or per (group, image group) */
         const int64_t blocks = w.group > 0 ? 1 : d->batch;
-        w.pblocks = w.group > 0 ? cdiv(d->batch, w.group) : cdiv(w.P, (int64_t)k->kcu * 2);
-        w.a_block = round_up(w.M, k->mr) * (w.group > 0 ? w.group * cdiv(w.P, 2) : k->kcu);
+        w.pblocks = w.group > 0 ? cdiv(d->batch, w.group) : cdiv(w.P, (int64_t)k->kcu * k->kpair);
+        w.a_block = round_up(w.M, k->mr) * (w.group > 0 ? w.group * cdiv(w.P, k->kpair) : k->kcu);
         w.apack = amp_scratch_alloc((size_t)(d->groups * blocks * w.pblocks * w.a_block) * sizeof *w.apack);
         if (w.apack != NULL)
             amp_parallel_run(threads, d->groups * blocks * w.pblocks, wgrad_pack_dy_task, &w);
     }
     amp_parallel_run(threads, tasks, wgrad_direct_task, &w);
+    __atomic_fetch_add(&wgrad_direct_taken, 1, __ATOMIC_RELAXED);
     if (w.parts > 1) { /* the parts' sums in order, rounded once */
         const int64_t total = d->groups * w.M * w.K;
         float *sum = w.partial;

@@ -3,7 +3,8 @@
  * its kernel descriptors in x86/avx2.c name: amp_gemm_kernel's post, and
  * (x86/avx2_conv_rows.c) pack_b_rows, micro_taps and micro_taps_out for
  * bf16 storage (contracts in amprt_internal.h), and the packing of panels
- * from rows along k (x86/avx2_conv_pack.c) that x86/avx2.c's packing calls.
+ * from rows along k (x86/avx2_conv_pack.c) that x86/avx2.c's packing calls,
+ * with pack_b_trows (the direct weight gradient's B, bf16 storage).
  */
 #ifndef AMPRT_X86_AVX2_CONV_H
 #define AMPRT_X86_AVX2_CONV_H
@@ -28,6 +29,10 @@ AMP_HIDDEN void amp_avx2_micro_taps_out_f32(int64_t kcu, const void *pa, const v
 AMP_HIDDEN void amp_avx2_micro_taps_out_f32_4(int64_t kcu, const void *pa, const void *src, const int32_t *off,
                                               const float *w, int64_t ldw, int accumulate, void *y, int64_t ldy,
                                               int rows, const amp_tap_seg *seg, int nseg);
+
+/* pack_b_trows at kpair 1 (x86/avx2_conv_pack.c): the direct weight
+ * gradient's B units, bf16 rows widened to f32 */
+AMP_HIDDEN void amp_avx2_pack_b_trows_bf16(const void *const *rows, int64_t units, void *dst);
 
 /* An f32 micro-panel of W lanes from rows along k (x86/avx2_conv_pack.c):
  * element (i, kk) at base + i ws + kk (f32 or bf16) to dst[kk W + i],

@@ -8,7 +8,10 @@
  * widened by a shift, as that packing's contiguous path widens them),
  * transposed in registers and stored as 8 units of 8 panel lanes; the
  * scalar loop it replaced (one amp_ld per element) was 13% of a resnet18
- * training step on this set.  The same f32 values in the same places
+ * training step on this set.  Also pack_b_trows at kpair 1: the direct
+ * weight gradient's B (frame/conv_wgrad_direct.c), each panel column a
+ * row of bf16 (one tap's input elements over output positions), widened
+ * and transposed the same way.  The same f32 values in the same places
  * (a signalling NaN is left for the FMA to quiet, as amp_ld would have):
  * the products are bit for bit the scalar packing's.
  * Compiled for AVX2 through target attributes only; runs only after
@@ -98,6 +101,40 @@ TARGET void amp_avx2_pack_along_k(amp_dtype t, const void *base, int64_t ws, int
         pack_along_k_body(AMP_BF16, base, ws, width, k, dst, W);
     else
         pack_along_k_body(AMP_F32, base, ws, width, k, dst, W);
+}
+
+/* pack_b_trows (contract in amprt_internal.h), kpair 1: unit u of column
+ * i (< 16) is rows[i][u] (bf16) widened to f32, at dst[u 16 + i].  Each
+ * half of the panel's columns goes as 8 x 8 blocks, 8 units of 8 rows
+ * loaded, transposed and stored as 8 units of 8 lanes; the units past the
+ * last multiple of 8 through a zeroed copy of their elements, so that no
+ * row is read past its units (the rows may end at the end of their
+ * buffer) and no unit past them is written (the next output row's units
+ * follow in the panel). */
+TARGET void amp_avx2_pack_b_trows_bf16(const void *const *rows, int64_t units, void *dst_)
+{
+    float *dst = dst_;
+    const int64_t units8 = units & ~(int64_t)7, rest = units - units8;
+    for (int i0 = 0; i0 < 16; i0 += 8) {
+        __m256 r[8];
+        for (int64_t u = 0; u < units8; u += 8) {
+            for (int i = 0; i < 8; i++)
+                r[i] = load8_f32(AMP_BF16, (const char *)rows[i0 + i] + 2 * u);
+            transpose8(r);
+            for (int e = 0; e < 8; e++)
+                _mm256_storeu_ps(dst + (u + e) * 16 + i0, r[e]);
+        }
+        if (rest == 0)
+            continue;
+        for (int i = 0; i < 8; i++) {
+            uint16_t tail[8] = { 0 };
+            memcpy(tail, (const uint16_t *)rows[i0 + i] + units8, (size_t)rest * 2);
+            r[i] = load8_f32(AMP_BF16, (const char *)tail);
+        }
+        transpose8(r);
+        for (int e = 0; e < rest; e++)
+            _mm256_storeu_ps(dst + (units8 + e) * 16 + i0, r[e]);
+    }
 }
 
 #endif /* x86 */
