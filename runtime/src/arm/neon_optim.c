@@ -19,14 +19,14 @@
 
 AMP_SGD_STEP(, sgd4, float32x4_t, vaddq_f32, vmulq_f32, vsubq_f32, vdupq_n_f32, vnegq_f32)
 
-static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c, size_t n, int maximize, int use_wd, int use_m,
-                                       int first, int nesterov)
+static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c, size_t begin, size_t end, int maximize,
+                                       int use_wd, int use_m, int first, int nesterov)
 {
     const size_t es = neon_size_of(t);
     char *p = c->p, *buf = c->buf;
     const char *g = c->g;
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
+    size_t i = begin;
+    for (; i + 4 <= end; i += 4) {
         float32x4_t b = use_m && !first ? neon_load4(t, buf + i * es) : vdupq_n_f32(0);
         const float32x4_t r =
             sgd4(c, neon_load4(t, p + i * es), neon_load4(t, g + i * es), &b, maximize, use_wd, use_m, first, nesterov);
@@ -34,8 +34,8 @@ static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c, size_t
             neon_store4(t, buf + i * es, b);
         neon_store4(t, p + i * es, r);
     }
-    if (i < n) {
-        const size_t k = n - i;
+    if (i < end) {
+        const size_t k = end - i;
         float32x4_t b = use_m && !first ? neon_load4_n(t, buf + i * es, k) : vdupq_n_f32(0);
         const float32x4_t r = sgd4(c, neon_load4_n(t, p + i * es, k), neon_load4_n(t, g + i * es, k), &b, maximize,
                                    use_wd, use_m, first, nesterov);
@@ -45,27 +45,8 @@ static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c, size_t
     }
 }
 
-static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const amp_sgd_ctx *c, size_t n)
-{
-#define LOOP(...) sgd_loop(t, c, n, __VA_ARGS__)
-    AMP_SGD_BY_FLAGS(c, LOOP);
-#undef LOOP
-}
-
-static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
-                     int32_t found_inf)
-{
-    /* the reference's scalars, rounded to f32 as it rounds them */
-    amp_sgd_ctx c;
-    if (found_inf)
-        return;
-    AMP_SGD_CTX_FILL(c, t, p, g, buf, h, step);
-    switch (t) {
-    case AMP_BF16: sgd_dtype(AMP_BF16, &c, n); break;
-    case AMP_F16: sgd_dtype(AMP_F16, &c, n); break;
-    default: sgd_dtype(AMP_F32, &c, n); break;
-    }
-}
+#define SGD_RUN(n, body, c) body(c, 0, n) /* (sgd is not split: one call) */
+AMP_SGD_DRIVER(, SGD_RUN)
 
 AMP_FOR_EACH_KERNEL_DTYPE(AMP_SGD_ENTRY)
 

@@ -34,7 +34,7 @@
 
 #include "amprt_internal.h"
 #include "ref/ref_window.h"
-#include "frame/pool_backward_form.h"
+#include "frame/pool_form.h"
 
 #if defined(__aarch64__)
 
@@ -267,18 +267,11 @@ static AMP_ALWAYS_INLINE void global_avg_pool(amp_dtype t, int nspatial, int64_t
             acc = vdivq_f32(acc, vdupq_n_f32((float)in_size[d]));
         neon_store4(t, (char *)y + (size_t)p * es, acc);
     }
-    for (; p < planes; p++) {
-        float sum = 0;
-        for (int64_t i = 0; i < in_plane; i++)
-            sum += amp_ld(t, x, p * in_plane + i);
-        for (int d = 0; d < nspatial; d++)
-            sum /= (float)in_size[d];
-        amp_st(t, y, p, sum);
-    }
+    amp_global_avg_pool_planes(t, nspatial, p, planes, in_size, in_plane, x, y);
 }
 
 /* Every input element of plane p gets the same share
- * (frame/pool_backward_form.h's amp_global_avg_pool_backward), stored
+ * (frame/pool_form.h's amp_global_avg_pool_backward), stored
  * 8 halves or 4 floats at a time. */
 static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
                                      int64_t in_plane, const void *dy, void *dx)
@@ -323,16 +316,7 @@ AMP_FOR_EACH_KERNEL_DTYPE(NEON_OWN)
         if (!max_pool_fast(AMP_DTYPE_##T, d, x, y, indices))                                      \
             amp_ref_max_pool_##T(d, x, y, indices);                                               \
     }                                                                                             \
-    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
-                                      const int64_t *out_size, const AMP_CTYPE_##T *x,            \
-                                      AMP_CTYPE_##T *y)                                           \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);            \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);             \
-    }                                                                                             \
+    AMP_GLOBAL_AVG_POOL_ENTRY(T, global_avg_pool)                                                                                             \
     AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, AMP_MPB_REF, RELU_BW, global_avg_pool_backward)
 #define RELU_BW(T, n, x, dx) amp_isa_neon_relu_backward_##T(n, x, x, dx, dx)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)

@@ -66,20 +66,44 @@ typedef struct {
         return SUB(pi, MUL(DUP(c->lr), d));                                                         \
     }
 
-/* LOOP(maximize, use_wd, use_m, first, nesterov) for c's flags: the
- * common steps (momentum, no weight decay, plain) with constant flags,
- * first step or not; every other combination with the flags as they are. */
-#define AMP_SGD_BY_FLAGS(c, LOOP)                                                                   \
-    do {                                                                                            \
-        if ((c)->use_m && !(c)->maximize && !(c)->use_wd && !(c)->nesterov) {                       \
-            if ((c)->first)                                                                         \
-                LOOP(0, 0, 1, 1, 0);                                                                \
+/* The set's sgd_fast(t, n, p, g, buf, h, step, found_inf) (nothing when
+ * found_inf) over its sgd_loop(t, c, begin, end, maximize, use_wd, use_m,
+ * first, nesterov): per storage dtype, so that the loads and stores
+ * compile to their one case; the common steps (momentum, no weight decay,
+ * plain) with constant flags, first step or not, every other combination
+ * with the flags as they are.  RUN(n, body, ctx) runs body(ctx, begin,
+ * end) over [0, n): the set's chunks on the pool, or one call. */
+#define AMP_SGD_DRIVER(ATTR, RUN)                                                                   \
+    ATTR static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const amp_sgd_ctx *c, size_t begin,   \
+                                                 size_t end)                                        \
+    {                                                                                               \
+        if (c->use_m && !c->maximize && !c->use_wd && !c->nesterov) {                               \
+            if (c->first)                                                                           \
+                sgd_loop(t, c, begin, end, 0, 0, 1, 1, 0);                                          \
             else                                                                                    \
-                LOOP(0, 0, 1, 0, 0);                                                                \
+                sgd_loop(t, c, begin, end, 0, 0, 1, 0, 0);                                          \
         } else {                                                                                    \
-            LOOP((c)->maximize, (c)->use_wd, (c)->use_m, (c)->first, (c)->nesterov);                \
+            sgd_loop(t, c, begin, end, c->maximize, c->use_wd, c->use_m, c->first, c->nesterov);    \
         }                                                                                           \
-    } while (0)
+    }                                                                                               \
+    ATTR static void sgd_body(const void *c_, size_t begin, size_t end)                             \
+    {                                                                                               \
+        const amp_sgd_ctx *c = c_;                                                                  \
+        switch (c->t) {                                                                             \
+        case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;                                   \
+        case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;                                     \
+        default: sgd_dtype(AMP_F32, c, begin, end); break;                                          \
+        }                                                                                           \
+    }                                                                                               \
+    static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf,                  \
+                         const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                 \
+    {                                                                                               \
+        amp_sgd_ctx c;                                                                              \
+        if (found_inf)                                                                              \
+            return;                                                                                 \
+        AMP_SGD_CTX_FILL(c, t, p, g, buf, h, step);                                                 \
+        RUN(n, sgd_body, &c);                                                                       \
+    }
 
 /* The table entry sgd_##T, by the set's sgd_fast(t, n, p, g, buf, h,
  * step, found_inf). */

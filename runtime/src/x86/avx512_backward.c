@@ -46,7 +46,7 @@
 
 #include "amprt_internal.h"
 #include "frame/norm_backward_form.h"
-#include "frame/pool_backward_form.h"
+#include "frame/pool_form.h"
 #include "frame/sgd_form.h"
 #include "avx512_store.h"
 #include "ref/ref_window.h"
@@ -291,34 +291,7 @@ TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c,
     }
 }
 
-/* The common steps specialized per dtype and first step. */
-TARGET static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const amp_sgd_ctx *c, size_t begin, size_t end)
-{
-#define LOOP(...) sgd_loop(t, c, begin, end, __VA_ARGS__)
-    AMP_SGD_BY_FLAGS(c, LOOP);
-#undef LOOP
-}
-
-TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
-{
-    const amp_sgd_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;
-    case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;
-    default: sgd_dtype(AMP_F32, c, begin, end); break;
-    }
-}
-
-static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
-                     int32_t found_inf)
-{
-    /* the reference's scalars, rounded to f32 as it rounds them */
-    amp_sgd_ctx c;
-    if (found_inf)
-        return;
-    AMP_SGD_CTX_FILL(c, t, p, g, buf, h, step);
-    run_chunked(n, sgd_body, &c);
-}
+AMP_SGD_DRIVER(TARGET, run_chunked)
 
 /* ---- max_pool_backward, 2-d, dilation 1 ---------------------------------------------
  * dx of max_pool: each output's dy added to the input element the forward

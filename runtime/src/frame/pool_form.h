@@ -1,6 +1,6 @@
 /*
- * pool_backward_form.h - the drivers of the kernel sets' pooling
- * gradients: everything but the vector work of a plane.
+ * pool_form.h - the drivers of the kernel sets' pooling kernels and
+ * their gradients: everything but the vector work of a plane.
  *
  * max_pool_backward (2-d, dilation 1): a set's task chooses, LANES
  * outputs of a row at a time, each output's input element as the forward
@@ -9,6 +9,13 @@
  * arm/neon_pool.c 4).  This form holds the geometry the tasks take
  * (amp_mpb_simple), the per-slot sums and indices and the run of the
  * planes on the pool (amp_mpb_run), and the table entries.
+ *
+ * adaptive_avg_pool to one position per plane (a global average pool):
+ * a set sums LANES planes at a time, one per lane, each lane's sum the
+ * reference's own chain (from 0, in memory order, in f32), divided by
+ * each dim's size in turn; the planes left over take the same chain in
+ * scalar code (amp_global_avg_pool_planes), as does the entry's way to
+ * the reference for other output sizes (AMP_GLOBAL_AVG_POOL_ENTRY).
  *
  * adaptive_avg_pool_backward to one position per plane: every input
  * element of plane p gets the same share, the reference's own (dy[p]
@@ -20,8 +27,8 @@
  *
  * Needs amprt_internal.h and ref/ref_window.h.
  */
-#ifndef AMPRT_FRAME_POOL_BACKWARD_FORM_H
-#define AMPRT_FRAME_POOL_BACKWARD_FORM_H
+#ifndef AMPRT_FRAME_POOL_FORM_H
+#define AMPRT_FRAME_POOL_FORM_H
 
 #include <stdint.h>
 #include <string.h>
@@ -109,6 +116,35 @@ static inline int amp_mpb_run(amp_dtype t, const amp_pool_desc *d, const void *x
     return 1;
 }
 
+/* The global average of planes p0 .. planes - 1, each the reference's
+ * chain in scalar code. */
+static inline void amp_global_avg_pool_planes(amp_dtype t, int nspatial, int64_t p0, int64_t planes,
+                                              const int64_t *in_size, int64_t in_plane, const void *x, void *y)
+{
+    for (int64_t p = p0; p < planes; p++) {
+        float sum = 0;
+        for (int64_t i = 0; i < in_plane; i++)
+            sum += amp_ld(t, x, p * in_plane + i);
+        for (int d = 0; d < nspatial; d++)
+            sum /= (float)in_size[d];
+        amp_st(t, y, p, sum);
+    }
+}
+
+/* The table entry adaptive_avg_pool_##T: global(t, nspatial, planes,
+ * in_size, in_plane, x, y) where the output is one position per plane,
+ * the reference otherwise. */
+#define AMP_GLOBAL_AVG_POOL_ENTRY(T, global)                                                                      \
+    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,                       \
+                                      const int64_t *out_size, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)          \
+    {                                                                                                             \
+        int64_t in_plane;                                                                                         \
+        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                                       \
+            global(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);                                     \
+        else                                                                                                      \
+            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);                             \
+    }
+
 /* Each plane's share written over the plane, as the header says. */
 static inline void amp_global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
                                                 int64_t in_plane, const void *dy, void *dx)
@@ -172,4 +208,4 @@ static inline void amp_global_avg_pool_backward(amp_dtype t, int nspatial, int64
 /* The reference's max_pool_backward, as OTHER. */
 #define AMP_MPB_REF(T, d, x, dy, dx) amp_ref_max_pool_backward_##T(d, x, dy, dx)
 
-#endif /* AMPRT_FRAME_POOL_BACKWARD_FORM_H */
+#endif /* AMPRT_FRAME_POOL_FORM_H */
