@@ -16,7 +16,9 @@
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
  * reduction); everything else goes to the reference kernels.  Both sets
- * share these.
+ * share these.  The driver (checks, groups of rows, the loop over them,
+ * the table entries) is frame/loss_form.h's; this file holds a group's
+ * vector arithmetic.
  */
 #include <math.h>
 #include <string.h>
@@ -29,6 +31,8 @@
 
 #include "arm/neon_convert.h"
 
+#define FMA_F64(a, b, c) vfmaq_f64(c, a, b) /* a b + c, rounded once */
+
 /* amp_expf of 2 lanes in double: the same operations, in the same order,
  * as the scalar definition; ldexp(p, k) as p times 2^k built from k's bits
  * (k in [-150, 129]: 2^k and the product are normal doubles, exact). */
@@ -37,19 +41,8 @@ static AMP_ALWAYS_INLINE float64x2_t exp2d(float64x2_t x)
     x = vmaxq_f64(vminq_f64(x, vdupq_n_f64(89.0)), vdupq_n_f64(-104.0));
     const float64x2_t k = vrndnq_f64(vmulq_f64(x, vdupq_n_f64(AMP_EXPF_INV_LN2)));
     const float64x2_t nk = vnegq_f64(k); /* -k by its sign bit, as the scalar -k */
-    float64x2_t r = vfmaq_f64(x, nk, vdupq_n_f64(AMP_EXPF_LN2_HI)), p;
-    r = vfmaq_f64(r, nk, vdupq_n_f64(AMP_EXPF_LN2_LO));
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C10), vdupq_n_f64(AMP_EXPF_C11), r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C9), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C8), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C7), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C6), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C5), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C4), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C3), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C2), p, r);
-    p = vfmaq_f64(vdupq_n_f64(1.0), p, r);
-    p = vfmaq_f64(vdupq_n_f64(1.0), p, r);
+    float64x2_t r, p;
+    AMP_EXPF_SERIES(FMA_F64, vdupq_n_f64, nk, x, r, p);
     const int64x2_t e = vshlq_n_s64(vaddq_s64(vcvtq_s64_f64(k), vdupq_n_s64(1023)), 52);
     return vmulq_f64(p, vreinterpretq_f64_s64(e));
 }

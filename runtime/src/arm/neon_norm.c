@@ -14,7 +14,8 @@
  *                  4-lane vectors here) and its fixed tree, dx = (g w)
  *                  rstd in the same pass; with HxW 1, 4 channels side by
  *                  side, each its own lane 0.  training 1 and f64
- *                  parameters go to the reference.
+ *                  parameters go to the reference; the scalars, the tree
+ *                  and the entry are frame/norm_backward_form.h's.
  *
  * Both sets share these (the bf16 stores of a value computed in f32 round
  * by integer operations; BFCVTN would give the same bits).

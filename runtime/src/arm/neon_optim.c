@@ -8,7 +8,8 @@
  * p - lr d; each operation rounded to f32 in the reference's operand
  * order, one rounding to the storage dtype.  The common step (momentum,
  * no weight decay, plain) is specialized per first step; the others run
- * one loop that tests its flags.  Both sets share it.
+ * one loop that tests its flags.  Both sets share it; the step and its
+ * driver are frame/sgd_form.h's, the loads, stores and loop this file's.
  */
 #include "amprt_internal.h"
 #include "frame/sgd_form.h"

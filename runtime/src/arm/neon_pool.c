@@ -27,7 +27,8 @@
  *
  * Other geometries go to the reference.  Taps at stride 1 and 2 are
  * vector loads (LD1, LD2's even lanes), others lane by lane.  Both sets
- * share these.
+ * share these.  The drivers (max_pool_backward's geometry check and run,
+ * the scalar planes, the entries) are frame/pool_form.h's.
  */
 #include <math.h>
 #include <string.h>

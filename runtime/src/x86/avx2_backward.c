@@ -28,6 +28,10 @@
  *  adaptive_avg_pool_backward (one output per plane)  one share per plane
  *                  written over the plane.
  *
+ * The drivers (contexts, scalars, tasks, geometry checks, entries) are
+ * frame/norm_backward_form.h's, pool_form.h's and sgd_form.h's; this file
+ * holds the vector loops.
+ *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
  */

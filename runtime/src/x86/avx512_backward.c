@@ -36,6 +36,10 @@
  *                  (see its section); other geometries go to
  *                  x86/avx512_eltwise.c's (amp_avx512_max_pool_backward_any).
  *
+ * The drivers (contexts, scalars, tasks, geometry checks, entries) are
+ * frame/norm_backward_form.h's, pool_form.h's and sgd_form.h's; this file
+ * holds the vector loops.
+ *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
  * dispatch.c's CPU check.
