@@ -44,6 +44,30 @@
 #define AMP_EXPF_C3 (1.0 / 6.0)
 #define AMP_EXPF_C2 0.5
 
+/* r = x - k ln2 and p = the series of r, written once for amp_expf and
+ * the vector versions (x86/avx2_loss.c, x86/avx512_loss.c,
+ * arm/neon_loss.c), so that every lane performs amp_expf's operations in
+ * its order: FMA(a, b, c) is a b + c rounded once, DUP(constant) the
+ * constant as the operands' type, nk is -k and x the clamped input. */
+#define AMP_EXPF_SERIES(FMA, DUP, nk, x, r, p)                   \
+    do {                                                         \
+        r = FMA(nk, DUP(AMP_EXPF_LN2_HI), x);                    \
+        r = FMA(nk, DUP(AMP_EXPF_LN2_LO), r);                    \
+        p = FMA(DUP(AMP_EXPF_C11), r, DUP(AMP_EXPF_C10));        \
+        p = FMA(p, r, DUP(AMP_EXPF_C9));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C8));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C7));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C6));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C5));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C4));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C3));                         \
+        p = FMA(p, r, DUP(AMP_EXPF_C2));                         \
+        p = FMA(p, r, DUP(1.0));                                 \
+        p = FMA(p, r, DUP(1.0));                                 \
+    } while (0)
+
+#define AMP_EXPF_SCALAR(c) (c)
+
 static inline float amp_expf(float xf)
 {
     double x, k, r, p;
@@ -51,19 +75,7 @@ static inline float amp_expf(float xf)
         return xf;
     x = xf > 89.0f ? 89.0 : xf < -104.0f ? -104.0 : (double)xf;
     k = nearbyint(x * AMP_EXPF_INV_LN2);
-    r = fma(-k, AMP_EXPF_LN2_HI, x);
-    r = fma(-k, AMP_EXPF_LN2_LO, r);
-    p = fma(AMP_EXPF_C11, r, AMP_EXPF_C10);
-    p = fma(p, r, AMP_EXPF_C9);
-    p = fma(p, r, AMP_EXPF_C8);
-    p = fma(p, r, AMP_EXPF_C7);
-    p = fma(p, r, AMP_EXPF_C6);
-    p = fma(p, r, AMP_EXPF_C5);
-    p = fma(p, r, AMP_EXPF_C4);
-    p = fma(p, r, AMP_EXPF_C3);
-    p = fma(p, r, AMP_EXPF_C2);
-    p = fma(p, r, 1.0);
-    p = fma(p, r, 1.0);
+    AMP_EXPF_SERIES(fma, AMP_EXPF_SCALAR, -k, x, r, p);
     return (float)ldexp(p, (int)k);
 }
 

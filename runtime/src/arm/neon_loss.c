@@ -16,17 +16,22 @@
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
  * reduction); everything else goes to the reference kernels.  Both sets
- * share these.
+ * share these.  The driver (checks, groups of rows, the loop over them,
+ * the table entries) is frame/loss_form.h's; this file holds a group's
+ * vector arithmetic.
  */
 #include <math.h>
 #include <string.h>
 
 #include "amprt_internal.h"
 #include "amp_expf.h"
+#include "frame/loss_form.h"
 
 #if defined(__aarch64__)
 
 #include "arm/neon_convert.h"
+
+#define FMA_F64(a, b, c) vfmaq_f64(c, a, b) /* a b + c, rounded once */
 
 /* amp_expf of 2 lanes in double: the same operations, in the same order,
  * as the scalar definition; ldexp(p, k) as p times 2^k built from k's bits
@@ -36,19 +41,8 @@ static AMP_ALWAYS_INLINE float64x2_t exp2d(float64x2_t x)
     x = vmaxq_f64(vminq_f64(x, vdupq_n_f64(89.0)), vdupq_n_f64(-104.0));
     const float64x2_t k = vrndnq_f64(vmulq_f64(x, vdupq_n_f64(AMP_EXPF_INV_LN2)));
     const float64x2_t nk = vnegq_f64(k); /* -k by its sign bit, as the scalar -k */
-    float64x2_t r = vfmaq_f64(x, nk, vdupq_n_f64(AMP_EXPF_LN2_HI)), p;
-    r = vfmaq_f64(r, nk, vdupq_n_f64(AMP_EXPF_LN2_LO));
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C10), vdupq_n_f64(AMP_EXPF_C11), r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C9), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C8), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C7), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C6), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C5), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C4), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C3), p, r);
-    p = vfmaq_f64(vdupq_n_f64(AMP_EXPF_C2), p, r);
-    p = vfmaq_f64(vdupq_n_f64(1.0), p, r);
-    p = vfmaq_f64(vdupq_n_f64(1.0), p, r);
+    float64x2_t r, p;
+    AMP_EXPF_SERIES(FMA_F64, vdupq_n_f64, nk, x, r, p);
     const int64x2_t e = vshlq_n_s64(vaddq_s64(vcvtq_s64_f64(k), vdupq_n_s64(1023)), 52);
     return vmulq_f64(p, vreinterpretq_f64_s64(e));
 }
@@ -95,22 +89,10 @@ static AMP_ALWAYS_INLINE float32x4_t col(const source *src, int64_t c)
 
 static void fill_cols(source *src, float *cols)
 {
-    const int64_t C = src->C;
     src->cols = NULL;
-    if (C > CACHE_C)
+    if (src->C > CACHE_C)
         return;
-    for (int l = 0; l < 4; l++) {
-        const int64_t base = (src->row0 + l) * C;
-        if (l >= src->g->rows)
-            for (int64_t c = 0; c < C; c++)
-                cols[c * 4 + l] = 0.0f;
-        else if (src->t == AMP_F32)
-            for (int64_t c = 0; c < C; c++)
-                cols[c * 4 + l] = ((const float *)src->x)[base + c];
-        else
-            for (int64_t c = 0; c < C; c++)
-                cols[c * 4 + l] = amp_ld(src->t, src->x, base + c);
-    }
+    amp_class_cols_in(src->t, src->x, src->row0, src->C, src->g->rows, 4, cols);
     src->cols = cols;
 }
 
@@ -125,56 +107,14 @@ static float32x4_t max4(const source *src)
     return m;
 }
 
-/* A group's rows, targets and weights; ignored rows and lanes past the
- * rows get target 0 and weight 0 and stay out of `live`. */
-static void load_group(amp_dtype t, int64_t row0, int64_t N, const int64_t *target, const void *weight,
-                       int64_t ignore_index, group *g)
+/* A group's rows, targets and weights (frame/loss_form.h). */
+static void load_group(const amp_class_args *a, int64_t row0, group *g)
 {
-    g->rows = (int)(N - row0 < 4 ? N - row0 : 4);
-    g->live = 0;
-    for (int l = 0; l < 4; l++) {
-        const int64_t k = l < g->rows ? target[row0 + l] : ignore_index;
-        if (l >= g->rows || k == ignore_index) {
-            g->k[l] = 0;
-            g->wk[l] = 0.0f;
-            continue;
-        }
-        g->live |= 1 << l;
-        g->k[l] = (int32_t)k;
-        g->wk[l] = weight != NULL ? amp_ld(t, weight, k) : 1.0f;
-    }
+    amp_class_load_group(a, row0, 4, &g->rows, &g->live, g->k, g->wk);
 }
-
-/* The reference's checks (ref_losses.c check_class_targets), same order. */
-static int check_targets(int64_t N, int64_t C, const void *x, const int64_t *target, int64_t ignore_index,
-                         int reduction, const void *y)
-{
-    if (N < 0 || C < 0)
-        return AMP_ERR_BAD_DIM;
-    if (reduction != AMP_REDUCTION_NONE && reduction != AMP_REDUCTION_MEAN && reduction != AMP_REDUCTION_SUM)
-        return AMP_ERR_BAD_REDUCTION;
-    if (N > 0 && (x == NULL || target == NULL))
-        return AMP_ERR_NULL_ARG;
-    if (y == NULL && (N > 0 || reduction != AMP_REDUCTION_NONE))
-        return AMP_ERR_NULL_ARG;
-    for (int64_t i = 0; i < N; i++)
-        if (target[i] != ignore_index && (target[i] < 0 || target[i] >= C))
-            return AMP_ERR_TARGET_OUT_OF_RANGE;
-    return AMP_OK;
-}
-
-typedef struct {
-    amp_dtype t;
-    int64_t N, C;
-    const void *x, *weight, *dloss;
-    const int64_t *target;
-    int64_t ignore_index;
-    int reduction;
-    float scale; /* the backward's dloss / weight sum (MEAN), dloss (SUM) */
-} class_args;
 
 /* The group's losses into lv: loss = -w * ((x[k] - max) - log_sum). */
-static void group_loss(const class_args *a, int64_t row0, const group *g, float32x4_t max, float32x4_t sum, float *lv)
+static void group_loss(const amp_class_args *a, int64_t row0, const group *g, float32x4_t max, float32x4_t sum, float *lv)
 {
     float ls[4], xk[4] = { 0, 0, 0, 0 }, nw[4];
     vst1q_f32(ls, sum);
@@ -190,7 +130,7 @@ static void group_loss(const class_args *a, int64_t row0, const group *g, float3
 /* The group of rows from row0 (some live): each lane's loss into lv when
  * lv != NULL, the rows' gradients into dx when dx != NULL.  Both start
  * from the same max and sum of e_c = amp_expf(x_c - max), in class order. */
-static void class_group(const class_args *a, int64_t row0, const group *g, float *lv, void *dx)
+static void class_group(const amp_class_args *a, int64_t row0, const group *g, float *lv, void *dx)
 {
     static const int32_t lane_bit[4] = { 1, 2, 4, 8 };
     const amp_dtype t = a->t;
@@ -235,136 +175,30 @@ static void class_group(const class_args *a, int64_t row0, const group *g, float
         } else {
             float dv[4];
             vst1q_f32(dv, d);
-            for (int l = 0; l < g->rows; l++)
-                amp_st(t, dx, (row0 + l) * C + c, dv[l]);
+            amp_class_col_out(t, dx, row0, C, g->rows, c, dv);
         }
     }
     if (src.cols != NULL) /* the gradients, back to rows */
-        for (int l = 0; l < g->rows; l++) {
-            const int64_t base = (row0 + l) * C;
-            if (t == AMP_F32)
-                for (int64_t c = 0; c < C; c++)
-                    ((float *)dx)[base + c] = cols[c * 4 + l];
-            else
-                for (int64_t c = 0; c < C; c++)
-                    amp_st(t, dx, base + c, cols[c * 4 + l]);
-        }
+        amp_class_cols_out(t, dx, row0, C, g->rows, 4, cols);
 }
 
-/* The backward's scale, as the reference computes it (before any row). */
-static float class_scale(const class_args *a)
-{
-    if (a->reduction == AMP_REDUCTION_MEAN) {
-        float weight_sum = 0;
-        for (int64_t p = 0; p < a->N; p++)
-            if (a->target[p] != a->ignore_index)
-                weight_sum += a->weight != NULL ? amp_ld(a->t, a->weight, a->target[p]) : 1;
-        return amp_ld(a->t, a->dloss, 0) / weight_sum;
-    }
-    if (a->reduction == AMP_REDUCTION_SUM)
-        return amp_ld(a->t, a->dloss, 0);
-    return 0;
-}
-
-/* The loss (want_loss: into y), its gradient (dx != NULL), or both. */
-static int class_run(class_args *a, int want_loss, void *y, void *dx)
-{
-    float total = 0, weight_sum = 0;
-    if (want_loss) {
-        int status = check_targets(a->N, a->C, a->x, a->target, a->ignore_index, a->reduction, y);
-        if (status != AMP_OK)
-            return status;
-    }
-    if (dx != NULL)
-        a->scale = class_scale(a);
-    for (int64_t row0 = 0; row0 < a->N; row0 += 4) {
-        group g;
-        float lv[4];
-        load_group(a->t, row0, a->N, a->target, a->weight, a->ignore_index, &g);
-        if (g.live)
-            class_group(a, row0, &g, want_loss ? lv : NULL, dx);
-        else if (dx != NULL)
-            for (int64_t e = row0 * a->C; e < (row0 + g.rows) * a->C; e++)
-                amp_st(a->t, dx, e, 0.0f);
-        if (!want_loss)
-            continue;
-        for (int l = 0; l < g.rows; l++) {
-            if (!(g.live >> l & 1)) {
-                if (a->reduction == AMP_REDUCTION_NONE)
-                    amp_st(a->t, y, row0 + l, 0.0f);
-                continue;
-            }
-            if (a->reduction == AMP_REDUCTION_NONE)
-                amp_st(a->t, y, row0 + l, lv[l]);
-            total += lv[l];
-            weight_sum += g.wk[l];
-        }
-    }
-    if (want_loss && a->reduction == AMP_REDUCTION_MEAN)
-        amp_st(a->t, y, 0, total / weight_sum);
-    else if (want_loss && a->reduction == AMP_REDUCTION_SUM)
-        amp_st(a->t, y, 0, total);
-    return AMP_OK;
-}
+AMP_CLASS_RUN(, 4, group, load_group, class_group)
 
 /* ---- the table entries ------------------------------------------------------------ */
 
-#define FAST_CASE(inner, label_smoothing) ((inner) == 1 && !((label_smoothing) > 0))
-
-#define LOSS_ENTRIES(T)                                                                                  \
-    static int neon_cross_entropy_##T(int64_t N, int64_t C, int64_t inner, const AMP_CTYPE_##T *x,       \
-                                      const int64_t *target, const AMP_CTYPE_##T *weight,                \
-                                      int64_t ignore_index, double label_smoothing, int reduction,       \
-                                      AMP_CTYPE_##T *y)                                                  \
-    {                                                                                                    \
-        class_args a = { AMP_DTYPE_##T, N, C, x, weight, NULL, target, ignore_index, reduction, 0 };     \
-        if (!FAST_CASE(inner, label_smoothing))                                                          \
-            return amp_ref_cross_entropy_##T(N, C, inner, x, target, weight, ignore_index,               \
-                                             label_smoothing, reduction, y);                             \
-        return class_run(&a, 1, y, NULL);                                                                \
-    }                                                                                                    \
-    static void neon_cross_entropy_backward_##T(int64_t N, int64_t C, int64_t inner,                     \
-                                                const AMP_CTYPE_##T *x, const int64_t *target,           \
-                                                const AMP_CTYPE_##T *weight, int64_t ignore_index,       \
-                                                double label_smoothing, int reduction,                   \
-                                                const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *dx)           \
-    {                                                                                                    \
-        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
-        if (!FAST_CASE(inner, label_smoothing) || N < 0 || C < 0)                                        \
-            amp_ref_cross_entropy_backward_##T(N, C, inner, x, target, weight, ignore_index,             \
-                                               label_smoothing, reduction, dloss, dx);                   \
-        else                                                                                             \
-            (void)class_run(&a, 0, NULL, dx);                                                            \
-    }                                                                                                    \
-    static int neon_cross_entropy_with_grad_##T(int64_t N, int64_t C, int64_t inner,                     \
-                                                const AMP_CTYPE_##T *x, const int64_t *target,           \
-                                                const AMP_CTYPE_##T *weight, int64_t ignore_index,       \
-                                                double label_smoothing, int reduction,                   \
-                                                const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *y,            \
-                                                AMP_CTYPE_##T *dx)                                       \
-    {                                                                                                    \
-        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
-        if (!FAST_CASE(inner, label_smoothing))                                                          \
-            return amp_ref_cross_entropy_with_grad_##T(N, C, inner, x, target, weight, ignore_index,     \
-                                                       label_smoothing, reduction, dloss, y, dx);        \
-        return class_run(&a, 1, y, dx);                                                                  \
-    }
+#define FAST_CASE(inner, label_smoothing, C) ((inner) == 1 && !((label_smoothing) > 0))
+#define LOSS_ENTRIES(T) AMP_CLASS_LOSS_ENTRIES(neon, FAST_CASE, T)
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_ENTRIES)
 
 /* This file's kernels of the sets: X(kernel, implementation). */
-#define LOSS_OF(X, T)                                                                             \
-    X(cross_entropy_##T, neon_cross_entropy_##T)                                                  \
-    X(cross_entropy_backward_##T, neon_cross_entropy_backward_##T)                                \
-    X(cross_entropy_with_grad_##T, neon_cross_entropy_with_grad_##T)
-#define LOSS_KERNELS(X) LOSS_OF(X, f32) LOSS_OF(X, bf16) LOSS_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
-LOSS_KERNELS(DEFINE)
+AMP_CLASS_LOSS_KERNELS(DEFINE, neon)
 #undef DEFINE
 
 void amp_isa_neon_fill_loss(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
-    LOSS_KERNELS(INSTALL)
+    AMP_CLASS_LOSS_KERNELS(INSTALL, neon)
 #undef INSTALL
 }
 

@@ -14,7 +14,8 @@
  *                  4-lane vectors here) and its fixed tree, dx = (g w)
  *                  rstd in the same pass; with HxW 1, 4 channels side by
  *                  side, each its own lane 0.  training 1 and f64
- *                  parameters go to the reference.
+ *                  parameters go to the reference; the scalars, the tree
+ *                  and the entry are frame/norm_backward_form.h's.
  *
  * Both sets share these (the bf16 stores of a value computed in f32 round
  * by integer operations; BFCVTN would give the same bits).
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/norm_backward_form.h"
 
 #if defined(__aarch64__)
 
@@ -154,38 +156,14 @@ void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_pos
 
 /* ---- batch_norm_backward, running statistics ------------------------------------- */
 
-typedef struct {
-    amp_dtype t, pt;
-    int64_t N, C, HxW;
-    const void *x, *mean, *var, *weight;
-    double eps;
-    const void *dy;
-    void *dx, *dweight, *dbias;
-} bn_bw_args;
-
-/* The reference's tree over 16 lanes: a[l] += a[l + w] for w = 8, 4, 2, 1. */
-static float sum16_tree(float a[16])
-{
-    for (int w = 8; w >= 1; w /= 2)
-        for (int l = 0; l < w; l++)
-            a[l] += a[l + w];
-    return a[0];
-}
-
 /* [N, C] (HxW 1): 4 channels from c0 (nc of them) side by side, each
  * summed over n in its own lane (the reference's lane 0; its tree adds 15
  * empty lanes' +0 to a sum begun at +0, which changes nothing). */
-static AMP_ALWAYS_INLINE void bn_backward_rows(const bn_bw_args *c, int64_t c0, int64_t nc, const amp_dtype t)
+static AMP_ALWAYS_INLINE void bn_backward_rows(const amp_bn_bw_ctx *c, int64_t c0, int64_t nc, const amp_dtype t)
 {
-    const amp_dtype pt = c->pt;
     const size_t es = neon_size_of(t), n4 = (size_t)nc;
     float wv[4], meanv[4], rstdv[4], sdy[4], sdx[4];
-    for (int64_t l = 0; l < 4; l++) {
-        const int64_t ch = c0 + (l < nc ? l : 0);
-        wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-        meanv[l] = amp_ld(pt, c->mean, ch);
-        rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
-    }
+    amp_bn_bw_lane_scalars(c, c0, nc, 4, wv, meanv, rstdv);
     const float32x4_t vw = vld1q_f32(wv), vm = vld1q_f32(meanv), vr = vld1q_f32(rstdv);
     float32x4_t sum_dy = vdupq_n_f32(0), sum_dy_xhat = sum_dy;
     for (int64_t n = 0; n < c->N; n++) {
@@ -202,26 +180,19 @@ static AMP_ALWAYS_INLINE void bn_backward_rows(const bn_bw_args *c, int64_t c0, 
     }
     vst1q_f32(sdy, sum_dy);
     vst1q_f32(sdx, sum_dy_xhat);
-    for (int64_t l = 0; l < nc; l++) {
-        if (c->dweight != NULL)
-            amp_st(pt, c->dweight, c0 + l, sdx[l]);
-        if (c->dbias != NULL)
-            amp_st(pt, c->dbias, c0 + l, sdy[l]);
-    }
+    amp_bn_bw_store(c, c0, nc, sdy, sdx);
 }
 
 /* One channel, HxW > 1: the reference's 16 lanes in four vectors, 16
  * positions a step; a row's tail adds only its own lanes. */
-static AMP_ALWAYS_INLINE void bn_backward_channel(const bn_bw_args *c, int64_t ch, const amp_dtype t)
+static AMP_ALWAYS_INLINE void bn_backward_channel(const amp_bn_bw_ctx *c, int64_t ch, const amp_dtype t)
 {
-    const amp_dtype pt = c->pt;
     const size_t es = neon_size_of(t);
     const int64_t HxW = c->HxW;
-    const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-    const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    float w, mean, rstd, dy16[16], dx16[16];
+    amp_bn_bw_scalars(c, ch, &w, &mean, &rstd);
     const float32x4_t vw = vdupq_n_f32(w), vr = vdupq_n_f32(rstd), vm = vdupq_n_f32(mean), zero = vdupq_n_f32(0);
     float32x4_t sdy[4] = { zero, zero, zero, zero }, sdx[4] = { zero, zero, zero, zero };
-    float lanes[16];
     for (int64_t n = 0; n < c->N; n++) {
         const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
         const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
@@ -246,19 +217,14 @@ static AMP_ALWAYS_INLINE void bn_backward_channel(const bn_bw_args *c, int64_t c
             sdx[v] = vbslq_f32(on, vaddq_f32(sdx[v], vmulq_f32(g, vmulq_f32(vsubq_f32(xv, vm), vr))), sdx[v]);
         }
     }
-    for (int v = 0; v < 4; v++)
-        vst1q_f32(lanes + 4 * v, sdy[v]);
-    const float sum_dy = sum16_tree(lanes);
-    for (int v = 0; v < 4; v++)
-        vst1q_f32(lanes + 4 * v, sdx[v]);
-    const float sum_dx = sum16_tree(lanes);
-    if (c->dweight != NULL)
-        amp_st(pt, c->dweight, ch, sum_dx);
-    if (c->dbias != NULL)
-        amp_st(pt, c->dbias, ch, sum_dy);
+    for (int v = 0; v < 4; v++) {
+        vst1q_f32(dy16 + 4 * v, sdy[v]);
+        vst1q_f32(dx16 + 4 * v, sdx[v]);
+    }
+    amp_bn_bw_store16(c, ch, dy16, dx16);
 }
 
-static AMP_ALWAYS_INLINE void bn_backward_all(const bn_bw_args *c, const amp_dtype t)
+static AMP_ALWAYS_INLINE void bn_backward_all(const amp_bn_bw_ctx *c, const amp_dtype t)
 {
     if (c->HxW == 1) {
         for (int64_t c0 = 0; c0 < c->C; c0 += 4)
@@ -269,7 +235,7 @@ static AMP_ALWAYS_INLINE void bn_backward_all(const bn_bw_args *c, const amp_dty
         bn_backward_channel(c, ch, t);
 }
 
-static void batch_norm_backward_fast(const bn_bw_args *c)
+static void batch_norm_backward_fast(const amp_bn_bw_ctx *c)
 {
     if (c->C <= 0)
         return;
@@ -294,19 +260,7 @@ static void batch_norm_backward_fast(const bn_bw_args *c)
         else                                                                                      \
             batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);               \
     }                                                                                             \
-    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
-                                        amp_dtype pt, const void *rm, const void *rv,             \
-                                        const void *w, int training, double eps,                  \
-                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
-                                        void *db)                                                 \
-    {                                                                                             \
-        const bn_bw_args a = { AMP_DTYPE_##T, pt, N, C, HxW, x, rm, rv, w, eps, dy, dx, dw, db }; \
-        if (training || !PARAM_DTYPE_OK(pt) || N <= 0 || HxW <= 0)                                \
-            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
-                                            dw, db);                                              \
-        else                                                                                      \
-            batch_norm_backward_fast(&a);                                                         \
-    }
+    AMP_BN_BACKWARD_ENTRY(T, batch_norm_backward_fast)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
 /* This file's kernels of the sets: X(kernel, implementation). */

@@ -27,19 +27,20 @@
  *
  * Other geometries go to the reference.  Taps at stride 1 and 2 are
  * vector loads (LD1, LD2's even lanes), others lane by lane.  Both sets
- * share these.
+ * share these.  The drivers (max_pool_backward's geometry check and run,
+ * the scalar planes, the entries) are frame/pool_form.h's.
  */
 #include <math.h>
 #include <string.h>
 
 #include "amprt_internal.h"
 #include "ref/ref_window.h"
+#include "frame/pool_form.h"
 
 #if defined(__aarch64__)
 
 #include "arm/neon_convert.h"
 
-#define POOL_ROW_MAX 4096   /* input width + padding + kernel that the row buffer holds */
 #define POOL_RING_VECS 1024 /* the forward's ring of row maxima, in vectors */
 
 static const int32_t lane_no[4] = { 0, 1, 2, 3 };
@@ -84,9 +85,9 @@ static AMP_ALWAYS_INLINE void max_pool_planes(amp_dtype t, const pool_geometry *
     const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
     const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 3) / 4;
     /* (+ 64: whole-vector taps read past the last output's) */
-    float rowbuf[POOL_ROW_MAX + 64];
+    float rowbuf[AMP_POOL_ROW_MAX + 64];
     float32x4_t ring[POOL_RING_VECS];
-    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+    for (int64_t q = 0; q < AMP_POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     for (int64_t plane = 0; plane < planes; plane++) {
         const char *xp = (const char *)x + (size_t)(plane * in_h * in_w) * es;
@@ -134,8 +135,8 @@ static int max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, voi
         simple = g.dilation[i] == 1 && g.padding[i] < g.kernel[i];
     /* every tap (of whole vectors of outputs) and the row at its offset
      * inside the row buffer, the ring held */
-    simple = simple && ((g.out[2] + 3) / 4 * 4 - 1) * g.stride[2] + g.kernel[2] + 8 <= POOL_ROW_MAX &&
-             g.padding[2] + g.in[2] <= POOL_ROW_MAX && g.kernel[1] * ((g.out[2] + 3) / 4) <= POOL_RING_VECS;
+    simple = simple && ((g.out[2] + 3) / 4 * 4 - 1) * g.stride[2] + g.kernel[2] + 8 <= AMP_POOL_ROW_MAX &&
+             g.padding[2] + g.in[2] <= AMP_POOL_ROW_MAX && g.kernel[1] * ((g.out[2] + 3) / 4) <= POOL_RING_VECS;
     if (!simple)
         return 0;
     if (d->planes <= 0 || g.out_plane <= 0)
@@ -150,19 +151,9 @@ static int max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, voi
 
 /* ---- max_pool_backward, 2-d, dilation 1 ------------------------------------------ */
 
-typedef struct {
-    amp_dtype t;
-    int64_t in_h, in_w, out_h, out_w, kh, kw, sh, sw, ph, pw;
-    const void *x, *dy;
-    void *dx;
-    float *sums;  /* in_h in_w floats per pool slot */
-    int32_t *idx; /* out_w indices (rounded up to 4) per pool slot */
-    int relu;     /* max_pool_relu_backward: dx through the relu whose output x is */
-} mpb_ctx;
-
 /* The window's rows of output row oh: each lane's best value (in best)
  * and its flat input index (in idx). */
-static void mpb_choose_row(const mpb_ctx *c, const char *x, int64_t oh, float *rowbuf, float *best, int32_t *idx)
+static void mpb_choose_row(const amp_mpb_ctx *c, const char *x, int64_t oh, float *rowbuf, float *best, int32_t *idx)
 {
     const amp_dtype t = c->t;
     const size_t es = neon_size_of(t);
@@ -203,7 +194,7 @@ static AMP_ALWAYS_INLINE float32x4_t relu_pass4(float32x4_t x, float32x4_t g)
 
 static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
 {
-    const mpb_ctx *c = ctx;
+    const amp_mpb_ctx *c = ctx;
     const amp_dtype t = c->t;
     const size_t es = neon_size_of(t);
     const int64_t out_w = c->out_w, in_plane = c->in_h * c->in_w, nvec = (out_w + 3) / 4;
@@ -213,8 +204,8 @@ static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     float *sum = c->sums + (size_t)slot * (size_t)in_plane;
     int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 4);
     /* the padded row (-inf around it), each lane's best so far, the row's dy */
-    float rowbuf[POOL_ROW_MAX + 64], best[POOL_ROW_MAX], dyrow[POOL_ROW_MAX];
-    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+    float rowbuf[AMP_POOL_ROW_MAX + 64], best[AMP_POOL_ROW_MAX], dyrow[AMP_POOL_ROW_MAX];
+    for (int64_t q = 0; q < AMP_POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     memset(sum, 0, (size_t)in_plane * sizeof *sum);
     for (int64_t oh = 0; oh < c->out_h; oh++) {
@@ -233,66 +224,12 @@ static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when the vector task handles d (and fills c's geometry). */
-static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
-{
-    if (d->nspatial != 2 || d->dilation[0] != 1 || d->dilation[1] != 1)
-        return 0;
-    c->in_h = d->in_size[0];
-    c->in_w = d->in_size[1];
-    c->out_h = d->out_size[0];
-    c->out_w = d->out_size[1];
-    c->kh = d->kernel[0];
-    c->kw = d->kernel[1];
-    c->sh = d->stride[0];
-    c->sw = d->stride[1];
-    c->ph = d->padding[0];
-    c->pw = d->padding[1];
-    if (c->in_h < 1 || c->in_w < 1 || c->out_h < 1 || c->out_w < 1 || c->kh < 1 || c->kw < 1 || c->sh < 1 ||
-        c->sw < 1 || c->ph < 0 || c->pw < 0 || c->ph >= c->kh || c->pw >= c->kw)
-        return 0;
-    /* every window starts inside the input (so is not empty); the row
-     * buffer holds every tap and the row at its offset; indices fit int32 */
-    if ((c->out_h - 1) * c->sh - c->ph >= c->in_h || (c->out_w - 1) * c->sw - c->pw >= c->in_w)
-        return 0;
-    if (((c->out_w + 3) / 4 * 4 - 1) * c->sw + c->kw + 8 > POOL_ROW_MAX || c->pw + c->in_w > POOL_ROW_MAX ||
-        (c->out_w + 3) / 4 * 4 > POOL_ROW_MAX)
-        return 0;
-    if (c->in_h * c->in_w + ((c->out_w + 3) / 4 * 4 + 1) * c->sw + c->kw >= (int64_t)1 << 31)
-        return 0;
-    return 1;
-}
-
 /* 1 when done (else the caller runs the reference). */
 static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
                                   int relu)
 {
-    mpb_ctx c;
-    int threads = amp_get_threads();
-    int64_t in_plane;
-    if (!max_pool_backward_simple(d, &c))
-        return 0;
-    if (d->planes <= 0)
-        return 1;
-    c.t = t;
-    c.x = x;
-    c.dy = dy;
-    c.dx = dx;
-    c.relu = relu;
-    in_plane = c.in_h * c.in_w;
-    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
-    c.idx = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * ((c.out_w + 3) / 4 * 4)) * sizeof(int32_t));
-    if (c.sums == NULL || c.idx == NULL) {
-        amp_scratch_free(c.sums);
-        amp_scratch_free(c.idx);
-        return 0;
-    }
-    if ((size_t)(d->planes * in_plane) < ((size_t)1 << 17))
-        threads = 1;
-    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
-    amp_scratch_free(c.sums);
-    amp_scratch_free(c.idx);
-    return 1;
+    /* (+ 8: pool_tap's loads past the last output) */
+    return amp_mpb_run(t, d, x, dy, dx, relu, 4, 8, (size_t)1 << 17, max_pool_backward_task);
 }
 
 /* ---- adaptive_avg_pool to one position per plane -------------------------------- */
@@ -331,19 +268,12 @@ static AMP_ALWAYS_INLINE void global_avg_pool(amp_dtype t, int nspatial, int64_t
             acc = vdivq_f32(acc, vdupq_n_f32((float)in_size[d]));
         neon_store4(t, (char *)y + (size_t)p * es, acc);
     }
-    for (; p < planes; p++) {
-        float sum = 0;
-        for (int64_t i = 0; i < in_plane; i++)
-            sum += amp_ld(t, x, p * in_plane + i);
-        for (int d = 0; d < nspatial; d++)
-            sum /= (float)in_size[d];
-        amp_st(t, y, p, sum);
-    }
+    amp_global_avg_pool_planes(t, nspatial, p, planes, in_size, in_plane, x, y);
 }
 
-/* Every input element of plane p gets the same share, the reference's own
- * (dy[p] divided by each dim's window size in turn, in float, then added
- * to the zero its sum starts from), rounded to t once. */
+/* Every input element of plane p gets the same share
+ * (frame/pool_form.h's amp_global_avg_pool_backward), stored
+ * 8 halves or 4 floats at a time. */
 static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
                                      int64_t in_plane, const void *dy, void *dx)
 {
@@ -387,41 +317,9 @@ AMP_FOR_EACH_KERNEL_DTYPE(NEON_OWN)
         if (!max_pool_fast(AMP_DTYPE_##T, d, x, y, indices))                                      \
             amp_ref_max_pool_##T(d, x, y, indices);                                               \
     }                                                                                             \
-    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
-                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
-    {                                                                                             \
-        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
-            amp_ref_max_pool_backward_##T(d, x, dy, dx);                                          \
-    }                                                                                             \
-    static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
-                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
-    {                                                                                             \
-        if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
-            return;                                                                               \
-        /* the two kernels in turn, the relu's in place */                                        \
-        amp_ref_max_pool_backward_##T(d, x, dy, dx);                                              \
-        amp_isa_neon_relu_backward_##T(pool_input_numel(d), x, x, dx, dx);                        \
-    }                                                                                             \
-    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
-                                      const int64_t *out_size, const AMP_CTYPE_##T *x,            \
-                                      AMP_CTYPE_##T *y)                                           \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);            \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);             \
-    }                                                                                             \
-    static void adaptive_avg_pool_backward_##T(int nspatial, int64_t planes, const int64_t *in_size, \
-                                               const int64_t *out_size, const AMP_CTYPE_##T *dy,  \
-                                               AMP_CTYPE_##T *dx)                                 \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool_backward(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, dy, dx);  \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_backward_##T(nspatial, planes, in_size, out_size, dy, dx);   \
-    }
+    AMP_GLOBAL_AVG_POOL_ENTRY(T, global_avg_pool)                                                                                             \
+    AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, AMP_MPB_REF, RELU_BW, global_avg_pool_backward)
+#define RELU_BW(T, n, x, dx) amp_isa_neon_relu_backward_##T(n, x, x, dx, dx)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
 /* This file's kernels of the sets: X(kernel, implementation). */

@@ -28,6 +28,10 @@
  *  adaptive_avg_pool_backward (one output per plane)  one share per plane
  *                  written over the plane.
  *
+ * The drivers (contexts, scalars, tasks, geometry checks, entries) are
+ * frame/norm_backward_form.h's, pool_form.h's and sgd_form.h's; this file
+ * holds the vector loops.
+ *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
  */
@@ -36,6 +40,8 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/norm_backward_form.h"
+#include "frame/pool_form.h"
 #include "frame/sgd_form.h"
 #include "ref/ref_window.h"
 #include "avx2_store.h"
@@ -101,39 +107,14 @@ static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void 
 
 /* ---- batch_norm_backward, running statistics ------------------------------------- */
 
-typedef struct {
-    amp_dtype t, pt;
-    int64_t N, C, HxW;
-    const void *x, *mean, *var, *weight;
-    double eps;
-    const void *dy;
-    void *dx, *dweight, *dbias;
-    int64_t per_task; /* channels per task */
-} bn_bw_ctx;
-
-/* The reference's tree over 16 lanes: a[l] += a[l + w] for w = 8, 4, 2, 1. */
-static float sum16_tree(float a[16])
-{
-    for (int w = 8; w >= 1; w /= 2)
-        for (int l = 0; l < w; l++)
-            a[l] += a[l + w];
-    return a[0];
-}
-
 /* [N, C] (HxW 1): 8 channels from c0 (nc of them) side by side, each
  * summed over n in its own lane (the reference's lane 0; its tree adds 15
  * empty lanes' +0 to a sum begun at +0, which changes nothing). */
-TARGET static AMP_ALWAYS_INLINE void bn_backward_rows(const bn_bw_ctx *c, int64_t c0, int64_t nc, const amp_dtype t)
+TARGET static AMP_ALWAYS_INLINE void bn_backward_rows(const amp_bn_bw_ctx *c, int64_t c0, int64_t nc, const amp_dtype t)
 {
-    const amp_dtype pt = c->pt;
     const size_t es = avx2_size_of(t), n8 = (size_t)nc;
     float wv[8], meanv[8], rstdv[8], sdy[8], sdx[8];
-    for (int64_t l = 0; l < 8; l++) {
-        const int64_t ch = c0 + (l < nc ? l : 0);
-        wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-        meanv[l] = amp_ld(pt, c->mean, ch);
-        rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
-    }
+    amp_bn_bw_lane_scalars(c, c0, nc, 8, wv, meanv, rstdv);
     const __m256 vw = _mm256_loadu_ps(wv), vm = _mm256_loadu_ps(meanv), vr = _mm256_loadu_ps(rstdv);
     __m256 sum_dy = _mm256_setzero_ps(), sum_dy_xhat = _mm256_setzero_ps();
     for (int64_t n = 0; n < c->N; n++) {
@@ -150,26 +131,19 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_rows(const bn_bw_ctx *c, int64_
     }
     _mm256_storeu_ps(sdy, sum_dy);
     _mm256_storeu_ps(sdx, sum_dy_xhat);
-    for (int64_t l = 0; l < nc; l++) {
-        if (c->dweight != NULL)
-            amp_st(pt, c->dweight, c0 + l, sdx[l]);
-        if (c->dbias != NULL)
-            amp_st(pt, c->dbias, c0 + l, sdy[l]);
-    }
+    amp_bn_bw_store(c, c0, nc, sdy, sdx);
 }
 
 /* One channel, HxW > 1: lanes 0-7 and 8-15 of the reference's 16 in two
  * vectors, 16 positions a step; a row's tail adds only its own lanes. */
-TARGET static AMP_ALWAYS_INLINE void bn_backward_channel(const bn_bw_ctx *c, int64_t ch, const amp_dtype t)
+TARGET static AMP_ALWAYS_INLINE void bn_backward_channel(const amp_bn_bw_ctx *c, int64_t ch, const amp_dtype t)
 {
-    const amp_dtype pt = c->pt;
     const size_t es = avx2_size_of(t);
     const int64_t HxW = c->HxW;
-    const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-    const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+    float w, mean, rstd, dy16[16], dx16[16];
+    amp_bn_bw_scalars(c, ch, &w, &mean, &rstd);
     const __m256 vw = _mm256_set1_ps(w), vr = _mm256_set1_ps(rstd), vm = _mm256_set1_ps(mean);
     __m256 dy_lo = _mm256_setzero_ps(), dy_hi = dy_lo, dx_lo = dy_lo, dx_hi = dy_lo;
-    float lanes[16];
     for (int64_t n = 0; n < c->N; n++) {
         const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
         const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
@@ -197,19 +171,14 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_channel(const bn_bw_ctx *c, int
                                     on);
         }
     }
-    _mm256_storeu_ps(lanes, dy_lo);
-    _mm256_storeu_ps(lanes + 8, dy_hi);
-    const float sdy = sum16_tree(lanes);
-    _mm256_storeu_ps(lanes, dx_lo);
-    _mm256_storeu_ps(lanes + 8, dx_hi);
-    const float sdx = sum16_tree(lanes);
-    if (c->dweight != NULL)
-        amp_st(pt, c->dweight, ch, sdx);
-    if (c->dbias != NULL)
-        amp_st(pt, c->dbias, ch, sdy);
+    _mm256_storeu_ps(dy16, dy_lo);
+    _mm256_storeu_ps(dy16 + 8, dy_hi);
+    _mm256_storeu_ps(dx16, dx_lo);
+    _mm256_storeu_ps(dx16 + 8, dx_hi);
+    amp_bn_bw_store16(c, ch, dy16, dx16);
 }
 
-TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_t task, const amp_dtype t)
+TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
 {
     const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task;
     if (c->HxW == 1) {
@@ -223,7 +192,7 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_
 
 TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
 {
-    const bn_bw_ctx *c = ctx;
+    const amp_bn_bw_ctx *c = ctx;
     (void)slot;
     switch (c->t) {
     case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
@@ -232,56 +201,17 @@ TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
     }
 }
 
-static void batch_norm_backward_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
-                                     const void *mean, const void *var, const void *weight, double eps,
-                                     const void *dy, void *dx, void *dweight, void *dbias)
+static void batch_norm_backward_fast(amp_bn_bw_ctx *c)
 {
-    /* as few channels per task as keep a task at 32K elements or more, so
-     * that the threads can balance */
-    bn_bw_ctx c = { t, pt, N, C, HxW, x, mean, var, weight, eps, dy, dx, dweight, dbias, 16 };
-    int threads = amp_get_threads();
-    if (C <= 0)
-        return;
-    if (HxW > 1) {
-        const int64_t per_channel = N * HxW;
-        c.per_task = per_channel >= 32768 ? 1 : (32768 + per_channel - 1) / per_channel;
-        if (c.per_task > 16)
-            c.per_task = 16;
-    }
-    if ((size_t)(N * C * HxW) < AVX2_PARALLEL_MIN)
-        threads = 1;
-    amp_parallel_run(threads, (C + c.per_task - 1) / c.per_task, bn_backward_task, &c);
+    amp_bn_bw_run(c, AVX2_PARALLEL_MIN, bn_backward_task);
 }
 
 /* ---- sgd ---------------------------------------------------------------------------- */
 
-typedef struct {
-    amp_dtype t;
-    void *p, *buf;
-    const void *g;
-    float lr, m, keep, wd;
-    int use_wd, use_m, maximize, nesterov, first;
-} sgd_ctx;
+#define SGD_NEG(v) _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u)))
+AMP_SGD_STEP(TARGET, sgd8, __m256, _mm256_add_ps, _mm256_mul_ps, _mm256_sub_ps, _mm256_set1_ps, SGD_NEG)
 
-/* The reference's step: d = g (negated to maximize), + wd p, the momentum
- * buffer b = first ? d : m b + keep d, d = nesterov ? d + m b : b, p - lr d;
- * each flag a constant in the specialized loops below. */
-TARGET static AMP_ALWAYS_INLINE __m256 sgd8(const sgd_ctx *c, __m256 pi, __m256 d, __m256 *b, int maximize,
-                                            int use_wd, int use_m, int first, int nesterov)
-{
-    if (maximize)
-        d = _mm256_xor_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u)));
-    if (use_wd)
-        d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(c->wd), pi));
-    if (use_m) {
-        *b = first ? d
-                   : _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(c->m), *b), _mm256_mul_ps(_mm256_set1_ps(c->keep), d));
-        d = nesterov ? _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(c->m), *b)) : *b;
-    }
-    return _mm256_sub_ps(pi, _mm256_mul_ps(_mm256_set1_ps(c->lr), d));
-}
-
-TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end, int maximize,
+TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c, size_t begin, size_t end, int maximize,
                                               int use_wd, int use_m, int first, int nesterov)
 {
     const size_t es = avx2_size_of(t);
@@ -319,59 +249,10 @@ TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, siz
     }
 }
 
-/* The common steps (momentum, no weight decay, plain) specialized per
- * dtype and first step; every other combination in one loop that tests
- * its flags. */
-TARGET static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end)
-{
-    if (c->use_m && !c->maximize && !c->use_wd && !c->nesterov) {
-        if (c->first)
-            sgd_loop(t, c, begin, end, 0, 0, 1, 1, 0);
-        else
-            sgd_loop(t, c, begin, end, 0, 0, 1, 0, 0);
-    } else {
-        sgd_loop(t, c, begin, end, c->maximize, c->use_wd, c->use_m, c->first, c->nesterov);
-    }
-}
-
-TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
-{
-    const sgd_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;
-    case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;
-    default: sgd_dtype(AMP_F32, c, begin, end); break;
-    }
-}
-
-static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
-                     int32_t found_inf)
-{
-    /* the reference's scalars, rounded to f32 as it rounds them */
-    sgd_ctx c;
-    if (found_inf)
-        return;
-    c.t = t;
-    c.p = p;
-    c.buf = buf;
-    c.g = g;
-    AMP_SGD_SCALARS_FILL(c, h, step);
-    avx2_run_chunked(n, 1, sgd_body, &c);
-}
+#define SGD_RUN(n, body, c) avx2_run_chunked(n, 1, body, c)
+AMP_SGD_DRIVER(TARGET, SGD_RUN)
 
 /* ---- max_pool_backward, 2-d, dilation 1 ------------------------------------------ */
-
-#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
-
-typedef struct {
-    amp_dtype t;
-    int64_t in_h, in_w, out_h, out_w, kh, kw, sh, sw, ph, pw;
-    const void *x, *dy;
-    void *dx;
-    float *sums;  /* in_h in_w floats per pool slot */
-    int32_t *idx; /* out_w indices (rounded up to 8) per pool slot */
-    int relu;     /* max_pool_relu_backward: dx through the relu whose output x is */
-} mpb_ctx;
 
 /* rowbuf[base + k + i sw] for lanes i, as x86/avx2_eltwise.c's pool_tap. */
 TARGET static AMP_ALWAYS_INLINE __m256 tap8(const float *base, int64_t k, int64_t sw, __m256i lane_sw)
@@ -387,7 +268,7 @@ TARGET static AMP_ALWAYS_INLINE __m256 tap8(const float *base, int64_t k, int64_
 
 /* The window's rows of output row oh: each lane's best value and its flat
  * input index into idx, the row's dy as f32 into dyrow. */
-TARGET static void mpb_choose_row(const mpb_ctx *c, const char *x, int64_t oh, float *rowbuf, int32_t *idx)
+TARGET static void mpb_choose_row(const amp_mpb_ctx *c, const char *x, int64_t oh, float *rowbuf, int32_t *idx)
 {
     const amp_dtype t = c->t;
     const size_t es = avx2_size_of(t);
@@ -412,7 +293,7 @@ TARGET static void mpb_choose_row(const mpb_ctx *c, const char *x, int64_t oh, f
         for (int64_t v = 0; v < nvec; v++) {
             const float *base = rowbuf + v * 8 * sw;
             const __m256i at0 = _mm256_add_epi32(lane_sw, _mm256_set1_epi32((int)(r * in_w + v * 8 * sw - pw)));
-            __m256 b = r == r0 ? _mm256_set1_ps(-INFINITY) : _mm256_load_ps(rowbuf + POOL_ROW_MAX + 64 + v * 8);
+            __m256 b = r == r0 ? _mm256_set1_ps(-INFINITY) : _mm256_load_ps(rowbuf + AMP_POOL_ROW_MAX + 64 + v * 8);
             __m256i bi = _mm256_loadu_si256((const __m256i *)(idx + v * 8));
             for (int64_t k = 0; k < kw; k++) {
                 const __m256 xv = tap8(base, k, sw, lane_sw);
@@ -420,7 +301,7 @@ TARGET static void mpb_choose_row(const mpb_ctx *c, const char *x, int64_t oh, f
                 b = _mm256_blendv_ps(b, xv, take);
                 bi = _mm256_blendv_epi8(bi, _mm256_add_epi32(at0, _mm256_set1_epi32((int)k)), _mm256_castps_si256(take));
             }
-            _mm256_store_ps(rowbuf + POOL_ROW_MAX + 64 + v * 8, b);
+            _mm256_store_ps(rowbuf + AMP_POOL_ROW_MAX + 64 + v * 8, b);
             _mm256_storeu_si256((__m256i *)(idx + v * 8), bi);
         }
     }
@@ -428,7 +309,7 @@ TARGET static void mpb_choose_row(const mpb_ctx *c, const char *x, int64_t oh, f
 
 TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
 {
-    const mpb_ctx *c = ctx;
+    const amp_mpb_ctx *c = ctx;
     const amp_dtype t = c->t;
     const size_t es = avx2_size_of(t);
     const int64_t out_w = c->out_w, in_plane = c->in_h * c->in_w, nvec = (out_w + 7) / 8;
@@ -438,9 +319,9 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     float *sum = c->sums + (size_t)slot * (size_t)in_plane;
     int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 8);
     /* the padded row (-inf around it), then each lane's best so far */
-    float rowbuf[2 * POOL_ROW_MAX + 64] __attribute__((aligned(32)));
-    float dyrow[POOL_ROW_MAX]; /* out_w <= POOL_ROW_MAX (max_pool_backward_simple) */
-    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+    float rowbuf[2 * AMP_POOL_ROW_MAX + 64] __attribute__((aligned(32)));
+    float dyrow[AMP_POOL_ROW_MAX]; /* out_w <= AMP_POOL_ROW_MAX (amp_mpb_simple) */
+    for (int64_t q = 0; q < AMP_POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     memset(sum, 0, (size_t)in_plane * sizeof *sum);
     for (int64_t oh = 0; oh < c->out_h; oh++) {
@@ -466,95 +347,12 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when the vector task handles d (and fills c's geometry). */
-static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
-{
-    if (d->nspatial != 2 || d->dilation[0] != 1 || d->dilation[1] != 1)
-        return 0;
-    c->in_h = d->in_size[0];
-    c->in_w = d->in_size[1];
-    c->out_h = d->out_size[0];
-    c->out_w = d->out_size[1];
-    c->kh = d->kernel[0];
-    c->kw = d->kernel[1];
-    c->sh = d->stride[0];
-    c->sw = d->stride[1];
-    c->ph = d->padding[0];
-    c->pw = d->padding[1];
-    if (c->in_h < 1 || c->in_w < 1 || c->out_h < 1 || c->out_w < 1 || c->kh < 1 || c->kw < 1 || c->sh < 1 ||
-        c->sw < 1 || c->ph < 0 || c->pw < 0 || c->ph >= c->kh || c->pw >= c->kw)
-        return 0;
-    /* every window starts inside the input (so is not empty); the row
-     * buffer holds every tap and the row at its offset; indices fit int32 */
-    if ((c->out_h - 1) * c->sh - c->ph >= c->in_h || (c->out_w - 1) * c->sw - c->pw >= c->in_w)
-        return 0;
-    if (((c->out_w + 7) / 8 * 8 - 1) * c->sw + c->kw + 8 > POOL_ROW_MAX || c->pw + c->in_w > POOL_ROW_MAX ||
-        (c->out_w + 7) / 8 * 8 > POOL_ROW_MAX)
-        return 0;
-    if (c->in_h * c->in_w + ((c->out_w + 7) / 8 * 8 + 1) * c->sw + c->kw >= (int64_t)1 << 31)
-        return 0;
-    return 1;
-}
-
 /* 1 when done (else the caller runs the reference). */
 static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
                                   int relu)
 {
-    mpb_ctx c;
-    int threads = amp_get_threads();
-    int64_t in_plane;
-    if (!max_pool_backward_simple(d, &c))
-        return 0;
-    if (d->planes <= 0)
-        return 1;
-    c.t = t;
-    c.x = x;
-    c.dy = dy;
-    c.dx = dx;
-    c.relu = relu;
-    in_plane = c.in_h * c.in_w;
-    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
-    c.idx = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * ((c.out_w + 7) / 8 * 8)) * sizeof(int32_t));
-    if (c.sums == NULL || c.idx == NULL) {
-        amp_scratch_free(c.sums);
-        amp_scratch_free(c.idx);
-        return 0;
-    }
-    if ((size_t)(d->planes * in_plane) < AVX2_PARALLEL_MIN)
-        threads = 1;
-    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
-    amp_scratch_free(c.sums);
-    amp_scratch_free(c.idx);
-    return 1;
-}
-
-/* ---- adaptive_avg_pool_backward to one position per plane --------------------------
- * Every input element of plane p gets the same share, the reference's own
- * (dy[p] divided by each dim's window size in turn, in float, then added
- * to the zero its sum starts from), rounded to t once; so each plane is
- * one value written in_plane times (as x86/avx512_backward.c's). */
-static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
-                                     int64_t in_plane, const void *dy, void *dx)
-{
-    const size_t es = avx2_size_of(t);
-    for (int64_t p = 0; p < planes; p++) {
-        float share = amp_ld(t, dy, p);
-        unsigned char v[4];
-        for (int i = 0; i < nspatial; i++)
-            share /= (float)in_size[i];
-        amp_st(t, v, 0, 0.0f + share);
-        if (es == 2) {
-            uint16_t h, *o = (uint16_t *)dx + (size_t)(p * in_plane);
-            memcpy(&h, v, 2);
-            for (int64_t i = 0; i < in_plane; i++)
-                o[i] = h;
-        } else {
-            uint32_t w, *o = (uint32_t *)dx + (size_t)(p * in_plane);
-            memcpy(&w, v, 4);
-            for (int64_t i = 0; i < in_plane; i++)
-                o[i] = w;
-        }
-    }
+    /* (+ 8: tap8's loads past the last output) */
+    return amp_mpb_run(t, d, x, dy, dx, relu, 8, 8, AVX2_PARALLEL_MIN, max_pool_backward_task);
 }
 
 /* ---- table entries ------------------------------------------------------------------ */
@@ -568,54 +366,13 @@ static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, 
         else                                                                                      \
             relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                      \
     }                                                                                             \
-    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
-                                        amp_dtype pt, const void *rm, const void *rv,             \
-                                        const void *w, int training, double eps,                  \
-                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
-                                        void *db)                                                 \
-    {                                                                                             \
-        if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 ||          \
-            HxW <= 0)                                                                             \
-            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
-                                            dw, db);                                              \
-        else                                                                                      \
-            batch_norm_backward_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, eps, dy, dx, dw,  \
-                                     db);                                                         \
-    }                                                                                             \
-    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
-                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
-    {                                                                                             \
-        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
-            amp_ref_max_pool_backward_##T(d, x, dy, dx);                                          \
-    }                                                                                             \
-    static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
-                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
-    {                                                                                             \
-        if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
-            return;                                                                               \
-        /* the two kernels in turn, the relu's in place */                                        \
-        amp_ref_max_pool_backward_##T(d, x, dy, dx);                                              \
-        relu_backward_fast(AMP_DTYPE_##T, pool_input_numel(d), x, dx, dx);                        \
-    }                                                                                             \
-    static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
-                        const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \
-    {                                                                                             \
-        sgd_fast(AMP_DTYPE_##T, n, p, g, buf, h, step, found_inf);                                \
-    }                                                                                             \
-    static void adaptive_avg_pool_backward_##T(int nspatial, int64_t planes, const int64_t *in_size, \
-                                               const int64_t *out_size, const AMP_CTYPE_##T *dy,  \
-                                               AMP_CTYPE_##T *dx)                                 \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool_backward(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, dy, dx);  \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_backward_##T(nspatial, planes, in_size, out_size, dy, dx);   \
-    }
+    AMP_BN_BACKWARD_ENTRY(T, batch_norm_backward_fast)                                            \
+    AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, AMP_MPB_REF, RELU_BW,                   \
+                              amp_global_avg_pool_backward)                                       \
+    AMP_SGD_ENTRY(T)
+#define RELU_BW(T, n, x, dx) relu_backward_fast(AMP_DTYPE_##T, n, x, dx, dx)
 
-ENTRIES(f32)
-ENTRIES(bf16)
-ENTRIES(f16)
+AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
 /* This file's kernels of the set: X(kernel, implementation). */
 #define BACKWARD_OF(X, T)                                                                         \

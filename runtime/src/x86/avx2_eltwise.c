@@ -22,6 +22,7 @@
 
 #include "amprt_internal.h"
 #include "ref/ref_window.h"
+#include "frame/pool_form.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -325,7 +326,6 @@ TARGET static void bn_body(const void *c_, size_t begin, size_t end)
  * found the same way row by row.  Pools whose ring would not fit, or
  * whose rows the buffer does not hold, go to the reference. */
 
-#define POOL_ROW_MAX 4096
 #define POOL_RING_VECS 512
 
 typedef struct {
@@ -363,10 +363,10 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
     const int64_t ph = g->padding[1], pw = g->padding[2], in_h = g->in[1], in_w = g->in[2];
     const int64_t out_h = g->out[1], out_w = g->out[2], nvec = (out_w + 7) / 8;
     /* (+ 64: whole-vector taps read past the last output's) */
-    float rowbuf[POOL_ROW_MAX + 64] __attribute__((aligned(32)));
+    float rowbuf[AMP_POOL_ROW_MAX + 64] __attribute__((aligned(32)));
     __m256 ring[POOL_RING_VECS];
     const __m256i lane = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)sw));
-    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+    for (int64_t q = 0; q < AMP_POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     for (size_t plane = begin; plane < end; plane++) {
         const char *xp = (const char *)c->x + plane * (size_t)(in_h * in_w) * es;
@@ -415,8 +415,8 @@ static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, vo
         simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
     /* every tap (of whole vectors of outputs) and the row at its offset
      * inside the row buffer, gather offsets in 32 bits, the ring held */
-    simple = simple && ((c.g.out[2] + 7) / 8 * 8 - 1) * c.g.stride[2] + c.g.kernel[2] + 8 <= POOL_ROW_MAX &&
-             c.g.padding[2] + c.g.in[2] <= POOL_ROW_MAX && c.g.kernel[1] * ((c.g.out[2] + 7) / 8) <= POOL_RING_VECS;
+    simple = simple && ((c.g.out[2] + 7) / 8 * 8 - 1) * c.g.stride[2] + c.g.kernel[2] + 8 <= AMP_POOL_ROW_MAX &&
+             c.g.padding[2] + c.g.in[2] <= AMP_POOL_ROW_MAX && c.g.kernel[1] * ((c.g.out[2] + 7) / 8) <= POOL_RING_VECS;
     if (!simple) {
         switch (t) {
         case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
@@ -465,14 +465,7 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
             acc = _mm256_div_ps(acc, _mm256_set1_ps((float)in_size[d]));
         avx2_store8(t, (char *)y + (size_t)p * es, acc);
     }
-    for (; p < planes; p++) {
-        float sum = 0;
-        for (int64_t i = 0; i < in_plane; i++)
-            sum += amp_ld(t, x, p * in_plane + i);
-        for (int d = 0; d < nspatial; d++)
-            sum /= (float)in_size[d];
-        amp_st(t, y, p, sum);
-    }
+    amp_global_avg_pool_planes(t, nspatial, p, planes, in_size, in_plane, x, y);
 }
 
 /* ---- table entries ------------------------------------------------------------ */
@@ -518,16 +511,7 @@ static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, cons
     {                                                                                             \
         max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
     }                                                                                             \
-    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
-                                      const int64_t *out_size, const AMP_CTYPE_##T *x,            \
-                                      AMP_CTYPE_##T *y)                                           \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);            \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);             \
-    }
+    AMP_GLOBAL_AVG_POOL_ENTRY(T, global_avg_pool)
 
 ENTRIES(f32)
 ENTRIES(bf16)

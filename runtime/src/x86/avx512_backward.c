@@ -36,6 +36,10 @@
  *                  (see its section); other geometries go to
  *                  x86/avx512_eltwise.c's (amp_avx512_max_pool_backward_any).
  *
+ * The drivers (contexts, scalars, tasks, geometry checks, entries) are
+ * frame/norm_backward_form.h's, pool_form.h's and sgd_form.h's; this file
+ * holds the vector loops.
+ *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill (through amp_isa_avx512_fill_backward) after
  * dispatch.c's CPU check.
@@ -45,6 +49,8 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/norm_backward_form.h"
+#include "frame/pool_form.h"
 #include "frame/sgd_form.h"
 #include "avx512_store.h"
 #include "ref/ref_window.h"
@@ -177,36 +183,14 @@ static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void 
 
 /* ---- batch_norm_backward, running statistics ------------------------------------- */
 
-typedef struct {
-    amp_dtype t, pt;
-    int64_t N, C, HxW;
-    const void *x, *mean, *var, *weight;
-    double eps;
-    const void *dy;
-    void *dx, *dweight, *dbias;
-    int64_t per_task; /* channels per task (16 where HxW is 1: a lane each) */
-} bn_bw_ctx;
-
-/* The reference's tree over 16 lanes (ref_backward_norm.inc's sum16):
- * a[l] += a[l + w] for w = 8, 4, 2, 1. */
-static float sum16_tree(float a[16])
-{
-    for (int w = 8; w >= 1; w /= 2)
-        for (int l = 0; l < w; l++)
-            a[l] += a[l + w];
-    return a[0];
-}
-
 /* Channels [per_task task, + per_task).  Each channel's sums as the
  * reference takes them: 16 lanes, lane s mod 16 of each image's row, in
  * (n, s) order (a row's vectors straight from memory, its tail masked),
  * then the reference's tree; dx = (g w) rstd in the same pass. */
-TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_t task, const amp_dtype t)
+TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
 {
-    const amp_dtype pt = c->pt;
     const size_t es = amp_dtype_size(t);
     const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task, HxW = c->HxW;
-    float lanes[16];
     if (HxW == 1) {
         /* [N, C]: the 16 channels of an image side by side, each summed
          * over n in its own lane (the reference's lane 0; its tree adds
@@ -214,12 +198,7 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_
          * nothing) */
         const __mmask16 m = tail_mask((size_t)nc);
         float wv[16], meanv[16], rstdv[16], sdy[16], sdx[16];
-        for (int64_t l = 0; l < 16; l++) {
-            const int64_t ch = c0 + (l < nc ? l : 0);
-            wv[l] = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-            meanv[l] = amp_ld(pt, c->mean, ch);
-            rstdv[l] = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
-        }
+        amp_bn_bw_lane_scalars(c, c0, nc, 16, wv, meanv, rstdv);
         const __m512 vw = _mm512_loadu_ps(wv), vm = _mm512_loadu_ps(meanv), vr = _mm512_loadu_ps(rstdv);
         __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
         for (int64_t n = 0; n < c->N; n++) {
@@ -231,21 +210,15 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_
         }
         _mm512_storeu_ps(sdy, sum_dy);
         _mm512_storeu_ps(sdx, sum_dy_xhat);
-        for (int64_t l = 0; l < nc; l++) {
-            if (c->dweight != NULL)
-                amp_st(pt, c->dweight, c0 + l, sdx[l]);
-            if (c->dbias != NULL)
-                amp_st(pt, c->dbias, c0 + l, sdy[l]);
-        }
+        amp_bn_bw_store(c, c0, nc, sdy, sdx);
         return;
     }
     for (int64_t l = 0; l < nc; l++) {
         const int64_t ch = c0 + l;
-        const float w = c->weight != NULL ? amp_ld(pt, c->weight, ch) : 1.0f;
-        const float mean = amp_ld(pt, c->mean, ch), rstd = 1 / sqrtf(amp_ld(pt, c->var, ch) + (float)c->eps);
+        float w, mean, rstd, dy16[16], dx16[16];
+        amp_bn_bw_scalars(c, ch, &w, &mean, &rstd);
         const __m512 vw = _mm512_set1_ps(w), vr = _mm512_set1_ps(rstd), vm = _mm512_set1_ps(mean);
         __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
-        float sdy, sdx;
         for (int64_t n = 0; n < c->N; n++) {
             const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
             const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
@@ -267,21 +240,16 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const bn_bw_ctx *c, int64_
                                                  _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
             }
         }
-        _mm512_storeu_ps(lanes, sum_dy);
-        sdy = sum16_tree(lanes);
-        _mm512_storeu_ps(lanes, sum_dy_xhat);
-        sdx = sum16_tree(lanes);
-        if (c->dweight != NULL)
-            amp_st(pt, c->dweight, ch, sdx);
-        if (c->dbias != NULL)
-            amp_st(pt, c->dbias, ch, sdy);
+        _mm512_storeu_ps(dy16, sum_dy);
+        _mm512_storeu_ps(dx16, sum_dy_xhat);
+        amp_bn_bw_store16(c, ch, dy16, dx16);
     }
 }
 
 /* Per storage dtype, so that load16 and store16 compile to their one case. */
 TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
 {
-    const bn_bw_ctx *c = ctx;
+    const amp_bn_bw_ctx *c = ctx;
     (void)slot;
     switch (c->t) {
     case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
@@ -290,58 +258,18 @@ TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
     }
 }
 
-static void batch_norm_backward_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
-                                     const void *mean, const void *var, const void *weight, double eps,
-                                     const void *dy, void *dx, void *dweight, void *dbias)
+static void batch_norm_backward_fast(amp_bn_bw_ctx *c)
 {
-    /* Channels are independent where HxW > 1: as few per task as keep a
-     * task at 32K elements or more, so that the threads can balance
-     * (resnet18's stem, 64 channels, was 4 tasks on 2 threads). */
-    bn_bw_ctx c = { t, pt, N, C, HxW, x, mean, var, weight, eps, dy, dx, dweight, dbias, 16 };
-    int threads = amp_get_threads();
-    if (C <= 0)
-        return;
-    if (HxW > 1) {
-        const int64_t per_channel = N * HxW;
-        c.per_task = per_channel >= 32768 ? 1 : (32768 + per_channel - 1) / per_channel;
-        if (c.per_task > 16)
-            c.per_task = 16;
-    }
-    if ((size_t)(N * C * HxW) < PARALLEL_MIN)
-        threads = 1;
-    amp_parallel_run(threads, (C + c.per_task - 1) / c.per_task, bn_backward_task, &c);
+    amp_bn_bw_run(c, PARALLEL_MIN, bn_backward_task);
 }
 
 /* ---- sgd ---------------------------------------------------------------------------- */
 
-typedef struct {
-    amp_dtype t;
-    void *p, *buf;
-    const void *g;
-    float lr, m, keep, wd;
-    int use_wd, use_m, maximize, nesterov, first;
-} sgd_ctx;
+/* One element vector of the reference's step (frame/sgd_form.h). */
+#define SGD_NEG(v) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)))
+AMP_SGD_STEP(TARGET, sgd16, __m512, _mm512_add_ps, _mm512_mul_ps, _mm512_sub_ps, _mm512_set1_ps, SGD_NEG)
 
-/* One element vector of the reference's step: d = g (negated to
- * maximize), + wd p, the momentum buffer b = first ? d : m b + keep d,
- * d = nesterov ? d + m b : b, p - lr d; each flag a constant in the
- * specialized loops below. */
-TARGET static AMP_ALWAYS_INLINE __m512 sgd16(const sgd_ctx *c, __m512 pi, __m512 d, __m512 *b, int maximize,
-                                             int use_wd, int use_m, int first, int nesterov)
-{
-    if (maximize)
-        d = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(d), _mm512_set1_epi32((int)0x80000000u)));
-    if (use_wd)
-        d = _mm512_add_ps(d, _mm512_mul_ps(_mm512_set1_ps(c->wd), pi));
-    if (use_m) {
-        *b = first ? d
-                   : _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(c->m), *b), _mm512_mul_ps(_mm512_set1_ps(c->keep), d));
-        d = nesterov ? _mm512_add_ps(d, _mm512_mul_ps(_mm512_set1_ps(c->m), *b)) : *b;
-    }
-    return _mm512_sub_ps(pi, _mm512_mul_ps(_mm512_set1_ps(c->lr), d));
-}
-
-TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end, int maximize,
+TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c, size_t begin, size_t end, int maximize,
                                               int use_wd, int use_m, int first, int nesterov)
 {
     const size_t es = size_of_storage(t);
@@ -367,45 +295,7 @@ TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const sgd_ctx *c, siz
     }
 }
 
-/* The common steps (momentum, no weight decay, plain) specialized per
- * dtype and first step; every other combination in one loop that tests
- * its flags. */
-TARGET static AMP_ALWAYS_INLINE void sgd_dtype(amp_dtype t, const sgd_ctx *c, size_t begin, size_t end)
-{
-    if (c->use_m && !c->maximize && !c->use_wd && !c->nesterov) {
-        if (c->first)
-            sgd_loop(t, c, begin, end, 0, 0, 1, 1, 0);
-        else
-            sgd_loop(t, c, begin, end, 0, 0, 1, 0, 0);
-    } else {
-        sgd_loop(t, c, begin, end, c->maximize, c->use_wd, c->use_m, c->first, c->nesterov);
-    }
-}
-
-TARGET static void sgd_body(const void *c_, size_t begin, size_t end)
-{
-    const sgd_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: sgd_dtype(AMP_BF16, c, begin, end); break;
-    case AMP_F16: sgd_dtype(AMP_F16, c, begin, end); break;
-    default: sgd_dtype(AMP_F32, c, begin, end); break;
-    }
-}
-
-static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, const amp_sgd_hparams *h, int64_t step,
-                     int32_t found_inf)
-{
-    /* the reference's scalars, rounded to f32 as it rounds them */
-    sgd_ctx c;
-    if (found_inf)
-        return;
-    c.t = t;
-    c.p = p;
-    c.buf = buf;
-    c.g = g;
-    AMP_SGD_SCALARS_FILL(c, h, step);
-    run_chunked(n, sgd_body, &c);
-}
+AMP_SGD_DRIVER(TARGET, run_chunked)
 
 /* ---- max_pool_backward, 2-d, dilation 1 ---------------------------------------------
  * dx of max_pool: each output's dy added to the input element the forward
@@ -426,21 +316,9 @@ static void sgd_fast(amp_dtype t, size_t n, void *p, const void *g, void *buf, c
  * on x (relu_bw32 on x widened: the same lanes pass) as they are stored:
  * rounding then masking, or masking then rounding, gives the same bits. */
 
-#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
-
-typedef struct {
-    amp_dtype t;
-    int64_t in_h, in_w, out_h, out_w, kh, kw, sh, sw, ph, pw;
-    const void *x, *dy;
-    void *dx;
-    float *sums;   /* in_h in_w floats per pool slot */
-    int32_t *idx;  /* out_w indices per pool slot */
-    int relu;      /* max_pool_relu_backward: dx through the relu whose output x is */
-} mpb_ctx;
-
 TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
 {
-    const mpb_ctx *c = ctx;
+    const amp_mpb_ctx *c = ctx;
     const amp_dtype t = c->t;
     const size_t es = amp_dtype_size(t);
     const int64_t in_w = c->in_w, out_w = c->out_w, sw = c->sw, pw = c->pw, kw = c->kw;
@@ -450,21 +328,21 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     char *dx = (char *)c->dx + (size_t)(plane * in_plane) * es;
     float *sum = c->sums + (size_t)slot * (size_t)in_plane;
     int32_t *idx = c->idx + (size_t)slot * (size_t)(nvec * 16);
-    float rowbuf[POOL_ROW_MAX] __attribute__((aligned(64)));
-    float dyrow[POOL_ROW_MAX] __attribute__((aligned(64))); /* out_w <= POOL_ROW_MAX (see max_pool_backward_simple) */
-    __m512 best[POOL_ROW_MAX / 16];
-    __m512i bidx[POOL_ROW_MAX / 16];
+    float rowbuf[AMP_POOL_ROW_MAX] __attribute__((aligned(64)));
+    float dyrow[AMP_POOL_ROW_MAX] __attribute__((aligned(64))); /* out_w <= AMP_POOL_ROW_MAX (see amp_mpb_simple) */
+    __m512 best[AMP_POOL_ROW_MAX / 16];
+    __m512i bidx[AMP_POOL_ROW_MAX / 16];
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i lane_sw = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)sw));
-    for (int64_t q = 0; q < POOL_ROW_MAX; q++)
+    for (int64_t q = 0; q < AMP_POOL_ROW_MAX; q++)
         rowbuf[q] = -INFINITY;
     memset(sum, 0, (size_t)in_plane * sizeof *sum);
     /* Stride 2: the row buffer split into its even and odd elements
      * (evod[0], evod[1]), so that a tap of 16 outputs is one contiguous
      * load instead of a gather; when the split row fits. */
     const int64_t split = sw == 2 ? (nvec * 16 + (kw + 1) / 2 + 15) / 16 * 16 : 0;
-    const int use_split = sw == 2 && 2 * split <= POOL_ROW_MAX;
-    float evod[2][POOL_ROW_MAX / 2] __attribute__((aligned(64)));
+    const int use_split = sw == 2 && 2 * split <= AMP_POOL_ROW_MAX;
+    float evod[2][AMP_POOL_ROW_MAX / 2] __attribute__((aligned(64)));
     const __m512i even_i = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd_i = _mm512_add_epi32(even_i, _mm512_set1_epi32(1));
     for (int64_t oh = 0; oh < c->out_h; oh++) {
@@ -540,70 +418,19 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when the vector task handles d (and fills c's geometry). */
-static int max_pool_backward_simple(const amp_pool_desc *d, mpb_ctx *c)
-{
-    if (d->nspatial != 2 || d->dilation[0] != 1 || d->dilation[1] != 1)
-        return 0;
-    c->in_h = d->in_size[0];
-    c->in_w = d->in_size[1];
-    c->out_h = d->out_size[0];
-    c->out_w = d->out_size[1];
-    c->kh = d->kernel[0];
-    c->kw = d->kernel[1];
-    c->sh = d->stride[0];
-    c->sw = d->stride[1];
-    c->ph = d->padding[0];
-    c->pw = d->padding[1];
-    if (c->in_h < 1 || c->in_w < 1 || c->out_h < 1 || c->out_w < 1 || c->kh < 1 || c->kw < 1 || c->sh < 1 ||
-        c->sw < 1 || c->ph < 0 || c->pw < 0 || c->ph >= c->kh || c->pw >= c->kw)
-        return 0;
-    /* every window starts inside the input (so is not empty); the row
-     * buffer holds every tap and the row at its offset; indices fit int32 */
-    if ((c->out_h - 1) * c->sh - c->ph >= c->in_h || (c->out_w - 1) * c->sw - c->pw >= c->in_w)
-        return 0;
-    if (((c->out_w + 15) / 16 * 16 - 1) * c->sw + c->kw > POOL_ROW_MAX || c->pw + c->in_w > POOL_ROW_MAX)
-        return 0;
-    if (c->in_h * c->in_w + ((c->out_w + 15) / 16 * 16 + 1) * c->sw + c->kw >= (int64_t)1 << 31)
-        return 0;
-    return 1;
-}
-
 /* 1 when done (else the caller runs the previous kernel). */
 static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
                                   int relu)
 {
-    mpb_ctx c;
-    int threads = amp_get_threads();
-    int64_t in_plane, idx_per_slot;
-    if (!max_pool_backward_simple(d, &c))
-        return 0;
-    if (d->planes <= 0)
-        return 1;
-    c.t = t;
-    c.x = x;
-    c.dy = dy;
-    c.dx = dx;
-    c.relu = relu;
-    in_plane = c.in_h * c.in_w;
-    idx_per_slot = (c.out_w + 15) / 16 * 16;
-    c.sums = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * in_plane) * sizeof(float));
-    c.idx = amp_scratch_alloc((size_t)(AMP_MAX_THREADS * idx_per_slot) * sizeof(int32_t));
-    if (c.sums == NULL || c.idx == NULL) {
-        amp_scratch_free(c.sums);
-        amp_scratch_free(c.idx);
-        return 0;
-    }
-    if ((size_t)(d->planes * in_plane) < PARALLEL_MIN)
-        threads = 1;
-    amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
-    amp_scratch_free(c.sums);
-    amp_scratch_free(c.idx);
-    return 1;
+    /* (the taps are masked loads: no slack past the last output) */
+    return amp_mpb_run(t, d, x, dy, dx, relu, 16, 0, PARALLEL_MIN, max_pool_backward_task);
 }
 
 /* ---- table entries ------------------------------------------------------------------ */
 
+/* (adaptive_avg_pool_backward to one position per plane: a global average
+ * pool's gradient, a classifier's head: resnet18's 8 x 512 planes of 7 x
+ * 7, 0.3 ms through the reference's window loops.) */
 #define ENTRIES(T)                                                                                \
     static void relu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,       \
                                   const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                     \
@@ -614,93 +441,14 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
         }                                                                                         \
         relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                          \
     }                                                                                             \
-    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, \
-                                        amp_dtype pt, const void *rm, const void *rv,             \
-                                        const void *w, int training, double eps,                  \
-                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw,     \
-                                        void *db)                                                 \
-    {                                                                                             \
-        if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 ||          \
-            HxW <= 0) {                                                                           \
-            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx,   \
-                                            dw, db);                                              \
-            return;                                                                               \
-        }                                                                                         \
-        batch_norm_backward_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, eps, dy, dx, dw, db); \
-    }                                                                                             \
-    static void max_pool_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,             \
-                                      const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                 \
-    {                                                                                             \
-        if (!max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 0))                              \
-            amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx);                        \
-    }                                                                                             \
-    static void max_pool_relu_backward_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x,        \
-                                           const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)            \
-    {                                                                                             \
-        if (max_pool_backward_fast(AMP_DTYPE_##T, d, x, dy, dx, 1))                               \
-            return;                                                                               \
-        /* the two kernels in turn, the relu's in place */                                        \
-        amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx);                            \
-        relu_backward_fast(AMP_DTYPE_##T, pool_input_numel(d), x, dx, dx);                        \
-    }                                                                                             \
-    static void sgd_##T(size_t n, AMP_CTYPE_##T *p, const AMP_CTYPE_##T *g, AMP_CTYPE_##T *buf,   \
-                        const amp_sgd_hparams *h, int64_t step, int32_t found_inf)                \
-    {                                                                                             \
-        sgd_fast(AMP_DTYPE_##T, n, p, g, buf, h, step, found_inf);                                \
-    }
+    AMP_BN_BACKWARD_ENTRY(T, batch_norm_backward_fast)                                            \
+    AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, MPB_ANY, RELU_BW,                        \
+                              amp_global_avg_pool_backward)                                       \
+    AMP_SGD_ENTRY(T)
+#define MPB_ANY(T, d, x, dy, dx) amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx)
+#define RELU_BW(T, n, x, dx) relu_backward_fast(AMP_DTYPE_##T, n, x, dx, dx)
 
-ENTRIES(f32)
-ENTRIES(bf16)
-ENTRIES(f16)
-
-/* ---- adaptive_avg_pool_backward to one position per plane --------------------------
- * A global average pool's gradient (a classifier's head: resnet18's 8 x
- * 512 planes of 7 x 7, 0.3 ms through the reference's window loops): every
- * input element of plane p gets the same share, the reference's own
- * (dy[p] divided by each dim's window size in turn, in float, then added
- * to the zero its sum starts from), rounded to t
- * once; so each plane is one value written in_plane times.  Other output
- * sizes go to the reference (global_pool_of, ref_window.h, decides). */
-static void global_avg_pool_backward(amp_dtype t, int nspatial, int64_t planes, const int64_t *in_size,
-                                     int64_t in_plane, const void *dy, void *dx)
-{
-    const size_t es = amp_dtype_size(t);
-    for (int64_t p = 0; p < planes; p++) {
-        /* (the reference's divisions by the padded dims' 1 change nothing
-         * but a signalling NaN's quiet bit, which 0 + share sets too) */
-        float share = amp_ld(t, dy, p);
-        unsigned char v[4];
-        for (int i = 0; i < nspatial; i++)
-            share /= (float)in_size[i];
-        amp_st(t, v, 0, 0.0f + share);
-        if (es == 2) {
-            uint16_t h, *o = (uint16_t *)dx + (size_t)(p * in_plane);
-            memcpy(&h, v, 2);
-            for (int64_t i = 0; i < in_plane; i++)
-                o[i] = h;
-        } else {
-            uint32_t w, *o = (uint32_t *)dx + (size_t)(p * in_plane);
-            memcpy(&w, v, 4);
-            for (int64_t i = 0; i < in_plane; i++)
-                o[i] = w;
-        }
-    }
-}
-
-#define ADAPTIVE_AVG_POOL_BACKWARD(T)                                                             \
-    static void adaptive_avg_pool_backward_##T(int nspatial, int64_t planes, const int64_t *in_size,  \
-                                               const int64_t *out_size, const AMP_CTYPE_##T *dy,  \
-                                               AMP_CTYPE_##T *dx)                                 \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool_backward(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, dy, dx);  \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_backward_##T(nspatial, planes, in_size, out_size, dy, dx);   \
-    }
-ADAPTIVE_AVG_POOL_BACKWARD(f32)
-ADAPTIVE_AVG_POOL_BACKWARD(bf16)
-ADAPTIVE_AVG_POOL_BACKWARD(f16)
+AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
 /* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
 #define BACKWARD_OF(X, T)                                                                         \

@@ -25,6 +25,7 @@
 
 #include "amprt_internal.h"
 #include "ref/ref_window.h"
+#include "frame/pool_form.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -405,7 +406,6 @@ static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, cons
  * best = (v > best || isnan(v)) ? v : best over the taps in the
  * reference's order (rows, then columns): the same value, the same NaN. */
 
-#define POOL_ROW_MAX 4096 /* input width + padding + kernel that the row buffer holds */
 
 typedef struct {
     amp_dtype t;
@@ -510,12 +510,12 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
     /* Input column q of the row being read is at rowbuf[pw + q]; everything
      * else stays -inf.  max_pool_fast checked that the taps fit. */
     /* (+ 64: stride 1 and 2 read whole vectors, past the last output's taps) */
-    float rowbuf[POOL_ROW_MAX + 64] __attribute__((aligned(64)));
-    __m512 best[POOL_ROW_MAX / 16];
+    float rowbuf[AMP_POOL_ROW_MAX + 64] __attribute__((aligned(64)));
+    __m512 best[AMP_POOL_ROW_MAX / 16];
     const __m512i lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32((int)sw));
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    for (int64_t q = 0; q < POOL_ROW_MAX + 64; q++)
+    for (int64_t q = 0; q < AMP_POOL_ROW_MAX + 64; q++)
         rowbuf[q] = -INFINITY;
     if (kh * nvec <= POOL_RING_VECS) {
         max_pool_separable(c, begin, end, rowbuf);
@@ -577,8 +577,8 @@ static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, vo
         simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
     /* rowbuf and best[] bounds: every tap, and the input row at its
      * offset, inside the buffer (a wider pool goes to the reference) */
-    simple = simple && (c.g.out[2] - 1) * c.g.stride[2] + c.g.kernel[2] <= POOL_ROW_MAX &&
-             c.g.padding[2] + c.g.in[2] <= POOL_ROW_MAX;
+    simple = simple && (c.g.out[2] - 1) * c.g.stride[2] + c.g.kernel[2] <= AMP_POOL_ROW_MAX &&
+             c.g.padding[2] + c.g.in[2] <= AMP_POOL_ROW_MAX;
     if (!simple) {
         switch (t) {
         case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
@@ -862,14 +862,7 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
             acc = _mm512_div_ps(acc, _mm512_set1_ps((float)in_size[d]));
         store16(t, (char *)y + (size_t)p * es, (__mmask16)0xffff, acc);
     }
-    for (; p < planes; p++) {
-        float sum = 0;
-        for (int64_t i = 0; i < in_plane; i++)
-            sum += amp_ld(t, x, p * in_plane + i);
-        for (int d = 0; d < nspatial; d++)
-            sum /= (float)in_size[d];
-        amp_st(t, y, p, sum);
-    }
+    amp_global_avg_pool_planes(t, nspatial, p, planes, in_size, in_plane, x, y);
 }
 
 /* ---- table entries ------------------------------------------------------------ */
@@ -906,16 +899,7 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
     {                                                                                             \
         max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
     }                                                                                             \
-    static void adaptive_avg_pool_##T(int nspatial, int64_t planes, const int64_t *in_size,       \
-                                      const int64_t *out_size, const AMP_CTYPE_##T *x,            \
-                                      AMP_CTYPE_##T *y)                                           \
-    {                                                                                             \
-        int64_t in_plane;                                                                         \
-        if (global_pool_of(nspatial, planes, in_size, out_size, &in_plane))                       \
-            global_avg_pool(AMP_DTYPE_##T, nspatial, planes, in_size, in_plane, x, y);            \
-        else                                                                                      \
-            amp_ref_adaptive_avg_pool_##T(nspatial, planes, in_size, out_size, x, y);             \
-    }
+    AMP_GLOBAL_AVG_POOL_ENTRY(T, global_avg_pool)
 
 ENTRIES(f32)
 ENTRIES(bf16)

@@ -22,7 +22,9 @@
  * when, never what a row computes.
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
- * reduction); everything else goes to the reference kernels.
+ * reduction); everything else goes to the reference kernels.  The driver
+ * (checks, groups of rows, the loop over them, the table entries) is
+ * frame/loss_form.h's; this file holds a group's vector arithmetic.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -32,6 +34,7 @@
 
 #include "amprt_internal.h"
 #include "amp_expf.h"
+#include "frame/loss_form.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -53,19 +56,8 @@ TARGET static __m256 exp8(__m256 xf)
     /* -k by its sign bit, as the scalar -k (0 - k would give +0 for k = +0) */
     const __m512d nk = _mm512_castsi512_pd(
         _mm512_xor_si512(_mm512_castpd_si512(k), _mm512_set1_epi64((long long)0x8000000000000000ull)));
-    __m512d r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_HI), x), p;
-    r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_LO), r);
-    p = _mm512_fmadd_pd(_mm512_set1_pd(AMP_EXPF_C11), r, _mm512_set1_pd(AMP_EXPF_C10));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C9));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C8));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C7));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C6));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C5));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C4));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C2));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    __m512d r, p;
+    AMP_EXPF_SERIES(_mm512_fmadd_pd, _mm512_set1_pd, nk, x, r, p);
     /* scalef: p * 2^k, exact here (the result is a normal double) */
     return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
 }
@@ -174,19 +166,7 @@ TARGET static void fill_cols(source *src, float *cols)
         src->cols = cols;
         return;
     }
-    for (int l = 0; l < 16; l++)
-        if (l < src->g->rows) {
-            const int64_t base = (src->row0 + l) * C;
-            if (src->t == AMP_F32)
-                for (int64_t c = 0; c < C; c++)
-                    cols[c * 16 + l] = ((const float *)src->x)[base + c];
-            else
-                for (int64_t c = 0; c < C; c++)
-                    cols[c * 16 + l] = amp_ld(src->t, src->x, base + c);
-        } else {
-            for (int64_t c = 0; c < C; c++)
-                cols[c * 16 + l] = 0.0f;
-        }
+    amp_class_cols_in(src->t, src->x, src->row0, C, src->g->rows, 16, cols);
     src->cols = cols;
 }
 
@@ -205,15 +185,7 @@ TARGET static void store_cols(const source *src, void *dx)
             _mm512_mask_storeu_ps((float *)dx + (src->row0 + l) * C, m, r[l]);
         return;
     }
-    for (int l = 0; l < src->g->rows; l++) {
-        const int64_t base = (src->row0 + l) * C;
-        if (src->t == AMP_F32)
-            for (int64_t c = 0; c < C; c++)
-                ((float *)dx)[base + c] = cols[c * 16 + l];
-        else
-            for (int64_t c = 0; c < C; c++)
-                amp_st(src->t, dx, base + c, cols[c * 16 + l]);
-    }
+    amp_class_cols_out(src->t, dx, src->row0, C, src->g->rows, 16, cols);
 }
 
 /* The running max of every lane over the classes (v > m replaces it). */
@@ -227,49 +199,17 @@ TARGET static __m512 max16(const source *src)
     return m;
 }
 
-/* A group's rows (up to 16 from row0), targets and weights; ignored rows
- * and lanes past the rows get target 0 and weight 0 and stay out of
- * `live`.  (The forward checked the targets; the backward trusts them, as
- * the reference does.) */
-static void load_group(amp_dtype t, int64_t row0, int64_t N, int64_t C, const int64_t *target, const void *weight,
-                       int64_t ignore_index, group *g)
+/* A group's rows, targets and weights (frame/loss_form.h), and each
+ * lane's row offset for the gathers. */
+static void load_group(const amp_class_args *a, int64_t row0, group *g)
 {
     int32_t offs[16];
-    g->rows = (int)(N - row0 < 16 ? N - row0 : 16);
-    g->live = 0;
-    for (int l = 0; l < 16; l++) {
-        int64_t k = l < g->rows ? target[row0 + l] : ignore_index;
-        offs[l] = (int32_t)(l < g->rows ? l * C : 0);
-        if (l >= g->rows || k == ignore_index) {
-            g->k[l] = 0;
-            g->wk[l] = 0.0f;
-            continue;
-        }
-        g->live |= (__mmask16)(1u << l);
-        g->k[l] = (int32_t)k;
-        g->wk[l] = weight != NULL ? amp_ld(t, weight, k) : 1.0f;
-    }
+    int live;
+    amp_class_load_group(a, row0, 16, &g->rows, &live, g->k, g->wk);
+    g->live = (__mmask16)live;
+    for (int l = 0; l < 16; l++)
+        offs[l] = (int32_t)(l < g->rows ? l * a->C : 0);
     memcpy(&g->offs, offs, sizeof offs);
-}
-
-/* The reference's checks (ref_losses.c check_class_targets), same order. */
-static int check_targets(int64_t N, int64_t C, int64_t inner, const void *x, const int64_t *target,
-                         int64_t ignore_index, int reduction, const void *y)
-{
-    int64_t positions;
-    if (N < 0 || C < 0 || inner < 0)
-        return AMP_ERR_BAD_DIM;
-    if (reduction != AMP_REDUCTION_NONE && reduction != AMP_REDUCTION_MEAN && reduction != AMP_REDUCTION_SUM)
-        return AMP_ERR_BAD_REDUCTION;
-    positions = N * inner;
-    if (positions > 0 && (x == NULL || target == NULL))
-        return AMP_ERR_NULL_ARG;
-    if (y == NULL && (positions > 0 || reduction != AMP_REDUCTION_NONE))
-        return AMP_ERR_NULL_ARG;
-    for (int64_t i = 0; i < positions; i++)
-        if (target[i] != ignore_index && (target[i] < 0 || target[i] >= C))
-            return AMP_ERR_TARGET_OUT_OF_RANGE;
-    return AMP_OK;
 }
 
 /* Gathers of one row's C classes use 32-bit offsets l * C + c. */
@@ -277,21 +217,11 @@ static int check_targets(int64_t N, int64_t C, int64_t inner, const void *x, con
 
 /* ---- one group: its losses and its gradient -------------------------------------- */
 
-typedef struct {
-    amp_dtype t;
-    int64_t N, C;
-    const void *x, *weight, *dloss;
-    const int64_t *target;
-    int64_t ignore_index;
-    int reduction;
-    float scale; /* the backward's dloss / weight sum (MEAN), dloss (SUM) */
-} class_args;
-
 /* The group of rows from row0 (some live): each lane's loss into lv when
  * lv != NULL (the reference's class_loss), the rows' gradients into dx
  * when dx != NULL (its class_backward).  Both start from the same max and
  * sum of e_c = amp_expf(x_c - max), in class order. */
-TARGET static void class_group(const class_args *a, int64_t row0, const group *g, float *lv, void *dx)
+TARGET static void class_group(const amp_class_args *a, int64_t row0, const group *g, float *lv, void *dx)
 {
     const amp_dtype t = a->t;
     const int64_t C = a->C;
@@ -359,131 +289,34 @@ TARGET static void class_group(const class_args *a, int64_t row0, const group *g
         } else {
             float dv[16];
             _mm512_storeu_ps(dv, d);
-            for (int l = 0; l < g->rows; l++)
-                amp_st(t, dx, (row0 + l) * C + c, dv[l]);
+            amp_class_col_out(t, dx, row0, C, g->rows, c, dv);
         }
     }
     if (src.cols != NULL) /* the gradients, back to rows */
         store_cols(&src, dx);
 }
 
-/* The backward's scale, as the reference computes it (before any row). */
-static float class_scale(const class_args *a)
-{
-    if (a->reduction == AMP_REDUCTION_MEAN) {
-        float weight_sum = 0;
-        for (int64_t p = 0; p < a->N; p++)
-            if (a->target[p] != a->ignore_index)
-                weight_sum += a->weight != NULL ? amp_ld(a->t, a->weight, a->target[p]) : 1;
-        return amp_ld(a->t, a->dloss, 0) / weight_sum;
-    }
-    if (a->reduction == AMP_REDUCTION_SUM)
-        return amp_ld(a->t, a->dloss, 0);
-    return 0;
-}
-
 /* ---- the loss (want_loss: into y), its gradient (dx != NULL), or both ---------- */
 
-TARGET static int class_run(class_args *a, int want_loss, void *y, void *dx)
-{
-    float total = 0, weight_sum = 0;
-    if (want_loss) {
-        int status = check_targets(a->N, a->C, 1, a->x, a->target, a->ignore_index, a->reduction, y);
-        if (status != AMP_OK)
-            return status;
-    }
-    if (dx != NULL)
-        a->scale = class_scale(a);
-    for (int64_t row0 = 0; row0 < a->N; row0 += 16) {
-        group g;
-        float lv[16];
-        load_group(a->t, row0, a->N, a->C, a->target, a->weight, a->ignore_index, &g);
-        if (g.live)
-            class_group(a, row0, &g, want_loss ? lv : NULL, dx);
-        else if (dx != NULL)
-            for (int64_t e = row0 * a->C; e < (row0 + g.rows) * a->C; e++)
-                amp_st(a->t, dx, e, 0.0f);
-        if (!want_loss)
-            continue;
-        for (int l = 0; l < g.rows; l++) {
-            if (!(g.live >> l & 1)) {
-                if (a->reduction == AMP_REDUCTION_NONE)
-                    amp_st(a->t, y, row0 + l, 0.0f);
-                continue;
-            }
-            if (a->reduction == AMP_REDUCTION_NONE)
-                amp_st(a->t, y, row0 + l, lv[l]);
-            total += lv[l];
-            weight_sum += g.wk[l];
-        }
-    }
-    if (want_loss && a->reduction == AMP_REDUCTION_MEAN)
-        amp_st(a->t, y, 0, total / weight_sum);
-    else if (want_loss && a->reduction == AMP_REDUCTION_SUM)
-        amp_st(a->t, y, 0, total);
-    return AMP_OK;
-}
+AMP_CLASS_RUN(TARGET, 16, group, load_group, class_group)
 
 /* ---- the table entries ------------------------------------------------------------ */
 
 /* The fast path: inner 1, no label smoothing, C within 32-bit offsets. */
 #define FAST_CASE(inner, label_smoothing, C) ((inner) == 1 && !((label_smoothing) > 0) && (C) <= FAST_MAX_C)
 
-#define LOSS_ENTRIES(T)                                                                               \
-    static int avx512_cross_entropy_##T(int64_t N, int64_t C, int64_t inner, const AMP_CTYPE_##T *x,     \
-                                        const int64_t *target, const AMP_CTYPE_##T *weight,              \
-                                        int64_t ignore_index, double label_smoothing, int reduction,     \
-                                        AMP_CTYPE_##T *y)                                                \
-    {                                                                                                    \
-        class_args a = { AMP_DTYPE_##T, N, C, x, weight, NULL, target, ignore_index, reduction, 0 };     \
-        if (!FAST_CASE(inner, label_smoothing, C))                                                       \
-            return amp_ref_cross_entropy_##T(N, C, inner, x, target, weight, ignore_index,               \
-                                             label_smoothing, reduction, y);                             \
-        return class_run(&a, 1, y, NULL);                                                                   \
-    }                                                                                                    \
-    static void avx512_cross_entropy_backward_##T(int64_t N, int64_t C, int64_t inner,                   \
-                                                  const AMP_CTYPE_##T *x, const int64_t *target,         \
-                                                  const AMP_CTYPE_##T *weight, int64_t ignore_index,     \
-                                                  double label_smoothing, int reduction,                 \
-                                                  const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *dx)         \
-    {                                                                                                    \
-        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
-        if (!FAST_CASE(inner, label_smoothing, C) || N < 0 || C < 0)                                     \
-            amp_ref_cross_entropy_backward_##T(N, C, inner, x, target, weight, ignore_index,             \
-                                               label_smoothing, reduction, dloss, dx);                   \
-        else                                                                                             \
-            (void)class_run(&a, 0, NULL, dx);                                                               \
-    }                                                                                                    \
-    static int avx512_cross_entropy_with_grad_##T(int64_t N, int64_t C, int64_t inner,                   \
-                                                  const AMP_CTYPE_##T *x, const int64_t *target,         \
-                                                  const AMP_CTYPE_##T *weight, int64_t ignore_index,     \
-                                                  double label_smoothing, int reduction,                 \
-                                                  const AMP_CTYPE_##T *dloss, AMP_CTYPE_##T *y,          \
-                                                  AMP_CTYPE_##T *dx)                                     \
-    {                                                                                                    \
-        class_args a = { AMP_DTYPE_##T, N, C, x, weight, dloss, target, ignore_index, reduction, 0 };    \
-        if (!FAST_CASE(inner, label_smoothing, C))                                                       \
-            return amp_ref_cross_entropy_with_grad_##T(N, C, inner, x, target, weight, ignore_index,     \
-                                                       label_smoothing, reduction, dloss, y, dx);        \
-        return class_run(&a, 1, y, dx);                                                                     \
-    }
-
+#define LOSS_ENTRIES(T) AMP_CLASS_LOSS_ENTRIES(avx512, FAST_CASE, T)
 AMP_FOR_EACH_KERNEL_DTYPE(LOSS_ENTRIES)
 
 /* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
-#define LOSS_OF(X, T)                                                                             \
-    X(cross_entropy_##T, avx512_cross_entropy_##T)                                                \
-    X(cross_entropy_backward_##T, avx512_cross_entropy_backward_##T)                              \
-    X(cross_entropy_with_grad_##T, avx512_cross_entropy_with_grad_##T)
-#define LOSS_KERNELS(X) LOSS_OF(X, f32) LOSS_OF(X, bf16) LOSS_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
-LOSS_KERNELS(DEFINE)
+AMP_CLASS_LOSS_KERNELS(DEFINE, avx512)
 #undef DEFINE
 
 void amp_isa_avx512_fill_loss(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
-    LOSS_KERNELS(INSTALL)
+    AMP_CLASS_LOSS_KERNELS(INSTALL, avx512)
 #undef INSTALL
 }
 

@@ -1,0 +1,121 @@
+/*
+ * norm_backward_form.h - the driver of the kernel sets'
+ * batch_norm_backward in its running-statistics form (training 0):
+ * everything but the vector sums.
+ *
+ * Per channel the reference (ref_backward_norm.inc) takes rstd = 1 /
+ * sqrt(var + eps) in f32, dx = (g w) rstd, and the sums of g and of
+ * g ((x - mean) rstd) over 16 lanes (lane s mod 16 of each image's row,
+ * in (n, s) order) reduced by a fixed tree; with HxW 1 a set puts LANES
+ * channels side by side, each summed in its own lane (the reference's
+ * lane 0: its tree adds 15 empty lanes' +0 to a sum begun at +0, which
+ * changes nothing).  This form holds the context, the channels' scalars,
+ * the tree and the stores of the sums, the split of the channels into
+ * tasks on the pool (amp_bn_bw_run), and the table entry with its way
+ * to the reference (training 1, f64 parameters, empty N or HxW).
+ * x86/avx2_backward.c, x86/avx512_backward.c and arm/neon_norm.c write
+ * the sums.  Needs amprt_internal.h.
+ */
+#ifndef AMPRT_FRAME_NORM_BACKWARD_FORM_H
+#define AMPRT_FRAME_NORM_BACKWARD_FORM_H
+
+#include <math.h>
+#include <stdint.h>
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t N, C, HxW;
+    const void *x, *mean, *var, *weight;
+    double eps;
+    const void *dy;
+    void *dx, *dweight, *dbias;
+    int64_t per_task; /* channels per task (amp_bn_bw_run) */
+} amp_bn_bw_ctx;
+
+/* The reference's tree over 16 lanes (ref_backward_norm.inc's sum16):
+ * a[l] += a[l + w] for w = 8, 4, 2, 1. */
+static inline float amp_bn_sum16_tree(float a[16])
+{
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            a[l] += a[l + w];
+    return a[0];
+}
+
+/* Channel ch's weight (1 without one), mean and rstd, as the reference
+ * computes them. */
+static AMP_ALWAYS_INLINE void amp_bn_bw_scalars(const amp_bn_bw_ctx *c, int64_t ch, float *w, float *mean,
+                                                float *rstd)
+{
+    *w = c->weight != NULL ? amp_ld(c->pt, c->weight, ch) : 1.0f;
+    *mean = amp_ld(c->pt, c->mean, ch);
+    *rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
+}
+
+/* The scalars of nc channels from c0 side by side in lanes lanes (lanes
+ * past nc repeat channel c0's). */
+static AMP_ALWAYS_INLINE void amp_bn_bw_lane_scalars(const amp_bn_bw_ctx *c, int64_t c0, int64_t nc, int lanes,
+                                                     float *w, float *mean, float *rstd)
+{
+    for (int64_t l = 0; l < lanes; l++)
+        amp_bn_bw_scalars(c, c0 + (l < nc ? l : 0), &w[l], &mean[l], &rstd[l]);
+}
+
+/* Channels c0 .. c0 + nc - 1's sums: sum_dy_xhat into dweight, sum_dy
+ * into dbias (each where asked for). */
+static AMP_ALWAYS_INLINE void amp_bn_bw_store(const amp_bn_bw_ctx *c, int64_t c0, int64_t nc, const float *sum_dy,
+                                              const float *sum_dy_xhat)
+{
+    for (int64_t l = 0; l < nc; l++) {
+        if (c->dweight != NULL)
+            amp_st(c->pt, c->dweight, c0 + l, sum_dy_xhat[l]);
+        if (c->dbias != NULL)
+            amp_st(c->pt, c->dbias, c0 + l, sum_dy[l]);
+    }
+}
+
+/* Channel ch's sums from their 16 lanes (each reduced by the tree). */
+static AMP_ALWAYS_INLINE void amp_bn_bw_store16(const amp_bn_bw_ctx *c, int64_t ch, float dy16[16],
+                                                float dy_xhat16[16])
+{
+    const float sum_dy = amp_bn_sum16_tree(dy16), sum_dy_xhat = amp_bn_sum16_tree(dy_xhat16);
+    amp_bn_bw_store(c, ch, 1, &sum_dy, &sum_dy_xhat);
+}
+
+/* c's channels in tasks of c->per_task on the pool, task(c, task, slot):
+ * where HxW > 1 (channels independent) as few per task as keep a task at
+ * 32K elements or more, so that the threads can balance (resnet18's stem,
+ * 64 channels, was 4 tasks on 2 threads), else 16; one thread below
+ * parallel_min elements. */
+static inline void amp_bn_bw_run(amp_bn_bw_ctx *c, size_t parallel_min, void (*task)(void *ctx, int64_t task, int slot))
+{
+    int threads = amp_get_threads();
+    if (c->C <= 0)
+        return;
+    c->per_task = 16;
+    if (c->HxW > 1) {
+        const int64_t per_channel = c->N * c->HxW;
+        c->per_task = per_channel >= 32768 ? 1 : (32768 + per_channel - 1) / per_channel;
+        if (c->per_task > 16)
+            c->per_task = 16;
+    }
+    if ((size_t)(c->N * c->C * c->HxW) < parallel_min)
+        threads = 1;
+    amp_parallel_run(threads, (c->C + c->per_task - 1) / c->per_task, task, c);
+}
+
+/* The table entry batch_norm_backward_##T: the set's fast(c) on the
+ * running-statistics form, the reference otherwise. */
+#define AMP_BN_BACKWARD_ENTRY(T, fast)                                                                           \
+    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, amp_dtype pt, \
+                                        const void *rm, const void *rv, const void *w, int training, double eps, \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw, void *db)          \
+    {                                                                                                            \
+        amp_bn_bw_ctx c = { AMP_DTYPE_##T, pt, N, C, HxW, x, rm, rv, w, eps, dy, dx, dw, db, 16 };               \
+        if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 || HxW <= 0)                \
+            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx, dw, db);         \
+        else                                                                                                     \
+            fast(&c);                                                                                            \
+    }
+
+#endif /* AMPRT_FRAME_NORM_BACKWARD_FORM_H */
