@@ -284,6 +284,7 @@ void amp_isa_avx2_fill(amp_kernel_table *t)
 #undef INSTALL
     amp_isa_avx2_fill_kernels(t);
     amp_isa_avx2_fill_rows(t);
+    amp_isa_avx2_fill_attention(t);
 }
 
 #endif /* x86 */
