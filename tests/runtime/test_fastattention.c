@@ -8,8 +8,8 @@
  *     |y - oracle| <= 2 (max_j d_j + (S + 6) u) sum_j p_j |v_j| / sum_j p_j
  *                     + half an ulp of T at |oracle|,
  * d_j = (E + 3) u scale sum_e |q_e k_je| + 2 u |s_j| the error of score
- * j; the reference meets the same bound (checked too, so the bound is
- * not loose enough to pass anything).  Cases: a ViT's heads (197 x 197,
+ * j; the reference meets the same bound (checked in the run of the
+ * "ref" set).  Cases: a ViT's heads (197 x 197,
  * E 64), odd sizes around the vector widths, an additive mask, a boolean
  * mask, causal, a row with every position masked (NaN), a NaN input (its
  * row NaN), keys and values shared by the batch (stride 0); 1 and 2
@@ -101,8 +101,10 @@ static int within_bound(const char *isa, amp_dtype t, const acase *c, const amp_
                 if (err[j] > maxerr)
                     maxerr = err[j];
             }
-            for (int64_t j = 0; j < c->S; j++)
-                den += exp(s[j] - max);
+            for (int64_t j = 0; j < c->S; j++) {
+                s[j] = exp(s[j] - max); /* p_j from here on */
+                den += s[j];
+            }
             for (int64_t e = 0; e < c->Ev; e++) {
                 const double got = amp_load_as_f32(t, y, (size_t)((b * c->L + i) * c->Ev + e));
                 double num = 0, mag = 0;
@@ -117,7 +119,7 @@ static int within_bound(const char *isa, amp_dtype t, const acase *c, const amp_
                     continue;
                 }
                 for (int64_t j = 0; j < c->S; j++) {
-                    const double p = exp(s[j] - max),
+                    const double p = s[j],
                                  vv = amp_load_as_f32(t, v, (size_t)(b * d->v_batch_stride + j * c->Ev + e));
                     num += p * vv;
                     mag += p * fabs(vv);
@@ -167,8 +169,10 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const acase *c)
     call(k, t, &d, q, kk, v, mask, bm, y2);
     amp_set_threads(0);
     assert_memory_equal(y1, y2, bytes);
-    call(&amp_ref_kernel_table, t, &d, q, kk, v, mask, bm, yr);
-    assert_true(within_bound("ref", t, c, &d, q, kk, v, mask, bm, yr));
+    if (k == &amp_ref_kernel_table || strcmp(k->isa, "ref") == 0) { /* the bound holds the reference too */
+        call(&amp_ref_kernel_table, t, &d, q, kk, v, mask, bm, yr);
+        assert_true(within_bound("ref", t, c, &d, q, kk, v, mask, bm, yr));
+    }
     assert_true(within_bound(k->isa, t, c, &d, q, kk, v, mask, bm, y1));
     free(q);
     free(kk);
@@ -181,7 +185,7 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const acase *c)
 }
 
 static const acase cases[] = {
-    { 3, 197, 197, 64, 64, 0, 0, 0, 0, -1 }, /* a ViT's heads */
+    { 2, 197, 197, 64, 64, 0, 0, 0, 0, -1 }, /* a ViT's heads */
     { 2, 128, 128, 64, 64, 0, 1, 0, 0, -1 }, /* BERT's, with an additive mask */
     { 2, 5, 17, 3, 33, 0, 0, 0, 0, -1 },
     { 2, 9, 33, 16, 8, 0, 0, 1, 0, -1 },     /* a boolean mask, row 1 all masked */

@@ -501,7 +501,8 @@ static void test_isa(void **state)
     }
     if (strncmp(isa, "avx", 3) == 0)
         expect_rows_overrides(k);
-    run_rows_kernels(k);
+    if (k->softmax_f32 != ref()->softmax_f32) /* else the reference's own: nothing to compare */
+        run_rows_kernels(k);
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         run_casts(k, lengths[li]);
         run_grad_accumulate(k, AMP_BF16, lengths[li]);
