@@ -248,8 +248,8 @@ void amp_isa_avx512_fill_backward(amp_kernel_table *t);
 void amp_isa_avx512_fill_reduce(amp_kernel_table *t);
 /* x86/avx512_loss.c: cross_entropy forward and backward (bit-exact). */
 void amp_isa_avx512_fill_loss(amp_kernel_table *t);
-/* x86/avx512_rows.c, x86/avx2_rows.c: softmax and log_softmax over the
- * last axis, layer_norm, gelu, gelu_tanh (bit-exact). */
+/* x86/avx512_rows.c, x86/avx2_rows.c: softmax over the last axis,
+ * layer_norm, gelu, gelu_tanh (bit-exact). */
 void amp_isa_avx512_fill_rows(amp_kernel_table *t);
 void amp_isa_avx2_fill_rows(amp_kernel_table *t);
 /* x86/avx512_attention.c, x86/avx2_attention.c: sdpa (a product: the

@@ -1,9 +1,10 @@
 /*
  * avx2_rows.c - the avx2 set's kernels of a transformer's rows, for f32,
- * bf16 and f16 storage computing in f32: softmax and log_softmax along
- * the last axis (inner 1), layer_norm (weight and bias in f32, bf16 or
- * f16), gelu and gelu_tanh; the same algorithms as x86/avx512_rows.c, 8
- * lanes at a time.
+ * bf16 and f16 storage computing in f32: softmax along the last axis
+ * (inner 1; log_softmax, a classifier's, stays the reference's, which a
+ * small program then links alone), layer_norm (weight and bias in f32,
+ * bf16 or f16), gelu and gelu_tanh; the same algorithms as
+ * x86/avx512_rows.c, 8 lanes at a time.
  *
  * Bit for bit the reference (ref_softmax.inc, ref_norm.inc,
  * ref_unary.inc): the references add a row up in 16 lanes, folded in
@@ -166,11 +167,10 @@ TARGET static inline float fold16(__m256 a, __m256 b)
     return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
 }
 
-/* ---- softmax, log_softmax over the last axis -------------------------------------- */
+/* ---- softmax over the last axis -------------------------------------- */
 
 typedef struct {
     amp_dtype t;
-    int take_log;
     int64_t dim;
     const void *x;
     void *y;
@@ -182,7 +182,7 @@ TARGET static void softmax_row(const softmax_args *a, const char *x, char *y)
     const int64_t dim = a->dim;
     const size_t es = avx2_size_of(t);
     float cache[ROW_CACHE] __attribute__((aligned(32)));
-    const int cached = !a->take_log && dim <= ROW_CACHE;
+    const int cached = dim <= ROW_CACHE;
     float lanes[16], max, sum;
     __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, s0 = _mm256_setzero_ps(), s1 = s0;
     int64_t d;
@@ -210,14 +210,6 @@ TARGET static void softmax_row(const softmax_args *a, const char *x, char *y)
             s1 = _mm256_add_ps(s1, e);
     }
     sum = fold16(s0, s1);
-    if (a->take_log) {
-        const __m256 ls = _mm256_set1_ps(logf(sum));
-        for (d = 0; d < dim; d += 8) {
-            const __m256 v = _mm256_sub_ps(load8_n(t, x + d * es, dim - d, 0.0f), vmax);
-            store8_n(t, y + d * es, dim - d, _mm256_sub_ps(v, ls));
-        }
-        return;
-    }
     const __m256 vs = _mm256_set1_ps(sum);
     for (d = 0; d < dim; d += 8) {
         const __m256 e = cached ? _mm256_load_ps(cache + d) : exp8(_mm256_sub_ps(load8_n(t, x + d * es, dim - d, 0.0f), vmax));
@@ -329,19 +321,9 @@ static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt
     static void avx2_softmax_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x, \
                                  AMP_CTYPE_##T *y)                                                \
     {                                                                                             \
-        const softmax_args a = { AMP_DTYPE_##T, 0, dim, x, y };                                   \
+        const softmax_args a = { AMP_DTYPE_##T, dim, x, y };                                   \
         if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
             amp_ref_softmax_##T(outer, dim, inner, x, y);                                         \
-            return;                                                                               \
-        }                                                                                         \
-        avx2_run_chunked((size_t)outer, (size_t)dim, softmax_rows, &a);                           \
-    }                                                                                             \
-    static void avx2_log_softmax_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x, \
-                                     AMP_CTYPE_##T *y)                                            \
-    {                                                                                             \
-        const softmax_args a = { AMP_DTYPE_##T, 1, dim, x, y };                                   \
-        if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
-            amp_ref_log_softmax_##T(outer, dim, inner, x, y);                                     \
             return;                                                                               \
         }                                                                                         \
         avx2_run_chunked((size_t)outer, (size_t)dim, softmax_rows, &a);                           \
@@ -374,7 +356,6 @@ ROWS_ENTRIES(f16)
 /* This file's kernels of the set: X(kernel, implementation). */
 #define ROWS_OF(X, T)                                                                             \
     X(softmax_##T, avx2_softmax_##T)                                                              \
-    X(log_softmax_##T, avx2_log_softmax_##T)                                                      \
     X(layer_norm_##T, avx2_layer_norm_##T)                                                        \
     X(gelu_##T, avx2_gelu_##T)                                                                    \
     X(gelu_tanh_##T, avx2_gelu_tanh_##T)

@@ -1,7 +1,8 @@
 /*
  * avx512_rows.c - the AVX-512 sets' kernels of a transformer's rows, for
- * f32, bf16 and f16 storage computing in f32: softmax and log_softmax
- * along the last axis (inner 1), layer_norm (weight and bias in f32, bf16
+ * f32, bf16 and f16 storage computing in f32: softmax along the last
+ * axis (inner 1; log_softmax, a classifier's, stays the reference's, which
+ * a small program then links alone), layer_norm (weight and bias in f32, bf16
  * or f16), gelu and gelu_tanh.
  *
  * Bit for bit the reference (ref_softmax.inc, ref_norm.inc,
@@ -204,11 +205,10 @@ static void run_rows(int64_t n, int64_t unit, void (*body)(const void *, int64_t
     amp_parallel_run(amp_get_threads(), (n + j.per_task - 1) / j.per_task, rows_task, &j);
 }
 
-/* ---- softmax, log_softmax over the last axis -------------------------------------- */
+/* ---- softmax over the last axis -------------------------------------- */
 
 typedef struct {
     amp_dtype t;
-    int take_log;
     int64_t dim;
     const void *x;
     void *y;
@@ -220,7 +220,7 @@ TARGET static void softmax_row(const softmax_args *a, const char *x, char *y)
     const int64_t dim = a->dim;
     const size_t es = dsize(t);
     float cache[ROW_CACHE] __attribute__((aligned(64)));
-    const int cached = !a->take_log && dim <= ROW_CACHE;
+    const int cached = dim <= ROW_CACHE;
     float lanes[16], max, sum;
     __m512 m = _mm512_set1_ps(-INFINITY), s = _mm512_setzero_ps();
     int64_t d;
@@ -242,14 +242,6 @@ TARGET static void softmax_row(const softmax_args *a, const char *x, char *y)
             _mm512_store_ps(cache + d, e);
     }
     sum = fold16(s);
-    if (a->take_log) {
-        const __m512 ls = _mm512_set1_ps(logf(sum));
-        for (d = 0; d < dim; d += 16) {
-            const __m512 v = _mm512_sub_ps(load16_n(t, x + d * es, dim - d, 0.0f), vmax);
-            store16_n(t, y + d * es, dim - d, _mm512_sub_ps(v, ls));
-        }
-        return;
-    }
     const __m512 vs = _mm512_set1_ps(sum);
     for (d = 0; d < dim; d += 16) {
         const __m512 e = cached ? _mm512_load_ps(cache + d)
@@ -368,19 +360,9 @@ static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt
     static void avx512_softmax_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x, \
                                    AMP_CTYPE_##T *y)                                              \
     {                                                                                             \
-        const softmax_args a = { AMP_DTYPE_##T, 0, dim, x, y };                                   \
+        const softmax_args a = { AMP_DTYPE_##T, dim, x, y };                                   \
         if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
             amp_ref_softmax_##T(outer, dim, inner, x, y);                                         \
-            return;                                                                               \
-        }                                                                                         \
-        run_rows(outer, dim, softmax_rows, &a);                                                   \
-    }                                                                                             \
-    static void avx512_log_softmax_##T(int64_t outer, int64_t dim, int64_t inner,                 \
-                                       const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                  \
-    {                                                                                             \
-        const softmax_args a = { AMP_DTYPE_##T, 1, dim, x, y };                                   \
-        if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
-            amp_ref_log_softmax_##T(outer, dim, inner, x, y);                                     \
             return;                                                                               \
         }                                                                                         \
         run_rows(outer, dim, softmax_rows, &a);                                                   \
@@ -412,7 +394,6 @@ ROWS_ENTRIES(f16)
 /* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
 #define ROWS_OF(X, T)                                                                             \
     X(softmax_##T, avx512_softmax_##T)                                                            \
-    X(log_softmax_##T, avx512_log_softmax_##T)                                                    \
     X(layer_norm_##T, avx512_layer_norm_##T)                                                      \
     X(gelu_##T, avx512_gelu_##T)                                                                  \
     X(gelu_tanh_##T, avx512_gelu_tanh_##T)
