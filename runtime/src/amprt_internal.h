@@ -248,6 +248,14 @@ void amp_isa_avx512_fill_backward(amp_kernel_table *t);
 void amp_isa_avx512_fill_reduce(amp_kernel_table *t);
 /* x86/avx512_loss.c: cross_entropy forward and backward (bit-exact). */
 void amp_isa_avx512_fill_loss(amp_kernel_table *t);
+/* x86/avx512_rows.c, x86/avx2_rows.c: softmax over the last axis,
+ * layer_norm, gelu, gelu_tanh (bit-exact). */
+void amp_isa_avx512_fill_rows(amp_kernel_table *t);
+void amp_isa_avx2_fill_rows(amp_kernel_table *t);
+/* x86/avx512_attention.c, x86/avx2_attention.c: sdpa (a product: the
+ * products' bound). */
+void amp_isa_avx512_fill_attention(amp_kernel_table *t);
+void amp_isa_avx2_fill_attention(amp_kernel_table *t);
 /* The AVX2 kernels beyond the GEMM and the convolutions (x86/avx2_eltwise.c,
  * avx2_backward.c, avx2_reduce.c, avx2_loss.c), for the avx2 set:
  * element-wise, casts, batch_norm, pooling, sums, cross_entropy, their

@@ -1,8 +1,12 @@
 /*
  * test_expf.c - the runtime's own exp (runtime/src/amp_expf.h), which the
  * classifier losses' reference and AVX-512 kernels share bit for bit
- * (test_fastloss checks that agreement through the kernels).  Here: its
- * accuracy against long double expl, rounded once to f32:
+ * (test_fastloss checks that agreement through the kernels), and its erf
+ * and tanh (runtime/src/amp_mathf.h), which gelu's reference and vector
+ * kernels share (test_fasteltwise).  Here: their accuracy against long
+ * double expl, erfl and tanhl, rounded once to f32 (erf and tanh: one ulp
+ * at most, the correctly rounded value but for a few inputs, odd, the
+ * special values).  exp's:
  *   - never more than one ulp away, anywhere in the float range;
  *   - the correctly rounded value except in a tiny fraction of inputs;
  *   - the special values exactly (NaN, infinities, zeros, the overflow
@@ -19,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/src/amp_expf.h"
+#include "../../runtime/src/amp_mathf.h"
 
 static float from_bits(uint32_t b)
 {
@@ -103,11 +108,66 @@ static void special_values(void **state)
     assert_true(amp_expf(-1000.0f) == 0.0f);
 }
 
+/* erf or tanh (which: 0, 1) of every step-th positive pattern up to hi,
+ * against the once-rounded long double function; each also at -x (odd) */
+static void sweep_odd(int which, uint32_t hi, uint32_t step, uint32_t *worst, uint64_t *differ, uint64_t *count)
+{
+    for (uint64_t b = 0; b <= hi; b += step) {
+        const float x = from_bits((uint32_t)b);
+        const float want = which ? (float)tanhl((long double)x) : (float)erfl((long double)x);
+        const float got = which ? amp_tanhf(x) : amp_erff(x);
+        const uint32_t d = ulp_distance(got, want);
+        assert_true(to_bits(which ? amp_tanhf(-x) : amp_erff(-x)) == (to_bits(got) ^ 0x80000000u));
+        if (d > *worst) {
+            *worst = d;
+            if (d > 1)
+                print_error("x = %a: %s %a, long double %a\n", (double)x, which ? "amp_tanhf" : "amp_erff", (double)got,
+                            (double)want);
+        }
+        *differ += d != 0;
+        (*count)++;
+    }
+}
+
+static void erf_tanh_within_one_ulp(void **state)
+{
+    (void)state;
+    for (int which = 0; which < 2; which++) {
+        uint32_t worst = 0;
+        uint64_t differ = 0, count = 0;
+        /* erf: up to 4.5 (0x40900000), where it is 1 in f32 long since;
+         * tanh: up to 10 (0x41200000); then [0.5, 4] finer */
+        sweep_odd(which, which ? 0x41200000u : 0x40900000u, 251, &worst, &differ, &count);
+        for (uint64_t b = 0x3f000000u; b <= 0x40800000u; b += 29) {
+            const float x = from_bits((uint32_t)b);
+            const float want = which ? (float)tanhl((long double)x) : (float)erfl((long double)x);
+            const uint32_t d = ulp_distance(which ? amp_tanhf(x) : amp_erff(x), want);
+            worst = d > worst ? d : worst;
+            differ += d != 0;
+            count++;
+        }
+        printf("%s: %llu inputs, %llu not the correctly rounded value, worst %u ulp\n", which ? "amp_tanhf" : "amp_erff",
+               (unsigned long long)count, (unsigned long long)differ, worst);
+        assert_true(worst <= 1);
+        assert_true(differ * 100000u < count);
+    }
+    assert_true(isnan(amp_erff(NAN)) && isnan(amp_tanhf(NAN)));
+    assert_true(amp_erff(INFINITY) == 1.0f && amp_erff(-INFINITY) == -1.0f);
+    assert_true(amp_tanhf(INFINITY) == 1.0f && amp_tanhf(-INFINITY) == -1.0f);
+    assert_true(to_bits(amp_erff(-0.0f)) == 0x80000000u && to_bits(amp_tanhf(-0.0f)) == 0x80000000u);
+    {
+        const float tiny = 1e-40f; /* subnormal: erf is 2/sqrt(pi) x, tanh x */
+        assert_true(amp_erff(tiny) == (float)erfl((long double)tiny) && amp_tanhf(tiny) == tiny);
+    }
+    assert_true(amp_erff(3.9f) < 1.0f && amp_erff(4.0f) == 1.0f && amp_tanhf(9.0f) < 1.0f && amp_tanhf(9.1f) == 1.0f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(special_values),
         cmocka_unit_test(within_one_ulp_over_the_float_range),
+        cmocka_unit_test(erf_tanh_within_one_ulp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

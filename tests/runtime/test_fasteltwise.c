@@ -1,7 +1,8 @@
 /*
  * test_fasteltwise.c - the optimized kernels between the convolutions
  * (relu, add, sub, mul, div, batch_norm with running statistics, the f32 <-> bf16/f16
- * casts, max_pool and its backward) of every kernel set this CPU
+ * casts, max_pool and its backward) and of a transformer's rows (softmax,
+ * layer_norm, gelu, gelu_tanh) of every kernel set this CPU
  * supports, against the reference kernels, bit for bit: the optimized kernels perform the same
  * f32 operations in the same order with the same one rounding, so any
  * difference is a bug.  Inputs mix ordinary values with the cases a
@@ -276,6 +277,157 @@ static void run_adaptive_avg_pool(const amp_kernel_table *k, amp_dtype t, const 
     free(want);
 }
 
+/* ---- a transformer's rows: softmax, layer_norm, gelu, gelu_tanh ---------------
+ * Rows of four kinds by row index, so that most rows stay finite (one NaN
+ * or +inf makes a whole softmax row NaN): 0 ordinary values in [-8, 8];
+ * 1 large ones in [-120, 120] (exp underflows, erf saturates); 2 with
+ * -inf, +-0 and subnormals mixed in; 3 special_buf's mix (NaN payloads,
+ * +-inf, raw bit patterns). */
+static void *rows_buf(amp_dtype t, int64_t rows, int64_t len)
+{
+    void *p = special_buf(t, (size_t)(rows * len), 0);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < len && r % 4 != 3; i++) {
+            const uint64_t u = next();
+            float v = (float)((double)(u >> 11) * 0x1p-53 * 2 - 1) * (r % 4 == 1 ? 120.0f : 8.0f);
+            if (r % 4 == 2 && u % 8 == 0) {
+                static const float odd[] = { -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-41f, 1e-45f, -1e-45f, 2e-38f };
+                v = odd[(u >> 3) % 8];
+            }
+            amp_store_from_f32(t, p, (size_t)(r * len + i), v);
+        }
+    return p;
+}
+
+static void run_softmax(const amp_kernel_table *k, amp_dtype t, int64_t outer, int64_t dim, int64_t inner)
+{
+    const size_t n = (size_t)(outer * dim * inner), bytes = n * amp_dtype_size(t);
+    void *x = rows_buf(t, outer * inner, dim), *y = malloc(bytes + 1), *w = malloc(bytes + 1);
+    assert_non_null(y);
+    assert_non_null(w);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, softmax, outer, dim, inner, x, y);
+        KCALL(ref(), t, softmax, outer, dim, inner, x, w);
+        expect_same(y, w, bytes, k->isa, "softmax", t, n, 1);
+    }
+    /* in place, as the emitted code may call it */
+    memcpy(y, x, bytes);
+    KCALL(k, t, softmax, outer, dim, inner, y, y);
+    KCALL(ref(), t, softmax, outer, dim, inner, x, w);
+    expect_same(y, w, bytes, k->isa, "softmax in place", t, n, 1);
+    free(x);
+    free(y);
+    free(w);
+}
+
+static void run_layer_norm(const amp_kernel_table *k, amp_dtype t, amp_dtype pt, int64_t outer, int64_t inner,
+                           int affine, double eps)
+{
+    const size_t n = (size_t)(outer * inner), bytes = n * amp_dtype_size(t);
+    void *x = rows_buf(t, outer, inner), *y = malloc(bytes + 1), *w = malloc(bytes + 1);
+    void *g = affine ? random_buf(pt, (size_t)inner) : NULL, *b = affine == 2 ? random_buf(pt, (size_t)inner) : NULL;
+    assert_non_null(y);
+    assert_non_null(w);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, layer_norm, outer, inner, x, pt, g, b, eps, y);
+        KCALL(ref(), t, layer_norm, outer, inner, x, pt, g, b, eps, w);
+        expect_same(y, w, bytes, k->isa, "layer_norm", t, n, 1);
+    }
+    free(x);
+    free(y);
+    free(w);
+    free(g);
+    free(b);
+}
+
+static void run_gelu(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    const size_t bytes = n * amp_dtype_size(t);
+    void *x = rows_buf(t, 4, (int64_t)(n / 4 + 1)), *y = malloc(bytes + 1), *w = malloc(bytes + 1);
+    assert_non_null(y);
+    assert_non_null(w);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, gelu, n, x, y);
+        KCALL(ref(), t, gelu, n, x, w);
+        expect_same(y, w, bytes, k->isa, "gelu", t, n, 1);
+        KCALL(k, t, gelu_tanh, n, x, y);
+        KCALL(ref(), t, gelu_tanh, n, x, w);
+        expect_same(y, w, bytes, k->isa, "gelu_tanh", t, n, 1);
+    }
+    free(x);
+    free(y);
+    free(w);
+}
+
+/* every f32 in [-6, 6] one step of 2^-13 apart, and around erf's and
+ * tanh's branch points (x / sqrt 2 at 1 and 4, 2x at 40, each side):
+ * gelu's two forms bit for bit everywhere */
+static void run_gelu_sweep(const amp_kernel_table *k)
+{
+    const size_t n = 98304 + 64;
+    float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float)), *w = malloc(n * sizeof(float));
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_non_null(w);
+    for (size_t i = 0; i < 98304; i++)
+        x[i] = -6.0f + (float)i * 0x1p-13f;
+    for (size_t i = 0; i < 64; i++) {
+        static const float at[] = { 1.41421354f, 5.65685415f, 28.2842712f, 20.0f };
+        x[98304 + i] = nextafterf(at[i % 4], i % 8 < 4 ? 0.0f : 100.0f) * (i % 16 < 8 ? 1.0f : -1.0f);
+    }
+    k->gelu_f32(n, x, y);
+    amp_ref_kernel_table.gelu_f32(n, x, w);
+    expect_same(y, w, n * sizeof(float), k->isa, "gelu sweep", AMP_F32, n, 0);
+    k->gelu_tanh_f32(n, x, y);
+    amp_ref_kernel_table.gelu_tanh_f32(n, x, w);
+    expect_same(y, w, n * sizeof(float), k->isa, "gelu_tanh sweep", AMP_F32, n, 0);
+    free(x);
+    free(y);
+    free(w);
+}
+
+static void run_rows_kernels(const amp_kernel_table *k)
+{
+    static const amp_dtype types[] = { AMP_F32, AMP_BF16, AMP_F16 };
+    static const int64_t dims[] = { 1, 7, 15, 16, 17, 33, 197, 768, 1000, 4111 };
+    static const size_t lengths[] = { 0, 1, 15, 16, 17, 33, 1000, 300001 };
+    run_gelu_sweep(k);
+    for (size_t ti = 0; ti < 3; ti++) {
+        const amp_dtype t = types[ti];
+        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+            run_softmax(k, t, 9, dims[di], 1);
+            run_layer_norm(k, t, AMP_F32, 9, dims[di], 2, 1e-5);
+        }
+        run_softmax(k, t, 2, 5, 3);         /* inner axis: the reference's */
+        run_softmax(k, t, 197 * 4, 197, 1); /* pooled: a ViT's attention rows */
+        run_layer_norm(k, t, AMP_F32, 197, 768, 2, 1e-6); /* pooled */
+        run_layer_norm(k, t, t, 5, 100, 1, 1e-12);
+        run_layer_norm(k, t, AMP_BF16, 6, 77, 2, 1e-5);
+        run_layer_norm(k, t, AMP_F32, 4, 50, 0, 1e-5);
+        run_layer_norm(k, t, AMP_F64, 3, 40, 2, 1e-5); /* f64 parameters: the reference's path */
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+            run_gelu(k, t, lengths[li]);
+    }
+    amp_set_threads(0);
+}
+
+/* The x86 sets' own row kernels (x86/avx512_rows.c, x86/avx2_rows.c). */
+static void expect_rows_overrides(const amp_kernel_table *k)
+{
+    const amp_kernel_table *r = ref();
+#define CHECK_T(T)                                                                                \
+    assert_true(k->softmax_##T != r->softmax_##T &&                                             \
+                k->layer_norm_##T != r->layer_norm_##T && k->gelu_##T != r->gelu_##T &&          \
+                k->gelu_tanh_##T != r->gelu_tanh_##T);
+    CHECK_T(f32)
+    CHECK_T(bf16)
+    CHECK_T(f16)
+#undef CHECK_T
+}
+
 /* Every optimized set overrides each of these kernels (the ones a
  * network runs between its products): a set that left one to the
  * reference would pass the comparisons above while running it slowly. */
@@ -344,6 +496,10 @@ static void test_isa(void **state)
         for (size_t i = 0; i < sizeof ap_cases / sizeof ap_cases[0]; i++)
             run_adaptive_avg_pool(k, t, &ap_cases[i]);
     }
+    if (strncmp(isa, "avx", 3) == 0)
+        expect_rows_overrides(k);
+    if (k->softmax_f32 != ref()->softmax_f32) /* else the reference's own: nothing to compare */
+        run_rows_kernels(k);
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         run_casts(k, lengths[li]);
         run_grad_accumulate(k, AMP_BF16, lengths[li]);

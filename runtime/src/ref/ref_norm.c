@@ -9,7 +9,10 @@
  * Numerics. Statistics are two-pass in ACC: the mean, then the sum of
  * squared deviations from it, which cannot go negative and loses nothing to
  * cancellation (PyTorch's CPU kernels use Welford or a one-pass form in the
- * same ACC; the results agree within ACC rounding). The output is
+ * same ACC; the results agree within ACC rounding). layer_norm adds each
+ * row up in AMP_ROW_LANES lanes, then folds them (amp_mathf.h): the order
+ * the vector layer_norm of x86/avx512_rows.c and avx2_rows.c adds in, so
+ * that they agree bit for bit. The output is
  * (x - mean) * (1 / sqrt(var + eps)) * weight + bias, rounded once.
  * weight, bias and running statistics have dtype param_dtype, read (and, for
  * the running statistics, written) through LD/ST, so a bf16 input with f32
@@ -21,6 +24,7 @@
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "amp_mathf.h"
 
 #define REF_PART "ref_norm.inc"
 #include "ref_acc_twice.h"

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "amp_mathf.h"
 
 /* One enumerator per op of the header's lists: UOP_exp, POP_clamp, ... */
 #define UNARY_ENUMERATOR(op, X, T, CT) UOP_##op,

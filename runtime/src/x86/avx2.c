@@ -283,6 +283,8 @@ void amp_isa_avx2_fill(amp_kernel_table *t)
     GEMM_KERNELS(INSTALL)
 #undef INSTALL
     amp_isa_avx2_fill_kernels(t);
+    amp_isa_avx2_fill_rows(t);
+    amp_isa_avx2_fill_attention(t);
 }
 
 #endif /* x86 */

@@ -1282,6 +1282,8 @@ void amp_isa_avx512_fill(amp_kernel_table *t)
     amp_isa_avx512_fill_backward(t);
     amp_isa_avx512_fill_reduce(t);
     amp_isa_avx512_fill_loss(t);
+    amp_isa_avx512_fill_rows(t);
+    amp_isa_avx512_fill_attention(t);
 }
 
 void amp_isa_avx512bf16_fill(amp_kernel_table *t)

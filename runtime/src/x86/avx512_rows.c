@@ -1,0 +1,412 @@
+/*
+ * avx512_rows.c - the AVX-512 sets' kernels of a transformer's rows, for
+ * f32, bf16 and f16 storage computing in f32: softmax along the last
+ * axis (inner 1; log_softmax, a classifier's, stays the reference's, which
+ * a small program then links alone), layer_norm (weight and bias in f32, bf16
+ * or f16), gelu and gelu_tanh.
+ *
+ * Bit for bit the reference (ref_softmax.inc, ref_norm.inc,
+ * ref_unary.inc): the references add a row up in 16 lanes, folded in
+ * halves (amp_mathf.h), which is one vector here; exp is amp_expf
+ * (amp_expf.h), erf and tanh amp_erff and amp_tanhf (amp_mathf.h), whose
+ * double operations the 8-lane functions below perform in the same order;
+ * every f32 operation is an intrinsic, so nothing is contracted into FMA.
+ * softmax keeps a row's exp(x - max) in a stack buffer between its sum
+ * and its outputs (rows up to ROW_CACHE; the reference computes it twice,
+ * to the same bits).  Other layouts (softmax over an inner axis, other
+ * parameter dtypes) go to the reference.
+ *
+ * Rows (and gelu's elements) are split over the pool in tasks of about
+ * CHUNK elements once there are PARALLEL_MIN of them.
+ *
+ * Compiled for AVX-512 through target attributes only; installed by
+ * amp_isa_avx512_fill after dispatch.c's CPU check.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "amp_expf.h"
+#include "amp_mathf.h"
+#include "avx512_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX512_TARGET
+#define CHUNK 65536
+#define PARALLEL_MIN 131072
+#define ROW_CACHE 4096
+
+/* ---- exp, erf, tanh in double, 8 lanes ------------------------------------------ */
+
+/* -k by its sign bit, as the scalar -k (0 - k would give +0 for k = +0) */
+TARGET static inline __m512d negate(__m512d k)
+{
+    return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(k), _mm512_set1_epi64((long long)0x8000000000000000ull)));
+}
+
+/* amp_expf's reduction and polynomial: p with exp(x) = p 2^k; q = p - 1
+ * as amp_expm1_reduced computes it when want_expm1 */
+TARGET static inline __m512d reduce_ln2(__m512d x, __m512d *k)
+{
+    *k = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(AMP_EXPF_INV_LN2)),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512d nk = negate(*k);
+    const __m512d r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_HI), x);
+    return _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_LO), r);
+}
+
+TARGET static inline __m512d series_to_c2(__m512d r)
+{
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(AMP_EXPF_C11), r, _mm512_set1_pd(AMP_EXPF_C10));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C9));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C8));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C7));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C6));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C4));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C2));
+    return _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+}
+
+/* amp_expf of 8 lanes (NaN lanes: see exp16) */
+TARGET static __m256 exp8(__m256 xf)
+{
+    const __m512d x = _mm512_max_pd(_mm512_min_pd(_mm512_cvtps_pd(xf), _mm512_set1_pd(89.0)), _mm512_set1_pd(-104.0));
+    __m512d k;
+    const __m512d r = reduce_ln2(x, &k);
+    const __m512d p = _mm512_fmadd_pd(series_to_c2(r), r, _mm512_set1_pd(1.0));
+    return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k)); /* p 2^k: a normal double, exact */
+}
+
+/* amp_erff of 8 lanes, both branches, one kept per lane (NaN: see below) */
+TARGET static __m256 erf8(__m256 xf)
+{
+    const __m512d x = _mm512_cvtps_pd(xf), a = _mm512_abs_pd(x), t = _mm512_mul_pd(x, x);
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(AMP_ERF_A9), t, _mm512_set1_pd(AMP_ERF_A8));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A7));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A6));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A5));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A4));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A3));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A2));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A1));
+    p = _mm512_fmadd_pd(p, t, _mm512_set1_pd(AMP_ERF_A0));
+    const __m512d small = _mm512_mul_pd(x, p);
+    const __mmask8 big = _mm512_cmp_pd_mask(a, _mm512_set1_pd(1.0), _CMP_NLT_UQ);
+    if (!big)
+        return _mm512_cvtpd_ps(small);
+    const __m512d u = _mm512_sub_pd(_mm512_min_pd(a, _mm512_set1_pd(AMP_ERF_B_TOP)), _mm512_set1_pd(AMP_ERF_B_CENTER));
+    __m512d q = _mm512_setzero_pd();
+    int first = 1;
+#define HORNER(c)                                                                                 \
+    if (first) {                                                                                  \
+        q = _mm512_set1_pd(c);                                                                    \
+        first = 0;                                                                                \
+    } else                                                                                        \
+        q = _mm512_fmadd_pd(q, u, _mm512_set1_pd(c));
+    AMP_ERF_B_COEFFS(HORNER)
+#undef HORNER
+    const __m512d one_minus = _mm512_sub_pd(_mm512_set1_pd(1.0), q);
+    const __m512d sign = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64((long long)0x8000000000000000ull)));
+    const __m512d large = _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(one_minus), _mm512_castpd_si512(sign)));
+    return _mm512_cvtpd_ps(_mm512_mask_mov_pd(small, big, large));
+}
+
+/* amp_tanhf of 8 lanes */
+TARGET static __m256 tanh8(__m256 xf)
+{
+    const __m512d x = _mm512_cvtps_pd(xf);
+    const __m512d z = _mm512_min_pd(_mm512_add_pd(_mm512_abs_pd(x), _mm512_abs_pd(x)), _mm512_set1_pd(AMP_TANH_TOP));
+    __m512d k;
+    const __m512d r = reduce_ln2(z, &k);
+    const __m512d q = _mm512_mul_pd(series_to_c2(r), r);
+    const __m512d s = _mm512_scalef_pd(_mm512_set1_pd(1.0), k);
+    const __m512d e = _mm512_fmadd_pd(q, s, _mm512_sub_pd(s, _mm512_set1_pd(1.0)));
+    const __m512d t = _mm512_div_pd(e, _mm512_add_pd(e, _mm512_set1_pd(2.0)));
+    const __m512d sign = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64((long long)0x8000000000000000ull)));
+    return _mm512_cvtpd_ps(_mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(t), _mm512_castpd_si512(sign))));
+}
+
+/* f(x) of 16 lanes by two 8-lane halves; NaN lanes keep their NaN, as the
+ * scalar functions return it */
+#define SIXTEEN(name, f8)                                                                         \
+    TARGET static inline __m512 name(__m512 x)                                                    \
+    {                                                                                             \
+        const __m256 lo = f8(_mm512_castps512_ps256(x));                                          \
+        const __m256 hi = f8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));   \
+        const __m512 e = _mm512_castpd_ps(                                                        \
+            _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1)); \
+        return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);                  \
+    }
+SIXTEEN(exp16, exp8)
+SIXTEEN(erf16, erf8)
+SIXTEEN(tanh16, tanh8)
+
+/* ---- loads, folds, the pool --------------------------------------------------- */
+
+/* n <= 16 values of dtype t at p as f32, as amp_ld reads them; other lanes fill */
+TARGET static inline __m512 load16_n(amp_dtype t, const void *p, int64_t n, float fill)
+{
+    if (n >= 16)
+        return load16_all(t, p);
+    const __mmask16 m = (__mmask16)((1u << n) - 1);
+    if (t == AMP_F32)
+        return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), m, p);
+    float w[16] = { 0 }; /* 32 bytes used */
+    memcpy(w, p, (size_t)n * 2);
+    return _mm512_mask_mov_ps(_mm512_set1_ps(fill), m, load16_all(t, w));
+}
+
+TARGET static inline void store16_n(amp_dtype t, void *p, int64_t n, __m512 v)
+{
+    if (n >= 16)
+        store16_all(t, p, v);
+    else
+        store16(t, p, (__mmask16)((1u << n) - 1), v);
+}
+
+/* the 16 lanes of s folded as AMP_ROW_FOLD folds them */
+TARGET static inline float fold16(__m512 s)
+{
+    const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+    const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+    const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+    return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+}
+
+static inline size_t dsize(amp_dtype t) { return t == AMP_F32 ? 4 : 2; }
+
+typedef struct {
+    void (*body)(const void *ctx, int64_t begin, int64_t end);
+    const void *ctx;
+    int64_t n, per_task;
+} rows_job;
+
+static void rows_task(void *ctx, int64_t task, int slot)
+{
+    const rows_job *j = ctx;
+    int64_t begin = task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
+    (void)slot;
+    j->body(j->ctx, begin, end);
+}
+
+/* body over [0, n) units of `unit` elements, on the pool when big enough */
+static void run_rows(int64_t n, int64_t unit, void (*body)(const void *, int64_t, int64_t), const void *ctx)
+{
+    rows_job j = { body, ctx, n, CHUNK / (unit > 0 ? unit : 1) + 1 };
+    if (n * unit < PARALLEL_MIN || amp_get_threads() == 1 || n < 2) {
+        body(ctx, 0, n);
+        return;
+    }
+    amp_parallel_run(amp_get_threads(), (n + j.per_task - 1) / j.per_task, rows_task, &j);
+}
+
+/* ---- softmax over the last axis -------------------------------------- */
+
+typedef struct {
+    amp_dtype t;
+    int64_t dim;
+    const void *x;
+    void *y;
+} softmax_args;
+
+TARGET static void softmax_row(const softmax_args *a, const char *x, char *y)
+{
+    const amp_dtype t = a->t;
+    const int64_t dim = a->dim;
+    const size_t es = dsize(t);
+    float cache[ROW_CACHE] __attribute__((aligned(64)));
+    const int cached = dim <= ROW_CACHE;
+    float lanes[16], max, sum;
+    __m512 m = _mm512_set1_ps(-INFINITY), s = _mm512_setzero_ps();
+    int64_t d;
+    for (d = 0; d < dim; d += 16) {
+        const __m512 v = load16_n(t, x + d * es, dim - d, -INFINITY);
+        m = _mm512_max_ps(v, m); /* v > m ? v : m, as the reference's lanes */
+    }
+    _mm512_storeu_ps(lanes, m);
+    max = lanes[0];
+    for (int j = 1; j < 16; j++)
+        if (lanes[j] > max)
+            max = lanes[j];
+    const __m512 vmax = _mm512_set1_ps(max);
+    for (d = 0; d < dim; d += 16) {
+        const int64_t n = dim - d;
+        const __m512 e = exp16(_mm512_sub_ps(load16_n(t, x + d * es, n, 0.0f), vmax));
+        s = n >= 16 ? _mm512_add_ps(s, e) : _mm512_mask_add_ps(s, (__mmask16)((1u << n) - 1), s, e);
+        if (cached)
+            _mm512_store_ps(cache + d, e);
+    }
+    sum = fold16(s);
+    const __m512 vs = _mm512_set1_ps(sum);
+    for (d = 0; d < dim; d += 16) {
+        const __m512 e = cached ? _mm512_load_ps(cache + d)
+                                : exp16(_mm512_sub_ps(load16_n(t, x + d * es, dim - d, 0.0f), vmax));
+        store16_n(t, y + d * es, dim - d, _mm512_div_ps(e, vs));
+    }
+}
+
+static void softmax_rows(const void *ctx, int64_t begin, int64_t end)
+{
+    const softmax_args *a = ctx;
+    const size_t row = (size_t)a->dim * dsize(a->t);
+    for (int64_t r = begin; r < end; r++)
+        softmax_row(a, (const char *)a->x + r * row, (char *)a->y + r * row);
+}
+
+/* ---- layer_norm ---------------------------------------------------------------- */
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t inner;
+    const void *x, *weight, *bias;
+    float eps;
+    void *y;
+} layer_norm_args;
+
+TARGET static void layer_norm_row(const layer_norm_args *a, const char *x, char *y)
+{
+    const amp_dtype t = a->t, pt = a->pt;
+    const int64_t n = a->inner;
+    const size_t es = dsize(t), ps = dsize(pt);
+    __m512 s = _mm512_setzero_ps(), q = _mm512_setzero_ps();
+    int64_t i;
+    for (i = 0; i < n; i += 16) /* absent lanes add +0: no change */
+        s = _mm512_add_ps(s, load16_n(t, x + i * es, n - i, 0.0f));
+    const float mean = fold16(s) / (float)n;
+    const __m512 vm = _mm512_set1_ps(mean);
+    for (i = 0; i < n; i += 16) {
+        const __m512 d = _mm512_sub_ps(load16_n(t, x + i * es, n - i, mean), vm);
+        q = _mm512_add_ps(q, _mm512_mul_ps(d, d));
+    }
+    const float rstd = 1 / sqrtf(fold16(q) / (float)n + a->eps);
+    const __m512 vr = _mm512_set1_ps(rstd);
+    for (i = 0; i < n; i += 16) {
+        __m512 r = _mm512_mul_ps(_mm512_sub_ps(load16_n(t, x + i * es, n - i, 0.0f), vm), vr);
+        if (a->weight != NULL)
+            r = _mm512_mul_ps(r, load16_n(pt, (const char *)a->weight + i * ps, n - i, 0.0f));
+        if (a->bias != NULL)
+            r = _mm512_add_ps(r, load16_n(pt, (const char *)a->bias + i * ps, n - i, 0.0f));
+        store16_n(t, y + i * es, n - i, r);
+    }
+}
+
+static void layer_norm_rows(const void *ctx, int64_t begin, int64_t end)
+{
+    const layer_norm_args *a = ctx;
+    const size_t row = (size_t)a->inner * dsize(a->t);
+    for (int64_t r = begin; r < end; r++)
+        layer_norm_row(a, (const char *)a->x + r * row, (char *)a->y + r * row);
+}
+
+/* ---- gelu, gelu_tanh ------------------------------------------------------------ */
+
+typedef struct {
+    amp_dtype t;
+    const void *x;
+    void *y;
+} unary_args;
+
+/* the reference's x * 0.5 * (1 + erf(x * (1/sqrt 2))) */
+TARGET static inline __m512 gelu16(__m512 x)
+{
+    const __m512 e = erf16(_mm512_mul_ps(x, _mm512_set1_ps((float)0.70710678118654752440)));
+    return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+/* the reference's 0.5 * x * (1 + tanh(beta * (x + kappa * (x * x * x)))) */
+TARGET static inline __m512 gelu_tanh16(__m512 x)
+{
+    const __m512 beta = _mm512_set1_ps((float)(1.41421356237309504880 * 1.12837916709551257390 * 0.5));
+    const __m512 cube = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+    const __m512 inner = _mm512_mul_ps(beta, _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps((float)0.044715), cube)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), tanh16(inner)));
+}
+
+#define UNARY_BODY(name, f16)                                                                     \
+    TARGET static void name(const void *ctx, int64_t begin, int64_t end)                          \
+    {                                                                                             \
+        const unary_args *a = ctx;                                                                \
+        const size_t es = dsize(a->t);                                                            \
+        for (int64_t i = begin * 16; i < end * 16; i += 16) {                                     \
+            store16_all(a->t, (char *)a->y + i * es, f16(load16_all(a->t, (const char *)a->x + i * es))); \
+        }                                                                                         \
+    }
+UNARY_BODY(gelu_blocks, gelu16)
+UNARY_BODY(gelu_tanh_blocks, gelu_tanh16)
+
+/* n elements: whole vectors on the pool, the tail here */
+TARGET static void unary_run(amp_dtype t, size_t n, const void *x, void *y, int tanh_form)
+{
+    const unary_args a = { t, x, y };
+    const int64_t blocks = (int64_t)(n / 16), rest = (int64_t)(n % 16);
+    run_rows(blocks, 16, tanh_form ? gelu_tanh_blocks : gelu_blocks, &a);
+    if (rest > 0) {
+        const size_t es = dsize(t), off = (size_t)blocks * 16 * es;
+        const __m512 v = load16_n(t, (const char *)x + off, rest, 0.0f);
+        store16_n(t, (char *)y + off, rest, tanh_form ? gelu_tanh16(v) : gelu16(v));
+    }
+}
+
+/* ---- the entries ---------------------------------------------------------------- */
+
+static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt == AMP_F16; }
+
+#define ROWS_ENTRIES(T)                                                                           \
+    static void avx512_softmax_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *x, \
+                                   AMP_CTYPE_##T *y)                                              \
+    {                                                                                             \
+        const softmax_args a = { AMP_DTYPE_##T, dim, x, y };                                   \
+        if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
+            amp_ref_softmax_##T(outer, dim, inner, x, y);                                         \
+            return;                                                                               \
+        }                                                                                         \
+        run_rows(outer, dim, softmax_rows, &a);                                                   \
+    }                                                                                             \
+    static void avx512_layer_norm_##T(int64_t outer, int64_t inner, const AMP_CTYPE_##T *x,       \
+                                      amp_dtype pt, const void *weight, const void *bias,         \
+                                      double eps, AMP_CTYPE_##T *y)                               \
+    {                                                                                             \
+        const layer_norm_args a = { AMP_DTYPE_##T, pt, inner, x, weight, bias, (float)eps, y };   \
+        if (inner <= 0 || outer <= 0 || ((weight != NULL || bias != NULL) && !param_ok(pt))) {    \
+            amp_ref_layer_norm_##T(outer, inner, x, pt, weight, bias, eps, y);                    \
+            return;                                                                               \
+        }                                                                                         \
+        run_rows(outer, inner, layer_norm_rows, &a);                                              \
+    }                                                                                             \
+    static void avx512_gelu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)               \
+    {                                                                                             \
+        unary_run(AMP_DTYPE_##T, n, x, y, 0);                                                     \
+    }                                                                                             \
+    static void avx512_gelu_tanh_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)          \
+    {                                                                                             \
+        unary_run(AMP_DTYPE_##T, n, x, y, 1);                                                     \
+    }
+
+ROWS_ENTRIES(f32)
+ROWS_ENTRIES(bf16)
+ROWS_ENTRIES(f16)
+
+/* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
+#define ROWS_OF(X, T)                                                                             \
+    X(softmax_##T, avx512_softmax_##T)                                                            \
+    X(layer_norm_##T, avx512_layer_norm_##T)                                                      \
+    X(gelu_##T, avx512_gelu_##T)                                                                  \
+    X(gelu_tanh_##T, avx512_gelu_tanh_##T)
+#define ROWS_KERNELS(X) ROWS_OF(X, f32) ROWS_OF(X, bf16) ROWS_OF(X, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+ROWS_KERNELS(DEFINE)
+#undef DEFINE
+
+void amp_isa_avx512_fill_rows(amp_kernel_table *t)
+{
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+    ROWS_KERNELS(INSTALL)
+#undef INSTALL
+}
+
+#endif /* x86 */
