@@ -1,0 +1,324 @@
+/*
+ * conv_depthwise.c - depthwise convolutions (one input channel per group,
+ * up to DW_M_MAX output channels each: mobilenet_v2's, mnasnet's and
+ * efficientnet's 3 x 3 and 5 x 5 layers), 1-d and 2-d, computed directly
+ * on the set's dw_taps vector loop (amprt_internal.h) instead of as one
+ * GEMM per group whose single row fills 1 of the micro-kernel's 12.
+ *
+ * Tasks are (image, group, band of output rows); each copies the input
+ * rows its band reads, widened to f32 and zero-padded, into its slot's
+ * amp_conv_pad_buf, split by phase: with strides sh x sw, copy row i of
+ * phase (vp, hp) is padded input row (oh0 + i) sh + vp, its column j the
+ * padded input column j sw + hp.  Tap (kh, kw) of output (oh, ow) is then
+ * element (oh - oh0 + kh dh / sh, ow + kw dw / sw) of phase (kh dh % sh,
+ * kw dw % sw): every tap is one contiguous run, at a fixed offset, for
+ * all the band's outputs taken as one flat row of (rows - 1) pw + out_w
+ * columns (pw, the copy's row length, is out_w plus the taps' reach; the
+ * pw - out_w columns past each output row are computed and dropped), so a
+ * 7 x 7 plane is one run of 63 columns rather than seven of 7.  dw_taps
+ * sums each column's taps into an f32 row in amp_conv_w_buf, the rows are
+ * closed up, and the set's epi adds the bias and rounds to the storage
+ * dtype, followed by conv_ex's post-ops (conv_post.c) while they are in L1.
+ *
+ * Arithmetic: per output, products and sums rounded to f32 one by one (no
+ * FMA), from 0, in the reference's order (kernel row, then column); a tap
+ * in the padding adds w x 0.  The reference skips such a tap instead, and
+ * for a finite weight that is the same: x 0 is a zero and the running sum,
+ * which starts at +0, is never -0, so adding it changes nothing.  So the
+ * result is the reference's bit for bit (and does not depend on the
+ * thread count or the bands) unless a weight is infinite or NaN, which
+ * then gives NaN at the outputs whose window reaches the padding, as the
+ * GEMM path and an im2col convolution in PyTorch do.
+ *
+ * Packed weights (conv_ex) are a 64-byte header and the weights rounded
+ * to the storage dtype and widened to f32, [out_channels][kernel taps].
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "conv.h"
+
+/* Output channels per group at most (a channel multiplier). */
+#define DW_M_MAX 8
+/* Kernel taps at most (11 x 11, or a 1-d kernel of 256). */
+#define DW_TAPS_MAX 256
+/* f32 sums per task at most (amp_conv_w_buf): a band's flat row. */
+#define DW_ACC_MAX 4096
+/* A band's replicated bias (amp_conv_col_buf) holds as many. */
+typedef char dw_bias_fits[sizeof amp_conv_col_buf[0] >= DW_ACC_MAX * 4 ? 1 : -1];
+typedef char dw_acc_fits[sizeof amp_conv_w_buf[0] >= DW_ACC_MAX * 4 ? 1 : -1];
+
+#define DW_MAGIC 0x64766e6f63706d61ull /* "ampconvd" */
+typedef union {
+    struct {
+        uint64_t magic;
+        const amp_gemm_kernel *k;
+        int64_t t, out_channels, kernel_plane;
+    } h;
+    unsigned char bytes[64];
+} dw_header;
+typedef char dw_header_is_64_bytes[sizeof(dw_header) == 64 ? 1 : -1];
+
+typedef struct {
+    const amp_gemm_kernel *k;
+    amp_dtype t;
+    size_t es;
+    const amp_conv_desc *d;
+    conv_geometry g;
+    int64_t M, taps;
+    int64_t pw;    /* a copy row's length, and the flat row's stride */
+    int64_t band;  /* output rows per task (the last band may have fewer) */
+    int64_t bands; /* per plane */
+    int64_t rows;  /* copy rows per phase */
+    int64_t off[DW_TAPS_MAX]; /* each tap's first element in the copy */
+    const char *x, *bias;
+    const float *w32; /* [out_channels][taps] */
+    conv_job cj;      /* the post-ops' state (conv_setup_post), out and y */
+} dw_job;
+
+static int64_t taken;
+
+int64_t amp_fast_conv_depthwise_taken(void)
+{
+    return __atomic_load_n(&taken, __ATOMIC_RELAXED);
+}
+
+/* The copy's row length and the rows per phase a band of `band` output
+ * rows needs. */
+static int64_t dw_pw(const conv_geometry *g)
+{
+    return g->out[2] + (g->kernel[2] - 1) * g->dilation[2] / g->stride[2];
+}
+
+static int64_t dw_rows(const conv_geometry *g, int64_t band)
+{
+    return band + (g->kernel[1] - 1) * g->dilation[1] / g->stride[1];
+}
+
+static size_t dw_copy_bytes(const conv_geometry *g, int64_t band)
+{
+    return (size_t)(g->stride[1] * g->stride[2] * dw_rows(g, band) * dw_pw(g)) * sizeof(float);
+}
+
+/* The most output rows a task can have (0: not even one fits). */
+static int64_t dw_band_max(const conv_geometry *g)
+{
+    const int64_t pw = dw_pw(g);
+    int64_t band = min64(g->out[1], (DW_ACC_MAX - g->out[2]) / pw + 1);
+    while (band > 0 && dw_copy_bytes(g, band) > PAD_BUF_BYTES)
+        band--;
+    return band;
+}
+
+int amp_conv_depthwise_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d)
+{
+    conv_geometry g;
+    if (k->dw_taps == NULL || !fast_dtype(t) || d->groups <= 0 || d->in_channels != d->groups ||
+        d->out_channels % d->groups != 0 || d->out_channels / d->groups > DW_M_MAX || d->nspatial < 1 ||
+        d->nspatial > 3)
+        return 0;
+    g = conv_geometry_of(d);
+    if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.padding[0] != 0 || g.out[1] < 1 || g.out[2] < 1)
+        return 0;
+    for (int i = 1; i < 3; i++)
+        if (g.stride[i] < 1 || g.dilation[i] < 1 || g.kernel[i] < 1)
+            return 0;
+    return g.kernel_plane <= DW_TAPS_MAX && g.out[2] <= DW_ACC_MAX && dw_band_max(&g) >= 1;
+}
+
+size_t amp_conv_depthwise_packed_bytes(const amp_conv_desc *d)
+{
+    const conv_geometry g = conv_geometry_of(d);
+    return sizeof(dw_header) + (size_t)(d->out_channels * g.kernel_plane) * sizeof(float);
+}
+
+/* n weights of dtype src, rounded to t, as f32 (flip: each row of taps
+ * reversed, transpose_by_conv's weights with one input channel per
+ * group). */
+static void dw_weights(amp_dtype t, amp_dtype src, const void *w, int64_t rows, int64_t taps, int flip,
+                       float *w32)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < taps; i++) {
+            const float v = amp_ld(src, w, r * taps + (flip ? taps - 1 - i : i));
+            float *o = &w32[r * taps + i];
+            if (src == t) {
+                *o = v;
+            } else {
+                double e[2]; /* (room for any dtype amp_st knows) */
+                amp_st(t, e, 0, v);
+                *o = amp_ld(t, e, 0);
+            }
+        }
+}
+
+void amp_conv_depthwise_pack(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
+                             const void *w, void *packed)
+{
+    const conv_geometry g = conv_geometry_of(d);
+    dw_header hd;
+    memset(&hd, 0, sizeof hd);
+    hd.h.magic = DW_MAGIC;
+    hd.h.k = k;
+    hd.h.t = t;
+    hd.h.out_channels = d->out_channels;
+    hd.h.kernel_plane = g.kernel_plane;
+    memcpy(packed, &hd, sizeof hd);
+    dw_weights(t, src, w, d->out_channels, g.kernel_plane, 0, (float *)(void *)((char *)packed + sizeof hd));
+}
+
+/* n elements of dtype t from src, sstride apart, widened to f32 at dst. */
+static void widen_run(amp_dtype t, const char *src, int64_t sstride, int64_t n, float *dst)
+{
+    if (t == AMP_F32) {
+        const float *s = (const float *)(const void *)src;
+        if (sstride == 1)
+            memcpy(dst, s, (size_t)n * sizeof *dst);
+        else
+            for (int64_t i = 0; i < n; i++)
+                dst[i] = s[i * sstride];
+    } else if (t == AMP_BF16) {
+        const uint16_t *s = (const uint16_t *)(const void *)src;
+        for (int64_t i = 0; i < n; i++) {
+            const uint32_t u = (uint32_t)s[i * sstride] << 16;
+            memcpy(&dst[i], &u, 4);
+        }
+    } else {
+        const amp_f16 *s = (const amp_f16 *)(const void *)src;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = amp_f16_to_f32(s[i * sstride]);
+    }
+}
+
+/* The copy of channel xc's rows for the band from output row oh0 (the
+ * layout in the header comment), at pad. */
+static void dw_copy(const dw_job *j, const char *xc, int64_t oh0, float *pad)
+{
+    const conv_geometry *g = &j->g;
+    const int64_t sh = g->stride[1], sw = g->stride[2], in_h = g->in[1], in_w = g->in[2];
+    const int64_t left = g->padding[2], pw = j->pw;
+    for (int64_t vp = 0; vp < sh; vp++)
+        for (int64_t hp = 0; hp < sw; hp++)
+            for (int64_t i = 0; i < j->rows; i++) {
+                float *o = pad + ((vp * sw + hp) * j->rows + i) * pw;
+                const int64_t ih = (oh0 + i) * sh + vp - g->padding[1];
+                /* columns j with 0 <= j sw + hp - left < in_w */
+                const int64_t c = left - hp, j0 = c <= 0 ? 0 : min64(pw, cdiv(c, sw));
+                const int64_t j1 = in_w + c <= 0 ? 0 : min64(pw, cdiv(in_w + c, sw));
+                if (ih < 0 || ih >= in_h || j1 <= j0) {
+                    memset(o, 0, (size_t)pw * sizeof *o);
+                    continue;
+                }
+                memset(o, 0, (size_t)j0 * sizeof *o);
+                widen_run(j->t, xc + (size_t)(ih * in_w + j0 * sw + hp - left) * j->es, sw, j1 - j0, o + j0);
+                memset(o + j1, 0, (size_t)(pw - j1) * sizeof *o);
+            }
+}
+
+static void dw_task(void *ctx, int64_t task, int slot)
+{
+    const dw_job *j = ctx;
+    const amp_conv_desc *d = j->d;
+    const int64_t per_image = d->groups * j->bands;
+    const int64_t n = task / per_image, grp = task % per_image / j->bands, b = task % j->bands;
+    const int64_t out_w = j->g.out[2], oh0 = b * j->band, rows = min64(j->band, j->g.out[1] - oh0);
+    const int64_t flat = (rows - 1) * j->pw + out_w, nout = rows * out_w, P = j->g.out_plane;
+    float *pad = (float *)(void *)amp_conv_pad_buf[slot];
+    float *acc = amp_conv_w_buf[slot];
+    unsigned char *brep = amp_conv_col_buf[slot];
+    if (rows <= 0)
+        return;
+    dw_copy(j, j->x + (size_t)((n * d->in_channels + grp) * j->g.in_plane) * j->es, oh0, pad);
+    for (int64_t m = 0; m < j->M; m++) {
+        const int64_t co = grp * j->M + m;
+        const size_t yoff = (size_t)((n * d->out_channels + co) * P + oh0 * out_w);
+        const void *brow = NULL;
+        j->k->dw_taps(flat, j->taps, pad, j->off, j->w32 + co * j->taps, acc);
+        if (j->pw != out_w) /* close up the rows: each moves left */
+            for (int64_t r = 1; r < rows; r++)
+                memmove(acc + r * out_w, acc + r * j->pw, (size_t)out_w * sizeof *acc);
+        if (j->bias != NULL) {
+            fill_elems(brep, j->bias + (size_t)co * j->es, j->es, nout);
+            brow = brep;
+        }
+        j->k->epi(j->t, nout, acc, 1.0f, 0.0f, NULL, 0, brow, j->cj.out + yoff * j->es);
+        if (j->cj.post != NULL)
+            amp_conv_run_post(&j->cj, co, 1, yoff, nout);
+    }
+}
+
+/* The bands: as tall as fit, then split until every thread has tasks. */
+static void dw_cut(dw_job *j, int threads)
+{
+    const int64_t out_h = j->g.out[1], max = dw_band_max(&j->g);
+    j->bands = cdiv(out_h, max);
+    while (threads > 1 && j->bands < out_h && j->d->batch * j->d->groups * j->bands < 4 * threads)
+        j->bands = min64(out_h, 2 * j->bands);
+    j->band = cdiv(out_h, j->bands);
+    j->bands = cdiv(out_h, j->band);
+    j->rows = dw_rows(&j->g, j->band);
+}
+
+int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                           const void *w, int flip, const void *packed, const void *bias, const amp_conv_post *post,
+                           void *y)
+{
+    dw_job j;
+    float *w_own = NULL;
+    amp_conv_post_row *rows_own = NULL;
+    int threads = amp_get_threads();
+    memset(&j, 0, sizeof j);
+    j.g = conv_geometry_of(d);
+    if (d->batch <= 0 || d->out_channels <= 0 || j.g.out_plane <= 0)
+        return 1;
+    j.k = k;
+    j.t = t;
+    j.es = amp_dtype_size(t);
+    j.d = d;
+    j.M = d->out_channels / d->groups;
+    j.taps = j.g.kernel_plane;
+    j.pw = dw_pw(&j.g);
+    j.x = x;
+    j.bias = bias;
+    if (packed != NULL) {
+        const dw_header *hd = packed;
+        (void)hd;
+        assert(hd->h.magic == DW_MAGIC && "conv_ex: packed is not from conv_pack_weights");
+        assert(hd->h.k == k && hd->h.t == t && "conv_ex: weights packed under another kernel set or dtype");
+        assert(hd->h.out_channels == d->out_channels && hd->h.kernel_plane == j.taps &&
+               "conv_ex: weights packed for another shape");
+        j.w32 = (const float *)(const void *)((const char *)packed + sizeof(dw_header));
+    } else {
+        w_own = amp_scratch_alloc((size_t)(d->out_channels * j.taps) * sizeof *w_own);
+        if (w_own == NULL)
+            return 0;
+        dw_weights(t, t, w, d->out_channels, j.taps, flip, w_own);
+        j.w32 = w_own;
+    }
+    if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu && post->raw == NULL)
+        post = NULL;
+    j.cj.k = k;
+    j.cj.t = t;
+    j.cj.es = j.es;
+    j.cj.d = d;
+    j.cj.P = j.g.out_plane;
+    j.cj.y = y;
+    j.cj.out = y;
+    if (post != NULL)
+        rows_own = amp_conv_setup_post(&j.cj, post);
+    if (2.0 * (double)d->batch * (double)d->out_channels * (double)j.g.out_plane * (double)j.taps <
+        PARALLEL_MIN_FLOPS)
+        threads = 1;
+    dw_cut(&j, threads);
+    for (int64_t i = 0; i < j.taps; i++) {
+        const int64_t kh = i / j.g.kernel[2], kw = i % j.g.kernel[2];
+        const int64_t a = kh * j.g.dilation[1], c = kw * j.g.dilation[2];
+        const int64_t sh = j.g.stride[1], sw = j.g.stride[2];
+        j.off[i] = ((a % sh * sw + c % sw) * j.rows + a / sh) * j.pw + c / sw;
+    }
+    amp_parallel_run(threads, d->batch * d->groups * j.bands, dw_task, &j);
+    __atomic_fetch_add(&taken, 1, __ATOMIC_RELAXED);
+    amp_scratch_free(rows_own);
+    amp_scratch_free(w_own);
+    return 1;
+}
