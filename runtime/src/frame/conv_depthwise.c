@@ -66,6 +66,9 @@ typedef struct {
     const amp_conv_desc *d;
     conv_geometry g;
     int64_t M, taps;
+    int scalar;    /* the copy does not fit: each output summed in C */
+    int64_t seg;   /* output columns per task (the last segment's fewer) */
+    int64_t segs;  /* per output row */
     int64_t pw;    /* a copy row's length, and the flat row's stride */
     int64_t band;  /* output rows per task (the last band may have fewer) */
     int64_t bands; /* per plane */
@@ -83,47 +86,34 @@ int64_t amp_fast_conv_depthwise_taken(void)
     return __atomic_load_n(&taken, __ATOMIC_RELAXED);
 }
 
-/* The copy's row length and the rows per phase a band of `band` output
- * rows needs. */
-static int64_t dw_pw(const conv_geometry *g)
+/* The taps' reach past a task's first output row and column, in copy
+ * rows and columns. */
+static int64_t reach_h(const conv_geometry *g) { return (g->kernel[1] - 1) * g->dilation[1] / g->stride[1]; }
+static int64_t reach_w(const conv_geometry *g) { return (g->kernel[2] - 1) * g->dilation[2] / g->stride[2]; }
+
+/* Floats of a task's copy: rows output rows, seg output columns. */
+static double dw_copy_floats(const conv_geometry *g, int64_t rows, int64_t seg)
 {
-    return g->out[2] + (g->kernel[2] - 1) * g->dilation[2] / g->stride[2];
+    return (double)(g->stride[1] * g->stride[2]) * (double)(rows + reach_h(g)) * (double)(seg + reach_w(g));
 }
 
-static int64_t dw_rows(const conv_geometry *g, int64_t band)
-{
-    return band + (g->kernel[1] - 1) * g->dilation[1] / g->stride[1];
-}
-
-static size_t dw_copy_bytes(const conv_geometry *g, int64_t band)
-{
-    return (size_t)(g->stride[1] * g->stride[2] * dw_rows(g, band) * dw_pw(g)) * sizeof(float);
-}
-
-/* The most output rows a task can have (0: not even one fits). */
-static int64_t dw_band_max(const conv_geometry *g)
-{
-    const int64_t pw = dw_pw(g);
-    int64_t band = min64(g->out[1], (DW_ACC_MAX - g->out[2]) / pw + 1);
-    while (band > 0 && dw_copy_bytes(g, band) > PAD_BUF_BYTES)
-        band--;
-    return band;
-}
-
+/* Depends on the kernel, groups and channels alone, as
+ * amp_conv_packed_bytes does (the packing's descriptor has no sizes,
+ * strides or dilations): every such shape then runs here, the ones whose
+ * copy would not fit (huge strides or dilations) in scalar mode. */
 int amp_conv_depthwise_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d)
 {
-    conv_geometry g;
+    int64_t taps = 1;
     if (k->dw_taps == NULL || !fast_dtype(t) || d->groups <= 0 || d->in_channels != d->groups ||
         d->out_channels % d->groups != 0 || d->out_channels / d->groups > DW_M_MAX || d->nspatial < 1 ||
-        d->nspatial > 3)
+        d->nspatial > 2)
         return 0;
-    g = conv_geometry_of(d);
-    if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.padding[0] != 0 || g.out[1] < 1 || g.out[2] < 1)
-        return 0;
-    for (int i = 1; i < 3; i++)
-        if (g.stride[i] < 1 || g.dilation[i] < 1 || g.kernel[i] < 1)
+    for (int i = 0; i < d->nspatial; i++) {
+        if (d->kernel[i] < 1)
             return 0;
-    return g.kernel_plane <= DW_TAPS_MAX && g.out[2] <= DW_ACC_MAX && dw_band_max(&g) >= 1;
+        taps *= d->kernel[i];
+    }
+    return taps <= DW_TAPS_MAX;
 }
 
 size_t amp_conv_depthwise_packed_bytes(const amp_conv_desc *d)
@@ -192,7 +182,7 @@ static void widen_run(amp_dtype t, const char *src, int64_t sstride, int64_t n, 
 
 /* The copy of channel xc's rows for the band from output row oh0 (the
  * layout in the header comment), at pad. */
-static void dw_copy(const dw_job *j, const char *xc, int64_t oh0, float *pad)
+static void dw_copy(const dw_job *j, const char *xc, int64_t oh0, int64_t ow0, float *pad)
 {
     const conv_geometry *g = &j->g;
     const int64_t sh = g->stride[1], sw = g->stride[2], in_h = g->in[1], in_w = g->in[2];
@@ -202,61 +192,125 @@ static void dw_copy(const dw_job *j, const char *xc, int64_t oh0, float *pad)
             for (int64_t i = 0; i < j->rows; i++) {
                 float *o = pad + ((vp * sw + hp) * j->rows + i) * pw;
                 const int64_t ih = (oh0 + i) * sh + vp - g->padding[1];
-                /* columns j with 0 <= j sw + hp - left < in_w */
-                const int64_t c = left - hp, j0 = c <= 0 ? 0 : min64(pw, cdiv(c, sw));
+                /* columns j with 0 <= (ow0 + j) sw + hp - left < in_w */
+                const int64_t c = left - hp - ow0 * sw, j0 = c <= 0 ? 0 : min64(pw, cdiv(c, sw));
                 const int64_t j1 = in_w + c <= 0 ? 0 : min64(pw, cdiv(in_w + c, sw));
                 if (ih < 0 || ih >= in_h || j1 <= j0) {
                     memset(o, 0, (size_t)pw * sizeof *o);
                     continue;
                 }
                 memset(o, 0, (size_t)j0 * sizeof *o);
-                widen_run(j->t, xc + (size_t)(ih * in_w + j0 * sw + hp - left) * j->es, sw, j1 - j0, o + j0);
+                widen_run(j->t, xc + (size_t)(ih * in_w + j0 * sw - c) * j->es, sw, j1 - j0, o + j0);
                 memset(o + j1, 0, (size_t)(pw - j1) * sizeof *o);
             }
+}
+
+/* Scalar mode: the sums of output row oh, columns ow0 .. ow0 + wn - 1,
+ * of channel co, as the reference sums them (taps in the padding
+ * skipped), into acc. */
+static void dw_scalar_row(const dw_job *j, const char *xc, int64_t co, int64_t oh, int64_t ow0, int64_t wn,
+                          float *acc)
+{
+    const conv_geometry *g = &j->g;
+    const float *w = j->w32 + co * j->taps;
+    for (int64_t q = 0; q < wn; q++) {
+        float a = 0.0f;
+        for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
+            const int64_t ih = oh * g->stride[1] - g->padding[1] + kh * g->dilation[1];
+            if (ih < 0 || ih >= g->in[1])
+                continue;
+            for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
+                const int64_t iw = (ow0 + q) * g->stride[2] - g->padding[2] + kw * g->dilation[2];
+                if (iw < 0 || iw >= g->in[2])
+                    continue;
+                {
+                    const float p = amp_ld(j->t, xc, ih * g->in[2] + iw) * w[kh * g->kernel[2] + kw];
+                    a = a + p;
+                }
+            }
+        }
+        acc[q] = a;
+    }
 }
 
 static void dw_task(void *ctx, int64_t task, int slot)
 {
     const dw_job *j = ctx;
     const amp_conv_desc *d = j->d;
-    const int64_t per_image = d->groups * j->bands;
-    const int64_t n = task / per_image, grp = task % per_image / j->bands, b = task % j->bands;
+    const int64_t per_group = j->bands * j->segs, per_image = d->groups * per_group;
+    const int64_t n = task / per_image, grp = task % per_image / per_group;
+    const int64_t b = task % per_group / j->segs, sg = task % j->segs;
     const int64_t out_w = j->g.out[2], oh0 = b * j->band, rows = min64(j->band, j->g.out[1] - oh0);
-    const int64_t flat = (rows - 1) * j->pw + out_w, nout = rows * out_w, P = j->g.out_plane;
+    const int64_t ow0 = sg * j->seg, wn = min64(j->seg, out_w - ow0);
+    const int64_t flat = (rows - 1) * j->pw + wn, P = j->g.out_plane;
+    const char *xc = j->x + (size_t)((n * d->in_channels + grp) * j->g.in_plane) * j->es;
     float *pad = (float *)(void *)amp_conv_pad_buf[slot];
     float *acc = amp_conv_w_buf[slot];
     unsigned char *brep = amp_conv_col_buf[slot];
-    if (rows <= 0)
+    if (rows <= 0 || wn <= 0)
         return;
-    dw_copy(j, j->x + (size_t)((n * d->in_channels + grp) * j->g.in_plane) * j->es, oh0, pad);
+    if (!j->scalar)
+        dw_copy(j, xc, oh0, ow0, pad);
     for (int64_t m = 0; m < j->M; m++) {
         const int64_t co = grp * j->M + m;
-        const size_t yoff = (size_t)((n * d->out_channels + co) * P + oh0 * out_w);
+        const size_t yoff = (size_t)((n * d->out_channels + co) * P + oh0 * out_w + ow0);
         const void *brow = NULL;
-        j->k->dw_taps(flat, j->taps, pad, j->off, j->w32 + co * j->taps, acc);
-        if (j->pw != out_w) /* close up the rows: each moves left */
-            for (int64_t r = 1; r < rows; r++)
-                memmove(acc + r * out_w, acc + r * j->pw, (size_t)out_w * sizeof *acc);
+        if (j->scalar)
+            dw_scalar_row(j, xc, co, oh0, ow0, wn, acc); /* (rows is 1) */
+        else
+            j->k->dw_taps(flat, j->taps, pad, j->off, j->w32 + co * j->taps, acc);
         if (j->bias != NULL) {
-            fill_elems(brep, j->bias + (size_t)co * j->es, j->es, nout);
+            fill_elems(brep, j->bias + (size_t)co * j->es, j->es, rows * wn);
             brow = brep;
         }
-        j->k->epi(j->t, nout, acc, 1.0f, 0.0f, NULL, 0, brow, j->cj.out + yoff * j->es);
-        if (j->cj.post != NULL)
-            amp_conv_run_post(&j->cj, co, 1, yoff, nout);
+        if (wn == out_w) {
+            /* whole rows: closed up (each moves left), then one epilogue
+             * and the post-ops over the band */
+            if (j->pw != out_w)
+                for (int64_t r = 1; r < rows; r++)
+                    memmove(acc + r * out_w, acc + r * j->pw, (size_t)out_w * sizeof *acc);
+            j->k->epi(j->t, rows * out_w, acc, 1.0f, 0.0f, NULL, 0, brow, j->cj.out + yoff * j->es);
+            if (j->cj.post != NULL)
+                amp_conv_run_post(&j->cj, co, 1, yoff, rows * out_w);
+            continue;
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            const size_t yr = yoff + (size_t)(r * out_w);
+            j->k->epi(j->t, wn, acc + r * j->pw, 1.0f, 0.0f, NULL, 0, brow, j->cj.out + yr * j->es);
+            if (j->cj.post != NULL)
+                amp_conv_run_post(&j->cj, co, 1, yr, wn);
+        }
     }
 }
 
-/* The bands: as tall as fit, then split until every thread has tasks. */
+/* The tasks: column segments as wide as the buffers allow (the whole row,
+ * mostly), bands of rows as tall as they allow, then bands split until
+ * every thread has tasks; scalar mode where not even one output's copy
+ * fits. */
 static void dw_cut(dw_job *j, int threads)
 {
-    const int64_t out_h = j->g.out[1], max = dw_band_max(&j->g);
+    const conv_geometry *g = &j->g;
+    const int64_t out_h = g->out[1], out_w = g->out[2];
+    const double fit = (double)(PAD_BUF_BYTES / sizeof(float));
+    int64_t max = 1;
+    j->scalar = dw_copy_floats(g, 1, 1) > fit;
+    j->seg = min64(out_w, DW_ACC_MAX);
+    while (!j->scalar && j->seg > 1 && dw_copy_floats(g, 1, j->seg) > fit)
+        j->seg = (j->seg + 1) / 2;
+    j->segs = cdiv(out_w, j->seg);
+    j->seg = cdiv(out_w, j->segs);
+    j->pw = j->seg + reach_w(g);
+    if (!j->scalar && j->segs == 1) {
+        max = min64(out_h, (DW_ACC_MAX - out_w) / j->pw + 1);
+        while (max > 1 && dw_copy_floats(g, max, j->seg) > fit)
+            max--;
+    }
     j->bands = cdiv(out_h, max);
-    while (threads > 1 && j->bands < out_h && j->d->batch * j->d->groups * j->bands < 4 * threads)
+    while (threads > 1 && j->bands < out_h && j->d->batch * j->d->groups * j->bands * j->segs < 4 * threads)
         j->bands = min64(out_h, 2 * j->bands);
     j->band = cdiv(out_h, j->bands);
     j->bands = cdiv(out_h, j->band);
-    j->rows = dw_rows(&j->g, j->band);
+    j->rows = j->band + reach_h(g);
 }
 
 int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
@@ -277,7 +331,6 @@ int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv
     j.d = d;
     j.M = d->out_channels / d->groups;
     j.taps = j.g.kernel_plane;
-    j.pw = dw_pw(&j.g);
     j.x = x;
     j.bias = bias;
     if (packed != NULL) {
@@ -316,7 +369,7 @@ int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv
         const int64_t sh = j.g.stride[1], sw = j.g.stride[2];
         j.off[i] = ((a % sh * sw + c % sw) * j.rows + a / sh) * j.pw + c / sw;
     }
-    amp_parallel_run(threads, d->batch * d->groups * j.bands, dw_task, &j);
+    amp_parallel_run(threads, d->batch * d->groups * j.bands * j.segs, dw_task, &j);
     __atomic_fetch_add(&taken, 1, __ATOMIC_RELAXED);
     amp_scratch_free(rows_own);
     amp_scratch_free(w_own);
