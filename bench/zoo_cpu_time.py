@@ -12,8 +12,8 @@ linked here with bench.o and bench/model_bench.c into DIR/model_bench.before
 and .after.  A CASE is MODE:BATCH (infer:1, infer:8, train:8).  --isa (may
 repeat; default auto and avx2) sets AMPRT_ISA for ampc's runs.
 
-ampc's figure is the task-clock (perf stat) of model_bench with R2 calls
-less that with R1, over R2 - R1 (so weight loading and warm-up cancel);
+ampc's figure is model_bench's median (and fastest) call under
+BENCH_CLOCK=cpu (process CPU time, after its warm-up) with AMPRT_THREADS=1;
 PyTorch's, time.process_time around each call, after warm-up.  CPU time,
 not wall time: on a machine loaded beyond its CPUs it is what the work
 costs, while wall times measure the queue.  Prints each round, then per
@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import torch_models  # noqa: E402
 import zoo_bench  # noqa: E402
 
-CALLS = {("infer", 1): (2, 12), ("infer", 8): (1, 5), ("train", 8): (1, 3)}
+CALLS = {("infer", 1): 10, ("infer", 8): 4, ("train", 8): 3}
 
 
 def link(d, lib, suffix):
@@ -46,25 +46,16 @@ def link(d, lib, suffix):
     return exe
 
 
-def task_clock(exe, weights, isa, mode, batch, runs):
-    tc = f"/tmp/zoo_cpu_time.{os.getpid()}.txt"
-    env = dict(os.environ, AMPRT_THREADS="1", AMPRT_ISA=isa)
-    subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "-o", tc, exe, weights, mode, str(batch), str(runs)],
-                   env=env, check=True, capture_output=True)
-    for line in open(tc):
-        if "task-clock" in line:
-            return float(line.split(",")[0])
-    raise RuntimeError("perf stat gave no task-clock")
-
-
 def ampc_cpu(exe, weights, isa, mode, batch):
-    r1, r2 = CALLS[(mode, batch)]
-    return (task_clock(exe, weights, isa, mode, batch, r2) - task_clock(exe, weights, isa, mode, batch, r1)) / (r2 - r1)
+    """(median, fastest) CPU ms per call: model_bench under BENCH_CLOCK=cpu"""
+    env = dict(os.environ, AMPRT_THREADS="1", AMPRT_ISA=isa, BENCH_CLOCK="cpu")
+    out = subprocess.run([exe, weights, mode, str(batch), str(CALLS[(mode, batch)])], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    return float(out[3]), float(out[4])
 
 
 def torch_cpu(side, mode, batch):
     """median ms of process time per call, PyTorch f32, one thread"""
-    r1, r2 = CALLS[(mode, batch)]
     side.restore()
     x, y = side.inputs(batch)
     m = side.model
@@ -85,7 +76,7 @@ def torch_cpu(side, mode, batch):
     for _ in range(2):
         step()
     ts = []
-    for _ in range(r2 - r1):
+    for _ in range(CALLS[(mode, batch)]):
         t0 = time.process_time()
         step()
         ts.append((time.process_time() - t0) * 1e3)
@@ -123,7 +114,7 @@ def main(argv):
         for r in range(rounds):
             for isa in isas:
                 for s, exe in exes.items():
-                    res[(isa, s)].append(ampc_cpu(exe, weights, isa, mode, batch))
+                    res[(isa, s)].append(ampc_cpu(exe, weights, isa, mode, batch)[0])
             res["torch"].append(torch_cpu(side, mode, batch))
             print(f"  {mode} {batch} round {r}: " +
                   "  ".join(f"{k if isinstance(k, str) else '/'.join(k)} {v[-1]:.2f}" for k, v in res.items()),

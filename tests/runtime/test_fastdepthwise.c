@@ -1,7 +1,6 @@
 /*
- * test_fastdepthwise.c - the direct depthwise convolution
- * (frame/conv_depthwise.c: one input channel per group, on the set's
- * dw_taps) of every kernel set this CPU supports, for f32, bf16 and f16,
+ * test_fastdepthwise.c - the direct depthwise and grouped convolution
+ * (frame/conv_depthwise.c: few channels per group, on the set's dw_taps) of every kernel set this CPU supports, for f32, bf16 and f16,
  * on 1 and 2 threads: conv must take the direct path (its counter,
  * amp_fast_conv_depthwise_taken, goes up by one per call) and give the
  * reference's result bit for bit (finite operands: the same products and
@@ -10,8 +9,10 @@
  * AMPRT_ISA chose.  A stride-1 depthwise conv_transpose (a convolution's
  * input gradient) runs as a convolution of the flipped weights and must
  * take the direct path too, and equal the reference conv of the flipped
- * weights bit for bit.  A grouped convolution with two input channels
- * per group must not take it.  conv_ex's post-ops and packed weights on
+ * weights bit for bit.  Grouped convolutions of up to 8 input and 32
+ * output channels per group take the path too for f32 storage (each
+ * output's taps summed channel by channel, as the reference does), and
+ * must not for bf16 and f16; nor must a dense one (one group).  conv_ex's post-ops and packed weights on
  * the direct path are test_conv_ex.c's depthwise cases.
  *
  * The shapes: 3 x 3 at stride 1 and 2 on odd widths, 5 x 5, 1 x 1,
@@ -47,29 +48,36 @@ typedef struct {
     const char *what;
     int nspatial;
     int64_t batch, channels, multiplier;
+    int64_t cin_g; /* input channels per group (channels / cin_g groups); 1: depthwise */
     int64_t in[2], kernel[2], stride[2], padding[2], dilation[2];
     int bias;
 } dcase;
 
 static const dcase cases[] = {
-    { "3x3 pad 1, odd width", 2, 2, 5, 1, { 9, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
-    { "3x3 stride 2, odd width", 2, 1, 7, 1, { 15, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
-    { "5x5 stride 2 pad 2", 2, 2, 4, 1, { 14, 11 }, { 5, 5 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 0 },
-    { "dilation, uneven", 2, 1, 3, 1, { 12, 10 }, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 2, 3 }, 1 },
-    { "stride 3, no padding", 2, 1, 4, 1, { 10, 11 }, { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 }, 0 },
-    { "multiplier 2", 2, 2, 3, 2, { 8, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
-    { "1x1", 2, 1, 4, 1, { 5, 6 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1 },
-    { "1-d", 1, 3, 6, 1, { 41 }, { 5 }, { 1 }, { 2 }, { 1 }, 1 },
-    { "1-d stride 2 dilation 2", 1, 2, 5, 1, { 40 }, { 3 }, { 2 }, { 3 }, { 2 }, 0 },
-    { "windows all in padding", 2, 1, 3, 1, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 1 },
-    { "7x7 plane, batch 4", 2, 4, 16, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
-    { "several bands", 2, 1, 2, 1, { 150, 90 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
-    { "mobilenet-like stride 2, threaded", 2, 1, 96, 1, { 56, 56 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "3x3 pad 1, odd width", 2, 2, 5, 1, 1, { 9, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "3x3 stride 2, odd width", 2, 1, 7, 1, 1, { 15, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "5x5 stride 2 pad 2", 2, 2, 4, 1, 1, { 14, 11 }, { 5, 5 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 0 },
+    { "dilation, uneven", 2, 1, 3, 1, 1, { 12, 10 }, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 2, 3 }, 1 },
+    { "stride 3, no padding", 2, 1, 4, 1, 1, { 10, 11 }, { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 }, 0 },
+    { "multiplier 2", 2, 2, 3, 2, 1, { 8, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "1x1", 2, 1, 4, 1, 1, { 5, 6 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1 },
+    { "1-d", 1, 3, 6, 1, 1, { 41 }, { 5 }, { 1 }, { 2 }, { 1 }, 1 },
+    { "1-d stride 2 dilation 2", 1, 2, 5, 1, 1, { 40 }, { 3 }, { 2 }, { 3 }, { 2 }, 0 },
+    { "windows all in padding", 2, 1, 3, 1, 1, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 1 },
+    { "7x7 plane, batch 4", 2, 4, 16, 1, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "several bands", 2, 1, 2, 1, 1, { 150, 90 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "mobilenet-like stride 2, threaded", 2, 1, 96, 1, 1, { 56, 56 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
     /* rows longer than a task's sums: column segments */
-    { "1-d, 9000 long", 1, 1, 3, 1, { 9000 }, { 3 }, { 1 }, { 1 }, { 1 }, 1 },
-    { "2-d, 5000 wide, stride 2", 2, 1, 2, 1, { 3, 10001 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "1-d, 9000 long", 1, 1, 3, 1, 1, { 9000 }, { 3 }, { 1 }, { 1 }, { 1 }, 1 },
+    { "2-d, 5000 wide, stride 2", 2, 1, 2, 1, 1, { 3, 10001 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+    /* grouped (f32 only): input channels per group 2 to 8, outputs 3 to 32 */
+    { "groups of 4 in, 4 out", 2, 2, 16, 4, 4, { 9, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "groups of 2 in, 3 out, stride 2", 2, 1, 8, 3, 2, { 11, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "resnext-like 32 groups of 8", 2, 1, 256, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "groups of 8 in, 32 out, 7 x 7 plane", 2, 1, 16, 32, 8, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    { "1-d groups of 3", 1, 2, 6, 2, 3, { 30 }, { 5 }, { 2 }, { 2 }, { 1 }, 1 },
     /* a copy of one output's rows would not fit: scalar mode */
-    { "dilation 400 x 400", 2, 1, 2, 1, { 803, 805 }, { 3, 3 }, { 400, 400 }, { 1, 0 }, { 400, 400 }, 1 },
+    { "dilation 400 x 400, grouped", 2, 1, 4, 1, 2, { 803, 805 }, { 3, 3 }, { 400, 400 }, { 1, 0 }, { 400, 400 }, 1 },
 };
 
 static void fill_desc(const dcase *c, amp_conv_desc *d)
@@ -78,8 +86,8 @@ static void fill_desc(const dcase *c, amp_conv_desc *d)
     d->nspatial = c->nspatial;
     d->batch = c->batch;
     d->in_channels = c->channels;
-    d->out_channels = c->channels * c->multiplier;
-    d->groups = c->channels;
+    d->groups = c->channels / c->cin_g;
+    d->out_channels = d->groups * c->multiplier;
     for (int i = 0; i < c->nspatial; i++) {
         d->in_size[i] = c->in[i];
         d->kernel[i] = c->kernel[i];
@@ -133,7 +141,8 @@ static void run_conv(const amp_kernel_table *k, amp_dtype t, const dcase *c)
     fill_desc(c, &d);
     const int64_t nx = d.batch * d.in_channels * plane(d.in_size, d.nspatial);
     const int64_t taps = plane(d.kernel, d.nspatial), ny = d.batch * d.out_channels * plane(d.out_size, d.nspatial);
-    void *x = random_buf(t, (size_t)nx), *w = random_buf(t, (size_t)(d.out_channels * taps));
+    const int64_t nw = d.out_channels * (d.in_channels / d.groups) * taps;
+    void *x = random_buf(t, (size_t)nx), *w = random_buf(t, (size_t)nw);
     void *bias = c->bias ? random_buf(t, (size_t)d.out_channels) : NULL;
     void *y = malloc((size_t)ny * amp_dtype_size(t)), *yref = malloc((size_t)ny * amp_dtype_size(t));
     assert_non_null(y);
@@ -141,16 +150,21 @@ static void run_conv(const amp_kernel_table *k, amp_dtype t, const dcase *c)
     KCALL(&amp_ref_kernel_table, t, conv, &d, x, w, bias, yref);
     for (int th = 1; th <= 2; th++) {
         const int64_t before = amp_fast_conv_depthwise_taken();
+        /* grouped convolutions take it for f32 storage alone */
+        const int64_t want = before + (c->cin_g == 1 || t == AMP_F32);
         amp_set_threads(th);
         memset(y, 0xa5, (size_t)ny * amp_dtype_size(t));
         KCALL(k, t, conv, &d, x, w, bias, y);
-        if (amp_fast_conv_depthwise_taken() != before + 1)
-            fail_msg("%s %s %s: conv did not take the direct depthwise path", k->isa, amp_dtype_name(t), c->what);
-        expect_same(k->isa, t, c->what, th == 1 ? "conv, 1 thread" : "conv, 2 threads", y, yref, ny);
+        if (amp_fast_conv_depthwise_taken() != want)
+            fail_msg("%s %s %s: conv %s the direct path", k->isa, amp_dtype_name(t), c->what,
+                     want > before ? "did not take" : "took");
+        if (c->cin_g == 1 || t == AMP_F32)
+            expect_same(k->isa, t, c->what, th == 1 ? "conv, 1 thread" : "conv, 2 threads", y, yref, ny);
     }
     memset(y, 0xa5, (size_t)ny * amp_dtype_size(t));
     public_conv(t, &d, x, w, bias, y);
-    expect_same(amp_isa_name(), t, c->what, "public amp_conv", y, yref, ny);
+    if (c->cin_g == 1 || t == AMP_F32)
+        expect_same(amp_isa_name(), t, c->what, "public amp_conv", y, yref, ny);
     free(x);
     free(w);
     free(bias);
@@ -206,16 +220,17 @@ static void run_transpose(const amp_kernel_table *k, amp_dtype t, const dcase *c
     free(yref);
 }
 
-/* Two input channels per group: the GEMM path, not the direct one. */
-static void run_grouped(const amp_kernel_table *k, amp_dtype t)
+/* A dense convolution (one group) of few channels: the GEMM path, not
+ * the direct one. */
+static void run_dense(const amp_kernel_table *k, amp_dtype t)
 {
     amp_conv_desc d;
-    const dcase c = { "groups of 2 channels", 2, 1, 8, 1, { 9, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 };
+    const dcase c = { "dense", 2, 1, 8, 8, 8, { 9, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 };
     fill_desc(&c, &d);
-    d.groups = 4;
-    void *x = random_buf(t, 8 * 81), *w = random_buf(t, 8 * 2 * 9), *y = malloc(8 * 81 * amp_dtype_size(t));
+    void *x = random_buf(t, 8 * 81), *w = random_buf(t, 8 * 8 * 9), *y = malloc(8 * 81 * amp_dtype_size(t));
     const int64_t before = amp_fast_conv_depthwise_taken();
     assert_non_null(y);
+    assert_int_equal(d.groups, 1);
     KCALL(k, t, conv, &d, x, w, NULL, y);
     assert_int_equal(amp_fast_conv_depthwise_taken(), before);
     free(x);
@@ -234,10 +249,10 @@ static void test_isa(void **state)
     for (size_t ti = 0; ti < 3; ti++) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             run_conv(k, types[ti], &cases[i]);
-            if (cases[i].multiplier == 1 && cases[i].dilation[0] < 100) /* (dilation 400: 2.6 M outputs) */
+            if (cases[i].multiplier == 1 && cases[i].cin_g == 1 && cases[i].dilation[0] < 100)
                 run_transpose(k, types[ti], &cases[i]);
         }
-        run_grouped(k, types[ti]);
+        run_dense(k, types[ti]);
     }
     amp_set_threads(0);
 }

@@ -38,10 +38,15 @@
 
 #include "conv.h"
 
-/* Output channels per group at most (a channel multiplier). */
-#define DW_M_MAX 8
-/* Kernel taps at most (11 x 11, or a 1-d kernel of 256). */
-#define DW_TAPS_MAX 256
+/* Output channels per group at most; input channels per group at most
+ * for f32 storage (bf16 and f16 take one: measured on resnext's grouped
+ * layers, 4 to 32 channels per group, the GEMM path was faster for them,
+ * and for f32 from 16 channels on; bench/results/2026-11-28-depthwise.md). */
+#define DW_M_MAX 32
+#define DW_CIN_F32_MAX 8
+/* Taps (input channels per group x kernel positions) at most: a 1-d
+ * kernel of 1024. */
+#define DW_TAPS_MAX 1024
 /* f32 sums per task at most (amp_conv_w_buf): a band's flat row. */
 #define DW_ACC_MAX 4096
 /* A band's replicated bias (amp_conv_col_buf) holds as many. */
@@ -65,7 +70,8 @@ typedef struct {
     size_t es;
     const amp_conv_desc *d;
     conv_geometry g;
-    int64_t M, taps;
+    int64_t M, cin_g, kplane, taps; /* taps = cin_g kplane */
+    int64_t chan;                   /* floats of one channel's copy */
     int scalar;    /* the copy does not fit: each output summed in C */
     int64_t seg;   /* output columns per task (the last segment's fewer) */
     int64_t segs;  /* per output row */
@@ -104,10 +110,11 @@ static double dw_copy_floats(const conv_geometry *g, int64_t rows, int64_t seg)
 int amp_conv_depthwise_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d)
 {
     int64_t taps = 1;
-    if (k->dw_taps == NULL || !fast_dtype(t) || d->groups <= 0 || d->in_channels != d->groups ||
-        d->out_channels % d->groups != 0 || d->out_channels / d->groups > DW_M_MAX || d->nspatial < 1 ||
-        d->nspatial > 2)
+    if (k->dw_taps == NULL || !fast_dtype(t) || d->groups <= 1 || d->in_channels % d->groups != 0 ||
+        d->in_channels / d->groups > (t == AMP_F32 ? DW_CIN_F32_MAX : 1) || d->out_channels % d->groups != 0 ||
+        d->out_channels / d->groups > DW_M_MAX || d->nspatial < 1 || d->nspatial > 2)
         return 0;
+    taps = d->in_channels / d->groups;
     for (int i = 0; i < d->nspatial; i++) {
         if (d->kernel[i] < 1)
             return 0;
@@ -119,7 +126,7 @@ int amp_conv_depthwise_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_
 size_t amp_conv_depthwise_packed_bytes(const amp_conv_desc *d)
 {
     const conv_geometry g = conv_geometry_of(d);
-    return sizeof(dw_header) + (size_t)(d->out_channels * g.kernel_plane) * sizeof(float);
+    return sizeof(dw_header) + (size_t)(d->out_channels * (d->in_channels / d->groups) * g.kernel_plane) * sizeof(float);
 }
 
 /* n weights of dtype src, rounded to t, as f32 (flip: each row of taps
@@ -152,9 +159,9 @@ void amp_conv_depthwise_pack(const amp_gemm_kernel *k, amp_dtype t, const amp_co
     hd.h.k = k;
     hd.h.t = t;
     hd.h.out_channels = d->out_channels;
-    hd.h.kernel_plane = g.kernel_plane;
+    hd.h.kernel_plane = d->in_channels / d->groups * g.kernel_plane;
     memcpy(packed, &hd, sizeof hd);
-    dw_weights(t, src, w, d->out_channels, g.kernel_plane, 0, (float *)(void *)((char *)packed + sizeof hd));
+    dw_weights(t, src, w, d->out_channels, hd.h.kernel_plane, 0, (float *)(void *)((char *)packed + sizeof hd));
 }
 
 /* n bf16 elements from src, sstride apart, widened to f32 at dst: with
@@ -195,11 +202,23 @@ static void widen_run(amp_dtype t, const char *src, int64_t sstride, int64_t n, 
 {
     if (t == AMP_F32) {
         const float *s = (const float *)(const void *)src;
-        if (sstride == 1)
+        int64_t i = 0;
+        if (sstride == 1) {
             memcpy(dst, s, (size_t)n * sizeof *dst);
-        else
-            for (int64_t i = 0; i < n; i++)
-                dst[i] = s[i * sstride];
+            return;
+        }
+#ifdef __SSE2__
+        if (sstride == 2)
+            for (; i + 5 <= n; i += 4) /* reads s[2 i .. 2 i + 7], all <= s[2 (n - 1)] */
+                _mm_storeu_ps(dst + i, _mm_shuffle_ps(_mm_loadu_ps(s + 2 * i), _mm_loadu_ps(s + 2 * i + 4),
+                                                      _MM_SHUFFLE(2, 0, 2, 0)));
+#elif defined(__aarch64__)
+        if (sstride == 2)
+            for (; i + 5 <= n; i += 4)
+                vst1q_f32(dst + i, vld2q_f32(s + 2 * i).val[0]);
+#endif
+        for (; i < n; i++)
+            dst[i] = s[i * sstride];
     } else if (t == AMP_BF16) {
         widen_bf16((const uint16_t *)(const void *)src, sstride, n, dst);
     } else {
@@ -243,20 +262,23 @@ static void dw_scalar_row(const dw_job *j, const char *xc, int64_t co, int64_t o
                           float *acc)
 {
     const conv_geometry *g = &j->g;
-    const float *w = j->w32 + co * j->taps;
     for (int64_t q = 0; q < wn; q++) {
         float a = 0.0f;
-        for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
-            const int64_t ih = oh * g->stride[1] - g->padding[1] + kh * g->dilation[1];
-            if (ih < 0 || ih >= g->in[1])
-                continue;
-            for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
-                const int64_t iw = (ow0 + q) * g->stride[2] - g->padding[2] + kw * g->dilation[2];
-                if (iw < 0 || iw >= g->in[2])
+        for (int64_t c = 0; c < j->cin_g; c++) {
+            const float *w = j->w32 + co * j->taps + c * j->kplane;
+            for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
+                const int64_t ih = oh * g->stride[1] - g->padding[1] + kh * g->dilation[1];
+                if (ih < 0 || ih >= g->in[1])
                     continue;
-                {
-                    const float p = amp_ld(j->t, xc, ih * g->in[2] + iw) * w[kh * g->kernel[2] + kw];
-                    a = a + p;
+                for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
+                    const int64_t iw = (ow0 + q) * g->stride[2] - g->padding[2] + kw * g->dilation[2];
+                    if (iw < 0 || iw >= g->in[2])
+                        continue;
+                    {
+                        const float p = amp_ld(j->t, xc, (c * g->in[1] + ih) * g->in[2] + iw) *
+                                        w[kh * g->kernel[2] + kw];
+                        a = a + p;
+                    }
                 }
             }
         }
@@ -274,14 +296,15 @@ static void dw_task(void *ctx, int64_t task, int slot)
     const int64_t out_w = j->g.out[2], oh0 = b * j->band, rows = min64(j->band, j->g.out[1] - oh0);
     const int64_t ow0 = sg * j->seg, wn = min64(j->seg, out_w - ow0);
     const int64_t flat = (rows - 1) * j->pw + wn, P = j->g.out_plane;
-    const char *xc = j->x + (size_t)((n * d->in_channels + grp) * j->g.in_plane) * j->es;
+    const char *xc = j->x + (size_t)((n * d->in_channels + grp * j->cin_g) * j->g.in_plane) * j->es;
     float *pad = (float *)(void *)amp_conv_pad_buf[slot];
     float *acc = amp_conv_w_buf[slot];
     unsigned char *brep = amp_conv_col_buf[slot];
     if (rows <= 0 || wn <= 0)
         return;
     if (!j->scalar)
-        dw_copy(j, xc, oh0, ow0, pad);
+        for (int64_t c = 0; c < j->cin_g; c++)
+            dw_copy(j, xc + (size_t)(c * j->g.in_plane) * j->es, oh0, ow0, pad + c * j->chan);
     for (int64_t m = 0; m < j->M; m++) {
         const int64_t co = grp * j->M + m;
         const size_t yoff = (size_t)((n * d->out_channels + co) * P + oh0 * out_w + ow0);
@@ -324,16 +347,16 @@ static void dw_cut(dw_job *j, int threads)
     const int64_t out_h = g->out[1], out_w = g->out[2];
     const double fit = (double)(PAD_BUF_BYTES / sizeof(float));
     int64_t max = 1;
-    j->scalar = dw_copy_floats(g, 1, 1) > fit;
+    j->scalar = (double)j->cin_g * dw_copy_floats(g, 1, 1) > fit;
     j->seg = min64(out_w, DW_ACC_MAX);
-    while (!j->scalar && j->seg > 1 && dw_copy_floats(g, 1, j->seg) > fit)
+    while (!j->scalar && j->seg > 1 && (double)j->cin_g * dw_copy_floats(g, 1, j->seg) > fit)
         j->seg = (j->seg + 1) / 2;
     j->segs = cdiv(out_w, j->seg);
     j->seg = cdiv(out_w, j->segs);
     j->pw = j->seg + reach_w(g);
     if (!j->scalar && j->segs == 1) {
         max = min64(out_h, (DW_ACC_MAX - out_w) / j->pw + 1);
-        while (max > 1 && dw_copy_floats(g, max, j->seg) > fit)
+        while (max > 1 && (double)j->cin_g * dw_copy_floats(g, max, j->seg) > fit)
             max--;
     }
     j->bands = cdiv(out_h, max);
@@ -342,6 +365,7 @@ static void dw_cut(dw_job *j, int threads)
     j->band = cdiv(out_h, j->bands);
     j->bands = cdiv(out_h, j->band);
     j->rows = j->band + reach_h(g);
+    j->chan = g->stride[1] * g->stride[2] * j->rows * j->pw;
 }
 
 int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
@@ -361,7 +385,11 @@ int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv
     j.es = amp_dtype_size(t);
     j.d = d;
     j.M = d->out_channels / d->groups;
-    j.taps = j.g.kernel_plane;
+    j.cin_g = d->in_channels / d->groups;
+    j.kplane = j.g.kernel_plane;
+    j.taps = j.cin_g * j.kplane;
+    if (flip && j.cin_g != 1) /* (transpose_by_conv's weights then mix channels: the GEMM path's) */
+        return 0;
     j.x = x;
     j.bias = bias;
     if (packed != NULL) {
@@ -395,10 +423,10 @@ int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv
         threads = 1;
     dw_cut(&j, threads);
     for (int64_t i = 0; i < j.taps; i++) {
-        const int64_t kh = i / j.g.kernel[2], kw = i % j.g.kernel[2];
+        const int64_t ci = i / j.kplane, kh = i % j.kplane / j.g.kernel[2], kw = i % j.g.kernel[2];
         const int64_t a = kh * j.g.dilation[1], c = kw * j.g.dilation[2];
         const int64_t sh = j.g.stride[1], sw = j.g.stride[2];
-        j.off[i] = ((a % sh * sw + c % sw) * j.rows + a / sh) * j.pw + c / sw;
+        j.off[i] = ci * j.chan + ((a % sh * sw + c % sw) * j.rows + a / sh) * j.pw + c / sw;
     }
     amp_parallel_run(threads, d->batch * d->groups * j.bands * j.segs, dw_task, &j);
     __atomic_fetch_add(&taken, 1, __ATOMIC_RELAXED);
