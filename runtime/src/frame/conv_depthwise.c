@@ -1,12 +1,15 @@
 /*
  * conv_depthwise.c - depthwise convolutions (one input channel per group,
  * up to DW_M_MAX output channels each: mobilenet_v2's, mnasnet's and
- * efficientnet's 3 x 3 and 5 x 5 layers), 1-d and 2-d, computed directly
- * on the set's dw_taps vector loop (amprt_internal.h) instead of as one
- * GEMM per group whose single row fills 1 of the micro-kernel's 12.
+ * efficientnet's 3 x 3 and 5 x 5 layers) and, for f32 storage, grouped
+ * ones of up to DW_CIN_F32_MAX input channels per group (resnext's first
+ * stages), 1-d and 2-d, computed directly on the set's dw_taps vector
+ * loop (amprt_internal.h) instead of as one GEMM per group whose single
+ * row fills 1 of the micro-kernel's 12.
  *
  * Tasks are (image, group, band of output rows); each copies the input
- * rows its band reads, widened to f32 and zero-padded, into its slot's
+ * rows its band reads (of each of the group's channels, one after
+ * another), widened to f32 and zero-padded, into its slot's
  * amp_conv_pad_buf, split by phase: with strides sh x sw, copy row i of
  * phase (vp, hp) is padded input row (oh0 + i) sh + vp, its column j the
  * padded input column j sw + hp.  Tap (kh, kw) of output (oh, ow) is then
@@ -20,9 +23,14 @@
  * closed up, and the set's epi adds the bias and rounds to the storage
  * dtype, followed by conv_ex's post-ops (conv_post.c) while they are in L1.
  *
+ * Rows longer than DW_ACC_MAX outputs are cut into column segments; where
+ * even one output's copy would not fit (strides or dilations in the
+ * hundreds), scalar mode sums each output in C as the reference does.
+ *
  * Arithmetic: per output, products and sums rounded to f32 one by one (no
- * FMA), from 0, in the reference's order (kernel row, then column); a tap
- * in the padding adds w x 0.  The reference skips such a tap instead, and
+ * FMA), from 0, in the reference's order (input channel, kernel row, then
+ * column); a tap in the padding adds w x 0.  The reference skips such a
+ * tap instead, and
  * for a finite weight that is the same: x 0 is a zero and the running sum,
  * which starts at +0, is never -0, so adding it changes nothing.  So the
  * result is the reference's bit for bit (and does not depend on the
@@ -31,7 +39,7 @@
  * GEMM path and an im2col convolution in PyTorch do.
  *
  * Packed weights (conv_ex) are a 64-byte header and the weights rounded
- * to the storage dtype and widened to f32, [out_channels][kernel taps].
+ * to the storage dtype and widened to f32, [out_channels][taps].
  */
 #include <assert.h>
 #include <string.h>
