@@ -19,10 +19,10 @@
  * dilation with uneven kernel and padding, stride 3 without padding, a
  * channel multiplier of 2, 1-d (with stride and dilation too), windows
  * entirely in the padding, planes cut into several bands (and into more
- * for two threads), a 7 x 7 plane in one flat run, rows cut into column
- * segments (1-d 9000 long, 2-d 5000 wide), a dilation so wide that even
- * one output's copy would not fit (scalar mode), batch > 1, with and
- * without bias.
+ * for two threads: a shape over the pool's 4 Mflop), a 7 x 7 plane in
+ * one flat run, rows cut into column segments (1-d 9000 long, 2-d 5000
+ * wide), a dilation so wide that even one output's copy would not fit
+ * (scalar mode), grouped shapes, batch > 1, with and without bias.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -66,7 +66,9 @@ static const dcase cases[] = {
     { "windows all in padding", 2, 1, 3, 1, 1, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, 1 },
     { "7x7 plane, batch 4", 2, 4, 16, 1, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     { "several bands", 2, 1, 2, 1, 1, { 150, 90 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
-    { "mobilenet-like stride 2, threaded", 2, 1, 96, 1, 1, { 56, 56 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "mobilenet-like stride 2", 2, 1, 96, 1, 1, { 56, 56 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    /* over the 4 Mflop a convolution needs to run on the pool: two threads */
+    { "threaded, bands split", 2, 1, 32, 1, 1, { 96, 96 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     /* rows longer than a task's sums: column segments */
     { "1-d, 9000 long", 1, 1, 3, 1, 1, { 9000 }, { 3 }, { 1 }, { 1 }, { 1 }, 1 },
     { "2-d, 5000 wide, stride 2", 2, 1, 2, 1, 1, { 3, 10001 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
