@@ -458,6 +458,13 @@ typedef struct amp_gemm_kernel {
     void (*micro_taps_out)(int64_t kcu, const void *pa, const void *src, const int32_t *off, const float *w,
                            int64_t ldw, int accumulate, void *y, int64_t ldy, int rows, const amp_tap_seg *seg,
                            int nseg);
+    /* dw_taps (optional; frame/conv_depthwise.c's direct depthwise
+     * convolution, which the convolutions take for one input channel per
+     * group where it is set): for q < n, acc[q] = the sum over t < taps,
+     * in that order and from +0, of src[off[t] + q] w[t], each product
+     * and each sum rounded to f32 (no FMA: the reference's arithmetic).
+     * Reads no src element past the last sum's. */
+    void (*dw_taps)(int64_t n, int64_t taps, const float *src, const int64_t *off, const float *w, float *acc);
 } amp_gemm_kernel;
 
 /* k, or its narrow variant where that pads M to fewer tile rows by over
@@ -529,6 +536,9 @@ int64_t amp_fast_conv_taps_taken(void);
  * im2col GEMMs, and checks that its shapes reach the direct path. */
 void amp_fast_conv_allow_wgrad_direct(int allow);
 int64_t amp_fast_conv_wgrad_direct_taken(void);
+/* How many convolutions have taken the direct depthwise path
+ * (frame/conv_depthwise.c) so far. */
+int64_t amp_fast_conv_depthwise_taken(void);
 size_t amp_fast_conv_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d);
 void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
                                 const void *w, void *packed);
@@ -542,6 +552,11 @@ void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_p
  * match; add's vector step is arm/neon_convert.h's neon_add4). */
 void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
                         const void *src, void *y, int64_t ld);
+/* The sets' dw_taps (x86/avx2_depthwise.c, x86/avx512_depthwise.c,
+ * arm/neon_depthwise.c). */
+void amp_avx2_dw_taps(int64_t n, int64_t taps, const float *src, const int64_t *off, const float *w, float *acc);
+void amp_avx512_dw_taps(int64_t n, int64_t taps, const float *src, const int64_t *off, const float *w, float *acc);
+void amp_neon_dw_taps(int64_t n, int64_t taps, const float *src, const int64_t *off, const float *w, float *acc);
 /* conv_backward_weight the same way: per group one GEMM of dy and the
  * im2col matrices, summed over the images (frame/conv_wgrad.c). */
 void amp_fast_conv_backward_weight(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,

@@ -15,7 +15,9 @@
  * f64 (the reference everywhere), f32, bf16 and f16, and the public
  * amp_* functions under whichever set AMPRT_ISA chose.  Covered: 1 x 1
  * direct, 3 x 3 stride 1 pad 1, 3 x 3 stride 2, 7 x 7 stride 2 pad 3,
- * groups 2, depthwise, a threaded resnet-like layer, more output channels
+ * groups 2, depthwise (frame/conv_depthwise.c's direct path: 3 x 3 at
+ * stride 1 and 2, a channel multiplier of 2 on an odd width, 5 x 5,
+ * 1-d), a threaded resnet-like layer, more output channels
  * than one row block (the shared im2col path) with K over one k block;
  * batch 1 and 3; with and without bias; post NULL, all off, bn, bn + relu,
  * bn + residual + relu, bn without weight and bias, bn with weight only +
@@ -123,6 +125,9 @@ static const ccase cases[] = {
     { "groups 2", 2, 3, 8, 12, 2, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, 0 },
     { "depthwise", 2, 1, 12, 12, 12, { 11, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, 0 },
     { "depthwise, batch 3", 2, 3, 6, 6, 6, { 8, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, 0 },
+    { "depthwise x2, stride 2, odd width", 2, 2, 5, 10, 5, { 9, 13 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, 0 },
+    { "depthwise 5x5", 2, 1, 8, 8, 8, { 12, 11 }, { 5, 5 }, { 1, 1 }, { 2, 2 }, 0 },
+    { "1-d depthwise", 1, 2, 6, 6, 6, { 37 }, { 3 }, { 1 }, { 1 }, 0 },
     { "1-d", 1, 3, 5, 9, 1, { 29 }, { 5 }, { 2 }, { 2 }, 0 },
     { "resnet-like, threaded", 2, 2, 32, 48, 1, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, 1 },
     { "row blocks split, K over a block", 2, 1, 40, 400, 1, { 5, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, 1 },

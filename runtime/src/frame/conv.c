@@ -427,6 +427,8 @@ size_t amp_fast_conv_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, const a
     conv_job j;
     if (!fast_dtype(t))
         return amp_ref_conv_packed_bytes_f64(d); /* only f64 is not fast */
+    if (amp_conv_depthwise_applies(k, t, d))
+        return amp_conv_depthwise_packed_bytes(d);
     conv_plan(&j, k, t, d);
     return sizeof(packed_header) + (size_t)(d->groups * j.group_units) * sizeof(uint32_t);
 }
@@ -439,6 +441,10 @@ void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp
     int threads = amp_get_threads();
     if (!fast_dtype(t)) {
         amp_ref_conv_pack_weights_f64(d, src, w, packed);
+        return;
+    }
+    if (amp_conv_depthwise_applies(k, t, d)) {
+        amp_conv_depthwise_pack(k, t, d, src, w, packed);
         return;
     }
     conv_plan(&j, k, t, d);
@@ -463,8 +469,8 @@ void amp_fast_conv_pack_weights(const amp_gemm_kernel *k, amp_dtype t, const amp
 /* The post-ops of j (post not NULL): the function running them on a
  * tile's rows, and each output channel's parameters, worked out once
  * (returned, to be freed; NULL without memory: each tile then computes
- * its rows'). */
-static amp_conv_post_row *conv_setup_post(conv_job *j, const amp_conv_post *post)
+ * its rows').  conv_depthwise.c's too. */
+amp_conv_post_row *amp_conv_setup_post(conv_job *j, const amp_conv_post *post)
 {
     const amp_gemm_kernel *k = j->k;
     amp_conv_post_row *rows_own;
@@ -669,6 +675,8 @@ int amp_conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, 
         reference_conv_ex(t, d, x, w, packed, bias, post, y);
         return 1;
     }
+    if (amp_conv_depthwise_applies(k, t, d) && amp_conv_depthwise_run(k, t, d, x, w, flip, packed, bias, post, y))
+        return 1;
     conv_plan(&j, k, t, d);
     k = j.k;
     j.flip = flip;
@@ -720,7 +728,7 @@ int amp_conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, 
         j.pa = pa_own;
     }
     if (post != NULL)
-        rows_own = conv_setup_post(&j, post);
+        rows_own = amp_conv_setup_post(&j, post);
     taps_nb_max = conv_choose_columns(&j, &pad_able);
     conv_run_tasks(&j, threads, conv_cut_tasks(&j, threads, taps_nb_max, pad_able));
     amp_scratch_free(j.taps_off);

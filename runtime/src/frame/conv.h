@@ -11,6 +11,7 @@
  *   conv_pack.c              B panels from x: output runs, im2col rows,
  *                            tap tables, zero-padded row copies
  *   conv_taps.c              taps mode: stride-1 bf16 tasks packing no B
+ *   conv_depthwise.c         depthwise convolutions, direct (dw_taps)
  *   conv_post.c              conv_ex's post-ops on a tile's rows
  *   conv_wgrad.c             conv_backward_weight: entry points, and the
  *                            im2col GEMMs
@@ -266,6 +267,25 @@ typedef struct {
  * having done nothing, where flipped weights find no memory to pack into. */
 int amp_conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x, const void *w,
                  int flip, const void *packed, const void *bias, const amp_conv_post *post, void *y);
+
+/* conv_ex's post-ops of j (post not NULL): j->post, post_fn, bn_first,
+ * out and each channel's parameters (returned, to be freed; NULL without
+ * memory). */
+amp_conv_post_row *amp_conv_setup_post(conv_job *j, const amp_conv_post *post);
+
+/* ---- conv_depthwise.c: one input channel per group, direct ---- */
+/* Whether conv and conv_ex of t take the direct path with k (from the
+ * shape alone, so that packing and running agree). */
+int amp_conv_depthwise_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d);
+size_t amp_conv_depthwise_packed_bytes(const amp_conv_desc *d);
+void amp_conv_depthwise_pack(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, amp_dtype src,
+                             const void *w, void *packed);
+/* amp_conv_run's contract (flip: w holds transpose_by_conv's weights);
+ * returns 0, having done nothing, where w (packed NULL) finds no memory
+ * to be widened into. */
+int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                           const void *w, int flip, const void *packed, const void *bias, const amp_conv_post *post,
+                           void *y);
 
 /* ---- conv_pack.c: B panels from x ---- */
 int64_t amp_conv_output_runs(const conv_geometry *g, int64_t p0, int64_t n, out_run *runs);
