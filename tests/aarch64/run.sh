@@ -19,8 +19,8 @@
 # neonbf16 (its convolutions are the slowest test, about 95 s of CPU per
 # set under emulation; neon runs the same micro-kernel and packing, and
 # differs only in the bf16 rounding test_fasteltwise compares;
-# test_conv_ex, the same drivers with fused post-ops that the NEON sets
-# leave to the reference kernels, runs in full only); on a CPU without
+# test_conv_ex, the same drivers with the sets' fused post-ops
+# (amp_neon_conv_post), runs in full only); on a CPU without
 # them (-cpu cortex-a53): test_fasteltwise (relu, add, casts, batch_norm,
 # the pools; every kernel the avx2 set replaces, replaced) and
 # test_fastbackward (the gradients, batch_norm_backward, sgd, the pools'
