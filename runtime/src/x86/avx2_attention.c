@@ -38,19 +38,8 @@ TARGET static __m128 exp4(__m128 xf)
     const __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(AMP_EXPF_INV_LN2)),
                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m256d nk = _mm256_xor_pd(k, _mm256_set1_pd(-0.0));
-    __m256d r = _mm256_fmadd_pd(nk, _mm256_set1_pd(AMP_EXPF_LN2_HI), x), p;
-    r = _mm256_fmadd_pd(nk, _mm256_set1_pd(AMP_EXPF_LN2_LO), r);
-    p = _mm256_fmadd_pd(_mm256_set1_pd(AMP_EXPF_C11), r, _mm256_set1_pd(AMP_EXPF_C10));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C9));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C8));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C7));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C6));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C5));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C4));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C3));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(AMP_EXPF_C2));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+    __m256d r, p;
+    AMP_EXPF_SERIES(_mm256_fmadd_pd, _mm256_set1_pd, nk, x, r, p);
     const __m256i e = _mm256_slli_epi64(
         _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k)), _mm256_set1_epi64x(1023)), 52);
     return _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(e)));

@@ -45,19 +45,8 @@ TARGET static __m256 exp8(__m256 xf)
                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512d nk = _mm512_castsi512_pd(
         _mm512_xor_si512(_mm512_castpd_si512(k), _mm512_set1_epi64((long long)0x8000000000000000ull)));
-    __m512d r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_HI), x), p;
-    r = _mm512_fmadd_pd(nk, _mm512_set1_pd(AMP_EXPF_LN2_LO), r);
-    p = _mm512_fmadd_pd(_mm512_set1_pd(AMP_EXPF_C11), r, _mm512_set1_pd(AMP_EXPF_C10));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C9));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C8));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C7));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C6));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C5));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C4));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C2));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    __m512d r, p;
+    AMP_EXPF_SERIES(_mm512_fmadd_pd, _mm512_set1_pd, nk, x, r, p);
     return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
 }
 
