@@ -15,7 +15,9 @@
  *   +inf; the clamp changes no result), NaN returned as is;
  *   k = nearbyint(x * (1/ln2));  r = x - k ln2 (two fmas: ln2 in two parts)
  *   p = sum_{i=0..11} r^i / i!  (Horner, fmas, |r| <= 0.3466)
- *   result = (float)(p * 2^k)
+ *   result = (float)(p * 2^k)  (2^k built from k's bits: k is within
+ *   [-150, 128], where 2^k is a normal double and the product exact, so
+ *   this is ldexp's result without its libm call)
  *
  * Accuracy: the truncated series and the double roundings leave p * 2^k
  * within about 1e-14 (relative) of e^x, so the one rounding to f32 is
@@ -27,6 +29,8 @@
 #define AMP_EXPF_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* 1/ln2, ln2 = AMP_EXPF_LN2_HI + AMP_EXPF_LN2_LO (hi: ln2 rounded to double) */
 #define AMP_EXPF_INV_LN2 0x1.71547652b82fep+0
@@ -68,6 +72,16 @@
 
 #define AMP_EXPF_SCALAR(c) (c)
 
+/* 2^k for an integer k in [-1022, 1023]: the double with exponent field
+ * k + 1023 and a zero fraction. */
+static inline double amp_exp2i(int k)
+{
+    uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
 static inline float amp_expf(float xf)
 {
     double x, k, r, p;
@@ -76,7 +90,7 @@ static inline float amp_expf(float xf)
     x = xf > 89.0f ? 89.0 : xf < -104.0f ? -104.0 : (double)xf;
     k = nearbyint(x * AMP_EXPF_INV_LN2);
     AMP_EXPF_SERIES(fma, AMP_EXPF_SCALAR, -k, x, r, p);
-    return (float)ldexp(p, (int)k);
+    return (float)(p * amp_exp2i((int)k));
 }
 
 /* The same name for the f64 instantiation of the .inc bodies

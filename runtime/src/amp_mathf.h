@@ -135,7 +135,7 @@ static inline float amp_tanhf(float xf)
     k = nearbyint(z * AMP_EXPF_INV_LN2);
     r = fma(-k, AMP_EXPF_LN2_HI, z);
     r = fma(-k, AMP_EXPF_LN2_LO, r);
-    s = ldexp(1.0, (int)k);
+    s = amp_exp2i((int)k);
     e = fma(amp_expm1_reduced(r), s, s - 1.0);
     return (float)copysign(e / (e + 2.0), (double)xf);
 }

@@ -4,7 +4,8 @@
  * apart): the convolutions' A panels of row-major weights ([M][K], every
  * step of training packs them anew) and the weight gradient's B panels
  * (the im2col rows, [K][P], read as P x K), which x86/avx2.c's
- * pack_f32_panel hands here.  8 x 8 blocks are loaded along k (bf16
+ * pack_f32_panel hands here, and the small products' B panels of a
+ * linear's weights (x86/avx2_small.c's pack_2d).  8 x 8 blocks are loaded along k (bf16
  * widened by a shift, as that packing's contiguous path widens them),
  * transposed in registers and stored as 8 units of 8 panel lanes; the
  * scalar loop it replaced (one amp_ld per element) was 13% of a resnet18
@@ -59,25 +60,17 @@ TARGET static inline void transpose8(__m256 r[8])
 TARGET static AMP_ALWAYS_INLINE void pack_along_k_body(amp_dtype t, const void *base, int64_t ws, int width,
                                                        int64_t k, float *dst, int W)
 {
-    static const uint32_t zeros[8];
-    const size_t es = t == AMP_BF16 ? 2 : 4;
+    const size_t es = t == AMP_BF16 ? 2 : 4, rs = (size_t)ws * es;
     const int64_t k8 = k & ~(int64_t)7;
     for (int i0 = 0; i0 < W; i0 += 8) {
         const int lanes = W - i0 < 8 ? W - i0 : 8;
+        const int real = width - i0 < 0 ? 0 : width - i0 < 8 ? width - i0 : 8; /* rows past width: zeros */
         const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        const char *row[8];
-        size_t step[8];
-        for (int i = 0; i < 8; i++) { /* rows past width: zeros, read in place */
-            const int in = i0 + i < width;
-            row[i] = in ? (const char *)base + (size_t)((i0 + i) * ws) * es : (const char *)zeros;
-            step[i] = in ? 8 * es : 0;
-        }
-        for (int64_t kk = 0; kk < k8; kk += 8) {
+        const char *p = (const char *)base + (size_t)i0 * rs;
+        for (int64_t kk = 0; kk < k8; kk += 8, p += 8 * es) {
             __m256 r[8];
-            for (int i = 0; i < 8; i++) {
-                r[i] = load8_f32(t, row[i]);
-                row[i] += step[i];
-            }
+            for (int i = 0; i < 8; i++)
+                r[i] = i < real ? load8_f32(t, p + (size_t)i * rs) : _mm256_setzero_ps();
             transpose8(r);
             for (int e = 0; e < 8; e++) {
                 if (lanes == 8)

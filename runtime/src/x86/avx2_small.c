@@ -39,6 +39,9 @@
  * would make two threads pay here.
  */
 
+#include <limits.h>
+
+#include "x86/avx2_conv.h"
 #include "x86/avx2_small.h"
 #include "x86/avx2_store.h"
 
@@ -57,32 +60,11 @@
 
 /* ---- packing ---------------------------------------------------------------------- */
 
-/* The 8 x 8 block r (row i: r[i]) transposed in place. */
-TARGET static AMP_ALWAYS_INLINE void transpose8(__m256 r[8])
-{
-    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
-    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
-    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
-    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
-    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
-
 /* dst[r][c] = src[r sr + c sc] widened to f32 (as kernel_f32's packing
  * widens it) for r < rows, c < cols, and 0 for c in [cols, ld); ld a
  * multiple of 8.  Straight runs (sc == 1) are read 8 at a time; runs
- * along r (sr == 1: a linear's weight as B) as 8 x 8 blocks transposed
- * in registers. */
+ * along r (sr == 1: a linear's weight as B) pack_2d hands to
+ * x86/avx2_conv_pack.c's packer, 8 x 8 blocks transposed in registers. */
 TARGET static AMP_ALWAYS_INLINE void pack_body(amp_dtype t, const char *src, int64_t sr, int64_t sc, int64_t rows,
                                                int64_t cols, float *dst, int64_t ld)
 {
@@ -98,21 +80,6 @@ TARGET static AMP_ALWAYS_INLINE void pack_body(amp_dtype t, const char *src, int
             if (c < cols)
                 _mm256_storeu_ps(o + c, avx2_load8_n(t, row + (size_t)c * es, (size_t)(cols - c)));
         }
-    } else if (sr == 1) {
-        for (int64_t c0 = 0; c0 < cols; c0 += 8) {
-            const int nc = cols - c0 < 8 ? (int)(cols - c0) : 8;
-            for (int64_t r0 = 0; r0 < rows; r0 += 8) {
-                const int nr = rows - r0 < 8 ? (int)(rows - r0) : 8;
-                __m256 v[8];
-                for (int i = 0; i < 8; i++) {
-                    const char *p = src + (size_t)((c0 + i) * sc + r0) * es;
-                    v[i] = i >= nc ? _mm256_setzero_ps() : nr == 8 ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)nr);
-                }
-                transpose8(v);
-                for (int i = 0; i < nr; i++)
-                    _mm256_storeu_ps(dst + (r0 + i) * ld + c0, v[i]);
-            }
-        }
     } else {
         for (int64_t r = 0; r < rows; r++)
             for (int64_t c = 0; c < c8; c++)
@@ -126,6 +93,10 @@ TARGET static AMP_ALWAYS_INLINE void pack_body(amp_dtype t, const char *src, int
 TARGET static void pack_2d(amp_dtype t, const char *src, int64_t sr, int64_t sc, int64_t rows, int64_t cols,
                            float *dst, int64_t ld)
 {
+    if (sr == 1 && sc != 1 && ld <= INT_MAX) { /* element (r, c) at src + c sc + r: the panel packer's layout */
+        amp_avx2_pack_along_k(t, src, sc, (int)cols, rows, dst, (int)ld);
+        return;
+    }
     if (t == AMP_BF16)
         pack_body(AMP_BF16, src, sr, sc, rows, cols, dst, ld);
     else
@@ -240,52 +211,45 @@ TARGET static AMP_ALWAYS_INLINE void store_row(const tile_epi *e, int i, __m256 
 }
 
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define T_DECL(i)                                                                                 \
-    __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();                          \
-    const float *a##i = pa + (i < rows ? i : 0) * ars;
+#define T_ROW(i) const float *a##i = pa + (i < rows ? i : 0) * ars;
+#define T_ZERO(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
 #define T_STEP(i)                                                                                 \
     av = _mm256_broadcast_ss(a##i + ak);                                                          \
     c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);                                                   \
     c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);
-/* K over one k block (two at most, K <= 512): the first block's sums kept
- * in part, the accumulators from zero again for the second; at the end
- * part + the second block's, in the blocked driver's order (W + sums) */
-#define T_PART(i)                                                                                 \
-    part[2 * i] = c##i##a;                                                                        \
-    part[2 * i + 1] = c##i##b;                                                                    \
-    c##i##a = _mm256_setzero_ps();                                                                \
-    c##i##b = _mm256_setzero_ps();
-#define T_FOLD(i)                                                                                 \
-    c##i##a = _mm256_add_ps(part[2 * i], c##i##a);                                                \
-    c##i##b = _mm256_add_ps(part[2 * i + 1], c##i##b);
 #define T_SAVE(i)                                                                                 \
     _mm256_store_ps(sums + i * NR, c##i##a);                                                      \
     _mm256_store_ps(sums + i * NR + 8, c##i##b);
+#define T_FOLD(i)                                                                                 \
+    _mm256_store_ps(sums + i * NR, _mm256_add_ps(_mm256_load_ps(sums + i * NR), c##i##a));        \
+    _mm256_store_ps(sums + i * NR + 8, _mm256_add_ps(_mm256_load_ps(sums + i * NR + 8), c##i##b));
 
 /* A 6 x 16 tile's sums into sums[6][16]: A's element (i, k) at pa[i ars +
  * k aks] (f32: packed, or the operand itself), B's panel [k][16].  The
- * rows past `rows` sum row 0 again (never stored). */
+ * rows past `rows` sum row 0 again (never stored).  K over one k block
+ * (two at most, K <= 512): each block's sums from zero, the second's
+ * added to the first's in sums, in the blocked driver's order (W +
+ * sums); the first block's left in sums rather than in registers, which
+ * the loop's twelve accumulators leave too few of. */
 TARGET static void tile_sums(int64_t K, const float *pa, int64_t ars, int64_t aks, const float *pb, int rows,
                              float *sums)
 {
-    ROWS(T_DECL)
-    __m256 part[2 * MR];
+    ROWS(T_ROW)
     for (int64_t k0 = 0; k0 < K; k0 += SMALL_KB) {
         const int64_t k1 = K - k0 < SMALL_KB ? K : k0 + SMALL_KB;
-        if (k0 > 0) {
-            ROWS(T_PART)
-        }
+        ROWS(T_ZERO)
         for (int64_t k = k0, ak = k0 * aks; k < k1; k++, ak += aks) {
             const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);
             __m256 av;
             ROWS(T_STEP)
             pb += NR;
         }
+        if (k0 == 0) {
+            ROWS(T_SAVE)
+        } else {
+            ROWS(T_FOLD)
+        }
     }
-    if (K > SMALL_KB) {
-        ROWS(T_FOLD)
-    }
-    ROWS(T_SAVE)
 }
 
 /* The epilogue of a tile's first `rows` rows from its sums (in L1: the

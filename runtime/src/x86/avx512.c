@@ -222,16 +222,18 @@ AVX512_TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 
 }
 
 /* Transposes 32-bit units: unit (u, i) at base + i * row_bytes + 4 u goes
- * to dst[u * W + i], for i < W (a multiple of 4) and u < nunits rounded
- * down to a multiple of 4, 4 x 4 blocks at a time; returns the units done.
+ * to dst[u * W + i], for i < rows (a multiple of 4, at most W) and u <
+ * nunits rounded down to a multiple of 4, 4 x 4 blocks at a time; returns
+ * the units done.
  * Four rows at a time along their whole length: a few long read streams
  * (W rows read 16 bytes each in turn defeat the prefetchers when the
  * source is not in cache, as the weight gradient's B often is not); the
  * panel written is small and stays in L1. */
-AVX512_TARGET static int64_t transpose_units(const char *base, size_t row_bytes, int64_t nunits, uint32_t *dst, int W)
+AVX512_TARGET static int64_t transpose_units(const char *base, size_t row_bytes, int64_t nunits, uint32_t *dst, int rows,
+                                             int W)
 {
     const int64_t units = nunits & ~(int64_t)3;
-    for (int i = 0; i < W; i += 4)
+    for (int i = 0; i < rows; i += 4)
         for (int64_t u = 0; u < units; u += 4) {
             const char *p = base + (size_t)i * row_bytes + (size_t)u * 4;
             __m128 r0 = _mm_loadu_ps((const float *)p), r1 = _mm_loadu_ps((const float *)(p + row_bytes));
@@ -265,7 +267,7 @@ AVX512_TARGET static void pack_f32_panel(amp_dtype t, const void *base, int64_t 
     }
     if (ks == 1 && t == AMP_F32 && width == W && W % 4 == 0) {
         /* A row-major in f32: 4 x 4 transposes, then the odd k. */
-        int64_t done = transpose_units(base, (size_t)ws * 4, k, (uint32_t *)dst, W);
+        int64_t done = transpose_units(base, (size_t)ws * 4, k, (uint32_t *)dst, W, W);
         if (done < k)
             ISA_PACK_F32_SWITCH(t, (const float *)base + done, ws, ks, width, k - done, dst + done * W, W);
         return;
@@ -327,28 +329,6 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
         }
         return;
     }
-    if (ws == 1 && W % 16 == 0) {
-        int64_t u, kcu = k / 2;
-        for (u = 0; u < kcu; u++) {
-            const uint16_t *r0 = s + 2 * u * ks, *r1 = r0 + ks;
-            for (int i = 0; i < W; i += 16) {
-                int left = width - i;
-                __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
-                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i));
-                __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1 + i));
-                _mm512_storeu_si512(dst + u * W + i, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-            }
-        }
-        if (k & 1) {
-            const uint16_t *r0 = s + (k - 1) * ks;
-            for (int i = 0; i < W; i += 16) {
-                int left = width - i;
-                __mmask16 m = left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
-                _mm512_storeu_si512(dst + kcu * W + i, _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + i)));
-            }
-        }
-        return;
-    }
     if (ws == 1 && width == W && W % 8 == 0) {
         /* a full 8-wide panel (small_gemm_bf16's 8-row A of a transposed
          * operand): rows k and k + 1 interleaved 8 columns at a time */
@@ -373,8 +353,9 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
         return;
     }
     if (ws == 1) {
-        /* other widths (small_gemm_bf16's 12-row A panels, partial 8-row
-         * ones): 16 at a time, storing only the panel's W lanes */
+        /* partial panels and other widths (small_gemm_bf16's 12-row A
+         * panels, partial 8-row ones): 16 at a time, zeros past width,
+         * storing only the panel's W lanes */
         int64_t u, kcu = k / 2;
         for (u = 0; u < kcu; u++) {
             const uint16_t *r0 = s + 2 * u * ks, *r1 = r0 + ks;
@@ -400,7 +381,7 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
     }
     if (ks == 1 && width == W && W % 4 == 0) {
         /* A row-major: a pair of k is one 32-bit unit of a row. */
-        int64_t done = transpose_units((const char *)s, (size_t)ws * 2, k / 2, dst, W);
+        int64_t done = transpose_units((const char *)s, (size_t)ws * 2, k / 2, dst, W, W);
         if (2 * done < k)
             isa_pack_bf16_body(s + 2 * done, ws, ks, width, k - 2 * done, dst + done * W, W);
         return;
@@ -410,20 +391,8 @@ AVX512BF16_TARGET static void pack_bf16_panel(const uint16_t *s, int64_t ws, int
          * linear's weights): the first width & ~3 rows by 4 x 4
          * transposes, the last few one unit at a time, zeros beyond. */
         const int w4 = width & ~3;
-        int64_t u, done = 0;
-        for (; done + 4 <= k / 2; done += 4)
-            for (int i = 0; i < w4; i += 4) {
-                const char *p = (const char *)(s + (size_t)i * ws) + (size_t)done * 4;
-                const size_t rb = (size_t)ws * 2;
-                __m128 r0 = _mm_loadu_ps((const float *)p), r1 = _mm_loadu_ps((const float *)(p + rb));
-                __m128 r2 = _mm_loadu_ps((const float *)(p + 2 * rb)), r3 = _mm_loadu_ps((const float *)(p + 3 * rb));
-                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                _mm_storeu_ps((float *)(dst + done * W + i), r0);
-                _mm_storeu_ps((float *)(dst + (done + 1) * W + i), r1);
-                _mm_storeu_ps((float *)(dst + (done + 2) * W + i), r2);
-                _mm_storeu_ps((float *)(dst + (done + 3) * W + i), r3);
-            }
-        for (u = 0; u < done; u++) {
+        const int64_t done = transpose_units((const char *)s, (size_t)ws * 2, k / 2, dst, w4, W);
+        for (int64_t u = 0; u < done; u++) {
             uint32_t *o = dst + u * W;
             for (int i = w4; i < width; i++) {
                 const uint16_t *q = s + (size_t)i * ws + 2 * u;
@@ -788,48 +757,60 @@ AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_out(char *y, const char *y
     store_bf16_lanes(y, m, h);
 }
 
-/* epi's arithmetic (alpha product, beta C term, bias, one rounding to
- * bf16) on a tile's sums, NV vectors a row, then the kind's step, row by
- * row from the sums the kernel left in memory: for the common tile
- * (alpha 1, no C) a bias add, the rounding and the kind's few
- * instructions per vector.  The fields are read once into locals (the
- * stores through char * may alias *e). */
-AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_epilogue(const small_epi *e, const __m512 *acc, int rows,
-                                                               const int NV, const int kind)
+/* The epilogue of a tile with an alpha or a C term (addmm's beta C, a
+ * scaled product): epi's arithmetic (alpha product, beta C term, bias,
+ * one rounding to bf16) and the kind's step, row by row.  One copy for
+ * every kind and width, both chosen at run time: such tiles are rare next
+ * to linear's, and a copy per kind and width was 1 KB each. */
+AVX512BF16_TARGET static void small_epilogue_scaled(const small_epi *e, const __m512 *acc, int rows, int nv, int kind)
 {
     char *y = e->y;
     const char *yp = kind == EPI_RELU_BACKWARD ? e->mask : e->y, *c = e->c;
     const size_t y_rs = e->y_rs, c_rs = e->c_rs;
-    const __mmask16 m0 = e->m0, m1 = e->m1;
     const float alpha = e->alpha;
-    const int add_bias = e->bias != NULL; /* not +0: that would turn a -0 sum into +0 */
-    __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
-    if (add_bias) {
-        bias0 = load16(AMP_BF16, e->bias, m0);
-        if (NV == 2)
-            bias1 = load16(AMP_BF16, e->bias + 32, m1);
-    }
-    if (alpha == 1.0f && c == NULL) {
-        for (int i = 0; i < rows; i++, acc += NV, y += y_rs, yp += y_rs) {
-            small_out(y, yp, m0, add_bias ? _mm512_add_ps(acc[0], bias0) : acc[0], kind);
-            if (NV == 2)
-                small_out(y + 32, yp + 32, m1, add_bias ? _mm512_add_ps(acc[1], bias1) : acc[1], kind);
-        }
-        return;
-    }
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(e->beta);
-    for (int i = 0; i < rows; i++, acc += NV, y += y_rs, yp += y_rs) {
-        for (int v = 0; v < NV; v++) {
-            const __mmask16 m = v ? m1 : m0;
+    for (int i = 0; i < rows; i++, acc += nv, y += y_rs, yp += y_rs) {
+        for (int v = 0; v < nv; v++) {
+            const __mmask16 m = v ? e->m1 : e->m0;
             __m512 s = acc[v];
             if (alpha != 1.0f)
                 s = _mm512_mul_ps(va, s);
             if (c != NULL)
                 s = _mm512_add_ps(s, _mm512_mul_ps(vb, load16(AMP_BF16, c + (size_t)i * c_rs + (size_t)v * 32, m)));
-            if (add_bias)
-                s = _mm512_add_ps(s, v ? bias1 : bias0);
+            if (e->bias != NULL) /* not +0: that would turn a -0 sum into +0 */
+                s = _mm512_add_ps(s, load16(AMP_BF16, e->bias + (size_t)v * 32, m));
             small_out(y + v * 32, yp + v * 32, m, s, kind);
         }
+    }
+}
+
+/* The epilogue of a tile with neither (linear's, gemm's of alpha 1): a
+ * bias add, the rounding to bf16 and the kind's few instructions per
+ * vector, NV vectors a row, row by row from the sums the kernel left in
+ * memory.  The fields are read once into locals (the stores through
+ * char * may alias *e). */
+AVX512BF16_TARGET static AMP_ALWAYS_INLINE void small_epilogue(const small_epi *e, const __m512 *acc, int rows,
+                                                               const int NV, const int kind)
+{
+    char *y = e->y;
+    const char *yp = kind == EPI_RELU_BACKWARD ? e->mask : e->y;
+    const size_t y_rs = e->y_rs;
+    const __mmask16 m0 = e->m0, m1 = e->m1;
+    const int add_bias = e->bias != NULL; /* not +0: that would turn a -0 sum into +0 */
+    __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
+    if (e->alpha != 1.0f || e->c != NULL) {
+        small_epilogue_scaled(e, acc, rows, NV, kind);
+        return;
+    }
+    if (add_bias) {
+        bias0 = load16(AMP_BF16, e->bias, m0);
+        if (NV == 2)
+            bias1 = load16(AMP_BF16, e->bias + 32, m1);
+    }
+    for (int i = 0; i < rows; i++, acc += NV, y += y_rs, yp += y_rs) {
+        small_out(y, yp, m0, add_bias ? _mm512_add_ps(acc[0], bias0) : acc[0], kind);
+        if (NV == 2)
+            small_out(y + 32, yp + 32, m1, add_bias ? _mm512_add_ps(acc[1], bias1) : acc[1], kind);
     }
 }
 
