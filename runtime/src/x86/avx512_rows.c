@@ -352,6 +352,224 @@ TARGET static void unary_run(amp_dtype t, size_t n, const void *x, void *y, int 
     }
 }
 
+/* ---- the gradients: softmax_backward, log_softmax_backward ---------------------- */
+
+/* s + v in the first n lanes (all for n >= 16): a lane past the row adds
+ * nothing, as the reference's lanes (adding +0 would turn a -0 sum into +0) */
+TARGET static inline __m512 add_n(__m512 s, __m512 v, int64_t n)
+{
+    return n >= 16 ? _mm512_add_ps(s, v) : _mm512_mask_add_ps(s, (__mmask16)((1u << n) - 1), s, v);
+}
+
+typedef struct {
+    amp_dtype t;
+    int64_t dim;
+    int take_log;
+    const void *y, *dy;
+    void *dx;
+} softmax_bw_args;
+
+/* ref_backward_unary.inc's softmax_backward: the row's sum of dy y (dy
+ * for log_softmax) in 16 lanes, folded; then y (dy - sum), or dy - exp(y)
+ * sum */
+TARGET static void softmax_bw_row(const softmax_bw_args *a, const char *y, const char *dy, char *dx)
+{
+    const amp_dtype t = a->t;
+    const int64_t dim = a->dim;
+    const size_t es = dsize(t);
+    __m512 s = _mm512_setzero_ps();
+    int64_t d;
+    for (d = 0; d < dim; d += 16) {
+        const __m512 g = load16_n(t, dy + d * es, dim - d, 0.0f);
+        s = add_n(s, a->take_log ? g : _mm512_mul_ps(g, load16_n(t, y + d * es, dim - d, 0.0f)), dim - d);
+    }
+    const __m512 vs = _mm512_set1_ps(fold16(s));
+    for (d = 0; d < dim; d += 16) {
+        const __m512 g = load16_n(t, dy + d * es, dim - d, 0.0f), yv = load16_n(t, y + d * es, dim - d, 0.0f);
+        const __m512 r = a->take_log ? _mm512_sub_ps(g, _mm512_mul_ps(exp16(yv), vs))
+                                     : _mm512_mul_ps(yv, _mm512_sub_ps(g, vs));
+        store16_n(t, dx + d * es, dim - d, r);
+    }
+}
+
+static void softmax_bw_rows(const void *ctx, int64_t begin, int64_t end)
+{
+    const softmax_bw_args *a = ctx;
+    const size_t row = (size_t)a->dim * dsize(a->t);
+    for (int64_t r = begin; r < end; r++)
+        softmax_bw_row(a, (const char *)a->y + r * row, (const char *)a->dy + r * row, (char *)a->dx + r * row);
+}
+
+/* ---- layer_norm_backward --------------------------------------------------------
+ * Two passes, as ref_backward_norm.inc: dx row by row (the statistics,
+ * the row's sums of g = dy w and g xhat, all in 16 lanes folded),
+ * keeping each row's mean and rstd; then dweight and dbias, a block of
+ * columns per task, each column summed over the rows in row order (a
+ * column per lane). */
+#define LN_COLS 256
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t outer, inner;
+    const void *x, *weight, *dy;
+    float eps;
+    void *dx, *dweight, *dbias;
+    float *stats; /* mean, rstd per row */
+} ln_bw_args;
+
+TARGET static void ln_bw_row(const ln_bw_args *a, int64_t row)
+{
+    const amp_dtype t = a->t, pt = a->pt;
+    const int64_t n = a->inner;
+    const size_t es = dsize(t), ps = dsize(pt);
+    const char *x = (const char *)a->x + (size_t)(row * n) * es, *dy = (const char *)a->dy + (size_t)(row * n) * es;
+    char *dx = (char *)a->dx + (size_t)(row * n) * es;
+    __m512 s = _mm512_setzero_ps(), q = s, sg = s, sgx = s;
+    int64_t i;
+    for (i = 0; i < n; i += 16)
+        s = add_n(s, load16_n(t, x + i * es, n - i, 0.0f), n - i);
+    const float mean = fold16(s) / (float)n;
+    const __m512 vm = _mm512_set1_ps(mean);
+    for (i = 0; i < n; i += 16) {
+        const __m512 d = _mm512_sub_ps(load16_n(t, x + i * es, n - i, 0.0f), vm);
+        q = add_n(q, _mm512_mul_ps(d, d), n - i);
+    }
+    const float rstd = 1 / sqrtf(fold16(q) / (float)n + a->eps);
+    const __m512 vr = _mm512_set1_ps(rstd);
+#define LN_G(i)                                                                                   \
+    (a->weight != NULL ? _mm512_mul_ps(load16_n(t, dy + (i) * es, n - (i), 0.0f),                 \
+                                       load16_n(pt, (const char *)a->weight + (i) * ps, n - (i), 0.0f)) \
+                       : load16_n(t, dy + (i) * es, n - (i), 0.0f))
+    for (i = 0; i < n; i += 16) {
+        const __m512 g = LN_G(i);
+        const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(load16_n(t, x + i * es, n - i, 0.0f), vm), vr);
+        sg = add_n(sg, g, n - i);
+        sgx = add_n(sgx, _mm512_mul_ps(g, xhat), n - i);
+    }
+    const __m512 mg = _mm512_set1_ps(fold16(sg) / (float)n), mgx = _mm512_set1_ps(fold16(sgx) / (float)n);
+    for (i = 0; i < n; i += 16) {
+        const __m512 g = LN_G(i);
+        const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(load16_n(t, x + i * es, n - i, 0.0f), vm), vr);
+        store16_n(t, dx + i * es, n - i, _mm512_mul_ps(vr, _mm512_sub_ps(_mm512_sub_ps(g, mg), _mm512_mul_ps(xhat, mgx))));
+    }
+#undef LN_G
+    if (a->stats != NULL) {
+        a->stats[2 * row] = mean;
+        a->stats[2 * row + 1] = rstd;
+    }
+}
+
+static void ln_bw_rows(const void *ctx, int64_t begin, int64_t end)
+{
+    for (int64_t r = begin; r < end; r++)
+        ln_bw_row(ctx, r);
+}
+
+/* dweight, dbias of the column blocks [begin, end) of LN_COLS columns */
+TARGET static void ln_bw_params(const void *ctx, int64_t begin, int64_t end)
+{
+    const ln_bw_args *a = ctx;
+    const amp_dtype t = a->t, pt = a->pt;
+    const size_t es = dsize(t), ps = dsize(pt);
+    float dw[LN_COLS] __attribute__((aligned(64))), db[LN_COLS] __attribute__((aligned(64)));
+    for (int64_t blk = begin; blk < end; blk++) {
+        const int64_t c0 = blk * LN_COLS, len = a->inner - c0 < LN_COLS ? a->inner - c0 : LN_COLS;
+        for (int64_t j = 0; j < len; j += 16) {
+            _mm512_store_ps(dw + j, _mm512_setzero_ps());
+            _mm512_store_ps(db + j, _mm512_setzero_ps());
+        }
+        for (int64_t r = 0; r < a->outer; r++) {
+            const char *x = (const char *)a->x + (size_t)(r * a->inner + c0) * es;
+            const char *dy = (const char *)a->dy + (size_t)(r * a->inner + c0) * es;
+            const __m512 vm = _mm512_set1_ps(a->stats[2 * r]), vr = _mm512_set1_ps(a->stats[2 * r + 1]);
+            for (int64_t j = 0; j < len; j += 16) {
+                const __m512 g = load16_n(t, dy + j * es, len - j, 0.0f);
+                const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(load16_n(t, x + j * es, len - j, 0.0f), vm), vr);
+                _mm512_store_ps(dw + j, _mm512_add_ps(_mm512_load_ps(dw + j), _mm512_mul_ps(g, xhat)));
+                _mm512_store_ps(db + j, _mm512_add_ps(_mm512_load_ps(db + j), g));
+            }
+        }
+        for (int64_t j = 0; j < len; j += 16) {
+            if (a->dweight != NULL)
+                store16_n(pt, (char *)a->dweight + (size_t)(c0 + j) * ps, len - j, _mm512_load_ps(dw + j));
+            if (a->dbias != NULL)
+                store16_n(pt, (char *)a->dbias + (size_t)(c0 + j) * ps, len - j, _mm512_load_ps(db + j));
+        }
+    }
+}
+
+/* 0: done; -1: no memory for the statistics (the caller takes the reference) */
+static int ln_bw_run(ln_bw_args *a)
+{
+    const int params = a->dweight != NULL || a->dbias != NULL;
+    if (params && (a->stats = amp_scratch_alloc((size_t)a->outer * 2 * sizeof(float))) == NULL)
+        return -1;
+    run_rows(a->outer, a->inner, ln_bw_rows, a);
+    if (params) {
+        run_rows((a->inner + LN_COLS - 1) / LN_COLS, a->outer * LN_COLS, ln_bw_params, a);
+        amp_scratch_free(a->stats);
+    }
+    return 0;
+}
+
+/* ---- gelu_backward, gelu_tanh_backward ------------------------------------------ */
+
+typedef struct {
+    amp_dtype t;
+    const void *x, *dy;
+    void *dx;
+} unary_bw_args;
+
+/* the reference's dy (cdf + x pdf), cdf = 0.5 (1 + erf(x alpha)), pdf =
+ * beta exp(x x -0.5) */
+TARGET static inline __m512 gelu_bw16(__m512 x, __m512 g)
+{
+    const __m512 cdf = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_add_ps(_mm512_set1_ps(1.0f),
+                                     erf16(_mm512_mul_ps(x, _mm512_set1_ps((float)0.70710678118654752440)))));
+    const __m512 pdf = _mm512_mul_ps(_mm512_set1_ps((float)(1.12837916709551257390 * 0.70710678118654752440 * 0.5)),
+                                     exp16(_mm512_mul_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(-0.5f))));
+    return _mm512_mul_ps(g, _mm512_add_ps(cdf, _mm512_mul_ps(x, pdf)));
+}
+
+/* the reference's dy (0.5 (1 + th) + 0.5 x (1 - th th) beta (1 + 3 kappa x x)),
+ * th = tanh(beta (x + kappa x x x)) */
+TARGET static inline __m512 gelu_tanh_bw16(__m512 x, __m512 g)
+{
+    const float beta = (float)(1.41421356237309504880 * 1.12837916709551257390 * 0.5), kappa = (float)0.044715;
+    const __m512 x_sq = _mm512_mul_ps(x, x), x_cube = _mm512_mul_ps(x_sq, x);
+    const __m512 inner = _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(kappa), x_cube)));
+    const __m512 th = tanh16(inner), one = _mm512_set1_ps(1.0f);
+    const __m512 left = _mm512_mul_ps(_mm512_set1_ps(0.5f), x);
+    const __m512 left_d = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_add_ps(one, th));
+    const __m512 right_d = _mm512_sub_ps(one, _mm512_mul_ps(th, th));
+    const __m512 inner_d = _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_add_ps(one, _mm512_mul_ps(_mm512_set1_ps(3 * kappa), x_sq)));
+    return _mm512_mul_ps(g, _mm512_add_ps(left_d, _mm512_mul_ps(_mm512_mul_ps(left, right_d), inner_d)));
+}
+
+#define UNARY_BW_BODY(name, f16)                                                                  \
+    TARGET static void name(const void *ctx, int64_t begin, int64_t end)                          \
+    {                                                                                             \
+        const unary_bw_args *a = ctx;                                                             \
+        const size_t es = dsize(a->t);                                                            \
+        for (int64_t i = begin * 16; i < end * 16; i += 16)                                       \
+            store16_all(a->t, (char *)a->dx + i * es,                                             \
+                        f16(load16_all(a->t, (const char *)a->x + i * es), load16_all(a->t, (const char *)a->dy + i * es))); \
+    }
+UNARY_BW_BODY(gelu_bw_blocks, gelu_bw16)
+UNARY_BW_BODY(gelu_tanh_bw_blocks, gelu_tanh_bw16)
+
+TARGET static void unary_bw_run(amp_dtype t, size_t n, const void *x, const void *dy, void *dx, int tanh_form)
+{
+    const unary_bw_args a = { t, x, dy, dx };
+    const int64_t blocks = (int64_t)(n / 16), rest = (int64_t)(n % 16);
+    run_rows(blocks, 16, tanh_form ? gelu_tanh_bw_blocks : gelu_bw_blocks, &a);
+    if (rest > 0) {
+        const size_t es = dsize(t), off = (size_t)blocks * 16 * es;
+        const __m512 v = load16_n(t, (const char *)x + off, rest, 0.0f), g = load16_n(t, (const char *)dy + off, rest, 0.0f);
+        store16_n(t, (char *)dx + off, rest, tanh_form ? gelu_tanh_bw16(v, g) : gelu_bw16(v, g));
+    }
+}
+
 /* ---- the entries ---------------------------------------------------------------- */
 
 static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt == AMP_F16; }
@@ -386,17 +604,72 @@ static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt
     {                                                                                             \
         unary_run(AMP_DTYPE_##T, n, x, y, 1);                                                     \
     }
+#define BACKWARD_ENTRIES(T)                                                                       \
+    static void avx512_softmax_bw_##T(int take_log, int64_t outer, int64_t dim, int64_t inner,    \
+                                      const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx) \
+    {                                                                                             \
+        const softmax_bw_args a = { AMP_DTYPE_##T, dim, take_log, y, dy, dx };                    \
+        if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
+            if (take_log)                                                                         \
+                amp_ref_log_softmax_backward_##T(outer, dim, inner, y, dy, dx);                   \
+            else                                                                                  \
+                amp_ref_softmax_backward_##T(outer, dim, inner, y, dy, dx);                       \
+            return;                                                                               \
+        }                                                                                         \
+        run_rows(outer, dim, softmax_bw_rows, &a);                                                \
+    }                                                                                             \
+    static void avx512_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *y, \
+                                            const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)           \
+    {                                                                                             \
+        avx512_softmax_bw_##T(0, outer, dim, inner, y, dy, dx);                                   \
+    }                                                                                             \
+    static void avx512_log_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner,        \
+                                                const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy,  \
+                                                AMP_CTYPE_##T *dx)                                \
+    {                                                                                             \
+        avx512_softmax_bw_##T(1, outer, dim, inner, y, dy, dx);                                   \
+    }                                                                                             \
+    static void avx512_layer_norm_backward_##T(int64_t outer, int64_t inner, const AMP_CTYPE_##T *x, \
+                                               amp_dtype pt, const void *weight, double eps,      \
+                                               const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,        \
+                                               void *dweight, void *dbias)                        \
+    {                                                                                             \
+        ln_bw_args a = { AMP_DTYPE_##T, pt, outer, inner, x, weight, dy, (float)eps, dx, dweight, dbias, NULL }; \
+        if (inner <= 0 || outer <= 0 ||                                                           \
+            ((weight != NULL || dweight != NULL || dbias != NULL) && !param_ok(pt)) || ln_bw_run(&a) != 0) \
+            amp_ref_layer_norm_backward_##T(outer, inner, x, pt, weight, eps, dy, dx, dweight, dbias); \
+    }                                                                                             \
+    static void avx512_gelu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y, \
+                                         const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)              \
+    {                                                                                             \
+        (void)y;                                                                                  \
+        unary_bw_run(AMP_DTYPE_##T, n, x, dy, dx, 0);                                             \
+    }                                                                                             \
+    static void avx512_gelu_tanh_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y, \
+                                              const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)         \
+    {                                                                                             \
+        (void)y;                                                                                  \
+        unary_bw_run(AMP_DTYPE_##T, n, x, dy, dx, 1);                                             \
+    }
 
 ROWS_ENTRIES(f32)
 ROWS_ENTRIES(bf16)
 ROWS_ENTRIES(f16)
+BACKWARD_ENTRIES(f32)
+BACKWARD_ENTRIES(bf16)
+BACKWARD_ENTRIES(f16)
 
 /* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
 #define ROWS_OF(X, T)                                                                             \
     X(softmax_##T, avx512_softmax_##T)                                                            \
     X(layer_norm_##T, avx512_layer_norm_##T)                                                      \
     X(gelu_##T, avx512_gelu_##T)                                                                  \
-    X(gelu_tanh_##T, avx512_gelu_tanh_##T)
+    X(gelu_tanh_##T, avx512_gelu_tanh_##T)                                                        \
+    X(softmax_backward_##T, avx512_softmax_backward_##T)                                          \
+    X(log_softmax_backward_##T, avx512_log_softmax_backward_##T)                                  \
+    X(layer_norm_backward_##T, avx512_layer_norm_backward_##T)                                    \
+    X(gelu_backward_##T, avx512_gelu_backward_##T)                                                \
+    X(gelu_tanh_backward_##T, avx512_gelu_tanh_backward_##T)
 #define ROWS_KERNELS(X) ROWS_OF(X, f32) ROWS_OF(X, bf16) ROWS_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
 ROWS_KERNELS(DEFINE)
