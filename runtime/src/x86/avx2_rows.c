@@ -313,6 +313,226 @@ TARGET static inline __m256 gelu_tanh8(__m256 x)
 UNARY_BODY(gelu_elements, gelu8)
 UNARY_BODY(gelu_tanh_elements, gelu_tanh8)
 
+/* ---- the gradients: softmax_backward, log_softmax_backward ---------------------- */
+
+/* s + v in the first n lanes (all for n >= 8): a lane past the row adds
+ * nothing, as the reference's lanes (adding +0 would turn a -0 sum into +0) */
+TARGET static inline __m256 add8_n(__m256 s, __m256 v, int64_t n)
+{
+    if (n >= 8)
+        return _mm256_add_ps(s, v);
+    if (n <= 0)
+        return s;
+    return _mm256_blendv_ps(s, _mm256_add_ps(s, v), avx2_first_lanes((size_t)n));
+}
+
+typedef struct {
+    amp_dtype t;
+    int64_t dim;
+    int take_log;
+    const void *y, *dy;
+    void *dx;
+} softmax_bw_args;
+
+/* ref_backward_unary.inc's softmax_backward: the row's sum of dy y (dy
+ * for log_softmax) in 16 lanes (two vectors), folded; then y (dy - sum),
+ * or dy - exp(y) sum */
+TARGET static void softmax_bw_row(const softmax_bw_args *a, const char *y, const char *dy, char *dx)
+{
+    const amp_dtype t = a->t;
+    const int64_t dim = a->dim;
+    const size_t es = avx2_size_of(t);
+    __m256 s[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() };
+    int64_t d;
+    for (d = 0; d < dim; d += 8) {
+        const __m256 g = load8_n(t, dy + d * es, dim - d, 0.0f);
+        const __m256 v = a->take_log ? g : _mm256_mul_ps(g, load8_n(t, y + d * es, dim - d, 0.0f));
+        s[(d / 8) % 2] = add8_n(s[(d / 8) % 2], v, dim - d);
+    }
+    const __m256 vs = _mm256_set1_ps(fold16(s[0], s[1]));
+    for (d = 0; d < dim; d += 8) {
+        const __m256 g = load8_n(t, dy + d * es, dim - d, 0.0f), yv = load8_n(t, y + d * es, dim - d, 0.0f);
+        const __m256 r = a->take_log ? _mm256_sub_ps(g, _mm256_mul_ps(exp8(yv), vs))
+                                     : _mm256_mul_ps(yv, _mm256_sub_ps(g, vs));
+        store8_n(t, dx + d * es, dim - d, r);
+    }
+}
+
+static void softmax_bw_rows(const void *ctx, size_t begin, size_t end)
+{
+    const softmax_bw_args *a = ctx;
+    const size_t row = (size_t)a->dim * avx2_size_of(a->t);
+    for (size_t r = begin; r < end; r++)
+        softmax_bw_row(a, (const char *)a->y + r * row, (const char *)a->dy + r * row, (char *)a->dx + r * row);
+}
+
+/* ---- layer_norm_backward --------------------------------------------------------
+ * Two passes, as ref_backward_norm.inc: dx row by row (the statistics,
+ * the row's sums of g = dy w and g xhat, all in 16 lanes folded),
+ * keeping each row's mean and rstd; then dweight and dbias, a block of
+ * columns per task, each column summed over the rows in row order (a
+ * column per lane). */
+#define LN_COLS 256
+
+typedef struct {
+    amp_dtype t, pt;
+    int64_t outer, inner;
+    const void *x, *weight, *dy;
+    float eps;
+    void *dx, *dweight, *dbias;
+    float *stats; /* mean, rstd per row */
+} ln_bw_args;
+
+TARGET static inline __m256 ln_g(const ln_bw_args *a, const char *dy, int64_t i)
+{
+    const __m256 g = load8_n(a->t, dy + (size_t)i * avx2_size_of(a->t), a->inner - i, 0.0f);
+    if (a->weight == NULL)
+        return g;
+    return _mm256_mul_ps(g, load8_n(a->pt, (const char *)a->weight + (size_t)i * avx2_size_of(a->pt), a->inner - i, 0.0f));
+}
+
+TARGET static void ln_bw_row(const ln_bw_args *a, size_t row)
+{
+    const amp_dtype t = a->t;
+    const int64_t n = a->inner;
+    const size_t es = avx2_size_of(t);
+    const char *x = (const char *)a->x + row * (size_t)n * es, *dy = (const char *)a->dy + row * (size_t)n * es;
+    char *dx = (char *)a->dx + row * (size_t)n * es;
+    __m256 s[2], q[2], sg[2], sgx[2];
+    int64_t i;
+    s[0] = s[1] = q[0] = q[1] = sg[0] = sg[1] = sgx[0] = sgx[1] = _mm256_setzero_ps();
+    for (i = 0; i < n; i += 8)
+        s[(i / 8) % 2] = add8_n(s[(i / 8) % 2], load8_n(t, x + i * es, n - i, 0.0f), n - i);
+    const float mean = fold16(s[0], s[1]) / (float)n;
+    const __m256 vm = _mm256_set1_ps(mean);
+    for (i = 0; i < n; i += 8) {
+        const __m256 d = _mm256_sub_ps(load8_n(t, x + i * es, n - i, 0.0f), vm);
+        q[(i / 8) % 2] = add8_n(q[(i / 8) % 2], _mm256_mul_ps(d, d), n - i);
+    }
+    const float rstd = 1 / sqrtf(fold16(q[0], q[1]) / (float)n + a->eps);
+    const __m256 vr = _mm256_set1_ps(rstd);
+    for (i = 0; i < n; i += 8) {
+        const __m256 g = ln_g(a, dy, i);
+        const __m256 xhat = _mm256_mul_ps(_mm256_sub_ps(load8_n(t, x + i * es, n - i, 0.0f), vm), vr);
+        sg[(i / 8) % 2] = add8_n(sg[(i / 8) % 2], g, n - i);
+        sgx[(i / 8) % 2] = add8_n(sgx[(i / 8) % 2], _mm256_mul_ps(g, xhat), n - i);
+    }
+    const __m256 mg = _mm256_set1_ps(fold16(sg[0], sg[1]) / (float)n);
+    const __m256 mgx = _mm256_set1_ps(fold16(sgx[0], sgx[1]) / (float)n);
+    for (i = 0; i < n; i += 8) {
+        const __m256 g = ln_g(a, dy, i);
+        const __m256 xhat = _mm256_mul_ps(_mm256_sub_ps(load8_n(t, x + i * es, n - i, 0.0f), vm), vr);
+        store8_n(t, dx + i * es, n - i, _mm256_mul_ps(vr, _mm256_sub_ps(_mm256_sub_ps(g, mg), _mm256_mul_ps(xhat, mgx))));
+    }
+    if (a->stats != NULL) {
+        a->stats[2 * row] = mean;
+        a->stats[2 * row + 1] = rstd;
+    }
+}
+
+static void ln_bw_rows(const void *ctx, size_t begin, size_t end)
+{
+    for (size_t r = begin; r < end; r++)
+        ln_bw_row(ctx, r);
+}
+
+/* dweight, dbias of the column blocks [begin, end) of LN_COLS columns */
+TARGET static void ln_bw_params(const void *ctx, size_t begin, size_t end)
+{
+    const ln_bw_args *a = ctx;
+    const amp_dtype t = a->t, pt = a->pt;
+    const size_t es = avx2_size_of(t), ps = avx2_size_of(pt);
+    float dw[LN_COLS] __attribute__((aligned(32))), db[LN_COLS] __attribute__((aligned(32)));
+    for (size_t blk = begin; blk < end; blk++) {
+        const int64_t c0 = (int64_t)blk * LN_COLS, len = a->inner - c0 < LN_COLS ? a->inner - c0 : LN_COLS;
+        for (int64_t j = 0; j < len; j += 8) {
+            _mm256_store_ps(dw + j, _mm256_setzero_ps());
+            _mm256_store_ps(db + j, _mm256_setzero_ps());
+        }
+        for (int64_t r = 0; r < a->outer; r++) {
+            const char *x = (const char *)a->x + (size_t)(r * a->inner + c0) * es;
+            const char *dy = (const char *)a->dy + (size_t)(r * a->inner + c0) * es;
+            const __m256 vm = _mm256_set1_ps(a->stats[2 * r]), vr = _mm256_set1_ps(a->stats[2 * r + 1]);
+            for (int64_t j = 0; j < len; j += 8) {
+                const __m256 g = load8_n(t, dy + j * es, len - j, 0.0f);
+                const __m256 xhat = _mm256_mul_ps(_mm256_sub_ps(load8_n(t, x + j * es, len - j, 0.0f), vm), vr);
+                _mm256_store_ps(dw + j, _mm256_add_ps(_mm256_load_ps(dw + j), _mm256_mul_ps(g, xhat)));
+                _mm256_store_ps(db + j, _mm256_add_ps(_mm256_load_ps(db + j), g));
+            }
+        }
+        for (int64_t j = 0; j < len; j += 8) {
+            if (a->dweight != NULL)
+                store8_n(pt, (char *)a->dweight + (size_t)(c0 + j) * ps, len - j, _mm256_load_ps(dw + j));
+            if (a->dbias != NULL)
+                store8_n(pt, (char *)a->dbias + (size_t)(c0 + j) * ps, len - j, _mm256_load_ps(db + j));
+        }
+    }
+}
+
+/* 0: done; -1: no memory for the statistics (the caller takes the reference) */
+static int ln_bw_run(ln_bw_args *a)
+{
+    const int params = a->dweight != NULL || a->dbias != NULL;
+    if (params && (a->stats = amp_scratch_alloc((size_t)a->outer * 2 * sizeof(float))) == NULL)
+        return -1;
+    avx2_run_chunked((size_t)a->outer, (size_t)a->inner, ln_bw_rows, a);
+    if (params) {
+        avx2_run_chunked((size_t)((a->inner + LN_COLS - 1) / LN_COLS), (size_t)a->outer * LN_COLS, ln_bw_params, a);
+        amp_scratch_free(a->stats);
+    }
+    return 0;
+}
+
+/* ---- gelu_backward, gelu_tanh_backward ------------------------------------------ */
+
+typedef struct {
+    amp_dtype t;
+    const void *x, *dy;
+    void *dx;
+} unary_bw_args;
+
+/* the reference's dy (cdf + x pdf), cdf = 0.5 (1 + erf(x alpha)), pdf =
+ * beta exp(x x -0.5) */
+TARGET static inline __m256 gelu_bw8(__m256 x, __m256 g)
+{
+    const __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), _mm256_add_ps(_mm256_set1_ps(1.0f),
+                                     erf8(_mm256_mul_ps(x, _mm256_set1_ps((float)0.70710678118654752440)))));
+    const __m256 pdf = _mm256_mul_ps(_mm256_set1_ps((float)(1.12837916709551257390 * 0.70710678118654752440 * 0.5)),
+                                     exp8(_mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f))));
+    return _mm256_mul_ps(g, _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf)));
+}
+
+/* the reference's dy (0.5 (1 + th) + 0.5 x (1 - th th) beta (1 + 3 kappa x x)),
+ * th = tanh(beta (x + kappa x x x)) */
+TARGET static inline __m256 gelu_tanh_bw8(__m256 x, __m256 g)
+{
+    const float beta = (float)(1.41421356237309504880 * 1.12837916709551257390 * 0.5), kappa = (float)0.044715;
+    const __m256 x_sq = _mm256_mul_ps(x, x), x_cube = _mm256_mul_ps(x_sq, x);
+    const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(kappa), x_cube)));
+    const __m256 th = tanh8(inner), one = _mm256_set1_ps(1.0f);
+    const __m256 left = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
+    const __m256 left_d = _mm256_mul_ps(_mm256_set1_ps(0.5f), _mm256_add_ps(one, th));
+    const __m256 right_d = _mm256_sub_ps(one, _mm256_mul_ps(th, th));
+    const __m256 inner_d = _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_add_ps(one, _mm256_mul_ps(_mm256_set1_ps(3 * kappa), x_sq)));
+    return _mm256_mul_ps(g, _mm256_add_ps(left_d, _mm256_mul_ps(_mm256_mul_ps(left, right_d), inner_d)));
+}
+
+/* elements [begin, end) (tasks of avx2_run_chunked: multiples of 16 but the last) */
+#define UNARY_BW_BODY(name, f8)                                                                   \
+    TARGET static void name(const void *ctx, size_t begin, size_t end)                            \
+    {                                                                                             \
+        const unary_bw_args *a = ctx;                                                             \
+        const size_t es = avx2_size_of(a->t);                                                     \
+        for (size_t i = begin; i < end; i += 8) {                                                 \
+            const int64_t n = (int64_t)(end - i);                                                 \
+            store8_n(a->t, (char *)a->dx + i * es, n,                                             \
+                     f8(load8_n(a->t, (const char *)a->x + i * es, n, 0.0f),                      \
+                        load8_n(a->t, (const char *)a->dy + i * es, n, 0.0f)));                   \
+        }                                                                                         \
+    }
+UNARY_BW_BODY(gelu_bw_elements, gelu_bw8)
+UNARY_BW_BODY(gelu_tanh_bw_elements, gelu_tanh_bw8)
+
 /* ---- the entries ---------------------------------------------------------------- */
 
 static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt == AMP_F16; }
@@ -348,17 +568,74 @@ static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt
         const unary_args a = { AMP_DTYPE_##T, n, x, y };                                          \
         avx2_run_chunked(n, 1, gelu_tanh_elements, &a);                                           \
     }
+#define BACKWARD_ENTRIES(T)                                                                       \
+    static void avx2_softmax_bw_##T(int take_log, int64_t outer, int64_t dim, int64_t inner,      \
+                                    const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx) \
+    {                                                                                             \
+        const softmax_bw_args a = { AMP_DTYPE_##T, dim, take_log, y, dy, dx };                    \
+        if (inner != 1 || dim <= 0 || outer <= 0) {                                               \
+            if (take_log)                                                                         \
+                amp_ref_log_softmax_backward_##T(outer, dim, inner, y, dy, dx);                   \
+            else                                                                                  \
+                amp_ref_softmax_backward_##T(outer, dim, inner, y, dy, dx);                       \
+            return;                                                                               \
+        }                                                                                         \
+        avx2_run_chunked((size_t)outer, (size_t)dim, softmax_bw_rows, &a);                        \
+    }                                                                                             \
+    static void avx2_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner, const AMP_CTYPE_##T *y, \
+                                          const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)             \
+    {                                                                                             \
+        avx2_softmax_bw_##T(0, outer, dim, inner, y, dy, dx);                                     \
+    }                                                                                             \
+    static void avx2_log_softmax_backward_##T(int64_t outer, int64_t dim, int64_t inner,          \
+                                              const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy,    \
+                                              AMP_CTYPE_##T *dx)                                  \
+    {                                                                                             \
+        avx2_softmax_bw_##T(1, outer, dim, inner, y, dy, dx);                                     \
+    }                                                                                             \
+    static void avx2_layer_norm_backward_##T(int64_t outer, int64_t inner, const AMP_CTYPE_##T *x, \
+                                             amp_dtype pt, const void *weight, double eps,        \
+                                             const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,          \
+                                             void *dweight, void *dbias)                          \
+    {                                                                                             \
+        ln_bw_args a = { AMP_DTYPE_##T, pt, outer, inner, x, weight, dy, (float)eps, dx, dweight, dbias, NULL }; \
+        if (inner <= 0 || outer <= 0 ||                                                           \
+            ((weight != NULL || dweight != NULL || dbias != NULL) && !param_ok(pt)) || ln_bw_run(&a) != 0) \
+            amp_ref_layer_norm_backward_##T(outer, inner, x, pt, weight, eps, dy, dx, dweight, dbias); \
+    }                                                                                             \
+    static void avx2_gelu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,  \
+                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                \
+    {                                                                                             \
+        const unary_bw_args a = { AMP_DTYPE_##T, x, dy, dx };                                     \
+        (void)y;                                                                                  \
+        avx2_run_chunked(n, 1, gelu_bw_elements, &a);                                             \
+    }                                                                                             \
+    static void avx2_gelu_tanh_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y, \
+                                            const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)           \
+    {                                                                                             \
+        const unary_bw_args a = { AMP_DTYPE_##T, x, dy, dx };                                     \
+        (void)y;                                                                                  \
+        avx2_run_chunked(n, 1, gelu_tanh_bw_elements, &a);                                        \
+    }
 
 ROWS_ENTRIES(f32)
 ROWS_ENTRIES(bf16)
 ROWS_ENTRIES(f16)
+BACKWARD_ENTRIES(f32)
+BACKWARD_ENTRIES(bf16)
+BACKWARD_ENTRIES(f16)
 
 /* This file's kernels of the set: X(kernel, implementation). */
 #define ROWS_OF(X, T)                                                                             \
     X(softmax_##T, avx2_softmax_##T)                                                              \
     X(layer_norm_##T, avx2_layer_norm_##T)                                                        \
     X(gelu_##T, avx2_gelu_##T)                                                                    \
-    X(gelu_tanh_##T, avx2_gelu_tanh_##T)
+    X(gelu_tanh_##T, avx2_gelu_tanh_##T)                                                          \
+    X(softmax_backward_##T, avx2_softmax_backward_##T)                                            \
+    X(log_softmax_backward_##T, avx2_log_softmax_backward_##T)                                    \
+    X(layer_norm_backward_##T, avx2_layer_norm_backward_##T)                                      \
+    X(gelu_backward_##T, avx2_gelu_backward_##T)                                                  \
+    X(gelu_tanh_backward_##T, avx2_gelu_tanh_backward_##T)
 #define ROWS_KERNELS(X) ROWS_OF(X, f32) ROWS_OF(X, bf16) ROWS_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 ROWS_KERNELS(DEFINE)
