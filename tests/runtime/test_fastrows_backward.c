@@ -2,13 +2,13 @@
  * test_fastrows_backward.c - the gradients of a transformer's rows in the
  * optimized kernel sets (x86/avx2_rows.c, x86/avx512_rows.c):
  * softmax_backward, log_softmax_backward, layer_norm_backward (dx,
- * dweight, dbias) and the two gelu_backward forms, of every set this CPU
- * supports, against the reference kernels, bit for bit (a NaN matching
+ * dweight, dbias), the two gelu_backward forms and dropout (its own
+ * gradient: the same draws), of every set this CPU supports, against the reference kernels, bit for bit (a NaN matching
  * any NaN: see expect_same).  The sets perform the reference's f32
  * operations in its order (a row added up in 16 lanes folded in halves,
  * amp_mathf.h; a parameter's gradient summed over the rows in row order;
- * exp, erf and tanh as amp_expf, amp_erff, amp_tanhf), so any other
- * difference is a bug.
+ * exp, erf and tanh as amp_expf, amp_erff, amp_tanhf; Philox's integer
+ * operations), so any other difference is a bug.
  *
  * Inputs mix ordinary values with large ones (exp underflows, erf and
  * tanh saturate), +-0, -inf, subnormals and special_buf's NaN payloads
@@ -16,8 +16,8 @@
  * than a vector, a ViT's 197 and BERT's 768, long enough for the pool
  * (1 and 2 threads give the same bits); every storage dtype, parameters
  * in f32, bf16 and the storage dtype, with and without weight, dweight
- * and dbias.  Each x86 set must override all five kernels
- * (expect_overrides).
+ * and dbias; dropout at p 0, 1 and between, odd lengths, in place.  Each
+ * x86 set must override all six kernels (expect_overrides).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -218,6 +218,35 @@ static void run_gelu_backward_sweep(const amp_kernel_table *k)
     free(want);
 }
 
+/* ---- dropout (its own gradient: the same kernel on dy) ---------------------------- */
+
+static void run_dropout(const amp_kernel_table *k, amp_dtype t, size_t n, double p, uint64_t seed, uint64_t stream,
+                        uint64_t offset)
+{
+    void *x = special_buf(t, n, 0), *got = out_buf(t, n), *want = out_buf(t, n);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        KCALL(k, t, dropout, n, x, p, seed, stream, offset, got);
+        KCALL(ref(), t, dropout, n, x, p, seed, stream, offset, want);
+        expect_same(got, want, t, n, k->isa, "dropout", (int64_t)n);
+    }
+    memcpy(got, x, n * amp_dtype_size(t)); /* in place */
+    KCALL(k, t, dropout, n, got, p, seed, stream, offset, got);
+    expect_same(got, want, t, n, k->isa, "dropout in place", (int64_t)n);
+    free(x);
+    free(got);
+    free(want);
+}
+
+static void run_dropouts(const amp_kernel_table *k, amp_dtype t)
+{
+    static const size_t lengths[] = { 0, 1, 15, 17, 63, 64, 65, 1000, 300001 };
+    static const double ps[] = { 0.1, 0.5, 0.0, 1.0, 0.999, 1e-9 };
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+        for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            run_dropout(k, t, lengths[li], ps[pi], 0x0123456789abcdefull + li, pi * 77, (uint64_t)li << 40 | pi);
+}
+
 /* The x86 sets' own kernels: a set that left one to the reference would
  * pass the comparisons while running it slowly. */
 static void expect_overrides(const amp_kernel_table *k)
@@ -228,7 +257,7 @@ static void expect_overrides(const amp_kernel_table *k)
                 k->log_softmax_backward_##T != r->log_softmax_backward_##T &&                     \
                 k->layer_norm_backward_##T != r->layer_norm_backward_##T &&                       \
                 k->gelu_backward_##T != r->gelu_backward_##T &&                                   \
-                k->gelu_tanh_backward_##T != r->gelu_tanh_backward_##T);
+                k->gelu_tanh_backward_##T != r->gelu_tanh_backward_##T && k->dropout_##T != r->dropout_##T);
     CHECK_T(f32)
     CHECK_T(bf16)
     CHECK_T(f16)
@@ -267,6 +296,7 @@ static void test_isa(void **state)
         run_layer_norm_backward(k, t, AMP_F64, 3, 40, 7, 1e-5);    /* f64 parameters: the reference's path */
         for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
             run_gelu_backward(k, t, lengths[li]);
+        run_dropouts(k, t);
     }
     amp_set_threads(0);
 }

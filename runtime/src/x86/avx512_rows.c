@@ -570,6 +570,109 @@ TARGET static void unary_bw_run(amp_dtype t, size_t n, const void *x, const void
     }
 }
 
+/* ---- dropout -----------------------------------------------------------------------
+ * ref_random.c's Philox4x32-10 for 16 blocks at a time (a block per lane:
+ * its four words in four vectors, 64 elements), the same integer
+ * operations, so the same words; element 4 b + w is kept when word w of
+ * block b is >= the threshold, the four compare masks' bits interleaved
+ * into element order; kept elements x * scale (f32, as the reference),
+ * the others +0.  The last n % 64 elements take their words from
+ * amp_random_u32. */
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+typedef struct {
+    amp_dtype t;
+    size_t n;
+    const void *x;
+    void *y;
+    float scale;
+    uint32_t threshold;
+    int none; /* p >= 1: nothing kept */
+    uint64_t seed, stream, offset;
+} dropout_args;
+
+/* the high and low 32 bits of m * a per lane */
+TARGET static inline void mulhilo(__m512i a, uint32_t m, __m512i *hi, __m512i *lo)
+{
+    const __m512i vm = _mm512_set1_epi64((long long)m);
+    const __m512i even = _mm512_mul_epu32(a, vm), odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), vm);
+    *lo = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(even, 32), odd);
+}
+
+/* bit j of m to bit 4 j */
+static inline uint64_t spread4(uint64_t m)
+{
+    m = (m | m << 24) & 0x000000FF000000FFull;
+    m = (m | m << 12) & 0x000F000F000F000Full;
+    m = (m | m << 6) & 0x0303030303030303ull;
+    return (m | m << 3) & 0x1111111111111111ull;
+}
+
+/* the keep bits of elements [64 g, 64 g + 64) */
+TARGET static uint64_t keep_bits64(const dropout_args *a, uint64_t g)
+{
+    const uint64_t block = g * 16;
+    __m512i c0 = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)block),
+                                  _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+    __m512i c1 = _mm512_set1_epi32((int)(((uint32_t)(block >> 32) & 0xFFu) | (uint32_t)(a->stream << 8)));
+    __m512i c2 = _mm512_set1_epi32((int)(uint32_t)a->offset), c3 = _mm512_set1_epi32((int)(uint32_t)(a->offset >> 32));
+    uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        __m512i hi0, lo0, hi1, lo1;
+        mulhilo(c0, PHILOX_M0, &hi0, &lo0);
+        mulhilo(c2, PHILOX_M1, &hi1, &lo1);
+        c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)k0));
+        c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)k1));
+        c1 = lo1;
+        c3 = lo0;
+        k0 += PHILOX_W0;
+        k1 += PHILOX_W1;
+    }
+    if (a->none)
+        return 0;
+    const __m512i th = _mm512_set1_epi32((int)a->threshold);
+    return spread4(_mm512_cmpge_epu32_mask(c0, th)) | spread4(_mm512_cmpge_epu32_mask(c1, th)) << 1 |
+           spread4(_mm512_cmpge_epu32_mask(c2, th)) << 2 | spread4(_mm512_cmpge_epu32_mask(c3, th)) << 3;
+}
+
+TARGET static void dropout_groups(const void *ctx, int64_t begin, int64_t end)
+{
+    const dropout_args *a = ctx;
+    const size_t es = dsize(a->t);
+    const __m512 scale = _mm512_set1_ps(a->scale);
+    for (int64_t g = begin; g < end; g++) {
+        const uint64_t keep = keep_bits64(a, (uint64_t)g);
+        for (int q = 0; q < 4; q++) {
+            const size_t i = (size_t)g * 64 + (size_t)q * 16;
+            const __m512 v = load16_all(a->t, (const char *)a->x + i * es);
+            store16_all(a->t, (char *)a->y + i * es, _mm512_maskz_mul_ps((__mmask16)(keep >> (16 * q)), v, scale));
+        }
+    }
+}
+
+TARGET static void dropout_run(amp_dtype t, size_t n, const void *x, double p, uint64_t seed, uint64_t stream,
+                               uint64_t offset, void *y)
+{
+    const uint64_t threshold = !(p > 0) ? 0 : p >= 1 ? (uint64_t)1 << 32 : (uint64_t)ceil(p * 4294967296.0);
+    const dropout_args a = { t, n, x, y, p < 1 ? (float)(1.0 / (1.0 - p)) : 0.0f, (uint32_t)threshold,
+                             threshold >> 32 != 0, seed, stream, offset };
+    const int64_t groups = (int64_t)(n / 64);
+    const size_t es = dsize(t), done = (size_t)groups * 64;
+    run_rows(groups, 64, dropout_groups, &a);
+    for (size_t i = done; i < n; i += 16) { /* the tail, 16 at a time */
+        const int64_t m = (int64_t)(n - i) < 16 ? (int64_t)(n - i) : 16;
+        uint32_t keep = 0;
+        for (int64_t l = 0; l < m && !a.none; l++)
+            keep |= (uint32_t)(amp_random_u32(seed, stream, offset, i + (size_t)l) >= a.threshold) << l;
+        const __m512 v = load16_n(t, (const char *)x + i * es, m, 0.0f);
+        store16_n(t, (char *)y + i * es, m, _mm512_maskz_mul_ps((__mmask16)keep, v, _mm512_set1_ps(a.scale)));
+    }
+}
+
 /* ---- the entries ---------------------------------------------------------------- */
 
 static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt == AMP_F16; }
@@ -605,6 +708,14 @@ static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt
         unary_run(AMP_DTYPE_##T, n, x, y, 1);                                                     \
     }
 #define BACKWARD_ENTRIES(T)                                                                       \
+    static void avx512_dropout_##T(size_t n, const AMP_CTYPE_##T *x, double p, uint64_t seed,     \
+                                   uint64_t stream, uint64_t offset, AMP_CTYPE_##T *y)            \
+    {                                                                                             \
+        if (n / 4 + 16 >= ((size_t)1 << 32)) /* block numbers past 32 bits: the reference's */   \
+            amp_ref_dropout_##T(n, x, p, seed, stream, offset, y);                                \
+        else                                                                                      \
+            dropout_run(AMP_DTYPE_##T, n, x, p, seed, stream, offset, y);                         \
+    }                                                                                             \
     static void avx512_softmax_bw_##T(int take_log, int64_t outer, int64_t dim, int64_t inner,    \
                                       const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx) \
     {                                                                                             \
@@ -669,7 +780,8 @@ BACKWARD_ENTRIES(f16)
     X(log_softmax_backward_##T, avx512_log_softmax_backward_##T)                                  \
     X(layer_norm_backward_##T, avx512_layer_norm_backward_##T)                                    \
     X(gelu_backward_##T, avx512_gelu_backward_##T)                                                \
-    X(gelu_tanh_backward_##T, avx512_gelu_tanh_backward_##T)
+    X(gelu_tanh_backward_##T, avx512_gelu_tanh_backward_##T)                                      \
+    X(dropout_##T, avx512_dropout_##T)
 #define ROWS_KERNELS(X) ROWS_OF(X, f32) ROWS_OF(X, bf16) ROWS_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
 ROWS_KERNELS(DEFINE)
