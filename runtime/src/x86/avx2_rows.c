@@ -533,6 +533,117 @@ TARGET static inline __m256 gelu_tanh_bw8(__m256 x, __m256 g)
 UNARY_BW_BODY(gelu_bw_elements, gelu_bw8)
 UNARY_BW_BODY(gelu_tanh_bw_elements, gelu_tanh_bw8)
 
+/* ---- dropout -----------------------------------------------------------------------
+ * x86/avx512_rows.c's: ref_random.c's Philox4x32-10 for 8 blocks at a
+ * time (a block per lane, 32 elements), the same integer operations, so
+ * the same words; element 4 b + w kept when word w of block b is >= the
+ * threshold (unsigned, by max_epu32), the four compare masks' bits
+ * interleaved into element order; kept elements x * scale, the others +0.
+ * The last n % 32 elements take their words from amp_random_u32. */
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+typedef struct {
+    amp_dtype t;
+    const void *x;
+    void *y;
+    float scale;
+    uint32_t threshold;
+    int none; /* p >= 1: nothing kept */
+    uint64_t seed, stream, offset;
+} dropout_args;
+
+/* the high and low 32 bits of m * a per lane */
+TARGET static inline void mulhilo(__m256i a, uint32_t m, __m256i *hi, __m256i *lo)
+{
+    const __m256i vm = _mm256_set1_epi64x((long long)m);
+    const __m256i even = _mm256_mul_epu32(a, vm), odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), vm);
+    *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+/* bit j of m (8 bits) to bit 4 j */
+static inline uint32_t spread4(uint32_t m)
+{
+    m = (m | m << 12) & 0x000F000Fu;
+    m = (m | m << 6) & 0x03030303u;
+    return (m | m << 3) & 0x11111111u;
+}
+
+/* lanes >= the threshold, unsigned, as 8 bits */
+TARGET static inline uint32_t at_least(__m256i w, __m256i th)
+{
+    return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(w, th), w)));
+}
+
+/* the keep bits of elements [32 g, 32 g + 32) */
+TARGET static uint32_t keep_bits32(const dropout_args *a, uint64_t g)
+{
+    const uint64_t block = g * 8;
+    __m256i c0 = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i c1 = _mm256_set1_epi32((int)(((uint32_t)(block >> 32) & 0xFFu) | (uint32_t)(a->stream << 8)));
+    __m256i c2 = _mm256_set1_epi32((int)(uint32_t)a->offset), c3 = _mm256_set1_epi32((int)(uint32_t)(a->offset >> 32));
+    uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        __m256i hi0, lo0, hi1, lo1;
+        mulhilo(c0, PHILOX_M0, &hi0, &lo0);
+        mulhilo(c2, PHILOX_M1, &hi1, &lo1);
+        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)k0));
+        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
+        c1 = lo1;
+        c3 = lo0;
+        k0 += PHILOX_W0;
+        k1 += PHILOX_W1;
+    }
+    if (a->none)
+        return 0;
+    const __m256i th = _mm256_set1_epi32((int)a->threshold);
+    return spread4(at_least(c0, th)) | spread4(at_least(c1, th)) << 1 | spread4(at_least(c2, th)) << 2 |
+           spread4(at_least(c3, th)) << 3;
+}
+
+/* the lanes of 8 keep bits, all ones where kept */
+TARGET static inline __m256 kept_lanes(uint32_t bits)
+{
+    const __m256i b = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), b), b));
+}
+
+TARGET static void dropout_groups(const void *ctx, size_t begin, size_t end)
+{
+    const dropout_args *a = ctx;
+    const size_t es = avx2_size_of(a->t);
+    const __m256 scale = _mm256_set1_ps(a->scale);
+    for (size_t g = begin; g < end; g++) {
+        const uint32_t keep = keep_bits32(a, (uint64_t)g);
+        for (int q = 0; q < 4; q++) {
+            const size_t i = g * 32 + (size_t)q * 8;
+            const __m256 v = avx2_load8(a->t, (const char *)a->x + i * es);
+            avx2_store8(a->t, (char *)a->y + i * es, _mm256_and_ps(kept_lanes(keep >> (8 * q)), _mm256_mul_ps(v, scale)));
+        }
+    }
+}
+
+TARGET static void dropout_run(amp_dtype t, size_t n, const void *x, double p, uint64_t seed, uint64_t stream,
+                               uint64_t offset, void *y)
+{
+    const uint64_t threshold = !(p > 0) ? 0 : p >= 1 ? (uint64_t)1 << 32 : (uint64_t)ceil(p * 4294967296.0);
+    const dropout_args a = { t, x, y, p < 1 ? (float)(1.0 / (1.0 - p)) : 0.0f, (uint32_t)threshold,
+                             threshold >> 32 != 0, seed, stream, offset };
+    const size_t groups = n / 32, es = avx2_size_of(t);
+    avx2_run_chunked(groups, 32, dropout_groups, &a);
+    for (size_t i = groups * 32; i < n; i += 8) { /* the tail, 8 at a time */
+        const int64_t m = (int64_t)(n - i) < 8 ? (int64_t)(n - i) : 8;
+        uint32_t keep = 0;
+        for (int64_t l = 0; l < m && !a.none; l++)
+            keep |= (uint32_t)(amp_random_u32(seed, stream, offset, i + (size_t)l) >= a.threshold) << l;
+        const __m256 v = load8_n(t, (const char *)x + i * es, m, 0.0f);
+        store8_n(t, (char *)y + i * es, m, _mm256_and_ps(kept_lanes(keep), _mm256_mul_ps(v, _mm256_set1_ps(a.scale))));
+    }
+}
+
 /* ---- the entries ---------------------------------------------------------------- */
 
 static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt == AMP_F16; }
@@ -569,6 +680,14 @@ static int param_ok(amp_dtype pt) { return pt == AMP_F32 || pt == AMP_BF16 || pt
         avx2_run_chunked(n, 1, gelu_tanh_elements, &a);                                           \
     }
 #define BACKWARD_ENTRIES(T)                                                                       \
+    static void avx2_dropout_##T(size_t n, const AMP_CTYPE_##T *x, double p, uint64_t seed,       \
+                                 uint64_t stream, uint64_t offset, AMP_CTYPE_##T *y)              \
+    {                                                                                             \
+        if (n / 4 + 8 >= ((size_t)1 << 32)) /* block numbers past 32 bits: the reference's */    \
+            amp_ref_dropout_##T(n, x, p, seed, stream, offset, y);                                \
+        else                                                                                      \
+            dropout_run(AMP_DTYPE_##T, n, x, p, seed, stream, offset, y);                         \
+    }                                                                                             \
     static void avx2_softmax_bw_##T(int take_log, int64_t outer, int64_t dim, int64_t inner,      \
                                     const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx) \
     {                                                                                             \
@@ -635,7 +754,8 @@ BACKWARD_ENTRIES(f16)
     X(log_softmax_backward_##T, avx2_log_softmax_backward_##T)                                    \
     X(layer_norm_backward_##T, avx2_layer_norm_backward_##T)                                      \
     X(gelu_backward_##T, avx2_gelu_backward_##T)                                                  \
-    X(gelu_tanh_backward_##T, avx2_gelu_tanh_backward_##T)
+    X(gelu_tanh_backward_##T, avx2_gelu_tanh_backward_##T)                                        \
+    X(dropout_##T, avx2_dropout_##T)
 #define ROWS_KERNELS(X) ROWS_OF(X, f32) ROWS_OF(X, bf16) ROWS_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 ROWS_KERNELS(DEFINE)
