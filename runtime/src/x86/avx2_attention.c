@@ -1,7 +1,8 @@
 /*
- * avx2_attention.c - the avx2 set's scaled dot-product attention (sdpa),
- * for f32, bf16 and f16 storage computing in f32: the algorithm of
- * x86/avx512_attention.c, 8 lanes at a time.
+ * avx2_attention.c - the avx2 set's scaled dot-product attention (sdpa)
+ * and its gradient (sdpa_backward, below), for f32, bf16 and f16 storage
+ * computing in f32: the algorithms of x86/avx512_attention.c, 8 lanes at
+ * a time.
  *
  * Per batch entry (a head) k and v are widened to f32 once, k transposed
  * to [E, S] (rows padded to 8 columns with zeros); then per query row the

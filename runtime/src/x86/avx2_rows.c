@@ -3,21 +3,28 @@
  * bf16 and f16 storage computing in f32: softmax along the last axis
  * (inner 1; log_softmax, a classifier's, stays the reference's, which a
  * small program then links alone), layer_norm (weight and bias in f32,
- * bf16 or f16), gelu and gelu_tanh; the same algorithms as
+ * bf16 or f16), gelu and gelu_tanh; their gradients softmax_backward,
+ * log_softmax_backward (last axis), layer_norm_backward, gelu_backward and
+ * gelu_tanh_backward; and dropout; the same algorithms as
  * x86/avx512_rows.c, 8 lanes at a time.
  *
  * Bit for bit the reference (ref_softmax.inc, ref_norm.inc,
- * ref_unary.inc): the references add a row up in 16 lanes, folded in
+ * ref_unary.inc, ref_backward_unary.inc, ref_backward_norm.inc,
+ * ref_random.c): the references add a row up in 16 lanes, folded in
  * halves (amp_mathf.h), which is two vectors here (elements 16i..16i+7
- * in the first, 16i+8..16i+15 in the second), added, then folded; exp is
- * amp_expf (amp_expf.h), erf and tanh amp_erff and amp_tanhf
+ * in the first, 16i+8..16i+15 in the second), added, then folded, and a
+ * parameter's gradient over the rows in row order, a column per lane; exp
+ * is amp_expf (amp_expf.h), erf and tanh amp_erff and amp_tanhf
  * (amp_mathf.h), whose double operations the 4-lane functions below
  * perform in the same order; every f32 operation is an intrinsic, so
- * nothing is contracted into FMA.  Other layouts (softmax over an inner
- * axis, other parameter dtypes) go to the reference.
+ * nothing is contracted into FMA; dropout's Philox words are the
+ * reference's integer operations, 8 blocks per vector.  Other layouts
+ * (softmax over an inner axis, other parameter dtypes) go to the
+ * reference.
  *
- * Rows (and gelu's elements) are split over the pool as avx2_run_chunked
- * splits (x86/avx2_store.h).  Installed by amp_isa_avx2_fill.
+ * Rows (gelu's and dropout's elements, layer_norm_backward's blocks of
+ * parameter columns) are split over the pool as avx2_run_chunked splits
+ * (x86/avx2_store.h).  Installed by amp_isa_avx2_fill.
  */
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,8 @@
 /*
  * avx512_attention.c - the AVX-512 sets' scaled dot-product attention
- * (sdpa), for f32, bf16 and f16 storage computing in f32: a ViT's or a
- * BERT's attention without the scores in memory.
+ * (sdpa) and its gradient (sdpa_backward, below), for f32, bf16 and f16
+ * storage computing in f32: a ViT's or a BERT's attention without the
+ * scores in memory.
  *
  * Per batch entry (a head) k and v are widened to f32 once, k transposed
  * to [E, S] (rows padded to 16 columns with zeros); then per query row

@@ -3,21 +3,30 @@
  * f32, bf16 and f16 storage computing in f32: softmax along the last
  * axis (inner 1; log_softmax, a classifier's, stays the reference's, which
  * a small program then links alone), layer_norm (weight and bias in f32, bf16
- * or f16), gelu and gelu_tanh.
+ * or f16), gelu and gelu_tanh; their gradients softmax_backward,
+ * log_softmax_backward (last axis), layer_norm_backward (dx, dweight,
+ * dbias), gelu_backward and gelu_tanh_backward; and dropout (its own
+ * gradient).
  *
  * Bit for bit the reference (ref_softmax.inc, ref_norm.inc,
- * ref_unary.inc): the references add a row up in 16 lanes, folded in
- * halves (amp_mathf.h), which is one vector here; exp is amp_expf
+ * ref_unary.inc, ref_backward_unary.inc, ref_backward_norm.inc,
+ * ref_random.c): the references add a row up in 16 lanes, folded in
+ * halves (amp_mathf.h), which is one vector here, and a parameter's
+ * gradient over the rows in row order, a column per lane; exp is amp_expf
  * (amp_expf.h), erf and tanh amp_erff and amp_tanhf (amp_mathf.h), whose
  * double operations the 8-lane functions below perform in the same order;
- * every f32 operation is an intrinsic, so nothing is contracted into FMA.
- * softmax keeps a row's exp(x - max) in a stack buffer between its sum
- * and its outputs (rows up to ROW_CACHE; the reference computes it twice,
- * to the same bits).  Other layouts (softmax over an inner axis, other
- * parameter dtypes) go to the reference.
+ * every f32 operation is an intrinsic, so nothing is contracted into FMA;
+ * dropout's Philox words are the reference's integer operations, 16
+ * blocks per vector.  softmax keeps a row's exp(x - max) in a stack
+ * buffer between its sum and its outputs (rows up to ROW_CACHE; the
+ * reference computes it twice, to the same bits); layer_norm_backward
+ * keeps each row's mean and rstd (a scratch buffer) between its dx pass
+ * and its parameters' pass.  Other layouts (softmax over an inner axis,
+ * other parameter dtypes) go to the reference.
  *
- * Rows (and gelu's elements) are split over the pool in tasks of about
- * CHUNK elements once there are PARALLEL_MIN of them.
+ * Rows (gelu's and dropout's elements, layer_norm_backward's blocks of
+ * parameter columns) are split over the pool in tasks of about CHUNK
+ * elements once there are PARALLEL_MIN of them.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
