@@ -14,13 +14,17 @@
  * (the parameter sums, which span several rows, are kept in ACC buffers on
  * the stack, BW_NORM_CHUNK parameters at a time).
  *
- * layer_norm_backward and group_norm_backward are hand-written: both call
- * the one body with their shapes recast (layer_norm as one group of one
- * channel).
+ * layer_norm_backward adds a row up as ref_norm.inc's layer_norm does (in
+ * AMP_ROW_LANES lanes, folded: amp_mathf.h), its statistics and its sums
+ * of g and g xhat alike, the operations of the avx2 and AVX-512 sets'
+ * vector kernels (x86/avx2_rows.c, avx512_rows.c), which agree with it bit
+ * for bit; group_norm_backward adds in element order.  Both are
+ * hand-written wrappers.
  */
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "amp_mathf.h"
 
 #define BW_NORM_CHUNK 256
 
@@ -33,8 +37,8 @@
                                          const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,              \
                                          void *dweight, void *dbias)                              \
     {                                                                                             \
-        REF_BODY_##T(group_norm_backward)(AMP_DTYPE_##T, outer, 1, inner, 1, 1, x, param_dtype,   \
-                                          weight, eps, dy, dx, dweight, dbias);                   \
+        REF_BODY_##T(layer_norm_backward)(AMP_DTYPE_##T, outer, inner, x, param_dtype, weight,    \
+                                          eps, dy, dx, dweight, dbias);                           \
     }                                                                                             \
     void amp_ref_group_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, int64_t groups,       \
                                          const AMP_CTYPE_##T *x, amp_dtype param_dtype,           \
@@ -42,7 +46,7 @@
                                          const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx,              \
                                          void *dweight, void *dbias)                              \
     {                                                                                             \
-        REF_BODY_##T(group_norm_backward)(AMP_DTYPE_##T, N, C, HxW, groups, 0, x, param_dtype,    \
+        REF_BODY_##T(group_norm_backward)(AMP_DTYPE_##T, N, C, HxW, groups, x, param_dtype,       \
                                           weight, eps, dy, dx, dweight, dbias);                   \
     }
 

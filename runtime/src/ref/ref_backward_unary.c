@@ -11,11 +11,19 @@
  * and rounded once per output element. Bodies in ref_backward_unary.inc,
  * instantiated twice by ref_acc_twice.h.
  *
+ * gelu_backward and gelu_tanh_backward take erf, exp and tanh from
+ * amp_mathf.h and amp_expf.h (amp_erff, amp_expf, amp_tanhf in f32), and
+ * softmax_backward and log_softmax_backward add a row up in
+ * AMP_ROW_LANES lanes folded in halves (log_softmax_backward's exp is
+ * amp_expf): the operations of the avx2 and AVX-512 sets' vector kernels
+ * (x86/avx2_rows.c, avx512_rows.c), which agree with these bit for bit.
+ *
  * add_relu_backward is hand-written: two kernels in turn, a chunk at a time.
  */
 #include <math.h>
 
 #include "amprt_internal.h"
+#include "amp_mathf.h"
 
 #define UNARY_ENUMERATOR(op, X, T, CT) UBW_##op##_backward,
 #define PARAM_ENUMERATOR(op, X, T, CT) PBW_##op##_backward,

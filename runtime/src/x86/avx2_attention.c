@@ -1,7 +1,8 @@
 /*
- * avx2_attention.c - the avx2 set's scaled dot-product attention (sdpa),
- * for f32, bf16 and f16 storage computing in f32: the algorithm of
- * x86/avx512_attention.c, 8 lanes at a time.
+ * avx2_attention.c - the avx2 set's scaled dot-product attention (sdpa)
+ * and its gradient (sdpa_backward, below), for f32, bf16 and f16 storage
+ * computing in f32: the algorithms of x86/avx512_attention.c, 8 lanes at
+ * a time.
  *
  * Per batch entry (a head) k and v are widened to f32 once, k transposed
  * to [E, S] (rows padded to 8 columns with zeros); then per query row the
@@ -225,6 +226,189 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
     amp_scratch_free(a.work);
 }
 
+/* ---- sdpa_backward ------------------------------------------------------------------
+ * x86/avx512_attention.c's algorithm, 8 lanes at a time: per batch entry
+ * (a task) q, k (as rows and transposed), v (transposed) and dy widened
+ * to f32 once; row by row the scores, p, dp = dy_i . v_j (8 keys per
+ * vector), D_i = sum_j p_ij dp_ij and ds_ij = p_ij (dp_ij - D_i) into two
+ * [L, Sp] matrices; then dq_i = scale sum_j ds_ij k_j, dk_j = scale sum_i
+ * ds_ij q_i, dv_j = sum_i p_ij dy_i in vector accumulators.  A row the
+ * forward makes NaN gets p = ds = NaN (its dq row, its entry's dk and dv
+ * NaN, as the reference).  A product: within its bound
+ * (tests/runtime/test_fastattention_backward.c).  Operands shared by the
+ * entries (batch stride 0) go to the reference. */
+typedef struct {
+    sdpa_args fw; /* t, d, mask, bool_mask, Sp for row_scores; work, slot_floats */
+    const void *dy;
+    void *dq, *dk, *dv;
+    int64_t Ep;
+} sdpa_bw_args;
+
+/* out[0, width) = mul * sum_{r < n} coef[r * cstride] * rows[r * rstride + .], rounded to t */
+TARGET static void weighted_rows(amp_dtype t, const float *coef, int64_t cstride, int64_t n, const float *rows,
+                                 int64_t rstride, int64_t width, float mul, char *out)
+{
+    const size_t es = avx2_size_of(t);
+    for (int64_t e0 = 0; e0 < width; e0 += 32) {
+        const int nv = (int)((width - e0 + 7) / 8 < 4 ? (width - e0 + 7) / 8 : 4);
+        __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
+        for (int64_t r = 0; r < n; r++) {
+            const __m256 c = _mm256_set1_ps(coef[r * cstride]);
+            const float *row = rows + r * rstride + e0;
+            for (int v = 0; v < nv; v++)
+                acc[v] = _mm256_fmadd_ps(c, _mm256_load_ps(row + 8 * v), acc[v]);
+        }
+        for (int v = 0; v < nv; v++) {
+            const int64_t e = e0 + 8 * v, m = width - e;
+            const __m256 r = _mm256_mul_ps(acc[v], _mm256_set1_ps(mul));
+            if (m >= 8)
+                avx2_store8(t, out + e * es, r);
+            else
+                avx2_store8_n(t, out + e * es, (size_t)m, r);
+        }
+    }
+}
+
+/* row i's p into P[0, Sp) and ds into dS[0, Sp) (the scores first in P) */
+TARGET static void backward_row(const sdpa_bw_args *a, int64_t b, int64_t i, const float *qf, const float *kt,
+                                const float *vt, const float *dyf, float *P, float *dS)
+{
+    const amp_sdpa_desc *d = a->fw.d;
+    const int64_t Sp = a->fw.Sp;
+    const int nan = row_scores(&a->fw, b, i, qf, kt, P);
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < Sp; j += 8)
+        m = _mm256_max_ps(m, _mm256_load_ps(P + j));
+    const float max = hmax8(m);
+    if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
+        for (int64_t j = 0; j < Sp; j++)
+            P[j] = dS[j] = j < d->S ? NAN : 0.0f;
+        return;
+    }
+    __m256 sum = _mm256_setzero_ps(), dsum = _mm256_setzero_ps();
+    for (int64_t j = 0; j < Sp; j += 8) {
+        const __m256 sc = _mm256_load_ps(P + j);
+        const __m256 live = _mm256_cmp_ps(sc, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ);
+        const __m256 p = _mm256_and_ps(live, exp8(_mm256_sub_ps(sc, _mm256_set1_ps(max))));
+        sum = _mm256_add_ps(sum, p);
+        _mm256_store_ps(P + j, p);
+    }
+    const __m256 denom = _mm256_set1_ps(hsum8(sum));
+    for (int64_t j0 = 0; j0 < Sp; j0 += 32) { /* dp, 32 keys at a time; then p = e / denom */
+        const int nv = Sp - j0 >= 32 ? 4 : (int)((Sp - j0) / 8);
+        __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
+        for (int64_t e = 0; e < d->Ev; e++) {
+            const __m256 g = _mm256_set1_ps(dyf[e]);
+            const float *row = vt + e * Sp + j0;
+            for (int c = 0; c < nv; c++)
+                acc[c] = _mm256_fmadd_ps(g, _mm256_load_ps(row + 8 * c), acc[c]);
+        }
+        for (int c = 0; c < nv; c++) {
+            const int64_t j = j0 + 8 * c;
+            const __m256 p = _mm256_div_ps(_mm256_load_ps(P + j), denom);
+            const __m256 live = _mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+            _mm256_store_ps(P + j, p);
+            _mm256_store_ps(dS + j, acc[c]);
+            dsum = _mm256_add_ps(dsum, _mm256_and_ps(live, _mm256_mul_ps(p, acc[c])));
+        }
+    }
+    const __m256 D = _mm256_set1_ps(hsum8(dsum));
+    for (int64_t j = 0; j < Sp; j += 8) {
+        const __m256 p = _mm256_load_ps(P + j);
+        const __m256 live = _mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+        _mm256_store_ps(dS + j, _mm256_and_ps(live, _mm256_mul_ps(p, _mm256_sub_ps(_mm256_load_ps(dS + j), D))));
+    }
+}
+
+/* One batch entry in the slot's buffer w. */
+TARGET static void sdpa_bw_entry(const sdpa_bw_args *a, int64_t b, float *w)
+{
+    const amp_sdpa_desc *d = a->fw.d;
+    const amp_dtype t = a->fw.t;
+    const size_t es = avx2_size_of(t);
+    const int64_t L = d->L, S = d->S, E = d->E, Ev = d->Ev, Sp = a->fw.Sp, Evp = a->fw.Evp, Ep = a->Ep;
+    float *qf = w, *kf = qf + L * Ep, *kt = kf + S * Ep, *vt = kt + E * Sp, *dyf = vt + Ev * Sp;
+    float *P = dyf + L * Evp, *dS = P + L * Sp;
+    const char *q = (const char *)a->fw.q + (size_t)(b * d->q_batch_stride) * es;
+    const char *k = (const char *)a->fw.k + (size_t)(b * d->k_batch_stride) * es;
+    const char *v = (const char *)a->fw.v + (size_t)(b * d->v_batch_stride) * es;
+    const char *dy = (const char *)a->dy + (size_t)(b * L * Ev) * es;
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t e = 0; e < Ep; e += 8)
+            _mm256_store_ps(qf + i * Ep + e, load8_n(t, q + (size_t)(i * E + e) * es, E - e));
+    for (int64_t j = 0; j < S; j++)
+        for (int64_t e = 0; e < Ep; e += 8)
+            _mm256_store_ps(kf + j * Ep + e, load8_n(t, k + (size_t)(j * E + e) * es, E - e));
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t e = 0; e < Evp; e += 8)
+            _mm256_store_ps(dyf + i * Evp + e, load8_n(t, dy + (size_t)(i * Ev + e) * es, Ev - e));
+    for (int64_t e = 0; e < E; e++)
+        for (int64_t j = 0; j < Sp; j++)
+            kt[e * Sp + j] = j < S ? kf[j * Ep + e] : 0.0f;
+    for (int64_t e = 0; e < Ev; e++)
+        for (int64_t j = 0; j < Sp; j++)
+            vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
+    for (int64_t i = 0; i < L; i++)
+        backward_row(a, b, i, qf + i * Ep, kt, vt, dyf + i * Evp, P + i * Sp, dS + i * Sp);
+    const float scale = (float)d->scale;
+    if (a->dq != NULL)
+        for (int64_t i = 0; i < L; i++)
+            weighted_rows(t, dS + i * Sp, 1, S, kf, Ep, E, scale,
+                          (char *)a->dq + (size_t)(b * d->q_batch_stride + i * E) * es);
+    if (a->dk != NULL)
+        for (int64_t j = 0; j < S; j++)
+            weighted_rows(t, dS + j, Sp, L, qf, Ep, E, scale,
+                          (char *)a->dk + (size_t)(b * d->k_batch_stride + j * E) * es);
+    if (a->dv != NULL)
+        for (int64_t j = 0; j < S; j++)
+            weighted_rows(t, P + j, Sp, L, dyf, Evp, Ev, 1.0f,
+                          (char *)a->dv + (size_t)(b * d->v_batch_stride + j * Ev) * es);
+}
+
+static void sdpa_bw_task(void *ctx, int64_t task, int slot)
+{
+    const sdpa_bw_args *a = ctx;
+    sdpa_bw_entry(a, task, a->fw.work + slot * a->fw.slot_floats);
+}
+
+/* 0: done; -1: the reference's case (shared operands, no memory) */
+static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
+                       const void *mask, const uint8_t *bool_mask, const void *dy, void *dq, void *dk, void *dv)
+{
+    const int64_t Sp = (d->S + 7) / 8 * 8, Evp = (d->Ev + 7) / 8 * 8, Ep = (d->E + 7) / 8 * 8;
+    const int64_t per = d->L * Ep + d->S * Ep + d->E * Sp + d->Ev * Sp + d->L * Evp + 2 * d->L * Sp;
+    const double flops = 10.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
+    const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
+    if (d->batch > 1 && (d->q_batch_stride == 0 || d->k_batch_stride == 0 || d->v_batch_stride == 0))
+        return -1;
+    sdpa_bw_args a = { { t, d, q, k, v, mask, bool_mask, NULL, NULL, Sp, Evp, (per + 7) / 8 * 8 }, dy, dq, dk, dv, Ep };
+    a.fw.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.fw.slot_floats * sizeof(float));
+    if (a.fw.work == NULL)
+        return -1;
+    if (threads > 1)
+        amp_parallel_run(threads, d->batch, sdpa_bw_task, &a);
+    else
+        for (int64_t b = 0; b < d->batch; b++)
+            sdpa_bw_entry(&a, b, a.fw.work);
+    amp_scratch_free(a.fw.work);
+    return 0;
+}
+
+#define SDPA_BACKWARD_ENTRY(T)                                                                    \
+    static void avx2_sdpa_backward_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q,            \
+                                       const AMP_CTYPE_##T *k, const AMP_CTYPE_##T *v,            \
+                                       const AMP_CTYPE_##T *mask, const uint8_t *bool_mask,       \
+                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk, \
+                                       AMP_CTYPE_##T *dv)                                         \
+    {                                                                                             \
+        if (d->batch <= 0 || d->L <= 0 || d->S <= 0 || d->E <= 0 || d->Ev <= 0 ||                 \
+            sdpa_bw_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv) != 0)         \
+            amp_ref_sdpa_backward_##T(d, q, k, v, mask, bool_mask, dy, dq, dk, dv);               \
+    }
+SDPA_BACKWARD_ENTRY(f32)
+SDPA_BACKWARD_ENTRY(bf16)
+SDPA_BACKWARD_ENTRY(f16)
+
 #define SDPA_ENTRY(T)                                                                             \
     static void avx2_sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k, \
                               const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
@@ -242,7 +426,10 @@ SDPA_ENTRY(f32)
 SDPA_ENTRY(bf16)
 SDPA_ENTRY(f16)
 
-#define ATTENTION_KERNELS(X) X(sdpa_f32, avx2_sdpa_f32) X(sdpa_bf16, avx2_sdpa_bf16) X(sdpa_f16, avx2_sdpa_f16)
+#define ATTENTION_KERNELS(X)                                                                      \
+    X(sdpa_f32, avx2_sdpa_f32) X(sdpa_bf16, avx2_sdpa_bf16) X(sdpa_f16, avx2_sdpa_f16)             \
+    X(sdpa_backward_f32, avx2_sdpa_backward_f32) X(sdpa_backward_bf16, avx2_sdpa_backward_bf16)    \
+    X(sdpa_backward_f16, avx2_sdpa_backward_f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 ATTENTION_KERNELS(DEFINE)
 #undef DEFINE
