@@ -150,7 +150,8 @@ static void run_clamp_backward(const amp_kernel_table *k, amp_dtype t, size_t n)
     assert_true(dx && want);
     for (size_t i = 0; i < n; i += 5) /* x on the bounds */
         amp_store_from_f32(t, x, i, i % 2 ? 6.0f : 0.0f);
-    for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++) {
+    /* long arrays (the pool's chunks) with ReLU6's bounds only */
+    for (size_t bi = 0; bi < (n > 4096 ? 1 : sizeof bounds / sizeof bounds[0]); bi++) {
         const double lo = bounds[bi][0], hi = bounds[bi][1];
         for (int th = 1; th <= 2; th++) {
             amp_set_threads(th);
@@ -216,8 +217,8 @@ static const bncase bn_cases[] = {
     { 2, 5, 13, AMP_F32, 1, 1, 1, 0 },     /* special values: NaN-ness */
     { 2, 5, 13, AMP_F32, 1, 1, 1, 1 },     /* rows shorter than 16: tails only */
     { 2, 20, 300, AMP_F32, 1, 1, 1, 1 },   /* a 12 tail: both halves of 16 */
-    { 8, 24, 3136, AMP_F32, 1, 1, 1, 1 },  /* pooled, a task a channel */
-    { 4, 40, 97, AMP_F32, 1, 1, 1, 1 },    /* pooled, several channels a task */
+    { 8, 6, 3136, AMP_F32, 1, 1, 1, 1 },   /* pooled, 2 channels a task */
+    { 16, 40, 250, AMP_F32, 1, 1, 1, 1 },  /* pooled, 9 channels a task */
     { 1, 7, 17, AMP_F32, 0, 1, 1, 1 },     /* no weight */
     { 2, 16, 9, AMP_F32, 1, 0, 1, 1 },     /* no dweight, dbias */
     { 2, 21, 10, AMP_BF16, 1, 1, 1, 1 },   /* parameters in bf16 */
@@ -461,6 +462,8 @@ static void test_relu_backward(void **state)
 static void test_clamp_backward(void **state)
 {
     const amp_kernel_table *k = table_or_skip(state);
+    if (k != ref() && k->clamp_backward_f32 == ref()->clamp_backward_f32) /* the reference's own (NEON) */
+        skip();
     for (size_t ti = 0; ti < 3; ti++)
         for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
             run_clamp_backward(k, types[ti], lengths[li]);
