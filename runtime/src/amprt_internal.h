@@ -269,7 +269,9 @@ void amp_isa_avx2_fill_kernels(amp_kernel_table *t);
  * f32 micro-kernel; relu, add and the f32 <-> bf16/f16 casts
  * (arm/neon_eltwise.c); relu_backward, add_relu_backward and
  * grad_accumulate (arm/neon_backward.c); the column sums
- * (arm/neon_reduce.c); batch_norm and its backward (arm/neon_norm.c);
+ * (arm/neon_reduce.c); batch_norm, batch_norm_train and their backward
+ * (arm/neon_norm.c); clamp, hardtanh and their gradients
+ * (arm/neon_clamp.c);
  * max_pool, the global adaptive_avg_pool and their backwards
  * (arm/neon_pool.c); sgd (arm/neon_optim.c); cross_entropy
  * (arm/neon_loss.c); bit for bit the reference.  bfcvt: round to bf16
@@ -284,6 +286,7 @@ void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_reduce(amp_kernel_table *t);
 void amp_isa_neon_fill_norm(amp_kernel_table *t);
+void amp_isa_neon_fill_clamp(amp_kernel_table *t);
 void amp_isa_neon_fill_pool(amp_kernel_table *t);
 void amp_isa_neon_fill_optim(amp_kernel_table *t);
 void amp_isa_neon_fill_loss(amp_kernel_table *t);
