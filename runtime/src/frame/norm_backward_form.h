@@ -2,8 +2,8 @@
  * norm_backward_form.h - the driver of the kernel sets'
  * batch_norm_backward: everything but the vector sums.
  *
- * Per channel the reference (ref_backward_norm.inc) takes rstd = 1 /
- * sqrt(var + eps) in f32, dx = (g w) rstd, and the sums of g and of
+ * In the running-statistics form (training 0), per channel the reference
+ * (ref_backward_norm.inc) takes rstd = 1 / sqrt(var + eps) in f32, dx = (g w) rstd, and the sums of g and of
  * g ((x - mean) rstd) over 16 lanes (lane s mod 16 of each image's row,
  * in (n, s) order) reduced by a fixed tree; with HxW 1 a set puts LANES
  * channels side by side, each summed in its own lane (the reference's
@@ -12,17 +12,17 @@
  * the tree and the stores of the sums, the split of the channels into
  * tasks on the pool (amp_bn_bw_run), and the table entry with its way
  * to the reference (f64 parameters, empty N or HxW).
- * x86/avx2_backward.c, x86/avx512_backward.c and arm/neon_norm.c write
- * the sums.
+ * x86/avx2_norm.c, x86/avx512_norm.c and arm/neon_norm.c write the
+ * sums.
  *
  * The training form (training 1) recomputes each channel's batch
  * statistics as batch_norm_train does (frame/norm_train_form.h: its 16
  * lane sums of x, then of the squared deviations), takes the same two
  * sums of g and g xhat, and then dx = (w rstd) ((g - sum_dy / count) -
- * xhat (sum_dy_xhat / count)) in a third pass; x86/avx2_norm.c and
- * x86/avx512_norm.c write it (AMP_BN_BACKWARD_TRAINING_ENTRY), HxW 1 and
- * the sets without one going to the reference.  Needs amprt_internal.h
- * and amp_mathf.h.
+ * xhat (sum_dy_xhat / count)) in a third pass; x86/avx2_norm.c,
+ * x86/avx512_norm.c and arm/neon_norm.c write it
+ * (AMP_BN_BACKWARD_TRAINING_ENTRY), HxW 1 going to the reference.
+ * Needs amprt_internal.h.
  */
 #ifndef AMPRT_FRAME_NORM_BACKWARD_FORM_H
 #define AMPRT_FRAME_NORM_BACKWARD_FORM_H

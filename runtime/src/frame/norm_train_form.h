@@ -15,7 +15,7 @@
  * shared with norm_backward_form.h), and the table entry with its way to
  * the reference (f64 parameters, empty N or HxW, and HxW 1, the [N, C]
  * form, which no model of the benchmark table trains).  Needs
- * amprt_internal.h and amp_mathf.h.
+ * amprt_internal.h.
  */
 #ifndef AMPRT_FRAME_NORM_TRAIN_FORM_H
 #define AMPRT_FRAME_NORM_TRAIN_FORM_H
