@@ -7,11 +7,11 @@
  * conversions against half the memory traffic).
  *
  *   cc -std=c99 -O2 -Iruntime/include -Iruntime/src bench/kernel_bench.c libamprt.a -lm -lpthread
- *   ./kernel_bench [SET [RUNS]]       (SET: avx2 by default; RUNS: 15)
+ *   ./kernel_bench [SET [RUNS [THREADS]]]   (SET: avx2 by default; RUNS: 15; THREADS: 1)
  *
  * Prints per op and dtype the fastest of RUNS timed calls (after two
  * untimed ones; on a shared machine the minimum is the figure other load
- * disturbs least) in microseconds, for SET and for the reference (3
+ * disturbs least) in microseconds of wall time on THREADS threads, for SET and for the reference (3
  * calls), and per op the bf16/f32 and f16/f32 time ratios on SET (below
  * 1: the 2-byte storage wins).  The
  * shapes are resnet18's and the digits MLP's (make bench-kernels).
@@ -75,10 +75,11 @@ typedef struct {
             (k)->op##_f16(__VA_ARGS__);                                                           \
     } while (0)
 
-enum { RELU, ADD, RELU_BW, ADD_RELU_BW, BN, BN_BW, SGD, SUM, MAX_POOL, MAX_POOL_BW, GAP, CE, CAST_TO, CAST_FROM, ACC, NCASES };
+enum { RELU, ADD, RELU_BW, ADD_RELU_BW, BN, BN_BW, BN_TRAIN, BN_TRAIN_BW, CLAMP, CLAMP_BW, SGD, SUM, MAX_POOL, MAX_POOL_BW, GAP, CE, CAST_TO, CAST_FROM, ACC, NCASES };
 static const char *const case_name[NCASES] = {
     "relu [8,64,56,56]", "add [8,64,56,56]", "relu_backward [8,64,56,56]", "add_relu_backward [8,64,56,56]",
-    "batch_norm [8,64,56,56]", "batch_norm_backward [8,64,56,56]", "sgd momentum (1M params)",
+    "batch_norm [8,64,56,56]", "batch_norm_backward [8,64,56,56]", "batch_norm_train [8,64,56,56]",
+    "batch_norm_backward training", "clamp 0..6 (ReLU6) [8,64,56,56]", "clamp_backward 0..6", "sgd momentum (1M params)",
     "sum [64,128] over rows", "max_pool 3x3/2 [2,64,112,112]", "max_pool_backward 3x3/2", "adaptive_avg_pool [8,512,7,7]->1",
     "cross_entropy_with_grad [64,10]", "cast f32 -> T (1M)", "cast T -> f32 (1M)", "grad_accumulate T into f32 (1M)",
 };
@@ -104,6 +105,15 @@ static void run_case(int which, const args *g)
         CALL(k, t, batch_norm_backward, 8, 64, 56 * 56, g->a, AMP_F32, g->mean, g->var, g->w, 0, 1e-5, g->b, g->y,
              g->c, (char *)g->c + 1024);
         break;
+    case BN_TRAIN:
+        CALL(k, t, batch_norm_train, 8, 64, 56 * 56, g->a, AMP_F32, g->mean, g->var, g->w, g->bias, 0.1, 1e-5, g->y);
+        break;
+    case BN_TRAIN_BW:
+        CALL(k, t, batch_norm_backward, 8, 64, 56 * 56, g->a, AMP_F32, NULL, NULL, g->w, 1, 1e-5, g->b, g->y, g->c,
+             (char *)g->c + 1024);
+        break;
+    case CLAMP: CALL(k, t, clamp, ACT, g->a, 0.0, 6.0, g->y); break;
+    case CLAMP_BW: CALL(k, t, clamp_backward, ACT, g->a, NULL, g->b, 0.0, 6.0, g->y); break;
     case SGD: CALL(k, t, sgd, (size_t)1 << 20, g->y, g->a, g->c, &h, 3, 0); break;
     case SUM: CALL(k, t, sum, 2, sum_shape, sum_reduce, g->a, g->y); break;
     case MAX_POOL: CALL(k, t, max_pool, &pd, g->a, g->y, NULL); break;
@@ -161,7 +171,7 @@ static double time_case(int which, const args *g, int runs)
 int main(int argc, char **argv)
 {
     const char *set = argc > 1 ? argv[1] : "avx2";
-    const int runs = argc > 2 ? atoi(argv[2]) : 15;
+    const int runs = argc > 2 ? atoi(argv[2]) : 15, threads = argc > 3 ? atoi(argv[3]) : 1;
     const amp_kernel_table *fast = amp_kernel_table_for(set);
     static const amp_dtype types[3] = { AMP_F32, AMP_BF16, AMP_F16 };
     args g[3];
@@ -169,7 +179,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "kernel_bench: kernel set \"%s\" is not supported by this CPU (or RUNS < 1)\n", set);
         return 1;
     }
-    amp_set_threads(1);
+    amp_set_threads(threads);
     for (int i = 0; i < 3; i++) {
         g[i].t = types[i];
         g[i].a = random_buf(types[i], ACT);
@@ -187,7 +197,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < 64; r++)
             g[i].target[r] = r % 10;
     }
-    printf("kernel set %s against ref, 1 thread, fastest of %d calls, microseconds\n", fast->isa, runs);
+    printf("kernel set %s against ref, %d thread(s), fastest of %d calls, microseconds\n", fast->isa, threads, runs);
     printf("%-36s %10s %10s %10s %10s %10s %10s %9s %9s\n", "op", "f32", "bf16", "f16", "ref f32", "ref bf16",
            "ref f16", "bf16/f32", "f16/f32");
     for (int which = 0; which < NCASES; which++) {

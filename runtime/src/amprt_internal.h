@@ -241,9 +241,13 @@ void amp_avx512_max_pool_backward_any(amp_dtype t, const amp_pool_desc *d, const
 /* ... and what the avx512bf16 set replaces of them (the f32 -> bf16 cast). */
 void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t);
 /* The AVX-512 gradient and optimizer kernels (x86/avx512_backward.c), for
- * both AVX-512 sets: relu_backward, batch_norm_backward (running
- * statistics), sgd. */
+ * both AVX-512 sets: relu_backward, sgd, max_pool_backward. */
 void amp_isa_avx512_fill_backward(amp_kernel_table *t);
+/* x86/avx512_norm.c: batch_norm_train and batch_norm_backward (both
+ * forms); x86/avx512_clamp.c: clamp, hardtanh and their gradients
+ * (bit-exact). */
+void amp_isa_avx512_fill_norm(amp_kernel_table *t);
+void amp_isa_avx512_fill_clamp(amp_kernel_table *t);
 /* x86/avx512_reduce.c: sum over [kept, reduced, kept] masks (bit-exact). */
 void amp_isa_avx512_fill_reduce(amp_kernel_table *t);
 /* x86/avx512_loss.c: cross_entropy forward and backward (bit-exact). */
@@ -257,15 +261,17 @@ void amp_isa_avx2_fill_rows(amp_kernel_table *t);
 void amp_isa_avx512_fill_attention(amp_kernel_table *t);
 void amp_isa_avx2_fill_attention(amp_kernel_table *t);
 /* The AVX2 kernels beyond the GEMM and the convolutions (x86/avx2_eltwise.c,
- * avx2_backward.c, avx2_reduce.c, avx2_loss.c), for the avx2 set:
- * element-wise, casts, batch_norm, pooling, sums, cross_entropy, their
- * gradients and sgd, bit for bit the reference. */
+ * avx2_backward.c, avx2_norm.c, avx2_clamp.c, avx2_reduce.c, avx2_loss.c),
+ * for the avx2 set: element-wise, casts, batch_norm, clamp, pooling, sums,
+ * cross_entropy, their gradients and sgd, bit for bit the reference. */
 void amp_isa_avx2_fill_kernels(amp_kernel_table *t);
 /* The aarch64 sets (arm/neon.c): the GEMM and convolutions on a 6 x 16
  * f32 micro-kernel; relu, add and the f32 <-> bf16/f16 casts
  * (arm/neon_eltwise.c); relu_backward, add_relu_backward and
  * grad_accumulate (arm/neon_backward.c); the column sums
- * (arm/neon_reduce.c); batch_norm and its backward (arm/neon_norm.c);
+ * (arm/neon_reduce.c); batch_norm, batch_norm_train and their backward
+ * (arm/neon_norm.c); clamp, hardtanh and their gradients
+ * (arm/neon_clamp.c);
  * max_pool, the global adaptive_avg_pool and their backwards
  * (arm/neon_pool.c); sgd (arm/neon_optim.c); cross_entropy
  * (arm/neon_loss.c); bit for bit the reference.  bfcvt: round to bf16
@@ -280,6 +286,7 @@ void amp_isa_neon_fill_eltwise(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_reduce(amp_kernel_table *t);
 void amp_isa_neon_fill_norm(amp_kernel_table *t);
+void amp_isa_neon_fill_clamp(amp_kernel_table *t);
 void amp_isa_neon_fill_pool(amp_kernel_table *t);
 void amp_isa_neon_fill_optim(amp_kernel_table *t);
 void amp_isa_neon_fill_loss(amp_kernel_table *t);

@@ -21,10 +21,10 @@
 # differs only in the bf16 rounding test_fasteltwise compares;
 # test_conv_ex, the same drivers with the sets' fused post-ops
 # (amp_neon_conv_post), runs in full only); on a CPU without
-# them (-cpu cortex-a53): test_fasteltwise (relu, add, casts, batch_norm,
-# the pools; every kernel the avx2 set replaces, replaced) and
-# test_fastbackward (the gradients, batch_norm_backward, sgd, the pools'
-# backwards) on neon, and the examples below run its products and
+# them (-cpu cortex-a53): test_fasteltwise (relu, add, casts, batch_norm
+# and batch_norm_train, clamp, the pools; every kernel the avx2 set
+# replaces, replaced) and test_fastbackward (the gradients, clamp's,
+# batch_norm_backward in both forms, sgd, the pools' backwards) on neon, and the examples below run its products and
 # convolutions there, without any instruction beyond ARMv8.0; on both,
 # test_dispatch (AMPRT_ISA, the fallback warning) and the check programs
 # of mlp, lenet5, transformer and the digits MLP on every target (linear,

@@ -1,7 +1,7 @@
 /*
  * test_fastbackward.c - the optimized gradient and optimizer kernels
- * (relu_backward, batch_norm_backward with running statistics, sgd,
- * 2-d max_pool_backward) of
+ * (relu_backward, clamp_backward, hardtanh_backward, batch_norm_backward
+ * in both forms, sgd, 2-d max_pool_backward) of
  * every kernel set this CPU supports, against the reference kernels, bit
  * for bit: the optimized kernels perform the same f32 operations in the
  * same order with the same one rounding (batch_norm's dweight and dbias
@@ -11,7 +11,8 @@
  * +-inf, +-0, subnormals, values that round up on narrowing; lengths are
  * odd and span the vector tails and the pool's chunking, and every case
  * runs on 1 and 2 threads (the same bits).  Paths that go to the
- * reference (batch_norm in training, f64 parameters) are checked too.
+ * reference (f64 parameters, batch_norm's [N, C] training form) are
+ * checked too.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -137,6 +138,48 @@ static void run_add_relu_backward(const amp_kernel_table *k, amp_dtype t, size_t
     free(want);
 }
 
+/* clamp_backward and hardtanh_backward on special x and dy, bounds as
+ * test_fasteltwise.c's clamp (NaN, reversed, infinite, signed zero); in
+ * place (dx is dy) and without x (the reference's x = 0) too. */
+static void run_clamp_backward(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    static const float bounds[][2] = { { 0, 6 }, { -1.5f, 2.25f }, { 6, 0 }, { NAN, 6 }, { 0, NAN },
+                                       { -INFINITY, INFINITY }, { -0.0f, 0.0f } };
+    const size_t bytes = n * amp_dtype_size(t);
+    void *x = random_buf(t, n), *dy = random_buf(t, n), *dx = malloc(bytes + 1), *want = malloc(bytes + 1);
+    assert_true(dx && want);
+    for (size_t i = 0; i < n; i += 5) /* x on the bounds */
+        amp_store_from_f32(t, x, i, i % 2 ? 6.0f : 0.0f);
+    /* long arrays (the pool's chunks) with ReLU6's bounds only */
+    for (size_t bi = 0; bi < (n > 4096 ? 1 : sizeof bounds / sizeof bounds[0]); bi++) {
+        const double lo = bounds[bi][0], hi = bounds[bi][1];
+        for (int th = 1; th <= 2; th++) {
+            amp_set_threads(th);
+#define CHECK_BW(op)                                                                              \
+    do {                                                                                          \
+        void *io = copy_of(dy, bytes);                                                            \
+        KCALL(ref(), t, op, n, x, NULL, dy, lo, hi, want);                                        \
+        memset(dx, 0x5a, bytes);                                                                  \
+        KCALL(k, t, op, n, x, NULL, dy, lo, hi, dx);                                              \
+        expect_same(dx, want, n, t, k->isa, #op, 0);                                              \
+        KCALL(k, t, op, n, x, NULL, io, lo, hi, io);                                              \
+        expect_same(io, want, n, t, k->isa, #op " in place", 0);                                  \
+        KCALL(ref(), t, op, n, NULL, NULL, dy, lo, hi, want);                                     \
+        KCALL(k, t, op, n, NULL, NULL, dy, lo, hi, dx);                                           \
+        expect_same(dx, want, n, t, k->isa, #op " without x", 0);                                 \
+        free(io);                                                                                 \
+    } while (0)
+            CHECK_BW(clamp_backward);
+            CHECK_BW(hardtanh_backward);
+#undef CHECK_BW
+        }
+    }
+    free(x);
+    free(dy);
+    free(dx);
+    free(want);
+}
+
 /* ---- batch_norm_backward ---------------------------------------------------------- */
 
 typedef struct {
@@ -170,7 +213,19 @@ static const bncase bn_cases[] = {
     { 2, 21, 10, AMP_BF16, 1, 1, 0, 0 },   /* parameters in bf16 */
     { 2, 6, 11, AMP_F16, 1, 1, 0, 0 },     /* and in f16 */
     { 1, 3, 20, AMP_F64, 1, 1, 0, 0 },     /* f64 parameters: the reference's path */
-    { 2, 5, 13, AMP_F32, 1, 1, 1, 0 },     /* training: the reference's path */
+    /* training (batch statistics) */
+    { 2, 5, 13, AMP_F32, 1, 1, 1, 0 },     /* special values: NaN-ness */
+    { 2, 5, 13, AMP_F32, 1, 1, 1, 1 },     /* rows shorter than 16: tails only */
+    { 2, 20, 300, AMP_F32, 1, 1, 1, 1 },   /* a 12 tail: both halves of 16 */
+    { 8, 6, 3136, AMP_F32, 1, 1, 1, 1 },   /* pooled, 2 channels a task */
+    { 16, 40, 250, AMP_F32, 1, 1, 1, 1 },  /* pooled, 9 channels a task */
+    { 1, 7, 17, AMP_F32, 0, 1, 1, 1 },     /* no weight */
+    { 2, 16, 9, AMP_F32, 1, 0, 1, 1 },     /* no dweight, dbias */
+    { 2, 21, 10, AMP_BF16, 1, 1, 1, 1 },   /* parameters in bf16 */
+    { 2, 6, 11, AMP_F16, 1, 1, 1, 1 },     /* and in f16 */
+    { 1, 3, 20, AMP_F64, 1, 1, 1, 1 },     /* f64 parameters: the reference's path */
+    { 5, 19, 1, AMP_F32, 1, 1, 1, 1 },     /* [N, C]: the reference's path */
+    { 3, 5, 20, AMP_F32, 1, 1, 1, 2 },     /* a channel of -0 gradients */
     { 0, 5, 13, AMP_F32, 1, 1, 0, 0 },     /* no images: zero sums */
     { 3, 5, 20, AMP_F32, 1, 1, 0, 2 },     /* a channel of -0 gradients */
     { 6, 5, 1, AMP_F32, 1, 1, 0, 2 },      /* the same in [N, C] */
@@ -211,9 +266,9 @@ static void run_batch_norm_backward(const amp_kernel_table *k, amp_dtype t, cons
             expect_same(dw, dw_want, C, c->pt, k->isa, what, 1);
             expect_same(db, db_want, C, c->pt, k->isa, what, 1);
         }
-        if (!c->training) { /* in place: dx is dy */
+        { /* in place: dx is dy */
             void *io = copy_of(dy, bytes);
-            KCALL(k, t, batch_norm_backward, c->N, c->C, c->HxW, x, c->pt, mean, var, weight, 0, 1e-5, io, io,
+            KCALL(k, t, batch_norm_backward, c->N, c->C, c->HxW, x, c->pt, mean, var, weight, c->training, 1e-5, io, io,
                   c->grads ? dw : NULL, c->grads ? db : NULL);
             expect_same(io, want, n, t, k->isa, what, 1);
             if (c->grads) {
@@ -404,6 +459,18 @@ static void test_relu_backward(void **state)
     amp_set_threads(0);
 }
 
+static void test_clamp_backward(void **state)
+{
+    const amp_kernel_table *k = table_or_skip(state);
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+            run_clamp_backward(k, types[ti], lengths[li]);
+    if (strcmp(k->isa, "ref") != 0) /* every optimized set's own (x86/avx2_clamp.c, ..., arm/neon_clamp.c) */
+        assert_true(k->clamp_backward_bf16 != ref()->clamp_backward_bf16 &&
+                    k->hardtanh_backward_f32 != ref()->hardtanh_backward_f32);
+    amp_set_threads(0);
+}
+
 static void test_batch_norm_backward(void **state)
 {
     const amp_kernel_table *k = table_or_skip(state);
@@ -450,6 +517,7 @@ int main(void)
         cmocka_unit_test_prestate(fn, (void *)isas[6])
     const struct CMUnitTest tests[] = {
         PER_ISA(test_relu_backward),
+        PER_ISA(test_clamp_backward),
         PER_ISA(test_batch_norm_backward),
         PER_ISA(test_sgd),
         PER_ISA(test_max_pool_backward),

@@ -1,7 +1,8 @@
 /*
  * test_fasteltwise.c - the optimized kernels between the convolutions
- * (relu, add, sub, mul, div, batch_norm with running statistics, the f32 <-> bf16/f16
- * casts, max_pool and its backward) and of a transformer's rows (softmax,
+ * (relu, add, sub, mul, div, clamp and hardtanh, batch_norm with running
+ * statistics and in training, the f32 <-> bf16/f16 casts, max_pool and its
+ * backward) and of a transformer's rows (softmax,
  * layer_norm, gelu, gelu_tanh) of every kernel set this CPU
  * supports, against the reference kernels, bit for bit: the optimized kernels perform the same
  * f32 operations in the same order with the same one rounding, so any
@@ -174,6 +175,88 @@ static void run_batch_norm(const amp_kernel_table *k, amp_dtype t, amp_dtype pt,
     free(w);
     free(mean);
     free(var);
+    free(weight);
+    free(bias);
+}
+
+/* clamp and hardtanh (one function) against the reference on special
+ * values, with ordinary bounds (ReLU6's 0..6 among them), a NaN bound on
+ * either side, lo > hi, infinite and signed-zero bounds; in place too. */
+static void run_clamp(const amp_kernel_table *k, amp_dtype t, size_t n)
+{
+    static const float bounds[][2] = { { 0, 6 }, { -1.5f, 2.25f }, { 6, 0 }, { NAN, 6 }, { 0, NAN },
+                                       { -INFINITY, INFINITY }, { -0.0f, 0.0f }, { 0.1f, 0.3f } };
+    const size_t bytes = n * amp_dtype_size(t);
+    void *x = random_buf(t, n), *y = malloc(bytes + 1), *w = malloc(bytes + 1), *io = malloc(bytes + 1);
+    assert_true(y && w && io);
+    /* long arrays (the pool's chunks) with ReLU6's bounds only */
+    for (size_t bi = 0; bi < (n > 4096 ? 1 : sizeof bounds / sizeof bounds[0]); bi++) {
+        const double lo = bounds[bi][0], hi = bounds[bi][1];
+        KCALL(ref(), t, clamp, n, x, lo, hi, w);
+        for (int th = 1; th <= 2; th++) {
+            amp_set_threads(th);
+            memset(y, 0x5a, bytes);
+            KCALL(k, t, clamp, n, x, lo, hi, y);
+            expect_same(y, w, bytes, k->isa, "clamp", t, n, 0);
+            KCALL(k, t, hardtanh, n, x, lo, hi, y);
+            expect_same(y, w, bytes, k->isa, "hardtanh", t, n, 0);
+            memcpy(io, x, bytes);
+            KCALL(k, t, clamp, n, io, lo, hi, io);
+            expect_same(io, w, bytes, k->isa, "clamp in place", t, n, 0);
+        }
+    }
+    free(x);
+    free(y);
+    free(w);
+    free(io);
+}
+
+/* batch_norm_train: y and the updated running statistics against the
+ * reference's.  finite: x without special values (a special one makes
+ * its channel's statistics NaN or inf, which match any NaN/inf, so only
+ * finite data checks the order of the sums), with channel 1 constant (a
+ * zero variance) and channel 2 all -0. */
+static void run_batch_norm_train(const amp_kernel_table *k, amp_dtype t, amp_dtype pt, int64_t N, int64_t C,
+                                 int64_t HxW, int affine, int running, int finite)
+{
+    const size_t n = (size_t)(N * C * HxW), bytes = n * amp_dtype_size(t), pbytes = (size_t)C * amp_dtype_size(pt);
+    void *x = random_buf(t, n), *y = malloc(bytes + 1), *w = malloc(bytes + 1);
+    void *rm0 = random_buf(pt, (size_t)C), *rv0 = random_buf(pt, (size_t)C);
+    void *rm = malloc(pbytes + 1), *rv = malloc(pbytes + 1), *rmw = malloc(pbytes + 1), *rvw = malloc(pbytes + 1);
+    void *weight = affine ? random_buf(pt, (size_t)C) : NULL, *bias = affine ? random_buf(pt, (size_t)C) : NULL;
+    char what[160];
+    assert_true(y && w && rm && rv && rmw && rvw);
+    for (size_t i = 0; finite && i < n; i++) {
+        const int64_t ch = (int64_t)(i / (size_t)HxW) % C;
+        const float v = ch == 1 ? 1.25f : ch == 2 ? -0.0f : (float)((double)(next() >> 11) * 0x1p-53 * 8 - 4);
+        amp_store_from_f32(t, x, i, v);
+    }
+    snprintf(what, sizeof what, "batch_norm_train [%lld, %lld, %lld] params %s%s%s", (long long)N, (long long)C,
+             (long long)HxW, amp_dtype_name(pt), affine ? "" : " no affine", running ? "" : " no running");
+    memcpy(rmw, rm0, pbytes);
+    memcpy(rvw, rv0, pbytes);
+    KCALL(ref(), t, batch_norm_train, N, C, HxW, x, pt, running ? rmw : NULL, running ? rvw : NULL, weight, bias, 0.1,
+          1e-5, w);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memcpy(rm, rm0, pbytes);
+        memcpy(rv, rv0, pbytes);
+        memset(y, 0x5a, bytes);
+        KCALL(k, t, batch_norm_train, N, C, HxW, x, pt, running ? rm : NULL, running ? rv : NULL, weight, bias, 0.1,
+              1e-5, y);
+        expect_same(y, w, bytes, k->isa, what, t, n, 1);
+        expect_same(rm, rmw, pbytes, k->isa, what, pt, (size_t)C, 1);
+        expect_same(rv, rvw, pbytes, k->isa, what, pt, (size_t)C, 1);
+    }
+    free(x);
+    free(y);
+    free(w);
+    free(rm0);
+    free(rv0);
+    free(rm);
+    free(rv);
+    free(rmw);
+    free(rvw);
     free(weight);
     free(bias);
 }
@@ -445,7 +528,9 @@ static void expect_overrides(const amp_kernel_table *k)
     CHECK(max_pool_##T) CHECK(adaptive_avg_pool_##T) CHECK(relu_backward_##T)                    \
     CHECK(batch_norm_backward_##T) CHECK(sgd_##T) CHECK(max_pool_backward_##T)                   \
     CHECK(max_pool_relu_backward_##T) CHECK(adaptive_avg_pool_backward_##T) CHECK(sum_##T)       \
-    CHECK(cross_entropy_##T) CHECK(cross_entropy_backward_##T) CHECK(cross_entropy_with_grad_##T)
+    CHECK(cross_entropy_##T) CHECK(cross_entropy_backward_##T) CHECK(cross_entropy_with_grad_##T)  \
+    CHECK(clamp_##T) CHECK(hardtanh_##T) CHECK(clamp_backward_##T) CHECK(hardtanh_backward_##T)  \
+    CHECK(batch_norm_train_##T)
     CHECK_T(f32)
     CHECK_T(bf16)
     CHECK_T(f16)
@@ -458,6 +543,28 @@ static void expect_overrides(const amp_kernel_table *k)
 #undef CHECK_T
 #undef CHECK
     assert_int_equal(missing, 0);
+}
+
+/* batch_norm_train and clamp, where the set has its own (every optimized
+ * set: expect_overrides; the reference's against itself is nothing). */
+static void run_train_norm_kernels(const amp_kernel_table *k, amp_dtype t, const size_t *lengths, size_t nlengths)
+{
+    if (k->batch_norm_train_f32 == ref()->batch_norm_train_f32)
+        return;
+    run_batch_norm_train(k, t, AMP_F32, 2, 5, 49, 1, 1, 0);
+    run_batch_norm_train(k, t, AMP_F32, 2, 5, 49, 1, 1, 1);
+    run_batch_norm_train(k, t, AMP_F32, 3, 7, 13, 1, 1, 1);     /* rows shorter than 16: tails only */
+    run_batch_norm_train(k, t, AMP_F32, 2, 6, 300, 1, 1, 1);    /* a 12 tail: both halves of 16 */
+    run_batch_norm_train(k, t, AMP_F32, 8, 6, 3136, 1, 1, 1);   /* pooled, 2 channels a task */
+    run_batch_norm_train(k, t, AMP_F32, 16, 40, 250, 1, 1, 1);  /* pooled, 9 channels a task */
+    run_batch_norm_train(k, t, AMP_F32, 1, 9, 2, 0, 0, 1);      /* no affine, no running statistics */
+    run_batch_norm_train(k, t, AMP_BF16, 2, 5, 33, 1, 1, 1);    /* parameters in bf16 */
+    run_batch_norm_train(k, t, AMP_F16, 2, 5, 33, 1, 1, 1);     /* and in f16 */
+    run_batch_norm_train(k, t, AMP_F64, 2, 3, 20, 1, 1, 1);     /* f64 parameters: the reference's path */
+    run_batch_norm_train(k, t, AMP_F32, 6, 19, 1, 1, 1, 1);     /* [N, C]: the reference's path */
+    run_batch_norm_train(k, t, AMP_F32, 0, 3, 20, 1, 1, 1);     /* no images: nothing moves */
+    for (size_t li = 0; li < nlengths; li++)
+        run_clamp(k, t, lengths[li]);
 }
 
 /* The FEAT_FP16 sets' own f16 element-wise kernels (arm/neon_fp16.c). */
@@ -491,6 +598,7 @@ static void test_isa(void **state)
         run_batch_norm(k, t, AMP_F32, 3, 64, 3136, 1); /* pooled */
         run_batch_norm(k, t, t, 1, 7, 17, 0);
         run_batch_norm(k, t, AMP_F64, 1, 3, 20, 1); /* f64 parameters: the reference's path */
+        run_train_norm_kernels(k, t, lengths, sizeof lengths / sizeof lengths[0]);
         for (size_t i = 0; i < sizeof pool_cases / sizeof pool_cases[0]; i++)
             run_max_pool(k, t, &pool_cases[i]);
         for (size_t i = 0; i < sizeof ap_cases / sizeof ap_cases[0]; i++)

@@ -240,6 +240,7 @@ void amp_isa_neon_fill(amp_kernel_table *t)
     amp_isa_neon_fill_backward(t, 0);
     amp_isa_neon_fill_reduce(t);
     amp_isa_neon_fill_norm(t);
+    amp_isa_neon_fill_clamp(t);
     amp_isa_neon_fill_pool(t);
     amp_isa_neon_fill_optim(t);
     amp_isa_neon_fill_loss(t);

@@ -1,6 +1,7 @@
 /*
  * neon_norm.c - the aarch64 sets' batch_norm in its running-statistics
- * form, forward and backward (training 0), for f32, bf16 and f16 storage
+ * form, forward and backward, and in training (batch_norm_train and the
+ * training form of batch_norm_backward), for f32, bf16 and f16 storage
  * (bf16 and f16 computing in f32, arm/neon_convert.h), four lanes at a
  * time, bit for bit the reference (ref_norm.inc, ref_backward_norm.inc):
  *
@@ -13,9 +14,15 @@
  *                  mod 16 of each image's row, in (n, s) order: four
  *                  4-lane vectors here) and its fixed tree, dx = (g w)
  *                  rstd in the same pass; with HxW 1, 4 channels side by
- *                  side, each its own lane 0.  training 1 and f64
- *                  parameters go to the reference; the scalars, the tree
- *                  and the entry are frame/norm_backward_form.h's.
+ *                  side, each its own lane 0.  f64 parameters go to the
+ *                  reference; the scalars, the tree and the entry are
+ *                  frame/norm_backward_form.h's.
+ *  batch_norm_train, batch_norm_backward (training 1)  per channel the
+ *                  sum of x, the mean, the sum of squared deviations in
+ *                  the same 16 lanes (ref/ref_batch_moments.inc), then y
+ *                  as batch_norm computes it, or the sums of g and g xhat
+ *                  and then dx; HxW 1 goes to the reference
+ *                  (frame/norm_train_form.h, norm_backward_form.h).
  *
  * Both sets share these (the bf16 stores of a value computed in f32 round
  * by integer operations; BFCVTN would give the same bits).
@@ -246,6 +253,187 @@ static void batch_norm_backward_fast(const amp_bn_bw_ctx *c)
     }
 }
 
+/* ---- batch statistics: batch_norm_train and batch_norm_backward's training form --- */
+
+/* Lanes (all ones) l < k of 4. */
+static AMP_ALWAYS_INLINE uint32x4_t first_lanes4(size_t k)
+{
+    static const uint32_t lane_no[4] = { 0, 1, 2, 3 };
+    return vcltq_u32(vld1q_u32(lane_no), vdupq_n_u32((uint32_t)k));
+}
+
+/* Row xp of HxW elements added into the reference's 16 lanes (four
+ * vectors s), 16 positions a step, a tail into its own lanes only; with
+ * sq, (v - mean)^2 (a multiply, then an add) instead of v. */
+static AMP_ALWAYS_INLINE void row_lanes(const amp_dtype t, const char *xp, int64_t HxW, int sq, float32x4_t vm,
+                                        float32x4_t s[4])
+{
+    const size_t es = neon_size_of(t);
+    int64_t q = 0;
+    for (; q + 16 <= HxW; q += 16)
+        for (int v = 0; v < 4; v++) {
+            float32x4_t a = neon_load4(t, xp + (size_t)(q + 4 * v) * es);
+            if (sq) {
+                a = vsubq_f32(a, vm);
+                a = vmulq_f32(a, a);
+            }
+            s[v] = vaddq_f32(s[v], a);
+        }
+    for (int v = 0; v < 4 && q < HxW; v++, q += 4) {
+        const size_t left = (size_t)(HxW - q), k = left < 4 ? left : 4;
+        float32x4_t a = neon_load4_n(t, xp + (size_t)q * es, k);
+        if (sq) {
+            a = vsubq_f32(a, vm);
+            a = vmulq_f32(a, a);
+        }
+        s[v] = vbslq_f32(first_lanes4(k), vaddq_f32(s[v], a), s[v]);
+    }
+}
+
+/* Channel ch of x [N, C, HxW]: its mean and the 16 lane sums of squared
+ * deviations from it (ref/ref_batch_moments.inc). */
+static AMP_ALWAYS_INLINE float channel_moments(const amp_dtype t, const void *x, int64_t N, int64_t C, int64_t HxW,
+                                               int64_t ch, float sq16[16])
+{
+    const size_t es = neon_size_of(t);
+    const float32x4_t zero = vdupq_n_f32(0);
+    float32x4_t s[4] = { zero, zero, zero, zero };
+    float s16[16], mean;
+    for (int64_t n = 0; n < N; n++)
+        row_lanes(t, (const char *)x + (size_t)((n * C + ch) * HxW) * es, HxW, 0, zero, s);
+    for (int v = 0; v < 4; v++) {
+        vst1q_f32(s16 + 4 * v, s[v]);
+        s[v] = zero;
+    }
+    mean = amp_bn_fold16(s16) / (float)(N * HxW);
+    for (int64_t n = 0; n < N; n++)
+        row_lanes(t, (const char *)x + (size_t)((n * C + ch) * HxW) * es, HxW, 1, vdupq_n_f32(mean), s);
+    for (int v = 0; v < 4; v++)
+        vst1q_f32(sq16 + 4 * v, s[v]);
+    return mean;
+}
+
+/* batch_norm_train: per channel the statistics, the running update
+ * (frame/norm_train_form.h), then y as batch_norm computes it (bn4). */
+static AMP_ALWAYS_INLINE void bn_train_all(const amp_bn_train_ctx *c, const amp_dtype t, int has_w, int has_b)
+{
+    const size_t es = neon_size_of(t);
+    const int64_t HxW = c->HxW;
+    for (int64_t ch = 0; ch < c->C; ch++) {
+        float sq16[16], w, b;
+        const float mean = channel_moments(t, c->x, c->N, c->C, HxW, ch, sq16);
+        const float rstd = amp_bn_train_finish(c, ch, mean, sq16);
+        amp_bn_train_affine(c, ch, &w, &b);
+        const float32x4_t vm = vdupq_n_f32(mean), vr = vdupq_n_f32(rstd), vw = vdupq_n_f32(w), vb = vdupq_n_f32(b);
+        for (int64_t n = 0; n < c->N; n++) {
+            const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+            const char *xp = (const char *)c->x + row;
+            char *yp = (char *)c->y + row;
+            int64_t s = 0;
+            for (; s + 4 <= HxW; s += 4)
+                neon_store4(t, yp + (size_t)s * es, bn4(neon_load4(t, xp + (size_t)s * es), vm, vr, vw, vb, has_w, has_b));
+            if (s < HxW) {
+                const size_t k = (size_t)(HxW - s);
+                neon_store4_n(t, yp + (size_t)s * es, k,
+                              bn4(neon_load4_n(t, xp + (size_t)s * es, k), vm, vr, vw, vb, has_w, has_b));
+            }
+        }
+    }
+}
+
+static void batch_norm_train_fast(amp_bn_train_ctx *c)
+{
+    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
+    if (has_w && has_b) {
+        switch (c->t) {
+        case AMP_BF16: bn_train_all(c, AMP_BF16, 1, 1); return;
+        case AMP_F16: bn_train_all(c, AMP_F16, 1, 1); return;
+        default: bn_train_all(c, AMP_F32, 1, 1); return;
+        }
+    }
+    switch (c->t) {
+    case AMP_BF16: bn_train_all(c, AMP_BF16, has_w, has_b); return;
+    case AMP_F16: bn_train_all(c, AMP_F16, has_w, has_b); return;
+    default: bn_train_all(c, AMP_F32, has_w, has_b); return;
+    }
+}
+
+/* batch_norm_backward, training 1: the statistics, the sums of g and g
+ * xhat in the 16 lanes, then dx = (w rstd) ((g - sum_dy / count) - xhat
+ * (sum_dy_xhat / count)). */
+static AMP_ALWAYS_INLINE void bn_train_backward_channel(const amp_bn_bw_ctx *c, int64_t ch, const amp_dtype t)
+{
+    const size_t es = neon_size_of(t);
+    const int64_t N = c->N, HxW = c->HxW;
+    float sq16[16], dy16[16], dx16[16], sum_dy, sum_dy_xhat;
+    const float mean = channel_moments(t, c->x, N, c->C, HxW, ch, sq16), rstd = amp_bn_bw_train_rstd(c, sq16);
+    const float w = c->weight != NULL ? amp_ld(c->pt, c->weight, ch) : 1.0f, count = (float)(N * HxW);
+    const float32x4_t vm = vdupq_n_f32(mean), vr = vdupq_n_f32(rstd), zero = vdupq_n_f32(0);
+    float32x4_t sdy[4] = { zero, zero, zero, zero }, sdx[4] = { zero, zero, zero, zero };
+    for (int64_t n = 0; n < N; n++) {
+        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+        const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
+        int64_t q = 0;
+        for (; q + 16 <= HxW; q += 16)
+            for (int v = 0; v < 4; v++) {
+                const size_t at = (size_t)(q + 4 * v) * es;
+                const float32x4_t g = neon_load4(t, dyp + at), xv = neon_load4(t, xp + at);
+                sdy[v] = vaddq_f32(sdy[v], g);
+                sdx[v] = vaddq_f32(sdx[v], vmulq_f32(g, vmulq_f32(vsubq_f32(xv, vm), vr)));
+            }
+        for (int v = 0; v < 4 && q < HxW; v++, q += 4) {
+            const size_t left = (size_t)(HxW - q), k = left < 4 ? left : 4;
+            const float32x4_t g = neon_load4_n(t, dyp + (size_t)q * es, k), xv = neon_load4_n(t, xp + (size_t)q * es, k);
+            const uint32x4_t on = first_lanes4(k);
+            sdy[v] = vbslq_f32(on, vaddq_f32(sdy[v], g), sdy[v]);
+            sdx[v] = vbslq_f32(on, vaddq_f32(sdx[v], vmulq_f32(g, vmulq_f32(vsubq_f32(xv, vm), vr))), sdx[v]);
+        }
+    }
+    for (int v = 0; v < 4; v++) {
+        vst1q_f32(dy16 + 4 * v, sdy[v]);
+        vst1q_f32(dx16 + 4 * v, sdx[v]);
+    }
+    sum_dy = amp_bn_fold16(dy16);
+    sum_dy_xhat = amp_bn_fold16(dx16);
+    {
+        const float32x4_t va = vdupq_n_f32(sum_dy / count), vb = vdupq_n_f32(sum_dy_xhat / count);
+        const float32x4_t vwr = vdupq_n_f32(w * rstd);
+#define BN_TRAIN_DX(g, xv) vmulq_f32(vwr, vsubq_f32(vsubq_f32(g, va), vmulq_f32(vmulq_f32(vsubq_f32(xv, vm), vr), vb)))
+        for (int64_t n = 0; n < N; n++) {
+            const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
+            const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
+            char *dxp = (char *)c->dx + row;
+            int64_t q = 0;
+            /* dx may be dy or x: each vector of both is read before its dx is stored */
+            for (; q + 4 <= HxW; q += 4)
+                neon_store4(t, dxp + (size_t)q * es,
+                            BN_TRAIN_DX(neon_load4(t, dyp + (size_t)q * es), neon_load4(t, xp + (size_t)q * es)));
+            if (q < HxW) {
+                const size_t k = (size_t)(HxW - q);
+                neon_store4_n(t, dxp + (size_t)q * es, k,
+                              BN_TRAIN_DX(neon_load4_n(t, dyp + (size_t)q * es, k), neon_load4_n(t, xp + (size_t)q * es, k)));
+            }
+        }
+#undef BN_TRAIN_DX
+    }
+    amp_bn_bw_store(c, ch, 1, &sum_dy, &sum_dy_xhat);
+}
+
+static AMP_ALWAYS_INLINE void bn_train_backward_all(const amp_bn_bw_ctx *c, const amp_dtype t)
+{
+    for (int64_t ch = 0; ch < c->C; ch++)
+        bn_train_backward_channel(c, ch, t);
+}
+
+static void batch_norm_backward_train(const amp_bn_bw_ctx *c)
+{
+    switch (c->t) {
+    case AMP_BF16: bn_train_backward_all(c, AMP_BF16); break;
+    case AMP_F16: bn_train_backward_all(c, AMP_F16); break;
+    default: bn_train_backward_all(c, AMP_F32); break;
+    }
+}
+
 /* ---- table entries ------------------------------------------------------------------ */
 
 #define PARAM_DTYPE_OK(pt) ((pt) == AMP_F32 || (pt) == AMP_BF16 || (pt) == AMP_F16)
@@ -260,11 +448,15 @@ static void batch_norm_backward_fast(const amp_bn_bw_ctx *c)
         else                                                                                      \
             batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);               \
     }                                                                                             \
-    AMP_BN_BACKWARD_ENTRY(T, batch_norm_backward_fast)
+    AMP_BN_TRAIN_ENTRY(T, batch_norm_train_fast)                                                  \
+    AMP_BN_BACKWARD_TRAINING_ENTRY(T, batch_norm_backward_fast, batch_norm_backward_train)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
 /* This file's kernels of the sets: X(kernel, implementation). */
-#define NORM_OF(X, T) X(batch_norm_##T, batch_norm_##T) X(batch_norm_backward_##T, batch_norm_backward_##T)
+#define NORM_OF(X, T)                                                                             \
+    X(batch_norm_##T, batch_norm_##T)                                                             \
+    X(batch_norm_train_##T, batch_norm_train_##T)                                                 \
+    X(batch_norm_backward_##T, batch_norm_backward_##T)
 #define NORM_KERNELS(X) NORM_OF(X, f32) NORM_OF(X, bf16) NORM_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
 NORM_KERNELS(DEFINE)

@@ -1,10 +1,9 @@
 /*
  * norm_backward_form.h - the driver of the kernel sets'
- * batch_norm_backward in its running-statistics form (training 0):
- * everything but the vector sums.
+ * batch_norm_backward: everything but the vector sums.
  *
- * Per channel the reference (ref_backward_norm.inc) takes rstd = 1 /
- * sqrt(var + eps) in f32, dx = (g w) rstd, and the sums of g and of
+ * In the running-statistics form (training 0), per channel the reference
+ * (ref_backward_norm.inc) takes rstd = 1 / sqrt(var + eps) in f32, dx = (g w) rstd, and the sums of g and of
  * g ((x - mean) rstd) over 16 lanes (lane s mod 16 of each image's row,
  * in (n, s) order) reduced by a fixed tree; with HxW 1 a set puts LANES
  * channels side by side, each summed in its own lane (the reference's
@@ -12,15 +11,26 @@
  * changes nothing).  This form holds the context, the channels' scalars,
  * the tree and the stores of the sums, the split of the channels into
  * tasks on the pool (amp_bn_bw_run), and the table entry with its way
- * to the reference (training 1, f64 parameters, empty N or HxW).
- * x86/avx2_backward.c, x86/avx512_backward.c and arm/neon_norm.c write
- * the sums.  Needs amprt_internal.h.
+ * to the reference (f64 parameters, empty N or HxW).
+ * x86/avx2_norm.c, x86/avx512_norm.c and arm/neon_norm.c write the
+ * sums.
+ *
+ * The training form (training 1) recomputes each channel's batch
+ * statistics as batch_norm_train does (frame/norm_train_form.h: its 16
+ * lane sums of x, then of the squared deviations), takes the same two
+ * sums of g and g xhat, and then dx = (w rstd) ((g - sum_dy / count) -
+ * xhat (sum_dy_xhat / count)) in a third pass; x86/avx2_norm.c,
+ * x86/avx512_norm.c and arm/neon_norm.c write it
+ * (AMP_BN_BACKWARD_TRAINING_ENTRY), HxW 1 going to the reference.
+ * Needs amprt_internal.h.
  */
 #ifndef AMPRT_FRAME_NORM_BACKWARD_FORM_H
 #define AMPRT_FRAME_NORM_BACKWARD_FORM_H
 
 #include <math.h>
 #include <stdint.h>
+
+#include "norm_train_form.h"
 
 typedef struct {
     amp_dtype t, pt;
@@ -30,6 +40,7 @@ typedef struct {
     const void *dy;
     void *dx, *dweight, *dbias;
     int64_t per_task; /* channels per task (amp_bn_bw_run) */
+    int training;
 } amp_bn_bw_ctx;
 
 /* The reference's tree over 16 lanes (ref_backward_norm.inc's sum16):
@@ -82,26 +93,19 @@ static AMP_ALWAYS_INLINE void amp_bn_bw_store16(const amp_bn_bw_ctx *c, int64_t 
     amp_bn_bw_store(c, ch, 1, &sum_dy, &sum_dy_xhat);
 }
 
-/* c's channels in tasks of c->per_task on the pool, task(c, task, slot):
- * where HxW > 1 (channels independent) as few per task as keep a task at
- * 32K elements or more, so that the threads can balance (resnet18's stem,
- * 64 channels, was 4 tasks on 2 threads), else 16; one thread below
- * parallel_min elements. */
+/* c's channels in tasks of c->per_task on the pool, task(c, task, slot),
+ * split as amp_bn_channel_tasks splits them. */
 static inline void amp_bn_bw_run(amp_bn_bw_ctx *c, size_t parallel_min, void (*task)(void *ctx, int64_t task, int slot))
 {
-    int threads = amp_get_threads();
-    if (c->C <= 0)
-        return;
-    c->per_task = 16;
-    if (c->HxW > 1) {
-        const int64_t per_channel = c->N * c->HxW;
-        c->per_task = per_channel >= 32768 ? 1 : (32768 + per_channel - 1) / per_channel;
-        if (c->per_task > 16)
-            c->per_task = 16;
-    }
-    if ((size_t)(c->N * c->C * c->HxW) < parallel_min)
-        threads = 1;
-    amp_parallel_run(threads, (c->C + c->per_task - 1) / c->per_task, task, c);
+    c->per_task = amp_bn_channel_tasks(c->N, c->HxW);
+    amp_bn_run_channels(c->N, c->C, c->HxW, c->per_task, parallel_min, task, c);
+}
+
+/* The training form's scalars of a channel: rstd from the 16 lane sums
+ * of squared deviations, as the reference takes it. */
+static AMP_ALWAYS_INLINE float amp_bn_bw_train_rstd(const amp_bn_bw_ctx *c, float sq16[16])
+{
+    return 1 / sqrtf(amp_bn_fold16(sq16) / (float)(c->N * c->HxW) + (float)c->eps);
 }
 
 /* The table entry batch_norm_backward_##T: the set's fast(c) on the
@@ -111,9 +115,26 @@ static inline void amp_bn_bw_run(amp_bn_bw_ctx *c, size_t parallel_min, void (*t
                                         const void *rm, const void *rv, const void *w, int training, double eps, \
                                         const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw, void *db)          \
     {                                                                                                            \
-        amp_bn_bw_ctx c = { AMP_DTYPE_##T, pt, N, C, HxW, x, rm, rv, w, eps, dy, dx, dw, db, 16 };               \
+        amp_bn_bw_ctx c = { AMP_DTYPE_##T, pt, N, C, HxW, x, rm, rv, w, eps, dy, dx, dw, db, 16, 0 };            \
         if (training || (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 || HxW <= 0)                \
             amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx, dw, db);         \
+        else                                                                                                     \
+            fast(&c);                                                                                            \
+    }
+
+/* The table entry batch_norm_backward_##T of a set with a training form
+ * too: fast(c) on the running-statistics form, fast_train(c) on the
+ * training form where HxW > 1, the reference otherwise. */
+#define AMP_BN_BACKWARD_TRAINING_ENTRY(T, fast, fast_train)                                                      \
+    static void batch_norm_backward_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x, amp_dtype pt, \
+                                        const void *rm, const void *rv, const void *w, int training, double eps, \
+                                        const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx, void *dw, void *db)          \
+    {                                                                                                            \
+        amp_bn_bw_ctx c = { AMP_DTYPE_##T, pt, N, C, HxW, x, rm, rv, w, eps, dy, dx, dw, db, 16, training };     \
+        if ((pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) || N <= 0 || HxW <= 0 || (training && HxW == 1)) \
+            amp_ref_batch_norm_backward_##T(N, C, HxW, x, pt, rm, rv, w, training, eps, dy, dx, dw, db);         \
+        else if (training)                                                                                       \
+            fast_train(&c);                                                                                      \
         else                                                                                                     \
             fast(&c);                                                                                            \
     }

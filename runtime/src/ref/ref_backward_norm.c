@@ -4,8 +4,10 @@
  *
  * Statistics are recomputed from x exactly as ref_norm.inc computes them
  * (two passes in ACC: the mean, then the squared deviations; rstd =
- * 1 / sqrt(var + eps)). With xhat = (x - mean) rstd and g = dy * weight,
- * the input gradient of a normalisation over a set of n elements is
+ * 1 / sqrt(var + eps); batch_norm's in the lanes of
+ * ref_batch_moments.inc, as batch_norm_train takes them). With xhat =
+ * (x - mean) rstd and g = dy * weight, the input gradient of a
+ * normalisation over a set of n elements is
  *     dx = rstd (g - mean(g) - xhat mean(g xhat))
  * (PyTorch's formula, rearranged); dweight sums dy xhat and dbias dy over
  * everything sharing the parameter. The inference form of batch_norm uses

@@ -12,7 +12,10 @@
  * same ACC; the results agree within ACC rounding). layer_norm adds each
  * row up in AMP_ROW_LANES lanes, then folds them (amp_mathf.h): the order
  * the vector layer_norm of x86/avx512_rows.c and avx2_rows.c adds in, so
- * that they agree bit for bit. The output is
+ * that they agree bit for bit; batch_norm_train adds each channel up in
+ * the same 16 lanes, lane s mod 16 of each image's row
+ * (ref_batch_moments.inc), the order of the vector kernels'
+ * batch_norm_train and batch_norm_backward. The output is
  * (x - mean) * (1 / sqrt(var + eps)) * weight + bias, rounded once.
  * weight, bias and running statistics have dtype param_dtype, read (and, for
  * the running statistics, written) through LD/ST, so a bf16 input with f32

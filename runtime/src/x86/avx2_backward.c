@@ -1,7 +1,6 @@
 /*
  * avx2_backward.c - the AVX2 (+ FMA + F16C) gradient and optimizer
- * kernels of the "avx2" set: relu_backward, batch_norm_backward in its
- * running-statistics form (training 0), the sgd update, 2-d
+ * kernels of the "avx2" set: relu_backward, the sgd update, 2-d
  * max_pool_backward (and max_pool_relu_backward) and the global
  * adaptive_avg_pool_backward, for f32, bf16 and f16 storage (bf16 and f16
  * computing in f32, x86/avx2_store.h).
@@ -12,12 +11,6 @@
  * (tests/runtime/test_fastbackward.c):
  *
  *  relu_backward   dx = x <= 0 ? 0 : dy, on the stored bits of x.
- *  batch_norm_backward (training 0)  per channel the reference's 16 lane
- *                  sums (lane s mod 16 of each image's row, in (n, s)
- *                  order: two 8-lane vectors here) and its fixed tree,
- *                  dx = (g w) rstd in the same pass; with HxW 1, 8
- *                  channels side by side, each its own lane 0.  training 1
- *                  and f64 parameters go to the reference.
  *  sgd             the reference's formula per element, 8 at a time.
  *  max_pool_backward (2-d, dilation 1)  the forward's choice made 8
  *                  outputs at a time (each lane its best value and that
@@ -29,8 +22,8 @@
  *                  written over the plane.
  *
  * The drivers (contexts, scalars, tasks, geometry checks, entries) are
- * frame/norm_backward_form.h's, pool_form.h's and sgd_form.h's; this file
- * holds the vector loops.
+ * frame/pool_form.h's and sgd_form.h's; this file holds the vector loops.
+ * batch_norm_backward is x86/avx2_norm.c's.
  *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
@@ -40,7 +33,6 @@
 #include <string.h>
 
 #include "amprt_internal.h"
-#include "frame/norm_backward_form.h"
 #include "frame/pool_form.h"
 #include "frame/sgd_form.h"
 #include "ref/ref_window.h"
@@ -103,107 +95,6 @@ static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void 
 {
     relu_bw_ctx c = { t, x, dy, dx };
     avx2_run_chunked(n, 1, relu_backward_body, &c);
-}
-
-/* ---- batch_norm_backward, running statistics ------------------------------------- */
-
-/* [N, C] (HxW 1): 8 channels from c0 (nc of them) side by side, each
- * summed over n in its own lane (the reference's lane 0; its tree adds 15
- * empty lanes' +0 to a sum begun at +0, which changes nothing). */
-TARGET static AMP_ALWAYS_INLINE void bn_backward_rows(const amp_bn_bw_ctx *c, int64_t c0, int64_t nc, const amp_dtype t)
-{
-    const size_t es = avx2_size_of(t), n8 = (size_t)nc;
-    float wv[8], meanv[8], rstdv[8], sdy[8], sdx[8];
-    amp_bn_bw_lane_scalars(c, c0, nc, 8, wv, meanv, rstdv);
-    const __m256 vw = _mm256_loadu_ps(wv), vm = _mm256_loadu_ps(meanv), vr = _mm256_loadu_ps(rstdv);
-    __m256 sum_dy = _mm256_setzero_ps(), sum_dy_xhat = _mm256_setzero_ps();
-    for (int64_t n = 0; n < c->N; n++) {
-        const size_t off = (size_t)(n * c->C + c0) * es;
-        const __m256 g = nc == 8 ? avx2_load8(t, (const char *)c->dy + off) : avx2_load8_n(t, (const char *)c->dy + off, n8);
-        const __m256 xv = nc == 8 ? avx2_load8(t, (const char *)c->x + off) : avx2_load8_n(t, (const char *)c->x + off, n8);
-        const __m256 d = _mm256_mul_ps(_mm256_mul_ps(g, vw), vr);
-        if (nc == 8)
-            avx2_store8(t, (char *)c->dx + off, d);
-        else
-            avx2_store8_n(t, (char *)c->dx + off, n8, d);
-        sum_dy = _mm256_add_ps(sum_dy, g);
-        sum_dy_xhat = _mm256_add_ps(sum_dy_xhat, _mm256_mul_ps(g, _mm256_mul_ps(_mm256_sub_ps(xv, vm), vr)));
-    }
-    _mm256_storeu_ps(sdy, sum_dy);
-    _mm256_storeu_ps(sdx, sum_dy_xhat);
-    amp_bn_bw_store(c, c0, nc, sdy, sdx);
-}
-
-/* One channel, HxW > 1: lanes 0-7 and 8-15 of the reference's 16 in two
- * vectors, 16 positions a step; a row's tail adds only its own lanes. */
-TARGET static AMP_ALWAYS_INLINE void bn_backward_channel(const amp_bn_bw_ctx *c, int64_t ch, const amp_dtype t)
-{
-    const size_t es = avx2_size_of(t);
-    const int64_t HxW = c->HxW;
-    float w, mean, rstd, dy16[16], dx16[16];
-    amp_bn_bw_scalars(c, ch, &w, &mean, &rstd);
-    const __m256 vw = _mm256_set1_ps(w), vr = _mm256_set1_ps(rstd), vm = _mm256_set1_ps(mean);
-    __m256 dy_lo = _mm256_setzero_ps(), dy_hi = dy_lo, dx_lo = dy_lo, dx_hi = dy_lo;
-    for (int64_t n = 0; n < c->N; n++) {
-        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
-        const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
-        char *dxp = (char *)c->dx + row;
-        int64_t q = 0;
-        /* dx may be dy or x: each vector of both is read before its dx is stored */
-        for (; q + 16 <= HxW; q += 16) {
-            const __m256 g0 = avx2_load8(t, dyp + (size_t)q * es), x0 = avx2_load8(t, xp + (size_t)q * es);
-            const __m256 g1 = avx2_load8(t, dyp + (size_t)(q + 8) * es), x1 = avx2_load8(t, xp + (size_t)(q + 8) * es);
-            avx2_store8(t, dxp + (size_t)q * es, _mm256_mul_ps(_mm256_mul_ps(g0, vw), vr));
-            avx2_store8(t, dxp + (size_t)(q + 8) * es, _mm256_mul_ps(_mm256_mul_ps(g1, vw), vr));
-            dy_lo = _mm256_add_ps(dy_lo, g0);
-            dy_hi = _mm256_add_ps(dy_hi, g1);
-            dx_lo = _mm256_add_ps(dx_lo, _mm256_mul_ps(g0, _mm256_mul_ps(_mm256_sub_ps(x0, vm), vr)));
-            dx_hi = _mm256_add_ps(dx_hi, _mm256_mul_ps(g1, _mm256_mul_ps(_mm256_sub_ps(x1, vm), vr)));
-        }
-        for (int half = 0; half < 2 && q < HxW; half++, q += 8) {
-            const size_t left = (size_t)(HxW - q), k = left < 8 ? left : 8;
-            const __m256 g = avx2_load8_n(t, dyp + (size_t)q * es, k), xv = avx2_load8_n(t, xp + (size_t)q * es, k);
-            const __m256 on = avx2_first_lanes(k);
-            __m256 *sdy = half ? &dy_hi : &dy_lo, *sdx = half ? &dx_hi : &dx_lo;
-            avx2_store8_n(t, dxp + (size_t)q * es, k, _mm256_mul_ps(_mm256_mul_ps(g, vw), vr));
-            *sdy = _mm256_blendv_ps(*sdy, _mm256_add_ps(*sdy, g), on);
-            *sdx = _mm256_blendv_ps(*sdx, _mm256_add_ps(*sdx, _mm256_mul_ps(g, _mm256_mul_ps(_mm256_sub_ps(xv, vm), vr))),
-                                    on);
-        }
-    }
-    _mm256_storeu_ps(dy16, dy_lo);
-    _mm256_storeu_ps(dy16 + 8, dy_hi);
-    _mm256_storeu_ps(dx16, dx_lo);
-    _mm256_storeu_ps(dx16 + 8, dx_hi);
-    amp_bn_bw_store16(c, ch, dy16, dx16);
-}
-
-TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
-{
-    const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task;
-    if (c->HxW == 1) {
-        for (int64_t l = 0; l < nc; l += 8)
-            bn_backward_rows(c, c0 + l, nc - l < 8 ? nc - l : 8, t);
-        return;
-    }
-    for (int64_t l = 0; l < nc; l++)
-        bn_backward_channel(c, c0 + l, t);
-}
-
-TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
-{
-    const amp_bn_bw_ctx *c = ctx;
-    (void)slot;
-    switch (c->t) {
-    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
-    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
-    default: bn_backward_body(c, task, AMP_F32); break;
-    }
-}
-
-static void batch_norm_backward_fast(amp_bn_bw_ctx *c)
-{
-    amp_bn_bw_run(c, AVX2_PARALLEL_MIN, bn_backward_task);
 }
 
 /* ---- sgd ---------------------------------------------------------------------------- */
@@ -366,7 +257,6 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
         else                                                                                      \
             relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                      \
     }                                                                                             \
-    AMP_BN_BACKWARD_ENTRY(T, batch_norm_backward_fast)                                            \
     AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, AMP_MPB_REF, RELU_BW,                   \
                               amp_global_avg_pool_backward)                                       \
     AMP_SGD_ENTRY(T)
@@ -378,7 +268,6 @@ AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 #define BACKWARD_OF(X, T)                                                                         \
     X(adaptive_avg_pool_backward_##T, adaptive_avg_pool_backward_##T)                             \
     X(relu_backward_##T, relu_backward_##T)                                                       \
-    X(batch_norm_backward_##T, batch_norm_backward_##T)                                           \
     X(sgd_##T, sgd_##T)                                                                           \
     X(max_pool_backward_##T, max_pool_backward_##T)                                               \
     X(max_pool_relu_backward_##T, max_pool_relu_backward_##T)

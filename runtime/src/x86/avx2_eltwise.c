@@ -240,7 +240,7 @@ TARGET static void cast_body(const void *c_, size_t begin, size_t end)
 /* ---- batch_norm (running statistics): per channel rstd = 1 / sqrt(var +
  * eps) in f32, per element ((v - mean) * rstd) * weight + bias, each
  * operation rounded to f32, each step's NaN operand on the left winning
- * (x86/avx512_eltwise.c's bn16). */
+ * (avx2_bn8, x86/avx2_store.h). */
 
 typedef struct {
     amp_dtype t, pt;
@@ -249,23 +249,6 @@ typedef struct {
     double eps;
     void *y;
 } bn_ctx;
-
-TARGET static AMP_ALWAYS_INLINE __m256 bn8(__m256 v, __m256 mean, __m256 rstd, __m256 w, __m256 b, int has_w,
-                                           int has_b)
-{
-    const __m256 d = _mm256_sub_ps(v, mean);
-    __m256 r = _mm256_mul_ps(d, rstd), rw, rb;
-    if (has_w)
-        r = _mm256_mul_ps(r, w);
-    if (has_b)
-        r = _mm256_add_ps(r, b);
-    if (!_mm256_movemask_ps(avx2_isnan(r)))
-        return r;
-    r = avx2_nan_of_first(d, _mm256_mul_ps(d, rstd));
-    rw = has_w ? avx2_nan_of_first(r, _mm256_mul_ps(r, w)) : r;
-    rb = has_b ? avx2_nan_of_first(rw, _mm256_add_ps(rw, b)) : rw;
-    return rb;
-}
 
 /* [begin, end) counts (n, c) planes. */
 TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, size_t begin, size_t end, int has_w,
@@ -284,15 +267,15 @@ TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, siz
         for (; t == AMP_BF16 && s + 16 <= c->HxW; s += 16) {
             __m256 e, o;
             avx2_load16_bf16(x + (size_t)s * es, &e, &o);
-            avx2_store16_bf16(y + (size_t)s * es, bn8(e, vmean, vrstd, vw, vb, has_w, has_b),
-                              bn8(o, vmean, vrstd, vw, vb, has_w, has_b));
+            avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, vmean, vrstd, vw, vb, has_w, has_b),
+                              avx2_bn8(o, vmean, vrstd, vw, vb, has_w, has_b));
         }
         for (; s + 8 <= c->HxW; s += 8)
-            avx2_store8(t, y + (size_t)s * es, bn8(avx2_load8(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
+            avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
         if (s < c->HxW) {
             const size_t n = (size_t)(c->HxW - s);
             avx2_store8_n(t, y + (size_t)s * es, n,
-                          bn8(avx2_load8_n(t, x + (size_t)s * es, n), vmean, vrstd, vw, vb, has_w, has_b));
+                          avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, n), vmean, vrstd, vw, vb, has_w, has_b));
         }
     }
 }
@@ -572,6 +555,8 @@ void amp_isa_avx2_fill_kernels(amp_kernel_table *t)
 {
     amp_avx2_fill_eltwise(t);
     amp_avx2_fill_backward(t);
+    amp_avx2_fill_norm(t);
+    amp_avx2_fill_clamp(t);
     amp_avx2_fill_reduce(t);
     amp_avx2_fill_loss(t);
 }

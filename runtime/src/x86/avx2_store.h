@@ -169,6 +169,26 @@ AVX2_TARGET static inline __m256 avx2_add_first(__m256 a, __m256 b)
     return _mm256_movemask_ps(avx2_isnan(r)) ? avx2_nan_of_first(a, r) : r;
 }
 
+/* batch_norm's ((v - mean) * rstd) [* w] [+ b], each step's NaN operand
+ * on the left winning (v - mean: the subtraction does not commute): the
+ * avx2 set's batch_norm and batch_norm_train per element. */
+AVX2_TARGET static AMP_ALWAYS_INLINE __m256 avx2_bn8(__m256 v, __m256 mean, __m256 rstd, __m256 w, __m256 b,
+                                                     int has_w, int has_b)
+{
+    const __m256 d = _mm256_sub_ps(v, mean);
+    __m256 r = _mm256_mul_ps(d, rstd), rw, rb;
+    if (has_w)
+        r = _mm256_mul_ps(r, w);
+    if (has_b)
+        r = _mm256_add_ps(r, b);
+    if (!_mm256_movemask_ps(avx2_isnan(r)))
+        return r;
+    r = avx2_nan_of_first(d, _mm256_mul_ps(d, rstd));
+    rw = has_w ? avx2_nan_of_first(r, _mm256_mul_ps(r, w)) : r;
+    rb = has_b ? avx2_nan_of_first(rw, _mm256_add_ps(rw, b)) : rw;
+    return rb;
+}
+
 /* relu_backward of 8 f32 lanes, on the bits: g where x > 0 or NaN, else
  * +0 (x <= 0: +-0, or the sign set and not NaN). */
 AVX2_TARGET static inline __m256i avx2_relu_bw32(__m256i xv, __m256i g)
@@ -235,6 +255,8 @@ static inline void avx2_run_chunked(size_t n, size_t unit, void (*body)(const vo
  * (amprt_internal.h) installs them all. */
 void amp_avx2_fill_eltwise(amp_kernel_table *t);
 void amp_avx2_fill_backward(amp_kernel_table *t);
+void amp_avx2_fill_norm(amp_kernel_table *t);  /* x86/avx2_norm.c */
+void amp_avx2_fill_clamp(amp_kernel_table *t); /* x86/avx2_clamp.c */
 void amp_avx2_fill_reduce(amp_kernel_table *t);
 void amp_avx2_fill_loss(amp_kernel_table *t);
 

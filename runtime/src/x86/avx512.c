@@ -1261,6 +1261,8 @@ void amp_isa_avx512_fill(amp_kernel_table *t)
 #undef INSTALL
     amp_isa_avx512_fill_eltwise(t);
     amp_isa_avx512_fill_backward(t);
+    amp_isa_avx512_fill_norm(t);
+    amp_isa_avx512_fill_clamp(t);
     amp_isa_avx512_fill_reduce(t);
     amp_isa_avx512_fill_loss(t);
     amp_isa_avx512_fill_rows(t);

@@ -1,8 +1,8 @@
 /*
  * avx512_backward.c - the AVX-512 gradient and optimizer kernels of the
- * "avx512" and "avx512bf16" sets: relu_backward (threshold_backward),
- * batch_norm_backward in its running-statistics form (training 0), the
- * sgd update and 2-d max_pool_backward, for f32, bf16 and f16 storage.
+ * "avx512" and "avx512bf16" sets: relu_backward (threshold_backward), the
+ * sgd update and 2-d max_pool_backward, for f32, bf16 and f16 storage
+ * (batch_norm_backward is x86/avx512_norm.c's).
  * They are the parts of a convolutional network's training step between
  * the convolutions (resnet18's backward: relu_backward and
  * batch_norm_backward after every convolution, max_pool_backward at the
@@ -18,18 +18,6 @@
  *                  (zero, or sign set and not NaN) and dy copied (bf16/f16:
  *                  a signalling NaN quieted, as the reference's round trip
  *                  through f32 does).
- *  batch_norm_backward (training 0)  per channel the reference's sums
- *                  sum_dy += g and sum_dy_xhat += g ((x - mean) rstd), over
- *                  n then s, sequentially: 16 channels at a time, one per
- *                  lane, so every lane adds in the reference's order.  One
- *                  pass over memory: spans of 256 positions of each of the
- *                  16 channel rows read in turn (long runs stream; 16 rows
- *                  read 16 positions at a time do not), dx = (g w) rstd
- *                  stored and g and its xhat term kept in f32 in an L1
- *                  buffer, whose 16 x 16 blocks are then transposed in
- *                  registers and added.  Tasks on the pool are blocks of 16
- *                  channels.  training 1, and parameters in f64, go to the
- *                  reference.
  *  sgd             the reference's formula per element, 16 at a time.
  *  max_pool_backward (2-d, dilation 1)  the forward's choice made 16
  *                  outputs at a time, the dy then summed in output order
@@ -37,7 +25,7 @@
  *                  x86/avx512_eltwise.c's (amp_avx512_max_pool_backward_any).
  *
  * The drivers (contexts, scalars, tasks, geometry checks, entries) are
- * frame/norm_backward_form.h's, pool_form.h's and sgd_form.h's; this file
+ * frame/pool_form.h's and sgd_form.h's; this file
  * holds the vector loops.
  *
  * Compiled for AVX-512 through target attributes only; installed by
@@ -49,7 +37,6 @@
 #include <string.h>
 
 #include "amprt_internal.h"
-#include "frame/norm_backward_form.h"
 #include "frame/pool_form.h"
 #include "frame/sgd_form.h"
 #include "avx512_store.h"
@@ -179,88 +166,6 @@ static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void 
 {
     relu_bw_ctx c = { t, x, dy, dx };
     run_chunked(n, relu_backward_body, &c);
-}
-
-/* ---- batch_norm_backward, running statistics ------------------------------------- */
-
-/* Channels [per_task task, + per_task).  Each channel's sums as the
- * reference takes them: 16 lanes, lane s mod 16 of each image's row, in
- * (n, s) order (a row's vectors straight from memory, its tail masked),
- * then the reference's tree; dx = (g w) rstd in the same pass. */
-TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
-{
-    const size_t es = amp_dtype_size(t);
-    const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task, HxW = c->HxW;
-    if (HxW == 1) {
-        /* [N, C]: the 16 channels of an image side by side, each summed
-         * over n in its own lane (the reference's lane 0; its tree adds
-         * the 15 empty lanes' +0 to a sum that began at +0, which changes
-         * nothing) */
-        const __mmask16 m = tail_mask((size_t)nc);
-        float wv[16], meanv[16], rstdv[16], sdy[16], sdx[16];
-        amp_bn_bw_lane_scalars(c, c0, nc, 16, wv, meanv, rstdv);
-        const __m512 vw = _mm512_loadu_ps(wv), vm = _mm512_loadu_ps(meanv), vr = _mm512_loadu_ps(rstdv);
-        __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
-        for (int64_t n = 0; n < c->N; n++) {
-            const size_t off = (size_t)(n * c->C + c0) * es;
-            const __m512 g = load16(t, (const char *)c->dy + off, m), xv = load16(t, (const char *)c->x + off, m);
-            store16(t, (char *)c->dx + off, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
-            sum_dy = _mm512_add_ps(sum_dy, g);
-            sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
-        }
-        _mm512_storeu_ps(sdy, sum_dy);
-        _mm512_storeu_ps(sdx, sum_dy_xhat);
-        amp_bn_bw_store(c, c0, nc, sdy, sdx);
-        return;
-    }
-    for (int64_t l = 0; l < nc; l++) {
-        const int64_t ch = c0 + l;
-        float w, mean, rstd, dy16[16], dx16[16];
-        amp_bn_bw_scalars(c, ch, &w, &mean, &rstd);
-        const __m512 vw = _mm512_set1_ps(w), vr = _mm512_set1_ps(rstd), vm = _mm512_set1_ps(mean);
-        __m512 sum_dy = _mm512_setzero_ps(), sum_dy_xhat = _mm512_setzero_ps();
-        for (int64_t n = 0; n < c->N; n++) {
-            const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
-            const char *dyp = (const char *)c->dy + row, *xp = (const char *)c->x + row;
-            char *dxp = (char *)c->dx + row;
-            int64_t q = 0;
-            /* dx may be dy or x: each vector of both is read before its dx is stored */
-            for (; q + 16 <= HxW; q += 16) {
-                const __m512 g = load16_all(t, dyp + (size_t)q * es), xv = load16_all(t, xp + (size_t)q * es);
-                store16_all(t, dxp + (size_t)q * es, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
-                sum_dy = _mm512_add_ps(sum_dy, g);
-                sum_dy_xhat = _mm512_add_ps(sum_dy_xhat, _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
-            }
-            if (q < HxW) {
-                const __mmask16 m = tail_mask((size_t)(HxW - q));
-                const __m512 g = load16(t, dyp + (size_t)q * es, m), xv = load16(t, xp + (size_t)q * es, m);
-                store16(t, dxp + (size_t)q * es, m, _mm512_mul_ps(_mm512_mul_ps(g, vw), vr));
-                sum_dy = _mm512_mask_add_ps(sum_dy, m, sum_dy, g);
-                sum_dy_xhat = _mm512_mask_add_ps(sum_dy_xhat, m, sum_dy_xhat,
-                                                 _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(xv, vm), vr)));
-            }
-        }
-        _mm512_storeu_ps(dy16, sum_dy);
-        _mm512_storeu_ps(dx16, sum_dy_xhat);
-        amp_bn_bw_store16(c, ch, dy16, dx16);
-    }
-}
-
-/* Per storage dtype, so that load16 and store16 compile to their one case. */
-TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
-{
-    const amp_bn_bw_ctx *c = ctx;
-    (void)slot;
-    switch (c->t) {
-    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
-    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
-    default: bn_backward_body(c, task, AMP_F32); break;
-    }
-}
-
-static void batch_norm_backward_fast(amp_bn_bw_ctx *c)
-{
-    amp_bn_bw_run(c, PARALLEL_MIN, bn_backward_task);
 }
 
 /* ---- sgd ---------------------------------------------------------------------------- */
@@ -441,7 +346,6 @@ static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const voi
         }                                                                                         \
         relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                          \
     }                                                                                             \
-    AMP_BN_BACKWARD_ENTRY(T, batch_norm_backward_fast)                                            \
     AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, MPB_ANY, RELU_BW,                        \
                               amp_global_avg_pool_backward)                                       \
     AMP_SGD_ENTRY(T)
@@ -454,7 +358,6 @@ AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 #define BACKWARD_OF(X, T)                                                                         \
     X(adaptive_avg_pool_backward_##T, adaptive_avg_pool_backward_##T)                             \
     X(relu_backward_##T, relu_backward_##T)                                                       \
-    X(batch_norm_backward_##T, batch_norm_backward_##T)                                           \
     X(sgd_##T, sgd_##T)                                                                           \
     X(max_pool_backward_##T, max_pool_backward_##T)                                               \
     X(max_pool_relu_backward_##T, max_pool_relu_backward_##T)

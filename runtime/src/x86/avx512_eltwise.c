@@ -58,47 +58,11 @@ TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
     }
 }
 
-/* ---- which NaN -------------------------------------------------------------------
- * Of two NaN operands, x86 returns the first source's (quieted); but
- * multiplication and addition commute, and a compiler (clang does) may
- * swap _mm512_mul_ps(a, b)'s operands, so which NaN comes out of a + b or
- * a * b would depend on the compiler and on the code around it.  The
- * kernels below that must agree with each other bit for bit (batch_norm
- * and add, and conv_ex's post, which repeats them) therefore fix it: a
- * NaN a gives a, quieted, whatever the order (a + b and a * b with one
- * NaN operand give that one either way).  The fix runs only for vectors
- * whose result has a NaN lane, so ordinary data pays one compare. */
-
-/* lanes where a is NaN take a, quieted, instead of r */
-TARGET static inline __m512 nan_of_first(__m512 a, __m512 r)
-{
-    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q),
-                              _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x00400000))));
-}
-
 /* a + b, a NaN a winning */
 TARGET static inline __m512 add_first(__m512 a, __m512 b)
 {
     const __m512 r = _mm512_add_ps(a, b);
     return _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q) ? nan_of_first(a, r) : r;
-}
-
-/* batch_norm's ((v - mean) * rstd) [* w] [+ b], each step's NaN operand
- * on the left winning (v - mean: the subtraction does not commute). */
-TARGET static inline __m512 bn16(__m512 v, __m512 mean, __m512 rstd, __m512 w, __m512 b, int has_w, int has_b)
-{
-    const __m512 d = _mm512_sub_ps(v, mean);
-    __m512 r = _mm512_mul_ps(d, rstd), rw, rb;
-    if (has_w)
-        r = _mm512_mul_ps(r, w);
-    if (has_b)
-        r = _mm512_add_ps(r, b);
-    if (!_mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q))
-        return r;
-    r = nan_of_first(d, _mm512_mul_ps(d, rstd));
-    rw = has_w ? nan_of_first(r, _mm512_mul_ps(r, w)) : r;
-    rb = has_b ? nan_of_first(rw, _mm512_add_ps(rw, b)) : rw;
-    return rb;
 }
 
 /* ---- chunked, pooled loops ---------------------------------------------------- */

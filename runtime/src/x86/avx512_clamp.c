@@ -1,0 +1,174 @@
+/*
+ * avx512_clamp.c - the AVX-512 clamp kernels of the "avx512" and
+ * "avx512bf16" sets: clamp and hardtanh (the same function: PyTorch's
+ * hardtanh is a clamp; ReLU6 is clamp 0..6) and their gradients
+ * clamp_backward and hardtanh_backward, for f32, bf16 and f16 storage
+ * (computing in f32, x86/avx512_store.h).
+ *
+ * Bit for bit the reference (ref/ref_unary.inc, ref_backward_unary.inc;
+ * tests/runtime/test_fasteltwise.c, test_fastbackward.c):
+ *
+ *  clamp           y = min(hi, max(lo, x)) with vmaxps(lo, x) and
+ *                  vminps(hi, x): each returns its second operand unless
+ *                  the comparison (lo > x, hi < x) holds, which is the
+ *                  reference's "if (x < lo) x = lo; if (x > hi) x = hi"
+ *                  exactly: a NaN x stays x (its payload too), a NaN bound
+ *                  is passed over, lo > hi gives hi, and of -0 and +0 x
+ *                  is kept.
+ *  clamp_backward  dx = lo <= x <= hi ? dy : +0 (ordered compares: NaN x
+ *                  gives 0).
+ *  hardtanh_backward  dx = x <= lo || x >= hi ? +0 : dy (NaN x gives dy).
+ *
+ * Without x (x NULL: the reference reads 0) the backwards go to the
+ * reference.  Large arrays are split into chunks on the thread pool; the
+ * result does not depend on the split.
+ *
+ * Compiled for AVX-512 through target attributes only; installed by
+ * amp_isa_avx512_fill after dispatch.c's CPU check.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "amprt_internal.h"
+#include "avx512_store.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+#include <immintrin.h>
+
+#define TARGET AVX512_TARGET
+
+/* Elements per pool task (a multiple of 16, so only the last task has a
+ * tail), and the size below which one thread does it all. */
+#define CHUNK ((size_t)1 << 16)
+#define PARALLEL_MIN ((size_t)1 << 17)
+
+typedef struct {
+    amp_dtype t;
+    int op; /* CLAMP, CLAMP_BW, HARDTANH_BW */
+    const void *x, *dy;
+    float lo, hi;
+    void *y;
+    size_t n;
+} clamp_ctx;
+
+enum { CLAMP, CLAMP_BW, HARDTANH_BW };
+
+static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
+
+/* 16 values of dtype t at p (mask m) as f32; masked-off lanes 0.  bf16
+ * and f16 NaNs need no quieting here: every result is stored through
+ * store16, which quiets them as the reference's round trip does. */
+TARGET static inline __m512 load16_masked(amp_dtype t, const void *p, __mmask16 m)
+{
+    switch (t) {
+    case AMP_BF16: return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    default: return _mm512_maskz_loadu_ps(m, p);
+    }
+}
+
+/* One vector of op: x (and dy for the gradients) to the result. */
+TARGET static AMP_ALWAYS_INLINE __m512 clamp16(const int op, __m512 x, __m512 dy, __m512 lo, __m512 hi)
+{
+    switch (op) {
+    case CLAMP: return _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+    case CLAMP_BW:
+        return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, hi, _CMP_LE_OQ), dy);
+    default:
+        return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLE_UQ) & _mm512_cmp_ps_mask(x, hi, _CMP_NGE_UQ), dy);
+    }
+}
+
+TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op, const clamp_ctx *c, size_t begin,
+                                                size_t end)
+{
+    const size_t es = size_of_storage(t);
+    const char *x = c->x, *dy = op == CLAMP ? c->x : c->dy;
+    char *y = c->y;
+    const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+    size_t i = begin;
+    for (; i + 16 <= end; i += 16)
+        store16_all(t, y + i * es, clamp16(op, load16_all(t, x + i * es), load16_all(t, dy + i * es), lo, hi));
+    if (i < end) {
+        const __mmask16 m = tail_mask(end - i);
+        store16(t, y + i * es, m, clamp16(op, load16_masked(t, x + i * es, m), load16_masked(t, dy + i * es, m), lo, hi));
+    }
+}
+
+TARGET static void clamp_range(const clamp_ctx *c, size_t begin, size_t end)
+{
+#define CLAMP_CASES(OP)                                                                           \
+    switch (c->t) {                                                                               \
+    case AMP_BF16: clamp_loop(AMP_BF16, OP, c, begin, end); return;                               \
+    case AMP_F16: clamp_loop(AMP_F16, OP, c, begin, end); return;                                 \
+    default: clamp_loop(AMP_F32, OP, c, begin, end); return;                                      \
+    }
+    switch (c->op) {
+    case CLAMP: CLAMP_CASES(CLAMP)
+    case CLAMP_BW: CLAMP_CASES(CLAMP_BW)
+    default: CLAMP_CASES(HARDTANH_BW)
+    }
+#undef CLAMP_CASES
+}
+
+static void clamp_task(void *ctx, int64_t task, int slot)
+{
+    const clamp_ctx *c = ctx;
+    const size_t begin = (size_t)task * CHUNK, end = begin + CHUNK < c->n ? begin + CHUNK : c->n;
+    (void)slot;
+    clamp_range(c, begin, end);
+}
+
+static void clamp_run(amp_dtype t, int op, size_t n, const void *x, const void *dy, double lo, double hi, void *y)
+{
+    clamp_ctx c = { t, op, x, dy, (float)lo, (float)hi, y, n };
+    if (n < PARALLEL_MIN || amp_get_threads() == 1)
+        clamp_range(&c, 0, n);
+    else
+        amp_parallel_run(amp_get_threads(), (int64_t)((n + CHUNK - 1) / CHUNK), clamp_task, &c);
+}
+
+#define ENTRIES(T)                                                                                \
+    static void clamp_##T(size_t n, const AMP_CTYPE_##T *x, double lo, double hi, AMP_CTYPE_##T *y) \
+    {                                                                                             \
+        clamp_run(AMP_DTYPE_##T, CLAMP, n, x, NULL, lo, hi, y);                                   \
+    }                                                                                             \
+    static void clamp_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,      \
+                                   const AMP_CTYPE_##T *dy, double lo, double hi, AMP_CTYPE_##T *dx) \
+    {                                                                                             \
+        if (x == NULL)                                                                            \
+            amp_ref_clamp_backward_##T(n, x, y, dy, lo, hi, dx);                                  \
+        else                                                                                      \
+            clamp_run(AMP_DTYPE_##T, CLAMP_BW, n, x, dy, lo, hi, dx);                             \
+    }                                                                                             \
+    static void hardtanh_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,   \
+                                      const AMP_CTYPE_##T *dy, double lo, double hi, AMP_CTYPE_##T *dx) \
+    {                                                                                             \
+        if (x == NULL)                                                                            \
+            amp_ref_hardtanh_backward_##T(n, x, y, dy, lo, hi, dx);                               \
+        else                                                                                      \
+            clamp_run(AMP_DTYPE_##T, HARDTANH_BW, n, x, dy, lo, hi, dx);                          \
+    }
+
+AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
+
+/* This file's kernels of the sets: X(kernel, implementation). */
+#define CLAMP_OF(X, T)                                                                            \
+    X(clamp_##T, clamp_##T)                                                                       \
+    X(hardtanh_##T, clamp_##T)                                                                    \
+    X(clamp_backward_##T, clamp_backward_##T)                                                     \
+    X(hardtanh_backward_##T, hardtanh_backward_##T)
+#define CLAMP_KERNELS(X) CLAMP_OF(X, f32) CLAMP_OF(X, bf16) CLAMP_OF(X, f16)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+CLAMP_KERNELS(DEFINE)
+#undef DEFINE
+
+void amp_isa_avx512_fill_clamp(amp_kernel_table *t)
+{
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+    CLAMP_KERNELS(INSTALL)
+#undef INSTALL
+}
+
+#endif /* x86 */
