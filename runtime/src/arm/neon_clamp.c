@@ -21,12 +21,11 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/clamp_form.h"
 
 #if defined(__aarch64__)
 
 #include "arm/neon_convert.h"
-
-enum { CLAMP, CLAMP_BW, HARDTANH_BW };
 
 /* One vector of op: x (and dy for the gradients) to the result. */
 static AMP_ALWAYS_INLINE float32x4_t clamp4(const int op, float32x4_t x, float32x4_t dy, float32x4_t lo,
@@ -60,45 +59,17 @@ static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op, size_t
                       clamp4(op, neon_load4_n(t, x + i * es, n - i), neon_load4_n(t, dy + i * es, n - i), lo, hi));
 }
 
-#define ENTRIES(T)                                                                                \
-    static void clamp_##T(size_t n, const AMP_CTYPE_##T *x, double lo, double hi, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        clamp_loop(AMP_DTYPE_##T, CLAMP, n, x, NULL, lo, hi, y);                                  \
-    }                                                                                             \
-    static void clamp_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,      \
-                                   const AMP_CTYPE_##T *dy, double lo, double hi, AMP_CTYPE_##T *dx) \
-    {                                                                                             \
-        if (x == NULL)                                                                            \
-            amp_ref_clamp_backward_##T(n, x, y, dy, lo, hi, dx);                                  \
-        else                                                                                      \
-            clamp_loop(AMP_DTYPE_##T, CLAMP_BW, n, x, dy, lo, hi, dx);                            \
-    }                                                                                             \
-    static void hardtanh_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,   \
-                                      const AMP_CTYPE_##T *dy, double lo, double hi, AMP_CTYPE_##T *dx) \
-    {                                                                                             \
-        if (x == NULL)                                                                            \
-            amp_ref_hardtanh_backward_##T(n, x, y, dy, lo, hi, dx);                               \
-        else                                                                                      \
-            clamp_loop(AMP_DTYPE_##T, HARDTANH_BW, n, x, dy, lo, hi, dx);                         \
-    }
-
+#define ENTRIES(T) AMP_CLAMP_ENTRIES(T, clamp_loop)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
-/* This file's kernels of the sets: X(kernel, implementation). */
-#define CLAMP_OF(X, T)                                                                            \
-    X(clamp_##T, clamp_##T)                                                                       \
-    X(hardtanh_##T, clamp_##T)                                                                    \
-    X(clamp_backward_##T, clamp_backward_##T)                                                     \
-    X(hardtanh_backward_##T, hardtanh_backward_##T)
-#define CLAMP_KERNELS(X) CLAMP_OF(X, f32) CLAMP_OF(X, bf16) CLAMP_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(neon, name, impl)
-CLAMP_KERNELS(DEFINE)
+AMP_CLAMP_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_isa_neon_fill_clamp(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, neon, name);
-    CLAMP_KERNELS(INSTALL)
+    AMP_CLAMP_KERNELS(INSTALL)
 #undef INSTALL
 }
 

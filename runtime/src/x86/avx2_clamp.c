@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/clamp_form.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,8 +46,6 @@ typedef struct {
     float lo, hi;
     void *y;
 } clamp_ctx;
-
-enum { CLAMP, CLAMP_BW, HARDTANH_BW };
 
 /* One vector of op: x (and dy for the gradients) to the result. */
 TARGET static AMP_ALWAYS_INLINE __m256 clamp8(const int op, __m256 x, __m256 dy, __m256 lo, __m256 hi)
@@ -104,45 +103,17 @@ static void clamp_run(amp_dtype t, int op, size_t n, const void *x, const void *
     avx2_run_chunked(n, 1, clamp_body, &c);
 }
 
-#define ENTRIES(T)                                                                                \
-    static void clamp_##T(size_t n, const AMP_CTYPE_##T *x, double lo, double hi, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        clamp_run(AMP_DTYPE_##T, CLAMP, n, x, NULL, lo, hi, y);                                   \
-    }                                                                                             \
-    static void clamp_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,      \
-                                   const AMP_CTYPE_##T *dy, double lo, double hi, AMP_CTYPE_##T *dx) \
-    {                                                                                             \
-        if (x == NULL)                                                                            \
-            amp_ref_clamp_backward_##T(n, x, y, dy, lo, hi, dx);                                  \
-        else                                                                                      \
-            clamp_run(AMP_DTYPE_##T, CLAMP_BW, n, x, dy, lo, hi, dx);                             \
-    }                                                                                             \
-    static void hardtanh_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,   \
-                                      const AMP_CTYPE_##T *dy, double lo, double hi, AMP_CTYPE_##T *dx) \
-    {                                                                                             \
-        if (x == NULL)                                                                            \
-            amp_ref_hardtanh_backward_##T(n, x, y, dy, lo, hi, dx);                               \
-        else                                                                                      \
-            clamp_run(AMP_DTYPE_##T, HARDTANH_BW, n, x, dy, lo, hi, dx);                          \
-    }
-
+#define ENTRIES(T) AMP_CLAMP_ENTRIES(T, clamp_run)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
 
-/* This file's kernels of the set: X(kernel, implementation). */
-#define CLAMP_OF(X, T)                                                                            \
-    X(clamp_##T, clamp_##T)                                                                       \
-    X(hardtanh_##T, clamp_##T)                                                                    \
-    X(clamp_backward_##T, clamp_backward_##T)                                                     \
-    X(hardtanh_backward_##T, hardtanh_backward_##T)
-#define CLAMP_KERNELS(X) CLAMP_OF(X, f32) CLAMP_OF(X, bf16) CLAMP_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
-CLAMP_KERNELS(DEFINE)
+AMP_CLAMP_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_avx2_fill_clamp(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
-    CLAMP_KERNELS(INSTALL)
+    AMP_CLAMP_KERNELS(INSTALL)
 #undef INSTALL
 }
 
