@@ -72,9 +72,12 @@ WARN     := -Wall -Wextra -pedantic -Werror
 SAN_LIST  := address,undefined
 SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 # The compiler uses C11 (_Noreturn, _Alignas) and POSIX; the runtime and the
-# code ampc emits are C99.
+# code ampc emits are C99.  The runtime never contracts a * b + c into one
+# fused multiply-add behind the source's back: its vector kernels are bit for
+# bit the reference only when both round where the source says.  GCC in
+# -std=c99 already does not contract, but Clang does by default.
 CFLAGS_COMPILER := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) $(addprefix -I,$(COMPILER_DIRS)) -Iruntime/include -I$(BUILD)/gen
-CFLAGS_RUNTIME  := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -ffunction-sections -fdata-sections -Iruntime/include $(RUNTIME_DEFS)
+CFLAGS_RUNTIME  := -std=c99 -ffp-contract=off -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN_FLAGS) -fPIC -ffunction-sections -fdata-sections -Iruntime/include $(RUNTIME_DEFS)
 LDFLAGS  += $(SAN_FLAGS)
 # Each object records the headers it included (-MMD), so an edit to any
 # header rebuilds exactly what read it; -MP keeps a deleted header from
