@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh HOST_BUILD CROSS_BUILD ci|full: the aarch64 runtime and the
+# run.sh HOST_BUILD CROSS_BUILD ci|sets|full: the aarch64 runtime and the
 # examples' emitted C under qemu-aarch64, on each CPU model of
 # AARCH64_CPUS (default "max cortex-a53": every feature, FEAT_BF16
 # included, and a baseline ARMv8.0 core, so both the neonbf16 paths and
@@ -30,6 +30,10 @@
 # of mlp, lenet5, transformer and the digits MLP on every target (linear,
 # conv, relu, add and casts in each dtype, through the public entry
 # points on the best set), against their f64 evaluation.
+# sets (make test-aarch64-sets): the tests that test-runtime reruns under
+# each x86 set natively (ISA_TESTS, the Makefile's RUNTIME_ISA_TESTS),
+# each under every NEON set the CPU model supports, forced, and the ci
+# examples: the NEON sets checked by the same tests as the x86 ones.
 # full: every runtime test under every NEON set the CPU model supports
 # (as tests/runtime/run-isas.sh does natively; not under ref or auto, see
 # below), and every example, resnet18 and the digits CNN included (long
@@ -60,14 +64,14 @@ done
 
 # The examples; the runtime tests are picked per CPU model below.
 case $MODE in
-ci)
+ci|sets)
     examples="mlp:B=8 lenet5:B=4 transformer:B=3 digits/mlp:B=8"
     ;;
 full)
     examples="mlp:B=8 lenet5:B=4 transformer:B=3 resnet18:B=1 digits/mlp:B=8 digits/cnn:B=4"
     ;;
 *)
-    echo "usage: run.sh HOST_BUILD CROSS_BUILD ci|full"
+    echo "usage: run.sh HOST_BUILD CROSS_BUILD ci|sets|full"
     exit 2
     ;;
 esac
@@ -124,10 +128,15 @@ for cpu in $CPUS; do
         *) tests="test_fasteltwise:neon test_fastbackward:neon test_dispatch:auto" ;;
         esac
     else
-        # best set first, each set through the whole suite in turn
+        # best set first, each set through the suite in turn
+        if [ "$MODE" = sets ]; then
+            names=${ISA_TESTS:?sets: ISA_TESTS names the tests (make test-aarch64-sets sets it)}
+        else
+            names=$(for src in tests/runtime/test_*.c; do basename "$src" .c; done)
+        fi
         tests=$(for isa in neonbf16 neonfp16 neon; do
                     case " $sets " in *" $isa "*) ;; *) continue ;; esac
-                    for src in tests/runtime/test_*.c; do echo "$(basename "$src" .c):$isa"; done
+                    for name in $names; do echo "$name:$isa"; done
                 done)
     fi
     for entry in $tests; do
@@ -139,8 +148,9 @@ for cpu in $CPUS; do
         fi
         for isa in $(echo "${entry#*:}" | tr , ' '); do
             log=$t.$cpu.$isa.log
+            start=$(date +%s)
             if AMPRT_ISA=$isa "$QEMU" -cpu "$cpu" "$t" > "$log" 2>&1; then
-                ok "-cpu $cpu AMPRT_ISA=$isa $name"
+                ok "-cpu $cpu AMPRT_ISA=$isa $name ($(( $(date +%s) - start )) s)"
             else
                 tail -n 20 "$log"
                 bad "-cpu $cpu AMPRT_ISA=$isa $name (log: $log)"
