@@ -29,7 +29,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX2_TARGET
-#define PARALLEL_MIN_FLOPS 200000
 
 /* amp_expf of 4 lanes in double, as amp_expf.h defines it (k in [-150,
  * 129]: 2^k from its bits, p 2^k a normal double, exact) */
@@ -78,18 +77,66 @@ TARGET static inline float hsum8(__m256 v)
     return _mm_cvtss_f32(_mm_add_ss(m, _mm_shuffle_ps(m, m, 1)));
 }
 
-typedef struct {
-    amp_dtype t;
-    const amp_sdpa_desc *d;
-    const void *q, *k, *v, *mask;
-    const uint8_t *bool_mask;
-    void *y;
-    float *work;
-    int64_t Sp, Evp, slot_floats;
-} sdpa_args;
+/* the lanes where s is not -inf: exp(s - m); +0 in the others */
+TARGET static inline __m256 exp_live(__m256 s, __m256 m)
+{
+    return _mm256_and_ps(_mm256_cmp_ps(s, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ), exp8(_mm256_sub_ps(s, m)));
+}
+
+/* acc + p dp, +0 added where p is 0 */
+TARGET static inline __m256 dsum_add(__m256 acc, __m256 p, __m256 dp)
+{
+    const __m256 live = _mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+    return _mm256_add_ps(acc, _mm256_and_ps(live, _mm256_mul_ps(p, dp)));
+}
+
+/* p (dp - D) where p is not 0, +0 elsewhere */
+TARGET static inline __m256 ds_of(__m256 p, __m256 dp, __m256 D)
+{
+    const __m256 live = _mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+    return _mm256_and_ps(live, _mm256_mul_ps(p, _mm256_sub_ps(dp, D)));
+}
+
+TARGET static inline void store8_n(amp_dtype t, void *p, int64_t n, __m256 v)
+{
+    if (n >= 8)
+        avx2_store8(t, p, v);
+    else
+        avx2_store8_n(t, p, (size_t)n, v);
+}
+
+/* ---- sdpa_backward: frame/attention_backward_form.h ------------------------------ */
+
+struct amp_sdpa_ctx;
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt,
+                             float *s);
+
+#define AV __m256
+#define AW 8
+#define ATTN_TARGET TARGET
+#define AV_ZERO _mm256_setzero_ps
+#define AV_DUP _mm256_set1_ps
+#define AV_LDA _mm256_load_ps
+#define AV_STA _mm256_store_ps
+#define AV_FMA _mm256_fmadd_ps
+#define AV_ADD _mm256_add_ps
+#define AV_MUL _mm256_mul_ps
+#define AV_DIV _mm256_div_ps
+#define AV_MAX _mm256_max_ps
+#define attn_size avx2_size_of
+#define attn_load_n load8_n
+#define attn_store_n store8_n
+#define attn_hmax hmax8
+#define attn_hsum hsum8
+#define attn_exp_live exp_live
+#define attn_dsum_add dsum_add
+#define attn_ds ds_of
+#include "frame/attention_backward_form.h"
+
+/* ---- sdpa ------------------------------------------------------------------------- */
 
 /* Lanes of the 8 positions from j that take part (all ones), for row i. */
-TARGET static inline __m256 live_lanes(const sdpa_args *a, int64_t b, int64_t i, int64_t j)
+TARGET static inline __m256 live_lanes(const amp_sdpa_ctx *a, int64_t b, int64_t i, int64_t j)
 {
     const amp_sdpa_desc *d = a->d;
     const int64_t n = d->S - j;
@@ -110,7 +157,7 @@ TARGET static inline __m256 live_lanes(const sdpa_args *a, int64_t b, int64_t i,
 
 /* The scores of query row i into s[0, Sp): masked and padding positions
  * -inf; returns 1 when one is NaN. */
-TARGET static int row_scores(const sdpa_args *a, int64_t b, int64_t i, const float *qf, const float *kt, float *s)
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt, float *s)
 {
     const amp_sdpa_desc *d = a->d;
     const __m256 scale = _mm256_set1_ps((float)d->scale);
@@ -137,7 +184,7 @@ TARGET static int row_scores(const sdpa_args *a, int64_t b, int64_t i, const flo
     return nan != 0;
 }
 
-TARGET static void sdpa_entry(const sdpa_args *a, int64_t b, float *w)
+TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
 {
     const amp_sdpa_desc *d = a->d;
     const amp_dtype t = a->t;
@@ -186,10 +233,7 @@ TARGET static void sdpa_entry(const sdpa_args *a, int64_t b, float *w)
             for (int c = 0; c < nv; c++) {
                 const int64_t e = e0 + 8 * c, n = Ev - e;
                 const __m256 r = _mm256_div_ps(acc[c], denom);
-                if (n >= 8)
-                    avx2_store8(t, y + e * es, r);
-                else
-                    avx2_store8_n(t, y + e * es, (size_t)n, r);
+                store8_n(t, y + e * es, n, r);
             }
         }
     }
@@ -197,7 +241,7 @@ TARGET static void sdpa_entry(const sdpa_args *a, int64_t b, float *w)
 
 static void sdpa_task(void *ctx, int64_t task, int slot)
 {
-    const sdpa_args *a = ctx;
+    const amp_sdpa_ctx *a = ctx;
     sdpa_entry(a, task, a->work + slot * a->slot_floats);
 }
 
@@ -208,7 +252,7 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
     const int64_t per = d->E * Sp + d->S * Evp + Sp + d->E + 8;
     const double flops = 2.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
     const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
-    sdpa_args a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
+    amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
     a.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.slot_floats * sizeof(float));
     if (a.work == NULL) { /* no memory for the buffers: the reference, which needs none */
         switch (t) {
@@ -225,189 +269,6 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
             sdpa_entry(&a, b, a.work);
     amp_scratch_free(a.work);
 }
-
-/* ---- sdpa_backward ------------------------------------------------------------------
- * x86/avx512_attention.c's algorithm, 8 lanes at a time: per batch entry
- * (a task) q, k (as rows and transposed), v (transposed) and dy widened
- * to f32 once; row by row the scores, p, dp = dy_i . v_j (8 keys per
- * vector), D_i = sum_j p_ij dp_ij and ds_ij = p_ij (dp_ij - D_i) into two
- * [L, Sp] matrices; then dq_i = scale sum_j ds_ij k_j, dk_j = scale sum_i
- * ds_ij q_i, dv_j = sum_i p_ij dy_i in vector accumulators.  A row the
- * forward makes NaN gets p = ds = NaN (its dq row, its entry's dk and dv
- * NaN, as the reference).  A product: within its bound
- * (tests/runtime/test_fastattention_backward.c).  Operands shared by the
- * entries (batch stride 0) go to the reference. */
-typedef struct {
-    sdpa_args fw; /* t, d, mask, bool_mask, Sp for row_scores; work, slot_floats */
-    const void *dy;
-    void *dq, *dk, *dv;
-    int64_t Ep;
-} sdpa_bw_args;
-
-/* out[0, width) = mul * sum_{r < n} coef[r * cstride] * rows[r * rstride + .], rounded to t */
-TARGET static void weighted_rows(amp_dtype t, const float *coef, int64_t cstride, int64_t n, const float *rows,
-                                 int64_t rstride, int64_t width, float mul, char *out)
-{
-    const size_t es = avx2_size_of(t);
-    for (int64_t e0 = 0; e0 < width; e0 += 32) {
-        const int nv = (int)((width - e0 + 7) / 8 < 4 ? (width - e0 + 7) / 8 : 4);
-        __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
-        for (int64_t r = 0; r < n; r++) {
-            const __m256 c = _mm256_set1_ps(coef[r * cstride]);
-            const float *row = rows + r * rstride + e0;
-            for (int v = 0; v < nv; v++)
-                acc[v] = _mm256_fmadd_ps(c, _mm256_load_ps(row + 8 * v), acc[v]);
-        }
-        for (int v = 0; v < nv; v++) {
-            const int64_t e = e0 + 8 * v, m = width - e;
-            const __m256 r = _mm256_mul_ps(acc[v], _mm256_set1_ps(mul));
-            if (m >= 8)
-                avx2_store8(t, out + e * es, r);
-            else
-                avx2_store8_n(t, out + e * es, (size_t)m, r);
-        }
-    }
-}
-
-/* row i's p into P[0, Sp) and ds into dS[0, Sp) (the scores first in P) */
-TARGET static void backward_row(const sdpa_bw_args *a, int64_t b, int64_t i, const float *qf, const float *kt,
-                                const float *vt, const float *dyf, float *P, float *dS)
-{
-    const amp_sdpa_desc *d = a->fw.d;
-    const int64_t Sp = a->fw.Sp;
-    const int nan = row_scores(&a->fw, b, i, qf, kt, P);
-    __m256 m = _mm256_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < Sp; j += 8)
-        m = _mm256_max_ps(m, _mm256_load_ps(P + j));
-    const float max = hmax8(m);
-    if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
-        for (int64_t j = 0; j < Sp; j++)
-            P[j] = dS[j] = j < d->S ? NAN : 0.0f;
-        return;
-    }
-    __m256 sum = _mm256_setzero_ps(), dsum = _mm256_setzero_ps();
-    for (int64_t j = 0; j < Sp; j += 8) {
-        const __m256 sc = _mm256_load_ps(P + j);
-        const __m256 live = _mm256_cmp_ps(sc, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ);
-        const __m256 p = _mm256_and_ps(live, exp8(_mm256_sub_ps(sc, _mm256_set1_ps(max))));
-        sum = _mm256_add_ps(sum, p);
-        _mm256_store_ps(P + j, p);
-    }
-    const __m256 denom = _mm256_set1_ps(hsum8(sum));
-    for (int64_t j0 = 0; j0 < Sp; j0 += 32) { /* dp, 32 keys at a time; then p = e / denom */
-        const int nv = Sp - j0 >= 32 ? 4 : (int)((Sp - j0) / 8);
-        __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
-        for (int64_t e = 0; e < d->Ev; e++) {
-            const __m256 g = _mm256_set1_ps(dyf[e]);
-            const float *row = vt + e * Sp + j0;
-            for (int c = 0; c < nv; c++)
-                acc[c] = _mm256_fmadd_ps(g, _mm256_load_ps(row + 8 * c), acc[c]);
-        }
-        for (int c = 0; c < nv; c++) {
-            const int64_t j = j0 + 8 * c;
-            const __m256 p = _mm256_div_ps(_mm256_load_ps(P + j), denom);
-            const __m256 live = _mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_NEQ_UQ);
-            _mm256_store_ps(P + j, p);
-            _mm256_store_ps(dS + j, acc[c]);
-            dsum = _mm256_add_ps(dsum, _mm256_and_ps(live, _mm256_mul_ps(p, acc[c])));
-        }
-    }
-    const __m256 D = _mm256_set1_ps(hsum8(dsum));
-    for (int64_t j = 0; j < Sp; j += 8) {
-        const __m256 p = _mm256_load_ps(P + j);
-        const __m256 live = _mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_NEQ_UQ);
-        _mm256_store_ps(dS + j, _mm256_and_ps(live, _mm256_mul_ps(p, _mm256_sub_ps(_mm256_load_ps(dS + j), D))));
-    }
-}
-
-/* One batch entry in the slot's buffer w. */
-TARGET static void sdpa_bw_entry(const sdpa_bw_args *a, int64_t b, float *w)
-{
-    const amp_sdpa_desc *d = a->fw.d;
-    const amp_dtype t = a->fw.t;
-    const size_t es = avx2_size_of(t);
-    const int64_t L = d->L, S = d->S, E = d->E, Ev = d->Ev, Sp = a->fw.Sp, Evp = a->fw.Evp, Ep = a->Ep;
-    float *qf = w, *kf = qf + L * Ep, *kt = kf + S * Ep, *vt = kt + E * Sp, *dyf = vt + Ev * Sp;
-    float *P = dyf + L * Evp, *dS = P + L * Sp;
-    const char *q = (const char *)a->fw.q + (size_t)(b * d->q_batch_stride) * es;
-    const char *k = (const char *)a->fw.k + (size_t)(b * d->k_batch_stride) * es;
-    const char *v = (const char *)a->fw.v + (size_t)(b * d->v_batch_stride) * es;
-    const char *dy = (const char *)a->dy + (size_t)(b * L * Ev) * es;
-    for (int64_t i = 0; i < L; i++)
-        for (int64_t e = 0; e < Ep; e += 8)
-            _mm256_store_ps(qf + i * Ep + e, load8_n(t, q + (size_t)(i * E + e) * es, E - e));
-    for (int64_t j = 0; j < S; j++)
-        for (int64_t e = 0; e < Ep; e += 8)
-            _mm256_store_ps(kf + j * Ep + e, load8_n(t, k + (size_t)(j * E + e) * es, E - e));
-    for (int64_t i = 0; i < L; i++)
-        for (int64_t e = 0; e < Evp; e += 8)
-            _mm256_store_ps(dyf + i * Evp + e, load8_n(t, dy + (size_t)(i * Ev + e) * es, Ev - e));
-    for (int64_t e = 0; e < E; e++)
-        for (int64_t j = 0; j < Sp; j++)
-            kt[e * Sp + j] = j < S ? kf[j * Ep + e] : 0.0f;
-    for (int64_t e = 0; e < Ev; e++)
-        for (int64_t j = 0; j < Sp; j++)
-            vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
-    for (int64_t i = 0; i < L; i++)
-        backward_row(a, b, i, qf + i * Ep, kt, vt, dyf + i * Evp, P + i * Sp, dS + i * Sp);
-    const float scale = (float)d->scale;
-    if (a->dq != NULL)
-        for (int64_t i = 0; i < L; i++)
-            weighted_rows(t, dS + i * Sp, 1, S, kf, Ep, E, scale,
-                          (char *)a->dq + (size_t)(b * d->q_batch_stride + i * E) * es);
-    if (a->dk != NULL)
-        for (int64_t j = 0; j < S; j++)
-            weighted_rows(t, dS + j, Sp, L, qf, Ep, E, scale,
-                          (char *)a->dk + (size_t)(b * d->k_batch_stride + j * E) * es);
-    if (a->dv != NULL)
-        for (int64_t j = 0; j < S; j++)
-            weighted_rows(t, P + j, Sp, L, dyf, Evp, Ev, 1.0f,
-                          (char *)a->dv + (size_t)(b * d->v_batch_stride + j * Ev) * es);
-}
-
-static void sdpa_bw_task(void *ctx, int64_t task, int slot)
-{
-    const sdpa_bw_args *a = ctx;
-    sdpa_bw_entry(a, task, a->fw.work + slot * a->fw.slot_floats);
-}
-
-/* 0: done; -1: the reference's case (shared operands, no memory) */
-static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
-                       const void *mask, const uint8_t *bool_mask, const void *dy, void *dq, void *dk, void *dv)
-{
-    const int64_t Sp = (d->S + 7) / 8 * 8, Evp = (d->Ev + 7) / 8 * 8, Ep = (d->E + 7) / 8 * 8;
-    const int64_t per = d->L * Ep + d->S * Ep + d->E * Sp + d->Ev * Sp + d->L * Evp + 2 * d->L * Sp;
-    const double flops = 10.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
-    const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
-    if (d->batch > 1 && (d->q_batch_stride == 0 || d->k_batch_stride == 0 || d->v_batch_stride == 0))
-        return -1;
-    sdpa_bw_args a = { { t, d, q, k, v, mask, bool_mask, NULL, NULL, Sp, Evp, (per + 7) / 8 * 8 }, dy, dq, dk, dv, Ep };
-    a.fw.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.fw.slot_floats * sizeof(float));
-    if (a.fw.work == NULL)
-        return -1;
-    if (threads > 1)
-        amp_parallel_run(threads, d->batch, sdpa_bw_task, &a);
-    else
-        for (int64_t b = 0; b < d->batch; b++)
-            sdpa_bw_entry(&a, b, a.fw.work);
-    amp_scratch_free(a.fw.work);
-    return 0;
-}
-
-#define SDPA_BACKWARD_ENTRY(T)                                                                    \
-    static void avx2_sdpa_backward_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q,            \
-                                       const AMP_CTYPE_##T *k, const AMP_CTYPE_##T *v,            \
-                                       const AMP_CTYPE_##T *mask, const uint8_t *bool_mask,       \
-                                       const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk, \
-                                       AMP_CTYPE_##T *dv)                                         \
-    {                                                                                             \
-        if (d->batch <= 0 || d->L <= 0 || d->S <= 0 || d->E <= 0 || d->Ev <= 0 ||                 \
-            sdpa_bw_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv) != 0)         \
-            amp_ref_sdpa_backward_##T(d, q, k, v, mask, bool_mask, dy, dq, dk, dv);               \
-    }
-SDPA_BACKWARD_ENTRY(f32)
-SDPA_BACKWARD_ENTRY(bf16)
-SDPA_BACKWARD_ENTRY(f16)
 
 #define SDPA_ENTRY(T)                                                                             \
     static void avx2_sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k, \
@@ -428,8 +289,8 @@ SDPA_ENTRY(f16)
 
 #define ATTENTION_KERNELS(X)                                                                      \
     X(sdpa_f32, avx2_sdpa_f32) X(sdpa_bf16, avx2_sdpa_bf16) X(sdpa_f16, avx2_sdpa_f16)             \
-    X(sdpa_backward_f32, avx2_sdpa_backward_f32) X(sdpa_backward_bf16, avx2_sdpa_backward_bf16)    \
-    X(sdpa_backward_f16, avx2_sdpa_backward_f16)
+    X(sdpa_backward_f32, sdpa_backward_f32) X(sdpa_backward_bf16, sdpa_backward_bf16)              \
+    X(sdpa_backward_f16, sdpa_backward_f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 ATTENTION_KERNELS(DEFINE)
 #undef DEFINE

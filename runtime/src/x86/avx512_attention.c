@@ -36,7 +36,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX512_TARGET
-#define PARALLEL_MIN_FLOPS 200000 /* below, one thread: waking the pool costs more */
 
 /* amp_expf of 8 lanes in double, as amp_expf.h defines it */
 TARGET static __m256 exp8(__m256 xf)
@@ -71,19 +70,68 @@ TARGET static inline __m512 load16_n(amp_dtype t, const void *p, int64_t n)
     return _mm512_mask_mov_ps(_mm512_setzero_ps(), (__mmask16)((1u << n) - 1), load16_all(t, w));
 }
 
-typedef struct {
-    amp_dtype t;
-    const amp_sdpa_desc *d;
-    const void *q, *k, *v, *mask;
-    const uint8_t *bool_mask;
-    void *y;
-    float *work;       /* per pool slot: slot_floats each */
-    int64_t Sp, Evp, slot_floats;
-} sdpa_args;
+/* the lanes where s is not -inf: exp(s - m); +0 in the others */
+TARGET static inline __m512 exp_live(__m512 s, __m512 m)
+{
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-INFINITY), _CMP_NEQ_OQ), exp16(_mm512_sub_ps(s, m)));
+}
+
+/* acc + p dp where p is not 0 (acc unchanged elsewhere) */
+TARGET static inline __m512 dsum_add(__m512 acc, __m512 p, __m512 dp)
+{
+    return _mm512_mask_add_ps(acc, _mm512_cmp_ps_mask(p, _mm512_setzero_ps(), _CMP_NEQ_UQ), acc, _mm512_mul_ps(p, dp));
+}
+
+/* p (dp - D) where p is not 0, +0 elsewhere */
+TARGET static inline __m512 ds_of(__m512 p, __m512 dp, __m512 D)
+{
+    return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(p, _mm512_setzero_ps(), _CMP_NEQ_UQ), p, _mm512_sub_ps(dp, D));
+}
+
+TARGET static inline float hmax16(__m512 v) { return _mm512_reduce_max_ps(v); }
+TARGET static inline float hsum16(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+TARGET static inline void store16_n(amp_dtype t, void *p, int64_t n, __m512 v)
+{
+    if (n >= 16)
+        store16_all(t, p, v);
+    else
+        store16(t, p, (__mmask16)((1u << n) - 1), v);
+}
+
+/* ---- sdpa_backward: frame/attention_backward_form.h ------------------------------ */
+
+struct amp_sdpa_ctx;
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt,
+                             float *s);
+
+#define AV __m512
+#define AW 16
+#define ATTN_TARGET TARGET
+#define AV_ZERO _mm512_setzero_ps
+#define AV_DUP _mm512_set1_ps
+#define AV_LDA _mm512_load_ps
+#define AV_STA _mm512_store_ps
+#define AV_FMA _mm512_fmadd_ps
+#define AV_ADD _mm512_add_ps
+#define AV_MUL _mm512_mul_ps
+#define AV_DIV _mm512_div_ps
+#define AV_MAX _mm512_max_ps
+#define attn_size dsize
+#define attn_load_n load16_n
+#define attn_store_n store16_n
+#define attn_hmax hmax16
+#define attn_hsum hsum16
+#define attn_exp_live exp_live
+#define attn_dsum_add dsum_add
+#define attn_ds ds_of
+#include "frame/attention_backward_form.h"
+
+/* ---- sdpa ------------------------------------------------------------------------- */
 
 /* The scores of query row i into s[0, Sp): masked and padding positions
  * -inf; returns 1 when one is NaN. */
-TARGET static int row_scores(const sdpa_args *a, int64_t b, int64_t i, const float *qf, const float *kt, float *s)
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt, float *s)
 {
     const amp_sdpa_desc *d = a->d;
     const __m512 scale = _mm512_set1_ps((float)d->scale);
@@ -118,7 +166,7 @@ TARGET static int row_scores(const sdpa_args *a, int64_t b, int64_t i, const flo
 }
 
 /* One batch entry: k transposed and v widened into the slot's buffers, then row by row. */
-TARGET static void sdpa_entry(const sdpa_args *a, int64_t b, float *w)
+TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
 {
     const amp_sdpa_desc *d = a->d;
     const amp_dtype t = a->t;
@@ -167,10 +215,7 @@ TARGET static void sdpa_entry(const sdpa_args *a, int64_t b, float *w)
             for (int c = 0; c < nv; c++) {
                 const int64_t e = e0 + 16 * c, n = Ev - e;
                 const __m512 r = _mm512_div_ps(acc[c], denom);
-                if (n >= 16)
-                    store16_all(t, y + e * es, r);
-                else
-                    store16(t, y + e * es, (__mmask16)((1u << n) - 1), r);
+                store16_n(t, y + e * es, n, r);
             }
         }
     }
@@ -178,7 +223,7 @@ TARGET static void sdpa_entry(const sdpa_args *a, int64_t b, float *w)
 
 static void sdpa_task(void *ctx, int64_t task, int slot)
 {
-    const sdpa_args *a = ctx;
+    const amp_sdpa_ctx *a = ctx;
     sdpa_entry(a, task, a->work + slot * a->slot_floats);
 }
 
@@ -189,7 +234,7 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
     const int64_t per = d->E * Sp + d->S * Evp + Sp + d->E + 16;
     const double flops = 2.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
     const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
-    sdpa_args a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
+    amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
     a.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.slot_floats * sizeof(float));
     if (a.work == NULL) { /* no memory for the buffers: the reference, which needs none */
         switch (t) {
@@ -206,194 +251,6 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
             sdpa_entry(&a, b, a.work);
     amp_scratch_free(a.work);
 }
-
-/* ---- sdpa_backward ------------------------------------------------------------------
- * Per batch entry (a task), with p_ij the attention weights, dp_ij = dy_i .
- * v_j, D_i = sum_j p_ij dp_ij and ds_ij = p_ij (dp_ij - D_i) (masked
- * positions p = ds = 0), as ref_backward_attention.c: q, k (both as rows
- * and transposed), v (transposed) and dy widened to f32 once; row by row
- * the scores (row_scores), p, dp (16 keys per vector, as the scores),
- * D and ds into two [L, Sp] matrices; then
- *     dq_i = scale sum_j ds_ij k_j,  dk_j = scale sum_i ds_ij q_i,
- *     dv_j = sum_i p_ij dy_i,
- * each output row's 64 columns at a time in four vector accumulators.  A
- * row the forward makes NaN gets p = ds = NaN, so its dq row and every dk
- * and dv row of its entry are NaN, as the reference's.  A product: the
- * results meet the products' bound, not the reference's bits.  Operands
- * shared by the batch entries (batch stride 0, whose gradients sum over
- * the entries) go to the reference. */
-typedef struct {
-    sdpa_args fw; /* t, d, mask, bool_mask, Sp for row_scores; work, slot_floats */
-    const void *dy;
-    void *dq, *dk, *dv;
-    int64_t Ep;
-} sdpa_bw_args;
-
-/* out[0, width) = mul * sum_{r < n} coef[r * cstride] * rows[r * rstride + .], rounded to t */
-TARGET static void weighted_rows(amp_dtype t, const float *coef, int64_t cstride, int64_t n, const float *rows,
-                                 int64_t rstride, int64_t width, float mul, char *out)
-{
-    const size_t es = dsize(t);
-    for (int64_t e0 = 0; e0 < width; e0 += 64) {
-        const int nv = (int)((width - e0 + 15) / 16 < 4 ? (width - e0 + 15) / 16 : 4);
-        __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
-        for (int64_t r = 0; r < n; r++) {
-            const __m512 c = _mm512_set1_ps(coef[r * cstride]);
-            const float *row = rows + r * rstride + e0;
-            for (int v = 0; v < nv; v++)
-                acc[v] = _mm512_fmadd_ps(c, _mm512_load_ps(row + 16 * v), acc[v]);
-        }
-        for (int v = 0; v < nv; v++) {
-            const int64_t e = e0 + 16 * v, m = width - e;
-            const __m512 r = _mm512_mul_ps(acc[v], _mm512_set1_ps(mul));
-            if (m >= 16)
-                store16_all(t, out + e * es, r);
-            else
-                store16(t, out + e * es, (__mmask16)((1u << m) - 1), r);
-        }
-    }
-}
-
-/* row i's p into P[0, Sp) and ds into dS[0, Sp) (s: its scores, in P) */
-TARGET static void backward_row(const sdpa_bw_args *a, int64_t b, int64_t i, const float *qf, const float *kt,
-                                const float *vt, const float *dyf, float *P, float *dS)
-{
-    const amp_sdpa_desc *d = a->fw.d;
-    const int64_t Sp = a->fw.Sp;
-    const int nan = row_scores(&a->fw, b, i, qf, kt, P);
-    __m512 m = _mm512_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < Sp; j += 16)
-        m = _mm512_max_ps(m, _mm512_load_ps(P + j));
-    const float max = _mm512_reduce_max_ps(m);
-    if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
-        for (int64_t j = 0; j < Sp; j++)
-            P[j] = dS[j] = j < d->S ? NAN : 0.0f;
-        return;
-    }
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t j = 0; j < Sp; j += 16) {
-        const __m512 sc = _mm512_load_ps(P + j);
-        const __mmask16 live = _mm512_cmp_ps_mask(sc, _mm512_set1_ps(-INFINITY), _CMP_NEQ_OQ);
-        const __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(sc, _mm512_set1_ps(max))));
-        sum = _mm512_add_ps(sum, p);
-        _mm512_store_ps(P + j, p);
-    }
-    const __m512 denom = _mm512_set1_ps(_mm512_reduce_add_ps(sum));
-    __m512 dsum = _mm512_setzero_ps();
-    for (int64_t j0 = 0; j0 < Sp; j0 += 64) { /* dp, 64 keys at a time; then p = e / denom */
-        const int nv = Sp - j0 >= 64 ? 4 : (int)((Sp - j0) / 16);
-        __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
-        for (int64_t e = 0; e < d->Ev; e++) {
-            const __m512 g = _mm512_set1_ps(dyf[e]);
-            const float *row = vt + e * Sp + j0;
-            for (int c = 0; c < nv; c++)
-                acc[c] = _mm512_fmadd_ps(g, _mm512_load_ps(row + 16 * c), acc[c]);
-        }
-        for (int c = 0; c < nv; c++) {
-            const int64_t j = j0 + 16 * c;
-            const __m512 p = _mm512_div_ps(_mm512_load_ps(P + j), denom);
-            const __mmask16 live = _mm512_cmp_ps_mask(p, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-            _mm512_store_ps(P + j, p);
-            _mm512_store_ps(dS + j, acc[c]);
-            dsum = _mm512_mask_add_ps(dsum, live, dsum, _mm512_mul_ps(p, acc[c]));
-        }
-    }
-    const __m512 D = _mm512_set1_ps(_mm512_reduce_add_ps(dsum));
-    for (int64_t j = 0; j < Sp; j += 16) {
-        const __m512 p = _mm512_load_ps(P + j);
-        const __mmask16 live = _mm512_cmp_ps_mask(p, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        _mm512_store_ps(dS + j, _mm512_maskz_mul_ps(live, p, _mm512_sub_ps(_mm512_load_ps(dS + j), D)));
-    }
-}
-
-/* One batch entry in the slot's buffer w. */
-TARGET static void sdpa_bw_entry(const sdpa_bw_args *a, int64_t b, float *w)
-{
-    const amp_sdpa_desc *d = a->fw.d;
-    const amp_dtype t = a->fw.t;
-    const size_t es = dsize(t);
-    const int64_t L = d->L, S = d->S, E = d->E, Ev = d->Ev, Sp = a->fw.Sp, Evp = a->fw.Evp, Ep = a->Ep;
-    float *qf = w, *kf = qf + L * Ep, *kt = kf + S * Ep, *vt = kt + E * Sp, *dyf = vt + Ev * Sp;
-    float *P = dyf + L * Evp, *dS = P + L * Sp;
-    const char *q = (const char *)a->fw.q + (size_t)(b * d->q_batch_stride) * es;
-    const char *k = (const char *)a->fw.k + (size_t)(b * d->k_batch_stride) * es;
-    const char *v = (const char *)a->fw.v + (size_t)(b * d->v_batch_stride) * es;
-    const char *dy = (const char *)a->dy + (size_t)(b * L * Ev) * es;
-    for (int64_t i = 0; i < L; i++)
-        for (int64_t e = 0; e < Ep; e += 16)
-            _mm512_store_ps(qf + i * Ep + e, load16_n(t, q + (size_t)(i * E + e) * es, E - e));
-    for (int64_t j = 0; j < S; j++)
-        for (int64_t e = 0; e < Ep; e += 16)
-            _mm512_store_ps(kf + j * Ep + e, load16_n(t, k + (size_t)(j * E + e) * es, E - e));
-    for (int64_t i = 0; i < L; i++)
-        for (int64_t e = 0; e < Evp; e += 16)
-            _mm512_store_ps(dyf + i * Evp + e, load16_n(t, dy + (size_t)(i * Ev + e) * es, Ev - e));
-    for (int64_t e = 0; e < E; e++)
-        for (int64_t j = 0; j < Sp; j++)
-            kt[e * Sp + j] = j < S ? kf[j * Ep + e] : 0.0f;
-    for (int64_t e = 0; e < Ev; e++)
-        for (int64_t j = 0; j < Sp; j++)
-            vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
-    for (int64_t i = 0; i < L; i++)
-        backward_row(a, b, i, qf + i * Ep, kt, vt, dyf + i * Evp, P + i * Sp, dS + i * Sp);
-    const float scale = (float)d->scale;
-    if (a->dq != NULL)
-        for (int64_t i = 0; i < L; i++)
-            weighted_rows(t, dS + i * Sp, 1, S, kf, Ep, E, scale,
-                          (char *)a->dq + (size_t)(b * d->q_batch_stride + i * E) * es);
-    if (a->dk != NULL)
-        for (int64_t j = 0; j < S; j++)
-            weighted_rows(t, dS + j, Sp, L, qf, Ep, E, scale,
-                          (char *)a->dk + (size_t)(b * d->k_batch_stride + j * E) * es);
-    if (a->dv != NULL)
-        for (int64_t j = 0; j < S; j++)
-            weighted_rows(t, P + j, Sp, L, dyf, Evp, Ev, 1.0f,
-                          (char *)a->dv + (size_t)(b * d->v_batch_stride + j * Ev) * es);
-}
-
-static void sdpa_bw_task(void *ctx, int64_t task, int slot)
-{
-    const sdpa_bw_args *a = ctx;
-    sdpa_bw_entry(a, task, a->fw.work + slot * a->fw.slot_floats);
-}
-
-/* 0: done; -1: the reference's case (shared operands, no memory) */
-static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
-                       const void *mask, const uint8_t *bool_mask, const void *dy, void *dq, void *dk, void *dv)
-{
-    const int64_t Sp = (d->S + 15) / 16 * 16, Evp = (d->Ev + 15) / 16 * 16, Ep = (d->E + 15) / 16 * 16;
-    const int64_t per = d->L * Ep + d->S * Ep + d->E * Sp + d->Ev * Sp + d->L * Evp + 2 * d->L * Sp;
-    const double flops = 10.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
-    const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
-    if (d->batch > 1 && (d->q_batch_stride == 0 || d->k_batch_stride == 0 || d->v_batch_stride == 0))
-        return -1;
-    sdpa_bw_args a = { { t, d, q, k, v, mask, bool_mask, NULL, NULL, Sp, Evp, (per + 15) / 16 * 16 }, dy, dq, dk, dv, Ep };
-    a.fw.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.fw.slot_floats * sizeof(float));
-    if (a.fw.work == NULL)
-        return -1;
-    if (threads > 1)
-        amp_parallel_run(threads, d->batch, sdpa_bw_task, &a);
-    else
-        for (int64_t b = 0; b < d->batch; b++)
-            sdpa_bw_entry(&a, b, a.fw.work);
-    amp_scratch_free(a.fw.work);
-    return 0;
-}
-
-#define SDPA_BACKWARD_ENTRY(T)                                                                    \
-    static void avx512_sdpa_backward_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q,          \
-                                         const AMP_CTYPE_##T *k, const AMP_CTYPE_##T *v,          \
-                                         const AMP_CTYPE_##T *mask, const uint8_t *bool_mask,     \
-                                         const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk, \
-                                         AMP_CTYPE_##T *dv)                                       \
-    {                                                                                             \
-        if (d->batch <= 0 || d->L <= 0 || d->S <= 0 || d->E <= 0 || d->Ev <= 0 ||                 \
-            sdpa_bw_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv) != 0)         \
-            amp_ref_sdpa_backward_##T(d, q, k, v, mask, bool_mask, dy, dq, dk, dv);               \
-    }
-SDPA_BACKWARD_ENTRY(f32)
-SDPA_BACKWARD_ENTRY(bf16)
-SDPA_BACKWARD_ENTRY(f16)
 
 #define SDPA_ENTRY(T)                                                                             \
     static void avx512_sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k, \
@@ -414,8 +271,8 @@ SDPA_ENTRY(f16)
 
 #define ATTENTION_KERNELS(X)                                                                      \
     X(sdpa_f32, avx512_sdpa_f32) X(sdpa_bf16, avx512_sdpa_bf16) X(sdpa_f16, avx512_sdpa_f16)     \
-    X(sdpa_backward_f32, avx512_sdpa_backward_f32) X(sdpa_backward_bf16, avx512_sdpa_backward_bf16) \
-    X(sdpa_backward_f16, avx512_sdpa_backward_f16)
+    X(sdpa_backward_f32, sdpa_backward_f32) X(sdpa_backward_bf16, sdpa_backward_bf16)            \
+    X(sdpa_backward_f16, sdpa_backward_f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
 ATTENTION_KERNELS(DEFINE)
 #undef DEFINE

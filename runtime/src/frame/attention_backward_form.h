@@ -1,0 +1,224 @@
+/*
+ * attention_backward_form.h - the x86 kernel sets' sdpa_backward,
+ * written once over a set's vector operations, and the context its
+ * forward shares (x86/avx2_attention.c, 8 lanes; x86/avx512_attention.c,
+ * 16).
+ *
+ * Per batch entry (a task), with p_ij the attention weights, dp_ij = dy_i .
+ * v_j, D_i = sum_j p_ij dp_ij and ds_ij = p_ij (dp_ij - D_i) (masked
+ * positions p = ds = 0), as ref_backward_attention.c: q, k (both as rows
+ * and transposed), v (transposed) and dy widened to f32 once; row by row
+ * the scores (the set's row_scores), p, dp (AW keys per vector, as the
+ * scores), D and ds into two [L, Sp] matrices; then
+ *     dq_i = scale sum_j ds_ij k_j,  dk_j = scale sum_i ds_ij q_i,
+ *     dv_j = sum_i p_ij dy_i,
+ * each output row's 4 AW columns at a time in four vector accumulators.
+ * A row the forward makes NaN gets p = ds = NaN, so its dq row and every
+ * dk and dv row of its entry are NaN, as the reference's.  A product:
+ * the results meet the products' bound
+ * (tests/runtime/test_fastattention_backward.c), not the reference's
+ * bits; they do not depend on the thread count.  Operands shared by the
+ * batch entries (batch stride 0, whose gradients sum over the entries) go
+ * to the reference.
+ *
+ * A template, included once by each set's file after it has defined
+ * (its forward and row_scores then take this file's amp_sdpa_ctx and
+ * PARALLEL_MIN_FLOPS):
+ *   AV, AW              the f32 vector type and its lanes
+ *   ATTN_TARGET         the target attribute of the set's functions
+ *   AV_ZERO(), AV_DUP(float), AV_LDA(p), AV_STA(p, v) (aligned f32),
+ *   AV_FMA(a, b, c) (a b + c), AV_ADD, AV_MUL, AV_DIV, AV_MAX (a, b)
+ *   attn_size(t)        bytes of an element of dtype t
+ *   attn_load_n(t, p, n), attn_store_n(t, p, n, v)  the first n elements
+ *                       of dtype t (n may exceed AW), other lanes 0
+ *   attn_hmax(v), attn_hsum(v)   the lanes' maximum and sum
+ *   attn_exp_live(s, m) exp(s - m) where s is not -inf, 0 elsewhere
+ *   attn_dsum_add(acc, p, dp)    acc + p dp where p is not 0
+ *   attn_ds(p, dp, D)   p (dp - D) where p is not 0, 0 elsewhere
+ *   row_scores(a, b, i, qf, kt, s)  query row i's scores into s[0, Sp):
+ *                       masked and padding positions -inf; 1 when one
+ *                       is NaN (declared before, on struct
+ *                       amp_sdpa_ctx; defined after)
+ * Needs amprt_internal.h.
+ */
+#ifndef AMPRT_FRAME_ATTENTION_BACKWARD_FORM_H
+#define AMPRT_FRAME_ATTENTION_BACKWARD_FORM_H
+
+#include <math.h>
+#include <stdint.h>
+
+#define PARALLEL_MIN_FLOPS 200000 /* below, one thread: waking the pool costs more */
+
+typedef struct amp_sdpa_ctx {
+    amp_dtype t;
+    const amp_sdpa_desc *d;
+    const void *q, *k, *v, *mask;
+    const uint8_t *bool_mask;
+    void *y;
+    float *work; /* per pool slot: slot_floats each */
+    int64_t Sp, Evp, slot_floats;
+} amp_sdpa_ctx;
+
+typedef struct {
+    amp_sdpa_ctx fw; /* t, d, mask, bool_mask, Sp for row_scores; work, slot_floats */
+    const void *dy;
+    void *dq, *dk, *dv;
+    int64_t Ep;
+} sdpa_bw_args;
+
+/* out[0, width) = mul * sum_{r < n} coef[r * cstride] * rows[r * rstride + .], rounded to t */
+ATTN_TARGET static void weighted_rows(amp_dtype t, const float *coef, int64_t cstride, int64_t n, const float *rows,
+                                      int64_t rstride, int64_t width, float mul, char *out)
+{
+    const size_t es = attn_size(t);
+    for (int64_t e0 = 0; e0 < width; e0 += 4 * AW) {
+        const int nv = (int)((width - e0 + AW - 1) / AW < 4 ? (width - e0 + AW - 1) / AW : 4);
+        AV acc[4] = { AV_ZERO(), AV_ZERO(), AV_ZERO(), AV_ZERO() };
+        for (int64_t r = 0; r < n; r++) {
+            const AV c = AV_DUP(coef[r * cstride]);
+            const float *row = rows + r * rstride + e0;
+            for (int v = 0; v < nv; v++)
+                acc[v] = AV_FMA(c, AV_LDA(row + AW * v), acc[v]);
+        }
+        for (int v = 0; v < nv; v++) {
+            const int64_t e = e0 + AW * v;
+            attn_store_n(t, out + e * es, width - e, AV_MUL(acc[v], AV_DUP(mul)));
+        }
+    }
+}
+
+/* row i's p into P[0, Sp) and ds into dS[0, Sp) (the scores first in P) */
+ATTN_TARGET static void backward_row(const sdpa_bw_args *a, int64_t b, int64_t i, const float *qf, const float *kt,
+                                     const float *vt, const float *dyf, float *P, float *dS)
+{
+    const amp_sdpa_desc *d = a->fw.d;
+    const int64_t Sp = a->fw.Sp;
+    const int nan = row_scores(&a->fw, b, i, qf, kt, P);
+    AV m = AV_DUP(-INFINITY);
+    for (int64_t j = 0; j < Sp; j += AW)
+        m = AV_MAX(m, AV_LDA(P + j));
+    const float max = attn_hmax(m);
+    if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
+        for (int64_t j = 0; j < Sp; j++)
+            P[j] = dS[j] = j < d->S ? NAN : 0.0f;
+        return;
+    }
+    AV sum = AV_ZERO(), dsum = AV_ZERO();
+    for (int64_t j = 0; j < Sp; j += AW) {
+        const AV p = attn_exp_live(AV_LDA(P + j), AV_DUP(max));
+        sum = AV_ADD(sum, p);
+        AV_STA(P + j, p);
+    }
+    const AV denom = AV_DUP(attn_hsum(sum));
+    for (int64_t j0 = 0; j0 < Sp; j0 += 4 * AW) { /* dp, 4 AW keys at a time; then p = e / denom */
+        const int nv = Sp - j0 >= 4 * AW ? 4 : (int)((Sp - j0) / AW);
+        AV acc[4] = { AV_ZERO(), AV_ZERO(), AV_ZERO(), AV_ZERO() };
+        for (int64_t e = 0; e < d->Ev; e++) {
+            const AV g = AV_DUP(dyf[e]);
+            const float *row = vt + e * Sp + j0;
+            for (int c = 0; c < nv; c++)
+                acc[c] = AV_FMA(g, AV_LDA(row + AW * c), acc[c]);
+        }
+        for (int c = 0; c < nv; c++) {
+            const int64_t j = j0 + AW * c;
+            const AV p = AV_DIV(AV_LDA(P + j), denom);
+            AV_STA(P + j, p);
+            AV_STA(dS + j, acc[c]);
+            dsum = attn_dsum_add(dsum, p, acc[c]);
+        }
+    }
+    const AV D = AV_DUP(attn_hsum(dsum));
+    for (int64_t j = 0; j < Sp; j += AW)
+        AV_STA(dS + j, attn_ds(AV_LDA(P + j), AV_LDA(dS + j), D));
+}
+
+/* One batch entry in the slot's buffer w. */
+ATTN_TARGET static void sdpa_bw_entry(const sdpa_bw_args *a, int64_t b, float *w)
+{
+    const amp_sdpa_desc *d = a->fw.d;
+    const amp_dtype t = a->fw.t;
+    const size_t es = attn_size(t);
+    const int64_t L = d->L, S = d->S, E = d->E, Ev = d->Ev, Sp = a->fw.Sp, Evp = a->fw.Evp, Ep = a->Ep;
+    float *qf = w, *kf = qf + L * Ep, *kt = kf + S * Ep, *vt = kt + E * Sp, *dyf = vt + Ev * Sp;
+    float *P = dyf + L * Evp, *dS = P + L * Sp;
+    const char *q = (const char *)a->fw.q + (size_t)(b * d->q_batch_stride) * es;
+    const char *k = (const char *)a->fw.k + (size_t)(b * d->k_batch_stride) * es;
+    const char *v = (const char *)a->fw.v + (size_t)(b * d->v_batch_stride) * es;
+    const char *dy = (const char *)a->dy + (size_t)(b * L * Ev) * es;
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t e = 0; e < Ep; e += AW)
+            AV_STA(qf + i * Ep + e, attn_load_n(t, q + (size_t)(i * E + e) * es, E - e));
+    for (int64_t j = 0; j < S; j++)
+        for (int64_t e = 0; e < Ep; e += AW)
+            AV_STA(kf + j * Ep + e, attn_load_n(t, k + (size_t)(j * E + e) * es, E - e));
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t e = 0; e < Evp; e += AW)
+            AV_STA(dyf + i * Evp + e, attn_load_n(t, dy + (size_t)(i * Ev + e) * es, Ev - e));
+    for (int64_t e = 0; e < E; e++)
+        for (int64_t j = 0; j < Sp; j++)
+            kt[e * Sp + j] = j < S ? kf[j * Ep + e] : 0.0f;
+    for (int64_t e = 0; e < Ev; e++)
+        for (int64_t j = 0; j < Sp; j++)
+            vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
+    for (int64_t i = 0; i < L; i++)
+        backward_row(a, b, i, qf + i * Ep, kt, vt, dyf + i * Evp, P + i * Sp, dS + i * Sp);
+    const float scale = (float)d->scale;
+    if (a->dq != NULL)
+        for (int64_t i = 0; i < L; i++)
+            weighted_rows(t, dS + i * Sp, 1, S, kf, Ep, E, scale,
+                          (char *)a->dq + (size_t)(b * d->q_batch_stride + i * E) * es);
+    if (a->dk != NULL)
+        for (int64_t j = 0; j < S; j++)
+            weighted_rows(t, dS + j, Sp, L, qf, Ep, E, scale,
+                          (char *)a->dk + (size_t)(b * d->k_batch_stride + j * E) * es);
+    if (a->dv != NULL)
+        for (int64_t j = 0; j < S; j++)
+            weighted_rows(t, P + j, Sp, L, dyf, Evp, Ev, 1.0f,
+                          (char *)a->dv + (size_t)(b * d->v_batch_stride + j * Ev) * es);
+}
+
+static void sdpa_bw_task(void *ctx, int64_t task, int slot)
+{
+    const sdpa_bw_args *a = ctx;
+    sdpa_bw_entry(a, task, a->fw.work + slot * a->fw.slot_floats);
+}
+
+/* 0: done; -1: the reference's case (shared operands, no memory) */
+static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
+                       const void *mask, const uint8_t *bool_mask, const void *dy, void *dq, void *dk, void *dv)
+{
+    const int64_t Sp = (d->S + AW - 1) / AW * AW, Evp = (d->Ev + AW - 1) / AW * AW, Ep = (d->E + AW - 1) / AW * AW;
+    const int64_t per = d->L * Ep + d->S * Ep + d->E * Sp + d->Ev * Sp + d->L * Evp + 2 * d->L * Sp;
+    const double flops = 10.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
+    const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
+    if (d->batch > 1 && (d->q_batch_stride == 0 || d->k_batch_stride == 0 || d->v_batch_stride == 0))
+        return -1;
+    sdpa_bw_args a = { { t, d, q, k, v, mask, bool_mask, NULL, NULL, Sp, Evp, (per + AW - 1) / AW * AW },
+                       dy, dq, dk, dv, Ep };
+    a.fw.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.fw.slot_floats * sizeof(float));
+    if (a.fw.work == NULL)
+        return -1;
+    if (threads > 1)
+        amp_parallel_run(threads, d->batch, sdpa_bw_task, &a);
+    else
+        for (int64_t b = 0; b < d->batch; b++)
+            sdpa_bw_entry(&a, b, a.fw.work);
+    amp_scratch_free(a.fw.work);
+    return 0;
+}
+
+#define SDPA_BACKWARD_ENTRY(T)                                                                    \
+    static void sdpa_backward_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k, \
+                                  const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
+                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk,  \
+                                  AMP_CTYPE_##T *dv)                                              \
+    {                                                                                             \
+        if (d->batch <= 0 || d->L <= 0 || d->S <= 0 || d->E <= 0 || d->Ev <= 0 ||                 \
+            sdpa_bw_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv) != 0)         \
+            amp_ref_sdpa_backward_##T(d, q, k, v, mask, bool_mask, dy, dq, dk, dv);               \
+    }
+SDPA_BACKWARD_ENTRY(f32)
+SDPA_BACKWARD_ENTRY(bf16)
+SDPA_BACKWARD_ENTRY(f16)
+
+#endif /* AMPRT_FRAME_ATTENTION_BACKWARD_FORM_H */
