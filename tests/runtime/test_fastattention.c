@@ -13,7 +13,8 @@
  * E 64), odd sizes around the vector widths, an additive mask, a boolean
  * mask, causal, a row with every position masked (NaN), a NaN input (its
  * row NaN), keys and values shared by the batch (stride 0); 1 and 2
- * threads give the same bits.
+ * threads give the same bits.  The operands, cases and main are
+ * attention_test_util.h's.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -32,29 +33,8 @@
 
 #include "../../runtime/src/amprt_internal.h"
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static double uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2 - 1;
-}
-
-typedef struct {
-    int64_t batch, L, S, E, Ev;
-    int kv_shared, mask, bool_mask, causal, nan_at;
-} acase;
-
-static void *filled(amp_dtype t, size_t n, double scale)
-{
-    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++)
-        amp_store_from_f32(t, p, i, (float)(uniform() * scale));
-    return p;
-}
+#define ATTENTION_TEST_SEED 0x2545f4914f6cdd1dull
+#include "attention_test_util.h"
 
 static void call(const amp_kernel_table *k, amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *kk,
                  const void *v, const void *mask, const uint8_t *bm, void *y)
@@ -142,27 +122,17 @@ static int within_bound(const char *isa, amp_dtype t, const acase *c, const amp_
 static void run_case(const amp_kernel_table *k, amp_dtype t, const acase *c)
 {
     const int64_t kvb = c->kv_shared ? 1 : c->batch;
-    amp_sdpa_desc d = { c->batch, c->L, c->S, c->E, c->Ev, c->L * c->E, c->kv_shared ? 0 : c->S * c->E,
-                        c->kv_shared ? 0 : c->S * c->Ev, c->L * c->S, 1.0 / sqrt((double)c->E), c->causal };
+    const amp_sdpa_desc d = case_desc(c);
     const size_t ny = (size_t)(c->batch * c->L * c->Ev), bytes = ny * amp_dtype_size(t);
     void *q = filled(t, (size_t)(c->batch * c->L * c->E), 2.0), *kk = filled(t, (size_t)(kvb * c->S * c->E), 2.0);
     void *v = filled(t, (size_t)(kvb * c->S * c->Ev), 1.0);
     void *mask = c->mask ? filled(t, (size_t)(c->batch * c->L * c->S), 3.0) : NULL;
-    uint8_t *bm = NULL;
     void *y1 = malloc(bytes + 1), *y2 = malloc(bytes + 1), *yr = malloc(bytes + 1);
     assert_non_null(y1);
     assert_non_null(y2);
     assert_non_null(yr);
-    if (c->bool_mask) {
-        bm = malloc((size_t)(c->batch * c->L * c->S));
-        assert_non_null(bm);
-        for (int64_t i = 0; i < c->batch * c->L * c->S; i++)
-            bm[i] = uniform() > -0.5;
-        for (int64_t j = 0; j < c->S; j++) /* batch 0, row 1: every position masked */
-            bm[1 * c->S + j] = 0;
-    }
-    if (c->nan_at >= 0)
-        amp_store_from_f32(t, q, (size_t)c->nan_at, NAN);
+    uint8_t *bm = case_bool_mask(c);
+    case_nan(t, c, q);
     amp_set_threads(1);
     call(k, t, &d, q, kk, v, mask, bm, y1);
     amp_set_threads(2);
@@ -208,16 +178,4 @@ static void test_isa(void **state)
     for (size_t ti = 0; ti < 3; ti++)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
             run_case(k, types[ti], &cases[ci]);
-}
-
-int main(void)
-{
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate(test_isa, (void *)isas[0]), cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[2]), cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[4]), cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
 }

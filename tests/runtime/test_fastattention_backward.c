@@ -16,7 +16,8 @@
  * a row of every position masked (that row's dq and its entry's dk and dv
  * NaN, as the reference), causal, a NaN query, one element; keys and
  * values shared by the batch go to the reference (bit for bit); 1 and 2
- * threads give the same bits.
+ * threads give the same bits.  The operands, cases and main are
+ * attention_test_util.h's.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -35,29 +36,8 @@
 
 #include "../../runtime/src/amprt_internal.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static double uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2 - 1;
-}
-
-typedef struct {
-    int64_t batch, L, S, E, Ev;
-    int kv_shared, mask, bool_mask, causal, nan_at;
-} bcase;
-
-static void *filled(amp_dtype t, size_t n, double scale)
-{
-    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++)
-        amp_store_from_f32(t, p, i, (float)(uniform() * scale));
-    return p;
-}
+#define ATTENTION_TEST_SEED 0x9e3779b97f4a7c15ull
+#include "attention_test_util.h"
 
 static void call(const amp_kernel_table *k, amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *kk,
                  const void *v, const void *mask, const uint8_t *bm, const void *dy, void *dq, void *dk, void *dv)
@@ -71,7 +51,7 @@ static void call(const amp_kernel_table *k, amp_dtype t, const amp_sdpa_desc *d,
 
 typedef struct {
     amp_dtype t;
-    const bcase *c;
+    const acase *c;
     const amp_sdpa_desc *d;
     const void *q, *k, *v, *mask, *dy;
     const uint8_t *bm;
@@ -83,7 +63,7 @@ static double at(const problem *p, const void *a, int64_t i) { return amp_load_a
  * returns whether a row is NaN (row_nan[i]) */
 static int oracle_entry(const problem *pr, int64_t b, double *P, double *dS, double *mS, int *row_nan)
 {
-    const bcase *c = pr->c;
+    const acase *c = pr->c;
     const amp_sdpa_desc *d = pr->d;
     int any = 0;
     double *dp = malloc((size_t)c->S * sizeof(double)), *mdp = malloc((size_t)c->S * sizeof(double));
@@ -140,7 +120,7 @@ static int oracle_entry(const problem *pr, int64_t b, double *P, double *dS, dou
 static int check(const problem *pr, const char *isa, const char *what, double got, double want, double mag,
                  int want_nan, int64_t b, int64_t r, int64_t e)
 {
-    const bcase *c = pr->c;
+    const acase *c = pr->c;
     const double u = 0x1p-24, half_ulp = pr->t == AMP_F32 ? 0x1p-24 : pr->t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
     const double floor = pr->t == AMP_F32 ? 0x1p-150 : pr->t == AMP_BF16 ? 0x1p-134 : 0x1p-25; /* half the subnormal step */
     const double bound = 4.0 * (double)(c->L + c->S + c->E + c->Ev + 16) * u * mag + half_ulp * fabs(want) + floor;
@@ -153,7 +133,7 @@ static int check(const problem *pr, const char *isa, const char *what, double go
 
 static int within_bound(const problem *pr, const char *isa, const void *dq, const void *dk, const void *dv)
 {
-    const bcase *c = pr->c;
+    const acase *c = pr->c;
     const amp_sdpa_desc *d = pr->d;
     const double sc = (double)(float)d->scale;
     const size_t ls = (size_t)(c->L * c->S);
@@ -205,18 +185,16 @@ static int within_bound(const problem *pr, const char *isa, const void *dq, cons
     return ok;
 }
 
-static void run_case(const amp_kernel_table *k, amp_dtype t, const bcase *c)
+static void run_case(const amp_kernel_table *k, amp_dtype t, const acase *c)
 {
     const int64_t kvb = c->kv_shared ? 1 : c->batch;
-    amp_sdpa_desc d = { c->batch, c->L, c->S, c->E, c->Ev, c->L * c->E, c->kv_shared ? 0 : c->S * c->E,
-                        c->kv_shared ? 0 : c->S * c->Ev, c->L * c->S, 1.0 / sqrt((double)c->E), c->causal };
+    const amp_sdpa_desc d = case_desc(c);
     const size_t nq = (size_t)(c->batch * c->L * c->E), nk = (size_t)(kvb * c->S * c->E), nv = (size_t)(kvb * c->S * c->Ev);
     const size_t es = amp_dtype_size(t);
     void *q = filled(t, nq, 2.0), *kk = filled(t, nk, 2.0), *v = filled(t, nv, 1.0);
     void *dy = filled(t, (size_t)(c->batch * c->L * c->Ev), 1.0);
     void *mask = c->mask ? filled(t, (size_t)(c->batch * c->L * c->S), 3.0) : NULL;
     void *g[2][3];
-    uint8_t *bm = NULL;
     for (int r = 0; r < 2; r++) {
         g[r][0] = malloc(nq * es + 1);
         g[r][1] = malloc(nk * es + 1);
@@ -224,16 +202,8 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const bcase *c)
         for (int w = 0; w < 3; w++)
             assert_non_null(g[r][w]);
     }
-    if (c->bool_mask) {
-        bm = malloc((size_t)(c->batch * c->L * c->S));
-        assert_non_null(bm);
-        for (int64_t i = 0; i < c->batch * c->L * c->S; i++)
-            bm[i] = uniform() > -0.5;
-        for (int64_t j = 0; j < c->S; j++) /* batch 0, row 1: every position masked */
-            bm[1 * c->S + j] = 0;
-    }
-    if (c->nan_at >= 0)
-        amp_store_from_f32(t, q, (size_t)c->nan_at, NAN);
+    uint8_t *bm = case_bool_mask(c);
+    case_nan(t, c, q);
     amp_set_threads(1);
     call(k, t, &d, q, kk, v, mask, bm, dy, g[0][0], g[0][1], g[0][2]);
     amp_set_threads(2);
@@ -262,7 +232,7 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const bcase *c)
     free(bm);
 }
 
-static const bcase cases[] = {
+static const acase cases[] = {
     { 2, 197, 197, 64, 64, 0, 0, 0, 0, -1 }, /* a ViT's heads */
     { 2, 128, 128, 64, 64, 0, 1, 0, 0, -1 }, /* BERT's, with an additive mask */
     { 2, 5, 17, 3, 33, 0, 0, 0, 0, -1 },
@@ -291,19 +261,4 @@ static void test_isa(void **state)
                 continue;
             run_case(k, types[ti], &cases[ci]);
         }
-}
-
-int main(void)
-{
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
 }
