@@ -1,25 +1,12 @@
 /*
- * avx512_attention.c - the AVX-512 sets' scaled dot-product attention
- * (sdpa) and its gradient (sdpa_backward, below), for f32, bf16 and f16
- * storage computing in f32: a ViT's or a BERT's attention without the
- * scores in memory.
- *
- * Per batch entry (a head) k and v are widened to f32 once, k transposed
- * to [E, S] (rows padded to 16 columns with zeros); then per query row
- * the scores s_j = (q . k_j) * scale (+ mask) take 16 keys per vector,
- * E broadcast FMAs each (4 vectors at a time), masked positions (bool
- * mask 0, causal j > i) become -inf, as the reference removes them;
- * exp(s_j - max) is amp_expf (exp16 of x86/avx512_rows.c's form), their
- * sum the denominator; y = (sum_j p_j v_j) / denominator, 16 output
- * columns per vector, rounded once to T.  A row with every position
- * masked, or a NaN score, gives NaN, as the reference.
- *
- * A product, not an element-wise kernel: the dot products and the sum
- * over the keys are FMA chains in another order than the reference's, so
- * the results meet the products' bound (docs/runtime.md, "The optimized
- * matrix products"; tests/runtime/test_fastattention.c) rather than its
- * bits; they do not depend on the thread count.  The batch entries are
- * split over the pool, each task with its own f32 buffers.
+ * avx512_attention.c - the AVX-512 sets' vector operations for scaled
+ * dot-product attention (sdpa) and its gradient (sdpa_backward), whose
+ * algorithms are frame/attention_form.h's, 16 lanes at a time, for f32,
+ * bf16 and f16 storage computing in f32: a ViT's or a BERT's attention
+ * without the scores in memory.  exp(s - max) is amp_expf in double, 8
+ * lanes at a time (amp_expf.h's series); row_scores takes 16 keys per
+ * vector, E broadcast FMAs each (4 vectors at a time), masked (bool mask
+ * 0, causal j > i) and padding positions -inf.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -99,7 +86,7 @@ TARGET static inline void store16_n(amp_dtype t, void *p, int64_t n, __m512 v)
         store16(t, p, (__mmask16)((1u << n) - 1), v);
 }
 
-/* ---- sdpa_backward: frame/attention_backward_form.h ------------------------------ */
+/* ---- sdpa, sdpa_backward: frame/attention_form.h -------------------------------- */
 
 struct amp_sdpa_ctx;
 TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt,
@@ -112,6 +99,7 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define AV_DUP _mm512_set1_ps
 #define AV_LDA _mm512_load_ps
 #define AV_STA _mm512_store_ps
+#define AV_SUB _mm512_sub_ps
 #define AV_FMA _mm512_fmadd_ps
 #define AV_ADD _mm512_add_ps
 #define AV_MUL _mm512_mul_ps
@@ -121,13 +109,14 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define attn_load_n load16_n
 #define attn_store_n store16_n
 #define attn_hmax hmax16
+#define attn_exp exp16
 #define attn_hsum hsum16
 #define attn_exp_live exp_live
 #define attn_dsum_add dsum_add
 #define attn_ds ds_of
-#include "frame/attention_backward_form.h"
+#include "frame/attention_form.h"
 
-/* ---- sdpa ------------------------------------------------------------------------- */
+/* ---- the scores ------------------------------------------------------------------- */
 
 /* The scores of query row i into s[0, Sp): masked and padding positions
  * -inf; returns 1 when one is NaN. */
@@ -166,120 +155,13 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 }
 
 /* One batch entry: k transposed and v widened into the slot's buffers, then row by row. */
-TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
-{
-    const amp_sdpa_desc *d = a->d;
-    const amp_dtype t = a->t;
-    const size_t es = dsize(t);
-    const int64_t S = d->S, E = d->E, Ev = d->Ev, Sp = a->Sp, Evp = a->Evp;
-    float *kt = w, *vf = kt + E * Sp, *s = vf + S * Evp, *qf = s + Sp;
-    const char *k = (const char *)a->k + (size_t)(b * d->k_batch_stride) * es;
-    const char *v = (const char *)a->v + (size_t)(b * d->v_batch_stride) * es;
-    for (int64_t j = 0; j < Sp; j++)
-        for (int64_t e = 0; e < E; e++)
-            kt[e * Sp + j] = j < S ? amp_ld(t, k, j * E + e) : 0.0f;
-    for (int64_t j = 0; j < S; j++)
-        for (int64_t e = 0; e < Evp; e += 16)
-            _mm512_store_ps(vf + j * Evp + e, load16_n(t, v + (size_t)(j * Ev + e) * es, Ev - e));
-    for (int64_t i = 0; i < d->L; i++) {
-        const char *q = (const char *)a->q + (size_t)(b * d->q_batch_stride + i * E) * es;
-        char *y = (char *)a->y + (size_t)((b * d->L + i) * Ev) * es;
-        for (int64_t e = 0; e < E; e++)
-            qf[e] = amp_ld(t, q, e);
-        const int nan = row_scores(a, b, i, qf, kt, s);
-        __m512 m = _mm512_set1_ps(-INFINITY);
-        for (int64_t j = 0; j < Sp; j += 16)
-            m = _mm512_max_ps(m, _mm512_load_ps(s + j));
-        const float max = _mm512_reduce_max_ps(m);
-        if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
-            for (int64_t e = 0; e < Ev; e++)
-                amp_st(t, y, e, NAN);
-            continue;
-        }
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t j = 0; j < Sp; j += 16) {
-            const __m512 p = exp16(_mm512_sub_ps(_mm512_load_ps(s + j), _mm512_set1_ps(max)));
-            sum = _mm512_add_ps(sum, p);
-            _mm512_store_ps(s + j, p);
-        }
-        const __m512 denom = _mm512_set1_ps(_mm512_reduce_add_ps(sum));
-        for (int64_t e0 = 0; e0 < Ev; e0 += 64) {
-            const int nv = (int)((Evp - e0) >= 64 ? 4 : (Evp - e0) / 16);
-            __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
-            for (int64_t j = 0; j < S; j++) {
-                const __m512 p = _mm512_set1_ps(s[j]);
-                const float *row = vf + j * Evp + e0;
-                for (int c = 0; c < nv; c++)
-                    acc[c] = _mm512_fmadd_ps(p, _mm512_load_ps(row + 16 * c), acc[c]);
-            }
-            for (int c = 0; c < nv; c++) {
-                const int64_t e = e0 + 16 * c, n = Ev - e;
-                const __m512 r = _mm512_div_ps(acc[c], denom);
-                store16_n(t, y + e * es, n, r);
-            }
-        }
-    }
-}
-
-static void sdpa_task(void *ctx, int64_t task, int slot)
-{
-    const amp_sdpa_ctx *a = ctx;
-    sdpa_entry(a, task, a->work + slot * a->slot_floats);
-}
-
-static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
-                     const void *mask, const uint8_t *bool_mask, void *y)
-{
-    const int64_t Sp = (d->S + 15) / 16 * 16, Evp = (d->Ev + 15) / 16 * 16;
-    const int64_t per = d->E * Sp + d->S * Evp + Sp + d->E + 16;
-    const double flops = 2.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
-    const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
-    amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
-    a.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.slot_floats * sizeof(float));
-    if (a.work == NULL) { /* no memory for the buffers: the reference, which needs none */
-        switch (t) {
-        case AMP_F32: amp_ref_sdpa_f32(d, q, k, v, mask, bool_mask, y); break;
-        case AMP_BF16: amp_ref_sdpa_bf16(d, q, k, v, mask, bool_mask, y); break;
-        default: amp_ref_sdpa_f16(d, q, k, v, mask, bool_mask, y); break;
-        }
-        return;
-    }
-    if (threads > 1)
-        amp_parallel_run(threads, d->batch, sdpa_task, &a);
-    else
-        for (int64_t b = 0; b < d->batch; b++)
-            sdpa_entry(&a, b, a.work);
-    amp_scratch_free(a.work);
-}
-
-#define SDPA_ENTRY(T)                                                                             \
-    static void avx512_sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k, \
-                                const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
-                                AMP_CTYPE_##T *y)                                                 \
-    {                                                                                             \
-        if (d->batch <= 0 || d->L <= 0 || d->Ev <= 0)                                             \
-            return;                                                                               \
-        if (d->S <= 0 || d->E <= 0) {                                                             \
-            amp_ref_sdpa_##T(d, q, k, v, mask, bool_mask, y);                                     \
-            return;                                                                               \
-        }                                                                                         \
-        sdpa_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, y);                                  \
-    }
-SDPA_ENTRY(f32)
-SDPA_ENTRY(bf16)
-SDPA_ENTRY(f16)
-
-#define ATTENTION_KERNELS(X)                                                                      \
-    X(sdpa_f32, avx512_sdpa_f32) X(sdpa_bf16, avx512_sdpa_bf16) X(sdpa_f16, avx512_sdpa_f16)     \
-    X(sdpa_backward_f32, sdpa_backward_f32) X(sdpa_backward_bf16, sdpa_backward_bf16)            \
-    X(sdpa_backward_f16, sdpa_backward_f16)
-#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+#define DEFINE(name) AMP_ISA_KERNEL(avx512, name, name)
 ATTENTION_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_isa_avx512_fill_attention(amp_kernel_table *t)
 {
-#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
+#define INSTALL(name) AMP_ISA_INSTALL(t, avx512, name);
     ATTENTION_KERNELS(INSTALL)
 #undef INSTALL
 }

@@ -1,10 +1,20 @@
 /*
- * attention_backward_form.h - the x86 kernel sets' sdpa_backward,
- * written once over a set's vector operations, and the context its
- * forward shares (x86/avx2_attention.c, 8 lanes; x86/avx512_attention.c,
- * 16).
+ * attention_form.h - the x86 kernel sets' scaled dot-product attention
+ * (sdpa) and its gradient (sdpa_backward), written once over a set's
+ * vector operations (x86/avx2_attention.c, 8 lanes;
+ * x86/avx512_attention.c, 16), with their table entries and the list of
+ * the kernels they fill.
  *
- * Per batch entry (a task), with p_ij the attention weights, dp_ij = dy_i .
+ * sdpa: per batch entry (a head) k and v are widened to f32 once, k
+ * transposed to [E, Sp] (rows padded to a multiple of AW columns with
+ * zeros); then per query row the scores s_j = (q . k_j) * scale (+ mask)
+ * (the set's row_scores, AW keys per vector, masked positions -inf, as
+ * the reference removes them); exp(s_j - max), their sum the
+ * denominator; y = (sum_j p_j v_j) / denominator, AW output columns per
+ * vector, 4 vectors at a time, rounded once to T.  A row with every
+ * position masked, or a NaN score, gives NaN, as the reference.
+ *
+ * sdpa_backward: per batch entry (a task), with p_ij the attention weights, dp_ij = dy_i .
  * v_j, D_i = sum_j p_ij dp_ij and ds_ij = p_ij (dp_ij - D_i) (masked
  * positions p = ds = 0), as ref_backward_attention.c: q, k (both as rows
  * and transposed), v (transposed) and dy widened to f32 once; row by row
@@ -14,16 +24,20 @@
  *     dv_j = sum_i p_ij dy_i,
  * each output row's 4 AW columns at a time in four vector accumulators.
  * A row the forward makes NaN gets p = ds = NaN, so its dq row and every
- * dk and dv row of its entry are NaN, as the reference's.  A product:
- * the results meet the products' bound
- * (tests/runtime/test_fastattention_backward.c), not the reference's
- * bits; they do not depend on the thread count.  Operands shared by the
- * batch entries (batch stride 0, whose gradients sum over the entries) go
- * to the reference.
+ * dk and dv row of its entry are NaN, as the reference's.  Operands
+ * shared by the batch entries (batch stride 0, whose gradients sum over
+ * the entries) go to the reference.
+ *
+ * Products, not element-wise kernels: the dot products and the sums over
+ * the keys are FMA chains in another order than the reference's, so the
+ * results meet the products' bound (docs/runtime.md, "The optimized
+ * matrix products"; tests/runtime/test_fastattention.c,
+ * test_fastattention_backward.c) rather than its bits; they do not depend
+ * on the thread count.  The batch entries are split over the pool, each
+ * task with its own f32 buffers (a slot's part of one scratch buffer).
  *
  * A template, included once by each set's file after it has defined
- * (its forward and row_scores then take this file's amp_sdpa_ctx and
- * PARALLEL_MIN_FLOPS):
+ * (its row_scores then takes this file's amp_sdpa_ctx):
  *   AV, AW              the f32 vector type and its lanes
  *   ATTN_TARGET         the target attribute of the set's functions
  *   AV_ZERO(), AV_DUP(float), AV_LDA(p), AV_STA(p, v) (aligned f32),
@@ -32,6 +46,7 @@
  *   attn_load_n(t, p, n), attn_store_n(t, p, n, v)  the first n elements
  *                       of dtype t (n may exceed AW), other lanes 0
  *   attn_hmax(v), attn_hsum(v)   the lanes' maximum and sum
+ *   attn_exp(v)         amp_expf per lane (no NaN reaches it)
  *   attn_exp_live(s, m) exp(s - m) where s is not -inf, 0 elsewhere
  *   attn_dsum_add(acc, p, dp)    acc + p dp where p is not 0
  *   attn_ds(p, dp, D)   p (dp - D) where p is not 0, 0 elsewhere
@@ -41,8 +56,8 @@
  *                       amp_sdpa_ctx; defined after)
  * Needs amprt_internal.h.
  */
-#ifndef AMPRT_FRAME_ATTENTION_BACKWARD_FORM_H
-#define AMPRT_FRAME_ATTENTION_BACKWARD_FORM_H
+#ifndef AMPRT_FRAME_ATTENTION_FORM_H
+#define AMPRT_FRAME_ATTENTION_FORM_H
 
 #include <math.h>
 #include <stdint.h>
@@ -58,6 +73,113 @@ typedef struct amp_sdpa_ctx {
     float *work; /* per pool slot: slot_floats each */
     int64_t Sp, Evp, slot_floats;
 } amp_sdpa_ctx;
+
+/* ---- sdpa ------------------------------------------------------------------------- */
+
+/* One batch entry: k transposed and v widened into the slot's buffer w, then row by row. */
+ATTN_TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
+{
+    const amp_sdpa_desc *d = a->d;
+    const amp_dtype t = a->t;
+    const size_t es = attn_size(t);
+    const int64_t S = d->S, E = d->E, Ev = d->Ev, Sp = a->Sp, Evp = a->Evp;
+    float *kt = w, *vf = kt + E * Sp, *s = vf + S * Evp, *qf = s + Sp;
+    const char *k = (const char *)a->k + (size_t)(b * d->k_batch_stride) * es;
+    const char *v = (const char *)a->v + (size_t)(b * d->v_batch_stride) * es;
+    for (int64_t j = 0; j < Sp; j++)
+        for (int64_t e = 0; e < E; e++)
+            kt[e * Sp + j] = j < S ? amp_ld(t, k, j * E + e) : 0.0f;
+    for (int64_t j = 0; j < S; j++)
+        for (int64_t e = 0; e < Evp; e += AW)
+            AV_STA(vf + j * Evp + e, attn_load_n(t, v + (size_t)(j * Ev + e) * es, Ev - e));
+    for (int64_t i = 0; i < d->L; i++) {
+        const char *q = (const char *)a->q + (size_t)(b * d->q_batch_stride + i * E) * es;
+        char *y = (char *)a->y + (size_t)((b * d->L + i) * Ev) * es;
+        for (int64_t e = 0; e < E; e++)
+            qf[e] = amp_ld(t, q, e);
+        const int nan = row_scores(a, b, i, qf, kt, s);
+        AV m = AV_DUP(-INFINITY);
+        for (int64_t j = 0; j < Sp; j += AW)
+            m = AV_MAX(m, AV_LDA(s + j));
+        const float max = attn_hmax(m);
+        if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
+            for (int64_t e = 0; e < Ev; e++)
+                amp_st(t, y, e, NAN);
+            continue;
+        }
+        AV sum = AV_ZERO();
+        for (int64_t j = 0; j < Sp; j += AW) {
+            const AV p = attn_exp(AV_SUB(AV_LDA(s + j), AV_DUP(max)));
+            sum = AV_ADD(sum, p);
+            AV_STA(s + j, p);
+        }
+        const AV denom = AV_DUP(attn_hsum(sum));
+        for (int64_t e0 = 0; e0 < Ev; e0 += 4 * AW) {
+            const int nv = (int)((Evp - e0) >= 4 * AW ? 4 : (Evp - e0) / AW);
+            AV acc[4] = { AV_ZERO(), AV_ZERO(), AV_ZERO(), AV_ZERO() };
+            for (int64_t j = 0; j < S; j++) {
+                const AV p = AV_DUP(s[j]);
+                const float *row = vf + j * Evp + e0;
+                for (int c = 0; c < nv; c++)
+                    acc[c] = AV_FMA(p, AV_LDA(row + AW * c), acc[c]);
+            }
+            for (int c = 0; c < nv; c++) {
+                const int64_t e = e0 + AW * c;
+                attn_store_n(t, y + e * es, Ev - e, AV_DIV(acc[c], denom));
+            }
+        }
+    }
+}
+
+static void sdpa_task(void *ctx, int64_t task, int slot)
+{
+    const amp_sdpa_ctx *a = ctx;
+    sdpa_entry(a, task, a->work + slot * a->slot_floats);
+}
+
+static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
+                     const void *mask, const uint8_t *bool_mask, void *y)
+{
+    const int64_t Sp = (d->S + AW - 1) / AW * AW, Evp = (d->Ev + AW - 1) / AW * AW;
+    const int64_t per = d->E * Sp + d->S * Evp + Sp + d->E + AW;
+    const double flops = 2.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
+    const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
+    amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
+    a.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.slot_floats * sizeof(float));
+    if (a.work == NULL) { /* no memory for the buffers: the reference, which needs none */
+        switch (t) {
+        case AMP_F32: amp_ref_sdpa_f32(d, q, k, v, mask, bool_mask, y); break;
+        case AMP_BF16: amp_ref_sdpa_bf16(d, q, k, v, mask, bool_mask, y); break;
+        default: amp_ref_sdpa_f16(d, q, k, v, mask, bool_mask, y); break;
+        }
+        return;
+    }
+    if (threads > 1)
+        amp_parallel_run(threads, d->batch, sdpa_task, &a);
+    else
+        for (int64_t b = 0; b < d->batch; b++)
+            sdpa_entry(&a, b, a.work);
+    amp_scratch_free(a.work);
+}
+
+#define SDPA_ENTRY(T)                                                                             \
+    static void sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k,  \
+                         const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
+                         AMP_CTYPE_##T *y)                                                        \
+    {                                                                                             \
+        if (d->batch <= 0 || d->L <= 0 || d->Ev <= 0)                                             \
+            return;                                                                               \
+        if (d->S <= 0 || d->E <= 0) {                                                             \
+            amp_ref_sdpa_##T(d, q, k, v, mask, bool_mask, y);                                     \
+            return;                                                                               \
+        }                                                                                         \
+        sdpa_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, y);                                  \
+    }
+SDPA_ENTRY(f32)
+SDPA_ENTRY(bf16)
+SDPA_ENTRY(f16)
+
+/* ---- sdpa_backward ---------------------------------------------------------------- */
 
 typedef struct {
     amp_sdpa_ctx fw; /* t, d, mask, bool_mask, Sp for row_scores; work, slot_floats */
@@ -221,4 +343,8 @@ SDPA_BACKWARD_ENTRY(f32)
 SDPA_BACKWARD_ENTRY(bf16)
 SDPA_BACKWARD_ENTRY(f16)
 
-#endif /* AMPRT_FRAME_ATTENTION_BACKWARD_FORM_H */
+/* The kernels of attention: X(kernel). */
+#define ATTENTION_KERNELS(X)                                                                      \
+    X(sdpa_f32) X(sdpa_bf16) X(sdpa_f16) X(sdpa_backward_f32) X(sdpa_backward_bf16) X(sdpa_backward_f16)
+
+#endif /* AMPRT_FRAME_ATTENTION_FORM_H */
