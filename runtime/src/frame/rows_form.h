@@ -19,10 +19,13 @@
  * up to ROWS_CACHE; the reference computes it twice, to the same bits);
  * layer_norm_backward keeps each row's mean and rstd (a scratch buffer)
  * between its dx pass and its parameters' pass (blocks of ROWS_LN_COLS
- * columns).  dropout keeps element 4 b + w when word w of Philox block
- * b is >= the threshold: the set computes the keep bits of a group of
- * 4 RW elements (RW blocks, one per lane); the last n % (4 RW) elements
- * take their words from amp_random_u32.  Other layouts (softmax over an
+ * columns).  dropout runs ref_random.c's Philox4x32-10 for RW blocks at
+ * a time (a block per lane: its four words in four vectors, 4 RW
+ * elements), the same integer operations, so the same words; element
+ * 4 b + w is kept when word w of block b is >= the threshold, the four
+ * compare masks' bits interleaved into element order; kept elements
+ * x * scale (f32, as the reference), the others +0; the last n % (4 RW)
+ * elements take their words from amp_random_u32.  Other layouts (softmax over an
  * inner axis, other parameter dtypes, block numbers past 32 bits) go to
  * the reference.
  *
@@ -42,9 +45,11 @@
  *   rows_run(n, unit, body, ctx)  body(ctx, begin, end) over [0, n)
  *                       units of `unit` elements, on the pool when big
  *   RV_KEEP             an unsigned type of 4 RW bits (dropout's)
- *   dropout_keep_bits(a, g)  the keep bits of elements [4 RW g, 4 RW g
- *                       + 4 RW) (declared before, defined after: a is
- *                       the struct rows_dropout_args below)
+ *   RI, RI_DUP(uint32_t), RI_XOR(a, b), RI_IOTA(), rows_add_i32(a, b)
+ *                       RW lanes of 32-bit integers, a value in each,
+ *                       xor, 0 .. RW - 1, sum
+ *   rows_mulhilo(a, m, hi, lo)  the high and low 32 bits of m a per lane
+ *   rows_at_least(w, th)  the lanes of w >= th (unsigned) as RW bits
  *   rows_keep_mul(bits, v, s)  v s in the lanes of the low RW bits, +0
  *                       in the others
  * Needs amprt_internal.h and amp_mathf.h.
@@ -438,6 +443,46 @@ struct rows_dropout_args {
     int none; /* p >= 1: nothing kept */
     uint64_t seed, stream, offset;
 };
+
+#define ROWS_PHILOX_M0 0xD2511F53u
+#define ROWS_PHILOX_M1 0xCD9E8D57u
+#define ROWS_PHILOX_W0 0x9E3779B9u
+#define ROWS_PHILOX_W1 0xBB67AE85u
+
+/* bit j of m (up to 16 bits) to bit 4 j */
+static inline uint64_t rows_spread4(uint64_t m)
+{
+    m = (m | m << 24) & 0x000000FF000000FFull;
+    m = (m | m << 12) & 0x000F000F000F000Full;
+    m = (m | m << 6) & 0x0303030303030303ull;
+    return (m | m << 3) & 0x1111111111111111ull;
+}
+
+/* the keep bits of elements [4 RW g, 4 RW g + 4 RW) */
+ROWS_TARGET static RV_KEEP dropout_keep_bits(const struct rows_dropout_args *a, uint64_t g)
+{
+    const uint64_t block = g * RW;
+    RI c0 = rows_add_i32(RI_DUP((uint32_t)block), RI_IOTA());
+    RI c1 = RI_DUP(((uint32_t)(block >> 32) & 0xFFu) | (uint32_t)(a->stream << 8));
+    RI c2 = RI_DUP((uint32_t)a->offset), c3 = RI_DUP((uint32_t)(a->offset >> 32));
+    uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        RI hi0, lo0, hi1, lo1;
+        rows_mulhilo(c0, ROWS_PHILOX_M0, &hi0, &lo0);
+        rows_mulhilo(c2, ROWS_PHILOX_M1, &hi1, &lo1);
+        c0 = RI_XOR(RI_XOR(hi1, c1), RI_DUP(k0));
+        c2 = RI_XOR(RI_XOR(hi0, c3), RI_DUP(k1));
+        c1 = lo1;
+        c3 = lo0;
+        k0 += ROWS_PHILOX_W0;
+        k1 += ROWS_PHILOX_W1;
+    }
+    if (a->none)
+        return 0;
+    const RI th = RI_DUP(a->threshold);
+    return (RV_KEEP)(rows_spread4(rows_at_least(c0, th)) | rows_spread4(rows_at_least(c1, th)) << 1 |
+                     rows_spread4(rows_at_least(c2, th)) << 2 | rows_spread4(rows_at_least(c3, th)) << 3);
+}
 
 ROWS_TARGET static void dropout_groups(const void *ctx, size_t begin, size_t end)
 {

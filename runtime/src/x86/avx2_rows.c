@@ -174,17 +174,7 @@ TARGET static inline __m256 add8_n(__m256 s, __m256 v, int64_t n)
     return _mm256_blendv_ps(s, _mm256_add_ps(s, v), avx2_first_lanes((size_t)n));
 }
 
-/* ---- dropout -----------------------------------------------------------------------
- * ref_random.c's Philox4x32-10 for 8 blocks at a
- * time (a block per lane, 32 elements), the same integer operations, so
- * the same words; element 4 b + w kept when word w of block b is >= the
- * threshold (unsigned, by max_epu32), the four compare masks' bits
- * interleaved into element order (frame/rows_form.h keeps x * scale
- * there, +0 elsewhere). */
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
+/* ---- dropout's integer steps (frame/rows_form.h's Philox, 8 blocks per vector) ---- */
 
 /* the high and low 32 bits of m * a per lane */
 TARGET static inline void mulhilo(__m256i a, uint32_t m, __m256i *hi, __m256i *lo)
@@ -193,14 +183,6 @@ TARGET static inline void mulhilo(__m256i a, uint32_t m, __m256i *hi, __m256i *l
     const __m256i even = _mm256_mul_epu32(a, vm), odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), vm);
     *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
     *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
-}
-
-/* bit j of m (8 bits) to bit 4 j */
-static inline uint32_t spread4(uint32_t m)
-{
-    m = (m | m << 12) & 0x000F000Fu;
-    m = (m | m << 6) & 0x03030303u;
-    return (m | m << 3) & 0x11111111u;
 }
 
 /* lanes >= the threshold, unsigned, as 8 bits */
@@ -224,9 +206,6 @@ TARGET static inline __m256 keep_mul(uint32_t bits, __m256 v, __m256 s)
 
 /* ---- the form ----------------------------------------------------------------- */
 
-struct rows_dropout_args;
-TARGET static uint32_t dropout_keep_bits(const struct rows_dropout_args *a, uint64_t g);
-
 #define RV __m256
 #define RW 8
 #define RK 2
@@ -242,6 +221,13 @@ TARGET static uint32_t dropout_keep_bits(const struct rows_dropout_args *a, uint
 #define RV_STA _mm256_store_ps
 #define RV_STU _mm256_storeu_ps
 #define RV_KEEP uint32_t
+#define RI __m256i
+#define RI_DUP(x) _mm256_set1_epi32((int)(x))
+#define RI_XOR _mm256_xor_si256
+#define RI_IOTA() _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define rows_add_i32 _mm256_add_epi32
+#define rows_mulhilo mulhilo
+#define rows_at_least at_least
 #define rows_size avx2_size_of
 #define rows_load avx2_load8
 #define rows_store avx2_store8
@@ -255,32 +241,6 @@ TARGET static uint32_t dropout_keep_bits(const struct rows_dropout_args *a, uint
 #define rows_run avx2_run_chunked
 #define rows_keep_mul keep_mul
 #include "frame/rows_form.h"
-
-/* the keep bits of elements [32 g, 32 g + 32) */
-TARGET static uint32_t dropout_keep_bits(const struct rows_dropout_args *a, uint64_t g)
-{
-    const uint64_t block = g * 8;
-    __m256i c0 = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    __m256i c1 = _mm256_set1_epi32((int)(((uint32_t)(block >> 32) & 0xFFu) | (uint32_t)(a->stream << 8)));
-    __m256i c2 = _mm256_set1_epi32((int)(uint32_t)a->offset), c3 = _mm256_set1_epi32((int)(uint32_t)(a->offset >> 32));
-    uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);
-    for (int round = 0; round < 10; round++) {
-        __m256i hi0, lo0, hi1, lo1;
-        mulhilo(c0, PHILOX_M0, &hi0, &lo0);
-        mulhilo(c2, PHILOX_M1, &hi1, &lo1);
-        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)k0));
-        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
-        c1 = lo1;
-        c3 = lo0;
-        k0 += PHILOX_W0;
-        k1 += PHILOX_W1;
-    }
-    if (a->none)
-        return 0;
-    const __m256i th = _mm256_set1_epi32((int)a->threshold);
-    return spread4(at_least(c0, th)) | spread4(at_least(c1, th)) << 1 | spread4(at_least(c2, th)) << 2 |
-           spread4(at_least(c3, th)) << 3;
-}
 
 #define DEFINE(name) AMP_ISA_KERNEL(avx2, name, name)
 ROWS_KERNELS(DEFINE)

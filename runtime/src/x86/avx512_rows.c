@@ -207,17 +207,7 @@ TARGET static inline __m512 add_n(__m512 s, __m512 v, int64_t n)
     return n >= 16 ? _mm512_add_ps(s, v) : _mm512_mask_add_ps(s, (__mmask16)((1u << n) - 1), s, v);
 }
 
-/* ---- dropout -----------------------------------------------------------------------
- * ref_random.c's Philox4x32-10 for 16 blocks at a time (a block per lane:
- * its four words in four vectors, 64 elements), the same integer
- * operations, so the same words; element 4 b + w is kept when word w of
- * block b is >= the threshold, the four compare masks' bits interleaved
- * into element order (frame/rows_form.h keeps x * scale there, +0
- * elsewhere). */
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
+/* ---- dropout's integer steps (frame/rows_form.h's Philox, 16 blocks per vector) -- */
 
 /* the high and low 32 bits of m * a per lane */
 TARGET static inline void mulhilo(__m512i a, uint32_t m, __m512i *hi, __m512i *lo)
@@ -228,15 +218,6 @@ TARGET static inline void mulhilo(__m512i a, uint32_t m, __m512i *hi, __m512i *l
     *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(even, 32), odd);
 }
 
-/* bit j of m to bit 4 j */
-static inline uint64_t spread4(uint64_t m)
-{
-    m = (m | m << 24) & 0x000000FF000000FFull;
-    m = (m | m << 12) & 0x000F000F000F000Full;
-    m = (m | m << 6) & 0x0303030303030303ull;
-    return (m | m << 3) & 0x1111111111111111ull;
-}
-
 /* v s in the lanes of the low 16 bits, +0 in the others */
 TARGET static inline __m512 keep_mul(uint64_t bits, __m512 v, __m512 s)
 {
@@ -244,9 +225,6 @@ TARGET static inline __m512 keep_mul(uint64_t bits, __m512 v, __m512 s)
 }
 
 /* ---- the form ----------------------------------------------------------------- */
-
-struct rows_dropout_args;
-TARGET static uint64_t dropout_keep_bits(const struct rows_dropout_args *a, uint64_t g);
 
 #define RV __m512
 #define RW 16
@@ -263,6 +241,13 @@ TARGET static uint64_t dropout_keep_bits(const struct rows_dropout_args *a, uint
 #define RV_STA _mm512_store_ps
 #define RV_STU _mm512_storeu_ps
 #define RV_KEEP uint64_t
+#define RI __m512i
+#define RI_DUP(x) _mm512_set1_epi32((int)(x))
+#define RI_XOR _mm512_xor_si512
+#define RI_IOTA() _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define rows_add_i32 _mm512_add_epi32
+#define rows_mulhilo mulhilo
+#define rows_at_least _mm512_cmpge_epu32_mask
 #define rows_size dsize
 #define rows_load load16_all
 #define rows_store store16_all
@@ -276,33 +261,6 @@ TARGET static uint64_t dropout_keep_bits(const struct rows_dropout_args *a, uint
 #define rows_run run_rows
 #define rows_keep_mul keep_mul
 #include "frame/rows_form.h"
-
-/* the keep bits of elements [64 g, 64 g + 64) */
-TARGET static uint64_t dropout_keep_bits(const struct rows_dropout_args *a, uint64_t g)
-{
-    const uint64_t block = g * 16;
-    __m512i c0 = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)block),
-                                  _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
-    __m512i c1 = _mm512_set1_epi32((int)(((uint32_t)(block >> 32) & 0xFFu) | (uint32_t)(a->stream << 8)));
-    __m512i c2 = _mm512_set1_epi32((int)(uint32_t)a->offset), c3 = _mm512_set1_epi32((int)(uint32_t)(a->offset >> 32));
-    uint32_t k0 = (uint32_t)a->seed, k1 = (uint32_t)(a->seed >> 32);
-    for (int round = 0; round < 10; round++) {
-        __m512i hi0, lo0, hi1, lo1;
-        mulhilo(c0, PHILOX_M0, &hi0, &lo0);
-        mulhilo(c2, PHILOX_M1, &hi1, &lo1);
-        c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)k0));
-        c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)k1));
-        c1 = lo1;
-        c3 = lo0;
-        k0 += PHILOX_W0;
-        k1 += PHILOX_W1;
-    }
-    if (a->none)
-        return 0;
-    const __m512i th = _mm512_set1_epi32((int)a->threshold);
-    return spread4(_mm512_cmpge_epu32_mask(c0, th)) | spread4(_mm512_cmpge_epu32_mask(c1, th)) << 1 |
-           spread4(_mm512_cmpge_epu32_mask(c2, th)) << 2 | spread4(_mm512_cmpge_epu32_mask(c3, th)) << 3;
-}
 
 #define DEFINE(name) AMP_ISA_KERNEL(avx512, name, name)
 ROWS_KERNELS(DEFINE)
