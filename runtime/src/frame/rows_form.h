@@ -62,6 +62,10 @@
 
 #define ROWS_CACHE 4096
 #define ROWS_LN_COLS 256
+/* before a loop over a row's RK vectors: unrolled, so that they stay in
+ * registers (a loop kept would hold them in memory: avx2's layer_norm
+ * took 1.4 times as long) */
+#define ROWS_EACH_VECTOR _Pragma("GCC unroll 4")
 
 /* ---- softmax over the last axis -------------------------------------- */
 
@@ -82,13 +86,16 @@ ROWS_TARGET static void softmax_row(const rows_softmax_args *a, const char *x, c
     float lanes[16], max, sum;
     RV m[RK], s[RK];
     int64_t d;
+    ROWS_EACH_VECTOR
     for (int h = 0; h < RK; h++) {
         m[h] = RV_DUP(-INFINITY);
         s[h] = RV_ZERO();
     }
     for (d = 0; d < dim; d += 16) /* RV_MAX(v, m): v > m ? v : m, as the reference's lanes */
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++)
             m[h] = RV_MAX(rows_load_n(t, x + (d + h * RW) * es, dim - d - h * RW, -INFINITY), m[h]);
+    ROWS_EACH_VECTOR
     for (int h = 0; h < RK; h++)
         RV_STU(lanes + h * RW, m[h]);
     max = lanes[0];
@@ -97,12 +104,15 @@ ROWS_TARGET static void softmax_row(const rows_softmax_args *a, const char *x, c
             max = lanes[j];
     const RV vmax = RV_DUP(max);
     for (d = 0; d < dim; d += 16)
-        for (int h = 0; h < RK && d + h * RW < dim; h++) {
+        ROWS_EACH_VECTOR
+        for (int h = 0; h < RK; h++) {
             const int64_t dd = d + h * RW, n = dim - dd;
-            const RV e = rows_exp(RV_SUB(rows_load_n(t, x + dd * es, n, 0.0f), vmax));
-            s[h] = rows_add_n(s[h], e, n);
-            if (cached)
-                RV_STA(cache + dd, e);
+            if (n > 0) {
+                const RV e = rows_exp(RV_SUB(rows_load_n(t, x + dd * es, n, 0.0f), vmax));
+                s[h] = rows_add_n(s[h], e, n);
+                if (cached)
+                    RV_STA(cache + dd, e);
+            }
         }
     sum = rows_fold16(s);
     const RV vs = RV_DUP(sum);
@@ -134,17 +144,21 @@ ROWS_TARGET static void layer_norm_row(const rows_layer_norm_args *a, const char
 {
     const amp_dtype t = a->t, pt = a->pt;
     const int64_t n = a->inner;
+    const void *weight = a->weight, *bias = a->bias; /* locals: the stores to y may alias *a */
     const size_t es = rows_size(t), ps = rows_size(pt);
     RV s[RK], q[RK];
     int64_t i;
+    ROWS_EACH_VECTOR
     for (int h = 0; h < RK; h++)
         s[h] = q[h] = RV_ZERO();
     for (i = 0; i < n; i += 16) /* absent lanes add +0: no change */
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++)
             s[h] = RV_ADD(s[h], rows_load_n(t, x + (i + h * RW) * es, n - i - h * RW, 0.0f));
     const float mean = rows_fold16(s) / (float)n;
     const RV vm = RV_DUP(mean);
     for (i = 0; i < n; i += 16) /* absent lanes: mean - mean = +0 */
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++) {
             const RV d = RV_SUB(rows_load_n(t, x + (i + h * RW) * es, n - i - h * RW, mean), vm);
             q[h] = RV_ADD(q[h], RV_MUL(d, d));
@@ -153,10 +167,10 @@ ROWS_TARGET static void layer_norm_row(const rows_layer_norm_args *a, const char
     const RV vr = RV_DUP(rstd);
     for (i = 0; i < n; i += RW) {
         RV r = RV_MUL(RV_SUB(rows_load_n(t, x + i * es, n - i, 0.0f), vm), vr);
-        if (a->weight != NULL)
-            r = RV_MUL(r, rows_load_n(pt, (const char *)a->weight + i * ps, n - i, 0.0f));
-        if (a->bias != NULL)
-            r = RV_ADD(r, rows_load_n(pt, (const char *)a->bias + i * ps, n - i, 0.0f));
+        if (weight != NULL)
+            r = RV_MUL(r, rows_load_n(pt, (const char *)weight + i * ps, n - i, 0.0f));
+        if (bias != NULL)
+            r = RV_ADD(r, rows_load_n(pt, (const char *)bias + i * ps, n - i, 0.0f));
         rows_store_n(t, y + i * es, n - i, r);
     }
 }
@@ -284,21 +298,24 @@ ROWS_TARGET static void softmax_bw_row(const rows_softmax_bw_args *a, const char
 {
     const amp_dtype t = a->t;
     const int64_t dim = a->dim;
+    const int take_log = a->take_log;
     const size_t es = rows_size(t);
     RV s[RK];
     int64_t d;
+    ROWS_EACH_VECTOR
     for (int h = 0; h < RK; h++)
         s[h] = RV_ZERO();
     for (d = 0; d < dim; d += 16)
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++) {
             const int64_t dd = d + h * RW;
             const RV g = rows_load_n(t, dy + dd * es, dim - dd, 0.0f);
-            s[h] = rows_add_n(s[h], a->take_log ? g : RV_MUL(g, rows_load_n(t, y + dd * es, dim - dd, 0.0f)), dim - dd);
+            s[h] = rows_add_n(s[h], take_log ? g : RV_MUL(g, rows_load_n(t, y + dd * es, dim - dd, 0.0f)), dim - dd);
         }
     const RV vs = RV_DUP(rows_fold16(s));
     for (d = 0; d < dim; d += RW) {
         const RV g = rows_load_n(t, dy + d * es, dim - d, 0.0f), yv = rows_load_n(t, y + d * es, dim - d, 0.0f);
-        const RV r = a->take_log ? RV_SUB(g, RV_MUL(rows_exp(yv), vs)) : RV_MUL(yv, RV_SUB(g, vs));
+        const RV r = take_log ? RV_SUB(g, RV_MUL(rows_exp(yv), vs)) : RV_MUL(yv, RV_SUB(g, vs));
         rows_store_n(t, dx + d * es, dim - d, r);
     }
 }
@@ -327,31 +344,36 @@ typedef struct {
     float *stats; /* mean, rstd per row */
 } rows_ln_bw_args;
 
-ROWS_TARGET static inline RV ln_g(const rows_ln_bw_args *a, const char *dy, int64_t i)
+/* g = dy w (dy without a weight) of columns [i, i + RW) of a row of n */
+ROWS_TARGET static inline RV ln_g(amp_dtype t, amp_dtype pt, const void *weight, const char *dy, int64_t i, int64_t n)
 {
-    const RV g = rows_load_n(a->t, dy + (size_t)i * rows_size(a->t), a->inner - i, 0.0f);
-    if (a->weight == NULL)
+    const RV g = rows_load_n(t, dy + (size_t)i * rows_size(t), n - i, 0.0f);
+    if (weight == NULL)
         return g;
-    return RV_MUL(g, rows_load_n(a->pt, (const char *)a->weight + (size_t)i * rows_size(a->pt), a->inner - i, 0.0f));
+    return RV_MUL(g, rows_load_n(pt, (const char *)weight + (size_t)i * rows_size(pt), n - i, 0.0f));
 }
 
 ROWS_TARGET static void ln_bw_row(const rows_ln_bw_args *a, size_t row)
 {
-    const amp_dtype t = a->t;
+    const amp_dtype t = a->t, pt = a->pt;
     const int64_t n = a->inner;
+    const void *weight = a->weight; /* locals: the stores to dx may alias *a */
     const size_t es = rows_size(t);
     const char *x = (const char *)a->x + row * (size_t)n * es, *dy = (const char *)a->dy + row * (size_t)n * es;
     char *dx = (char *)a->dx + row * (size_t)n * es;
     RV s[RK], q[RK], sg[RK], sgx[RK];
     int64_t i;
+    ROWS_EACH_VECTOR
     for (int h = 0; h < RK; h++)
         s[h] = q[h] = sg[h] = sgx[h] = RV_ZERO();
     for (i = 0; i < n; i += 16)
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++)
             s[h] = rows_add_n(s[h], rows_load_n(t, x + (i + h * RW) * es, n - i - h * RW, 0.0f), n - i - h * RW);
     const float mean = rows_fold16(s) / (float)n;
     const RV vm = RV_DUP(mean);
     for (i = 0; i < n; i += 16)
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++) {
             const int64_t ii = i + h * RW;
             const RV d = RV_SUB(rows_load_n(t, x + ii * es, n - ii, 0.0f), vm);
@@ -360,16 +382,17 @@ ROWS_TARGET static void ln_bw_row(const rows_ln_bw_args *a, size_t row)
     const float rstd = 1 / sqrtf(rows_fold16(q) / (float)n + a->eps);
     const RV vr = RV_DUP(rstd);
     for (i = 0; i < n; i += 16)
+        ROWS_EACH_VECTOR
         for (int h = 0; h < RK; h++) {
             const int64_t ii = i + h * RW;
-            const RV g = ln_g(a, dy, ii);
+            const RV g = ln_g(t, pt, weight, dy, ii, n);
             const RV xhat = RV_MUL(RV_SUB(rows_load_n(t, x + ii * es, n - ii, 0.0f), vm), vr);
             sg[h] = rows_add_n(sg[h], g, n - ii);
             sgx[h] = rows_add_n(sgx[h], RV_MUL(g, xhat), n - ii);
         }
     const RV mg = RV_DUP(rows_fold16(sg) / (float)n), mgx = RV_DUP(rows_fold16(sgx) / (float)n);
     for (i = 0; i < n; i += RW) {
-        const RV g = ln_g(a, dy, i);
+        const RV g = ln_g(t, pt, weight, dy, i, n);
         const RV xhat = RV_MUL(RV_SUB(rows_load_n(t, x + i * es, n - i, 0.0f), vm), vr);
         rows_store_n(t, dx + i * es, n - i, RV_MUL(vr, RV_SUB(RV_SUB(g, mg), RV_MUL(xhat, mgx))));
     }
@@ -449,13 +472,15 @@ struct rows_dropout_args {
 #define ROWS_PHILOX_W0 0x9E3779B9u
 #define ROWS_PHILOX_W1 0xBB67AE85u
 
-/* bit j of m (up to 16 bits) to bit 4 j */
-static inline uint64_t rows_spread4(uint64_t m)
+/* bit j of m (RW bits) to bit 4 j, in RV_KEEP's width (the first step
+ * only for 16 bits) */
+static inline RV_KEEP rows_spread4(RV_KEEP m)
 {
-    m = (m | m << 24) & 0x000000FF000000FFull;
-    m = (m | m << 12) & 0x000F000F000F000Full;
-    m = (m | m << 6) & 0x0303030303030303ull;
-    return (m | m << 3) & 0x1111111111111111ull;
+    if (RW > 8)
+        m = (RV_KEEP)((m | m << 24) & 0x000000FF000000FFull);
+    m = (RV_KEEP)((m | m << 12) & 0x000F000F000F000Full);
+    m = (RV_KEEP)((m | m << 6) & 0x0303030303030303ull);
+    return (RV_KEEP)((m | m << 3) & 0x1111111111111111ull);
 }
 
 /* the keep bits of elements [4 RW g, 4 RW g + 4 RW) */
@@ -480,8 +505,8 @@ ROWS_TARGET static RV_KEEP dropout_keep_bits(const struct rows_dropout_args *a, 
     if (a->none)
         return 0;
     const RI th = RI_DUP(a->threshold);
-    return (RV_KEEP)(rows_spread4(rows_at_least(c0, th)) | rows_spread4(rows_at_least(c1, th)) << 1 |
-                     rows_spread4(rows_at_least(c2, th)) << 2 | rows_spread4(rows_at_least(c3, th)) << 3);
+    return rows_spread4(rows_at_least(c0, th)) | rows_spread4(rows_at_least(c1, th)) << 1 |
+           rows_spread4(rows_at_least(c2, th)) << 2 | rows_spread4(rows_at_least(c3, th)) << 3;
 }
 
 ROWS_TARGET static void dropout_groups(const void *ctx, size_t begin, size_t end)
