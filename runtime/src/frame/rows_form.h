@@ -144,7 +144,6 @@ ROWS_TARGET static void layer_norm_row(const rows_layer_norm_args *a, const char
 {
     const amp_dtype t = a->t, pt = a->pt;
     const int64_t n = a->inner;
-    const void *weight = a->weight, *bias = a->bias; /* locals: the stores to y may alias *a */
     const size_t es = rows_size(t), ps = rows_size(pt);
     RV s[RK], q[RK];
     int64_t i;
@@ -167,10 +166,10 @@ ROWS_TARGET static void layer_norm_row(const rows_layer_norm_args *a, const char
     const RV vr = RV_DUP(rstd);
     for (i = 0; i < n; i += RW) {
         RV r = RV_MUL(RV_SUB(rows_load_n(t, x + i * es, n - i, 0.0f), vm), vr);
-        if (weight != NULL)
-            r = RV_MUL(r, rows_load_n(pt, (const char *)weight + i * ps, n - i, 0.0f));
-        if (bias != NULL)
-            r = RV_ADD(r, rows_load_n(pt, (const char *)bias + i * ps, n - i, 0.0f));
+        if (a->weight != NULL)
+            r = RV_MUL(r, rows_load_n(pt, (const char *)a->weight + i * ps, n - i, 0.0f));
+        if (a->bias != NULL)
+            r = RV_ADD(r, rows_load_n(pt, (const char *)a->bias + i * ps, n - i, 0.0f));
         rows_store_n(t, y + i * es, n - i, r);
     }
 }
