@@ -291,6 +291,7 @@ void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_reduce(amp_kernel_table *t);
 void amp_isa_neon_fill_norm(amp_kernel_table *t);
 void amp_isa_neon_fill_clamp(amp_kernel_table *t);
+void amp_isa_neon_fill_scalar_arith(amp_kernel_table *t);
 void amp_isa_neon_fill_pool(amp_kernel_table *t);
 void amp_isa_neon_fill_optim(amp_kernel_table *t);
 void amp_isa_neon_fill_loss(amp_kernel_table *t);
