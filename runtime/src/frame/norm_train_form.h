@@ -110,4 +110,37 @@ static AMP_ALWAYS_INLINE float amp_bn_train_finish(const amp_bn_train_ctx *c, in
             fast(&c);                                                                                            \
     }
 
+/* The set's batch_norm_train_fast(c) over its bn_train_channel(c, ch, t,
+ * has_w, has_b): a task's channels, per storage dtype (so that the set's
+ * loads and stores compile to their one case), with weight and bias (a
+ * network's usual batch_norm) the flags constant.  ATTR: the set's target
+ * attribute; PARALLEL_MIN: the size below which one thread runs it all. */
+#define AMP_BN_TRAIN_TASKS(ATTR, PARALLEL_MIN)                                                                   \
+    ATTR static AMP_ALWAYS_INLINE void bn_train_body(const amp_bn_train_ctx *c, int64_t task, const amp_dtype t) \
+    {                                                                                                            \
+        const int64_t c0 = task * c->per_task, c1 = c0 + c->per_task < c->C ? c0 + c->per_task : c->C;           \
+        const int has_w = c->weight != NULL, has_b = c->bias != NULL;                                            \
+        for (int64_t ch = c0; ch < c1; ch++) {                                                                   \
+            if (has_w && has_b)                                                                                  \
+                bn_train_channel(c, ch, t, 1, 1);                                                                \
+            else                                                                                                 \
+                bn_train_channel(c, ch, t, has_w, has_b);                                                        \
+        }                                                                                                        \
+    }                                                                                                            \
+    ATTR static void bn_train_task(void *ctx, int64_t task, int slot)                                            \
+    {                                                                                                            \
+        const amp_bn_train_ctx *c = ctx;                                                                         \
+        (void)slot;                                                                                              \
+        switch (c->t) {                                                                                          \
+        case AMP_BF16: bn_train_body(c, task, AMP_BF16); break;                                                  \
+        case AMP_F16: bn_train_body(c, task, AMP_F16); break;                                                    \
+        default: bn_train_body(c, task, AMP_F32); break;                                                         \
+        }                                                                                                        \
+    }                                                                                                            \
+    static void batch_norm_train_fast(amp_bn_train_ctx *c)                                                       \
+    {                                                                                                            \
+        c->per_task = amp_bn_channel_tasks(c->N, c->HxW);                                                        \
+        amp_bn_run_channels(c->N, c->C, c->HxW, c->per_task, PARALLEL_MIN, bn_train_task, c);                    \
+    }
+
 #endif /* AMPRT_FRAME_NORM_TRAIN_FORM_H */
