@@ -10,7 +10,8 @@
  *   add_loop(t, c, begin, end), accumulate_loop(t, c, begin, end) and
  *   add_relu_bw_loop(t, c, begin, end) over an amp_elt_binary_ctx;
  *   cast_loop(from, to, c, begin, end) over an amp_elt_cast_ctx;
- *   bn_planes(t, c, begin, end, has_w, has_b) over an amp_elt_bn_ctx;
+ *   bn_row(t, x, y, n, mean, rstd, w, b, has_w, has_b): batch_norm's step
+ *   over a row of n, on the set's vectors (AMP_ELTWISE_BN_PLANES);
  *   relu_body, max_pool_fast(t, d, x, y, indices) and global_avg_pool
  *   (frame/pool_form.h's AMP_GLOBAL_AVG_POOL_ENTRY).
  *
@@ -19,6 +20,7 @@
 #ifndef AMPRT_FRAME_ELTWISE_FORM_H
 #define AMPRT_FRAME_ELTWISE_FORM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +51,26 @@ typedef struct {
     double eps;
     void *y;
 } amp_elt_bn_ctx;
+
+/* bn_planes(t, c, begin, end, has_w, has_b): the (n, c) planes [begin,
+ * end), each channel's scalars as the reference takes them (rstd = 1 /
+ * sqrt(var + eps) in f32), then the set's bn_row over the plane; V the
+ * set's vector, DUP(float) its broadcast. */
+#define AMP_ELTWISE_BN_PLANES(ATTR, V, DUP, bn_row)                                               \
+    ATTR static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const amp_elt_bn_ctx *c, size_t begin, size_t end, \
+                                                 int has_w, int has_b)                            \
+    {                                                                                             \
+        const size_t es = t == AMP_F32 ? 4 : 2;                                                   \
+        for (size_t plane = begin; plane < end; plane++) {                                        \
+            const int64_t ch = (int64_t)plane % c->C;                                             \
+            const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);              \
+            const V vmean = DUP(amp_ld(c->pt, c->mean, ch)), vrstd = DUP(rstd);                   \
+            const V vw = DUP(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);                        \
+            const V vb = DUP(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);                          \
+            bn_row(t, (const char *)c->x + plane * (size_t)c->HxW * es,                           \
+                   (char *)c->y + plane * (size_t)c->HxW * es, c->HxW, vmean, vrstd, vw, vb, has_w, has_b); \
+        }                                                                                         \
+    }
 
 /* The bodies over the set's loops (ATTR: its target attribute);
  * WIDEN_BF16(c, begin, end) is the set's bf16 -> f32 cast. */

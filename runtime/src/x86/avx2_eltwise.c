@@ -181,37 +181,9 @@ TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, con
 /* ---- batch_norm (running statistics): per channel rstd = 1 / sqrt(var +
  * eps) in f32, per element ((v - mean) * rstd) * weight + bias, each
  * operation rounded to f32, each step's NaN operand on the left winning
- * (avx2_bn8, x86/avx2_store.h). */
+ * (avx2_bn8 over a plane's row: avx2_bn_row, x86/avx2_store.h). */
 
-/* [begin, end) counts (n, c) planes. */
-TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const amp_elt_bn_ctx *c, size_t begin, size_t end, int has_w,
-                                               int has_b)
-{
-    const size_t es = avx2_size_of(t);
-    for (size_t plane = begin; plane < end; plane++) {
-        const int64_t ch = (int64_t)plane % c->C;
-        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
-        const __m256 vmean = _mm256_set1_ps(amp_ld(c->pt, c->mean, ch)), vrstd = _mm256_set1_ps(rstd);
-        const __m256 vw = _mm256_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
-        const __m256 vb = _mm256_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
-        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
-        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
-        int64_t s = 0;
-        for (; t == AMP_BF16 && s + 16 <= c->HxW; s += 16) {
-            __m256 e, o;
-            avx2_load16_bf16(x + (size_t)s * es, &e, &o);
-            avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, vmean, vrstd, vw, vb, has_w, has_b),
-                              avx2_bn8(o, vmean, vrstd, vw, vb, has_w, has_b));
-        }
-        for (; s + 8 <= c->HxW; s += 8)
-            avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
-        if (s < c->HxW) {
-            const size_t n = (size_t)(c->HxW - s);
-            avx2_store8_n(t, y + (size_t)s * es, n,
-                          avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, n), vmean, vrstd, vw, vb, has_w, has_b));
-        }
-    }
-}
+AMP_ELTWISE_BN_PLANES(TARGET, __m256, _mm256_set1_ps, avx2_bn_row)
 
 /* ---- max_pool, 2-d, dilation 1, no indices, separable --------------------------
  * As x86/avx512_eltwise.c's max_pool_separable, 8 outputs a vector: each

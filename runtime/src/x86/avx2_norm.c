@@ -104,38 +104,7 @@ TARGET static AMP_ALWAYS_INLINE float channel_moments(const amp_dtype t, const v
 
 /* ---- batch_norm_train ------------------------------------------------------------- */
 
-TARGET static AMP_ALWAYS_INLINE void bn_train_channel(const amp_bn_train_ctx *c, int64_t ch, const amp_dtype t,
-                                                      int has_w, int has_b)
-{
-    const size_t es = avx2_size_of(t);
-    const int64_t HxW = c->HxW;
-    float sq16[16], w, b;
-    const float mean = channel_moments(t, c->x, c->N, c->C, HxW, ch, sq16);
-    const float rstd = amp_bn_train_finish(c, ch, mean, sq16);
-    amp_bn_train_affine(c, ch, &w, &b);
-    const __m256 vm = _mm256_set1_ps(mean), vr = _mm256_set1_ps(rstd), vw = _mm256_set1_ps(w), vb = _mm256_set1_ps(b);
-    for (int64_t n = 0; n < c->N; n++) {
-        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
-        const char *x = (const char *)c->x + row;
-        char *y = (char *)c->y + row;
-        int64_t s = 0;
-        for (; t == AMP_BF16 && s + 16 <= HxW; s += 16) {
-            __m256 e, o;
-            avx2_load16_bf16(x + (size_t)s * es, &e, &o);
-            avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, vm, vr, vw, vb, has_w, has_b),
-                              avx2_bn8(o, vm, vr, vw, vb, has_w, has_b));
-        }
-        for (; s + 8 <= HxW; s += 8)
-            avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), vm, vr, vw, vb, has_w, has_b));
-        if (s < HxW) {
-            const size_t k = (size_t)(HxW - s);
-            avx2_store8_n(t, y + (size_t)s * es, k,
-                          avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, k), vm, vr, vw, vb, has_w, has_b));
-        }
-    }
-}
-
-AMP_BN_TRAIN_TASKS(TARGET, AVX2_PARALLEL_MIN)
+AMP_BN_TRAIN_TASKS(TARGET, __m256, _mm256_set1_ps, avx2_bn_row, AVX2_PARALLEL_MIN)
 
 /* ---- batch_norm_backward, running statistics ------------------------------------- */
 

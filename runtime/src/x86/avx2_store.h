@@ -190,6 +190,29 @@ AVX2_TARGET static AMP_ALWAYS_INLINE __m256 avx2_bn8(__m256 v, __m256 mean, __m2
     return rb;
 }
 
+/* y[0, n) = avx2_bn8 of x[0, n) in dtype t (a constant where inlined):
+ * bf16 16 at a time as its even and odd elements, then vectors of 8,
+ * then the tail.  x may be y. */
+AVX2_TARGET static AMP_ALWAYS_INLINE void avx2_bn_row(amp_dtype t, const char *x, char *y, int64_t n, __m256 mean,
+                                                      __m256 rstd, __m256 w, __m256 b, int has_w, int has_b)
+{
+    const size_t es = avx2_size_of(t);
+    int64_t s = 0;
+    for (; t == AMP_BF16 && s + 16 <= n; s += 16) {
+        __m256 e, o;
+        avx2_load16_bf16(x + (size_t)s * es, &e, &o);
+        avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, mean, rstd, w, b, has_w, has_b),
+                          avx2_bn8(o, mean, rstd, w, b, has_w, has_b));
+    }
+    for (; s + 8 <= n; s += 8)
+        avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), mean, rstd, w, b, has_w, has_b));
+    if (s < n) {
+        const size_t k = (size_t)(n - s);
+        avx2_store8_n(t, y + (size_t)s * es, k,
+                      avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, k), mean, rstd, w, b, has_w, has_b));
+    }
+}
+
 /* relu_backward of 8 f32 lanes, on the bits: g where x > 0 or NaN, else
  * +0 (x <= 0: +-0, or the sign set and not NaN). */
 AVX2_TARGET static inline __m256i avx2_relu_bw32(__m256i xv, __m256i g)

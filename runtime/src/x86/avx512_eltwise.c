@@ -181,33 +181,10 @@ TARGET static void widen_bf16_loop(const amp_elt_cast_ctx *c, size_t begin, size
 /* ---- batch_norm (running statistics) --------------------------------------------
  * Per channel the reference's scalars: rstd = 1 / sqrt(var + eps) in f32;
  * per element ((v - mean) * rstd) * weight + bias, each operation rounded
- * to f32, then the one rounding to t. */
+ * to f32, then the one rounding to t (bn16 over a plane's row: bn_row16,
+ * x86/avx512_lanes.h). */
 
-/* Chunks here are whole (n, c) planes: [begin, end) counts planes. */
-/* Per dtype and whether weight and bias are given (constants in the
- * calls below): whole vectors unmasked, then one masked tail. */
-TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const amp_elt_bn_ctx *c, size_t begin, size_t end, int has_w,
-                                               int has_b)
-{
-    const size_t es = size_of_storage(t);
-    for (size_t plane = begin; plane < end; plane++) {
-        const int64_t ch = (int64_t)plane % c->C;
-        const float mean = amp_ld(c->pt, c->mean, ch);
-        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
-        const __m512 vmean = _mm512_set1_ps(mean), vrstd = _mm512_set1_ps(rstd);
-        const __m512 vw = _mm512_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
-        const __m512 vb = _mm512_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
-        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
-        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
-        int64_t s = 0;
-        for (; s + 16 <= c->HxW; s += 16)
-            store16_all(t, y + (size_t)s * es, bn16(load16_all(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
-        if (s < c->HxW) {
-            const __mmask16 m = tail_mask((size_t)(c->HxW - s));
-            store16(t, y + (size_t)s * es, m, bn16(load16(t, x + (size_t)s * es, m), vmean, vrstd, vw, vb, has_w, has_b));
-        }
-    }
-}
+AMP_ELTWISE_BN_PLANES(TARGET, __m512, _mm512_set1_ps, bn_row16)
 
 /* ---- max_pool, 2-d, dilation 1, no indices ----------------------------------------
  * Each input row of the window is widened to f32 into a buffer padded with

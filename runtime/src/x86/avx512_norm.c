@@ -101,31 +101,7 @@ TARGET static AMP_ALWAYS_INLINE float channel_moments(const amp_dtype t, const v
 
 /* ---- batch_norm_train ------------------------------------------------------------- */
 
-TARGET static AMP_ALWAYS_INLINE void bn_train_channel(const amp_bn_train_ctx *c, int64_t ch, const amp_dtype t,
-                                                      int has_w, int has_b)
-{
-    const size_t es = size_of_storage(t);
-    const int64_t HxW = c->HxW;
-    float sq16[16], w, b;
-    const float mean = channel_moments(t, c->x, c->N, c->C, HxW, ch, sq16);
-    const float rstd = amp_bn_train_finish(c, ch, mean, sq16);
-    amp_bn_train_affine(c, ch, &w, &b);
-    const __m512 vm = _mm512_set1_ps(mean), vr = _mm512_set1_ps(rstd), vw = _mm512_set1_ps(w), vb = _mm512_set1_ps(b);
-    for (int64_t n = 0; n < c->N; n++) {
-        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
-        const char *x = (const char *)c->x + row;
-        char *y = (char *)c->y + row;
-        int64_t s = 0;
-        for (; s + 16 <= HxW; s += 16)
-            store16_all(t, y + (size_t)s * es, bn16(load16_all(t, x + (size_t)s * es), vm, vr, vw, vb, has_w, has_b));
-        if (s < HxW) {
-            const __mmask16 m = tail_mask((size_t)(HxW - s));
-            store16(t, y + (size_t)s * es, m, bn16(load16(t, x + (size_t)s * es, m), vm, vr, vw, vb, has_w, has_b));
-        }
-    }
-}
-
-AMP_BN_TRAIN_TASKS(TARGET, AMP_PARALLEL_MIN)
+AMP_BN_TRAIN_TASKS(TARGET, __m512, _mm512_set1_ps, bn_row16, AMP_PARALLEL_MIN)
 
 /* ---- batch_norm_backward, running statistics (training 0) ------------------------ */
 
