@@ -360,20 +360,11 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
 static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
 {
     pool_ctx c;
-    int simple = d->nspatial == 2 && indices == NULL;
     c.g = pool_geometry_of(d);
-    for (int i = 1; i < 3 && simple; i++)
-        simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
     /* rowbuf and best[] bounds: every tap, and the input row at its
      * offset, inside the buffer (a wider pool goes to the reference) */
-    simple = simple && (c.g.out[2] - 1) * c.g.stride[2] + c.g.kernel[2] <= AMP_POOL_ROW_MAX &&
-             c.g.padding[2] + c.g.in[2] <= AMP_POOL_ROW_MAX;
-    if (!simple) {
-        switch (t) {
-        case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
-        case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
-        default: amp_ref_max_pool_f16(d, x, y, indices); break;
-        }
+    if (!amp_max_pool_simple(d, indices, &c.g, 1, 0)) {
+        amp_ref_max_pool_of(t, d, x, y, indices);
         return;
     }
     c.t = t;
