@@ -22,7 +22,8 @@
  *                  written over the plane.
  *
  * The drivers (contexts, scalars, tasks, geometry checks, entries) are
- * frame/pool_form.h's and sgd_form.h's; this file holds the vector loops.
+ * frame/pool_form.h's, sgd_form.h's and backward_form.h's; this file
+ * holds the vector loops.
  * batch_norm_backward is x86/avx2_norm.c's.
  *
  * Compiled for AVX2 through target attributes only; installed by

@@ -21,7 +21,8 @@
  *
  * Without x (x NULL: the reference reads 0) the backwards go to the
  * reference.  Large arrays are split into chunks on the thread pool; the
- * result does not depend on the split.
+ * result does not depend on the split.  The driver, entries and kernel
+ * list are frame/clamp_form.h's; this file holds the vector steps.
  *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.

@@ -12,6 +12,8 @@
  * bit for bit (tests/runtime/test_fasteltwise.c); of two NaN operands the
  * left one wins, as in x86/avx512_eltwise.c.  Large arrays are split into
  * chunks on the thread pool; the result does not depend on the split.
+ * The contexts, per-dtype bodies, batch_norm's planes and the entries are
+ * frame/eltwise_form.h's; this file holds the vector loops.
  *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.

@@ -25,7 +25,7 @@
  *                  x86/avx512_eltwise.c's (amp_avx512_max_pool_backward_any).
  *
  * The drivers (contexts, scalars, tasks, geometry checks, entries) are
- * frame/pool_form.h's and sgd_form.h's; this file
+ * frame/pool_form.h's, sgd_form.h's and backward_form.h's; this file
  * holds the vector loops.
  *
  * Compiled for AVX-512 through target attributes only; installed by

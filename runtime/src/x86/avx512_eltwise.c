@@ -14,7 +14,9 @@
  * bit for bit.  (Which NaN a sum or product of two NaNs returns, the C
  * reference leaves to its compiler; here it is fixed to the left
  * operand's: see "which NaN" below.)  Large arrays are split into chunks on
- * the thread pool; the result does not depend on the split.
+ * the thread pool; the result does not depend on the split.  The
+ * contexts, per-dtype bodies, batch_norm's planes and the entries are
+ * frame/eltwise_form.h's; this file holds the vector loops.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.

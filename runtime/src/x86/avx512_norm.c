@@ -29,7 +29,8 @@
  *
  * Channels are split into tasks on the pool (amp_bn_channel_tasks); each
  * channel is one task's, so the result does not depend on the threads.
- * The drivers are frame/norm_train_form.h's and norm_backward_form.h's.
+ * The drivers (channel passes over the row step, tasks, entries) are
+ * frame/norm_train_form.h's and norm_backward_form.h's.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
