@@ -8,8 +8,9 @@
  * x86/avx512_backward.c):
  *
  *   relu_backward_body(c, begin, end) over an amp_relu_bw_ctx;
- *   max_pool_backward_fast(t, d, x, dy, dx, relu) (frame/pool_form.h's
- *   amp_mpb_run over its task);
+ *   max_pool_backward_task(ctx, plane, slot) over an amp_mpb_ctx of LANES
+ *   outputs at a time, whose whole-vector taps read SLACK floats past the
+ *   last output's (frame/pool_form.h's amp_mpb_run);
  *   sgd_fast (frame/sgd_form.h's AMP_SGD_DRIVER over its sgd_loop).
  *
  * Needs amprt_internal.h, frame/chunked.h, frame/pool_form.h and
@@ -48,13 +49,21 @@ typedef struct {
                               amp_global_avg_pool_backward)                                       \
     AMP_SGD_ENTRY(T)
 
-/* relu_backward_fast over the set's relu_backward_body, and every entry
- * above for each dtype. */
-#define AMP_BACKWARD_ENTRIES(MPB_OTHER)                                                           \
+/* relu_backward_fast over the set's relu_backward_body,
+ * max_pool_backward_fast over its max_pool_backward_task (1 when done,
+ * else the caller runs MPB_OTHER), and every entry above for each
+ * dtype. */
+#define AMP_BACKWARD_ENTRIES(MPB_OTHER, LANES, SLACK)                                             \
     static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void *dy, void *dx) \
     {                                                                                             \
         amp_relu_bw_ctx c = { t, x, dy, dx };                                                     \
         AMP_RUN_ELEMENTS(n, relu_backward_body, &c);                                              \
+    }                                                                                             \
+    static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, \
+                                      void *dx, int relu)                                         \
+    {                                                                                             \
+        return amp_mpb_run(t, d, x, dy, dx, relu, LANES, SLACK, AMP_PARALLEL_MIN,                 \
+                           max_pool_backward_task);                                               \
     }                                                                                             \
     AMP_BACKWARD_ENTRIES_OF(MPB_OTHER, f32)                                                       \
     AMP_BACKWARD_ENTRIES_OF(MPB_OTHER, bf16)                                                      \

@@ -228,17 +228,11 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when done (else the caller runs the reference). */
-static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
-                                  int relu)
-{
-    /* (+ 8: tap8's loads past the last output) */
-    return amp_mpb_run(t, d, x, dy, dx, relu, 8, 8, AVX2_PARALLEL_MIN, max_pool_backward_task);
-}
-
 /* ---- table entries ------------------------------------------------------------------ */
 
-AMP_BACKWARD_ENTRIES(AMP_MPB_REF)
+/* max_pool_backward: 8 outputs a vector, tap8 reading 8 floats past the
+ * last output's */
+AMP_BACKWARD_ENTRIES(AMP_MPB_REF, 8, 8)
 
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 AMP_BACKWARD_KERNELS(DEFINE)

@@ -258,21 +258,15 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when done (else the caller runs the previous kernel). */
-static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
-                                  int relu)
-{
-    /* (the taps are masked loads: no slack past the last output) */
-    return amp_mpb_run(t, d, x, dy, dx, relu, 16, 0, AMP_PARALLEL_MIN, max_pool_backward_task);
-}
-
 /* ---- table entries ------------------------------------------------------------------ */
 
 /* (adaptive_avg_pool_backward to one position per plane: a global average
  * pool's gradient, a classifier's head: resnet18's 8 x 512 planes of 7 x
  * 7, 0.3 ms through the reference's window loops.) */
 #define MPB_ANY(T, d, x, dy, dx) amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx)
-AMP_BACKWARD_ENTRIES(MPB_ANY)
+/* max_pool_backward: 16 outputs a vector, the taps masked loads (no
+ * slack past the last output); other geometries to x86/avx512_eltwise.c's */
+AMP_BACKWARD_ENTRIES(MPB_ANY, 16, 0)
 
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
 AMP_BACKWARD_KERNELS(DEFINE)
