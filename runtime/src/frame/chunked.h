@@ -32,8 +32,11 @@ static inline void amp_chunk_task(void *ctx, int64_t task, int slot)
     j->body(j->ctx, begin, end);
 }
 
-static inline void amp_run_chunked(size_t n, size_t unit, void (*body)(const void *, size_t, size_t),
-                                   const void *ctx)
+/* (Out of line: one copy per file rather than one in every table entry;
+ * a call per kernel call costs nothing next to 128K elements' work.) */
+static __attribute__((unused, noinline)) void amp_run_chunked(size_t n, size_t unit,
+                                                              void (*body)(const void *, size_t, size_t),
+                                                              const void *ctx)
 {
     amp_chunk_job j = { body, ctx, n, AMP_CHUNK / (unit ? unit : 1) + 1 };
     if (n * unit < AMP_PARALLEL_MIN || amp_get_threads() == 1) {

@@ -63,8 +63,9 @@ typedef struct {
         const size_t es = t == AMP_F32 ? 4 : 2;                                                   \
         for (size_t plane = begin; plane < end; plane++) {                                        \
             const int64_t ch = (int64_t)plane % c->C;                                             \
+            const float mean = amp_ld(c->pt, c->mean, ch);                                        \
             const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);              \
-            const V vmean = DUP(amp_ld(c->pt, c->mean, ch)), vrstd = DUP(rstd);                   \
+            const V vmean = DUP(mean), vrstd = DUP(rstd);                                         \
             const V vw = DUP(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);                        \
             const V vb = DUP(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);                          \
             bn_row(t, (const char *)c->x + plane * (size_t)c->HxW * es,                           \

@@ -148,9 +148,9 @@ static AMP_ALWAYS_INLINE float amp_bn_bw_train_rstd(const amp_bn_bw_ctx *c, floa
     ATTR static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t) \
     {                                                                                                            \
         if (c->training) {                                                                                       \
-            const int64_t c0 = task * c->per_task, c1 = c0 + c->per_task < c->C ? c0 + c->per_task : c->C;       \
-            for (int64_t ch = c0; ch < c1; ch++)                                                                 \
-                bn_train_backward_channel(c, ch, t);                                                             \
+            const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task;       \
+            for (int64_t l = 0; l < nc; l++)                                                                     \
+                bn_train_backward_channel(c, c0 + l, t);                                                         \
             return;                                                                                              \
         }                                                                                                        \
         bn_backward_running(c, task, t);                                                                         \
