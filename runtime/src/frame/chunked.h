@@ -33,7 +33,7 @@ static inline void amp_chunk_task(void *ctx, int64_t task, int slot)
 }
 
 /* (Out of line: one copy per file rather than one in every table entry;
- * a call per kernel call costs nothing next to 128K elements' work.) */
+ * one call more per kernel call is nothing next to the kernel's loop.) */
 static __attribute__((unused, noinline)) void amp_run_chunked(size_t n, size_t unit,
                                                               void (*body)(const void *, size_t, size_t),
                                                               const void *ctx)
