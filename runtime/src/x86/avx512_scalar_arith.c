@@ -9,8 +9,8 @@
  * one IEEE operation per lane in the reference's operand order, the result
  * rounded to the storage dtype as amp_st rounds it (avx512_store.h); a NaN
  * scalar goes to the reference (frame/scalar_arith_form.h).  Large arrays
- * are split into chunks on the thread pool; the result does not depend on
- * the split.
+ * are split into chunks on the thread pool (frame/chunked.h); the result
+ * does not depend on the split.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -21,7 +21,8 @@
 
 #include "amprt_internal.h"
 #include "frame/scalar_arith_form.h"
-#include "avx512_store.h"
+#include "frame/chunked.h"
+#include "avx512_lanes.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -29,33 +30,13 @@
 
 #define TARGET AVX512_TARGET
 
-/* Elements per pool task (a multiple of 16, so only the last task has a
- * tail), and the size below which one thread does it all. */
-#define CHUNK ((size_t)1 << 16)
-#define PARALLEL_MIN ((size_t)1 << 17)
-
 typedef struct {
     amp_dtype t;
     int op; /* ARITH_* */
     const void *a;
     float s;
     void *y;
-    size_t n;
 } arith_ctx;
-
-static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
-
-/* 16 values of dtype t at p (mask m) as f32; masked-off lanes 0.  A bf16
- * signalling NaN is quieted by the operation, as the reference's load
- * quiets it. */
-TARGET static inline __m512 load16_masked(amp_dtype t, const void *p, __mmask16 m)
-{
-    switch (t) {
-    case AMP_BF16: return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-    default: return _mm512_maskz_loadu_ps(m, p);
-    }
-}
 
 /* One vector of op on a (widened) and the broadcast scalar s. */
 TARGET static AMP_ALWAYS_INLINE __m512 arith16(const int op, __m512 a, __m512 s)
@@ -82,12 +63,13 @@ TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op,
         store16_all(t, y + i * es, arith16(op, load16_all(t, a + i * es), s));
     if (i < end) {
         const __mmask16 m = tail_mask(end - i);
-        store16(t, y + i * es, m, arith16(op, load16_masked(t, a + i * es, m), s));
+        store16(t, y + i * es, m, arith16(op, load16(t, a + i * es, m), s));
     }
 }
 
-TARGET static void arith_range(const arith_ctx *c, size_t begin, size_t end)
+TARGET static void arith_range(const void *c_, size_t begin, size_t end)
 {
+    const arith_ctx *c = c_;
 #define ARITH_CASES(OP)                                                                           \
     switch (c->t) {                                                                               \
     case AMP_BF16: arith_loop(AMP_BF16, OP, c, begin, end); return;                               \
@@ -105,21 +87,10 @@ TARGET static void arith_range(const arith_ctx *c, size_t begin, size_t end)
 #undef ARITH_CASES
 }
 
-static void arith_task(void *ctx, int64_t task, int slot)
-{
-    const arith_ctx *c = ctx;
-    const size_t begin = (size_t)task * CHUNK, end = begin + CHUNK < c->n ? begin + CHUNK : c->n;
-    (void)slot;
-    arith_range(c, begin, end);
-}
-
 static void arith_run(amp_dtype t, int op, size_t n, const void *a, float s, void *y)
 {
-    arith_ctx c = { t, op, a, s, y, n };
-    if (n < PARALLEL_MIN || amp_get_threads() == 1)
-        arith_range(&c, 0, n);
-    else
-        amp_parallel_run(amp_get_threads(), (int64_t)((n + CHUNK - 1) / CHUNK), arith_task, &c);
+    arith_ctx c = { t, op, a, s, y };
+    amp_run_chunked(n, 1, arith_range, &c);
 }
 
 #define ENTRIES(T) AMP_SCALAR_ARITH_ENTRIES(T, arith_run)
