@@ -2,9 +2,11 @@
  * scalar_arith_form.h - what the kernel sets' tensor-scalar arithmetic
  * files share: the six operations (add_scalar, sub_scalar, mul_scalar,
  * div_scalar, rsub_scalar, rdiv_scalar: y = a op s, or s op a), their
- * table entries over a set's loop RUN(t, op, n, a, s, y), and the list of
- * the kernels they fill (x86/avx2_scalar_arith.c,
- * x86/avx512_scalar_arith.c).
+ * table entries over a set's loop RUN(t, op, n, a, s, y), the list of
+ * the kernels they fill, and for the sets that split the work on the
+ * thread pool their call's context and the switch of their range
+ * function (x86/avx2_scalar_arith.c, x86/avx512_scalar_arith.c,
+ * arm/neon_scalar_arith.c).
  *
  * The reference computes v op s in float with s rounded to float (exact:
  * s holds a number of the compute type) and rounds the result to the
@@ -17,6 +19,34 @@
 #define AMPRT_FRAME_SCALAR_ARITH_FORM_H
 
 enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV, ARITH_RSUB, ARITH_RDIV };
+
+/* A chunked set's call: the operation on a (storage t) and s, into y. */
+typedef struct {
+    amp_dtype t;
+    int op; /* ARITH_* */
+    const void *a;
+    float s;
+    void *y;
+} amp_scalar_arith_ctx;
+
+/* The body of such a set's range function over [begin, end) of c: its
+ * always-inline LOOP(t, op, c, begin, end) instantiated for every
+ * operation and storage dtype as constants, so each gets its own loop. */
+#define AMP_SCALAR_ARITH_DTYPES(LOOP, OP, c, begin, end)                                          \
+    switch ((c)->t) {                                                                             \
+    case AMP_BF16: LOOP(AMP_BF16, OP, c, begin, end); return;                                     \
+    case AMP_F16: LOOP(AMP_F16, OP, c, begin, end); return;                                       \
+    default: LOOP(AMP_F32, OP, c, begin, end); return;                                            \
+    }
+#define AMP_SCALAR_ARITH_RANGE(LOOP, c, begin, end)                                               \
+    switch ((c)->op) {                                                                            \
+    case ARITH_ADD: AMP_SCALAR_ARITH_DTYPES(LOOP, ARITH_ADD, c, begin, end)                       \
+    case ARITH_SUB: AMP_SCALAR_ARITH_DTYPES(LOOP, ARITH_SUB, c, begin, end)                       \
+    case ARITH_MUL: AMP_SCALAR_ARITH_DTYPES(LOOP, ARITH_MUL, c, begin, end)                       \
+    case ARITH_DIV: AMP_SCALAR_ARITH_DTYPES(LOOP, ARITH_DIV, c, begin, end)                       \
+    case ARITH_RSUB: AMP_SCALAR_ARITH_DTYPES(LOOP, ARITH_RSUB, c, begin, end)                     \
+    default: AMP_SCALAR_ARITH_DTYPES(LOOP, ARITH_RDIV, c, begin, end)                             \
+    }
 
 #define AMP_SCALAR_ARITH_ENTRY(T, RUN, name, OP)                                                  \
     static void name##_##T(size_t n, const AMP_CTYPE_##T *a, double s, AMP_CTYPE_##T *y)          \

@@ -33,14 +33,6 @@
 
 #define TARGET AVX2_TARGET
 
-typedef struct {
-    amp_dtype t;
-    int op; /* ARITH_* */
-    const void *a;
-    float s;
-    void *y;
-} arith_ctx;
-
 /* One vector of op on a (widened) and the broadcast scalar s. */
 TARGET static AMP_ALWAYS_INLINE __m256 arith8(const int op, __m256 a, __m256 s)
 {
@@ -54,8 +46,8 @@ TARGET static AMP_ALWAYS_INLINE __m256 arith8(const int op, __m256 a, __m256 s)
     }
 }
 
-TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op, const arith_ctx *c, size_t begin,
-                                                size_t end)
+TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op, const amp_scalar_arith_ctx *c,
+                                                size_t begin, size_t end)
 {
     const size_t es = avx2_size_of(t);
     const char *a = c->a;
@@ -74,30 +66,16 @@ TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op,
         avx2_store8_n(t, y + i * es, end - i, arith8(op, avx2_load8_n(t, a + i * es, end - i), s));
 }
 
-TARGET static void arith_body(const void *c_, size_t begin, size_t end)
+TARGET static void arith_range(const void *c_, size_t begin, size_t end)
 {
-    const arith_ctx *c = c_;
-#define ARITH_CASES(OP)                                                                           \
-    switch (c->t) {                                                                               \
-    case AMP_BF16: arith_loop(AMP_BF16, OP, c, begin, end); return;                               \
-    case AMP_F16: arith_loop(AMP_F16, OP, c, begin, end); return;                                 \
-    default: arith_loop(AMP_F32, OP, c, begin, end); return;                                      \
-    }
-    switch (c->op) {
-    case ARITH_ADD: ARITH_CASES(ARITH_ADD)
-    case ARITH_SUB: ARITH_CASES(ARITH_SUB)
-    case ARITH_MUL: ARITH_CASES(ARITH_MUL)
-    case ARITH_DIV: ARITH_CASES(ARITH_DIV)
-    case ARITH_RSUB: ARITH_CASES(ARITH_RSUB)
-    default: ARITH_CASES(ARITH_RDIV)
-    }
-#undef ARITH_CASES
+    const amp_scalar_arith_ctx *c = c_;
+    AMP_SCALAR_ARITH_RANGE(arith_loop, c, begin, end)
 }
 
 static void arith_run(amp_dtype t, int op, size_t n, const void *a, float s, void *y)
 {
-    arith_ctx c = { t, op, a, s, y };
-    avx2_run_chunked(n, 1, arith_body, &c);
+    amp_scalar_arith_ctx c = { t, op, a, s, y };
+    amp_run_chunked(n, 1, arith_range, &c);
 }
 
 #define ENTRIES(T) AMP_SCALAR_ARITH_ENTRIES(T, arith_run)

@@ -30,14 +30,6 @@
 
 #define TARGET AVX512_TARGET
 
-typedef struct {
-    amp_dtype t;
-    int op; /* ARITH_* */
-    const void *a;
-    float s;
-    void *y;
-} arith_ctx;
-
 /* One vector of op on a (widened) and the broadcast scalar s. */
 TARGET static AMP_ALWAYS_INLINE __m512 arith16(const int op, __m512 a, __m512 s)
 {
@@ -51,8 +43,8 @@ TARGET static AMP_ALWAYS_INLINE __m512 arith16(const int op, __m512 a, __m512 s)
     }
 }
 
-TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op, const arith_ctx *c, size_t begin,
-                                                size_t end)
+TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op, const amp_scalar_arith_ctx *c,
+                                                size_t begin, size_t end)
 {
     const size_t es = size_of_storage(t);
     const char *a = c->a;
@@ -69,27 +61,13 @@ TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op,
 
 TARGET static void arith_range(const void *c_, size_t begin, size_t end)
 {
-    const arith_ctx *c = c_;
-#define ARITH_CASES(OP)                                                                           \
-    switch (c->t) {                                                                               \
-    case AMP_BF16: arith_loop(AMP_BF16, OP, c, begin, end); return;                               \
-    case AMP_F16: arith_loop(AMP_F16, OP, c, begin, end); return;                                 \
-    default: arith_loop(AMP_F32, OP, c, begin, end); return;                                      \
-    }
-    switch (c->op) {
-    case ARITH_ADD: ARITH_CASES(ARITH_ADD)
-    case ARITH_SUB: ARITH_CASES(ARITH_SUB)
-    case ARITH_MUL: ARITH_CASES(ARITH_MUL)
-    case ARITH_DIV: ARITH_CASES(ARITH_DIV)
-    case ARITH_RSUB: ARITH_CASES(ARITH_RSUB)
-    default: ARITH_CASES(ARITH_RDIV)
-    }
-#undef ARITH_CASES
+    const amp_scalar_arith_ctx *c = c_;
+    AMP_SCALAR_ARITH_RANGE(arith_loop, c, begin, end)
 }
 
 static void arith_run(amp_dtype t, int op, size_t n, const void *a, float s, void *y)
 {
-    arith_ctx c = { t, op, a, s, y };
+    amp_scalar_arith_ctx c = { t, op, a, s, y };
     amp_run_chunked(n, 1, arith_range, &c);
 }
 
