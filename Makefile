@@ -217,7 +217,7 @@ RUNTIME_ISA_RERUN ?= yes
 # set (here by run-isas.sh, under emulation by make test-aarch64-sets).
 RUNTIME_ISA_TESTS := test_kernels test_gemm test_fastgemm test_fastconv test_fastdepthwise test_conv_ex \
                      test_fasteltwise test_fastattention test_fastbackward test_fastloss test_fastrows_backward \
-                     test_fastattention_backward test_dispatch test_backward_unary
+                     test_fastattention_backward test_fastscalar_arith test_dispatch test_backward_unary
 test-runtime: $(RUNTIME_TESTS)
 	@for t in $^; do echo "== $$t"; $$t || exit 1; done
 	$(if $(RUNTIME_ISA_RERUN),CC="$(CC)" PROBE_CFLAGS="$(SAN_FLAGS)" sh tests/runtime/run-isas.sh $(BUILD) \

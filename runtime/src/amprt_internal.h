@@ -260,6 +260,10 @@ void amp_isa_avx2_fill_rows(amp_kernel_table *t);
  * products' bound). */
 void amp_isa_avx512_fill_attention(amp_kernel_table *t);
 void amp_isa_avx2_fill_attention(amp_kernel_table *t);
+/* x86/avx512_scalar_arith.c, x86/avx2_scalar_arith.c: add, sub, mul and
+ * div by a scalar, rsub and rdiv (bit-exact). */
+void amp_isa_avx512_fill_scalar_arith(amp_kernel_table *t);
+void amp_isa_avx2_fill_scalar_arith(amp_kernel_table *t);
 /* The AVX2 kernels beyond the GEMM and the convolutions (x86/avx2_eltwise.c,
  * avx2_backward.c, avx2_norm.c, avx2_clamp.c, avx2_reduce.c, avx2_loss.c),
  * for the avx2 set: element-wise, casts, batch_norm, clamp, pooling, sums,
@@ -287,6 +291,7 @@ void amp_isa_neon_fill_backward(amp_kernel_table *t, int bfcvt);
 void amp_isa_neon_fill_reduce(amp_kernel_table *t);
 void amp_isa_neon_fill_norm(amp_kernel_table *t);
 void amp_isa_neon_fill_clamp(amp_kernel_table *t);
+void amp_isa_neon_fill_scalar_arith(amp_kernel_table *t);
 void amp_isa_neon_fill_pool(amp_kernel_table *t);
 void amp_isa_neon_fill_optim(amp_kernel_table *t);
 void amp_isa_neon_fill_loss(amp_kernel_table *t);

@@ -20,6 +20,7 @@
  */
 #include "emit.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The padding of pad, reflection_pad* and replication_pad* before and
@@ -292,7 +293,7 @@ void emit_conv(Emitter *e, Node *n, const char *y)
 }
 
 /* _conv_epilogue (fuse.c): the convolution with batch_norm, the residual's
- * add and the relu applied to each output tile (amp_conv_post), and in a
+ * add and the relu or clamp applied to each output tile (amp_conv_post), and in a
  * training step its own result too (more_out[0]: post.raw). */
 void emit_conv_epilogue(Emitter *e, Node *n, const char *y)
 {
@@ -304,6 +305,13 @@ void emit_conv_epilogue(Emitter *e, Node *n, const char *y)
     buf_printf(e->out, "            .bn_dtype = %s, .bn_eps = %s,\n", param_dtype_c(n, 3, 6),
                double_c(e, attr_number(n, "eps", "1e-05", DT_F64)));
     buf_printf(e->out, "            .residual = %s, .relu = %d,\n", in_c(e, n, 7), attr_bool(n, "relu", false));
+    if (attr_bool(n, "clamp", false)) { /* the bounds as the clamp's own call would take them */
+        DType ct = compute_dtype(n->out->type.dtype);
+        double lo = attr_given(n, "clamp_min") ? attr_number(n, "clamp_min", "0", ct) : -INFINITY;
+        double hi = attr_given(n, "clamp_max") ? attr_number(n, "clamp_max", "0", ct) : INFINITY;
+        buf_printf(e->out, "            .clamp = 1, .clamp_lo = %s, .clamp_hi = %s,\n", double_c(e, lo),
+                   double_c(e, hi));
+    }
     if (n->nmore) /* the convolution's own result too, for the gradients */
         buf_printf(e->out, "            .raw = %s,\n", more_out_c(e, n, 0));
     buf_printf(e->out, "        };\n");

@@ -8,10 +8,13 @@
  * the group is computed by then), the group's nodes out of the schedule:
  *
  *   _conv_epilogue  conv -> batch_norm (running statistics)
- *                   [-> add(., residual)] [-> relu], one amp_conv_ex_<T>
- *                   call.  Operands: the convolution's three, batch_norm's
- *                   four parameters, the residual (NULL: no add);
- *                   attributes: the convolution's, batch_norm's eps, relu.
+ *                   [-> add(., residual)] [-> relu or a clamp: relu6,
+ *                   hardtanh, clamp, clamp_min, clamp_max], one
+ *                   amp_conv_ex_<T> call.  Operands: the convolution's
+ *                   three, batch_norm's four parameters, the residual
+ *                   (NULL: no add); attributes: the convolution's,
+ *                   batch_norm's eps, relu, or clamp with its bounds
+ *                   clamp_min and clamp_max (an absent one: unbounded).
  *   _linear_relu    linear -> relu, one amp_linear_relu_<T> call: the relu
  *                   applied to each tile of the product after its one
  *                   rounding, as the relu kernel would.  Operands: the
@@ -67,6 +70,7 @@
  */
 #include "middle.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool fusable_dtype(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16 || t == DT_F64; }
@@ -171,6 +175,57 @@ static Node *fused_node(Fuse *u, OpId id, Node *const *parts, int nparts)
     return f;
 }
 
+/* The ops that are amp_clamp_T's values (the bounds aside): relu6,
+ * hardtanh, clamp, clamp_min, clamp_max. */
+static bool is_clamp(const Node *n)
+{
+    switch (n->op->id) {
+    case OP_RELU6: case OP_HARDTANH: case OP_CLAMP: case OP_CLAMP_MIN: case OP_CLAMP_MAX:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The bound named name of the fused node f, as the clamp-like op c wrote
+ * it (its attribute from, or the literal dflt where c's is absent or has
+ * none: relu6's 0 and 6, hardtanh's defaults); no attribute when the bound
+ * is absent (clamp's None). */
+static void add_bound(Node *f, const Node *c, const char *name, const char *from, const char *dflt)
+{
+    const Attr *a = from ? attr_find(c, from) : NULL;
+    Attr b;
+    if (a && a->kind != ATTR_NONE) {
+        b = *a;
+    } else if (dflt) {
+        b = (Attr){.kind = ATTR_INT, .text = dflt, .i = dflt[0] == '-' ? -atoll(dflt + 1) : atoll(dflt), .loc = c->loc};
+    } else {
+        return;
+    }
+    b.name = name;
+    b.derived = false; /* an attribute of _conv_epilogue's own (ops.def) */
+    add_attr(f, &b);
+}
+
+/* The clamp step's attributes: clamp (true) and its bounds clamp_min and
+ * clamp_max (each absent: unbounded on that side), the numbers the
+ * op's own kernel call would take (emit_elementwise.c's unary_params). */
+static void add_clamp_bounds(Node *f, const Node *c)
+{
+    Attr on = {.name = "clamp", .kind = ATTR_BOOL, .i = 1, .text = "True", .loc = c->loc};
+    add_attr(f, &on);
+    switch (c->op->id) {
+    case OP_RELU6: add_bound(f, c, "clamp_min", NULL, "0"); add_bound(f, c, "clamp_max", NULL, "6"); break;
+    case OP_HARDTANH:
+        add_bound(f, c, "clamp_min", "min_val", "-1");
+        add_bound(f, c, "clamp_max", "max_val", "1");
+        break;
+    case OP_CLAMP: add_bound(f, c, "clamp_min", "min", NULL); add_bound(f, c, "clamp_max", "max", NULL); break;
+    case OP_CLAMP_MIN: add_bound(f, c, "clamp_min", "min", NULL); break;
+    default: add_bound(f, c, "clamp_max", "max", NULL); break;
+    }
+}
+
 /* conv -> batch_norm [-> add] [-> relu] from the convolution conv, or
  * nothing when its result does not go on into an eval batch_norm. */
 static void fuse_conv(Fuse *u, Node *conv, bool training_graph)
@@ -199,7 +254,7 @@ static void fuse_conv(Fuse *u, Node *conv, bool training_graph)
         add = next;
         next = sole_reader(u, add->out);
     }
-    if (next && next->op->id == OP_RELU && next->out->type.dtype == t)
+    if (next && (next->op->id == OP_RELU || is_clamp(next)) && next->out->type.dtype == t)
         relu = next;
     Node *parts[4] = {conv, bn, add, relu};
     Node *f = fused_node(u, OP_CONV_EPILOGUE, parts, 4);
@@ -216,9 +271,11 @@ static void fuse_conv(Fuse *u, Node *conv, bool training_graph)
     for (int k = 0; k < conv->nattrs; k++)
         add_attr(f, &conv->attrs[k]);
     add_attr(f, attr_find(bn, "eps"));
-    if (relu) {
+    if (relu && relu->op->id == OP_RELU) {
         Attr on = {.name = "relu", .kind = ATTR_BOOL, .i = 1, .text = "True", .loc = relu->loc};
         add_attr(f, &on);
+    } else if (relu) {
+        add_clamp_bounds(f, relu);
     }
 }
 

@@ -62,7 +62,7 @@ static const apcase ap_cases[] = {
 };
 
 /* The case's input and output elements. */
-static void ap_sizes(const apcase *c, size_t *nx, size_t *ny)
+static inline void ap_sizes(const apcase *c, size_t *nx, size_t *ny)
 {
     int64_t in_plane = 1, out_plane = 1;
     for (int i = 0; i < c->nspatial; i++)

@@ -9,6 +9,7 @@
  *     batch_norm_T(batch, out_channels, out_plane, y, ...)  if bn_mean
  *     add_T(n, y, residual, y)                              if residual
  *     relu_T(n, y, y)                                       if relu
+ *     clamp_T(n, y, clamp_lo, clamp_hi, y)                  if clamp
  * (w_T: w, or the packed source weights rounded to T as cast_f32_T does),
  * so every check here is memcmp against that sequence, run through the
  * same table: every kernel set this CPU supports (amp_kernel_table_for),
@@ -22,7 +23,8 @@
  * batch 1 and 3; with and without bias; post NULL, all off, bn, bn + relu,
  * bn + residual + relu, bn without weight and bias, bn with weight only +
  * residual, bn with bias only, residual + relu, relu alone, bf16 and f64
- * batch_norm parameters (f64: the AVX-512 batch_norm's reference path);
+ * batch_norm parameters (f64: the AVX-512 batch_norm's reference path),
+ * bn + relu6, bn + residual + clamp, relu + clamp;
  * a 1-d convolution;
  * unpacked weights, weights packed from T and from f32; 1 and 2 threads;
  * NaN (bf16/f16 signalling ones too), +-inf and -0 in x, the residual and
@@ -96,7 +98,8 @@ static void init_public_table(void)
     public_table.conv_pack_weights_##T = amp_conv_pack_weights_##T;                               \
     public_table.batch_norm_##T = amp_batch_norm_##T;                                             \
     public_table.add_##T = amp_add_##T;                                                           \
-    public_table.relu_##T = amp_relu_##T;
+    public_table.relu_##T = amp_relu_##T;                                                         \
+    public_table.clamp_##T = amp_clamp_##T;
     PUB(f64)
     PUB(f32)
     PUB(bf16)
@@ -201,7 +204,8 @@ static void free_bn(bn_params *b)
 }
 
 /* The post-op subsets tried. */
-enum { BN = 1, BN_W = 2, BN_B = 4, RES = 8, RELU = 16, BN_BF16 = 32, NONE_STRUCT = 64, BN_F64 = 128 };
+enum { BN = 1, BN_W = 2, BN_B = 4, RES = 8, RELU = 16, BN_BF16 = 32, NONE_STRUCT = 64, BN_F64 = 128, RELU6 = 256,
+       CLAMP = 512 };
 static const int variants[] = {
     0,                            /* post NULL */
     NONE_STRUCT,                  /* a post with nothing on */
@@ -215,6 +219,9 @@ static const int variants[] = {
     RELU,                         /* relu alone */
     BN | BN_W | BN_B | BN_BF16 | RELU, /* bf16 batch_norm parameters */
     BN | BN_W | BN_B | BN_F64 | RES,   /* f64 ones (the reference's batch_norm) */
+    BN | BN_W | BN_B | RELU6,          /* bn + relu6 (mobilenet's block) */
+    BN | BN_W | BN_B | RES | CLAMP,    /* bn + residual + a clamp that cuts both sides */
+    RELU | CLAMP,                      /* relu, then clamp (hardtanh) */
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -266,6 +273,9 @@ static amp_conv_post make_post(int v, const bn_set *bs, const void *residual)
     }
     p.residual = v & RES ? residual : NULL;
     p.relu = (v & RELU) != 0;
+    p.clamp = (v & (RELU6 | CLAMP)) != 0;
+    p.clamp_lo = v & RELU6 ? 0.0 : -0.375; /* operands are in [-1, 1]: both bounds cut */
+    p.clamp_hi = v & RELU6 ? 6.0 : 0.3;
     return p;
 }
 
@@ -284,6 +294,8 @@ static void expected(const amp_kernel_table *k, amp_dtype t, const amp_conv_desc
         KCALL4(k, t, add, (size_t)s.ny, y, p->residual, y);
     if (p->relu)
         KCALL4(k, t, relu, (size_t)s.ny, y, y);
+    if (p->clamp)
+        KCALL4(k, t, clamp, (size_t)s.ny, y, p->clamp_lo, p->clamp_hi, y);
 }
 
 static void *alloc_packed(size_t bytes)
@@ -438,7 +450,8 @@ static void run_special(const amp_kernel_table *k, amp_dtype t)
     static const uint16_t raw_bf16[] = { 0x7f81, 0xffa0, 0x7fc1, 0x0001, 0x8000, 0xff80 };
     static const uint16_t raw_f16[] = { 0x7c01, 0xfd00, 0x7e01, 0x0001, 0x8000, 0xfc00 };
     static const int vs[] = { BN | BN_W | BN_B | RES | RELU, BN | BN_W | RELU, BN | BN_W | RES | RELU, RES | RELU,
-                              RES, RELU, BN | BN_W, BN | BN_W | BN_F64 | RES | RELU, BN | BN_W | BN_F64 };
+                              RES, RELU, BN | BN_W, BN | BN_W | BN_F64 | RES | RELU, BN | BN_W | BN_F64,
+                              BN | BN_W | RELU6, BN | BN_W | RES | CLAMP };
     amp_conv_desc d;
     sizes s;
     const size_t es = amp_dtype_size(t);

@@ -1020,6 +1020,7 @@ static const copy_case copy_cases[] = {
     { "into a cat at column 2 of [2,5]", 2, { 2, 3 }, { 3, 1 }, { 5, 1 }, 0, 2, 6, 10 },
     { "permute 3-d, written flipped", 3, { 2, 3, 2 }, { 1, 4, 2 }, { -6, 2, 1 }, 0, 6, 12, 12 },
     { "zero-size dim", 2, { 0, 3 }, { 3, 1 }, { 3, 1 }, 0, 0, 1, 1 },
+    { "attention heads [2,4,3,5] -> [2,3,4,5]", 4, { 2, 3, 4, 5 }, { 60, 5, 15, 1 }, { 60, 20, 5, 1 }, 0, 0, 120, 120 },
 };
 
 static void test_copy_strided(void **state)

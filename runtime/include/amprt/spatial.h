@@ -77,8 +77,8 @@ typedef struct amp_conv_desc {
 } amp_conv_desc;
 
 /* conv_ex: a convolution with its weights packed once (at model load) and
- * the eval-mode batch_norm, residual add and relu that follow it fused
- * into its epilogue.
+ * the eval-mode batch_norm, residual add, relu and clamp that follow it
+ * fused into its epilogue.
  *
  *  conv_packed_bytes   bytes conv_pack_weights writes for desc d under the
  *                  active kernel set: it depends only on groups, in and out
@@ -98,8 +98,9 @@ typedef struct amp_conv_desc {
  *                  NULL, amp_batch_norm_T(batch, out_channels, out_plane, y,
  *                  post->bn_dtype, bn_mean, bn_var, bn_weight, bn_bias,
  *                  bn_eps, y) if bn_mean is not NULL, amp_add_T(n, y,
- *                  residual, y) if residual is not NULL and amp_relu_T(n, y,
- *                  y) if relu, give, on any thread count.  packed != NULL:
+ *                  residual, y) if residual is not NULL, amp_relu_T(n, y,
+ *                  y) if relu and amp_clamp_T(n, y, clamp_lo, clamp_hi, y)
+ *                  if clamp, give, on any thread count.  packed != NULL:
  *                  the weights are packed's (from conv_pack_weights_T with
  *                  the same groups, channels and kernel; w_T is the packed
  *                  source rounded to T) and w is ignored (may be NULL);
@@ -116,6 +117,9 @@ typedef struct amp_conv_post {
     int relu;                        /* nonzero: y = relu(y) */
     void *raw;                       /* NULL: none; else T, y's shape: conv(x, w) + bias before the post-ops
                                       * (what a training step's batch_norm gradient reads) */
+    int clamp;                       /* nonzero: y = clamp(y, clamp_lo, clamp_hi) as amp_clamp_T, after the
+                                      * relu (relu6 is clamp 0, 6; hardtanh and clamp_min/max likewise) */
+    double clamp_lo, clamp_hi;
 } amp_conv_post;
 
 typedef struct amp_pool_desc {

@@ -241,6 +241,7 @@ void amp_isa_neon_fill(amp_kernel_table *t)
     amp_isa_neon_fill_reduce(t);
     amp_isa_neon_fill_norm(t);
     amp_isa_neon_fill_clamp(t);
+    amp_isa_neon_fill_scalar_arith(t);
     amp_isa_neon_fill_pool(t);
     amp_isa_neon_fill_optim(t);
     amp_isa_neon_fill_loss(t);

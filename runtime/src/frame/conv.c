@@ -688,7 +688,7 @@ int amp_conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, 
         assert(hd->h.groups == d->groups && hd->h.M == j.M && hd->h.K == j.K && hd->h.group_units == j.group_units &&
                "conv_ex: weights packed for another shape");
     }
-    if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu && post->raw == NULL)
+    if (amp_conv_post_empty(post))
         post = NULL;
     if (d->batch <= 0 || j.M <= 0 || j.P <= 0)
         return 1;

@@ -307,6 +307,13 @@ void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_
 void amp_conv_post_row_of(const amp_conv_post *post, int bn_first, int64_t co, amp_conv_post_row *p);
 void amp_conv_run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff, int64_t n);
 
+/* Whether post asks for nothing (NULL, or every step off): conv_ex is then conv. */
+static inline int amp_conv_post_empty(const amp_conv_post *post)
+{
+    return post == NULL || (post->bn_mean == NULL && post->residual == NULL && !post->relu && !post->clamp &&
+                            post->raw == NULL);
+}
+
 /* ---- conv_taps.c: taps mode ---- */
 void amp_conv_taps_task(void *ctx, int64_t task, int slot);
 

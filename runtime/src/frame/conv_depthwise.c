@@ -415,7 +415,7 @@ int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv
         dw_weights(t, t, w, d->out_channels, j.taps, flip, w_own);
         j.w32 = w_own;
     }
-    if (post != NULL && post->bn_mean == NULL && post->residual == NULL && !post->relu && post->raw == NULL)
+    if (amp_conv_post_empty(post))
         post = NULL;
     j.cj.k = k;
     j.cj.t = t;

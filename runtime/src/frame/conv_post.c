@@ -1,7 +1,7 @@
 /*
  * conv_post.c - conv_ex's post-ops (eval-mode batch_norm, residual add,
- * relu, in that order) on the row segments of a tile that its epilogue has
- * just stored, while they are in L1.
+ * relu, clamp, in that order) on the row segments of a tile that its
+ * epilogue has just stored, while they are in L1.
  *
  * A kernel set with a vectorized post (the AVX-512 sets, avx2, the NEON
  * sets) runs its own; otherwise each row segment goes through the
@@ -63,6 +63,21 @@ void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_
     }
 }
 
+/* The clamp step on n elements at y, in place, while they are in L1: the
+ * best set's clamp kernel, whose results are every set's (each is bit for
+ * bit the reference's, test_fasteltwise.c), so the separate clamp of
+ * whichever set runs conv_ex computes the same. */
+static void clamp_row(amp_dtype t, size_t n, const amp_conv_post *post, void *y)
+{
+    switch (t) {
+    case AMP_F32: amp_clamp_f32(n, y, post->clamp_lo, post->clamp_hi, y); break;
+    case AMP_BF16: amp_clamp_bf16(n, y, post->clamp_lo, post->clamp_hi, y); break;
+    case AMP_F16: amp_clamp_f16(n, y, post->clamp_lo, post->clamp_hi, y); break;
+    case AMP_F64: amp_clamp_f64(n, y, post->clamp_lo, post->clamp_hi, y); break;
+    default: break;
+    }
+}
+
 /* Channel co's post parameters: batch_norm's scalars as ref_norm.inc's
  * batch_norm computes them in float (mean, rstd = 1 / sqrt(var +
  * (float)eps), weight, bias). */
@@ -109,4 +124,7 @@ void amp_conv_run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff,
             bn_generic(j->t, n, post, co + r, y + (size_t)(r * j->P) * j->es);
     j->post_fn(j->t, rows, n, pr, post->residual != NULL ? (const char *)post->residual + yoff * j->es : NULL,
                j->out + yoff * j->es, y, j->P);
+    if (post->clamp)
+        for (int64_t r = 0; r < rows; r++)
+            clamp_row(j->t, (size_t)n, post, y + (size_t)(r * j->P) * j->es);
 }

@@ -139,4 +139,46 @@ static AMP_ALWAYS_INLINE float amp_bn_bw_train_rstd(const amp_bn_bw_ctx *c, floa
             fast(&c);                                                                                            \
     }
 
+/* The set's batch_norm_backward_fast(c), both forms, over its
+ * bn_train_backward_channel(c, ch, t) (training 1, one channel) and
+ * bn_backward_running(c, task, t) (training 0, a task's channels): per
+ * storage dtype, so that the set's loads and stores compile to their one
+ * case.  ATTR and PARALLEL_MIN as AMP_BN_TRAIN_TASKS's. */
+#define AMP_BN_BACKWARD_TASKS(ATTR, PARALLEL_MIN)                                                                \
+    ATTR static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t) \
+    {                                                                                                            \
+        if (c->training) {                                                                                       \
+            const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task;       \
+            for (int64_t l = 0; l < nc; l++)                                                                     \
+                bn_train_backward_channel(c, c0 + l, t);                                                         \
+            return;                                                                                              \
+        }                                                                                                        \
+        bn_backward_running(c, task, t);                                                                         \
+    }                                                                                                            \
+    ATTR static void bn_backward_task(void *ctx, int64_t task, int slot)                                         \
+    {                                                                                                            \
+        const amp_bn_bw_ctx *c = ctx;                                                                            \
+        (void)slot;                                                                                              \
+        switch (c->t) {                                                                                          \
+        case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;                                               \
+        case AMP_F16: bn_backward_body(c, task, AMP_F16); break;                                                 \
+        default: bn_backward_body(c, task, AMP_F32); break;                                                      \
+        }                                                                                                        \
+    }                                                                                                            \
+    static void batch_norm_backward_fast(amp_bn_bw_ctx *c)                                                       \
+    {                                                                                                            \
+        amp_bn_bw_run(c, PARALLEL_MIN, bn_backward_task);                                                        \
+    }
+
+/* A set's entries over AMP_BN_TRAIN_TASKS and AMP_BN_BACKWARD_TASKS, each
+ * dtype's batch_norm_train and batch_norm_backward (both forms), and the
+ * list of them: X(kernel, implementation). */
+#define AMP_BN_TRAINING_ENTRIES(T)                                                                               \
+    AMP_BN_TRAIN_ENTRY(T, batch_norm_train_fast)                                                                 \
+    AMP_BN_BACKWARD_TRAINING_ENTRY(T, batch_norm_backward_fast, batch_norm_backward_fast)
+#define AMP_BN_TRAINING_OF(X, T)                                                                                 \
+    X(batch_norm_train_##T, batch_norm_train_##T)                                                                \
+    X(batch_norm_backward_##T, batch_norm_backward_##T)
+#define AMP_BN_TRAINING_KERNELS(X) AMP_BN_TRAINING_OF(X, f32) AMP_BN_TRAINING_OF(X, bf16) AMP_BN_TRAINING_OF(X, f16)
+
 #endif /* AMPRT_FRAME_NORM_BACKWARD_FORM_H */

@@ -110,4 +110,56 @@ static AMP_ALWAYS_INLINE float amp_bn_train_finish(const amp_bn_train_ctx *c, in
             fast(&c);                                                                                            \
     }
 
+/* The set's batch_norm_train_fast(c): per channel its mean and 16 lane
+ * sums of squared deviations by the set's channel_moments(t, x, N, C,
+ * HxW, ch, sq16), rstd and the running update, then y by the set's
+ * bn_row(t, x, y, n, mean, rstd, w, b, has_w, has_b) on vectors V
+ * (DUP(float) the broadcast) row by row; a task's channels, per storage
+ * dtype (so that the set's loads and stores compile to their one case),
+ * with weight and bias (a network's usual batch_norm) the flags constant.
+ * ATTR: the set's target attribute; PARALLEL_MIN: the size below which
+ * one thread runs it all. */
+#define AMP_BN_TRAIN_TASKS(ATTR, V, DUP, bn_row, PARALLEL_MIN)                                                   \
+    ATTR static AMP_ALWAYS_INLINE void bn_train_channel(const amp_bn_train_ctx *c, int64_t ch, const amp_dtype t, \
+                                                        int has_w, int has_b)                                    \
+    {                                                                                                            \
+        const size_t es = t == AMP_F32 ? 4 : 2;                                                                  \
+        const int64_t HxW = c->HxW;                                                                              \
+        float sq16[16], w, b;                                                                                    \
+        const float mean = channel_moments(t, c->x, c->N, c->C, HxW, ch, sq16);                                  \
+        const float rstd = amp_bn_train_finish(c, ch, mean, sq16);                                               \
+        amp_bn_train_affine(c, ch, &w, &b);                                                                      \
+        const V vm = DUP(mean), vr = DUP(rstd), vw = DUP(w), vb = DUP(b);                                        \
+        for (int64_t n = 0; n < c->N; n++) {                                                                     \
+            const size_t row = (size_t)((n * c->C + ch) * HxW) * es;                                             \
+            bn_row(t, (const char *)c->x + row, (char *)c->y + row, HxW, vm, vr, vw, vb, has_w, has_b);          \
+        }                                                                                                        \
+    }                                                                                                            \
+    ATTR static AMP_ALWAYS_INLINE void bn_train_body(const amp_bn_train_ctx *c, int64_t task, const amp_dtype t) \
+    {                                                                                                            \
+        const int64_t c0 = task * c->per_task, c1 = c0 + c->per_task < c->C ? c0 + c->per_task : c->C;           \
+        const int has_w = c->weight != NULL, has_b = c->bias != NULL;                                            \
+        for (int64_t ch = c0; ch < c1; ch++) {                                                                   \
+            if (has_w && has_b)                                                                                  \
+                bn_train_channel(c, ch, t, 1, 1);                                                                \
+            else                                                                                                 \
+                bn_train_channel(c, ch, t, has_w, has_b);                                                        \
+        }                                                                                                        \
+    }                                                                                                            \
+    ATTR static void bn_train_task(void *ctx, int64_t task, int slot)                                            \
+    {                                                                                                            \
+        const amp_bn_train_ctx *c = ctx;                                                                         \
+        (void)slot;                                                                                              \
+        switch (c->t) {                                                                                          \
+        case AMP_BF16: bn_train_body(c, task, AMP_BF16); break;                                                  \
+        case AMP_F16: bn_train_body(c, task, AMP_F16); break;                                                    \
+        default: bn_train_body(c, task, AMP_F32); break;                                                         \
+        }                                                                                                        \
+    }                                                                                                            \
+    static void batch_norm_train_fast(amp_bn_train_ctx *c)                                                       \
+    {                                                                                                            \
+        c->per_task = amp_bn_channel_tasks(c->N, c->HxW);                                                        \
+        amp_bn_run_channels(c->N, c->C, c->HxW, c->per_task, PARALLEL_MIN, bn_train_task, c);                    \
+    }
+
 #endif /* AMPRT_FRAME_NORM_TRAIN_FORM_H */

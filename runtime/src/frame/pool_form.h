@@ -2,6 +2,10 @@
  * pool_form.h - the drivers of the kernel sets' pooling kernels and
  * their gradients: everything but the vector work of a plane.
  *
+ * max_pool (2-d, dilation 1, no indices): the x86 sets scan each input
+ * row widened into a row buffer; this form holds the geometry they take
+ * (amp_max_pool_simple) and the way to the reference for the rest.
+ *
  * max_pool_backward (2-d, dilation 1): a set's task chooses, LANES
  * outputs of a row at a time, each output's input element as the forward
  * does, then adds the row's dy into an f32 plane of sums in output order
@@ -25,7 +29,7 @@
  * arm/neon_pool.c writes it with its own stores).  Other output sizes go
  * to the reference (global_pool_of, ref/ref_window.h, decides).
  *
- * Needs amprt_internal.h and ref/ref_window.h.
+ * Needs amprt_internal.h.
  */
 #ifndef AMPRT_FRAME_POOL_FORM_H
 #define AMPRT_FRAME_POOL_FORM_H
@@ -33,7 +37,34 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ref/ref_window.h"
+
 #define AMP_POOL_ROW_MAX 4096 /* input width + padding + kernel that a task's row buffer holds */
+
+/* 1 when a set's max_pool of `lanes` outputs at a time takes d, whose
+ * geometry is g: 2-d, no indices, dilation 1, padding under the kernel
+ * (no empty window), every tap of whole vectors of outputs (and slack
+ * more floats the set's whole-vector taps read past the last one) and
+ * the input row at its offset inside the row buffer. */
+static inline int amp_max_pool_simple(const amp_pool_desc *d, const int64_t *indices, const pool_geometry *g,
+                                      int64_t lanes, int64_t slack)
+{
+    int simple = d->nspatial == 2 && indices == NULL;
+    for (int i = 1; i < 3 && simple; i++)
+        simple = g->dilation[i] == 1 && g->padding[i] < g->kernel[i];
+    return simple && ((g->out[2] + lanes - 1) / lanes * lanes - 1) * g->stride[2] + g->kernel[2] + slack <= AMP_POOL_ROW_MAX &&
+           g->padding[2] + g->in[2] <= AMP_POOL_ROW_MAX;
+}
+
+/* The reference's max_pool of dtype t. */
+static inline void amp_ref_max_pool_of(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
+{
+    switch (t) {
+    case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
+    case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
+    default: amp_ref_max_pool_f16(d, x, y, indices); break;
+    }
+}
 
 typedef struct {
     amp_dtype t;

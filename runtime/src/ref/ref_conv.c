@@ -109,6 +109,8 @@ static AMP_ALWAYS_INLINE void pack_weights(amp_dtype t, const amp_conv_desc *d, 
             amp_ref_add_##T(n, y, post->residual, y);                                             \
         if (post->relu)                                                                           \
             amp_ref_relu_##T(n, y, y);                                                            \
+        if (post->clamp)                                                                          \
+            amp_ref_clamp_##T(n, y, post->clamp_lo, post->clamp_hi, y);                           \
     }
 
 CONV_EX_KERNELS(f64)

@@ -15,7 +15,19 @@
 #include "amprt_internal.h"
 #include "ref_strided.inc"
 
-/* y[y_stride . i] = x[x_stride . i] for every index i of shape. */
+/* One row of copy_strided: len elements of size es, steps in elements.
+ * es is a constant where this is inlined, so each memcpy is one move. */
+static AMP_ALWAYS_INLINE void copy_row(size_t es, char *dst, int64_t y_step, const char *src, int64_t x_step,
+                                       int64_t len)
+{
+    for (int64_t j = 0; j < len; j++)
+        memcpy(dst + j * y_step * (int64_t)es, src + j * x_step * (int64_t)es, es);
+}
+
+/* y[y_stride . i] = x[x_stride . i] for every index i of shape.  A row
+ * contiguous on both sides (a transpose of whole rows: attention's heads)
+ * is one memcpy; otherwise the element sizes of the dtypes move as one
+ * load and store each. */
 void amp_ref_copy_strided(size_t elem_size, int ndim, const int64_t *shape, const void *x,
                           const int64_t *x_stride, void *y, const int64_t *y_stride)
 {
@@ -25,11 +37,19 @@ void amp_ref_copy_strided(size_t elem_size, int ndim, const int64_t *shape, cons
     int64_t x_step = amp_row_step(ndim, x_stride), y_step = amp_row_step(ndim, y_stride);
 
     for (int64_t r = 0; r < rows; r++) {
-        int64_t x_off = amp_row_offset(ndim, shape, x_stride, r);
-        int64_t y_off = amp_row_offset(ndim, shape, y_stride, r);
-        for (int64_t j = 0; j < len; j++)
-            memcpy(dst + (y_off + j * y_step) * (int64_t)elem_size, src + (x_off + j * x_step) * (int64_t)elem_size,
-                   elem_size);
+        char *d = dst + amp_row_offset(ndim, shape, y_stride, r) * (int64_t)elem_size;
+        const char *s = src + amp_row_offset(ndim, shape, x_stride, r) * (int64_t)elem_size;
+        if (x_step == 1 && y_step == 1 && len > 0) {
+            memcpy(d, s, (size_t)len * elem_size);
+            continue;
+        }
+        switch (elem_size) {
+        case 1: copy_row(1, d, y_step, s, x_step, len); break;
+        case 2: copy_row(2, d, y_step, s, x_step, len); break;
+        case 4: copy_row(4, d, y_step, s, x_step, len); break;
+        case 8: copy_row(8, d, y_step, s, x_step, len); break;
+        default: copy_row(elem_size, d, y_step, s, x_step, len); break;
+        }
     }
 }
 

@@ -285,6 +285,7 @@ void amp_isa_avx2_fill(amp_kernel_table *t)
     amp_isa_avx2_fill_kernels(t);
     amp_isa_avx2_fill_rows(t);
     amp_isa_avx2_fill_attention(t);
+    amp_isa_avx2_fill_scalar_arith(t);
 }
 
 #endif /* x86 */

@@ -22,7 +22,8 @@
  *                  written over the plane.
  *
  * The drivers (contexts, scalars, tasks, geometry checks, entries) are
- * frame/pool_form.h's and sgd_form.h's; this file holds the vector loops.
+ * frame/pool_form.h's, sgd_form.h's and backward_form.h's; this file
+ * holds the vector loops.
  * batch_norm_backward is x86/avx2_norm.c's.
  *
  * Compiled for AVX2 through target attributes only; installed by
@@ -33,8 +34,10 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/chunked.h"
 #include "frame/pool_form.h"
 #include "frame/sgd_form.h"
+#include "frame/backward_form.h"
 #include "ref/ref_window.h"
 #include "avx2_store.h"
 
@@ -46,15 +49,9 @@
 
 /* ---- relu_backward -------------------------------------------------------------- */
 
-typedef struct {
-    amp_dtype t;
-    const void *x, *dy;
-    void *dx;
-} relu_bw_ctx;
-
 TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
 {
-    const relu_bw_ctx *c = c_;
+    const amp_relu_bw_ctx *c = c_;
     size_t i = begin;
     if (c->t == AMP_F32) {
         const uint32_t *x = c->x, *dy = c->dy;
@@ -89,12 +86,6 @@ TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
             memcpy(dx + i, bg, (end - i) * 2);
         }
     }
-}
-
-static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void *dy, void *dx)
-{
-    relu_bw_ctx c = { t, x, dy, dx };
-    avx2_run_chunked(n, 1, relu_backward_body, &c);
 }
 
 /* ---- sgd ---------------------------------------------------------------------------- */
@@ -140,8 +131,7 @@ TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c,
     }
 }
 
-#define SGD_RUN(n, body, c) avx2_run_chunked(n, 1, body, c)
-AMP_SGD_DRIVER(TARGET, SGD_RUN)
+AMP_SGD_DRIVER(TARGET, AMP_RUN_ELEMENTS)
 
 /* ---- max_pool_backward, 2-d, dilation 1 ------------------------------------------ */
 
@@ -238,48 +228,20 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when done (else the caller runs the reference). */
-static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
-                                  int relu)
-{
-    /* (+ 8: tap8's loads past the last output) */
-    return amp_mpb_run(t, d, x, dy, dx, relu, 8, 8, AVX2_PARALLEL_MIN, max_pool_backward_task);
-}
-
 /* ---- table entries ------------------------------------------------------------------ */
 
-#define ENTRIES(T)                                                                                \
-    static void relu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,       \
-                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                     \
-    {                                                                                             \
-        if (x == NULL) /* the reference reads 0 for every x */                                   \
-            amp_ref_relu_backward_##T(n, x, y, dy, dx);                                           \
-        else                                                                                      \
-            relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                      \
-    }                                                                                             \
-    AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, AMP_MPB_REF, RELU_BW,                   \
-                              amp_global_avg_pool_backward)                                       \
-    AMP_SGD_ENTRY(T)
-#define RELU_BW(T, n, x, dx) relu_backward_fast(AMP_DTYPE_##T, n, x, dx, dx)
+/* max_pool_backward: 8 outputs a vector, tap8 reading 8 floats past the
+ * last output's */
+AMP_BACKWARD_ENTRIES(AMP_MPB_REF, 8, 8)
 
-AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
-
-/* This file's kernels of the set: X(kernel, implementation). */
-#define BACKWARD_OF(X, T)                                                                         \
-    X(adaptive_avg_pool_backward_##T, adaptive_avg_pool_backward_##T)                             \
-    X(relu_backward_##T, relu_backward_##T)                                                       \
-    X(sgd_##T, sgd_##T)                                                                           \
-    X(max_pool_backward_##T, max_pool_backward_##T)                                               \
-    X(max_pool_relu_backward_##T, max_pool_relu_backward_##T)
-#define BACKWARD_KERNELS(X) BACKWARD_OF(X, f32) BACKWARD_OF(X, bf16) BACKWARD_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
-BACKWARD_KERNELS(DEFINE)
+AMP_BACKWARD_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_avx2_fill_backward(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
-    BACKWARD_KERNELS(INSTALL)
+    AMP_BACKWARD_KERNELS(INSTALL)
 #undef INSTALL
 }
 

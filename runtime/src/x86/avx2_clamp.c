@@ -21,7 +21,8 @@
  *
  * Without x (x NULL: the reference reads 0) the backwards go to the
  * reference.  Large arrays are split into chunks on the thread pool; the
- * result does not depend on the split.
+ * result does not depend on the split.  The driver, entries and kernel
+ * list are frame/clamp_form.h's; this file holds the vector steps.
  *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
@@ -39,14 +40,6 @@
 
 #define TARGET AVX2_TARGET
 
-typedef struct {
-    amp_dtype t;
-    int op; /* CLAMP, CLAMP_BW, HARDTANH_BW */
-    const void *x, *dy;
-    float lo, hi;
-    void *y;
-} clamp_ctx;
-
 /* One vector of op: x (and dy for the gradients) to the result. */
 TARGET static AMP_ALWAYS_INLINE __m256 clamp8(const int op, __m256 x, __m256 dy, __m256 lo, __m256 hi)
 {
@@ -58,7 +51,7 @@ TARGET static AMP_ALWAYS_INLINE __m256 clamp8(const int op, __m256 x, __m256 dy,
     }
 }
 
-TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op, const clamp_ctx *c, size_t begin,
+TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op, const amp_clamp_ctx *c, size_t begin,
                                                 size_t end)
 {
     const size_t es = avx2_size_of(t);
@@ -80,28 +73,7 @@ TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op,
                       clamp8(op, avx2_load8_n(t, x + i * es, end - i), avx2_load8_n(t, dy + i * es, end - i), lo, hi));
 }
 
-TARGET static void clamp_body(const void *c_, size_t begin, size_t end)
-{
-    const clamp_ctx *c = c_;
-#define CLAMP_CASES(OP)                                                                           \
-    switch (c->t) {                                                                               \
-    case AMP_BF16: clamp_loop(AMP_BF16, OP, c, begin, end); return;                               \
-    case AMP_F16: clamp_loop(AMP_F16, OP, c, begin, end); return;                                 \
-    default: clamp_loop(AMP_F32, OP, c, begin, end); return;                                      \
-    }
-    switch (c->op) {
-    case CLAMP: CLAMP_CASES(CLAMP)
-    case CLAMP_BW: CLAMP_CASES(CLAMP_BW)
-    default: CLAMP_CASES(HARDTANH_BW)
-    }
-#undef CLAMP_CASES
-}
-
-static void clamp_run(amp_dtype t, int op, size_t n, const void *x, const void *dy, double lo, double hi, void *y)
-{
-    clamp_ctx c = { t, op, x, dy, (float)lo, (float)hi, y };
-    avx2_run_chunked(n, 1, clamp_body, &c);
-}
+AMP_CLAMP_DRIVER(TARGET, avx2_run_chunked)
 
 #define ENTRIES(T) AMP_CLAMP_ENTRIES(T, clamp_run)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)

@@ -12,6 +12,8 @@
  * bit for bit (tests/runtime/test_fasteltwise.c); of two NaN operands the
  * left one wins, as in x86/avx512_eltwise.c.  Large arrays are split into
  * chunks on the thread pool; the result does not depend on the split.
+ * The contexts, per-dtype bodies, batch_norm's planes and the entries are
+ * frame/eltwise_form.h's; this file holds the vector loops.
  *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
@@ -23,6 +25,7 @@
 #include "amprt_internal.h"
 #include "ref/ref_window.h"
 #include "frame/pool_form.h"
+#include "frame/eltwise_form.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,12 +37,6 @@
 /* ---- relu: v < 0 ? 0 : v on the stored bits (+0 where the sign is set
  * and the magnitude is in (0, inf]; NaN payloads and -0 kept, a bf16/f16
  * signalling NaN quieted as the reference's round trip through f32 does) */
-
-typedef struct {
-    amp_dtype t;
-    const void *x;
-    void *y;
-} unary_ctx;
 
 TARGET static AMP_ALWAYS_INLINE __m256i relu32(__m256i v)
 {
@@ -63,7 +60,7 @@ TARGET static AMP_ALWAYS_INLINE __m256i relu16(__m256i v, short inf, short quiet
 
 TARGET static void relu_body(const void *c_, size_t begin, size_t end)
 {
-    const unary_ctx *c = c_;
+    const amp_elt_unary_ctx *c = c_;
     size_t i = begin;
     if (c->t == AMP_F32) {
         const uint32_t *x = c->x;
@@ -95,13 +92,7 @@ TARGET static void relu_body(const void *c_, size_t begin, size_t end)
 
 /* ---- add, grad_accumulate (acc += (float)g) and add_relu_backward ------------- */
 
-typedef struct {
-    amp_dtype t;
-    const void *a, *b, *y0; /* y0: add_relu_backward's relu output */
-    void *y;
-} binary_ctx;
-
-TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const amp_elt_binary_ctx *c, size_t begin, size_t end)
 {
     const size_t es = avx2_size_of(t);
     const char *a = c->a, *b = c->b;
@@ -120,18 +111,8 @@ TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, 
                       avx2_add_first(avx2_load8_n(t, a + i * es, end - i), avx2_load8_n(t, b + i * es, end - i)));
 }
 
-TARGET static void add_body(const void *c_, size_t begin, size_t end)
-{
-    const binary_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: add_loop(AMP_BF16, c, begin, end); break;
-    case AMP_F16: add_loop(AMP_F16, c, begin, end); break;
-    default: add_loop(AMP_F32, c, begin, end); break;
-    }
-}
-
 /* a: the f32 accumulator (also y), b: the bf16 or f16 gradient */
-TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const amp_elt_binary_ctx *c, size_t begin, size_t end)
 {
     const char *g = c->b;
     float *acc = c->y;
@@ -141,15 +122,6 @@ TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const binary_c
     if (i < end)
         avx2_store8_n(AMP_F32, acc + i, end - i,
                       avx2_add_first(avx2_load8_n(AMP_F32, acc + i, end - i), avx2_load8_n(t, g + i * 2, end - i)));
-}
-
-TARGET static void accumulate_body(const void *c_, size_t begin, size_t end)
-{
-    const binary_ctx *c = c_;
-    if (c->t == AMP_BF16)
-        accumulate_loop(AMP_BF16, c, begin, end);
-    else
-        accumulate_loop(AMP_F16, c, begin, end);
 }
 
 /* add's sum rounded to t, then relu_backward through the relu whose
@@ -162,7 +134,7 @@ TARGET static AMP_ALWAYS_INLINE __m256 add_relu_bw8(amp_dtype t, __m256 y0, __m2
     return _mm256_castsi256_ps(avx2_relu_bw32(_mm256_castps_si256(y0), _mm256_castps_si256(s)));
 }
 
-TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const amp_elt_binary_ctx *c, size_t begin, size_t end)
 {
     const size_t es = avx2_size_of(t);
     const char *y0 = c->y0, *a = c->a, *b = c->b;
@@ -179,25 +151,9 @@ TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const binary_
     }
 }
 
-TARGET static void add_relu_bw_body(const void *c_, size_t begin, size_t end)
-{
-    const binary_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: add_relu_bw_loop(AMP_BF16, c, begin, end); break;
-    case AMP_F16: add_relu_bw_loop(AMP_F16, c, begin, end); break;
-    default: add_relu_bw_loop(AMP_F32, c, begin, end); break;
-    }
-}
-
 /* ---- casts: f32 <-> bf16 by shifts (nearest even, NaN quieted), f32 <-> f16 by F16C */
 
-typedef struct {
-    amp_dtype from, to;
-    const void *x;
-    void *y;
-} cast_ctx;
-
-TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const cast_ctx *c, size_t begin,
+TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const amp_elt_cast_ctx *c, size_t begin,
                                                size_t end)
 {
     const size_t fs = avx2_size_of(from), ts = avx2_size_of(to);
@@ -224,79 +180,12 @@ TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, con
     }
 }
 
-TARGET static void cast_body(const void *c_, size_t begin, size_t end)
-{
-    const cast_ctx *c = c_;
-    if (c->from == AMP_F32 && c->to == AMP_BF16)
-        cast_loop(AMP_F32, AMP_BF16, c, begin, end);
-    else if (c->from == AMP_BF16 && c->to == AMP_F32)
-        cast_loop(AMP_BF16, AMP_F32, c, begin, end);
-    else if (c->from == AMP_F32 && c->to == AMP_F16)
-        cast_loop(AMP_F32, AMP_F16, c, begin, end);
-    else
-        cast_loop(AMP_F16, AMP_F32, c, begin, end);
-}
-
 /* ---- batch_norm (running statistics): per channel rstd = 1 / sqrt(var +
  * eps) in f32, per element ((v - mean) * rstd) * weight + bias, each
  * operation rounded to f32, each step's NaN operand on the left winning
- * (avx2_bn8, x86/avx2_store.h). */
+ * (avx2_bn8 over a plane's row: avx2_bn_row, x86/avx2_store.h). */
 
-typedef struct {
-    amp_dtype t, pt;
-    int64_t C, HxW;
-    const void *x, *mean, *var, *weight, *bias;
-    double eps;
-    void *y;
-} bn_ctx;
-
-/* [begin, end) counts (n, c) planes. */
-TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, size_t begin, size_t end, int has_w,
-                                               int has_b)
-{
-    const size_t es = avx2_size_of(t);
-    for (size_t plane = begin; plane < end; plane++) {
-        const int64_t ch = (int64_t)plane % c->C;
-        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
-        const __m256 vmean = _mm256_set1_ps(amp_ld(c->pt, c->mean, ch)), vrstd = _mm256_set1_ps(rstd);
-        const __m256 vw = _mm256_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
-        const __m256 vb = _mm256_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
-        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
-        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
-        int64_t s = 0;
-        for (; t == AMP_BF16 && s + 16 <= c->HxW; s += 16) {
-            __m256 e, o;
-            avx2_load16_bf16(x + (size_t)s * es, &e, &o);
-            avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, vmean, vrstd, vw, vb, has_w, has_b),
-                              avx2_bn8(o, vmean, vrstd, vw, vb, has_w, has_b));
-        }
-        for (; s + 8 <= c->HxW; s += 8)
-            avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
-        if (s < c->HxW) {
-            const size_t n = (size_t)(c->HxW - s);
-            avx2_store8_n(t, y + (size_t)s * es, n,
-                          avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, n), vmean, vrstd, vw, vb, has_w, has_b));
-        }
-    }
-}
-
-TARGET static void bn_body(const void *c_, size_t begin, size_t end)
-{
-    const bn_ctx *c = c_;
-    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
-    if (has_w && has_b) {
-        switch (c->t) {
-        case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, 1, 1); return;
-        case AMP_F16: bn_planes(AMP_F16, c, begin, end, 1, 1); return;
-        default: bn_planes(AMP_F32, c, begin, end, 1, 1); return;
-        }
-    }
-    switch (c->t) {
-    case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, has_w, has_b); return;
-    case AMP_F16: bn_planes(AMP_F16, c, begin, end, has_w, has_b); return;
-    default: bn_planes(AMP_F32, c, begin, end, has_w, has_b); return;
-    }
-}
+AMP_ELTWISE_BN_PLANES(TARGET, __m256, _mm256_set1_ps, avx2_bn_row)
 
 /* ---- max_pool, 2-d, dilation 1, no indices, separable --------------------------
  * As x86/avx512_eltwise.c's max_pool_separable, 8 outputs a vector: each
@@ -392,20 +281,10 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
 static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
 {
     pool_ctx c;
-    int simple = d->nspatial == 2 && indices == NULL;
     c.g = pool_geometry_of(d);
-    for (int i = 1; i < 3 && simple; i++)
-        simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
-    /* every tap (of whole vectors of outputs) and the row at its offset
-     * inside the row buffer, gather offsets in 32 bits, the ring held */
-    simple = simple && ((c.g.out[2] + 7) / 8 * 8 - 1) * c.g.stride[2] + c.g.kernel[2] + 8 <= AMP_POOL_ROW_MAX &&
-             c.g.padding[2] + c.g.in[2] <= AMP_POOL_ROW_MAX && c.g.kernel[1] * ((c.g.out[2] + 7) / 8) <= POOL_RING_VECS;
-    if (!simple) {
-        switch (t) {
-        case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
-        case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
-        default: amp_ref_max_pool_f16(d, x, y, indices); break;
-        }
+    /* (+ 8: whole-vector taps read past the last output's; the ring held) */
+    if (!amp_max_pool_simple(d, indices, &c.g, 8, 8) || c.g.kernel[1] * ((c.g.out[2] + 7) / 8) > POOL_RING_VECS) {
+        amp_ref_max_pool_of(t, d, x, y, indices);
         return;
     }
     c.t = t;
@@ -453,99 +332,19 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
 
 /* ---- table entries ------------------------------------------------------------ */
 
-static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
-                            const void *mean, const void *var, const void *weight, const void *bias, double eps,
-                            void *y)
-{
-    bn_ctx c = { t, pt, C, HxW, x, mean, var, weight, bias, eps, y };
-    if (N <= 0 || C <= 0 || HxW <= 0)
-        return;
-    avx2_run_chunked((size_t)(N * C), (size_t)HxW, bn_body, &c);
-}
+/* the bf16 -> f32 cast: cast_loop's (frame/eltwise_form.h's cast_body) */
+#define WIDEN_BF16(c, begin, end) cast_loop(AMP_BF16, AMP_F32, c, begin, end)
+AMP_ELTWISE_BODIES(TARGET, WIDEN_BF16)
+AMP_ELTWISE_ENTRIES(avx2_run_chunked)
 
-#define ENTRIES(T)                                                                                \
-    static void relu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                       \
-    {                                                                                             \
-        unary_ctx c = { AMP_DTYPE_##T, x, y };                                                    \
-        avx2_run_chunked(n, 1, relu_body, &c);                                                    \
-    }                                                                                             \
-    static void add_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        binary_ctx c = { AMP_DTYPE_##T, a, b, NULL, y };                                          \
-        avx2_run_chunked(n, 1, add_body, &c);                                                     \
-    }                                                                                             \
-    static void add_relu_backward_##T(size_t n, const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *a,   \
-                                      const AMP_CTYPE_##T *b, AMP_CTYPE_##T *dx)                  \
-    {                                                                                             \
-        binary_ctx c = { AMP_DTYPE_##T, a, b, y, dx };                                            \
-        avx2_run_chunked(n, 1, add_relu_bw_body, &c);                                             \
-    }                                                                                             \
-    static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
-                               amp_dtype pt, const void *rm, const void *rv, const void *w,       \
-                               const void *b, double eps, AMP_CTYPE_##T *y)                       \
-    {                                                                                             \
-        if (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16)                                     \
-            amp_ref_batch_norm_##T(N, C, HxW, x, pt, rm, rv, w, b, eps, y);                        \
-        else                                                                                      \
-            batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);               \
-    }                                                                                             \
-    static void max_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y,     \
-                             int64_t *indices)                                                    \
-    {                                                                                             \
-        max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
-    }                                                                                             \
-    AMP_GLOBAL_AVG_POOL_ENTRY(T, global_avg_pool)
-
-ENTRIES(f32)
-ENTRIES(bf16)
-ENTRIES(f16)
-
-#define ACCUMULATE_ENTRY(T)                                                                       \
-    static void grad_accumulate_##T(size_t n, float *acc, const AMP_CTYPE_##T *g)                  \
-    {                                                                                             \
-        binary_ctx c = { AMP_DTYPE_##T, acc, g, NULL, acc };                                      \
-        avx2_run_chunked(n, 1, accumulate_body, &c);                                              \
-    }
-ACCUMULATE_ENTRY(bf16)
-ACCUMULATE_ENTRY(f16)
-
-#define CAST_ENTRY(S, D)                                                                          \
-    static void cast_##S##_##D(size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y)                 \
-    {                                                                                             \
-        cast_ctx c = { AMP_DTYPE_##S, AMP_DTYPE_##D, x, y };                                      \
-        avx2_run_chunked(n, 1, cast_body, &c);                                                    \
-    }
-CAST_ENTRY(f32, bf16)
-CAST_ENTRY(bf16, f32)
-CAST_ENTRY(f32, f16)
-CAST_ENTRY(f16, f32)
-
-/* This file's kernels of the set: X(kernel, implementation). */
-#define ELTWISE_OF(X, T)                                                                          \
-    X(relu_##T, relu_##T)                                                                         \
-    X(add_##T, add_##T)                                                                           \
-    X(add_relu_backward_##T, add_relu_backward_##T)                                               \
-    X(batch_norm_##T, batch_norm_##T)                                                             \
-    X(max_pool_##T, max_pool_##T)                                                                 \
-    X(adaptive_avg_pool_##T, adaptive_avg_pool_##T)
-#define ELTWISE_KERNELS(X)                                                                        \
-    ELTWISE_OF(X, f32)                                                                            \
-    ELTWISE_OF(X, bf16)                                                                           \
-    ELTWISE_OF(X, f16)                                                                            \
-    X(grad_accumulate_bf16, grad_accumulate_bf16)                                                 \
-    X(grad_accumulate_f16, grad_accumulate_f16)                                                   \
-    X(cast_f32_bf16, cast_f32_bf16)                                                               \
-    X(cast_bf16_f32, cast_bf16_f32)                                                               \
-    X(cast_f32_f16, cast_f32_f16)                                                                 \
-    X(cast_f16_f32, cast_f16_f32)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
-ELTWISE_KERNELS(DEFINE)
+AMP_ELTWISE_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_avx2_fill_eltwise(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
-    ELTWISE_KERNELS(INSTALL)
+    AMP_ELTWISE_KERNELS(INSTALL)
 #undef INSTALL
 }
 

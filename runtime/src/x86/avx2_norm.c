@@ -29,7 +29,8 @@
  *
  * Channels are split into tasks on the pool (amp_bn_channel_tasks); each
  * channel is one task's, so the result does not depend on the threads.
- * The drivers are frame/norm_train_form.h's and norm_backward_form.h's.
+ * The drivers (channel passes over the row step, tasks, entries) are
+ * frame/norm_train_form.h's and norm_backward_form.h's.
  *
  * Compiled for AVX2 through target attributes only; installed by
  * amp_isa_avx2_fill_kernels after dispatch.c's CPU check.
@@ -104,65 +105,7 @@ TARGET static AMP_ALWAYS_INLINE float channel_moments(const amp_dtype t, const v
 
 /* ---- batch_norm_train ------------------------------------------------------------- */
 
-TARGET static AMP_ALWAYS_INLINE void bn_train_channel(const amp_bn_train_ctx *c, int64_t ch, const amp_dtype t,
-                                                      int has_w, int has_b)
-{
-    const size_t es = avx2_size_of(t);
-    const int64_t HxW = c->HxW;
-    float sq16[16], w, b;
-    const float mean = channel_moments(t, c->x, c->N, c->C, HxW, ch, sq16);
-    const float rstd = amp_bn_train_finish(c, ch, mean, sq16);
-    amp_bn_train_affine(c, ch, &w, &b);
-    const __m256 vm = _mm256_set1_ps(mean), vr = _mm256_set1_ps(rstd), vw = _mm256_set1_ps(w), vb = _mm256_set1_ps(b);
-    for (int64_t n = 0; n < c->N; n++) {
-        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
-        const char *x = (const char *)c->x + row;
-        char *y = (char *)c->y + row;
-        int64_t s = 0;
-        for (; t == AMP_BF16 && s + 16 <= HxW; s += 16) {
-            __m256 e, o;
-            avx2_load16_bf16(x + (size_t)s * es, &e, &o);
-            avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, vm, vr, vw, vb, has_w, has_b),
-                              avx2_bn8(o, vm, vr, vw, vb, has_w, has_b));
-        }
-        for (; s + 8 <= HxW; s += 8)
-            avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), vm, vr, vw, vb, has_w, has_b));
-        if (s < HxW) {
-            const size_t k = (size_t)(HxW - s);
-            avx2_store8_n(t, y + (size_t)s * es, k,
-                          avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, k), vm, vr, vw, vb, has_w, has_b));
-        }
-    }
-}
-
-TARGET static AMP_ALWAYS_INLINE void bn_train_body(const amp_bn_train_ctx *c, int64_t task, const amp_dtype t)
-{
-    const int64_t c0 = task * c->per_task, c1 = c0 + c->per_task < c->C ? c0 + c->per_task : c->C;
-    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
-    for (int64_t ch = c0; ch < c1; ch++) {
-        if (has_w && has_b)
-            bn_train_channel(c, ch, t, 1, 1);
-        else
-            bn_train_channel(c, ch, t, has_w, has_b);
-    }
-}
-
-TARGET static void bn_train_task(void *ctx, int64_t task, int slot)
-{
-    const amp_bn_train_ctx *c = ctx;
-    (void)slot;
-    switch (c->t) {
-    case AMP_BF16: bn_train_body(c, task, AMP_BF16); break;
-    case AMP_F16: bn_train_body(c, task, AMP_F16); break;
-    default: bn_train_body(c, task, AMP_F32); break;
-    }
-}
-
-static void batch_norm_train_fast(amp_bn_train_ctx *c)
-{
-    c->per_task = amp_bn_channel_tasks(c->N, c->HxW);
-    amp_bn_run_channels(c->N, c->C, c->HxW, c->per_task, AVX2_PARALLEL_MIN, bn_train_task, c);
-}
+AMP_BN_TRAIN_TASKS(TARGET, __m256, _mm256_set1_ps, avx2_bn_row, AVX2_PARALLEL_MIN)
 
 /* ---- batch_norm_backward, running statistics ------------------------------------- */
 
@@ -310,16 +253,10 @@ TARGET static AMP_ALWAYS_INLINE void bn_train_backward_channel(const amp_bn_bw_c
 }
 #undef GXHAT
 
-/* ---- both forms: tasks and entries -------------------------------------------------- */
-
-TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
+/* Training 0: a task's channels, side by side with HxW 1. */
+TARGET static AMP_ALWAYS_INLINE void bn_backward_running(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
 {
     const int64_t c0 = task * c->per_task, nc = c->C - c0 < c->per_task ? c->C - c0 : c->per_task;
-    if (c->training) {
-        for (int64_t l = 0; l < nc; l++)
-            bn_train_backward_channel(c, c0 + l, t);
-        return;
-    }
     if (c->HxW == 1) {
         for (int64_t l = 0; l < nc; l += 8)
             bn_backward_rows(c, c0 + l, nc - l < 8 ? nc - l : 8, t);
@@ -329,42 +266,19 @@ TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, in
         bn_backward_channel(c, c0 + l, t);
 }
 
-TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
-{
-    const amp_bn_bw_ctx *c = ctx;
-    (void)slot;
-    switch (c->t) {
-    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
-    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
-    default: bn_backward_body(c, task, AMP_F32); break;
-    }
-}
+/* ---- both forms: tasks and entries -------------------------------------------------- */
 
-/* Both forms (the entry sends each here). */
-static void batch_norm_backward_fast(amp_bn_bw_ctx *c)
-{
-    amp_bn_bw_run(c, AVX2_PARALLEL_MIN, bn_backward_task);
-}
+AMP_BN_BACKWARD_TASKS(TARGET, AVX2_PARALLEL_MIN)
+AMP_FOR_EACH_KERNEL_DTYPE(AMP_BN_TRAINING_ENTRIES)
 
-#define ENTRIES(T)                                                                                \
-    AMP_BN_TRAIN_ENTRY(T, batch_norm_train_fast)                                                  \
-    AMP_BN_BACKWARD_TRAINING_ENTRY(T, batch_norm_backward_fast, batch_norm_backward_fast)
-
-AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
-
-/* This file's kernels of the set: X(kernel, implementation). */
-#define NORM_OF(X, T)                                                                             \
-    X(batch_norm_train_##T, batch_norm_train_##T)                                                 \
-    X(batch_norm_backward_##T, batch_norm_backward_##T)
-#define NORM_KERNELS(X) NORM_OF(X, f32) NORM_OF(X, bf16) NORM_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
-NORM_KERNELS(DEFINE)
+AMP_BN_TRAINING_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_avx2_fill_norm(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
-    NORM_KERNELS(INSTALL)
+    AMP_BN_TRAINING_KERNELS(INSTALL)
 #undef INSTALL
 }
 

@@ -5,9 +5,9 @@
  * exactly as amp_st does, their forms for a tail of fewer than 8 values
  * (through a zeroed 32-byte buffer: AVX2 has no masked 16-bit loads and
  * stores), the bit-level relu and relu_backward tests, and the pooled,
- * chunked loop the element-wise kernels run on.  bf16 storage computes
- * in f32 here: conversion by shifts, with round-to-nearest-even and NaN
- * quieting; f16 by F16C. */
+ * chunked loop the element-wise kernels run on (frame/chunked.h's).
+ * bf16 storage computes in f32 here: conversion by shifts, with
+ * round-to-nearest-even and NaN quieting; f16 by F16C. */
 #ifndef AMPRT_ISA_AVX2_STORE_H
 #define AMPRT_ISA_AVX2_STORE_H
 
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/chunked.h"
 
 #define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
 
@@ -189,6 +190,29 @@ AVX2_TARGET static AMP_ALWAYS_INLINE __m256 avx2_bn8(__m256 v, __m256 mean, __m2
     return rb;
 }
 
+/* y[0, n) = avx2_bn8 of x[0, n) in dtype t (a constant where inlined):
+ * bf16 16 at a time as its even and odd elements, then vectors of 8,
+ * then the tail.  x may be y. */
+AVX2_TARGET static AMP_ALWAYS_INLINE void avx2_bn_row(amp_dtype t, const char *x, char *y, int64_t n, __m256 mean,
+                                                      __m256 rstd, __m256 w, __m256 b, int has_w, int has_b)
+{
+    const size_t es = avx2_size_of(t);
+    int64_t s = 0;
+    for (; t == AMP_BF16 && s + 16 <= n; s += 16) {
+        __m256 e, o;
+        avx2_load16_bf16(x + (size_t)s * es, &e, &o);
+        avx2_store16_bf16(y + (size_t)s * es, avx2_bn8(e, mean, rstd, w, b, has_w, has_b),
+                          avx2_bn8(o, mean, rstd, w, b, has_w, has_b));
+    }
+    for (; s + 8 <= n; s += 8)
+        avx2_store8(t, y + (size_t)s * es, avx2_bn8(avx2_load8(t, x + (size_t)s * es), mean, rstd, w, b, has_w, has_b));
+    if (s < n) {
+        const size_t k = (size_t)(n - s);
+        avx2_store8_n(t, y + (size_t)s * es, k,
+                      avx2_bn8(avx2_load8_n(t, x + (size_t)s * es, k), mean, rstd, w, b, has_w, has_b));
+    }
+}
+
 /* relu_backward of 8 f32 lanes, on the bits: g where x > 0 or NaN, else
  * +0 (x <= 0: +-0, or the sign set and not NaN). */
 AVX2_TARGET static inline __m256i avx2_relu_bw32(__m256i xv, __m256i g)
@@ -214,40 +238,10 @@ AVX2_TARGET static inline __m256i avx2_relu_bw16(__m256i xv, __m256i g, short in
     return _mm256_andnot_si256(_mm256_or_si256(zero, neg), g);
 }
 
-/* ---- chunked, pooled loops: body(ctx, begin, end) over [0, n) units of
- * `unit` elements, on the pool in tasks of about 64K elements once there
- * are 128K or more (waking the pool costs more than it saves below). */
+/* ---- chunked, pooled loops: frame/chunked.h's, under this set's names. */
 
-#define AVX2_CHUNK ((size_t)1 << 16)
-#define AVX2_PARALLEL_MIN ((size_t)1 << 17)
-
-typedef struct {
-    void (*body)(const void *ctx, size_t begin, size_t end);
-    const void *ctx;
-    size_t n, per_task;
-} avx2_chunk_job;
-
-static inline void avx2_chunk_task(void *ctx, int64_t task, int slot)
-{
-    const avx2_chunk_job *j = ctx;
-    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
-    (void)slot;
-    j->body(j->ctx, begin, end);
-}
-
-static inline void avx2_run_chunked(size_t n, size_t unit, void (*body)(const void *, size_t, size_t),
-                                    const void *ctx)
-{
-    avx2_chunk_job j = { body, ctx, n, AVX2_CHUNK / (unit ? unit : 1) + 1 };
-    if (n * unit < AVX2_PARALLEL_MIN || amp_get_threads() == 1) {
-        body(ctx, 0, n);
-        return;
-    }
-    /* a multiple of 16 elements per task, so only the last has a tail */
-    if (unit == 1)
-        j.per_task = AVX2_CHUNK;
-    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), avx2_chunk_task, &j);
-}
+#define AVX2_PARALLEL_MIN AMP_PARALLEL_MIN
+#define avx2_run_chunked amp_run_chunked
 
 /* The AVX2 kernels beyond the GEMM, by file: element-wise, casts, norms,
  * pooling (avx2_eltwise.c), gradients and optimizers (avx2_backward.c),

@@ -1267,6 +1267,7 @@ void amp_isa_avx512_fill(amp_kernel_table *t)
     amp_isa_avx512_fill_loss(t);
     amp_isa_avx512_fill_rows(t);
     amp_isa_avx512_fill_attention(t);
+    amp_isa_avx512_fill_scalar_arith(t);
 }
 
 void amp_isa_avx512bf16_fill(amp_kernel_table *t)

@@ -25,7 +25,7 @@
  *                  x86/avx512_eltwise.c's (amp_avx512_max_pool_backward_any).
  *
  * The drivers (contexts, scalars, tasks, geometry checks, entries) are
- * frame/pool_form.h's and sgd_form.h's; this file
+ * frame/pool_form.h's, sgd_form.h's and backward_form.h's; this file
  * holds the vector loops.
  *
  * Compiled for AVX-512 through target attributes only; installed by
@@ -37,8 +37,11 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/chunked.h"
 #include "frame/pool_form.h"
 #include "frame/sgd_form.h"
+#include "frame/backward_form.h"
+#include "avx512_lanes.h"
 #include "avx512_store.h"
 #include "ref/ref_window.h"
 
@@ -48,69 +51,7 @@
 
 #define TARGET AVX512_TARGET
 
-/* Elements per pool task, and the size below which one thread does it all. */
-#define CHUNK ((size_t)1 << 16)
-#define PARALLEL_MIN ((size_t)1 << 17)
-
-static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
-
-/* bf16 bits in the high halves of 32-bit lanes, as f32, a signalling NaN
- * quieted (amp_bf16_to_f32). */
-TARGET static inline __m512 bf16_bits_to_f32(__m512i u)
-{
-    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                            _mm512_set1_epi32(0x7f800000));
-    return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
-}
-
-/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
- * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off lanes
- * are 0. */
-TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
-{
-    switch (t) {
-    case AMP_BF16: return bf16_bits_to_f32(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-    default: return _mm512_maskz_loadu_ps(m, p);
-    }
-}
-
-/* ---- chunked, pooled loops ---------------------------------------------------- */
-
-typedef struct {
-    void (*body)(const void *ctx, size_t begin, size_t end);
-    const void *ctx;
-    size_t n, per_task;
-} chunk_job;
-
-static void chunk_task(void *ctx, int64_t task, int slot)
-{
-    const chunk_job *j = ctx;
-    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
-    (void)slot;
-    j->body(j->ctx, begin, end);
-}
-
-/* body(ctx, begin, end) over [0, n) elements, on the pool in tasks of
- * CHUNK elements (a multiple of 32, so only the last task has a vector
- * tail) when there are enough of them. */
-static void run_chunked(size_t n, void (*body)(const void *, size_t, size_t), const void *ctx)
-{
-    chunk_job j = { body, ctx, n, CHUNK };
-    if (n < PARALLEL_MIN || amp_get_threads() == 1) {
-        body(ctx, 0, n);
-        return;
-    }
-    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), chunk_task, &j);
-}
-
 /* ---- relu_backward -------------------------------------------------------------- */
-
-typedef struct {
-    amp_dtype t;
-    const void *x, *dy;
-    void *dx;
-} relu_bw_ctx;
 
 /* relu_bw32 (16 f32 lanes): x86/avx512_store.h. */
 
@@ -133,7 +74,7 @@ TARGET static AMP_ALWAYS_INLINE __m512i relu_bw16(__m512i xv, __m512i g, short i
  * masked by the data, as this was, ran at half the speed of add's loop). */
 TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
 {
-    const relu_bw_ctx *c = c_;
+    const amp_relu_bw_ctx *c = c_;
     size_t i = begin;
     if (c->t == AMP_F32) {
         const uint32_t *x = c->x, *dy = c->dy;
@@ -160,12 +101,6 @@ TARGET static void relu_backward_body(const void *c_, size_t begin, size_t end)
                                                inf, quiet));
         }
     }
-}
-
-static void relu_backward_fast(amp_dtype t, size_t n, const void *x, const void *dy, void *dx)
-{
-    relu_bw_ctx c = { t, x, dy, dx };
-    run_chunked(n, relu_backward_body, &c);
 }
 
 /* ---- sgd ---------------------------------------------------------------------------- */
@@ -200,7 +135,7 @@ TARGET static AMP_ALWAYS_INLINE void sgd_loop(amp_dtype t, const amp_sgd_ctx *c,
     }
 }
 
-AMP_SGD_DRIVER(TARGET, run_chunked)
+AMP_SGD_DRIVER(TARGET, AMP_RUN_ELEMENTS)
 
 /* ---- max_pool_backward, 2-d, dilation 1 ---------------------------------------------
  * dx of max_pool: each output's dy added to the input element the forward
@@ -323,53 +258,24 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
     }
 }
 
-/* 1 when done (else the caller runs the previous kernel). */
-static int max_pool_backward_fast(amp_dtype t, const amp_pool_desc *d, const void *x, const void *dy, void *dx,
-                                  int relu)
-{
-    /* (the taps are masked loads: no slack past the last output) */
-    return amp_mpb_run(t, d, x, dy, dx, relu, 16, 0, PARALLEL_MIN, max_pool_backward_task);
-}
-
 /* ---- table entries ------------------------------------------------------------------ */
 
 /* (adaptive_avg_pool_backward to one position per plane: a global average
  * pool's gradient, a classifier's head: resnet18's 8 x 512 planes of 7 x
  * 7, 0.3 ms through the reference's window loops.) */
-#define ENTRIES(T)                                                                                \
-    static void relu_backward_##T(size_t n, const AMP_CTYPE_##T *x, const AMP_CTYPE_##T *y,       \
-                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dx)                     \
-    {                                                                                             \
-        if (x == NULL) { /* the reference reads 0 for every x */                                 \
-            amp_ref_relu_backward_##T(n, x, y, dy, dx);                                           \
-            return;                                                                               \
-        }                                                                                         \
-        relu_backward_fast(AMP_DTYPE_##T, n, x, dy, dx);                                          \
-    }                                                                                             \
-    AMP_POOL_BACKWARD_ENTRIES(T, max_pool_backward_fast, MPB_ANY, RELU_BW,                        \
-                              amp_global_avg_pool_backward)                                       \
-    AMP_SGD_ENTRY(T)
 #define MPB_ANY(T, d, x, dy, dx) amp_avx512_max_pool_backward_any(AMP_DTYPE_##T, d, x, dy, dx)
-#define RELU_BW(T, n, x, dx) relu_backward_fast(AMP_DTYPE_##T, n, x, dx, dx)
+/* max_pool_backward: 16 outputs a vector, the taps masked loads (no
+ * slack past the last output); other geometries to x86/avx512_eltwise.c's */
+AMP_BACKWARD_ENTRIES(MPB_ANY, 16, 0)
 
-AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
-
-/* This file's kernels of the AVX-512 sets: X(kernel, implementation). */
-#define BACKWARD_OF(X, T)                                                                         \
-    X(adaptive_avg_pool_backward_##T, adaptive_avg_pool_backward_##T)                             \
-    X(relu_backward_##T, relu_backward_##T)                                                       \
-    X(sgd_##T, sgd_##T)                                                                           \
-    X(max_pool_backward_##T, max_pool_backward_##T)                                               \
-    X(max_pool_relu_backward_##T, max_pool_relu_backward_##T)
-#define BACKWARD_KERNELS(X) BACKWARD_OF(X, f32) BACKWARD_OF(X, bf16) BACKWARD_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
-BACKWARD_KERNELS(DEFINE)
+AMP_BACKWARD_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_isa_avx512_fill_backward(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
-    BACKWARD_KERNELS(INSTALL)
+    AMP_BACKWARD_KERNELS(INSTALL)
 #undef INSTALL
 }
 

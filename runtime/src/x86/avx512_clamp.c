@@ -21,7 +21,8 @@
  *
  * Without x (x NULL: the reference reads 0) the backwards go to the
  * reference.  Large arrays are split into chunks on the thread pool; the
- * result does not depend on the split.
+ * result does not depend on the split.  The driver, entries and kernel
+ * list are frame/clamp_form.h's; this file holds the vector steps.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -30,7 +31,9 @@
 #include <string.h>
 
 #include "amprt_internal.h"
+#include "frame/chunked.h"
 #include "frame/clamp_form.h"
+#include "avx512_lanes.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -38,22 +41,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX512_TARGET
-
-/* Elements per pool task (a multiple of 16, so only the last task has a
- * tail), and the size below which one thread does it all. */
-#define CHUNK ((size_t)1 << 16)
-#define PARALLEL_MIN ((size_t)1 << 17)
-
-typedef struct {
-    amp_dtype t;
-    int op; /* CLAMP, CLAMP_BW, HARDTANH_BW */
-    const void *x, *dy;
-    float lo, hi;
-    void *y;
-    size_t n;
-} clamp_ctx;
-
-static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
 
 /* 16 values of dtype t at p (mask m) as f32; masked-off lanes 0.  bf16
  * and f16 NaNs need no quieting here: every result is stored through
@@ -79,7 +66,7 @@ TARGET static AMP_ALWAYS_INLINE __m512 clamp16(const int op, __m512 x, __m512 dy
     }
 }
 
-TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op, const clamp_ctx *c, size_t begin,
+TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op, const amp_clamp_ctx *c, size_t begin,
                                                 size_t end)
 {
     const size_t es = size_of_storage(t);
@@ -95,38 +82,7 @@ TARGET static AMP_ALWAYS_INLINE void clamp_loop(const amp_dtype t, const int op,
     }
 }
 
-TARGET static void clamp_range(const clamp_ctx *c, size_t begin, size_t end)
-{
-#define CLAMP_CASES(OP)                                                                           \
-    switch (c->t) {                                                                               \
-    case AMP_BF16: clamp_loop(AMP_BF16, OP, c, begin, end); return;                               \
-    case AMP_F16: clamp_loop(AMP_F16, OP, c, begin, end); return;                                 \
-    default: clamp_loop(AMP_F32, OP, c, begin, end); return;                                      \
-    }
-    switch (c->op) {
-    case CLAMP: CLAMP_CASES(CLAMP)
-    case CLAMP_BW: CLAMP_CASES(CLAMP_BW)
-    default: CLAMP_CASES(HARDTANH_BW)
-    }
-#undef CLAMP_CASES
-}
-
-static void clamp_task(void *ctx, int64_t task, int slot)
-{
-    const clamp_ctx *c = ctx;
-    const size_t begin = (size_t)task * CHUNK, end = begin + CHUNK < c->n ? begin + CHUNK : c->n;
-    (void)slot;
-    clamp_range(c, begin, end);
-}
-
-static void clamp_run(amp_dtype t, int op, size_t n, const void *x, const void *dy, double lo, double hi, void *y)
-{
-    clamp_ctx c = { t, op, x, dy, (float)lo, (float)hi, y, n };
-    if (n < PARALLEL_MIN || amp_get_threads() == 1)
-        clamp_range(&c, 0, n);
-    else
-        amp_parallel_run(amp_get_threads(), (int64_t)((n + CHUNK - 1) / CHUNK), clamp_task, &c);
-}
+AMP_CLAMP_DRIVER(TARGET, amp_run_chunked)
 
 #define ENTRIES(T) AMP_CLAMP_ENTRIES(T, clamp_run)
 AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)

@@ -14,7 +14,9 @@
  * bit for bit.  (Which NaN a sum or product of two NaNs returns, the C
  * reference leaves to its compiler; here it is fixed to the left
  * operand's: see "which NaN" below.)  Large arrays are split into chunks on
- * the thread pool; the result does not depend on the split.
+ * the thread pool; the result does not depend on the split.  The
+ * contexts, per-dtype bodies, batch_norm's planes and the entries are
+ * frame/eltwise_form.h's; this file holds the vector loops.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -25,7 +27,10 @@
 
 #include "amprt_internal.h"
 #include "ref/ref_window.h"
+#include "frame/chunked.h"
+#include "frame/eltwise_form.h"
 #include "frame/pool_form.h"
+#include "avx512_lanes.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,63 +39,11 @@
 
 #define TARGET AVX512_TARGET
 
-/* Elements per pool task, and the size below which one thread does it all
- * (waking the pool costs more than it saves on a few hundred KB). */
-#define CHUNK ((size_t)1 << 16)
-#define PARALLEL_MIN ((size_t)1 << 17)
-
-static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
-
-/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
- * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off lanes
- * are 0. */
-TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
-{
-    switch (t) {
-    case AMP_BF16: {
-        __m512i u = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16);
-        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-        return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
-    }
-    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-    default: return _mm512_maskz_loadu_ps(m, p);
-    }
-}
-
 /* a + b, a NaN a winning */
 TARGET static inline __m512 add_first(__m512 a, __m512 b)
 {
     const __m512 r = _mm512_add_ps(a, b);
     return _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q) ? nan_of_first(a, r) : r;
-}
-
-/* ---- chunked, pooled loops ---------------------------------------------------- */
-
-typedef struct {
-    void (*body)(const void *ctx, size_t begin, size_t end);
-    const void *ctx;
-    size_t n, per_task;
-} chunk_job;
-
-static void chunk_task(void *ctx, int64_t task, int slot)
-{
-    const chunk_job *j = ctx;
-    size_t begin = (size_t)task * j->per_task, end = begin + j->per_task < j->n ? begin + j->per_task : j->n;
-    (void)slot;
-    j->body(j->ctx, begin, end);
-}
-
-/* body(ctx, begin, end) over [0, n) units of `unit` elements each, on the
- * pool in tasks of about CHUNK elements when there are enough of them. */
-static void run_chunked(size_t n, size_t unit, void (*body)(const void *, size_t, size_t), const void *ctx)
-{
-    chunk_job j = { body, ctx, n, CHUNK / (unit ? unit : 1) + 1 };
-    if (n * unit < PARALLEL_MIN || amp_get_threads() == 1) {
-        body(ctx, 0, n);
-        return;
-    }
-    amp_parallel_run(amp_get_threads(), (int64_t)((n + j.per_task - 1) / j.per_task), chunk_task, &j);
 }
 
 /* ---- relu --------------------------------------------------------------------
@@ -99,12 +52,6 @@ static void run_chunked(size_t n, size_t unit, void (*body)(const void *, size_t
  * every other element is copied, so NaN payloads and -0 survive as in the
  * reference (whose bf16/f16 round trip through f32 also quiets a
  * signalling NaN: so does this). */
-
-typedef struct {
-    amp_dtype t;
-    const void *x;
-    void *y;
-} unary_ctx;
 
 /* relu of 16 f32 lanes on the bits: +0 where negative (sign set,
  * magnitude in (0, inf]), else the lane itself. */
@@ -131,7 +78,7 @@ TARGET static AMP_ALWAYS_INLINE __m512i relu16(__m512i v, short inf, short quiet
 /* Whole vectors unmasked, then one masked tail. */
 TARGET static void relu_body(const void *c_, size_t begin, size_t end)
 {
-    const unary_ctx *c = c_;
+    const amp_elt_unary_ctx *c = c_;
     size_t i = begin;
     if (c->t == AMP_F32) {
         const uint32_t *x = c->x;
@@ -159,15 +106,9 @@ TARGET static void relu_body(const void *c_, size_t begin, size_t end)
 
 /* ---- add ---------------------------------------------------------------------- */
 
-typedef struct {
-    amp_dtype t;
-    const void *a, *b;
-    void *y;
-} binary_ctx;
-
 /* Per dtype (t a constant in each call below): whole vectors, then one
  * masked tail. */
-TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, size_t begin, size_t end)
+TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const amp_elt_binary_ctx *c, size_t begin, size_t end)
 {
     const size_t es = size_of_storage(t);
     const char *a = c->a, *b = c->b;
@@ -181,28 +122,13 @@ TARGET static AMP_ALWAYS_INLINE void add_loop(amp_dtype t, const binary_ctx *c, 
     }
 }
 
-TARGET static void add_body(const void *c_, size_t begin, size_t end)
-{
-    const binary_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: add_loop(AMP_BF16, c, begin, end); break;
-    case AMP_F16: add_loop(AMP_F16, c, begin, end); break;
-    default: add_loop(AMP_F32, c, begin, end); break;
-    }
-}
-
 /* ---- grad_accumulate: acc += (float)g, add_body's f32 sum of acc and the widened g */
 
-typedef struct {
-    amp_dtype t; /* g's */
-    float *acc;
-    const void *g;
-} accumulate_ctx;
-
-TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const accumulate_ctx *c, size_t begin, size_t end)
+TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const amp_elt_binary_ctx *c, size_t begin,
+                                                     size_t end)
 {
-    const char *g = c->g;
-    float *acc = c->acc;
+    const char *g = c->b;
+    float *acc = c->y;
     size_t i = begin;
     for (; i + 16 <= end; i += 16)
         _mm512_storeu_ps(acc + i, add_first(_mm512_loadu_ps(acc + i), load16_all(t, g + i * 2)));
@@ -212,36 +138,9 @@ TARGET static AMP_ALWAYS_INLINE void accumulate_loop(amp_dtype t, const accumula
     }
 }
 
-TARGET static void accumulate_body(const void *c_, size_t begin, size_t end)
-{
-    const accumulate_ctx *c = c_;
-    if (c->t == AMP_BF16)
-        accumulate_loop(AMP_BF16, c, begin, end);
-    else
-        accumulate_loop(AMP_F16, c, begin, end);
-}
-
-static void grad_accumulate_bf16(size_t n, float *acc, const amp_bf16 *g)
-{
-    accumulate_ctx c = { AMP_BF16, acc, g };
-    run_chunked(n, 1, accumulate_body, &c);
-}
-
-static void grad_accumulate_f16(size_t n, float *acc, const amp_f16 *g)
-{
-    accumulate_ctx c = { AMP_F16, acc, g };
-    run_chunked(n, 1, accumulate_body, &c);
-}
-
 /* ---- casts -------------------------------------------------------------------- */
 
-typedef struct {
-    amp_dtype from, to;
-    const void *x;
-    void *y;
-} cast_ctx;
-
-TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const cast_ctx *c, size_t begin,
+TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, const amp_elt_cast_ctx *c, size_t begin,
                                                size_t end)
 {
     const size_t fs = size_of_storage(from), ts = size_of_storage(to);
@@ -260,7 +159,7 @@ TARGET static AMP_ALWAYS_INLINE void cast_loop(amp_dtype from, amp_dtype to, con
  * quieted on the words (bit 6 set where the magnitude is over 0x7f80),
  * then each word made the top half of its f32 by one vpermt2w with zeros
  * (half the instructions of widening, shifting and fixing each 16). */
-TARGET static void widen_bf16_loop(const cast_ctx *c, size_t begin, size_t end)
+TARGET static void widen_bf16_loop(const amp_elt_cast_ctx *c, size_t begin, size_t end)
 {
     const uint16_t *x = c->x;
     float *y = c->y;
@@ -281,85 +180,13 @@ TARGET static void widen_bf16_loop(const cast_ctx *c, size_t begin, size_t end)
         cast_loop(AMP_BF16, AMP_F32, c, i, end);
 }
 
-TARGET static void cast_body(const void *c_, size_t begin, size_t end)
-{
-    const cast_ctx *c = c_;
-    if (c->from == AMP_F32 && c->to == AMP_BF16)
-        cast_loop(AMP_F32, AMP_BF16, c, begin, end);
-    else if (c->from == AMP_BF16 && c->to == AMP_F32)
-        widen_bf16_loop(c, begin, end);
-    else if (c->from == AMP_F32 && c->to == AMP_F16)
-        cast_loop(AMP_F32, AMP_F16, c, begin, end);
-    else
-        cast_loop(AMP_F16, AMP_F32, c, begin, end);
-}
-
 /* ---- batch_norm (running statistics) --------------------------------------------
  * Per channel the reference's scalars: rstd = 1 / sqrt(var + eps) in f32;
  * per element ((v - mean) * rstd) * weight + bias, each operation rounded
- * to f32, then the one rounding to t. */
+ * to f32, then the one rounding to t (bn16 over a plane's row: bn_row16,
+ * x86/avx512_lanes.h). */
 
-typedef struct {
-    amp_dtype t, pt;
-    int64_t C, HxW;
-    const void *x, *mean, *var, *weight, *bias;
-    double eps;
-    void *y;
-} bn_ctx;
-
-/* Chunks here are whole (n, c) planes: [begin, end) counts planes. */
-/* Per dtype and whether weight and bias are given (constants in the
- * calls below): whole vectors unmasked, then one masked tail. */
-TARGET static AMP_ALWAYS_INLINE void bn_planes(amp_dtype t, const bn_ctx *c, size_t begin, size_t end, int has_w,
-                                               int has_b)
-{
-    const size_t es = size_of_storage(t);
-    for (size_t plane = begin; plane < end; plane++) {
-        const int64_t ch = (int64_t)plane % c->C;
-        const float mean = amp_ld(c->pt, c->mean, ch);
-        const float rstd = 1 / sqrtf(amp_ld(c->pt, c->var, ch) + (float)c->eps);
-        const __m512 vmean = _mm512_set1_ps(mean), vrstd = _mm512_set1_ps(rstd);
-        const __m512 vw = _mm512_set1_ps(has_w ? amp_ld(c->pt, c->weight, ch) : 1.0f);
-        const __m512 vb = _mm512_set1_ps(has_b ? amp_ld(c->pt, c->bias, ch) : 0.0f);
-        const char *x = (const char *)c->x + plane * (size_t)c->HxW * es;
-        char *y = (char *)c->y + plane * (size_t)c->HxW * es;
-        int64_t s = 0;
-        for (; s + 16 <= c->HxW; s += 16)
-            store16_all(t, y + (size_t)s * es, bn16(load16_all(t, x + (size_t)s * es), vmean, vrstd, vw, vb, has_w, has_b));
-        if (s < c->HxW) {
-            const __mmask16 m = tail_mask((size_t)(c->HxW - s));
-            store16(t, y + (size_t)s * es, m, bn16(load16(t, x + (size_t)s * es, m), vmean, vrstd, vw, vb, has_w, has_b));
-        }
-    }
-}
-
-TARGET static void bn_body(const void *c_, size_t begin, size_t end)
-{
-    const bn_ctx *c = c_;
-    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
-    if (has_w && has_b) {
-        switch (c->t) {
-        case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, 1, 1); return;
-        case AMP_F16: bn_planes(AMP_F16, c, begin, end, 1, 1); return;
-        default: bn_planes(AMP_F32, c, begin, end, 1, 1); return;
-        }
-    }
-    switch (c->t) {
-    case AMP_BF16: bn_planes(AMP_BF16, c, begin, end, has_w, has_b); return;
-    case AMP_F16: bn_planes(AMP_F16, c, begin, end, has_w, has_b); return;
-    default: bn_planes(AMP_F32, c, begin, end, has_w, has_b); return;
-    }
-}
-
-static void batch_norm_fast(amp_dtype t, int64_t N, int64_t C, int64_t HxW, const void *x, amp_dtype pt,
-                            const void *running_mean, const void *running_var, const void *weight, const void *bias,
-                            double eps, void *y)
-{
-    bn_ctx c = { t, pt, C, HxW, x, running_mean, running_var, weight, bias, eps, y };
-    if (N <= 0 || C <= 0 || HxW <= 0)
-        return;
-    run_chunked((size_t)(N * C), (size_t)HxW, bn_body, &c);
-}
+AMP_ELTWISE_BN_PLANES(TARGET, __m512, _mm512_set1_ps, bn_row16)
 
 /* ---- max_pool, 2-d, dilation 1, no indices ----------------------------------------
  * Each input row of the window is widened to f32 into a buffer padded with
@@ -535,20 +362,11 @@ TARGET static void max_pool_body(const void *c_, size_t begin, size_t end)
 static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, void *y, int64_t *indices)
 {
     pool_ctx c;
-    int simple = d->nspatial == 2 && indices == NULL;
     c.g = pool_geometry_of(d);
-    for (int i = 1; i < 3 && simple; i++)
-        simple = c.g.dilation[i] == 1 && c.g.padding[i] < c.g.kernel[i];
     /* rowbuf and best[] bounds: every tap, and the input row at its
      * offset, inside the buffer (a wider pool goes to the reference) */
-    simple = simple && (c.g.out[2] - 1) * c.g.stride[2] + c.g.kernel[2] <= AMP_POOL_ROW_MAX &&
-             c.g.padding[2] + c.g.in[2] <= AMP_POOL_ROW_MAX;
-    if (!simple) {
-        switch (t) {
-        case AMP_F32: amp_ref_max_pool_f32(d, x, y, indices); break;
-        case AMP_BF16: amp_ref_max_pool_bf16(d, x, y, indices); break;
-        default: amp_ref_max_pool_f16(d, x, y, indices); break;
-        }
+    if (!amp_max_pool_simple(d, indices, &c.g, 1, 0)) {
+        amp_ref_max_pool_of(t, d, x, y, indices);
         return;
     }
     c.t = t;
@@ -557,7 +375,7 @@ static void max_pool_fast(amp_dtype t, const amp_pool_desc *d, const void *x, vo
     c.y = y;
     if (d->planes <= 0 || c.g.out_plane <= 0)
         return;
-    run_chunked((size_t)d->planes, (size_t)c.g.in_plane, max_pool_body, &c);
+    amp_run_chunked((size_t)d->planes, (size_t)c.g.in_plane, max_pool_body, &c);
 }
 
 /* ---- max_pool_backward ---------------------------------------------------------
@@ -631,7 +449,7 @@ void amp_avx512_max_pool_backward_any(amp_dtype t, const amp_pool_desc *d, const
         }
         return;
     }
-    if ((size_t)(d->planes * c.g.in_plane) < PARALLEL_MIN)
+    if ((size_t)(d->planes * c.g.in_plane) < AMP_PARALLEL_MIN)
         threads = 1;
     amp_parallel_run(threads, d->planes, max_pool_backward_task, &c);
     amp_scratch_free(c.sums);
@@ -756,17 +574,12 @@ TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp
  * is exact.  A sum of two gradients of a relu's output: one pass instead
  * of add's and relu_backward's, with no buffer between them. */
 
-typedef struct {
-    amp_dtype t;
-    const void *y, *a, *b;
-    void *dx;
-} add_relu_bw_ctx;
-
-TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const add_relu_bw_ctx *c, size_t begin, size_t end)
+TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const amp_elt_binary_ctx *c, size_t begin,
+                                                      size_t end)
 {
     const size_t es = size_of_storage(t);
-    const char *y = c->y, *a = c->a, *b = c->b;
-    char *dx = c->dx;
+    const char *y = c->y0, *a = c->a, *b = c->b;
+    char *dx = c->y;
     size_t i = begin;
     for (; i + 16 <= end; i += 16) {
         const __m512 s = round16(t, add_first(load16_all(t, a + i * es), load16_all(t, b + i * es)));
@@ -778,16 +591,6 @@ TARGET static AMP_ALWAYS_INLINE void add_relu_bw_loop(amp_dtype t, const add_rel
         const __m512 s = round16(t, add_first(load16(t, a + i * es, m), load16(t, b + i * es, m)));
         store16(t, dx + i * es, m,
                 _mm512_castsi512_ps(relu_bw32(_mm512_castps_si512(load16(t, y + i * es, m)), _mm512_castps_si512(s))));
-    }
-}
-
-TARGET static void add_relu_bw_body(const void *c_, size_t begin, size_t end)
-{
-    const add_relu_bw_ctx *c = c_;
-    switch (c->t) {
-    case AMP_BF16: add_relu_bw_loop(AMP_BF16, c, begin, end); break;
-    case AMP_F16: add_relu_bw_loop(AMP_F16, c, begin, end); break;
-    default: add_relu_bw_loop(AMP_F32, c, begin, end); break;
     }
 }
 
@@ -831,60 +634,14 @@ TARGET static void global_avg_pool(amp_dtype t, int nspatial, int64_t planes, co
 
 /* ---- table entries ------------------------------------------------------------ */
 
-#define ENTRIES(T)                                                                                \
-    static void relu_##T(size_t n, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                       \
-    {                                                                                             \
-        unary_ctx c = { AMP_DTYPE_##T, x, y };                                                    \
-        run_chunked(n, 1, relu_body, &c);                                                            \
-    }                                                                                             \
-    static void add_##T(size_t n, const AMP_CTYPE_##T *a, const AMP_CTYPE_##T *b, AMP_CTYPE_##T *y) \
-    {                                                                                             \
-        binary_ctx c = { AMP_DTYPE_##T, a, b, y };                                                \
-        run_chunked(n, 1, add_body, &c);                                                             \
-    }                                                                                             \
-    static void add_relu_backward_##T(size_t n, const AMP_CTYPE_##T *y, const AMP_CTYPE_##T *a,   \
-                                      const AMP_CTYPE_##T *b, AMP_CTYPE_##T *dx)                  \
-    {                                                                                             \
-        add_relu_bw_ctx c = { AMP_DTYPE_##T, y, a, b, dx };                                       \
-        run_chunked(n, 1, add_relu_bw_body, &c);                                                  \
-    }                                                                                             \
-    static void batch_norm_##T(int64_t N, int64_t C, int64_t HxW, const AMP_CTYPE_##T *x,         \
-                               amp_dtype pt, const void *rm, const void *rv, const void *w,       \
-                               const void *b, double eps, AMP_CTYPE_##T *y)                       \
-    {                                                                                             \
-        if (pt != AMP_F32 && pt != AMP_BF16 && pt != AMP_F16) {                                   \
-            amp_ref_batch_norm_##T(N, C, HxW, x, pt, rm, rv, w, b, eps, y);                        \
-            return;                                                                               \
-        }                                                                                         \
-        batch_norm_fast(AMP_DTYPE_##T, N, C, HxW, x, pt, rm, rv, w, b, eps, y);                   \
-    }                                                                                             \
-    static void max_pool_##T(const amp_pool_desc *d, const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y,     \
-                             int64_t *indices)                                                    \
-    {                                                                                             \
-        max_pool_fast(AMP_DTYPE_##T, d, x, y, indices);                                           \
-    }                                                                                             \
-    AMP_GLOBAL_AVG_POOL_ENTRY(T, global_avg_pool)
-
-ENTRIES(f32)
-ENTRIES(bf16)
-ENTRIES(f16)
-
-#define CAST_ENTRY(S, D)                                                                          \
-    static void cast_##S##_##D(size_t n, const AMP_CTYPE_##S *x, AMP_CTYPE_##D *y)                 \
-    {                                                                                             \
-        cast_ctx c = { AMP_DTYPE_##S, AMP_DTYPE_##D, x, y };                                      \
-        run_chunked(n, 1, cast_body, &c);                                                            \
-    }
-CAST_ENTRY(f32, bf16)
-CAST_ENTRY(bf16, f32)
-CAST_ENTRY(f32, f16)
-CAST_ENTRY(f16, f32)
+AMP_ELTWISE_BODIES(TARGET, widen_bf16_loop)
+AMP_ELTWISE_ENTRIES(amp_run_chunked)
 
 /* The avx512bf16 set's f32 -> bf16 cast: store16_bf16's vcvtneps2bf16
  * (the same bits; a training step casts every weight each step). */
 AVX512BF16_TARGET static void cast_f32_bf16_native_body(const void *c_, size_t begin, size_t end)
 {
-    const cast_ctx *c = c_;
+    const amp_elt_cast_ctx *c = c_;
     const float *x = c->x;
     uint16_t *y = c->y;
     size_t i = begin;
@@ -915,33 +672,16 @@ AVX512BF16_TARGET static void cast_f32_bf16_native_body(const void *c_, size_t b
 
 static void cast_f32_bf16_native(size_t n, const float *x, amp_bf16 *y)
 {
-    cast_ctx c = { AMP_F32, AMP_BF16, x, y };
-    run_chunked(n, 1, cast_f32_bf16_native_body, &c);
+    amp_elt_cast_ctx c = { AMP_F32, AMP_BF16, x, y };
+    amp_run_chunked(n, 1, cast_f32_bf16_native_body, &c);
 }
 
 /* This file's kernels of the AVX-512 sets: X(kernel, implementation).
  * (max_pool_backward is x86/avx512_backward.c's, which calls
  * amp_avx512_max_pool_backward_any for the geometries it does not take.) */
-#define ELTWISE_OF(X, T)                                                                          \
-    X(relu_##T, relu_##T)                                                                         \
-    X(add_##T, add_##T)                                                                           \
-    X(add_relu_backward_##T, add_relu_backward_##T)                                               \
-    X(batch_norm_##T, batch_norm_##T)                                                             \
-    X(max_pool_##T, max_pool_##T)                                                                 \
-    X(adaptive_avg_pool_##T, adaptive_avg_pool_##T)
-#define ELTWISE_KERNELS(X)                                                                        \
-    ELTWISE_OF(X, f32)                                                                            \
-    ELTWISE_OF(X, bf16)                                                                           \
-    ELTWISE_OF(X, f16)                                                                            \
-    X(grad_accumulate_bf16, grad_accumulate_bf16)                                                 \
-    X(grad_accumulate_f16, grad_accumulate_f16)                                                   \
-    X(cast_f32_bf16, cast_f32_bf16)                                                               \
-    X(cast_bf16_f32, cast_bf16_f32)                                                               \
-    X(cast_f32_f16, cast_f32_f16)                                                                 \
-    X(cast_f16_f32, cast_f16_f32)
 #define BF16_ELTWISE_KERNELS(X) X(cast_f32_bf16, cast_f32_bf16_native)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
-ELTWISE_KERNELS(DEFINE)
+AMP_ELTWISE_KERNELS(DEFINE)
 #undef DEFINE
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512bf16, name, impl)
 BF16_ELTWISE_KERNELS(DEFINE)
@@ -957,7 +697,7 @@ void amp_isa_avx512bf16_fill_eltwise(amp_kernel_table *t)
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
-    ELTWISE_KERNELS(INSTALL)
+    AMP_ELTWISE_KERNELS(INSTALL)
 #undef INSTALL
 }
 

@@ -29,7 +29,8 @@
  *
  * Channels are split into tasks on the pool (amp_bn_channel_tasks); each
  * channel is one task's, so the result does not depend on the threads.
- * The drivers are frame/norm_train_form.h's and norm_backward_form.h's.
+ * The drivers (channel passes over the row step, tasks, entries) are
+ * frame/norm_train_form.h's and norm_backward_form.h's.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -40,7 +41,9 @@
 
 #include "amprt_internal.h"
 #include "amp_mathf.h"
+#include "frame/chunked.h"
 #include "frame/norm_backward_form.h"
+#include "avx512_lanes.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -48,28 +51,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX512_TARGET
-
-/* The size below which one thread does it all (x86/avx512_backward.c's). */
-#define PARALLEL_MIN ((size_t)1 << 17)
-
-static __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
-
-/* 16 values of dtype t at p (mask m) as f32, as amp_ld reads them (bf16:
- * a signalling NaN quieted; vcvtph2ps does that for f16); masked-off
- * lanes are 0 (as x86/avx512_backward.c's). */
-TARGET static inline __m512 load16(amp_dtype t, const void *p, __mmask16 m)
-{
-    switch (t) {
-    case AMP_BF16: {
-        const __m512i u = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16);
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                      _mm512_set1_epi32(0x7f800000));
-        return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, nan, u, _mm512_set1_epi32(0x00400000)));
-    }
-    case AMP_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-    default: return _mm512_maskz_loadu_ps(m, p);
-    }
-}
 
 /* ---- a channel's 16 lane sums ----------------------------------------------------- */
 
@@ -121,58 +102,7 @@ TARGET static AMP_ALWAYS_INLINE float channel_moments(const amp_dtype t, const v
 
 /* ---- batch_norm_train ------------------------------------------------------------- */
 
-TARGET static AMP_ALWAYS_INLINE void bn_train_channel(const amp_bn_train_ctx *c, int64_t ch, const amp_dtype t,
-                                                      int has_w, int has_b)
-{
-    const size_t es = size_of_storage(t);
-    const int64_t HxW = c->HxW;
-    float sq16[16], w, b;
-    const float mean = channel_moments(t, c->x, c->N, c->C, HxW, ch, sq16);
-    const float rstd = amp_bn_train_finish(c, ch, mean, sq16);
-    amp_bn_train_affine(c, ch, &w, &b);
-    const __m512 vm = _mm512_set1_ps(mean), vr = _mm512_set1_ps(rstd), vw = _mm512_set1_ps(w), vb = _mm512_set1_ps(b);
-    for (int64_t n = 0; n < c->N; n++) {
-        const size_t row = (size_t)((n * c->C + ch) * HxW) * es;
-        const char *x = (const char *)c->x + row;
-        char *y = (char *)c->y + row;
-        int64_t s = 0;
-        for (; s + 16 <= HxW; s += 16)
-            store16_all(t, y + (size_t)s * es, bn16(load16_all(t, x + (size_t)s * es), vm, vr, vw, vb, has_w, has_b));
-        if (s < HxW) {
-            const __mmask16 m = tail_mask((size_t)(HxW - s));
-            store16(t, y + (size_t)s * es, m, bn16(load16(t, x + (size_t)s * es, m), vm, vr, vw, vb, has_w, has_b));
-        }
-    }
-}
-
-TARGET static AMP_ALWAYS_INLINE void bn_train_body(const amp_bn_train_ctx *c, int64_t task, const amp_dtype t)
-{
-    const int64_t c0 = task * c->per_task, c1 = c0 + c->per_task < c->C ? c0 + c->per_task : c->C;
-    const int has_w = c->weight != NULL, has_b = c->bias != NULL;
-    for (int64_t ch = c0; ch < c1; ch++) {
-        if (has_w && has_b)
-            bn_train_channel(c, ch, t, 1, 1);
-        else
-            bn_train_channel(c, ch, t, has_w, has_b);
-    }
-}
-
-TARGET static void bn_train_task(void *ctx, int64_t task, int slot)
-{
-    const amp_bn_train_ctx *c = ctx;
-    (void)slot;
-    switch (c->t) {
-    case AMP_BF16: bn_train_body(c, task, AMP_BF16); break;
-    case AMP_F16: bn_train_body(c, task, AMP_F16); break;
-    default: bn_train_body(c, task, AMP_F32); break;
-    }
-}
-
-static void batch_norm_train_fast(amp_bn_train_ctx *c)
-{
-    c->per_task = amp_bn_channel_tasks(c->N, c->HxW);
-    amp_bn_run_channels(c->N, c->C, c->HxW, c->per_task, PARALLEL_MIN, bn_train_task, c);
-}
+AMP_BN_TRAIN_TASKS(TARGET, __m512, _mm512_set1_ps, bn_row16, AMP_PARALLEL_MIN)
 
 /* ---- batch_norm_backward, running statistics (training 0) ------------------------ */
 
@@ -302,54 +232,17 @@ TARGET static AMP_ALWAYS_INLINE void bn_train_backward_channel(const amp_bn_bw_c
 
 /* ---- both forms: tasks and entries -------------------------------------------------- */
 
-TARGET static AMP_ALWAYS_INLINE void bn_backward_body(const amp_bn_bw_ctx *c, int64_t task, const amp_dtype t)
-{
-    if (c->training) {
-        const int64_t c0 = task * c->per_task, c1 = c0 + c->per_task < c->C ? c0 + c->per_task : c->C;
-        for (int64_t ch = c0; ch < c1; ch++)
-            bn_train_backward_channel(c, ch, t);
-        return;
-    }
-    bn_backward_running(c, task, t);
-}
+AMP_BN_BACKWARD_TASKS(TARGET, AMP_PARALLEL_MIN)
+AMP_FOR_EACH_KERNEL_DTYPE(AMP_BN_TRAINING_ENTRIES)
 
-/* Per storage dtype, so that load16 and store16 compile to their one case. */
-TARGET static void bn_backward_task(void *ctx, int64_t task, int slot)
-{
-    const amp_bn_bw_ctx *c = ctx;
-    (void)slot;
-    switch (c->t) {
-    case AMP_BF16: bn_backward_body(c, task, AMP_BF16); break;
-    case AMP_F16: bn_backward_body(c, task, AMP_F16); break;
-    default: bn_backward_body(c, task, AMP_F32); break;
-    }
-}
-
-/* Both forms (the entry sends each here). */
-static void batch_norm_backward_fast(amp_bn_bw_ctx *c)
-{
-    amp_bn_bw_run(c, PARALLEL_MIN, bn_backward_task);
-}
-
-#define ENTRIES(T)                                                                                \
-    AMP_BN_TRAIN_ENTRY(T, batch_norm_train_fast)                                                  \
-    AMP_BN_BACKWARD_TRAINING_ENTRY(T, batch_norm_backward_fast, batch_norm_backward_fast)
-
-AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
-
-/* This file's kernels of the sets: X(kernel, implementation). */
-#define NORM_OF(X, T)                                                                             \
-    X(batch_norm_train_##T, batch_norm_train_##T)                                                 \
-    X(batch_norm_backward_##T, batch_norm_backward_##T)
-#define NORM_KERNELS(X) NORM_OF(X, f32) NORM_OF(X, bf16) NORM_OF(X, f16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
-NORM_KERNELS(DEFINE)
+AMP_BN_TRAINING_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_isa_avx512_fill_norm(amp_kernel_table *t)
 {
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
-    NORM_KERNELS(INSTALL)
+    AMP_BN_TRAINING_KERNELS(INSTALL)
 #undef INSTALL
 }
 
