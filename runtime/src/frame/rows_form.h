@@ -293,11 +293,9 @@ typedef struct {
  * for log_softmax) in 16 lanes, folded (a lane past the row adds
  * nothing, as the reference's lanes: adding +0 would turn a -0 sum into
  * +0); then y (dy - sum), or dy - exp(y) sum */
-ROWS_TARGET static void softmax_bw_row(const rows_softmax_bw_args *a, const char *y, const char *dy, char *dx)
+ROWS_TARGET static AMP_ALWAYS_INLINE void softmax_bw_row(const amp_dtype t, const int take_log, const int64_t dim,
+                                                         const char *y, const char *dy, char *dx)
 {
-    const amp_dtype t = a->t;
-    const int64_t dim = a->dim;
-    const int take_log = a->take_log;
     const size_t es = rows_size(t);
     RV s[RK];
     int64_t d;
@@ -319,12 +317,33 @@ ROWS_TARGET static void softmax_bw_row(const rows_softmax_bw_args *a, const char
     }
 }
 
-static void softmax_bw_rows(const void *ctx, size_t begin, size_t end)
+ROWS_TARGET static AMP_ALWAYS_INLINE void softmax_bw_rows_of(const amp_dtype t, const int take_log,
+                                                             const rows_softmax_bw_args *a, size_t begin, size_t end)
+{
+    const size_t row = (size_t)a->dim * rows_size(t);
+    for (size_t r = begin; r < end; r++)
+        softmax_bw_row(t, take_log, a->dim, (const char *)a->y + r * row, (const char *)a->dy + r * row,
+                       (char *)a->dx + r * row);
+}
+
+/* a loop of its own per dtype and form (t and take_log constants in each:
+ * no switch on the dtype in the row's loads) */
+ROWS_TARGET static void softmax_bw_rows(const void *ctx, size_t begin, size_t end)
 {
     const rows_softmax_bw_args *a = ctx;
-    const size_t row = (size_t)a->dim * rows_size(a->t);
-    for (size_t r = begin; r < end; r++)
-        softmax_bw_row(a, (const char *)a->y + r * row, (const char *)a->dy + r * row, (char *)a->dx + r * row);
+#define ROWS_SM_BW_OF(T)                                                                          \
+    do {                                                                                          \
+        if (a->take_log)                                                                          \
+            softmax_bw_rows_of(T, 1, a, begin, end);                                              \
+        else                                                                                      \
+            softmax_bw_rows_of(T, 0, a, begin, end);                                              \
+    } while (0)
+    switch (a->t) {
+    case AMP_BF16: ROWS_SM_BW_OF(AMP_BF16); break;
+    case AMP_F16: ROWS_SM_BW_OF(AMP_F16); break;
+    default: ROWS_SM_BW_OF(AMP_F32); break;
+    }
+#undef ROWS_SM_BW_OF
 }
 
 /* ---- layer_norm_backward --------------------------------------------------------
@@ -344,7 +363,7 @@ typedef struct {
 } rows_ln_bw_args;
 
 /* g = dy w (dy without a weight) of columns [i, i + RW) of a row of n */
-ROWS_TARGET static inline RV ln_g(amp_dtype t, amp_dtype pt, const void *weight, const char *dy, int64_t i, int64_t n)
+ROWS_TARGET static AMP_ALWAYS_INLINE RV ln_g(amp_dtype t, amp_dtype pt, const void *weight, const char *dy, int64_t i, int64_t n)
 {
     const RV g = rows_load_n(t, dy + (size_t)i * rows_size(t), n - i, 0.0f);
     if (weight == NULL)
@@ -352,9 +371,9 @@ ROWS_TARGET static inline RV ln_g(amp_dtype t, amp_dtype pt, const void *weight,
     return RV_MUL(g, rows_load_n(pt, (const char *)weight + (size_t)i * rows_size(pt), n - i, 0.0f));
 }
 
-ROWS_TARGET static void ln_bw_row(const rows_ln_bw_args *a, size_t row)
+ROWS_TARGET static AMP_ALWAYS_INLINE void ln_bw_row(const amp_dtype t, const amp_dtype pt, const rows_ln_bw_args *a,
+                                                    size_t row)
 {
-    const amp_dtype t = a->t, pt = a->pt;
     const int64_t n = a->inner;
     const void *weight = a->weight; /* locals: the stores to dx may alias *a */
     const size_t es = rows_size(t);
@@ -401,10 +420,26 @@ ROWS_TARGET static void ln_bw_row(const rows_ln_bw_args *a, size_t row)
     }
 }
 
-static void ln_bw_rows(const void *ctx, size_t begin, size_t end)
+/* a loop of its own per dtype and parameter dtype (constants in each) */
+ROWS_TARGET static void ln_bw_rows(const void *ctx, size_t begin, size_t end)
 {
-    for (size_t r = begin; r < end; r++)
-        ln_bw_row(ctx, r);
+    const rows_ln_bw_args *a = ctx;
+#define ROWS_LN_BW_ROWS(T, PT)                                                                    \
+    for (size_t r = begin; r < end; r++)                                                          \
+        ln_bw_row(T, PT, a, r)
+#define ROWS_LN_BW_OF(T)                                                                          \
+    switch (a->pt) {                                                                              \
+    case AMP_BF16: ROWS_LN_BW_ROWS(T, AMP_BF16); break;                                           \
+    case AMP_F16: ROWS_LN_BW_ROWS(T, AMP_F16); break;                                             \
+    default: ROWS_LN_BW_ROWS(T, AMP_F32); break;                                                  \
+    }
+    switch (a->t) {
+    case AMP_BF16: ROWS_LN_BW_OF(AMP_BF16) break;
+    case AMP_F16: ROWS_LN_BW_OF(AMP_F16) break;
+    default: ROWS_LN_BW_OF(AMP_F32) break;
+    }
+#undef ROWS_LN_BW_OF
+#undef ROWS_LN_BW_ROWS
 }
 
 /* dweight, dbias of the column blocks [begin, end) of ROWS_LN_COLS columns */
