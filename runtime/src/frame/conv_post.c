@@ -66,15 +66,25 @@ void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_
 /* The clamp step on n elements at y, in place, while they are in L1: the
  * best set's clamp kernel, whose results are every set's (each is bit for
  * bit the reference's, test_fasteltwise.c), so the separate clamp of
- * whichever set runs conv_ex computes the same. */
+ * whichever set runs conv_ex computes the same.  In pieces of
+ * CLAMP_PIECE: this runs inside a pool task, and a call that large enough
+ * to split over the pool itself (AMP_PARALLEL_MIN, frame/chunked.h) would
+ * wait for the pool it is part of. */
+#define CLAMP_PIECE ((size_t)4096)
+
 static void clamp_row(amp_dtype t, size_t n, const amp_conv_post *post, void *y)
 {
-    switch (t) {
-    case AMP_F32: amp_clamp_f32(n, y, post->clamp_lo, post->clamp_hi, y); break;
-    case AMP_BF16: amp_clamp_bf16(n, y, post->clamp_lo, post->clamp_hi, y); break;
-    case AMP_F16: amp_clamp_f16(n, y, post->clamp_lo, post->clamp_hi, y); break;
-    case AMP_F64: amp_clamp_f64(n, y, post->clamp_lo, post->clamp_hi, y); break;
-    default: break;
+    const size_t es = amp_dtype_size(t);
+    for (size_t i = 0; i < n; i += CLAMP_PIECE) {
+        const size_t m = n - i < CLAMP_PIECE ? n - i : CLAMP_PIECE;
+        void *p = (char *)y + i * es;
+        switch (t) {
+        case AMP_F32: amp_clamp_f32(m, p, post->clamp_lo, post->clamp_hi, p); break;
+        case AMP_BF16: amp_clamp_bf16(m, p, post->clamp_lo, post->clamp_hi, p); break;
+        case AMP_F16: amp_clamp_f16(m, p, post->clamp_lo, post->clamp_hi, p); break;
+        case AMP_F64: amp_clamp_f64(m, p, post->clamp_lo, post->clamp_hi, p); break;
+        default: break;
+        }
     }
 }
 

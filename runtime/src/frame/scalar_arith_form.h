@@ -4,8 +4,8 @@
  * div_scalar, rsub_scalar, rdiv_scalar: y = a op s, or s op a), their
  * table entries over a set's loop RUN(t, op, n, a, s, y), the list of
  * the kernels they fill, and for the sets that split the work on the
- * thread pool their call's context and the switch of their range
- * function (x86/avx2_scalar_arith.c, x86/avx512_scalar_arith.c,
+ * thread pool their call's context, range switch and whole set
+ * (AMP_SCALAR_ARITH_CHUNKED_SET) (x86/avx2_scalar_arith.c, x86/avx512_scalar_arith.c,
  * arm/neon_scalar_arith.c).
  *
  * The reference computes v op s in float with s rounded to float (exact:
@@ -13,7 +13,8 @@
  * storage dtype; a vector set does the same per lane.  A NaN s goes to the
  * reference: where a NaN element meets it, which NaN the reference returns
  * depends on the operand order its compiler chose, and only the reference
- * itself reproduces that.  Needs amprt_internal.h and <math.h>.
+ * itself reproduces that.  Needs amprt_internal.h and <math.h> (and
+ * frame/chunked.h for AMP_SCALAR_ARITH_CHUNKED_SET).
  */
 #ifndef AMPRT_FRAME_SCALAR_ARITH_FORM_H
 #define AMPRT_FRAME_SCALAR_ARITH_FORM_H
@@ -75,5 +76,34 @@ typedef struct {
     X(rdiv_scalar_##T, rdiv_scalar_##T)
 #define AMP_SCALAR_ARITH_KERNELS(X)                                                               \
     AMP_SCALAR_ARITH_OF(X, f32) AMP_SCALAR_ARITH_OF(X, bf16) AMP_SCALAR_ARITH_OF(X, f16)
+
+/* Everything of a set that splits the work on the pool (frame/chunked.h)
+ * but its vector loop LOOP(t, op, c, begin, end) (always inline, t and
+ * op constants): the range function (with the set's TARGET attribute),
+ * the call that chunks it, the table entries and kernels, and
+ * amp_isa_<isa>_fill_scalar_arith, which installs them. */
+#define AMP_SCALAR_ARITH_CHUNKED_SET(isa, TARGET, LOOP)                                           \
+    TARGET static void isa##_arith_range(const void *c_, size_t begin, size_t end)                \
+    {                                                                                             \
+        const amp_scalar_arith_ctx *c = c_;                                                       \
+        AMP_SCALAR_ARITH_RANGE(LOOP, c, begin, end)                                               \
+    }                                                                                             \
+    static void isa##_arith_run(amp_dtype t, int op, size_t n, const void *a, float s, void *y)   \
+    {                                                                                             \
+        amp_scalar_arith_ctx c = { t, op, a, s, y };                                              \
+        amp_run_chunked(n, 1, isa##_arith_range, &c);                                             \
+    }                                                                                             \
+    AMP_SCALAR_ARITH_ENTRIES(f32, isa##_arith_run)                                                \
+    AMP_SCALAR_ARITH_ENTRIES(bf16, isa##_arith_run)                                               \
+    AMP_SCALAR_ARITH_ENTRIES(f16, isa##_arith_run)                                                \
+    AMP_SCALAR_ARITH_KERNELS(AMP_SCALAR_ARITH_DEFINE_##isa)                                       \
+    void amp_isa_##isa##_fill_scalar_arith(amp_kernel_table *t)                                   \
+    {                                                                                             \
+        AMP_SCALAR_ARITH_KERNELS(AMP_SCALAR_ARITH_INSTALL_##isa)                                  \
+    }
+#define AMP_SCALAR_ARITH_DEFINE_avx2(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
+#define AMP_SCALAR_ARITH_DEFINE_avx512(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
+#define AMP_SCALAR_ARITH_INSTALL_avx2(name, impl) AMP_ISA_INSTALL(t, avx2, name);
+#define AMP_SCALAR_ARITH_INSTALL_avx512(name, impl) AMP_ISA_INSTALL(t, avx512, name);
 
 #endif

@@ -25,6 +25,7 @@
 
 #include "amprt_internal.h"
 #include "frame/scalar_arith_form.h"
+#include "frame/chunked.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,30 +67,6 @@ TARGET static AMP_ALWAYS_INLINE void arith_loop(const amp_dtype t, const int op,
         avx2_store8_n(t, y + i * es, end - i, arith8(op, avx2_load8_n(t, a + i * es, end - i), s));
 }
 
-TARGET static void arith_range(const void *c_, size_t begin, size_t end)
-{
-    const amp_scalar_arith_ctx *c = c_;
-    AMP_SCALAR_ARITH_RANGE(arith_loop, c, begin, end)
-}
-
-static void arith_run(amp_dtype t, int op, size_t n, const void *a, float s, void *y)
-{
-    amp_scalar_arith_ctx c = { t, op, a, s, y };
-    amp_run_chunked(n, 1, arith_range, &c);
-}
-
-#define ENTRIES(T) AMP_SCALAR_ARITH_ENTRIES(T, arith_run)
-AMP_FOR_EACH_KERNEL_DTYPE(ENTRIES)
-
-#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
-AMP_SCALAR_ARITH_KERNELS(DEFINE)
-#undef DEFINE
-
-void amp_isa_avx2_fill_scalar_arith(amp_kernel_table *t)
-{
-#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
-    AMP_SCALAR_ARITH_KERNELS(INSTALL)
-#undef INSTALL
-}
+AMP_SCALAR_ARITH_CHUNKED_SET(avx2, TARGET, arith_loop)
 
 #endif /* x86 */
