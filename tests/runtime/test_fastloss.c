@@ -204,9 +204,15 @@ static const scase sum_cases[] = {
     { 4, { 2, 3, 4, 5 }, { 1, 1, 0, 0 } },
     { 4, { 2, 3, 4, 5 }, { 0, 1, 1, 0 } },
     { 3, { 4, 6, 1 }, { 0, 1, 0 } },      /* inner 1 */
-    { 2, { 9, 13 }, { 0, 1 } },           /* innermost reduced: the reference */
+    { 2, { 9, 13 }, { 0, 1 } },           /* innermost reduced: rows (amp_sum_rows_form) */
+    { 4, { 3, 20, 5, 7 }, { 1, 0, 1, 1 } },/* a conv's bias gradient: [R1, O, R2], 2 chain groups + 4 */
+    { 4, { 2, 8, 13, 13 }, { 1, 0, 1, 1 } },/* one whole group of chains */
+    { 4, { 1, 3, 2, 2 }, { 1, 0, 1, 1 } },/* fewer outputs than chains */
+    { 3, { 4, 17, 2 }, { 0, 0, 1 } },     /* [O, R2] with two kept dims */
+    { 3, { 6, 1, 9 }, { 1, 0, 1 } },      /* a kept dim of 1 */
     { 2, { 9, 13 }, { 1, 1 } },           /* everything: the reference */
     { 4, { 2, 3, 4, 5 }, { 1, 0, 1, 0 } },/* interleaved: the reference */
+    { 2, { 7, 1 }, { 0, 1 } },            /* an innermost 1: the column form */
     { 2, { 5, 7 }, { 0, 0 } },            /* nothing reduced */
     { 0, { 0 }, { 0 } },                  /* a scalar */
     { 2, { 0, 7 }, { 1, 0 } },            /* an empty sum: zeros */

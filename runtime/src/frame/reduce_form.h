@@ -3,7 +3,9 @@
  * sets' sums: after merging adjacent dims with the same flag, kept dims
  * [O], then reduced [R], then kept [I].  The sets sum such a form column by
  * column (each output element its own f32 chain, in the reference's
- * order); other masks, and a reduced innermost dim, go to the reference.
+ * order).  A reduced innermost dim, the [R1, O, R2] form (R1 may be 1),
+ * takes frame/reduce.c's amp_sum_rows_form, shared by the sets; other
+ * masks go to the reference.
  */
 #ifndef AMPRT_FRAME_REDUCE_FORM_H
 #define AMPRT_FRAME_REDUCE_FORM_H
@@ -31,16 +33,42 @@ static inline int amp_reduce_form(int ndim, const int64_t *shape, const uint8_t 
     return ndim == 0 || !reduce[ndim - 1];
 }
 
+/* 1 and R1, O, R2 when (shape, reduce) is, after merging adjacent dims
+ * with the same flag, [R1, O, R2] or [O, R2] with R2 > 1 reduced (its
+ * innermost dim); 0 otherwise. */
+static inline int amp_reduce_rows_form(int ndim, const int64_t *shape, const uint8_t *reduce, int64_t *R1,
+                                       int64_t *O, int64_t *R2)
+{
+    int d = 0;
+    *R1 = *O = *R2 = 1;
+    for (; d < ndim && reduce[d]; d++)
+        *R1 *= shape[d];
+    for (; d < ndim && !reduce[d]; d++)
+        *O *= shape[d];
+    for (; d < ndim && reduce[d]; d++)
+        *R2 *= shape[d];
+    return d == ndim && ndim > 0 && reduce[ndim - 1] && *R2 > 1;
+}
+
+/* y[o] = the f32 sum of x[r1][o][r2] over r1 < R1 then r2 < R2 (the
+ * reference's order and chain), rounded to t (f32, bf16 or f16) as the
+ * reference rounds it (frame/reduce.c). */
+void amp_sum_rows_form(amp_dtype t, int64_t R1, int64_t O, int64_t R2, const void *x, void *y);
+
 /* A set's sum over T, named name (ATTR: its target attribute, or empty):
  * column_sums(dtype, R, I, x, y), the set's own, over each [R, I] block of
- * the form; any other mask goes to the reference.  Needs amprt_internal.h. */
+ * the form; the [R1, O, R2] form through amp_sum_rows_form; any other mask
+ * goes to the reference.  Needs amprt_internal.h. */
 #define AMP_SUM_BY_COLUMNS(ATTR, name, T, column_sums)                                            \
     ATTR static void name(int ndim, const int64_t *shape, const uint8_t *reduce,                  \
                           const AMP_CTYPE_##T *x, AMP_CTYPE_##T *y)                               \
     {                                                                                             \
         int64_t O, R, I;                                                                          \
         if (!amp_reduce_form(ndim, shape, reduce, &O, &R, &I)) {                                  \
-            amp_ref_sum_##T(ndim, shape, reduce, x, y);                                           \
+            if (amp_reduce_rows_form(ndim, shape, reduce, &R, &O, &I))                            \
+                amp_sum_rows_form(AMP_DTYPE_##T, R, O, I, x, y);                                  \
+            else                                                                                  \
+                amp_ref_sum_##T(ndim, shape, reduce, x, y);                                       \
             return;                                                                               \
         }                                                                                         \
         for (int64_t o = 0; o < O; o++)                                                           \
