@@ -7,22 +7,29 @@
  *
  * sdpa: per batch entry (a head) k and v are widened to f32 once, k
  * transposed to [E, Sp] (rows padded to a multiple of AW columns with
- * zeros); then per query row the scores s_j = (q . k_j) * scale (+ mask)
- * (the set's row_scores, AW keys per vector, masked positions -inf, as
- * the reference removes them); exp(s_j - max), their sum the
- * denominator; y = (sum_j p_j v_j) / denominator, AW output columns per
- * vector, 4 vectors at a time, rounded once to T.  A row with every
- * position masked, or a NaN score, gives NaN, as the reference.
+ * zeros); then per block of ATTN_ROWS query rows the dot products
+ * q . k_j (block_dots: each loaded vector of k serves every row of the
+ * block, so k streams from cache once per block rather than once per
+ * row), and per row the scores s_j = (q . k_j) * scale (+ mask) (the
+ * set's row_scores, masked positions -inf, as the reference removes
+ * them); exp(s_j - max), their sum the denominator; then for the block
+ * y = (sum_j p_j v_j) / denominator (block_weighted, v's vectors shared
+ * the same way), AW output columns per vector, rounded once to T.  A row
+ * with every position masked, or a NaN score, gives NaN, as the
+ * reference.
  *
  * sdpa_backward: per batch entry (a task), with p_ij the attention weights, dp_ij = dy_i .
  * v_j, D_i = sum_j p_ij dp_ij and ds_ij = p_ij (dp_ij - D_i) (masked
  * positions p = ds = 0), as ref_backward_attention.c: q, k (both as rows
- * and transposed), v (transposed) and dy widened to f32 once; row by row
- * the scores (the set's row_scores), p, dp (AW keys per vector, as the
- * scores), D and ds into two [L, Sp] matrices; then
+ * and transposed), v (transposed) and dy widened to f32 once; per block
+ * of ATTN_ROWS rows the dot products of the scores and of dp
+ * (block_dots), then row by row the scores (the set's row_scores), p, D
+ * and ds into two [L, Sp] matrices; then, ATTN_ROWS output rows at a time
+ * (block_weighted),
  *     dq_i = scale sum_j ds_ij k_j,  dk_j = scale sum_i ds_ij q_i,
- *     dv_j = sum_i p_ij dy_i,
- * each output row's 4 AW columns at a time in four vector accumulators.
+ *     dv_j = sum_i p_ij dy_i.
+ * Each output element is one FMA chain over its sum's index in ascending
+ * order, whatever the blocking.
  * A row the forward makes NaN gets p = ds = NaN, so its dq row and every
  * dk and dv row of its entry are NaN, as the reference's.  Operands
  * shared by the batch entries (batch stride 0, whose gradients sum over
@@ -39,6 +46,8 @@
  * A template, included once by each set's file after it has defined
  * (its row_scores then takes this file's amp_sdpa_ctx):
  *   AV, AW              the f32 vector type and its lanes
+ *   ATTN_ROWS           rows per block (their ATTN_ROWS x 4 accumulators
+ *                       and the shared vectors fit the set's registers)
  *   ATTN_TARGET         the target attribute of the set's functions
  *   AV_ZERO(), AV_DUP(float), AV_LDA(p), AV_STA(p, v) (aligned f32),
  *   AV_FMA(a, b, c) (a b + c), AV_ADD, AV_MUL, AV_DIV, AV_MAX (a, b)
@@ -50,10 +59,11 @@
  *   attn_exp_live(s, m) exp(s - m) where s is not -inf, 0 elsewhere
  *   attn_dsum_add(acc, p, dp)    acc + p dp where p is not 0
  *   attn_ds(p, dp, D)   p (dp - D) where p is not 0, 0 elsewhere
- *   row_scores(a, b, i, qf, kt, s)  query row i's scores into s[0, Sp):
- *                       masked and padding positions -inf; 1 when one
- *                       is NaN (declared before, on struct
- *                       amp_sdpa_ctx; defined after)
+ *   row_scores(a, b, i, s)  query row i's scores in place in s[0, Sp),
+ *                       which holds its dot products q . k_j: times
+ *                       scale, plus the mask; masked and padding
+ *                       positions -inf; 1 when one is NaN (declared
+ *                       before, on struct amp_sdpa_ctx; defined after)
  * Needs amprt_internal.h.
  */
 #ifndef AMPRT_FRAME_ATTENTION_FORM_H
@@ -74,16 +84,111 @@ typedef struct amp_sdpa_ctx {
     int64_t Sp, Evp, slot_floats;
 } amp_sdpa_ctx;
 
+/* ---- blocks of rows ---------------------------------------------------------------- */
+
+/* out[o ostride + j] = sum over e < E, ascending, of a[o astride + e]
+ * bt[e Sp + j] (one FMA chain each), for o < nrows (1..ATTN_ROWS) and
+ * j < Sp (a multiple of AW; out and bt aligned).  Rows past nrows repeat
+ * row 0 and their sums are dropped, so the loops keep constant bounds. */
+ATTN_TARGET static void block_dots(const float *a, int64_t astride, int nrows, const float *bt, int64_t E, int64_t Sp,
+                                   float *out, int64_t ostride)
+{
+    const float *ar[ATTN_ROWS];
+    for (int o = 0; o < ATTN_ROWS; o++)
+        ar[o] = a + (o < nrows ? o : 0) * astride;
+    int64_t j0 = 0;
+    for (; j0 + 4 * AW <= Sp; j0 += 4 * AW) {
+        AV acc[ATTN_ROWS][4];
+        for (int o = 0; o < ATTN_ROWS; o++)
+            for (int c = 0; c < 4; c++)
+                acc[o][c] = AV_ZERO();
+        for (int64_t e = 0; e < E; e++) {
+            const float *row = bt + e * Sp + j0;
+            const AV b0 = AV_LDA(row), b1 = AV_LDA(row + AW), b2 = AV_LDA(row + 2 * AW), b3 = AV_LDA(row + 3 * AW);
+            for (int o = 0; o < ATTN_ROWS; o++) {
+                const AV x = AV_DUP(ar[o][e]);
+                acc[o][0] = AV_FMA(x, b0, acc[o][0]);
+                acc[o][1] = AV_FMA(x, b1, acc[o][1]);
+                acc[o][2] = AV_FMA(x, b2, acc[o][2]);
+                acc[o][3] = AV_FMA(x, b3, acc[o][3]);
+            }
+        }
+        for (int o = 0; o < nrows; o++)
+            for (int c = 0; c < 4; c++)
+                AV_STA(out + o * ostride + j0 + c * AW, acc[o][c]);
+    }
+    for (; j0 < Sp; j0 += AW) {
+        AV acc[ATTN_ROWS];
+        for (int o = 0; o < ATTN_ROWS; o++)
+            acc[o] = AV_ZERO();
+        for (int64_t e = 0; e < E; e++) {
+            const AV b0 = AV_LDA(bt + e * Sp + j0);
+            for (int o = 0; o < ATTN_ROWS; o++)
+                acc[o] = AV_FMA(AV_DUP(ar[o][e]), b0, acc[o]);
+        }
+        for (int o = 0; o < nrows; o++)
+            AV_STA(out + o * ostride + j0, acc[o]);
+    }
+}
+
+/* For o < nrows (1..ATTN_ROWS): out + o out_stride elements, [0, width),
+ * = the sum over r < n, ascending, of coef[o ostride + r cstride]
+ * rows[r rstride + .] (one FMA chain per element), divided by div[o]
+ * when div is not NULL, else times mul; rounded once to t.  rows is
+ * aligned and readable to width rounded up to AW. */
+ATTN_TARGET static void block_weighted(amp_dtype t, const float *coef, int64_t cstride, int64_t ostride, int nrows,
+                                       int64_t n, const float *rows, int64_t rstride, int64_t width, float mul,
+                                       const float *div, char *out, int64_t out_stride)
+{
+    const size_t es = attn_size(t);
+    const float *cr[ATTN_ROWS];
+    for (int o = 0; o < ATTN_ROWS; o++)
+        cr[o] = coef + (o < nrows ? o : 0) * ostride;
+    for (int64_t e0 = 0; e0 < width;) {
+        const int nv = width - e0 > 3 * AW ? 4 : 1; /* four vectors a pass, the tail one by one */
+        AV acc[ATTN_ROWS][4];
+        for (int o = 0; o < ATTN_ROWS; o++)
+            for (int c = 0; c < 4; c++)
+                acc[o][c] = AV_ZERO();
+        if (nv == 4)
+            for (int64_t r = 0; r < n; r++) {
+                const float *row = rows + r * rstride + e0;
+                const AV b0 = AV_LDA(row), b1 = AV_LDA(row + AW), b2 = AV_LDA(row + 2 * AW), b3 = AV_LDA(row + 3 * AW);
+                for (int o = 0; o < ATTN_ROWS; o++) {
+                    const AV x = AV_DUP(cr[o][r * cstride]);
+                    acc[o][0] = AV_FMA(x, b0, acc[o][0]);
+                    acc[o][1] = AV_FMA(x, b1, acc[o][1]);
+                    acc[o][2] = AV_FMA(x, b2, acc[o][2]);
+                    acc[o][3] = AV_FMA(x, b3, acc[o][3]);
+                }
+            }
+        else
+            for (int64_t r = 0; r < n; r++) {
+                const AV b0 = AV_LDA(rows + r * rstride + e0);
+                for (int o = 0; o < ATTN_ROWS; o++)
+                    acc[o][0] = AV_FMA(AV_DUP(cr[o][r * cstride]), b0, acc[o][0]);
+            }
+        for (int o = 0; o < nrows; o++)
+            for (int c = 0; c < nv; c++) {
+                const int64_t e = e0 + AW * c;
+                const AV v = div ? AV_DIV(acc[o][c], AV_DUP(div[o])) : AV_MUL(acc[o][c], AV_DUP(mul));
+                attn_store_n(t, out + (size_t)(o * out_stride + e) * es, width - e, v);
+            }
+        e0 += nv * AW;
+    }
+}
+
 /* ---- sdpa ------------------------------------------------------------------------- */
 
-/* One batch entry: k transposed and v widened into the slot's buffer w, then row by row. */
+/* One batch entry: k transposed and v widened into the slot's buffer w,
+ * then ATTN_ROWS rows at a time. */
 ATTN_TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
 {
     const amp_sdpa_desc *d = a->d;
     const amp_dtype t = a->t;
     const size_t es = attn_size(t);
     const int64_t S = d->S, E = d->E, Ev = d->Ev, Sp = a->Sp, Evp = a->Evp;
-    float *kt = w, *vf = kt + E * Sp, *s = vf + S * Evp, *qf = s + Sp;
+    float *kt = w, *vf = kt + E * Sp, *s = vf + S * Evp, *qf = s + ATTN_ROWS * Sp;
     const char *k = (const char *)a->k + (size_t)(b * d->k_batch_stride) * es;
     const char *v = (const char *)a->v + (size_t)(b * d->v_batch_stride) * es;
     for (int64_t j = 0; j < Sp; j++)
@@ -92,42 +197,39 @@ ATTN_TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
     for (int64_t j = 0; j < S; j++)
         for (int64_t e = 0; e < Evp; e += AW)
             AV_STA(vf + j * Evp + e, attn_load_n(t, v + (size_t)(j * Ev + e) * es, Ev - e));
-    for (int64_t i = 0; i < d->L; i++) {
-        const char *q = (const char *)a->q + (size_t)(b * d->q_batch_stride + i * E) * es;
-        char *y = (char *)a->y + (size_t)((b * d->L + i) * Ev) * es;
-        for (int64_t e = 0; e < E; e++)
+    for (int64_t i0 = 0; i0 < d->L; i0 += ATTN_ROWS) {
+        const int nrows = d->L - i0 < ATTN_ROWS ? (int)(d->L - i0) : ATTN_ROWS;
+        const char *q = (const char *)a->q + (size_t)(b * d->q_batch_stride + i0 * E) * es;
+        char *y = (char *)a->y + (size_t)((b * d->L + i0) * Ev) * es;
+        float denom[ATTN_ROWS];
+        int bad[ATTN_ROWS];
+        for (int64_t e = 0; e < nrows * E; e++)
             qf[e] = amp_ld(t, q, e);
-        const int nan = row_scores(a, b, i, qf, kt, s);
-        AV m = AV_DUP(-INFINITY);
-        for (int64_t j = 0; j < Sp; j += AW)
-            m = AV_MAX(m, AV_LDA(s + j));
-        const float max = attn_hmax(m);
-        if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
-            for (int64_t e = 0; e < Ev; e++)
-                amp_st(t, y, e, NAN);
-            continue;
-        }
-        AV sum = AV_ZERO();
-        for (int64_t j = 0; j < Sp; j += AW) {
-            const AV p = attn_exp(AV_SUB(AV_LDA(s + j), AV_DUP(max)));
-            sum = AV_ADD(sum, p);
-            AV_STA(s + j, p);
-        }
-        const AV denom = AV_DUP(attn_hsum(sum));
-        for (int64_t e0 = 0; e0 < Ev; e0 += 4 * AW) {
-            const int nv = (int)((Evp - e0) >= 4 * AW ? 4 : (Evp - e0) / AW);
-            AV acc[4] = { AV_ZERO(), AV_ZERO(), AV_ZERO(), AV_ZERO() };
-            for (int64_t j = 0; j < S; j++) {
-                const AV p = AV_DUP(s[j]);
-                const float *row = vf + j * Evp + e0;
-                for (int c = 0; c < nv; c++)
-                    acc[c] = AV_FMA(p, AV_LDA(row + AW * c), acc[c]);
+        block_dots(qf, E, nrows, kt, E, Sp, s, Sp);
+        for (int o = 0; o < nrows; o++) {
+            float *so = s + o * Sp;
+            const int nan = row_scores(a, b, i0 + o, so);
+            AV m = AV_DUP(-INFINITY);
+            for (int64_t j = 0; j < Sp; j += AW)
+                m = AV_MAX(m, AV_LDA(so + j));
+            const float max = attn_hmax(m);
+            bad[o] = nan || max == -INFINITY; /* every position masked, or a NaN score */
+            denom[o] = 1.0f;
+            if (bad[o])
+                continue;
+            AV sum = AV_ZERO();
+            for (int64_t j = 0; j < Sp; j += AW) {
+                const AV p = attn_exp(AV_SUB(AV_LDA(so + j), AV_DUP(max)));
+                sum = AV_ADD(sum, p);
+                AV_STA(so + j, p);
             }
-            for (int c = 0; c < nv; c++) {
-                const int64_t e = e0 + AW * c;
-                attn_store_n(t, y + e * es, Ev - e, AV_DIV(acc[c], denom));
-            }
+            denom[o] = attn_hsum(sum);
         }
+        block_weighted(t, s, 1, Sp, nrows, S, vf, Evp, Ev, 1.0f, denom, y, Ev);
+        for (int o = 0; o < nrows; o++)
+            if (bad[o])
+                for (int64_t e = 0; e < Ev; e++)
+                    amp_st(t, y + (size_t)(o * Ev) * es, e, NAN);
     }
 }
 
@@ -141,7 +243,7 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
                      const void *mask, const uint8_t *bool_mask, void *y)
 {
     const int64_t Sp = (d->S + AW - 1) / AW * AW, Evp = (d->Ev + AW - 1) / AW * AW;
-    const int64_t per = d->E * Sp + d->S * Evp + Sp + d->E + AW;
+    const int64_t per = d->E * Sp + d->S * Evp + ATTN_ROWS * (Sp + d->E) + AW;
     const double flops = 2.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
     const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
     amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
@@ -188,70 +290,43 @@ typedef struct {
     int64_t Ep;
 } sdpa_bw_args;
 
-/* out[0, width) = mul * sum_{r < n} coef[r * cstride] * rows[r * rstride + .], rounded to t */
-ATTN_TARGET static void weighted_rows(amp_dtype t, const float *coef, int64_t cstride, int64_t n, const float *rows,
-                                      int64_t rstride, int64_t width, float mul, char *out)
-{
-    const size_t es = attn_size(t);
-    for (int64_t e0 = 0; e0 < width; e0 += 4 * AW) {
-        const int nv = (int)((width - e0 + AW - 1) / AW < 4 ? (width - e0 + AW - 1) / AW : 4);
-        AV acc[4] = { AV_ZERO(), AV_ZERO(), AV_ZERO(), AV_ZERO() };
-        for (int64_t r = 0; r < n; r++) {
-            const AV c = AV_DUP(coef[r * cstride]);
-            const float *row = rows + r * rstride + e0;
-            for (int v = 0; v < nv; v++)
-                acc[v] = AV_FMA(c, AV_LDA(row + AW * v), acc[v]);
-        }
-        for (int v = 0; v < nv; v++) {
-            const int64_t e = e0 + AW * v;
-            attn_store_n(t, out + e * es, width - e, AV_MUL(acc[v], AV_DUP(mul)));
-        }
-    }
-}
-
-/* row i's p into P[0, Sp) and ds into dS[0, Sp) (the scores first in P) */
-ATTN_TARGET static void backward_row(const sdpa_bw_args *a, int64_t b, int64_t i, const float *qf, const float *kt,
-                                     const float *vt, const float *dyf, float *P, float *dS)
+/* Rows i0 .. i0 + nrows - 1: p into their rows of P and ds into dS. */
+ATTN_TARGET static void backward_rows(const sdpa_bw_args *a, int64_t b, int64_t i0, int nrows, const float *qf,
+                                      const float *kt, const float *vt, const float *dyf, float *P, float *dS)
 {
     const amp_sdpa_desc *d = a->fw.d;
     const int64_t Sp = a->fw.Sp;
-    const int nan = row_scores(&a->fw, b, i, qf, kt, P);
-    AV m = AV_DUP(-INFINITY);
-    for (int64_t j = 0; j < Sp; j += AW)
-        m = AV_MAX(m, AV_LDA(P + j));
-    const float max = attn_hmax(m);
-    if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
-        for (int64_t j = 0; j < Sp; j++)
-            P[j] = dS[j] = j < d->S ? NAN : 0.0f;
-        return;
-    }
-    AV sum = AV_ZERO(), dsum = AV_ZERO();
-    for (int64_t j = 0; j < Sp; j += AW) {
-        const AV p = attn_exp_live(AV_LDA(P + j), AV_DUP(max));
-        sum = AV_ADD(sum, p);
-        AV_STA(P + j, p);
-    }
-    const AV denom = AV_DUP(attn_hsum(sum));
-    for (int64_t j0 = 0; j0 < Sp; j0 += 4 * AW) { /* dp, 4 AW keys at a time; then p = e / denom */
-        const int nv = Sp - j0 >= 4 * AW ? 4 : (int)((Sp - j0) / AW);
-        AV acc[4] = { AV_ZERO(), AV_ZERO(), AV_ZERO(), AV_ZERO() };
-        for (int64_t e = 0; e < d->Ev; e++) {
-            const AV g = AV_DUP(dyf[e]);
-            const float *row = vt + e * Sp + j0;
-            for (int c = 0; c < nv; c++)
-                acc[c] = AV_FMA(g, AV_LDA(row + AW * c), acc[c]);
+    block_dots(qf + i0 * a->Ep, a->Ep, nrows, kt, d->E, Sp, P + i0 * Sp, Sp);          /* q . k_j */
+    block_dots(dyf + i0 * a->fw.Evp, a->fw.Evp, nrows, vt, d->Ev, Sp, dS + i0 * Sp, Sp); /* dp = dy . v_j */
+    for (int o = 0; o < nrows; o++) {
+        const int64_t i = i0 + o;
+        float *Pi = P + i * Sp, *dSi = dS + i * Sp;
+        const int nan = row_scores(&a->fw, b, i, Pi);
+        AV m = AV_DUP(-INFINITY);
+        for (int64_t j = 0; j < Sp; j += AW)
+            m = AV_MAX(m, AV_LDA(Pi + j));
+        const float max = attn_hmax(m);
+        if (nan || max == -INFINITY) { /* every position masked, or a NaN score */
+            for (int64_t j = 0; j < Sp; j++)
+                Pi[j] = dSi[j] = j < d->S ? NAN : 0.0f;
+            continue;
         }
-        for (int c = 0; c < nv; c++) {
-            const int64_t j = j0 + AW * c;
-            const AV p = AV_DIV(AV_LDA(P + j), denom);
-            AV_STA(P + j, p);
-            AV_STA(dS + j, acc[c]);
-            dsum = attn_dsum_add(dsum, p, acc[c]);
+        AV sum = AV_ZERO(), dsum = AV_ZERO();
+        for (int64_t j = 0; j < Sp; j += AW) {
+            const AV p = attn_exp_live(AV_LDA(Pi + j), AV_DUP(max));
+            sum = AV_ADD(sum, p);
+            AV_STA(Pi + j, p);
         }
+        const AV denom = AV_DUP(attn_hsum(sum));
+        for (int64_t j = 0; j < Sp; j += AW) { /* p = e / denom; D's sum of p dp */
+            const AV p = AV_DIV(AV_LDA(Pi + j), denom);
+            AV_STA(Pi + j, p);
+            dsum = attn_dsum_add(dsum, p, AV_LDA(dSi + j));
+        }
+        const AV D = AV_DUP(attn_hsum(dsum));
+        for (int64_t j = 0; j < Sp; j += AW)
+            AV_STA(dSi + j, attn_ds(AV_LDA(Pi + j), AV_LDA(dSi + j), D));
     }
-    const AV D = AV_DUP(attn_hsum(dsum));
-    for (int64_t j = 0; j < Sp; j += AW)
-        AV_STA(dS + j, attn_ds(AV_LDA(P + j), AV_LDA(dS + j), D));
 }
 
 /* One batch entry in the slot's buffer w. */
@@ -282,21 +357,18 @@ ATTN_TARGET static void sdpa_bw_entry(const sdpa_bw_args *a, int64_t b, float *w
     for (int64_t e = 0; e < Ev; e++)
         for (int64_t j = 0; j < Sp; j++)
             vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
-    for (int64_t i = 0; i < L; i++)
-        backward_row(a, b, i, qf + i * Ep, kt, vt, dyf + i * Evp, P + i * Sp, dS + i * Sp);
+    for (int64_t i0 = 0; i0 < L; i0 += ATTN_ROWS)
+        backward_rows(a, b, i0, L - i0 < ATTN_ROWS ? (int)(L - i0) : ATTN_ROWS, qf, kt, vt, dyf, P, dS);
     const float scale = (float)d->scale;
-    if (a->dq != NULL)
-        for (int64_t i = 0; i < L; i++)
-            weighted_rows(t, dS + i * Sp, 1, S, kf, Ep, E, scale,
-                          (char *)a->dq + (size_t)(b * d->q_batch_stride + i * E) * es);
-    if (a->dk != NULL)
-        for (int64_t j = 0; j < S; j++)
-            weighted_rows(t, dS + j, Sp, L, qf, Ep, E, scale,
-                          (char *)a->dk + (size_t)(b * d->k_batch_stride + j * E) * es);
-    if (a->dv != NULL)
-        for (int64_t j = 0; j < S; j++)
-            weighted_rows(t, P + j, Sp, L, dyf, Evp, Ev, 1.0f,
-                          (char *)a->dv + (size_t)(b * d->v_batch_stride + j * Ev) * es);
+    for (int64_t i0 = 0; a->dq != NULL && i0 < L; i0 += ATTN_ROWS)
+        block_weighted(t, dS + i0 * Sp, 1, Sp, L - i0 < ATTN_ROWS ? (int)(L - i0) : ATTN_ROWS, S, kf, Ep, E, scale,
+                       NULL, (char *)a->dq + (size_t)(b * d->q_batch_stride + i0 * E) * es, E);
+    for (int64_t j0 = 0; a->dk != NULL && j0 < S; j0 += ATTN_ROWS)
+        block_weighted(t, dS + j0, Sp, 1, S - j0 < ATTN_ROWS ? (int)(S - j0) : ATTN_ROWS, L, qf, Ep, E, scale, NULL,
+                       (char *)a->dk + (size_t)(b * d->k_batch_stride + j0 * E) * es, E);
+    for (int64_t j0 = 0; a->dv != NULL && j0 < S; j0 += ATTN_ROWS)
+        block_weighted(t, P + j0, Sp, 1, S - j0 < ATTN_ROWS ? (int)(S - j0) : ATTN_ROWS, L, dyf, Evp, Ev, 1.0f, NULL,
+                       (char *)a->dv + (size_t)(b * d->v_batch_stride + j0 * Ev) * es, Ev);
 }
 
 static void sdpa_bw_task(void *ctx, int64_t task, int slot)

@@ -3,10 +3,10 @@
  * dot-product attention (sdpa) and its gradient (sdpa_backward), whose
  * algorithms are frame/attention_form.h's, 8 lanes at a time, for f32,
  * bf16 and f16 storage computing in f32: exp(s - max) is amp_expf in
- * double, 4 lanes at a time (amp_expf.h's series); row_scores takes 8
- * keys per vector, E broadcast FMAs each (4 vectors at a time), masked
- * (bool mask 0, causal j > i) and padding positions -inf.  Installed by
- * amp_isa_avx2_fill.
+ * double, 4 lanes at a time (amp_expf.h's series); row_scores scales 8
+ * scores per vector, masked (bool mask 0, causal j > i) and padding
+ * positions -inf; blocks of 2 rows (ATTN_ROWS: 8 accumulators of the 16
+ * registers).  Installed by amp_isa_avx2_fill.
  */
 #include <math.h>
 #include <string.h>
@@ -99,11 +99,11 @@ TARGET static inline void store8_n(amp_dtype t, void *p, int64_t n, __m256 v)
 /* ---- sdpa, sdpa_backward: frame/attention_form.h -------------------------------- */
 
 struct amp_sdpa_ctx;
-TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt,
-                             float *s);
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, float *s);
 
 #define AV __m256
 #define AW 8
+#define ATTN_ROWS 2
 #define ATTN_TARGET TARGET
 #define AV_ZERO _mm256_setzero_ps
 #define AV_DUP _mm256_set1_ps
@@ -148,31 +148,21 @@ TARGET static inline __m256 live_lanes(const amp_sdpa_ctx *a, int64_t b, int64_t
     return live;
 }
 
-/* The scores of query row i into s[0, Sp): masked and padding positions
- * -inf; returns 1 when one is NaN. */
-TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt, float *s)
+/* Query row i's scores in place in s[0, Sp) (which holds its dot
+ * products): masked and padding positions -inf; returns 1 when one is
+ * NaN. */
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, float *s)
 {
     const amp_sdpa_desc *d = a->d;
     const __m256 scale = _mm256_set1_ps((float)d->scale);
     int nan = 0;
-    for (int64_t j0 = 0; j0 < a->Sp; j0 += 32) {
-        const int nv = a->Sp - j0 >= 32 ? 4 : (int)((a->Sp - j0) / 8);
-        __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
-        for (int64_t e = 0; e < d->E; e++) {
-            const __m256 qe = _mm256_set1_ps(qf[e]);
-            const float *row = kt + e * a->Sp + j0;
-            for (int c = 0; c < nv; c++)
-                acc[c] = _mm256_fmadd_ps(qe, _mm256_load_ps(row + 8 * c), acc[c]);
-        }
-        for (int c = 0; c < nv; c++) {
-            const int64_t j = j0 + 8 * c;
-            __m256 sc = _mm256_mul_ps(acc[c], scale);
-            if (a->mask != NULL)
-                sc = _mm256_add_ps(sc, load8_n(a->t, (const char *)a->mask + (size_t)(b * d->mask_batch_stride + i * d->S + j) * avx2_size_of(a->t), d->S - j));
-            const __m256 live = live_lanes(a, b, i, j);
-            nan |= _mm256_movemask_ps(_mm256_and_ps(live, avx2_isnan(sc)));
-            _mm256_store_ps(s + j, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), sc, live));
-        }
+    for (int64_t j = 0; j < a->Sp; j += 8) {
+        __m256 sc = _mm256_mul_ps(_mm256_load_ps(s + j), scale);
+        if (a->mask != NULL)
+            sc = _mm256_add_ps(sc, load8_n(a->t, (const char *)a->mask + (size_t)(b * d->mask_batch_stride + i * d->S + j) * avx2_size_of(a->t), d->S - j));
+        const __m256 live = live_lanes(a, b, i, j);
+        nan |= _mm256_movemask_ps(_mm256_and_ps(live, avx2_isnan(sc)));
+        _mm256_store_ps(s + j, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), sc, live));
     }
     return nan != 0;
 }

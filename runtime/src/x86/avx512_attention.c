@@ -4,9 +4,9 @@
  * algorithms are frame/attention_form.h's, 16 lanes at a time, for f32,
  * bf16 and f16 storage computing in f32: a ViT's or a BERT's attention
  * without the scores in memory.  exp(s - max) is amp_expf in double, 8
- * lanes at a time (amp_expf.h's series); row_scores takes 16 keys per
- * vector, E broadcast FMAs each (4 vectors at a time), masked (bool mask
- * 0, causal j > i) and padding positions -inf.
+ * lanes at a time (amp_expf.h's series); row_scores scales 16 scores per
+ * vector, masked (bool mask 0, causal j > i) and padding positions
+ * -inf; blocks of 4 rows (ATTN_ROWS: 16 accumulators).
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -89,11 +89,11 @@ TARGET static inline void store16_n(amp_dtype t, void *p, int64_t n, __m512 v)
 /* ---- sdpa, sdpa_backward: frame/attention_form.h -------------------------------- */
 
 struct amp_sdpa_ctx;
-TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt,
-                             float *s);
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, float *s);
 
 #define AV __m512
 #define AW 16
+#define ATTN_ROWS 4
 #define ATTN_TARGET TARGET
 #define AV_ZERO _mm512_setzero_ps
 #define AV_DUP _mm512_set1_ps
@@ -118,38 +118,29 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 
 /* ---- the scores ------------------------------------------------------------------- */
 
-/* The scores of query row i into s[0, Sp): masked and padding positions
- * -inf; returns 1 when one is NaN. */
-TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, const float *qf, const float *kt, float *s)
+/* Query row i's scores in place in s[0, Sp) (which holds its dot
+ * products): masked and padding positions -inf; returns 1 when one is
+ * NaN. */
+TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i, float *s)
 {
     const amp_sdpa_desc *d = a->d;
     const __m512 scale = _mm512_set1_ps((float)d->scale);
     __mmask16 nan = 0;
-    for (int64_t j0 = 0; j0 < a->Sp; j0 += 64) {
-        const int nv = a->Sp - j0 >= 64 ? 4 : (int)((a->Sp - j0) / 16);
-        __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
-        for (int64_t e = 0; e < d->E; e++) {
-            const __m512 qe = _mm512_set1_ps(qf[e]);
-            const float *row = kt + e * a->Sp + j0;
-            for (int c = 0; c < nv; c++)
-                acc[c] = _mm512_fmadd_ps(qe, _mm512_load_ps(row + 16 * c), acc[c]);
-        }
-        for (int c = 0; c < nv; c++) {
-            const int64_t j = j0 + 16 * c, n = d->S - j;
-            __m512 sc = _mm512_mul_ps(acc[c], scale);
-            if (a->mask != NULL && n > 0)
-                sc = _mm512_add_ps(sc, load16_n(a->t, (const char *)a->mask + (size_t)(b * d->mask_batch_stride + i * d->S + j) * dsize(a->t), n));
-            __mmask16 live = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
-            if (d->is_causal)
-                live &= _mm512_cmple_epi32_mask(_mm512_add_epi32(_mm512_set1_epi32((int)j), _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)),
-                                                _mm512_set1_epi32((int)i));
-            if (a->bool_mask != NULL)
-                for (int l = 0; l < 16 && j + l < d->S; l++)
-                    if (!a->bool_mask[b * d->mask_batch_stride + i * d->S + j + l])
-                        live &= (__mmask16)~(1u << l);
-            nan |= _mm512_mask_cmp_ps_mask(live, sc, sc, _CMP_UNORD_Q);
-            _mm512_store_ps(s + j, _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), live, sc));
-        }
+    for (int64_t j = 0; j < a->Sp; j += 16) {
+        const int64_t n = d->S - j;
+        __m512 sc = _mm512_mul_ps(_mm512_load_ps(s + j), scale);
+        if (a->mask != NULL && n > 0)
+            sc = _mm512_add_ps(sc, load16_n(a->t, (const char *)a->mask + (size_t)(b * d->mask_batch_stride + i * d->S + j) * dsize(a->t), n));
+        __mmask16 live = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+        if (d->is_causal)
+            live &= _mm512_cmple_epi32_mask(_mm512_add_epi32(_mm512_set1_epi32((int)j), _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)),
+                                            _mm512_set1_epi32((int)i));
+        if (a->bool_mask != NULL)
+            for (int l = 0; l < 16 && j + l < d->S; l++)
+                if (!a->bool_mask[b * d->mask_batch_stride + i * d->S + j + l])
+                    live &= (__mmask16)~(1u << l);
+        nan |= _mm512_mask_cmp_ps_mask(live, sc, sc, _CMP_UNORD_Q);
+        _mm512_store_ps(s + j, _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), live, sc));
     }
     return nan != 0;
 }
