@@ -46,8 +46,9 @@
  * A template, included once by each set's file after it has defined
  * (its row_scores then takes this file's amp_sdpa_ctx):
  *   AV, AW              the f32 vector type and its lanes
- *   ATTN_ROWS           rows per block (their ATTN_ROWS x 4 accumulators
- *                       and the shared vectors fit the set's registers)
+ *   ATTN_ROWS, ATTN_ROWS_OF(X)  rows per block, and X(0) .. X(ATTN_ROWS - 1)
+ *                       (their ATTN_ROWS x 4 accumulators and the shared
+ *                       vectors fit the set's registers)
  *   ATTN_TARGET         the target attribute of the set's functions
  *   AV_ZERO(), AV_DUP(float), AV_LDA(p), AV_STA(p, v) (aligned f32),
  *   AV_FMA(a, b, c) (a b + c), AV_ADD, AV_MUL, AV_DIV, AV_MAX (a, b)
@@ -86,49 +87,65 @@ typedef struct amp_sdpa_ctx {
 
 /* ---- blocks of rows ---------------------------------------------------------------- */
 
+/* The blocks' accumulators as named variables, one group of four vectors
+ * per row (ATTN_ROWS_OF lists the rows), so that they stay in registers:
+ * an array indexed in loops over the rows went through the stack. */
+#define ATTN_ACC_DECL(o) AV acc##o##_0 = AV_ZERO(), acc##o##_1 = AV_ZERO(), acc##o##_2 = AV_ZERO(), acc##o##_3 = AV_ZERO();
+#define ATTN_ACC1_DECL(o) AV acc##o##_0 = AV_ZERO();
+#define ATTN_FMA4(o, x)                                                                           \
+    {                                                                                             \
+        const AV x_ = (x);                                                                        \
+        acc##o##_0 = AV_FMA(x_, b0, acc##o##_0);                                                  \
+        acc##o##_1 = AV_FMA(x_, b1, acc##o##_1);                                                  \
+        acc##o##_2 = AV_FMA(x_, b2, acc##o##_2);                                                  \
+        acc##o##_3 = AV_FMA(x_, b3, acc##o##_3);                                                  \
+    }
+#define ATTN_FMA1(o, x) acc##o##_0 = AV_FMA((x), b0, acc##o##_0);
+
 /* out[o ostride + j] = sum over e < E, ascending, of a[o astride + e]
  * bt[e Sp + j] (one FMA chain each), for o < nrows (1..ATTN_ROWS) and
  * j < Sp (a multiple of AW; out and bt aligned).  Rows past nrows repeat
- * row 0 and their sums are dropped, so the loops keep constant bounds. */
+ * row 0 and their sums are dropped, so every row's code is straight. */
 ATTN_TARGET static void block_dots(const float *a, int64_t astride, int nrows, const float *bt, int64_t E, int64_t Sp,
                                    float *out, int64_t ostride)
 {
-    const float *ar[ATTN_ROWS];
-    for (int o = 0; o < ATTN_ROWS; o++)
-        ar[o] = a + (o < nrows ? o : 0) * astride;
+#define ROW_PTR(o) const float *ar##o = a + (o < nrows ? o : 0) * astride;
+#define DOTS4(o) ATTN_FMA4(o, AV_DUP(ar##o[e]))
+#define DOTS1(o) ATTN_FMA1(o, AV_DUP(ar##o[e]))
+#define STORE4(o)                                                                                 \
+    if (o < nrows) {                                                                              \
+        AV_STA(out + o * ostride + j0, acc##o##_0);                                               \
+        AV_STA(out + o * ostride + j0 + AW, acc##o##_1);                                          \
+        AV_STA(out + o * ostride + j0 + 2 * AW, acc##o##_2);                                      \
+        AV_STA(out + o * ostride + j0 + 3 * AW, acc##o##_3);                                      \
+    }
+#define STORE1(o)                                                                                 \
+    if (o < nrows)                                                                                \
+        AV_STA(out + o * ostride + j0, acc##o##_0);
+    ATTN_ROWS_OF(ROW_PTR)
     int64_t j0 = 0;
     for (; j0 + 4 * AW <= Sp; j0 += 4 * AW) {
-        AV acc[ATTN_ROWS][4];
-        for (int o = 0; o < ATTN_ROWS; o++)
-            for (int c = 0; c < 4; c++)
-                acc[o][c] = AV_ZERO();
+        ATTN_ROWS_OF(ATTN_ACC_DECL)
         for (int64_t e = 0; e < E; e++) {
             const float *row = bt + e * Sp + j0;
             const AV b0 = AV_LDA(row), b1 = AV_LDA(row + AW), b2 = AV_LDA(row + 2 * AW), b3 = AV_LDA(row + 3 * AW);
-            for (int o = 0; o < ATTN_ROWS; o++) {
-                const AV x = AV_DUP(ar[o][e]);
-                acc[o][0] = AV_FMA(x, b0, acc[o][0]);
-                acc[o][1] = AV_FMA(x, b1, acc[o][1]);
-                acc[o][2] = AV_FMA(x, b2, acc[o][2]);
-                acc[o][3] = AV_FMA(x, b3, acc[o][3]);
-            }
+            ATTN_ROWS_OF(DOTS4)
         }
-        for (int o = 0; o < nrows; o++)
-            for (int c = 0; c < 4; c++)
-                AV_STA(out + o * ostride + j0 + c * AW, acc[o][c]);
+        ATTN_ROWS_OF(STORE4)
     }
     for (; j0 < Sp; j0 += AW) {
-        AV acc[ATTN_ROWS];
-        for (int o = 0; o < ATTN_ROWS; o++)
-            acc[o] = AV_ZERO();
+        ATTN_ROWS_OF(ATTN_ACC1_DECL)
         for (int64_t e = 0; e < E; e++) {
             const AV b0 = AV_LDA(bt + e * Sp + j0);
-            for (int o = 0; o < ATTN_ROWS; o++)
-                acc[o] = AV_FMA(AV_DUP(ar[o][e]), b0, acc[o]);
+            ATTN_ROWS_OF(DOTS1)
         }
-        for (int o = 0; o < nrows; o++)
-            AV_STA(out + o * ostride + j0, acc[o]);
+        ATTN_ROWS_OF(STORE1)
     }
+#undef ROW_PTR
+#undef DOTS4
+#undef DOTS1
+#undef STORE4
+#undef STORE1
 }
 
 /* For o < nrows (1..ATTN_ROWS): out + o out_stride elements, [0, width),
@@ -141,41 +158,50 @@ ATTN_TARGET static void block_weighted(amp_dtype t, const float *coef, int64_t c
                                        const float *div, char *out, int64_t out_stride)
 {
     const size_t es = attn_size(t);
-    const float *cr[ATTN_ROWS];
-    for (int o = 0; o < ATTN_ROWS; o++)
-        cr[o] = coef + (o < nrows ? o : 0) * ostride;
-    for (int64_t e0 = 0; e0 < width;) {
-        const int nv = width - e0 > 3 * AW ? 4 : 1; /* four vectors a pass, the tail one by one */
-        AV acc[ATTN_ROWS][4];
-        for (int o = 0; o < ATTN_ROWS; o++)
-            for (int c = 0; c < 4; c++)
-                acc[o][c] = AV_ZERO();
-        if (nv == 4)
-            for (int64_t r = 0; r < n; r++) {
-                const float *row = rows + r * rstride + e0;
-                const AV b0 = AV_LDA(row), b1 = AV_LDA(row + AW), b2 = AV_LDA(row + 2 * AW), b3 = AV_LDA(row + 3 * AW);
-                for (int o = 0; o < ATTN_ROWS; o++) {
-                    const AV x = AV_DUP(cr[o][r * cstride]);
-                    acc[o][0] = AV_FMA(x, b0, acc[o][0]);
-                    acc[o][1] = AV_FMA(x, b1, acc[o][1]);
-                    acc[o][2] = AV_FMA(x, b2, acc[o][2]);
-                    acc[o][3] = AV_FMA(x, b3, acc[o][3]);
-                }
-            }
-        else
-            for (int64_t r = 0; r < n; r++) {
-                const AV b0 = AV_LDA(rows + r * rstride + e0);
-                for (int o = 0; o < ATTN_ROWS; o++)
-                    acc[o][0] = AV_FMA(AV_DUP(cr[o][r * cstride]), b0, acc[o][0]);
-            }
-        for (int o = 0; o < nrows; o++)
-            for (int c = 0; c < nv; c++) {
-                const int64_t e = e0 + AW * c;
-                const AV v = div ? AV_DIV(acc[o][c], AV_DUP(div[o])) : AV_MUL(acc[o][c], AV_DUP(mul));
-                attn_store_n(t, out + (size_t)(o * out_stride + e) * es, width - e, v);
-            }
-        e0 += nv * AW;
+#define COEF_PTR(o) const float *cr##o = coef + (o < nrows ? o : 0) * ostride;
+#define WEIGH4(o) ATTN_FMA4(o, AV_DUP(cr##o[r * cstride]))
+#define WEIGH1(o) ATTN_FMA1(o, AV_DUP(cr##o[r * cstride]))
+#define OUT_ONE(o, c, v)                                                                          \
+    attn_store_n(t, out + (size_t)(o * out_stride + e0 + (c) * AW) * es, width - e0 - (c) * AW,     \
+                 div ? AV_DIV((v), AV_DUP(div[o])) : AV_MUL((v), AV_DUP(mul)));
+#define OUT4(o)                                                                                   \
+    if (o < nrows) {                                                                              \
+        OUT_ONE(o, 0, acc##o##_0)                                                                 \
+        OUT_ONE(o, 1, acc##o##_1)                                                                 \
+        OUT_ONE(o, 2, acc##o##_2)                                                                 \
+        if (width - e0 > 3 * AW)                                                                  \
+            OUT_ONE(o, 3, acc##o##_3)                                                             \
     }
+#define OUT1(o)                                                                                   \
+    if (o < nrows)                                                                                \
+        OUT_ONE(o, 0, acc##o##_0)
+    ATTN_ROWS_OF(COEF_PTR)
+    int64_t e0 = 0;
+    /* four vectors a pass while more than three remain (the fourth may be
+     * partial: rows are readable to a multiple of AW), the rest one by one */
+    for (; width - e0 > 3 * AW; e0 += 4 * AW) {
+        ATTN_ROWS_OF(ATTN_ACC_DECL)
+        for (int64_t r = 0; r < n; r++) {
+            const float *row = rows + r * rstride + e0;
+            const AV b0 = AV_LDA(row), b1 = AV_LDA(row + AW), b2 = AV_LDA(row + 2 * AW), b3 = AV_LDA(row + 3 * AW);
+            ATTN_ROWS_OF(WEIGH4)
+        }
+        ATTN_ROWS_OF(OUT4)
+    }
+    for (; e0 < width; e0 += AW) {
+        ATTN_ROWS_OF(ATTN_ACC1_DECL)
+        for (int64_t r = 0; r < n; r++) {
+            const AV b0 = AV_LDA(rows + r * rstride + e0);
+            ATTN_ROWS_OF(WEIGH1)
+        }
+        ATTN_ROWS_OF(OUT1)
+    }
+#undef COEF_PTR
+#undef WEIGH4
+#undef WEIGH1
+#undef OUT_ONE
+#undef OUT4
+#undef OUT1
 }
 
 /* ---- sdpa ------------------------------------------------------------------------- */

@@ -104,6 +104,7 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define AV __m256
 #define AW 8
 #define ATTN_ROWS 2
+#define ATTN_ROWS_OF(X) X(0) X(1)
 #define ATTN_TARGET TARGET
 #define AV_ZERO _mm256_setzero_ps
 #define AV_DUP _mm256_set1_ps

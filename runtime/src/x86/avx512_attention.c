@@ -94,6 +94,7 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define AV __m512
 #define AW 16
 #define ATTN_ROWS 4
+#define ATTN_ROWS_OF(X) X(0) X(1) X(2) X(3)
 #define ATTN_TARGET TARGET
 #define AV_ZERO _mm512_setzero_ps
 #define AV_DUP _mm512_set1_ps
