@@ -102,52 +102,6 @@ typedef struct amp_sdpa_ctx {
     }
 #define ATTN_FMA1(o, x) acc##o##_0 = AV_FMA((x), b0, acc##o##_0);
 
-/* out[o ostride + j] = sum over e < E, ascending, of a[o astride + e]
- * bt[e Sp + j] (one FMA chain each), for o < nrows (1..ATTN_ROWS) and
- * j < Sp (a multiple of AW; out and bt aligned).  Rows past nrows repeat
- * row 0 and their sums are dropped, so every row's code is straight. */
-ATTN_TARGET static void block_dots(const float *a, int64_t astride, int nrows, const float *bt, int64_t E, int64_t Sp,
-                                   float *out, int64_t ostride)
-{
-#define ROW_PTR(o) const float *ar##o = a + (o < nrows ? o : 0) * astride;
-#define DOTS4(o) ATTN_FMA4(o, AV_DUP(ar##o[e]))
-#define DOTS1(o) ATTN_FMA1(o, AV_DUP(ar##o[e]))
-#define STORE4(o)                                                                                 \
-    if (o < nrows) {                                                                              \
-        AV_STA(out + o * ostride + j0, acc##o##_0);                                               \
-        AV_STA(out + o * ostride + j0 + AW, acc##o##_1);                                          \
-        AV_STA(out + o * ostride + j0 + 2 * AW, acc##o##_2);                                      \
-        AV_STA(out + o * ostride + j0 + 3 * AW, acc##o##_3);                                      \
-    }
-#define STORE1(o)                                                                                 \
-    if (o < nrows)                                                                                \
-        AV_STA(out + o * ostride + j0, acc##o##_0);
-    ATTN_ROWS_OF(ROW_PTR)
-    int64_t j0 = 0;
-    for (; j0 + 4 * AW <= Sp; j0 += 4 * AW) {
-        ATTN_ROWS_OF(ATTN_ACC_DECL)
-        for (int64_t e = 0; e < E; e++) {
-            const float *row = bt + e * Sp + j0;
-            const AV b0 = AV_LDA(row), b1 = AV_LDA(row + AW), b2 = AV_LDA(row + 2 * AW), b3 = AV_LDA(row + 3 * AW);
-            ATTN_ROWS_OF(DOTS4)
-        }
-        ATTN_ROWS_OF(STORE4)
-    }
-    for (; j0 < Sp; j0 += AW) {
-        ATTN_ROWS_OF(ATTN_ACC1_DECL)
-        for (int64_t e = 0; e < E; e++) {
-            const AV b0 = AV_LDA(bt + e * Sp + j0);
-            ATTN_ROWS_OF(DOTS1)
-        }
-        ATTN_ROWS_OF(STORE1)
-    }
-#undef ROW_PTR
-#undef DOTS4
-#undef DOTS1
-#undef STORE4
-#undef STORE1
-}
-
 /* For o < nrows (1..ATTN_ROWS): out + o out_stride elements, [0, width),
  * = the sum over r < n, ascending, of coef[o ostride + r cstride]
  * rows[r rstride + .] (one FMA chain per element), divided by div[o]
@@ -202,6 +156,16 @@ ATTN_TARGET static void block_weighted(amp_dtype t, const float *coef, int64_t c
 #undef OUT_ONE
 #undef OUT4
 #undef OUT1
+}
+
+/* out[o ostride + j] = sum over e < E, ascending, of a[o astride + e]
+ * bt[e Sp + j] (one FMA chain each), for o < nrows (1..ATTN_ROWS) and
+ * j < Sp (a multiple of AW): block_weighted's sums left in f32 (times 1,
+ * which changes no bit). */
+ATTN_TARGET static void block_dots(const float *a, int64_t astride, int nrows, const float *bt, int64_t E, int64_t Sp,
+                                   float *out, int64_t ostride)
+{
+    block_weighted(AMP_F32, a, 1, astride, nrows, E, bt, Sp, Sp, 1.0f, NULL, (char *)out, ostride);
 }
 
 /* ---- sdpa ------------------------------------------------------------------------- */
