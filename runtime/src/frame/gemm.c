@@ -22,6 +22,14 @@
  * Every output element is summed by one task in a fixed order (k blocks in
  * order, f32 throughout), so results do not depend on the thread count.
  * The packing buffers and W are static, one set per pool slot (no malloc).
+ *
+ * A product cut into several tasks would pack each operand once per task
+ * that reads it: A once per column block, B once per row block (a ViT's
+ * 1576 x 3072 x 768 linear: A six times, B five).  Such a product packs
+ * both operands whole first, every panel once, on the pool, into one
+ * scratch buffer (pack_whole), and its tasks read their panels from there;
+ * the panels are the ones the tasks would have packed, so the results are
+ * the same bits.  Without scratch memory the tasks pack as above.
  */
 #include <string.h>
 
@@ -51,6 +59,10 @@ typedef struct gemm_job {
     float alpha, beta;
     int add_c;
     int64_t mb, nb, m_chunks, n_chunks;
+    /* pack_whole's panels (NULL: each task packs its own): per k block,
+     * A's mr-row strips then, in pb_all, B's nr-column panels, in order */
+    uint32_t *pa_all, *pb_all;
+    int64_t strips, panels;
 } gemm_job;
 
 /* isa_pack_f32_body specialized per storage dtype (the switch leaves the
@@ -139,17 +151,25 @@ static void gemm_task(void *ctx, int64_t task, int slot)
         for (int64_t k0 = 0; k0 < d->K; k0 += kstep) {
             const int64_t kc = min64(kstep, d->K - k0), kcu = cdiv(kc, k->kpair);
             const int last = sb == summed - 1 && k0 + kstep >= d->K;
-            for (int64_t jr = 0; jr < nlen; jr += nr)
-                k->pack_b(j->t, bbase + (size_t)(k0 * d->b_stride[1] + jr * d->b_stride[2]) * j->es, d->b_stride[1],
-                          d->b_stride[2], (int)min64(nr, nlen - jr), kc, pb + jr / nr * kcu * nr);
+            const int64_t kb = k0 / kstep;
+            const uint32_t *pbk = pb, *pak = pa;
+            if (j->pb_all != NULL) /* the task's first panel, packed by pack_whole */
+                pbk = j->pb_all + (kb * k->kcu * j->panels + n0 / nr * kcu) * nr;
+            else
+                for (int64_t jr = 0; jr < nlen; jr += nr)
+                    k->pack_b(j->t, bbase + (size_t)(k0 * d->b_stride[1] + jr * d->b_stride[2]) * j->es, d->b_stride[1],
+                              d->b_stride[2], (int)min64(nr, nlen - jr), kc, pb + jr / nr * kcu * nr);
             for (int64_t ic = 0; ic < mlen; ic += k->mc) {
                 const int64_t mcl = min64(k->mc, mlen - ic);
-                for (int64_t ir = 0; ir < mcl; ir += mr)
-                    k->pack_a(j->t, abase + (size_t)((ic + ir) * d->a_stride[1] + k0 * d->a_stride[2]) * j->es,
-                              d->a_stride[1], d->a_stride[2], (int)min64(mr, mcl - ir), kc, pa + ir / mr * kcu * mr);
+                if (j->pa_all != NULL)
+                    pak = j->pa_all + (kb * k->kcu * j->strips + (m0 + ic) / mr * kcu) * mr;
+                else
+                    for (int64_t ir = 0; ir < mcl; ir += mr)
+                        k->pack_a(j->t, abase + (size_t)((ic + ir) * d->a_stride[1] + k0 * d->a_stride[2]) * j->es,
+                                  d->a_stride[1], d->a_stride[2], (int)min64(mr, mcl - ir), kc, pa + ir / mr * kcu * mr);
                 for (int64_t ir = 0; ir < mcl; ir += mr) {
                     for (int64_t jr = 0; jr < nlen; jr += nr)
-                        k->micro(kcu, pa + ir / mr * kcu * mr, pb + jr / nr * kcu * nr, w + (ic + ir) * ldw + jr, ldw,
+                        k->micro(kcu, pak + ir / mr * kcu * mr, pbk + jr / nr * kcu * nr, w + (ic + ir) * ldw + jr, ldw,
                                  !first);
                     if (last)
                         epilogue(j, ob, m0, n0, w, ldw, ic + ir, min64(mr, mcl - ir), 0, nlen);
@@ -158,6 +178,53 @@ static void gemm_task(void *ctx, int64_t task, int slot)
             first = 0;
         }
     }
+}
+
+/* pack_whole's task: one k block's A strip (task < strips of it) or B
+ * panel, the same call with the same rows or columns as gemm_task's. */
+static void pack_whole_task(void *ctx, int64_t task, int slot)
+{
+    const gemm_job *j = ctx;
+    const amp_gemm_kernel *k = j->k;
+    const amp_gemm_desc *d = j->d;
+    const int mr = k->mr, nr = k->nr;
+    const int64_t kstep = (int64_t)k->kcu * k->kpair, per_block = j->strips + j->panels;
+    const int64_t kb = task / per_block, q = task % per_block, k0 = kb * kstep;
+    const int64_t kc = min64(kstep, d->K - k0), kcu = cdiv(kc, k->kpair);
+    (void)slot;
+    if (q < j->strips) {
+        const int64_t r0 = q * mr;
+        k->pack_a(j->t, j->a + (size_t)(r0 * d->a_stride[1] + k0 * d->a_stride[2]) * j->es, d->a_stride[1],
+                  d->a_stride[2], (int)min64(mr, d->M - r0), kc, j->pa_all + (kb * k->kcu * j->strips + q * kcu) * mr);
+    } else {
+        const int64_t c0 = (q - j->strips) * nr;
+        k->pack_b(j->t, j->b + (size_t)(k0 * d->b_stride[1] + c0 * d->b_stride[2]) * j->es, d->b_stride[1],
+                  d->b_stride[2], (int)min64(nr, d->N - c0), kc,
+                  j->pb_all + (kb * k->kcu * j->panels + (q - j->strips) * kcu) * nr);
+    }
+}
+
+/* Packs both operands of a one-batch product whole (see the file's
+ * comment) into scratch memory, on the pool; returns the buffer, or NULL
+ * (nothing packed: the tasks pack their own). */
+static uint32_t *pack_whole(gemm_job *j, int threads)
+{
+    const amp_gemm_kernel *k = j->k;
+    const amp_gemm_desc *d = j->d;
+    const int64_t kstep = (int64_t)k->kcu * k->kpair, blocks = cdiv(d->K, kstep);
+    /* units per strip (or panel) over all k blocks: full blocks, then the last */
+    const int64_t units = (blocks - 1) * k->kcu + cdiv(d->K - (blocks - 1) * kstep, k->kpair);
+    j->strips = cdiv(d->M, k->mr);
+    j->panels = cdiv(d->N, k->nr);
+    /* B's panels start on a cache line, as the micro-kernels' aligned loads need */
+    const int64_t a_units = round_up(units * j->strips * k->mr, 16);
+    uint32_t *buf = amp_scratch_alloc((size_t)(a_units + units * j->panels * k->nr) * sizeof *buf);
+    if (buf == NULL)
+        return NULL;
+    j->pa_all = buf;
+    j->pb_all = buf + a_units;
+    amp_parallel_run(threads, blocks * (j->strips + j->panels), pack_whole_task, j);
+    return buf;
 }
 
 static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const amp_gemm_desc *d, const void *a,
@@ -223,7 +290,13 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
             break;
         }
     }
+    j.pa_all = j.pb_all = NULL;
+    uint32_t *whole = NULL;
+    if (d->batch == 1 && !d->sum_batch && d->K > 0 && j.m_chunks * j.n_chunks > 1)
+        whole = pack_whole(&j, threads);
     amp_parallel_run(threads, out_batches * j.m_chunks * j.n_chunks, gemm_task, &j);
+    if (whole != NULL)
+        amp_scratch_free(whole);
 }
 
 void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
