@@ -232,6 +232,11 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t);
  * always, -1 never.  The results are the same bits either way; tests pin
  * it to run both paths. */
 void amp_small_split_policy(int policy);
+/* Whether frame/gemm.c packs a product's operands whole before its tasks
+ * (pack_whole): 0 (the default) where the repacking saved is large, 1
+ * for every one-batch product of several tasks, -1 never.  The results
+ * are the same bits either way; tests pin it to run both paths. */
+void amp_gemm_pack_whole_policy(int policy);
 /* The AVX-512 kernels beyond the GEMM (x86/avx512_eltwise.c), for both
  * AVX-512 sets: relu, add, batch_norm, casts, max_pool. */
 void amp_isa_avx512_fill_eltwise(amp_kernel_table *t);

@@ -264,8 +264,15 @@ static void test_isa(void **state)
         skip();
     assert_string_equal(k->isa, isa);
     for (size_t ti = 0; ti < 3; ti++) {
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            run_gemm_case(k, types[ti], &cases[i]);
+        /* the tasks packing their own panels, then the operands packed
+         * whole first (frame/gemm.c's pack_whole: every case of several
+         * tasks, on 2 threads if not on 1) */
+        for (int policy = -1; policy <= 1; policy += 2) {
+            amp_gemm_pack_whole_policy(policy);
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                run_gemm_case(k, types[ti], &cases[i]);
+        }
+        amp_gemm_pack_whole_policy(0);
         run_linear_matmul(k, types[ti], 21, 45, 67);
         run_linear_matmul(k, types[ti], 64, 128, 300);
         run_nonfinite(k, types[ti]);

@@ -25,8 +25,9 @@
  *
  * A product cut into several tasks would pack each operand once per task
  * that reads it: A once per column block, B once per row block (a ViT's
- * 1576 x 3072 x 768 linear: A six times, B five).  Such a product packs
- * both operands whole first, every panel once, on the pool, into one
+ * 1576 x 3072 x 768 linear: A six times, B five).  Where that repacking
+ * is large (PACK_WHOLE_MIN_SAVED), a one-batch product packs both
+ * operands whole first, every panel once, on the pool, into one
  * scratch buffer (pack_whole), and its tasks read their panels from there;
  * the panels are the ones the tasks would have packed, so the results are
  * the same bits.  Without scratch memory the tasks pack as above.
@@ -48,6 +49,11 @@ static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * AMP_GEMM_NC_MAX] ALIGN
 
 /* Below this many flops a single thread is faster than waking the pool. */
 #define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
+
+/* Elements of repacking a product must save to be packed whole first
+ * (pack_whole): a pool run costs some 15-25 us, packing 2-4 elements a
+ * nanosecond, so a quarter of a millisecond of packing saved and more. */
+#define PACK_WHOLE_MIN_SAVED (1024.0 * 1024)
 
 typedef struct gemm_job {
     const amp_gemm_kernel *k;
@@ -121,6 +127,15 @@ static void epilogue(const gemm_job *j, int64_t ob, int64_t m0, int64_t n0, cons
     }
 }
 
+/* Where pack_whole put strip (or panel) i of k block kb, whose units
+ * are kcu, in buf holding count strips (or panels) of width w per block:
+ * the blocks before kb are full (the driver's kcu units each). */
+static const uint32_t *whole_panel(const uint32_t *buf, const amp_gemm_kernel *k, int64_t count, int w, int64_t kb,
+                                   int64_t kcu, int64_t i)
+{
+    return buf + (kb * k->kcu * count + i * kcu) * w;
+}
+
 static void gemm_task(void *ctx, int64_t task, int slot)
 {
     const gemm_job *j = ctx;
@@ -154,7 +169,7 @@ static void gemm_task(void *ctx, int64_t task, int slot)
             const int64_t kb = k0 / kstep;
             const uint32_t *pbk = pb, *pak = pa;
             if (j->pb_all != NULL) /* the task's first panel, packed by pack_whole */
-                pbk = j->pb_all + (kb * k->kcu * j->panels + n0 / nr * kcu) * nr;
+                pbk = whole_panel(j->pb_all, k, j->panels, nr, kb, kcu, n0 / nr);
             else
                 for (int64_t jr = 0; jr < nlen; jr += nr)
                     k->pack_b(j->t, bbase + (size_t)(k0 * d->b_stride[1] + jr * d->b_stride[2]) * j->es, d->b_stride[1],
@@ -162,7 +177,7 @@ static void gemm_task(void *ctx, int64_t task, int slot)
             for (int64_t ic = 0; ic < mlen; ic += k->mc) {
                 const int64_t mcl = min64(k->mc, mlen - ic);
                 if (j->pa_all != NULL)
-                    pak = j->pa_all + (kb * k->kcu * j->strips + (m0 + ic) / mr * kcu) * mr;
+                    pak = whole_panel(j->pa_all, k, j->strips, mr, kb, kcu, (m0 + ic) / mr);
                 else
                     for (int64_t ir = 0; ir < mcl; ir += mr)
                         k->pack_a(j->t, abase + (size_t)((ic + ir) * d->a_stride[1] + k0 * d->a_stride[2]) * j->es,
@@ -180,6 +195,10 @@ static void gemm_task(void *ctx, int64_t task, int slot)
     }
 }
 
+static int pack_whole_policy; /* amp_gemm_pack_whole_policy */
+
+void amp_gemm_pack_whole_policy(int policy) { __atomic_store_n(&pack_whole_policy, policy, __ATOMIC_RELAXED); }
+
 /* pack_whole's task: one k block's A strip (task < strips of it) or B
  * panel, the same call with the same rows or columns as gemm_task's. */
 static void pack_whole_task(void *ctx, int64_t task, int slot)
@@ -195,12 +214,13 @@ static void pack_whole_task(void *ctx, int64_t task, int slot)
     if (q < j->strips) {
         const int64_t r0 = q * mr;
         k->pack_a(j->t, j->a + (size_t)(r0 * d->a_stride[1] + k0 * d->a_stride[2]) * j->es, d->a_stride[1],
-                  d->a_stride[2], (int)min64(mr, d->M - r0), kc, j->pa_all + (kb * k->kcu * j->strips + q * kcu) * mr);
+                  d->a_stride[2], (int)min64(mr, d->M - r0), kc,
+                  (uint32_t *)whole_panel(j->pa_all, k, j->strips, mr, kb, kcu, q));
     } else {
         const int64_t c0 = (q - j->strips) * nr;
         k->pack_b(j->t, j->b + (size_t)(k0 * d->b_stride[1] + c0 * d->b_stride[2]) * j->es, d->b_stride[1],
                   d->b_stride[2], (int)min64(nr, d->N - c0), kc,
-                  j->pb_all + (kb * k->kcu * j->panels + (q - j->strips) * kcu) * nr);
+                  (uint32_t *)whole_panel(j->pb_all, k, j->panels, nr, kb, kcu, q - j->strips));
     }
 }
 
@@ -292,7 +312,14 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
     }
     j.pa_all = j.pb_all = NULL;
     uint32_t *whole = NULL;
-    if (d->batch == 1 && !d->sum_batch && d->K > 0 && j.m_chunks * j.n_chunks > 1)
+    /* only where the repacking it saves outweighs its own run on the pool
+     * (a 128 x 256 x 128 product on 2 threads, saving 49K elements, went
+     * from 29 to 45-55 us with it) */
+    const int policy = __atomic_load_n(&pack_whole_policy, __ATOMIC_RELAXED);
+    const double saved = (double)(j.n_chunks - 1) * (double)d->M * (double)d->K +
+                         (double)(j.m_chunks - 1) * (double)d->K * (double)d->N;
+    if (d->batch == 1 && !d->sum_batch && d->K > 0 && policy >= 0 && saved > 0 &&
+        (policy > 0 || saved >= PACK_WHOLE_MIN_SAVED))
         whole = pack_whole(&j, threads);
     amp_parallel_run(threads, out_batches * j.m_chunks * j.n_chunks, gemm_task, &j);
     if (whole != NULL)
