@@ -553,6 +553,13 @@ int64_t amp_fast_conv_taps_taken(void);
  * im2col GEMMs, and checks that its shapes reach the direct path. */
 void amp_fast_conv_allow_wgrad_direct(int allow);
 int64_t amp_fast_conv_wgrad_direct_taken(void);
+/* Whether the 3 x 3 stride-1 convolutions of 2-byte storage on a kpair-1
+ * kernel take Winograd F(4 x 4, 3 x 3) (frame/conv_winograd.c): 0 (the
+ * default) where its cost model says it pays, 1 wherever the shape
+ * allows, -1 never (the direct sums).  Tests pin it to run both; and how
+ * many convolutions have taken it. */
+void amp_conv_winograd_policy(int policy);
+int64_t amp_fast_conv_winograd_taken(void);
 /* How many convolutions have taken the direct depthwise path
  * (frame/conv_depthwise.c) so far. */
 int64_t amp_fast_conv_depthwise_taken(void);

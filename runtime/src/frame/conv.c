@@ -706,6 +706,12 @@ int amp_conv_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, 
     for (int i = 0; i < 3; i++)
         if (j.g.kernel[i] != 1 || j.g.stride[i] != 1 || j.g.padding[i] != 0 || j.g.in[i] != j.g.out[i])
             j.direct = 0;
+    /* Winograd for the 3 x 3 stride-1 shapes it pays on (conv_winograd.c),
+     * from the packed weights or w alike */
+    if (packed != NULL)
+        j.pa = (const uint32_t *)((const char *)packed + sizeof(packed_header));
+    if (amp_conv_winograd_applies(k, t, d) && amp_conv_winograd_run(&j, w, flip, packed, post))
+        return 1;
     j.im2col_pack = !j.direct && (k->pack_b_im2col != NULL || (k->kpair == 2 && t == AMP_BF16) ||
                                   (k->kpair == 1 && t == AMP_F32) || widening_rows(k, t));
 

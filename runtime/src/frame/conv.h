@@ -12,6 +12,8 @@
  *                            tap tables, zero-padded row copies
  *   conv_taps.c              taps mode: stride-1 bf16 tasks packing no B
  *   conv_depthwise.c         depthwise convolutions, direct (dw_taps)
+ *   conv_winograd.c          3 x 3 stride 1, 2-byte storage: Winograd
+ *                            F(4 x 4, 3 x 3) on the f32 micro-kernel
  *   conv_post.c              conv_ex's post-ops on a tile's rows
  *   conv_wgrad.c             conv_backward_weight: entry points, and the
  *                            im2col GEMMs
@@ -286,6 +288,15 @@ void amp_conv_depthwise_pack(const amp_gemm_kernel *k, amp_dtype t, const amp_co
 int amp_conv_depthwise_run(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                            const void *w, int flip, const void *packed, const void *bias, const amp_conv_post *post,
                            void *y);
+
+/* ---- conv_winograd.c: 3 x 3 stride 1 by F(4 x 4, 3 x 3), 2-byte storage ---- */
+/* Whether conv and conv_ex of t take it with k (the direct plan's kernel),
+ * from the shape alone; amp_conv_winograd_policy pins it. */
+int amp_conv_winograd_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d);
+/* amp_conv_run's work for j (planned, x, bias, y and out set; j->pa the
+ * packed panels when packed is not NULL, else w the weights, flip as
+ * amp_conv_run's); returns 0, having done nothing, without memory. */
+int amp_conv_winograd_run(conv_job *j, const void *w, int flip, const void *packed, const amp_conv_post *post);
 
 /* ---- conv_pack.c: B panels from x ---- */
 int64_t amp_conv_output_runs(const conv_geometry *g, int64_t p0, int64_t n, out_run *runs);
