@@ -482,6 +482,11 @@ typedef struct amp_gemm_kernel {
      * and each sum rounded to f32 (no FMA: the reference's arithmetic).
      * Reads no src element past the last sum's. */
     void (*dw_taps)(int64_t n, int64_t taps, const float *src, const int64_t *off, const float *w, float *acc);
+    /* winograd (optional; a kernel whose products are not in f32): the
+     * set's kpair-1 kernel, on which frame/conv_winograd.c multiplies for
+     * this one's 3 x 3 stride-1 convolutions (a kpair-1 kernel multiplies
+     * on itself) */
+    const struct amp_gemm_kernel *winograd;
 } amp_gemm_kernel;
 
 /* k, or its narrow variant where that pads M to fewer tile rows by over
@@ -553,8 +558,8 @@ int64_t amp_fast_conv_taps_taken(void);
  * im2col GEMMs, and checks that its shapes reach the direct path. */
 void amp_fast_conv_allow_wgrad_direct(int allow);
 int64_t amp_fast_conv_wgrad_direct_taken(void);
-/* Whether the 3 x 3 stride-1 convolutions of 2-byte storage on a kpair-1
- * kernel take Winograd F(4 x 4, 3 x 3) (frame/conv_winograd.c): 0 (the
+/* Whether the 3 x 3 stride-1 convolutions of 2-byte storage take Winograd
+ * F(4 x 4, 3 x 3) on the set's f32 kernel (frame/conv_winograd.c): 0 (the
  * default) where its cost model says it pays, 1 wherever the shape
  * allows, -1 never (the direct sums).  Tests pin it to run both; and how
  * many convolutions have taken it. */

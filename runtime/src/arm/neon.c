@@ -194,24 +194,24 @@ static void pack_b_bf16(amp_dtype t, const void *b, int64_t rs, int64_t cs, int 
 
 static const amp_gemm_kernel kernel_f32 = {
     "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The convolutions' descriptor: the same with conv_ex's post-ops (so that
  * a program that never convolves does not link them). */
 static const amp_gemm_kernel kernel_f32_conv = {
     "neon-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_neon_conv_post, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, amp_neon_dw_taps,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, amp_neon_dw_taps, NULL,
 };
 
 static const amp_gemm_kernel kernel_bf16cvt = {
     "neonbf16-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi_bf16cvt,
-    amp_neon_conv_post, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, amp_neon_dw_taps,
+    amp_neon_conv_post, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, amp_neon_dw_taps, NULL,
 };
 
 static const amp_gemm_kernel kernel_bfdot = {
     "neonbf16-bfdot-6x16", MR, NR, 2, 256, 192, 512, micro_bfdot, pack_a_bf16, pack_b_bf16, epi_bf16cvt, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 ISA_GEMM_ENTRIES(neon, f32, &kernel_f32_conv, &kernel_f32)

@@ -2,7 +2,8 @@
  * conv_winograd.c - 3 x 3 stride-1 convolutions of 2-byte storage by
  * Winograd's minimal filtering F(4 x 4, 3 x 3) (Lavin and Gray, "Fast
  * Algorithms for Convolutional Neural Networks", 2016), in f32 on the
- * set's f32 micro-kernel.
+ * set's f32 micro-kernel (the convolution's own where it multiplies in
+ * f32, else the one its `winograd` field names).
  *
  * The output planes are cut into 4 x 4 tiles, numbered across the batch.
  * For every (output, input) channel pair a tile's 16 outputs take 36
@@ -26,9 +27,9 @@
  *
  * Work is cut into blocks of tiles (one task each, and the output
  * channels into chunks where there are few blocks); a task transforms its
- * block's input once into per-slot scratch, then per block of output
- * channels runs the 36 products into an f32 buffer and transforms them
- * back.
+ * block's input once into per-slot scratch, then per block of up to 96
+ * output channels runs the 36 products into an f32 buffer and transforms
+ * them back.
  */
 #include <assert.h>
 
@@ -88,6 +89,11 @@ void amp_conv_winograd_policy(int policy)
  * chunks of LANES, nr being a multiple of it) or a panel's rows (ROWS).
  * A constant, so that the loops vectorize. */
 #define LANES 16
+
+/* The length of each column phase of a widened input row of tw tiles:
+ * tile q reads phases 0-3 at q and 0-1 at q + 1, and a chunk of LANES
+ * tiles reads up to the next multiple of LANES. */
+#define WINO_PHASE_LEN(tw) (round_up(tw, LANES) + LANES)
 
 /* Input channels per pass of weights_task (its buffers' size). */
 #define WEIGHT_CHANNELS 32
@@ -223,7 +229,9 @@ static void post_task(void *ctx, int64_t task, int slot)
 int amp_conv_winograd_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d)
 {
     const int policy = __atomic_load_n(&winograd_policy, __ATOMIC_RELAXED);
-    if (policy < 0 || k->kpair != 1 || k->nr % LANES != 0 || (t != AMP_BF16 && t != AMP_F16) || d->nspatial != 2 || d->groups != 1)
+    const amp_gemm_kernel *wk = k->kpair == 1 ? k : k->winograd;
+    if (policy < 0 || wk == NULL || wk->kpair != 1 || wk->nr % LANES != 0 || (t != AMP_BF16 && t != AMP_F16) ||
+        d->nspatial != 2 || d->groups != 1)
         return 0;
     for (int i = 0; i < 2; i++)
         if (d->kernel[i] != 3 || d->stride[i] != 1 || d->dilation[i] != 1 ||
@@ -245,17 +253,19 @@ int amp_conv_winograd_applies(const amp_gemm_kernel *k, amp_dtype t, const amp_c
     if (d->in_channels < 16 || d->out_channels < 16)
         return 0;
     const double tiles = (double)d->batch * (double)cdiv(d->out_size[0], TILE) * (double)cdiv(d->out_size[1], TILE);
-    const double lanes = (double)round_up((int64_t)tiles, k->nr);
+    const double lanes = (double)round_up((int64_t)tiles, wk->nr);
     const double wino = lanes * (36.0 + 640.0 / (double)d->out_channels + 480.0 / (double)d->in_channels) + 2400.0;
-    const double direct = 9.0 * (double)d->batch * (double)d->out_size[0] * (double)d->out_size[1];
+    /* (a kpair-2 kernel's products, bf16 pairs, run at twice the f32 rate) */
+    const double direct =
+        9.0 * (double)d->batch * (double)d->out_size[0] * (double)d->out_size[1] / (double)k->kpair;
     return wino < 0.8 * direct;
 }
 
 int amp_conv_winograd_run(conv_job *j, const void *w, int flip, const void *packed, const amp_conv_post *post)
 {
     const amp_conv_desc *d = j->d;
-    /* the wide kernel for the products: U is packed here, not by conv.c */
-    const amp_gemm_kernel *k = j->k;
+    /* the f32 kernel of the direct plan's (U is packed here, not by conv.c) */
+    const amp_gemm_kernel *k = j->k->kpair == 1 ? j->k : j->k->winograd;
     wino_job wj;
     int threads = amp_get_threads();
     amp_conv_post_row *rows_own = NULL;
@@ -284,7 +294,9 @@ int amp_conv_winograd_run(conv_job *j, const void *w, int flip, const void *pack
     if (wj.tb > LANES_MAX)
         wj.tb = LANES_MAX / k->nr * k->nr;
     wj.blocks = cdiv(wj.tiles, wj.tb);
-    wj.mb = min64(round_up(wj.cout, k->mr), round_up(48, k->mr));
+    /* output channels per product block: as few blocks as keep each
+     * within 96 rows, of equal size (each block reads the whole V) */
+    wj.mb = round_up(cdiv(wj.cout, cdiv(wj.cout, 96)), k->mr);
     wj.co_chunks = 1;
     while (threads > 1 && wj.blocks * wj.co_chunks < 2 * threads && wj.co_chunks * wj.mb < wj.cout)
         wj.co_chunks *= 2;
@@ -297,9 +309,9 @@ int amp_conv_winograd_run(conv_job *j, const void *w, int flip, const void *pack
     wj.mpanels = cdiv(wj.cout, k->mr);
     wj.u_point = wj.cin * wj.mpanels * k->mr;
     {
-        const size_t tb = (size_t)wj.tb, row_len = (size_t)(TILE * wj.tw + 2);
-        const size_t in_scratch = BLOCK * row_len + POINTS * tb;
-        const size_t out_scratch = TILE * BLOCK * tb + TILE * tb;
+        const size_t tb = (size_t)wj.tb;
+        const size_t in_scratch = TILE * (size_t)WINO_PHASE_LEN(wj.tw) + POINTS * (tb + LANES);
+        const size_t out_scratch = (TILE * BLOCK + TILE * TILE + TILE) * tb;
         size_t floats = (size_t)POINTS * (size_t)wj.cin * tb + (size_t)POINTS * (size_t)wj.mb * tb +
                         (size_t)round_up((int64_t)(in_scratch > out_scratch ? in_scratch : out_scratch), 16);
         /* V, M, the larger scratch, each a multiple of 16 floats (64

@@ -89,31 +89,33 @@ static WINO_TARGET void WINO(weights_task)(void *ctx, int64_t pm, int slot)
 }
 
 /* Row r of x's channel plane xc (dtype t), columns [c0, c0 + n) with zeros
- * outside [0, in_w), widened into dst. */
-static WINO_TARGET void WINO(input_row)(const wino_job *wj, const char *xc, int64_t r, int64_t c0, int64_t n, float *dst)
+ * outside [0, in_w), widened and split by column phase: column c0 + c to
+ * ph[(c % 4) ps + c / 4], so that each tile's taps are four runs. */
+static WINO_TARGET void WINO(input_row)(const wino_job *wj, const char *xc, int64_t r, int64_t c0, int64_t n,
+                                        float *ph, int64_t ps)
 {
     const amp_dtype t = wj->j->t;
-    int64_t q = 0;
+    int64_t c = 0;
     if (r < 0 || r >= wj->in_h) {
-        memset(dst, 0, (size_t)n * sizeof *dst);
+        for (int s = 0; s < TILE; s++)
+            memset(ph + s * ps, 0, (size_t)((n + TILE - 1) / TILE) * sizeof *ph);
         return;
     }
     const uint16_t *row = (const uint16_t *)(const void *)xc + r * wj->in_w;
-    for (; q < n && c0 + q < 0; q++)
-        dst[q] = 0;
+    for (; c < n && c0 + c < 0; c++)
+        ph[c % TILE * ps + c / TILE] = 0;
     const int64_t end = min64(n, wj->in_w - c0);
     if (t == AMP_BF16) {
-        LANE_LOOP
-        for (; q < end; q++) {
-            const uint32_t b = (uint32_t)row[c0 + q] << 16;
-            memcpy(&dst[q], &b, 4);
+        for (; c < end; c++) {
+            const uint32_t b = (uint32_t)row[c0 + c] << 16;
+            memcpy(&ph[c % TILE * ps + c / TILE], &b, 4);
         }
     } else {
-        for (; q < end; q++)
-            dst[q] = amp_f16_to_f32((amp_f16){ row[c0 + q] });
+        for (; c < end; c++)
+            ph[c % TILE * ps + c / TILE] = amp_f16_to_f32((amp_f16){ row[c0 + c] });
     }
-    for (; q < n; q++)
-        dst[q] = 0;
+    for (; c < n; c++)
+        ph[c % TILE * ps + c / TILE] = 0;
 }
 
 /* V of the block's tiles: for every input channel, each run's 6 input
@@ -125,30 +127,40 @@ static WINO_TARGET void WINO(input_row)(const wino_job *wj, const char *xc, int6
 static WINO_TARGET void WINO(transform_input)(const wino_job *wj, const tile_run *runs, int64_t nruns, int64_t lanes, float *v,
                             float *scratch)
 {
-    const int64_t nr = wj->k->nr, np = wj->tb / nr, row_len = TILE * wj->tw + 2;
-    const int64_t tb = wj->tb;
-    float *rows = scratch;             /* BLOCK rows of row_len */
-    float *h = rows + BLOCK * row_len; /* [BLOCK][BLOCK][tb] */
+    const int64_t nr = wj->k->nr, np = wj->tb / nr, ps = WINO_PHASE_LEN(wj->tw);
+    const int64_t tb = wj->tb, hs = tb + LANES; /* h's rows: lanes, and a chunk's overrun */
+    float *ph = scratch;              /* a row's 4 column phases, ps apart */
+    float *h = ph + TILE * ps;        /* [BLOCK][BLOCK][hs] */
     const conv_job *j = wj->j;
+    /* the phases' tails, which the chunks read past a run's last tile */
+    memset(ph, 0, (size_t)(TILE * ps) * sizeof *ph);
     for (int64_t l = lanes; l < tb; l++)
         for (int e = 0; e < POINTS; e++)
-            h[e * tb + l] = 0;
+            h[e * hs + l] = 0;
     for (int64_t ci = 0; ci < wj->cin; ci++) {
         for (int64_t ri = 0; ri < nruns; ri++) {
             const tile_run *run = &runs[ri];
             const char *xc = j->x + (size_t)((run->n * wj->cin + ci) * wj->in_h * wj->in_w) * j->es;
             const int64_t c0 = run->tx0 * TILE - wj->pad_w, n = TILE * run->len + 2;
             for (int r = 0; r < BLOCK; r++) {
-                float *in = rows + r * row_len, *o = h + r * BLOCK * tb + run->lane;
-                WINO(input_row)(wj, xc, run->ty * TILE - wj->pad_h + r, c0, n, in);
-                for (int64_t q = 0; q < run->len; q++, in += TILE) {
-                    const float d0 = in[0], d1 = in[1], d2 = in[2], d3 = in[3], d4 = in[4], d5 = in[5];
-                    o[q] = 4 * d0 - 5 * d2 + d4;
-                    o[tb + q] = -4 * d1 - 4 * d2 + d3 + d4;
-                    o[2 * tb + q] = 4 * d1 - 4 * d2 - d3 + d4;
-                    o[3 * tb + q] = -2 * d1 - d2 + 2 * d3 + d4;
-                    o[4 * tb + q] = 2 * d1 - d2 - 2 * d3 + d4;
-                    o[5 * tb + q] = 4 * d1 - 5 * d3 + d5;
+                float *o = h + r * BLOCK * hs + run->lane;
+                WINO(input_row)(wj, xc, run->ty * TILE - wj->pad_h + r, c0, n, ph, ps);
+                /* B' along the row per tile q (its taps: phases 0-3 at q,
+                 * phases 0-1 at q + 1), in chunks of LANES tiles (a chunk
+                 * past the run writes lanes that the next run, or no
+                 * output, reads: columns of the products no output reads) */
+                for (int64_t q0 = 0; q0 < run->len; q0 += LANES, o += LANES) {
+                    const float *p0 = ph + q0, *p1 = p0 + ps, *p2 = p1 + ps, *p3 = p2 + ps;
+                    LANE_LOOP
+                    for (int q = 0; q < LANES; q++) {
+                        const float d0 = p0[q], d1 = p1[q], d2 = p2[q], d3 = p3[q], d4 = p0[q + 1], d5 = p1[q + 1];
+                        o[q] = 4 * d0 - 5 * d2 + d4;
+                        o[hs + q] = -4 * d1 - 4 * d2 + d3 + d4;
+                        o[2 * hs + q] = 4 * d1 - 4 * d2 - d3 + d4;
+                        o[3 * hs + q] = -2 * d1 - d2 + 2 * d3 + d4;
+                        o[4 * hs + q] = 2 * d1 - d2 - 2 * d3 + d4;
+                        o[5 * hs + q] = 4 * d1 - 5 * d3 + d5;
+                    }
                 }
             }
         }
@@ -156,7 +168,7 @@ static WINO_TARGET void WINO(transform_input)(const wino_job *wj, const tile_run
         for (int64_t l0 = 0; l0 < tb; l0 += LANES) {
             float *vp = v + ((l0 / nr) * wj->cin + ci) * nr + l0 % nr;
             for (int b = 0; b < BLOCK; b++)
-                WINO(input_1d)(h + b * tb + l0, BLOCK * tb, vp + (size_t)(b * np * wj->cin * nr),
+                WINO(input_1d)(h + b * hs + l0, BLOCK * hs, vp + (size_t)(b * np * wj->cin * nr),
                          BLOCK * np * wj->cin * nr);
         }
     }
@@ -174,7 +186,8 @@ static WINO_TARGET void WINO(products_and_output)(const wino_job *wj, const tile
     const int64_t mr = k->mr, nr = k->nr, tb = wj->tb, np = tb / nr, mb = wj->mb;
     const int64_t pm0 = co0 / mr, pms = cdiv(rows, mr);
     float *h = scratch;                /* [TILE][BLOCK][tb] */
-    float *orow = h + TILE * BLOCK * tb; /* one output row of a run */
+    float *o = h + TILE * BLOCK * tb;  /* [TILE][TILE][tb] */
+    float *orow = o + TILE * TILE * tb; /* one output row of a run */
     for (int xi = 0; xi < POINTS; xi++)
         for (int64_t kb = 0; kb < wj->nkb; kb++) {
             const int64_t kc = min64(wj->kcu, wj->cin - kb * wj->kcu);
@@ -193,23 +206,24 @@ static WINO_TARGET void WINO(products_and_output)(const wino_job *wj, const tile
         for (int64_t l0 = 0; l0 < tb; l0 += LANES)
             for (int b = 0; b < BLOCK; b++)
                 WINO(output_1d)(m + (b * mb + r) * tb + l0, BLOCK * mb * tb, h + b * tb + l0, BLOCK * tb);
+        /* o[a][b] = A' along the rows of h, every lane */
+        for (int64_t l0 = 0; l0 < tb; l0 += LANES)
+            for (int a = 0; a < TILE; a++)
+                WINO(output_1d)(h + a * BLOCK * tb + l0, tb, o + a * TILE * tb + l0, tb);
         for (int64_t ri = 0; ri < nruns; ri++) {
             const tile_run *run = &runs[ri];
             const int64_t ox0 = run->tx0 * TILE, n = min64(TILE * run->len, wj->out_w - ox0);
             for (int a = 0; a < TILE; a++) {
                 const int64_t oy = run->ty * TILE + a;
-                const float *hr = h + a * BLOCK * tb + run->lane;
+                const float *o0 = o + a * TILE * tb + run->lane, *o1 = o0 + tb, *o2 = o1 + tb, *o3 = o2 + tb;
                 if (oy >= wj->out_h)
                     break;
+                /* the tiles' columns side by side, plus the bias */
                 for (int64_t q = 0; q < run->len; q++) {
-                    const float m0 = hr[q], m1 = hr[tb + q], m2 = hr[2 * tb + q], m3 = hr[3 * tb + q],
-                                m4 = hr[4 * tb + q], m5 = hr[5 * tb + q];
-                    const float s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
-                    float *o = orow + TILE * q;
-                    o[0] = m0 + s12 + s34 + bias;
-                    o[1] = d12 + 2 * d34 + bias;
-                    o[2] = s12 + 4 * s34 + bias;
-                    o[3] = d12 + 8 * d34 + m5 + bias;
+                    orow[TILE * q] = o0[q] + bias;
+                    orow[TILE * q + 1] = o1[q] + bias;
+                    orow[TILE * q + 2] = o2[q] + bias;
+                    orow[TILE * q + 3] = o3[q] + bias;
                 }
                 k->epi(j->t, n, orow, 1.0f, 0.0f, NULL, 0, NULL,
                        j->out + (size_t)(((run->n * wj->cout + co) * wj->out_h + oy) * wj->out_w + ox0) * j->es);

@@ -198,18 +198,18 @@ F32_MICRO_OUT(micro_out_f32_4, ROWS4, MR4)
 static const amp_gemm_kernel kernel_f32_4 = {
     "avx2-f32-4x16", MR4, NR, 1, 256, 192, 512, micro_f32_4, pack_a_f32_4, pack_b_f32, epi, amp_avx2_conv_post,
     NULL, amp_avx2_pack_b_rows_bf16, amp_avx2_pack_b_trows_bf16, NULL, micro_out_f32_4, NULL, amp_avx2_micro_taps_f32_4,
-    amp_avx2_micro_taps_out_f32_4, amp_avx2_dw_taps,
+    amp_avx2_micro_taps_out_f32_4, amp_avx2_dw_taps, NULL,
 };
 static const amp_gemm_kernel kernel_f32 = {
     "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, amp_avx2_conv_post,
     NULL, amp_avx2_pack_b_rows_bf16, amp_avx2_pack_b_trows_bf16, NULL, micro_out_f32, &kernel_f32_4, amp_avx2_micro_taps_f32,
-    amp_avx2_micro_taps_out_f32, amp_avx2_dw_taps,
+    amp_avx2_micro_taps_out_f32, amp_avx2_dw_taps, NULL,
 };
 
 /* the products' descriptor: kernel_f32 without the convolutions' hooks */
 static const amp_gemm_kernel kernel_f32_products = {
     "avx2-f32-6x16", MR, NR, 1, 256, 192, 512, micro_f32, pack_a_f32, pack_b_f32, epi, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 ISA_GEMM_ENTRIES(avx2, f32, &kernel_f32, &kernel_f32_products)
