@@ -8,13 +8,16 @@
  * guard: it is meant to be included more than once.
  */
 
-/* B' d over LANES lanes: six rows of lanes d (ld apart) into six of v (vld apart). */
-static AMP_ALWAYS_INLINE WINO_TARGET void WINO(input_1d)(const float *d, int64_t ld, float *v, int64_t vld)
+/* B' d over LANES lanes: the six rows of lanes d0 .. d5 into six of v
+ * (vld apart).  The rows are pointers, not a stride: the column pass
+ * reads rows of h, the row pass a tile's taps from the column phases. */
+static AMP_ALWAYS_INLINE WINO_TARGET void WINO(input_1d)(const float *r0, const float *r1, const float *r2,
+                                                          const float *r3, const float *r4, const float *r5, float *v,
+                                                          int64_t vld)
 {
     LANE_LOOP
     for (int l = 0; l < LANES; l++) {
-        const float d0 = d[l], d1 = d[ld + l], d2 = d[2 * ld + l], d3 = d[3 * ld + l], d4 = d[4 * ld + l],
-                    d5 = d[5 * ld + l];
+        const float d0 = r0[l], d1 = r1[l], d2 = r2[l], d3 = r3[l], d4 = r4[l], d5 = r5[l];
         v[l] = 4 * d0 - 5 * d2 + d4;
         v[vld + l] = -4 * d1 - 4 * d2 + d3 + d4;
         v[2 * vld + l] = 4 * d1 - 4 * d2 - d3 + d4;
@@ -40,7 +43,8 @@ static AMP_ALWAYS_INLINE WINO_TARGET void WINO(output_1d)(const float *m, int64_
 }
 
 /* G g over ROWS lanes: three rows of lanes into six (rows `step` apart). */
-static AMP_ALWAYS_INLINE WINO_TARGET void WINO(kernel_1d)(const float *g0, const float *g1, const float *g2, float *u, int64_t step)
+static AMP_ALWAYS_INLINE WINO_TARGET void WINO(kernel_1d)(const float *g0, const float *g1, const float *g2,
+                                                           float *u, int64_t step)
 {
     for (int i = 0; i < ROWS; i++) {
         const float a = g0[i], b = g1[i], c = g2[i];
@@ -124,8 +128,8 @@ static WINO_TARGET void WINO(input_row)(const wino_job *wj, const char *xc, int6
  * points stored straight into the block's B panels as unit ci (point
  * xi's panels first, nr lanes each).  Lanes past the block's tiles stay
  * zero. */
-static WINO_TARGET void WINO(transform_input)(const wino_job *wj, const tile_run *runs, int64_t nruns, int64_t lanes, float *v,
-                            float *scratch)
+static WINO_TARGET void WINO(transform_input)(const wino_job *wj, const tile_run *runs, int64_t nruns,
+                                              int64_t lanes, float *v, float *scratch)
 {
     const int64_t nr = wj->k->nr, np = wj->tb / nr, ps = WINO_PHASE_LEN(wj->tw);
     const int64_t tb = wj->tb, hs = tb + LANES; /* h's rows: lanes, and a chunk's overrun */
@@ -146,30 +150,25 @@ static WINO_TARGET void WINO(transform_input)(const wino_job *wj, const tile_run
                 float *o = h + r * BLOCK * hs + run->lane;
                 WINO(input_row)(wj, xc, run->ty * TILE - wj->pad_h + r, c0, n, ph, ps);
                 /* B' along the row per tile q (its taps: phases 0-3 at q,
-                 * phases 0-1 at q + 1), in chunks of LANES tiles (a chunk
-                 * past the run writes lanes that the next run, or no
-                 * output, reads: columns of the products no output reads) */
+                 * phases 0-1 at q + 1), in chunks of LANES tiles.  A chunk
+                 * reaching past the run writes lanes that the next run
+                 * then overwrites, or lanes past the block's tiles: columns
+                 * of the products that no output reads. */
                 for (int64_t q0 = 0; q0 < run->len; q0 += LANES, o += LANES) {
                     const float *p0 = ph + q0, *p1 = p0 + ps, *p2 = p1 + ps, *p3 = p2 + ps;
-                    LANE_LOOP
-                    for (int q = 0; q < LANES; q++) {
-                        const float d0 = p0[q], d1 = p1[q], d2 = p2[q], d3 = p3[q], d4 = p0[q + 1], d5 = p1[q + 1];
-                        o[q] = 4 * d0 - 5 * d2 + d4;
-                        o[hs + q] = -4 * d1 - 4 * d2 + d3 + d4;
-                        o[2 * hs + q] = 4 * d1 - 4 * d2 - d3 + d4;
-                        o[3 * hs + q] = -2 * d1 - d2 + 2 * d3 + d4;
-                        o[4 * hs + q] = 2 * d1 - d2 - 2 * d3 + d4;
-                        o[5 * hs + q] = 4 * d1 - 5 * d3 + d5;
-                    }
+                    WINO(input_1d)(p0, p1, p2, p3, p0 + 1, p1 + 1, o, hs);
                 }
             }
         }
         /* point xi = 6 a + b: B' down the rows r of h[r][b] */
         for (int64_t l0 = 0; l0 < tb; l0 += LANES) {
             float *vp = v + ((l0 / nr) * wj->cin + ci) * nr + l0 % nr;
-            for (int b = 0; b < BLOCK; b++)
-                WINO(input_1d)(h + b * hs + l0, BLOCK * hs, vp + (size_t)(b * np * wj->cin * nr),
-                         BLOCK * np * wj->cin * nr);
+            for (int b = 0; b < BLOCK; b++) {
+                const float *hb = h + b * hs + l0;
+                const int64_t ld = BLOCK * hs;
+                WINO(input_1d)(hb, hb + ld, hb + 2 * ld, hb + 3 * ld, hb + 4 * ld, hb + 5 * ld,
+                               vp + (size_t)(b * np * wj->cin * nr), BLOCK * np * wj->cin * nr);
+            }
         }
     }
 }
@@ -178,8 +177,9 @@ static WINO_TARGET void WINO(transform_input)(const wino_job *wj, const tile_run
  * ([POINTS][mb][tb]), then per channel A' down the rows over the lanes,
  * and per tile and output row A' along it plus the bias, each run's
  * output rows assembled in f32 and rounded to t by epi. */
-static WINO_TARGET void WINO(products_and_output)(const wino_job *wj, const tile_run *runs, int64_t nruns, const float *v,
-                                int64_t co0, int64_t rows, float *m, float *scratch)
+static WINO_TARGET void WINO(products_and_output)(const wino_job *wj, const tile_run *runs, int64_t nruns,
+                                                  const float *v, int64_t co0, int64_t rows, float *m,
+                                                  float *scratch)
 {
     const amp_gemm_kernel *k = wj->k;
     const conv_job *j = wj->j;
