@@ -110,10 +110,27 @@ static WINO_TARGET void WINO(input_row)(const wino_job *wj, const char *xc, int6
         ph[c % TILE * ps + c / TILE] = 0;
     const int64_t end = min64(n, wj->in_w - c0);
     if (t == AMP_BF16) {
-        for (; c < end; c++) {
-            const uint32_t b = (uint32_t)row[c0 + c] << 16;
-            memcpy(&ph[c % TILE * ps + c / TILE], &b, 4);
+        /* whole groups of four columns (one tile's phases) in one loop
+         * that vectorizes, the rest one by one */
+        uint32_t *p = (uint32_t *)(void *)ph;
+        const uint16_t *x = row + c0;
+        for (; c < end && c % TILE != 0; c++)
+            p[c % TILE * ps + c / TILE] = (uint32_t)x[c] << 16;
+        const int64_t q_end = end / TILE;
+        int64_t q = c / TILE;
+        for (; q + 8 <= q_end; q += 8) {
+            uint32_t *p0 = p + q, *p1 = p0 + ps, *p2 = p1 + ps, *p3 = p2 + ps;
+            const uint16_t *xq = x + TILE * q;
+            LANE_LOOP
+            for (int i = 0; i < 8; i++) {
+                p0[i] = (uint32_t)xq[TILE * i] << 16;
+                p1[i] = (uint32_t)xq[TILE * i + 1] << 16;
+                p2[i] = (uint32_t)xq[TILE * i + 2] << 16;
+                p3[i] = (uint32_t)xq[TILE * i + 3] << 16;
+            }
         }
+        for (c = c > TILE * q ? c : TILE * q; c < end; c++)
+            p[c % TILE * ps + c / TILE] = (uint32_t)x[c] << 16;
     } else {
         for (; c < end; c++)
             ph[c % TILE * ps + c / TILE] = amp_f16_to_f32((amp_f16){ row[c0 + c] });
