@@ -25,8 +25,9 @@
 # and batch_norm_train, clamp, the pools; every kernel the avx2 set
 # replaces, replaced) and test_fastbackward (the gradients, clamp's,
 # batch_norm_backward in both forms, sgd, the pools' backwards) and
-# test_fastscalar_arith (add, sub, mul, div by a scalar; about 15 s) on
-# neon, and the examples below run its products and
+# test_fastscalar_arith (add, sub, mul, div by a scalar; about 15 s) and
+# test_fastwinograd (the Winograd convolutions' baseline build, which no
+# x86 set runs) on neon, and the examples below run its products and
 # convolutions there, without any instruction beyond ARMv8.0; on both,
 # test_dispatch (AMPRT_ISA, the fallback warning) and the check programs
 # of mlp, lenet5, transformer and the digits MLP on every target (linear,
@@ -127,7 +128,8 @@ for cpu in $CPUS; do
         case $sets in
         *neonbf16*) tests="test_fastgemm:neonbf16 test_fastconv:neonbf16 test_fasteltwise:neonbf16
                            test_fastloss:neon test_dispatch:auto" ;;
-        *) tests="test_fasteltwise:neon test_fastbackward:neon test_fastscalar_arith:neon test_dispatch:auto" ;;
+        *) tests="test_fasteltwise:neon test_fastbackward:neon test_fastscalar_arith:neon test_fastwinograd:neon
+                  test_dispatch:auto" ;;
         esac
     else
         # best set first, each set through the suite in turn
