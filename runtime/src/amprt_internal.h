@@ -565,6 +565,9 @@ int64_t amp_fast_conv_wgrad_direct_taken(void);
  * many convolutions have taken it. */
 void amp_conv_winograd_policy(int policy);
 int64_t amp_fast_conv_winograd_taken(void);
+/* How many weight gradients have taken the depthwise path
+ * (frame/conv_wgrad_depthwise.c). */
+int64_t amp_fast_conv_wgrad_depthwise_taken(void);
 /* How many convolutions have taken the direct depthwise path
  * (frame/conv_depthwise.c) so far. */
 int64_t amp_fast_conv_depthwise_taken(void);

@@ -256,7 +256,7 @@ static int expects_wgrad_direct(const amp_kernel_table *k, amp_dtype t, const cc
 static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const ccase *c)
 {
     amp_conv_desc d;
-    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, ndy, nw, direct0;
+    int64_t in_plane, out_plane, kplane, cin_g, cout_g, nx, ndy, nw, direct0, depthwise0;
     void *x, *dy, *dw[2], *dwref;
     const double u = unit_roundoff(t);
     fill_desc(c, &d);
@@ -271,6 +271,7 @@ static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const cc
     x = random_buf(t, (size_t)nx);
     dy = random_buf(t, (size_t)ndy);
     direct0 = amp_fast_conv_wgrad_direct_taken();
+    depthwise0 = amp_fast_conv_wgrad_depthwise_taken();
     for (int th = 0; th < 2; th++) {
         dw[th] = malloc((size_t)nw * amp_dtype_size(t));
         assert_non_null(dw[th]);
@@ -279,6 +280,10 @@ static void run_backward_weight(const amp_kernel_table *k, amp_dtype t, const cc
     }
     if (expects_wgrad_direct(k, t, c) && amp_fast_conv_wgrad_direct_taken() - direct0 != 2)
         fail_msg("%s %s %s backward_weight: the direct path not taken", k->isa, amp_dtype_name(t), c->what);
+    /* every optimized set's depthwise weight gradients: frame/conv_wgrad_depthwise.c */
+    if (strcmp(k->isa, "ref") != 0 && c->groups == c->cin && c->nspatial <= 2 &&
+        amp_fast_conv_wgrad_depthwise_taken() - depthwise0 != 2)
+        fail_msg("%s %s %s backward_weight: the depthwise path not taken", k->isa, amp_dtype_name(t), c->what);
     assert_memory_equal(dw[0], dw[1], (size_t)nw * amp_dtype_size(t));
     dwref = malloc((size_t)nw * amp_dtype_size(t));
     assert_non_null(dwref);
@@ -458,6 +463,13 @@ static const ccase transpose_cases[] = {
  * rounding at the end); 7 images make the last chunk a partial one. */
 static const ccase wgrad_cases[] = {
     { "w: chunked im2col", 2, 7, 16, 4, 1, { 81, 81 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    /* the depthwise weight gradient: rows longer than a chunk of lanes
+     * and no multiple of it, stride 2 on odd sizes, dilation, 1-d, a
+     * channel multiplier with stride 3, padding past the kernel */
+    { "w: depthwise, long rows", 2, 2, 3, 3, 3, { 9, 37 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "w: depthwise, stride 2, odd", 2, 2, 7, 7, 7, { 13, 11 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0 },
+    { "w: depthwise, dilated 1-d", 1, 2, 4, 4, 4, { 37 }, { 3 }, { 1 }, { 2 }, { 2 }, 0 },
+    { "w: depthwise x3, stride 3", 2, 1, 4, 12, 4, { 17, 19 }, { 5, 3 }, { 3, 3 }, { 4, 2 }, { 1, 2 }, 0 },
     /* the direct weight gradient (even output rows): an image's positions
      * in several k blocks, the last partial; stride 2 with its even/odd
      * column split and wide padding; row and column blocks of dw; 1-d */

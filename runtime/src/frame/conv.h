@@ -18,6 +18,7 @@
  *   conv_wgrad.c             conv_backward_weight: entry points, and the
  *                            im2col GEMMs
  *   conv_wgrad_direct.c      the direct weight gradient (pack_b_trows)
+ *   conv_wgrad_depthwise.c   the depthwise weight gradient, as dot products of rows
  *   conv_transpose.c         conv_transpose: stride 1 as a convolution,
  *                            else GEMM and col2im
  *   conv_transpose_phases.c  stride > 1: one convolution per output phase
@@ -328,8 +329,16 @@ static inline int amp_conv_post_empty(const amp_conv_post *post)
 /* ---- conv_taps.c: taps mode ---- */
 void amp_conv_taps_task(void *ctx, int64_t task, int slot);
 
-/* ---- conv_wgrad.c, conv_wgrad_direct.c: the weight gradient ---- */
+/* ---- conv_wgrad.c, conv_wgrad_direct.c, conv_wgrad_depthwise.c: the weight gradient ---- */
 void amp_conv_widen_into(amp_dtype t, size_t n, const void *low, float *dw32, int accumulate);
+/* n sums at acc, rounded to t by k's epilogue, into o at element at (t is
+ * 2 bytes wide where o->dw32 is set). */
+void amp_conv_wgrad_store(const amp_gemm_kernel *k, amp_dtype t, const wgrad_out *o, int64_t at, int64_t n,
+                          const float *acc);
+/* The depthwise weight gradient, directly (conv_wgrad_depthwise.c); returns
+ * 0, having done nothing, for another shape or without memory. */
+int amp_conv_wgrad_depthwise(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
+                             const void *dy, const wgrad_out *out, int threads);
 int amp_conv_wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc *d, const void *x,
                           const void *dy, const wgrad_out *out, int threads);
 

@@ -1,8 +1,8 @@
 /*
  * conv_wgrad.c - conv_backward_weight of the optimized kernel sets (and
  * its f32 form, conv_backward_weight_to_f32): the entry points, which take
- * the direct path (conv_wgrad_direct.c) where it applies, and the im2col
- * GEMMs otherwise.
+ * the depthwise path (conv_wgrad_depthwise.c) or the direct path
+ * (conv_wgrad_direct.c) where they apply, and the im2col GEMMs otherwise.
  *
  * dw[co, k] = sum over images n and output positions p of dy[n, co, p]
  * col_n[k, p]: per group one GEMM summed over the images (amp_gemm_desc's
@@ -139,6 +139,8 @@ static void conv_backward_weight_into(const amp_gemm_kernel *k, amp_dtype t, con
         reference_wgrad(t, d, x, dy, o);
         return;
     }
+    if (amp_conv_wgrad_depthwise(k, t, d, x, dy, o, wgrad_threads(d)))
+        return;
     if (amp_conv_wgrad_direct(k, t, d, x, dy, o, wgrad_threads(d)))
         return;
     if (o->dw32 == NULL) {

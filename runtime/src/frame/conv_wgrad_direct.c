@@ -38,10 +38,9 @@
 #include "conv.h"
 
 
-/* n sums at acc, rounded to t by the kernel's epilogue, into o at element
- * at (t is 2 bytes wide where o->dw32 is set). */
-static void wgrad_store(const amp_gemm_kernel *k, amp_dtype t, const wgrad_out *o, int64_t at, int64_t n,
-                        const float *acc)
+/* (conv.h) */
+void amp_conv_wgrad_store(const amp_gemm_kernel *k, amp_dtype t, const wgrad_out *o, int64_t at, int64_t n,
+                          const float *acc)
 {
     uint16_t low[NB_MAX];
     if (o->dw32 == NULL) {
@@ -363,7 +362,7 @@ static void wgrad_direct_task(void *ctx, int64_t task, int slot)
         if (w->parts > 1)
             memcpy(w->partial + (part * d->groups * w->M + row) * w->K + k0, acc + r * ldw, (size_t)ncols * sizeof *acc);
         else
-            wgrad_store(k, w->t, w->out, row * w->K + k0, ncols, acc + r * ldw);
+            amp_conv_wgrad_store(k, w->t, w->out, row * w->K + k0, ncols, acc + r * ldw);
     }
 }
 
@@ -479,7 +478,7 @@ int amp_conv_wgrad_direct(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_
         for (int64_t part = 1; part < w.parts; part++)
             for (int64_t i = 0; i < total; i++)
                 sum[i] += w.partial[part * total + i];
-        wgrad_store(k, t, out, 0, total, sum);
+        amp_conv_wgrad_store(k, t, out, 0, total, sum);
     }
     amp_scratch_free(w.partial);
     amp_scratch_free(w.apack);
