@@ -73,6 +73,18 @@ extern unsigned char amp_conv_pad_buf[AMP_MAX_THREADS][PAD_BUF_BYTES + 2 * PAD_S
 /* Below this many flops a single thread is faster than waking the pool. */
 #define PARALLEL_MIN_FLOPS (4.0 * 1024 * 1024)
 
+/* Before a loop over a constant number of lanes with no dependence
+ * between iterations, so that GCC vectorizes it at -O2 without checking
+ * for overlap (conv_winograd.c, conv_wgrad_depthwise.c).  Nothing for
+ * clang, whose vectorizer takes such loops by itself and whose
+ * "vectorize(enable)" is an error where it cannot (-O1 under the
+ * sanitizers). */
+#if defined(__clang__)
+#define LANE_LOOP
+#else
+#define LANE_LOOP _Pragma("GCC ivdep")
+#endif
+
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }

@@ -23,14 +23,6 @@
 
 #define LANES 16
 
-/* A loop over lanes: no dependence between iterations, so that GCC
- * vectorizes it at -O2 (clang does by itself). */
-#if defined(__clang__)
-#define LANE_LOOP
-#else
-#define LANE_LOOP _Pragma("GCC ivdep")
-#endif
-
 typedef struct {
     const amp_gemm_kernel *k;
     amp_dtype t;

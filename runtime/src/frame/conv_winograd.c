@@ -98,17 +98,6 @@ void amp_conv_winograd_policy(int policy)
 /* Input channels per pass of weights_task (its buffers' size). */
 #define WEIGHT_CHANNELS 32
 
-/* A loop over lanes: no dependence between iterations, so that GCC
- * vectorizes it at -O2 without checking for overlap.  Nothing for clang,
- * whose vectorizer takes these loops by itself (and whose "vectorize
- * (enable)" turns into an error where it cannot, at -O1 under the
- * sanitizers). */
-#if defined(__clang__)
-#define LANE_LOOP
-#else
-#define LANE_LOOP _Pragma("GCC ivdep")
-#endif
-
 /* ---- the weights: U in A panels ----------------------------------------- */
 
 #define ROWS AMP_GEMM_MR_MAX /* a row panel's lanes (mr of them used) */
