@@ -102,13 +102,6 @@ void amp_conv_winograd_policy(int policy)
 
 #define ROWS AMP_GEMM_MR_MAX /* a row panel's lanes (mr of them used) */
 
-static float widen(amp_dtype t, uint16_t bits)
-{
-    if (t == AMP_BF16)
-        return amp_bf16_to_f32((amp_bf16){ bits });
-    return amp_f16_to_f32((amp_f16){ bits });
-}
-
 /* The 3 x 3 kernels of row panel pm's output channels and input channels
  * [ci0, ci0 + n), as f32: g[(ci - ci0) 9 + tap][row], rows past cout 0. */
 static void panel_taps(const wino_job *wj, int64_t pm, int64_t ci0, int64_t n, float (*g)[ROWS])
@@ -132,12 +125,11 @@ static void panel_taps(const wino_job *wj, int64_t pm, int64_t ci0, int64_t n, f
             const int64_t kcu_b = cdiv(min64(j->kstep, j->K - kb * j->kstep), kpair);
             for (int64_t i = 0; i < rows; i++) {
                 const int64_t co = co0 + i;
-                const uint32_t unit =
-                    s->pa[a_block_offset(j, kb) + (co / pmr * kcu_b + kin / kpair) * pmr + co % pmr];
+                const int64_t unit = a_block_offset(j, kb) + (co / pmr * kcu_b + kin / kpair) * pmr + co % pmr;
                 if (kpair == 1)
-                    memcpy(&g[e][i], &unit, 4);
-                else
-                    g[e][i] = widen(j->t, (uint16_t)(unit >> (16 * (kin % 2))));
+                    memcpy(&g[e][i], &s->pa[unit], 4);
+                else /* k even in the low half: the first 2 bytes (little-endian x86-64, aarch64) */
+                    g[e][i] = amp_ld(j->t, s->pa, 2 * unit + kin % 2);
             }
         }
     } else if (s->flip) {
@@ -146,12 +138,12 @@ static void panel_taps(const wino_job *wj, int64_t pm, int64_t ci0, int64_t n, f
         for (int64_t c = 0; c < n; c++)
             for (int64_t i = 0; i < rows; i++)
                 for (int tap = 0; tap < 9; tap++)
-                    g[c * 9 + tap][i] = widen(j->t, w[((ci0 + c) * wj->cout + co0 + i) * 9 + 8 - tap]);
+                    g[c * 9 + tap][i] = amp_ld(j->t, w, ((ci0 + c) * wj->cout + co0 + i) * 9 + 8 - tap);
     } else if (s->wt == j->t) {
         const uint16_t *w = (const uint16_t *)(const void *)s->w;
         for (int64_t i = 0; i < rows; i++)
             for (int64_t e = 0; e < n * 9; e++)
-                g[e][i] = widen(j->t, w[((co0 + i) * wj->cin + ci0) * 9 + e]);
+                g[e][i] = amp_ld(j->t, w, ((co0 + i) * wj->cin + ci0) * 9 + e);
     } else {
         /* f32 weights: rounded to t element for element as amp_cast_f32_<t> */
         const float *w = (const float *)(const void *)s->w;
