@@ -215,7 +215,7 @@ test-unit: $(UNIT_TESTS) $(BUILD)/ampc
 RUNTIME_ISA_RERUN ?= yes
 # The tests of the kernels the optimized sets override, rerun under each
 # set (here by run-isas.sh, under emulation by make test-aarch64-sets).
-RUNTIME_ISA_TESTS := test_kernels test_gemm test_fastgemm test_fastconv test_fastwinograd test_fastdepthwise test_conv_ex \
+RUNTIME_ISA_TESTS := test_kernels test_gemm test_fastgemm test_linear_ex test_fastconv test_fastwinograd test_fastdepthwise test_conv_ex \
                      test_fasteltwise test_fastattention test_fastbackward test_fastloss test_fastrows_backward \
                      test_fastattention_backward test_fastscalar_arith test_dispatch test_backward_unary
 test-runtime: $(RUNTIME_TESTS)

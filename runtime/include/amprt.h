@@ -290,6 +290,24 @@ typedef enum {
  *  linear            y[M,N] = x[M,K] w[N,K]^T + bias[N]; bias may be NULL.
  *  linear_relu       relu(linear(...)), bit for bit the two kernels in turn
  *                    (the relu of the rounded product): an MLP layer.
+ *  linear_packed_bytes  bytes linear_pack_weights writes for an N x K weight
+ *                    under the active kernel set.  The reference set's
+ *                    layout is w itself in T; an optimized set's is its
+ *                    GEMM micro-kernel's B panels behind a 64-byte header,
+ *                    valid only in the process (and kernel set) that
+ *                    packed it.
+ *  linear_pack_weights  packs w ([N, K], dtype src: T itself, or f32,
+ *                    rounded to T element for element exactly as
+ *                    amp_cast_f32_T rounds) into packed
+ *                    (linear_packed_bytes bytes, 64-byte aligned), once,
+ *                    so that inference does not repack a layer's weights
+ *                    on every call.
+ *  linear_ex         bit for bit linear (relu == 0) or linear_relu (relu
+ *                    != 0) on any thread count.  packed != NULL: the
+ *                    weights are packed's (from linear_pack_weights_T with
+ *                    the same N and K; w_T is the packed source rounded to
+ *                    T) and w is ignored (may be NULL); packed == NULL: w
+ *                    as linear takes it.
  *  matmul            c[i][M,N] = a[i][M,K] b[i][K,N] for i < batch, with
  *                    a[i] = a + i * a_batch_stride (likewise b; 0 broadcasts).
  *  softmax,          along an axis of length dim and stride inner, for each
@@ -321,6 +339,14 @@ typedef enum {
     X(linear_relu, T, void,                                                              \
       (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const CT *bias, CT *y), \
       (M, N, K, x, w, bias, y))                                                          \
+    X(linear_packed_bytes, T, size_t, (int64_t N, int64_t K), (N, K))                     \
+    X(linear_pack_weights, T, void,                                                      \
+      (int64_t N, int64_t K, amp_dtype src, const void *w, void *packed),                \
+      (N, K, src, w, packed))                                                            \
+    X(linear_ex, T, void,                                                                \
+      (int64_t M, int64_t N, int64_t K, const CT *x, const CT *w, const void *packed,    \
+       const CT *bias, int relu, CT *y),                                                 \
+      (M, N, K, x, w, packed, bias, relu, y))                                            \
     X(matmul, T, void,                                                                   \
       (int64_t batch, int64_t M, int64_t N, int64_t K, const CT *a,                      \
        int64_t a_batch_stride, const CT *b, int64_t b_batch_stride, CT *c),              \

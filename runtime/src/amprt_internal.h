@@ -531,6 +531,15 @@ void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d
 void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
                        float *y);
 
+/* linear_ex's packed weights on the driver (frame/gemm.c): B = w^T packed
+ * whole, every panel once, behind a header; linear_ex reads its panels
+ * and packs only x (the relu, if any, is the caller's, after). */
+size_t amp_fast_linear_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K);
+void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K, amp_dtype src,
+                                  const void *w, void *packed);
+void amp_fast_linear_ex(const amp_gemm_kernel *k, amp_dtype t, int64_t M, int64_t N, int64_t K, const void *x,
+                        const void *w, const void *packed, const void *bias, void *y);
+
 /* y = conv(x, w) + bias (amp_conv_desc semantics, bias may be NULL) as
  * GEMMs of the packed weights and im2col blocks of x (frame/conv.c), on the
  * micro-kernels of k; f32, bf16 and f16 (other dtypes, and an empty sum,

@@ -31,7 +31,14 @@
  * scratch buffer (pack_whole), and its tasks read their panels from there;
  * the panels are the ones the tasks would have packed, so the results are
  * the same bits.  Without scratch memory the tasks pack as above.
+ *
+ * linear_ex's packed weights (amp_fast_linear_pack_weights) are B in
+ * pack_whole's layout, packed once at load time behind a header: a
+ * product given them packs only A (whole, where repacking A would cost as
+ * above), and its tasks read B's panels from there, the same panels, so
+ * linear_ex is bit for bit linear.
  */
+#include <assert.h>
 #include <string.h>
 
 #include "amprt_internal.h"
@@ -66,9 +73,11 @@ typedef struct gemm_job {
     int add_c;
     int64_t mb, nb, m_chunks, n_chunks;
     /* pack_whole's panels (NULL: each task packs its own): per k block,
-     * A's mr-row strips then, in pb_all, B's nr-column panels, in order */
-    uint32_t *pa_all, *pb_all;
-    int64_t strips, panels;
+     * A's mr-row strips then, in pb_all, B's nr-column panels, in order;
+     * pb_all may be linear_ex's packed weights, which pack_whole leaves
+     * as they are (pack_panels 0) */
+    const uint32_t *pa_all, *pb_all;
+    int64_t strips, panels, pack_panels;
 } gemm_job;
 
 /* isa_pack_f32_body specialized per storage dtype (the switch leaves the
@@ -109,6 +118,14 @@ void amp_gemm_epi_scalar(amp_dtype t, int64_t j0, int64_t n, const float *w, flo
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Units of one strip (or panel) packed whole over all of K: the full k
+ * blocks (the driver's kcu units each), then the last. */
+static int64_t whole_units(const amp_gemm_kernel *k, int64_t K)
+{
+    const int64_t kstep = (int64_t)k->kcu * k->kpair, blocks = cdiv(K, kstep);
+    return K <= 0 ? 0 : (blocks - 1) * k->kcu + cdiv(K - (blocks - 1) * kstep, k->kpair);
+}
 
 /* The epilogue of rows [r0, r0 + rows) x columns [c0, c0 + cols) of the
  * task block whose top-left output element is (m0, n0) of batch ob. */
@@ -207,7 +224,7 @@ static void pack_whole_task(void *ctx, int64_t task, int slot)
     const amp_gemm_kernel *k = j->k;
     const amp_gemm_desc *d = j->d;
     const int mr = k->mr, nr = k->nr;
-    const int64_t kstep = (int64_t)k->kcu * k->kpair, per_block = j->strips + j->panels;
+    const int64_t kstep = (int64_t)k->kcu * k->kpair, per_block = j->strips + j->pack_panels;
     const int64_t kb = task / per_block, q = task % per_block, k0 = kb * kstep;
     const int64_t kc = min64(kstep, d->K - k0), kcu = cdiv(kc, k->kpair);
     (void)slot;
@@ -224,31 +241,35 @@ static void pack_whole_task(void *ctx, int64_t task, int slot)
     }
 }
 
-/* Packs both operands of a one-batch product whole (see the file's
- * comment) into scratch memory, on the pool; returns the buffer, or NULL
- * (nothing packed: the tasks pack their own). */
+/* Packs the operands of a one-batch product whole (see the file's
+ * comment) into scratch memory, on the pool: A, and B unless j->pb_all
+ * already holds it (linear_ex); returns the buffer, or NULL (nothing
+ * packed: the tasks pack their own). */
 static uint32_t *pack_whole(gemm_job *j, int threads)
 {
     const amp_gemm_kernel *k = j->k;
     const amp_gemm_desc *d = j->d;
     const int64_t kstep = (int64_t)k->kcu * k->kpair, blocks = cdiv(d->K, kstep);
-    /* units per strip (or panel) over all k blocks: full blocks, then the last */
-    const int64_t units = (blocks - 1) * k->kcu + cdiv(d->K - (blocks - 1) * kstep, k->kpair);
+    const int64_t units = whole_units(k, d->K);
     j->strips = cdiv(d->M, k->mr);
     j->panels = cdiv(d->N, k->nr);
+    j->pack_panels = j->pb_all != NULL ? 0 : j->panels;
     /* B's panels start on a cache line, as the micro-kernels' aligned loads need */
     const int64_t a_units = round_up(units * j->strips * k->mr, 16);
-    uint32_t *buf = amp_scratch_alloc((size_t)(a_units + units * j->panels * k->nr) * sizeof *buf);
+    uint32_t *buf = amp_scratch_alloc((size_t)(a_units + units * j->pack_panels * k->nr) * sizeof *buf);
     if (buf == NULL)
         return NULL;
     j->pa_all = buf;
-    j->pb_all = buf + a_units;
-    amp_parallel_run(threads, blocks * (j->strips + j->panels), pack_whole_task, j);
+    if (j->pack_panels)
+        j->pb_all = buf + a_units;
+    amp_parallel_run(threads, blocks * (j->strips + j->pack_panels), pack_whole_task, j);
     return buf;
 }
 
+/* The product; packed_b, when not NULL, is B packed whole (linear_ex's
+ * packed weights, after their header), and b is not read. */
 static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const amp_gemm_desc *d, const void *a,
-                      const void *b, const void *c, const void *bias, void *y)
+                      const void *b, const void *c, const void *bias, void *y, const uint32_t *packed_b)
 {
     gemm_job j;
     const int64_t out_batches = d->sum_batch ? 1 : d->batch;
@@ -310,14 +331,16 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
             break;
         }
     }
-    j.pa_all = j.pb_all = NULL;
+    j.pa_all = NULL;
+    j.pb_all = packed_b;
+    j.panels = cdiv(d->N, k->nr);
     uint32_t *whole = NULL;
     /* only where the repacking it saves outweighs its own run on the pool
      * (a 128 x 256 x 128 product on 2 threads, saving 49K elements, went
      * from 29 to 45-55 us with it) */
     const int policy = __atomic_load_n(&pack_whole_policy, __ATOMIC_RELAXED);
     const double saved = (double)(j.n_chunks - 1) * (double)d->M * (double)d->K +
-                         (double)(j.m_chunks - 1) * (double)d->K * (double)d->N;
+                         (packed_b != NULL ? 0.0 : (double)(j.m_chunks - 1) * (double)d->K * (double)d->N);
     if (d->batch == 1 && !d->sum_batch && d->K > 0 && policy >= 0 && saved > 0 &&
         (policy > 0 || saved >= PACK_WHOLE_MIN_SAVED))
         whole = pack_whole(&j, threads);
@@ -329,7 +352,7 @@ static void fast_gemm(const amp_gemm_kernel *k, amp_dtype t, amp_dtype yt, const
 void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
                    const void *c, const void *bias, void *y)
 {
-    fast_gemm(k, t, t, d, a, b, c, bias, y);
+    fast_gemm(k, t, t, d, a, b, c, bias, y, NULL);
 }
 
 /* The epilogue's only store is then to f32 (no C, no bias to read in t):
@@ -337,5 +360,108 @@ void amp_fast_gemm(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d
 void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b,
                        float *y)
 {
-    fast_gemm(k, t, AMP_F32, d, a, b, NULL, NULL, y);
+    fast_gemm(k, t, AMP_F32, d, a, b, NULL, NULL, y, NULL);
+}
+
+/* ---- a linear's weights packed once (linear_ex) ---------------------------- */
+
+/* The packed weights' header: what they were packed for.  64 bytes, so the
+ * panels after it keep the buffer's 64-byte alignment. */
+#define LINEAR_PACKED_MAGIC 0x316e696c63706d61ull /* "ampclin1" */
+typedef union {
+    struct {
+        uint64_t magic;
+        const amp_gemm_kernel *k;
+        int64_t t, N, K;
+    } h;
+    unsigned char bytes[64];
+} linear_header;
+typedef char linear_header_is_64_bytes[sizeof(linear_header) == 64 ? 1 : -1];
+
+/* A linear's product: y[M, N] = x[M, K] w[N, K]^T, i.e. B (k, n) = w[n * K + k]. */
+static amp_gemm_desc linear_desc(int64_t M, int64_t N, int64_t K)
+{
+    amp_gemm_desc d = { 1, M, N, K, { 0, K, 1 }, { 0, 1, K }, { 0, 0, 0 }, 1.0, 0.0, 0 };
+    return d;
+}
+
+size_t amp_fast_linear_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K)
+{
+    (void)t;
+    if (N <= 0 || K <= 0)
+        return sizeof(linear_header);
+    return sizeof(linear_header) + (size_t)(whole_units(k, K) * cdiv(N, k->nr) * k->nr) * sizeof(uint32_t);
+}
+
+/* Source rows rounded to T, one nr x kc block at a time (src != T). */
+static float linear_cast_buf[AMP_MAX_THREADS][AMP_GEMM_NR_MAX * 2 * AMP_GEMM_KCU_MAX] ALIGN64;
+
+typedef struct {
+    const amp_gemm_kernel *k;
+    amp_dtype t, src;
+    int64_t N, K, panels;
+    const char *w;
+    uint32_t *out;
+} linear_pack_job;
+
+/* Panel p (output columns p * nr ..) over every k block, as pack_whole packs it. */
+static void linear_pack_task(void *ctx, int64_t p, int slot)
+{
+    const linear_pack_job *j = ctx;
+    const amp_gemm_kernel *k = j->k;
+    const int nr = k->nr;
+    const int64_t kstep = (int64_t)k->kcu * k->kpair, c0 = p * nr;
+    const int width = (int)min64(nr, j->N - c0);
+    const size_t es = amp_dtype_size(j->t), src_es = amp_dtype_size(j->src);
+    for (int64_t k0 = 0; k0 < j->K; k0 += kstep) {
+        const int64_t kc = min64(kstep, j->K - k0), kcu = cdiv(kc, k->kpair);
+        uint32_t *dst = (uint32_t *)whole_panel(j->out, k, j->panels, nr, k0 / kstep, kcu, p);
+        if (j->src == j->t) {
+            k->pack_b(j->t, j->w + (size_t)(c0 * j->K + k0) * es, 1, j->K, width, kc, dst);
+            continue;
+        }
+        /* rounded once, as amp_cast_<src>_<t> rounds, then packed as a T source */
+        float *buf = linear_cast_buf[slot];
+        for (int i = 0; i < width; i++) {
+            const char *row = j->w + (size_t)((c0 + i) * j->K + k0) * src_es;
+            for (int64_t kk = 0; kk < kc; kk++)
+                amp_std(j->t, buf, i * kc + kk, amp_ldd(j->src, row, kk));
+        }
+        k->pack_b(j->t, buf, 1, kc, width, kc, dst);
+    }
+}
+
+void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K, amp_dtype src,
+                                  const void *w, void *packed)
+{
+    linear_header hd;
+    memset(&hd, 0, sizeof hd);
+    hd.h.magic = LINEAR_PACKED_MAGIC;
+    hd.h.k = k;
+    hd.h.t = t;
+    hd.h.N = N;
+    hd.h.K = K;
+    memcpy(packed, &hd, sizeof hd);
+    if (N <= 0 || K <= 0)
+        return;
+    linear_pack_job j = { k, t, src, N, K, cdiv(N, k->nr), w, (uint32_t *)((char *)packed + sizeof hd) };
+    const int threads = (double)N * (double)K < PARALLEL_MIN_FLOPS / 16 ? 1 : amp_get_threads();
+    amp_parallel_run(threads, j.panels, linear_pack_task, &j);
+}
+
+void amp_fast_linear_ex(const amp_gemm_kernel *k, amp_dtype t, int64_t M, int64_t N, int64_t K, const void *x,
+                        const void *w, const void *packed, const void *bias, void *y)
+{
+    const amp_gemm_desc d = linear_desc(M, N, K);
+    const uint32_t *pb = NULL;
+    if (packed != NULL) {
+        const linear_header *hd = packed;
+        (void)hd;
+        assert(hd->h.magic == LINEAR_PACKED_MAGIC && "linear_ex: packed is not from linear_pack_weights");
+        assert(hd->h.k == k && hd->h.t == t && "linear_ex: weights packed under another kernel set or dtype");
+        assert(hd->h.N == N && hd->h.K == K && "linear_ex: weights packed for another shape");
+        pb = (const uint32_t *)(const void *)((const char *)packed + sizeof *hd);
+        w = NULL;
+    }
+    fast_gemm(k, t, t, &d, x, w, NULL, bias, y, pb);
 }

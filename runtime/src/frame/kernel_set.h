@@ -217,6 +217,39 @@ static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, 
         amp_fast_conv_transpose(KERN, AMP_DTYPE_##T, d, x, w, bias, y);                           \
     }
 
+/* linear_ex and its packing for dtype T of a set, on the driver with
+ * PKERN; LINEAR and LINEAR_RELU are the set's own unpacked kernels (its
+ * small products' paths in front of the driver, where it has them), which
+ * an unpacked call runs.  Each set's file invokes it beside its
+ * ISA_GEMM_ENTRIES. */
+#define ISA_LINEAR_EX_ENTRIES(PREFIX, T, PKERN, LINEAR, LINEAR_RELU)                              \
+    static size_t PREFIX##_linear_packed_bytes_##T(int64_t N, int64_t K)                          \
+    {                                                                                             \
+        return amp_fast_linear_packed_bytes(PKERN, AMP_DTYPE_##T, N, K);                          \
+    }                                                                                             \
+    static void PREFIX##_linear_pack_weights_##T(int64_t N, int64_t K, amp_dtype src,             \
+                                                 const void *w, void *packed)                     \
+    {                                                                                             \
+        amp_fast_linear_pack_weights(PKERN, AMP_DTYPE_##T, N, K, src, w, packed);                 \
+    }                                                                                             \
+    /* unpacked: the set's linear or linear_relu; packed: the driver on                         \
+     * the panels, then the relu kernel (the same bits) */                                      \
+    static void PREFIX##_linear_ex_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,   \
+                                       const AMP_CTYPE_##T *w, const void *packed,                \
+                                       const AMP_CTYPE_##T *bias, int relu, AMP_CTYPE_##T *y)     \
+    {                                                                                             \
+        if (packed == NULL) {                                                                     \
+            if (relu)                                                                             \
+                LINEAR_RELU(M, N, K, x, w, bias, y);                                              \
+            else                                                                                  \
+                LINEAR(M, N, K, x, w, bias, y);                                                   \
+            return;                                                                               \
+        }                                                                                         \
+        amp_fast_linear_ex(PKERN, AMP_DTYPE_##T, M, N, K, x, w, packed, bias, y);                 \
+        if (relu && M > 0 && N > 0)                                                               \
+            amp_relu_##T((size_t)(M * N), y, y);                                                  \
+    }
+
 /* The kernels ISA_GEMM_ENTRIES(PREFIX, T, ...) defines, as X(kernel,
  * implementation) for a set's list (AMP_ISA_KERNEL): the products, then
  * the convolutions (and, for bf16 and f16, the weight gradient into f32). */
@@ -225,7 +258,14 @@ static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, 
     X(gemm_relu_backward_##T, PREFIX##_gemm_relu_backward_##T)                                    \
     X(linear_##T, PREFIX##_linear_##T)                                                            \
     X(linear_relu_##T, PREFIX##_linear_relu_##T)                                                  \
+    ISA_GEMM_LINEAR_EX_KERNELS(X, PREFIX, T)                                                      \
     X(matmul_##T, PREFIX##_matmul_##T)
+/* linear_ex and its packing (ISA_LINEAR_EX_ENTRIES), which a set with
+ * products of its own in front of the driver lists beside those */
+#define ISA_GEMM_LINEAR_EX_KERNELS(X, PREFIX, T)                                                  \
+    X(linear_packed_bytes_##T, PREFIX##_linear_packed_bytes_##T)                                  \
+    X(linear_pack_weights_##T, PREFIX##_linear_pack_weights_##T)                                  \
+    X(linear_ex_##T, PREFIX##_linear_ex_##T)
 #define ISA_GEMM_CONV_KERNELS(X, PREFIX, T)                                                       \
     X(conv_##T, PREFIX##_conv_##T)                                                                \
     X(conv_packed_bytes_##T, PREFIX##_conv_packed_bytes_##T)                                      \

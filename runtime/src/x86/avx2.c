@@ -265,9 +265,13 @@ ISA_GEMM_ENTRIES(avx2, f16, &kernel_f32, &kernel_f32_products)
     X(gemm_relu_backward_##T, avx2s_gemm_relu_backward_##T)                                       \
     X(linear_##T, avx2s_linear_##T)                                                               \
     X(linear_relu_##T, avx2s_linear_relu_##T)                                                     \
+    ISA_GEMM_LINEAR_EX_KERNELS(X, avx2, T)                                                        \
     X(matmul_##T, avx2s_matmul_##T)
 AVX2_SMALL_ENTRIES(f32)
 AVX2_SMALL_ENTRIES(bf16)
+ISA_LINEAR_EX_ENTRIES(avx2, f32, &kernel_f32_products, avx2s_linear_f32, avx2s_linear_relu_f32)
+ISA_LINEAR_EX_ENTRIES(avx2, bf16, &kernel_f32_products, avx2s_linear_bf16, avx2s_linear_relu_bf16)
+ISA_LINEAR_EX_ENTRIES(avx2, f16, &kernel_f32_products, avx2_linear_f16, avx2_linear_relu_f16)
 
 /* This file's kernels of the set: X(kernel, implementation). */
 #define GEMM_KERNELS(X)                                                                           \

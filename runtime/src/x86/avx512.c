@@ -1236,6 +1236,11 @@ static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t
         avx512bf16_matmul_bf16(batch, M, N, K, a, a_batch_stride, b, b_batch_stride, c);
 }
 
+ISA_LINEAR_EX_ENTRIES(avx512, f32, &kernel_f32_products, avx512_linear_f32, avx512_linear_relu_f32)
+ISA_LINEAR_EX_ENTRIES(avx512, bf16, &kernel_f32_products, avx512_linear_bf16, avx512_linear_relu_bf16)
+ISA_LINEAR_EX_ENTRIES(avx512, f16, &kernel_f32_products, avx512_linear_f16, avx512_linear_relu_f16)
+ISA_LINEAR_EX_ENTRIES(avx512bf16, bf16, &kernel_bf16_products, avx512bf16s_linear_bf16, avx512bf16s_linear_relu_bf16)
+
 /* This file's kernels of the sets: X(kernel, implementation); avx512bf16's
  * products are its small-product paths in front of its GEMM. */
 #define GEMM_KERNELS(X)                                                                           \
@@ -1245,6 +1250,7 @@ static void avx512bf16s_matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t
     X(gemm_bf16, avx512bf16s_gemm_bf16)                                                           \
     X(linear_bf16, avx512bf16s_linear_bf16)                                                       \
     X(linear_relu_bf16, avx512bf16s_linear_relu_bf16)                                             \
+    ISA_GEMM_LINEAR_EX_KERNELS(X, avx512bf16, bf16)                                               \
     X(gemm_relu_backward_bf16, avx512bf16s_gemm_relu_backward_bf16)                               \
     X(matmul_bf16, avx512bf16s_matmul_bf16)
 #define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)

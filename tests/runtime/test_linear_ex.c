@@ -1,0 +1,264 @@
+/*
+ * test_linear_ex.c - amp_linear_ex_T (amprt.h): a linear with its weights
+ * packed once (linear_packed_bytes_T, linear_pack_weights_T), and the
+ * relu of linear_relu.
+ *
+ * Its specification is the unpacked kernel of the same kernel set:
+ *     linear_T(M, N, K, x, w_T, bias, y)        relu == 0
+ *     linear_relu_T(M, N, K, x, w_T, bias, y)   relu != 0
+ * (w_T: w, or the packed source rounded to T as cast_f32_T rounds), so
+ * every check is memcmp against that call through the same table: every
+ * kernel set this CPU supports (amp_kernel_table_for), f64 (the
+ * reference everywhere), f32, bf16 and f16, and the public amp_*
+ * functions under whichever set AMPRT_ISA chose.  Covered: products
+ * small enough for a set's one-pass path and large ones on the blocked
+ * driver; N a multiple of the micro-panels' width and not; K even, odd,
+ * and over one k block (several blocks, a short last one); M over one
+ * row block (the driver packing x whole, and not); no input (K = 0) and
+ * no rows (M = 0); with and without bias; weights unpacked, packed from
+ * T and from f32; 1 and 2 threads; NaN, +-inf and -0 in x and w.  Also:
+ * the reference's packed_bytes is the weight matrix's size in T.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "isa_under_test.h"
+
+#include "../../runtime/src/amprt_internal.h"
+
+/* Operands uniform in [-1, 1], rounded into the dtype (xorshift, as
+ * fast_test_util.h's). */
+static uint64_t rng = 0x3d2e7a91c4b5f608ull;
+
+static float uniform(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (float)((double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2.0 - 1.0);
+}
+
+static void *random_buf(amp_dtype t, size_t n)
+{
+    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        amp_store_from_f32(t, p, i, uniform());
+    return p;
+}
+
+/* Call op of table k for dtype t (f64 too); KCALLR returns the value. */
+#define KCALL4(k, t, op, ...)                                                                     \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+#define KCALLR(k, t, op, ...)                                                                     \
+    ((t) == AMP_F64 ? (k)->op##_f64(__VA_ARGS__)                                                  \
+                    : (t) == AMP_F32 ? (k)->op##_f32(__VA_ARGS__)                                 \
+                                     : (t) == AMP_BF16 ? (k)->op##_bf16(__VA_ARGS__) : (k)->op##_f16(__VA_ARGS__))
+
+/* The public functions as a table (the set AMPRT_ISA chose). */
+static amp_kernel_table public_table;
+
+static void init_public_table(void)
+{
+    public_table.isa = "public";
+#define PUB(T)                                                                                    \
+    public_table.linear_##T = amp_linear_##T;                                                     \
+    public_table.linear_relu_##T = amp_linear_relu_##T;                                           \
+    public_table.linear_ex_##T = amp_linear_ex_##T;                                               \
+    public_table.linear_packed_bytes_##T = amp_linear_packed_bytes_##T;                           \
+    public_table.linear_pack_weights_##T = amp_linear_pack_weights_##T;
+    PUB(f64)
+    PUB(f32)
+    PUB(bf16)
+    PUB(f16)
+#undef PUB
+    public_table.cast_f32_f64 = amp_cast_f32_f64;
+    public_table.cast_f32_bf16 = amp_cast_f32_bf16;
+    public_table.cast_f32_f16 = amp_cast_f32_f16;
+}
+
+typedef struct {
+    const char *what;
+    int64_t M, N, K;
+    int big; /* skipped on the (slow) reference paths */
+} lcase;
+
+static const lcase cases[] = {
+    { "small, one-pass path", 5, 7, 9, 0 },
+    { "one row", 1, 33, 64, 0 },
+    { "N a multiple of 32", 12, 64, 48, 0 },
+    { "odd K, N past a panel", 13, 37, 101, 0 },
+    { "K over one k block", 20, 40, 1100, 0 },
+    { "K = 0 (the bias alone)", 4, 9, 0, 0 },
+    { "M = 0", 0, 9, 16, 0 },
+    { "blocked, threaded", 200, 96, 384, 1 },
+    { "M over one row block, x packed whole", 800, 130, 600, 1 },
+};
+
+static void *alloc_packed(size_t bytes)
+{
+    void *p = NULL;
+    assert_int_equal(posix_memalign(&p, 64, bytes ? bytes : 64), 0);
+    return p;
+}
+
+/* w (f32) rounded to t by table k's cast, as linear_pack_weights_T promises. */
+static void *cast_from_f32(const amp_kernel_table *k, amp_dtype t, const float *w32, size_t n)
+{
+    void *w = malloc(n * amp_dtype_size(t) + 1);
+    assert_non_null(w);
+    switch (t) {
+    case AMP_F64: k->cast_f32_f64(n, w32, w); break;
+    case AMP_F32: memcpy(w, w32, n * sizeof(float)); break;
+    case AMP_BF16: k->cast_f32_bf16(n, w32, w); break;
+    default: k->cast_f32_f16(n, w32, w); break;
+    }
+    return w;
+}
+
+static void check_equal(const amp_kernel_table *k, amp_dtype t, const lcase *c, const char *wmode, int relu, int bias,
+                        int threads, const void *got, const void *want)
+{
+    const size_t es = amp_dtype_size(t), ny = (size_t)(c->M * c->N);
+    if (ny == 0 || memcmp(got, want, ny * es) == 0)
+        return;
+    for (size_t i = 0; i < ny; i++)
+        if (memcmp((const char *)got + i * es, (const char *)want + i * es, es) != 0)
+            fail_msg("%s %s %s (M %lld, N %lld, K %lld): weights %s, relu %d, bias %d, %d threads: element %zu: "
+                     "got %.9g, linear%s %.9g",
+                     k->isa, amp_dtype_name(t), c->what, (long long)c->M, (long long)c->N, (long long)c->K, wmode,
+                     relu, bias, threads, i, (double)amp_load_as_f32(t, got, i), relu ? "_relu" : "",
+                     (double)amp_load_as_f32(t, want, i));
+}
+
+/* Whether (k, t) runs the reference kernels (slow): fewer cases there. */
+static int reference_path(const amp_kernel_table *k, amp_dtype t)
+{
+    return t == AMP_F64 || strcmp(k->isa, "ref") == 0 || (k == &public_table && strcmp(amp_isa_name(), "ref") == 0);
+}
+
+/* Special values in x and w: NaN, +-inf, -0 (the unpacked kernel says
+ * what comes of them). */
+static void poison(amp_dtype t, void *p, size_t n)
+{
+    static const float specials[] = { NAN, INFINITY, -INFINITY, -0.0f };
+    for (size_t i = 0; i < 4 && i * 7 < n; i++)
+        amp_store_from_f32(t, p, i * 7, specials[i]);
+}
+
+/* Every variant of case c for table k and dtype t. */
+static void run_case(const amp_kernel_table *k, amp_dtype t, const lcase *c, int specials)
+{
+    const size_t es = amp_dtype_size(t), nw = (size_t)(c->N * c->K), ny = (size_t)(c->M * c->N);
+    void *x = random_buf(t, (size_t)(c->M * c->K)), *bias = random_buf(t, (size_t)c->N);
+    float *w32 = random_buf(AMP_F32, nw);
+    if (specials) {
+        poison(t, x, (size_t)(c->M * c->K));
+        poison(AMP_F32, w32, nw);
+    }
+    void *w = cast_from_f32(k, t, w32, nw);
+    void *want = malloc(ny * es + 1), *got = malloc(ny * es + 1);
+    assert_non_null(want);
+    assert_non_null(got);
+    const size_t bytes = KCALLR(k, t, linear_packed_bytes, c->N, c->K);
+    void *packed_t = alloc_packed(bytes), *packed_f32 = alloc_packed(bytes);
+    KCALL4(k, t, linear_pack_weights, c->N, c->K, t, w, packed_t);
+    KCALL4(k, t, linear_pack_weights, c->N, c->K, AMP_F32, w32, packed_f32);
+    for (int threads = 1; threads <= 2; threads++) {
+        amp_set_threads(threads);
+        for (int relu = 0; relu <= 1; relu++)
+            for (int with_bias = 0; with_bias <= 1; with_bias++) {
+                const void *b = with_bias ? bias : NULL;
+                if (relu)
+                    KCALL4(k, t, linear_relu, c->M, c->N, c->K, x, w, b, want);
+                else
+                    KCALL4(k, t, linear, c->M, c->N, c->K, x, w, b, want);
+                static const char *modes[] = { "unpacked", "packed from T", "packed from f32" };
+                for (int m = 0; m < 3; m++) {
+                    const void *packed = m == 0 ? NULL : m == 1 ? packed_t : packed_f32;
+                    memset(got, 0x5a, ny * es + 1);
+                    KCALL4(k, t, linear_ex, c->M, c->N, c->K, x, m == 0 ? w : NULL, packed, b, relu, got);
+                    check_equal(k, t, c, modes[m], relu, with_bias, threads, got, want);
+                    assert_int_equal(((unsigned char *)got)[ny * es], 0x5a); /* nothing past y */
+                }
+            }
+    }
+    amp_set_threads(0);
+    free(x);
+    free(bias);
+    free(w32);
+    free(w);
+    free(want);
+    free(got);
+    free(packed_t);
+    free(packed_f32);
+}
+
+static const amp_dtype all_types[] = { AMP_F64, AMP_F32, AMP_BF16, AMP_F16 };
+
+static void run_table(const amp_kernel_table *k)
+{
+    for (size_t ti = 0; ti < 4; ti++) {
+        const amp_dtype t = all_types[ti];
+        if (k == &amp_ref_kernel_table || t == AMP_F64)
+            assert_true(KCALLR(k, t, linear_packed_bytes, 37, 101) == (size_t)(37 * 101) * amp_dtype_size(t));
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            if (cases[i].big && reference_path(k, t) && !(t == AMP_F32 && strcmp(k->isa, "ref") == 0))
+                continue;
+            run_case(k, t, &cases[i], 0);
+        }
+        run_case(k, t, &cases[3], 1);
+    }
+}
+
+static void test_isa(void **state)
+{
+    const char *isa = *state;
+    const amp_kernel_table *k = table_under_test(isa);
+    if (k == NULL)
+        skip();
+    assert_string_equal(k->isa, isa);
+    run_table(k);
+}
+
+/* The public functions (the set AMPRT_ISA chose). */
+static void test_public(void **state)
+{
+    (void)state;
+    init_public_table();
+    run_table(&public_table);
+}
+
+int main(void)
+{
+    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
+        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
+        cmocka_unit_test(test_public),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
