@@ -60,17 +60,24 @@ typedef struct Emitter {
     const bool *grad_in_state;
     /* Weights prepared once by <prefix>_prepare (emit_c.c): per value id,
      * the prepared block's entry holding the value (a parameter's cast, by
-     * the cast's result) or a convolution's packed weights (by the
-     * convolution's result); -1: none.  NULL in the training step, whose
-     * weights change every step. */
+     * the cast's result) or a convolution's or linear's packed weights (by
+     * its result); -1: none.  NULL in the training step, whose weights
+     * change every step. */
     int *prep_cast, *prep_packed;
-    Node **prep_node;   /* per entry: the convolution or the cast it holds */
+    Node **prep_node;   /* per entry: the convolution, linear or cast it holds */
     int nprep;
     uint64_t prep_magic; /* written first in the block: whose it is */
 } Emitter;
 
 /* emit_c.c */
 void emit_node(Emitter *e, Node *n);
+/* The parameter (or buffer) whose values node n's weights (its input 1)
+ * are, when <prefix>_prepare can pack them: the weights themselves in
+ * n's dtype, or a cast of an f32 one; NULL otherwise. */
+Value *preparable_weight_source(const Node *n);
+/* The packed weights of node n (a convolution or linear) in the prepared
+ * block, as C ("NULL" when its weights are not prepared). */
+const char *prepared_weights_c(Emitter *e, const Node *n);
 void emit_body(Emitter *e, Buf *o, const char *params, const char *arena_bytes_fn);
 const char *arena_expr(Emitter *e, const char *const *names);
 void emit_arena_bytes_fn(Emitter *e, Buf *o, const char *fn, const char *macro);
@@ -182,6 +189,9 @@ void emit_conv_adjoint_desc(Emitter *e, Node *n);
  * (or buffer) of its dtype or a cast of an f32 one, with constant channel
  * and kernel sizes; *src is then that parameter */
 bool conv_weights_preparable(const Node *n, Value **src);
+/* The same for a linear (or _linear_relu) with a 2-d weight of constant
+ * sizes (emit_linalg.c) */
+bool linear_weights_preparable(const Node *n, Value **src);
 /* The desc fields <prefix>_prepare needs (channels, groups, kernel) in a
  * block-local `amp_conv_desc d` */
 void emit_conv_weight_desc(Emitter *e, const Node *n);

@@ -345,7 +345,32 @@ static const char *conv_name(Ctx *c, const Node *n)
     return arena_strndup(c->arena, p, strcspn(p, " "));
 }
 
-/* Which casts and convolutions the prepared block holds (inference only). */
+Value *preparable_weight_source(const Node *n)
+{
+    Value *w = n->in[1];
+    if (!w)
+        return NULL;
+    if (w->kind == V_TEMP && w->def && w->def->op->id == OP_CAST && w->def->in[0]->type.dtype == DT_F32)
+        w = w->def->in[0];
+    else if (w->type.dtype != n->out->type.dtype)
+        return NULL;
+    return w->kind == V_PARAM || w->kind == V_BUFFER ? w : NULL;
+}
+
+const char *prepared_weights_c(Emitter *e, const Node *n)
+{
+    int k = e->prep_packed ? e->prep_packed[n->out->id] : -1;
+    return k < 0 ? "NULL" : arena_printf(e->c->arena, "%s_prepared_entry_(prepared, %d)", e->prefix, k);
+}
+
+/* Whether node n's weights are packed by <prefix>_prepare (*src: their
+ * parameter). */
+static bool weights_preparable(const Node *n, Value **src)
+{
+    return conv_weights_preparable(n, src) || linear_weights_preparable(n, src);
+}
+
+/* Which casts, convolutions and linears the prepared block holds (inference only). */
 static void plan_prepared(Emitter *e)
 {
     Ctx *c = e->c;
@@ -360,7 +385,7 @@ static void plan_prepared(Emitter *e)
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
         Value *src;
-        if (conv_weights_preparable(n, &src)) {
+        if (weights_preparable(n, &src)) {
             /* in source order (node ids follow it): a fused convolution
              * (fuse.c) stands where its group's last op did, and keeps the
              * id of the convolution */
@@ -370,10 +395,30 @@ static void plan_prepared(Emitter *e)
             e->prep_node[k] = n;
         }
     }
-    for (int k = 0; k < e->nprep; k++)
-        e->prep_packed[e->prep_node[k]->out->id] = k;
-    /* per value: read other than as a packed convolution's weights (one
-     * pass, so planning stays linear in the graph) */
+    /* a weight several linears of one dtype read (tied weights) is packed
+     * once: the later ones read the first one's entry */
+    int *linear_entry = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *linear_entry);
+    for (int i = 0; i <= nv; i++)
+        linear_entry[i] = -1;
+    int ncand = e->nprep;
+    e->nprep = 0;
+    for (int i = 0; i < ncand; i++) {
+        Node *n = e->prep_node[i];
+        Value *src = NULL;
+        bool linear = linear_weights_preparable(n, &src);
+        int k = linear ? linear_entry[src->id] : -1;
+        if (k >= 0 && e->prep_node[k]->out->type.dtype == n->out->type.dtype) {
+            e->prep_packed[n->out->id] = k;
+            continue;
+        }
+        k = e->nprep++;
+        e->prep_node[k] = n;
+        e->prep_packed[n->out->id] = k;
+        if (linear)
+            linear_entry[src->id] = k;
+    }
+    /* per value: read other than as packed weights (one pass, so
+     * planning stays linear in the graph) */
     bool *read_unpacked = arena_alloc(c->arena, (size_t)(nv + 1) * sizeof *read_unpacked);
     memset(read_unpacked, 0, (size_t)(nv + 1) * sizeof *read_unpacked);
     for (int i = 0; i < g->nodes->len; i++) {
@@ -386,7 +431,7 @@ static void plan_prepared(Emitter *e)
         Node *n = VEC_AT(g->nodes, i);
         if (n->op->id != OP_CAST || !cast_preparable(c, n))
             continue;
-        /* read only as packed convolution weights: nothing more to keep */
+        /* read only as packed weights: nothing more to keep */
         if (!read_unpacked[n->out->id]) {
             e->prep_cast[n->out->id] = -2;
             continue;
@@ -429,7 +474,7 @@ static void emit_prepared_cast(Emitter *e, Node *n)
         return;
     }
     buf_printf(o, "    %s *const %s = (%s *)slot%d; /* %s */\n", ct, y, ct, v->slot, type_comment(e, &v->type));
-    buf_printf(o, "    if (!prepared) /* else the convolution reads the weights %s_prepare packed */\n        %s%s);\n",
+    buf_printf(o, "    if (!prepared) /* else the kernel reads the weights %s_prepare packed */\n        %s%s);\n",
                e->prefix, cast, y);
 }
 
@@ -769,6 +814,17 @@ static void emit_prepare(Emitter *e, Buf *o)
             continue;
         }
         Value *w = NULL;
+        if (linear_weights_preparable(n, &w)) {
+            const Shape *ws = &n->in[1]->type.shape;
+            const char *nk = arena_printf(c->arena, "%s, %s", poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]));
+            buf_printf(&sizes, "    bytes += %s_PAD_(amp_linear_packed_bytes_%s(%s)); /* %s, packed for %s */\n", P,
+                       dtype_name(t), nk, w->name, node_op_name(n));
+            buf_printf(&fill, "    head[%d] = at; /* %s, packed for %s */\n", 2 + k, w->name, node_op_name(n));
+            buf_printf(&fill, "    amp_linear_pack_weights_%s(%s, %s, params->%s, base + at);\n", dtype_name(t), nk,
+                       dtype_amp_enum(w->type.dtype), e->member[w->id]);
+            buf_printf(&fill, "    at += %s_PAD_(amp_linear_packed_bytes_%s(%s));\n", P, dtype_name(t), nk);
+            continue;
+        }
         conv_weights_preparable(n, &w);
         e->out = &sizes;
         buf_printf(&sizes, "    { /* %s, packed for %s */\n", w->name, conv_name(c, n));
@@ -795,7 +851,7 @@ static void emit_prepare(Emitter *e, Buf *o)
         Node *n = e->prep_node[k];
         Value *w = n->in[0];
         if (n->op->id != OP_CAST)
-            conv_weights_preparable(n, &w);
+            weights_preparable(n, &w);
         prep_ptrs[k] = arena_printf(c->arena, "params->%s", e->member[w->id]);
     }
     emit_null_checks(o, prep_ptrs, e->nprep);

@@ -22,15 +22,39 @@
 
 #include <string.h>
 
-/* _linear_relu (fuse.c): the product of linear with its relu applied to
- * each tile after its one rounding, as the relu kernel would. */
-void emit_linear_relu(Emitter *e, Node *n, const char *y)
+bool linear_weights_preparable(const Node *n, Value **src)
+{
+    DType t = n->out->type.dtype;
+    int64_t k;
+    if (!(n->op->id == OP_LINEAR || n->op->id == OP_LINEAR_RELU) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16))
+        return false;
+    Value *w = preparable_weight_source(n);
+    if (!w || w->type.shape.ndim != 2 || !poly_is_const(w->type.shape.dims[0], &k) ||
+        !poly_is_const(w->type.shape.dims[1], &k))
+        return false;
+    *src = w;
+    return true;
+}
+
+/* linear, and _linear_relu (fuse.c: the product with its relu applied to
+ * each tile after its one rounding, as the relu kernel would): y = x W^T +
+ * b over every row of x (its leading dims flattened); on the weights
+ * <prefix>_prepare packed, where it did (linear_ex). */
+static void emit_linear_call(Emitter *e, Node *n, const char *y, bool relu)
 {
     const Shape *xs = in_shape(n, 0), *ws = in_shape(n, 1);
-    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear_relu", n->out->type.dtype),
-               dims_product(e, xs, 0, xs->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]), in_c(e, n, 0),
-               in_c(e, n, 1), in_c(e, n, 2), y);
+    DType t = n->out->type.dtype;
+    const char *dims = arena_printf(e->c->arena, "%s, %s, %s", dims_product(e, xs, 0, xs->ndim - 1),
+                                    poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]));
+    if (e->prep_packed && e->prep_packed[n->out->id] >= 0)
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %d, %s);\n", kernel(e, "linear_ex", t), dims, in_c(e, n, 0),
+                   in_c(e, n, 1), prepared_weights_c(e, n), in_c(e, n, 2), relu, y);
+    else
+        buf_printf(e->out, "    %s(%s, %s, %s, %s, %s);\n", kernel(e, relu ? "linear_relu" : "linear", t), dims,
+                   in_c(e, n, 0), in_c(e, n, 1), in_c(e, n, 2), y);
 }
+
+void emit_linear_relu(Emitter *e, Node *n, const char *y) { emit_linear_call(e, n, y, true); }
 
 void emit_gemm_call(Emitter *e, DType t, const Gemm *g, const char *y)
 {
@@ -631,14 +655,7 @@ void emit_linalg_solve(Emitter *e, Node *n, const char *y)
     }
 }
 
-/* linear: y = x W^T + b over every row of x (its leading dims flattened). */
-void emit_linear(Emitter *e, Node *n, const char *y)
-{
-    const Shape *s0 = &n->in[0]->type.shape, *ws = &n->in[1]->type.shape;
-    buf_printf(e->out, "    %s(%s, %s, %s, %s, %s, %s, %s);\n", kernel(e, "linear", n->out->type.dtype),
-               dims_product(e, s0, 0, s0->ndim - 1), poly_c(e, ws->dims[0]), poly_c(e, ws->dims[1]),
-               e->cname[n->in[0]->id], e->cname[n->in[1]->id], n->in[2] ? e->cname[n->in[2]->id] : "NULL", y);
-}
+void emit_linear(Emitter *e, Node *n, const char *y) { emit_linear_call(e, n, y, false); }
 
 /* matmul: batched over the output's leading dims, each operand either
  * spanning the whole batch or shared by it (a stride of 0). */

@@ -237,12 +237,8 @@ bool conv_weights_preparable(const Node *n, Value **src)
     if (!(id == OP_CONV1D || id == OP_CONV2D || id == OP_CONV3D || id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE) ||
         conv_is_transposed((Node *)n) || !(t == DT_F32 || t == DT_BF16 || t == DT_F16) || !n->in[1])
         return false;
-    Value *w = n->in[1];
-    if (w->kind == V_TEMP && w->def && w->def->op->id == OP_CAST && w->def->in[0]->type.dtype == DT_F32)
-        w = w->def->in[0];
-    else if (w->type.dtype != t)
-        return false;
-    if (w->kind != V_PARAM && w->kind != V_BUFFER)
+    Value *w = preparable_weight_source(n);
+    if (!w)
         return false;
     const Shape *sx = in_shape((Node *)n, 0), *sw = &w->type.shape;
     int ns = id == OP_CONVOLUTION || id == OP_CONV_EPILOGUE ? sw->ndim - 2 : spatial_dims_of(id);
@@ -269,14 +265,6 @@ void emit_conv_weight_desc(Emitter *e, const Node *n)
                poly_c(e, sx->dims[sx->ndim - ns - 1]), poly_c(e, sw->dims[0]));
 }
 
-/* The packed weights of convolution n in the prepared block, as C ("NULL"
- * when its weights are not prepared). */
-static const char *packed_weights_c(Emitter *e, const Node *n)
-{
-    int k = e->prep_packed ? e->prep_packed[n->out->id] : -1;
-    return k < 0 ? "NULL" : arena_printf(e->c->arena, "%s_prepared_entry_(prepared, %d)", e->prefix, k);
-}
-
 void emit_conv(Emitter *e, Node *n, const char *y)
 {
     bool transposed = conv_is_transposed(n);
@@ -284,7 +272,7 @@ void emit_conv(Emitter *e, Node *n, const char *y)
         return;
     if (!transposed && e->prep_packed && e->prep_packed[n->out->id] >= 0)
         buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, NULL, %s);\n", kernel(e, "conv_ex", n->out->type.dtype),
-                   in_c(e, n, 0), in_c(e, n, 1), packed_weights_c(e, n), in_c(e, n, 2), y);
+                   in_c(e, n, 0), in_c(e, n, 1), prepared_weights_c(e, n), in_c(e, n, 2), y);
     else
         buf_printf(e->out, "        %s(&d, %s, %s, %s, %s);\n",
                    kernel(e, transposed ? "conv_transpose" : "conv", n->out->type.dtype), in_c(e, n, 0),
@@ -316,7 +304,7 @@ void emit_conv_epilogue(Emitter *e, Node *n, const char *y)
         buf_printf(e->out, "            .raw = %s,\n", more_out_c(e, n, 0));
     buf_printf(e->out, "        };\n");
     buf_printf(e->out, "        %s(&d, %s, %s, %s, %s, &post, %s);\n", kernel(e, "conv_ex", n->out->type.dtype),
-               in_c(e, n, 0), in_c(e, n, 1), packed_weights_c(e, n), in_c(e, n, 2), y);
+               in_c(e, n, 0), in_c(e, n, 1), prepared_weights_c(e, n), in_c(e, n, 2), y);
     close_block(e);
 }
 

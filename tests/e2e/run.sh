@@ -60,7 +60,7 @@ if [ "$magics" -eq 3 ]; then ok "each target's prepared block has its own magic"
 
 # The targets' rules differ, so must their code.
 if cmp -s "$OUT/tpu/mlp.c" "$OUT/gpu/mlp.c"; then bad "tpu and gpu emit different C"; else ok "tpu and gpu emit different C"; fi
-grep -q 'amp_linear_bf16' "$OUT/tpu/mlp.c" && grep -q 'amp_linear_f16' "$OUT/gpu/mlp.c" &&
+grep -q 'amp_linear_ex_bf16' "$OUT/tpu/mlp.c" && grep -q 'amp_linear_ex_f16' "$OUT/gpu/mlp.c" &&
     grep -q 'amp_log_softmax_f32' "$OUT/tpu/mlp.c" && grep -q 'amp_log_softmax_f32' "$OUT/gpu/mlp.c" &&
     grep -q 'amp_nll_loss_f32' "$OUT/cpu/mlp.c" &&
     ok "linear in bf16 on tpu, f16 on gpu; log_softmax and nll_loss in f32" ||

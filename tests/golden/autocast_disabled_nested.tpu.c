@@ -96,9 +96,10 @@ static const void *nested_prepared_entry_(const void *prepared, int k)
 
 size_t nested_prepared_bytes(void)
 {
-    size_t bytes = NESTED_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16)); /* w1 as bf16 */
-    bytes += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16)); /* w2 as bf16 */
+    size_t bytes = NESTED_PAD_(sizeof(uint64_t) * 5) + 64;
+    bytes += NESTED_PAD_(amp_linear_packed_bytes_bf16(8, 8)); /* w1, packed for linear + relu */
+    bytes += NESTED_PAD_(amp_linear_packed_bytes_f32(8, 8)); /* w2, packed for linear */
+    bytes += NESTED_PAD_(amp_linear_packed_bytes_bf16(8, 8)); /* w2, packed for linear */
     return bytes;
 }
 
@@ -106,21 +107,24 @@ int nested_prepare(const nested_params *params, void *prepared, size_t prepared_
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->w1 || !params->w2)
+    if (!params->w1 || !params->w2 || !params->w2)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < nested_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
-    size_t at = NESTED_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* w1 as bf16 */
-    amp_cast_f32_bf16((size_t)(64), params->w1, (amp_bf16 *)(base + at));
-    at += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16));
-    head[3] = at; /* w2 as bf16 */
-    amp_cast_f32_bf16((size_t)(64), params->w2, (amp_bf16 *)(base + at));
-    at += NESTED_PAD_((size_t)(64) * sizeof(amp_bf16));
+    size_t at = NESTED_PAD_((uintptr_t)base + sizeof(uint64_t) * 5) - (uintptr_t)base;
+    head[2] = at; /* w1, packed for linear + relu */
+    amp_linear_pack_weights_bf16(8, 8, AMP_F32, params->w1, base + at);
+    at += NESTED_PAD_(amp_linear_packed_bytes_bf16(8, 8));
+    head[3] = at; /* w2, packed for linear */
+    amp_linear_pack_weights_f32(8, 8, AMP_F32, params->w2, base + at);
+    at += NESTED_PAD_(amp_linear_packed_bytes_f32(8, 8));
+    head[4] = at; /* w2, packed for linear */
+    amp_linear_pack_weights_bf16(8, 8, AMP_F32, params->w2, base + at);
+    at += NESTED_PAD_(amp_linear_packed_bytes_bf16(8, 8));
     head[0] = NESTED_PREPARED_MAGIC;
-    head[1] = 2;
+    head[1] = 3;
     return AMP_OK;
 }
 
@@ -130,7 +134,7 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
     if (prepared && (((const uint64_t *)prepared)[0] != NESTED_PREPARED_MAGIC ||
-                     ((const uint64_t *)prepared)[1] != 2))
+                     ((const uint64_t *)prepared)[1] != 3))
         return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
@@ -156,28 +160,24 @@ int nested_forward_prepared(const void *prepared, const nested_params *params, c
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* autocast_disabled_nested.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *w1_bf16 = nested_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by nested_prepare */
-    if (!w1_bf16) {
-        amp_cast_f32_bf16((size_t)(64), w1, (amp_bf16 *)slot1);
-        w1_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const w1_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
+    if (!prepared) /* else the kernel reads the weights nested_prepare packed */
+        amp_cast_f32_bf16((size_t)(64), w1, w1_bf16);
 
     /* autocast_disabled_nested.amp:9: linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const g = (amp_bf16 *)slot2; /* bf16[B, 8] */
-    amp_linear_relu_bf16(B, 8, 8, x_bf16, w1_bf16, NULL, g);
+    amp_linear_ex_bf16(B, 8, 8, x_bf16, w1_bf16, nested_prepared_entry_(prepared, 0), NULL, 1, g);
 
     /* autocast_disabled_nested.amp:12: linear in f32: autocast is off here: follows its inputs */
-    amp_linear_f32(B, 8, 8, x, w2, NULL, outputs->k);
+    amp_linear_ex_f32(B, 8, 8, x, w2, nested_prepared_entry_(prepared, 1), NULL, 0, outputs->k);
 
     /* autocast_disabled_nested.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *w2_bf16 = nested_prepared_entry_(prepared, 1); /* bf16[8, 8], cast by nested_prepare */
-    if (!w2_bf16) {
-        amp_cast_f32_bf16((size_t)(64), w2, (amp_bf16 *)slot1);
-        w2_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const w2_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
+    if (!prepared) /* else the kernel reads the weights nested_prepare packed */
+        amp_cast_f32_bf16((size_t)(64), w2, w2_bf16);
 
     /* autocast_disabled_nested.amp:14: linear in bf16: lower_precision_fp on tpu */
-    amp_linear_bf16(B, 8, 8, g, w2_bf16, NULL, outputs->o);
+    amp_linear_ex_bf16(B, 8, 8, g, w2_bf16, nested_prepared_entry_(prepared, 2), NULL, 0, outputs->o);
     return AMP_OK;
 }
 

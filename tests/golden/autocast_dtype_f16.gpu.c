@@ -93,8 +93,8 @@ static const void *half_prepared_entry_(const void *prepared, int k)
 size_t half_prepared_bytes(void)
 {
     size_t bytes = HALF_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += HALF_PAD_((size_t)(12) * sizeof(amp_f16)); /* w as f16 */
-    bytes += HALF_PAD_((size_t)(12) * sizeof(amp_bf16)); /* w as bf16 */
+    bytes += HALF_PAD_(amp_linear_packed_bytes_f16(3, 4)); /* w, packed for linear */
+    bytes += HALF_PAD_(amp_linear_packed_bytes_bf16(3, 4)); /* w, packed for linear */
     return bytes;
 }
 
@@ -109,12 +109,12 @@ int half_prepare(const half_params *params, void *prepared, size_t prepared_byte
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = HALF_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* w as f16 */
-    amp_cast_f32_f16((size_t)(12), params->w, (amp_f16 *)(base + at));
-    at += HALF_PAD_((size_t)(12) * sizeof(amp_f16));
-    head[3] = at; /* w as bf16 */
-    amp_cast_f32_bf16((size_t)(12), params->w, (amp_bf16 *)(base + at));
-    at += HALF_PAD_((size_t)(12) * sizeof(amp_bf16));
+    head[2] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f16(3, 4, AMP_F32, params->w, base + at);
+    at += HALF_PAD_(amp_linear_packed_bytes_f16(3, 4));
+    head[3] = at; /* w, packed for linear */
+    amp_linear_pack_weights_bf16(3, 4, AMP_F32, params->w, base + at);
+    at += HALF_PAD_(amp_linear_packed_bytes_bf16(3, 4));
     head[0] = HALF_PREPARED_MAGIC;
     head[1] = 2;
     return AMP_OK;
@@ -150,28 +150,24 @@ int half_forward_prepared(const void *prepared, const half_params *params, const
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* autocast_dtype_f16.amp:7: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *w_f16 = half_prepared_entry_(prepared, 0); /* f16[3, 4], cast by half_prepare */
-    if (!w_f16) {
-        amp_cast_f32_f16((size_t)(12), w, (amp_f16 *)slot1);
-        w_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
+    if (!prepared) /* else the kernel reads the weights half_prepare packed */
+        amp_cast_f32_f16((size_t)(12), w, w_f16);
 
     /* autocast_dtype_f16.amp:7: linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 3, 4, x_f16, w_f16, NULL, outputs->y);
+    amp_linear_ex_f16(B, 3, 4, x_f16, w_f16, half_prepared_entry_(prepared, 0), NULL, 0, outputs->y);
 
     /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on gpu */
     amp_bf16 *const x_bf16 = (amp_bf16 *)slot0; /* bf16[B, 4] */
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* autocast_dtype_f16.amp:9: cast f32 -> bf16: for linear: lower_precision_fp on gpu */
-    const amp_bf16 *w_bf16 = half_prepared_entry_(prepared, 1); /* bf16[3, 4], cast by half_prepare */
-    if (!w_bf16) {
-        amp_cast_f32_bf16((size_t)(12), w, (amp_bf16 *)slot1);
-        w_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[3, 4] */
+    if (!prepared) /* else the kernel reads the weights half_prepare packed */
+        amp_cast_f32_bf16((size_t)(12), w, w_bf16);
 
     /* autocast_dtype_f16.amp:9: linear in bf16: lower_precision_fp on gpu */
-    amp_linear_bf16(B, 3, 4, x_bf16, w_bf16, NULL, outputs->z);
+    amp_linear_ex_bf16(B, 3, 4, x_bf16, w_bf16, half_prepared_entry_(prepared, 1), NULL, 0, outputs->z);
     return AMP_OK;
 }
 

@@ -93,7 +93,7 @@ static const void *whole_prepared_entry_(const void *prepared, int k)
 size_t whole_prepared_bytes(void)
 {
     size_t bytes = WHOLE_PAD_(sizeof(uint64_t) * 3) + 64;
-    bytes += WHOLE_PAD_((size_t)(12) * sizeof(amp_f16)); /* w as f16 */
+    bytes += WHOLE_PAD_(amp_linear_packed_bytes_f16(3, 4)); /* w, packed for linear */
     return bytes;
 }
 
@@ -108,9 +108,9 @@ int whole_prepare(const whole_params *params, void *prepared, size_t prepared_by
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = WHOLE_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
-    head[2] = at; /* w as f16 */
-    amp_cast_f32_f16((size_t)(12), params->w, (amp_f16 *)(base + at));
-    at += WHOLE_PAD_((size_t)(12) * sizeof(amp_f16));
+    head[2] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f16(3, 4, AMP_F32, params->w, base + at);
+    at += WHOLE_PAD_(amp_linear_packed_bytes_f16(3, 4));
     head[0] = WHOLE_PREPARED_MAGIC;
     head[1] = 1;
     return AMP_OK;
@@ -146,14 +146,12 @@ int whole_forward_prepared(const void *prepared, const whole_params *params, con
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* autocast_flag.amp:5: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *w_f16 = whole_prepared_entry_(prepared, 0); /* f16[3, 4], cast by whole_prepare */
-    if (!w_f16) {
-        amp_cast_f32_f16((size_t)(12), w, (amp_f16 *)slot1);
-        w_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
+    if (!prepared) /* else the kernel reads the weights whole_prepare packed */
+        amp_cast_f32_f16((size_t)(12), w, w_f16);
 
     /* autocast_flag.amp:5: linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 3, 4, x_f16, w_f16, NULL, outputs->y);
+    amp_linear_ex_f16(B, 3, 4, x_f16, w_f16, whole_prepared_entry_(prepared, 0), NULL, 0, outputs->y);
     return AMP_OK;
 }
 

@@ -93,9 +93,11 @@ static const void *forms_prepared_entry_(const void *prepared, int k)
 
 size_t forms_prepared_bytes(void)
 {
-    size_t bytes = FORMS_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += FORMS_PAD_((size_t)(16) * sizeof(amp_f16)); /* proj.weight as f16 */
-    bytes += FORMS_PAD_((size_t)(16) * sizeof(amp_f16)); /* w as f16 */
+    size_t bytes = FORMS_PAD_(sizeof(uint64_t) * 6) + 64;
+    bytes += FORMS_PAD_(amp_linear_packed_bytes_f16(4, 4)); /* proj.weight, packed for linear */
+    bytes += FORMS_PAD_(amp_linear_packed_bytes_f32(4, 4)); /* w, packed for linear */
+    bytes += FORMS_PAD_(amp_linear_packed_bytes_f16(4, 4)); /* w, packed for linear */
+    bytes += FORMS_PAD_(amp_linear_packed_bytes_f32(4, 4)); /* w, packed for linear */
     return bytes;
 }
 
@@ -103,21 +105,27 @@ int forms_prepare(const forms_params *params, void *prepared, size_t prepared_by
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->proj_weight || !params->w)
+    if (!params->proj_weight || !params->w || !params->w || !params->w)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < forms_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
-    size_t at = FORMS_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* proj.weight as f16 */
-    amp_cast_f32_f16((size_t)(16), params->proj_weight, (amp_f16 *)(base + at));
-    at += FORMS_PAD_((size_t)(16) * sizeof(amp_f16));
-    head[3] = at; /* w as f16 */
-    amp_cast_f32_f16((size_t)(16), params->w, (amp_f16 *)(base + at));
-    at += FORMS_PAD_((size_t)(16) * sizeof(amp_f16));
+    size_t at = FORMS_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
+    head[2] = at; /* proj.weight, packed for linear */
+    amp_linear_pack_weights_f16(4, 4, AMP_F32, params->proj_weight, base + at);
+    at += FORMS_PAD_(amp_linear_packed_bytes_f16(4, 4));
+    head[3] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f32(4, 4, AMP_F32, params->w, base + at);
+    at += FORMS_PAD_(amp_linear_packed_bytes_f32(4, 4));
+    head[4] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f16(4, 4, AMP_F32, params->w, base + at);
+    at += FORMS_PAD_(amp_linear_packed_bytes_f16(4, 4));
+    head[5] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f32(4, 4, AMP_F32, params->w, base + at);
+    at += FORMS_PAD_(amp_linear_packed_bytes_f32(4, 4));
     head[0] = FORMS_PREPARED_MAGIC;
-    head[1] = 2;
+    head[1] = 4;
     return AMP_OK;
 }
 
@@ -127,7 +135,7 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
     if (prepared && (((const uint64_t *)prepared)[0] != FORMS_PREPARED_MAGIC ||
-                     ((const uint64_t *)prepared)[1] != 2))
+                     ((const uint64_t *)prepared)[1] != 4))
         return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
@@ -152,30 +160,26 @@ int forms_forward_prepared(const void *prepared, const forms_params *params, con
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *proj_weight_f16 = forms_prepared_entry_(prepared, 0); /* f16[4, 4], cast by forms_prepare */
-    if (!proj_weight_f16) {
-        amp_cast_f32_f16((size_t)(16), proj_weight, (amp_f16 *)slot1);
-        proj_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const proj_weight_f16 = (amp_f16 *)slot1; /* f16[4, 4] */
+    if (!prepared) /* else the kernel reads the weights forms_prepare packed */
+        amp_cast_f32_f16((size_t)(16), proj_weight, proj_weight_f16);
 
     /* autocast_forms.amp:5 in proj (autocast_forms.amp:11): linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 4, 4, x_f16, proj_weight_f16, NULL, outputs->a);
+    amp_linear_ex_f16(B, 4, 4, x_f16, proj_weight_f16, forms_prepared_entry_(prepared, 0), NULL, 0, outputs->a);
 
     /* autocast_forms.amp:13: linear in f32: autocast is off here: follows its inputs */
-    amp_linear_f32(B, 4, 4, x, w, NULL, outputs->b);
+    amp_linear_ex_f32(B, 4, 4, x, w, forms_prepared_entry_(prepared, 1), NULL, 0, outputs->b);
 
     /* autocast_forms.amp:15: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *w_f16 = forms_prepared_entry_(prepared, 1); /* f16[4, 4], cast by forms_prepare */
-    if (!w_f16) {
-        amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
-        w_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[4, 4] */
+    if (!prepared) /* else the kernel reads the weights forms_prepare packed */
+        amp_cast_f32_f16((size_t)(16), w, w_f16);
 
     /* autocast_forms.amp:15: linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 4, 4, x_f16, w_f16, NULL, outputs->c);
+    amp_linear_ex_f16(B, 4, 4, x_f16, w_f16, forms_prepared_entry_(prepared, 2), NULL, 0, outputs->c);
 
     /* autocast_forms.amp:17: linear in f32: autocast is off here: follows its inputs */
-    amp_linear_f32(B, 4, 4, x, w, NULL, outputs->d);
+    amp_linear_ex_f32(B, 4, 4, x, w, forms_prepared_entry_(prepared, 3), NULL, 0, outputs->d);
     return AMP_OK;
 }
 

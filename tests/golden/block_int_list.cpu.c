@@ -84,9 +84,19 @@ int m_save_weights(const m_params *params, const char *path)
 
 #define M_PREPARED_MAGIC 0x547c466e76dac9f7ull
 
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *m_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
 size_t m_prepared_bytes(void)
 {
-    size_t bytes = M_PAD_(sizeof(uint64_t) * 2);
+    size_t bytes = M_PAD_(sizeof(uint64_t) * 5) + 64;
+    bytes += M_PAD_(amp_linear_packed_bytes_f32(16, 8)); /* mlp.fc.0.weight, packed for linear + relu */
+    bytes += M_PAD_(amp_linear_packed_bytes_f32(4, 16)); /* mlp.fc.1.weight, packed for linear + relu */
+    bytes += M_PAD_(amp_linear_packed_bytes_f32(2, 4)); /* mlp2.fc.0.weight, packed for linear + relu */
     return bytes;
 }
 
@@ -94,11 +104,24 @@ int m_prepare(const m_params *params, void *prepared, size_t prepared_bytes)
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
+    if (!params->mlp_fc_0_weight || !params->mlp_fc_1_weight || !params->mlp2_fc_0_weight)
+        return AMP_ERR_NULL_ARG;
     if (prepared_bytes < m_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = M_PAD_((uintptr_t)base + sizeof(uint64_t) * 5) - (uintptr_t)base;
+    head[2] = at; /* mlp.fc.0.weight, packed for linear + relu */
+    amp_linear_pack_weights_f32(16, 8, AMP_F32, params->mlp_fc_0_weight, base + at);
+    at += M_PAD_(amp_linear_packed_bytes_f32(16, 8));
+    head[3] = at; /* mlp.fc.1.weight, packed for linear + relu */
+    amp_linear_pack_weights_f32(4, 16, AMP_F32, params->mlp_fc_1_weight, base + at);
+    at += M_PAD_(amp_linear_packed_bytes_f32(4, 16));
+    head[4] = at; /* mlp2.fc.0.weight, packed for linear + relu */
+    amp_linear_pack_weights_f32(2, 4, AMP_F32, params->mlp2_fc_0_weight, base + at);
+    at += M_PAD_(amp_linear_packed_bytes_f32(2, 4));
     head[0] = M_PREPARED_MAGIC;
-    head[1] = 0;
+    head[1] = 3;
     return AMP_OK;
 }
 
@@ -108,7 +131,7 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
     if (prepared && (((const uint64_t *)prepared)[0] != M_PREPARED_MAGIC ||
-                     ((const uint64_t *)prepared)[1] != 0))
+                     ((const uint64_t *)prepared)[1] != 3))
         return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
@@ -131,11 +154,11 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
 
     /* block_int_list.amp:15 in mlp.fc.0 (block_int_list.amp:19): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp_h = (float *)slot0; /* f32[B, 16] */
-    amp_linear_relu_f32(B, 16, 8, x, mlp_fc_0_weight, NULL, mlp_h);
+    amp_linear_ex_f32(B, 16, 8, x, mlp_fc_0_weight, m_prepared_entry_(prepared, 0), NULL, 1, mlp_h);
 
     /* block_int_list.amp:15 in mlp.fc.1 (block_int_list.amp:19): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp_h_2 = (float *)slot1; /* f32[B, 4] */
-    amp_linear_relu_f32(B, 4, 16, mlp_h, mlp_fc_1_weight, NULL, mlp_h_2);
+    amp_linear_ex_f32(B, 4, 16, mlp_h, mlp_fc_1_weight, m_prepared_entry_(prepared, 1), NULL, 1, mlp_h_2);
 
     /* block_int_list.amp:11 in mlp (block_int_list.amp:19): reshape in f32: autocast is off here: follows its inputs */
     float *const mlp_result1 = (float *)slot0; /* f32[B, 4] */
@@ -143,7 +166,7 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
 
     /* block_int_list.amp:15 in mlp2.fc.0 (block_int_list.amp:20): linear + relu in f32: autocast is off here: follows its inputs */
     float *const mlp2_h = (float *)slot1; /* f32[B, 2] */
-    amp_linear_relu_f32(B, 2, 4, mlp_result1, mlp2_fc_0_weight, NULL, mlp2_h);
+    amp_linear_ex_f32(B, 2, 4, mlp_result1, mlp2_fc_0_weight, m_prepared_entry_(prepared, 2), NULL, 1, mlp2_h);
 
     /* block_int_list.amp:11 in mlp2 (block_int_list.amp:20): reshape in f32: autocast is off here: follows its inputs */
     memcpy(outputs->y, mlp2_h, (size_t)(2*B) * sizeof *outputs->y);

@@ -104,11 +104,11 @@ static const void *net_prepared_entry_(const void *prepared, int k)
 size_t net_prepared_bytes(void)
 {
     size_t bytes = NET_PAD_(sizeof(uint64_t) * 8) + 64;
-    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* stack.0.layers.0.fc.weight as f16 */
+    bytes += NET_PAD_(amp_linear_packed_bytes_f16(8, 8)); /* stack.0.layers.0.fc.weight, packed for linear + relu */
+    bytes += NET_PAD_(amp_linear_packed_bytes_f16(8, 8)); /* stack.0.layers.1.fc.weight, packed for linear + relu */
+    bytes += NET_PAD_(amp_linear_packed_bytes_f16(8, 8)); /* stack.1.layers.0.fc.weight, packed for linear + relu */
     bytes += NET_PAD_((size_t)(8) * sizeof(amp_f16)); /* stack.0.layers.0.fc.bias as f16 */
-    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* stack.0.layers.1.fc.weight as f16 */
     bytes += NET_PAD_((size_t)(8) * sizeof(amp_f16)); /* stack.0.layers.1.fc.bias as f16 */
-    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* stack.1.layers.0.fc.weight as f16 */
     bytes += NET_PAD_((size_t)(8) * sizeof(amp_f16)); /* stack.1.layers.0.fc.bias as f16 */
     return bytes;
 }
@@ -119,9 +119,9 @@ int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
         return AMP_ERR_NULL_ARG;
     {
         const void *const required[] = {
-            params->stack_0_layers_0_fc_weight, params->stack_0_layers_0_fc_bias,
-            params->stack_0_layers_1_fc_weight, params->stack_0_layers_1_fc_bias,
-            params->stack_1_layers_0_fc_weight, params->stack_1_layers_0_fc_bias
+            params->stack_0_layers_0_fc_weight, params->stack_0_layers_1_fc_weight,
+            params->stack_1_layers_0_fc_weight, params->stack_0_layers_0_fc_bias,
+            params->stack_0_layers_1_fc_bias, params->stack_1_layers_0_fc_bias
         };
         for (size_t i = 0; i < sizeof required / sizeof *required; i++)
             if (!required[i])
@@ -132,21 +132,21 @@ int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = NET_PAD_((uintptr_t)base + sizeof(uint64_t) * 8) - (uintptr_t)base;
-    head[2] = at; /* stack.0.layers.0.fc.weight as f16 */
-    amp_cast_f32_f16((size_t)(64), params->stack_0_layers_0_fc_weight, (amp_f16 *)(base + at));
-    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
-    head[3] = at; /* stack.0.layers.0.fc.bias as f16 */
+    head[2] = at; /* stack.0.layers.0.fc.weight, packed for linear + relu */
+    amp_linear_pack_weights_f16(8, 8, AMP_F32, params->stack_0_layers_0_fc_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_f16(8, 8));
+    head[3] = at; /* stack.0.layers.1.fc.weight, packed for linear + relu */
+    amp_linear_pack_weights_f16(8, 8, AMP_F32, params->stack_0_layers_1_fc_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_f16(8, 8));
+    head[4] = at; /* stack.1.layers.0.fc.weight, packed for linear + relu */
+    amp_linear_pack_weights_f16(8, 8, AMP_F32, params->stack_1_layers_0_fc_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_f16(8, 8));
+    head[5] = at; /* stack.0.layers.0.fc.bias as f16 */
     amp_cast_f32_f16((size_t)(8), params->stack_0_layers_0_fc_bias, (amp_f16 *)(base + at));
     at += NET_PAD_((size_t)(8) * sizeof(amp_f16));
-    head[4] = at; /* stack.0.layers.1.fc.weight as f16 */
-    amp_cast_f32_f16((size_t)(64), params->stack_0_layers_1_fc_weight, (amp_f16 *)(base + at));
-    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
-    head[5] = at; /* stack.0.layers.1.fc.bias as f16 */
+    head[6] = at; /* stack.0.layers.1.fc.bias as f16 */
     amp_cast_f32_f16((size_t)(8), params->stack_0_layers_1_fc_bias, (amp_f16 *)(base + at));
     at += NET_PAD_((size_t)(8) * sizeof(amp_f16));
-    head[6] = at; /* stack.1.layers.0.fc.weight as f16 */
-    amp_cast_f32_f16((size_t)(64), params->stack_1_layers_0_fc_weight, (amp_f16 *)(base + at));
-    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
     head[7] = at; /* stack.1.layers.0.fc.bias as f16 */
     amp_cast_f32_f16((size_t)(8), params->stack_1_layers_0_fc_bias, (amp_f16 *)(base + at));
     at += NET_PAD_((size_t)(8) * sizeof(amp_f16));
@@ -200,14 +200,12 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     amp_cast_f32_f16((size_t)(8*B), x, x_f16);
 
     /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *stack_0_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 0); /* f16[8, 8], cast by net_prepare */
-    if (!stack_0_layers_0_fc_weight_f16) {
-        amp_cast_f32_f16((size_t)(64), stack_0_layers_0_fc_weight, (amp_f16 *)slot1);
-        stack_0_layers_0_fc_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const stack_0_layers_0_fc_weight_f16 = (amp_f16 *)slot1; /* f16[8, 8] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_f16((size_t)(64), stack_0_layers_0_fc_weight, stack_0_layers_0_fc_weight_f16);
 
     /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *stack_0_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 1); /* f16[8], cast by net_prepare */
+    const amp_f16 *stack_0_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[8], cast by net_prepare */
     if (!stack_0_layers_0_fc_bias_f16) {
         amp_cast_f32_f16((size_t)(8), stack_0_layers_0_fc_bias, (amp_f16 *)slot2);
         stack_0_layers_0_fc_bias_f16 = (const amp_f16 *)slot2;
@@ -215,17 +213,15 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 
     /* blocks_modules.amp:6 in stack.0.layers.0 (blocks_modules.amp:22): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const stack_0_layers_0_result2 = (amp_f16 *)slot3; /* f16[B, 8] */
-    amp_linear_relu_f16(B, 8, 8, x_f16, stack_0_layers_0_fc_weight_f16, stack_0_layers_0_fc_bias_f16, stack_0_layers_0_result2);
+    amp_linear_ex_f16(B, 8, 8, x_f16, stack_0_layers_0_fc_weight_f16, net_prepared_entry_(prepared, 0), stack_0_layers_0_fc_bias_f16, 1, stack_0_layers_0_result2);
 
     /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *stack_0_layers_1_fc_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[8, 8], cast by net_prepare */
-    if (!stack_0_layers_1_fc_weight_f16) {
-        amp_cast_f32_f16((size_t)(64), stack_0_layers_1_fc_weight, (amp_f16 *)slot1);
-        stack_0_layers_1_fc_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const stack_0_layers_1_fc_weight_f16 = (amp_f16 *)slot1; /* f16[8, 8] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_f16((size_t)(64), stack_0_layers_1_fc_weight, stack_0_layers_1_fc_weight_f16);
 
     /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *stack_0_layers_1_fc_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[8], cast by net_prepare */
+    const amp_f16 *stack_0_layers_1_fc_bias_f16 = net_prepared_entry_(prepared, 4); /* f16[8], cast by net_prepare */
     if (!stack_0_layers_1_fc_bias_f16) {
         amp_cast_f32_f16((size_t)(8), stack_0_layers_1_fc_bias, (amp_f16 *)slot2);
         stack_0_layers_1_fc_bias_f16 = (const amp_f16 *)slot2;
@@ -233,14 +229,12 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 
     /* blocks_modules.amp:6 in stack.0.layers.1 (blocks_modules.amp:22): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const stack_0_layers_1_result3 = (amp_f16 *)slot0; /* f16[B, 8] */
-    amp_linear_relu_f16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_f16, stack_0_layers_1_fc_bias_f16, stack_0_layers_1_result3);
+    amp_linear_ex_f16(B, 8, 8, stack_0_layers_0_result2, stack_0_layers_1_fc_weight_f16, net_prepared_entry_(prepared, 1), stack_0_layers_1_fc_bias_f16, 1, stack_0_layers_1_result3);
 
     /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> f16: for linear: lower_precision_fp on gpu; cast once and reused (weight cache) */
-    const amp_f16 *stack_1_layers_0_fc_weight_f16 = net_prepared_entry_(prepared, 4); /* f16[8, 8], cast by net_prepare */
-    if (!stack_1_layers_0_fc_weight_f16) {
-        amp_cast_f32_f16((size_t)(64), stack_1_layers_0_fc_weight, (amp_f16 *)slot1);
-        stack_1_layers_0_fc_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const stack_1_layers_0_fc_weight_f16 = (amp_f16 *)slot1; /* f16[8, 8] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_f16((size_t)(64), stack_1_layers_0_fc_weight, stack_1_layers_0_fc_weight_f16);
 
     /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): cast f32 -> f16: for linear: lower_precision_fp on gpu; cast once and reused (weight cache) */
     const amp_f16 *stack_1_layers_0_fc_bias_f16 = net_prepared_entry_(prepared, 5); /* f16[8], cast by net_prepare */
@@ -251,10 +245,10 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 
     /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const stack_1_layers_0_result5 = (amp_f16 *)slot3; /* f16[B, 8] */
-    amp_linear_relu_f16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, stack_1_layers_0_result5);
+    amp_linear_ex_f16(B, 8, 8, stack_0_layers_1_result3, stack_1_layers_0_fc_weight_f16, net_prepared_entry_(prepared, 2), stack_1_layers_0_fc_bias_f16, 1, stack_1_layers_0_result5);
 
     /* blocks_modules.amp:6 in stack.1.layers.0 (blocks_modules.amp:23): linear + relu in f16: lower_precision_fp on gpu */
-    amp_linear_relu_f16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_f16, stack_1_layers_0_fc_bias_f16, outputs->c);
+    amp_linear_ex_f16(B, 8, 8, stack_1_layers_0_result5, stack_1_layers_0_fc_weight_f16, net_prepared_entry_(prepared, 2), stack_1_layers_0_fc_bias_f16, 1, outputs->c);
     return AMP_OK;
 }
 

@@ -285,7 +285,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:17: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu; cast once and reused (weight cache) */
     amp_bf16 *const w2_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 1, 1] */
-    if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
+    if (!prepared) /* else the kernel reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(16), w2, w2_bf16);
 
     /* conv_fusion.amp:17: conv2d in bf16: lower_precision_fp on cpu */
@@ -303,7 +303,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:18: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu; cast once and reused (weight cache) */
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot3; /* bf16[4, 4, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
+    if (!prepared) /* else the kernel reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
     /* conv_fusion.amp:18: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -334,7 +334,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:20: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu; cast once and reused (weight cache) */
     amp_bf16 *const w3_bf16 = (amp_bf16 *)slot0; /* bf16[4, 4, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
+    if (!prepared) /* else the kernel reads the weights convfusion_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w3, w3_bf16);
 
     /* conv_fusion.amp:20: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu; cast once and reused (weight cache) */

@@ -285,7 +285,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:17: cast f32 -> f16: for conv2d: lower_precision_fp on gpu; cast once and reused (weight cache) */
     amp_f16 *const w2_f16 = (amp_f16 *)slot1; /* f16[4, 4, 1, 1] */
-    if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
+    if (!prepared) /* else the kernel reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(16), w2, w2_f16);
 
     /* conv_fusion.amp:17: conv2d in f16: lower_precision_fp on gpu */
@@ -303,7 +303,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:18: cast f32 -> f16: for conv2d: lower_precision_fp on gpu; cast once and reused (weight cache) */
     amp_f16 *const w1_f16 = (amp_f16 *)slot3; /* f16[4, 4, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
+    if (!prepared) /* else the kernel reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(144), w1, w1_f16);
 
     /* conv_fusion.amp:18: conv2d + batch_norm + add + relu in f16: lower_precision_fp on gpu */
@@ -334,7 +334,7 @@ int convfusion_forward_prepared(const void *prepared, const convfusion_params *p
 
     /* conv_fusion.amp:20: cast f32 -> f16: for conv2d: lower_precision_fp on gpu; cast once and reused (weight cache) */
     amp_f16 *const w3_f16 = (amp_f16 *)slot0; /* f16[4, 4, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights convfusion_prepare packed */
+    if (!prepared) /* else the kernel reads the weights convfusion_prepare packed */
         amp_cast_f32_f16((size_t)(144), w3, w3_f16);
 
     /* conv_fusion.amp:20: cast f32 -> f16: for conv2d: lower_precision_fp on gpu; cast once and reused (weight cache) */

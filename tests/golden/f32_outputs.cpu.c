@@ -101,7 +101,7 @@ static const void *f32outputs_prepared_entry_(const void *prepared, int k)
 size_t f32outputs_prepared_bytes(void)
 {
     size_t bytes = F32OUTPUTS_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += F32OUTPUTS_PAD_((size_t)(32) * sizeof(amp_bf16)); /* fc.weight as bf16 */
+    bytes += F32OUTPUTS_PAD_(amp_linear_packed_bytes_bf16(4, 8)); /* fc.weight, packed for linear */
     bytes += F32OUTPUTS_PAD_((size_t)(4) * sizeof(amp_bf16)); /* fc.bias as bf16 */
     return bytes;
 }
@@ -117,9 +117,9 @@ int f32outputs_prepare(const f32outputs_params *params, void *prepared, size_t p
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = F32OUTPUTS_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* fc.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(32), params->fc_weight, (amp_bf16 *)(base + at));
-    at += F32OUTPUTS_PAD_((size_t)(32) * sizeof(amp_bf16));
+    head[2] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_bf16(4, 8, AMP_F32, params->fc_weight, base + at);
+    at += F32OUTPUTS_PAD_(amp_linear_packed_bytes_bf16(4, 8));
     head[3] = at; /* fc.bias as bf16 */
     amp_cast_f32_bf16((size_t)(4), params->fc_bias, (amp_bf16 *)(base + at));
     at += F32OUTPUTS_PAD_((size_t)(4) * sizeof(amp_bf16));
@@ -170,11 +170,9 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc_weight_bf16 = f32outputs_prepared_entry_(prepared, 0); /* bf16[4, 8], cast by f32outputs_prepare */
-    if (!fc_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(32), fc_weight, (amp_bf16 *)slot1);
-        fc_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot1; /* bf16[4, 8] */
+    if (!prepared) /* else the kernel reads the weights f32outputs_prepare packed */
+        amp_cast_f32_bf16((size_t)(32), fc_weight, fc_weight_bf16);
 
     /* f32_outputs.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc_bias_bf16 = f32outputs_prepared_entry_(prepared, 1); /* bf16[4], cast by f32outputs_prepare */
@@ -185,7 +183,7 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
 
     /* f32_outputs.amp:12: linear in bf16: lower_precision_fp on cpu */
     amp_bf16 *const logits_2 = (amp_bf16 *)slot3; /* bf16[B, 4] */
-    amp_linear_bf16(B, 4, 8, x_bf16, fc_weight_bf16, fc_bias_bf16, logits_2);
+    amp_linear_ex_bf16(B, 4, 8, x_bf16, fc_weight_bf16, f32outputs_prepared_entry_(prepared, 0), fc_bias_bf16, 0, logits_2);
 
     /* f32_outputs.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 4] */

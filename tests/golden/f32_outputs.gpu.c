@@ -101,7 +101,7 @@ static const void *f32outputs_prepared_entry_(const void *prepared, int k)
 size_t f32outputs_prepared_bytes(void)
 {
     size_t bytes = F32OUTPUTS_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += F32OUTPUTS_PAD_((size_t)(32) * sizeof(amp_f16)); /* fc.weight as f16 */
+    bytes += F32OUTPUTS_PAD_(amp_linear_packed_bytes_f16(4, 8)); /* fc.weight, packed for linear */
     bytes += F32OUTPUTS_PAD_((size_t)(4) * sizeof(amp_f16)); /* fc.bias as f16 */
     return bytes;
 }
@@ -117,9 +117,9 @@ int f32outputs_prepare(const f32outputs_params *params, void *prepared, size_t p
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = F32OUTPUTS_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* fc.weight as f16 */
-    amp_cast_f32_f16((size_t)(32), params->fc_weight, (amp_f16 *)(base + at));
-    at += F32OUTPUTS_PAD_((size_t)(32) * sizeof(amp_f16));
+    head[2] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_f16(4, 8, AMP_F32, params->fc_weight, base + at);
+    at += F32OUTPUTS_PAD_(amp_linear_packed_bytes_f16(4, 8));
     head[3] = at; /* fc.bias as f16 */
     amp_cast_f32_f16((size_t)(4), params->fc_bias, (amp_f16 *)(base + at));
     at += F32OUTPUTS_PAD_((size_t)(4) * sizeof(amp_f16));
@@ -170,11 +170,9 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
     amp_cast_f32_f16((size_t)(8*B), x, x_f16);
 
     /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc_weight_f16 = f32outputs_prepared_entry_(prepared, 0); /* f16[4, 8], cast by f32outputs_prepare */
-    if (!fc_weight_f16) {
-        amp_cast_f32_f16((size_t)(32), fc_weight, (amp_f16 *)slot1);
-        fc_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[4, 8] */
+    if (!prepared) /* else the kernel reads the weights f32outputs_prepare packed */
+        amp_cast_f32_f16((size_t)(32), fc_weight, fc_weight_f16);
 
     /* f32_outputs.amp:12: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_bias_f16 = f32outputs_prepared_entry_(prepared, 1); /* f16[4], cast by f32outputs_prepare */
@@ -185,7 +183,7 @@ int f32outputs_forward_prepared(const void *prepared, const f32outputs_params *p
 
     /* f32_outputs.amp:12: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const logits_2 = (amp_f16 *)slot3; /* f16[B, 4] */
-    amp_linear_f16(B, 4, 8, x_f16, fc_weight_f16, fc_bias_f16, logits_2);
+    amp_linear_ex_f16(B, 4, 8, x_f16, fc_weight_f16, f32outputs_prepared_entry_(prepared, 0), fc_bias_f16, 0, logits_2);
 
     /* f32_outputs.amp:13: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 4] */

@@ -102,9 +102,9 @@ static const void *net_prepared_entry_(const void *prepared, int k)
 size_t net_prepared_bytes(void)
 {
     size_t bytes = NET_PAD_(sizeof(uint64_t) * 6) + 64;
-    bytes += NET_PAD_((size_t)(64) * sizeof(amp_f16)); /* fc1.weight as f16 */
+    bytes += NET_PAD_(amp_linear_packed_bytes_f16(16, 4)); /* fc1.weight, packed for linear + relu */
+    bytes += NET_PAD_(amp_linear_packed_bytes_f16(2, 16)); /* fc2.weight, packed for linear */
     bytes += NET_PAD_((size_t)(16) * sizeof(amp_f16)); /* fc1.bias as f16 */
-    bytes += NET_PAD_((size_t)(32) * sizeof(amp_f16)); /* fc2.weight as f16 */
     bytes += NET_PAD_((size_t)(2) * sizeof(amp_f16)); /* fc2.bias as f16 */
     return bytes;
 }
@@ -113,22 +113,22 @@ int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+    if (!params->fc1_weight || !params->fc2_weight || !params->fc1_bias || !params->fc2_bias)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < net_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = NET_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
-    head[2] = at; /* fc1.weight as f16 */
-    amp_cast_f32_f16((size_t)(64), params->fc1_weight, (amp_f16 *)(base + at));
-    at += NET_PAD_((size_t)(64) * sizeof(amp_f16));
-    head[3] = at; /* fc1.bias as f16 */
+    head[2] = at; /* fc1.weight, packed for linear + relu */
+    amp_linear_pack_weights_f16(16, 4, AMP_F32, params->fc1_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_f16(16, 4));
+    head[3] = at; /* fc2.weight, packed for linear */
+    amp_linear_pack_weights_f16(2, 16, AMP_F32, params->fc2_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_f16(2, 16));
+    head[4] = at; /* fc1.bias as f16 */
     amp_cast_f32_f16((size_t)(16), params->fc1_bias, (amp_f16 *)(base + at));
     at += NET_PAD_((size_t)(16) * sizeof(amp_f16));
-    head[4] = at; /* fc2.weight as f16 */
-    amp_cast_f32_f16((size_t)(32), params->fc2_weight, (amp_f16 *)(base + at));
-    at += NET_PAD_((size_t)(32) * sizeof(amp_f16));
     head[5] = at; /* fc2.bias as f16 */
     amp_cast_f32_f16((size_t)(2), params->fc2_bias, (amp_f16 *)(base + at));
     at += NET_PAD_((size_t)(2) * sizeof(amp_f16));
@@ -172,14 +172,12 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc1_weight_f16 = net_prepared_entry_(prepared, 0); /* f16[16, 4], cast by net_prepare */
-    if (!fc1_weight_f16) {
-        amp_cast_f32_f16((size_t)(64), fc1_weight, (amp_f16 *)slot1);
-        fc1_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const fc1_weight_f16 = (amp_f16 *)slot1; /* f16[16, 4] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_f16((size_t)(64), fc1_weight, fc1_weight_f16);
 
     /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc1_bias_f16 = net_prepared_entry_(prepared, 1); /* f16[16], cast by net_prepare */
+    const amp_f16 *fc1_bias_f16 = net_prepared_entry_(prepared, 2); /* f16[16], cast by net_prepare */
     if (!fc1_bias_f16) {
         amp_cast_f32_f16((size_t)(16), fc1_bias, (amp_f16 *)slot2);
         fc1_bias_f16 = (const amp_f16 *)slot2;
@@ -187,14 +185,12 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 
     /* blocks.amp:5 in fc1 (import_blocks.amp:5): linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const fc2_x = (amp_f16 *)slot3; /* f16[B, 16] */
-    amp_linear_relu_f16(B, 16, 4, x_f16, fc1_weight_f16, fc1_bias_f16, fc2_x);
+    amp_linear_ex_f16(B, 16, 4, x_f16, fc1_weight_f16, net_prepared_entry_(prepared, 0), fc1_bias_f16, 1, fc2_x);
 
     /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc2_weight_f16 = net_prepared_entry_(prepared, 2); /* f16[2, 16], cast by net_prepare */
-    if (!fc2_weight_f16) {
-        amp_cast_f32_f16((size_t)(32), fc2_weight, (amp_f16 *)slot0);
-        fc2_weight_f16 = (const amp_f16 *)slot0;
-    }
+    amp_f16 *const fc2_weight_f16 = (amp_f16 *)slot0; /* f16[2, 16] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_f16((size_t)(32), fc2_weight, fc2_weight_f16);
 
     /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_bias_f16 = net_prepared_entry_(prepared, 3); /* f16[2], cast by net_prepare */
@@ -204,7 +200,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     }
 
     /* blocks.amp:5 in fc2 (import_blocks.amp:6): linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 2, 16, fc2_x, fc2_weight_f16, fc2_bias_f16, outputs->y);
+    amp_linear_ex_f16(B, 2, 16, fc2_x, fc2_weight_f16, net_prepared_entry_(prepared, 1), fc2_bias_f16, 0, outputs->y);
     return AMP_OK;
 }
 

@@ -102,9 +102,9 @@ static const void *net_prepared_entry_(const void *prepared, int k)
 size_t net_prepared_bytes(void)
 {
     size_t bytes = NET_PAD_(sizeof(uint64_t) * 6) + 64;
-    bytes += NET_PAD_((size_t)(64) * sizeof(amp_bf16)); /* fc1.weight as bf16 */
+    bytes += NET_PAD_(amp_linear_packed_bytes_bf16(16, 4)); /* fc1.weight, packed for linear + relu */
+    bytes += NET_PAD_(amp_linear_packed_bytes_bf16(2, 16)); /* fc2.weight, packed for linear */
     bytes += NET_PAD_((size_t)(16) * sizeof(amp_bf16)); /* fc1.bias as bf16 */
-    bytes += NET_PAD_((size_t)(32) * sizeof(amp_bf16)); /* fc2.weight as bf16 */
     bytes += NET_PAD_((size_t)(2) * sizeof(amp_bf16)); /* fc2.bias as bf16 */
     return bytes;
 }
@@ -113,22 +113,22 @@ int net_prepare(const net_params *params, void *prepared, size_t prepared_bytes)
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+    if (!params->fc1_weight || !params->fc2_weight || !params->fc1_bias || !params->fc2_bias)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < net_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = NET_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
-    head[2] = at; /* fc1.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(64), params->fc1_weight, (amp_bf16 *)(base + at));
-    at += NET_PAD_((size_t)(64) * sizeof(amp_bf16));
-    head[3] = at; /* fc1.bias as bf16 */
+    head[2] = at; /* fc1.weight, packed for linear + relu */
+    amp_linear_pack_weights_bf16(16, 4, AMP_F32, params->fc1_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_bf16(16, 4));
+    head[3] = at; /* fc2.weight, packed for linear */
+    amp_linear_pack_weights_bf16(2, 16, AMP_F32, params->fc2_weight, base + at);
+    at += NET_PAD_(amp_linear_packed_bytes_bf16(2, 16));
+    head[4] = at; /* fc1.bias as bf16 */
     amp_cast_f32_bf16((size_t)(16), params->fc1_bias, (amp_bf16 *)(base + at));
     at += NET_PAD_((size_t)(16) * sizeof(amp_bf16));
-    head[4] = at; /* fc2.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(32), params->fc2_weight, (amp_bf16 *)(base + at));
-    at += NET_PAD_((size_t)(32) * sizeof(amp_bf16));
     head[5] = at; /* fc2.bias as bf16 */
     amp_cast_f32_bf16((size_t)(2), params->fc2_bias, (amp_bf16 *)(base + at));
     at += NET_PAD_((size_t)(2) * sizeof(amp_bf16));
@@ -172,14 +172,12 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc1_weight_bf16 = net_prepared_entry_(prepared, 0); /* bf16[16, 4], cast by net_prepare */
-    if (!fc1_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(64), fc1_weight, (amp_bf16 *)slot1);
-        fc1_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[16, 4] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_bf16((size_t)(64), fc1_weight, fc1_weight_bf16);
 
     /* blocks.amp:5 in fc1 (import_blocks.amp:5): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc1_bias_bf16 = net_prepared_entry_(prepared, 1); /* bf16[16], cast by net_prepare */
+    const amp_bf16 *fc1_bias_bf16 = net_prepared_entry_(prepared, 2); /* bf16[16], cast by net_prepare */
     if (!fc1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(16), fc1_bias, (amp_bf16 *)slot2);
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
@@ -187,14 +185,12 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
 
     /* blocks.amp:5 in fc1 (import_blocks.amp:5): linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const fc2_x = (amp_bf16 *)slot3; /* bf16[B, 16] */
-    amp_linear_relu_bf16(B, 16, 4, x_bf16, fc1_weight_bf16, fc1_bias_bf16, fc2_x);
+    amp_linear_ex_bf16(B, 16, 4, x_bf16, fc1_weight_bf16, net_prepared_entry_(prepared, 0), fc1_bias_bf16, 1, fc2_x);
 
     /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc2_weight_bf16 = net_prepared_entry_(prepared, 2); /* bf16[2, 16], cast by net_prepare */
-    if (!fc2_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(32), fc2_weight, (amp_bf16 *)slot0);
-        fc2_weight_bf16 = (const amp_bf16 *)slot0;
-    }
+    amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[2, 16] */
+    if (!prepared) /* else the kernel reads the weights net_prepare packed */
+        amp_cast_f32_bf16((size_t)(32), fc2_weight, fc2_weight_bf16);
 
     /* blocks.amp:5 in fc2 (import_blocks.amp:6): cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc2_bias_bf16 = net_prepared_entry_(prepared, 3); /* bf16[2], cast by net_prepare */
@@ -204,7 +200,7 @@ int net_forward_prepared(const void *prepared, const net_params *params, const n
     }
 
     /* blocks.amp:5 in fc2 (import_blocks.amp:6): linear in bf16: lower_precision_fp on tpu */
-    amp_linear_bf16(B, 2, 16, fc2_x, fc2_weight_bf16, fc2_bias_bf16, outputs->y);
+    amp_linear_ex_bf16(B, 2, 16, fc2_x, fc2_weight_bf16, net_prepared_entry_(prepared, 1), fc2_bias_bf16, 0, outputs->y);
     return AMP_OK;
 }
 

@@ -96,7 +96,7 @@ static const void *inplace_prepared_entry_(const void *prepared, int k)
 size_t inplace_prepared_bytes(void)
 {
     size_t bytes = INPLACE_PAD_(sizeof(uint64_t) * 3) + 64;
-    bytes += INPLACE_PAD_((size_t)(16) * sizeof(amp_bf16)); /* w as bf16 */
+    bytes += INPLACE_PAD_(amp_linear_packed_bytes_bf16(4, 4)); /* w, packed for linear */
     return bytes;
 }
 
@@ -111,9 +111,9 @@ int inplace_prepare(const inplace_params *params, void *prepared, size_t prepare
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = INPLACE_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
-    head[2] = at; /* w as bf16 */
-    amp_cast_f32_bf16((size_t)(16), params->w, (amp_bf16 *)(base + at));
-    at += INPLACE_PAD_((size_t)(16) * sizeof(amp_bf16));
+    head[2] = at; /* w, packed for linear */
+    amp_linear_pack_weights_bf16(4, 4, AMP_F32, params->w, base + at);
+    at += INPLACE_PAD_(amp_linear_packed_bytes_bf16(4, 4));
     head[0] = INPLACE_PREPARED_MAGIC;
     head[1] = 1;
     return AMP_OK;
@@ -150,15 +150,13 @@ int inplace_forward_prepared(const void *prepared, const inplace_params *params,
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* inplace_and_out.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *w_bf16 = inplace_prepared_entry_(prepared, 0); /* bf16[4, 4], cast by inplace_prepare */
-    if (!w_bf16) {
-        amp_cast_f32_bf16((size_t)(16), w, (amp_bf16 *)slot1);
-        w_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4] */
+    if (!prepared) /* else the kernel reads the weights inplace_prepare packed */
+        amp_cast_f32_bf16((size_t)(16), w, w_bf16);
 
     /* inplace_and_out.amp:7: linear in bf16: lower_precision_fp on tpu */
     amp_bf16 *const h = (amp_bf16 *)slot2; /* bf16[B, 4] */
-    amp_linear_bf16(B, 4, 4, x_bf16, w_bf16, NULL, h);
+    amp_linear_ex_bf16(B, 4, 4, x_bf16, w_bf16, inplace_prepared_entry_(prepared, 0), NULL, 0, h);
 
     /* inplace_and_out.amp:8: mul in f32: not in any tpu list: follows its inputs */
     float *const y_2 = (float *)slot0; /* f32[B, 4] */

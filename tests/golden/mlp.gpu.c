@@ -104,9 +104,9 @@ static const void *mlp_prepared_entry_(const void *prepared, int k)
 size_t mlp_prepared_bytes(void)
 {
     size_t bytes = MLP_PAD_(sizeof(uint64_t) * 6) + 64;
-    bytes += MLP_PAD_((size_t)(8192) * sizeof(amp_f16)); /* fc1.weight as f16 */
+    bytes += MLP_PAD_(amp_linear_packed_bytes_f16(128, 64)); /* fc1.weight, packed for linear + relu */
+    bytes += MLP_PAD_(amp_linear_packed_bytes_f16(10, 128)); /* fc2.weight, packed for linear */
     bytes += MLP_PAD_((size_t)(128) * sizeof(amp_f16)); /* fc1.bias as f16 */
-    bytes += MLP_PAD_((size_t)(1280) * sizeof(amp_f16)); /* fc2.weight as f16 */
     bytes += MLP_PAD_((size_t)(10) * sizeof(amp_f16)); /* fc2.bias as f16 */
     return bytes;
 }
@@ -115,22 +115,22 @@ int mlp_prepare(const mlp_params *params, void *prepared, size_t prepared_bytes)
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+    if (!params->fc1_weight || !params->fc2_weight || !params->fc1_bias || !params->fc2_bias)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < mlp_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = MLP_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
-    head[2] = at; /* fc1.weight as f16 */
-    amp_cast_f32_f16((size_t)(8192), params->fc1_weight, (amp_f16 *)(base + at));
-    at += MLP_PAD_((size_t)(8192) * sizeof(amp_f16));
-    head[3] = at; /* fc1.bias as f16 */
+    head[2] = at; /* fc1.weight, packed for linear + relu */
+    amp_linear_pack_weights_f16(128, 64, AMP_F32, params->fc1_weight, base + at);
+    at += MLP_PAD_(amp_linear_packed_bytes_f16(128, 64));
+    head[3] = at; /* fc2.weight, packed for linear */
+    amp_linear_pack_weights_f16(10, 128, AMP_F32, params->fc2_weight, base + at);
+    at += MLP_PAD_(amp_linear_packed_bytes_f16(10, 128));
+    head[4] = at; /* fc1.bias as f16 */
     amp_cast_f32_f16((size_t)(128), params->fc1_bias, (amp_f16 *)(base + at));
     at += MLP_PAD_((size_t)(128) * sizeof(amp_f16));
-    head[4] = at; /* fc2.weight as f16 */
-    amp_cast_f32_f16((size_t)(1280), params->fc2_weight, (amp_f16 *)(base + at));
-    at += MLP_PAD_((size_t)(1280) * sizeof(amp_f16));
     head[5] = at; /* fc2.bias as f16 */
     amp_cast_f32_f16((size_t)(10), params->fc2_bias, (amp_f16 *)(base + at));
     at += MLP_PAD_((size_t)(10) * sizeof(amp_f16));
@@ -182,14 +182,12 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     amp_cast_f32_f16((size_t)(64*B), x, x_f16);
 
     /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc1_weight_f16 = mlp_prepared_entry_(prepared, 0); /* f16[128, 64], cast by mlp_prepare */
-    if (!fc1_weight_f16) {
-        amp_cast_f32_f16((size_t)(8192), fc1_weight, (amp_f16 *)slot1);
-        fc1_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const fc1_weight_f16 = (amp_f16 *)slot1; /* f16[128, 64] */
+    if (!prepared) /* else the kernel reads the weights mlp_prepare packed */
+        amp_cast_f32_f16((size_t)(8192), fc1_weight, fc1_weight_f16);
 
     /* mlp.amp:13: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc1_bias_f16 = mlp_prepared_entry_(prepared, 1); /* f16[128], cast by mlp_prepare */
+    const amp_f16 *fc1_bias_f16 = mlp_prepared_entry_(prepared, 2); /* f16[128], cast by mlp_prepare */
     if (!fc1_bias_f16) {
         amp_cast_f32_f16((size_t)(128), fc1_bias, (amp_f16 *)slot2);
         fc1_bias_f16 = (const amp_f16 *)slot2;
@@ -197,14 +195,12 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
 
     /* mlp.amp:13: linear + relu in f16: lower_precision_fp on gpu */
     amp_f16 *const h = (amp_f16 *)slot3; /* f16[B, 128] */
-    amp_linear_relu_f16(B, 128, 64, x_f16, fc1_weight_f16, fc1_bias_f16, h);
+    amp_linear_ex_f16(B, 128, 64, x_f16, fc1_weight_f16, mlp_prepared_entry_(prepared, 0), fc1_bias_f16, 1, h);
 
     /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc2_weight_f16 = mlp_prepared_entry_(prepared, 2); /* f16[10, 128], cast by mlp_prepare */
-    if (!fc2_weight_f16) {
-        amp_cast_f32_f16((size_t)(1280), fc2_weight, (amp_f16 *)slot0);
-        fc2_weight_f16 = (const amp_f16 *)slot0;
-    }
+    amp_f16 *const fc2_weight_f16 = (amp_f16 *)slot0; /* f16[10, 128] */
+    if (!prepared) /* else the kernel reads the weights mlp_prepare packed */
+        amp_cast_f32_f16((size_t)(1280), fc2_weight, fc2_weight_f16);
 
     /* mlp.amp:14: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc2_bias_f16 = mlp_prepared_entry_(prepared, 3); /* f16[10], cast by mlp_prepare */
@@ -214,7 +210,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     }
 
     /* mlp.amp:14: linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 10, 128, h, fc2_weight_f16, fc2_bias_f16, outputs->logits);
+    amp_linear_ex_f16(B, 10, 128, h, fc2_weight_f16, mlp_prepared_entry_(prepared, 1), fc2_bias_f16, 0, outputs->logits);
 
     /* mlp.amp:15: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 10] */

@@ -103,9 +103,9 @@ static const void *mlp_prepared_entry_(const void *prepared, int k)
 size_t mlp_prepared_bytes(void)
 {
     size_t bytes = MLP_PAD_(sizeof(uint64_t) * 6) + 64;
-    bytes += MLP_PAD_((size_t)(8192) * sizeof(amp_bf16)); /* fc1.weight as bf16 */
+    bytes += MLP_PAD_(amp_linear_packed_bytes_bf16(128, 64)); /* fc1.weight, packed for linear + relu */
+    bytes += MLP_PAD_(amp_linear_packed_bytes_bf16(10, 128)); /* fc2.weight, packed for linear */
     bytes += MLP_PAD_((size_t)(128) * sizeof(amp_bf16)); /* fc1.bias as bf16 */
-    bytes += MLP_PAD_((size_t)(1280) * sizeof(amp_bf16)); /* fc2.weight as bf16 */
     bytes += MLP_PAD_((size_t)(10) * sizeof(amp_bf16)); /* fc2.bias as bf16 */
     return bytes;
 }
@@ -114,22 +114,22 @@ int mlp_prepare(const mlp_params *params, void *prepared, size_t prepared_bytes)
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+    if (!params->fc1_weight || !params->fc2_weight || !params->fc1_bias || !params->fc2_bias)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < mlp_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = MLP_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
-    head[2] = at; /* fc1.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(8192), params->fc1_weight, (amp_bf16 *)(base + at));
-    at += MLP_PAD_((size_t)(8192) * sizeof(amp_bf16));
-    head[3] = at; /* fc1.bias as bf16 */
+    head[2] = at; /* fc1.weight, packed for linear + relu */
+    amp_linear_pack_weights_bf16(128, 64, AMP_F32, params->fc1_weight, base + at);
+    at += MLP_PAD_(amp_linear_packed_bytes_bf16(128, 64));
+    head[3] = at; /* fc2.weight, packed for linear */
+    amp_linear_pack_weights_bf16(10, 128, AMP_F32, params->fc2_weight, base + at);
+    at += MLP_PAD_(amp_linear_packed_bytes_bf16(10, 128));
+    head[4] = at; /* fc1.bias as bf16 */
     amp_cast_f32_bf16((size_t)(128), params->fc1_bias, (amp_bf16 *)(base + at));
     at += MLP_PAD_((size_t)(128) * sizeof(amp_bf16));
-    head[4] = at; /* fc2.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(1280), params->fc2_weight, (amp_bf16 *)(base + at));
-    at += MLP_PAD_((size_t)(1280) * sizeof(amp_bf16));
     head[5] = at; /* fc2.bias as bf16 */
     amp_cast_f32_bf16((size_t)(10), params->fc2_bias, (amp_bf16 *)(base + at));
     at += MLP_PAD_((size_t)(10) * sizeof(amp_bf16));
@@ -181,14 +181,12 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     amp_cast_f32_bf16((size_t)(64*B), x, x_bf16);
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc1_weight_bf16 = mlp_prepared_entry_(prepared, 0); /* bf16[128, 64], cast by mlp_prepare */
-    if (!fc1_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(8192), fc1_weight, (amp_bf16 *)slot1);
-        fc1_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[128, 64] */
+    if (!prepared) /* else the kernel reads the weights mlp_prepare packed */
+        amp_cast_f32_bf16((size_t)(8192), fc1_weight, fc1_weight_bf16);
 
     /* mlp.amp:13: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc1_bias_bf16 = mlp_prepared_entry_(prepared, 1); /* bf16[128], cast by mlp_prepare */
+    const amp_bf16 *fc1_bias_bf16 = mlp_prepared_entry_(prepared, 2); /* bf16[128], cast by mlp_prepare */
     if (!fc1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(128), fc1_bias, (amp_bf16 *)slot2);
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
@@ -196,14 +194,12 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
 
     /* mlp.amp:13: linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 128] */
-    amp_linear_relu_bf16(B, 128, 64, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
+    amp_linear_ex_bf16(B, 128, 64, x_bf16, fc1_weight_bf16, mlp_prepared_entry_(prepared, 0), fc1_bias_bf16, 1, h);
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc2_weight_bf16 = mlp_prepared_entry_(prepared, 2); /* bf16[10, 128], cast by mlp_prepare */
-    if (!fc2_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(1280), fc2_weight, (amp_bf16 *)slot0);
-        fc2_weight_bf16 = (const amp_bf16 *)slot0;
-    }
+    amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[10, 128] */
+    if (!prepared) /* else the kernel reads the weights mlp_prepare packed */
+        amp_cast_f32_bf16((size_t)(1280), fc2_weight, fc2_weight_bf16);
 
     /* mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc2_bias_bf16 = mlp_prepared_entry_(prepared, 3); /* bf16[10], cast by mlp_prepare */
@@ -213,7 +209,7 @@ int mlp_forward_prepared(const void *prepared, const mlp_params *params, const m
     }
 
     /* mlp.amp:14: linear in bf16: lower_precision_fp on tpu */
-    amp_linear_bf16(B, 10, 128, h, fc2_weight_bf16, fc2_bias_bf16, outputs->logits);
+    amp_linear_ex_bf16(B, 10, 128, h, fc2_weight_bf16, mlp_prepared_entry_(prepared, 1), fc2_bias_bf16, 0, outputs->logits);
 
     /* mlp.amp:15: cast bf16 -> f32: for log_softmax: fp32 on tpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 10] */

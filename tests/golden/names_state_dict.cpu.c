@@ -85,9 +85,18 @@ int names_save_weights(const names_params *params, const char *path)
 
 #define NAMES_PREPARED_MAGIC 0xbb9670733073b004ull
 
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *names_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
 size_t names_prepared_bytes(void)
 {
-    size_t bytes = NAMES_PAD_(sizeof(uint64_t) * 2);
+    size_t bytes = NAMES_PAD_(sizeof(uint64_t) * 4) + 64;
+    bytes += NAMES_PAD_(amp_linear_packed_bytes_f32(4, 4)); /* 0.0.weight, packed for linear */
+    bytes += NAMES_PAD_(amp_linear_packed_bytes_f32(4, 4)); /* trunk.block1-0.weight, packed for linear */
     return bytes;
 }
 
@@ -95,11 +104,21 @@ int names_prepare(const names_params *params, void *prepared, size_t prepared_by
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
+    if (!params->v0_0_weight || !params->trunk_block1_0_weight)
+        return AMP_ERR_NULL_ARG;
     if (prepared_bytes < names_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = NAMES_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
+    head[2] = at; /* 0.0.weight, packed for linear */
+    amp_linear_pack_weights_f32(4, 4, AMP_F32, params->v0_0_weight, base + at);
+    at += NAMES_PAD_(amp_linear_packed_bytes_f32(4, 4));
+    head[3] = at; /* trunk.block1-0.weight, packed for linear */
+    amp_linear_pack_weights_f32(4, 4, AMP_F32, params->trunk_block1_0_weight, base + at);
+    at += NAMES_PAD_(amp_linear_packed_bytes_f32(4, 4));
     head[0] = NAMES_PREPARED_MAGIC;
-    head[1] = 0;
+    head[1] = 2;
     return AMP_OK;
 }
 
@@ -109,7 +128,7 @@ int names_forward_prepared(const void *prepared, const names_params *params, con
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
     if (prepared && (((const uint64_t *)prepared)[0] != NAMES_PREPARED_MAGIC ||
-                     ((const uint64_t *)prepared)[1] != 0))
+                     ((const uint64_t *)prepared)[1] != 2))
         return AMP_ERR_BAD_PREPARED;
     const int64_t B = dims->B;
     if (B < 0)
@@ -143,11 +162,11 @@ int names_forward_prepared(const void *prepared, const names_params *params, con
 
     /* names_state_dict.amp:10: linear in f32: autocast is off here: follows its inputs */
     float *const h = (float *)slot1; /* f32[B, 4] */
-    amp_linear_f32(B, 4, 4, t5, v0_0_weight, v0_1_bias, h);
+    amp_linear_ex_f32(B, 4, 4, t5, v0_0_weight, names_prepared_entry_(prepared, 0), v0_1_bias, 0, h);
 
     /* names_state_dict.amp:11: linear in f32: autocast is off here: follows its inputs */
     float *const t7 = (float *)slot0; /* f32[B, 4] */
-    amp_linear_f32(B, 4, 4, h, trunk_block1_0_weight, NULL, t7);
+    amp_linear_ex_f32(B, 4, 4, h, trunk_block1_0_weight, names_prepared_entry_(prepared, 1), NULL, 0, t7);
 
     /* names_state_dict.amp:11: mul in f32: autocast is off here: follows its inputs */
     {

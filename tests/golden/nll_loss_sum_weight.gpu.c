@@ -99,7 +99,7 @@ static const void *loss_prepared_entry_(const void *prepared, int k)
 size_t loss_prepared_bytes(void)
 {
     size_t bytes = LOSS_PAD_(sizeof(uint64_t) * 3) + 64;
-    bytes += LOSS_PAD_((size_t)(100) * sizeof(amp_f16)); /* fc.weight as f16 */
+    bytes += LOSS_PAD_(amp_linear_packed_bytes_f16(10, 10)); /* fc.weight, packed for linear */
     return bytes;
 }
 
@@ -114,9 +114,9 @@ int loss_prepare(const loss_params *params, void *prepared, size_t prepared_byte
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = LOSS_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
-    head[2] = at; /* fc.weight as f16 */
-    amp_cast_f32_f16((size_t)(100), params->fc_weight, (amp_f16 *)(base + at));
-    at += LOSS_PAD_((size_t)(100) * sizeof(amp_f16));
+    head[2] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_f16(10, 10, AMP_F32, params->fc_weight, base + at);
+    at += LOSS_PAD_(amp_linear_packed_bytes_f16(10, 10));
     head[0] = LOSS_PREPARED_MAGIC;
     head[1] = 1;
     return AMP_OK;
@@ -156,15 +156,13 @@ int loss_forward_prepared(const void *prepared, const loss_params *params, const
     amp_cast_f32_f16((size_t)(10*B), x, x_f16);
 
     /* nll_loss_sum_weight.amp:11: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc_weight_f16 = loss_prepared_entry_(prepared, 0); /* f16[10, 10], cast by loss_prepare */
-    if (!fc_weight_f16) {
-        amp_cast_f32_f16((size_t)(100), fc_weight, (amp_f16 *)slot1);
-        fc_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[10, 10] */
+    if (!prepared) /* else the kernel reads the weights loss_prepare packed */
+        amp_cast_f32_f16((size_t)(100), fc_weight, fc_weight_f16);
 
     /* nll_loss_sum_weight.amp:11: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const t6 = (amp_f16 *)slot2; /* f16[B, 10] */
-    amp_linear_f16(B, 10, 10, x_f16, fc_weight_f16, NULL, t6);
+    amp_linear_ex_f16(B, 10, 10, x_f16, fc_weight_f16, loss_prepared_entry_(prepared, 0), NULL, 0, t6);
 
     /* nll_loss_sum_weight.amp:11: cast f16 -> f32: for log_softmax: fp32_set_opt_dtype on gpu */
     float *const t7 = (float *)slot0; /* f32[B, 10] */

@@ -80,9 +80,17 @@ int plain_save_weights(const plain_params *params, const char *path)
 
 #define PLAIN_PREPARED_MAGIC 0xfacfdce9e34f9195ull
 
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *plain_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
 size_t plain_prepared_bytes(void)
 {
-    size_t bytes = PLAIN_PAD_(sizeof(uint64_t) * 2);
+    size_t bytes = PLAIN_PAD_(sizeof(uint64_t) * 3) + 64;
+    bytes += PLAIN_PAD_(amp_linear_packed_bytes_f32(3, 4)); /* w, packed for linear */
     return bytes;
 }
 
@@ -90,11 +98,18 @@ int plain_prepare(const plain_params *params, void *prepared, size_t prepared_by
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
+    if (!params->w)
+        return AMP_ERR_NULL_ARG;
     if (prepared_bytes < plain_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = PLAIN_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
+    head[2] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f32(3, 4, AMP_F32, params->w, base + at);
+    at += PLAIN_PAD_(amp_linear_packed_bytes_f32(3, 4));
     head[0] = PLAIN_PREPARED_MAGIC;
-    head[1] = 0;
+    head[1] = 1;
     return AMP_OK;
 }
 
@@ -104,7 +119,7 @@ int plain_forward_prepared(const void *prepared, const plain_params *params, con
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
     if (prepared && (((const uint64_t *)prepared)[0] != PLAIN_PREPARED_MAGIC ||
-                     ((const uint64_t *)prepared)[1] != 0))
+                     ((const uint64_t *)prepared)[1] != 1))
         return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
@@ -126,7 +141,7 @@ int plain_forward_prepared(const void *prepared, const plain_params *params, con
     unsigned char *const slot0 = arena;
 
     /* no_autocast.amp:7: linear in f32: autocast is off here: follows its inputs */
-    amp_linear_f32(B, 3, 4, x, w, b, outputs->logits);
+    amp_linear_ex_f32(B, 3, 4, x, w, plain_prepared_entry_(prepared, 0), b, 0, outputs->logits);
 
     /* no_autocast.amp:8: log_softmax in f32: autocast is off here: follows its inputs */
     float *const t5 = (float *)slot0; /* f32[B, 3] */

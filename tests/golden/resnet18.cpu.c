@@ -363,7 +363,7 @@ size_t resnet18_prepared_bytes(void)
         };
         bytes += RESNET18_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    bytes += RESNET18_PAD_((size_t)(512000) * sizeof(amp_bf16)); /* fc.weight as bf16 */
+    bytes += RESNET18_PAD_(amp_linear_packed_bytes_bf16(1000, 512)); /* fc.weight, packed for linear */
     bytes += RESNET18_PAD_((size_t)(1000) * sizeof(amp_bf16)); /* fc.bias as bf16 */
     return bytes;
 }
@@ -574,9 +574,9 @@ int resnet18_prepare(const resnet18_params *params, void *prepared, size_t prepa
         amp_conv_pack_weights_bf16(&d, AMP_F32, params->layer4_1_conv2_weight, base + at);
         at += RESNET18_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    head[22] = at; /* fc.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(512000), params->fc_weight, (amp_bf16 *)(base + at));
-    at += RESNET18_PAD_((size_t)(512000) * sizeof(amp_bf16));
+    head[22] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_bf16(1000, 512, AMP_F32, params->fc_weight, base + at);
+    at += RESNET18_PAD_(amp_linear_packed_bytes_bf16(1000, 512));
     head[23] = at; /* fc.bias as bf16 */
     amp_cast_f32_bf16((size_t)(1000), params->fc_bias, (amp_bf16 *)(base + at));
     at += RESNET18_PAD_((size_t)(1000) * sizeof(amp_bf16));
@@ -759,7 +759,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in conv1 (resnet18.amp:35): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const conv1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[64, 3, 7, 7] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(9408), conv1_weight, conv1_weight_bf16);
 
     /* nn.amp:9 in conv1 (resnet18.amp:35): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -795,7 +795,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer1.0.conv1 (resnet18.amp:38): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer1_0_conv1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[64, 64, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(36864), layer1_0_conv1_weight, layer1_0_conv1_weight_bf16);
 
     /* nn.amp:9 in layer1.0.conv1 (resnet18.amp:38): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -819,7 +819,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer1.0.conv2 (resnet18.amp:38): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer1_0_conv2_weight_bf16 = (amp_bf16 *)slot1; /* bf16[64, 64, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(36864), layer1_0_conv2_weight, layer1_0_conv2_weight_bf16);
 
     /* nn.amp:9 in layer1.0.conv2 (resnet18.amp:38): conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -843,7 +843,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer1.1.conv1 (resnet18.amp:38): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer1_1_conv1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[64, 64, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(36864), layer1_1_conv1_weight, layer1_1_conv1_weight_bf16);
 
     /* nn.amp:9 in layer1.1.conv1 (resnet18.amp:38): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -867,7 +867,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer1.1.conv2 (resnet18.amp:38): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer1_1_conv2_weight_bf16 = (amp_bf16 *)slot1; /* bf16[64, 64, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(36864), layer1_1_conv2_weight, layer1_1_conv2_weight_bf16);
 
     /* nn.amp:9 in layer1.1.conv2 (resnet18.amp:38): conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -891,7 +891,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer2.0.conv1 (resnet18.amp:40): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer2_0_conv1_weight_bf16 = (amp_bf16 *)slot0; /* bf16[128, 64, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(73728), layer2_0_conv1_weight, layer2_0_conv1_weight_bf16);
 
     /* nn.amp:9 in layer2.0.conv1 (resnet18.amp:40): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -915,12 +915,12 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer2.0.conv2 (resnet18.amp:40): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer2_0_conv2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[128, 128, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(147456), layer2_0_conv2_weight, layer2_0_conv2_weight_bf16);
 
     /* nn.amp:9 in layer2.0.downsample.0 (resnet18.amp:40): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer2_0_downsample_0_weight_bf16 = (amp_bf16 *)slot3; /* bf16[128, 64, 1, 1] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(8192), layer2_0_downsample_0_weight, layer2_0_downsample_0_weight_bf16);
 
     /* nn.amp:9 in layer2.0.downsample.0 (resnet18.amp:40): conv2d + batch_norm in bf16: lower_precision_fp on cpu */
@@ -963,7 +963,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer2.1.conv1 (resnet18.amp:41): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer2_1_conv1_weight_bf16 = (amp_bf16 *)slot0; /* bf16[128, 128, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(147456), layer2_1_conv1_weight, layer2_1_conv1_weight_bf16);
 
     /* nn.amp:9 in layer2.1.conv1 (resnet18.amp:41): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -987,7 +987,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer2.1.conv2 (resnet18.amp:41): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer2_1_conv2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[128, 128, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(147456), layer2_1_conv2_weight, layer2_1_conv2_weight_bf16);
 
     /* nn.amp:9 in layer2.1.conv2 (resnet18.amp:41): conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -1011,7 +1011,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer3.0.conv1 (resnet18.amp:42): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer3_0_conv1_weight_bf16 = (amp_bf16 *)slot0; /* bf16[256, 128, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(294912), layer3_0_conv1_weight, layer3_0_conv1_weight_bf16);
 
     /* nn.amp:9 in layer3.0.conv1 (resnet18.amp:42): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -1035,12 +1035,12 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer3.0.conv2 (resnet18.amp:42): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer3_0_conv2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[256, 256, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(589824), layer3_0_conv2_weight, layer3_0_conv2_weight_bf16);
 
     /* nn.amp:9 in layer3.0.downsample.0 (resnet18.amp:42): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer3_0_downsample_0_weight_bf16 = (amp_bf16 *)slot2; /* bf16[256, 128, 1, 1] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(32768), layer3_0_downsample_0_weight, layer3_0_downsample_0_weight_bf16);
 
     /* nn.amp:9 in layer3.0.downsample.0 (resnet18.amp:42): conv2d + batch_norm in bf16: lower_precision_fp on cpu */
@@ -1083,7 +1083,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer3.1.conv1 (resnet18.amp:43): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer3_1_conv1_weight_bf16 = (amp_bf16 *)slot0; /* bf16[256, 256, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(589824), layer3_1_conv1_weight, layer3_1_conv1_weight_bf16);
 
     /* nn.amp:9 in layer3.1.conv1 (resnet18.amp:43): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -1107,7 +1107,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer3.1.conv2 (resnet18.amp:43): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer3_1_conv2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[256, 256, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(589824), layer3_1_conv2_weight, layer3_1_conv2_weight_bf16);
 
     /* nn.amp:9 in layer3.1.conv2 (resnet18.amp:43): conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -1131,7 +1131,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer4.0.conv1 (resnet18.amp:44): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer4_0_conv1_weight_bf16 = (amp_bf16 *)slot0; /* bf16[512, 256, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(1179648), layer4_0_conv1_weight, layer4_0_conv1_weight_bf16);
 
     /* nn.amp:9 in layer4.0.conv1 (resnet18.amp:44): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -1155,12 +1155,12 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer4.0.conv2 (resnet18.amp:44): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer4_0_conv2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[512, 512, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(2359296), layer4_0_conv2_weight, layer4_0_conv2_weight_bf16);
 
     /* nn.amp:9 in layer4.0.downsample.0 (resnet18.amp:44): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer4_0_downsample_0_weight_bf16 = (amp_bf16 *)slot2; /* bf16[512, 256, 1, 1] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(131072), layer4_0_downsample_0_weight, layer4_0_downsample_0_weight_bf16);
 
     /* nn.amp:9 in layer4.0.downsample.0 (resnet18.amp:44): conv2d + batch_norm in bf16: lower_precision_fp on cpu */
@@ -1203,7 +1203,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer4.1.conv1 (resnet18.amp:45): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer4_1_conv1_weight_bf16 = (amp_bf16 *)slot0; /* bf16[512, 512, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(2359296), layer4_1_conv1_weight, layer4_1_conv1_weight_bf16);
 
     /* nn.amp:9 in layer4.1.conv1 (resnet18.amp:45): conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -1227,7 +1227,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
 
     /* nn.amp:9 in layer4.1.conv2 (resnet18.amp:45): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const layer4_1_conv2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[512, 512, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights resnet18_prepare packed */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
         amp_cast_f32_bf16((size_t)(2359296), layer4_1_conv2_weight, layer4_1_conv2_weight_bf16);
 
     /* nn.amp:9 in layer4.1.conv2 (resnet18.amp:45): conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -1262,11 +1262,9 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
     memcpy(h_2, t210, (size_t)(512*B) * sizeof *h_2);
 
     /* nn.amp:26 in fc (resnet18.amp:46): cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc_weight_bf16 = resnet18_prepared_entry_(prepared, 20); /* bf16[1000, 512], cast by resnet18_prepare */
-    if (!fc_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(512000), fc_weight, (amp_bf16 *)slot0);
-        fc_weight_bf16 = (const amp_bf16 *)slot0;
-    }
+    amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot0; /* bf16[1000, 512] */
+    if (!prepared) /* else the kernel reads the weights resnet18_prepare packed */
+        amp_cast_f32_bf16((size_t)(512000), fc_weight, fc_weight_bf16);
 
     /* nn.amp:26 in fc (resnet18.amp:46): cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc_bias_bf16 = resnet18_prepared_entry_(prepared, 21); /* bf16[1000], cast by resnet18_prepare */
@@ -1276,7 +1274,7 @@ int resnet18_forward_prepared(const void *prepared, const resnet18_params *param
     }
 
     /* nn.amp:26 in fc (resnet18.amp:46): linear in bf16: lower_precision_fp on cpu */
-    amp_linear_bf16(B, 1000, 512, h_2, fc_weight_bf16, fc_bias_bf16, outputs->logits);
+    amp_linear_ex_bf16(B, 1000, 512, h_2, fc_weight_bf16, resnet18_prepared_entry_(prepared, 20), fc_bias_bf16, 0, outputs->logits);
     return AMP_OK;
 }
 

@@ -96,7 +96,7 @@ static const void *scalars_prepared_entry_(const void *prepared, int k)
 size_t scalars_prepared_bytes(void)
 {
     size_t bytes = SCALARS_PAD_(sizeof(uint64_t) * 3) + 64;
-    bytes += SCALARS_PAD_((size_t)(16) * sizeof(amp_f16)); /* w as f16 */
+    bytes += SCALARS_PAD_(amp_linear_packed_bytes_f16(4, 4)); /* w, packed for linear */
     return bytes;
 }
 
@@ -111,9 +111,9 @@ int scalars_prepare(const scalars_params *params, void *prepared, size_t prepare
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = SCALARS_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
-    head[2] = at; /* w as f16 */
-    amp_cast_f32_f16((size_t)(16), params->w, (amp_f16 *)(base + at));
-    at += SCALARS_PAD_((size_t)(16) * sizeof(amp_f16));
+    head[2] = at; /* w, packed for linear */
+    amp_linear_pack_weights_f16(4, 4, AMP_F32, params->w, base + at);
+    at += SCALARS_PAD_(amp_linear_packed_bytes_f16(4, 4));
     head[0] = SCALARS_PREPARED_MAGIC;
     head[1] = 1;
     return AMP_OK;
@@ -150,15 +150,13 @@ int scalars_forward_prepared(const void *prepared, const scalars_params *params,
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* scalar_ops.amp:8: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *w_f16 = scalars_prepared_entry_(prepared, 0); /* f16[4, 4], cast by scalars_prepare */
-    if (!w_f16) {
-        amp_cast_f32_f16((size_t)(16), w, (amp_f16 *)slot1);
-        w_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const w_f16 = (amp_f16 *)slot1; /* f16[4, 4] */
+    if (!prepared) /* else the kernel reads the weights scalars_prepare packed */
+        amp_cast_f32_f16((size_t)(16), w, w_f16);
 
     /* scalar_ops.amp:8: linear in f16: lower_precision_fp on gpu */
     amp_f16 *const h = (amp_f16 *)slot2; /* f16[B, 4] */
-    amp_linear_f16(B, 4, 4, x_f16, w_f16, NULL, h);
+    amp_linear_ex_f16(B, 4, 4, x_f16, w_f16, scalars_prepared_entry_(prepared, 0), NULL, 0, h);
 
     /* scalar_ops.amp:9: mul in f16: not in any gpu list: follows its inputs */
     amp_f16 *const a = (amp_f16 *)slot0; /* f16[B, 4] */

@@ -112,7 +112,7 @@ size_t syntaxforms_prepared_bytes(void)
         };
         bytes += SYNTAXFORMS_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    bytes += SYNTAXFORMS_PAD_((size_t)(192) * sizeof(amp_bf16)); /* 1.weight as bf16 */
+    bytes += SYNTAXFORMS_PAD_(amp_linear_packed_bytes_bf16(16, 12)); /* 1.weight, packed for linear */
     bytes += SYNTAXFORMS_PAD_((size_t)(16) * sizeof(amp_bf16)); /* stem-1.bias as bf16 */
     return bytes;
 }
@@ -137,9 +137,9 @@ int syntaxforms_prepare(const syntaxforms_params *params, void *prepared, size_t
         amp_conv_pack_weights_bf16(&d, AMP_F32, params->v0_weight, base + at);
         at += SYNTAXFORMS_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    head[3] = at; /* 1.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(192), params->v1_weight, (amp_bf16 *)(base + at));
-    at += SYNTAXFORMS_PAD_((size_t)(192) * sizeof(amp_bf16));
+    head[3] = at; /* 1.weight, packed for linear */
+    amp_linear_pack_weights_bf16(16, 12, AMP_F32, params->v1_weight, base + at);
+    at += SYNTAXFORMS_PAD_(amp_linear_packed_bytes_bf16(16, 12));
     head[4] = at; /* stem-1.bias as bf16 */
     amp_cast_f32_bf16((size_t)(16), params->stem_1_bias, (amp_bf16 *)(base + at));
     at += SYNTAXFORMS_PAD_((size_t)(16) * sizeof(amp_bf16));
@@ -185,7 +185,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
 
     /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const v0_weight_bf16 = (amp_bf16 *)slot1; /* bf16[8, 4, 5, 5] */
-    if (!prepared) /* else the convolution reads the weights syntaxforms_prepare packed */
+    if (!prepared) /* else the kernel reads the weights syntaxforms_prepare packed */
         amp_cast_f32_bf16((size_t)(800), v0_weight, v0_weight_bf16);
 
     /* syntax_forms.amp:8 in 0 (syntax_forms.amp:13): conv2d in bf16: lower_precision_fp on cpu */
@@ -269,11 +269,9 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
     amp_cast_f32_bf16((size_t)(12*B), v, v_bf16);
 
     /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *v1_weight_bf16 = syntaxforms_prepared_entry_(prepared, 1); /* bf16[16, 12], cast by syntaxforms_prepare */
-    if (!v1_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(192), v1_weight, (amp_bf16 *)slot1);
-        v1_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const v1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[16, 12] */
+    if (!prepared) /* else the kernel reads the weights syntaxforms_prepare packed */
+        amp_cast_f32_bf16((size_t)(192), v1_weight, v1_weight_bf16);
 
     /* syntax_forms.amp:19: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *stem_1_bias_bf16 = syntaxforms_prepared_entry_(prepared, 2); /* bf16[16], cast by syntaxforms_prepare */
@@ -284,7 +282,7 @@ int syntaxforms_forward_prepared(const void *prepared, const syntaxforms_params 
 
     /* syntax_forms.amp:19: linear in bf16: lower_precision_fp on cpu */
     amp_bf16 *const y = (amp_bf16 *)slot3; /* bf16[B, 16] */
-    amp_linear_bf16(B, 16, 12, v_bf16, v1_weight_bf16, stem_1_bias_bf16, y);
+    amp_linear_ex_bf16(B, 16, 12, v_bf16, v1_weight_bf16, syntaxforms_prepared_entry_(prepared, 1), stem_1_bias_bf16, 0, y);
 
     /* syntax_forms.amp:20: cast f32 -> f16: v.half(): the model's explicit cast */
     amp_f16 *const v_f16 = (amp_f16 *)slot0; /* f16[B, 12] */

@@ -96,7 +96,7 @@ static const void *tied_prepared_entry_(const void *prepared, int k)
 size_t tied_prepared_bytes(void)
 {
     size_t bytes = TIED_PAD_(sizeof(uint64_t) * 3) + 64;
-    bytes += TIED_PAD_((size_t)(64) * sizeof(amp_bf16)); /* w as bf16 */
+    bytes += TIED_PAD_(amp_linear_packed_bytes_bf16(8, 8)); /* w, packed for linear + relu */
     return bytes;
 }
 
@@ -111,9 +111,9 @@ int tied_prepare(const tied_params *params, void *prepared, size_t prepared_byte
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = TIED_PAD_((uintptr_t)base + sizeof(uint64_t) * 3) - (uintptr_t)base;
-    head[2] = at; /* w as bf16 */
-    amp_cast_f32_bf16((size_t)(64), params->w, (amp_bf16 *)(base + at));
-    at += TIED_PAD_((size_t)(64) * sizeof(amp_bf16));
+    head[2] = at; /* w, packed for linear + relu */
+    amp_linear_pack_weights_bf16(8, 8, AMP_F32, params->w, base + at);
+    at += TIED_PAD_(amp_linear_packed_bytes_bf16(8, 8));
     head[0] = TIED_PREPARED_MAGIC;
     head[1] = 1;
     return AMP_OK;
@@ -150,18 +150,16 @@ int tied_forward_prepared(const void *prepared, const tied_params *params, const
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* tied_weights.amp:7: cast f32 -> bf16: for linear: lower_precision_fp on tpu; cast once and reused (weight cache) */
-    const amp_bf16 *w_bf16 = tied_prepared_entry_(prepared, 0); /* bf16[8, 8], cast by tied_prepare */
-    if (!w_bf16) {
-        amp_cast_f32_bf16((size_t)(64), w, (amp_bf16 *)slot1);
-        w_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[8, 8] */
+    if (!prepared) /* else the kernel reads the weights tied_prepare packed */
+        amp_cast_f32_bf16((size_t)(64), w, w_bf16);
 
     /* tied_weights.amp:7: linear + relu in bf16: lower_precision_fp on tpu */
     amp_bf16 *const h = (amp_bf16 *)slot2; /* bf16[B, 8] */
-    amp_linear_relu_bf16(B, 8, 8, x_bf16, w_bf16, NULL, h);
+    amp_linear_ex_bf16(B, 8, 8, x_bf16, w_bf16, tied_prepared_entry_(prepared, 0), NULL, 1, h);
 
     /* tied_weights.amp:8: linear in bf16: lower_precision_fp on tpu */
-    amp_linear_bf16(B, 8, 8, h, w_bf16, NULL, outputs->o);
+    amp_linear_ex_bf16(B, 8, 8, h, w_bf16, tied_prepared_entry_(prepared, 0), NULL, 0, outputs->o);
     return AMP_OK;
 }
 

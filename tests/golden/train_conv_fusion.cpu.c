@@ -117,7 +117,7 @@ size_t trainconv_prepared_bytes(void)
         };
         bytes += TRAINCONV_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    bytes += TRAINCONV_PAD_((size_t)(768) * sizeof(amp_bf16)); /* fc.weight as bf16 */
+    bytes += TRAINCONV_PAD_(amp_linear_packed_bytes_bf16(3, 256)); /* fc.weight, packed for linear */
     return bytes;
 }
 
@@ -150,9 +150,9 @@ int trainconv_prepare(const trainconv_params *params, void *prepared, size_t pre
         amp_conv_pack_weights_bf16(&d, AMP_F32, params->w1, base + at);
         at += TRAINCONV_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    head[4] = at; /* fc.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(768), params->fc_weight, (amp_bf16 *)(base + at));
-    at += TRAINCONV_PAD_((size_t)(768) * sizeof(amp_bf16));
+    head[4] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_bf16(3, 256, AMP_F32, params->fc_weight, base + at);
+    at += TRAINCONV_PAD_(amp_linear_packed_bytes_bf16(3, 256));
     head[0] = TRAINCONV_PREPARED_MAGIC;
     head[1] = 3;
     return AMP_OK;
@@ -204,7 +204,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
 
     /* train_conv_fusion.amp:21: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w0_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights trainconv_prepare packed */
+    if (!prepared) /* else the kernel reads the weights trainconv_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w0, w0_bf16);
 
     /* train_conv_fusion.amp:21: conv2d + batch_norm + relu in bf16: lower_precision_fp on cpu */
@@ -228,7 +228,7 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
 
     /* train_conv_fusion.amp:22: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w1_bf16 = (amp_bf16 *)slot1; /* bf16[4, 4, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights trainconv_prepare packed */
+    if (!prepared) /* else the kernel reads the weights trainconv_prepare packed */
         amp_cast_f32_bf16((size_t)(144), w1, w1_bf16);
 
     /* train_conv_fusion.amp:22: conv2d + batch_norm + add + relu in bf16: lower_precision_fp on cpu */
@@ -255,14 +255,12 @@ int trainconv_forward_prepared(const void *prepared, const trainconv_params *par
     memcpy(t19, h, (size_t)(256*B) * sizeof *t19);
 
     /* train_conv_fusion.amp:23: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc_weight_bf16 = trainconv_prepared_entry_(prepared, 2); /* bf16[3, 256], cast by trainconv_prepare */
-    if (!fc_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(768), fc_weight, (amp_bf16 *)slot0);
-        fc_weight_bf16 = (const amp_bf16 *)slot0;
-    }
+    amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot0; /* bf16[3, 256] */
+    if (!prepared) /* else the kernel reads the weights trainconv_prepare packed */
+        amp_cast_f32_bf16((size_t)(768), fc_weight, fc_weight_bf16);
 
     /* train_conv_fusion.amp:23: linear in bf16: lower_precision_fp on cpu */
-    amp_linear_bf16(B, 3, 256, t19, fc_weight_bf16, NULL, outputs->logits);
+    amp_linear_ex_bf16(B, 3, 256, t19, fc_weight_bf16, trainconv_prepared_entry_(prepared, 2), NULL, 0, outputs->logits);
 
     /* train_conv_fusion.amp:24: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */

@@ -101,7 +101,7 @@ static const void *reread_prepared_entry_(const void *prepared, int k)
 size_t reread_prepared_bytes(void)
 {
     size_t bytes = REREAD_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += REREAD_PAD_((size_t)(12) * sizeof(amp_bf16)); /* fc.weight as bf16 */
+    bytes += REREAD_PAD_(amp_linear_packed_bytes_bf16(3, 4)); /* fc.weight, packed for linear */
     bytes += REREAD_PAD_((size_t)(3) * sizeof(amp_bf16)); /* fc.bias as bf16 */
     return bytes;
 }
@@ -117,9 +117,9 @@ int reread_prepare(const reread_params *params, void *prepared, size_t prepared_
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = REREAD_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* fc.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(12), params->fc_weight, (amp_bf16 *)(base + at));
-    at += REREAD_PAD_((size_t)(12) * sizeof(amp_bf16));
+    head[2] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_bf16(3, 4, AMP_F32, params->fc_weight, base + at);
+    at += REREAD_PAD_(amp_linear_packed_bytes_bf16(3, 4));
     head[3] = at; /* fc.bias as bf16 */
     amp_cast_f32_bf16((size_t)(3), params->fc_bias, (amp_bf16 *)(base + at));
     at += REREAD_PAD_((size_t)(3) * sizeof(amp_bf16));
@@ -163,11 +163,9 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
     amp_cast_f32_bf16((size_t)(4*B), x, x_bf16);
 
     /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
-    const amp_bf16 *fc_weight_bf16 = reread_prepared_entry_(prepared, 0); /* bf16[3, 4], cast by reread_prepare */
-    if (!fc_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(12), fc_weight, (amp_bf16 *)slot1);
-        fc_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot1; /* bf16[3, 4] */
+    if (!prepared) /* else the kernel reads the weights reread_prepare packed */
+        amp_cast_f32_bf16((size_t)(12), fc_weight, fc_weight_bf16);
 
     /* train_loss_reread.amp:11: cast f32 -> bf16: for linear: lower_precision_fp on tpu */
     const amp_bf16 *fc_bias_bf16 = reread_prepared_entry_(prepared, 1); /* bf16[3], cast by reread_prepare */
@@ -178,7 +176,7 @@ int reread_forward_prepared(const void *prepared, const reread_params *params, c
 
     /* train_loss_reread.amp:11: linear in bf16: lower_precision_fp on tpu */
     amp_bf16 *const logits = (amp_bf16 *)slot3; /* bf16[B, 3] */
-    amp_linear_bf16(B, 3, 4, x_bf16, fc_weight_bf16, fc_bias_bf16, logits);
+    amp_linear_ex_bf16(B, 3, 4, x_bf16, fc_weight_bf16, reread_prepared_entry_(prepared, 0), fc_bias_bf16, 0, logits);
 
     /* train_loss_reread.amp:12: cast bf16 -> f32: for cross_entropy: fp32 on tpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */

@@ -105,7 +105,7 @@ size_t trainpoolrelu_prepared_bytes(void)
         };
         bytes += TRAINPOOLRELU_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    bytes += TRAINPOOLRELU_PAD_((size_t)(192) * sizeof(amp_bf16)); /* fc.weight as bf16 */
+    bytes += TRAINPOOLRELU_PAD_(amp_linear_packed_bytes_bf16(3, 64)); /* fc.weight, packed for linear */
     return bytes;
 }
 
@@ -129,9 +129,9 @@ int trainpoolrelu_prepare(const trainpoolrelu_params *params, void *prepared, si
         amp_conv_pack_weights_bf16(&d, AMP_F32, params->w, base + at);
         at += TRAINPOOLRELU_PAD_(amp_conv_packed_bytes_bf16(&d));
     }
-    head[3] = at; /* fc.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(192), params->fc_weight, (amp_bf16 *)(base + at));
-    at += TRAINPOOLRELU_PAD_((size_t)(192) * sizeof(amp_bf16));
+    head[3] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_bf16(3, 64, AMP_F32, params->fc_weight, base + at);
+    at += TRAINPOOLRELU_PAD_(amp_linear_packed_bytes_bf16(3, 64));
     head[0] = TRAINPOOLRELU_PREPARED_MAGIC;
     head[1] = 2;
     return AMP_OK;
@@ -172,7 +172,7 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
 
     /* train_pool_relu.amp:11: cast f32 -> bf16: for conv2d: lower_precision_fp on cpu */
     amp_bf16 *const w_bf16 = (amp_bf16 *)slot1; /* bf16[4, 3, 3, 3] */
-    if (!prepared) /* else the convolution reads the weights trainpoolrelu_prepare packed */
+    if (!prepared) /* else the kernel reads the weights trainpoolrelu_prepare packed */
         amp_cast_f32_bf16((size_t)(108), w, w_bf16);
 
     /* train_pool_relu.amp:11: conv2d in bf16: lower_precision_fp on cpu */
@@ -209,14 +209,12 @@ int trainpoolrelu_forward_prepared(const void *prepared, const trainpoolrelu_par
     memcpy(t9, h, (size_t)(64*B) * sizeof *t9);
 
     /* train_pool_relu.amp:12: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc_weight_bf16 = trainpoolrelu_prepared_entry_(prepared, 1); /* bf16[3, 64], cast by trainpoolrelu_prepare */
-    if (!fc_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(192), fc_weight, (amp_bf16 *)slot1);
-        fc_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const fc_weight_bf16 = (amp_bf16 *)slot1; /* bf16[3, 64] */
+    if (!prepared) /* else the kernel reads the weights trainpoolrelu_prepare packed */
+        amp_cast_f32_bf16((size_t)(192), fc_weight, fc_weight_bf16);
 
     /* train_pool_relu.amp:12: linear in bf16: lower_precision_fp on cpu */
-    amp_linear_bf16(B, 3, 64, t9, fc_weight_bf16, NULL, outputs->logits);
+    amp_linear_ex_bf16(B, 3, 64, t9, fc_weight_bf16, trainpoolrelu_prepared_entry_(prepared, 1), NULL, 0, outputs->logits);
 
     /* train_pool_relu.amp:13: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */

@@ -103,9 +103,9 @@ static const void *twolayer_prepared_entry_(const void *prepared, int k)
 size_t twolayer_prepared_bytes(void)
 {
     size_t bytes = TWOLAYER_PAD_(sizeof(uint64_t) * 6) + 64;
-    bytes += TWOLAYER_PAD_((size_t)(128) * sizeof(amp_bf16)); /* fc1.weight as bf16 */
+    bytes += TWOLAYER_PAD_(amp_linear_packed_bytes_bf16(16, 8)); /* fc1.weight, packed for linear + relu */
+    bytes += TWOLAYER_PAD_(amp_linear_packed_bytes_bf16(4, 16)); /* fc2.weight, packed for linear */
     bytes += TWOLAYER_PAD_((size_t)(16) * sizeof(amp_bf16)); /* fc1.bias as bf16 */
-    bytes += TWOLAYER_PAD_((size_t)(64) * sizeof(amp_bf16)); /* fc2.weight as bf16 */
     bytes += TWOLAYER_PAD_((size_t)(4) * sizeof(amp_bf16)); /* fc2.bias as bf16 */
     return bytes;
 }
@@ -114,22 +114,22 @@ int twolayer_prepare(const twolayer_params *params, void *prepared, size_t prepa
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
-    if (!params->fc1_weight || !params->fc1_bias || !params->fc2_weight || !params->fc2_bias)
+    if (!params->fc1_weight || !params->fc2_weight || !params->fc1_bias || !params->fc2_bias)
         return AMP_ERR_NULL_ARG;
     if (prepared_bytes < twolayer_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = TWOLAYER_PAD_((uintptr_t)base + sizeof(uint64_t) * 6) - (uintptr_t)base;
-    head[2] = at; /* fc1.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(128), params->fc1_weight, (amp_bf16 *)(base + at));
-    at += TWOLAYER_PAD_((size_t)(128) * sizeof(amp_bf16));
-    head[3] = at; /* fc1.bias as bf16 */
+    head[2] = at; /* fc1.weight, packed for linear + relu */
+    amp_linear_pack_weights_bf16(16, 8, AMP_F32, params->fc1_weight, base + at);
+    at += TWOLAYER_PAD_(amp_linear_packed_bytes_bf16(16, 8));
+    head[3] = at; /* fc2.weight, packed for linear */
+    amp_linear_pack_weights_bf16(4, 16, AMP_F32, params->fc2_weight, base + at);
+    at += TWOLAYER_PAD_(amp_linear_packed_bytes_bf16(4, 16));
+    head[4] = at; /* fc1.bias as bf16 */
     amp_cast_f32_bf16((size_t)(16), params->fc1_bias, (amp_bf16 *)(base + at));
     at += TWOLAYER_PAD_((size_t)(16) * sizeof(amp_bf16));
-    head[4] = at; /* fc2.weight as bf16 */
-    amp_cast_f32_bf16((size_t)(64), params->fc2_weight, (amp_bf16 *)(base + at));
-    at += TWOLAYER_PAD_((size_t)(64) * sizeof(amp_bf16));
     head[5] = at; /* fc2.bias as bf16 */
     amp_cast_f32_bf16((size_t)(4), params->fc2_bias, (amp_bf16 *)(base + at));
     at += TWOLAYER_PAD_((size_t)(4) * sizeof(amp_bf16));
@@ -181,14 +181,12 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     amp_cast_f32_bf16((size_t)(8*B), x, x_bf16);
 
     /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc1_weight_bf16 = twolayer_prepared_entry_(prepared, 0); /* bf16[16, 8], cast by twolayer_prepare */
-    if (!fc1_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(128), fc1_weight, (amp_bf16 *)slot1);
-        fc1_weight_bf16 = (const amp_bf16 *)slot1;
-    }
+    amp_bf16 *const fc1_weight_bf16 = (amp_bf16 *)slot1; /* bf16[16, 8] */
+    if (!prepared) /* else the kernel reads the weights twolayer_prepare packed */
+        amp_cast_f32_bf16((size_t)(128), fc1_weight, fc1_weight_bf16);
 
     /* train_relu_mlp.amp:14: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc1_bias_bf16 = twolayer_prepared_entry_(prepared, 1); /* bf16[16], cast by twolayer_prepare */
+    const amp_bf16 *fc1_bias_bf16 = twolayer_prepared_entry_(prepared, 2); /* bf16[16], cast by twolayer_prepare */
     if (!fc1_bias_bf16) {
         amp_cast_f32_bf16((size_t)(16), fc1_bias, (amp_bf16 *)slot2);
         fc1_bias_bf16 = (const amp_bf16 *)slot2;
@@ -196,14 +194,12 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
 
     /* train_relu_mlp.amp:14: linear + relu in bf16: lower_precision_fp on cpu */
     amp_bf16 *const h = (amp_bf16 *)slot3; /* bf16[B, 16] */
-    amp_linear_relu_bf16(B, 16, 8, x_bf16, fc1_weight_bf16, fc1_bias_bf16, h);
+    amp_linear_ex_bf16(B, 16, 8, x_bf16, fc1_weight_bf16, twolayer_prepared_entry_(prepared, 0), fc1_bias_bf16, 1, h);
 
     /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
-    const amp_bf16 *fc2_weight_bf16 = twolayer_prepared_entry_(prepared, 2); /* bf16[4, 16], cast by twolayer_prepare */
-    if (!fc2_weight_bf16) {
-        amp_cast_f32_bf16((size_t)(64), fc2_weight, (amp_bf16 *)slot0);
-        fc2_weight_bf16 = (const amp_bf16 *)slot0;
-    }
+    amp_bf16 *const fc2_weight_bf16 = (amp_bf16 *)slot0; /* bf16[4, 16] */
+    if (!prepared) /* else the kernel reads the weights twolayer_prepare packed */
+        amp_cast_f32_bf16((size_t)(64), fc2_weight, fc2_weight_bf16);
 
     /* train_relu_mlp.amp:15: cast f32 -> bf16: for linear: lower_precision_fp on cpu */
     const amp_bf16 *fc2_bias_bf16 = twolayer_prepared_entry_(prepared, 3); /* bf16[4], cast by twolayer_prepare */
@@ -213,7 +209,7 @@ int twolayer_forward_prepared(const void *prepared, const twolayer_params *param
     }
 
     /* train_relu_mlp.amp:15: linear in bf16: lower_precision_fp on cpu */
-    amp_linear_bf16(B, 4, 16, h, fc2_weight_bf16, fc2_bias_bf16, outputs->logits);
+    amp_linear_ex_bf16(B, 4, 16, h, fc2_weight_bf16, twolayer_prepared_entry_(prepared, 1), fc2_bias_bf16, 0, outputs->logits);
 
     /* train_relu_mlp.amp:16: cast bf16 -> f32: for cross_entropy: fp32 on cpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 4] */

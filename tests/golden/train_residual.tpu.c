@@ -87,9 +87,19 @@ int residual_save_weights(const residual_params *params, const char *path)
 
 #define RESIDUAL_PREPARED_MAGIC 0xf4575173b607dc9cull
 
+/* Entry k of a prepared block (its offset is in the header), or NULL
+ * without a block. */
+static const void *residual_prepared_entry_(const void *prepared, int k)
+{
+    return prepared ? (const unsigned char *)prepared + ((const uint64_t *)prepared)[2 + k] : NULL;
+}
+
 size_t residual_prepared_bytes(void)
 {
-    size_t bytes = RESIDUAL_PAD_(sizeof(uint64_t) * 2);
+    size_t bytes = RESIDUAL_PAD_(sizeof(uint64_t) * 5) + 64;
+    bytes += RESIDUAL_PAD_(amp_linear_packed_bytes_f32(8, 8)); /* fc1.weight, packed for linear */
+    bytes += RESIDUAL_PAD_(amp_linear_packed_bytes_f32(8, 8)); /* fc2.weight, packed for linear */
+    bytes += RESIDUAL_PAD_(amp_linear_packed_bytes_f32(4, 8)); /* head.weight, packed for linear */
     return bytes;
 }
 
@@ -97,11 +107,24 @@ int residual_prepare(const residual_params *params, void *prepared, size_t prepa
 {
     if (!params || !prepared)
         return AMP_ERR_NULL_ARG;
+    if (!params->fc1_weight || !params->fc2_weight || !params->head_weight)
+        return AMP_ERR_NULL_ARG;
     if (prepared_bytes < residual_prepared_bytes())
         return AMP_ERR_ARENA_TOO_SMALL;
     uint64_t *const head = prepared;
+    unsigned char *const base = prepared;
+    size_t at = RESIDUAL_PAD_((uintptr_t)base + sizeof(uint64_t) * 5) - (uintptr_t)base;
+    head[2] = at; /* fc1.weight, packed for linear */
+    amp_linear_pack_weights_f32(8, 8, AMP_F32, params->fc1_weight, base + at);
+    at += RESIDUAL_PAD_(amp_linear_packed_bytes_f32(8, 8));
+    head[3] = at; /* fc2.weight, packed for linear */
+    amp_linear_pack_weights_f32(8, 8, AMP_F32, params->fc2_weight, base + at);
+    at += RESIDUAL_PAD_(amp_linear_packed_bytes_f32(8, 8));
+    head[4] = at; /* head.weight, packed for linear */
+    amp_linear_pack_weights_f32(4, 8, AMP_F32, params->head_weight, base + at);
+    at += RESIDUAL_PAD_(amp_linear_packed_bytes_f32(4, 8));
     head[0] = RESIDUAL_PREPARED_MAGIC;
-    head[1] = 0;
+    head[1] = 3;
     return AMP_OK;
 }
 
@@ -111,7 +134,7 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
     if (!params || !inputs || !outputs || !dims || (!arena && arena_bytes))
         return AMP_ERR_NULL_ARG;
     if (prepared && (((const uint64_t *)prepared)[0] != RESIDUAL_PREPARED_MAGIC ||
-                     ((const uint64_t *)prepared)[1] != 0))
+                     ((const uint64_t *)prepared)[1] != 3))
         return AMP_ERR_BAD_PREPARED;
     int rc;
     const int64_t B = dims->B;
@@ -143,18 +166,18 @@ int residual_forward_prepared(const void *prepared, const residual_params *param
 
     /* train_residual.amp:10: linear in f32: autocast is off here: follows its inputs */
     float *const h = (float *)slot0; /* f32[B, 8] */
-    amp_linear_f32(B, 8, 8, x, fc1_weight, NULL, h);
+    amp_linear_ex_f32(B, 8, 8, x, fc1_weight, residual_prepared_entry_(prepared, 0), NULL, 0, h);
 
     /* train_residual.amp:11: linear in f32: autocast is off here: follows its inputs */
     float *const t6 = (float *)slot1; /* f32[B, 8] */
-    amp_linear_f32(B, 8, 8, h, fc2_weight, NULL, t6);
+    amp_linear_ex_f32(B, 8, 8, h, fc2_weight, residual_prepared_entry_(prepared, 1), NULL, 0, t6);
 
     /* train_residual.amp:11: add in f32: autocast is off here: follows its inputs */
     float *const r = (float *)slot2; /* f32[B, 8] */
     amp_add_f32((size_t)(8*B), h, t6, r);
 
     /* train_residual.amp:12: linear in f32: autocast is off here: follows its inputs */
-    amp_linear_f32(B, 4, 8, r, head_weight, NULL, outputs->logits);
+    amp_linear_ex_f32(B, 4, 8, r, head_weight, residual_prepared_entry_(prepared, 2), NULL, 0, outputs->logits);
 
     /* train_residual.amp:13: cross_entropy in f32: autocast is off here: follows its inputs */
     rc = amp_cross_entropy_f32(B, 4, 1, outputs->logits, y, NULL, -100, 0.0, AMP_REDUCTION_MEAN, outputs->loss);

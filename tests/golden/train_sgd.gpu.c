@@ -98,7 +98,7 @@ static const void *tiny_prepared_entry_(const void *prepared, int k)
 size_t tiny_prepared_bytes(void)
 {
     size_t bytes = TINY_PAD_(sizeof(uint64_t) * 4) + 64;
-    bytes += TINY_PAD_((size_t)(12) * sizeof(amp_f16)); /* fc.weight as f16 */
+    bytes += TINY_PAD_(amp_linear_packed_bytes_f16(3, 4)); /* fc.weight, packed for linear */
     bytes += TINY_PAD_((size_t)(3) * sizeof(amp_f16)); /* fc.bias as f16 */
     return bytes;
 }
@@ -114,9 +114,9 @@ int tiny_prepare(const tiny_params *params, void *prepared, size_t prepared_byte
     uint64_t *const head = prepared;
     unsigned char *const base = prepared;
     size_t at = TINY_PAD_((uintptr_t)base + sizeof(uint64_t) * 4) - (uintptr_t)base;
-    head[2] = at; /* fc.weight as f16 */
-    amp_cast_f32_f16((size_t)(12), params->fc_weight, (amp_f16 *)(base + at));
-    at += TINY_PAD_((size_t)(12) * sizeof(amp_f16));
+    head[2] = at; /* fc.weight, packed for linear */
+    amp_linear_pack_weights_f16(3, 4, AMP_F32, params->fc_weight, base + at);
+    at += TINY_PAD_(amp_linear_packed_bytes_f16(3, 4));
     head[3] = at; /* fc.bias as f16 */
     amp_cast_f32_f16((size_t)(3), params->fc_bias, (amp_f16 *)(base + at));
     at += TINY_PAD_((size_t)(3) * sizeof(amp_f16));
@@ -159,11 +159,9 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
     amp_cast_f32_f16((size_t)(4*B), x, x_f16);
 
     /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
-    const amp_f16 *fc_weight_f16 = tiny_prepared_entry_(prepared, 0); /* f16[3, 4], cast by tiny_prepare */
-    if (!fc_weight_f16) {
-        amp_cast_f32_f16((size_t)(12), fc_weight, (amp_f16 *)slot1);
-        fc_weight_f16 = (const amp_f16 *)slot1;
-    }
+    amp_f16 *const fc_weight_f16 = (amp_f16 *)slot1; /* f16[3, 4] */
+    if (!prepared) /* else the kernel reads the weights tiny_prepare packed */
+        amp_cast_f32_f16((size_t)(12), fc_weight, fc_weight_f16);
 
     /* train_sgd.amp:10: cast f32 -> f16: for linear: lower_precision_fp on gpu */
     const amp_f16 *fc_bias_f16 = tiny_prepared_entry_(prepared, 1); /* f16[3], cast by tiny_prepare */
@@ -173,7 +171,7 @@ int tiny_forward_prepared(const void *prepared, const tiny_params *params, const
     }
 
     /* train_sgd.amp:10: linear in f16: lower_precision_fp on gpu */
-    amp_linear_f16(B, 3, 4, x_f16, fc_weight_f16, fc_bias_f16, outputs->logits);
+    amp_linear_ex_f16(B, 3, 4, x_f16, fc_weight_f16, tiny_prepared_entry_(prepared, 0), fc_bias_f16, 0, outputs->logits);
 
     /* train_sgd.amp:11: cast f16 -> f32: for cross_entropy: not in any gpu list, but PyTorch builds it from log_softmax (given the input's dtype, so not autocast) and nll_loss, which sets its dtype: fp32 on gpu */
     float *const logits_f32 = (float *)slot0; /* f32[B, 3] */

@@ -248,7 +248,7 @@ static void f16_region_is_allowed_on_cpu(void **state)
                      "  autocast(dtype=f16) { y = linear(x, w) }\n  output y\n}\n");
     assert_string_equal(diags(f), "");
     assert_int_equal(rc, EXIT_OK);
-    assert_contains(c_text(f), "amp_linear_f16(");
+    assert_contains(c_text(f), "amp_linear_ex_f16(");
 }
 
 static void lower_error_exits_1(void **state)
@@ -313,9 +313,10 @@ static void mlp_on_tpu_runs_linear_in_bf16_and_log_softmax_in_f32(void **state)
     assert_int_equal(compile(f, TARGET_TPU, mlp), EXIT_OK);
     assert_string_equal(diags(f), "");
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_bf16("), 1);
+    /* on the weights <prefix>_prepare packed, or on the casts without them */
+    assert_int_equal(count(c, "amp_linear_ex_bf16("), 2);
     /* relu is on the TPU bf16 list; fuse.c runs it with its linear */
-    assert_int_equal(count(c, "amp_linear_relu_bf16("), 1);
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_bf16(", "fc1_bias_bf16, 1, "), 1);
     assert_int_equal(count(c, "amp_log_softmax_f32("), 1);   /* TPU fp32 list */
     assert_int_equal(count(c, "amp_nll_loss_f32("), 1);
     assert_int_equal(count(c, "amp_cast_bf16_f32("), 1);     /* logits up to f32 for log_softmax */
@@ -331,8 +332,9 @@ static void mlp_on_gpu_runs_linear_in_f16_and_log_softmax_in_f32(void **state)
     assert_int_equal(compile(f, TARGET_GPU, mlp), EXIT_OK);
     assert_string_equal(diags(f), "");
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_f16("), 1);
-    assert_int_equal(count(c, "amp_linear_relu_f16("), 1); /* relu not listed on CUDA: follows its f16 input */
+    assert_int_equal(count(c, "amp_linear_ex_f16("), 2);
+    /* relu not listed on CUDA: follows its f16 input */
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_f16(", "fc1_bias_f16, 1, "), 1);
     assert_contains(c, "linear + relu in f16: "); /* fuse.c: one node, the linear's decision */
     assert_int_equal(count(c, "amp_log_softmax_f32("), 1); /* fp32_set_opt_dtype */
     assert_contains(c, "log_softmax in f32: fp32_set_opt_dtype on gpu");
@@ -348,8 +350,8 @@ static void mlp_on_cpu_runs_log_softmax_in_its_bf16_input(void **state)
     assert_int_equal(compile(f, TARGET_CPU, mlp), EXIT_OK);
     assert_string_equal(diags(f), "");
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_bf16("), 1);
-    assert_int_equal(count(c, "amp_linear_relu_bf16("), 1);
+    assert_int_equal(count(c, "amp_linear_ex_bf16("), 2);
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_bf16(", "fc1_bias_bf16, 1, "), 1);
     assert_int_equal(count(c, "amp_log_softmax_bf16("), 1);
     assert_contains(c, "log_softmax in bf16: not in any cpu list: follows its inputs");
     assert_lacks(c, "amp_log_softmax_f32(");
@@ -369,7 +371,7 @@ static void no_autocast_means_no_casts(void **state)
                          EXIT_OK);
         const char *c = c_text(f);
         assert_lacks(c, "amp_cast_");
-        assert_int_equal(count(c, "amp_linear_f32("), 1);
+        assert_int_equal(count(c, "amp_linear_ex_f32("), 1);
         assert_int_equal(count(c, "amp_softmax_f32(B, 3, 1, "), 1); /* dim=-1 of [B, 3] */
         assert_int_equal(count(c, "autocast is off here: follows its inputs"), 2);
     }
@@ -386,8 +388,8 @@ static void disabled_region_inside_autocast_follows_inputs(void **state)
                      EXIT_OK);
     const char *c = c_text(f);
     /* relu's input is already f16 (relu runs with it: fuse.c) */
-    assert_int_equal(count(c, "amp_linear_relu_f16("), 1);
-    assert_int_equal(count(c, "amp_linear_f32("), 1); /* autocast off: f32 in, f32 out */
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_f16(", ", 1, outputs->g);"), 1);
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_f32(", ", 0, outputs->k);"), 1); /* autocast off: f32 in, f32 out */
     assert_int_equal(count_lines_with(c, "linear in f32", "autocast is off here"), 1);
 }
 
@@ -416,16 +418,17 @@ static void linear_relu_fuses_only_a_sole_reader(void **state)
                         "  output g, h, k\n}\n";
     assert_int_equal(compile(f, TARGET_TPU, model), EXIT_OK);
     const char *c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_f32("), 1);      /* h is an output too */
+    /* (linear_ex: on the weights <prefix>_prepare packed, relu its flag) */
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_f32(", ", 0, outputs->h);"), 1); /* h is an output too */
     assert_int_equal(count(c, "amp_relu_f32("), 1);
-    assert_int_equal(count(c, "amp_linear_relu_f32("), 1); /* k's linear has no other reader */
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_f32(", ", 1, outputs->k);"), 1); /* k's linear has no other reader */
     assert_int_equal(count(c, ": linear + relu in f32: "), 1);
     f->opts.no_fuse = true;
     assert_int_equal(compile(f, TARGET_TPU, model), EXIT_OK);
     c = c_text(f);
-    assert_int_equal(count(c, "amp_linear_f32("), 2);
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_f32(", ", 0, "), 2);
     assert_int_equal(count(c, "amp_relu_f32("), 2);
-    assert_lacks(c, "amp_linear_relu_f32(");
+    assert_lacks(c, ", 1, outputs->");
 }
 
 /* ---- the weight cache ------------------------------------------------------ */
@@ -439,13 +442,15 @@ static void parameter_used_twice_is_cast_once(void **state)
                              "  output o\n}\n"),
                      EXIT_OK);
     const char *c = c_text(f);
-    assert_int_equal(count_lines_with(c, "amp_cast_f32_bf16(", ", w, (amp_bf16 *)slot"), 1);
-    /* both linears (the first with its relu: fuse.c) read the one cast */
-    assert_int_equal(count_lines_with(c, "amp_linear_bf16(", "w_bf16"), 1);
-    assert_int_equal(count_lines_with(c, "amp_linear_relu_bf16(", "w_bf16"), 1);
+    assert_int_equal(count_lines_with(c, "amp_cast_f32_bf16(", ", w, w_bf16);"), 1);
+    /* both linears (the first with its relu: fuse.c) read the one cast,
+     * or the one packing of it <prefix>_prepare made */
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_bf16(", "w_bf16, tied_prepared_entry_(prepared, 0), NULL, 0"), 1);
+    assert_int_equal(count_lines_with(c, "amp_linear_ex_bf16(", "w_bf16, tied_prepared_entry_(prepared, 0), NULL, 1"), 1);
     assert_contains(c, "cast once and reused (weight cache)");
-    /* x for the first linear, w in the forward, w in <prefix>_prepare */
-    assert_int_equal(count(c, "amp_cast_f32_bf16("), 3);
+    /* x for the first linear, w in the forward (without a prepared block) */
+    assert_int_equal(count(c, "amp_cast_f32_bf16("), 2);
+    assert_int_equal(count(c, "amp_linear_pack_weights_bf16(8, 8, AMP_F32, params->w, base + at);"), 1);
 }
 
 static void same_parameter_in_two_dtypes_is_cast_twice(void **state)
@@ -763,7 +768,7 @@ static void prepared_forward_reads_the_casts_once(void **state)
     Fixture *f = *state;
     assert_int_equal(compile(f, TARGET_TPU,
                              "model Tied(B) {\n  input x: f32[B, 8]\n  param w: f32[8, 8]\n"
-                             "  autocast {\n    h = relu(linear(x, w))\n    o = linear(h, w)\n  }\n"
+                             "  autocast {\n    h = relu(matmul(x, w))\n    o = matmul(h, w)\n  }\n"
                              "  output o\n}\n"),
                      EXIT_OK);
     const char *c = c_text(f);
@@ -777,6 +782,30 @@ static void prepared_forward_reads_the_casts_once(void **state)
     assert_contains(c, "if (!w_bf16) {");
     assert_contains(c, "return tied_forward_prepared(NULL, params, inputs, outputs, dims, arena, arena_bytes);");
     assert_contains(c, "return AMP_ERR_BAD_PREPARED;");
+    assert_compiles(f);
+}
+
+/* A linear's weights are packed by <prefix>_prepare (linear_ex): once
+ * for two linears of one dtype reading them, once more for one of
+ * another dtype; the forward casts them only without a prepared block. */
+static void prepared_forward_packs_linear_weights_once(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_GPU,
+                             "model P(B) {\n  input x: f32[B, 8]\n  param w: f32[8, 8]\n  param b: f32[8]\n"
+                             "  autocast {\n    h = relu(linear(x, w, b))\n    o = linear(h, w)\n"
+                             "    autocast(enabled=false) { k = linear(x, w) }\n  }\n"
+                             "  output o, k\n}\n"),
+                     EXIT_OK);
+    const char *c = c_text(f);
+    assert_int_equal(count(c, "amp_linear_pack_weights_f16(8, 8, AMP_F32, params->w, base + at);"), 1);
+    assert_int_equal(count(c, "amp_linear_pack_weights_f32(8, 8, AMP_F32, params->w, base + at);"), 1);
+    assert_int_equal(count(c, "amp_linear_pack_weights_"), 2);
+    assert_contains(c, "if (!prepared) /* else the kernel reads the weights p_prepare packed */\n"
+                       "        amp_cast_f32_f16((size_t)(64), w, w_f16);");
+    assert_contains(c, "amp_linear_ex_f16(B, 8, 8, x_f16, w_f16, p_prepared_entry_(prepared, 0), b_f16, 1, h);");
+    assert_contains(c, "amp_linear_ex_f16(B, 8, 8, h, w_f16, p_prepared_entry_(prepared, 0), NULL, 0, outputs->o);");
+    assert_contains(c, "amp_linear_ex_f32(B, 8, 8, x, w, p_prepared_entry_(prepared, 1), NULL, 0, outputs->k);");
     assert_compiles(f);
 }
 
@@ -823,6 +852,7 @@ int main(void)
         T(batch_norm_in_f32_is_not_fused),
         T(training_step_keeps_what_the_backward_reads),
         T(prepared_forward_reads_the_casts_once),
+        T(prepared_forward_packs_linear_weights_once),
     };
 #undef T
     return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
