@@ -41,7 +41,9 @@ endif
 # BARE=1: AMPRT_NO_THREADS (frame/serial.c instead of the thread pool) and
 # AMPRT_NO_STDIO (no warnings on stderr, no amp_st_open or amp_st_write),
 # and no unwind tables (.eh_frame: a C runtime without exceptions needs
-# none, and they were 4 KB of the small MLP program);
+# none, and they were 4 KB of the small MLP program), and functions not
+# padded to 16 bytes (256 bytes of the every-set MLP program; loops keep
+# their alignment);
 # REF_ONLY=1: AMPRT_REF_ONLY (no kernel set but the reference);
 # NO_AVX512=1: AMPRT_NO_AVX512 (on x86, the avx2 set alone).  Any of them
 # builds the runtime only, in a tree of its own named for them
@@ -53,7 +55,8 @@ empty :=
 space := $(empty) $(empty)
 RUNTIME_VARIANT := $(subst $(space),-,$(strip $(if $(filter 1,$(BARE)),bare) $(if $(filter 1,$(REF_ONLY)),ref) \
                                               $(if $(filter 1,$(NO_AVX512)),noavx512)))
-RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO -fno-asynchronous-unwind-tables -fno-unwind-tables) \
+RUNTIME_DEFS    := $(if $(filter 1,$(BARE)),-DAMPRT_NO_THREADS -DAMPRT_NO_STDIO -fno-asynchronous-unwind-tables -fno-unwind-tables \
+                                             -falign-functions=1) \
                    $(if $(filter 1,$(REF_ONLY)),-DAMPRT_REF_ONLY) \
                    $(if $(filter 1,$(NO_AVX512)),-DAMPRT_NO_AVX512)
 ifneq ($(RUNTIME_VARIANT),)

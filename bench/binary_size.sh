@@ -116,10 +116,10 @@ fi
 has() { nm "$OUT/$1.syms" | grep -q " $2\$"; }
 case $(uname -m) in
 x86_64 | i?86)
-    for k in amp_isa_avx2_linear_bf16 amp_isa_avx2_linear_relu_bf16 amp_isa_avx2_cast_f32_bf16; do
+    for k in amp_isa_avx2_linear_ex_bf16 amp_isa_avx2_cast_f32_bf16; do
         has mlp_fast "$k" || { echo "FAIL: $k is not in the fast program"; fail=1; }
     done
-    for k in amp_isa_avx2_linear_bf16 amp_isa_avx512_linear_relu_bf16 amp_isa_avx512bf16_linear_bf16; do
+    for k in amp_isa_avx2_linear_ex_bf16 amp_isa_avx512_linear_ex_bf16 amp_isa_avx512bf16_linear_ex_bf16; do
         has mlp_all "$k" || { echo "FAIL: $k is not in the every-set program"; fail=1; }
     done
     ;;

@@ -532,13 +532,29 @@ void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_des
                        float *y);
 
 /* linear_ex's packed weights on the driver (frame/gemm.c): B = w^T packed
- * whole, every panel once, behind a header; linear_ex reads its panels
- * and packs only x (the relu, if any, is the caller's, after). */
+ * whole, every panel once, behind a 64-byte header that names the set's
+ * function running a product on them (run, which amp_fast_linear_ex
+ * serves): linear_ex calls it through the header, so that a program that
+ * never packs weights does not link the packed path at all (a small
+ * binary's every-set MLP). */
+typedef void amp_linear_packed_fn(const void *packed, int64_t M, int64_t N, int64_t K, const void *x,
+                                  const void *bias, int relu, void *y);
+typedef union {
+    struct {
+        uint64_t magic;
+        const amp_gemm_kernel *k;
+        amp_linear_packed_fn *run;
+        int64_t t, N, K;
+    } h;
+    unsigned char bytes[64];
+} amp_linear_packed_header;
 size_t amp_fast_linear_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K);
 void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K, amp_dtype src,
-                                  const void *w, void *packed);
+                                  const void *w, void *packed, amp_linear_packed_fn *run);
+/* y = x w^T + bias on packed (from amp_fast_linear_pack_weights with k
+ * and t); the relu, if any, is the caller's, after */
 void amp_fast_linear_ex(const amp_gemm_kernel *k, amp_dtype t, int64_t M, int64_t N, int64_t K, const void *x,
-                        const void *w, const void *packed, const void *bias, void *y);
+                        const void *packed, const void *bias, void *y);
 
 /* y = conv(x, w) + bias (amp_conv_desc semantics, bias may be NULL) as
  * GEMMs of the packed weights and im2col blocks of x (frame/conv.c), on the

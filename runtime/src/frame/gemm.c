@@ -252,7 +252,6 @@ static uint32_t *pack_whole(gemm_job *j, int threads)
     const int64_t kstep = (int64_t)k->kcu * k->kpair, blocks = cdiv(d->K, kstep);
     const int64_t units = whole_units(k, d->K);
     j->strips = cdiv(d->M, k->mr);
-    j->panels = cdiv(d->N, k->nr);
     j->pack_panels = j->pb_all != NULL ? 0 : j->panels;
     /* B's panels start on a cache line, as the micro-kernels' aligned loads need */
     const int64_t a_units = round_up(units * j->strips * k->mr, 16);
@@ -365,18 +364,11 @@ void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_des
 
 /* ---- a linear's weights packed once (linear_ex) ---------------------------- */
 
-/* The packed weights' header: what they were packed for.  64 bytes, so the
+/* The packed weights' header (amp_linear_packed_header): what they were
+ * packed for, and the function linear_ex runs on them.  64 bytes, so the
  * panels after it keep the buffer's 64-byte alignment. */
 #define LINEAR_PACKED_MAGIC 0x316e696c63706d61ull /* "ampclin1" */
-typedef union {
-    struct {
-        uint64_t magic;
-        const amp_gemm_kernel *k;
-        int64_t t, N, K;
-    } h;
-    unsigned char bytes[64];
-} linear_header;
-typedef char linear_header_is_64_bytes[sizeof(linear_header) == 64 ? 1 : -1];
+typedef char linear_header_is_64_bytes[sizeof(amp_linear_packed_header) == 64 ? 1 : -1];
 
 /* A linear's product: y[M, N] = x[M, K] w[N, K]^T, i.e. B (k, n) = w[n * K + k]. */
 static amp_gemm_desc linear_desc(int64_t M, int64_t N, int64_t K)
@@ -387,10 +379,11 @@ static amp_gemm_desc linear_desc(int64_t M, int64_t N, int64_t K)
 
 size_t amp_fast_linear_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K)
 {
+    const size_t head = sizeof(amp_linear_packed_header);
     (void)t;
     if (N <= 0 || K <= 0)
-        return sizeof(linear_header);
-    return sizeof(linear_header) + (size_t)(whole_units(k, K) * cdiv(N, k->nr) * k->nr) * sizeof(uint32_t);
+        return head;
+    return head + (size_t)(whole_units(k, K) * cdiv(N, k->nr) * k->nr) * sizeof(uint32_t);
 }
 
 /* Source rows rounded to T, one nr x kc block at a time (src != T). */
@@ -432,12 +425,13 @@ static void linear_pack_task(void *ctx, int64_t p, int slot)
 }
 
 void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K, amp_dtype src,
-                                  const void *w, void *packed)
+                                  const void *w, void *packed, amp_linear_packed_fn *run)
 {
-    linear_header hd;
+    amp_linear_packed_header hd;
     memset(&hd, 0, sizeof hd);
     hd.h.magic = LINEAR_PACKED_MAGIC;
     hd.h.k = k;
+    hd.h.run = run;
     hd.h.t = t;
     hd.h.N = N;
     hd.h.K = K;
@@ -450,18 +444,12 @@ void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t
 }
 
 void amp_fast_linear_ex(const amp_gemm_kernel *k, amp_dtype t, int64_t M, int64_t N, int64_t K, const void *x,
-                        const void *w, const void *packed, const void *bias, void *y)
+                        const void *packed, const void *bias, void *y)
 {
     const amp_gemm_desc d = linear_desc(M, N, K);
-    const uint32_t *pb = NULL;
-    if (packed != NULL) {
-        const linear_header *hd = packed;
-        (void)hd;
-        assert(hd->h.magic == LINEAR_PACKED_MAGIC && "linear_ex: packed is not from linear_pack_weights");
-        assert(hd->h.k == k && hd->h.t == t && "linear_ex: weights packed under another kernel set or dtype");
-        assert(hd->h.N == N && hd->h.K == K && "linear_ex: weights packed for another shape");
-        pb = (const uint32_t *)(const void *)((const char *)packed + sizeof *hd);
-        w = NULL;
-    }
-    fast_gemm(k, t, t, &d, x, w, NULL, bias, y, pb);
+    const amp_linear_packed_header *hd = packed;
+    (void)hd;
+    /* from linear_pack_weights, under this set, for this dtype and shape */
+    assert(hd->h.magic == LINEAR_PACKED_MAGIC && hd->h.k == k && hd->h.t == t && hd->h.N == N && hd->h.K == K);
+    fast_gemm(k, t, t, &d, x, NULL, NULL, bias, y, (const uint32_t *)(const void *)((const char *)packed + sizeof *hd));
 }

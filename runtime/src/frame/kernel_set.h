@@ -220,34 +220,37 @@ static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, 
 /* linear_ex and its packing for dtype T of a set, on the driver with
  * PKERN; LINEAR and LINEAR_RELU are the set's own unpacked kernels (its
  * small products' paths in front of the driver, where it has them), which
- * an unpacked call runs.  Each set's file invokes it beside its
- * ISA_GEMM_ENTRIES. */
+ * an unpacked call runs.  A packed call runs the function its weights'
+ * header names (linear_packed_run, put there by linear_pack_weights): the
+ * driver on the panels, then the relu kernel (the same bits as the relu
+ * in the unpacked kernels' epilogues).  Each set's file invokes it beside
+ * its ISA_GEMM_ENTRIES. */
 #define ISA_LINEAR_EX_ENTRIES(PREFIX, T, PKERN, LINEAR, LINEAR_RELU)                              \
     static size_t PREFIX##_linear_packed_bytes_##T(int64_t N, int64_t K)                          \
     {                                                                                             \
         return amp_fast_linear_packed_bytes(PKERN, AMP_DTYPE_##T, N, K);                          \
     }                                                                                             \
+    static void PREFIX##_linear_packed_run_##T(const void *packed, int64_t M, int64_t N, int64_t K, \
+                                               const void *x, const void *bias, int relu, void *y) \
+    {                                                                                             \
+        amp_fast_linear_ex(PKERN, AMP_DTYPE_##T, M, N, K, x, packed, bias, y);                    \
+        if (relu && M > 0 && N > 0)                                                               \
+            amp_relu_##T((size_t)(M * N), y, y);                                                  \
+    }                                                                                             \
     static void PREFIX##_linear_pack_weights_##T(int64_t N, int64_t K, amp_dtype src,             \
                                                  const void *w, void *packed)                     \
     {                                                                                             \
-        amp_fast_linear_pack_weights(PKERN, AMP_DTYPE_##T, N, K, src, w, packed);                 \
+        amp_fast_linear_pack_weights(PKERN, AMP_DTYPE_##T, N, K, src, w, packed,                  \
+                                     PREFIX##_linear_packed_run_##T);                             \
     }                                                                                             \
-    /* unpacked: the set's linear or linear_relu; packed: the driver on                         \
-     * the panels, then the relu kernel (the same bits) */                                      \
     static void PREFIX##_linear_ex_##T(int64_t M, int64_t N, int64_t K, const AMP_CTYPE_##T *x,   \
                                        const AMP_CTYPE_##T *w, const void *packed,                \
                                        const AMP_CTYPE_##T *bias, int relu, AMP_CTYPE_##T *y)     \
     {                                                                                             \
-        if (packed == NULL) {                                                                     \
-            if (relu)                                                                             \
-                LINEAR_RELU(M, N, K, x, w, bias, y);                                              \
-            else                                                                                  \
-                LINEAR(M, N, K, x, w, bias, y);                                                   \
-            return;                                                                               \
-        }                                                                                         \
-        amp_fast_linear_ex(PKERN, AMP_DTYPE_##T, M, N, K, x, w, packed, bias, y);                 \
-        if (relu && M > 0 && N > 0)                                                               \
-            amp_relu_##T((size_t)(M * N), y, y);                                                  \
+        if (packed != NULL)                                                                       \
+            ((const amp_linear_packed_header *)packed)->h.run(packed, M, N, K, x, bias, relu, y); \
+        else                                                                                      \
+            (relu ? LINEAR_RELU : LINEAR)(M, N, K, x, w, bias, y);                                \
     }
 
 /* The kernels ISA_GEMM_ENTRIES(PREFIX, T, ...) defines, as X(kernel,
