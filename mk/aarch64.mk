@@ -18,7 +18,7 @@
 AARCH64_CROSS ?= aarch64-linux-gnu-
 AARCH64_BUILD := $(BUILD)/aarch64
 # what the CI subset runs (tests/aarch64/run.sh says why these)
-AARCH64_CI_TESTS := test_fastgemm test_fastconv test_fastwinograd test_fasteltwise test_fastbackward test_fastloss test_fastscalar_arith test_dispatch
+AARCH64_CI_TESTS := test_fastgemm test_linear_ex test_fastconv test_fastwinograd test_fasteltwise test_fastbackward test_fastloss test_fastscalar_arith test_dispatch
 
 .PHONY: test-aarch64 test-aarch64-sets test-aarch64-full
 

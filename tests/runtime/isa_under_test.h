@@ -2,7 +2,7 @@
  * isa_under_test.h - which kernel sets a per-set runtime test checks.
  *
  * The tests that take each set's table through amp_kernel_table_for
- * (test_fast*.c, test_conv_ex.c) check every set this CPU supports when
+ * (test_fast*.c, test_conv_ex.c, test_linear_ex.c) check every set this CPU supports when
  * AMPRT_ISA is unset or "auto": that is make test-runtime's plain run.
  * tests/runtime/run-isas.sh then runs them once per forced set, for the
  * public amp_* functions that dispatch to it; there each checks its
