@@ -36,4 +36,14 @@ static const amp_kernel_table *table_under_test(const char *isa)
     return k;
 }
 
+/* The cmocka entries of a test run once per kernel set, each entry's
+ * state the set's name (which table_under_test(*state) takes): every
+ * set, or the optimized ones; a set this CPU lacks skips.  The includer
+ * includes <cmocka.h> first. */
+#define ISA_UNIT_TEST_(fn, isa) cmocka_unit_test_prestate(fn, (void *)(isa))
+#define OPTIMIZED_ISA_UNIT_TESTS(fn)                                                              \
+    ISA_UNIT_TEST_(fn, "avx2"), ISA_UNIT_TEST_(fn, "avx512"), ISA_UNIT_TEST_(fn, "avx512bf16"),   \
+        ISA_UNIT_TEST_(fn, "neon"), ISA_UNIT_TEST_(fn, "neonfp16"), ISA_UNIT_TEST_(fn, "neonbf16")
+#define ISA_UNIT_TESTS(fn) ISA_UNIT_TEST_(fn, "ref"), OPTIMIZED_ISA_UNIT_TESTS(fn)
+
 #endif

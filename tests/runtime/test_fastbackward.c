@@ -509,20 +509,13 @@ static void test_max_pool_backward(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
-#define PER_ISA(fn)                                                                               \
-    cmocka_unit_test_prestate(fn, (void *)isas[0]), cmocka_unit_test_prestate(fn, (void *)isas[1]), \
-        cmocka_unit_test_prestate(fn, (void *)isas[2]), cmocka_unit_test_prestate(fn, (void *)isas[3]), \
-        cmocka_unit_test_prestate(fn, (void *)isas[4]), cmocka_unit_test_prestate(fn, (void *)isas[5]), \
-        cmocka_unit_test_prestate(fn, (void *)isas[6])
     const struct CMUnitTest tests[] = {
-        PER_ISA(test_relu_backward),
-        PER_ISA(test_clamp_backward),
-        PER_ISA(test_batch_norm_backward),
-        PER_ISA(test_sgd),
-        PER_ISA(test_max_pool_backward),
-        PER_ISA(test_adaptive_avg_pool_backward),
+        ISA_UNIT_TESTS(test_relu_backward),
+        ISA_UNIT_TESTS(test_clamp_backward),
+        ISA_UNIT_TESTS(test_batch_norm_backward),
+        ISA_UNIT_TESTS(test_sgd),
+        ISA_UNIT_TESTS(test_max_pool_backward),
+        ISA_UNIT_TESTS(test_adaptive_avg_pool_backward),
     };
-#undef PER_ISA
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -718,17 +718,10 @@ static void test_lookup(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "ref", "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_api),
         cmocka_unit_test(test_lookup),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[0]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[2]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[4]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[6]),
+        ISA_UNIT_TESTS(test_isa),
         cmocka_unit_test(test_small_vs_blocked),
         cmocka_unit_test(test_small_with_pool_busy),
         cmocka_unit_test(test_small_split_measured),

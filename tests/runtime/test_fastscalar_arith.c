@@ -109,11 +109,8 @@ static void test_isa(void **state)
 
 int main(void)
 {
-    static const char *isas[] = { "avx2", "avx512", "avx512bf16", "neon", "neonfp16", "neonbf16" };
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate(test_isa, (void *)isas[0]), cmocka_unit_test_prestate(test_isa, (void *)isas[1]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[2]), cmocka_unit_test_prestate(test_isa, (void *)isas[3]),
-        cmocka_unit_test_prestate(test_isa, (void *)isas[4]), cmocka_unit_test_prestate(test_isa, (void *)isas[5]),
+        OPTIMIZED_ISA_UNIT_TESTS(test_isa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
