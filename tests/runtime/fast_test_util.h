@@ -1,5 +1,5 @@
 /* fast_test_util.h: what the tests of the optimized kernel sets
- * (test_fastgemm.c, test_fastconv.c) share: random operands in [-1, 1]
+ * (test_fastgemm.c, test_fastconv.c, ...) share: random operands in [-1, 1]
  * rounded into the dtype, element reads, each dtype's unit roundoff and
  * underflow floor, and a call through a kernel table by dtype.  The
  * including file defines FAST_TEST_SEED, its generator's start. */
@@ -25,10 +25,20 @@ static void *random_buf(amp_dtype t, size_t n)
     return p;
 }
 
-static double ld(amp_dtype t, const void *p, int64_t i) { return amp_load_as_f32(t, p, (size_t)i); }
+/* (unused attributes: a test that compares bits needs none of these three) */
+static __attribute__((unused)) double ld(amp_dtype t, const void *p, int64_t i)
+{
+    return amp_load_as_f32(t, p, (size_t)i);
+}
 
-static double unit_roundoff(amp_dtype t) { return t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11; }
-static double underflow_floor(amp_dtype t) { return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25; }
+static __attribute__((unused)) double unit_roundoff(amp_dtype t)
+{
+    return t == AMP_F32 ? 0x1p-24 : t == AMP_BF16 ? 0x1p-8 : 0x1p-11;
+}
+static __attribute__((unused)) double underflow_floor(amp_dtype t)
+{
+    return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25;
+}
 
 /* Call op of table k for dtype t. */
 #define KCALL(k, t, op, ...)                                                                      \

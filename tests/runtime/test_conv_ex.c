@@ -48,42 +48,9 @@
 
 #include "../../runtime/src/amprt_internal.h"
 
-/* Operands uniform in [-1, 1], rounded into the dtype (xorshift, as
- * fast_test_util.h's). */
-static uint64_t rng = 0x7c0fbd3a91e25b47ull;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (float)((double)((rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-53 * 2.0 - 1.0);
-}
-
-static void *random_buf(amp_dtype t, size_t n)
-{
-    void *p = malloc(n ? n * amp_dtype_size(t) : 1);
-    assert_non_null(p);
-    for (size_t i = 0; i < n; i++)
-        amp_store_from_f32(t, p, i, uniform());
-    return p;
-}
-
-/* Call op of table k for dtype t (f64 too); KCALLR returns the value. */
-#define KCALL4(k, t, op, ...)                                                                     \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-#define KCALLR(k, t, op, ...)                                                                     \
-    ((t) == AMP_F64 ? (k)->op##_f64(__VA_ARGS__)                                                  \
-                    : (t) == AMP_F32 ? (k)->op##_f32(__VA_ARGS__)                                 \
-                                     : (t) == AMP_BF16 ? (k)->op##_bf16(__VA_ARGS__) : (k)->op##_f16(__VA_ARGS__))
+#define FAST_TEST_SEED 0x7c0fbd3a91e25b47ull
+#include "fast_test_util.h"
+#include "packed_test_util.h"
 
 /* The public functions as a table (the set AMPRT_ISA chose). */
 static amp_kernel_table public_table;
@@ -296,27 +263,6 @@ static void expected(const amp_kernel_table *k, amp_dtype t, const amp_conv_desc
         KCALL4(k, t, relu, (size_t)s.ny, y, y);
     if (p->clamp)
         KCALL4(k, t, clamp, (size_t)s.ny, y, p->clamp_lo, p->clamp_hi, y);
-}
-
-static void *alloc_packed(size_t bytes)
-{
-    void *p = NULL;
-    assert_int_equal(posix_memalign(&p, 64, bytes ? bytes : 64), 0);
-    return p;
-}
-
-/* w (f32) rounded to t by table k's cast, as conv_pack_weights_T promises. */
-static void *cast_from_f32(const amp_kernel_table *k, amp_dtype t, const float *w32, size_t n)
-{
-    void *w = malloc(n * amp_dtype_size(t) + 1);
-    assert_non_null(w);
-    switch (t) {
-    case AMP_F64: k->cast_f32_f64(n, w32, w); break;
-    case AMP_F32: memcpy(w, w32, n * sizeof(float)); break;
-    case AMP_BF16: k->cast_f32_bf16(n, w32, w); break;
-    default: k->cast_f32_f16(n, w32, w); break;
-    }
-    return w;
 }
 
 static void check_equal(const amp_kernel_table *k, amp_dtype t, const char *what, int variant, const char *wmode,

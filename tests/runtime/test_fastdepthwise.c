@@ -262,8 +262,6 @@ static void test_isa(void **state)
 int main(void)
 {
     /* the sets with dw_taps (the reference has no direct path to check) */
-    (void)unit_roundoff; /* fast_test_util.h's bounds: this test compares bits */
-    (void)underflow_floor;
     const struct CMUnitTest tests[] = {
         OPTIMIZED_ISA_UNIT_TESTS(test_isa),
     };

@@ -1,0 +1,47 @@
+/* packed_test_util.h: what the tests of the kernels on weights packed
+ * once (test_conv_ex.c, test_linear_ex.c) share, beside fast_test_util.h:
+ * calls through a kernel table by dtype, f64 included (the reference's
+ * in every table), with and without a result; a 64-byte aligned block
+ * for packed weights; and f32 weights rounded to a dtype by the table's
+ * own cast, which is what the packing promises to match. */
+#ifndef AMPRT_PACKED_TEST_UTIL_H
+#define AMPRT_PACKED_TEST_UTIL_H
+
+/* Call op of table k for dtype t (f64 too); KCALLR returns the value. */
+#define KCALL4(k, t, op, ...)                                                                     \
+    do {                                                                                          \
+        switch (t) {                                                                              \
+        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
+        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
+        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
+        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
+        }                                                                                         \
+    } while (0)
+
+#define KCALLR(k, t, op, ...)                                                                     \
+    ((t) == AMP_F64 ? (k)->op##_f64(__VA_ARGS__)                                                  \
+                    : (t) == AMP_F32 ? (k)->op##_f32(__VA_ARGS__)                                 \
+                                     : (t) == AMP_BF16 ? (k)->op##_bf16(__VA_ARGS__) : (k)->op##_f16(__VA_ARGS__))
+
+static void *alloc_packed(size_t bytes)
+{
+    void *p = NULL;
+    assert_int_equal(posix_memalign(&p, 64, bytes ? bytes : 64), 0);
+    return p;
+}
+
+/* w (f32) rounded to t by table k's cast, as the packing promises. */
+static void *cast_from_f32(const amp_kernel_table *k, amp_dtype t, const float *w32, size_t n)
+{
+    void *w = malloc(n * amp_dtype_size(t) + 1);
+    assert_non_null(w);
+    switch (t) {
+    case AMP_F64: k->cast_f32_f64(n, w32, w); break;
+    case AMP_F32: memcpy(w, w32, n * sizeof(float)); break;
+    case AMP_BF16: k->cast_f32_bf16(n, w32, w); break;
+    default: k->cast_f32_f16(n, w32, w); break;
+    }
+    return w;
+}
+
+#endif
