@@ -293,9 +293,10 @@ typedef enum {
  *  linear_packed_bytes  bytes linear_pack_weights writes for an N x K weight
  *                    under the active kernel set.  The reference set's
  *                    layout is w itself in T; an optimized set's is its
- *                    GEMM micro-kernel's B panels behind a 64-byte header,
- *                    valid only in the process (and kernel set) that
- *                    packed it.
+ *                    GEMM micro-kernel's B panels behind a 64-byte header
+ *                    (and, for a weight its small products' path can
+ *                    take, w in T after them), valid only in the process
+ *                    (and kernel set) that packed it.
  *  linear_pack_weights  packs w ([N, K], dtype src: T itself, or f32,
  *                    rounded to T element for element exactly as
  *                    amp_cast_f32_T rounds) into packed

@@ -536,7 +536,12 @@ void amp_fast_gemm_f32(const amp_gemm_kernel *k, amp_dtype t, const amp_gemm_des
  * function running a product on them (run, which amp_fast_linear_ex
  * serves): linear_ex calls it through the header, so that a program that
  * never packs weights does not link the packed path at all (a small
- * binary's every-set MLP). */
+ * binary's every-set MLP).  A weight a set's one-pass small-product path
+ * can take (K <= AMP_LINEAR_COPY_MAX_K, N K <= AMP_LINEAR_COPY_MAX) is
+ * also kept as it is, in T, copy bytes from the block's start (0: not
+ * kept), for the products the set runs faster that way. */
+#define AMP_LINEAR_COPY_MAX_K 512
+#define AMP_LINEAR_COPY_MAX (64 * 1024)
 typedef void amp_linear_packed_fn(const void *packed, int64_t M, int64_t N, int64_t K, const void *x,
                                   const void *bias, int relu, void *y);
 typedef union {
@@ -544,7 +549,7 @@ typedef union {
         uint64_t magic;
         const amp_gemm_kernel *k;
         amp_linear_packed_fn *run;
-        int64_t t, N, K;
+        int64_t t, N, K, copy;
     } h;
     unsigned char bytes[64];
 } amp_linear_packed_header;

@@ -11,8 +11,9 @@
  * kernel set this CPU supports (amp_kernel_table_for), f64 (the
  * reference everywhere), f32, bf16 and f16, and the public amp_*
  * functions under whichever set AMPRT_ISA chose.  Covered: products
- * small enough for a set's one-pass path and large ones on the blocked
- * driver; N a multiple of the micro-panels' width and not; K even, odd,
+ * small enough for a set's one-pass path (which a packed call runs on the
+ * weights' copy in T) and large ones on the blocked driver; weights small
+ * enough to be kept in T beside their panels and not; N a multiple of the micro-panels' width and not; K even, odd,
  * and over one k block (several blocks, a short last one); M over one
  * row block (the driver packing x whole, and not); no input (K = 0) and
  * no rows (M = 0); with and without bias; weights unpacked, packed from

@@ -217,13 +217,13 @@ static const amp_gemm_kernel kernel_bfdot = {
 ISA_GEMM_ENTRIES(neon, f32, &kernel_f32_conv, &kernel_f32)
 ISA_GEMM_ENTRIES(neon, bf16, &kernel_f32_conv, &kernel_f32)
 ISA_GEMM_ENTRIES(neon, f16, &kernel_f32_conv, &kernel_f32)
-ISA_LINEAR_EX_ENTRIES(neon, f32, &kernel_f32, neon_linear_f32, neon_linear_relu_f32)
-ISA_LINEAR_EX_ENTRIES(neon, bf16, &kernel_f32, neon_linear_bf16, neon_linear_relu_bf16)
-ISA_LINEAR_EX_ENTRIES(neon, f16, &kernel_f32, neon_linear_f16, neon_linear_relu_f16)
+ISA_LINEAR_EX_ENTRIES(neon, f32, &kernel_f32, neon_linear_f32, neon_linear_relu_f32, 0)
+ISA_LINEAR_EX_ENTRIES(neon, bf16, &kernel_f32, neon_linear_bf16, neon_linear_relu_bf16, 0)
+ISA_LINEAR_EX_ENTRIES(neon, f16, &kernel_f32, neon_linear_f16, neon_linear_relu_f16, 0)
 /* the products by BFDOT, the convolutions on the f32 micro-kernel (bit
  * for bit the reference's sums, as in the neon set) */
 ISA_GEMM_ENTRIES(neonbf16, bf16, &kernel_bf16cvt, &kernel_bfdot)
-ISA_LINEAR_EX_ENTRIES(neonbf16, bf16, &kernel_bfdot, neonbf16_linear_bf16, neonbf16_linear_relu_bf16)
+ISA_LINEAR_EX_ENTRIES(neonbf16, bf16, &kernel_bfdot, neonbf16_linear_bf16, neonbf16_linear_relu_bf16, 0)
 
 /* This file's kernels of the sets: X(kernel, implementation). */
 #define GEMM_KERNELS(X) ISA_GEMM_KERNELS(X, neon, f32) ISA_GEMM_KERNELS(X, neon, bf16) ISA_GEMM_KERNELS(X, neon, f16)

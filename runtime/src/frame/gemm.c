@@ -33,10 +33,11 @@
  * the same bits.  Without scratch memory the tasks pack as above.
  *
  * linear_ex's packed weights (amp_fast_linear_pack_weights) are B in
- * pack_whole's layout, packed once at load time behind a header: a
- * product given them packs only A (whole, where repacking A would cost as
- * above), and its tasks read B's panels from there, the same panels, so
- * linear_ex is bit for bit linear.
+ * pack_whole's layout, packed once at load time behind a header (and, for
+ * a small weight, w itself in T after them): a product given them packs
+ * only A (whole, where repacking A would cost as above), and its tasks
+ * read B's panels from there, the same panels, so linear_ex is bit for
+ * bit linear.
  */
 #include <assert.h>
 #include <string.h>
@@ -377,13 +378,23 @@ static amp_gemm_desc linear_desc(int64_t M, int64_t N, int64_t K)
     return d;
 }
 
+/* Bytes of the packed panels (after the header), and of the copy of w in T
+ * after them (0: not kept). */
+static size_t linear_panel_bytes(const amp_gemm_kernel *k, int64_t N, int64_t K)
+{
+    return N > 0 && K > 0 ? (size_t)(whole_units(k, K) * cdiv(N, k->nr) * k->nr) * sizeof(uint32_t) : 0;
+}
+
+static size_t linear_copy_bytes(amp_dtype t, int64_t N, int64_t K)
+{
+    return N > 0 && K > 0 && K <= AMP_LINEAR_COPY_MAX_K && N * K <= AMP_LINEAR_COPY_MAX
+               ? (size_t)round_up(N * K * (int64_t)amp_dtype_size(t), 64)
+               : 0;
+}
+
 size_t amp_fast_linear_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, int64_t N, int64_t K)
 {
-    const size_t head = sizeof(amp_linear_packed_header);
-    (void)t;
-    if (N <= 0 || K <= 0)
-        return head;
-    return head + (size_t)(whole_units(k, K) * cdiv(N, k->nr) * k->nr) * sizeof(uint32_t);
+    return sizeof(amp_linear_packed_header) + linear_panel_bytes(k, N, K) + linear_copy_bytes(t, N, K);
 }
 
 /* Source rows rounded to T, one nr x kc block at a time (src != T). */
@@ -435,12 +446,21 @@ void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t
     hd.h.t = t;
     hd.h.N = N;
     hd.h.K = K;
+    hd.h.copy = linear_copy_bytes(t, N, K) ? (int64_t)(sizeof hd + linear_panel_bytes(k, N, K)) : 0;
     memcpy(packed, &hd, sizeof hd);
     if (N <= 0 || K <= 0)
         return;
     linear_pack_job j = { k, t, src, N, K, cdiv(N, k->nr), w, (uint32_t *)((char *)packed + sizeof hd) };
     const int threads = (double)N * (double)K < PARALLEL_MIN_FLOPS / 16 ? 1 : amp_get_threads();
     amp_parallel_run(threads, j.panels, linear_pack_task, &j);
+    if (hd.h.copy) { /* w as it is, in T (rounded as the panels were) */
+        char *copy = (char *)packed + hd.h.copy;
+        if (src == t)
+            memcpy(copy, w, (size_t)(N * K) * amp_dtype_size(t));
+        else
+            for (int64_t i = 0; i < N * K; i++)
+                amp_std(t, copy, i, amp_ldd(src, w, i));
+    }
 }
 
 void amp_fast_linear_ex(const amp_gemm_kernel *k, amp_dtype t, int64_t M, int64_t N, int64_t K, const void *x,

@@ -223,9 +223,12 @@ static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, 
  * an unpacked call runs.  A packed call runs the function its weights'
  * header names (linear_packed_run, put there by linear_pack_weights): the
  * driver on the panels, then the relu kernel (the same bits as the relu
- * in the unpacked kernels' epilogues).  Each set's file invokes it beside
- * its ISA_GEMM_ENTRIES. */
-#define ISA_LINEAR_EX_ENTRIES(PREFIX, T, PKERN, LINEAR, LINEAR_RELU)                              \
+ * in the unpacked kernels' epilogues); or, where the weights' copy in T is
+ * kept and SMALL_FIRST(M, N, K) holds (the set's one-pass path is faster
+ * there than the driver on packed panels; 0 for a set without one), the
+ * unpacked kernels on that copy.  Each set's file invokes it beside its
+ * ISA_GEMM_ENTRIES. */
+#define ISA_LINEAR_EX_ENTRIES(PREFIX, T, PKERN, LINEAR, LINEAR_RELU, SMALL_FIRST)                 \
     static size_t PREFIX##_linear_packed_bytes_##T(int64_t N, int64_t K)                          \
     {                                                                                             \
         return amp_fast_linear_packed_bytes(PKERN, AMP_DTYPE_##T, N, K);                          \
@@ -233,6 +236,13 @@ static AMP_ALWAYS_INLINE void isa_pack_b_im2col_body(int kpair, int64_t stride, 
     static void PREFIX##_linear_packed_run_##T(const void *packed, int64_t M, int64_t N, int64_t K, \
                                                const void *x, const void *bias, int relu, void *y) \
     {                                                                                             \
+        const int64_t copy = ((const amp_linear_packed_header *)packed)->h.copy;                  \
+        if (copy != 0 && (SMALL_FIRST)) {                                                         \
+            (relu ? LINEAR_RELU : LINEAR)(M, N, K, x,                                             \
+                                          (const AMP_CTYPE_##T *)(const void *)((const char *)packed + copy), \
+                                          bias, y);                                               \
+            return;                                                                               \
+        }                                                                                         \
         amp_fast_linear_ex(PKERN, AMP_DTYPE_##T, M, N, K, x, packed, bias, y);                    \
         if (relu && M > 0 && N > 0)                                                               \
             amp_relu_##T((size_t)(M * N), y, y);                                                  \

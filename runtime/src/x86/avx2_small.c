@@ -51,7 +51,7 @@
 
 #define TARGET AVX2_TARGET
 
-#define SMALL_MAX_FLOPS (4.0 * 1024 * 1024) /* frame/gemm.c's PARALLEL_MIN_FLOPS */
+#define SMALL_MAX_FLOPS AMP_AVX2_SMALL_MAX_FLOPS
 #define SMALL_KB 256                        /* kernel_f32's k block (kcu 256, kpair 1) */
 #define SMALL_K_MAX 512                     /* a B panel in 32 KB of stack */
 #define SMALL_A_FLOATS 8192                 /* packed A rows: 32 KB */

@@ -22,4 +22,7 @@ enum { AVX2_SMALL_PLAIN, AVX2_SMALL_RELU, AVX2_SMALL_RELU_BACKWARD };
 int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, const void *b, const void *c,
                         const void *bias, int kind, const void *mask, void *y);
 
+/* The flops under which a product is small (frame/gemm.c's PARALLEL_MIN_FLOPS) */
+#define AMP_AVX2_SMALL_MAX_FLOPS (4.0 * 1024 * 1024)
+
 #endif
