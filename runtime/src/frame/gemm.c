@@ -180,7 +180,9 @@ static void gemm_task(void *ctx, int64_t task, int slot)
     for (int64_t sb = 0; sb < summed; sb++) {
         const int64_t bi = d->sum_batch ? sb : ob;
         const char *abase = j->a + (size_t)(bi * d->a_stride[0] + m0 * d->a_stride[1]) * j->es;
-        const char *bbase = j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * j->es;
+        /* (no B to read where its panels are packed already: linear_ex's b is NULL) */
+        const char *bbase =
+            j->pb_all != NULL ? NULL : j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * j->es;
         for (int64_t k0 = 0; k0 < d->K; k0 += kstep) {
             const int64_t kc = min64(kstep, d->K - k0), kcu = cdiv(kc, k->kpair);
             const int last = sb == summed - 1 && k0 + kstep >= d->K;
