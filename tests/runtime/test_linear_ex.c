@@ -11,13 +11,15 @@
  * kernel set this CPU supports (amp_kernel_table_for), f64 (the
  * reference everywhere), f32, bf16 and f16, and the public amp_*
  * functions under whichever set AMPRT_ISA chose.  Covered: products
- * small enough for a set's one-pass path (which a packed call runs on the
- * weights' copy in T) and large ones on the blocked driver; weights small
- * enough to be kept in T beside their panels and not; N a multiple of the micro-panels' width and not; K even, odd,
- * and over one k block (several blocks, a short last one); M over one
- * row block (the driver packing x whole, and not); no input (K = 0) and
- * no rows (M = 0); with and without bias; weights unpacked, packed from
- * T and from f32; 1 and 2 threads; NaN, +-inf and -0 in x and w.  Also:
+ * small enough for a set's one-pass path (which a packed call runs on
+ * the weights' copy in T) and large ones on the blocked driver; weights
+ * small enough to be kept in T beside their panels and not; N a multiple
+ * of the micro-panels' width and not; K even, odd, and over one k block
+ * (several blocks, a short last one); M over one row block; x packed
+ * whole beside the packed weights (two column blocks, forced by
+ * amp_gemm_pack_whole_policy); no input (K = 0) and no rows (M = 0);
+ * with and without bias; weights unpacked, packed from T and from f32; 1
+ * and 2 threads; NaN, +-inf and -0 in x and w.  Also:
  * the reference's packed_bytes is the weight matrix's size in T.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -66,19 +68,21 @@ static void init_public_table(void)
 typedef struct {
     const char *what;
     int64_t M, N, K;
-    int big; /* skipped on the (slow) reference paths */
+    int big;   /* skipped on the (slow) reference paths */
+    int whole; /* x packed whole (amp_gemm_pack_whole_policy 1; it needs two column blocks) */
 } lcase;
 
 static const lcase cases[] = {
-    { "small, one-pass path", 5, 7, 9, 0 },
-    { "one row", 1, 33, 64, 0 },
-    { "N a multiple of 32", 12, 64, 48, 0 },
-    { "odd K, N past a panel", 13, 37, 101, 0 },
-    { "K over one k block", 20, 40, 1100, 0 },
-    { "K = 0 (the bias alone)", 4, 9, 0, 0 },
-    { "M = 0", 0, 9, 16, 0 },
-    { "blocked, threaded", 200, 96, 384, 1 },
-    { "M over one row block, x packed whole", 800, 130, 600, 1 },
+    { "small, one-pass path", 5, 7, 9, 0, 0 },
+    { "one row", 1, 33, 64, 0, 0 },
+    { "N a multiple of 32", 12, 64, 48, 0, 0 },
+    { "odd K, N past a panel", 13, 37, 101, 0, 0 },
+    { "K over one k block", 20, 40, 1100, 0, 0 },
+    { "K = 0 (the bias alone)", 4, 9, 0, 0, 0 },
+    { "M = 0", 0, 9, 16, 0, 0 },
+    { "blocked, threaded", 200, 96, 384, 1, 0 },
+    { "M over one row block", 400, 40, 64, 1, 0 },
+    { "x packed whole, two column blocks", 40, 600, 70, 1, 1 },
 };
 
 static void check_equal(const amp_kernel_table *k, amp_dtype t, const lcase *c, const char *wmode, int relu, int bias,
@@ -129,6 +133,7 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const lcase *c, int
     void *packed_t = alloc_packed(bytes), *packed_f32 = alloc_packed(bytes);
     KCALL4(k, t, linear_pack_weights, c->N, c->K, t, w, packed_t);
     KCALL4(k, t, linear_pack_weights, c->N, c->K, AMP_F32, w32, packed_f32);
+    amp_gemm_pack_whole_policy(c->whole);
     for (int threads = 1; threads <= 2; threads++) {
         amp_set_threads(threads);
         for (int relu = 0; relu <= 1; relu++)
@@ -149,6 +154,7 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const lcase *c, int
             }
     }
     amp_set_threads(0);
+    amp_gemm_pack_whole_policy(0);
     free(x);
     free(bias);
     free(w32);
