@@ -1,7 +1,8 @@
 /* packed_test_util.h: what the tests of the kernels on weights packed
  * once (test_conv_ex.c, test_linear_ex.c) share, beside fast_test_util.h:
  * calls through a kernel table by dtype, f64 included (the reference's
- * in every table), with and without a result; a 64-byte aligned block
+ * in every table), with and without a result; the public functions as a
+ * table; a 64-byte aligned block
  * for packed weights; and f32 weights rounded to a dtype by the table's
  * own cast, which is what the packing promises to match. */
 #ifndef AMPRT_PACKED_TEST_UTIL_H
@@ -22,6 +23,14 @@
     ((t) == AMP_F64 ? (k)->op##_f64(__VA_ARGS__)                                                  \
                     : (t) == AMP_F32 ? (k)->op##_f32(__VA_ARGS__)                                 \
                                      : (t) == AMP_BF16 ? (k)->op##_bf16(__VA_ARGS__) : (k)->op##_f16(__VA_ARGS__))
+
+/* The public functions as a table (the set AMPRT_ISA chose). */
+static const amp_kernel_table public_table = {
+    .isa = "public",
+#define PUBLIC_ENTRY(kernel, T, ret, params, args) .AMP_KNAME_##T(kernel) = AMP_KNAME_##T(amp_##kernel),
+    AMP_FOR_EACH_KERNEL(PUBLIC_ENTRY)
+#undef PUBLIC_ENTRY
+};
 
 static void *alloc_packed(size_t bytes)
 {

@@ -52,31 +52,6 @@
 #include "fast_test_util.h"
 #include "packed_test_util.h"
 
-/* The public functions as a table (the set AMPRT_ISA chose). */
-static amp_kernel_table public_table;
-
-static void init_public_table(void)
-{
-    public_table.isa = "public";
-#define PUB(T)                                                                                    \
-    public_table.conv_##T = amp_conv_##T;                                                         \
-    public_table.conv_ex_##T = amp_conv_ex_##T;                                                   \
-    public_table.conv_packed_bytes_##T = amp_conv_packed_bytes_##T;                               \
-    public_table.conv_pack_weights_##T = amp_conv_pack_weights_##T;                               \
-    public_table.batch_norm_##T = amp_batch_norm_##T;                                             \
-    public_table.add_##T = amp_add_##T;                                                           \
-    public_table.relu_##T = amp_relu_##T;                                                         \
-    public_table.clamp_##T = amp_clamp_##T;
-    PUB(f64)
-    PUB(f32)
-    PUB(bf16)
-    PUB(f16)
-#undef PUB
-    public_table.cast_f32_f64 = amp_cast_f32_f64;
-    public_table.cast_f32_bf16 = amp_cast_f32_bf16;
-    public_table.cast_f32_f16 = amp_cast_f32_f16;
-}
-
 typedef struct {
     const char *what;
     int nspatial;
@@ -509,7 +484,6 @@ static void test_isa(void **state)
 static void test_public(void **state)
 {
     (void)state;
-    init_public_table();
     run_table(&public_table);
 }
 

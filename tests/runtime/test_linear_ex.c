@@ -43,28 +43,6 @@
 #include "fast_test_util.h"
 #include "packed_test_util.h"
 
-/* The public functions as a table (the set AMPRT_ISA chose). */
-static amp_kernel_table public_table;
-
-static void init_public_table(void)
-{
-    public_table.isa = "public";
-#define PUB(T)                                                                                    \
-    public_table.linear_##T = amp_linear_##T;                                                     \
-    public_table.linear_relu_##T = amp_linear_relu_##T;                                           \
-    public_table.linear_ex_##T = amp_linear_ex_##T;                                               \
-    public_table.linear_packed_bytes_##T = amp_linear_packed_bytes_##T;                           \
-    public_table.linear_pack_weights_##T = amp_linear_pack_weights_##T;
-    PUB(f64)
-    PUB(f32)
-    PUB(bf16)
-    PUB(f16)
-#undef PUB
-    public_table.cast_f32_f64 = amp_cast_f32_f64;
-    public_table.cast_f32_bf16 = amp_cast_f32_bf16;
-    public_table.cast_f32_f16 = amp_cast_f32_f16;
-}
-
 typedef struct {
     const char *what;
     int64_t M, N, K;
@@ -196,7 +174,6 @@ static void test_isa(void **state)
 static void test_public(void **state)
 {
     (void)state;
-    init_public_table();
     run_table(&public_table);
 }
 
