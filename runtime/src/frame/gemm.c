@@ -399,6 +399,18 @@ size_t amp_fast_linear_packed_bytes(const amp_gemm_kernel *k, amp_dtype t, int64
     return sizeof(amp_linear_packed_header) + linear_panel_bytes(k, N, K) + linear_copy_bytes(t, N, K);
 }
 
+/* n elements of w (dtype src) into dst in t: a copy, or each rounded once,
+ * as amp_cast_<src>_<t> rounds. */
+static void round_to(amp_dtype t, void *dst, amp_dtype src, const void *w, int64_t n)
+{
+    if (src == t) {
+        memcpy(dst, w, (size_t)n * amp_dtype_size(t));
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        amp_std(t, dst, i, amp_ldd(src, w, i));
+}
+
 /* Source rows rounded to T, one nr x kc block at a time (src != T). */
 static float linear_cast_buf[AMP_MAX_THREADS][AMP_GEMM_NR_MAX * 2 * AMP_GEMM_KCU_MAX] ALIGN64;
 
@@ -426,13 +438,10 @@ static void linear_pack_task(void *ctx, int64_t p, int slot)
             k->pack_b(j->t, j->w + (size_t)(c0 * j->K + k0) * es, 1, j->K, width, kc, dst);
             continue;
         }
-        /* rounded once, as amp_cast_<src>_<t> rounds, then packed as a T source */
-        float *buf = linear_cast_buf[slot];
-        for (int i = 0; i < width; i++) {
-            const char *row = j->w + (size_t)((c0 + i) * j->K + k0) * src_es;
-            for (int64_t kk = 0; kk < kc; kk++)
-                amp_std(j->t, buf, i * kc + kk, amp_ldd(j->src, row, kk));
-        }
+        /* rounded to T first, then packed as a T source */
+        char *buf = (char *)linear_cast_buf[slot];
+        for (int i = 0; i < width; i++)
+            round_to(j->t, buf + (size_t)(i * kc) * es, j->src, j->w + (size_t)((c0 + i) * j->K + k0) * src_es, kc);
         k->pack_b(j->t, buf, 1, kc, width, kc, dst);
     }
 }
@@ -455,14 +464,8 @@ void amp_fast_linear_pack_weights(const amp_gemm_kernel *k, amp_dtype t, int64_t
     linear_pack_job j = { k, t, src, N, K, cdiv(N, k->nr), w, (uint32_t *)((char *)packed + sizeof hd) };
     const int threads = (double)N * (double)K < PARALLEL_MIN_FLOPS / 16 ? 1 : amp_get_threads();
     amp_parallel_run(threads, j.panels, linear_pack_task, &j);
-    if (hd.h.copy) { /* w as it is, in T (rounded as the panels were) */
-        char *copy = (char *)packed + hd.h.copy;
-        if (src == t)
-            memcpy(copy, w, (size_t)(N * K) * amp_dtype_size(t));
-        else
-            for (int64_t i = 0; i < N * K; i++)
-                amp_std(t, copy, i, amp_ldd(src, w, i));
-    }
+    if (hd.h.copy) /* w as it is, in T (rounded as the panels were) */
+        round_to(t, (char *)packed + hd.h.copy, src, w, N * K);
 }
 
 void amp_fast_linear_ex(const amp_gemm_kernel *k, amp_dtype t, int64_t M, int64_t N, int64_t K, const void *x,
