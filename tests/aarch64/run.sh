@@ -13,8 +13,10 @@
 # set is the same C as natively, and slow under emulation).  With FEAT_FP16
 # and FEAT_BF16 (-cpu max): test_fastgemm on neonbf16 (its bf16 products
 # on BFDOT, f32 and f16 on neon's micro-kernel, which the examples also
-# run on cortex-a53), test_linear_ex on neonbf16 and on neon (a linear on
-# weights packed once, bit for bit linear), test_fasteltwise on neonbf16 (the BFCVTN roundings,
+# run on cortex-a53), test_linear_ex on neonbf16 (a linear on weights
+# packed once, bit for bit linear; its f32 and f16 rows are neon's
+# kernels, so it does not run again on cortex-a53), test_fasteltwise on
+# neonbf16 (the BFCVTN roundings,
 # and neonfp16's f16 arithmetic, which it keeps), test_fastloss on neon
 # (the sums and cross_entropy, one code in every set), test_fastconv on
 # neonbf16 (its convolutions are the slowest test, about 95 s of CPU per
@@ -130,7 +132,7 @@ for cpu in $CPUS; do
         *neonbf16*) tests="test_fastgemm:neonbf16 test_linear_ex:neonbf16 test_fastconv:neonbf16
                            test_fasteltwise:neonbf16 test_fastloss:neon test_dispatch:auto" ;;
         *) tests="test_fasteltwise:neon test_fastbackward:neon test_fastscalar_arith:neon test_fastwinograd:neon
-                  test_linear_ex:neon test_dispatch:auto" ;;
+                  test_dispatch:auto" ;;
         esac
     else
         # best set first, each set through the suite in turn
