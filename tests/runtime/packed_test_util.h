@@ -2,9 +2,10 @@
  * once (test_conv_ex.c, test_linear_ex.c) share, beside fast_test_util.h:
  * calls through a kernel table by dtype, f64 included (the reference's
  * in every table), with and without a result; the public functions as a
- * table; a 64-byte aligned block
- * for packed weights; and f32 weights rounded to a dtype by the table's
- * own cast, which is what the packing promises to match. */
+ * table; a 64-byte aligned block for packed weights; f32 weights rounded
+ * to a dtype by the table's own cast, which is what the packing promises
+ * to match; and the test functions and main of a test whose checks are
+ * one run per table. */
 #ifndef AMPRT_PACKED_TEST_UTIL_H
 #define AMPRT_PACKED_TEST_UTIL_H
 
@@ -52,5 +53,32 @@ static void *cast_from_f32(const amp_kernel_table *k, amp_dtype t, const float *
     }
     return w;
 }
+
+/* A test whose checks are run_table(k) for a kernel table k: test_isa
+ * (each set's table this run checks, isa_under_test.h), test_public (the
+ * public functions) and main. */
+#define PACKED_TEST_MAIN(run_table)                                                               \
+    static void test_isa(void **state)                                                            \
+    {                                                                                             \
+        const char *isa = *state;                                                                 \
+        const amp_kernel_table *k = table_under_test(isa);                                        \
+        if (k == NULL)                                                                            \
+            skip();                                                                               \
+        assert_string_equal(k->isa, isa);                                                         \
+        run_table(k);                                                                             \
+    }                                                                                             \
+    static void test_public(void **state)                                                         \
+    {                                                                                             \
+        (void)state;                                                                              \
+        run_table(&public_table);                                                                 \
+    }                                                                                             \
+    int main(void)                                                                                \
+    {                                                                                             \
+        const struct CMUnitTest tests[] = {                                                       \
+            ISA_UNIT_TESTS(test_isa),                                                             \
+            cmocka_unit_test(test_public),                                                        \
+        };                                                                                        \
+        return cmocka_run_group_tests(tests, NULL, NULL);                                         \
+    }
 
 #endif

@@ -470,28 +470,4 @@ static void run_table(const amp_kernel_table *k)
     }
 }
 
-static void test_isa(void **state)
-{
-    const char *isa = *state;
-    const amp_kernel_table *k = table_under_test(isa);
-    if (k == NULL)
-        skip();
-    assert_string_equal(k->isa, isa);
-    run_table(k);
-}
-
-/* The public functions (the set AMPRT_ISA chose). */
-static void test_public(void **state)
-{
-    (void)state;
-    run_table(&public_table);
-}
-
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        ISA_UNIT_TESTS(test_isa),
-        cmocka_unit_test(test_public),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+PACKED_TEST_MAIN(run_table)

@@ -50,6 +50,8 @@
 static float w_buf[AMP_MAX_THREADS][AMP_GEMM_MB_MAX * AMP_GEMM_NC_MAX] ALIGN64;
 static uint32_t a_buf[AMP_MAX_THREADS][AMP_GEMM_MC_MAX * AMP_GEMM_KCU_MAX] ALIGN64;
 static uint32_t b_buf[AMP_MAX_THREADS][AMP_GEMM_KCU_MAX * AMP_GEMM_NC_MAX] ALIGN64;
+/* (linear_pack_task rounds its source rows into b_buf: it must hold them) */
+typedef char b_buf_holds_rounded_rows[sizeof b_buf[0] >= AMP_GEMM_NR_MAX * 2 * AMP_GEMM_KCU_MAX * 4 ? 1 : -1];
 
 /* Output elements below which a sum_batch product gets one task per
  * thread (see fast_gemm). */
@@ -411,9 +413,6 @@ static void round_to(amp_dtype t, void *dst, amp_dtype src, const void *w, int64
         amp_std(t, dst, i, amp_ldd(src, w, i));
 }
 
-/* Source rows rounded to T, one nr x kc block at a time (src != T). */
-static float linear_cast_buf[AMP_MAX_THREADS][AMP_GEMM_NR_MAX * 2 * AMP_GEMM_KCU_MAX] ALIGN64;
-
 typedef struct {
     const amp_gemm_kernel *k;
     amp_dtype t, src;
@@ -438,8 +437,9 @@ static void linear_pack_task(void *ctx, int64_t p, int slot)
             k->pack_b(j->t, j->w + (size_t)(c0 * j->K + k0) * es, 1, j->K, width, kc, dst);
             continue;
         }
-        /* rounded to T first, then packed as a T source */
-        char *buf = (char *)linear_cast_buf[slot];
+        /* rounded to T first, nr x kc of them in the slot's B buffer (no
+         * product runs beside the packing), then packed as a T source */
+        char *buf = (char *)b_buf[slot];
         for (int i = 0; i < width; i++)
             round_to(j->t, buf + (size_t)(i * kc) * es, j->src, j->w + (size_t)((c0 + i) * j->K + k0) * src_es, kc);
         k->pack_b(j->t, buf, 1, kc, width, kc, dst);
