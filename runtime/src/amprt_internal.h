@@ -227,9 +227,10 @@ unsigned amp_cpu_features(void);
 void amp_isa_avx2_fill(amp_kernel_table *t);
 void amp_isa_avx512_fill(amp_kernel_table *t);
 void amp_isa_avx512bf16_fill(amp_kernel_table *t);
-/* Whether avx512bf16's small products of 0.75 MFLOP and up split between
- * two threads (x86/avx512.c): 0 (the default) as measured per shape, 1
- * always, -1 never.  The results are the same bits either way; tests pin
+/* Whether the small products that can split between two threads do
+ * (avx512bf16's bf16 ones and avx2's, of 0.75 MFLOP and up;
+ * frame/small_split.c): 0 (the default) as measured per shape, 1 always,
+ * -1 never.  The results are the same bits either way; tests pin
  * it to run both paths. */
 void amp_small_split_policy(int policy);
 /* Whether frame/gemm.c packs a product's operands whole before its tasks

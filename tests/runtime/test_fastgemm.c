@@ -292,8 +292,9 @@ static void test_isa(void **state)
  * the k block's limit, A read in place (row-major, even K) or packed,
  * alpha, beta with C (and a NaN in it), bias,
  * batches, sum_batch over one batch, outputs scaled into subnormals.
- * The small path runs on 1 and on 2 threads (from 0.75 MFLOP it splits
- * the panels or the row tiles between two threads), with the same bits. */
+ * The small path runs on 1 and on 2 threads (avx512bf16 splits the
+ * panels or the row tiles between two threads from 0.75 MFLOP, avx2 its
+ * columns or rows from 0.125), with the same bits. */
 typedef struct {
     const char *what;
     int64_t batch, M, N, K;
@@ -599,20 +600,25 @@ static void test_small_vs_blocked(void **state)
     amp_set_threads(0);
 }
 
-/* The measured choice (x86/avx512.c's split_choose): a splittable
- * product, 300 calls on two threads, one thread or two as measured call
- * by call (both are tried, and the choice may change midway); every
- * result the one-thread bits. */
+/* The sets whose small path splits a product between two threads. */
+static const char *const split_isas[] = { "avx512bf16", "avx2" };
+
+/* The measured choice (frame/small_split.c): a splittable product, 300
+ * calls on two threads, one thread or two as measured call by call (both
+ * are tried, and the choice may change midway); every result the
+ * one-thread bits. */
 static void test_small_split_measured(void **state)
 {
-    const amp_kernel_table *k = amp_kernel_table_for("avx512bf16");
     void *x = random_buf(AMP_BF16, 64 * 64), *w = random_buf(AMP_BF16, 128 * 64), *bias = random_buf(AMP_BF16, 128);
     void *want = malloc(64 * 128 * 2), *got = malloc(64 * 128 * 2);
     (void)state;
     assert_true(want && got);
-    if (k == NULL) {
-        printf("   avx512bf16: not supported by this CPU, skipped\n");
-    } else {
+    for (size_t s = 0; s < sizeof split_isas / sizeof split_isas[0]; s++) {
+        const amp_kernel_table *k = amp_kernel_table_for(split_isas[s]);
+        if (k == NULL) {
+            printf("   %s: not supported by this CPU, skipped\n", split_isas[s]);
+            continue;
+        }
         amp_set_threads(1);
         k->linear_relu_bf16(64, 128, 64, x, w, bias, want);
         amp_set_threads(2);
@@ -620,7 +626,7 @@ static void test_small_split_measured(void **state)
             memset(got, 0x5a, 64 * 128 * 2);
             k->linear_relu_bf16(64, 128, 64, x, w, bias, got);
             if (memcmp(got, want, 64 * 128 * 2) != 0)
-                fail_msg("avx512bf16: 64 x 128 x 64 linear_relu, call %d of the measured choice, differs", r);
+                fail_msg("%s: 64 x 128 x 64 linear_relu, call %d of the measured choice, differs", split_isas[s], r);
         }
         amp_set_threads(0);
     }
@@ -634,8 +640,7 @@ static void test_small_split_measured(void **state)
 /* A small product large enough to split (two threads) while another
  * thread of the program keeps the pool busy with blocked products: the
  * split runs both halves on its own thread when the pool is taken, and
- * every result is the same bits (avx512bf16's small path; elsewhere the
- * blocked driver, waiting for the pool). */
+ * every result is the same bits. */
 typedef struct {
     const amp_kernel_table *k;
     const void *a, *b;
@@ -653,42 +658,46 @@ static void *keep_pool_busy(void *arg)
     return NULL;
 }
 
+static void small_beside_busy_pool(const amp_kernel_table *k)
+{
+    void *x = random_buf(AMP_BF16, 64 * 64), *w = random_buf(AMP_BF16, 128 * 64), *bias = random_buf(AMP_BF16, 128);
+    void *want = malloc(64 * 128 * 2), *got = malloc(64 * 128 * 2);
+    void *ba = random_buf(AMP_BF16, 256 * 256), *bb = random_buf(AMP_BF16, 256 * 256), *by = malloc(256 * 256 * 2);
+    busy_ctx c = { k, ba, bb, by, 40, 0 };
+    pthread_t other;
+    assert_true(want && got && by);
+    k->linear_bf16(64, 128, 64, x, w, bias, want);
+    assert_int_equal(pthread_create(&other, NULL, keep_pool_busy, &c), 0);
+    /* until the other thread is done (its products hold the pool most of
+     * the time, so most splits here find it taken) */
+    for (int r = 0; r < 100 || !__atomic_load_n(&c.done, __ATOMIC_ACQUIRE); r++) {
+        memset(got, 0x5a, 64 * 128 * 2);
+        k->linear_bf16(64, 128, 64, x, w, bias, got);
+        if (memcmp(got, want, 64 * 128 * 2) != 0)
+            fail_msg("%s: 64 x 128 x 64 linear beside a busy pool differs (round %d)", k->isa, r);
+    }
+    pthread_join(other, NULL);
+    free(x);
+    free(w);
+    free(bias);
+    free(want);
+    free(got);
+    free(ba);
+    free(bb);
+    free(by);
+}
+
 static void test_small_with_pool_busy(void **state)
 {
-    const amp_kernel_table *k = amp_kernel_table_for("avx512bf16");
     (void)state;
-    if (k == NULL) {
-        printf("   avx512bf16: not supported by this CPU, skipped\n");
-        skip();
-    }
     amp_set_threads(2);
     amp_small_split_policy(1); /* every call tries the pool */
-    {
-        void *x = random_buf(AMP_BF16, 64 * 64), *w = random_buf(AMP_BF16, 128 * 64), *bias = random_buf(AMP_BF16, 128);
-        void *want = malloc(64 * 128 * 2), *got = malloc(64 * 128 * 2);
-        void *ba = random_buf(AMP_BF16, 256 * 256), *bb = random_buf(AMP_BF16, 256 * 256), *by = malloc(256 * 256 * 2);
-        busy_ctx c = { k, ba, bb, by, 40, 0 };
-        pthread_t other;
-        assert_true(want && got && by);
-        k->linear_bf16(64, 128, 64, x, w, bias, want);
-        assert_int_equal(pthread_create(&other, NULL, keep_pool_busy, &c), 0);
-        /* until the other thread is done (its products hold the pool
-         * most of the time, so most splits here find it taken) */
-        for (int r = 0; r < 100 || !__atomic_load_n(&c.done, __ATOMIC_ACQUIRE); r++) {
-            memset(got, 0x5a, 64 * 128 * 2);
-            k->linear_bf16(64, 128, 64, x, w, bias, got);
-            if (memcmp(got, want, 64 * 128 * 2) != 0)
-                fail_msg("avx512bf16: 64 x 128 x 64 linear beside a busy pool differs (round %d)", r);
-        }
-        pthread_join(other, NULL);
-        free(x);
-        free(w);
-        free(bias);
-        free(want);
-        free(got);
-        free(ba);
-        free(bb);
-        free(by);
+    for (size_t s = 0; s < sizeof split_isas / sizeof split_isas[0]; s++) {
+        const amp_kernel_table *k = amp_kernel_table_for(split_isas[s]);
+        if (k == NULL)
+            printf("   %s: not supported by this CPU, skipped\n", split_isas[s]);
+        else
+            small_beside_busy_pool(k);
     }
     amp_small_split_policy(0);
     amp_set_threads(0);

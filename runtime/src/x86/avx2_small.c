@@ -28,18 +28,21 @@
  * memory), in row blocks of up to 32 KB; B one 16-column panel at a time
  * (32 KB at most); only B is transposed.
  *
- * The products run on the calling thread.  Two threads (each half of the
- * panels or of the rows, packing its own operands) were measured on the
- * digits MLP's two 1 MFLOP products (linear_relu 64 x 128 x 64 and its
- * weight gradient, bf16, on the 2-vCPU AVX-512 machine at load 15-16):
- * one thread 37.2 us median, 33.9 fastest; two 44.3 median, 23.7 fastest
- * (the worker, when it gets a CPU at all, brings the pair to 0.7x, but
- * mostly it does not, and the hand-over is then lost).  The measured
- * choice of avx512bf16's small path (x86/avx512.c, split_choose) is what
- * would make two threads pay here.
+ * From 0.125 MFLOP (AVX2_SMALL_SPLIT_FLOPS) a product may run on two
+ * threads, each half of the columns (whole panels) where packing all of
+ * A costs less than packing all of B, else half of the rows (whole
+ * tiles), each packing what it reads; whether it does is measured per
+ * shape, as for avx512bf16's small path (frame/small_split.c), and the
+ * bits are the same either way.  On a Zen 4 (2 vCPUs, the set forced)
+ * the digits MLP's training step went from 46.1 to 33.6 us (median of
+ * 5000 calls, 4 rounds alternating); at 0.75 MFLOP and up alone (its two
+ * 1 MFLOP products), 36.9: its three 0.16 MFLOP products (N or K 10) gain
+ * from the split too, at 8-lane FMAs a product takes about 2 us.
  */
 
 #include <limits.h>
+
+#include "frame/small_split.h"
 
 #include "x86/avx2_conv.h"
 #include "x86/avx2_small.h"
@@ -48,10 +51,12 @@
 #if defined(__x86_64__) || defined(__i386__)
 
 #include <immintrin.h>
+#include <x86intrin.h> /* __rdtsc */
 
 #define TARGET AVX2_TARGET
 
 #define SMALL_MAX_FLOPS AMP_AVX2_SMALL_MAX_FLOPS
+#define AVX2_SMALL_SPLIT_FLOPS (128.0 * 1024) /* and up: on two threads where that measures cheaper */
 #define SMALL_KB 256                        /* kernel_f32's k block (kcu 256, kpair 1) */
 #define SMALL_K_MAX 512                     /* a B panel in 32 KB of stack */
 #define SMALL_A_FLOATS 8192                 /* packed A rows: 32 KB */
@@ -283,6 +288,9 @@ typedef struct {
     char *y;
     int kind;
     int add_c;
+    int a_in_place; /* f32 A with a unit stride along k or m: read as it lies */
+    int split_cols; /* split in two: by columns (else by rows) */
+    int64_t ob;     /* the output batch a split's halves compute */
 } small_job;
 
 /* How the tiles read A (f32): in place (an f32 A with unit stride along
@@ -322,36 +330,36 @@ TARGET static a_view a_rows(const small_job *j, int64_t bi, int64_t m0, int64_t 
     return v;
 }
 
-/* Output batch ob: row blocks of A (as many rows as its packed form
- * holds, all of them when it is read in place), for each every B panel
- * packed in turn and its tiles (the panel stays in L1 while the block's
- * rows stream past it). */
-TARGET static void small_batch(const small_job *j, int64_t ob)
+/* Output batch ob's rows [r0, r1) and columns [c0, c1) (r0 a multiple of
+ * MR, c0 of NR): row blocks of A (as many rows as its packed form holds,
+ * all of them when it is read in place), for each every B panel packed in
+ * turn and its tiles (the panel stays in L1 while the block's rows stream
+ * past it). */
+TARGET static void small_part(const small_job *j, int64_t ob, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 {
     float pa[SMALL_A_FLOATS] __attribute__((aligned(32)));
     float pb[SMALL_K_MAX * NR] __attribute__((aligned(32)));
     float sums[MR * NR] __attribute__((aligned(32)));
     const amp_gemm_desc *d = j->d;
     const size_t es = j->es;
-    const int64_t bi = d->sum_batch ? 0 : ob, cb = d->sum_batch ? 0 : ob, K = d->K;
-    const int in_place = j->t == AMP_F32 && (d->a_stride[1] == 1 || d->a_stride[2] == 1);
-    /* rows per block: all of A when both its packed forms ([m][K8] and
-     * [k][M8], K8 and M8 rounded up to 8) hold it, else a multiple of 6
-     * that they hold (at K 512, 12 rows) */
-    const int64_t K8 = (K + 7) / 8 * 8, M8 = (d->M + 7) / 8 * 8;
-    const int64_t block = in_place || (M8 * K8 <= SMALL_A_FLOATS) ? d->M : SMALL_A_FLOATS / K8 / 8 * 8 / MR * MR;
+    const int64_t bi = d->sum_batch ? 0 : ob, cb = d->sum_batch ? 0 : ob, K = d->K, rows_all = r1 - r0;
+    /* rows per block: all of the part's when both A's packed forms ([m][K8]
+     * and [k][M8], K8 and M8 rounded up to 8) hold them, else a multiple
+     * of 6 that they hold (at K 512, 12 rows) */
+    const int64_t K8 = (K + 7) / 8 * 8, M8 = (rows_all + 7) / 8 * 8;
+    const int64_t block = j->a_in_place || (M8 * K8 <= SMALL_A_FLOATS) ? rows_all : SMALL_A_FLOATS / K8 / 8 * 8 / MR * MR;
 
-    for (int64_t m0 = 0; m0 < d->M; m0 += block) {
-        const int64_t M = d->M - m0 < block ? d->M - m0 : block;
+    for (int64_t m0 = r0; m0 < r1; m0 += block) {
+        const int64_t M = r1 - m0 < block ? r1 - m0 : block;
         const a_view av = a_rows(j, bi, m0, M, pa);
-        for (int64_t n0 = 0; n0 < d->N; n0 += NR) {
+        for (int64_t n0 = c0; n0 < c1; n0 += NR) {
             tile_epi e;
             e.t = j->t;
             e.y_rs = (size_t)d->N * es;
             e.c_rs = (size_t)d->c_stride[1] * es;
             e.alpha = (float)d->alpha;
             e.beta = (float)d->beta;
-            e.cols = (int)(d->N - n0 < NR ? d->N - n0 : NR);
+            e.cols = (int)(c1 - n0 < NR ? c1 - n0 : NR);
             e.bias = j->bias != NULL ? j->bias + (size_t)n0 * es : NULL;
             pack_2d(j->t, j->b + (size_t)(bi * d->b_stride[0] + n0 * d->b_stride[2]) * es, d->b_stride[1],
                     d->b_stride[2], K, e.cols, pb, NR);
@@ -366,6 +374,23 @@ TARGET static void small_batch(const small_job *j, int64_t ob)
                 tile_epilogue(&e, sums, rows, j->kind);
             }
         }
+    }
+}
+
+/* Half `task` of a split product's output batch j->ob: its columns (whole
+ * 16-column panels) where packing all of A costs less than packing all of
+ * B, else its rows (whole 6-row tiles); each half packs what it reads. */
+TARGET static void small_half_task(void *ctx, int64_t task, int slot)
+{
+    const small_job *j = ctx;
+    const amp_gemm_desc *d = j->d;
+    (void)slot;
+    if (j->split_cols) {
+        const int64_t mid = ((d->N + NR - 1) / NR + 1) / 2 * NR;
+        small_part(j, j->ob, 0, d->M, task ? mid : 0, task ? d->N : mid);
+    } else {
+        const int64_t mid = ((d->M + MR - 1) / MR + 1) / 2 * MR;
+        small_part(j, j->ob, task ? mid : 0, task ? d->M : mid, 0, d->N);
     }
 }
 
@@ -392,8 +417,33 @@ int amp_avx2_small_gemm(amp_dtype t, const amp_gemm_desc *d, const void *a, cons
     j.y = y;
     j.add_c = add_c;
     j.kind = kind;
-    for (int64_t ob = 0; ob < out_batches; ob++)
-        small_batch(&j, ob);
+    j.a_in_place = t == AMP_F32 && (d->a_stride[1] == 1 || d->a_stride[2] == 1);
+    /* split by columns when A's packing (M K elements, none in place) is
+     * the smaller, as each half packs all of the other operand */
+    j.split_cols = (j.a_in_place || d->M < d->N) && d->N > NR;
+    const int splittable = AMP_SMALL_SPLIT_BUILT && flops / (double)out_batches >= AVX2_SMALL_SPLIT_FLOPS &&
+                           amp_get_threads() > 1 &&
+                           (j.split_cols || d->M > MR);
+    amp_split_stat *st = NULL;
+    int split = 0, record = 0;
+    uint64_t t0 = 0;
+    if (splittable) {
+        st = amp_split_stat_of((uint64_t)d->M | (uint64_t)d->N << 20 | (uint64_t)d->K << 40 |
+                               (uint64_t)(t == AMP_F32) << 61 | (uint64_t)j.split_cols << 62 |
+                               (uint64_t)(out_batches > 1) << 63);
+        split = amp_split_choose(st, &record);
+        t0 = __rdtsc();
+    }
+    for (int64_t ob = 0; ob < out_batches; ob++) {
+        j.ob = ob;
+        /* the pool busy with another of the program's threads: both
+         * halves here rather than wait for it */
+        if (split && amp_parallel_try_run(2, 2, small_half_task, &j))
+            continue;
+        small_part(&j, ob, 0, d->M, 0, d->N);
+    }
+    if (record)
+        amp_split_record(st, split, __rdtsc() - t0);
     return 1;
 }
 

@@ -21,6 +21,7 @@
  */
 
 #include "frame/kernel_set.h"
+#include "frame/small_split.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -976,93 +977,11 @@ AVX512BF16_TARGET static void small_half_task(void *ctx, int64_t task, int slot)
     }
 }
 
-/* ---- whether a splittable small product runs on two threads ---------------------- *
- *
- * On CPUs of its own, two threads run the digits MLP's 1 MFLOP products
- * in 0.6 of one thread's time.  On this shared virtual machine, in spells
- * of seconds, they take up to twice one thread's time instead: the split
- * call's caller spent 12,000-14,000 cycles in its own half of a product
- * that takes 7,400 on one thread (the two vCPUs then apparently far
- * apart, every line the other one wrote a slow miss), and the digits
- * training step went from 10.3 us to 21-26 us while on one thread it kept
- * to 11.3.  So each splittable shape keeps a moving average of its calls'
- * cycles each way, runs the cheaper way, and now and then tries the
- * other (split_choose).  Two threads stay the choice until they measure
- * a fifth slower than one: the split calls' own times wander by that
- * much in calm spells.  A sample counts at most 1.5 times the average it
- * updates (one interrupted call moves it by 1/16); a doubling shows
- * within a dozen calls.  Either way the bits are the same.  The
- * statistics are shared by the program's threads through relaxed
- * atomics: a lost update costs only a sample.  amp_small_split_policy
- * pins the choice (tests). */
-#define SPLIT_SLOTS 16
-#define SPLIT_PROBE_ONE 64 /* calls per try of one thread, while two are the choice */
-#define SPLIT_PROBE_TWO 8  /* calls per try of two threads, while one is the choice */
-
-typedef struct {
-    uint64_t key;       /* the shape (0: free) */
-    uint32_t cycles[2]; /* moving averages: one thread, two (0: not yet measured) */
-    uint32_t calls;
-} split_stat;
-
-static split_stat split_stats[SPLIT_SLOTS];
-static int split_policy; /* 0: measured; 1: always split; -1: never */
-
-void amp_small_split_policy(int policy) { __atomic_store_n(&split_policy, policy, __ATOMIC_RELAXED); }
-
-static split_stat *split_stat_of(uint64_t key)
-{
-    split_stat *st = &split_stats[(key * 0x9e3779b97f4a7c15ull) >> 60];
-    if (__atomic_load_n(&st->key, __ATOMIC_RELAXED) != key) {
-        /* another shape had the slot: start over for this one */
-        __atomic_store_n(&st->cycles[0], 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&st->cycles[1], 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&st->calls, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&st->key, key, __ATOMIC_RELAXED);
-    }
-    return st;
-}
-
-/* 1: run this call on two threads; *record: whether its cycles count
- * (not the very first call's: it may create the worker, or wake it).
- * Two threads are tried every SPLIT_PROBE_TWO calls while one is the
- * choice: often enough that the pool's worker, spinning 100 us after
- * each run, is still awake for the next try, so that a try measures the
- * split and not a wake-up; one thread every SPLIT_PROBE_ONE calls (its
- * time hardly changes with the machine's state). */
-static int split_choose(split_stat *st, int *record)
-{
-    const int policy = __atomic_load_n(&split_policy, __ATOMIC_RELAXED);
-    const uint32_t n = __atomic_fetch_add(&st->calls, 1, __ATOMIC_RELAXED);
-    const uint32_t one = __atomic_load_n(&st->cycles[0], __ATOMIC_RELAXED);
-    const uint32_t two = __atomic_load_n(&st->cycles[1], __ATOMIC_RELAXED);
-    *record = policy == 0 && n > 0;
-    if (policy != 0)
-        return policy > 0;
-    if (two == 0)
-        return 1;
-    if (one == 0)
-        return 0;
-    if ((uint64_t)two * 5 < (uint64_t)one * 6)
-        return n % SPLIT_PROBE_ONE != SPLIT_PROBE_ONE - 1;
-    return n % SPLIT_PROBE_TWO == SPLIT_PROBE_TWO - 1;
-}
-
-static void split_record(split_stat *st, int two, uint64_t cycles)
-{
-    const uint32_t avg = __atomic_load_n(&st->cycles[two], __ATOMIC_RELAXED);
-    uint64_t sample = cycles < 1 ? 1 : cycles > 0x7fffffffu ? 0x7fffffffu : cycles;
-    if (avg != 0 && sample > avg + avg / 2)
-        sample = avg + avg / 2;
-    __atomic_store_n(&st->cycles[two], avg == 0 ? (uint32_t)sample : (uint32_t)(avg - avg / 8 + sample / 8),
-                     __ATOMIC_RELAXED);
-}
-
 /* y = alpha A B + beta C + bias as amp_fast_gemm with kernel_bf16 computes
  * it, when the problem is small (see above); returns 0, doing nothing,
  * otherwise.  Below SMALL_SPLIT_FLOPS on the calling thread: there the
  * hand-over to a second core costs about what it saves; from there on
- * two threads when that has measured cheaper (split_choose). */
+ * two threads when that has measured cheaper (frame/small_split.c). */
 AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint16_t *a, const uint16_t *b,
                                              const uint16_t *c, const uint16_t *bias, small_epilogue_fn fn,
                                              const uint16_t *mask, uint16_t *y)
@@ -1113,16 +1032,17 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
     j.direct = d->a_stride[2] == 1 && d->K % 2 == 0 && d->a_stride[1] % 2 == 0;
     j.ntiles = (d->M + j.mr - 1) / j.mr;
     /* two threads: enough work for each, and two halves to give them */
-    const int splittable = flops / (double)out_batches >= SMALL_SPLIT_FLOPS && amp_get_threads() > 1 &&
+    const int splittable = AMP_SMALL_SPLIT_BUILT && flops / (double)out_batches >= SMALL_SPLIT_FLOPS &&
+                           amp_get_threads() > 1 &&
                            ((j.direct && j.npanels >= 2) || j.ntiles >= 2);
-    split_stat *st = NULL;
+    amp_split_stat *st = NULL;
     int split = 0, record = 0;
     uint64_t t0 = 0;
     if (splittable) {
         /* the shape (collisions only share a measurement) */
-        st = split_stat_of((uint64_t)d->M | (uint64_t)d->N << 20 | (uint64_t)d->K << 40 |
+        st = amp_split_stat_of((uint64_t)d->M | (uint64_t)d->N << 20 | (uint64_t)d->K << 40 |
                            (uint64_t)j.direct << 62 | (uint64_t)(out_batches > 1) << 63);
-        split = split_choose(st, &record);
+        split = amp_split_choose(st, &record);
         t0 = __rdtsc();
     }
     for (int64_t ob = 0; ob < out_batches; ob++) {
@@ -1145,7 +1065,7 @@ AVX512BF16_TARGET static int small_gemm_bf16(const amp_gemm_desc *d, const uint1
         small_tiles(&j, 0, j.ntiles, 0, j.npanels);
     }
     if (record)
-        split_record(st, split, __rdtsc() - t0);
+        amp_split_record(st, split, __rdtsc() - t0);
     return 1;
 }
 
@@ -1288,9 +1208,5 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t)
     BF16_GEMM_KERNELS(INSTALL)
 #undef INSTALL
 }
-
-#else /* not x86: no AVX-512 set; the test hook does nothing */
-
-void amp_small_split_policy(int policy) { (void)policy; }
 
 #endif /* x86 */
