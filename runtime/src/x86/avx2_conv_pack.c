@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "x86/avx2_conv.h"
+#include "x86/avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -35,26 +36,6 @@ TARGET static inline __m256 load8_f32(amp_dtype t, const char *p)
     if (t == AMP_BF16)
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)p)), 16));
     return _mm256_loadu_ps((const float *)(const void *)p);
-}
-
-/* r[i] lane j <- r[j] lane i */
-TARGET static inline void transpose8(__m256 r[8])
-{
-    __m256 t[8], s[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
-        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-    }
-    for (int i = 0; i < 4; i++) {
-        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
-        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
-    }
 }
 
 TARGET static AMP_ALWAYS_INLINE void pack_along_k_body(amp_dtype t, const void *base, int64_t ws, int width,
@@ -71,7 +52,7 @@ TARGET static AMP_ALWAYS_INLINE void pack_along_k_body(amp_dtype t, const void *
             __m256 r[8];
             for (int i = 0; i < 8; i++)
                 r[i] = i < real ? load8_f32(t, p + (size_t)i * rs) : _mm256_setzero_ps();
-            transpose8(r);
+            avx2_transpose8(r);
             for (int e = 0; e < 8; e++) {
                 if (lanes == 8)
                     _mm256_storeu_ps(dst + (kk + e) * W + i0, r[e]);
@@ -113,7 +94,7 @@ TARGET void amp_avx2_pack_b_trows_bf16(const void *const *rows, int64_t units, v
         for (int64_t u = 0; u < units8; u += 8) {
             for (int i = 0; i < 8; i++)
                 r[i] = load8_f32(AMP_BF16, (const char *)rows[i0 + i] + 2 * u);
-            transpose8(r);
+            avx2_transpose8(r);
             for (int e = 0; e < 8; e++)
                 _mm256_storeu_ps(dst + (u + e) * 16 + i0, r[e]);
         }
@@ -124,7 +105,7 @@ TARGET void amp_avx2_pack_b_trows_bf16(const void *const *rows, int64_t units, v
             memcpy(tail, (const uint16_t *)rows[i0 + i] + units8, (size_t)rest * 2);
             r[i] = load8_f32(AMP_BF16, (const char *)tail);
         }
-        transpose8(r);
+        avx2_transpose8(r);
         for (int e = 0; e < rest; e++)
             _mm256_storeu_ps(dst + (units8 + e) * 16 + i0, r[e]);
     }

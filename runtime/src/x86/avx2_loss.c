@@ -40,7 +40,7 @@
 /* amp_expf of 4 lanes in double: the same operations, in the same order,
  * as the scalar definition; ldexp(p, k) as p times 2^k built from k's bits
  * (k in [-150, 129]: 2^k and the product are normal doubles, exact). */
-TARGET static __m128 exp4(__m128 xf)
+TARGET static AMP_ALWAYS_INLINE __m128 exp4(__m128 xf)
 {
     const __m256d x = _mm256_max_pd(_mm256_min_pd(_mm256_cvtps_pd(xf), _mm256_set1_pd(89.0)), _mm256_set1_pd(-104.0));
     const __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(AMP_EXPF_INV_LN2)),
@@ -56,7 +56,7 @@ TARGET static __m128 exp4(__m128 xf)
 
 /* amp_expf of 8 lanes; NaN lanes keep their NaN (the clamp would turn
  * them into a number). */
-TARGET static __m256 exp8(__m256 x)
+TARGET static AMP_ALWAYS_INLINE __m256 exp8(__m256 x)
 {
     const __m256 e = _mm256_set_m128(exp4(_mm256_extractf128_ps(x, 1)), exp4(_mm256_castps256_ps128(x)));
     return _mm256_blendv_ps(e, x, avx2_isnan(x));
@@ -78,12 +78,12 @@ typedef struct {
 typedef struct {
     amp_dtype t;
     const void *x;
-    int64_t row0, C;
+    int64_t N, row0, C;
     const group *g;
     float *cols; /* [C][8], or NULL */
 } source;
 
-TARGET static inline __m256 col(const source *src, int64_t c)
+TARGET static AMP_ALWAYS_INLINE __m256 col(const source *src, int64_t c)
 {
     float v[8] __attribute__((aligned(32))) = { 0 };
     if (src->cols != NULL)
@@ -93,12 +93,57 @@ TARGET static inline __m256 col(const source *src, int64_t c)
     return _mm256_load_ps(v);
 }
 
+/* A full group's rows into cols[c][lane], 8 x 8 blocks transposed in
+ * registers (the values avx2_load8 widens are amp_ld's).  A row's last
+ * block of fewer than 8 classes is read whole, into the next row, while
+ * that stays inside x's N C values (its extra lanes are never stored). */
+TARGET static void cols_in8(amp_dtype t, const void *x, int64_t N, int64_t row0, int64_t C, float *cols)
+{
+    const size_t es = avx2_size_of(t);
+    for (int64_t c0 = 0; c0 < C; c0 += 8) {
+        const int64_t n = C - c0 < 8 ? C - c0 : 8;
+        __m256 r[8];
+        for (int l = 0; l < 8; l++) {
+            const int64_t at = (row0 + l) * C + c0;
+            const char *p = (const char *)x + (size_t)at * es;
+            r[l] = n == 8 || at + 8 <= N * C ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n);
+        }
+        avx2_transpose8(r);
+        for (int64_t i = 0; i < n; i++)
+            _mm256_store_ps(cols + (c0 + i) * 8, r[i]);
+    }
+}
+
+/* cols[c][lane] back to a full group's rows of dx, rounded to t as amp_st
+ * rounds (avx2_store8). */
+TARGET static void cols_out8(amp_dtype t, void *dx, int64_t row0, int64_t C, const float *cols)
+{
+    const size_t es = avx2_size_of(t);
+    for (int64_t c0 = 0; c0 < C; c0 += 8) {
+        const int64_t n = C - c0 < 8 ? C - c0 : 8;
+        __m256 r[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = i < n ? _mm256_load_ps(cols + (c0 + i) * 8) : _mm256_setzero_ps();
+        avx2_transpose8(r);
+        for (int l = 0; l < 8; l++) {
+            char *p = (char *)dx + (size_t)((row0 + l) * C + c0) * es;
+            if (n == 8)
+                avx2_store8(t, p, r[l]);
+            else
+                avx2_store8_n(t, p, (size_t)n, r[l]);
+        }
+    }
+}
+
 static void fill_cols(source *src, float *cols)
 {
     src->cols = NULL;
     if (src->C > CACHE_C)
         return;
-    amp_class_cols_in(src->t, src->x, src->row0, src->C, src->g->rows, 8, cols);
+    if (src->g->rows == 8)
+        cols_in8(src->t, src->x, src->N, src->row0, src->C, cols);
+    else
+        amp_class_cols_in(src->t, src->x, src->row0, src->C, src->g->rows, 8, cols);
     src->cols = cols;
 }
 
@@ -143,7 +188,7 @@ TARGET static void class_group(const amp_class_args *a, int64_t row0, const grou
     const amp_dtype t = a->t;
     const int64_t C = a->C;
     float cols[CACHE_C * 8] __attribute__((aligned(32)));
-    source src = { t, a->x, row0, C, g, NULL };
+    source src = { t, a->x, a->N, row0, C, g, NULL };
     __m256 max, sum = _mm256_setzero_ps(), s, total;
     fill_cols(&src, cols);
     max = max8(&src);
@@ -185,7 +230,9 @@ TARGET static void class_group(const amp_class_args *a, int64_t row0, const grou
             amp_class_col_out(t, dx, row0, C, g->rows, c, dv);
         }
     }
-    if (src.cols != NULL) /* the gradients, back to rows */
+    if (src.cols != NULL && g->rows == 8) /* the gradients, back to rows */
+        cols_out8(t, dx, row0, C, cols);
+    else if (src.cols != NULL)
         amp_class_cols_out(t, dx, row0, C, g->rows, 8, cols);
 }
 

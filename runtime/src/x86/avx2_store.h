@@ -4,7 +4,8 @@
  * reads them, the store that rounds 8 f32 lanes to the storage dtype
  * exactly as amp_st does, their forms for a tail of fewer than 8 values
  * (through a zeroed 32-byte buffer: AVX2 has no masked 16-bit loads and
- * stores), the bit-level relu and relu_backward tests, and the pooled,
+ * stores), an 8 x 8 transpose in registers, the bit-level relu and
+ * relu_backward tests, and the pooled,
  * chunked loop the element-wise kernels run on (frame/chunked.h's).
  * bf16 storage computes in f32 here: conversion by shifts, with
  * round-to-nearest-even and NaN quieting; f16 by F16C. */
@@ -20,6 +21,27 @@
 #include "frame/chunked.h"
 
 #define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
+
+/* r[i] lane j <- r[j] lane i: an 8 x 8 block of f32 transposed in
+ * registers */
+AVX2_TARGET static inline void avx2_transpose8(__m256 r[8])
+{
+    __m256 t[8], s[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
 
 /* bytes per element of f32, bf16, f16, a constant where t is */
 static inline size_t avx2_size_of(amp_dtype t) { return t == AMP_F32 ? 4 : 2; }
