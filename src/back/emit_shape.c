@@ -237,8 +237,13 @@ void emit_index_put(Emitter *e, Node *n, const char *y)
 }
 
 /* reshape, view, flatten, squeeze, unsqueeze: the same elements in the
- * same order */
+ * same order; nothing to do where the result shares its operand's slot
+ * (memplan.c) */
 void emit_copy(Emitter *e, Node *n, const char *y)
 {
+    if (n->out->slot >= 0 && n->out->slot == n->in[0]->slot) {
+        buf_printf(e->out, "    (void)%s; /* %s's buffer as it lies: nothing to copy */\n", y, in_c(e, n, 0));
+        return;
+    }
     buf_printf(e->out, "    memcpy(%s, %s, (size_t)(%s) * sizeof *%s);\n", y, in_c(e, n, 0), numel_c(e, out_shape(n)), y);
 }

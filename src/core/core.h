@@ -253,6 +253,10 @@ enum {
      * operand 1 is an index tensor (class targets, integer indices). */
     OPF_STATUS = 1 << 10,
     OPF_STATUS_IF_INDEX = 1 << 11,
+    /* The result is operand 0's elements in the same order, another shape
+     * only (reshape, view, flatten, squeeze, unsqueeze): it may share the
+     * operand's buffer (memplan.c) instead of a copy. */
+    OPF_VIEW = 1 << 12,
 };
 
 typedef enum {

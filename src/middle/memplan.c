@@ -10,6 +10,12 @@
  * kernel never writes a slot it is still reading: no kernel needs to
  * support aliasing.  First fit, preferring a free slot that already holds a
  * buffer of exactly this size (the common case: same-shape activations).
+ *
+ * A view (OPF_VIEW: reshape, flatten, ... of a temporary) takes its
+ * operand's slot instead, kept until the later of the two's last reads:
+ * its elements are the operand's as they lie, and no kernel writes a
+ * value it reads, so the two share one buffer and the view copies
+ * nothing (emit_shape.c's emit_copy).
  */
 #include "middle.h"
 
@@ -83,6 +89,25 @@ static void place(Ctx *c, Graph *g, Vec *slot_free_after, Value *v, int i)
     slot_free_after->items[pick] = (void *)(intptr_t)until;
 }
 
+/* The view node i's result in its operand's slot (true), when the operand
+ * is a temporary of the same dtype and size and the result is not an
+ * output (written to the caller's buffer). */
+static bool share_operand_slot(Ctx *c, Vec *slot_free_after, Node *n, int i)
+{
+    Value *v = n->out, *u = n->nin > 0 ? n->in[0] : NULL;
+    if (!(n->op->flags & OPF_VIEW) || v->is_output || !u || u->slot < 0 || u->type.dtype != v->type.dtype ||
+        !poly_equal(value_bytes(c, u), value_bytes(c, v)))
+        return false;
+    v->slot = u->slot;
+    intptr_t until = (intptr_t)VEC_AT(slot_free_after, u->slot);
+    if (v->last_use > until)
+        until = v->last_use;
+    if (i > until)
+        until = i;
+    slot_free_after->items[u->slot] = (void *)until;
+    return true;
+}
+
 bool memplan(Ctx *c)
 {
     Graph *g = c->graph;
@@ -108,7 +133,8 @@ bool memplan(Ctx *c)
     Vec *slot_free_after = vec_new(c); /* per slot: schedule index after which it is free */
     for (int i = 0; i < g->nodes->len; i++) {
         Node *n = VEC_AT(g->nodes, i);
-        place(c, g, slot_free_after, n->out, i);
+        if (!share_operand_slot(c, slot_free_after, n, i))
+            place(c, g, slot_free_after, n->out, i);
         for (int r = 0; r < n->nmore; r++)
             place(c, g, slot_free_after, n->more_out[r], i);
         if (n->scratch) /* read by its own node only */

@@ -161,11 +161,11 @@ int m_forward_prepared(const void *prepared, const m_params *params, const m_inp
     amp_linear_ex_f32(B, 4, 16, mlp_h, mlp_fc_1_weight, m_prepared_entry_(prepared, 1), NULL, 1, mlp_h_2);
 
     /* block_int_list.amp:11 in mlp (block_int_list.amp:19): reshape in f32: autocast is off here: follows its inputs */
-    float *const mlp_result1 = (float *)slot0; /* f32[B, 4] */
-    memcpy(mlp_result1, mlp_h_2, (size_t)(4*B) * sizeof *mlp_result1);
+    float *const mlp_result1 = (float *)slot1; /* f32[B, 4] */
+    (void)mlp_result1; /* mlp_h_2's buffer as it lies: nothing to copy */
 
     /* block_int_list.amp:15 in mlp2.fc.0 (block_int_list.amp:20): linear + relu in f32: autocast is off here: follows its inputs */
-    float *const mlp2_h = (float *)slot1; /* f32[B, 2] */
+    float *const mlp2_h = (float *)slot0; /* f32[B, 2] */
     amp_linear_ex_f32(B, 2, 4, mlp_result1, mlp2_fc_0_weight, m_prepared_entry_(prepared, 2), NULL, 1, mlp2_h);
 
     /* block_int_list.amp:11 in mlp2 (block_int_list.amp:20): reshape in f32: autocast is off here: follows its inputs */

@@ -71,7 +71,7 @@ typedef struct trainconv_outputs {
 /* The arena: 8 buffers in 3 slots reused by liveness (without reuse: 2060*B + 2112 bytes). */
 #define TRAINCONV_PAD_(n) (((size_t)(n) + 63u) & ~(size_t)63u)
 #define TRAINCONV_MAX_(a, b) ((size_t)(a) > (size_t)(b) ? (size_t)(a) : (size_t)(b))
-#define TRAINCONV_ARENA_BYTES(B) ((size_t)(TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 1536)) + TRAINCONV_PAD_(288) + TRAINCONV_PAD_(512*(int64_t)(B))))
+#define TRAINCONV_ARENA_BYTES(B) ((size_t)(TRAINCONV_PAD_(512*(int64_t)(B)) + TRAINCONV_PAD_(1536) + TRAINCONV_PAD_(512*(int64_t)(B))))
 size_t trainconv_arena_bytes(const trainconv_dims *dims);
 
 /* Runs the model on `inputs` and writes every output.  `arena` is scratch
@@ -159,7 +159,7 @@ typedef struct trainconv_train_state {
 
 /* Bytes of storage the state points into. */
 #define TRAINCONV_STATE_BYTES ((size_t)8832)
-#define TRAINCONV_TRAIN_ARENA_BYTES(B) ((size_t)(TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 576)) + TRAINCONV_PAD_(288) + TRAINCONV_PAD_(512*(int64_t)(B)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(576) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 288)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(3072) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(TRAINCONV_MAX_(12*(int64_t)(B), 1536))))
+#define TRAINCONV_TRAIN_ARENA_BYTES(B) ((size_t)(TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 576)) + TRAINCONV_PAD_(288) + TRAINCONV_PAD_(512*(int64_t)(B)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(576) + TRAINCONV_PAD_(512*(int64_t)(B)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(3072) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(TRAINCONV_MAX_(512*(int64_t)(B), 16)) + TRAINCONV_PAD_(TRAINCONV_MAX_(12*(int64_t)(B), 1536)) + TRAINCONV_PAD_(288)))
 size_t trainconv_train_arena_bytes(const trainconv_dims *dims);
 
 /* Lays the state out in `storage` (at least <PREFIX>_STATE_BYTES bytes,
@@ -194,7 +194,7 @@ int trainconv_load(trainconv_train_state *s, const char *path);
 #endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TRAINCONV_INTERFACE_HASH 0x885d2b663011d6d1u
+#define TRAINCONV_INTERFACE_HASH 0x4e2394360f7ceb25u
 
 #ifdef __cplusplus
 }

@@ -612,6 +612,60 @@ static void tensor_named_slot16_does_not_clash_with_arena_slots(void **state)
     arena_free(a);
 }
 
+/* The graph's value named `name` (a source name), or fail. */
+static const Value *value_named(Fixture *f, const char *name)
+{
+    const Graph *g = f->c->graph;
+    for (int i = 0; i < g->values->len; i++) {
+        const Value *v = VEC_AT(g->values, i);
+        if (v->name && strcmp(v->name, name) == 0)
+            return v;
+    }
+    print_error("no value named %s\n", name);
+    fail();
+    return NULL;
+}
+
+/* A view of a temporary (flatten, reshape, squeeze, unsqueeze, view)
+ * takes its operand's slot and copies nothing; the slot stays taken while
+ * the view is read, after its operand's last read: z, made once h is dead
+ * but while v is still read, gets a slot of its own. */
+static void view_of_a_temporary_shares_its_buffer(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_TPU,
+                             "model M(B) {\n  input x: f32[B, 2, 4]\n  h = relu(x)\n  v = flatten(h, 1)\n"
+                             "  w = reshape(v, -1, 4, 2)\n  z = sigmoid(x)\n  y = w + reshape(z, -1, 4, 2)\n"
+                             "  output y\n}\n"),
+                     EXIT_OK);
+    const Value *h = value_named(f, "h"), *v = value_named(f, "v"), *w = value_named(f, "w"), *z = value_named(f, "z");
+    assert_true(h->slot >= 0);
+    assert_int_equal(v->slot, h->slot);
+    assert_int_equal(w->slot, h->slot);
+    assert_int_not_equal(z->slot, h->slot);
+    assert_contains(c_text(f), "(void)v; /* h's buffer as it lies: nothing to copy */");
+    assert_lacks(c_text(f), "memcpy(v,");
+    assert_lacks(c_text(f), "memcpy(w,");
+    assert_compiles(f);
+}
+
+/* A view of an input, or one that is an output, is a copy: an input's
+ * buffer is the caller's, read-only; an output is written to the caller's
+ * buffer. */
+static void view_of_an_input_or_into_an_output_copies(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_TPU,
+                             "model M(B) {\n  input x: f32[B, 2, 4]\n  v = flatten(x, 1)\n  h = relu(v)\n"
+                             "  y = reshape(h, -1, 4, 2)\n  output y\n}\n"),
+                     EXIT_OK);
+    assert_true(value_named(f, "v")->slot >= 0);
+    assert_contains(c_text(f), "memcpy(v, x,");
+    assert_contains(c_text(f), "memcpy(outputs->y, h,");
+    assert_lacks(c_text(f), "nothing to copy");
+    assert_compiles(f);
+}
+
 /* A model without temporaries has a zero arena: `arena_bytes < 0` on a
  * size_t trips gcc's -Wtype-limits (-Wextra). */
 static void model_without_temporaries_compiles_warning_free(void **state)
@@ -842,6 +896,8 @@ int main(void)
         T(typecheck_accepts_mixed_dtypes_that_autocast_unifies),
         T(dim_named_like_a_c_keyword_is_refused),
         T(tensor_named_slot16_does_not_clash_with_arena_slots),
+        T(view_of_a_temporary_shares_its_buffer),
+        T(view_of_an_input_or_into_an_output_copies),
         T(model_without_temporaries_compiles_warning_free),
         T(arena_independent_of_dims_compiles_warning_free),
         T(very_long_expression_does_not_crash),
