@@ -11,8 +11,8 @@
  * support aliasing.  First fit, preferring a free slot that already holds a
  * buffer of exactly this size (the common case: same-shape activations).
  *
- * A view (OPF_VIEW: reshape, flatten, ... of a temporary) takes its
- * operand's slot instead, kept until the later of the two's last reads:
+ * A view (OPF_VIEW: reshape, flatten, ... of a temporary; a dropout that
+ * draws no mask) takes its operand's slot instead, kept until the later of the two's last reads:
  * its elements are the operand's as they lie, and no kernel writes a
  * value it reads, so the two share one buffer and the view copies
  * nothing (emit_shape.c's emit_copy).
@@ -89,13 +89,24 @@ static void place(Ctx *c, Graph *g, Vec *slot_free_after, Value *v, int i)
     slot_free_after->items[pick] = (void *)(intptr_t)until;
 }
 
+/* Whether node n's result is operand 0's elements as they lie: a view
+ * (OPF_VIEW), or a dropout that draws no mask (p = 0, training=False, or
+ * outside the training step, whose graph alone has gradients), which the
+ * emitter writes as a copy. */
+static bool is_view(const Graph *g, const Node *n)
+{
+    if (n->op->flags & OPF_VIEW)
+        return true;
+    return n->op->id == OP_DROPOUT && !(g->grads && dropout_draws(n));
+}
+
 /* The view node i's result in its operand's slot (true), when the operand
  * is a temporary of the same dtype and size and the result is not an
  * output (written to the caller's buffer). */
 static bool share_operand_slot(Ctx *c, Vec *slot_free_after, Node *n, int i)
 {
     Value *v = n->out, *u = n->nin > 0 ? n->in[0] : NULL;
-    if (!(n->op->flags & OPF_VIEW) || v->is_output || !u || u->slot < 0 || u->type.dtype != v->type.dtype ||
+    if (!is_view(c->graph, n) || v->is_output || !u || u->slot < 0 || u->type.dtype != v->type.dtype ||
         !poly_equal(value_bytes(c, u), value_bytes(c, v)))
         return false;
     v->slot = u->slot;

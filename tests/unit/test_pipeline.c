@@ -649,6 +649,42 @@ static void view_of_a_temporary_shares_its_buffer(void **state)
     assert_compiles(f);
 }
 
+/* The arena slot an f32 buffer `name` is declared in, in C text c. */
+static int slot_of(const char *c, const char *name)
+{
+    char decl[64];
+    snprintf(decl, sizeof decl, "float *const %s = (float *)slot", name);
+    const char *p = strstr(c, decl);
+    if (!p) {
+        print_error("no declaration of %s\n", name);
+        fail();
+    }
+    return atoi(p + strlen(decl));
+}
+
+/* A dropout that draws no mask is a view too: in the inference forward it
+ * shares h's buffer; in the training step it draws, into a buffer of its
+ * own. */
+static void dropout_outside_the_training_step_shares_its_buffer(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_TPU,
+                             "model M(B) {\n  input x: f32[B, 8]\n  input y: i64[B]\n  param w: f32[4, 8]\n"
+                             "  h = relu(linear(x, w))\n  d = dropout(h, p=0.5)\n  z = d * 2.0\n"
+                             "  loss = cross_entropy(z, y)\n  output z\n  minimize loss\n"
+                             "  train {\n    optimizer = sgd(lr=0.1)\n  }\n}\n"),
+                     EXIT_OK);
+    const char *c = c_text(f), *train = strstr(c, "int m_backward(");
+    assert_non_null(train);
+    const char *forward_alias = strstr(c, "(void)d; /* h's buffer as it lies: nothing to copy */");
+    assert_non_null(forward_alias);
+    assert_true(forward_alias < train);
+    assert_lacks(train, "(void)d;");
+    assert_contains(train, ", h_2, 0x1p-1 /* 0.5 */, (uint64_t)s->rng_seed, 0, (uint64_t)s->rng_offset, d);");
+    assert_int_not_equal(slot_of(train, "h_2"), slot_of(train, "d"));
+    assert_compiles(f);
+}
+
 /* A view of an input, or one that is an output, is a copy: an input's
  * buffer is the caller's, read-only; an output is written to the caller's
  * buffer. */
@@ -898,6 +934,7 @@ int main(void)
         T(tensor_named_slot16_does_not_clash_with_arena_slots),
         T(view_of_a_temporary_shares_its_buffer),
         T(view_of_an_input_or_into_an_output_copies),
+        T(dropout_outside_the_training_step_shares_its_buffer),
         T(model_without_temporaries_compiles_warning_free),
         T(arena_independent_of_dims_compiles_warning_free),
         T(very_long_expression_does_not_crash),
