@@ -77,49 +77,27 @@ TARGET static inline void store8_exact(amp_dtype t, void *p, __m256 v)
     }
 }
 
-/* lanes where a is NaN take a, quieted, instead of r */
-TARGET static inline __m256 nan_of_first(__m256 a, __m256 r)
-{
-    const __m256 qa = _mm256_castsi256_ps(_mm256_or_si256(_mm256_castps_si256(a), _mm256_set1_epi32(0x00400000)));
-    return _mm256_blendv_ps(r, qa, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-}
-
 TARGET static inline int any_nan(__m256 r) { return _mm256_movemask_ps(_mm256_cmp_ps(r, r, _CMP_UNORD_Q)) != 0; }
 
-/* a + b, a NaN a winning */
-TARGET static inline __m256 add_first(__m256 a, __m256 b)
-{
-    const __m256 r = _mm256_add_ps(a, b);
-    return any_nan(r) ? nan_of_first(a, r) : r;
-}
-
-/* batch_norm's ((v - mean) * rstd) [* w] [+ b], each step's NaN operand on
- * the left winning (as ref_norm.inc's expression evaluates it). */
-TARGET static inline __m256 bn8(__m256 v, __m256 mean, __m256 rstd, __m256 w, __m256 b, int has_w, int has_b)
-{
-    const __m256 d = _mm256_sub_ps(v, mean);
-    __m256 r = _mm256_mul_ps(d, rstd), rw, rb;
-    if (has_w)
-        r = _mm256_mul_ps(r, w);
-    if (has_b)
-        r = _mm256_add_ps(r, b);
-    if (!any_nan(r))
-        return r;
-    r = nan_of_first(d, _mm256_mul_ps(d, rstd));
-    rw = has_w ? nan_of_first(r, _mm256_mul_ps(r, w)) : r;
-    rb = has_b ? nan_of_first(rw, _mm256_add_ps(rw, b)) : rw;
-    return rb;
-}
-
-/* One row's post-ops on 8 values v. */
+/* One row's post-ops on 8 values v: batch_norm's ((v - mean) * rstd) [* w]
+ * [+ b], the residual add, each rounded to t, then relu (false for NaN and
+ * -0: both kept).  No NaN care here: a NaN anywhere along the way is a NaN
+ * at the end (the roundings, the add and relu keep it), and post_row
+ * redoes such vectors by the set's kernels. */
 TARGET static AMP_ALWAYS_INLINE __m256 post8(amp_dtype t, __m256 v, const __m256 *bnv, int bn, int bn_weight,
                                              int bn_bias, int relu, __m256 residual, int has_residual)
 {
-    if (bn)
-        v = round8(t, bn8(v, bnv[0], bnv[1], bnv[2], bnv[3], bn_weight, bn_bias));
+    if (bn) {
+        __m256 r = _mm256_mul_ps(_mm256_sub_ps(v, bnv[0]), bnv[1]);
+        if (bn_weight)
+            r = _mm256_mul_ps(r, bnv[2]);
+        if (bn_bias)
+            r = _mm256_add_ps(r, bnv[3]);
+        v = round8(t, r);
+    }
     if (has_residual)
-        v = round8(t, add_first(v, residual));
-    if (relu) /* false for NaN and -0: both kept */
+        v = round8(t, _mm256_add_ps(v, residual));
+    if (relu)
         v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
     return v;
 }
