@@ -218,8 +218,18 @@ TARGET static void max_pool_backward_task(void *ctx, int64_t plane, int slot)
         for (int64_t ow = 0; ow < out_w; ow++)
             sum[idx[ow]] += dyrow[ow];
     }
-    for (int64_t i = 0; i < in_plane; i += 8) {
-        const size_t n = in_plane - i < 8 ? (size_t)(in_plane - i) : 8;
+    /* whole vectors, then the tail through the buffered forms (which stall
+     * on the store they read back: not for every vector) */
+    int64_t i = 0;
+    for (; i + 8 <= in_plane; i += 8) {
+        __m256 v = _mm256_loadu_ps(sum + i);
+        if (c->relu)
+            v = _mm256_castsi256_ps(
+                avx2_relu_bw32(_mm256_castps_si256(avx2_load8(t, x + (size_t)i * es)), _mm256_castps_si256(v)));
+        avx2_store8(t, dx + (size_t)i * es, v);
+    }
+    if (i < in_plane) {
+        const size_t n = (size_t)(in_plane - i);
         __m256 v = avx2_load8_n(AMP_F32, sum + i, n);
         if (c->relu)
             v = _mm256_castsi256_ps(avx2_relu_bw32(_mm256_castps_si256(avx2_load8_n(t, x + (size_t)i * es, n)),
