@@ -236,9 +236,9 @@ void emit_index_put(Emitter *e, Node *n, const char *y)
     close_block(e);
 }
 
-/* reshape, view, flatten, squeeze, unsqueeze: the same elements in the
- * same order; nothing to do where the result shares its operand's slot
- * (memplan.c) */
+/* reshape, view, flatten, squeeze, unsqueeze, and a dropout that draws no
+ * mask: the same elements in the same order; nothing to do where the
+ * result shares its operand's slot (memplan.c) */
 void emit_copy(Emitter *e, Node *n, const char *y)
 {
     if (n->out->slot >= 0 && n->out->slot == n->in[0]->slot) {

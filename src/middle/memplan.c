@@ -11,11 +11,11 @@
  * support aliasing.  First fit, preferring a free slot that already holds a
  * buffer of exactly this size (the common case: same-shape activations).
  *
- * A view (OPF_VIEW: reshape, flatten, ... of a temporary; a dropout that
- * draws no mask) takes its operand's slot instead, kept until the later of the two's last reads:
- * its elements are the operand's as they lie, and no kernel writes a
- * value it reads, so the two share one buffer and the view copies
- * nothing (emit_shape.c's emit_copy).
+ * A view of a temporary (OPF_VIEW: reshape, flatten, ...; a dropout that
+ * draws no mask) takes its operand's slot instead, kept until the later
+ * of the two's last reads: its elements are the operand's as they lie,
+ * and no kernel writes a value it reads, so the two share one buffer and
+ * the view copies nothing (emit_shape.c's emit_copy).
  */
 #include "middle.h"
 
