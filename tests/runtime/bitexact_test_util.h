@@ -71,14 +71,6 @@ static inline void ap_sizes(const apcase *c, size_t *nx, size_t *ny)
     *ny = (size_t)(c->planes * out_plane);
 }
 
-/* Call op of table k for dtype t (f32, bf16, else f16). */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
+#include "kernel_call.h"
 
 #endif

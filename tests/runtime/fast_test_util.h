@@ -40,14 +40,6 @@ static __attribute__((unused)) double underflow_floor(amp_dtype t)
     return t == AMP_F32 ? 0x1p-150 : t == AMP_BF16 ? 0x1p-134 : 0x1p-25;
 }
 
-/* Call op of table k for dtype t. */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
+#include "kernel_call.h"
 
 #endif

@@ -87,27 +87,7 @@ static const amp_dtype dtypes[] KTU_UNUSED = { KTU_DTYPES };
 #define NTABLES 2
 #define NDTYPES ((int)(sizeof dtypes / sizeof dtypes[0]))
 
-/* Call kernel `op` of table k for dtype t; buffers are void *, which C
- * converts to the kernel's element pointer types. */
-#define KCALL(k, t, op, ...)                                                                      \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-#define KCALL_STATUS(status, k, t, op, ...)                                                       \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (status) = (k)->op##_f64(__VA_ARGS__); break;                               \
-        case AMP_F32: (status) = (k)->op##_f32(__VA_ARGS__); break;                               \
-        case AMP_BF16: (status) = (k)->op##_bf16(__VA_ARGS__); break;                             \
-        default: (status) = (k)->op##_f16(__VA_ARGS__); break;                                    \
-        }                                                                                         \
-    } while (0)
+#include "kernel_call.h"
 
 /* ---- Tensors ---------------------------------------------------------- */
 

@@ -1,7 +1,6 @@
 /* packed_test_util.h: what the tests of the kernels on weights packed
  * once (test_conv_ex.c, test_linear_ex.c) share, beside fast_test_util.h:
- * calls through a kernel table by dtype, f64 included (the reference's
- * in every table), with and without a result; the public functions as a
+ * calls through a kernel table by dtype (kernel_call.h); the public functions as a
  * table; a 64-byte aligned block for packed weights; f32 weights rounded
  * to a dtype by the table's own cast, which is what the packing promises
  * to match; and the test functions and main of a test whose checks are
@@ -9,21 +8,7 @@
 #ifndef AMPRT_PACKED_TEST_UTIL_H
 #define AMPRT_PACKED_TEST_UTIL_H
 
-/* Call op of table k for dtype t (f64 too); KCALLR returns the value. */
-#define KCALL4(k, t, op, ...)                                                                     \
-    do {                                                                                          \
-        switch (t) {                                                                              \
-        case AMP_F64: (k)->op##_f64(__VA_ARGS__); break;                                          \
-        case AMP_F32: (k)->op##_f32(__VA_ARGS__); break;                                          \
-        case AMP_BF16: (k)->op##_bf16(__VA_ARGS__); break;                                        \
-        default: (k)->op##_f16(__VA_ARGS__); break;                                               \
-        }                                                                                         \
-    } while (0)
-
-#define KCALLR(k, t, op, ...)                                                                     \
-    ((t) == AMP_F64 ? (k)->op##_f64(__VA_ARGS__)                                                  \
-                    : (t) == AMP_F32 ? (k)->op##_f32(__VA_ARGS__)                                 \
-                                     : (t) == AMP_BF16 ? (k)->op##_bf16(__VA_ARGS__) : (k)->op##_f16(__VA_ARGS__))
+#include "kernel_call.h"
 
 /* The public functions as a table (the set AMPRT_ISA chose). */
 static const amp_kernel_table public_table = {

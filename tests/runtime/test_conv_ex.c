@@ -226,18 +226,18 @@ static void expected(const amp_kernel_table *k, amp_dtype t, const amp_conv_desc
                      const void *bias, const amp_conv_post *p, void *y)
 {
     const sizes s = sizes_of(d);
-    KCALL4(k, t, conv, d, x, wt, bias, y);
+    KCALL(k, t, conv, d, x, wt, bias, y);
     if (p == NULL)
         return;
     if (p->bn_mean != NULL)
-        KCALL4(k, t, batch_norm, d->batch, d->out_channels, s.out_plane, y, p->bn_dtype, p->bn_mean, p->bn_var,
+        KCALL(k, t, batch_norm, d->batch, d->out_channels, s.out_plane, y, p->bn_dtype, p->bn_mean, p->bn_var,
                p->bn_weight, p->bn_bias, p->bn_eps, y);
     if (p->residual != NULL)
-        KCALL4(k, t, add, (size_t)s.ny, y, p->residual, y);
+        KCALL(k, t, add, (size_t)s.ny, y, p->residual, y);
     if (p->relu)
-        KCALL4(k, t, relu, (size_t)s.ny, y, y);
+        KCALL(k, t, relu, (size_t)s.ny, y, y);
     if (p->clamp)
-        KCALL4(k, t, clamp, (size_t)s.ny, y, p->clamp_lo, p->clamp_hi, y);
+        KCALL(k, t, clamp, (size_t)s.ny, y, p->clamp_lo, p->clamp_hi, y);
 }
 
 static void check_equal(const amp_kernel_table *k, amp_dtype t, const char *what, int variant, const char *wmode,
@@ -292,8 +292,8 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const ccase *c)
     packed_t = alloc_packed(pbytes);
     packed_32 = alloc_packed(pbytes);
     amp_set_threads(2);
-    KCALL4(k, t, conv_pack_weights, &d, t, w, packed_t);
-    KCALL4(k, t, conv_pack_weights, &d, AMP_F32, w32, packed_32);
+    KCALL(k, t, conv_pack_weights, &d, t, w, packed_t);
+    KCALL(k, t, conv_pack_weights, &d, AMP_F32, w32, packed_32);
 
     for (int wm = 0; wm < 3; wm++) {
         /* 0: w unpacked; 1: packed from T; 2: packed from f32 */
@@ -320,7 +320,7 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const ccase *c)
                         continue;
                     amp_set_threads(th);
                     memset(y, 0xa5, (size_t)s.ny * es);
-                    KCALL4(k, t, conv_ex, &d, x, wm == 0 ? w : NULL, pk, bb, pp, y);
+                    KCALL(k, t, conv_ex, &d, x, wm == 0 ? w : NULL, pk, bb, pp, y);
                     check_equal(k, t, c->what, v, wnames[wm], with_bias, th, y, want, s.ny);
                 }
                 if (v == 0 || v == (BN | BN_W | BN_B | RES | RELU) || v == (BN | RELU)) {
@@ -337,7 +337,7 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const ccase *c)
                     amp_set_threads(2);
                     memset(y, 0xa5, (size_t)s.ny * es);
                     memset(raw, 0x5a, (size_t)s.ny * es);
-                    KCALL4(k, t, conv_ex, &d, x, wm == 0 ? w : NULL, pk, bb, &pr, y);
+                    KCALL(k, t, conv_ex, &d, x, wm == 0 ? w : NULL, pk, bb, &pr, y);
                     check_equal(k, t, c->what, v, wnames[wm], with_bias, 2, y, want, s.ny);
                     check_equal(k, t, "post->raw", v, wnames[wm], with_bias, 2, raw, want_raw, s.ny);
                     free(raw);
@@ -408,13 +408,13 @@ static void run_special(const amp_kernel_table *k, amp_dtype t)
     packed = alloc_packed(KCALLR(k, t, conv_packed_bytes, &d));
     assert_non_null(y);
     assert_non_null(want);
-    KCALL4(k, t, conv_pack_weights, &d, t, w, packed);
+    KCALL(k, t, conv_pack_weights, &d, t, w, packed);
     for (size_t vi = 0; vi < sizeof vs / sizeof vs[0]; vi++)
         for (int pk = 0; pk < 2; pk++) {
             amp_conv_post p = make_post(vs[vi], &bs, residual);
             expected(k, t, &d, x, w, NULL, &p, want);
             memset(y, 0x5a, (size_t)s.ny * es);
-            KCALL4(k, t, conv_ex, &d, x, w, pk ? packed : NULL, NULL, &p, y);
+            KCALL(k, t, conv_ex, &d, x, w, pk ? packed : NULL, NULL, &p, y);
             check_equal(k, t, c.what, vs[vi], pk ? "packed" : "unpacked", 0, amp_get_threads(), y, want, s.ny);
         }
     free(x);

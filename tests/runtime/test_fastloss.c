@@ -30,6 +30,7 @@
 #include "isa_under_test.h"
 
 #include "../../runtime/src/amprt_internal.h"
+#include "kernel_call.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -76,10 +77,6 @@ static void expect_same(const void *got, const void *want, size_t n, amp_dtype t
     }
 }
 
-#define KCALL(k, t, op, ...)                                                                      \
-    (t == AMP_F32 ? (k)->op##_f32(__VA_ARGS__) : t == AMP_BF16 ? (k)->op##_bf16(__VA_ARGS__)      \
-                                                              : (k)->op##_f16(__VA_ARGS__))
-
 static void run_cross_entropy(const amp_kernel_table *k, amp_dtype t, int64_t N, int64_t C, int ignore_mode,
                               int with_weight, unsigned rare)
 {
@@ -103,8 +100,8 @@ static void run_cross_entropy(const amp_kernel_table *k, amp_dtype t, int64_t N,
             int rc, rcr;
             memset(y, 0x5a, (size_t)(N + 1) * es);
             memset(yr, 0x5a, (size_t)(N + 1) * es);
-            rc = KCALL(k, t, cross_entropy, N, C, 1, x, target, wt, ignore, 0.0, red, y);
-            rcr = KCALL(ref(), t, cross_entropy, N, C, 1, x, target, wt, ignore, 0.0, red, yr);
+            rc = KCALLR(k, t, cross_entropy, N, C, 1, x, target, wt, ignore, 0.0, red, y);
+            rcr = KCALLR(ref(), t, cross_entropy, N, C, 1, x, target, wt, ignore, 0.0, red, yr);
             assert_int_equal(rc, rcr);
             expect_same(y, yr, ny, t, k->isa, red == 0 ? "cross_entropy none" : red == 1 ? "cross_entropy mean"
                                                                                        : "cross_entropy sum", N, C);
@@ -124,7 +121,7 @@ static void run_cross_entropy(const amp_kernel_table *k, amp_dtype t, int64_t N,
             /* both in one call: the two results above, bit for bit */
             memset(y, 0x5a, (size_t)(N + 1) * es);
             memset(dx, 0x5a, (size_t)(N * C + 1) * es);
-            rc = KCALL(k, t, cross_entropy_with_grad, N, C, 1, x, target, wt, ignore, 0.0, red, dloss, y, dx);
+            rc = KCALLR(k, t, cross_entropy_with_grad, N, C, 1, x, target, wt, ignore, 0.0, red, dloss, y, dx);
             assert_int_equal(rc, rcr);
             expect_same(y, yr, rc == AMP_OK ? ny : (size_t)(N + 1), t, k->isa, "cross_entropy_with_grad y", N, C);
             expect_same(dx, dxr, (size_t)(N * C + 1), t, k->isa, "cross_entropy_with_grad dx", N, C);

@@ -109,8 +109,8 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const lcase *c, int
     assert_non_null(got);
     const size_t bytes = KCALLR(k, t, linear_packed_bytes, c->N, c->K);
     void *packed_t = alloc_packed(bytes), *packed_f32 = alloc_packed(bytes);
-    KCALL4(k, t, linear_pack_weights, c->N, c->K, t, w, packed_t);
-    KCALL4(k, t, linear_pack_weights, c->N, c->K, AMP_F32, w32, packed_f32);
+    KCALL(k, t, linear_pack_weights, c->N, c->K, t, w, packed_t);
+    KCALL(k, t, linear_pack_weights, c->N, c->K, AMP_F32, w32, packed_f32);
     amp_gemm_pack_whole_policy(c->whole);
     for (int threads = 1; threads <= 2; threads++) {
         amp_set_threads(threads);
@@ -118,14 +118,14 @@ static void run_case(const amp_kernel_table *k, amp_dtype t, const lcase *c, int
             for (int with_bias = 0; with_bias <= 1; with_bias++) {
                 const void *b = with_bias ? bias : NULL;
                 if (relu)
-                    KCALL4(k, t, linear_relu, c->M, c->N, c->K, x, w, b, want);
+                    KCALL(k, t, linear_relu, c->M, c->N, c->K, x, w, b, want);
                 else
-                    KCALL4(k, t, linear, c->M, c->N, c->K, x, w, b, want);
+                    KCALL(k, t, linear, c->M, c->N, c->K, x, w, b, want);
                 static const char *modes[] = { "unpacked", "packed from T", "packed from f32" };
                 for (int m = 0; m < 3; m++) {
                     const void *packed = m == 0 ? NULL : m == 1 ? packed_t : packed_f32;
                     memset(got, 0x5a, ny * es + 1);
-                    KCALL4(k, t, linear_ex, c->M, c->N, c->K, x, m == 0 ? w : NULL, packed, b, relu, got);
+                    KCALL(k, t, linear_ex, c->M, c->N, c->K, x, m == 0 ? w : NULL, packed, b, relu, got);
                     check_equal(k, t, c, modes[m], relu, with_bias, threads, got, want);
                     assert_int_equal(((unsigned char *)got)[ny * es], 0x5a); /* nothing past y */
                 }
