@@ -96,7 +96,7 @@ TARGET static AMP_ALWAYS_INLINE __m256 col(const source *src, int64_t c)
 /* A full group's rows into cols[c][lane], 8 x 8 blocks transposed in
  * registers (the values avx2_load8 widens are amp_ld's).  A row's last
  * block of fewer than 8 classes is read whole, into the next row, while
- * that stays inside x's N C values (its extra lanes are never stored). */
+ * that stays inside x's N C values (avx2_load8_within). */
 TARGET static void cols_in8(amp_dtype t, const void *x, int64_t N, int64_t row0, int64_t C, float *cols)
 {
     const size_t es = avx2_size_of(t);
@@ -106,7 +106,7 @@ TARGET static void cols_in8(amp_dtype t, const void *x, int64_t N, int64_t row0,
         for (int l = 0; l < 8; l++) {
             const int64_t at = (row0 + l) * C + c0;
             const char *p = (const char *)x + (size_t)at * es;
-            r[l] = n == 8 || at + 8 <= N * C ? avx2_load8(t, p) : avx2_load8_n(t, p, (size_t)n);
+            r[l] = n == 8 ? avx2_load8(t, p) : avx2_load8_within(t, p, (size_t)n, N * C - at);
         }
         avx2_transpose8(r);
         for (int64_t i = 0; i < n; i++)

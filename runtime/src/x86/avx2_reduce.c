@@ -57,18 +57,12 @@ AVX2_TARGET static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, in
         avx2_store8(t, y + (size_t)i0 * es, a);
     }
     if (i0 < I) {
-        /* the last n columns: each row's 8 values from i0 read whole (its
-         * lanes past n, the next row's, masked to 0) while they stay
-         * inside the block's R I values; the buffered partial load (a
-         * store-forwarding stall per row) only for the last rows */
+        /* the last n columns: each row's values read whole where they
+         * stay inside the block's R I values (avx2_load8_within) */
         const size_t n = (size_t)(I - i0);
-        const __m256 keep = avx2_first_lanes(n);
         __m256 a = _mm256_setzero_ps();
-        for (int64_t r = 0; r < R; r++) {
-            const char *p = x + (size_t)(r * I + i0) * es;
-            a = _mm256_add_ps(a, r * I + i0 + 8 <= R * I ? _mm256_and_ps(avx2_load8(t, p), keep)
-                                                         : avx2_load8_n(t, p, n));
-        }
+        for (int64_t r = 0; r < R; r++)
+            a = _mm256_add_ps(a, avx2_load8_within(t, x + (size_t)(r * I + i0) * es, n, R * I - (r * I + i0)));
         avx2_store8_n(t, y + (size_t)i0 * es, n, a);
     }
 }

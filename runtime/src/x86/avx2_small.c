@@ -76,12 +76,9 @@ TARGET static AMP_ALWAYS_INLINE void pack_body(amp_dtype t, const char *src, int
     const size_t es = avx2_size_of(t);
     const int64_t c8 = (cols + 7) / 8 * 8;
     if (sc == 1) {
-        /* a row's last values (fewer than 8) read whole, the lanes past
-         * them masked to 0, where the 8 stay inside the operand's span
-         * (its first element to its last): the buffered partial load
-         * stalls on the store it reads (a stall per row) */
+        /* a row's last values (fewer than 8) read whole where the 8 stay
+         * inside the operand's span, its first element to its last */
         const int64_t span = (rows - 1) * sr + cols;
-        const __m256 keep = avx2_first_lanes((size_t)(cols % 8));
         for (int64_t r = 0; r < rows; r++) {
             const char *row = src + (size_t)(r * sr) * es;
             float *o = dst + r * ld;
@@ -89,9 +86,8 @@ TARGET static AMP_ALWAYS_INLINE void pack_body(amp_dtype t, const char *src, int
             for (; c + 8 <= cols; c += 8)
                 _mm256_storeu_ps(o + c, avx2_load8(t, row + (size_t)c * es));
             if (c < cols)
-                _mm256_storeu_ps(o + c, r * sr + c + 8 <= span
-                                            ? _mm256_and_ps(avx2_load8(t, row + (size_t)c * es), keep)
-                                            : avx2_load8_n(t, row + (size_t)c * es, (size_t)(cols - c)));
+                _mm256_storeu_ps(o + c, avx2_load8_within(t, row + (size_t)c * es, (size_t)(cols - c),
+                                                          span - (r * sr + c)));
         }
     } else {
         for (int64_t r = 0; r < rows; r++)

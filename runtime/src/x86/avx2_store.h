@@ -4,9 +4,10 @@
  * reads them, the store that rounds 8 f32 lanes to the storage dtype
  * exactly as amp_st does, their forms for a tail of fewer than 8 values
  * (through a zeroed 32-byte buffer: AVX2 has no masked 16-bit loads and
- * stores), an 8 x 8 transpose in registers, the bit-level relu and
- * relu_backward tests, and the pooled,
- * chunked loop the element-wise kernels run on (frame/chunked.h's).
+ * stores; or read whole and masked where 8 values may be read), an 8 x 8
+ * transpose in registers, the bit-level relu and relu_backward tests, and
+ * the pooled, chunked loop the element-wise kernels run on
+ * (frame/chunked.h's).
  * bf16 storage computes in f32 here: conversion by shifts, with
  * round-to-nearest-even and NaN quieting; f16 by F16C. */
 #ifndef AMPRT_ISA_AVX2_STORE_H
@@ -173,6 +174,17 @@ AVX2_TARGET static inline void avx2_store8_n(amp_dtype t, void *p, size_t n, __m
 AVX2_TARGET static inline __m256 avx2_first_lanes(size_t n)
 {
     return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
+/* The first n < 8 values at p, the other lanes 0, where `avail` values
+ * from p may be read: 8 whole, masked, when avail >= 8 (the buffered
+ * load stalls on the store it reads back, which in a loop over rows is a
+ * stall per row); else avx2_load8_n. */
+AVX2_TARGET static inline __m256 avx2_load8_within(amp_dtype t, const void *p, size_t n, int64_t avail)
+{
+    if (avail >= 8)
+        return _mm256_and_ps(avx2_load8(t, p), avx2_first_lanes(n));
+    return avx2_load8_n(t, p, n);
 }
 
 AVX2_TARGET static inline __m256 avx2_isnan(__m256 v) { return _mm256_cmp_ps(v, v, _CMP_UNORD_Q); }
