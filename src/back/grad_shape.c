@@ -155,8 +155,17 @@ void grad_gather(Emitter *e, Node *b)
     close_block(e);
 }
 
-/* reshape, view, flatten, squeeze, unsqueeze: the same elements */
-void grad_view(Emitter *e, Node *b) { grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0)); }
+/* reshape, view, flatten, squeeze, unsqueeze: the same elements; nothing
+ * to do where the gradient shares dy's slot (memplan.c) */
+void grad_view(Emitter *e, Node *b)
+{
+    if (b->out->slot >= 0 && b->out->slot == b->in[0]->slot) {
+        buf_printf(e->out, "    (void)%s; /* %s's buffer as it lies: nothing to copy */\n", grad_of(e, b, 0),
+                   dy_of(e, b));
+        return;
+    }
+    grad_copy(e, grad_of(e, b, 0), dy_of(e, b), xs_of(b, 0));
+}
 
 /* expand: summed over the broadcast dims */
 void grad_expand(Emitter *e, Node *b)

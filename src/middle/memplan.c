@@ -12,10 +12,11 @@
  * buffer of exactly this size (the common case: same-shape activations).
  *
  * A view of a temporary (OPF_VIEW: reshape, flatten, ...; a dropout that
- * draws no mask) takes its operand's slot instead, kept until the later
- * of the two's last reads: its elements are the operand's as they lie,
- * and no kernel writes a value it reads, so the two share one buffer and
- * the view copies nothing (emit_shape.c's emit_copy).
+ * draws no mask; a view's gradient, dy reshaped back) takes its operand's
+ * slot instead, kept until the later of the two's last reads: its
+ * elements are the operand's as they lie, and no kernel writes a value it
+ * reads, so the two share one buffer and the view copies nothing
+ * (emit_shape.c's emit_copy, grad_shape.c's grad_view).
  */
 #include "middle.h"
 
@@ -90,13 +91,16 @@ static void place(Ctx *c, Graph *g, Vec *slot_free_after, Value *v, int i)
 }
 
 /* Whether node n's result is operand 0's elements as they lie: a view
- * (OPF_VIEW), or a dropout that draws no mask (p = 0, training=False, or
+ * (OPF_VIEW), a dropout that draws no mask (p = 0, training=False, or
  * outside the training step, whose graph alone has gradients), which the
- * emitter writes as a copy. */
+ * emitter writes as a copy, or a view's gradient (GRAD, in[0] dy: the
+ * view's operand's gradient is dy's elements in the operand's shape). */
 static bool is_view(const Graph *g, const Node *n)
 {
     if (n->op->flags & OPF_VIEW)
         return true;
+    if (n->op->id == OP_GRAD)
+        return n->fwd && (n->fwd->op->flags & OPF_VIEW) && n->in[0] && n->nmore == 0;
     return n->op->id == OP_DROPOUT && !(g->grads && dropout_draws(n));
 }
 

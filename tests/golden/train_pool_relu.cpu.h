@@ -136,7 +136,7 @@ typedef struct trainpoolrelu_train_state {
 
 /* Bytes of storage the state points into. */
 #define TRAINPOOLRELU_STATE_BYTES ((size_t)2432)
-#define TRAINPOOLRELU_TRAIN_ARENA_BYTES(B) ((size_t)(TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(384*(int64_t)(B), 432)) + TRAINPOOLRELU_PAD_(216) + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(512*(int64_t)(B), 216)) + TRAINPOOLRELU_PAD_(512*(int64_t)(B)) + TRAINPOOLRELU_PAD_(768) + TRAINPOOLRELU_PAD_(128*(int64_t)(B)) + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(4, 512*(int64_t)(B))) + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(12*(int64_t)(B), 384))))
+#define TRAINPOOLRELU_TRAIN_ARENA_BYTES(B) ((size_t)(TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(384*(int64_t)(B), 432)) + TRAINPOOLRELU_PAD_(216) + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(512*(int64_t)(B), 216)) + TRAINPOOLRELU_PAD_(512*(int64_t)(B)) + TRAINPOOLRELU_PAD_(768) + TRAINPOOLRELU_PAD_(512*(int64_t)(B)) + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(4, 128*(int64_t)(B))) + TRAINPOOLRELU_PAD_(TRAINPOOLRELU_MAX_(12*(int64_t)(B), 384))))
 size_t trainpoolrelu_train_arena_bytes(const trainpoolrelu_dims *dims);
 
 /* Lays the state out in `storage` (at least <PREFIX>_STATE_BYTES bytes,
@@ -171,7 +171,7 @@ int trainpoolrelu_load(trainpoolrelu_train_state *s, const char *path);
 #endif
 
 /* FNV-1a of this header's text above: the source generated with it checks it. */
-#define TRAINPOOLRELU_INTERFACE_HASH 0xbb42d9924aea8a9bu
+#define TRAINPOOLRELU_INTERFACE_HASH 0x606980e20072658du
 
 #ifdef __cplusplus
 }

@@ -685,6 +685,31 @@ static void dropout_outside_the_training_step_shares_its_buffer(void **state)
     assert_compiles(f);
 }
 
+/* A view's gradient is dy in the operand's shape: in the training step
+ * flatten's gradient shares the buffer of the linear's input gradient
+ * (dy) and copies nothing. */
+static void gradient_of_a_view_shares_its_buffer(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(compile(f, TARGET_CPU,
+                             "model M(B) {\n  input x: f32[B, 2, 4]\n  input y: i64[B]\n  param s: f32[2, 4]\n"
+                             "  param w: f32[3, 8]\n  h = x * s\n  v = flatten(h, 1)\n  z = linear(v, w)\n"
+                             "  loss = cross_entropy(z, y)\n  output z\n  minimize loss\n"
+                             "  train {\n    optimizer = sgd(lr=0.1)\n  }\n}\n"),
+                     EXIT_OK);
+    const char *train = strstr(c_text(f), "int m_backward(");
+    assert_non_null(train);
+    const char *grad = strstr(train, "gradient of flatten");
+    assert_non_null(grad);
+    const char *next = strstr(grad, "\n\n");
+    assert_non_null(next);
+    char block[512];
+    snprintf(block, sizeof block, "%.*s", (int)(next - grad), grad);
+    assert_contains(block, "'s buffer as it lies: nothing to copy */");
+    assert_lacks(block, "memcpy(");
+    assert_compiles(f);
+}
+
 /* A view of an input, or one that is an output, is a copy: an input's
  * buffer is the caller's, read-only; an output is written to the caller's
  * buffer. */
@@ -935,6 +960,7 @@ int main(void)
         T(view_of_a_temporary_shares_its_buffer),
         T(view_of_an_input_or_into_an_output_copies),
         T(dropout_outside_the_training_step_shares_its_buffer),
+        T(gradient_of_a_view_shares_its_buffer),
         T(model_without_temporaries_compiles_warning_free),
         T(arena_independent_of_dims_compiles_warning_free),
         T(very_long_expression_does_not_crash),
