@@ -13,6 +13,7 @@
 
 #include "amprt_internal.h"
 #include "amp_expf.h"
+#include "avx2_expf.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,27 +21,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX2_TARGET
-
-/* amp_expf of 4 lanes in double, as amp_expf.h defines it (k in [-150,
- * 129]: 2^k from its bits, p 2^k a normal double, exact) */
-TARGET static __m128 exp4(__m128 xf)
-{
-    const __m256d x = _mm256_max_pd(_mm256_min_pd(_mm256_cvtps_pd(xf), _mm256_set1_pd(89.0)), _mm256_set1_pd(-104.0));
-    const __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(AMP_EXPF_INV_LN2)),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256d nk = _mm256_xor_pd(k, _mm256_set1_pd(-0.0));
-    __m256d r, p;
-    AMP_EXPF_SERIES(_mm256_fmadd_pd, _mm256_set1_pd, nk, x, r, p);
-    const __m256i e = _mm256_slli_epi64(
-        _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k)), _mm256_set1_epi64x(1023)), 52);
-    return _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(e)));
-}
-
-/* no NaN reaches it here: such rows are NaN already */
-TARGET static inline __m256 exp8(__m256 x)
-{
-    return _mm256_set_m128(exp4(_mm256_extractf128_ps(x, 1)), exp4(_mm256_castps256_ps128(x)));
-}
 
 /* n values (n may exceed 8; n <= 0: none) of dtype t at p as f32, others 0 */
 TARGET static inline __m256 load8_n(amp_dtype t, const void *p, int64_t n)
@@ -71,7 +51,7 @@ TARGET static inline float hsum8(__m256 v)
 /* the lanes where s is not -inf: exp(s - m); +0 in the others */
 TARGET static inline __m256 exp_live(__m256 s, __m256 m)
 {
-    return _mm256_and_ps(_mm256_cmp_ps(s, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ), exp8(_mm256_sub_ps(s, m)));
+    return _mm256_and_ps(_mm256_cmp_ps(s, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ), avx2_exp8(_mm256_sub_ps(s, m)));
 }
 
 /* acc + p dp, +0 added where p is 0 */
@@ -120,7 +100,7 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define attn_load_n load8_n
 #define attn_store_n store8_n
 #define attn_hmax hmax8
-#define attn_exp exp8
+#define attn_exp avx2_exp8
 #define attn_hsum hsum8
 #define attn_exp_live exp_live
 #define attn_dsum_add dsum_add

@@ -12,8 +12,8 @@
  * f32 operations, same operand order, no contraction into FMA.  What
  * crosses rows (the reduction's total and weight sum) is added in scalar
  * code, in row order; log is libm's logf per row, as the reference calls
- * it; exp is amp_expf (amp_expf.h), whose double operations exp8 performs
- * 4 lanes at a time.
+ * it; exp is amp_expf (amp_expf.h), whose double operations avx2_exp8
+ * (avx2_expf.h) performs 4 lanes at a time.
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
  * reduction); everything else goes to the reference kernels.  The driver
@@ -29,6 +29,7 @@
 #include "amprt_internal.h"
 #include "amp_expf.h"
 #include "frame/loss_form.h"
+#include "avx2_expf.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -36,31 +37,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX2_TARGET
-
-/* amp_expf of 4 lanes in double: the same operations, in the same order,
- * as the scalar definition; ldexp(p, k) as p times 2^k built from k's bits
- * (k in [-150, 129]: 2^k and the product are normal doubles, exact). */
-TARGET static AMP_ALWAYS_INLINE __m128 exp4(__m128 xf)
-{
-    const __m256d x = _mm256_max_pd(_mm256_min_pd(_mm256_cvtps_pd(xf), _mm256_set1_pd(89.0)), _mm256_set1_pd(-104.0));
-    const __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(AMP_EXPF_INV_LN2)),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    /* -k by its sign bit, as the scalar -k (0 - k would give +0 for k = +0) */
-    const __m256d nk = _mm256_xor_pd(k, _mm256_set1_pd(-0.0));
-    __m256d r, p;
-    AMP_EXPF_SERIES(_mm256_fmadd_pd, _mm256_set1_pd, nk, x, r, p);
-    const __m256i e = _mm256_slli_epi64(
-        _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k)), _mm256_set1_epi64x(1023)), 52);
-    return _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(e)));
-}
-
-/* amp_expf of 8 lanes; NaN lanes keep their NaN (the clamp would turn
- * them into a number). */
-TARGET static AMP_ALWAYS_INLINE __m256 exp8(__m256 x)
-{
-    const __m256 e = _mm256_set_m128(exp4(_mm256_extractf128_ps(x, 1)), exp4(_mm256_castps256_ps128(x)));
-    return _mm256_blendv_ps(e, x, avx2_isnan(x));
-}
 
 /* ---- one group of up to 8 rows ------------------------------------------------ */
 
@@ -193,7 +169,7 @@ TARGET static void class_group(const amp_class_args *a, int64_t row0, const grou
     fill_cols(&src, cols);
     max = max8(&src);
     for (int64_t c = 0; c < C; c++) {
-        const __m256 e = exp8(_mm256_sub_ps(col(&src, c), max));
+        const __m256 e = avx2_exp8(_mm256_sub_ps(col(&src, c), max));
         sum = _mm256_add_ps(sum, e);
         if (dx != NULL && src.cols != NULL)
             _mm256_store_ps(src.cols + c * 8, e); /* x_c is not read again */
@@ -218,7 +194,7 @@ TARGET static void class_group(const amp_class_args *a, int64_t row0, const grou
         _mm256_and_si256(_mm256_set1_epi32(g->live), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
         _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)));
     for (int64_t c = 0; c < C; c++) {
-        const __m256 e = src.cols != NULL ? _mm256_load_ps(src.cols + c * 8) : exp8(_mm256_sub_ps(col(&src, c), max));
+        const __m256 e = src.cols != NULL ? _mm256_load_ps(src.cols + c * 8) : avx2_exp8(_mm256_sub_ps(col(&src, c), max));
         const __m256 softmax = _mm256_div_ps(e, sum);
         const __m256 gc = _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(kv, _mm256_set1_epi32((int)c))), total);
         const __m256 d = _mm256_and_ps(live, _mm256_sub_ps(gc, _mm256_mul_ps(softmax, total)));

@@ -16,6 +16,7 @@
 
 #include "amprt_internal.h"
 #include "amp_expf.h"
+#include "avx512_expf.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,27 +24,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX512_TARGET
-
-/* amp_expf of 8 lanes in double, as amp_expf.h defines it */
-TARGET static __m256 exp8(__m256 xf)
-{
-    const __m512d x = _mm512_max_pd(_mm512_min_pd(_mm512_cvtps_pd(xf), _mm512_set1_pd(89.0)), _mm512_set1_pd(-104.0));
-    const __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(AMP_EXPF_INV_LN2)),
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512d nk = _mm512_castsi512_pd(
-        _mm512_xor_si512(_mm512_castpd_si512(k), _mm512_set1_epi64((long long)0x8000000000000000ull)));
-    __m512d r, p;
-    AMP_EXPF_SERIES(_mm512_fmadd_pd, _mm512_set1_pd, nk, x, r, p);
-    return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
-}
-
-/* amp_expf of 16 lanes (no NaN reaches it here: such rows are NaN already) */
-TARGET static inline __m512 exp16(__m512 x)
-{
-    const __m256 lo = exp8(_mm512_castps512_ps256(x));
-    const __m256 hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
-}
 
 static inline size_t dsize(amp_dtype t) { return t == AMP_F32 ? 4 : 2; }
 
@@ -60,7 +40,7 @@ TARGET static inline __m512 load16_n(amp_dtype t, const void *p, int64_t n)
 /* the lanes where s is not -inf: exp(s - m); +0 in the others */
 TARGET static inline __m512 exp_live(__m512 s, __m512 m)
 {
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-INFINITY), _CMP_NEQ_OQ), exp16(_mm512_sub_ps(s, m)));
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-INFINITY), _CMP_NEQ_OQ), avx512_exp16(_mm512_sub_ps(s, m)));
 }
 
 /* acc + p dp where p is not 0 (acc unchanged elsewhere) */
@@ -110,7 +90,7 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define attn_load_n load16_n
 #define attn_store_n store16_n
 #define attn_hmax hmax16
-#define attn_exp exp16
+#define attn_exp avx512_exp16
 #define attn_hsum hsum16
 #define attn_exp_live exp_live
 #define attn_dsum_add dsum_add

@@ -11,15 +11,15 @@
  * the sum of exp(x - max) over the classes in class order, each softmax
  * and gradient - is the reference's own sequence of f32 operations, with
  * the same operand order and no contraction into FMA (only intrinsics do
- * arithmetic here; exp is amp_expf, below).
+ * arithmetic here; exp is amp_expf, as below).
  * What crosses rows (the reduction's total and weight sum) is added up
  * in scalar code, in row order, as the reference does.  log is libm's logf
  * per row, called as the reference calls it.
  *
  * exp is the runtime's own amp_expf (amp_expf.h), which the reference
- * calls per element: a chain of double operations that exp16 performs on
- * 8 lanes at a time, so the vectors only reorder which row is worked on
- * when, never what a row computes.
+ * calls per element: a chain of double operations that avx512_exp16
+ * (avx512_expf.h) performs on 8 lanes at a time, so the vectors only
+ * reorder which row is worked on when, never what a row computes.
  *
  * Fast path: inner == 1 and no label smoothing (any weight, ignore_index,
  * reduction); everything else goes to the reference kernels.  The driver
@@ -35,6 +35,7 @@
 #include "amprt_internal.h"
 #include "amp_expf.h"
 #include "frame/loss_form.h"
+#include "avx512_expf.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,36 +43,6 @@
 #include <immintrin.h>
 
 #define TARGET AVX512_TARGET
-
-/* ---- exp, 16 lanes -------------------------------------------------------------- */
-
-/* amp_expf (amp_expf.h) of 8 lanes in double: the same operations, in the
- * same order, as the scalar definition. */
-TARGET static __m256 exp8(__m256 xf)
-{
-    const __m512d x = _mm512_max_pd(_mm512_min_pd(_mm512_cvtps_pd(xf), _mm512_set1_pd(89.0)),
-                                    _mm512_set1_pd(-104.0));
-    const __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(AMP_EXPF_INV_LN2)),
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    /* -k by its sign bit, as the scalar -k (0 - k would give +0 for k = +0) */
-    const __m512d nk = _mm512_castsi512_pd(
-        _mm512_xor_si512(_mm512_castpd_si512(k), _mm512_set1_epi64((long long)0x8000000000000000ull)));
-    __m512d r, p;
-    AMP_EXPF_SERIES(_mm512_fmadd_pd, _mm512_set1_pd, nk, x, r, p);
-    /* scalef: p * 2^k, exact here (the result is a normal double) */
-    return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
-}
-
-/* amp_expf of 16 lanes; NaN lanes keep their NaN (the clamp above would
- * turn them into a number: min/max return the second operand for NaN). */
-TARGET static __m512 exp16(__m512 x)
-{
-    const __m256 lo = exp8(_mm512_castps512_ps256(x));
-    const __m256 hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-    const __m512 e = _mm512_castpd_ps(
-        _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
-    return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
-}
 
 /* ---- one group of up to 16 rows --------------------------------------------- */
 
@@ -232,7 +203,7 @@ TARGET static void class_group(const amp_class_args *a, int64_t row0, const grou
     fill_cols(&src, cols);
     max = max16(&src);
     for (int64_t c = 0; c < C; c++) {
-        const __m512 e = exp16(_mm512_sub_ps(col(&src, c), max));
+        const __m512 e = avx512_exp16(_mm512_sub_ps(col(&src, c), max));
         sum = _mm512_add_ps(sum, e);
         if (dx != NULL && src.cols != NULL)
             _mm512_store_ps(src.cols + c * 16, e); /* x_c is not read again */
@@ -276,7 +247,7 @@ TARGET static void class_group(const amp_class_args *a, int64_t row0, const grou
     total = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(-1.0f), _mm512_loadu_ps(g->wk)), s);
     const __m512i kv = _mm512_loadu_si512(g->k);
     for (int64_t c = 0; c < C; c++) {
-        const __m512 e = src.cols != NULL ? _mm512_load_ps(src.cols + c * 16) : exp16(_mm512_sub_ps(col(&src, c), max));
+        const __m512 e = src.cols != NULL ? _mm512_load_ps(src.cols + c * 16) : avx512_exp16(_mm512_sub_ps(col(&src, c), max));
         const __m512 softmax = _mm512_div_ps(e, sum);
         const __m512 gc = _mm512_mask_mov_ps(zero, _mm512_cmpeq_epi32_mask(kv, _mm512_set1_epi32((int)c)), total);
         /* ignored rows: 0 */
