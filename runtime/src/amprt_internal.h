@@ -652,4 +652,13 @@ void amp_parallel_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_
  * more than doing it on the calling thread. */
 int amp_parallel_try_run(int nthreads, int64_t ntasks, void (*fn)(void *ctx, int64_t task, int slot), void *ctx);
 
+/* copy_strided and fill_<T> on the pool, for the kernel sets (frame/
+ * data_movement.c): the reference kernels' bytes, split over the threads
+ * from half a megabyte. */
+void amp_pooled_copy_strided(size_t elem_size, int ndim, const int64_t *shape, const void *x,
+                             const int64_t *x_stride, void *y, const int64_t *y_stride);
+#define AMP_DECLARE_POOLED_FILL(T) void amp_pooled_fill_##T(size_t n, double value, AMP_CTYPE_##T *y);
+AMP_FOR_EACH_KERNEL_DTYPE(AMP_DECLARE_POOLED_FILL)
+#undef AMP_DECLARE_POOLED_FILL
+
 #endif /* AMPRT_INTERNAL_H */

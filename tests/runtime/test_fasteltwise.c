@@ -10,6 +10,7 @@
  * vector rewrite gets wrong: NaN (with payloads), +-inf, +-0, subnormals,
  * values that round up on narrowing; lengths are odd and span the vector
  * tails and the pool's chunking (1 and 2 threads give the same bits).
+ * And the data movement on the pool (copy_strided, fill), byte for byte.
  * And every optimized set (the x86 and the NEON ones) overrides each
  * kernel a network runs between its products (expect_overrides).
  */
@@ -511,6 +512,94 @@ static void expect_rows_overrides(const amp_kernel_table *k)
 #undef CHECK_T
 }
 
+/* copy_strided against the reference's, bit for bit, and not a byte past
+ * y: the pooled copy cuts along one dim (the outermost long enough, else
+ * the longest), so the cases cut outer and inner dims, reversed and
+ * broadcast strides, each element size, under and over the half megabyte
+ * from which it splits, and more dims than it cuts (the reference's). */
+static void run_copy_strided(const amp_kernel_table *k)
+{
+    static const struct {
+        size_t es;
+        int ndim;
+        int64_t shape[4], x_stride[4], y_stride[4];
+        int64_t x_offset; /* x's first element read, from the buffer's start */
+    } cases[] = {
+        { 2, 4, { 4, 12, 100, 64 }, { 76800, 64, 768, 1 }, { 76800, 6400, 64, 1 }, 0 }, /* heads split */
+        { 4, 3, { 1, 3, 200000 }, { 600000, 200000, -1 }, { 600000, 200000, 1 }, 199999 }, /* rows reversed */
+        { 4, 2, { 300, 1000 }, { 0, 1 }, { 1000, 1 }, 0 },                               /* broadcast rows */
+        { 8, 2, { 700, 150 }, { 1, 700 }, { 150, 1 }, 0 },                                /* a transpose */
+        { 1, 2, { 3, 700001 }, { 700001, 1 }, { 700001, 1 }, 0 },                         /* bytes, 3 rows */
+        { 2, 2, { 17, 33 }, { 1, 17 }, { 33, 1 }, 0 },                                   /* small: one call */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = 1, span = 1;
+        for (int d = 0; d < cases[c].ndim; d++) {
+            n *= (size_t)cases[c].shape[d];
+            span += (size_t)((cases[c].shape[d] - 1) * (cases[c].x_stride[d] < 0 ? -cases[c].x_stride[d]
+                                                                                   : cases[c].x_stride[d]));
+        }
+        const size_t es = cases[c].es;
+        unsigned char *x = malloc(span * es), *y = malloc(n * es + 64), *w = malloc(n * es + 64);
+        assert_true(x != NULL && y != NULL && w != NULL);
+        for (size_t i = 0; i < span * es; i++)
+            x[i] = (unsigned char)(i * 2654435761u >> 13);
+        for (int th = 1; th <= 2; th++) {
+            amp_set_threads(th);
+            memset(y, 0xa5, n * es + 64);
+            memset(w, 0xa5, n * es + 64);
+            k->copy_strided(es, cases[c].ndim, cases[c].shape, x + cases[c].x_offset * (int64_t)es, cases[c].x_stride,
+                            y, cases[c].y_stride);
+            ref()->copy_strided(es, cases[c].ndim, cases[c].shape, x + cases[c].x_offset * (int64_t)es,
+                                cases[c].x_stride, w, cases[c].y_stride);
+            if (memcmp(y, w, n * es + 64) != 0)
+                fail_msg("%s copy_strided case %zu (%d threads) differs from the reference", k->isa, c, th);
+        }
+        free(x);
+        free(y);
+        free(w);
+    }
+    /* 17 dims, more than a cut copy holds: the reference's, whole */
+    int64_t shape[17], stride[17];
+    for (int d = 0; d < 17; d++)
+        shape[d] = 1, stride[d] = 1;
+    shape[16] = 300000;
+    float *x = malloc(300000 * sizeof *x), *y = malloc(300000 * sizeof *y);
+    assert_true(x != NULL && y != NULL);
+    for (int i = 0; i < 300000; i++)
+        x[i] = (float)i;
+    amp_set_threads(2);
+    k->copy_strided(sizeof *x, 17, shape, x, stride, y, stride);
+    assert_memory_equal(x, y, 300000 * sizeof *x);
+    free(x);
+    free(y);
+}
+
+/* fill against the reference's, bit for bit, on and off the pool. */
+static void run_fill(const amp_kernel_table *k, amp_dtype t)
+{
+    static const size_t lengths[] = { 0, 1, 17, 131071, 131072, 300001 };
+    static const double values[] = { 0.0, -1.5, 3.14159265358979, 1e-40 };
+    const size_t es = amp_dtype_size(t);
+    void *y = malloc(300001 * es + 8), *w = malloc(300001 * es + 8);
+    assert_true(y != NULL && w != NULL);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+            for (size_t vi = 0; vi < sizeof values / sizeof values[0]; vi++) {
+                memset(y, 0x5a, 300001 * es + 8);
+                memset(w, 0x5a, 300001 * es + 8);
+                KCALL(k, t, fill, lengths[li], values[vi], y);
+                KCALL(ref(), t, fill, lengths[li], values[vi], w);
+                if (memcmp(y, w, 300001 * es + 8) != 0)
+                    fail_msg("%s fill %s n = %zu value %g (%d threads) differs from the reference", k->isa,
+                             amp_dtype_name(t), lengths[li], values[vi], th);
+            }
+    }
+    free(y);
+    free(w);
+}
+
 /* Every optimized set overrides each of these kernels (the ones a
  * network runs between its products): a set that left one to the
  * reference would pass the comparisons above while running it slowly. */
@@ -540,6 +629,10 @@ static void expect_overrides(const amp_kernel_table *k)
     CHECK(cast_bf16_f32)
     CHECK(cast_f32_f16)
     CHECK(cast_f16_f32)
+    CHECK(copy_strided)
+    CHECK(fill_f32)
+    CHECK(fill_bf16)
+    CHECK(fill_f16)
 #undef CHECK_T
 #undef CHECK
     assert_int_equal(missing, 0);
@@ -613,6 +706,9 @@ static void test_isa(void **state)
         run_grad_accumulate(k, AMP_BF16, lengths[li]);
         run_grad_accumulate(k, AMP_F16, lengths[li]);
     }
+    run_copy_strided(k);
+    for (size_t ti = 0; ti < 3; ti++)
+        run_fill(k, types[ti]);
     amp_set_threads(0);
 }
 

@@ -99,8 +99,9 @@ NEON_BF16_TARGET static void cast_f32_bf16_cvt(size_t n, const float *x, amp_bf1
     cast_body(AMP_F32, AMP_BF16, n, x, y, 1);
 }
 
-/* This file's kernels of the sets: X(kernel, implementation); neonbf16
- * rounds to bf16 with BFCVTN. */
+/* This file's kernels of the sets, and the data movement on the pool
+ * every set shares (frame/data_movement.c): X(kernel, implementation);
+ * neonbf16 rounds to bf16 with BFCVTN. */
 #define ELTWISE_KERNELS(X)                                                                        \
     X(relu_f32, relu_f32)                                                                         \
     X(add_f32, add_f32)                                                                           \
@@ -111,7 +112,11 @@ NEON_BF16_TARGET static void cast_f32_bf16_cvt(size_t n, const float *x, amp_bf1
     X(cast_f16_f32, cast_f16_f32)                                                                 \
     X(relu_bf16, relu_bf16)                                                                       \
     X(add_bf16, add_bf16)                                                                         \
-    X(cast_f32_bf16, cast_f32_bf16)
+    X(cast_f32_bf16, cast_f32_bf16)                                                               \
+    X(copy_strided, amp_pooled_copy_strided)                                                      \
+    X(fill_f32, amp_pooled_fill_f32)                                                              \
+    X(fill_bf16, amp_pooled_fill_bf16)                                                            \
+    X(fill_f16, amp_pooled_fill_f16)
 #define BF16_ELTWISE_KERNELS(X)                                                                   \
     X(relu_bf16, relu_bf16_cvt)                                                                   \
     X(add_bf16, add_bf16_cvt)                                                                     \

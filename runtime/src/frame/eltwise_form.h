@@ -196,7 +196,8 @@ typedef struct {
     AMP_ELTWISE_CAST_ENTRY(RUN, f32, f16)                                                         \
     AMP_ELTWISE_CAST_ENTRY(RUN, f16, f32)
 
-/* The kernels AMP_ELTWISE_ENTRIES fills: X(kernel, implementation). */
+/* The kernels AMP_ELTWISE_ENTRIES fills, and the data movement on the
+ * pool every set shares (frame/data_movement.c): X(kernel, implementation). */
 #define AMP_ELTWISE_OF(X, T)                                                                      \
     X(relu_##T, relu_##T)                                                                         \
     X(add_##T, add_##T)                                                                           \
@@ -213,6 +214,10 @@ typedef struct {
     X(cast_f32_bf16, cast_f32_bf16)                                                               \
     X(cast_bf16_f32, cast_bf16_f32)                                                               \
     X(cast_f32_f16, cast_f32_f16)                                                                 \
-    X(cast_f16_f32, cast_f16_f32)
+    X(cast_f16_f32, cast_f16_f32)                                                                 \
+    X(copy_strided, amp_pooled_copy_strided)                                                      \
+    X(fill_f32, amp_pooled_fill_f32)                                                              \
+    X(fill_bf16, amp_pooled_fill_bf16)                                                            \
+    X(fill_f16, amp_pooled_fill_f16)
 
 #endif /* AMPRT_FRAME_ELTWISE_FORM_H */
