@@ -214,6 +214,12 @@ static const scase sum_cases[] = {
     { 0, { 0 }, { 0 } },                  /* a scalar */
     { 2, { 0, 7 }, { 1, 0 } },            /* an empty sum: zeros */
     { 2, { 5, 0 }, { 1, 0 } },            /* no outputs */
+    /* from 128 Ki elements the columns split over the pool, in parts of a
+     * multiple of 128 columns */
+    { 2, { 1576, 768 }, { 1, 0 } },       /* a ViT's bias gradient: 6 parts */
+    { 2, { 300, 1003 }, { 1, 0 } },       /* a last part of 107: the tails */
+    { 3, { 3, 500, 131 }, { 0, 1, 0 } },  /* 3 blocks of 2 parts (128 + 3) */
+    { 2, { 140000, 1 }, { 1, 0 } },       /* one column: one part */
 };
 
 static void run_sum(const amp_kernel_table *k, amp_dtype t, const scase *c)
@@ -226,19 +232,14 @@ static void run_sum(const amp_kernel_table *k, amp_dtype t, const scase *c)
     }
     void *x = random_buf(t, n, 13), *y = malloc((ny + 1) * es), *yr = malloc((ny + 1) * es);
     assert_true(y && yr);
-    memset(y, 0x5a, (ny + 1) * es);
-    memset(yr, 0x5a, (ny + 1) * es);
-    if (t == AMP_F32) {
-        k->sum_f32(c->ndim, c->shape, c->reduce, x, y);
-        ref()->sum_f32(c->ndim, c->shape, c->reduce, x, yr);
-    } else if (t == AMP_BF16) {
-        k->sum_bf16(c->ndim, c->shape, c->reduce, x, y);
-        ref()->sum_bf16(c->ndim, c->shape, c->reduce, x, yr);
-    } else {
-        k->sum_f16(c->ndim, c->shape, c->reduce, x, y);
-        ref()->sum_f16(c->ndim, c->shape, c->reduce, x, yr);
+    for (int th = 1; th <= 2; th++) {
+        amp_set_threads(th);
+        memset(y, 0x5a, (ny + 1) * es);
+        memset(yr, 0x5a, (ny + 1) * es);
+        KCALL(k, t, sum, c->ndim, c->shape, c->reduce, x, y);
+        KCALL(ref(), t, sum, c->ndim, c->shape, c->reduce, x, yr);
+        expect_same(y, yr, ny + 1, t, k->isa, "sum", (int64_t)n, (int64_t)ny);
     }
-    expect_same(y, yr, ny + 1, t, k->isa, "sum", (int64_t)n, (int64_t)ny);
     free(x);
     free(y);
     free(yr);

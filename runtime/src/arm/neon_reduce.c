@@ -15,13 +15,15 @@
 
 #include "arm/neon_convert.h"
 
-/* y[i] = sum over r < R of x[r * I + i], for i < I: 16 columns at a time
- * in 4 accumulators, then 4 at a time, then the tail in scalar code. */
-static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, const char *x, char *y)
+/* y[i] = sum over r < R of x[r * I + i], for c0 <= i < c1 (columns of
+ * the [R, I] block x): 16 columns at a time in 4 accumulators, then 4 at
+ * a time, then the tail in scalar code. */
+static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, int64_t c0, int64_t c1, const char *x,
+                                          char *y)
 {
     const size_t es = amp_dtype_size(t);
-    int64_t i0 = 0;
-    for (; i0 + 16 <= I; i0 += 16) {
+    int64_t i0 = c0;
+    for (; i0 + 16 <= c1; i0 += 16) {
         float32x4_t a0 = vdupq_n_f32(0), a1 = a0, a2 = a0, a3 = a0;
         for (int64_t r = 0; r < R; r++) {
             const char *row = x + (size_t)(r * I + i0) * es;
@@ -35,13 +37,13 @@ static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, con
         neon_store4(t, y + (size_t)(i0 + 8) * es, a2);
         neon_store4(t, y + (size_t)(i0 + 12) * es, a3);
     }
-    for (; i0 + 4 <= I; i0 += 4) {
+    for (; i0 + 4 <= c1; i0 += 4) {
         float32x4_t a = vdupq_n_f32(0);
         for (int64_t r = 0; r < R; r++)
             a = vaddq_f32(a, neon_load4_quiet(t, x + (size_t)(r * I + i0) * es));
         neon_store4(t, y + (size_t)i0 * es, a);
     }
-    for (; i0 < I; i0++) {
+    for (; i0 < c1; i0++) {
         float acc = 0;
         for (int64_t r = 0; r < R; r++)
             acc += amp_ld(t, x, r * I + i0);

@@ -22,13 +22,15 @@
 
 #include <immintrin.h>
 
-/* y[i] = sum over r < R of x[r * I + i], for i < I: 64 columns at a time
- * in 8 accumulators, then 8 at a time, then the tail. */
-AVX2_TARGET static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, const char *x, char *y)
+/* y[i] = sum over r < R of x[r * I + i], for c0 <= i < c1 (columns of
+ * the [R, I] block x): 64 columns at a time in 8 accumulators, then 8 at
+ * a time, then the tail. */
+AVX2_TARGET static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, int64_t I, int64_t c0, int64_t c1,
+                                                      const char *x, char *y)
 {
     const size_t es = avx2_size_of(t);
-    int64_t i0 = 0;
-    for (; i0 + 64 <= I; i0 += 64) {
+    int64_t i0 = c0;
+    for (; i0 + 64 <= c1; i0 += 64) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         for (int64_t r = 0; r < R; r++) {
             const char *row = x + (size_t)(r * I + i0) * es;
@@ -50,16 +52,16 @@ AVX2_TARGET static AMP_ALWAYS_INLINE void column_sums(amp_dtype t, int64_t R, in
         avx2_store8(t, y + (size_t)(i0 + 48) * es, a6);
         avx2_store8(t, y + (size_t)(i0 + 56) * es, a7);
     }
-    for (; i0 + 8 <= I; i0 += 8) {
+    for (; i0 + 8 <= c1; i0 += 8) {
         __m256 a = _mm256_setzero_ps();
         for (int64_t r = 0; r < R; r++)
             a = _mm256_add_ps(a, avx2_load8(t, x + (size_t)(r * I + i0) * es));
         avx2_store8(t, y + (size_t)i0 * es, a);
     }
-    if (i0 < I) {
+    if (i0 < c1) {
         /* the last n columns: each row's values read whole where they
          * stay inside the block's R I values (avx2_load8_within) */
-        const size_t n = (size_t)(I - i0);
+        const size_t n = (size_t)(c1 - i0);
         __m256 a = _mm256_setzero_ps();
         for (int64_t r = 0; r < R; r++)
             a = _mm256_add_ps(a, avx2_load8_within(t, x + (size_t)(r * I + i0) * es, n, R * I - (r * I + i0)));

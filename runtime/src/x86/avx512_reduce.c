@@ -40,13 +40,15 @@ AVX512_TARGET static inline __m512 ld16(amp_dtype t, const void *p, __mmask16 m)
     }
 }
 
-/* y[i] = sum over r < R of x[r * I + i], for i < I (R >= 0): 128 columns
- * at a time in 8 accumulators (registers), then the rest 16 at a time. */
-AVX512_TARGET static void column_sums(amp_dtype t, int64_t R, int64_t I, const char *x, char *y)
+/* y[i] = sum over r < R of x[r * I + i], for c0 <= i < c1 (columns of
+ * the [R, I] block x; R >= 0): 128 columns at a time in 8 accumulators
+ * (registers), then the rest 16 at a time. */
+AVX512_TARGET static void column_sums(amp_dtype t, int64_t R, int64_t I, int64_t c0, int64_t c1, const char *x,
+                                      char *y)
 {
     const size_t es = amp_dtype_size(t);
-    int64_t i0 = 0;
-    for (; i0 + 128 <= I; i0 += 128) {
+    int64_t i0 = c0;
+    for (; i0 + 128 <= c1; i0 += 128) {
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         for (int64_t r = 0; r < R; r++) {
             const char *row = x + (size_t)(r * I + i0) * es;
@@ -68,8 +70,8 @@ AVX512_TARGET static void column_sums(amp_dtype t, int64_t R, int64_t I, const c
         store16(t, y + (size_t)(i0 + 96) * es, 0xffff, a6);
         store16(t, y + (size_t)(i0 + 112) * es, 0xffff, a7);
     }
-    for (; i0 < I; i0 += 16) {
-        const __mmask16 m = (__mmask16)(I - i0 >= 16 ? 0xffff : (1u << (I - i0)) - 1);
+    for (; i0 < c1; i0 += 16) {
+        const __mmask16 m = (__mmask16)(c1 - i0 >= 16 ? 0xffff : (1u << (c1 - i0)) - 1);
         __m512 a = _mm512_setzero_ps();
         for (int64_t r = 0; r < R; r++)
             a = _mm512_add_ps(a, ld16(t, x + (size_t)(r * I + i0) * es, m));
