@@ -265,6 +265,7 @@ void amp_isa_avx2_fill_rows(amp_kernel_table *t);
 /* x86/avx512_attention.c, x86/avx2_attention.c: sdpa (a product: the
  * products' bound). */
 void amp_isa_avx512_fill_attention(amp_kernel_table *t);
+void amp_isa_avx512bf16_fill_attention(amp_kernel_table *t);
 void amp_isa_avx2_fill_attention(amp_kernel_table *t);
 /* x86/avx512_scalar_arith.c, x86/avx2_scalar_arith.c: add, sub, mul and
  * div by a scalar, rsub and rdiv (bit-exact). */

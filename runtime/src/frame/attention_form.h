@@ -65,6 +65,20 @@
  *                       scale, plus the mask; masked and padding
  *                       positions -inf; 1 when one is NaN (declared
  *                       before, on struct amp_sdpa_ctx; defined after)
+ * and, for a set whose bf16 dot products multiply pairs of bf16 in one
+ * instruction (avx512bf16's vdpbf16ps), ATTN_PAIR_DOTS with
+ *   attn_pack_pairs(x, rows, E, Sp, xtp)  bf16 rows [rows, E] transposed
+ *                       into pairs of their columns: xtp[u Sp + j] holds
+ *                       x[j][2u] (low half) and x[j][2u + 1], 0 past E
+ *                       and for j >= rows
+ *   attn_pair_dots(a, astride, nrows, xtp, E, Sp, out, ostride)  block_dots
+ *                       over bf16 rows a and such pairs, each pair's two
+ *                       exact products added into the f32 chain
+ * which give the dp_bf16 entries: sdpa's scores q . k_j and sdpa_backward's
+ * scores and dp = dy . v_j from the bf16 operands as they lie (their
+ * products exact in f32 either way, so the same bound), at twice the f32
+ * rate; the sums weighted by p and ds stay f32 (those weights are not
+ * bf16).
  * Needs amprt_internal.h.
  */
 #ifndef AMPRT_FRAME_ATTENTION_FORM_H
@@ -83,6 +97,7 @@ typedef struct amp_sdpa_ctx {
     void *y;
     float *work; /* per pool slot: slot_floats each */
     int64_t Sp, Evp, slot_floats;
+    int pairs; /* the bf16 dot products by pairs (ATTN_PAIR_DOTS; t bf16) */
 } amp_sdpa_ctx;
 
 /* ---- blocks of rows ---------------------------------------------------------------- */
@@ -181,9 +196,14 @@ ATTN_TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
     float *kt = w, *vf = kt + E * Sp, *s = vf + S * Evp, *qf = s + ATTN_ROWS * Sp;
     const char *k = (const char *)a->k + (size_t)(b * d->k_batch_stride) * es;
     const char *v = (const char *)a->v + (size_t)(b * d->v_batch_stride) * es;
-    for (int64_t j = 0; j < Sp; j++)
-        for (int64_t e = 0; e < E; e++)
-            kt[e * Sp + j] = j < S ? amp_ld(t, k, j * E + e) : 0.0f;
+#if defined(ATTN_PAIR_DOTS)
+    if (a->pairs)
+        attn_pack_pairs(k, S, E, Sp, (uint32_t *)(void *)kt);
+    else
+#endif
+        for (int64_t j = 0; j < Sp; j++)
+            for (int64_t e = 0; e < E; e++)
+                kt[e * Sp + j] = j < S ? amp_ld(t, k, j * E + e) : 0.0f;
     for (int64_t j = 0; j < S; j++)
         for (int64_t e = 0; e < Evp; e += AW)
             AV_STA(vf + j * Evp + e, attn_load_n(t, v + (size_t)(j * Ev + e) * es, Ev - e));
@@ -193,9 +213,16 @@ ATTN_TARGET static void sdpa_entry(const amp_sdpa_ctx *a, int64_t b, float *w)
         char *y = (char *)a->y + (size_t)((b * d->L + i0) * Ev) * es;
         float denom[ATTN_ROWS];
         int bad[ATTN_ROWS];
-        for (int64_t e = 0; e < nrows * E; e++)
-            qf[e] = amp_ld(t, q, e);
-        block_dots(qf, E, nrows, kt, E, Sp, s, Sp);
+#if defined(ATTN_PAIR_DOTS)
+        if (a->pairs)
+            attn_pair_dots(q, E, nrows, (const uint32_t *)(const void *)kt, E, Sp, s, Sp);
+        else
+#endif
+        {
+            for (int64_t e = 0; e < nrows * E; e++)
+                qf[e] = amp_ld(t, q, e);
+            block_dots(qf, E, nrows, kt, E, Sp, s, Sp);
+        }
         for (int o = 0; o < nrows; o++) {
             float *so = s + o * Sp;
             const int nan = row_scores(a, b, i0 + o, so);
@@ -230,13 +257,13 @@ static void sdpa_task(void *ctx, int64_t task, int slot)
 }
 
 static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
-                     const void *mask, const uint8_t *bool_mask, void *y)
+                     const void *mask, const uint8_t *bool_mask, void *y, int pairs)
 {
     const int64_t Sp = (d->S + AW - 1) / AW * AW, Evp = (d->Ev + AW - 1) / AW * AW;
     const int64_t per = d->E * Sp + d->S * Evp + ATTN_ROWS * (Sp + d->E) + AW;
     const double flops = 2.0 * (double)d->batch * (double)d->L * (double)d->S * (double)(d->E + d->Ev);
     const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
-    amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16 };
+    amp_sdpa_ctx a = { t, d, q, k, v, mask, bool_mask, y, NULL, Sp, Evp, (per + 15) / 16 * 16, pairs };
     a.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.slot_floats * sizeof(float));
     if (a.work == NULL) { /* no memory for the buffers: the reference, which needs none */
         switch (t) {
@@ -254,10 +281,11 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
     amp_scratch_free(a.work);
 }
 
-#define SDPA_ENTRY(T)                                                                             \
-    static void sdpa_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k,  \
-                         const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
-                         AMP_CTYPE_##T *y)                                                        \
+/* sdpa for T, named name; pairs: the dot products by pairs (bf16) */
+#define SDPA_ENTRY(T, name, pairs)                                                                \
+    static void name(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k,      \
+                     const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
+                     AMP_CTYPE_##T *y)                                                            \
     {                                                                                             \
         if (d->batch <= 0 || d->L <= 0 || d->Ev <= 0)                                             \
             return;                                                                               \
@@ -265,11 +293,11 @@ static void sdpa_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const v
             amp_ref_sdpa_##T(d, q, k, v, mask, bool_mask, y);                                     \
             return;                                                                               \
         }                                                                                         \
-        sdpa_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, y);                                  \
+        sdpa_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, y, pairs);                           \
     }
-SDPA_ENTRY(f32)
-SDPA_ENTRY(bf16)
-SDPA_ENTRY(f16)
+SDPA_ENTRY(f32, sdpa_f32, 0)
+SDPA_ENTRY(bf16, sdpa_bf16, 0)
+SDPA_ENTRY(f16, sdpa_f16, 0)
 
 /* ---- sdpa_backward ---------------------------------------------------------------- */
 
@@ -286,8 +314,19 @@ ATTN_TARGET static void backward_rows(const sdpa_bw_args *a, int64_t b, int64_t 
 {
     const amp_sdpa_desc *d = a->fw.d;
     const int64_t Sp = a->fw.Sp;
-    block_dots(qf + i0 * a->Ep, a->Ep, nrows, kt, d->E, Sp, P + i0 * Sp, Sp);          /* q . k_j */
-    block_dots(dyf + i0 * a->fw.Evp, a->fw.Evp, nrows, vt, d->Ev, Sp, dS + i0 * Sp, Sp); /* dp = dy . v_j */
+#if defined(ATTN_PAIR_DOTS)
+    if (a->fw.pairs) { /* from the bf16 rows as they lie, against pairs of k's and v's columns */
+        const size_t es = attn_size(a->fw.t);
+        const char *q = (const char *)a->fw.q + (size_t)(b * d->q_batch_stride + i0 * d->E) * es;
+        const char *dy = (const char *)a->dy + (size_t)((b * d->L + i0) * d->Ev) * es;
+        attn_pair_dots(q, d->E, nrows, (const uint32_t *)(const void *)kt, d->E, Sp, P + i0 * Sp, Sp);
+        attn_pair_dots(dy, d->Ev, nrows, (const uint32_t *)(const void *)vt, d->Ev, Sp, dS + i0 * Sp, Sp);
+    } else
+#endif
+    {
+        block_dots(qf + i0 * a->Ep, a->Ep, nrows, kt, d->E, Sp, P + i0 * Sp, Sp);          /* q . k_j */
+        block_dots(dyf + i0 * a->fw.Evp, a->fw.Evp, nrows, vt, d->Ev, Sp, dS + i0 * Sp, Sp); /* dp = dy . v_j */
+    }
     for (int o = 0; o < nrows; o++) {
         const int64_t i = i0 + o;
         float *Pi = P + i * Sp, *dSi = dS + i * Sp;
@@ -341,12 +380,20 @@ ATTN_TARGET static void sdpa_bw_entry(const sdpa_bw_args *a, int64_t b, float *w
     for (int64_t i = 0; i < L; i++)
         for (int64_t e = 0; e < Evp; e += AW)
             AV_STA(dyf + i * Evp + e, attn_load_n(t, dy + (size_t)(i * Ev + e) * es, Ev - e));
-    for (int64_t e = 0; e < E; e++)
-        for (int64_t j = 0; j < Sp; j++)
-            kt[e * Sp + j] = j < S ? kf[j * Ep + e] : 0.0f;
-    for (int64_t e = 0; e < Ev; e++)
-        for (int64_t j = 0; j < Sp; j++)
-            vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
+#if defined(ATTN_PAIR_DOTS)
+    if (a->fw.pairs) {
+        attn_pack_pairs(k, S, E, Sp, (uint32_t *)(void *)kt);
+        attn_pack_pairs(v, S, Ev, Sp, (uint32_t *)(void *)vt);
+    } else
+#endif
+    {
+        for (int64_t e = 0; e < E; e++)
+            for (int64_t j = 0; j < Sp; j++)
+                kt[e * Sp + j] = j < S ? kf[j * Ep + e] : 0.0f;
+        for (int64_t e = 0; e < Ev; e++)
+            for (int64_t j = 0; j < Sp; j++)
+                vt[e * Sp + j] = j < S ? amp_ld(t, v, j * Ev + e) : 0.0f;
+    }
     for (int64_t i0 = 0; i0 < L; i0 += ATTN_ROWS)
         backward_rows(a, b, i0, L - i0 < ATTN_ROWS ? (int)(L - i0) : ATTN_ROWS, qf, kt, vt, dyf, P, dS);
     const float scale = (float)d->scale;
@@ -369,7 +416,8 @@ static void sdpa_bw_task(void *ctx, int64_t task, int slot)
 
 /* 0: done; -1: the reference's case (shared operands, no memory) */
 static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const void *k, const void *v,
-                       const void *mask, const uint8_t *bool_mask, const void *dy, void *dq, void *dk, void *dv)
+                       const void *mask, const uint8_t *bool_mask, const void *dy, void *dq, void *dk, void *dv,
+                       int pairs)
 {
     const int64_t Sp = (d->S + AW - 1) / AW * AW, Evp = (d->Ev + AW - 1) / AW * AW, Ep = (d->E + AW - 1) / AW * AW;
     const int64_t per = d->L * Ep + d->S * Ep + d->E * Sp + d->Ev * Sp + d->L * Evp + 2 * d->L * Sp;
@@ -377,7 +425,7 @@ static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const
     const int threads = flops < PARALLEL_MIN_FLOPS || d->batch < 2 ? 1 : amp_get_threads();
     if (d->batch > 1 && (d->q_batch_stride == 0 || d->k_batch_stride == 0 || d->v_batch_stride == 0))
         return -1;
-    sdpa_bw_args a = { { t, d, q, k, v, mask, bool_mask, NULL, NULL, Sp, Evp, (per + AW - 1) / AW * AW },
+    sdpa_bw_args a = { { t, d, q, k, v, mask, bool_mask, NULL, NULL, Sp, Evp, (per + AW - 1) / AW * AW, pairs },
                        dy, dq, dk, dv, Ep };
     a.fw.work = amp_scratch_alloc((size_t)(threads > 1 ? AMP_MAX_THREADS : 1) * (size_t)a.fw.slot_floats * sizeof(float));
     if (a.fw.work == NULL)
@@ -391,22 +439,32 @@ static int sdpa_bw_run(amp_dtype t, const amp_sdpa_desc *d, const void *q, const
     return 0;
 }
 
-#define SDPA_BACKWARD_ENTRY(T)                                                                    \
-    static void sdpa_backward_##T(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k, \
-                                  const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
-                                  const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk,  \
-                                  AMP_CTYPE_##T *dv)                                              \
+/* sdpa_backward for T, named name; pairs as SDPA_ENTRY's */
+#define SDPA_BACKWARD_ENTRY(T, name, pairs)                                                       \
+    static void name(const amp_sdpa_desc *d, const AMP_CTYPE_##T *q, const AMP_CTYPE_##T *k,      \
+                     const AMP_CTYPE_##T *v, const AMP_CTYPE_##T *mask, const uint8_t *bool_mask, \
+                     const AMP_CTYPE_##T *dy, AMP_CTYPE_##T *dq, AMP_CTYPE_##T *dk, AMP_CTYPE_##T *dv) \
     {                                                                                             \
         if (d->batch <= 0 || d->L <= 0 || d->S <= 0 || d->E <= 0 || d->Ev <= 0 ||                 \
-            sdpa_bw_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv) != 0)         \
+            sdpa_bw_run(AMP_DTYPE_##T, d, q, k, v, mask, bool_mask, dy, dq, dk, dv, pairs) != 0)  \
             amp_ref_sdpa_backward_##T(d, q, k, v, mask, bool_mask, dy, dq, dk, dv);               \
     }
-SDPA_BACKWARD_ENTRY(f32)
-SDPA_BACKWARD_ENTRY(bf16)
-SDPA_BACKWARD_ENTRY(f16)
+SDPA_BACKWARD_ENTRY(f32, sdpa_backward_f32, 0)
+SDPA_BACKWARD_ENTRY(bf16, sdpa_backward_bf16, 0)
+SDPA_BACKWARD_ENTRY(f16, sdpa_backward_f16, 0)
 
-/* The kernels of attention: X(kernel). */
+/* The kernels of attention: X(kernel, implementation). */
 #define ATTENTION_KERNELS(X)                                                                      \
-    X(sdpa_f32) X(sdpa_bf16) X(sdpa_f16) X(sdpa_backward_f32) X(sdpa_backward_bf16) X(sdpa_backward_f16)
+    X(sdpa_f32, sdpa_f32) X(sdpa_bf16, sdpa_bf16) X(sdpa_f16, sdpa_f16)                           \
+    X(sdpa_backward_f32, sdpa_backward_f32) X(sdpa_backward_bf16, sdpa_backward_bf16)             \
+    X(sdpa_backward_f16, sdpa_backward_f16)
+
+#if defined(ATTN_PAIR_DOTS)
+/* bf16 with the dot products by pairs: the entries of the set that has
+ * them, and its kernels: X(kernel, implementation) */
+SDPA_ENTRY(bf16, sdpa_dp_bf16, 1)
+SDPA_BACKWARD_ENTRY(bf16, sdpa_backward_dp_bf16, 1)
+#define ATTENTION_PAIR_KERNELS(X) X(sdpa_bf16, sdpa_dp_bf16) X(sdpa_backward_bf16, sdpa_backward_dp_bf16)
+#endif
 
 #endif /* AMPRT_FRAME_ATTENTION_FORM_H */

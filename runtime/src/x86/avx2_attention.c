@@ -148,13 +148,13 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
     return nan != 0;
 }
 
-#define DEFINE(name) AMP_ISA_KERNEL(avx2, name, name)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx2, name, impl)
 ATTENTION_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_isa_avx2_fill_attention(amp_kernel_table *t)
 {
-#define INSTALL(name) AMP_ISA_INSTALL(t, avx2, name);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx2, name);
     ATTENTION_KERNELS(INSTALL)
 #undef INSTALL
 }

@@ -1204,6 +1204,7 @@ void amp_isa_avx512bf16_fill(amp_kernel_table *t)
 {
     amp_isa_avx512_fill(t);
     amp_isa_avx512bf16_fill_eltwise(t);
+    amp_isa_avx512bf16_fill_attention(t);
 #define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512bf16, name);
     BF16_GEMM_KERNELS(INSTALL)
 #undef INSTALL

@@ -6,7 +6,10 @@
  * without the scores in memory.  exp(s - max) is amp_expf in double, 8
  * lanes at a time (amp_expf.h's series); row_scores scales 16 scores per
  * vector, masked (bool mask 0, causal j > i) and padding positions
- * -inf; blocks of 4 rows (ATTN_ROWS: 16 accumulators).
+ * -inf; blocks of 4 rows (ATTN_ROWS: 16 accumulators).  The avx512bf16
+ * set's bf16 entries take the scores' (and the gradient's dp = dy . v)
+ * dot products by pairs with vdpbf16ps (pair_dots), from the bf16
+ * operands as they lie.
  *
  * Compiled for AVX-512 through target attributes only; installed by
  * amp_isa_avx512_fill after dispatch.c's CPU check.
@@ -66,6 +69,87 @@ TARGET static inline void store16_n(amp_dtype t, void *p, int64_t n, __m512 v)
         store16(t, p, (__mmask16)((1u << n) - 1), v);
 }
 
+/* ---- avx512bf16's dot products by pairs (frame/attention_form.h's ATTN_PAIR_DOTS) -- */
+
+/* The bf16 rows x [rows, E] as pairs of their columns: xtp[u Sp + j] holds
+ * x[j][2u] in its low half and x[j][2u + 1] in its high half (0 past E),
+ * 0 for rows j >= rows up to Sp. */
+static void pack_pairs(const void *x, int64_t rows, int64_t E, int64_t Sp, uint32_t *xtp)
+{
+    const uint16_t *h = x;
+    const int64_t E2 = (E + 1) / 2;
+    for (int64_t j = 0; j < Sp; j++)
+        for (int64_t u = 0; u < E2; u++) {
+            uint32_t lo = 0, hi = 0;
+            if (j < rows) {
+                lo = h[j * E + 2 * u];
+                hi = 2 * u + 1 < E ? h[j * E + 2 * u + 1] : 0;
+            }
+            xtp[u * Sp + j] = lo | hi << 16;
+        }
+}
+
+/* The pair of a's row o at unit u (its column 2u + 1 zero past E): a
+ * 32-bit word broadcast to every lane. */
+AVX512BF16_TARGET static inline __m512bh pair_of(const uint16_t *row, int64_t u, int64_t E)
+{
+    const uint32_t w = (uint32_t)row[2 * u] | (2 * u + 1 < E ? (uint32_t)row[2 * u + 1] << 16 : 0u);
+    return (__m512bh)_mm512_set1_epi32((int)w);
+}
+
+/* out[o ostride + j] = the dot product of bf16 row o of a (astride
+ * elements apart, E long) with column j of the pairs xtp (pack_pairs),
+ * for o < nrows (1..4) and j < Sp (a multiple of 16): vdpbf16ps adds each
+ * pair's two products, exact in f32, into the lane's f32 chain, pair by
+ * pair in ascending order; 64 columns a pass in 16 accumulators. */
+AVX512BF16_TARGET static void pair_dots(const void *a, int64_t astride, int nrows, const uint32_t *xtp, int64_t E,
+                                        int64_t Sp, float *out, int64_t ostride)
+{
+    const uint16_t *r0 = a, *r1 = r0 + (nrows > 1 ? astride : 0), *r2 = r0 + (nrows > 2 ? 2 * astride : 0),
+                   *r3 = r0 + (nrows > 3 ? 3 * astride : 0);
+    const int64_t E2 = (E + 1) / 2;
+    int64_t j0 = 0;
+    for (; j0 + 64 <= Sp; j0 += 64) {
+        __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00,
+               c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+        for (int64_t u = 0; u < E2; u++) {
+            const uint32_t *col = xtp + u * Sp + j0;
+            const __m512bh b0 = (__m512bh)_mm512_load_si512(col), b1 = (__m512bh)_mm512_load_si512(col + 16),
+                           b2 = (__m512bh)_mm512_load_si512(col + 32), b3 = (__m512bh)_mm512_load_si512(col + 48);
+            __m512bh p = pair_of(r0, u, E);
+            c00 = _mm512_dpbf16_ps(c00, p, b0), c01 = _mm512_dpbf16_ps(c01, p, b1);
+            c02 = _mm512_dpbf16_ps(c02, p, b2), c03 = _mm512_dpbf16_ps(c03, p, b3);
+            p = pair_of(r1, u, E);
+            c10 = _mm512_dpbf16_ps(c10, p, b0), c11 = _mm512_dpbf16_ps(c11, p, b1);
+            c12 = _mm512_dpbf16_ps(c12, p, b2), c13 = _mm512_dpbf16_ps(c13, p, b3);
+            p = pair_of(r2, u, E);
+            c20 = _mm512_dpbf16_ps(c20, p, b0), c21 = _mm512_dpbf16_ps(c21, p, b1);
+            c22 = _mm512_dpbf16_ps(c22, p, b2), c23 = _mm512_dpbf16_ps(c23, p, b3);
+            p = pair_of(r3, u, E);
+            c30 = _mm512_dpbf16_ps(c30, p, b0), c31 = _mm512_dpbf16_ps(c31, p, b1);
+            c32 = _mm512_dpbf16_ps(c32, p, b2), c33 = _mm512_dpbf16_ps(c33, p, b3);
+        }
+        const __m512 rows[4][4] = { { c00, c01, c02, c03 }, { c10, c11, c12, c13 }, { c20, c21, c22, c23 },
+                                    { c30, c31, c32, c33 } };
+        for (int o = 0; o < nrows; o++)
+            for (int v = 0; v < 4; v++)
+                _mm512_store_ps(out + o * ostride + j0 + 16 * v, rows[o][v]);
+    }
+    for (; j0 < Sp; j0 += 16) {
+        __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+        for (int64_t u = 0; u < E2; u++) {
+            const __m512bh b = (__m512bh)_mm512_load_si512(xtp + u * Sp + j0);
+            c0 = _mm512_dpbf16_ps(c0, pair_of(r0, u, E), b);
+            c1 = _mm512_dpbf16_ps(c1, pair_of(r1, u, E), b);
+            c2 = _mm512_dpbf16_ps(c2, pair_of(r2, u, E), b);
+            c3 = _mm512_dpbf16_ps(c3, pair_of(r3, u, E), b);
+        }
+        const __m512 rows[4] = { c0, c1, c2, c3 };
+        for (int o = 0; o < nrows; o++)
+            _mm512_store_ps(out + o * ostride + j0, rows[o]);
+    }
+}
+
 /* ---- sdpa, sdpa_backward: frame/attention_form.h -------------------------------- */
 
 struct amp_sdpa_ctx;
@@ -95,6 +179,9 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
 #define attn_exp_live exp_live
 #define attn_dsum_add dsum_add
 #define attn_ds ds_of
+#define ATTN_PAIR_DOTS
+#define attn_pack_pairs pack_pairs
+#define attn_pair_dots pair_dots
 #include "frame/attention_form.h"
 
 /* ---- the scores ------------------------------------------------------------------- */
@@ -126,15 +213,24 @@ TARGET static int row_scores(const struct amp_sdpa_ctx *a, int64_t b, int64_t i,
     return nan != 0;
 }
 
-/* One batch entry: k transposed and v widened into the slot's buffers, then row by row. */
-#define DEFINE(name) AMP_ISA_KERNEL(avx512, name, name)
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512, name, impl)
 ATTENTION_KERNELS(DEFINE)
+#undef DEFINE
+#define DEFINE(name, impl) AMP_ISA_KERNEL(avx512bf16, name, impl)
+ATTENTION_PAIR_KERNELS(DEFINE)
 #undef DEFINE
 
 void amp_isa_avx512_fill_attention(amp_kernel_table *t)
 {
-#define INSTALL(name) AMP_ISA_INSTALL(t, avx512, name);
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512, name);
     ATTENTION_KERNELS(INSTALL)
+#undef INSTALL
+}
+
+void amp_isa_avx512bf16_fill_attention(amp_kernel_table *t)
+{
+#define INSTALL(name, impl) AMP_ISA_INSTALL(t, avx512bf16, name);
+    ATTENTION_PAIR_KERNELS(INSTALL)
 #undef INSTALL
 }
 
