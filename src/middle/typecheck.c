@@ -293,6 +293,11 @@ static bool check_expr(Ctx *c, Expr *e)
     case E_CAST:
         if (!check_expr(c, e->operand))
             return false;
+        if (e->operand->type.dtype == DT_NONE) { /* 70000.half(), B.float() */
+            error_at(c, e->loc, "this cast to %s needs a tensor, but its operand is a number or a size, which has no "
+                     "dtype to convert (a number takes the dtype of the tensor it meets)", dtype_name(e->dtype));
+            return false;
+        }
         e->type = e->operand->type;
         e->type.dtype = e->dtype;
         return true;
