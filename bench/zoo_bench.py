@@ -61,9 +61,13 @@ import zoo_models  # noqa: E402
 
 # (mode, batch, calls per timing)
 CASES = [("infer", 1, 5), ("infer", 8, 3), ("train", 8, 3)]
-# issue 29's targets per kernel-set family: geomean speedup over the best
-# PyTorch, inference and training; and no case slower than it
-GEOMEAN_TARGETS = {"avx512": (2.0, 1.3), "avx2": (1.3, 1.1)}
+# issue 29's targets per kernel set: geomean speedup over the best PyTorch,
+# inference and training; and no case slower than it.  (2.0, 1.3) where
+# the CPU has AVX-512 BF16 (PyTorch's bf16 autocast is fast there); (1.3,
+# 1.1) where it has not (AVX2, or AVX-512 without BF16: PyTorch's f32 is
+# the anchor), and for any other set
+GEOMEAN_TARGETS = {"avx512bf16": (2.0, 1.3)}
+GEOMEAN_TARGETS_NO_BF16 = (1.3, 1.1)
 EXPORT_TIMEOUT = 1200
 COMPILE_TIMEOUT = 1800
 
@@ -208,7 +212,7 @@ def summary(isa, speedups, slower):
     """the closing lines: the geomean speedups against the targets of the
     kernel set's family, and the cases where ampc was slower"""
     inf, tr = speedups.get("infer", []), speedups.get("train", [])
-    want_inf, want_tr = GEOMEAN_TARGETS["avx2" if isa == "avx2" else "avx512"]
+    want_inf, want_tr = GEOMEAN_TARGETS.get(isa, GEOMEAN_TARGETS_NO_BF16)
     g_inf, g_tr = geomean(inf), geomean(tr)
     return (f"== geomean speedup over the best PyTorch (kernel set {isa}): inference {g_inf:.2f}x "
             f"({len(inf)} cases; batch 1 {geomean(speedups.get(('infer', 1), [])):.2f}x, "

@@ -63,10 +63,14 @@ bench-compile: $(BUILD)/ampc
 BENCH_ROUNDS ?= 3
 BENCH_ISA ?=
 # the environment of every benchmark command (OpenBLAS's kernel choice
-# its own; with BENCH_ISA=avx2 both sides held to AVX2)
+# its own; with BENCH_ISA=avx2 both sides held to AVX2, with
+# BENCH_ISA=avx512 to AVX-512 without BF16 or VNNI: an AVX-512 CPU of the
+# kind without bf16 instructions, Skylake-SP to Ice Lake)
 BENCH_ENV := env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE
 ifeq ($(BENCH_ISA),avx2)
 BENCH_ENV += AMPRT_ISA=avx2 ATEN_CPU_CAPABILITY=avx2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
+else ifeq ($(BENCH_ISA),avx512)
+BENCH_ENV += AMPRT_ISA=avx512 ATEN_CPU_CAPABILITY=avx512 DNNL_MAX_CPU_ISA=AVX512_CORE OPENBLAS_CORETYPE=SkylakeX
 else ifneq ($(BENCH_ISA),)
 BENCH_ENV += AMPRT_ISA=$(BENCH_ISA)
 endif
