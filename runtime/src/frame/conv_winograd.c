@@ -116,21 +116,28 @@ static void panel_taps(const wino_job *wj, int64_t pm, int64_t ci0, int64_t n, f
          * kernel): f32 for kpair 1, else t's two halves */
         const amp_gemm_kernel *pk = j->k;
         const int64_t pmr = pk->mr, kpair = pk->kpair;
+        /* each row's packed row panel and row in it, once (not per tap) */
+        int64_t panel_of[ROWS], row_in[ROWS];
+        for (int64_t i = 0; i < rows; i++) {
+            panel_of[i] = (co0 + i) / pmr;
+            row_in[i] = (co0 + i) % pmr;
+        }
         int64_t kk = ci0 * 9, kb = kk / j->kstep, kin = kk % j->kstep;
+        int64_t block = a_block_offset(j, kb), kcu_b = cdiv(min64(j->kstep, j->K - kb * j->kstep), kpair);
         for (int64_t e = 0; e < n * 9; e++, kk++, kin++) {
             if (kin == j->kstep) {
                 kb++;
                 kin = 0;
+                block = a_block_offset(j, kb);
+                kcu_b = cdiv(min64(j->kstep, j->K - kb * j->kstep), kpair);
             }
-            const int64_t kcu_b = cdiv(min64(j->kstep, j->K - kb * j->kstep), kpair);
-            for (int64_t i = 0; i < rows; i++) {
-                const int64_t co = co0 + i;
-                const int64_t unit = a_block_offset(j, kb) + (co / pmr * kcu_b + kin / kpair) * pmr + co % pmr;
-                if (kpair == 1)
-                    memcpy(&g[e][i], &s->pa[unit], 4);
-                else /* k even in the low half: the first 2 bytes (little-endian x86-64, aarch64) */
-                    g[e][i] = amp_ld(j->t, s->pa, 2 * unit + kin % 2);
-            }
+            const int64_t unit0 = block + kin / kpair * pmr;
+            if (kpair == 1)
+                for (int64_t i = 0; i < rows; i++)
+                    memcpy(&g[e][i], &s->pa[unit0 + panel_of[i] * kcu_b * pmr + row_in[i]], 4);
+            else /* k even in the low half: the first 2 bytes (little-endian x86-64, aarch64) */
+                for (int64_t i = 0; i < rows; i++)
+                    g[e][i] = amp_ld(j->t, s->pa, 2 * (unit0 + panel_of[i] * kcu_b * pmr + row_in[i]) + kin % 2);
         }
     } else if (s->flip) {
         /* [cin][cout][9], the taps reversed */
