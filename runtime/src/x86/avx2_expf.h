@@ -1,6 +1,6 @@
 /* avx2_expf.h: amp_expf (amp_expf.h) on the avx2 set's lanes, for the
  * kernels that take exponentials bit for bit the reference's (the losses,
- * the attention's softmax): the same double operations, in the same order,
+ * the rows' softmax, the attention's softmax): the same double operations, in the same order,
  * as the scalar definition, 4 lanes per __m256d.  ldexp(p, k) is p times
  * 2^k built from k's bits (k in [-150, 129] after the clamp: 2^k and the
  * product are normal doubles, so exact). */

@@ -22,6 +22,7 @@
 #include "amprt_internal.h"
 #include "amp_expf.h"
 #include "amp_mathf.h"
+#include "avx2_expf.h"
 #include "avx2_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -64,16 +65,6 @@ TARGET static inline __m256d pow2(__m256d k)
 
 TARGET static inline __m256d sign_of(__m256d x) { return _mm256_and_pd(x, _mm256_set1_pd(-0.0)); }
 TARGET static inline __m256d abs_of(__m256d x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
-
-/* amp_expf of 4 lanes (k in [-150, 129]: p 2^k is a normal double, exact) */
-TARGET static __m128 exp4(__m128 xf)
-{
-    const __m256d x = _mm256_max_pd(_mm256_min_pd(_mm256_cvtps_pd(xf), _mm256_set1_pd(89.0)), _mm256_set1_pd(-104.0));
-    __m256d k;
-    const __m256d r = reduce_ln2(x, &k);
-    const __m256d p = _mm256_fmadd_pd(series_to_c2(r), r, _mm256_set1_pd(1.0));
-    return _mm256_cvtpd_ps(_mm256_mul_pd(p, pow2(k)));
-}
 
 /* amp_erff of 4 lanes, both branches, one kept per lane */
 TARGET static __m128 erf4(__m128 xf)
@@ -129,7 +120,6 @@ TARGET static __m128 tanh4(__m128 xf)
         const __m256 e = _mm256_set_m128(f4(_mm256_extractf128_ps(x, 1)), f4(_mm256_castps256_ps128(x))); \
         return _mm256_blendv_ps(e, x, avx2_isnan(x));                                             \
     }
-EIGHT(exp8, exp4)
 EIGHT(erf8, erf4)
 EIGHT(tanh8, tanh4)
 
@@ -235,7 +225,7 @@ TARGET static inline __m256 keep_mul(uint32_t bits, __m256 v, __m256 s)
 #define rows_store_n store8_n
 #define rows_add_n add8_n
 #define rows_fold16 fold16
-#define rows_exp exp8
+#define rows_exp avx2_exp8
 #define rows_erf erf8
 #define rows_tanh tanh8
 #define rows_run avx2_run_chunked

@@ -1,7 +1,8 @@
 /* avx512_expf.h: amp_expf (amp_expf.h) on the AVX-512 sets' lanes, for
  * the kernels that take exponentials bit for bit the reference's (the
- * losses, the attention's softmax): the same double operations, in the
- * same order, as the scalar definition, 8 lanes per __m512d. */
+ * losses, the rows' softmax, the attention's softmax): the same double
+ * operations, in the same order, as the scalar definition, 8 lanes per
+ * __m512d. */
 #ifndef AMPRT_ISA_AVX512_EXPF_H
 #define AMPRT_ISA_AVX512_EXPF_H
 

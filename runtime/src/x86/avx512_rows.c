@@ -24,6 +24,7 @@
 #include "amprt_internal.h"
 #include "amp_expf.h"
 #include "amp_mathf.h"
+#include "avx512_expf.h"
 #include "avx512_store.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -65,16 +66,6 @@ TARGET static inline __m512d series_to_c2(__m512d r)
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C3));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(AMP_EXPF_C2));
     return _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
-}
-
-/* amp_expf of 8 lanes (NaN lanes: see exp16) */
-TARGET static __m256 exp8(__m256 xf)
-{
-    const __m512d x = _mm512_max_pd(_mm512_min_pd(_mm512_cvtps_pd(xf), _mm512_set1_pd(89.0)), _mm512_set1_pd(-104.0));
-    __m512d k;
-    const __m512d r = reduce_ln2(x, &k);
-    const __m512d p = _mm512_fmadd_pd(series_to_c2(r), r, _mm512_set1_pd(1.0));
-    return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k)); /* p 2^k: a normal double, exact */
 }
 
 /* amp_erff of 8 lanes, both branches, one kept per lane (NaN: see below) */
@@ -137,7 +128,6 @@ TARGET static __m256 tanh8(__m256 xf)
             _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1)); \
         return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);                  \
     }
-SIXTEEN(exp16, exp8)
 SIXTEEN(erf16, erf8)
 SIXTEEN(tanh16, tanh8)
 
@@ -255,7 +245,7 @@ TARGET static inline __m512 keep_mul(uint64_t bits, __m512 v, __m512 s)
 #define rows_store_n store16_n
 #define rows_add_n add_n
 #define rows_fold16 fold16
-#define rows_exp exp16
+#define rows_exp avx512_exp16
 #define rows_erf erf16
 #define rows_tanh tanh16
 #define rows_run run_rows
