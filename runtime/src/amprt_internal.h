@@ -612,6 +612,8 @@ void amp_fast_conv_ex(const amp_gemm_kernel *k, amp_dtype t, const amp_conv_desc
  * relu kernels it must match) for the AVX-512 descriptors. */
 void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
                           const void *src, void *y, int64_t ld);
+void amp_avx512bf16_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,
+                              const void *src, void *y, int64_t ld);
 /* The NEON sets' post (arm/neon_norm.c, with the batch_norm it must
  * match; add's vector step is arm/neon_convert.h's neon_add4). */
 void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p, const void *residual,

@@ -1077,11 +1077,11 @@ static const amp_gemm_kernel kernel_f32 = {
 };
 static const amp_gemm_kernel kernel_bf16_8 = {
     "avx512bf16-8x32", MR8, NR, 2, 256, 192, 512, micro_bf16_8, pack_a_bf16_8, pack_b_bf16, epi,
-    amp_avx512_conv_post, pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_rows16, micro_out_bf16_8,
+    amp_avx512bf16_conv_post, pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_rows16, micro_out_bf16_8,
     NULL, micro_taps_bf16_8, micro_taps_out_bf16_8, amp_avx512_dw_taps, &kernel_f32,
 };
 static const amp_gemm_kernel kernel_bf16 = {
-    "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512_conv_post,
+    "avx512bf16-12x32", MR, NR, 2, 256, 192, 512, micro_bf16, pack_a_bf16, pack_b_bf16, epi, amp_avx512bf16_conv_post,
     pack_b_im2col_bf16, pack_b_rows_bf16, pack_b_trows_bf16, pad_rows16, micro_out_bf16, &kernel_bf16_8,
     micro_taps_bf16, micro_taps_out_bf16, amp_avx512_dw_taps, &kernel_f32,
 };
