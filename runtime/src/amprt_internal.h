@@ -345,7 +345,11 @@ void amp_isa_neon_fill_loss(amp_kernel_table *t);
  * operation rounded to f32 (no FMA), then rounded to t; if residual is not
  * NULL (row r's at residual + r ld), v = round_t(v + residual[j]) (read as
  * amp_ld reads it; of two NaNs, y's, as the AVX-512 add kernel returns
- * it); if p->relu, v = v < 0 ? 0 : v (NaN and -0 kept); y[j] = v.
+ * it); if p->relu, v = v < 0 ? 0 : v (NaN and -0 kept); if p->clamp, v =
+ * round_t(min(hi, max(lo, v))) with lo, hi = p->clamp_lo, clamp_hi, as
+ * every set's clamp kernel computes it (if (v < lo) v = lo; if (v > hi) v
+ * = hi: a NaN v kept, a NaN bound passed over; amp_conv_clamp_row runs
+ * the set's own); y[j] = v.
  * (batch_norm parameters of a dtype other than f32, bf16, f16, which the
  * AVX-512 batch_norm leaves to the reference, get the reference batch_norm
  * first and p->bn = 0 here.)
@@ -353,9 +357,17 @@ void amp_isa_neon_fill_loss(amp_kernel_table *t);
 typedef struct amp_conv_post_row {
     int bn, bn_weight, bn_bias, relu;  /* which steps run (weight, bias: only with bn) */
     float mean, rstd, weight, bias;    /* the channel's batch_norm scalars */
+    int clamp;                         /* the clamp step, last, between */
+    float clamp_lo, clamp_hi;          /* (float)post->clamp_lo and _hi */
     const amp_conv_post *post;         /* where they come from, and */
     int64_t channel;                   /* the row's output channel */
 } amp_conv_post_row;
+
+/* The clamp step of post on n elements of dtype t at y, in place, through
+ * the active set's clamp kernel (in pieces that never split over the pool,
+ * since a post runs inside a pool task): for a post that has no vector
+ * clamp of its own. */
+void amp_conv_clamp_row(amp_dtype t, size_t n, const amp_conv_post *post, void *y);
 
 /* Per-call work buffers of the optimized kernels (scratch.c): like
  * malloc and free, 64-byte aligned, but large blocks are kept for the

@@ -144,12 +144,15 @@ static AMP_ALWAYS_INLINE void post_rows(amp_dtype t, int64_t rows, int64_t n, co
                 v = neon_nan_left4(v, v);
             neon_store4_n(t, yp + (size_t)j * es, m, post4(t, p, bn, v, rp != NULL ? rp + (size_t)j * es : NULL, m));
         }
+        if (p->clamp) /* the set's clamp kernel on the row, while it is in L1 */
+            amp_conv_clamp_row(t, (size_t)n, p->post, yp);
     }
 }
 
 /* The NEON sets' conv_ex post (amprt_internal.h's contract), on f32, bf16
- * and f16 rows: bit for bit their batch_norm, add and relu run one after
- * another, NaNs included, since both are these vector steps. */
+ * and f16 rows: bit for bit their batch_norm, add, relu and clamp run one
+ * after another, NaNs included, since both are these vector steps (and
+ * the clamp their kernel). */
 void amp_neon_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr, const void *residual,
                         const void *src, void *y, int64_t ld)
 {

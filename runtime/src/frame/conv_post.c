@@ -4,12 +4,13 @@
  * epilogue has just stored, while they are in L1.
  *
  * A kernel set with a vectorized post (the AVX-512 sets, avx2, the NEON
- * sets) runs its own; otherwise each row segment goes through the
- * reference kernels themselves (batch_norm of one channel over n
- * elements, add, relu): the separate kernels of every set without its own
- * (ref) are these, so the results are theirs by construction, down to
- * which NaN an operation on two NaNs returns (which the compiler decides
- * by its operand order).
+ * sets) runs its own, the clamp step included (the x86 sets' in the same
+ * pass, the NEON sets' through amp_conv_clamp_row); otherwise each row
+ * segment goes through the reference kernels themselves (batch_norm of
+ * one channel over n elements, add, relu, clamp): the separate kernels of
+ * every set without its own (ref) are these, so the results are theirs by
+ * construction, down to which NaN an operation on two NaNs returns (which
+ * the compiler decides by its operand order).
  */
 #include <math.h>
 #include <string.h>
@@ -41,6 +42,8 @@ static void bn_generic(amp_dtype t, int64_t n, const amp_conv_post *post, int64_
             amp_ref_add_##T((size_t)n, yr, rr, yr);                                               \
         if (p->relu)                                                                              \
             amp_ref_relu_##T((size_t)n, yr, yr);                                                  \
+        if (p->clamp)                                                                             \
+            amp_ref_clamp_##T((size_t)n, yr, p->post->clamp_lo, p->post->clamp_hi, yr);           \
     } while (0)
 
 void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr, const void *residual,
@@ -72,7 +75,7 @@ void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_
  * wait for the pool it is part of. */
 #define CLAMP_PIECE ((size_t)4096)
 
-static void clamp_row(amp_dtype t, size_t n, const amp_conv_post *post, void *y)
+void amp_conv_clamp_row(amp_dtype t, size_t n, const amp_conv_post *post, void *y)
 {
     const size_t es = amp_dtype_size(t);
     for (size_t i = 0; i < n; i += CLAMP_PIECE) {
@@ -98,6 +101,9 @@ void amp_conv_post_row_of(const amp_conv_post *post, int bn_first, int64_t co, a
     p->bn_weight = p->bn && post->bn_weight != NULL;
     p->bn_bias = p->bn && post->bn_bias != NULL;
     p->relu = post->relu != 0;
+    p->clamp = post->clamp != 0;
+    p->clamp_lo = (float)post->clamp_lo;
+    p->clamp_hi = (float)post->clamp_hi;
     p->post = post;
     p->channel = co;
     if (post->bn_mean != NULL) {
@@ -134,7 +140,4 @@ void amp_conv_run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff,
             bn_generic(j->t, n, post, co + r, y + (size_t)(r * j->P) * j->es);
     j->post_fn(j->t, rows, n, pr, post->residual != NULL ? (const char *)post->residual + yoff * j->es : NULL,
                j->out + yoff * j->es, y, j->P);
-    if (post->clamp)
-        for (int64_t r = 0; r < rows; r++)
-            clamp_row(j->t, (size_t)n, post, y + (size_t)(r * j->P) * j->es);
 }

@@ -3,8 +3,8 @@
  * "avx512bf16" sets beyond the GEMM: relu, add, batch_norm (running
  * statistics), the f32 <-> bf16/f16 casts, 2-d max_pool and max_pool's
  * backward, for f32, bf16 and f16 storage, and conv_ex's fused post-ops
- * (the same batch_norm, add and relu on a tile of a convolution's output,
- * for frame/conv.c's epilogue).  They are what a convolutional network runs
+ * (the same batch_norm, add, relu and the clamp on a tile of a
+ * convolution's output, for frame/conv.c's epilogue).  They are what a convolutional network runs
  * between its convolutions (resnet18's profile: relu, max_pool,
  * batch_norm, add).
  *
@@ -458,7 +458,7 @@ void amp_avx512_max_pool_backward_any(amp_dtype t, const amp_pool_desc *d, const
 /* ---- conv_ex's fused post-ops ------------------------------------------------------
  * A tile's output row segments (amprt_internal.h's post contract):
  * batch_norm as bn_body above (bn16), add as add_body (add_first), relu as
- * the reference's v < 0 ? 0 : v,
+ * the reference's v < 0 ? 0 : v, clamp as x86/avx512_clamp.c's,
  * each step's result rounded to t in the register (round16: the value a
  * store16 and a load16 give) before the next step reads it. */
 
@@ -495,17 +495,97 @@ AVX512BF16_TARGET static inline __m512 round16_bf16_native(__m512 v)
 /* round16, by vcvtneps2bf16 where native (the avx512bf16 set's post) */
 #define ROUND16(t, v, native) ((native) && (t) == AMP_BF16 ? round16_bf16_native(v) : round16(t, v))
 
-/* One row's post-ops on 16 values v (loaded as load16 reads them). */
+/* Clamp modes of a post row: none; bounds that t holds exactly (the
+ * clamp's result, v or a bound, is then a value of t: ReLU6's 0 and 6);
+ * other bounds (the result rounded to t, as the clamp kernel's store
+ * rounds it). */
+enum { CLAMP_NONE, CLAMP_EXACT, CLAMP_ROUNDED };
+
+/* Whether f32 v comes back bit for bit from dtype t. */
+static int held_by(amp_dtype t, float v)
+{
+    float back = v;
+    if (t == AMP_BF16)
+        back = amp_bf16_to_f32(amp_f32_to_bf16(v));
+    else if (t == AMP_F16)
+        back = amp_f16_to_f32(amp_f32_to_f16(v));
+    return memcmp(&back, &v, sizeof v) == 0;
+}
+
+static int clamp_mode(amp_dtype t, const amp_conv_post_row *p)
+{
+    if (!p->clamp)
+        return CLAMP_NONE;
+    return held_by(t, p->clamp_lo) && held_by(t, p->clamp_hi) ? CLAMP_EXACT : CLAMP_ROUNDED;
+}
+
+/* The post's fast pass, for the vectors without a NaN lane: its steps
+ * leave NaNs alone (a NaN lane at the start, or made along the way, is a
+ * NaN at the end: the steps keep it), and a vector that ends with one is
+ * done again by the careful pass (post16 with careful set), whose steps
+ * pick the NaN each separate kernel returns.  So the fast pass's loads
+ * need not quiet a signalling bf16 NaN, nor its roundings handle NaNs,
+ * nor batch_norm and add test for them. */
+
+/* 16 values of dtype t at p as f32, exactly but for NaN payloads. */
+TARGET static inline __m512 load16_raw(amp_dtype t, const void *p)
+{
+    if (t == AMP_BF16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+    return load16_all(t, p);
+}
+
+/* round16 but for NaN lanes. */
+TARGET static inline __m512 round16_finite(amp_dtype t, __m512 v)
+{
+    if (t != AMP_BF16)
+        return round16(t, v);
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd);
+    return _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32(0xffff), r));
+}
+
+/* bn16 but for NaN lanes: the same operations in the same order. */
+TARGET static AMP_ALWAYS_INLINE __m512 bn16_finite(__m512 v, __m512 mean, __m512 rstd, __m512 w, __m512 b, int has_w,
+                                                   int has_b)
+{
+    __m512 r = _mm512_mul_ps(_mm512_sub_ps(v, mean), rstd);
+    if (has_w)
+        r = _mm512_mul_ps(r, w);
+    if (has_b)
+        r = _mm512_add_ps(r, b);
+    return r;
+}
+
+/* A step's rounding in either pass */
+#define POST_ROUND16(t, v, native, careful)                                                        \
+    ((native) && (t) == AMP_BF16 ? round16_bf16_native(v) : (careful) ? round16(t, v) : round16_finite(t, v))
+
+/* One row's post-ops on 16 values v (careful: loaded as load16 reads
+ * them, NaNs as the separate kernels make them; else the fast pass
+ * above); the clamp as the clamp kernel's vmaxps(lo, v) and vminps(hi,
+ * .) (a NaN v kept, a NaN bound passed over), rounded to t unless its
+ * bounds are values of t. */
 TARGET static AMP_ALWAYS_INLINE __m512 post16(amp_dtype t, __m512 v, __m512 vmean, __m512 vrstd, __m512 vw,
                                               __m512 vb, int bn, int bn_weight, int bn_bias, int relu,
-                                              __m512 residual, int has_residual, int native)
+                                              __m512 residual, int has_residual, int native, int clamp,
+                                              __m512 vlo, __m512 vhi, int careful)
 {
     if (bn)
-        v = ROUND16(t, bn16(v, vmean, vrstd, vw, vb, bn_weight, bn_bias), native);
+        v = POST_ROUND16(t,
+                         careful ? bn16(v, vmean, vrstd, vw, vb, bn_weight, bn_bias)
+                                 : bn16_finite(v, vmean, vrstd, vw, vb, bn_weight, bn_bias),
+                         native, careful);
     if (has_residual)
-        v = ROUND16(t, add_first(v, residual), native);
+        v = POST_ROUND16(t, careful ? add_first(v, residual) : _mm512_add_ps(v, residual), native, careful);
     if (relu) /* false for NaN and -0: both kept */
         v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    if (clamp != CLAMP_NONE) {
+        v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
+        if (clamp == CLAMP_ROUNDED)
+            v = POST_ROUND16(t, v, native, careful);
+    }
     return v;
 }
 
@@ -519,28 +599,35 @@ TARGET static AMP_ALWAYS_INLINE void post_store(amp_dtype t, char *p, __mmask16 
         store16(t, p, m, v);
 }
 
-/* One row: whole vectors unmasked, then the tail; the flags constants in
- * the common cases (conv_post_row below). */
+/* One row: whole vectors unmasked (the fast pass, then the careful one
+ * for a vector with a NaN lane), then the tail (careful); the flags
+ * constants in the common cases (conv_post_row below). */
 TARGET static AMP_ALWAYS_INLINE void conv_post_row(amp_dtype t, int64_t n, const amp_conv_post_row *p, const char *rr,
                                                    const char *sr, char *yr, int bn, int bn_weight, int bn_bias,
-                                                   int relu, int has_residual, int native)
+                                                   int relu, int has_residual, int native, int clamp)
 {
     const size_t es = size_of_storage(t);
     const __m512 vmean = _mm512_set1_ps(p->mean), vrstd = _mm512_set1_ps(p->rstd);
     const __m512 vw = _mm512_set1_ps(p->weight), vb = _mm512_set1_ps(p->bias);
+    const __m512 vlo = _mm512_set1_ps(p->clamp_lo), vhi = _mm512_set1_ps(p->clamp_hi);
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) {
-        const __m512 r = has_residual ? load16_all(t, rr + (size_t)j * es) : _mm512_setzero_ps();
-        post_store(t, yr + (size_t)j * es, (__mmask16)0xffff,
-                   post16(t, load16_all(t, sr + (size_t)j * es), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
-                          r, has_residual, native));
+        const char *sj = sr + (size_t)j * es, *rj = has_residual ? rr + (size_t)j * es : NULL;
+        __m512 v = post16(t, load16_raw(t, sj), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
+                          has_residual ? load16_raw(t, rj) : _mm512_setzero_ps(), has_residual, native, clamp, vlo,
+                          vhi, 0);
+        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q))
+            v = post16(t, load16_all(t, sj), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu,
+                       has_residual ? load16_all(t, rj) : _mm512_setzero_ps(), has_residual, native, clamp, vlo, vhi,
+                       1);
+        post_store(t, yr + (size_t)j * es, (__mmask16)0xffff, v);
     }
     if (j < n) {
         const __mmask16 m = tail_mask((size_t)(n - j));
         const __m512 r = has_residual ? load16(t, rr + (size_t)j * es, m) : _mm512_setzero_ps();
         post_store(t, yr + (size_t)j * es, m,
                    post16(t, load16(t, sr + (size_t)j * es, m), vmean, vrstd, vw, vb, bn, bn_weight, bn_bias, relu, r,
-                          has_residual, native));
+                          has_residual, native, clamp, vlo, vhi, 1));
     }
 }
 
@@ -551,20 +638,29 @@ TARGET static AMP_ALWAYS_INLINE void conv_post_body(amp_dtype t, int64_t rows, i
                                                     int native)
 {
     const size_t es = size_of_storage(t);
+    const amp_conv_post *mode_of = NULL;
+    int clamp = CLAMP_NONE;
     for (int64_t r = 0; r < rows; r++) {
         const amp_conv_post_row *p = &pr[r];
         char *yr = (char *)y + (size_t)(r * ld) * es;
         const char *sr = (const char *)src + (size_t)(r * ld) * es;
         const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
         const int usual = p->bn && p->bn_weight && p->bn_bias;
-        if (usual && p->relu && rr == NULL)
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0, native);
-        else if (usual && p->relu)
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1, native);
-        else if (usual && rr == NULL)
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native);
+        if (p->post != mode_of) { /* every row of a call has one post: its bounds checked once */
+            mode_of = p->post;
+            clamp = clamp_mode(t, p);
+        }
+        if (usual && p->relu && rr == NULL && clamp == CLAMP_NONE)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0, native, CLAMP_NONE);
+        else if (usual && p->relu && clamp == CLAMP_NONE)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1, native, CLAMP_NONE);
+        else if (usual && !p->relu && rr == NULL && clamp == CLAMP_NONE)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native, CLAMP_NONE);
+        else if (usual && !p->relu && rr == NULL && clamp == CLAMP_EXACT) /* ReLU6 after batch_norm */
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native, CLAMP_EXACT);
         else
-            conv_post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL, native);
+            conv_post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL, native,
+                          clamp);
     }
 }
 
