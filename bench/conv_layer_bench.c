@@ -81,14 +81,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-enum { FORWARD, INPUT_GRAD, WEIGHT_GRAD };
+enum { FORWARD, PACKED, INPUT_GRAD, WEIGHT_GRAD };
 
 /* One call of the pass: forward y = conv(x, w); the input gradient into x
  * from y as dy (the transposed convolution of d's shapes); the weight
  * gradient into w (f32) or dw32 (bf16's f32 gradient) from x and y as dy. */
-static void conv(int pass, amp_dtype t, const amp_conv_desc *d, void *x, void *w, void *y, float *dw32)
+static void conv(int pass, amp_dtype t, const amp_conv_desc *d, void *x, void *w, const void *packed, void *y,
+                 float *dw32)
 {
-    if (pass == FORWARD) {
+    if (pass == PACKED) {
+        if (t == AMP_F32)
+            amp_conv_ex_f32(d, x, NULL, packed, NULL, NULL, y);
+        else
+            amp_conv_ex_bf16(d, x, NULL, packed, NULL, NULL, y);
+    } else if (pass == FORWARD) {
         if (t == AMP_F32)
             amp_conv_f32(d, x, w, NULL, y);
         else
@@ -118,10 +124,10 @@ int main(int argc, char **argv)
     const int runs = argc > 2 ? atoi(argv[2]) : 15;
     const char *which = argc > 3 ? argv[3] : "mobile", *pass_name = argc > 4 ? argv[4] : "forward";
     const layer *layers = strcmp(which, "resnet18") == 0 ? resnet18_layers : strcmp(which, "mobile") == 0 ? mobile_layers : NULL;
-    const int pass = strcmp(pass_name, "forward") == 0 ? FORWARD : strcmp(pass_name, "input") == 0 ? INPUT_GRAD
+    const int pass = strcmp(pass_name, "forward") == 0 ? FORWARD : strcmp(pass_name, "packed") == 0 ? PACKED : strcmp(pass_name, "input") == 0 ? INPUT_GRAD
                      : strcmp(pass_name, "weight") == 0 ? WEIGHT_GRAD : -1;
     if (layers == NULL || pass < 0) {
-        fprintf(stderr, "usage: conv_layer_bench [BATCH [RUNS [mobile|resnet18 [forward|input|weight]]]]\n");
+        fprintf(stderr, "usage: conv_layer_bench [BATCH [RUNS [mobile|resnet18 [forward|packed|input|weight]]]]\n");
         return 2;
     }
     static const amp_dtype types[] = { AMP_F32, AMP_BF16 };
@@ -164,11 +170,21 @@ int main(int argc, char **argv)
                 amp_store_from_f32(t, w, i, (float)((i * 104729) % 2001) / 4000.0f - 0.25f);
             for (size_t i = 0; pass != FORWARD && i < ny; i++) /* y is dy: small values */
                 amp_store_from_f32(t, y, i, (float)((i * 7919) % 2001) / 8000.0f - 0.125f);
+            void *packed = NULL;
+            if (pass == PACKED) {
+                const size_t bytes = t == AMP_F32 ? amp_conv_packed_bytes_f32(&d) : amp_conv_packed_bytes_bf16(&d);
+                if (posix_memalign(&packed, 64, bytes) != 0)
+                    return 1;
+                if (t == AMP_F32)
+                    amp_conv_pack_weights_f32(&d, t, w, packed);
+                else
+                    amp_conv_pack_weights_bf16(&d, t, w, packed);
+            }
             for (int r = 0; r < 2; r++)
-                conv(pass, t, &d, x, w, y, dw32);
+                conv(pass, t, &d, x, w, packed, y, dw32);
             for (int r = 0; r < runs; r++) {
                 const double t0 = cpu_us();
-                conv(pass, t, &d, x, w, y, dw32);
+                conv(pass, t, &d, x, w, packed, y, dw32);
                 ts[r] = cpu_us() - t0;
             }
             qsort(ts, (size_t)runs, sizeof *ts, cmp_double);
@@ -181,6 +197,7 @@ int main(int argc, char **argv)
             free(w);
             free(y);
             free(dw32);
+            free(packed);
         }
         printf("%-24s %-4s %10.1f %10.1f\n", "total", amp_dtype_name(t), total_med, total_min);
     }
