@@ -354,10 +354,16 @@ void amp_isa_neon_fill_loss(amp_kernel_table *t);
  * AVX-512 batch_norm leaves to the reference, get the reference batch_norm
  * first and p->bn = 0 here.)
  */
+/* A post row's clamp: none; bounds that t holds exactly (the clamp's
+ * result, v or a bound, is then a value of t: relu6's 0 and 6, so no
+ * rounding follows); other bounds (the result rounded to t, as the clamp
+ * kernel's store rounds it). */
+enum { AMP_POST_CLAMP_NONE, AMP_POST_CLAMP_EXACT, AMP_POST_CLAMP_ROUNDED };
+
 typedef struct amp_conv_post_row {
     int bn, bn_weight, bn_bias, relu;  /* which steps run (weight, bias: only with bn) */
     float mean, rstd, weight, bias;    /* the channel's batch_norm scalars */
-    int clamp;                         /* the clamp step, last, between */
+    int clamp;                         /* the clamp step, last: AMP_POST_CLAMP_* */
     float clamp_lo, clamp_hi;          /* (float)post->clamp_lo and _hi */
     const amp_conv_post *post;         /* where they come from, and */
     int64_t channel;                   /* the row's output channel */

@@ -483,7 +483,7 @@ amp_conv_post_row *amp_conv_setup_post(conv_job *j, const amp_conv_post *post)
     rows_own = amp_scratch_alloc((size_t)j->d->out_channels * sizeof *rows_own);
     if (rows_own != NULL)
         for (int64_t co = 0; co < j->d->out_channels; co++)
-            amp_conv_post_row_of(post, j->bn_first, co, &rows_own[co]);
+            amp_conv_post_row_of(post, j->t, j->bn_first, co, &rows_own[co]);
     j->post_rows = rows_own;
     return rows_own;
 }

@@ -328,7 +328,7 @@ void amp_conv_full_im2col_task(void *ctx, int64_t task, int slot);
 /* ---- conv_post.c: conv_ex's post-ops ---- */
 void amp_conv_post_generic(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *pr,
                            const void *residual, const void *src, void *y, int64_t ld);
-void amp_conv_post_row_of(const amp_conv_post *post, int bn_first, int64_t co, amp_conv_post_row *p);
+void amp_conv_post_row_of(const amp_conv_post *post, amp_dtype t, int bn_first, int64_t co, amp_conv_post_row *p);
 void amp_conv_run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff, int64_t n);
 
 /* Whether post asks for nothing (NULL, or every step off): conv_ex is then conv. */

@@ -91,19 +91,33 @@ void amp_conv_clamp_row(amp_dtype t, size_t n, const amp_conv_post *post, void *
     }
 }
 
-/* Channel co's post parameters: batch_norm's scalars as ref_norm.inc's
- * batch_norm computes them in float (mean, rstd = 1 / sqrt(var +
- * (float)eps), weight, bias). */
-void amp_conv_post_row_of(const amp_conv_post *post, int bn_first, int64_t co, amp_conv_post_row *p)
+/* Whether f32 v comes back bit for bit from storage dtype t. */
+static int held_by(amp_dtype t, float v)
+{
+    float back = v;
+    if (t == AMP_BF16)
+        back = amp_bf16_to_f32(amp_f32_to_bf16(v));
+    else if (t == AMP_F16)
+        back = amp_f16_to_f32(amp_f32_to_f16(v));
+    return memcmp(&back, &v, sizeof v) == 0;
+}
+
+/* Channel co's post parameters for storage dtype t: batch_norm's scalars
+ * as ref_norm.inc's batch_norm computes them in float (mean, rstd = 1 /
+ * sqrt(var + (float)eps), weight, bias), the clamp's bounds as the clamp
+ * kernels take them. */
+void amp_conv_post_row_of(const amp_conv_post *post, amp_dtype t, int bn_first, int64_t co, amp_conv_post_row *p)
 {
     memset(p, 0, sizeof *p);
     p->bn = post->bn_mean != NULL && !bn_first;
     p->bn_weight = p->bn && post->bn_weight != NULL;
     p->bn_bias = p->bn && post->bn_bias != NULL;
     p->relu = post->relu != 0;
-    p->clamp = post->clamp != 0;
     p->clamp_lo = (float)post->clamp_lo;
     p->clamp_hi = (float)post->clamp_hi;
+    p->clamp = !post->clamp ? AMP_POST_CLAMP_NONE
+               : held_by(t, p->clamp_lo) && held_by(t, p->clamp_hi) ? AMP_POST_CLAMP_EXACT
+                                                                    : AMP_POST_CLAMP_ROUNDED;
     p->post = post;
     p->channel = co;
     if (post->bn_mean != NULL) {
@@ -134,7 +148,7 @@ void amp_conv_run_post(const conv_job *j, int64_t co, int64_t rows, size_t yoff,
                    (size_t)n * j->es);
     if (j->post_rows == NULL)
         for (int64_t r = 0; r < rows; r++)
-            amp_conv_post_row_of(post, j->bn_first, co + r, &local[r]);
+            amp_conv_post_row_of(post, j->t, j->bn_first, co + r, &local[r]);
     if (j->bn_first)
         for (int64_t r = 0; r < rows; r++)
             bn_generic(j->t, n, post, co + r, y + (size_t)(r * j->P) * j->es);

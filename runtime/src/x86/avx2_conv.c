@@ -74,30 +74,6 @@ TARGET static inline void store8_exact(amp_dtype t, void *p, __m256 v)
 
 TARGET static inline int any_nan(__m256 r) { return _mm256_movemask_ps(_mm256_cmp_ps(r, r, _CMP_UNORD_Q)) != 0; }
 
-/* Clamp modes of a post row: none; bounds that t holds exactly (the
- * clamp's result, v or a bound, is then a value of t: ReLU6's 0 and 6);
- * other bounds (the result rounded to t, as the clamp kernel's store
- * rounds it). */
-enum { CLAMP_NONE, CLAMP_EXACT, CLAMP_ROUNDED };
-
-/* Whether f32 v comes back bit for bit from dtype t. */
-static int held_by(amp_dtype t, float v)
-{
-    float back = v;
-    if (t == AMP_BF16)
-        back = amp_bf16_to_f32(amp_f32_to_bf16(v));
-    else if (t == AMP_F16)
-        back = amp_f16_to_f32(amp_f32_to_f16(v));
-    return memcmp(&back, &v, sizeof v) == 0;
-}
-
-static int clamp_mode(amp_dtype t, const amp_conv_post_row *p)
-{
-    if (!p->clamp)
-        return CLAMP_NONE;
-    return held_by(t, p->clamp_lo) && held_by(t, p->clamp_hi) ? CLAMP_EXACT : CLAMP_ROUNDED;
-}
-
 /* One row's post-ops on 8 values v: batch_norm's ((v - mean) * rstd) [* w]
  * [+ b], the residual add, each rounded to t, then relu (false for NaN and
  * -0: both kept), then the clamp as the clamp kernel's vmaxps(lo, v) and
@@ -121,9 +97,9 @@ TARGET static AMP_ALWAYS_INLINE __m256 post8(amp_dtype t, __m256 v, const __m256
         v = round8(t, _mm256_add_ps(v, residual));
     if (relu)
         v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
-    if (clamp != CLAMP_NONE) {
+    if (clamp != AMP_POST_CLAMP_NONE) {
         v = _mm256_min_ps(bnv[5], _mm256_max_ps(bnv[4], v));
-        if (clamp == CLAMP_ROUNDED)
+        if (clamp == AMP_POST_CLAMP_ROUNDED)
             v = round8(t, v);
     }
     return v;
@@ -222,26 +198,20 @@ TARGET static AMP_ALWAYS_INLINE void post_body(amp_dtype t, int64_t rows, int64_
                                                const void *residual, const void *src, void *y, int64_t ld)
 {
     const size_t es = t == AMP_F32 ? 4 : 2;
-    const amp_conv_post *mode_of = NULL;
-    int clamp = CLAMP_NONE;
     for (int64_t r = 0; r < rows; r++) {
         const amp_conv_post_row *p = &pr[r];
         char *yr = (char *)y + (size_t)(r * ld) * es;
         const char *sr = (const char *)src + (size_t)(r * ld) * es;
         const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
-        const int usual = p->bn && p->bn_weight && p->bn_bias;
-        if (p->post != mode_of) { /* every row of a call has one post: its bounds checked once */
-            mode_of = p->post;
-            clamp = clamp_mode(t, p);
-        }
-        if (usual && p->relu && rr == NULL && clamp == CLAMP_NONE)
-            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0, CLAMP_NONE);
-        else if (usual && p->relu && clamp == CLAMP_NONE)
-            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1, CLAMP_NONE);
-        else if (usual && !p->relu && rr == NULL && clamp == CLAMP_NONE)
-            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, CLAMP_NONE);
-        else if (usual && !p->relu && rr == NULL && clamp == CLAMP_EXACT) /* ReLU6 after batch_norm */
-            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, CLAMP_EXACT);
+        const int usual = p->bn && p->bn_weight && p->bn_bias, clamp = p->clamp;
+        if (usual && p->relu && rr == NULL && clamp == AMP_POST_CLAMP_NONE)
+            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0, AMP_POST_CLAMP_NONE);
+        else if (usual && p->relu && clamp == AMP_POST_CLAMP_NONE)
+            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1, AMP_POST_CLAMP_NONE);
+        else if (usual && !p->relu && rr == NULL && clamp == AMP_POST_CLAMP_NONE)
+            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, AMP_POST_CLAMP_NONE);
+        else if (usual && !p->relu && rr == NULL && clamp == AMP_POST_CLAMP_EXACT) /* ReLU6 after batch_norm */
+            post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, AMP_POST_CLAMP_EXACT);
         else
             post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL, clamp);
     }

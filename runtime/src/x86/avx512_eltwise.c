@@ -495,30 +495,6 @@ AVX512BF16_TARGET static inline __m512 round16_bf16_native(__m512 v)
 /* round16, by vcvtneps2bf16 where native (the avx512bf16 set's post) */
 #define ROUND16(t, v, native) ((native) && (t) == AMP_BF16 ? round16_bf16_native(v) : round16(t, v))
 
-/* Clamp modes of a post row: none; bounds that t holds exactly (the
- * clamp's result, v or a bound, is then a value of t: ReLU6's 0 and 6);
- * other bounds (the result rounded to t, as the clamp kernel's store
- * rounds it). */
-enum { CLAMP_NONE, CLAMP_EXACT, CLAMP_ROUNDED };
-
-/* Whether f32 v comes back bit for bit from dtype t. */
-static int held_by(amp_dtype t, float v)
-{
-    float back = v;
-    if (t == AMP_BF16)
-        back = amp_bf16_to_f32(amp_f32_to_bf16(v));
-    else if (t == AMP_F16)
-        back = amp_f16_to_f32(amp_f32_to_f16(v));
-    return memcmp(&back, &v, sizeof v) == 0;
-}
-
-static int clamp_mode(amp_dtype t, const amp_conv_post_row *p)
-{
-    if (!p->clamp)
-        return CLAMP_NONE;
-    return held_by(t, p->clamp_lo) && held_by(t, p->clamp_hi) ? CLAMP_EXACT : CLAMP_ROUNDED;
-}
-
 /* The post's fast pass, for the vectors without a NaN lane: its steps
  * leave NaNs alone (a NaN lane at the start, or made along the way, is a
  * NaN at the end: the steps keep it), and a vector that ends with one is
@@ -581,9 +557,9 @@ TARGET static AMP_ALWAYS_INLINE __m512 post16(amp_dtype t, __m512 v, __m512 vmea
         v = POST_ROUND16(t, careful ? add_first(v, residual) : _mm512_add_ps(v, residual), native, careful);
     if (relu) /* false for NaN and -0: both kept */
         v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-    if (clamp != CLAMP_NONE) {
+    if (clamp != AMP_POST_CLAMP_NONE) {
         v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
-        if (clamp == CLAMP_ROUNDED)
+        if (clamp == AMP_POST_CLAMP_ROUNDED)
             v = POST_ROUND16(t, v, native, careful);
     }
     return v;
@@ -638,26 +614,20 @@ TARGET static AMP_ALWAYS_INLINE void conv_post_body(amp_dtype t, int64_t rows, i
                                                     int native)
 {
     const size_t es = size_of_storage(t);
-    const amp_conv_post *mode_of = NULL;
-    int clamp = CLAMP_NONE;
     for (int64_t r = 0; r < rows; r++) {
         const amp_conv_post_row *p = &pr[r];
         char *yr = (char *)y + (size_t)(r * ld) * es;
         const char *sr = (const char *)src + (size_t)(r * ld) * es;
         const char *rr = residual != NULL ? (const char *)residual + (size_t)(r * ld) * es : NULL;
-        const int usual = p->bn && p->bn_weight && p->bn_bias;
-        if (p->post != mode_of) { /* every row of a call has one post: its bounds checked once */
-            mode_of = p->post;
-            clamp = clamp_mode(t, p);
-        }
-        if (usual && p->relu && rr == NULL && clamp == CLAMP_NONE)
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0, native, CLAMP_NONE);
-        else if (usual && p->relu && clamp == CLAMP_NONE)
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1, native, CLAMP_NONE);
-        else if (usual && !p->relu && rr == NULL && clamp == CLAMP_NONE)
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native, CLAMP_NONE);
-        else if (usual && !p->relu && rr == NULL && clamp == CLAMP_EXACT) /* ReLU6 after batch_norm */
-            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native, CLAMP_EXACT);
+        const int usual = p->bn && p->bn_weight && p->bn_bias, clamp = p->clamp;
+        if (usual && p->relu && rr == NULL && clamp == AMP_POST_CLAMP_NONE)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 0, native, AMP_POST_CLAMP_NONE);
+        else if (usual && p->relu && clamp == AMP_POST_CLAMP_NONE)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 1, 1, native, AMP_POST_CLAMP_NONE);
+        else if (usual && !p->relu && rr == NULL && clamp == AMP_POST_CLAMP_NONE)
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native, AMP_POST_CLAMP_NONE);
+        else if (usual && !p->relu && rr == NULL && clamp == AMP_POST_CLAMP_EXACT) /* ReLU6 after batch_norm */
+            conv_post_row(t, n, p, rr, sr, yr, 1, 1, 1, 0, 0, native, AMP_POST_CLAMP_EXACT);
         else
             conv_post_row(t, n, p, rr, sr, yr, p->bn, p->bn_weight, p->bn_bias, p->relu, rr != NULL, native,
                           clamp);
