@@ -492,9 +492,6 @@ AVX512BF16_TARGET static inline __m512 round16_bf16_native(__m512 v)
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(round16_bf16(v)), 16));
 }
 
-/* round16, by vcvtneps2bf16 where native (the avx512bf16 set's post) */
-#define ROUND16(t, v, native) ((native) && (t) == AMP_BF16 ? round16_bf16_native(v) : round16(t, v))
-
 /* The post's fast pass, for the vectors without a NaN lane: its steps
  * leave NaNs alone (a NaN lane at the start, or made along the way, is a
  * NaN at the end: the steps keep it), and a vector that ends with one is
@@ -646,8 +643,7 @@ TARGET void amp_avx512_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp
 }
 
 /* The avx512bf16 set's: bf16 rows rounded by vcvtneps2bf16 (the same
- * bits; in resnet50's inference at batch 8 the post-ops were a tenth of
- * the time, most of it round16's integer rounding, twice a vector). */
+ * bits, one instruction in place of round16's integer sequence). */
 AVX512BF16_TARGET void amp_avx512bf16_conv_post(amp_dtype t, int64_t rows, int64_t n, const amp_conv_post_row *p,
                                                 const void *residual, const void *src, void *y, int64_t ld)
 {
